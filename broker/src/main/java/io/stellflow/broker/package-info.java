@@ -1,0 +1,2 @@
+/** Stellflow broker module. */
+package io.stellflow.broker;

@@ -1,0 +1,2 @@
+/** Stellflow client module. */
+package io.stellflow.client;

@@ -1,0 +1,2 @@
+/** Stellflow perf module. */
+package io.stellflow.perf;

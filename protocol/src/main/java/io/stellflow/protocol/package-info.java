@@ -1,0 +1,2 @@
+/** Stellflow protocol module. */
+package io.stellflow.protocol;

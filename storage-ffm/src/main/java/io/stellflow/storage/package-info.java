@@ -1,0 +1,2 @@
+/** Stellflow storage-ffm module. */
+package io.stellflow.storage;
