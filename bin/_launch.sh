@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Shared launcher for bin/*.sh: finds a JDK >= 25, builds the module's jar and its runtime
+# classpath (target/lib) when they are missing or older than any source file, then runs the class.
+# Usage: bin/_launch.sh <module-dir> <main-class> [args...]
+# Environment: STELLFLOW_HEAP_OPTS (default -Xms256m -Xmx1g), STELLFLOW_OPTS (extra JVM flags),
+# STELLFLOW_NO_BUILD=1 to never build (fails if the jar is missing).
+set -euo pipefail
+STELLFLOW_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bin/find-java.sh
+. "$STELLFLOW_HOME/bin/find-java.sh"
+module=$1 main=$2
+shift 2
+jar_glob() { ls "$STELLFLOW_HOME/$module"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true; }
+jar=$(jar_glob)
+if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ]; then
+  stale=""
+  if [ -z "$jar" ] || [ ! -d "$STELLFLOW_HOME/$module/target/lib" ]; then
+    stale=yes
+  elif [ -n "$(find "$STELLFLOW_HOME"/*/src "$STELLFLOW_HOME"/*/pom.xml "$STELLFLOW_HOME/pom.xml" -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
+    stale=yes
+  fi
+  if [ -n "$stale" ]; then
+    echo "stellflow: building $module (first run, or sources changed) ..." >&2
+    # flock keeps concurrent launchers (run-matrix starts several) from building at once.
+    (
+      flock 9
+      cd "$STELLFLOW_HOME" && ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl "$module" -am package >&2
+    ) 9>"$STELLFLOW_HOME/.build.lock"
+    jar=$(jar_glob)
+  fi
+fi
+if [ -z "$jar" ]; then
+  echo "stellflow: no jar in $module/target; run ./mvnw -DskipTests package" >&2
+  exit 1
+fi
+# shellcheck disable=SC2086
+exec "$JAVA_HOME/bin/java" ${STELLFLOW_HEAP_OPTS:--Xms256m -Xmx1g} --enable-native-access=ALL-UNNAMED \
+  ${STELLFLOW_OPTS:-} -cp "$jar:$STELLFLOW_HOME/$module/target/lib/*" "$main" "$@"
