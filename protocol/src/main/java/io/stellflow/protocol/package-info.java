@@ -1,2 +1,10 @@
-/** Stellflow protocol module. */
+/**
+ * Stellflow wire protocol v0 (request header v2): frame limits, request and response headers,
+ * error codes, API keys and the strict primitive codecs ({@link io.stellflow.protocol.WireReader},
+ * {@link io.stellflow.protocol.WireWriter}). Byte-exact contract: {@code shared/spec/wire-protocol.md}.
+ *
+ * <p>Message bodies live in {@code io.stellflow.protocol.message}, the magic-1 RecordBatch format
+ * in {@code io.stellflow.protocol.record}. Every codec works on Netty {@code ByteBuf}s in
+ * big-endian order and never retains or releases the buffers it is given.
+ */
 package io.stellflow.protocol;

@@ -1,0 +1,40 @@
+package io.stellflow.protocol;
+
+/**
+ * API keys of the v0 data plane (spec §5). Only the keys this broker implements have constants.
+ *
+ * <p>Thread-safety: stateless, safe from any thread.
+ */
+public final class ApiKeys {
+    public static final short API_VERSIONS = 0;
+    public static final short METADATA = 1;
+    public static final short PRODUCE = 2;
+    public static final short FETCH = 3;
+    public static final short LIST_OFFSETS = 4;
+    public static final short CREATE_TOPIC = 50;
+
+    private ApiKeys() {}
+
+    /** The API name, for example {@code "Produce"}, or {@code "Unknown(<key>)"} for a key without a constant. */
+    public static String name(short key) {
+        return switch (key) {
+            case API_VERSIONS -> "ApiVersions";
+            case METADATA -> "Metadata";
+            case PRODUCE -> "Produce";
+            case FETCH -> "Fetch";
+            case LIST_OFFSETS -> "ListOffsets";
+            case CREATE_TOPIC -> "CreateTopic";
+            default -> "Unknown(" + key + ")";
+        };
+    }
+
+    /** True for the keys that have a constant in this class. */
+    public static boolean isKnown(short key) {
+        return key == API_VERSIONS
+                || key == METADATA
+                || key == PRODUCE
+                || key == FETCH
+                || key == LIST_OFFSETS
+                || key == CREATE_TOPIC;
+    }
+}

@@ -1,0 +1,16 @@
+package io.stellflow.protocol.message;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * A v0 request or response body (spec §6). {@link #write} appends the body only: no header, no frame
+ * length. Every implementation also has a strict {@code static X read(ByteBuf body)} that consumes the
+ * whole body and throws {@link io.stellflow.protocol.ProtocolException}.
+ *
+ * <p>Implementations are immutable records and thread-safe, except that a record holding a
+ * {@code ByteBuf} shares that buffer (see the record's javadoc for ownership).
+ */
+public interface ApiMessage {
+    /** Appends the body at {@code out}'s writerIndex. */
+    void write(ByteBuf out);
+}

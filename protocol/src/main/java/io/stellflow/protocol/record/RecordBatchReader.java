@@ -1,0 +1,96 @@
+package io.stellflow.protocol.record;
+
+import static io.stellflow.protocol.record.RecordBatchLayout.LOG_OVERHEAD;
+import static io.stellflow.protocol.record.RecordBatchLayout.RECORDS_OFFSET;
+import static io.stellflow.protocol.record.RecordBatchLayout.RECORD_LENGTH_SIZE;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.WireReader;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Consumer-side reader of a RecordBatchSet from a Fetch v0 response (spec §6.4, §7.2). Every batch is
+ * checked exactly like {@link RecordBatchValidator} does on Produce (framing, magic, CRC,
+ * attributes, counts, record structure), then its records are copied out as {@link DecodedRecord}s
+ * with {@code offset = fetchOffset + baseOffsetDelta + offsetDelta}. Records below fetchOffset are not
+ * dropped (spec §6.4: the SDKs hand them to the application too).
+ *
+ * <p>Errors: throws {@link ProtocolException} with INVALID_RECORD for a truncated or malformed batch,
+ * CORRUPT_MESSAGE for a CRC mismatch, FEATURE_NOT_ENABLED for a compressed batch. The buffer's indexes
+ * and reference count are untouched. Thread-safety: stateless. Allocates (one object per record):
+ * consumer side only.
+ */
+public final class RecordBatchReader {
+    private RecordBatchReader() {}
+
+    /** Decodes every record between readerIndex and writerIndex; an empty set gives an empty list. */
+    public static List<DecodedRecord> decode(ByteBuf recordSet, long fetchOffset) {
+        List<DecodedRecord> records = new ArrayList<>();
+        if (recordSet == null) {
+            return records;
+        }
+        int end = recordSet.writerIndex();
+        for (int pos = recordSet.readerIndex(); pos < end; ) {
+            int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
+            if (batchLength < 0) {
+                throw new ProtocolException(
+                        Errors.INVALID_RECORD,
+                        "truncated or malformed batch at byte " + (pos - recordSet.readerIndex()));
+            }
+            short code = RecordBatchValidator.validateBatch(recordSet, pos, true);
+            if (code != Errors.NONE) {
+                throw new ProtocolException(
+                        code, "invalid batch at byte " + (pos - recordSet.readerIndex()) + ": " + Errors.name(code));
+            }
+            decodeBatch(recordSet, pos, fetchOffset, records);
+            pos += LOG_OVERHEAD + batchLength;
+        }
+        return records;
+    }
+
+    private static void decodeBatch(ByteBuf buf, int batchStart, long fetchOffset, List<DecodedRecord> into) {
+        long baseOffset = fetchOffset + RecordBatchLayout.baseOffsetDelta(buf, batchStart);
+        long baseTimestamp = RecordBatchLayout.baseTimestamp(buf, batchStart);
+        int count = RecordBatchLayout.recordCount(buf, batchStart);
+        int p = batchStart + RECORDS_OFFSET;
+        for (int i = 0; i < count; i++) {
+            int length = buf.getInt(p);
+            int recordEnd = p + RECORD_LENGTH_SIZE + length;
+            p += RECORD_LENGTH_SIZE + 1; // length, attributes
+            long timestampDelta = buf.getLong(p);
+            p += 8;
+            int offsetDelta = buf.getInt(p);
+            p += 4;
+            byte[] key = bytesAt(buf, p);
+            p += 4 + (key == null ? 0 : key.length);
+            byte[] value = bytesAt(buf, p);
+            p += 4 + (value == null ? 0 : value.length);
+            int headerCount = buf.getInt(p);
+            p += 4;
+            List<Header> headers = new ArrayList<>(headerCount);
+            for (int h = 0; h < headerCount; h++) {
+                int keyLength = buf.getShort(p);
+                String headerKey = keyLength < 0 ? null : WireReader.decodeUtf8(buf, p + 2, keyLength, "header key");
+                p += 2 + Math.max(keyLength, 0);
+                byte[] headerValue = bytesAt(buf, p);
+                p += 4 + (headerValue == null ? 0 : headerValue.length);
+                headers.add(new Header(headerKey, headerValue));
+            }
+            into.add(new DecodedRecord(baseOffset + offsetDelta, baseTimestamp + timestampDelta, key, value, headers));
+            p = recordEnd;
+        }
+    }
+
+    private static byte[] bytesAt(ByteBuf buf, int p) {
+        int len = buf.getInt(p);
+        if (len < 0) {
+            return null;
+        }
+        byte[] bytes = new byte[len];
+        buf.getBytes(p + 4, bytes);
+        return bytes;
+    }
+}

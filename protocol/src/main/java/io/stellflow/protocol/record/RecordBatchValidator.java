@@ -1,0 +1,226 @@
+package io.stellflow.protocol.record;
+
+import static io.stellflow.protocol.record.RecordBatchLayout.LOG_OVERHEAD;
+import static io.stellflow.protocol.record.RecordBatchLayout.MIN_BATCH_LENGTH;
+import static io.stellflow.protocol.record.RecordBatchLayout.MIN_RECORD_LENGTH;
+import static io.stellflow.protocol.record.RecordBatchLayout.RECORDS_OFFSET;
+import static io.stellflow.protocol.record.RecordBatchLayout.RECORD_LENGTH_SIZE;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.Errors;
+
+/**
+ * Leader-side validation of a RecordBatchSet on Produce, spec §7.7 steps 1-7 plus the one-batch size
+ * limit of step 8 ({@code MESSAGE_TOO_LARGE}). The first failure decides; checks run in spec step
+ * order: the framing walk over all batches (step 2), then steps 3-7 batch by batch, then sizes.
+ *
+ * <p>Returns {@link Errors#NONE} or the first error code: {@link Errors#INVALID_RECORD} (structure,
+ * magic, attributes, counts, records), {@link Errors#CORRUPT_MESSAGE} (CRC mismatch), {@link
+ * Errors#FEATURE_NOT_ENABLED} (compression codecs 1-4: none is supported yet), {@link
+ * Errors#MESSAGE_TOO_LARGE} (one batch larger than maxBatchBytes). The partition-level
+ * RECORD_LIST_TOO_LARGE check is the broker's.
+ *
+ * <p>Allocation-free (apart from what {@link Crc32c} needs for a direct buffer view); never changes the
+ * buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
+ * are safe as long as nobody writes to it.
+ */
+public final class RecordBatchValidator {
+    private static final int MAX_SUPPORTED_CODEC_NUMBER = 4;
+
+    private RecordBatchValidator() {}
+
+    /**
+     * Validates a whole RecordBatchSet between readerIndex and writerIndex without changing indexes,
+     * for a non-transactional Produce (a batch with the isTransactional bit set is INVALID_RECORD).
+     *
+     * @param recordSet the partition's {@code records}; null gives INVALID_RECORD
+     * @param maxBatchBytes largest whole batch (8 + batchLength) in bytes
+     */
+    public static short validate(ByteBuf recordSet, int maxBatchBytes) {
+        return validate(recordSet, maxBatchBytes, false);
+    }
+
+    /**
+     * As {@link #validate(ByteBuf, int)}; {@code transactionalIdPresent} says whether the Produce
+     * request carried a non-null transactionalId, which a batch with the isTransactional bit requires
+     * (spec §7.5).
+     */
+    public static short validate(ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent) {
+        if (recordSet == null || !recordSet.isReadable()) {
+            return Errors.INVALID_RECORD; // step 1
+        }
+        int start = recordSet.readerIndex();
+        int end = recordSet.writerIndex();
+        for (int pos = start; pos < end; ) { // step 2
+            int batchLength = framedBatchLength(recordSet, pos, end);
+            if (batchLength < 0) {
+                return Errors.INVALID_RECORD;
+            }
+            pos += LOG_OVERHEAD + batchLength;
+        }
+        for (int pos = start; pos < end; ) { // steps 3-7
+            short code = validateBatch(recordSet, pos, transactionalIdPresent);
+            if (code != Errors.NONE) {
+                return code;
+            }
+            pos += RecordBatchLayout.batchSize(recordSet, pos);
+        }
+        for (int pos = start; pos < end; ) { // step 8, one batch
+            int size = RecordBatchLayout.batchSize(recordSet, pos);
+            if (size > maxBatchBytes) {
+                return Errors.MESSAGE_TOO_LARGE;
+            }
+            pos += size;
+        }
+        return Errors.NONE;
+    }
+
+    /** Total record count of an already validated set (sum of recordCount); no index change. */
+    public static int totalRecordCount(ByteBuf recordSet) {
+        int total = 0;
+        int end = recordSet.writerIndex();
+        for (int pos = recordSet.readerIndex(); pos < end; pos += RecordBatchLayout.batchSize(recordSet, pos)) {
+            total += RecordBatchLayout.recordCount(recordSet, pos);
+        }
+        return total;
+    }
+
+    /** Number of batches in an already validated set; no index change. */
+    public static int batchCount(ByteBuf recordSet) {
+        int count = 0;
+        int end = recordSet.writerIndex();
+        for (int pos = recordSet.readerIndex(); pos < end; pos += RecordBatchLayout.batchSize(recordSet, pos)) {
+            count++;
+        }
+        return count;
+    }
+
+    /**
+     * Step 2 for the batch at {@code pos}: returns its batchLength if 8 bytes remain, batchLength >=
+     * 78 and the whole batch fits before {@code end}; otherwise -1.
+     */
+    static int framedBatchLength(ByteBuf buf, int pos, int end) {
+        int remaining = end - pos;
+        if (remaining < LOG_OVERHEAD) {
+            return -1;
+        }
+        int batchLength = RecordBatchLayout.batchLength(buf, pos);
+        if (batchLength < MIN_BATCH_LENGTH || batchLength > remaining - LOG_OVERHEAD) {
+            return -1;
+        }
+        return batchLength;
+    }
+
+    /** Steps 3-7 for one batch whose framing (step 2) already passed. */
+    static short validateBatch(ByteBuf buf, int batchStart, boolean transactionalIdPresent) {
+        if (RecordBatchLayout.magic(buf, batchStart) != RecordBatchLayout.MAGIC) {
+            return Errors.INVALID_RECORD; // step 3
+        }
+        if (RecordBatchLayout.computeCrc(buf, batchStart) != RecordBatchLayout.crc(buf, batchStart)) {
+            return Errors.CORRUPT_MESSAGE; // step 4
+        }
+        int attributes = RecordBatchLayout.attributes(buf, batchStart); // step 5
+        int codec = attributes & RecordBatchLayout.COMPRESSION_CODEC_MASK;
+        int forbidden = RecordBatchLayout.TIMESTAMP_TYPE_MASK
+                | RecordBatchLayout.CONTROL_FLAG_MASK
+                | RecordBatchLayout.RESERVED_ATTRIBUTES_MASK;
+        if (codec > MAX_SUPPORTED_CODEC_NUMBER || (attributes & forbidden) != 0) {
+            return Errors.INVALID_RECORD;
+        }
+        long producerId = RecordBatchLayout.producerId(buf, batchStart);
+        if ((attributes & RecordBatchLayout.TRANSACTIONAL_FLAG_MASK) != 0
+                && (producerId < 0 || !transactionalIdPresent)) {
+            return Errors.INVALID_RECORD;
+        }
+        if (codec != 0) {
+            return Errors.FEATURE_NOT_ENABLED; // spec 9.o: no codec is supported yet
+        }
+        int recordCount = RecordBatchLayout.recordCount(buf, batchStart); // step 6
+        if (recordCount < 1 || RecordBatchLayout.lastOffsetDelta(buf, batchStart) != recordCount - 1) {
+            return Errors.INVALID_RECORD;
+        }
+        if (RecordBatchLayout.maxTimestamp(buf, batchStart) < RecordBatchLayout.baseTimestamp(buf, batchStart)) {
+            return Errors.INVALID_RECORD;
+        }
+        short epoch = RecordBatchLayout.producerEpoch(buf, batchStart);
+        int sequence = RecordBatchLayout.baseSequence(buf, batchStart);
+        boolean plain = producerId == RecordBatchLayout.NO_PRODUCER_ID
+                && epoch == RecordBatchLayout.NO_PRODUCER_EPOCH
+                && sequence == RecordBatchLayout.NO_SEQUENCE;
+        boolean idempotent = producerId >= 0 && epoch >= 0 && sequence >= 0;
+        if (!plain && !idempotent) {
+            return Errors.INVALID_RECORD;
+        }
+        int batchEnd = batchStart + RecordBatchLayout.batchSize(buf, batchStart);
+        return validateRecords(buf, batchStart + RECORDS_OFFSET, batchEnd, recordCount); // step 7
+    }
+
+    private static short validateRecords(ByteBuf buf, int pos, int batchEnd, int recordCount) {
+        for (int index = 0; index < recordCount; index++) {
+            if (batchEnd - pos < RECORD_LENGTH_SIZE) {
+                return Errors.INVALID_RECORD;
+            }
+            int length = buf.getInt(pos);
+            if (length < MIN_RECORD_LENGTH || length > batchEnd - pos - RECORD_LENGTH_SIZE) {
+                return Errors.INVALID_RECORD;
+            }
+            int recordEnd = pos + RECORD_LENGTH_SIZE + length;
+            int p = pos + RECORD_LENGTH_SIZE;
+            if (buf.getByte(p) != 0) {
+                return Errors.INVALID_RECORD; // record attributes
+            }
+            p += 1 + 8; // attributes, timestampDelta
+            if (buf.getInt(p) != index) {
+                return Errors.INVALID_RECORD; // offsetDelta
+            }
+            p = skipNullableBytes(buf, p + 4, recordEnd); // key
+            p = skipNullableBytes(buf, p, recordEnd); // value
+            p = skipHeaders(buf, p, recordEnd);
+            if (p != recordEnd) {
+                return Errors.INVALID_RECORD; // also covers p == -1
+            }
+            pos = recordEnd;
+        }
+        return pos == batchEnd ? Errors.NONE : Errors.INVALID_RECORD;
+    }
+
+    /** Returns the index after a nullable-bytes field at {@code p}, or -1 if it is invalid or overruns. */
+    private static int skipNullableBytes(ByteBuf buf, int p, int limit) {
+        if (p < 0 || limit - p < 4) {
+            return -1;
+        }
+        int len = buf.getInt(p);
+        if (len < -1 || len > limit - p - 4) {
+            return -1;
+        }
+        return p + 4 + Math.max(len, 0);
+    }
+
+    private static int skipHeaders(ByteBuf buf, int p, int limit) {
+        if (p < 0 || limit - p < 4) {
+            return -1;
+        }
+        int count = buf.getInt(p);
+        if (count < 0) {
+            return -1;
+        }
+        p += 4;
+        for (int i = 0; i < count; i++) {
+            if (limit - p < 2) {
+                return -1;
+            }
+            int keyLength = buf.getShort(p);
+            if (keyLength < -1 || keyLength > limit - p - 2) {
+                return -1;
+            }
+            if (keyLength > 0 && !Utf8.isValid(buf, p + 2, keyLength)) {
+                return -1;
+            }
+            p = skipNullableBytes(buf, p + 2 + Math.max(keyLength, 0), limit);
+            if (p < 0) {
+                return -1;
+            }
+        }
+        return p;
+    }
+}
