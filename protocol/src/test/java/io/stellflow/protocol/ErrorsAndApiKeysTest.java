@@ -1,0 +1,48 @@
+package io.stellflow.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class ErrorsAndApiKeysTest {
+    @Test
+    void everyDocumentedCodeHasItsSpecName() {
+        assertThat(Errors.name(Errors.NONE)).isEqualTo("NONE");
+        assertThat(Errors.name(Errors.INVALID_REQUEST)).isEqualTo("INVALID_REQUEST");
+        assertThat(Errors.name(Errors.NOT_LEADER_OR_FOLLOWER)).isEqualTo("NOT_LEADER_OR_FOLLOWER");
+        assertThat(Errors.name(Errors.INVALID_RECORD)).isEqualTo("INVALID_RECORD");
+        assertThat(Errors.name(Errors.CORRUPT_MESSAGE)).isEqualTo("CORRUPT_MESSAGE");
+        assertThat(Errors.name(Errors.FEATURE_NOT_ENABLED)).isEqualTo("FEATURE_NOT_ENABLED");
+        assertThat(Errors.name(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER)).isEqualTo("OUT_OF_ORDER_SEQUENCE_NUMBER");
+        assertThat(Errors.name(Errors.PRODUCER_FENCED)).isEqualTo("PRODUCER_FENCED");
+        assertThat(Errors.PRODUCER_FENCED).isEqualTo((short) 27);
+        assertThat(Errors.MESSAGE_TOO_LARGE).isEqualTo((short) 12);
+        assertThat(Errors.RECORD_LIST_TOO_LARGE).isEqualTo((short) 13);
+        for (short code = 0; code <= Errors.MAX_DOCUMENTED; code++) {
+            assertThat(Errors.name(code)).doesNotStartWith("UNKNOWN(");
+        }
+    }
+
+    @Test
+    void codesOutsideTheTableAreNamedUnknown() {
+        assertThat(Errors.name((short) 28)).isEqualTo("UNKNOWN(28)");
+        assertThat(Errors.name((short) -1)).isEqualTo("UNKNOWN(-1)");
+    }
+
+    @Test
+    void apiKeysHaveSpecNumbersAndNames() {
+        assertThat(ApiKeys.CREATE_TOPIC).isEqualTo((short) 50);
+        assertThat(ApiKeys.name(ApiKeys.PRODUCE)).isEqualTo("Produce");
+        assertThat(ApiKeys.name(ApiKeys.CREATE_TOPIC)).isEqualTo("CreateTopic");
+        assertThat(ApiKeys.name((short) 7)).isEqualTo("Unknown(7)");
+        assertThat(ApiKeys.isKnown(ApiKeys.LIST_OFFSETS)).isTrue();
+        assertThat(ApiKeys.isKnown((short) 11)).isFalse();
+    }
+
+    @Test
+    void frameLimitsFollowSpecSection1_2() {
+        assertThat(Frames.MAX_FRAME_LENGTH).isEqualTo(64 * 1024 * 1024 - 4);
+        assertThat(Frames.MIN_REQUEST_PAYLOAD).isEqualTo(28);
+        assertThat(Frames.MIN_RESPONSE_PAYLOAD).isEqualTo(12);
+    }
+}
