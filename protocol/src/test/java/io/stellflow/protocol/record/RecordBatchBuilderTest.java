@@ -1,0 +1,93 @@
+package io.stellflow.protocol.record;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.support.Bufs;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class RecordBatchBuilderTest {
+    private final Bufs bufs = new Bufs();
+
+    @AfterEach
+    void releaseBuffers() {
+        bufs.close();
+    }
+
+    @Test
+    void writesTheClientDefaultsOfSpec7_1() {
+        ByteBuf out = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, 500);
+        b.append(700, new byte[] {1}, null);
+        b.append(600, (byte[]) null, new byte[] {2, 3});
+        b.close();
+        assertThat(RecordBatchLayout.baseOffsetDelta(out, 0)).isZero();
+        assertThat(RecordBatchLayout.partitionLeaderEpoch(out, 0)).isEqualTo(-1);
+        assertThat(RecordBatchLayout.magic(out, 0)).isEqualTo((byte) 1);
+        assertThat(RecordBatchLayout.attributes(out, 0)).isZero();
+        assertThat(RecordBatchLayout.lastOffsetDelta(out, 0)).isEqualTo(1);
+        assertThat(RecordBatchLayout.baseTimestamp(out, 0)).isEqualTo(500);
+        assertThat(RecordBatchLayout.maxTimestamp(out, 0)).isEqualTo(700);
+        assertThat(RecordBatchLayout.producerId(out, 0)).isEqualTo(-1);
+        assertThat(RecordBatchLayout.producerEpoch(out, 0)).isEqualTo((short) -1);
+        assertThat(RecordBatchLayout.baseSequence(out, 0)).isEqualTo(-1);
+        assertThat(RecordBatchLayout.recordCount(out, 0)).isEqualTo(2);
+        assertThat(RecordBatchLayout.batchSize(out, 0))
+                .isEqualTo(out.readableBytes())
+                .isEqualTo(b.sizeInBytes());
+        assertThat(RecordBatchValidator.validate(out, Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+        assertThat(RecordBatchReader.decode(out, 0))
+                .extracting(DecodedRecord::timestampMs)
+                .containsExactly(700L, 600L);
+    }
+
+    @Test
+    void recordSizeInBytesPredictsTheGrowthOfTheBatch() {
+        ByteBuf out = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, 0);
+        assertThat(b.sizeInBytes()).isEqualTo(RecordBatchBuilder.batchOverheadBytes());
+        List<Header> headers = List.of(new Header("é-key", new byte[3]), new Header(null, null));
+        int predicted = RecordBatchBuilder.recordSizeInBytes(4, 0, headers);
+        b.append(0, "abcd".getBytes(UTF_8), new byte[0], headers);
+        assertThat(b.sizeInBytes()).isEqualTo(57 + predicted);
+        assertThat(RecordBatchBuilder.recordSizeInBytes(-1, -1, null)).isEqualTo(29);
+    }
+
+    @Test
+    void appendsFromBuffersWithoutConsumingThem() {
+        ByteBuf key = bufs.hex("0102");
+        ByteBuf value = bufs.hex("030405");
+        ByteBuf out = bufs.direct();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, 0);
+        b.append(0, key, value, null);
+        b.close();
+        assertThat(key.readableBytes()).isEqualTo(2);
+        DecodedRecord r = RecordBatchReader.decode(out, 0).get(0);
+        assertThat(r.key()).containsExactly(1, 2);
+        assertThat(r.value()).containsExactly(3, 4, 5);
+    }
+
+    @Test
+    void closingAnEmptyBatchRemovesItsHeader() {
+        ByteBuf out = bufs.heap().writeByte(7);
+        RecordBatchBuilder b = new RecordBatchBuilder(out, 0);
+        b.close();
+        assertThat(out.writerIndex()).isEqualTo(1);
+        assertThat(b.sizeInBytes()).isZero();
+        assertThat(b.isClosed()).isTrue();
+    }
+
+    @Test
+    void appendAfterCloseIsABug() {
+        RecordBatchBuilder b = new RecordBatchBuilder(bufs.heap(), 0);
+        b.append(0, new byte[0], new byte[0]);
+        b.close();
+        b.close();
+        assertThatThrownBy(() -> b.append(0, new byte[0], new byte[0])).isInstanceOf(IllegalStateException.class);
+    }
+}

@@ -1,0 +1,97 @@
+package io.stellflow.protocol.record;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.support.Bufs;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class RecordBatchReaderTest {
+    private static final long TS = 1_000_000L;
+    private final Bufs bufs = new Bufs();
+
+    @AfterEach
+    void releaseBuffers() {
+        bufs.close();
+    }
+
+    private static void appendBatch(ByteBuf out, int n, int baseOffsetDelta) {
+        int start = out.writerIndex();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, TS);
+        for (int i = 0; i < n; i++) {
+            b.append(TS + 10L * i, null, ("v" + i).getBytes(UTF_8));
+        }
+        b.close();
+        RecordBatchLayout.setBaseOffsetDelta(out, start, baseOffsetDelta);
+    }
+
+    private static void assertThrowsCode(Runnable r, short code) {
+        assertThatThrownBy(r::run)
+                .isInstanceOfSatisfying(
+                        ProtocolException.class, e -> assertThat(e.errorCode()).isEqualTo(code));
+    }
+
+    @Test
+    void offsetsAreFetchOffsetPlusBaseOffsetDeltaPlusOffsetDelta() {
+        // Spec §6.4 last example: fetchOffset 105, stored bases 103 (4 records) and 107.
+        ByteBuf set = bufs.heap();
+        appendBatch(set, 4, -2);
+        appendBatch(set, 2, 2);
+        List<DecodedRecord> records = RecordBatchReader.decode(set, 105);
+        assertThat(records).extracting(DecodedRecord::offset).containsExactly(103L, 104L, 105L, 106L, 107L, 108L);
+        assertThat(records.get(2).timestampMs()).isEqualTo(TS + 20);
+        assertThat(records.get(2).key()).isNull();
+        assertThat(records.get(2).value()).isEqualTo("v2".getBytes(UTF_8));
+        assertThat(records.get(2).headers()).isEmpty();
+        assertThat(set.readerIndex()).isZero();
+    }
+
+    @Test
+    void emptyOrNullSetGivesNoRecords() {
+        assertThat(RecordBatchReader.decode(bufs.heap(), 0)).isEmpty();
+        assertThat(RecordBatchReader.decode(null, 0)).isEmpty();
+    }
+
+    @Test
+    void truncatedTrailingBatchIsInvalidRecord() {
+        ByteBuf set = bufs.heap();
+        appendBatch(set, 2, 0);
+        appendBatch(set, 2, 2);
+        ByteBuf truncated = set.slice(0, set.readableBytes() - 3);
+        assertThrowsCode(() -> RecordBatchReader.decode(truncated, 0), Errors.INVALID_RECORD);
+    }
+
+    @Test
+    void badCrcIsCorruptMessage() {
+        ByteBuf set = bufs.heap();
+        appendBatch(set, 2, 0);
+        set.setByte(set.writerIndex() - 1, set.getByte(set.writerIndex() - 1) ^ 1);
+        assertThrowsCode(() -> RecordBatchReader.decode(set, 0), Errors.CORRUPT_MESSAGE);
+    }
+
+    @Test
+    void compressedBatchIsFeatureNotEnabled() {
+        ByteBuf set = bufs.heap();
+        appendBatch(set, 1, 0);
+        set.setShort(RecordBatchLayout.ATTRIBUTES_OFFSET, 1);
+        set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
+        assertThrowsCode(() -> RecordBatchReader.decode(set, 0), Errors.FEATURE_NOT_ENABLED);
+    }
+
+    @Test
+    void decodesFromDirectAndCompositeBuffersAtANonZeroReaderIndex() {
+        ByteBuf set = bufs.heap().writeInt(0xdeadbeef);
+        appendBatch(set, 3, 0);
+        set.readerIndex(4);
+        List<DecodedRecord> expected = RecordBatchReader.decode(set, 7);
+        assertThat(expected).hasSize(3);
+        assertThat(RecordBatchReader.decode(bufs.directCopy(set), 7)).isEqualTo(expected);
+        assertThat(RecordBatchReader.decode(bufs.composite(set, 61), 7)).isEqualTo(expected);
+    }
+}
