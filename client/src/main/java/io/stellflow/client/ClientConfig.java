@@ -1,0 +1,55 @@
+package io.stellflow.client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+
+/**
+ * Settings shared by the producer, consumer and admin client, read from Kafka-style properties.
+ * Immutable; validated at construction ({@link IllegalArgumentException} names the bad key).
+ *
+ * @param bootstrapServers {@code bootstrap.servers}: host:port list, at least one entry
+ * @param clientId {@code client.id}: sent in every request header
+ * @param requestTimeoutMs {@code request.timeout.ms} (default 30000): how long a request may wait
+ *     for its response before it fails with a retriable network error
+ * @param retries {@code retries} (default 10): attempts after the first for retriable errors
+ * @param retryBackoffMs {@code retry.backoff.ms} (default 100): pause before a retry
+ * @param connectTimeoutMs {@code socket.connection.setup.timeout.ms} (default 10000)
+ */
+public record ClientConfig(
+        List<HostPort> bootstrapServers,
+        String clientId,
+        int requestTimeoutMs,
+        int retries,
+        int retryBackoffMs,
+        int connectTimeoutMs) {
+
+    public ClientConfig {
+        if (bootstrapServers.isEmpty()) {
+            throw new IllegalArgumentException("bootstrap.servers must name at least one host:port");
+        }
+        bootstrapServers = List.copyOf(bootstrapServers);
+    }
+
+    /** Reads the common keys; {@code defaultClientId} is used when {@code client.id} is absent. */
+    public static ClientConfig from(Properties props, String defaultClientId) {
+        ConfigValues v = new ConfigValues(props);
+        String servers = v.string("bootstrap.servers", null);
+        if (servers == null || servers.isBlank()) {
+            throw new IllegalArgumentException("bootstrap.servers is required (host:port[,host:port...])");
+        }
+        List<HostPort> list = new ArrayList<>();
+        for (String s : servers.split(",")) {
+            if (!s.isBlank()) {
+                list.add(HostPort.parse(s.trim()));
+            }
+        }
+        return new ClientConfig(
+                list,
+                v.string("client.id", defaultClientId),
+                v.intValue("request.timeout.ms", 30_000, 1, Integer.MAX_VALUE),
+                v.intValue("retries", 10, 0, Integer.MAX_VALUE),
+                v.intValue("retry.backoff.ms", 100, 0, 600_000),
+                v.intValue("socket.connection.setup.timeout.ms", 10_000, 1, Integer.MAX_VALUE));
+    }
+}

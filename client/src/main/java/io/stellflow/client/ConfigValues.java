@@ -1,0 +1,40 @@
+package io.stellflow.client;
+
+import java.util.Properties;
+
+/** Typed, validated reads of Kafka-style client properties. Errors name the key and the value. */
+final class ConfigValues {
+    private final Properties props;
+
+    ConfigValues(Properties props) {
+        this.props = props == null ? new Properties() : props;
+    }
+
+    String string(String key, String defaultValue) {
+        String v = props.getProperty(key);
+        return v == null ? defaultValue : v.trim();
+    }
+
+    int intValue(String key, int defaultValue, int min, int max) {
+        long v = longValue(key, defaultValue, min, max);
+        return (int) v;
+    }
+
+    long longValue(String key, long defaultValue, long min, long max) {
+        String raw = props.getProperty(key);
+        if (raw == null) {
+            return defaultValue;
+        }
+        long v;
+        try {
+            v = Long.parseLong(raw.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("invalid value for " + key + ": '" + raw + "' is not a number", e);
+        }
+        if (v < min || v > max) {
+            throw new IllegalArgumentException(
+                    "invalid value for " + key + ": " + v + " (allowed " + min + ".." + max + ")");
+        }
+        return v;
+    }
+}

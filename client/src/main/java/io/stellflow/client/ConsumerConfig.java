@@ -1,0 +1,40 @@
+package io.stellflow.client;
+
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * Consumer settings (Kafka names). Immutable; validated at construction.
+ *
+ * @param common the shared client settings
+ * @param fetchMaxWaitMs {@code fetch.max.wait.ms} (default 500): broker long-poll ceiling
+ * @param fetchMinBytes {@code fetch.min.bytes} (default 1)
+ * @param fetchMaxBytes {@code fetch.max.bytes} (default 52428800): response soft cap
+ * @param maxPartitionFetchBytes {@code max.partition.fetch.bytes} (default 1048576)
+ * @param autoOffsetReset {@code auto.offset.reset}: {@code earliest}, {@code latest} (default) or
+ *     {@code none}; used when a partition has no position or its position is out of range
+ */
+public record ConsumerConfig(
+        ClientConfig common,
+        int fetchMaxWaitMs,
+        int fetchMinBytes,
+        int fetchMaxBytes,
+        int maxPartitionFetchBytes,
+        String autoOffsetReset) {
+
+    public static ConsumerConfig from(Properties props) {
+        ConfigValues v = new ConfigValues(props);
+        String reset = v.string("auto.offset.reset", "latest").toLowerCase(Locale.ROOT);
+        if (!reset.equals("earliest") && !reset.equals("latest") && !reset.equals("none")) {
+            throw new IllegalArgumentException(
+                    "invalid value for auto.offset.reset: '" + reset + "' (earliest, latest or none)");
+        }
+        return new ConsumerConfig(
+                ClientConfig.from(props, "stellflow-consumer"),
+                v.intValue("fetch.max.wait.ms", 500, 0, Integer.MAX_VALUE),
+                v.intValue("fetch.min.bytes", 1, 0, Integer.MAX_VALUE),
+                v.intValue("fetch.max.bytes", 50 << 20, 1, 64 << 20),
+                v.intValue("max.partition.fetch.bytes", 1 << 20, 1, 64 << 20),
+                reset);
+    }
+}

@@ -1,0 +1,168 @@
+package io.stellflow.client;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Frames;
+import io.stellflow.protocol.message.ApiVersionsRequest;
+import io.stellflow.protocol.message.ApiVersionsResponse;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Connections to brokers: at most one pipelined {@link BrokerConnection} per broker address,
+ * opened on first use, negotiated with ApiVersions (the ranges are kept; every request is sent at
+ * v0), and reopened on the next request after it closes.
+ *
+ * <p>Thread-safety: all methods are thread-safe. Futures complete on the I/O thread (one thread
+ * per client); callbacks attached to them must not block.
+ */
+public final class NetworkClient implements AutoCloseable {
+    /** Netty compares frameLength + 4 against this, so frames above 67108860 payload bytes fail. */
+    private static final int MAX_FRAME_WITH_PREFIX = Frames.MAX_FRAME_LENGTH + 4;
+
+    private static final String SOFTWARE_NAME = "stellflow-java-client";
+    private static final String SOFTWARE_VERSION = "0.1.0";
+
+    private final ClientConfig config;
+    private final EventLoopGroup group;
+    private final Bootstrap bootstrap;
+    private final ConcurrentHashMap<HostPort, CompletableFuture<BrokerConnection>> connections =
+            new ConcurrentHashMap<>();
+    private final AtomicInteger nextCorrelationId = new AtomicInteger();
+    private volatile boolean closed;
+
+    public NetworkClient(ClientConfig config) {
+        this.config = config;
+        ThreadFactory tf = r -> {
+            Thread t = new Thread(r, "stellflow-io-" + config.clientId());
+            t.setDaemon(true);
+            return t;
+        };
+        this.group = new MultiThreadIoEventLoopGroup(1, tf, NioIoHandler.newFactory());
+        this.bootstrap = new Bootstrap()
+                .group(group)
+                .channel(NioSocketChannel.class)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, config.connectTimeoutMs());
+    }
+
+    public ClientConfig config() {
+        return config;
+    }
+
+    /**
+     * Sends one v0 request to {@code address}, connecting first if needed. The future fails with a
+     * {@link StellflowException}: the header's error code for a header-only error response, or
+     * {@link StellflowException#NETWORK_ERROR} for connect failures, closed connections and
+     * {@code request.timeout.ms} expiry.
+     */
+    public <T> CompletableFuture<T> send(HostPort address, short apiKey, BodyWriter body, BodyReader<T> reader) {
+        return connection(address).thenCompose(c -> c.send(nextCorrelationId(), apiKey, body, reader));
+    }
+
+    /** The API ranges the broker at {@code address} advertised, or an empty list if not connected. */
+    public List<ApiVersionsResponse.ApiVersionRange> apiVersions(HostPort address) {
+        CompletableFuture<BrokerConnection> f = connections.get(address);
+        if (f == null || !f.isDone() || f.isCompletedExceptionally()) {
+            return List.of();
+        }
+        return f.join().apiVersions();
+    }
+
+    private int nextCorrelationId() {
+        return nextCorrelationId.getAndIncrement() & Integer.MAX_VALUE;
+    }
+
+    private CompletableFuture<BrokerConnection> connection(HostPort address) {
+        if (closed) {
+            return CompletableFuture.failedFuture(
+                    new StellflowException(StellflowException.NETWORK_ERROR, "client is closed"));
+        }
+        while (true) {
+            CompletableFuture<BrokerConnection> existing = connections.get(address);
+            if (existing != null) {
+                if (!existing.isDone()) {
+                    return existing;
+                }
+                if (!existing.isCompletedExceptionally() && existing.join().isActive()) {
+                    return existing;
+                }
+                connections.remove(address, existing);
+                continue;
+            }
+            CompletableFuture<BrokerConnection> created = new CompletableFuture<>();
+            if (connections.putIfAbsent(address, created) == null) {
+                open(address, created);
+                return created;
+            }
+        }
+    }
+
+    private void open(HostPort address, CompletableFuture<BrokerConnection> result) {
+        BrokerConnection conn = new BrokerConnection(address, config.clientId(), config.requestTimeoutMs());
+        ChannelFuture cf = bootstrap
+                .clone()
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                                .addLast(
+                                        "frames",
+                                        new LengthFieldBasedFrameDecoder(MAX_FRAME_WITH_PREFIX, 0, 4, 0, 4, true))
+                                .addLast("responses", conn);
+                    }
+                })
+                .connect(address.host(), address.port());
+        cf.addListener(f -> {
+            if (!f.isSuccess()) {
+                connections.remove(address, result);
+                result.completeExceptionally(new StellflowException(
+                        StellflowException.NETWORK_ERROR, "cannot connect to " + address, f.cause()));
+                return;
+            }
+            Channel ch = cf.channel();
+            conn.attach(ch);
+            ch.closeFuture().addListener(x -> connections.remove(address, result));
+            conn.send(
+                            nextCorrelationId(),
+                            ApiKeys.API_VERSIONS,
+                            new ApiVersionsRequest(SOFTWARE_NAME, SOFTWARE_VERSION, List.of())::write,
+                            ApiVersionsResponse::read)
+                    .whenComplete((resp, err) -> {
+                        if (err != null) {
+                            connections.remove(address, result);
+                            conn.close();
+                            result.completeExceptionally(err);
+                        } else {
+                            conn.apiVersions(resp.apiVersions());
+                            result.complete(conn);
+                        }
+                    });
+        });
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (CompletableFuture<BrokerConnection> f : connections.values()) {
+            f.thenAccept(BrokerConnection::close);
+        }
+        connections.clear();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

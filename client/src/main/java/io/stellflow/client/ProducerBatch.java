@@ -1,0 +1,115 @@
+package io.stellflow.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One RecordBatch being filled for one partition, with the futures of its records. The batch
+ * bytes live in a pooled direct buffer that is released exactly once, when the batch completes or
+ * fails.
+ *
+ * <p>Thread-safety: guarded by the producer's accumulator lock; futures are completed outside it.
+ */
+final class ProducerBatch {
+    /** Record framing without key/value bytes: length 4, attributes 1, timestampDelta 8, offsetDelta 4, key len 4, value len 4, header count 4. */
+    static final int RECORD_OVERHEAD = 29;
+
+    final TopicPartition tp;
+    final long createdNs;
+    final int reservedBytes;
+    private final ByteBuf buffer;
+    private final RecordBatchBuilder builder;
+    private final List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+    private final List<Long> timestamps = new ArrayList<>();
+    private final int batchSizeBytes;
+    private boolean closed;
+    private boolean released;
+    int attempts;
+    long retryAfterNs;
+
+    ProducerBatch(
+            TopicPartition tp,
+            ByteBufAllocator alloc,
+            int batchSizeBytes,
+            int firstRecordBytes,
+            long baseTimestampMs,
+            long nowNs) {
+        this.tp = tp;
+        this.createdNs = nowNs;
+        this.batchSizeBytes = batchSizeBytes;
+        this.reservedBytes = Math.max(batchSizeBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
+        this.buffer = alloc.directBuffer(reservedBytes);
+        this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
+    }
+
+    static int recordBytes(byte[] key, byte[] value) {
+        return RECORD_OVERHEAD + (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
+    }
+
+    /** Appends if the record fits in {@code batch.size} (the first record always fits); else false. */
+    boolean tryAppend(long timestampMs, byte[] key, byte[] value, CompletableFuture<RecordMetadata> future) {
+        if (closed) {
+            return false;
+        }
+        int size = recordBytes(key, value);
+        if (builder.recordCount() > 0 && builder.sizeInBytes() + size > batchSizeBytes) {
+            return false;
+        }
+        builder.append(timestampMs, key, value, List.of());
+        futures.add(future);
+        timestamps.add(timestampMs);
+        return true;
+    }
+
+    boolean isFull() {
+        return closed || builder.sizeInBytes() + RECORD_OVERHEAD > batchSizeBytes;
+    }
+
+    int recordCount() {
+        return futures.size();
+    }
+
+    /** Seals the batch (fills length, counts and CRC); idempotent. */
+    void close() {
+        if (!closed) {
+            builder.close();
+            closed = true;
+        }
+    }
+
+    int sizeInBytes() {
+        return buffer.readableBytes();
+    }
+
+    /** The sealed batch bytes; the view does not change the batch's indexes or reference count. */
+    ByteBuf bytes() {
+        return buffer.duplicate();
+    }
+
+    /** Completes record i with offset {@code baseOffset + i}; called outside the lock. */
+    void complete(long baseOffset) {
+        release();
+        for (int i = 0; i < futures.size(); i++) {
+            futures.get(i).complete(new RecordMetadata(tp.topic(), tp.partition(), baseOffset + i, timestamps.get(i)));
+        }
+    }
+
+    void fail(RuntimeException e) {
+        release();
+        for (CompletableFuture<RecordMetadata> f : futures) {
+            f.completeExceptionally(e);
+        }
+    }
+
+    void release() {
+        if (!released) {
+            released = true;
+            buffer.release();
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package io.stellflow.client;
+
+import java.util.Locale;
+import java.util.Properties;
+
+/**
+ * Producer settings (Kafka names). Immutable; validated at construction.
+ *
+ * @param common the shared client settings
+ * @param batchSizeBytes {@code batch.size} (default 16384): a partition's batch is sent once it
+ *     holds this many bytes; a single larger record gets a batch of its own
+ * @param lingerMs {@code linger.ms} (default 5): how long a non-full batch waits for more records
+ * @param acks {@code acks}: 0, 1 or -1 ({@code all}); default -1
+ * @param maxInFlightPerConnection {@code max.in.flight.requests.per.connection} (default 5)
+ * @param maxRequestBytes {@code max.request.size} (default 1048576): soft cap on the record bytes
+ *     of one Produce request (a batch is never split)
+ * @param bufferMemoryBytes {@code buffer.memory} (default 33554432): batch memory before {@code
+ *     send} blocks
+ * @param maxBlockMs {@code max.block.ms} (default 60000): longest {@code send} blocks for memory or
+ *     metadata
+ * @param deliveryTimeoutMs {@code delivery.timeout.ms} (default 120000): a batch not acknowledged
+ *     within this time fails
+ * @param requestTimeoutMsOnBroker {@code timeout.ms} sent in Produce (default 30000)
+ */
+public record ProducerConfig(
+        ClientConfig common,
+        int batchSizeBytes,
+        int lingerMs,
+        short acks,
+        int maxInFlightPerConnection,
+        int maxRequestBytes,
+        long bufferMemoryBytes,
+        long maxBlockMs,
+        long deliveryTimeoutMs,
+        int requestTimeoutMsOnBroker) {
+
+    public static ProducerConfig from(Properties props) {
+        ConfigValues v = new ConfigValues(props);
+        return new ProducerConfig(
+                ClientConfig.from(props, "stellflow-producer"),
+                v.intValue("batch.size", 16_384, 1, 64 << 20),
+                v.intValue("linger.ms", 5, 0, 3_600_000),
+                parseAcks(v.string("acks", "-1")),
+                v.intValue("max.in.flight.requests.per.connection", 5, 1, 1000),
+                v.intValue("max.request.size", 1 << 20, 1, 64 << 20),
+                v.longValue("buffer.memory", 32L << 20, 1024, Long.MAX_VALUE),
+                v.longValue("max.block.ms", 60_000, 0, Long.MAX_VALUE),
+                v.longValue("delivery.timeout.ms", 120_000, 1, Long.MAX_VALUE),
+                v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE));
+    }
+
+    static short parseAcks(String raw) {
+        return switch (raw.toLowerCase(Locale.ROOT)) {
+            case "0" -> 0;
+            case "1" -> 1;
+            case "-1", "all" -> -1;
+            default -> throw new IllegalArgumentException("invalid value for acks: '" + raw + "' (0, 1, -1 or all)");
+        };
+    }
+}

@@ -1,0 +1,450 @@
+package io.stellflow.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The producer's record accumulator and its sender thread.
+ *
+ * <p>Records are appended to the open batch of their partition. A partition is ready when its
+ * first batch is full ({@code batch.size}), older than {@code linger.ms}, or a flush or close is
+ * in progress. The sender groups ready partitions by leader into Produce requests of at most
+ * {@code max.request.size} record bytes (whole batches; several batches of a partition go back to
+ * back in one RecordBatchSet), with at most {@code max.in.flight.requests.per.connection} requests
+ * outstanding per broker.
+ *
+ * <p>Ordering: a partition has at most one request in flight, so a retried batch (codes 7, 8, 9,
+ * 10 or a network error; after a metadata refresh and {@code retry.backoff.ms}) goes back to the
+ * head of its partition's queue and is resent before any later batch: per-partition order holds
+ * even across retries. Pipelining happens across partitions and connections.
+ *
+ * <p>Thread-safety: every field is guarded by {@code lock}; {@link #append} is called by
+ * application threads, responses arrive on the I/O thread, the loop runs on its own thread.
+ */
+final class ProducerSender implements Runnable {
+    private final ProducerConfig config;
+    private final NetworkClient network;
+    private final MetadataCache metadata;
+    private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition wakeSender = lock.newCondition();
+    private final Condition stateChanged = lock.newCondition();
+    private final Map<TopicPartition, PartitionQueue> queues = new LinkedHashMap<>();
+    private final Map<HostPort, Integer> inFlightPerBroker = new HashMap<>();
+    private final long lingerNs;
+    private long usedBytes;
+    private int incompleteBatches;
+    private int flushes;
+    private boolean closing;
+    private boolean metadataRefreshInFlight;
+    private long lastMetadataRefreshNs;
+
+    private static final class PartitionQueue {
+        final ArrayDeque<ProducerBatch> batches = new ArrayDeque<>();
+        boolean inFlight;
+    }
+
+    /** What append did: whether it opened a new batch (the sticky partitioner moves on then). */
+    enum AppendResult {
+        APPENDED,
+        NEW_BATCH
+    }
+
+    ProducerSender(ProducerConfig config, NetworkClient network, MetadataCache metadata) {
+        this.config = config;
+        this.network = network;
+        this.metadata = metadata;
+        this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
+    }
+
+    /**
+     * Appends one record. Blocks up to {@code max.block.ms} while {@code buffer.memory} is used up.
+     *
+     * @throws StellflowException when memory did not free up in time or the producer is closing
+     */
+    AppendResult append(
+            TopicPartition tp, long timestampMs, byte[] key, byte[] value, CompletableFuture<RecordMetadata> future)
+            throws InterruptedException {
+        lock.lock();
+        try {
+            if (closing) {
+                throw new IllegalStateException("producer is closed");
+            }
+            PartitionQueue q = queues.computeIfAbsent(tp, k -> new PartitionQueue());
+            ProducerBatch last = q.batches.peekLast();
+            if (last != null && last.tryAppend(timestampMs, key, value, future)) {
+                if (last.isFull()) {
+                    wakeSender.signal();
+                }
+                return AppendResult.APPENDED;
+            }
+            int recordBytes = ProducerBatch.recordBytes(key, value);
+            long need = Math.max(config.batchSizeBytes(), recordBytes + 64L);
+            long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
+            while (usedBytes > 0 && usedBytes + need > config.bufferMemoryBytes()) {
+                long leftNs = deadlineNs - System.nanoTime();
+                if (leftNs <= 0) {
+                    throw new StellflowException(
+                            StellflowException.NETWORK_ERROR,
+                            "buffer.memory exhausted for " + config.maxBlockMs() + " ms (brokers too slow or down)");
+                }
+                stateChanged.awaitNanos(leftNs);
+            }
+            ProducerBatch batch =
+                    new ProducerBatch(tp, alloc, config.batchSizeBytes(), recordBytes, timestampMs, System.nanoTime());
+            usedBytes += batch.reservedBytes;
+            incompleteBatches++;
+            if (last != null) {
+                last.close();
+            }
+            batch.tryAppend(timestampMs, key, value, future);
+            q.batches.addLast(batch);
+            if (last != null || batch.isFull() || lingerNs == 0) {
+                wakeSender.signal();
+            }
+            return last != null ? AppendResult.NEW_BATCH : AppendResult.APPENDED;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Sends everything accumulated now and waits until every batch is acknowledged or failed. */
+    void flush() throws InterruptedException {
+        lock.lock();
+        try {
+            flushes++;
+            wakeSender.signal();
+            while (incompleteBatches > 0) {
+                stateChanged.await();
+            }
+        } finally {
+            flushes--;
+            lock.unlock();
+        }
+    }
+
+    /** Stops accepting records; the loop exits once everything is acknowledged or failed. */
+    void initiateClose() {
+        lock.lock();
+        try {
+            closing = true;
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    @Override
+    public void run() {
+        while (true) {
+            Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
+            Set<String> unknownLeaders = new HashSet<>();
+            List<ProducerBatch> expired = new ArrayList<>();
+            lock.lock();
+            try {
+                if (closing && incompleteBatches == 0) {
+                    return;
+                }
+                long nowNs = System.nanoTime();
+                expire(nowNs, expired);
+                requests = drain(nowNs, unknownLeaders);
+                if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty()) {
+                    try {
+                        wakeSender.awaitNanos(nextWakeNs(nowNs));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                    continue;
+                }
+            } finally {
+                lock.unlock();
+            }
+            StellflowException timeout = new StellflowException(
+                    StellflowException.NETWORK_ERROR, "batch not acknowledged within delivery.timeout.ms");
+            for (ProducerBatch b : expired) {
+                b.fail(timeout);
+            }
+            finish(expired);
+            if (!unknownLeaders.isEmpty()) {
+                refreshMetadata(unknownLeaders);
+            }
+            requests.forEach(this::sendProduce);
+            if (requests.isEmpty() && expired.isEmpty()) {
+                // Only waiting for leaders: do not spin while the metadata refresh is running.
+                lock.lock();
+                try {
+                    wakeSender.awaitNanos(TimeUnit.MILLISECONDS.toNanos(
+                            Math.max(1, config.common().retryBackoffMs())));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                } finally {
+                    lock.unlock();
+                }
+            }
+        }
+    }
+
+    private void expire(long nowNs, List<ProducerBatch> expired) {
+        long limitNs = TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs());
+        for (PartitionQueue q : queues.values()) {
+            if (q.inFlight) {
+                continue;
+            }
+            Iterator<ProducerBatch> it = q.batches.iterator();
+            while (it.hasNext()) {
+                ProducerBatch b = it.next();
+                if (nowNs - b.createdNs < limitNs) {
+                    break;
+                }
+                it.remove();
+                expired.add(b);
+            }
+        }
+    }
+
+    private boolean ready(ProducerBatch first, PartitionQueue q, long nowNs) {
+        if (nowNs < first.retryAfterNs) {
+            return false;
+        }
+        return q.batches.size() > 1 || lingerDone(first, nowNs);
+    }
+
+    /** A batch may go on its own: full, lingered long enough, a retry, or a flush/close is waiting. */
+    private boolean lingerDone(ProducerBatch b, long nowNs) {
+        return b.isFull() || nowNs - b.createdNs >= lingerNs || flushes > 0 || closing || b.attempts > 0;
+    }
+
+    private Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> drain(long nowNs, Set<String> unknownLeaders) {
+        Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> out = new LinkedHashMap<>();
+        Map<HostPort, Integer> requestBytes = new HashMap<>();
+        for (Map.Entry<TopicPartition, PartitionQueue> e : queues.entrySet()) {
+            PartitionQueue q = e.getValue();
+            ProducerBatch first = q.batches.peekFirst();
+            if (q.inFlight || first == null || !ready(first, q, nowNs)) {
+                continue;
+            }
+            HostPort leader = metadata.leader(e.getKey());
+            if (leader == null) {
+                unknownLeaders.add(e.getKey().topic());
+                continue;
+            }
+            Map<TopicPartition, List<ProducerBatch>> req = out.get(leader);
+            if (req == null) {
+                if (inFlightPerBroker.getOrDefault(leader, 0) >= config.maxInFlightPerConnection()) {
+                    continue;
+                }
+                req = new LinkedHashMap<>();
+                out.put(leader, req);
+                inFlightPerBroker.merge(leader, 1, Integer::sum);
+            }
+            int bytes = requestBytes.getOrDefault(leader, 0);
+            List<ProducerBatch> taken = new ArrayList<>();
+            while (!q.batches.isEmpty()) {
+                ProducerBatch b = q.batches.peekFirst();
+                if (!taken.isEmpty() && q.batches.size() == 1 && !lingerDone(b, nowNs)) {
+                    break; // the open tail batch keeps lingering
+                }
+                b.close();
+                if (!taken.isEmpty() || bytes > 0) {
+                    if (bytes + b.sizeInBytes() > config.maxRequestBytes()) {
+                        break;
+                    }
+                }
+                q.batches.pollFirst();
+                taken.add(b);
+                bytes += b.sizeInBytes();
+            }
+            requestBytes.put(leader, bytes);
+            if (!taken.isEmpty()) {
+                q.inFlight = true;
+                req.put(e.getKey(), taken);
+            }
+        }
+        out.values().removeIf(Map::isEmpty);
+        return out;
+    }
+
+    private long nextWakeNs(long nowNs) {
+        long wait = TimeUnit.MILLISECONDS.toNanos(100);
+        for (PartitionQueue q : queues.values()) {
+            ProducerBatch first = q.batches.peekFirst();
+            if (!q.inFlight && first != null) {
+                long at = Math.max(first.createdNs + lingerNs, first.retryAfterNs);
+                wait = Math.min(wait, Math.max(at - nowNs, 1));
+            }
+        }
+        return wait;
+    }
+
+    private void refreshMetadata(Set<String> topics) {
+        lock.lock();
+        try {
+            long nowNs = System.nanoTime();
+            if (metadataRefreshInFlight
+                    || nowNs - lastMetadataRefreshNs
+                            < TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs())) {
+                return;
+            }
+            metadataRefreshInFlight = true;
+            lastMetadataRefreshNs = nowNs;
+        } finally {
+            lock.unlock();
+        }
+        metadata.refresh(topics).whenComplete((r, err) -> {
+            lock.lock();
+            try {
+                metadataRefreshInFlight = false;
+                wakeSender.signal();
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
+        BodyWriter body = out -> writeProduce(out, batches);
+        network.send(leader, ApiKeys.PRODUCE, body, ProduceResponse::read)
+                .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
+    }
+
+    private void writeProduce(ByteBuf out, Map<TopicPartition, List<ProducerBatch>> batches) {
+        Map<String, List<ProduceRequest.PartitionData>> byTopic = new LinkedHashMap<>();
+        List<ByteBuf> toRelease = new ArrayList<>();
+        try {
+            for (Map.Entry<TopicPartition, List<ProducerBatch>> e : batches.entrySet()) {
+                List<ProducerBatch> list = e.getValue();
+                ByteBuf records;
+                if (list.size() == 1) {
+                    records = list.get(0).bytes();
+                } else {
+                    CompositeByteBuf c = alloc.compositeDirectBuffer(list.size());
+                    for (ProducerBatch b : list) {
+                        c.addComponent(true, b.bytes().retain());
+                    }
+                    toRelease.add(c);
+                    records = c;
+                }
+                byTopic.computeIfAbsent(e.getKey().topic(), t -> new ArrayList<>())
+                        .add(new ProduceRequest.PartitionData(e.getKey().partition(), records));
+            }
+            List<ProduceRequest.TopicData> topics = new ArrayList<>(byTopic.size());
+            byTopic.forEach((t, parts) -> topics.add(new ProduceRequest.TopicData(t, parts)));
+            new ProduceRequest(null, config.acks(), config.requestTimeoutMsOnBroker(), topics).write(out);
+        } finally {
+            toRelease.forEach(ByteBuf::release);
+        }
+    }
+
+    private void onResponse(
+            HostPort leader, Map<TopicPartition, List<ProducerBatch>> sent, ProduceResponse resp, Throwable err) {
+        Map<TopicPartition, ProduceResponse.PartitionResponse> results = new HashMap<>();
+        if (resp != null) {
+            for (ProduceResponse.TopicResponse t : resp.responses()) {
+                for (ProduceResponse.PartitionResponse p : t.partitions()) {
+                    results.put(new TopicPartition(t.topic(), p.partition()), p);
+                }
+            }
+        }
+        List<Runnable> completions = new ArrayList<>();
+        List<ProducerBatch> done = new ArrayList<>();
+        Set<String> refresh = new HashSet<>();
+        lock.lock();
+        try {
+            inFlightPerBroker.merge(leader, -1, Integer::sum);
+            long nowNs = System.nanoTime();
+            for (Map.Entry<TopicPartition, List<ProducerBatch>> e : sent.entrySet()) {
+                TopicPartition tp = e.getKey();
+                List<ProducerBatch> batches = e.getValue();
+                PartitionQueue q = queues.get(tp);
+                q.inFlight = false;
+                short code = errorCode(err, results.get(tp));
+                if (code == Errors.NONE) {
+                    long offset = results.get(tp).baseOffset();
+                    for (ProducerBatch b : batches) {
+                        long base = offset;
+                        completions.add(() -> b.complete(base));
+                        offset += b.recordCount();
+                        done.add(b);
+                    }
+                } else if (StellflowException.isRetriable(code)
+                        && batches.get(0).attempts < config.common().retries()) {
+                    refresh.add(tp.topic());
+                    for (int i = batches.size() - 1; i >= 0; i--) {
+                        ProducerBatch b = batches.get(i);
+                        b.attempts++;
+                        b.retryAfterNs = nowNs
+                                + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
+                        q.batches.addFirst(b);
+                    }
+                } else {
+                    StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                            ? se
+                            : new StellflowException(code, "produce to " + tp + " failed");
+                    for (ProducerBatch b : batches) {
+                        completions.add(() -> b.fail(failure));
+                        done.add(b);
+                    }
+                }
+            }
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+        if (!refresh.isEmpty()) {
+            refreshMetadata(refresh);
+        }
+        completions.forEach(Runnable::run);
+        finish(done);
+    }
+
+    /** Counts batches out after their futures completed, so flush() returns with every future done. */
+    private void finish(List<ProducerBatch> done) {
+        if (done.isEmpty()) {
+            return;
+        }
+        lock.lock();
+        try {
+            for (ProducerBatch b : done) {
+                usedBytes -= b.reservedBytes;
+                incompleteBatches--;
+            }
+            stateChanged.signalAll();
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private static Throwable unwrap(Throwable err) {
+        return err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
+    }
+
+    private static short errorCode(Throwable err, ProduceResponse.PartitionResponse result) {
+        if (err != null) {
+            Throwable cause = unwrap(err);
+            return cause instanceof StellflowException se ? se.errorCode() : Errors.UNKNOWN_SERVER_ERROR;
+        }
+        return result == null ? Errors.UNKNOWN_SERVER_ERROR : result.errorCode();
+    }
+}

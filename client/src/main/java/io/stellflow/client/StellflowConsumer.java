@@ -1,0 +1,336 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.protocol.record.RecordBatchReader;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Reads records from manually assigned partitions ({@link #assign}), Kafka style: {@link #poll}
+ * returns the records that arrived, each partition's position moves past what was returned.
+ *
+ * <p>Fetching is pipelined: every assigned partition keeps one Fetch in flight (long-polling up
+ * to {@code fetch.max.wait.ms} on the broker), and a new one is sent as soon as a response is
+ * handed out, so records for the next {@code poll} are already on their way while the
+ * application processes the current ones. Record offsets are {@code fetchOffset +
+ * baseOffsetDelta + offsetDelta} (spec section 6.4); records below the position (a Fetch that
+ * starts inside a batch) are skipped, so the application sees each offset once.
+ *
+ * <p>A partition without a position starts at {@code auto.offset.reset} (earliest or latest; with
+ * {@code none}, {@link #poll} throws). Retriable errors (7, 8, 9, 10, network) refresh metadata
+ * and retry after {@code retry.backoff.ms}; other error codes and corrupt batches throw {@link
+ * StellflowException} from {@link #poll}.
+ *
+ * <p>Thread-safety: NOT thread-safe; use one consumer from one thread (responses are handed over
+ * through an internal queue).
+ */
+public final class StellflowConsumer implements AutoCloseable {
+    private final ConsumerConfig config;
+    private final NetworkClient network;
+    private final MetadataCache metadata;
+    private final OffsetLookup offsets;
+    private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
+    private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
+    private long lastMetadataRefreshNs;
+
+    private static final class PartitionState {
+        long position = -1;
+        int epoch;
+        boolean fetchInFlight;
+        long retryAfterNs;
+    }
+
+    private record FetchResult(short errorCode, long highWatermark, List<DecodedRecord> records) {}
+
+    private record CompletedFetch(TopicPartition tp, int epoch, FetchResult result, Throwable failure) {}
+
+    public StellflowConsumer(Properties props) {
+        this(ConsumerConfig.from(props));
+    }
+
+    public StellflowConsumer(ConsumerConfig config) {
+        this.config = config;
+        this.network = new NetworkClient(config.common());
+        this.metadata = new MetadataCache(network);
+        this.offsets = new OffsetLookup(network, metadata);
+    }
+
+    /** Replaces the assignment; positions of partitions that stay assigned are kept. */
+    public void assign(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            PartitionState s = assigned.get(tp);
+            next.put(tp, s != null ? s : new PartitionState());
+        }
+        assigned.clear();
+        assigned.putAll(next);
+    }
+
+    /** The currently assigned partitions, in assignment order. */
+    public Set<TopicPartition> assignment() {
+        return new LinkedHashSet<>(assigned.keySet());
+    }
+
+    /** Sets the next offset to return for {@code tp}; a Fetch already in flight is discarded. */
+    public void seek(TopicPartition tp, long offset) {
+        if (offset < 0) {
+            throw new IllegalArgumentException("offset must be >= 0: " + offset);
+        }
+        PartitionState s = state(tp);
+        s.position = offset;
+        s.epoch++;
+        s.fetchInFlight = false;
+    }
+
+    /** Seeks each partition to its log start offset (ListOffsets -2). */
+    public void seekToBeginning(Collection<TopicPartition> partitions) {
+        for (TopicPartition tp : partitions) {
+            seek(tp, offsets.lookup(tp, OffsetLookup.EARLIEST));
+        }
+    }
+
+    /** Seeks each partition to its end (ListOffsets -1: the high watermark). */
+    public void seekToEnd(Collection<TopicPartition> partitions) {
+        for (TopicPartition tp : partitions) {
+            seek(tp, offsets.lookup(tp, OffsetLookup.LATEST));
+        }
+    }
+
+    /** The next offset {@link #poll} returns for {@code tp}, resolving it first if unknown. */
+    public long position(TopicPartition tp) {
+        PartitionState s = state(tp);
+        if (s.position < 0) {
+            resetPosition(tp, s);
+        }
+        return s.position;
+    }
+
+    /** The current end (high watermark) of each partition, from ListOffsets -1. */
+    public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            out.put(tp, offsets.lookup(tp, OffsetLookup.LATEST));
+        }
+        return out;
+    }
+
+    /** The log start offset of each partition, from ListOffsets -2. */
+    public Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            out.put(tp, offsets.lookup(tp, OffsetLookup.EARLIEST));
+        }
+        return out;
+    }
+
+    /**
+     * Returns the records that arrived, waiting up to {@code timeout} for at least one. Returns an
+     * empty list when nothing arrived in time.
+     *
+     * @throws StellflowException for non-retriable fetch errors, corrupt batches, or an
+     *     out-of-range position with {@code auto.offset.reset=none}
+     */
+    public List<ConsumerRecord> poll(Duration timeout) {
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        List<ConsumerRecord> out = new ArrayList<>();
+        while (true) {
+            resolvePositions();
+            sendFetches();
+            long leftNs = deadlineNs - System.nanoTime();
+            CompletedFetch f;
+            try {
+                f = leftNs > 0
+                        ? completed.poll(Math.min(leftNs, nextRetryWaitNs()), TimeUnit.NANOSECONDS)
+                        : completed.poll();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return out;
+            }
+            while (f != null) {
+                handle(f, out);
+                f = completed.poll();
+            }
+            if (!out.isEmpty()) {
+                sendFetches();
+                return out;
+            }
+            if (System.nanoTime() - deadlineNs >= 0) {
+                return out;
+            }
+        }
+    }
+
+    private long nextRetryWaitNs() {
+        long now = System.nanoTime();
+        long wait = Long.MAX_VALUE;
+        for (PartitionState s : assigned.values()) {
+            if (!s.fetchInFlight && s.retryAfterNs - now > 0) {
+                wait = Math.min(wait, s.retryAfterNs - now);
+            }
+        }
+        return wait;
+    }
+
+    private PartitionState state(TopicPartition tp) {
+        PartitionState s = assigned.get(tp);
+        if (s == null) {
+            throw new IllegalStateException(tp + " is not assigned");
+        }
+        return s;
+    }
+
+    private void resolvePositions() {
+        for (Map.Entry<TopicPartition, PartitionState> e : assigned.entrySet()) {
+            if (e.getValue().position < 0) {
+                resetPosition(e.getKey(), e.getValue());
+            }
+        }
+    }
+
+    private void resetPosition(TopicPartition tp, PartitionState s) {
+        switch (config.autoOffsetReset()) {
+            case "earliest" -> s.position = offsets.lookup(tp, OffsetLookup.EARLIEST);
+            case "latest" -> s.position = offsets.lookup(tp, OffsetLookup.LATEST);
+            default ->
+                throw new StellflowException(
+                        Errors.OFFSET_OUT_OF_RANGE, "no valid position for " + tp + " and auto.offset.reset=none");
+        }
+        s.epoch++;
+        s.fetchInFlight = false;
+    }
+
+    private void sendFetches() {
+        long nowNs = System.nanoTime();
+        boolean needMetadata = false;
+        for (Map.Entry<TopicPartition, PartitionState> e : assigned.entrySet()) {
+            TopicPartition tp = e.getKey();
+            PartitionState s = e.getValue();
+            if (s.fetchInFlight || s.position < 0 || nowNs - s.retryAfterNs < 0) {
+                continue;
+            }
+            HostPort leader = metadata.leader(tp);
+            if (leader == null) {
+                needMetadata = true;
+                s.retryAfterNs =
+                        nowNs + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
+                continue;
+            }
+            s.fetchInFlight = true;
+            int epoch = s.epoch;
+            long fetchOffset = s.position;
+            FetchRequest req = new FetchRequest(
+                    -1,
+                    config.fetchMaxWaitMs(),
+                    config.fetchMinBytes(),
+                    config.fetchMaxBytes(),
+                    (byte) 0,
+                    0,
+                    List.of(new FetchRequest.FetchTopic(
+                            tp.topic(),
+                            List.of(new FetchRequest.FetchPartition(
+                                    tp.partition(), -1, fetchOffset, -1L, config.maxPartitionFetchBytes())))));
+            network.send(leader, ApiKeys.FETCH, req::write, body -> decode(body, fetchOffset))
+                    .whenComplete((r, err) -> completed.add(new CompletedFetch(tp, epoch, r, err)));
+        }
+        if (needMetadata) {
+            refreshMetadata();
+        }
+    }
+
+    private static FetchResult decode(io.netty.buffer.ByteBuf body, long fetchOffset) {
+        FetchResponse resp = FetchResponse.read(body);
+        FetchResponse.PartitionData p = resp.responses().get(0).partitions().get(0);
+        List<DecodedRecord> records = p.errorCode() == Errors.NONE
+                        && p.records() != null
+                        && p.records().isReadable()
+                ? RecordBatchReader.decode(p.records(), fetchOffset)
+                : List.of();
+        return new FetchResult(p.errorCode(), p.highWatermark(), records);
+    }
+
+    private void refreshMetadata() {
+        long nowNs = System.nanoTime();
+        if (nowNs - lastMetadataRefreshNs
+                < TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs())) {
+            return;
+        }
+        lastMetadataRefreshNs = nowNs;
+        Set<String> topics = new LinkedHashSet<>();
+        assigned.keySet().forEach(tp -> topics.add(tp.topic()));
+        metadata.refresh(topics);
+    }
+
+    private void handle(CompletedFetch f, List<ConsumerRecord> out) {
+        PartitionState s = assigned.get(f.tp());
+        if (s == null || s.epoch != f.epoch()) {
+            return; // unassigned or seeked meanwhile: stale data
+        }
+        s.fetchInFlight = false;
+        short code;
+        if (f.failure() != null) {
+            Throwable cause =
+                    f.failure() instanceof CompletionException && f.failure().getCause() != null
+                            ? f.failure().getCause()
+                            : f.failure();
+            if (cause instanceof StellflowException se) {
+                code = se.errorCode();
+                if (!se.retriable()) {
+                    throw se;
+                }
+            } else if (cause instanceof ProtocolException pe) {
+                throw new StellflowException(pe.errorCode(), "bad Fetch response for " + f.tp(), pe);
+            } else {
+                throw new StellflowException(Errors.UNKNOWN_SERVER_ERROR, "fetch " + f.tp() + " failed", cause);
+            }
+        } else {
+            code = f.result().errorCode();
+        }
+        if (code == Errors.NONE) {
+            for (DecodedRecord r : f.result().records()) {
+                if (r.offset() >= s.position) {
+                    out.add(new ConsumerRecord(
+                            f.tp().topic(),
+                            f.tp().partition(),
+                            r.offset(),
+                            r.timestampMs(),
+                            r.key(),
+                            r.value(),
+                            r.headers()));
+                    s.position = r.offset() + 1;
+                }
+            }
+        } else if (code == Errors.OFFSET_OUT_OF_RANGE) {
+            if (config.autoOffsetReset().equals("none")) {
+                throw new StellflowException(code, "position " + s.position + " of " + f.tp() + " is out of range");
+            }
+            s.position = -1;
+        } else if (StellflowException.isRetriable(code)) {
+            s.retryAfterNs = System.nanoTime()
+                    + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
+            refreshMetadata();
+        } else {
+            throw new StellflowException(code, "fetch " + f.tp() + " at " + s.position + " failed");
+        }
+    }
+
+    /** Closes the connections; fetches in flight are abandoned. */
+    @Override
+    public void close() {
+        network.close();
+    }
+}

@@ -1,0 +1,178 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.Errors;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Sends records to Stellflow partitions leaders, batched per partition (see {@link
+ * ProducerConfig}: {@code batch.size}, {@code linger.ms}, {@code acks}, {@code
+ * max.in.flight.requests.per.connection}, {@code retries}).
+ *
+ * <p>Each {@link #send} returns a future that completes with the record's offset once the broker
+ * acknowledged its batch (with {@code acks=0} the broker still answers, spec decision 9.i, so the
+ * offset is known too), or fails with a {@link StellflowException} carrying the error code.
+ * Records sent to one partition are written in {@code send} order, retries included.
+ *
+ * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete on the
+ * client's I/O thread: callbacks must be short and must not block (and must not call {@link
+ * #flush}).
+ */
+public final class StellflowProducer implements AutoCloseable {
+    private final ProducerConfig config;
+    private final NetworkClient network;
+    private final MetadataCache metadata;
+    private final Partitioner partitioner = new Partitioner();
+    private final ProducerSender sender;
+    private final Thread senderThread;
+    private volatile boolean closed;
+
+    public StellflowProducer(Properties props) {
+        this(ProducerConfig.from(props));
+    }
+
+    public StellflowProducer(ProducerConfig config) {
+        this.config = config;
+        this.network = new NetworkClient(config.common());
+        this.metadata = new MetadataCache(network);
+        this.sender = new ProducerSender(config, network, metadata);
+        this.senderThread = Thread.ofPlatform()
+                .name("stellflow-producer-sender-" + config.common().clientId())
+                .daemon(true)
+                .start(sender);
+    }
+
+    /**
+     * Queues one record. Blocks only while waiting for the topic's metadata on first use or for
+     * {@code buffer.memory} (at most {@code max.block.ms}); failures of that wait fail the future.
+     *
+     * @throws IllegalStateException when the producer is closed
+     */
+    public CompletableFuture<RecordMetadata> send(ProducerRecord record) {
+        if (closed) {
+            throw new IllegalStateException("producer is closed");
+        }
+        CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
+        try {
+            int numPartitions = partitionCount(record.topic());
+            int partition;
+            if (record.partition() != null) {
+                partition = record.partition();
+                if (partition >= numPartitions) {
+                    throw new StellflowException(
+                            Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            "partition " + partition + " of " + record.topic() + " does not exist (" + numPartitions
+                                    + " partitions)");
+                }
+            } else {
+                partition = partitioner.partition(record.topic(), record.key(), numPartitions);
+            }
+            long ts = record.timestampMs() == ProducerRecord.NO_TIMESTAMP
+                    ? System.currentTimeMillis()
+                    : record.timestampMs();
+            ProducerSender.AppendResult r = sender.append(
+                    new TopicPartition(record.topic(), partition), ts, record.key(), record.value(), future);
+            if (r == ProducerSender.AppendResult.NEW_BATCH && record.partition() == null && record.key() == null) {
+                partitioner.onBatchFull(record.topic(), partition, numPartitions);
+            }
+        } catch (StellflowException e) {
+            future.completeExceptionally(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            future.completeExceptionally(e);
+        }
+        return future;
+    }
+
+    /** The partitions of {@code topic} from Metadata (refreshing it when needed). */
+    public List<PartitionInfo> partitionsFor(String topic) {
+        partitionCount(topic);
+        return metadata.topic(topic).partitions();
+    }
+
+    private int partitionCount(String topic) {
+        TopicDescription t = metadata.topic(topic);
+        if (t != null && t.errorCode() == Errors.NONE && !t.partitions().isEmpty()) {
+            return t.partitions().size();
+        }
+        long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
+        int attempts = 0;
+        StellflowException last = null;
+        while (attempts++ <= config.common().retries() && System.nanoTime() < deadlineNs) {
+            try {
+                long leftMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime()));
+                t = metadata.refresh(List.of(topic))
+                        .get(leftMs, TimeUnit.MILLISECONDS)
+                        .get(topic);
+                if (t != null && t.errorCode() == Errors.NONE && !t.partitions().isEmpty()) {
+                    return t.partitions().size();
+                }
+                last = new StellflowException(
+                        t == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : t.errorCode(),
+                        "no metadata for topic " + topic);
+                if (!last.retriable()) {
+                    throw last;
+                }
+            } catch (ExecutionException e) {
+                last = e.getCause() instanceof StellflowException se
+                        ? se
+                        : new StellflowException(Errors.UNKNOWN_SERVER_ERROR, "metadata for " + topic + " failed", e);
+                if (!last.retriable()) {
+                    throw last;
+                }
+            } catch (TimeoutException e) {
+                last = new StellflowException(StellflowException.NETWORK_ERROR, "metadata for " + topic + " timed out");
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StellflowException(StellflowException.NETWORK_ERROR, "interrupted", e);
+            }
+            sleepQuietly(config.common().retryBackoffMs());
+        }
+        throw last != null
+                ? last
+                : new StellflowException(StellflowException.NETWORK_ERROR, "no metadata for " + topic);
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Sends every accumulated record now and blocks until each is acknowledged or failed.
+     *
+     * @throws InterruptedException when interrupted while waiting
+     */
+    public void flush() throws InterruptedException {
+        sender.flush();
+    }
+
+    /** Flushes, stops the sender and closes the connections. Idempotent. */
+    @Override
+    public void close() {
+        close(Duration.ofMillis(config.deliveryTimeoutMs()));
+    }
+
+    /** Like {@link #close()} but waits at most {@code timeout} for outstanding records. */
+    public void close(Duration timeout) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        sender.initiateClose();
+        try {
+            senderThread.join(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        network.close();
+    }
+}

@@ -1,0 +1,28 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class ConfigTest {
+    @Test
+    void producerConfigReadsKafkaNamesAndRejectsBadValuesNamingTheKey() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "h1:1, h2:2");
+        p.setProperty("acks", "all");
+        p.setProperty("linger.ms", "7");
+        ProducerConfig c = ProducerConfig.from(p);
+        assertThat(c.acks()).isEqualTo((short) -1);
+        assertThat(c.lingerMs()).isEqualTo(7);
+        assertThat(c.common().bootstrapServers()).containsExactly(new HostPort("h1", 1), new HostPort("h2", 2));
+        assertThat(c.maxInFlightPerConnection()).isEqualTo(5);
+        p.setProperty("batch.size", "big");
+        assertThatThrownBy(() -> ProducerConfig.from(p)).hasMessageContaining("batch.size");
+        p.remove("batch.size");
+        p.setProperty("acks", "2");
+        assertThatThrownBy(() -> ProducerConfig.from(p)).hasMessageContaining("acks");
+        assertThatThrownBy(() -> ConsumerConfig.from(new Properties())).hasMessageContaining("bootstrap.servers");
+    }
+}

@@ -1,0 +1,316 @@
+package io.stellflow.client;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.RequestHeader;
+import io.stellflow.protocol.ResponseHeader;
+import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.CreateTopicRequest;
+import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.message.ListOffsetsRequest;
+import io.stellflow.protocol.message.ListOffsetsResponse;
+import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchValidator;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * A tiny in-process broker on 127.0.0.1 for client tests, built on the protocol codecs. Keeps each
+ * partition as a list of stored batches (heap copies) and answers ApiVersions, Metadata, Produce,
+ * Fetch, ListOffsets and CreateTopic at v0. Tests can inject per-partition Produce errors, hold
+ * responses and release them in reverse order, and inspect every request received.
+ *
+ * <p>Thread-safety: state is guarded by {@code this}; requests are handled on one I/O thread.
+ */
+final class FakeBroker implements AutoCloseable {
+    record StoredBatch(long baseOffset, int recordCount, byte[] bytes) {}
+
+    record ProduceSeen(String topic, int partition, int batchCount, int recordCount) {}
+
+    private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+    private final Channel server;
+    private final Map<String, Integer> topics = new LinkedHashMap<>();
+    private final Map<TopicPartition, List<StoredBatch>> logs = new HashMap<>();
+    private final Map<TopicPartition, ArrayDeque<Short>> produceErrors = new HashMap<>();
+    final List<ProduceSeen> produces = new CopyOnWriteArrayList<>();
+    final AtomicInteger metadataRequests = new AtomicInteger();
+    final AtomicInteger produceRequests = new AtomicInteger();
+    final List<Integer> correlationIds = new CopyOnWriteArrayList<>();
+    private int holdCount;
+    private final List<Runnable> held = new ArrayList<>();
+
+    FakeBroker() throws InterruptedException {
+        server = new ServerBootstrap()
+                .group(group)
+                .channel(NioServerSocketChannel.class)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        ch.pipeline()
+                                .addLast(new LengthFieldBasedFrameDecoder(64 << 20, 0, 4, 0, 4))
+                                .addLast(new SimpleChannelInboundHandler<ByteBuf>() {
+                                    @Override
+                                    protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+                                        handle(ctx, frame);
+                                    }
+                                });
+                    }
+                })
+                .bind("127.0.0.1", 0)
+                .sync()
+                .channel();
+    }
+
+    int port() {
+        return ((java.net.InetSocketAddress) server.localAddress()).getPort();
+    }
+
+    String bootstrap() {
+        return "127.0.0.1:" + port();
+    }
+
+    synchronized void createTopic(String name, int partitions) {
+        topics.put(name, partitions);
+        for (int p = 0; p < partitions; p++) {
+            logs.putIfAbsent(new TopicPartition(name, p), new ArrayList<>());
+        }
+    }
+
+    /** The next Produce for {@code tp} fails with {@code code} (queued, one per request). */
+    synchronized void failNextProduce(TopicPartition tp, short code) {
+        produceErrors.computeIfAbsent(tp, k -> new ArrayDeque<>()).add(code);
+    }
+
+    /** Holds the next {@code n} responses and sends them in reverse order once all arrived. */
+    synchronized void holdAndReverse(int n) {
+        holdCount = n;
+    }
+
+    /** Appends a batch directly (as if produced): bytes from a RecordBatchBuilder. */
+    synchronized long append(TopicPartition tp, ByteBuf batchSet) {
+        List<StoredBatch> log = logs.get(tp);
+        long base = leo(log);
+        int pos = batchSet.readerIndex();
+        long next = base;
+        while (pos < batchSet.writerIndex()) {
+            int size = RecordBatchLayout.LOG_OVERHEAD + batchSet.getInt(pos + RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            int count = batchSet.getInt(pos + RecordBatchLayout.RECORD_COUNT_OFFSET);
+            byte[] bytes = new byte[size];
+            batchSet.getBytes(pos, bytes);
+            log.add(new StoredBatch(next, count, bytes));
+            next += count;
+            pos += size;
+        }
+        return base;
+    }
+
+    synchronized List<StoredBatch> log(TopicPartition tp) {
+        return List.copyOf(logs.get(tp));
+    }
+
+    private static long leo(List<StoredBatch> log) {
+        if (log.isEmpty()) {
+            return 0;
+        }
+        StoredBatch last = log.get(log.size() - 1);
+        return last.baseOffset() + last.recordCount();
+    }
+
+    private void handle(ChannelHandlerContext ctx, ByteBuf frame) {
+        RequestHeader h = RequestHeader.read(frame);
+        correlationIds.add(h.correlationId());
+        ByteBuf body = Unpooled.buffer();
+        Consumer<ByteBuf> writer;
+        synchronized (this) {
+            writer = switch (h.apiKey()) {
+                case ApiKeys.API_VERSIONS -> apiVersions();
+                case ApiKeys.METADATA -> metadata(MetadataRequest.read(frame));
+                case ApiKeys.PRODUCE -> produce(ProduceRequest.read(frame));
+                case ApiKeys.FETCH -> fetch(FetchRequest.read(frame));
+                case ApiKeys.LIST_OFFSETS -> listOffsets(ListOffsetsRequest.read(frame));
+                case ApiKeys.CREATE_TOPIC -> createTopic(CreateTopicRequest.read(frame));
+                default -> throw new IllegalStateException("unexpected api " + h.apiKey());
+            };
+        }
+        writer.accept(body);
+        ByteBuf out = ctx.alloc().buffer(16 + body.readableBytes());
+        out.writeInt(ResponseHeader.SIZE + body.readableBytes());
+        ResponseHeader.of(h.correlationId(), Errors.NONE).write(out);
+        out.writeBytes(body);
+        body.release();
+        Runnable send = () -> ctx.writeAndFlush(out);
+        synchronized (this) {
+            if (h.apiKey() != ApiKeys.API_VERSIONS && holdCount > 0) {
+                held.add(send);
+                if (held.size() == holdCount) {
+                    holdCount = 0;
+                    for (int i = held.size() - 1; i >= 0; i--) {
+                        held.get(i).run();
+                    }
+                    held.clear();
+                }
+                return;
+            }
+        }
+        send.run();
+    }
+
+    private Consumer<ByteBuf> apiVersions() {
+        List<ApiVersionsResponse.ApiVersionRange> ranges = new ArrayList<>();
+        for (short k : new short[] {0, 1, 2, 3, 4, 50}) {
+            ranges.add(new ApiVersionsResponse.ApiVersionRange(k, (short) 0, (short) 0));
+        }
+        return new ApiVersionsResponse(ranges, "fake-broker", "0", List.of())::write;
+    }
+
+    private Consumer<ByteBuf> metadata(MetadataRequest req) {
+        metadataRequests.incrementAndGet();
+        List<String> names = req.topics().isEmpty() ? new ArrayList<>(topics.keySet()) : req.topics();
+        List<MetadataResponse.TopicMetadata> out = new ArrayList<>();
+        for (String t : names) {
+            Integer n = topics.get(t);
+            List<MetadataResponse.PartitionMetadata> parts = new ArrayList<>();
+            for (int p = 0; n != null && p < n; p++) {
+                parts.add(new MetadataResponse.PartitionMetadata(
+                        Errors.NONE, p, 0, 0, List.of(0), List.of(0), List.of()));
+            }
+            out.add(new MetadataResponse.TopicMetadata(
+                    n == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE, t, false, parts, 0));
+        }
+        return new MetadataResponse(
+                "fake", 0, List.of(new MetadataResponse.Broker(0, "127.0.0.1", port(), null)), out, 0)::write;
+    }
+
+    private Consumer<ByteBuf> produce(ProduceRequest req) {
+        produceRequests.incrementAndGet();
+        List<ProduceResponse.TopicResponse> out = new ArrayList<>();
+        for (ProduceRequest.TopicData t : req.topicData()) {
+            List<ProduceResponse.PartitionResponse> parts = new ArrayList<>();
+            for (ProduceRequest.PartitionData p : t.partitions()) {
+                TopicPartition tp = new TopicPartition(t.topic(), p.partition());
+                ArrayDeque<Short> errs = produceErrors.get(tp);
+                Short injected = errs == null ? null : errs.poll();
+                short code = injected != null ? injected : RecordBatchValidator.validate(p.records(), 1 << 20);
+                if (code == Errors.NONE && !logs.containsKey(tp)) {
+                    code = Errors.UNKNOWN_TOPIC_OR_PARTITION;
+                }
+                long base = -1;
+                if (code == Errors.NONE) {
+                    produces.add(new ProduceSeen(
+                            t.topic(),
+                            p.partition(),
+                            RecordBatchValidator.batchCount(p.records()),
+                            RecordBatchValidator.totalRecordCount(p.records())));
+                    base = append(tp, p.records());
+                }
+                parts.add(new ProduceResponse.PartitionResponse(p.partition(), code, base, 0, -1, 0));
+            }
+            out.add(new ProduceResponse.TopicResponse(t.topic(), parts));
+        }
+        return new ProduceResponse(out)::write;
+    }
+
+    private Consumer<ByteBuf> fetch(FetchRequest req) {
+        List<FetchResponse.FetchableTopicResponse> out = new ArrayList<>();
+        for (FetchRequest.FetchTopic t : req.topicPartitions()) {
+            List<FetchResponse.PartitionData> parts = new ArrayList<>();
+            for (FetchRequest.FetchPartition p : t.partitions()) {
+                TopicPartition tp = new TopicPartition(t.topic(), p.partition());
+                List<StoredBatch> log = logs.get(tp);
+                if (log == null) {
+                    parts.add(new FetchResponse.PartitionData(
+                            p.partition(),
+                            Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            -1,
+                            -1,
+                            -1,
+                            List.of(),
+                            Unpooled.EMPTY_BUFFER));
+                    continue;
+                }
+                ByteBuf records = Unpooled.buffer();
+                for (StoredBatch b : log) {
+                    if (b.baseOffset() + b.recordCount() - 1 >= p.fetchOffset()
+                            && records.readableBytes() < p.partitionMaxBytes()) {
+                        int at = records.writerIndex();
+                        records.writeBytes(b.bytes());
+                        records.setInt(at, (int) (b.baseOffset() - p.fetchOffset()));
+                    }
+                }
+                long hw = leo(log);
+                parts.add(new FetchResponse.PartitionData(p.partition(), Errors.NONE, hw, 0, hw, List.of(), records));
+            }
+            out.add(new FetchResponse.FetchableTopicResponse(t.topic(), parts));
+        }
+        FetchResponse resp = new FetchResponse(0, out);
+        boolean empty = out.stream()
+                .flatMap(t -> t.partitions().stream())
+                .allMatch(p -> p.records().readableBytes() == 0);
+        if (empty) {
+            // Emulate a short long-poll so an idle consumer does not spin.
+            try {
+                TimeUnit.MILLISECONDS.sleep(Math.min(req.maxWaitMs(), 20));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return resp::write;
+    }
+
+    private Consumer<ByteBuf> listOffsets(ListOffsetsRequest req) {
+        List<ListOffsetsResponse.ListOffsetsTopicResponse> out = new ArrayList<>();
+        for (ListOffsetsRequest.ListOffsetsTopic t : req.topics()) {
+            List<ListOffsetsResponse.ListOffsetsPartitionResponse> parts = new ArrayList<>();
+            for (ListOffsetsRequest.ListOffsetsPartition p : t.partitions()) {
+                List<StoredBatch> log = logs.get(new TopicPartition(t.topic(), p.partition()));
+                long offset = p.timestamp() == -2 ? 0 : leo(log);
+                parts.add(new ListOffsetsResponse.ListOffsetsPartitionResponse(
+                        p.partition(), Errors.NONE, 0, -1, offset, List.of(offset)));
+            }
+            out.add(new ListOffsetsResponse.ListOffsetsTopicResponse(t.topic(), parts));
+        }
+        return new ListOffsetsResponse(out)::write;
+    }
+
+    private Consumer<ByteBuf> createTopic(CreateTopicRequest req) {
+        createTopic(req.topic(), req.partitionCount());
+        List<CreateTopicResponse.CreateTopicPartition> parts = new ArrayList<>();
+        for (int p = 0; p < req.partitionCount(); p++) {
+            parts.add(new CreateTopicResponse.CreateTopicPartition(p, Errors.NONE, 0));
+        }
+        return new CreateTopicResponse(req.topic(), parts)::write;
+    }
+
+    @Override
+    public void close() {
+        server.close().syncUninterruptibly();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+}

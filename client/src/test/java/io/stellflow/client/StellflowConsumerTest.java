@@ -1,0 +1,99 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.RecordBatchBuilder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class StellflowConsumerTest {
+
+    private static void appendBatch(FakeBroker broker, TopicPartition tp, int count, int firstValue) {
+        ByteBuf buf = Unpooled.buffer();
+        RecordBatchBuilder b = new RecordBatchBuilder(buf, 1000L);
+        for (int i = 0; i < count; i++) {
+            b.append(1000L + i, null, ("v" + (firstValue + i)).getBytes(StandardCharsets.UTF_8));
+        }
+        b.close();
+        broker.append(tp, buf);
+    }
+
+    private static List<ConsumerRecord> pollUntil(StellflowConsumer c, int n) {
+        List<ConsumerRecord> out = new ArrayList<>();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (out.size() < n && System.nanoTime() < deadline) {
+            out.addAll(c.poll(Duration.ofMillis(100)));
+        }
+        return out;
+    }
+
+    @Test
+    void offsetsAreComputedAcrossBatchesAndRecordsBelowThePositionAreSkipped() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            appendBatch(broker, tp, 3, 0); // offsets 0-2
+            appendBatch(broker, tp, 4, 3); // offsets 3-6
+            appendBatch(broker, tp, 2, 7); // offsets 7-8
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("auto.offset.reset", "earliest");
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(tp));
+                // Start inside the second batch: the broker returns it whole (baseOffsetDelta -2).
+                consumer.seek(tp, 5);
+                List<ConsumerRecord> got = pollUntil(consumer, 4);
+                assertThat(got).extracting(ConsumerRecord::offset).containsExactly(5L, 6L, 7L, 8L);
+                assertThat(got)
+                        .extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                        .containsExactly("v5", "v6", "v7", "v8");
+                assertThat(got.get(0).timestampMs()).isEqualTo(1002L);
+                assertThat(consumer.position(tp)).isEqualTo(9);
+
+                consumer.seekToBeginning(List.of(tp));
+                got = pollUntil(consumer, 9);
+                assertThat(got).extracting(ConsumerRecord::offset).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L);
+
+                appendBatch(broker, tp, 2, 9);
+                got = pollUntil(consumer, 2);
+                assertThat(got).extracting(ConsumerRecord::offset).containsExactly(9L, 10L);
+                assertThat(consumer.poll(Duration.ofMillis(100))).isEmpty();
+                assertThat(consumer.endOffsets(List.of(tp))).containsEntry(tp, 11L);
+            }
+        }
+    }
+
+    @Test
+    void producedRecordsComeBackFromSeveralPartitions() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 3);
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("linger.ms", "1");
+            try (StellflowProducer producer = new StellflowProducer(p)) {
+                for (int i = 0; i < 300; i++) {
+                    producer.send(new ProducerRecord("t", i % 3, null, ("m" + i).getBytes(StandardCharsets.UTF_8)));
+                }
+                producer.flush();
+            }
+            p.setProperty("auto.offset.reset", "earliest");
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(
+                        List.of(new TopicPartition("t", 0), new TopicPartition("t", 1), new TopicPartition("t", 2)));
+                List<ConsumerRecord> got = pollUntil(consumer, 300);
+                assertThat(got).hasSize(300);
+                for (ConsumerRecord r : got) {
+                    int i = Integer.parseInt(new String(r.value(), StandardCharsets.UTF_8).substring(1));
+                    assertThat(r.partition()).isEqualTo(i % 3);
+                    assertThat(r.offset()).isEqualTo(i / 3);
+                }
+            }
+        }
+    }
+}

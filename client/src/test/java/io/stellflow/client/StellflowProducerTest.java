@@ -1,0 +1,166 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.protocol.Errors;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class StellflowProducerTest {
+
+    private static Properties props(FakeBroker broker, String... kv) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", broker.bootstrap());
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void futuresGetConsecutiveOffsetsAcrossBatchesOfOneRequest() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            // batch.size 200 holds two 60-byte records; linger long so the flush drives the send.
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "batch.size", "200", "linger.ms", "60000"))) {
+                for (int i = 0; i < 10; i++) {
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, new byte[60])));
+                }
+                producer.flush();
+                for (int i = 0; i < 10; i++) {
+                    RecordMetadata md = futures.get(i).get(1, TimeUnit.SECONDS);
+                    assertThat(md.offset()).isEqualTo(i);
+                    assertThat(md.partition()).isZero();
+                    assertThat(md.topic()).isEqualTo("t");
+                }
+            }
+            List<FakeBroker.StoredBatch> log = broker.log(new TopicPartition("t", 0));
+            assertThat(log).hasSizeGreaterThanOrEqualTo(5);
+            assertThat(log).allSatisfy(b -> assertThat(b.recordCount()).isLessThanOrEqualTo(2));
+        }
+    }
+
+    @Test
+    void fullBatchesAreSentWithoutWaitingForLinger() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "batch.size", "1000", "linger.ms", "60000"))) {
+                List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+                // ~129 bytes per record: 7 fit in 1000 bytes (57 header), the 8th opens a new batch.
+                for (int i = 0; i < 8; i++) {
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, new byte[100])));
+                }
+                for (int i = 0; i < 7; i++) {
+                    assertThat(futures.get(i).get(5, TimeUnit.SECONDS).offset()).isEqualTo(i);
+                }
+                Thread.sleep(200);
+                assertThat(futures.get(7)).isNotDone();
+                assertThat(broker.produces).hasSize(1);
+                assertThat(broker.produces.get(0).recordCount()).isEqualTo(7);
+            }
+        }
+    }
+
+    @Test
+    void lingerSendsAPartialBatchAfterTheLingerTime() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "batch.size", "100000", "linger.ms", "300"))) {
+                long start = System.nanoTime();
+                CompletableFuture<RecordMetadata> a = producer.send(new ProducerRecord("t", 0, null, bytes("a")));
+                CompletableFuture<RecordMetadata> b = producer.send(new ProducerRecord("t", 0, null, bytes("b")));
+                Thread.sleep(100);
+                assertThat(a).isNotDone();
+                assertThat(b.get(5, TimeUnit.SECONDS).offset()).isEqualTo(1);
+                long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                assertThat(elapsedMs).isGreaterThanOrEqualTo(290);
+                assertThat(broker.produces).hasSize(1);
+                assertThat(broker.produces.get(0).batchCount()).isEqualTo(1);
+                assertThat(broker.produces.get(0).recordCount()).isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
+    void notLeaderIsRetriedAfterAMetadataRefreshKeepingOrder() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            broker.failNextProduce(tp, Errors.NOT_LEADER_OR_FOLLOWER);
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "linger.ms", "0", "retry.backoff.ms", "20"))) {
+                List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+                for (int i = 0; i < 50; i++) {
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("v" + i))));
+                }
+                producer.flush();
+                for (int i = 0; i < 50; i++) {
+                    assertThat(futures.get(i).get(1, TimeUnit.SECONDS).offset()).isEqualTo(i);
+                }
+            }
+            assertThat(broker.metadataRequests.get()).isGreaterThanOrEqualTo(2);
+            assertThat(broker.produceRequests.get()).isGreaterThanOrEqualTo(2);
+            // The log holds the values in send order: the failed batch was resent before later ones.
+            List<String> values = new ArrayList<>();
+            for (FakeBroker.StoredBatch b : broker.log(tp)) {
+                io.netty.buffer.ByteBuf buf = io.netty.buffer.Unpooled.wrappedBuffer(b.bytes());
+                buf.setInt(0, 0);
+                io.stellflow.protocol.record.RecordBatchReader.decode(buf, 0)
+                        .forEach(r -> values.add(new String(r.value(), StandardCharsets.UTF_8)));
+            }
+            assertThat(values).hasSize(50);
+            for (int i = 0; i < 50; i++) {
+                assertThat(values.get(i)).isEqualTo("v" + i);
+            }
+        }
+    }
+
+    @Test
+    void nonRetriableErrorFailsTheFuturesWithTheCode() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.failNextProduce(new TopicPartition("t", 0), Errors.CORRUPT_MESSAGE);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
+                assertThat(f.handle((r, e) -> e).get(5, TimeUnit.SECONDS))
+                        .isInstanceOfSatisfying(
+                                StellflowException.class,
+                                e -> assertThat(e.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE));
+            }
+        }
+    }
+
+    @Test
+    void keyedRecordsGoToAStablePartitionAndUnknownTopicsFail() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 4);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0", "retries", "1"))) {
+                int p1 = producer.send(new ProducerRecord("t", null, bytes("k"), bytes("a")))
+                        .get(5, TimeUnit.SECONDS)
+                        .partition();
+                int p2 = producer.send(new ProducerRecord("t", null, bytes("k"), bytes("b")))
+                        .get(5, TimeUnit.SECONDS)
+                        .partition();
+                assertThat(p1).isEqualTo(p2).isEqualTo((Partitioner.hash(bytes("k")) & 0x7fffffff) % 4);
+                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("missing", bytes("x")));
+                assertThat(f.handle((r, e) -> e).get(5, TimeUnit.SECONDS))
+                        .isInstanceOfSatisfying(
+                                StellflowException.class,
+                                e -> assertThat(e.errorCode()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+            }
+        }
+    }
+}
