@@ -1,11 +1,10 @@
 package io.stellflow.protocol;
 
+import static io.stellflow.protocol.support.ProtocolAssertions.assertProtocolError;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.support.Bufs;
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -15,13 +14,6 @@ class RequestHeaderTest {
     @AfterEach
     void releaseBuffers() {
         bufs.close();
-    }
-
-    static void assertProtocolError(ThrowingCallable call, short code) {
-        assertThatThrownBy(call)
-                .isInstanceOfSatisfying(
-                        ProtocolException.class,
-                        e -> assertThat(e.errorCode()).as(e.getMessage()).isEqualTo(code));
     }
 
     @Test

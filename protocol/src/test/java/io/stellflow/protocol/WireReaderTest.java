@@ -1,6 +1,6 @@
 package io.stellflow.protocol;
 
-import static io.stellflow.protocol.RequestHeaderTest.assertProtocolError;
+import static io.stellflow.protocol.support.ProtocolAssertions.assertProtocolError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
