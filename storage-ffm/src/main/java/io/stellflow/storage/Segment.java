@@ -86,7 +86,10 @@ final class Segment {
         Path indexFile = indexPath(dir, baseOffset);
         if (Files.exists(indexFile)) {
             OffsetIndex idx = OffsetIndex.openExisting(indexFile, baseOffset, config.indexMaxBytes(), active);
-            if (idx != null && idx.isConsistentWith(size) && s.lastIndexEntryIsABatchStart(idx)) {
+            if (idx != null
+                    && idx.isConsistentWith(size)
+                    && s.lastIndexEntryIsABatchStart(idx)
+                    && s.indexCoversTail(idx)) {
                 s.index = idx;
                 s.bytesSinceIndexEntry =
                         idx.entries() == 0 ? (int) size : (int) size - idx.positionAt(idx.entries() - 1);
@@ -127,6 +130,40 @@ final class Segment {
         readFully(hdr, pos);
         return hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET) == idx.relativeOffsetAt(n - 1)
                 && hdr.get(RecordBatchLayout.MAGIC_OFFSET) == RecordBatchLayout.MAGIC;
+    }
+
+    /**
+     * False when the index is short: a batch after the last entry should have had an entry under the
+     * interval rule of {@link #indexBatch} (or the tail does not walk cleanly to the end of the log).
+     * Walks at most about {@code indexIntervalBytes} of batch headers when the index is complete.
+     */
+    private boolean indexCoversTail(OffsetIndex idx) throws IOException {
+        int n = idx.entries();
+        if (idx.isFull()) {
+            return true; // a full index legitimately misses the tail
+        }
+        int anchor = n == 0 ? 0 : idx.positionAt(n - 1);
+        int pos = anchor;
+        int end = sizeBytes;
+        ByteBuffer hdr = ByteBuffer.allocate(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET + 4);
+        while (pos < end) {
+            boolean indexed = n > 0 && pos == anchor;
+            if (!indexed && (long) pos - anchor >= indexIntervalBytes) {
+                return false;
+            }
+            if (end - pos < hdr.capacity()) {
+                return false;
+            }
+            hdr.clear();
+            readFully(hdr, pos);
+            int batchLength = hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH
+                    || (long) pos + RecordBatchLayout.LOG_OVERHEAD + batchLength > end) {
+                return false;
+            }
+            pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
+        }
+        return true;
     }
 
     boolean hasIndex() {

@@ -1,0 +1,224 @@
+package io.stellflow.storage;
+
+import static io.stellflow.storage.TestBatches.offsets;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RecoveryTest {
+    @TempDir
+    Path dir;
+
+    private static final LogConfig SMALL = new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE);
+    private static final Path FIRST_LOG = Path.of("00000000000000000000.log");
+    private static final Path FIRST_INDEX = Path.of("00000000000000000000.index");
+
+    /** Appends one single-record batch per timestamp; returns each batch's file position. */
+    private static List<Integer> appendSingles(PartitionLog log, int count) throws IOException {
+        List<Integer> positions = new ArrayList<>();
+        int pos = 0;
+        for (int i = 0; i < count; i++) {
+            ByteBuf b = TestBatches.batch(1000 + i);
+            positions.add(pos);
+            pos += b.readableBytes();
+            log.appendAsLeader(b, 1);
+            b.release();
+        }
+        return positions;
+    }
+
+    private static List<Long> allOffsets(PartitionLog log, long from) throws IOException {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            log.readInto(from, Integer.MAX_VALUE, Long.MAX_VALUE, true, out);
+            return offsets(TestBatches.decode(out, from));
+        } finally {
+            out.release();
+        }
+    }
+
+    @Test
+    void tornTailIsTruncatedAndTheNextAppendContinuesAfterTheLastWholeBatch() throws IOException {
+        PartitionLog log = PartitionLog.open(dir, LogConfig.defaults());
+        appendSingles(log, 3);
+        log.crashForTesting();
+        Path logFile = dir.resolve(FIRST_LOG);
+        long sizeOfThree = Files.size(logFile);
+        ByteBuf fourth = TestBatches.batch(4000);
+        ByteBuffer half = fourth.nioBuffer(0, fourth.readableBytes() / 2);
+        PartitionLogTest.appendRaw(logFile, half);
+        fourth.release();
+
+        try (PartitionLog reopened = PartitionLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(3);
+            assertThat(Files.size(logFile)).isEqualTo(sizeOfThree);
+            ByteBuf next = TestBatches.batch(5000);
+            assertThat(reopened.appendAsLeader(next, 2)).isEqualTo(3);
+            next.release();
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L, 2L, 3L);
+        }
+    }
+
+    @Test
+    void tornTailAfterACleanCloseWithoutMarkerIsAlsoTruncated() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+            appendSingles(log, 3);
+        }
+        Files.delete(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
+        PartitionLogTest.appendRaw(dir.resolve(FIRST_LOG), ByteBuffer.wrap(new byte[] {0, 0, 0, 0, 0, 0, 1}));
+        try (PartitionLog reopened = PartitionLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aFlippedByteUnderTheCrcDropsThatBatchAndEverythingAfterIt() throws IOException {
+        PartitionLog log = PartitionLog.open(dir, LogConfig.defaults());
+        List<Integer> positions = appendSingles(log, 3);
+        log.crashForTesting();
+        flipByte(dir.resolve(FIRST_LOG), positions.get(2) + 60); // inside the record, covered by the CRC
+
+        try (PartitionLog reopened = PartitionLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(2);
+            assertThat(Files.size(dir.resolve(FIRST_LOG))).isEqualTo((long) positions.get(2));
+            ByteBuf next = TestBatches.batch(9);
+            assertThat(reopened.appendAsLeader(next, 2)).isEqualTo(2);
+            next.release();
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L, 2L);
+        }
+    }
+
+    @Test
+    void corruptionInAnOlderSegmentDropsTheLaterSegments() throws IOException {
+        PartitionLog log = PartitionLog.open(dir, SMALL);
+        appendSingles(log, 40);
+        assertThat(log.segmentCount()).isGreaterThan(3);
+        log.crashForTesting();
+        List<Path> logs;
+        try (var files = Files.list(dir)) {
+            logs = files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
+        }
+        Path second = logs.get(1);
+        long secondBase = Long.parseLong(second.getFileName().toString().substring(0, 20));
+        flipByte(second, 30); // first batch of the second segment, inside the CRC-covered header
+
+        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+            assertThat(reopened.logEndOffset()).isEqualTo(secondBase);
+            assertThat(reopened.segmentCount()).isEqualTo(2);
+            assertThat(allOffsets(reopened, 0))
+                    .isEqualTo(LongStream.range(0, secondBase).boxed().toList());
+        }
+        for (int i = 2; i < logs.size(); i++) {
+            assertThat(logs.get(i)).doesNotExist();
+        }
+    }
+
+    @Test
+    void aZeroedIndexIsRebuiltIdenticallyAndLookupsAreRight() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            appendSingles(log, 10);
+        }
+        Path index = dir.resolve(FIRST_INDEX);
+        byte[] original = Files.readAllBytes(index);
+        assertThat(original.length).isEqualTo(10 * OffsetIndexLayout.ENTRY_SIZE);
+        Files.write(index, new byte[original.length]);
+
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            for (long offset = 0; offset < 10; offset++) {
+                assertThat(allOffsets(log, offset).get(0)).isEqualTo(offset);
+            }
+        }
+        assertThat(Files.readAllBytes(index)).isEqualTo(original);
+    }
+
+    @Test
+    void aShortGarbageOrMissingIndexIsRebuilt() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            appendSingles(log, 10);
+        }
+        Path index = dir.resolve(FIRST_INDEX);
+        byte[] original = Files.readAllBytes(index);
+        byte[] garbage = new byte[original.length];
+        new Random(42).nextBytes(garbage);
+        List<byte[]> corruptions = List.of(new byte[] {1, 2, 3, 4, 5}, garbage, new byte[0]);
+        for (byte[] corrupt : corruptions) {
+            Files.write(index, corrupt);
+            try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+                assertThat(log.logEndOffset()).isEqualTo(10);
+                for (long offset = 0; offset < 10; offset++) {
+                    assertThat(allOffsets(log, offset).get(0)).isEqualTo(offset);
+                }
+            }
+            assertThat(Files.readAllBytes(index)).isEqualTo(original);
+        }
+        Files.delete(index);
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            assertThat(allOffsets(log, 7).get(0)).isEqualTo(7);
+        }
+        assertThat(Files.readAllBytes(index)).isEqualTo(original);
+    }
+
+    @Test
+    void anIndexPointingPastTheLogIsRebuilt() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            appendSingles(log, 5);
+        }
+        Path index = dir.resolve(FIRST_INDEX);
+        try (FileChannel ch = FileChannel.open(index, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.allocate(8).putInt(0, 4).putInt(4, 1_000_000), 32); // entry 4
+        }
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            assertThat(log.logEndOffset()).isEqualTo(5);
+            assertThat(allOffsets(log, 4)).containsExactly(4L);
+        }
+    }
+
+    @Test
+    void cleanRestartReopensTrimmedIndexesAndKeepsIndexing() throws IOException {
+        LogConfig config = new LogConfig(1 << 20, 0, 4096, Long.MAX_VALUE, Long.MAX_VALUE);
+        try (PartitionLog log = PartitionLog.open(dir, config)) {
+            appendSingles(log, 5);
+        }
+        assertThat(Files.size(dir.resolve(FIRST_INDEX))).isEqualTo(5 * 8);
+        try (PartitionLog log = PartitionLog.open(dir, config)) {
+            appendSingles(log, 5);
+            assertThat(log.logEndOffset()).isEqualTo(10);
+        }
+        assertThat(Files.size(dir.resolve(FIRST_INDEX))).isEqualTo(10 * 8);
+    }
+
+    @Test
+    void aFullIndexRollsTheSegment() throws IOException {
+        LogConfig config = new LogConfig(1 << 20, 0, 4 * 8, Long.MAX_VALUE, Long.MAX_VALUE);
+        try (PartitionLog log = PartitionLog.open(dir, config)) {
+            appendSingles(log, 10);
+            assertThat(log.segmentCount()).isEqualTo(3); // 4 + 4 + 2 batches
+            assertThat(allOffsets(log, 0))
+                    .isEqualTo(LongStream.range(0, 10).boxed().toList());
+        }
+        assertThat(dir.resolve("00000000000000000004.log")).exists();
+        assertThat(dir.resolve("00000000000000000008.log")).exists();
+    }
+
+    static void flipByte(Path file, long position) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, position);
+            one.put(0, (byte) (one.get(0) ^ 0x5A));
+            ch.write(one.rewind(), position);
+        }
+    }
+}
