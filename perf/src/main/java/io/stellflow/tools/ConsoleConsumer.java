@@ -1,0 +1,185 @@
+package io.stellflow.tools;
+
+import io.stellflow.client.ConsumerRecord;
+import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.StellflowConsumer;
+import io.stellflow.client.StellflowException;
+import io.stellflow.client.TopicDescription;
+import io.stellflow.client.TopicPartition;
+import io.stellflow.protocol.Errors;
+import java.io.BufferedOutputStream;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code stellflow-console-consumer.sh}: prints record values, one per line, as raw bytes followed
+ * by {@code '\n'} (a null value prints as {@code null}); stdout is buffered and flushed after each
+ * poll. Diagnostics go to stderr only.
+ *
+ * <p>Start position: {@code --offset N} (needs {@code --partition}), {@code --from-beginning}, or
+ * else the end of each partition. Order across partitions: with several partitions and {@code
+ * --from-beginning}, the tool prints partition by partition (all of partition 0 up to its end at
+ * start time, then partition 1, ...) and then follows all partitions together; {@code
+ * --interleave} reads all partitions at once instead (records of different partitions mix).
+ *
+ * <p>Stops after {@code --max-messages} records, or when no record arrived for {@code
+ * --timeout-ms}; otherwise runs until killed. Exit status 0, 1 on a client error, 2 for bad
+ * arguments. Not thread-safe (one invocation).
+ */
+@Command(
+        name = "stellflow-console-consumer",
+        mixinStandardHelpOptions = true,
+        description = "Print the values of a topic's records, one per line.")
+public final class ConsoleConsumer implements Callable<Integer> {
+    private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
+
+    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    String bootstrapServer;
+
+    @Option(names = "--topic", required = true, description = "topic to read")
+    String topic;
+
+    @Option(names = "--partition", description = "read only this partition")
+    Integer partition;
+
+    @Option(names = "--from-beginning", description = "start at the log start offset")
+    boolean fromBeginning;
+
+    @Option(names = "--offset", description = "start at this offset (needs --partition)")
+    Long offset;
+
+    @Option(names = "--max-messages", description = "exit after this many records")
+    Long maxMessages;
+
+    @Option(names = "--timeout-ms", description = "exit when no record arrived for this long")
+    Long timeoutMs;
+
+    @Option(names = "--interleave", description = "with several partitions, read them all at once")
+    boolean interleave;
+
+    @Option(names = "--consumer-property", description = "consumer property k=v")
+    Map<String, String> consumerProps = new HashMap<>();
+
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    OutputStream stdout = new FileOutputStream(FileDescriptor.out);
+
+    private long printed;
+
+    @Override
+    public Integer call() throws IOException {
+        if (offset != null && partition == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--offset needs --partition");
+        }
+        Properties props = ClientProps.of(bootstrapServer, consumerProps);
+        props.putIfAbsent("client.id", "stellflow-console-consumer");
+        List<TopicPartition> partitions = partitions(props);
+        OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
+        try (StellflowConsumer consumer = new StellflowConsumer(props)) {
+            consumer.assign(partitions);
+            if (offset != null) {
+                consumer.seek(partitions.get(0), offset);
+            } else if (fromBeginning) {
+                consumer.seekToBeginning(partitions);
+            } else {
+                consumer.seekToEnd(partitions);
+            }
+            if (fromBeginning && partitions.size() > 1 && !interleave) {
+                Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+                for (TopicPartition tp : partitions) {
+                    consumer.assign(List.of(tp));
+                    if (!drainTo(consumer, tp, ends.get(tp), out)) {
+                        return 0;
+                    }
+                }
+                consumer.assign(partitions);
+            }
+            follow(consumer, out);
+        } finally {
+            out.flush();
+        }
+        return 0;
+    }
+
+    private List<TopicPartition> partitions(Properties props) {
+        if (partition != null) {
+            return List.of(new TopicPartition(topic, partition));
+        }
+        try (StellflowAdmin admin = new StellflowAdmin(props)) {
+            TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
+            if (d == null || d.errorCode() != Errors.NONE) {
+                throw new StellflowException(
+                        d == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : d.errorCode(), "cannot read topic " + topic);
+            }
+            List<TopicPartition> out = new ArrayList<>();
+            d.partitions().forEach(p -> out.add(new TopicPartition(topic, p.partition())));
+            return out;
+        }
+    }
+
+    /** Reads {@code tp} up to {@code end}; false when the tool should exit (limit or idle). */
+    private boolean drainTo(StellflowConsumer consumer, TopicPartition tp, long end, OutputStream out)
+            throws IOException {
+        long lastDataNs = System.nanoTime();
+        while (consumer.position(tp) < end) {
+            List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(200));
+            if (!records.isEmpty()) {
+                lastDataNs = System.nanoTime();
+            }
+            if (!print(records, out) || idle(lastDataNs)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void follow(StellflowConsumer consumer, OutputStream out) throws IOException {
+        long lastDataNs = System.nanoTime();
+        while (true) {
+            List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(200));
+            if (!records.isEmpty()) {
+                lastDataNs = System.nanoTime();
+            }
+            if (!print(records, out) || idle(lastDataNs)) {
+                return;
+            }
+        }
+    }
+
+    private boolean idle(long lastDataNs) {
+        return timeoutMs != null && System.nanoTime() - lastDataNs >= timeoutMs * 1_000_000L;
+    }
+
+    /** Writes the values; false once --max-messages is reached. */
+    private boolean print(List<ConsumerRecord> records, OutputStream out) throws IOException {
+        for (ConsumerRecord r : records) {
+            if (maxMessages != null && printed >= maxMessages) {
+                break;
+            }
+            out.write(r.value() == null ? NULL : r.value());
+            out.write('\n');
+            printed++;
+        }
+        out.flush();
+        return maxMessages == null || printed < maxMessages;
+    }
+
+    public static void main(String[] args) {
+        System.exit(Tools.commandLine(new ConsoleConsumer()).execute(args));
+    }
+}

@@ -1,0 +1,228 @@
+package io.stellflow.tools;
+
+import io.stellflow.client.ConsumerRecord;
+import io.stellflow.client.ProducerRecord;
+import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.StellflowConsumer;
+import io.stellflow.client.StellflowException;
+import io.stellflow.client.StellflowProducer;
+import io.stellflow.client.TopicDescription;
+import io.stellflow.client.TopicPartition;
+import io.stellflow.protocol.Errors;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code stellflow-perf.sh produce|consume}: the load generator, with flags close to Kafka's perf
+ * tools. Prints one summary line (or one JSON object with {@code --json}) to stdout. Produce
+ * latency is send-to-acknowledgement per record; consume latency is the duration of each {@code
+ * poll} that returned records. Not thread-safe (one invocation).
+ */
+@Command(
+        name = "stellflow-perf",
+        mixinStandardHelpOptions = true,
+        description = "Stellflow load generator.",
+        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class})
+public final class PerfCommand implements Runnable {
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "choose a subcommand: produce or consume");
+    }
+
+    /** Options both subcommands share. */
+    abstract static class Common {
+        @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+        String bootstrapServer;
+
+        @Option(names = "--topic", required = true, description = "topic")
+        String topic;
+
+        @Option(
+                names = "--num-records",
+                defaultValue = "" + Long.MAX_VALUE,
+                description = "stop after this many records")
+        long numRecords;
+
+        @Option(names = "--duration-ms", defaultValue = "-1", description = "stop after this long (-1: no limit)")
+        long durationMs;
+
+        @Option(names = "--json", description = "print the result as one JSON object")
+        boolean json;
+
+        @Option(names = "--name", description = "case name in the result (default: the subcommand)")
+        String name;
+
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        void validateLimits() {
+            if (numRecords == Long.MAX_VALUE && durationMs < 0) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "give --num-records or --duration-ms");
+            }
+        }
+
+        long deadlineNs(long startNs) {
+            return durationMs < 0 ? Long.MAX_VALUE : startNs + TimeUnit.MILLISECONDS.toNanos(durationMs);
+        }
+
+        void print(PerfResult r) {
+            PrintWriter out = spec.commandLine().getOut();
+            out.println(json ? r.toJson() : r.toText());
+            out.flush();
+        }
+    }
+
+    @Command(
+            name = "produce",
+            mixinStandardHelpOptions = true,
+            description = "Send fixed-size records as fast as allowed.")
+    static final class Produce extends Common implements Callable<Integer> {
+        @Option(
+                names = "--record-size",
+                defaultValue = "1024",
+                description = "value bytes per record (default ${DEFAULT-VALUE})")
+        int recordSize;
+
+        @Option(names = "--throughput", defaultValue = "-1", description = "records/s cap, -1 for none")
+        long throughput;
+
+        @Option(names = "--producer-props", arity = "1..*", description = "producer properties k=v ...")
+        Map<String, String> producerProps = new HashMap<>();
+
+        @Override
+        public Integer call() throws InterruptedException {
+            validateLimits();
+            byte[] value = new byte[recordSize];
+            new SplittableRandom(42).nextBytes(value);
+            Recorder latencyUs = new Recorder(3);
+            AtomicLong errors = new AtomicLong();
+            AtomicLong acked = new AtomicLong();
+            long sent = 0;
+            long startNs;
+            long endNs;
+            try (StellflowProducer producer = new StellflowProducer(ClientProps.of(bootstrapServer, producerProps))) {
+                producer.partitionsFor(topic); // metadata before the clock starts
+                startNs = System.nanoTime();
+                long deadlineNs = deadlineNs(startNs);
+                double intervalNs = throughput > 0 ? 1e9 / throughput : 0;
+                while (sent < numRecords && System.nanoTime() < deadlineNs) {
+                    if (intervalNs > 0) {
+                        long dueNs = startNs + (long) (sent * intervalNs);
+                        long waitNs = dueNs - System.nanoTime();
+                        if (waitNs > 0) {
+                            LockSupport.parkNanos(waitNs);
+                        }
+                    }
+                    long sendNs = System.nanoTime();
+                    CompletableFuture<?> f = producer.send(new ProducerRecord(topic, null, null, value));
+                    f.whenComplete((md, e) -> {
+                        if (e != null) {
+                            errors.incrementAndGet();
+                        } else {
+                            acked.incrementAndGet();
+                            latencyUs.recordValue(Math.max(1, (System.nanoTime() - sendNs) / 1000));
+                        }
+                    });
+                    sent++;
+                }
+                producer.flush();
+                endNs = System.nanoTime();
+            }
+            Histogram h = latencyUs.getIntervalHistogram();
+            PerfResult r = PerfResult.of(
+                    name != null ? name : "produce",
+                    acked.get(),
+                    acked.get() * recordSize,
+                    endNs - startNs,
+                    h,
+                    errors.get());
+            print(r);
+            return errors.get() == 0 ? 0 : 1;
+        }
+    }
+
+    @Command(
+            name = "consume",
+            mixinStandardHelpOptions = true,
+            description = "Read a topic from the beginning as fast as possible.")
+    static final class Consume extends Common implements Callable<Integer> {
+        @Option(names = "--consumer-props", arity = "1..*", description = "consumer properties k=v ...")
+        Map<String, String> consumerProps = new HashMap<>();
+
+        @Option(
+                names = "--timeout-ms",
+                defaultValue = "10000",
+                description = "stop when no record arrived for this long")
+        long timeoutMs;
+
+        @Override
+        public Integer call() {
+            validateLimits();
+            Properties props = ClientProps.of(bootstrapServer, consumerProps);
+            List<TopicPartition> partitions = new ArrayList<>();
+            try (StellflowAdmin admin = new StellflowAdmin(props)) {
+                TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
+                if (d == null || d.errorCode() != Errors.NONE) {
+                    throw new StellflowException(Errors.UNKNOWN_TOPIC_OR_PARTITION, "cannot read topic " + topic);
+                }
+                d.partitions().forEach(p -> partitions.add(new TopicPartition(topic, p.partition())));
+            }
+            Histogram pollUs = new Histogram(3);
+            long records = 0;
+            long bytes = 0;
+            long startNs;
+            long lastDataNs;
+            try (StellflowConsumer consumer = new StellflowConsumer(props)) {
+                consumer.assign(partitions);
+                consumer.seekToBeginning(partitions);
+                startNs = System.nanoTime();
+                lastDataNs = startNs;
+                long deadlineNs = deadlineNs(startNs);
+                while (records < numRecords) {
+                    long t0 = System.nanoTime();
+                    if (t0 >= deadlineNs || t0 - lastDataNs > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+                        break;
+                    }
+                    List<ConsumerRecord> got = consumer.poll(Duration.ofMillis(100));
+                    if (got.isEmpty()) {
+                        continue;
+                    }
+                    lastDataNs = System.nanoTime();
+                    pollUs.recordValue(Math.max(1, (lastDataNs - t0) / 1000));
+                    for (ConsumerRecord r : got) {
+                        records++;
+                        bytes += r.value() == null ? 0 : r.value().length;
+                    }
+                }
+            }
+            PerfResult r =
+                    PerfResult.of(name != null ? name : "consume", records, bytes, lastDataNs - startNs, pollUs, 0);
+            print(r);
+            return 0;
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(Tools.commandLine(new PerfCommand()).execute(args));
+    }
+}
