@@ -1,0 +1,72 @@
+package io.stellflow.broker;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An exclusive OS file lock on {@code <logDir>/.lock}, so two brokers never write the same logs.
+ *
+ * <p>Thread-safety: {@link #release} is idempotent and synchronized.
+ */
+final class LogDirLock {
+    private static final Logger LOG = LoggerFactory.getLogger(LogDirLock.class);
+
+    static final String FILE_NAME = ".lock";
+
+    private final Path file;
+    private final FileChannel channel;
+    private FileLock lock;
+
+    private LogDirLock(Path file, FileChannel channel, FileLock lock) {
+        this.file = file;
+        this.channel = channel;
+        this.lock = lock;
+    }
+
+    /**
+     * Creates the log dir if needed and locks it.
+     *
+     * @throws IOException when the directory cannot be created or another process (or broker in this
+     *     JVM) holds the lock
+     */
+    static LogDirLock acquire(Path logDir) throws IOException {
+        Files.createDirectories(logDir);
+        Path file = logDir.resolve(FILE_NAME);
+        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock;
+        try {
+            lock = channel.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+        if (lock == null) {
+            channel.close();
+            throw new IOException("Log directory " + logDir + " is in use by another broker (" + file + " is locked)");
+        }
+        return new LogDirLock(file, channel, lock);
+    }
+
+    synchronized void release() {
+        if (lock == null) {
+            return;
+        }
+        try {
+            lock.release();
+            channel.close();
+        } catch (IOException e) {
+            // The lock dies with the channel or the process anyway; nothing more to do.
+            LOG.warn("Releasing {} failed: {}", file, e.toString());
+        }
+        lock = null;
+    }
+}

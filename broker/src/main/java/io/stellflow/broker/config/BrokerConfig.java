@@ -1,0 +1,258 @@
+package io.stellflow.broker.config;
+
+import io.stellflow.storage.LogConfig;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The validated broker configuration, read from Kafka-style properties.
+ *
+ * <table>
+ *   <caption>Keys</caption>
+ *   <tr><th>Key</th><th>Default</th><th>Rule</th></tr>
+ *   <tr><td>broker.id</td><td>0</td><td>&gt;= 0</td></tr>
+ *   <tr><td>listeners</td><td>PLAINTEXT://127.0.0.1:9092</td><td>one PLAINTEXT listener; port 0 = ephemeral</td></tr>
+ *   <tr><td>advertised.listeners</td><td>the listener</td><td>host and port given to clients in Metadata</td></tr>
+ *   <tr><td>log.dirs (or log.dir)</td><td>/tmp/stellflow-data</td><td>comma separated; only the first is used</td></tr>
+ *   <tr><td>num.partitions</td><td>1</td><td>1..{@value #MAX_PARTITIONS_PER_TOPIC}, for auto-created topics</td></tr>
+ *   <tr><td>log.segment.bytes</td><td>1073741824</td><td>&gt;= 1024</td></tr>
+ *   <tr><td>log.index.interval.bytes</td><td>4096</td><td>&gt;= 0</td></tr>
+ *   <tr><td>log.index.size.max.bytes</td><td>10485760</td><td>&gt;= 8</td></tr>
+ *   <tr><td>log.flush.interval.messages</td><td>9223372036854775807 (never)</td><td>&gt;= 1</td></tr>
+ *   <tr><td>log.flush.interval.ms</td><td>9223372036854775807 (never)</td><td>&gt;= 0</td></tr>
+ *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
+ *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty</td></tr>
+ *   <tr><td>auto.create.topics.enable</td><td>false</td><td>true or false</td></tr>
+ *   <tr><td>transport</td><td>auto</td><td>auto, io_uring, epoll or nio</td></tr>
+ *   <tr><td>num.network.threads</td><td>3</td><td>1..256, Netty event loop threads</td></tr>
+ *   <tr><td>num.io.threads</td><td>8</td><td>1..1024, request handler threads (file I/O)</td></tr>
+ * </table>
+ *
+ * <p>Thread-safety: immutable after {@link #fromProperties}.
+ *
+ * <p>Errors: {@link ConfigException} with the bad key and value for anything malformed or out of range.
+ */
+public final class BrokerConfig {
+
+    /** Upper bound on partitions in one topic; keeps one CreateTopic from opening thousands of files. */
+    public static final int MAX_PARTITIONS_PER_TOPIC = 10_000;
+
+    /** One 78-byte minimal batch (§7.7 step 2) must fit. */
+    public static final int MIN_MESSAGE_MAX_BYTES = 78;
+
+    /**
+     * 64 MiB minus 64 KiB: a batch of this size plus any Fetch response envelope (header, topic name of
+     * at most 249 bytes, partition fields) stays below the 67108860-byte frame limit (spec §7.7).
+     */
+    public static final int MAX_MESSAGE_MAX_BYTES = 64 * 1024 * 1024 - 64 * 1024;
+
+    /** Kafka's default: 1 MiB plus a 12-byte log overhead. */
+    public static final int DEFAULT_MESSAGE_MAX_BYTES = 1_048_588;
+
+    private static final Set<String> KNOWN_KEYS = Set.of(
+            "broker.id",
+            "listeners",
+            "advertised.listeners",
+            "log.dirs",
+            "log.dir",
+            "num.partitions",
+            "log.segment.bytes",
+            "log.index.interval.bytes",
+            "log.index.size.max.bytes",
+            "log.flush.interval.messages",
+            "log.flush.interval.ms",
+            "message.max.bytes",
+            "cluster.id",
+            "auto.create.topics.enable",
+            "transport",
+            "num.network.threads",
+            "num.io.threads");
+
+    private final int brokerId;
+    private final Listener listener;
+    private final Listener advertisedListener;
+    private final List<Path> logDirs;
+    private final int numPartitions;
+    private final LogConfig logConfig;
+    private final int messageMaxBytes;
+    private final String clusterId;
+    private final boolean autoCreateTopicsEnable;
+    private final TransportType transport;
+    private final int numNetworkThreads;
+    private final int numIoThreads;
+    private final Set<String> unknownKeys;
+
+    private BrokerConfig(Properties props) {
+        brokerId = intValue(props, "broker.id", 0, 0, Integer.MAX_VALUE);
+        listener = Listener.parse("listeners", string(props, "listeners", "PLAINTEXT://127.0.0.1:9092"));
+        String advertised = props.getProperty("advertised.listeners");
+        advertisedListener = advertised == null ? null : Listener.parse("advertised.listeners", advertised);
+        logDirs = logDirs(props);
+        numPartitions = intValue(props, "num.partitions", 1, 1, MAX_PARTITIONS_PER_TOPIC);
+        int segmentBytes =
+                intValue(props, "log.segment.bytes", LogConfig.DEFAULT_SEGMENT_BYTES, 1024, Integer.MAX_VALUE);
+        int indexInterval = intValue(
+                props, "log.index.interval.bytes", LogConfig.DEFAULT_INDEX_INTERVAL_BYTES, 0, Integer.MAX_VALUE);
+        int indexMax =
+                intValue(props, "log.index.size.max.bytes", LogConfig.DEFAULT_INDEX_MAX_BYTES, 8, Integer.MAX_VALUE);
+        long flushMessages = longValue(props, "log.flush.interval.messages", Long.MAX_VALUE, 1, Long.MAX_VALUE);
+        long flushMs = longValue(props, "log.flush.interval.ms", Long.MAX_VALUE, 0, Long.MAX_VALUE);
+        logConfig = new LogConfig(segmentBytes, indexInterval, indexMax, flushMessages, flushMs);
+        messageMaxBytes = intValue(
+                props, "message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES, MIN_MESSAGE_MAX_BYTES, MAX_MESSAGE_MAX_BYTES);
+        String cluster = props.getProperty("cluster.id");
+        if (cluster != null && cluster.isBlank()) {
+            throw new ConfigException("cluster.id", cluster, "must not be blank");
+        }
+        clusterId = cluster == null ? null : cluster.trim();
+        autoCreateTopicsEnable = bool(props, "auto.create.topics.enable", false);
+        transport = TransportType.parse("transport", string(props, "transport", "auto"));
+        numNetworkThreads = intValue(props, "num.network.threads", 3, 1, 256);
+        numIoThreads = intValue(props, "num.io.threads", 8, 1, 1024);
+        Set<String> unknown = new TreeSet<>();
+        for (String key : props.stringPropertyNames()) {
+            if (!KNOWN_KEYS.contains(key)) {
+                unknown.add(key);
+            }
+        }
+        unknownKeys = Set.copyOf(unknown);
+    }
+
+    /**
+     * Reads and validates every key.
+     *
+     * @throws ConfigException naming the first bad key and its value
+     */
+    public static BrokerConfig fromProperties(Properties props) {
+        return new BrokerConfig(props);
+    }
+
+    /** {@code broker.id}. */
+    public int brokerId() {
+        return brokerId;
+    }
+
+    /** {@code listeners}: where the broker binds. */
+    public Listener listener() {
+        return listener;
+    }
+
+    /** {@code advertised.listeners}, or null when unset (then the bound listener is advertised). */
+    public Listener advertisedListener() {
+        return advertisedListener;
+    }
+
+    /** {@code log.dirs}, never empty; the broker stores everything under the first entry. */
+    public List<Path> logDirs() {
+        return logDirs;
+    }
+
+    /** {@code num.partitions}: partition count of auto-created topics. */
+    public int numPartitions() {
+        return numPartitions;
+    }
+
+    /** The per-partition log settings ({@code log.segment.bytes}, {@code log.index.*}, {@code log.flush.*}). */
+    public LogConfig logConfig() {
+        return logConfig;
+    }
+
+    /** {@code message.max.bytes}: the largest accepted RecordBatch in bytes (whole batch, 8-byte prefix included). */
+    public int messageMaxBytes() {
+        return messageMaxBytes;
+    }
+
+    /** {@code cluster.id}, or null to use the persisted or a freshly generated id. */
+    public String clusterId() {
+        return clusterId;
+    }
+
+    /** {@code auto.create.topics.enable}. */
+    public boolean autoCreateTopicsEnable() {
+        return autoCreateTopicsEnable;
+    }
+
+    /** {@code transport}. */
+    public TransportType transport() {
+        return transport;
+    }
+
+    /** {@code num.network.threads}: Netty event loop threads for client connections. */
+    public int numNetworkThreads() {
+        return numNetworkThreads;
+    }
+
+    /** {@code num.io.threads}: request handler threads that do the file I/O. */
+    public int numIoThreads() {
+        return numIoThreads;
+    }
+
+    /** Keys present in the properties that the broker does not know (logged as a warning at start). */
+    public Set<String> unknownKeys() {
+        return unknownKeys;
+    }
+
+    private static List<Path> logDirs(Properties props) {
+        String key = props.getProperty("log.dirs") != null ? "log.dirs" : "log.dir";
+        String raw = string(props, key, "/tmp/stellflow-data");
+        List<Path> dirs = new ArrayList<>();
+        for (String part : raw.split(",")) {
+            String trimmed = part.trim();
+            if (trimmed.isEmpty()) {
+                throw new ConfigException(key, raw, "contains an empty directory");
+            }
+            dirs.add(Path.of(trimmed));
+        }
+        return List.copyOf(dirs);
+    }
+
+    private static String string(Properties props, String key, String defaultValue) {
+        String value = props.getProperty(key);
+        if (value == null) {
+            return defaultValue;
+        }
+        if (value.isBlank()) {
+            throw new ConfigException(key, value, "must not be blank");
+        }
+        return value.trim();
+    }
+
+    private static int intValue(Properties props, String key, int defaultValue, int min, int max) {
+        long value = longValue(props, key, defaultValue, min, max);
+        return (int) value;
+    }
+
+    private static long longValue(Properties props, String key, long defaultValue, long min, long max) {
+        String raw = props.getProperty(key);
+        if (raw == null) {
+            return defaultValue;
+        }
+        long value;
+        try {
+            value = Long.parseLong(raw.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException(key, raw, "not an integer");
+        }
+        if (value < min || value > max) {
+            throw new ConfigException(key, raw, "must be in " + min + ".." + max);
+        }
+        return value;
+    }
+
+    private static boolean bool(Properties props, String key, boolean defaultValue) {
+        String raw = props.getProperty(key);
+        if (raw == null) {
+            return defaultValue;
+        }
+        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ConfigException(key, raw, "must be true or false");
+        };
+    }
+}

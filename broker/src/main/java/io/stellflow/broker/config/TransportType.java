@@ -1,0 +1,33 @@
+package io.stellflow.broker.config;
+
+import java.util.Locale;
+
+/**
+ * The {@code transport} setting: which Netty I/O transport the broker uses. {@link #AUTO} picks the
+ * first available of io_uring, epoll and NIO at start.
+ */
+public enum TransportType {
+    AUTO,
+    IO_URING,
+    EPOLL,
+    NIO;
+
+    /** The name used in properties files and logs: {@code auto}, {@code io_uring}, {@code epoll}, {@code nio}. */
+    public String configName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * Parses a {@code transport} value (case-insensitive).
+     *
+     * @throws ConfigException when the value is not one of auto, io_uring, epoll, nio
+     */
+    public static TransportType parse(String key, String value) {
+        for (TransportType type : values()) {
+            if (type.configName().equalsIgnoreCase(value.trim())) {
+                return type;
+            }
+        }
+        throw new ConfigException(key, value, "must be one of auto, io_uring, epoll, nio");
+    }
+}

@@ -1,0 +1,105 @@
+package io.stellflow.broker.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import java.io.IOException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The last inbound handler of a client connection. Hands each request payload from
+ * {@link FrameDecoder} to the request handler pool (through a per-connection {@link SerialExecutor},
+ * so one connection's requests run in order) and answers discarded oversized frames at once.
+ *
+ * <p>Back pressure: while more than {@value #PAUSE_READS_ABOVE} requests of this connection wait,
+ * reading from the socket is paused; it resumes below {@value #RESUME_READS_BELOW}.
+ *
+ * <p>Buffer ownership: the payload from the decoder is released here after the handler returns (or
+ * immediately when the pool rejects the task at shutdown).
+ *
+ * <p>Thread-safety: one instance per channel; Netty callbacks run on the channel's event loop.
+ */
+public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionHandler.class);
+
+    /** Queued requests that pause reading: 128 pipelined requests is far beyond what SDKs send. */
+    static final int PAUSE_READS_ABOVE = 128;
+
+    static final int RESUME_READS_BELOW = 32;
+
+    private final RequestDispatcher dispatcher;
+    private final SerialExecutor executor;
+
+    /**
+     * @param dispatcher routes requests to the API handlers
+     * @param pool the shared request handler pool
+     */
+    public ConnectionHandler(RequestDispatcher dispatcher, Executor pool) {
+        this.dispatcher = dispatcher;
+        this.executor = new SerialExecutor(pool);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof ByteBuf payload) {
+            submit(ctx.channel(), payload);
+        } else if (msg instanceof OversizedFrame frame) {
+            short errorCode = frame.apiKey() == ApiKeys.PRODUCE ? Errors.RECORD_LIST_TOO_LARGE : Errors.INVALID_REQUEST;
+            LOG.warn(
+                    "Discarded an oversized {} request of {} bytes from {} (correlationId {})",
+                    ApiKeys.name(frame.apiKey()),
+                    frame.frameLength(),
+                    ctx.channel().remoteAddress(),
+                    frame.correlationId());
+            ctx.writeAndFlush(RequestContext.headerOnly(ctx.channel(), frame.correlationId(), errorCode));
+        } else {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    private void submit(Channel channel, ByteBuf payload) {
+        try {
+            executor.execute(() -> {
+                try {
+                    dispatcher.dispatch(channel, payload);
+                } finally {
+                    payload.release();
+                    maybeResumeReads(channel);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            payload.release();
+            channel.close();
+            return;
+        }
+        if (executor.pending() > PAUSE_READS_ABOVE && channel.config().isAutoRead()) {
+            channel.config().setAutoRead(false);
+        }
+    }
+
+    private void maybeResumeReads(Channel channel) {
+        if (executor.pending() < RESUME_READS_BELOW && !channel.config().isAutoRead()) {
+            channel.eventLoop().execute(() -> channel.config().setAutoRead(true));
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof IOException) {
+            LOG.debug("Connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+        } else {
+            LOG.warn(
+                    "Closing connection {} after an unexpected error",
+                    ctx.channel().remoteAddress(),
+                    cause);
+        }
+        ctx.close();
+    }
+}

@@ -1,0 +1,111 @@
+package io.stellflow.broker.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.stellflow.protocol.Frames;
+import io.stellflow.protocol.RequestHeader;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Splits the inbound byte stream into request payloads (spec §1.1-1.3, decision 9.n).
+ *
+ * <ul>
+ *   <li>A complete frame with {@code 10 <= frameLength <= maxFrameLength} becomes a retained slice of
+ *       its payload (header + body, without the 4-byte prefix). The next handler owns it and must
+ *       release it.
+ *   <li>{@code frameLength > maxFrameLength}: the decoder keeps the first 10 payload bytes' worth of
+ *       information (apiKey, correlationId), skips the rest as it arrives without buffering it, and
+ *       then emits an {@link OversizedFrame}. The connection stays open.
+ *   <li>A negative {@code frameLength} or a payload shorter than 10 bytes: the stream cannot be
+ *       answered or resynchronised, so the decoder logs a WARN line and closes the connection.
+ * </ul>
+ *
+ * <p>Thread-safety: one instance per channel, confined to its event loop.
+ */
+public final class FrameDecoder extends ByteToMessageDecoder {
+    private static final Logger LOG = LoggerFactory.getLogger(FrameDecoder.class);
+
+    private final int maxFrameLength;
+
+    /** Payload bytes of an oversized frame still to skip; 0 when not discarding. */
+    private long discardRemaining;
+
+    private int discardFrameLength;
+    private boolean discardHeaderSeen;
+    private short discardApiKey;
+    private int discardCorrelationId;
+    private boolean closed;
+
+    /** A decoder with the spec's limit of {@value Frames#MAX_FRAME_LENGTH} payload bytes. */
+    public FrameDecoder() {
+        this(Frames.MAX_FRAME_LENGTH);
+    }
+
+    /** A decoder with a custom limit (tests use small limits); {@code maxFrameLength >= 10}. */
+    public FrameDecoder(int maxFrameLength) {
+        if (maxFrameLength < Frames.MIN_ANSWERABLE_PAYLOAD) {
+            throw new IllegalArgumentException("maxFrameLength " + maxFrameLength + " < 10");
+        }
+        this.maxFrameLength = maxFrameLength;
+    }
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (closed) {
+            in.skipBytes(in.readableBytes());
+            return;
+        }
+        if (discardRemaining > 0) {
+            discard(in, out);
+            return;
+        }
+        if (in.readableBytes() < Frames.LENGTH_FIELD_SIZE) {
+            return;
+        }
+        int frameLength = in.getInt(in.readerIndex());
+        if (frameLength < Frames.MIN_ANSWERABLE_PAYLOAD) {
+            LOG.warn(
+                    "Closing connection from {}: frameLength {} (negative or below 10 bytes), cannot stay in sync",
+                    ctx.channel().remoteAddress(),
+                    frameLength);
+            closed = true;
+            in.skipBytes(in.readableBytes());
+            ctx.close();
+            return;
+        }
+        if (frameLength > maxFrameLength) {
+            in.skipBytes(Frames.LENGTH_FIELD_SIZE);
+            discardRemaining = frameLength;
+            discardFrameLength = frameLength;
+            discardHeaderSeen = false;
+            discard(in, out);
+            return;
+        }
+        if (in.readableBytes() < Frames.LENGTH_FIELD_SIZE + frameLength) {
+            return;
+        }
+        in.skipBytes(Frames.LENGTH_FIELD_SIZE);
+        out.add(in.readRetainedSlice(frameLength));
+    }
+
+    private void discard(ByteBuf in, List<Object> out) {
+        if (!discardHeaderSeen) {
+            if (in.readableBytes() < Frames.MIN_ANSWERABLE_PAYLOAD) {
+                return;
+            }
+            int start = in.readerIndex();
+            discardApiKey = in.getShort(start + RequestHeader.API_KEY_OFFSET);
+            discardCorrelationId = in.getInt(start + RequestHeader.CORRELATION_ID_OFFSET);
+            discardHeaderSeen = true;
+        }
+        int skip = (int) Math.min(discardRemaining, in.readableBytes());
+        in.skipBytes(skip);
+        discardRemaining -= skip;
+        if (discardRemaining == 0) {
+            out.add(new OversizedFrame(discardApiKey, discardCorrelationId, discardFrameLength));
+        }
+    }
+}

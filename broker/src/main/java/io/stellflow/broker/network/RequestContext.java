@@ -1,0 +1,95 @@
+package io.stellflow.broker.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.Frames;
+import io.stellflow.protocol.RequestHeader;
+import io.stellflow.protocol.ResponseHeader;
+import io.stellflow.protocol.message.ApiMessage;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One request in flight: its header and the channel to answer on. Guarantees exactly one response
+ * per request (spec §1.3): the first {@code respond*} call wins, later calls are logged and dropped.
+ *
+ * <p>Thread-safety: may be completed from any thread; the write is handed to the channel's event loop
+ * by Netty. A response to a closed channel is silently dropped (its buffer is released by Netty).
+ */
+public final class RequestContext {
+    private static final Logger LOG = LoggerFactory.getLogger(RequestContext.class);
+
+    private final Channel channel;
+    private final RequestHeader header;
+    private final AtomicBoolean responded = new AtomicBoolean();
+
+    /** @param channel the client connection; @param header the decoded request header */
+    public RequestContext(Channel channel, RequestHeader header) {
+        this.channel = channel;
+        this.header = header;
+    }
+
+    /** The decoded request header. */
+    public RequestHeader header() {
+        return header;
+    }
+
+    /** The client connection. */
+    public Channel channel() {
+        return channel;
+    }
+
+    /** Whether a response was already sent. */
+    public boolean responded() {
+        return responded.get();
+    }
+
+    /**
+     * Sends a successful response: header with errorCode 0, then {@code body}. Does not release
+     * buffers referenced by {@code body}. If encoding fails (a bug, or a body above the frame limit),
+     * answers {@code UNKNOWN_SERVER_ERROR} header-only instead.
+     */
+    public void respond(ApiMessage body) {
+        if (!responded.compareAndSet(false, true)) {
+            LOG.error("Second response to correlationId {} dropped", header.correlationId());
+            return;
+        }
+        ByteBuf out = channel.alloc().ioBuffer();
+        try {
+            int start = Frames.beginFrame(out);
+            ResponseHeader.of(header.correlationId(), Errors.NONE).write(out);
+            body.write(out);
+            Frames.endFrame(out, start);
+        } catch (RuntimeException e) {
+            out.release();
+            LOG.error(
+                    "Failed to encode the {} response to correlationId {}",
+                    ApiKeys.name(header.apiKey()),
+                    header.correlationId(),
+                    e);
+            channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
+            return;
+        }
+        channel.writeAndFlush(out);
+    }
+
+    /** Sends a header-only error response (decision 9.h). */
+    public void respondError(short errorCode) {
+        if (!responded.compareAndSet(false, true)) {
+            LOG.error("Second response to correlationId {} dropped", header.correlationId());
+            return;
+        }
+        channel.writeAndFlush(headerOnly(channel, header.correlationId(), errorCode));
+    }
+
+    /** A 16-byte header-only response frame: frameLength 12, correlationId, headerVersion 2, errorCode, 0. */
+    public static ByteBuf headerOnly(Channel channel, int correlationId, short errorCode) {
+        ByteBuf out = channel.alloc().ioBuffer(Frames.LENGTH_FIELD_SIZE + ResponseHeader.SIZE);
+        out.writeInt(ResponseHeader.SIZE);
+        ResponseHeader.of(correlationId, errorCode).write(out);
+        return out;
+    }
+}

@@ -1,0 +1,91 @@
+package io.stellflow.broker.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.RequestHeader;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads the request header, routes the body to its {@link ApiHandler}, and turns request-level
+ * failures into header-only responses (spec §3, §4.2, §5):
+ *
+ * <ol>
+ *   <li>Header unreadable: its {@link ProtocolException} code ({@code UNSUPPORTED_VERSION} for a
+ *       headerVersion other than 2, else {@code INVALID_REQUEST}), using the correlationId at payload
+ *       offset 6.
+ *   <li>apiKey without a handler: {@code FEATURE_NOT_ENABLED}.
+ *   <li>apiVersion other than 0: {@code UNSUPPORTED_VERSION}.
+ *   <li>The handler throws {@link ProtocolException}: its code; anything else: {@code UNKNOWN_SERVER_ERROR}.
+ * </ol>
+ *
+ * <p>Thread-safety: immutable after construction; {@link #dispatch} runs on request handler threads.
+ */
+public final class RequestDispatcher {
+    private static final Logger LOG = LoggerFactory.getLogger(RequestDispatcher.class);
+
+    /** The only apiVersion this broker implements for every API. */
+    public static final short SUPPORTED_API_VERSION = 0;
+
+    private final Map<Short, ApiHandler> handlers;
+
+    /** @param handlers one handler per implemented apiKey */
+    public RequestDispatcher(Map<Short, ApiHandler> handlers) {
+        this.handlers = Map.copyOf(handlers);
+    }
+
+    /**
+     * Handles one request payload (header + body, at least 10 bytes). Does not release
+     * {@code payload}; the caller does once this returns.
+     */
+    public void dispatch(Channel channel, ByteBuf payload) {
+        int correlationId = RequestHeader.peekCorrelationId(payload);
+        RequestHeader header;
+        try {
+            header = RequestHeader.read(payload);
+        } catch (ProtocolException e) {
+            LOG.debug("Bad request header from {}: {}", channel.remoteAddress(), e.getMessage());
+            channel.writeAndFlush(RequestContext.headerOnly(channel, correlationId, e.errorCode()));
+            return;
+        }
+        RequestContext context = new RequestContext(channel, header);
+        ApiHandler handler = handlers.get(header.apiKey());
+        if (handler == null) {
+            LOG.debug("Unknown apiKey {} from {}", header.apiKey(), channel.remoteAddress());
+            context.respondError(Errors.FEATURE_NOT_ENABLED);
+            return;
+        }
+        if (header.apiVersion() != SUPPORTED_API_VERSION) {
+            context.respondError(Errors.UNSUPPORTED_VERSION);
+            return;
+        }
+        try {
+            handler.handle(context, payload);
+        } catch (ProtocolException e) {
+            LOG.debug("Malformed {} request: {}", ApiKeys.name(header.apiKey()), e.getMessage());
+            answerFailure(context, e.errorCode());
+        } catch (RuntimeException e) {
+            LOG.error(
+                    "Unexpected failure handling {} correlationId {}",
+                    ApiKeys.name(header.apiKey()),
+                    header.correlationId(),
+                    e);
+            answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
+        }
+    }
+
+    private static void answerFailure(RequestContext context, short errorCode) {
+        if (!context.responded()) {
+            context.respondError(errorCode);
+        }
+    }
+
+    /** Whether an apiKey has a handler. */
+    public boolean supports(short apiKey) {
+        return handlers.containsKey(apiKey);
+    }
+}

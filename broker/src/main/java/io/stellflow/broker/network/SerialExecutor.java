@@ -1,0 +1,102 @@
+package io.stellflow.broker.network;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs tasks one at a time, in submission order, on a shared pool. One instance per connection keeps
+ * that connection's requests in order (so pipelined Produce requests to one partition are appended in
+ * the order sent) while different connections run in parallel.
+ *
+ * <p>A drain runs at most {@value #MAX_TASKS_PER_DRAIN} tasks, then yields the pool thread so one busy
+ * connection cannot starve the others.
+ *
+ * <p>Thread-safety: {@link #execute} may be called from any thread.
+ *
+ * <p>Errors: a task that throws is logged and does not stop later tasks; {@link #execute} throws
+ * {@link RejectedExecutionException} when the pool is shut down.
+ */
+public final class SerialExecutor implements Executor {
+    private static final Logger LOG = LoggerFactory.getLogger(SerialExecutor.class);
+
+    /** Tasks per turn on a pool thread; 16 requests of a pipelining client, then others get a turn. */
+    static final int MAX_TASKS_PER_DRAIN = 16;
+
+    private final Executor pool;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final AtomicInteger pending = new AtomicInteger();
+
+    /** @param pool the shared executor the tasks run on */
+    public SerialExecutor(Executor pool) {
+        this.pool = pool;
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        tasks.add(task);
+        pending.incrementAndGet();
+        try {
+            schedule();
+        } catch (RejectedExecutionException e) {
+            if (tasks.remove(task)) {
+                pending.decrementAndGet();
+            }
+            throw e;
+        }
+    }
+
+    /** Tasks submitted and not yet finished. */
+    public int pending() {
+        return pending.get();
+    }
+
+    private void schedule() {
+        if (scheduled.compareAndSet(false, true)) {
+            try {
+                pool.execute(this::drain);
+            } catch (RejectedExecutionException e) {
+                scheduled.set(false);
+                throw e;
+            }
+        }
+    }
+
+    private void drain() {
+        try {
+            runTasks(MAX_TASKS_PER_DRAIN);
+        } finally {
+            scheduled.set(false);
+        }
+        if (!tasks.isEmpty()) {
+            try {
+                schedule();
+            } catch (RejectedExecutionException e) {
+                // The pool is shutting down: finish the queue here so every task (and the buffer it
+                // owns) is completed exactly once.
+                runTasks(Integer.MAX_VALUE);
+            }
+        }
+    }
+
+    private void runTasks(int max) {
+        for (int i = 0; i < max; i++) {
+            Runnable task = tasks.poll();
+            if (task == null) {
+                return;
+            }
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                LOG.error("Request task failed", e);
+            } finally {
+                pending.decrementAndGet();
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.stellflow.broker.network;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.stellflow.broker.config.TransportType;
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * A resolved Netty transport: the I/O handler factory for event loops and the matching server
+ * channel class.
+ *
+ * <p>Thread-safety: immutable.
+ *
+ * @param type the concrete transport, never {@link TransportType#AUTO}
+ * @param ioHandlerFactory creates the per-event-loop I/O handler
+ * @param serverChannelClass the server socket channel class for this transport
+ */
+public record Transport(
+        TransportType type, IoHandlerFactory ioHandlerFactory, Class<? extends ServerChannel> serverChannelClass) {
+
+    /**
+     * Resolves the configured transport. {@code AUTO} picks io_uring, then epoll, then NIO, whichever
+     * is first available on this machine.
+     *
+     * @throws IllegalStateException when an explicitly requested native transport is unavailable; the
+     *     message carries Netty's reason
+     */
+    public static Transport select(TransportType requested) {
+        return switch (requested) {
+            case AUTO -> {
+                if (IoUring.isAvailable()) {
+                    yield ioUring();
+                }
+                if (Epoll.isAvailable()) {
+                    yield epoll();
+                }
+                yield nio();
+            }
+            case IO_URING -> {
+                if (!IoUring.isAvailable()) {
+                    throw new IllegalStateException(
+                            "transport=io_uring is not available: " + IoUring.unavailabilityCause());
+                }
+                yield ioUring();
+            }
+            case EPOLL -> {
+                if (!Epoll.isAvailable()) {
+                    throw new IllegalStateException("transport=epoll is not available: " + Epoll.unavailabilityCause());
+                }
+                yield epoll();
+            }
+            case NIO -> nio();
+        };
+    }
+
+    /** Whether {@code type} can run on this machine ({@code AUTO} and {@code NIO} always can). */
+    public static boolean isAvailable(TransportType type) {
+        return switch (type) {
+            case AUTO, NIO -> true;
+            case IO_URING -> IoUring.isAvailable();
+            case EPOLL -> Epoll.isAvailable();
+        };
+    }
+
+    /** A new event loop group of {@code threads} threads for this transport. */
+    public EventLoopGroup newEventLoopGroup(int threads, ThreadFactory threadFactory) {
+        return new MultiThreadIoEventLoopGroup(threads, threadFactory, ioHandlerFactory);
+    }
+
+    private static Transport ioUring() {
+        return new Transport(TransportType.IO_URING, IoUringIoHandler.newFactory(), IoUringServerSocketChannel.class);
+    }
+
+    private static Transport epoll() {
+        return new Transport(TransportType.EPOLL, EpollIoHandler.newFactory(), EpollServerSocketChannel.class);
+    }
+
+    private static Transport nio() {
+        return new Transport(TransportType.NIO, NioIoHandler.newFactory(), NioServerSocketChannel.class);
+    }
+}

@@ -1,0 +1,69 @@
+package io.stellflow.broker.topic;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.Properties;
+import java.util.UUID;
+
+/**
+ * The log directory's identity file {@code meta.properties}: which broker and which cluster the data
+ * belongs to. The cluster id is taken from {@code cluster.id} when configured, otherwise from the
+ * file, otherwise generated (22 characters, URL-safe base64 of a random UUID) and persisted.
+ *
+ * <p>Thread-safety: immutable.
+ *
+ * @param brokerId the broker id stored with the data
+ * @param clusterId the cluster id
+ */
+public record BrokerMetadata(int brokerId, String clusterId) {
+
+    /** File name inside the log directory. */
+    public static final String FILE_NAME = "meta.properties";
+
+    /**
+     * Loads or creates {@code meta.properties}.
+     *
+     * @param configuredClusterId {@code cluster.id}, or null
+     * @throws IOException when the file cannot be read or written, or when it names another broker or
+     *     cluster than the configuration (the directory belongs to someone else)
+     */
+    public static BrokerMetadata loadOrCreate(Path logDir, int brokerId, String configuredClusterId)
+            throws IOException {
+        Path file = logDir.resolve(FILE_NAME);
+        if (Files.exists(file)) {
+            Properties props = AtomicFiles.readProperties(file);
+            String storedCluster = props.getProperty("cluster.id");
+            String storedBroker = props.getProperty("broker.id");
+            if (storedCluster == null || storedBroker == null) {
+                throw new IOException("Corrupt " + file + ": missing cluster.id or broker.id");
+            }
+            if (!storedBroker.equals(Integer.toString(brokerId))) {
+                throw new IOException("Log directory " + logDir + " belongs to broker.id " + storedBroker
+                        + ", but broker.id is " + brokerId);
+            }
+            if (configuredClusterId != null && !configuredClusterId.equals(storedCluster)) {
+                throw new IOException("Log directory " + logDir + " belongs to cluster.id " + storedCluster
+                        + ", but cluster.id is " + configuredClusterId);
+            }
+            return new BrokerMetadata(brokerId, storedCluster);
+        }
+        String clusterId = configuredClusterId != null ? configuredClusterId : generateClusterId();
+        Properties props = new Properties();
+        props.setProperty("version", "1");
+        props.setProperty("broker.id", Integer.toString(brokerId));
+        props.setProperty("cluster.id", clusterId);
+        AtomicFiles.writeProperties(file, props, "Stellflow broker metadata");
+        return new BrokerMetadata(brokerId, clusterId);
+    }
+
+    /** A fresh random cluster id: URL-safe base64 (no padding) of a random UUID's 16 bytes. */
+    public static String generateClusterId() {
+        UUID uuid = UUID.randomUUID();
+        ByteBuffer bytes = ByteBuffer.allocate(16);
+        bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+    }
+}

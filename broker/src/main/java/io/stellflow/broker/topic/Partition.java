@@ -1,0 +1,114 @@
+package io.stellflow.broker.topic;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.storage.PartitionLog;
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One topic partition led by this broker: its log, its leader epoch and the listeners waiting for
+ * appends (parked Fetch requests).
+ *
+ * <p>Single node: this broker is the only replica, so the high watermark equals the log end offset
+ * and, with no transactions, the last stable offset equals the high watermark.
+ *
+ * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the
+ * {@link PartitionLog}; listeners are notified after each successful append on the appending thread.
+ */
+public final class Partition {
+    private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
+
+    private final String topic;
+    private final int partition;
+    private final int leaderEpoch;
+    private final PartitionLog log;
+    private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
+
+    Partition(String topic, int partition, int leaderEpoch, PartitionLog log) {
+        this.topic = topic;
+        this.partition = partition;
+        this.leaderEpoch = leaderEpoch;
+        this.log = log;
+    }
+
+    /** Topic name. */
+    public String topic() {
+        return topic;
+    }
+
+    /** Partition id, 0-based. */
+    public int partition() {
+        return partition;
+    }
+
+    /** Current leader epoch; stamped into every appended batch and checked against request epochs. */
+    public int leaderEpoch() {
+        return leaderEpoch;
+    }
+
+    /** The underlying log (reads). */
+    public PartitionLog log() {
+        return log;
+    }
+
+    /**
+     * Appends a validated RecordBatchSet as leader and wakes the listeners.
+     *
+     * @return the offset of the first appended record
+     * @throws IOException when the write failed; nothing was acknowledged
+     */
+    public long appendAsLeader(ByteBuf validatedRecords) throws IOException {
+        long baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
+        for (AppendListener listener : listeners) {
+            try {
+                listener.onAppend();
+            } catch (RuntimeException e) {
+                LOG.error("Append listener failed on {}-{}", topic, partition, e);
+            }
+        }
+        return baseOffset;
+    }
+
+    /** Log end offset: the offset the next record gets. */
+    public long logEndOffset() {
+        return log.logEndOffset();
+    }
+
+    /** High watermark; equals the log end offset on a single node. */
+    public long highWatermark() {
+        return log.logEndOffset();
+    }
+
+    /** Last stable offset; equals the high watermark without transactions. */
+    public long lastStableOffset() {
+        return highWatermark();
+    }
+
+    /** First retained offset. */
+    public long logStartOffset() {
+        return log.logStartOffset();
+    }
+
+    /** Registers a listener for appends (idempotent). */
+    public void addListener(AppendListener listener) {
+        listeners.add(listener);
+    }
+
+    /** Removes a listener (no-op when absent). */
+    public void removeListener(AppendListener listener) {
+        listeners.remove(listener);
+    }
+
+    /** Number of registered listeners (tests and metrics). */
+    public int listenerCount() {
+        return listeners.size();
+    }
+
+    @Override
+    public String toString() {
+        return topic + "-" + partition;
+    }
+}

@@ -1,0 +1,122 @@
+package io.stellflow.broker.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+class BrokerConfigTest {
+
+    private static Properties props(String... keyValues) {
+        Properties props = new Properties();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            props.setProperty(keyValues[i], keyValues[i + 1]);
+        }
+        return props;
+    }
+
+    @Test
+    void defaultsFollowKafkaNames() {
+        BrokerConfig config = BrokerConfig.fromProperties(new Properties());
+        assertThat(config.brokerId()).isZero();
+        assertThat(config.listener()).isEqualTo(new Listener("PLAINTEXT", "127.0.0.1", 9092));
+        assertThat(config.advertisedListener()).isNull();
+        assertThat(config.logDirs()).containsExactly(Path.of("/tmp/stellflow-data"));
+        assertThat(config.numPartitions()).isEqualTo(1);
+        assertThat(config.logConfig().segmentBytes()).isEqualTo(1 << 30);
+        assertThat(config.logConfig().indexIntervalBytes()).isEqualTo(4096);
+        assertThat(config.logConfig().indexMaxBytes()).isEqualTo(10 * 1024 * 1024);
+        assertThat(config.logConfig().flushMessages()).isEqualTo(Long.MAX_VALUE);
+        assertThat(config.logConfig().flushMs()).isEqualTo(Long.MAX_VALUE);
+        assertThat(config.messageMaxBytes()).isEqualTo(1_048_588);
+        assertThat(config.clusterId()).isNull();
+        assertThat(config.autoCreateTopicsEnable()).isFalse();
+        assertThat(config.transport()).isEqualTo(TransportType.AUTO);
+        assertThat(config.unknownKeys()).isEmpty();
+    }
+
+    @Test
+    void readsEveryKey() {
+        BrokerConfig config = BrokerConfig.fromProperties(props(
+                "broker.id", "7",
+                "listeners", "PLAINTEXT://0.0.0.0:0",
+                "advertised.listeners", "PLAINTEXT://broker-7.example:19092",
+                "log.dirs", "/data/a, /data/b",
+                "num.partitions", "3",
+                "log.segment.bytes", "1048576",
+                "log.index.interval.bytes", "0",
+                "log.index.size.max.bytes", "4096",
+                "log.flush.interval.messages", "1",
+                "log.flush.interval.ms", "1000",
+                "message.max.bytes", "2000000",
+                "cluster.id", "abc",
+                "auto.create.topics.enable", "TRUE",
+                "transport", "epoll",
+                "num.network.threads", "4",
+                "num.io.threads", "16",
+                "some.future.key", "x"));
+        assertThat(config.brokerId()).isEqualTo(7);
+        assertThat(config.listener()).isEqualTo(new Listener("PLAINTEXT", "0.0.0.0", 0));
+        assertThat(config.advertisedListener()).isEqualTo(new Listener("PLAINTEXT", "broker-7.example", 19092));
+        assertThat(config.logDirs()).containsExactly(Path.of("/data/a"), Path.of("/data/b"));
+        assertThat(config.numPartitions()).isEqualTo(3);
+        assertThat(config.logConfig().segmentBytes()).isEqualTo(1_048_576);
+        assertThat(config.logConfig().indexIntervalBytes()).isZero();
+        assertThat(config.logConfig().indexMaxBytes()).isEqualTo(4096);
+        assertThat(config.logConfig().flushMessages()).isEqualTo(1);
+        assertThat(config.logConfig().flushMs()).isEqualTo(1000);
+        assertThat(config.messageMaxBytes()).isEqualTo(2_000_000);
+        assertThat(config.clusterId()).isEqualTo("abc");
+        assertThat(config.autoCreateTopicsEnable()).isTrue();
+        assertThat(config.transport()).isEqualTo(TransportType.EPOLL);
+        assertThat(config.numNetworkThreads()).isEqualTo(4);
+        assertThat(config.numIoThreads()).isEqualTo(16);
+        assertThat(config.unknownKeys()).containsExactly("some.future.key");
+    }
+
+    @Test
+    void logDirIsTheFallbackForLogDirs() {
+        assertThat(BrokerConfig.fromProperties(props("log.dir", "/x")).logDirs())
+                .containsExactly(Path.of("/x"));
+    }
+
+    @Test
+    void badValuesNameTheKeyAndTheValue() {
+        List<String[]> cases = List.of(
+                new String[] {"broker.id", "-1"},
+                new String[] {"broker.id", "one"},
+                new String[] {"num.partitions", "0"},
+                new String[] {"log.segment.bytes", "100"},
+                new String[] {"log.index.size.max.bytes", "4"},
+                new String[] {"log.flush.interval.messages", "0"},
+                new String[] {"message.max.bytes", "77"},
+                new String[] {"message.max.bytes", "67108860"},
+                new String[] {"auto.create.topics.enable", "yes"},
+                new String[] {"transport", "kqueue"},
+                new String[] {"listeners", "SSL://127.0.0.1:9093"},
+                new String[] {"listeners", "PLAINTEXT://127.0.0.1"},
+                new String[] {"listeners", "PLAINTEXT://127.0.0.1:70000"},
+                new String[] {"listeners", "PLAINTEXT://a:1,PLAINTEXT://b:2"},
+                new String[] {"cluster.id", " "},
+                new String[] {"num.io.threads", "0"});
+        for (String[] c : cases) {
+            assertThatThrownBy(() -> BrokerConfig.fromProperties(props(c[0], c[1])))
+                    .as("%s=%s", c[0], c[1])
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("'" + c[0] + "'")
+                    .hasMessageContaining("'" + c[1] + "'")
+                    .satisfies(e -> assertThat(((ConfigException) e).key()).isEqualTo(c[0]));
+        }
+    }
+
+    @Test
+    void listenerParsesIpv6AndEmptyHost() {
+        assertThat(Listener.parse("listeners", "PLAINTEXT://[::1]:9092"))
+                .isEqualTo(new Listener("PLAINTEXT", "::1", 9092));
+        assertThat(Listener.parse("listeners", "PLAINTEXT://:9092")).isEqualTo(new Listener("PLAINTEXT", "", 9092));
+        assertThat(new Listener("PLAINTEXT", "::1", 1).toString()).isEqualTo("PLAINTEXT://[::1]:1");
+    }
+}
