@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the Stellflow broker in the foreground: bin/stellflow-server.sh config/server.properties
+# Stops cleanly on SIGTERM or Ctrl-C (closes connections, then every log). Finds JDK 25 and builds the
+# broker jar if missing. JVM flags: STELLFLOW_HEAP_OPTS, STELLFLOW_OPTS (see bin/_launch.sh).
+if [ $# -ne 1 ]; then
+  echo "usage: $0 <server.properties>" >&2
+  exit 2
+fi
+exec "$(dirname "$0")/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"

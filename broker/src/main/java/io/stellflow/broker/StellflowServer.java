@@ -1,0 +1,301 @@
+package io.stellflow.broker;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.config.ConfigException;
+import io.stellflow.broker.config.Listener;
+import io.stellflow.broker.handler.ApiVersionsHandler;
+import io.stellflow.broker.handler.BrokerEndpoint;
+import io.stellflow.broker.handler.CreateTopicHandler;
+import io.stellflow.broker.handler.FetchHandler;
+import io.stellflow.broker.handler.ListOffsetsHandler;
+import io.stellflow.broker.handler.MetadataHandler;
+import io.stellflow.broker.handler.ProduceHandler;
+import io.stellflow.broker.handler.TopicService;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.ConnectionHandler;
+import io.stellflow.broker.network.FrameDecoder;
+import io.stellflow.broker.network.RequestDispatcher;
+import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.topic.BrokerMetadata;
+import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.protocol.ApiKeys;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The single-node Stellflow broker: binds the listener, serves the v0 data-plane APIs (ApiVersions,
+ * Metadata, Produce, Fetch, ListOffsets, CreateTopic) and stores topics under the first log dir.
+ *
+ * <p>Threads: one acceptor and {@code num.network.threads} Netty event loops (framing and socket I/O
+ * only), {@code num.io.threads} request handler threads (decoding, validation, file I/O), and no
+ * thread per parked Fetch.
+ *
+ * <p>Thread-safety: {@link #start} and {@link #close} may be called from any thread; {@link #close}
+ * is idempotent.
+ *
+ * <p>Errors: {@link #start} throws {@link IOException} when the log dir is unusable (for example
+ * already locked by another broker) and {@link IllegalStateException} when the requested transport
+ * is unavailable or the port cannot be bound.
+ */
+public final class StellflowServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StellflowServer.class);
+
+    /** The implemented APIs, in the order ApiVersions lists them. */
+    public static final List<Short> IMPLEMENTED_APIS = List.of(
+            ApiKeys.API_VERSIONS,
+            ApiKeys.METADATA,
+            ApiKeys.PRODUCE,
+            ApiKeys.FETCH,
+            ApiKeys.LIST_OFFSETS,
+            ApiKeys.CREATE_TOPIC);
+
+    private final BrokerConfig config;
+    private final LogDirLock lock;
+    private final TopicRegistry registry;
+    private final ExecutorService requestPool;
+    private final EventLoopGroup acceptorGroup;
+    private final EventLoopGroup workerGroup;
+    private final ChannelGroup channels =
+            new DefaultChannelGroup("stellflow-connections", GlobalEventExecutor.INSTANCE);
+    private final Transport transport;
+    private final CountDownLatch closed = new CountDownLatch(1);
+    private volatile BrokerEndpoint endpoint;
+    private Channel serverChannel;
+    private boolean closing;
+
+    private StellflowServer(BrokerConfig config, LogDirLock lock, TopicRegistry registry, Transport transport) {
+        this.config = config;
+        this.lock = lock;
+        this.registry = registry;
+        this.transport = transport;
+        this.requestPool =
+                Executors.newFixedThreadPool(config.numIoThreads(), new DefaultThreadFactory("sf-request", false));
+        this.acceptorGroup = transport.newEventLoopGroup(1, new DefaultThreadFactory("sf-acceptor", false));
+        this.workerGroup =
+                transport.newEventLoopGroup(config.numNetworkThreads(), new DefaultThreadFactory("sf-network", false));
+    }
+
+    /**
+     * Opens the log dir, reloads the topics, binds the listener and starts serving.
+     *
+     * @throws IOException when the log dir cannot be locked, read or written
+     */
+    public static StellflowServer start(BrokerConfig config) throws IOException {
+        if (!config.unknownKeys().isEmpty()) {
+            LOG.warn("Ignoring unknown configuration keys: {}", config.unknownKeys());
+        }
+        Path logDir = config.logDirs().get(0);
+        if (config.logDirs().size() > 1) {
+            LOG.warn(
+                    "log.dirs lists {} directories; this broker stores everything in {}",
+                    config.logDirs().size(),
+                    logDir);
+        }
+        Transport transport = Transport.select(config.transport());
+        LogDirLock lock = LogDirLock.acquire(logDir);
+        TopicRegistry registry = null;
+        StellflowServer server = null;
+        try {
+            BrokerMetadata meta = BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId());
+            registry = TopicRegistry.open(logDir, config.logConfig(), BrokerConfig.MAX_PARTITIONS_PER_TOPIC);
+            server = new StellflowServer(config, lock, registry, transport);
+            server.bind(meta.clusterId());
+            return server;
+        } catch (IOException | RuntimeException e) {
+            if (server != null) {
+                server.close();
+            } else {
+                if (registry != null) {
+                    registry.close();
+                }
+                lock.release();
+            }
+            throw e;
+        }
+    }
+
+    private void bind(String clusterId) {
+        TopicService topics = new TopicService(registry, config.autoCreateTopicsEnable(), config.numPartitions());
+        Map<Short, ApiHandler> handlers = new LinkedHashMap<>();
+        handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS));
+        handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
+        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes()));
+        handlers.put(ApiKeys.FETCH, new FetchHandler(registry, requestPool));
+        handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
+        handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
+        RequestDispatcher dispatcher = new RequestDispatcher(handlers);
+
+        Listener listener = config.listener();
+        InetSocketAddress bindAddress = listener.host().isEmpty()
+                ? new InetSocketAddress(listener.port())
+                : new InetSocketAddress(listener.host(), listener.port());
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(acceptorGroup, workerGroup)
+                .channel(transport.serverChannelClass())
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        channels.add(ch);
+                        ch.pipeline()
+                                .addLast("frames", new FrameDecoder())
+                                .addLast("requests", new ConnectionHandler(dispatcher, requestPool));
+                    }
+                });
+        serverChannel = bootstrap.bind(bindAddress).syncUninterruptibly().channel();
+        int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
+        endpoint = advertisedEndpoint(boundPort, clusterId);
+        LOG.info(
+                "BROKER_STARTED brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={}",
+                config.brokerId(),
+                clusterId,
+                new Listener(listener.securityProtocol(), listener.host(), boundPort),
+                endpoint.host(),
+                endpoint.port(),
+                transport.type().configName(),
+                config.logDirs());
+    }
+
+    private BrokerEndpoint advertisedEndpoint(int boundPort, String clusterId) {
+        Listener advertised = config.advertisedListener();
+        String host = advertised != null && !advertised.host().isEmpty()
+                ? advertised.host()
+                : config.listener().host();
+        if (host.isEmpty() || host.equals("0.0.0.0") || host.equals("::")) {
+            try {
+                host = InetAddress.getLocalHost().getCanonicalHostName();
+            } catch (UnknownHostException e) {
+                host = "localhost";
+            }
+        }
+        int port = advertised != null && advertised.port() > 0 ? advertised.port() : boundPort;
+        return new BrokerEndpoint(config.brokerId(), host, port, clusterId);
+    }
+
+    /** The bound port (the ephemeral one when the listener asked for port 0). */
+    public int port() {
+        return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+    }
+
+    /** The transport actually in use. */
+    public Transport transport() {
+        return transport;
+    }
+
+    /** The topics (tests and tools). */
+    public TopicRegistry registry() {
+        return registry;
+    }
+
+    /** Blocks until {@link #close} has finished. */
+    public void awaitClosed() throws InterruptedException {
+        closed.await();
+    }
+
+    /**
+     * Stops accepting, closes every connection, lets running requests finish (up to 10 s), stops the
+     * event loops and closes every log cleanly. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (closing) {
+                return;
+            }
+            closing = true;
+        }
+        try {
+            if (serverChannel != null) {
+                serverChannel.close().syncUninterruptibly();
+            }
+            channels.close().awaitUninterruptibly();
+            requestPool.shutdown();
+            try {
+                if (!requestPool.awaitTermination(10, TimeUnit.SECONDS)) {
+                    LOG.warn("Request handlers still busy after 10 s; closing the logs anyway");
+                    requestPool.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                requestPool.shutdownNow();
+            }
+            acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            registry.close();
+            lock.release();
+            LOG.info("BROKER_STOPPED brokerId={}", config.brokerId());
+        } finally {
+            closed.countDown();
+        }
+    }
+
+    /**
+     * Runs the broker in the foreground until SIGTERM or SIGINT. {@code args[0]} is the properties
+     * file. Exit code 2 for a bad configuration, 1 when the broker cannot start.
+     */
+    public static void main(String[] args) throws InterruptedException {
+        if (args.length != 1) {
+            System.err.println("usage: stellflow-server.sh <server.properties>");
+            System.exit(2);
+        }
+        BrokerConfig config;
+        try {
+            config = BrokerConfig.fromProperties(loadProperties(Path.of(args[0])));
+        } catch (ConfigException e) {
+            LOG.error("BROKER_CONFIG_INVALID {}", e.getMessage());
+            System.exit(2);
+            return;
+        } catch (IOException e) {
+            LOG.error("BROKER_CONFIG_INVALID cannot read {}: {}", args[0], e.toString());
+            System.exit(2);
+            return;
+        }
+        StellflowServer server;
+        try {
+            server = start(config);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("BROKER_START_FAILED {}", e.getMessage(), e);
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sf-shutdown"));
+        server.awaitClosed();
+    }
+
+    private static Properties loadProperties(Path file) throws IOException {
+        Properties props = new Properties();
+        try (InputStream in = Files.newInputStream(file)) {
+            props.load(new InputStreamReader(in, StandardCharsets.UTF_8));
+        }
+        return props;
+    }
+}

@@ -1,0 +1,154 @@
+package io.stellflow.broker.fetch;
+
+import io.netty.channel.ChannelFuture;
+import io.netty.util.concurrent.GenericFutureListener;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.AppendListener;
+import io.stellflow.broker.topic.Partition;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Fetch parked in long-poll (decision 9.e). It holds no thread while it waits: it is registered as
+ * an {@link AppendListener} on each of its partitions and has a timer on the connection's event loop.
+ * Each append schedules one re-evaluation on the request handler pool; the Fetch is answered when the
+ * readable bytes reach {@code minBytes} (or a partition error appears), or with whatever is readable
+ * when {@code maxWaitMs} passes. If the connection closes first, it is dropped silently.
+ *
+ * <p>Other requests on the same connection are not held back: the parked Fetch does not occupy the
+ * connection's serial executor.
+ *
+ * <p>Thread-safety: every method may run on any thread; {@code done} makes completion happen exactly
+ * once (one response, one unregistration).
+ */
+public final class DelayedFetch implements AppendListener {
+    private static final Logger LOG = LoggerFactory.getLogger(DelayedFetch.class);
+
+    private final RequestContext context;
+    private final FetchPlan plan;
+    private final Executor pool;
+    private final List<Partition> partitions;
+    private final AtomicBoolean done = new AtomicBoolean();
+    private final AtomicBoolean checkQueued = new AtomicBoolean();
+    private final GenericFutureListener<ChannelFuture> onClose = future -> cancel();
+    private volatile ScheduledFuture<?> timeout;
+
+    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool) {
+        this.context = context;
+        this.plan = plan;
+        this.pool = pool;
+        this.partitions = plan.partitions();
+    }
+
+    /**
+     * Parks a Fetch whose first evaluation returned fewer than minBytes.
+     *
+     * @param first the first evaluation (already released by the caller); its bounds detect appends
+     *     that happened before the listeners were registered
+     * @param pool the request handler pool that runs re-evaluations
+     */
+    public static DelayedFetch park(RequestContext context, FetchPlan plan, FetchResult first, Executor pool) {
+        DelayedFetch fetch = new DelayedFetch(context, plan, pool);
+        fetch.start(first.highWatermarks());
+        return fetch;
+    }
+
+    private void start(long[] boundsSeen) {
+        for (Partition partition : partitions) {
+            partition.addListener(this);
+        }
+        context.channel().closeFuture().addListener(onClose);
+        try {
+            timeout = context.channel()
+                    .eventLoop()
+                    .schedule(() -> submit(this::expire), plan.request().maxWaitMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            submit(this::expire);
+            return;
+        }
+        for (int i = 0; i < partitions.size() && i < boundsSeen.length; i++) {
+            if (partitions.get(i).highWatermark() != boundsSeen[i]) {
+                onAppend();
+                break;
+            }
+        }
+    }
+
+    /** Whether the Fetch was answered or dropped. */
+    public boolean isDone() {
+        return done.get();
+    }
+
+    @Override
+    public void onAppend() {
+        if (!done.get() && checkQueued.compareAndSet(false, true)) {
+            submit(this::check);
+        }
+    }
+
+    private void check() {
+        checkQueued.set(false);
+        if (done.get()) {
+            return;
+        }
+        FetchResult result = FetchReader.read(plan, context.channel().alloc());
+        try {
+            if ((result.recordsBytes() >= plan.request().minBytes() || result.hasError()) && finish()) {
+                context.respond(result.response());
+            }
+        } finally {
+            result.release();
+        }
+    }
+
+    private void expire() {
+        if (!finish()) {
+            return;
+        }
+        FetchResult result = FetchReader.read(plan, context.channel().alloc());
+        try {
+            context.respond(result.response());
+        } finally {
+            result.release();
+        }
+    }
+
+    private void cancel() {
+        if (finish()) {
+            LOG.debug(
+                    "Dropped a parked Fetch: connection {} closed",
+                    context.channel().remoteAddress());
+        }
+    }
+
+    /** Marks the Fetch done and unregisters it; true for the one caller that gets to answer. */
+    private boolean finish() {
+        if (!done.compareAndSet(false, true)) {
+            return false;
+        }
+        for (Partition partition : partitions) {
+            partition.removeListener(this);
+        }
+        ScheduledFuture<?> t = timeout;
+        if (t != null) {
+            t.cancel(false);
+        }
+        context.channel().closeFuture().removeListener(onClose);
+        return true;
+    }
+
+    private void submit(Runnable task) {
+        try {
+            pool.execute(task);
+        } catch (RejectedExecutionException e) {
+            // Shutting down: the connection is about to close, nobody waits for the answer.
+            finish();
+        }
+    }
+}

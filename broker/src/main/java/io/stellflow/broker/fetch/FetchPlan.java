@@ -1,0 +1,88 @@
+package io.stellflow.broker.fetch;
+
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.Frames;
+import io.stellflow.protocol.ResponseHeader;
+import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchRequest.FetchPartition;
+import io.stellflow.protocol.message.FetchRequest.FetchTopic;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A Fetch request resolved against the topic registry once, when it arrives: each requested partition
+ * with its {@link Partition} or the error that applies (spec §6.4 step 1), plus the response envelope
+ * size so reads can keep the whole response under the frame limit.
+ *
+ * <p>Thread-safety: immutable.
+ *
+ * @param request the decoded request
+ * @param topics per request topic, its partitions in request order
+ * @param envelopeBytes size of the response payload without any records bytes
+ */
+public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelopeBytes) {
+
+    /** Response bytes per partition before its records: partition, errorCode, HW, logStart, LSO, aborted count, records length. */
+    static final int PARTITION_ENVELOPE_BYTES = 4 + 2 + 8 + 8 + 8 + 4 + 4;
+
+    /**
+     * One request topic.
+     *
+     * @param topic the name exactly as requested
+     * @param partitions its partitions in request order
+     */
+    public record TopicPlan(String topic, List<PartitionPlan> partitions) {}
+
+    /**
+     * One requested partition.
+     *
+     * @param request the partition's request fields
+     * @param partition the partition, or null when {@code errorCode} is set
+     * @param errorCode {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION} or {@code NOT_LEADER_OR_FOLLOWER}
+     */
+    public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
+
+    /** Resolves every requested partition (unknown topic or partition, leader epoch mismatch). */
+    public static FetchPlan resolve(FetchRequest request, TopicRegistry registry) {
+        long envelope = ResponseHeader.SIZE + 4 + 4;
+        List<TopicPlan> topics = new ArrayList<>(request.topicPartitions().size());
+        for (FetchTopic topic : request.topicPartitions()) {
+            envelope += 2 + topic.topic().getBytes(StandardCharsets.UTF_8).length + 4;
+            List<PartitionPlan> partitions = new ArrayList<>(topic.partitions().size());
+            for (FetchPartition p : topic.partitions()) {
+                envelope += PARTITION_ENVELOPE_BYTES;
+                Partition partition = registry.partition(topic.topic(), p.partition());
+                if (partition == null) {
+                    partitions.add(new PartitionPlan(p, null, Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                } else if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() != partition.leaderEpoch()) {
+                    partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
+                } else {
+                    partitions.add(new PartitionPlan(p, partition, Errors.NONE));
+                }
+            }
+            topics.add(new TopicPlan(topic.topic(), partitions));
+        }
+        return new FetchPlan(request, topics, (int) Math.min(envelope, Frames.MAX_FRAME_LENGTH + 1L));
+    }
+
+    /** Largest total of records bytes that still fits the response in one frame; may be &lt;= 0. */
+    public long recordsBudgetBytes() {
+        return (long) Frames.MAX_FRAME_LENGTH - envelopeBytes;
+    }
+
+    /** Every resolved partition (those without an error), in request order. */
+    public List<Partition> partitions() {
+        List<Partition> result = new ArrayList<>();
+        for (TopicPlan topic : topics) {
+            for (PartitionPlan p : topic.partitions()) {
+                if (p.partition() != null) {
+                    result.add(p.partition());
+                }
+            }
+        }
+        return result;
+    }
+}

@@ -1,0 +1,47 @@
+package io.stellflow.broker.handler;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.protocol.message.ApiVersionsRequest;
+import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.ApiVersionsResponse.ApiVersionRange;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * ApiVersions (apiKey 0, spec §6.1): lists exactly the implemented APIs, each at [0, 0], and the
+ * features that work. The response is built once.
+ *
+ * <p>Thread-safety: immutable.
+ */
+public final class ApiVersionsHandler implements ApiHandler {
+    /** Name reported in {@code brokerSoftwareName}. */
+    public static final String SOFTWARE_NAME = "stellflow-broker";
+
+    /** Features that really work in this broker: long-poll Fetch (decision 9.e). */
+    public static final List<String> FEATURES = List.of("fetch.long_poll");
+
+    private final ApiVersionsResponse response;
+
+    /** @param apiKeys the implemented API keys, in the order to list them */
+    public ApiVersionsHandler(List<Short> apiKeys) {
+        List<ApiVersionRange> ranges = new ArrayList<>(apiKeys.size());
+        for (short key : apiKeys) {
+            ranges.add(new ApiVersionRange(key, (short) 0, (short) 0));
+        }
+        response = new ApiVersionsResponse(ranges, SOFTWARE_NAME, softwareVersion(), FEATURES);
+    }
+
+    @Override
+    public void handle(RequestContext context, ByteBuf body) {
+        ApiVersionsRequest.read(body);
+        context.respond(response);
+    }
+
+    /** The broker jar's Implementation-Version, or {@code dev} when run from classes. */
+    public static String softwareVersion() {
+        String version = ApiVersionsHandler.class.getPackage().getImplementationVersion();
+        return version != null ? version : "dev";
+    }
+}

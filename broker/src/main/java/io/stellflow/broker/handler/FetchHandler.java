@@ -1,0 +1,54 @@
+package io.stellflow.broker.handler;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.fetch.DelayedFetch;
+import io.stellflow.broker.fetch.FetchPlan;
+import io.stellflow.broker.fetch.FetchReader;
+import io.stellflow.broker.fetch.FetchResult;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.protocol.message.FetchRequest;
+import java.util.concurrent.Executor;
+
+/**
+ * Fetch (apiKey 3, spec §6.4). Range checks on the request are done by {@link FetchRequest#read}
+ * (header-only {@code INVALID_REQUEST}); partitions are resolved by {@link FetchPlan}, read by
+ * {@link FetchReader}. When fewer than {@code minBytes} are readable, {@code maxWaitMs > 0} and no
+ * partition has an error, the Fetch is parked as a {@link DelayedFetch} (decision 9.e).
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class FetchHandler implements ApiHandler {
+    private final TopicRegistry registry;
+    private final Executor pool;
+
+    /**
+     * @param registry the topics
+     * @param pool request handler pool for long-poll re-evaluations
+     */
+    public FetchHandler(TopicRegistry registry, Executor pool) {
+        this.registry = registry;
+        this.pool = pool;
+    }
+
+    @Override
+    public void handle(RequestContext context, ByteBuf body) {
+        FetchRequest request = FetchRequest.read(body);
+        FetchPlan plan = FetchPlan.resolve(request, registry);
+        FetchResult result = FetchReader.read(plan, context.channel().alloc());
+        try {
+            boolean answerNow = request.maxWaitMs() == 0
+                    || request.minBytes() == 0
+                    || result.hasError()
+                    || result.recordsBytes() >= request.minBytes();
+            if (answerNow) {
+                context.respond(result.response());
+                return;
+            }
+        } finally {
+            result.release();
+        }
+        DelayedFetch.park(context, plan, result, pool);
+    }
+}

@@ -1,0 +1,135 @@
+package io.stellflow.broker.handler;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.message.ListOffsetsRequest;
+import io.stellflow.protocol.message.ListOffsetsRequest.ListOffsetsPartition;
+import io.stellflow.protocol.message.ListOffsetsRequest.ListOffsetsTopic;
+import io.stellflow.protocol.message.ListOffsetsResponse;
+import io.stellflow.protocol.message.ListOffsetsResponse.ListOffsetsPartitionResponse;
+import io.stellflow.protocol.message.ListOffsetsResponse.ListOffsetsTopicResponse;
+import io.stellflow.storage.PartitionLog.TimestampOffset;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * ListOffsets (apiKey 4, spec §6.5, decision 9.k). The visible end E is the high watermark for
+ * clients at isolationLevel 0, the last stable offset at isolationLevel 1 and the log end offset for
+ * brokers ({@code replicaId >= 0}); all three are equal on a single node without transactions.
+ *
+ * <ul>
+ *   <li>-2 (earliest): offset = logStartOffset, offsets = up to maxNumOffsets consecutive offsets below E;
+ *   <li>-1 (latest): offset = E, offsets = [E];
+ *   <li>&gt;= 0: the first record (record granularity) in [logStartOffset, E) with timestamp &gt;= the
+ *       target, its timestamp reported; none: {@code OFFSET_OUT_OF_RANGE}.
+ * </ul>
+ *
+ * <p>Partition errors: unknown topic or partition {@code UNKNOWN_TOPIC_OR_PARTITION};
+ * {@code currentLeaderEpoch >= 0} and not the leader's epoch {@code NOT_LEADER_OR_FOLLOWER};
+ * {@code maxNumOffsets <= 0} or a timestamp below -2 {@code INVALID_REQUEST}; a read failure
+ * {@code BROKER_NOT_AVAILABLE}. A replicaId below -1 is a request-level {@code INVALID_REQUEST}.
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class ListOffsetsHandler implements ApiHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ListOffsetsHandler.class);
+
+    /**
+     * Cap on the {@code offsets} array: 10,000 entries = 80 KB, far below the frame limit even with
+     * many partitions in one request; SDKs ask for 1.
+     */
+    static final int MAX_OFFSETS_PER_PARTITION = 10_000;
+
+    private final TopicRegistry registry;
+
+    /** @param registry the topics */
+    public ListOffsetsHandler(TopicRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void handle(RequestContext context, ByteBuf body) {
+        ListOffsetsRequest request = ListOffsetsRequest.read(body);
+        if (request.replicaId() < -1) {
+            throw new ProtocolException(Errors.INVALID_REQUEST, "replicaId " + request.replicaId() + " < -1");
+        }
+        List<ListOffsetsTopicResponse> topics = new ArrayList<>(request.topics().size());
+        for (ListOffsetsTopic topic : request.topics()) {
+            List<ListOffsetsPartitionResponse> partitions =
+                    new ArrayList<>(topic.partitions().size());
+            for (ListOffsetsPartition p : topic.partitions()) {
+                partitions.add(listOffsets(registry.partition(topic.topic(), p.partition()), p));
+            }
+            topics.add(new ListOffsetsTopicResponse(topic.topic(), partitions));
+        }
+        context.respond(new ListOffsetsResponse(topics));
+    }
+
+    private static ListOffsetsPartitionResponse listOffsets(Partition partition, ListOffsetsPartition request) {
+        if (partition == null) {
+            return error(request.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1);
+        }
+        int epoch = partition.leaderEpoch();
+        if (request.currentLeaderEpoch() >= 0 && request.currentLeaderEpoch() != epoch) {
+            return error(request.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch);
+        }
+        if (request.maxNumOffsets() <= 0 || request.timestamp() < ListOffsetsRequest.EARLIEST_TIMESTAMP) {
+            return error(request.partition(), Errors.INVALID_REQUEST, epoch);
+        }
+        // Single node: HW == LSO == LEO, so the visible end is the same for clients and brokers.
+        long visibleEnd = partition.highWatermark();
+        long logStart = partition.logStartOffset();
+        if (request.timestamp() == ListOffsetsRequest.LATEST_TIMESTAMP) {
+            return new ListOffsetsPartitionResponse(
+                    request.partition(), Errors.NONE, epoch, -1L, visibleEnd, List.of(visibleEnd));
+        }
+        if (request.timestamp() == ListOffsetsRequest.EARLIEST_TIMESTAMP) {
+            return new ListOffsetsPartitionResponse(
+                    request.partition(),
+                    Errors.NONE,
+                    epoch,
+                    -1L,
+                    logStart,
+                    consecutive(logStart, visibleEnd, request.maxNumOffsets()));
+        }
+        TimestampOffset found;
+        try {
+            found = partition.log().offsetForTimestamp(request.timestamp(), visibleEnd);
+        } catch (IOException e) {
+            LOG.error("Timestamp lookup on {} failed", partition, e);
+            return error(request.partition(), Errors.BROKER_NOT_AVAILABLE, epoch);
+        }
+        if (found == null) {
+            return error(request.partition(), Errors.OFFSET_OUT_OF_RANGE, epoch);
+        }
+        return new ListOffsetsPartitionResponse(
+                request.partition(),
+                Errors.NONE,
+                epoch,
+                found.timestampMs(),
+                found.offset(),
+                consecutive(found.offset(), visibleEnd, request.maxNumOffsets()));
+    }
+
+    /** Up to {@code max} offsets {@code from, from+1, ...} below {@code endExclusive}. */
+    static List<Long> consecutive(long from, long endExclusive, int max) {
+        long count = Math.min(Math.min(max, MAX_OFFSETS_PER_PARTITION), Math.max(0L, endExclusive - from));
+        List<Long> offsets = new ArrayList<>((int) count);
+        for (long i = 0; i < count; i++) {
+            offsets.add(from + i);
+        }
+        return offsets;
+    }
+
+    private static ListOffsetsPartitionResponse error(int partition, short errorCode, int leaderEpoch) {
+        return new ListOffsetsPartitionResponse(partition, errorCode, leaderEpoch, -1L, -1L, List.of());
+    }
+}

@@ -1,0 +1,123 @@
+package io.stellflow.broker.handler;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceRequest.PartitionData;
+import io.stellflow.protocol.message.ProduceRequest.TopicData;
+import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
+import io.stellflow.protocol.message.ProduceResponse.TopicResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchValidator;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Produce (apiKey 2, spec §6.3). Request-level checks (acks, timeoutMs, empty or duplicate entries) are
+ * done by {@link ProduceRequest#read}. Per partition, in the spec's order:
+ *
+ * <ol>
+ *   <li>unknown topic or partition: {@code UNKNOWN_TOPIC_OR_PARTITION} (unless auto-created);
+ *   <li>records null or empty, or invalid per §7.7: {@code INVALID_RECORD}, {@code CORRUPT_MESSAGE},
+ *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above
+ *       {@code message.max.bytes});
+ *   <li>idempotent or transactional data (producerId &gt;= 0 or a transactionalId): not implemented in
+ *       this slice, {@code FEATURE_NOT_ENABLED} (the broker does not advertise them);
+ *   <li>append as leader; a write failure gives {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
+ *       fallback) and nothing is acknowledged.
+ * </ol>
+ *
+ * <p>Every acks value (0, 1, -1) is answered after the local append: on a single node the high
+ * watermark equals the log end offset as soon as the append returns (decision 9.i).
+ *
+ * <p>Thread-safety: stateless; appends to one partition are serialised by its log.
+ */
+public final class ProduceHandler implements ApiHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
+
+    /** logAppendTimeMs is always -1 in v0 (CreateTime only). */
+    static final long NO_LOG_APPEND_TIME = -1L;
+
+    private final TopicService topics;
+    private final int messageMaxBytes;
+
+    /**
+     * @param topics topic lookups (with auto-creation policy)
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     */
+    public ProduceHandler(TopicService topics, int messageMaxBytes) {
+        this.topics = topics;
+        this.messageMaxBytes = messageMaxBytes;
+    }
+
+    @Override
+    public void handle(RequestContext context, ByteBuf body) {
+        ProduceRequest request = ProduceRequest.read(body);
+        boolean transactional = request.transactionalId() != null;
+        List<TopicResponse> responses = new ArrayList<>(request.topicData().size());
+        for (TopicData topicData : request.topicData()) {
+            TopicService.Lookup lookup = topics.lookupOrAutoCreate(topicData.topic());
+            List<PartitionResponse> partitions =
+                    new ArrayList<>(topicData.partitions().size());
+            for (PartitionData data : topicData.partitions()) {
+                if (lookup.topic() == null) {
+                    partitions.add(error(data.partition(), lookup.errorCode(), -1, -1L));
+                } else {
+                    partitions.add(produce(lookup.topic().partition(data.partition()), data, transactional));
+                }
+            }
+            responses.add(new TopicResponse(topicData.topic(), partitions));
+        }
+        context.respond(new ProduceResponse(responses));
+    }
+
+    private PartitionResponse produce(Partition partition, PartitionData data, boolean transactional) {
+        if (partition == null) {
+            return error(data.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1L);
+        }
+        int epoch = partition.leaderEpoch();
+        ByteBuf records = data.records();
+        if (records == null || !records.isReadable()) {
+            return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
+        }
+        short validation = RecordBatchValidator.validate(records, messageMaxBytes, transactional);
+        if (validation != Errors.NONE) {
+            return error(data.partition(), validation, epoch, partition.logStartOffset());
+        }
+        if (transactional || hasProducerId(records)) {
+            return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
+        }
+        try {
+            long baseOffset = partition.appendAsLeader(records);
+            return new PartitionResponse(
+                    data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
+        } catch (IOException e) {
+            LOG.error("Append to {} failed; answering BROKER_NOT_AVAILABLE", partition, e);
+            return error(data.partition(), Errors.BROKER_NOT_AVAILABLE, epoch, -1L);
+        }
+    }
+
+    /** Whether any batch of a validated set carries a producer id (idempotent or transactional data). */
+    private static boolean hasProducerId(ByteBuf records) {
+        int pos = records.readerIndex();
+        int end = records.writerIndex();
+        while (pos < end) {
+            if (RecordBatchLayout.producerId(records, pos) != RecordBatchLayout.NO_PRODUCER_ID) {
+                return true;
+            }
+            pos += RecordBatchLayout.batchSize(records, pos);
+        }
+        return false;
+    }
+
+    private static PartitionResponse error(int partition, short errorCode, int leaderEpoch, long logStartOffset) {
+        return new PartitionResponse(partition, errorCode, -1L, leaderEpoch, NO_LOG_APPEND_TIME, logStartOffset);
+    }
+}

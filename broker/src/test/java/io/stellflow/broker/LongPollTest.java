@@ -1,0 +1,125 @@
+package io.stellflow.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.stellflow.broker.config.TransportType;
+import io.stellflow.broker.network.Transport;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ApiVersionsRequest;
+import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.message.FetchResponse.PartitionData;
+import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.protocol.record.RecordBatchReader;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** Long-poll Fetch (decision 9.e) on every transport. */
+class LongPollTest {
+    @TempDir
+    Path dir;
+
+    StellflowServer server;
+
+    @AfterEach
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private RawClient start(String transport) throws Exception {
+        assumeTrue(Transport.isAvailable(TransportType.parse("transport", transport)), transport + " unavailable");
+        server = TestBroker.start(dir, transport);
+        RawClient client = new RawClient(server.port());
+        Requests.createTopic(client, "t", 1);
+        return client;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nio", "epoll", "io_uring"})
+    void fetchAtTheEndIsAnsweredWhenAnotherClientProduces(String transport) throws Exception {
+        try (RawClient consumer = start(transport);
+                RawClient producer = new RawClient(server.port())) {
+            Requests.produceOne(producer, "t", 0, Requests.batch(1, 1));
+            long startNs = System.nanoTime();
+            consumer.send(ApiKeys.FETCH, 500, Requests.fetch("t", 0, 1, 2000));
+            Thread.sleep(200);
+            assertThat(server.registry().partition("t", 0).listenerCount()).isEqualTo(1);
+            Requests.produceOne(producer, "t", 0, Requests.g2());
+            RawClient.Response r = consumer.receive();
+            long elapsedMs = (System.nanoTime() - startNs) / 1_000_000;
+            assertThat(r.correlationId()).isEqualTo(500);
+            PartitionData p =
+                    FetchResponse.read(r.body()).responses().get(0).partitions().get(0);
+            assertThat(p.errorCode()).isEqualTo(Errors.NONE);
+            List<DecodedRecord> records = RecordBatchReader.decode(p.records(), 1);
+            assertThat(records).extracting(DecodedRecord::offset).containsExactly(1L);
+            assertThat(elapsedMs).isLessThan(1900);
+            assertThat(server.registry().partition("t", 0).listenerCount()).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nio", "epoll", "io_uring"})
+    void fetchWithoutDataIsAnsweredEmptyAfterMaxWait(String transport) throws Exception {
+        try (RawClient consumer = start(transport)) {
+            long startNs = System.nanoTime();
+            PartitionData p = Requests.fetchOne(consumer, Requests.fetch("t", 0, 0, 300));
+            long elapsedMs = (System.nanoTime() - startNs) / 1_000_000;
+            assertThat(p.errorCode()).isEqualTo(Errors.NONE);
+            assertThat(p.records().readableBytes()).isZero();
+            assertThat(elapsedMs).isBetween(250L, 5000L);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nio", "epoll", "io_uring"})
+    void aParkedFetchDoesNotHoldBackLaterResponsesOnTheConnection(String transport) throws Exception {
+        try (RawClient client = start(transport)) {
+            client.send(ApiKeys.FETCH, 1, Requests.fetch("t", 0, 0, 1500));
+            client.send(ApiKeys.API_VERSIONS, 2, new ApiVersionsRequest(null, null, List.of()));
+            client.send(ApiKeys.PRODUCE, 3, Requests.produce("t", 0, Requests.g2()));
+            assertThat(client.receive().correlationId()).isEqualTo(2);
+            // The produce wakes the parked fetch; both answers arrive, in either order.
+            RawClient.Response a = client.receive();
+            RawClient.Response b = client.receive();
+            assertThat(List.of(a.correlationId(), b.correlationId())).containsExactlyInAnyOrder(1, 3);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nio"})
+    void closingTheConnectionDropsTheParkedFetch(String transport) throws Exception {
+        RawClient client = start(transport);
+        client.send(ApiKeys.FETCH, 1, Requests.fetch("t", 0, 0, 30_000));
+        long deadline = System.currentTimeMillis() + 5000;
+        while (server.registry().partition("t", 0).listenerCount() == 0 && System.currentTimeMillis() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(server.registry().partition("t", 0).listenerCount()).isEqualTo(1);
+        client.close();
+        while (server.registry().partition("t", 0).listenerCount() != 0 && System.currentTimeMillis() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(server.registry().partition("t", 0).listenerCount()).isZero();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nio"})
+    void minBytesZeroOrMaxWaitZeroAnswerAtOnce(String transport) throws Exception {
+        try (RawClient client = start(transport)) {
+            long startNs = System.nanoTime();
+            Requests.fetchOne(client, Requests.fetch("t", 0, 0, 0));
+            io.stellflow.protocol.message.FetchRequest minBytesZero = new io.stellflow.protocol.message.FetchRequest(
+                    -1, 5000, 0, 100, (byte) 0, 0, Requests.fetch("t", 0, 0, 0).topicPartitions());
+            Requests.fetchOne(client, minBytesZero);
+            assertThat((System.nanoTime() - startNs) / 1_000_000).isLessThan(2000);
+        }
+    }
+}

@@ -1,0 +1,202 @@
+package io.stellflow.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ProduceTest {
+    @TempDir
+    Path dir;
+
+    StellflowServer server;
+
+    @AfterEach
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    private RawClient startWithTopic(Properties props) throws Exception {
+        server = TestBroker.start(props);
+        RawClient client = new RawClient(server.port());
+        Requests.createTopic(client, "t", 2);
+        return client;
+    }
+
+    private long logEnd(String topic, int partition) {
+        return server.registry().partition(topic, partition).logEndOffset();
+    }
+
+    @Test
+    void offsetsArePerRecordAcrossBatchesAndRequests() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+            byte[] twoBatches = Requests.concat(Requests.batch(3, 1000), Requests.batch(2, 2000));
+            PartitionResponse first = Requests.produceOne(client, "t", 0, twoBatches);
+            assertThat(first).isEqualTo(new PartitionResponse(0, Errors.NONE, 0, 0, -1, 0));
+            PartitionResponse second = Requests.produceOne(client, "t", 0, Requests.g2());
+            assertThat(second.baseOffset()).isEqualTo(5);
+            assertThat(logEnd("t", 0)).isEqualTo(6);
+            assertThat(Requests.produceOne(client, "t", 1, Requests.g2()).baseOffset())
+                    .isZero();
+        }
+    }
+
+    @Test
+    void everyAcksValueGetsExactlyOneResponseAfterTheAppend() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+            long offset = 0;
+            for (short acks : new short[] {0, 1, -1}) {
+                RawClient.Response r =
+                        client.call(ApiKeys.PRODUCE, 100 + acks, Requests.produce("t", 0, Requests.g2(), acks));
+                PartitionResponse p = ProduceResponse.read(r.body())
+                        .responses()
+                        .get(0)
+                        .partitions()
+                        .get(0);
+                assertThat(p.errorCode()).isEqualTo(Errors.NONE);
+                assertThat(p.baseOffset()).isEqualTo(offset++);
+            }
+            assertThat(logEnd("t", 0)).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void partialSuccessKeepsRequestOrderAndHeaderZero() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+            ProduceRequest request = new ProduceRequest(
+                    null,
+                    (short) 1,
+                    30_000,
+                    List.of(
+                            new ProduceRequest.TopicData(
+                                    "t",
+                                    List.of(
+                                            new ProduceRequest.PartitionData(7, Unpooled.wrappedBuffer(Requests.g2())),
+                                            new ProduceRequest.PartitionData(1, Unpooled.wrappedBuffer(Requests.g2())),
+                                            new ProduceRequest.PartitionData(0, null))),
+                            new ProduceRequest.TopicData(
+                                    "missing",
+                                    List.of(new ProduceRequest.PartitionData(
+                                            0, Unpooled.wrappedBuffer(Requests.g2()))))));
+            RawClient.Response r = client.call(ApiKeys.PRODUCE, 5, request);
+            assertThat(r.errorCode()).isEqualTo(Errors.NONE);
+            ProduceResponse body = ProduceResponse.read(r.body());
+            assertThat(body.responses().get(0).topic()).isEqualTo("t");
+            assertThat(body.responses().get(0).partitions())
+                    .containsExactly(
+                            new PartitionResponse(7, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1, -1),
+                            new PartitionResponse(1, Errors.NONE, 0, 0, -1, 0),
+                            new PartitionResponse(0, Errors.INVALID_RECORD, -1, 0, -1, 0));
+            assertThat(body.responses().get(1).partitions())
+                    .containsExactly(new PartitionResponse(0, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1, -1));
+        }
+    }
+
+    @Test
+    void invalidBatchesAreRejectedAndNothingIsAppended() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+            Requests.produceOne(client, "t", 0, Requests.g2());
+
+            byte[] badCrc = Requests.g2();
+            badCrc[RecordBatchLayout.CRC_OFFSET] ^= 1;
+            assertThat(Requests.produceOne(client, "t", 0, badCrc).errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE);
+
+            byte[] magic2 = Requests.g2();
+            magic2[RecordBatchLayout.MAGIC_OFFSET] = 2;
+            assertThat(Requests.produceOne(client, "t", 0, magic2).errorCode()).isEqualTo(Errors.INVALID_RECORD);
+
+            byte[] recordPastEnd = Requests.recordLengthPastBatchEnd();
+            assertThat(Requests.produceOne(client, "t", 0, recordPastEnd).errorCode())
+                    .isEqualTo(Errors.INVALID_RECORD);
+
+            byte[] truncated = Arrays.copyOf(Requests.g2(), 100);
+            assertThat(Requests.produceOne(client, "t", 0, truncated).errorCode())
+                    .isEqualTo(Errors.INVALID_RECORD);
+
+            // A good batch followed by a bad one: the whole partition is rejected.
+            byte[] goodThenBad = Requests.concat(Requests.g2(), badCrc);
+            assertThat(Requests.produceOne(client, "t", 0, goodThenBad).errorCode())
+                    .isEqualTo(Errors.CORRUPT_MESSAGE);
+
+            assertThat(Requests.produceOne(client, "t", 0, new byte[0]).errorCode())
+                    .isEqualTo(Errors.INVALID_RECORD);
+            assertThat(logEnd("t", 0)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void batchAboveMessageMaxBytesIsMessageTooLarge() throws Exception {
+        Properties props = TestBroker.props(dir, "nio");
+        props.setProperty("message.max.bytes", "1000");
+        try (RawClient client = startWithTopic(props)) {
+            byte[] big = Requests.batchOfSize(1, 2000, 1);
+            assertThat(Requests.produceOne(client, "t", 0, big).errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+            assertThat(Requests.produceOne(client, "t", 0, Requests.g2()).errorCode())
+                    .isEqualTo(Errors.NONE);
+            assertThat(logEnd("t", 0)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void idempotentBatchesAreNotSupportedYet() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+            byte[] batch = Requests.g2();
+            ByteBuf buf = Unpooled.wrappedBuffer(batch);
+            buf.setLong(RecordBatchLayout.PRODUCER_ID_OFFSET, 5);
+            buf.setShort(RecordBatchLayout.PRODUCER_EPOCH_OFFSET, 0);
+            buf.setInt(RecordBatchLayout.BASE_SEQUENCE_OFFSET, 0);
+            buf.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(buf, 0));
+            assertThat(Requests.produceOne(client, "t", 0, batch).errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED);
+            assertThat(logEnd("t", 0)).isZero();
+        }
+    }
+
+    @Test
+    void requestLevelViolationsAreHeaderOnlyInvalidRequest() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+            RawClient.Response badAcks =
+                    client.call(ApiKeys.PRODUCE, 1, Requests.produce("t", 0, Requests.g2(), (short) 2));
+            assertThat(badAcks.errorCode()).isEqualTo(Errors.INVALID_REQUEST);
+            assertThat(badAcks.body().readableBytes()).isZero();
+            ProduceRequest duplicate = new ProduceRequest(
+                    null,
+                    (short) 1,
+                    1000,
+                    List.of(new ProduceRequest.TopicData(
+                            "t",
+                            List.of(
+                                    new ProduceRequest.PartitionData(0, Unpooled.wrappedBuffer(Requests.g2())),
+                                    new ProduceRequest.PartitionData(0, Unpooled.wrappedBuffer(Requests.g2()))))));
+            assertThat(client.call(ApiKeys.PRODUCE, 2, duplicate).errorCode()).isEqualTo(Errors.INVALID_REQUEST);
+            assertThat(logEnd("t", 0)).isZero();
+        }
+    }
+
+    @Test
+    void autoCreateOnProduceWhenEnabled() throws Exception {
+        Properties props = TestBroker.props(dir, "nio");
+        props.setProperty("auto.create.topics.enable", "true");
+        props.setProperty("num.partitions", "3");
+        server = TestBroker.start(props);
+        try (RawClient client = new RawClient(server.port())) {
+            assertThat(Requests.produceOne(client, "fresh", 2, Requests.g2()).errorCode())
+                    .isEqualTo(Errors.NONE);
+            assertThat(server.registry().topic("fresh").partitionCount()).isEqualTo(3);
+        }
+    }
+}

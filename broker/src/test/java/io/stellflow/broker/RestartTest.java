@@ -1,0 +1,58 @@
+package io.stellflow.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.FetchResponse.PartitionData;
+import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.protocol.record.RecordBatchReader;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RestartTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void everythingProducedIsFetchedBackAfterARestart() throws Exception {
+        try (StellflowServer server = TestBroker.start(dir);
+                RawClient client = new RawClient(server.port())) {
+            Requests.createTopic(client, "kept", 2);
+            for (int i = 0; i < 10; i++) {
+                Requests.produceOne(client, "kept", i % 2, Requests.batch(i + 1, 1000 + i));
+            }
+        }
+        try (StellflowServer server = TestBroker.start(dir);
+                RawClient client = new RawClient(server.port())) {
+            PartitionData p0 = Requests.fetchOne(client, Requests.fetch("kept", 0, 0, 0));
+            PartitionData p1 = Requests.fetchOne(client, Requests.fetch("kept", 1, 0, 0));
+            List<DecodedRecord> r0 = RecordBatchReader.decode(p0.records(), 0);
+            List<DecodedRecord> r1 = RecordBatchReader.decode(p1.records(), 0);
+            assertThat(r0).hasSize(1 + 3 + 5 + 7 + 9);
+            assertThat(r1).hasSize(2 + 4 + 6 + 8 + 10);
+            for (int i = 0; i < r0.size(); i++) {
+                assertThat(r0.get(i).offset()).isEqualTo(i);
+            }
+            assertThat(p0.highWatermark()).isEqualTo(25);
+            // Appends continue after the recovered end.
+            assertThat(Requests.produceOne(client, "kept", 0, Requests.g2()).baseOffset())
+                    .isEqualTo(25);
+            assertThat(Requests.produceOne(client, "kept", 0, Requests.g2()).errorCode())
+                    .isEqualTo(Errors.NONE);
+        }
+    }
+
+    @Test
+    void aSecondBrokerOnTheSameLogDirIsRefused() throws Exception {
+        try (StellflowServer server = TestBroker.start(dir)) {
+            assertThat(server.port()).isPositive();
+            assertThatThrownBy(() -> TestBroker.start(dir))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("in use");
+        }
+    }
+}

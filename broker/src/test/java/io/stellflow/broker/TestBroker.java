@@ -1,0 +1,33 @@
+package io.stellflow.broker;
+
+import io.stellflow.broker.config.BrokerConfig;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Properties;
+
+/** Starts brokers for tests: 127.0.0.1, ephemeral port, a given log dir and transport. */
+final class TestBroker {
+    private TestBroker() {}
+
+    static Properties props(Path logDir, String transport) {
+        Properties props = new Properties();
+        props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        props.setProperty("log.dirs", logDir.toString());
+        props.setProperty("transport", transport);
+        props.setProperty("num.network.threads", "2");
+        props.setProperty("num.io.threads", "4");
+        return props;
+    }
+
+    static StellflowServer start(Path logDir) throws IOException {
+        return start(props(logDir, "nio"));
+    }
+
+    static StellflowServer start(Path logDir, String transport) throws IOException {
+        return start(props(logDir, transport));
+    }
+
+    static StellflowServer start(Properties props) throws IOException {
+        return StellflowServer.start(BrokerConfig.fromProperties(props));
+    }
+}
