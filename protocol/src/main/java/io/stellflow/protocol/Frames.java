@@ -1,6 +1,7 @@
 package io.stellflow.protocol;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.message.ApiMessage;
 
 /**
  * Frame limits (spec §1.2) and helpers to write a length-prefixed frame.
@@ -48,5 +49,39 @@ public final class Frames {
         }
         out.setInt(frameStart, frameLength);
         return frameLength;
+    }
+
+    /** Writes a whole request frame (length, header, body); returns the frameLength. */
+    public static int writeRequest(ByteBuf out, RequestHeader header, ApiMessage body) {
+        int start = beginFrame(out);
+        header.write(out);
+        body.write(out);
+        return endFrame(out, start);
+    }
+
+    /**
+     * Writes a whole successful response frame: header with errorCode 0 and throttleTimeMs 0, then the
+     * body (spec §4.2: errorCode 0 always carries a complete body). Returns the frameLength.
+     */
+    public static int writeResponse(ByteBuf out, int correlationId, ApiMessage body) {
+        int start = beginFrame(out);
+        ResponseHeader.of(correlationId, Errors.NONE).write(out);
+        body.write(out);
+        return endFrame(out, start);
+    }
+
+    /**
+     * Writes a header-only error response frame (spec §4.2): frameLength 12, then the header with
+     * {@code errorCode} and throttleTimeMs 0. Returns the frameLength (12).
+     *
+     * @throws IllegalArgumentException if errorCode is NONE (a success needs a body)
+     */
+    public static int writeErrorResponse(ByteBuf out, int correlationId, short errorCode) {
+        if (errorCode == Errors.NONE) {
+            throw new IllegalArgumentException("a header-only response needs a non-zero errorCode");
+        }
+        int start = beginFrame(out);
+        ResponseHeader.of(correlationId, errorCode).write(out);
+        return endFrame(out, start);
     }
 }
