@@ -573,6 +573,11 @@ public final class PartitionLog implements AutoCloseable {
         return dir;
     }
 
+    /** The segments, oldest first (tests). */
+    Segment[] segmentsForTesting() {
+        return segments;
+    }
+
     /** Number of segments (diagnostics and tests). */
     public int segmentCount() {
         return segments.length;

@@ -184,6 +184,11 @@ final class Segment {
         return sizeBytes;
     }
 
+    /** Bytes known to be on the device (fsynced); writer-side diagnostics and tests. */
+    int flushedSizeBytes() {
+        return flushedSizeBytes;
+    }
+
     /** Number of index entries (for tests and diagnostics). */
     int indexEntries() {
         return index.entries();
