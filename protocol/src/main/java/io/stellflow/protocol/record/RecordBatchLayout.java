@@ -19,8 +19,9 @@ import io.netty.buffer.ByteBuf;
  *  +-------------------------------+-------+---------------+---------------+--------------
  *  |           producerId          | epoch | baseSequence  |  recordCount  | records ...
  *  +-------------------------------+-------+---------------+---------------+--------------
- *  |&lt;- LOG_OVERHEAD -&gt;|&lt;------------------- batchLength bytes ----------------------------&gt;|
- *                                  CRC-32C covers batch offset 17 .. end (batchLength - 9 bytes)
+ *  LOG_OVERHEAD = bytes 0..7 (baseOffsetDelta, batchLength); batchLength counts bytes 8..end,
+ *  so the whole batch is 8 + batchLength bytes. CRC-32C covers bytes 17..end (batchLength - 9).
+ *  Bytes 0..11 are outside the CRC: the broker may rewrite baseOffsetDelta and the epoch.
  *
  *  record (offsets relative to the record start):
  *  0        4     5                13          17           21+K         25+K+V
@@ -34,7 +35,14 @@ import io.netty.buffer.ByteBuf;
  * {@code {"amount":199}} (14 bytes), one header {@code content-type: application/json} (12 + 16 bytes).
  * Record length = 1 + 8 + 4 + (4+10) + (4+14) + 4 + (2+12) + (4+16) = 83, so the record takes 87
  * bytes; the batch takes 57 + 87 = 144 bytes and batchLength = 144 - 8 = 136. The CRC-32C over the
- * 127 bytes at offsets 17..143 is 0xA99A047F.
+ * 127 bytes at offsets 17..143 is 0xA99A047F. The first 64 bytes, as a client sends them:
+ *
+ * <pre>
+ *  0000  00 00 00 00 00 00 00 88 ff ff ff ff 01 a9 9a 04   baseOffsetDelta 0, batchLength 136, epoch -1, magic 1, crc
+ *  0010  7f 00 00 00 00 00 00 00 00 01 96 b3 7c 74 00 00   attributes 0, lastOffsetDelta 0, baseTimestamp 1746768000000
+ *  0020  00 01 96 b3 7c 74 00 ff ff ff ff ff ff ff ff ff   maxTimestamp, producerId -1
+ *  0030  ff ff ff ff ff 00 00 00 01 00 00 00 53 00 00 00   producerEpoch -1, baseSequence -1, recordCount 1, length 83
+ * </pre>
  *
  * <p>Accessors take an absolute batch start index and never move reader or writer indexes. They do
  * not check bounds beyond what {@link ByteBuf} checks (IndexOutOfBoundsException on a bug).
