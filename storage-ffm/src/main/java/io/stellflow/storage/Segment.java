@@ -61,45 +61,65 @@ final class Segment {
     /** Creates a new empty active segment (its files must not hold data). */
     static Segment create(Path dir, long baseOffset, LogConfig config) throws IOException {
         Segment s = openLog(dir, baseOffset, config);
-        s.log.truncate(0);
-        s.index = OffsetIndex.create(indexPath(dir, baseOffset), baseOffset, config.indexMaxBytes());
+        try {
+            s.log.truncate(0);
+            s.index = OffsetIndex.create(indexPath(dir, baseOffset), baseOffset, config.indexMaxBytes());
+        } catch (IOException | RuntimeException e) {
+            s.log.close();
+            throw e;
+        }
         s.sizeBytes = 0;
         return s;
     }
 
     /**
      * Opens an existing segment whose log is trusted (clean shutdown). The index is used only if it
-     * passes the sanity checks; otherwise the caller must {@link #rebuildIndexStart()} and scan.
+     * passes the sanity checks (size, strictly increasing entries inside the log, last entry on a
+     * batch start, no entry missing at the tail); otherwise {@link #hasIndex()} is false and the
+     * caller must {@link #rebuildIndexStart} and scan.
      *
-     * @return true when the index was loaded and looks consistent
+     * @param active true for the last segment: its index is mapped read-write, preallocated
      */
     static Segment openTrusted(Path dir, long baseOffset, LogConfig config, boolean active) throws IOException {
         Segment s = openLog(dir, baseOffset, config);
-        long size = s.log.size();
-        if (size > Integer.MAX_VALUE) {
+        try {
+            s.loadTrusted(dir, config, active);
+        } catch (IOException | RuntimeException e) {
             s.log.close();
-            throw new IOException("segment " + s.logFile + " is larger than 2 GiB: " + size + " bytes");
+            throw e;
         }
-        s.sizeBytes = (int) size;
-        s.flushedSizeBytes = (int) size;
-        s.log.position(size);
+        return s;
+    }
+
+    private void loadTrusted(Path dir, LogConfig config, boolean active) throws IOException {
+        long size = log.size();
+        if (size > Integer.MAX_VALUE) {
+            throw new IOException("segment " + logFile + " is larger than 2 GiB: " + size + " bytes");
+        }
+        sizeBytes = (int) size;
+        flushedSizeBytes = (int) size;
+        log.position(size);
         Path indexFile = indexPath(dir, baseOffset);
-        if (Files.exists(indexFile)) {
-            OffsetIndex idx = OffsetIndex.openExisting(indexFile, baseOffset, config.indexMaxBytes(), active);
-            if (idx != null
-                    && idx.isConsistentWith(size)
-                    && s.lastIndexEntryIsABatchStart(idx)
-                    && s.indexCoversTail(idx)) {
-                s.index = idx;
-                s.bytesSinceIndexEntry =
-                        idx.entries() == 0 ? (int) size : (int) size - idx.positionAt(idx.entries() - 1);
-                return s;
-            }
-            if (idx != null) {
-                idx.abandon();
-            }
+        if (!Files.exists(indexFile)) {
+            return; // index == null: caller rebuilds
         }
-        return s; // index == null: caller rebuilds
+        OffsetIndex idx = OffsetIndex.openExisting(indexFile, baseOffset, config.indexMaxBytes(), active);
+        if (idx == null) {
+            return;
+        }
+        boolean trusted;
+        try {
+            trusted = idx.isConsistentWith(size) && lastIndexEntryIsABatchStart(idx) && indexCoversTail(idx);
+        } catch (IOException | RuntimeException e) {
+            idx.abandon();
+            throw e;
+        }
+        if (!trusted) {
+            idx.abandon();
+            return;
+        }
+        index = idx;
+        bytesSinceIndexEntry = idx.entries() == 0 ? (int) size : (int) size - idx.positionAt(idx.entries() - 1);
     }
 
     /** Opens the log file of an untrusted segment (unclean shutdown); the index is rebuilt. */
