@@ -261,8 +261,9 @@ public final class PartitionLog implements AutoCloseable {
      * <p>Blocks while another append, flush or close runs. May roll to a new segment before any batch
      * (segment full, index full, or offsets beyond int32 relative to the base).
      *
-     * @throws IOException the write failed; nothing is acknowledged and the log refuses further
-     *     appends until reopened
+     * @throws IOException the write (or a policy fsync) failed: do not acknowledge; some of the
+     *     batches may already be readable (as in Kafka, a retry can duplicate them); the log refuses
+     *     further appends until it is closed and reopened, which recovers it
      * @throws IllegalArgumentException {@code records} is empty or not a sequence of whole batches
      * @throws IllegalStateException the log is closed
      */
@@ -272,6 +273,7 @@ public final class PartitionLog implements AutoCloseable {
         if (start >= end) {
             throw new IllegalArgumentException("empty record set");
         }
+        checkWholeBatches(records, start, end);
         appendLock.lock();
         try {
             if (closed) {
@@ -292,14 +294,12 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
-    private long appendLocked(ByteBuf records, int start, int end, int leaderEpoch, Segment active) throws IOException {
-        Segment seg = active;
-        long first = logEndOffset;
-        long next = first;
-        int runStart = start;
-        int runBytes = 0;
-        int runBatches = 0;
-        long recordsAppended = 0;
+    /**
+     * Checks the framing the append relies on before anything is changed, so a bad set is rejected
+     * whole: whole batches back to back, batchLength and lastOffsetDelta in range. The full
+     * validation (CRC, records) is the caller's (RecordBatchValidator).
+     */
+    private static void checkWholeBatches(ByteBuf records, int start, int end) {
         int p = start;
         while (p < end) {
             if (end - p < RecordBatchLayout.HEADER_SIZE) {
@@ -313,6 +313,22 @@ public final class PartitionLog implements AutoCloseable {
                 throw new IllegalArgumentException("record set not validated: batch at " + (p - start)
                         + " has batchLength " + batchLength + ", lastOffsetDelta " + lastOffsetDelta);
             }
+            p += RecordBatchLayout.LOG_OVERHEAD + batchLength;
+        }
+    }
+
+    private long appendLocked(ByteBuf records, int start, int end, int leaderEpoch, Segment active) throws IOException {
+        Segment seg = active;
+        long first = logEndOffset;
+        long next = first;
+        int runStart = start;
+        int runBytes = 0;
+        int runBatches = 0;
+        long recordsAppended = 0;
+        int p = start;
+        while (p < end) {
+            int batchLength = records.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            int lastOffsetDelta = records.getInt(p + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
             int size = RecordBatchLayout.LOG_OVERHEAD + batchLength;
             long last = next + lastOffsetDelta;
             if (!seg.fits(runBytes + size, runBatches + 1, last, config.segmentBytes())) {
