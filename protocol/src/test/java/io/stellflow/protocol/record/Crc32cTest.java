@@ -1,10 +1,9 @@
-package io.stellflow.protocol;
+package io.stellflow.protocol.record;
 
 import static java.nio.charset.StandardCharsets.US_ASCII;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
-import io.stellflow.protocol.record.Crc32c;
 import io.stellflow.protocol.support.Bufs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
