@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
         name = "stellflow-perf",
         mixinStandardHelpOptions = true,
         description = "Stellflow load generator.",
-        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class})
+        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, PerfCommand.Report.class})
 public final class PerfCommand implements Runnable {
     @Spec
     CommandLine.Model.CommandSpec spec;
@@ -72,6 +72,9 @@ public final class PerfCommand implements Runnable {
         @Option(names = "--name", description = "case name in the result (default: the subcommand)")
         String name;
 
+        @Option(names = "--results-file", description = "append the result to this JSON array file")
+        java.nio.file.Path resultsFile;
+
         @Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -89,6 +92,13 @@ public final class PerfCommand implements Runnable {
             PrintWriter out = spec.commandLine().getOut();
             out.println(json ? r.toJson() : r.toText());
             out.flush();
+            if (resultsFile != null) {
+                try {
+                    ResultsFile.append(resultsFile, r);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException("cannot write " + resultsFile, e);
+                }
+            }
         }
     }
 
@@ -218,6 +228,23 @@ public final class PerfCommand implements Runnable {
             PerfResult r =
                     PerfResult.of(name != null ? name : "consume", records, bytes, lastDataNs - startNs, pollUs, 0);
             print(r);
+            return 0;
+        }
+    }
+
+    @Command(name = "report", mixinStandardHelpOptions = true, description = "Print a results file as a table.")
+    static final class Report implements Callable<Integer> {
+        @Option(names = "--results-file", required = true, description = "JSON array written by --results-file")
+        java.nio.file.Path resultsFile;
+
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws java.io.IOException {
+            PrintWriter out = spec.commandLine().getOut();
+            out.print(ResultsFile.table(ResultsFile.read(resultsFile)));
+            out.flush();
             return 0;
         }
     }

@@ -165,4 +165,24 @@ class CliParsingTest {
         assertThat(n.has("p999_ms")).isTrue();
         assertThat(r.toText()).contains("records/s").contains("MB/s");
     }
+
+    @Test
+    void resultsFileAppendsObjectsToOneJsonArrayAndPrintsATable(
+            @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path file = dir.resolve("r/results.json");
+        Histogram h = new Histogram(3);
+        h.recordValue(500);
+        ResultsFile.append(file, PerfResult.of("a", 10, 10240, 1_000_000_000L, h, 0));
+        ResultsFile.append(file, PerfResult.of("b", 20, 20480, 1_000_000_000L, h, 0));
+        JsonNode arr = new ObjectMapper().readTree(file.toFile());
+        assertThat(arr.isArray()).isTrue();
+        assertThat(arr).hasSize(2);
+        assertThat(arr.get(1).get("name").asText()).isEqualTo("b");
+        assertThat(arr.get(1).get("records_per_s").asDouble()).isEqualTo(20.0);
+        assertThat(ResultsFile.read(file)).extracting(PerfResult::name).containsExactly("a", "b");
+        assertThat(ResultsFile.table(ResultsFile.read(file)))
+                .contains("case")
+                .contains("records/s")
+                .contains("b ");
+    }
 }

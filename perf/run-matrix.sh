@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Stellflow perf matrix. Only the quick profile exists so far:
+#   perf/run-matrix.sh --quick
+# 1. Builds the broker and tool jars once if missing or stale (./mvnw -q -Dmaven.test.skip=true -pl perf -am package), so the launchers
+#    below never build.
+# 2. Starts a fresh broker on 127.0.0.1, a free port and a temporary data dir (removed on exit).
+# 3. (a) Streams a real text file of several MB (JDK legal notices, licenses, docs of this machine)
+#        through the console producer and back through the console consumer on a 1-partition
+#        topic and compares the bytes (cmp): PASS/FAIL.
+#    (b) Runs a short produce then consume load (1 KiB records, acks=1) with the perf tool.
+# 4. Prints a table and writes perf/results/<timestamp>/results.json (one object per case).
+# Exit status: 0 when everything passed, non-zero on any failure.
+set -euo pipefail
+
+usage() { echo "usage: $0 --quick" >&2; exit 2; }
+[ "${1:-}" = "--quick" ] || usage
+
+HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$HOME_DIR"
+# shellcheck source=bin/find-java.sh
+. "$HOME_DIR/bin/find-java.sh"
+
+RECORDS=${STELLFLOW_QUICK_RECORDS:-500000}
+DURATION_MS=${STELLFLOW_QUICK_DURATION_MS:-15000}
+TEXT_MB=${STELLFLOW_QUICK_TEXT_MB:-8}
+
+log() { printf '[run-matrix] %s\n' "$*" >&2; }
+
+# --- 1. build once -----------------------------------------------------------------------------
+need_build=""
+for m in broker perf; do
+  jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
+  if [ -z "$jar" ] || [ ! -d "$m/target/lib" ]; then
+    need_build=yes
+  elif [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
+    need_build=yes
+  fi
+done
+if [ -n "$need_build" ]; then
+  log "building the broker and the tools (./mvnw -q -Dmaven.test.skip=true -pl perf -am package) ..."
+  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+fi
+export STELLFLOW_NO_BUILD=1
+
+# --- 2. fresh broker ---------------------------------------------------------------------------
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-quick.XXXXXX")
+BROKER_PID=""
+cleanup() {
+  status=$?
+  if [ -n "$BROKER_PID" ] && kill -0 "$BROKER_PID" 2>/dev/null; then
+    kill "$BROKER_PID" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$BROKER_PID" 2>/dev/null || true
+  fi
+  if [ "$status" -ne 0 ] && [ -f "$WORK/broker.log" ]; then
+    log "broker log tail:"; tail -n 20 "$WORK/broker.log" >&2 || true
+  fi
+  rm -rf "$WORK"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT=""
+for _ in $(seq 1 50); do
+  cand=$(( 20000 + RANDOM % 40000 ))
+  if ! port_in_use "$cand"; then PORT=$cand; break; fi
+done
+[ -n "$PORT" ] || { log "no free port found"; exit 1; }
+BS="127.0.0.1:$PORT"
+
+cat > "$WORK/server.properties" <<PROPS
+broker.id=0
+listeners=PLAINTEXT://127.0.0.1:$PORT
+log.dirs=$WORK/data
+PROPS
+log "starting broker on $BS (data in $WORK/data)"
+"$HOME_DIR/bin/stellflow-server.sh" "$WORK/server.properties" >"$WORK/broker.log" 2>&1 &
+BROKER_PID=$!
+for i in $(seq 1 300); do
+  if port_in_use "$PORT"; then break; fi
+  kill -0 "$BROKER_PID" 2>/dev/null || { log "broker exited during start"; exit 1; }
+  [ "$i" -lt 300 ] || { log "broker did not open $BS within 30 s"; exit 1; }
+  sleep 0.1
+done
+
+TOOLS="$HOME_DIR/bin"
+"$TOOLS/stellflow-topics.sh" --bootstrap-server "$BS" --create --topic quick-text --partitions 1 >&2
+"$TOOLS/stellflow-topics.sh" --bootstrap-server "$BS" --create --topic quick-perf --partitions 1 >&2
+
+# --- 3a. byte-exact text round trip ------------------------------------------------------------
+TEXT="$WORK/input.txt"
+sources=()
+[ -d "$JAVA_HOME/legal" ] && sources+=("$JAVA_HOME/legal")
+[ -d /usr/share/common-licenses ] && sources+=(/usr/share/common-licenses)
+[ -d /usr/share/doc ] && sources+=(/usr/share/doc)
+[ -d "$HOME_DIR/docs" ] && sources+=("$HOME_DIR/docs")
+[ "${#sources[@]}" -gt 0 ] || { log "no text sources found on this machine"; exit 1; }
+find "${sources[@]}" -type f \( -name '*.md' -o -name '*.txt' -o -name 'copyright' -o -name 'LICENSE*' \
+  -o -name 'NOTICE*' -o -name 'ADDITIONAL*' -o -name 'ASSEMBLY*' -o -path '*/common-licenses/*' \) \
+  -size -2M 2>/dev/null | LC_ALL=C sort >"$WORK/sources.lst"
+[ -s "$WORK/sources.lst" ] || { log "no text files found in ${sources[*]}"; exit 1; }
+: >"$TEXT"
+target=$(( TEXT_MB * 1024 * 1024 ))
+while [ "$(stat -c %s "$TEXT")" -lt "$target" ]; do
+  xargs -d '\n' cat <"$WORK/sources.lst" 2>/dev/null >>"$TEXT" || true
+done
+# Cut to the target size (the newline check below completes the last line).
+head -c "$target" "$TEXT" >"$TEXT.cut"
+mv "$TEXT.cut" "$TEXT"
+# Records are lines: the file must end with a newline to come back byte for byte.
+[ "$(tail -c 1 "$TEXT" | od -An -tx1 | tr -d ' ')" = "0a" ] || printf '\n' >>"$TEXT"
+LINES=$(wc -l <"$TEXT")
+SIZE=$(stat -c %s "$TEXT")
+log "text round trip: $SIZE bytes, $LINES lines from $(wc -l <"$WORK/sources.lst") files"
+t0=$(date +%s%N)
+"$TOOLS/stellflow-console-producer.sh" --bootstrap-server "$BS" --topic quick-text --acks 1 \
+  --linger-ms 5 --batch-size 65536 <"$TEXT"
+"$TOOLS/stellflow-console-consumer.sh" --bootstrap-server "$BS" --topic quick-text --from-beginning \
+  --max-messages "$LINES" --timeout-ms 10000 >"$WORK/output.txt"
+t1=$(date +%s%N)
+if cmp -s "$TEXT" "$WORK/output.txt"; then
+  TEXT_RESULT=PASS
+else
+  TEXT_RESULT=FAIL
+  cmp "$TEXT" "$WORK/output.txt" >&2 || true
+fi
+echo "text round trip ($SIZE bytes, $LINES lines, $(( (t1 - t0) / 1000000 )) ms): $TEXT_RESULT"
+
+# --- 3b. produce then consume load ---------------------------------------------------------------
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT_DIR="$HOME_DIR/perf/results/$STAMP"
+mkdir -p "$OUT_DIR"
+RESULTS="$OUT_DIR/results.json"
+"$TOOLS/stellflow-perf.sh" produce --bootstrap-server "$BS" --topic quick-perf --name produce-1KiB-acks1 \
+  --record-size 1024 --num-records "$RECORDS" --duration-ms "$DURATION_MS" --throughput -1 \
+  --producer-props acks=1 batch.size=65536 linger.ms=5 --results-file "$RESULTS"
+"$TOOLS/stellflow-perf.sh" consume --bootstrap-server "$BS" --topic quick-perf --name consume-1KiB \
+  --num-records "$RECORDS" --duration-ms "$DURATION_MS" --timeout-ms 5000 --results-file "$RESULTS"
+
+echo
+"$TOOLS/stellflow-perf.sh" report --results-file "$RESULTS"
+echo "results: $RESULTS"
+[ "$TEXT_RESULT" = PASS ] || { log "text round trip FAILED"; exit 1; }
