@@ -527,8 +527,11 @@ public final class PartitionLog implements AutoCloseable {
                     batch.clear().limit(size);
                     s.readFully(batch, pos);
                     TimestampOffset found = scanRecords(batch, size, base, upper, targetMs, s, pos);
+                    if (found == PAST_UPPER_BOUND) {
+                        return null;
+                    }
                     if (found != null) {
-                        return found.offset() < upper ? found : null;
+                        return found;
                     }
                 }
                 pos += size;
@@ -537,6 +540,13 @@ public final class PartitionLog implements AutoCloseable {
         return null;
     }
 
+    /** Returned by {@link #scanRecords} when it reached the upper bound before a match. */
+    private static final TimestampOffset PAST_UPPER_BOUND = new TimestampOffset(-1, -1);
+
+    /**
+     * The first record of {@code batch} with timestamp &gt;= targetMs, {@link #PAST_UPPER_BOUND} when a
+     * record at or past {@code upper} comes first, or null when no record matches.
+     */
     private static TimestampOffset scanRecords(
             ByteBuffer batch, int size, long base, long upper, long targetMs, Segment s, int batchPos)
             throws IOException {
@@ -555,7 +565,7 @@ public final class PartitionLog implements AutoCloseable {
             }
             long offset = base + batch.getInt(p + RECORD_OFFSET_DELTA_OFFSET);
             if (offset >= upper) {
-                return new TimestampOffset(-1, upper); // caller maps to "none"
+                return PAST_UPPER_BOUND;
             }
             long ts = baseTimestamp + batch.getLong(p + RECORD_TIMESTAMP_DELTA_OFFSET);
             if (ts >= targetMs) {
