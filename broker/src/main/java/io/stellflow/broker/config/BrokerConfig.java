@@ -192,6 +192,11 @@ public final class BrokerConfig {
         return numIoThreads;
     }
 
+    /** Every key the broker reads. */
+    public static Set<String> knownKeys() {
+        return KNOWN_KEYS;
+    }
+
     /** Keys present in the properties that the broker does not know (logged as a warning at start). */
     public Set<String> unknownKeys() {
         return unknownKeys;
