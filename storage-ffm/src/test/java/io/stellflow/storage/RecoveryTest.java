@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.LongStream;
@@ -167,6 +168,25 @@ class RecoveryTest {
         Files.delete(index);
         try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
             assertThat(allOffsets(log, 7).get(0)).isEqualTo(7);
+        }
+        assertThat(Files.readAllBytes(index)).isEqualTo(original);
+    }
+
+    @Test
+    void aValidButShortIndexIsCompletedAndAnIntactOneIsKept() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            appendSingles(log, 10);
+        }
+        Path index = dir.resolve(FIRST_INDEX);
+        byte[] original = Files.readAllBytes(index);
+        Files.write(index, Arrays.copyOf(original, 5 * OffsetIndexLayout.ENTRY_SIZE));
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            assertThat(log.segmentsForTesting()[0].indexEntries()).isEqualTo(10);
+        }
+        assertThat(Files.readAllBytes(index)).isEqualTo(original);
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            assertThat(log.segmentsForTesting()[0].indexEntries()).isEqualTo(10);
+            assertThat(allOffsets(log, 9)).containsExactly(9L);
         }
         assertThat(Files.readAllBytes(index)).isEqualTo(original);
     }
