@@ -101,13 +101,20 @@ public final class ConsoleConsumer implements Callable<Integer> {
             }
             if (fromBeginning && partitions.size() > 1 && !interleave) {
                 Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+                Map<TopicPartition, Long> positions = new HashMap<>();
+                for (TopicPartition tp : partitions) {
+                    positions.put(tp, consumer.position(tp));
+                }
                 for (TopicPartition tp : partitions) {
                     consumer.assign(List.of(tp));
+                    consumer.seek(tp, positions.get(tp));
                     if (!drainTo(consumer, tp, ends.get(tp), out)) {
                         return 0;
                     }
+                    positions.put(tp, consumer.position(tp));
                 }
                 consumer.assign(partitions);
+                positions.forEach(consumer::seek);
             }
             follow(consumer, out);
         } finally {

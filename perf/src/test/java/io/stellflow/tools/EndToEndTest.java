@@ -148,4 +148,38 @@ class EndToEndTest {
                 .isZero();
         assertThat(out.toByteArray()).isEqualTo(input);
     }
+
+    @Test
+    void consoleConsumerPrintsSeveralPartitionsOneAfterTheOther() throws Exception {
+        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+            admin.createTopic("multi", 3);
+        }
+        try (StellflowProducer producer = new StellflowProducer(props("linger.ms", "0"))) {
+            for (int i = 0; i < 30; i++) {
+                producer.send(new ProducerRecord(
+                        "multi", i % 3, null, ("p" + (i % 3) + "-" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            producer.flush();
+        }
+        ConsoleConsumer consumer = new ConsoleConsumer();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        consumer.stdout = out;
+        assertThat(Tools.commandLine(consumer)
+                        .execute(
+                                "--bootstrap-server",
+                                bootstrap,
+                                "--topic",
+                                "multi",
+                                "--from-beginning",
+                                "--max-messages",
+                                "30"))
+                .isZero();
+        String[] lines = out.toString(StandardCharsets.UTF_8).split("\n");
+        assertThat(lines).hasSize(30);
+        for (int k = 0; k < 30; k++) {
+            int partition = k / 10;
+            int i = (k % 10) * 3 + partition;
+            assertThat(lines[k]).isEqualTo("p" + partition + "-" + i);
+        }
+    }
 }
