@@ -22,7 +22,7 @@ public final class Partitioner {
         return p < numPartitions ? p : 0;
     }
 
-    /** Called when a keyless record for {@code topic} started a new batch on {@code partition}. */
+    /** Called when the batch a keyless record of {@code topic} went into on {@code partition} is full. */
     public void onBatchFull(String topic, int partition, int numPartitions) {
         sticky.replace(topic, partition, (partition + 1) % numPartitions);
     }

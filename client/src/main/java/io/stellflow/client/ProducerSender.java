@@ -63,10 +63,12 @@ final class ProducerSender implements Runnable {
         boolean inFlight;
     }
 
-    /** What append did: whether it opened a new batch (the sticky partitioner moves on then). */
+    /** What append did: whether the partition's open batch is now full (the sticky partitioner moves on). */
     enum AppendResult {
         APPENDED,
-        NEW_BATCH
+        BATCH_FULL,
+        /** Not appended: the record needs a new batch and the caller asked to choose again first. */
+        ABORTED_NEW_BATCH
     }
 
     ProducerSender(ProducerConfig config, NetworkClient network, MetadataCache metadata) {
@@ -82,7 +84,12 @@ final class ProducerSender implements Runnable {
      * @throws StellflowException when memory did not free up in time or the producer is closing
      */
     AppendResult append(
-            TopicPartition tp, long timestampMs, byte[] key, byte[] value, CompletableFuture<RecordMetadata> future)
+            TopicPartition tp,
+            long timestampMs,
+            byte[] key,
+            byte[] value,
+            CompletableFuture<RecordMetadata> future,
+            boolean abortOnNewBatch)
             throws InterruptedException {
         lock.lock();
         try {
@@ -94,8 +101,12 @@ final class ProducerSender implements Runnable {
             if (last != null && last.tryAppend(timestampMs, key, value, future)) {
                 if (last.isFull()) {
                     wakeSender.signal();
+                    return AppendResult.BATCH_FULL;
                 }
                 return AppendResult.APPENDED;
+            }
+            if (last != null && abortOnNewBatch) {
+                return AppendResult.ABORTED_NEW_BATCH;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
             long need = Math.max(config.batchSizeBytes(), recordBytes + 64L);
@@ -121,7 +132,7 @@ final class ProducerSender implements Runnable {
             if (last != null || batch.isFull() || lingerNs == 0) {
                 wakeSender.signal();
             }
-            return last != null ? AppendResult.NEW_BATCH : AppendResult.APPENDED;
+            return batch.isFull() ? AppendResult.BATCH_FULL : AppendResult.APPENDED;
         } finally {
             lock.unlock();
         }

@@ -75,9 +75,17 @@ public final class StellflowProducer implements AutoCloseable {
             long ts = record.timestampMs() == ProducerRecord.NO_TIMESTAMP
                     ? System.currentTimeMillis()
                     : record.timestampMs();
+            boolean sticky = record.partition() == null && record.key() == null;
             ProducerSender.AppendResult r = sender.append(
-                    new TopicPartition(record.topic(), partition), ts, record.key(), record.value(), future);
-            if (r == ProducerSender.AppendResult.NEW_BATCH && record.partition() == null && record.key() == null) {
+                    new TopicPartition(record.topic(), partition), ts, record.key(), record.value(), future, sticky);
+            if (r == ProducerSender.AppendResult.ABORTED_NEW_BATCH) {
+                // The sticky partition's batch is done: move on and open the new batch there instead.
+                partitioner.onBatchFull(record.topic(), partition, numPartitions);
+                partition = partitioner.partition(record.topic(), null, numPartitions);
+                r = sender.append(
+                        new TopicPartition(record.topic(), partition), ts, null, record.value(), future, false);
+            }
+            if (r == ProducerSender.AppendResult.BATCH_FULL && sticky) {
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
             }
         } catch (StellflowException e) {

@@ -163,4 +163,30 @@ class StellflowProducerTest {
             }
         }
     }
+
+    @Test
+    void keylessRecordsStickToOnePartitionUntilItsBatchIsDone() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 4);
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "batch.size", "300", "linger.ms", "60000"))) {
+                List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+                for (int i = 0; i < 12; i++) {
+                    futures.add(producer.send(new ProducerRecord("t", new byte[60])));
+                }
+                producer.flush();
+                // 89-byte records: three fill a 300-byte batch (57 + 3 * 89 = 324 > 300, so two per batch).
+                List<Integer> partitions = new ArrayList<>();
+                for (CompletableFuture<RecordMetadata> f : futures) {
+                    partitions.add(f.get(1, TimeUnit.SECONDS).partition());
+                }
+                for (int i = 0; i < 12; i += 2) {
+                    assertThat(partitions.get(i + 1)).isEqualTo(partitions.get(i));
+                    assertThat(partitions.get(i + 2 < 12 ? i + 2 : i - 2)).isNotEqualTo(partitions.get(i));
+                }
+            }
+            assertThat(broker.produces)
+                    .allSatisfy(p -> assertThat(p.recordCount() % 2).isZero());
+        }
+    }
 }
