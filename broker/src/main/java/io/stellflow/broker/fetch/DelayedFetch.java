@@ -49,13 +49,13 @@ public final class DelayedFetch implements AppendListener {
     /**
      * Parks a Fetch whose first evaluation returned fewer than minBytes.
      *
-     * @param first the first evaluation (already released by the caller); its bounds detect appends
-     *     that happened before the listeners were registered
+     * @param first the first evaluation (its frame already released by the caller); its bounds detect
+     *     appends that happened before the listeners were registered
      * @param pool the request handler pool that runs re-evaluations
      */
     public static DelayedFetch park(RequestContext context, FetchPlan plan, FetchResult first, Executor pool) {
         DelayedFetch fetch = new DelayedFetch(context, plan, pool);
-        fetch.start(first.highWatermarks());
+        fetch.start(first.readableBounds());
         return fetch;
     }
 
@@ -97,12 +97,10 @@ public final class DelayedFetch implements AppendListener {
         if (done.get()) {
             return;
         }
-        FetchResult result = FetchReader.read(plan, context.channel().alloc());
-        try {
-            if ((result.recordsBytes() >= plan.request().minBytes() || result.hasError()) && finish()) {
-                context.respond(result.response());
-            }
-        } finally {
+        FetchResult result = FetchReader.read(plan, context);
+        if ((result.recordsBytes() >= plan.request().minBytes() || result.hasError()) && finish()) {
+            context.sendFrame(result.frame());
+        } else {
             result.release();
         }
     }
@@ -111,12 +109,7 @@ public final class DelayedFetch implements AppendListener {
         if (!finish()) {
             return;
         }
-        FetchResult result = FetchReader.read(plan, context.channel().alloc());
-        try {
-            context.respond(result.response());
-        } finally {
-            result.release();
-        }
+        context.sendFrame(FetchReader.read(plan, context).frame());
     }
 
     private void cancel() {

@@ -1,30 +1,25 @@
 package io.stellflow.broker.fetch;
 
 import io.netty.buffer.ByteBuf;
-import io.stellflow.protocol.message.FetchResponse;
-import java.util.List;
 
 /**
- * One evaluation of a Fetch: the response and the record buffers it references.
+ * One evaluation of a Fetch: the complete response frame, ready to send, and what decides whether to
+ * send it now.
  *
- * <p>Buffer ownership: the result owns {@code buffers}; call {@link #release()} exactly once after the
- * response was encoded (or when it is discarded).
+ * <p>Buffer ownership: the result owns {@code frame} until it is passed to
+ * {@link io.stellflow.broker.network.RequestContext#sendFrame}; otherwise call {@link #release()}.
  *
  * <p>Thread-safety: confined to the thread that evaluates and answers the Fetch.
  *
- * @param response the Fetch response body
+ * @param frame the response frame (length placeholder, header, body)
  * @param recordsBytes total records bytes across partitions (compared with minBytes)
  * @param hasError whether any partition carries an error (answered at once, decision 9.e)
- * @param highWatermarks the readable bound seen for each resolved partition, in plan order
- * @param buffers the record buffers to release
+ * @param readableBounds the readable bound seen for each resolved partition, in plan order
  */
-public record FetchResult(
-        FetchResponse response, long recordsBytes, boolean hasError, long[] highWatermarks, List<ByteBuf> buffers) {
+public record FetchResult(ByteBuf frame, long recordsBytes, boolean hasError, long[] readableBounds) {
 
-    /** Releases every record buffer. */
+    /** Releases the frame (when it is not sent). */
     public void release() {
-        for (ByteBuf buffer : buffers) {
-            buffer.release();
-        }
+        frame.release();
     }
 }

@@ -36,19 +36,16 @@ public final class FetchHandler implements ApiHandler {
     public void handle(RequestContext context, ByteBuf body) {
         FetchRequest request = FetchRequest.read(body);
         FetchPlan plan = FetchPlan.resolve(request, registry);
-        FetchResult result = FetchReader.read(plan, context.channel().alloc());
-        try {
-            boolean answerNow = request.maxWaitMs() == 0
-                    || request.minBytes() == 0
-                    || result.hasError()
-                    || result.recordsBytes() >= request.minBytes();
-            if (answerNow) {
-                context.respond(result.response());
-                return;
-            }
-        } finally {
-            result.release();
+        FetchResult result = FetchReader.read(plan, context);
+        boolean answerNow = request.maxWaitMs() == 0
+                || request.minBytes() == 0
+                || result.hasError()
+                || result.recordsBytes() >= request.minBytes();
+        if (answerNow) {
+            context.sendFrame(result.frame());
+            return;
         }
+        result.release();
         DelayedFetch.park(context, plan, result, pool);
     }
 }

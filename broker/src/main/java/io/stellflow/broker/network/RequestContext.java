@@ -76,6 +76,42 @@ public final class RequestContext {
         channel.writeAndFlush(out);
     }
 
+    /**
+     * Starts a successful response written by the caller: a frame with a length placeholder and the
+     * response header (errorCode 0). Append the body, then hand the buffer to {@link #sendFrame}; the
+     * caller owns it until then (release it if it is not sent).
+     *
+     * @param sizeHint expected frame size in bytes, to allocate once
+     */
+    public ByteBuf newResponseFrame(int sizeHint) {
+        ByteBuf out = channel.alloc().ioBuffer(Math.max(Frames.LENGTH_FIELD_SIZE + ResponseHeader.SIZE, sizeHint));
+        Frames.beginFrame(out);
+        ResponseHeader.of(header.correlationId(), Errors.NONE).write(out);
+        return out;
+    }
+
+    /**
+     * Sends a frame started by {@link #newResponseFrame}, taking ownership of it. A frame above the
+     * limit (a bug) is released and answered with {@code UNKNOWN_SERVER_ERROR} header-only; a second
+     * response is released and dropped.
+     */
+    public void sendFrame(ByteBuf frame) {
+        if (!responded.compareAndSet(false, true)) {
+            frame.release();
+            LOG.error("Second response to correlationId {} dropped", header.correlationId());
+            return;
+        }
+        try {
+            Frames.endFrame(frame, frame.readerIndex());
+        } catch (IllegalStateException e) {
+            frame.release();
+            LOG.error("Response to correlationId {} exceeds the frame limit", header.correlationId(), e);
+            channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
+            return;
+        }
+        channel.writeAndFlush(frame);
+    }
+
     /** Sends a header-only error response (decision 9.h). */
     public void respondError(short errorCode) {
         if (!responded.compareAndSet(false, true)) {

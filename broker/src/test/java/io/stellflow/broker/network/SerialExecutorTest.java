@@ -1,0 +1,86 @@
+package io.stellflow.broker.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class SerialExecutorTest {
+    @Test
+    void runsOneConnectionsTasksInOrderAndOneAtATime() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            SerialExecutor serial = new SerialExecutor(pool);
+            List<Integer> order = new CopyOnWriteArrayList<>();
+            AtomicInteger running = new AtomicInteger();
+            AtomicInteger maxRunning = new AtomicInteger();
+            CountDownLatch done = new CountDownLatch(1000);
+            for (int i = 0; i < 1000; i++) {
+                int n = i;
+                serial.execute(() -> {
+                    maxRunning.accumulateAndGet(running.incrementAndGet(), Math::max);
+                    order.add(n);
+                    running.decrementAndGet();
+                    done.countDown();
+                });
+            }
+            assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(maxRunning.get()).isEqualTo(1);
+            for (int i = 0; i < 1000; i++) {
+                assertThat(order.get(i)).isEqualTo(i);
+            }
+            // pending drops right after the last task returns, which may be just after countDown().
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (serial.pending() != 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertThat(serial.pending()).isZero();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aFailingTaskDoesNotStopTheNextOnes() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            SerialExecutor serial = new SerialExecutor(pool);
+            CountDownLatch ran = new CountDownLatch(1);
+            serial.execute(() -> {
+                throw new IllegalStateException("boom");
+            });
+            serial.execute(ran::countDown);
+            assertThat(ran.await(5, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void queuedTasksStillRunWhenThePoolShutsDownMidway() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        SerialExecutor serial = new SerialExecutor(pool);
+        CountDownLatch gate = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        serial.execute(() -> {
+            try {
+                gate.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        for (int i = 0; i < 3 * SerialExecutor.MAX_TASKS_PER_DRAIN; i++) {
+            serial.execute(ran::incrementAndGet);
+        }
+        pool.shutdown();
+        gate.countDown();
+        assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(ran.get()).isEqualTo(3 * SerialExecutor.MAX_TASKS_PER_DRAIN);
+    }
+}
