@@ -7,7 +7,8 @@
 # 3. (a) Streams a real text file of several MB (JDK legal notices, licenses, docs of this machine)
 #        through the console producer and back through the console consumer on a 1-partition
 #        topic and compares the bytes (cmp): PASS/FAIL.
-#    (b) Runs a short produce then consume load (1 KiB records, acks=1) with the perf tool.
+#    (b) Runs a short produce then consume load (1 KiB records, acks=1) with the perf tool, then
+#        5 s of produce at a fixed 20k records/s for latency without producer-side queueing.
 # 4. Prints a table and writes perf/results/<timestamp>/results.json (one object per case).
 # Exit status: 0 when everything passed, non-zero on any failure.
 set -euo pipefail
@@ -138,6 +139,10 @@ RESULTS="$OUT_DIR/results.json"
   --producer-props acks=1 batch.size=65536 linger.ms=5 --results-file "$RESULTS"
 "$TOOLS/stellflow-perf.sh" consume --bootstrap-server "$BS" --topic quick-perf --name consume-1KiB \
   --num-records "$RECORDS" --duration-ms "$DURATION_MS" --timeout-ms 5000 --results-file "$RESULTS"
+# Latency at a fixed rate (the unthrottled case above measures queueing in the producer buffer).
+"$TOOLS/stellflow-perf.sh" produce --bootstrap-server "$BS" --topic quick-perf --name produce-1KiB-acks1-20k/s \
+  --record-size 1024 --duration-ms 5000 --throughput 20000 \
+  --producer-props acks=1 batch.size=65536 linger.ms=1 --results-file "$RESULTS"
 
 echo
 "$TOOLS/stellflow-perf.sh" report --results-file "$RESULTS"

@@ -43,7 +43,11 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "stellflow-console-consumer",
         mixinStandardHelpOptions = true,
-        description = "Print the values of a topic's records, one per line.")
+        description = {
+            "Print the values of a topic's records, one per line (raw bytes + '\\n').",
+            "With several partitions and --from-beginning, prints partition by partition (each up to its end"
+                    + " at start), then follows all partitions; --interleave reads them all at once."
+        })
 public final class ConsoleConsumer implements Callable<Integer> {
     private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
 
