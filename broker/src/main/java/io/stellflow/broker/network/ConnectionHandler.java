@@ -86,7 +86,11 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private void maybeResumeReads(Channel channel) {
         if (executor.pending() < RESUME_READS_BELOW && !channel.config().isAutoRead()) {
-            channel.eventLoop().execute(() -> channel.config().setAutoRead(true));
+            try {
+                channel.eventLoop().execute(() -> channel.config().setAutoRead(true));
+            } catch (RejectedExecutionException e) {
+                // Event loop shut down: the broker is stopping and the connection is closed.
+            }
         }
     }
 
