@@ -80,6 +80,12 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
     /** Encodes and writes one v0 request; the future completes with the decoded body. */
     <T> CompletableFuture<T> send(int correlationId, short apiKey, BodyWriter body, BodyReader<T> reader) {
         Pending<T> p = new Pending<>(apiKey, reader);
+        if (apiKey != ApiKeys.API_VERSIONS && !apiVersions.isEmpty() && !supportsV0(apiKey)) {
+            // The broker did not advertise v0 of this API: fail here instead of sending it.
+            p.future.completeExceptionally(new StellflowException(
+                    Errors.UNSUPPORTED_VERSION, ApiKeys.name(apiKey) + " v0 is not offered by " + address));
+            return p.future;
+        }
         Channel ch = channel;
         if (ch == null || !ch.isActive()) {
             p.future.completeExceptionally(

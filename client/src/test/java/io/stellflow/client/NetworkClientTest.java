@@ -72,4 +72,23 @@ class NetworkClientTest {
                             e -> assertThat(e.retriable()).isTrue());
         }
     }
+
+    @Test
+    void apiTheBrokerDidNotAdvertiseFailsLocallyWithUnsupportedVersion() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            try (NetworkClient client = new NetworkClient(ClientConfig.from(p, "test"))) {
+                HostPort addr = HostPort.parse(broker.bootstrap());
+                // OffsetCommit (5) is not in the fake broker's ApiVersions answer.
+                CompletableFuture<Integer> f = client.send(addr, (short) 5, out -> {}, body -> 0);
+                assertThat(f.handle((r, e) -> e.getCause()).get(5, TimeUnit.SECONDS))
+                        .isInstanceOfSatisfying(
+                                StellflowException.class,
+                                e -> assertThat(e.errorCode())
+                                        .isEqualTo(io.stellflow.protocol.Errors.UNSUPPORTED_VERSION));
+                assertThat(broker.correlationIds).hasSize(1); // only ApiVersions reached the broker
+            }
+        }
+    }
 }
