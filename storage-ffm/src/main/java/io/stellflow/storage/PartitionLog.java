@@ -53,15 +53,6 @@ public final class PartitionLog implements AutoCloseable {
     /** Bytes of a batch header needed to walk the log: baseOffsetDelta..lastOffsetDelta. */
     private static final int WALK_HEADER_BYTES = RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET + 4;
 
-    /** Bytes of a batch header needed for timestamps: ..maxTimestamp. */
-    private static final int TIME_HEADER_BYTES = RecordBatchLayout.MAX_TIMESTAMP_OFFSET + 8;
-
-    /** Record field offsets relative to the record start (wire spec §7.4). */
-    private static final int RECORD_LENGTH_OFFSET = 0;
-
-    private static final int RECORD_TIMESTAMP_DELTA_OFFSET = 5;
-    private static final int RECORD_OFFSET_DELTA_OFFSET = 13;
-
     private final Path dir;
     private final LogConfig config;
     private final ReentrantLock appendLock = new ReentrantLock();
@@ -110,7 +101,7 @@ public final class PartitionLog implements AutoCloseable {
         List<Segment> loaded = new ArrayList<>();
         try {
             if (bases.length == 0) {
-                loaded.add(Segment.create(dir, 0, config));
+                loaded.add(Segment.create(dir, 0, config, System.currentTimeMillis()));
                 logEndOffset = 0;
                 latestLeaderEpoch = -1;
             } else if (clean) {
@@ -140,9 +131,9 @@ public final class PartitionLog implements AutoCloseable {
             Segment s = Segment.openTrusted(dir, bases[i], config, active);
             loaded.add(s);
             if (!s.hasIndex()) {
-                LOG.warn("Index of {} missing or inconsistent after a clean shutdown, rebuilding it", s.logFile);
+                LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
                 s.rebuildIndexStart(config);
-                Recovery.recoverSegment(s, bases[i], false);
+                Recovery.recoverSegment(s, bases[i], false, Recovery.BatchEpochs.IGNORE);
             }
         }
         long[] tail = scanTail(loaded.get(loaded.size() - 1));
@@ -162,7 +153,7 @@ public final class PartitionLog implements AutoCloseable {
             Segment s = Segment.openForRecovery(dir, bases[i], config);
             loaded.add(s);
             s.rebuildIndexStart(config);
-            Recovery.Result r = Recovery.recoverSegment(s, next, true);
+            Recovery.Result r = Recovery.recoverSegment(s, next, true, Recovery.BatchEpochs.IGNORE);
             next = r.nextOffset();
             if (r.lastLeaderEpoch() != -1) {
                 epoch = r.lastLeaderEpoch();
@@ -218,12 +209,14 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void deleteOrphanIndexes(long[] bases) throws IOException {
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + Segment.INDEX_SUFFIX)) {
-            for (Path f : files) {
-                long base = parseBase(f, Segment.INDEX_SUFFIX);
-                if (base >= 0 && Arrays.binarySearch(bases, base) < 0) {
-                    LOG.warn("Deleting index {} without a log", f);
-                    Files.delete(f);
+        for (String suffix : new String[] {Segment.INDEX_SUFFIX, Segment.TIME_INDEX_SUFFIX}) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
+                for (Path f : files) {
+                    long base = parseBase(f, suffix);
+                    if (base >= 0 && Arrays.binarySearch(bases, base) < 0) {
+                        LOG.warn("Deleting index {} without a log", f);
+                        Files.delete(f);
+                    }
                 }
             }
         }
@@ -357,7 +350,7 @@ public final class PartitionLog implements AutoCloseable {
             throws IOException {
         int before = seg.sizeBytes();
         try {
-            seg.append(records, runStart, runBytes);
+            seg.append(records, runStart, runBytes, System.currentTimeMillis());
         } catch (IOException e) {
             try {
                 seg.truncateTo(before);
@@ -372,7 +365,7 @@ public final class PartitionLog implements AutoCloseable {
 
     private Segment roll(Segment current, long baseOffset) throws IOException {
         current.seal();
-        Segment next = Segment.create(dir, baseOffset, config);
+        Segment next = Segment.create(dir, baseOffset, config, System.currentTimeMillis());
         Segment[] old = segments;
         Segment[] grown = Arrays.copyOf(old, old.length + 1);
         grown[old.length] = next;
@@ -498,82 +491,18 @@ public final class PartitionLog implements AutoCloseable {
 
     /**
      * First record (record granularity, spec §6.5) in offset order with timestamp &gt;= targetMs and
-     * offset &lt; maxOffsetExclusive, or null. Batches whose maxTimestamp is below targetMs are skipped
-     * by their header; others are read and their records scanned. Cost: one header read per batch
-     * (no time index yet). Runs concurrently with appends.
+     * offset &lt; maxOffsetExclusive, or null. Segments whose max timestamp is below targetMs are
+     * skipped; in a candidate segment the time index gives where to start, batches whose
+     * maxTimestamp is below targetMs are skipped by their header, and the first candidate batch's
+     * records are scanned. Records below the log start offset are not considered. Runs concurrently
+     * with appends.
      *
      * @throws IOException on I/O failure or a stored batch whose records do not parse
      */
     public TimestampOffset offsetForTimestamp(long targetMs, long maxOffsetExclusive) throws IOException {
         long upper = Math.min(maxOffsetExclusive, logEndOffset);
         Segment[] segs = segments;
-        ByteBuffer hdr = ByteBuffer.allocate(TIME_HEADER_BYTES);
-        ByteBuffer batch = ByteBuffer.allocate(0);
-        for (Segment s : segs) {
-            int end = s.sizeBytes();
-            int pos = 0;
-            while (pos < end) {
-                hdr.clear();
-                s.readFully(hdr, pos);
-                int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
-                long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-                if (base >= upper) {
-                    return null;
-                }
-                if (hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET) >= targetMs) {
-                    if (batch.capacity() < size) {
-                        batch = ByteBuffer.allocate(size);
-                    }
-                    batch.clear().limit(size);
-                    s.readFully(batch, pos);
-                    TimestampOffset found = scanRecords(batch, size, base, upper, targetMs, s, pos);
-                    if (found == PAST_UPPER_BOUND) {
-                        return null;
-                    }
-                    if (found != null) {
-                        return found;
-                    }
-                }
-                pos += size;
-            }
-        }
-        return null;
-    }
-
-    /** Returned by {@link #scanRecords} when it reached the upper bound before a match. */
-    private static final TimestampOffset PAST_UPPER_BOUND = new TimestampOffset(-1, -1);
-
-    /**
-     * The first record of {@code batch} with timestamp &gt;= targetMs, {@link #PAST_UPPER_BOUND} when a
-     * record at or past {@code upper} comes first, or null when no record matches.
-     */
-    private static TimestampOffset scanRecords(
-            ByteBuffer batch, int size, long base, long upper, long targetMs, Segment s, int batchPos)
-            throws IOException {
-        long baseTimestamp = batch.getLong(RecordBatchLayout.BASE_TIMESTAMP_OFFSET);
-        int count = batch.getInt(RecordBatchLayout.RECORD_COUNT_OFFSET);
-        int p = RecordBatchLayout.RECORDS_OFFSET;
-        for (int i = 0; i < count; i++) {
-            if (p + 4 > size) {
-                throw new IOException(
-                        "corrupt batch at " + s.logFile + ":" + batchPos + ": record " + i + " truncated");
-            }
-            int length = batch.getInt(p + RECORD_LENGTH_OFFSET);
-            if (length < RecordBatchLayout.MIN_RECORD_LENGTH || p + 4L + length > size) {
-                throw new IOException(
-                        "corrupt batch at " + s.logFile + ":" + batchPos + ": record " + i + " length " + length);
-            }
-            long offset = base + batch.getInt(p + RECORD_OFFSET_DELTA_OFFSET);
-            if (offset >= upper) {
-                return PAST_UPPER_BOUND;
-            }
-            long ts = baseTimestamp + batch.getLong(p + RECORD_TIMESTAMP_DELTA_OFFSET);
-            if (ts >= targetMs) {
-                return new TimestampOffset(ts, offset);
-            }
-            p += 4 + length;
-        }
-        return null;
+        return TimestampSearch.search(segs, targetMs, logStartOffset(), upper);
     }
 
     /** A record's timestamp (ms) and offset. */

@@ -9,7 +9,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Validates a segment's log from its first byte, rebuilds its index, and truncates the log at the
+ * Validates a segment's log from its first byte, rebuilds its offset and time indexes, and truncates the log at the
  * first invalid byte.
  *
  * <p>A batch is valid when: a whole 57-byte header remains; {@code batchLength >= 78} and the batch
@@ -39,17 +39,28 @@ final class Recovery {
      *     segment's next offset, or the segment base)
      * @param checkCrc false when the log is trusted (clean shutdown, only the index was bad): the
      *     structure is still checked, CRCs are not
+     * @param epochs told the epoch and base offset of each valid batch
      */
-    static Result recoverSegment(Segment segment, long minNextOffset, boolean checkCrc) throws IOException {
+    static Result recoverSegment(Segment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs)
+            throws IOException {
         ByteBuf buf = Unpooled.buffer(INITIAL_BUFFER_BYTES);
         try {
-            return scan(segment, minNextOffset, checkCrc, buf);
+            return scan(segment, minNextOffset, checkCrc, epochs, buf);
         } finally {
             buf.release();
         }
     }
 
-    private static Result scan(Segment segment, long minNextOffset, boolean checkCrc, ByteBuf buf) throws IOException {
+    /** Told the leader epoch and base offset of every valid batch, in order (rebuilds the epoch cache). */
+    @FunctionalInterface
+    interface BatchEpochs {
+        BatchEpochs IGNORE = (epoch, baseOffset) -> {};
+
+        void onBatch(int leaderEpoch, long baseOffset);
+    }
+
+    private static Result scan(Segment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs, ByteBuf buf)
+            throws IOException {
         long fileSize = segment.log.size();
         long limit = Math.min(fileSize, Integer.MAX_VALUE);
         long nextOffset = Math.max(minNextOffset, segment.baseOffset);
@@ -91,7 +102,9 @@ final class Recovery {
                     break;
                 }
             }
-            segment.indexBatch((int) (base - segment.baseOffset), position, (int) size);
+            segment.indexBatch(
+                    (int) (base - segment.baseOffset), position, (int) size, RecordBatchLayout.maxTimestamp(buf, 0));
+            epochs.onBatch(epoch, base);
             nextOffset = base + lastOffsetDelta + 1;
             lastEpoch = epoch;
             position += (int) size;

@@ -8,35 +8,50 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 
 /**
  * One log segment: {@code <20-digit base offset>.log} (stored batches back to back, each with
- * baseOffsetDelta = batch base offset - segment base offset and the leader epoch stamped) and its
- * {@link OffsetIndex}.
+ * baseOffsetDelta = batch base offset - segment base offset and the leader epoch stamped), its
+ * {@link OffsetIndex} ({@code .index}) and its {@link TimeIndex} ({@code .timeindex}).
  *
  * <p>Thread-safety: one writer (the owning {@link PartitionLog} under its append lock) calls {@link
- * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo} and {@link #close}; readers may call
- * {@link #sizeBytes}, {@link #lookup} and {@link #readFully} concurrently. {@link #sizeBytes} is a
- * volatile published after the bytes and index entries are written: every byte below it belongs to a
- * complete batch.
+ * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo}, {@link #truncateToOffset} and {@link
+ * #close}; readers may call {@link #sizeBytes}, {@link #lookup}, {@link #timeLookup}, {@link
+ * #maxTimestampMs} and {@link #readFully} concurrently. {@link #sizeBytes} is a volatile published
+ * after the bytes and index entries are written: every byte below it belongs to a complete batch.
  */
 final class Segment {
     static final String LOG_SUFFIX = ".log";
     static final String INDEX_SUFFIX = ".index";
+    static final String TIME_INDEX_SUFFIX = ".timeindex";
+    /** Appended to every file of a segment removed by retention or truncation until it is deleted. */
+    static final String DELETED_SUFFIX = ".deleted";
+
+    /** Batch header bytes up to and including maxTimestamp. */
+    static final int TIME_HEADER_BYTES = RecordBatchLayout.MAX_TIMESTAMP_OFFSET + 8;
 
     final long baseOffset;
     final Path logFile;
     final FileChannel log;
     private final int indexIntervalBytes;
     private OffsetIndex index;
+    private TimeIndex timeIndex;
 
     /** Committed size in bytes: readers may read [0, sizeBytes). */
     private volatile int sizeBytes;
 
-    /** Writer-only state. */
-    private int bytesSinceIndexEntry;
+    /** Largest batch maxTimestamp in the segment, {@link TimeIndex#NO_TIMESTAMP} if none. */
+    private volatile long maxTimestampMs = TimeIndex.NO_TIMESTAMP;
 
+    /** Wall-clock ms of the last append (or the file's mtime at load); for time retention. */
+    private volatile long lastAppendTimeMs;
+
+    /** Writer-only state. */
+    private int relativeOffsetOfMaxTimestamp;
+
+    private int bytesSinceIndexEntry;
     private int flushedSizeBytes;
 
     private Segment(long baseOffset, Path logFile, FileChannel log, int indexIntervalBytes) {
@@ -58,34 +73,44 @@ final class Segment {
         return dir.resolve(fileStem(baseOffset) + INDEX_SUFFIX);
     }
 
+    static Path timeIndexPath(Path dir, long baseOffset) {
+        return dir.resolve(fileStem(baseOffset) + TIME_INDEX_SUFFIX);
+    }
+
     /** Creates a new empty active segment (its files must not hold data). */
-    static Segment create(Path dir, long baseOffset, LogConfig config) throws IOException {
+    static Segment create(Path dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
         Segment s = openLog(dir, baseOffset, config);
         try {
             s.log.truncate(0);
-            s.index = OffsetIndex.create(indexPath(dir, baseOffset), baseOffset, config.indexMaxBytes());
+            s.createIndexes(config);
         } catch (IOException | RuntimeException e) {
-            s.log.close();
+            s.abandon();
             throw e;
         }
         s.sizeBytes = 0;
+        s.lastAppendTimeMs = nowMs;
         return s;
     }
 
+    private void createIndexes(LogConfig config) throws IOException {
+        Path dir = logFile.getParent();
+        index = OffsetIndex.create(indexPath(dir, baseOffset), baseOffset, config.indexMaxBytes());
+        timeIndex = TimeIndex.create(timeIndexPath(dir, baseOffset), baseOffset, config.indexMaxBytes());
+    }
+
     /**
-     * Opens an existing segment whose log is trusted (clean shutdown). The index is used only if it
-     * passes the sanity checks (size, strictly increasing entries inside the log, last entry on a
-     * batch start, no entry missing at the tail); otherwise {@link #hasIndex()} is false and the
-     * caller must {@link #rebuildIndexStart} and scan.
+     * Opens an existing segment whose log is trusted (clean shutdown, or below the recovery point).
+     * The indexes are used only if they pass the sanity checks in {@link SegmentIndexCheck};
+     * otherwise {@link #hasIndex()} is false and the caller must {@link #rebuildIndexStart} and scan.
      *
-     * @param active true for the last segment: its index is mapped read-write, preallocated
+     * @param active true for the last segment: its indexes are mapped read-write, preallocated
      */
     static Segment openTrusted(Path dir, long baseOffset, LogConfig config, boolean active) throws IOException {
         Segment s = openLog(dir, baseOffset, config);
         try {
             s.loadTrusted(dir, config, active);
         } catch (IOException | RuntimeException e) {
-            s.log.close();
+            s.abandon();
             throw e;
         }
         return s;
@@ -100,29 +125,41 @@ final class Segment {
         flushedSizeBytes = (int) size;
         log.position(size);
         Path indexFile = indexPath(dir, baseOffset);
-        if (!Files.exists(indexFile)) {
-            return; // index == null: caller rebuilds
+        Path timeFile = timeIndexPath(dir, baseOffset);
+        if (!Files.exists(indexFile) || !Files.exists(timeFile)) {
+            return; // no index: caller rebuilds
         }
         OffsetIndex idx = OffsetIndex.openExisting(indexFile, baseOffset, config.indexMaxBytes(), active);
         if (idx == null) {
             return;
         }
-        boolean trusted;
+        TimeIndex tidx = null;
+        SegmentIndexCheck.Verdict verdict;
         try {
-            trusted = idx.isConsistentWith(size) && lastIndexEntryIsABatchStart(idx) && indexCoversTail(idx);
+            tidx = TimeIndex.openExisting(timeFile, baseOffset, config.indexMaxBytes(), active);
+            verdict = tidx == null ? null : SegmentIndexCheck.check(this, idx, tidx, indexIntervalBytes);
         } catch (IOException | RuntimeException e) {
             idx.abandon();
+            if (tidx != null) {
+                tidx.abandon();
+            }
             throw e;
         }
-        if (!trusted) {
+        if (verdict == null) {
             idx.abandon();
+            if (tidx != null) {
+                tidx.abandon();
+            }
             return;
         }
         index = idx;
+        timeIndex = tidx;
+        maxTimestampMs = verdict.maxTimestampMs();
+        relativeOffsetOfMaxTimestamp = verdict.relativeOffsetOfMaxTimestamp();
         bytesSinceIndexEntry = idx.entries() == 0 ? (int) size : (int) size - idx.positionAt(idx.entries() - 1);
     }
 
-    /** Opens the log file of an untrusted segment (unclean shutdown); the index is rebuilt. */
+    /** Opens the log file of an untrusted segment (unclean shutdown); the indexes are rebuilt. */
     static Segment openForRecovery(Path dir, long baseOffset, LogConfig config) throws IOException {
         Segment s = openLog(dir, baseOffset, config);
         long size = s.log.size();
@@ -134,69 +171,25 @@ final class Segment {
         Path logFile = logPath(dir, baseOffset);
         FileChannel ch =
                 FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        return new Segment(baseOffset, logFile, ch, config.indexIntervalBytes());
-    }
-
-    private boolean lastIndexEntryIsABatchStart(OffsetIndex idx) throws IOException {
-        int n = idx.entries();
-        if (n == 0) {
-            return true;
-        }
-        int pos = idx.positionAt(n - 1);
-        ByteBuffer hdr = ByteBuffer.allocate(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET + 4);
-        if (pos + hdr.capacity() > sizeBytes) {
-            return false;
-        }
-        readFully(hdr, pos);
-        return hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET) == idx.relativeOffsetAt(n - 1)
-                && hdr.get(RecordBatchLayout.MAGIC_OFFSET) == RecordBatchLayout.MAGIC;
-    }
-
-    /**
-     * False when the index is short: a batch after the last entry should have had an entry under the
-     * interval rule of {@link #indexBatch} (or the tail does not walk cleanly to the end of the log).
-     * Walks at most about {@code indexIntervalBytes} of batch headers when the index is complete.
-     */
-    private boolean indexCoversTail(OffsetIndex idx) throws IOException {
-        int n = idx.entries();
-        if (idx.isFull()) {
-            return true; // a full index legitimately misses the tail
-        }
-        int anchor = n == 0 ? 0 : idx.positionAt(n - 1);
-        int pos = anchor;
-        int end = sizeBytes;
-        ByteBuffer hdr = ByteBuffer.allocate(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET + 4);
-        while (pos < end) {
-            boolean indexed = n > 0 && pos == anchor;
-            if (!indexed && (long) pos - anchor >= indexIntervalBytes) {
-                return false;
-            }
-            if (end - pos < hdr.capacity()) {
-                return false;
-            }
-            hdr.clear();
-            readFully(hdr, pos);
-            int batchLength = hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
-            if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH
-                    || (long) pos + RecordBatchLayout.LOG_OVERHEAD + batchLength > end) {
-                return false;
-            }
-            pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
-        }
-        return true;
+        Segment s = new Segment(baseOffset, logFile, ch, config.indexIntervalBytes());
+        s.lastAppendTimeMs = Files.getLastModifiedTime(logFile).toMillis();
+        return s;
     }
 
     boolean hasIndex() {
         return index != null;
     }
 
-    /** Starts an index rebuild: a new empty preallocated index; the caller then calls {@link #indexBatch}. */
+    /**
+     * Starts an index rebuild: new empty preallocated offset and time indexes; the caller then calls
+     * {@link #indexBatch} for every batch (see {@link Recovery}).
+     */
     void rebuildIndexStart(LogConfig config) throws IOException {
-        if (index != null) {
-            index.abandon();
-        }
-        index = OffsetIndex.create(indexPath(logFile.getParent(), baseOffset), baseOffset, config.indexMaxBytes());
+        abandonIndexes();
+        createIndexes(config);
         bytesSinceIndexEntry = 0;
+        maxTimestampMs = TimeIndex.NO_TIMESTAMP;
+        relativeOffsetOfMaxTimestamp = 0;
     }
 
     /** Committed size in bytes (volatile read). */
@@ -209,9 +202,24 @@ final class Segment {
         return flushedSizeBytes;
     }
 
-    /** Number of index entries (for tests and diagnostics). */
+    /** Largest batch maxTimestamp in the segment, -1 when it has none (volatile read). */
+    long maxTimestampMs() {
+        return maxTimestampMs;
+    }
+
+    /** Wall-clock ms of the last append, or the file's mtime when loaded (volatile read). */
+    long lastAppendTimeMs() {
+        return lastAppendTimeMs;
+    }
+
+    /** Number of offset index entries (for tests and diagnostics). */
     int indexEntries() {
         return index.entries();
+    }
+
+    /** Number of time index entries (for tests and diagnostics). */
+    int timeIndexEntries() {
+        return timeIndex.entries();
     }
 
     /**
@@ -222,7 +230,8 @@ final class Segment {
         long committed = sizeBytes;
         boolean bytesOk = (committed == 0 && runBatches == 1) || committed + runBytes <= segmentBytes;
         boolean offsetsOk = lastOffset - baseOffset <= Integer.MAX_VALUE;
-        // Conservative: assume every batch of the run needs an index entry.
+        // Conservative: assume every batch of the run needs an index entry. The time index has one
+        // slot more than the offset index and never more entries, so it cannot fill first.
         boolean indexOk = index.remainingEntries() >= runBatches;
         return bytesOk && offsetsOk && indexOk;
     }
@@ -231,7 +240,7 @@ final class Segment {
      * Writes the already stamped batches in {@code buf[start, start + length)} at the end of the log
      * with one gather write, adds index entries, then publishes the new size. Writer only.
      */
-    void append(ByteBuf buf, int start, int length) throws IOException {
+    void append(ByteBuf buf, int start, int length, long nowMs) throws IOException {
         int position = sizeBytes;
         ByteBuffer[] parts = buf.nioBuffers(start, length);
         long remaining = length;
@@ -243,16 +252,31 @@ final class Segment {
         int end = start + length;
         while (p < end) {
             int size = RecordBatchLayout.LOG_OVERHEAD + buf.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
-            indexBatch(buf.getInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET), position + (p - start), size);
+            indexBatch(
+                    buf.getInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET),
+                    position + (p - start),
+                    size,
+                    buf.getLong(p + RecordBatchLayout.MAX_TIMESTAMP_OFFSET));
             p += size;
         }
+        lastAppendTimeMs = nowMs;
         sizeBytes = position + length; // volatile: publishes the batches
     }
 
-    /** Applies the index interval rule to one batch at {@code position}. Writer only. */
-    void indexBatch(int relativeOffset, int position, int sizeInBytes) {
+    /**
+     * Applies the index interval rule to one batch at {@code position}: tracks the max timestamp and,
+     * at each offset index entry, adds a time index entry if the max grew. Writer only.
+     */
+    void indexBatch(int relativeOffset, int position, int sizeInBytes, long batchMaxTimestampMs) {
+        if (batchMaxTimestampMs > maxTimestampMs) {
+            relativeOffsetOfMaxTimestamp = relativeOffset;
+            maxTimestampMs = batchMaxTimestampMs;
+        }
         if (bytesSinceIndexEntry >= indexIntervalBytes && !index.isFull()) {
             index.append(relativeOffset, position);
+            if (timeIndex.entries() < index.entries()) {
+                timeIndex.maybeAppend(maxTimestampMs, relativeOffsetOfMaxTimestamp);
+            }
             bytesSinceIndexEntry = 0;
         }
         bytesSinceIndexEntry += sizeInBytes;
@@ -261,6 +285,14 @@ final class Segment {
     /** Log position from which to scan for {@code targetOffset}. Safe for concurrent readers. */
     int lookup(long targetOffset) throws IOException {
         return index.lookup(targetOffset);
+    }
+
+    /**
+     * Log position from which to scan for the first record with timestamp &gt;= targetMs: no batch
+     * before it can hold one. Safe for concurrent readers.
+     */
+    int timeLookup(long targetMs) throws IOException {
+        return index.lookup(timeIndex.lookup(targetMs));
     }
 
     /** Reads exactly {@code dst.remaining()} bytes at {@code position}. Safe for concurrent readers. */
@@ -283,13 +315,81 @@ final class Segment {
         flushedSizeBytes = Math.min(flushedSizeBytes, newSizeBytes);
     }
 
+    /**
+     * Removes every batch holding an offset &gt;= {@code offset}: cuts the log before the first such
+     * batch, drops the index entries past the cut, recomputes the max timestamp, and leaves the
+     * indexes writable (this segment becomes the active one). Writer only.
+     *
+     * @return the offset after the last kept batch (the segment base when nothing is kept), or -1
+     *     when no batch holds an offset &gt;= {@code offset} (nothing changed)
+     */
+    long truncateToOffset(long offset) throws IOException {
+        int end = sizeBytes;
+        ByteBuffer hdr = ByteBuffer.allocate(TIME_HEADER_BYTES);
+        int pos = index.lookup(offset);
+        int cut = -1;
+        long cutBase = -1;
+        while (pos < end) {
+            hdr.clear();
+            readFully(hdr, pos);
+            long base = baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+            long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
+            if (last >= offset) {
+                cut = pos;
+                cutBase = base;
+                break;
+            }
+            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        }
+        if (cut < 0) {
+            return -1;
+        }
+        int keepOffsetEntries = index.entriesBelowPosition(cut);
+        // Cap the time index at the offset index's count: keeps "time entries <= offset entries",
+        // which guarantees the final entry of seal/close a free slot. Fewer entries only make
+        // lookups start earlier; they stay correct.
+        int keepTimeEntries = Math.min(timeIndex.entriesBelowRelativeOffset(cutBase - baseOffset), keepOffsetEntries);
+        index.truncateToEntries(keepOffsetEntries);
+        timeIndex.truncateToEntries(keepTimeEntries);
+        truncateTo(cut);
+        bytesSinceIndexEntry = keepOffsetEntries == 0 ? cut : cut - index.positionAt(keepOffsetEntries - 1);
+        recomputeMaxTimestamp(hdr);
+        return cutBase;
+    }
+
+    /** Max timestamp after a truncation: the last time entry, then a walk of the batches after it. */
+    private void recomputeMaxTimestamp(ByteBuffer hdr) throws IOException {
+        int n = timeIndex.entries();
+        long max = TimeIndex.NO_TIMESTAMP;
+        int relOfMax = 0;
+        int pos = 0;
+        if (n > 0) {
+            max = timeIndex.timestampAt(n - 1);
+            relOfMax = timeIndex.relativeOffsetAt(n - 1);
+            pos = index.lookup(baseOffset + relOfMax);
+        }
+        int end = sizeBytes;
+        while (pos < end) {
+            hdr.clear();
+            readFully(hdr, pos);
+            long ts = hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
+            if (ts > max) {
+                max = ts;
+                relOfMax = hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+            }
+            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        }
+        maxTimestampMs = max;
+        relativeOffsetOfMaxTimestamp = relOfMax;
+    }
+
     /** Marks the recovered size as committed and positions the writer at the end. Writer only. */
     void recovered(int validSizeBytes) throws IOException {
         log.position(validSizeBytes);
         sizeBytes = validSizeBytes;
     }
 
-    /** fsyncs the log (if it changed since the last flush) and the index. Writer only. */
+    /** fsyncs the log (if it changed since the last flush) and the indexes. Writer only. */
     void flush() throws IOException {
         int size = sizeBytes;
         if (size != flushedSizeBytes) {
@@ -297,40 +397,83 @@ final class Segment {
             flushedSizeBytes = size;
         }
         index.flush();
+        timeIndex.flush();
     }
 
-    /** Seals on roll: the index is trimmed and remapped read-only. Writer only. */
+    /** Adds the final time index entry (the segment's max timestamp) if it is missing. */
+    private void appendFinalTimeEntry() {
+        if (timeIndex != null && timeIndex.isWritable()) {
+            timeIndex.appendOrReplaceLast(maxTimestampMs, relativeOffsetOfMaxTimestamp);
+        }
+    }
+
+    /** Seals on roll: final time entry, both indexes trimmed and remapped read-only. Writer only. */
     void seal() throws IOException {
+        appendFinalTimeEntry();
         index.seal();
+        timeIndex.seal();
     }
 
-    /** Closes the index (trimming it) and the log channel. */
+    /** Closes the indexes (final time entry, trimming them) and the log channel. */
     void close() throws IOException {
         try {
+            appendFinalTimeEntry();
             if (index != null) {
                 index.close();
+            }
+            if (timeIndex != null) {
+                timeIndex.close();
             }
         } finally {
             log.close();
         }
     }
 
-    /** Simulates a crash: unmaps and closes without trimming or flushing. Tests only. */
-    void abandon() throws IOException {
+    private void abandonIndexes() {
         if (index != null) {
             index.abandon();
         }
+        if (timeIndex != null) {
+            timeIndex.abandon();
+        }
+    }
+
+    /** Simulates a crash: unmaps and closes without trimming or flushing. Tests only. */
+    void abandon() throws IOException {
+        abandonIndexes();
         log.close();
     }
 
-    /** Closes and deletes both files (recovery dropping segments after a corrupt one). */
+    /** Closes and deletes all files now (recovery dropping segments after a corrupt one). */
     void delete() throws IOException {
-        if (index != null) {
-            index.abandon();
-        }
-        log.close();
+        abandon();
+        Path dir = logFile.getParent();
         Files.deleteIfExists(logFile);
-        Files.deleteIfExists(indexPath(logFile.getParent(), baseOffset));
+        Files.deleteIfExists(indexPath(dir, baseOffset));
+        Files.deleteIfExists(timeIndexPath(dir, baseOffset));
+    }
+
+    /**
+     * First step of a delayed deletion: renames the files to {@code <name>.deleted} (readers holding
+     * this segment keep reading through the open channel). Writer only.
+     */
+    void renameForDeletion() throws IOException {
+        Path dir = logFile.getParent();
+        for (Path f : new Path[] {logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset)}) {
+            if (Files.exists(f)) {
+                Path target = f.resolveSibling(f.getFileName() + DELETED_SUFFIX);
+                Files.move(f, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            }
+        }
+    }
+
+    /** Second step: unmaps, closes and deletes the renamed files. Any thread, once. */
+    void deleteRenamed() throws IOException {
+        abandon();
+        Path dir = logFile.getParent();
+        for (Path f : new Path[] {logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset)}) {
+            Files.deleteIfExists(f.resolveSibling(f.getFileName() + DELETED_SUFFIX));
+        }
     }
 
     @Override

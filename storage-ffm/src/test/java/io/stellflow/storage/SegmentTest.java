@@ -23,7 +23,7 @@ class SegmentTest {
 
     @Test
     void fitsRefusesOffsetsThatDoNotFitAnInt32RelativeToTheBase() throws IOException {
-        Segment s = Segment.create(dir, 1000, CONFIG);
+        Segment s = Segment.create(dir, 1000, CONFIG, 0);
         try {
             assertThat(s.fits(100, 1, 1000L + Integer.MAX_VALUE, 4096)).isTrue();
             assertThat(s.fits(100, 1, 1000L + Integer.MAX_VALUE + 1, 4096)).isFalse();
@@ -34,7 +34,7 @@ class SegmentTest {
 
     @Test
     void fitsAcceptsAnOversizedBatchOnlyIntoAnEmptySegment() throws IOException {
-        Segment s = Segment.create(dir, 0, CONFIG);
+        Segment s = Segment.create(dir, 0, CONFIG, 0);
         try {
             assertThat(s.fits(10_000, 1, 0, 4096)).isTrue();
             assertThat(s.fits(10_000, 2, 1, 4096)).isFalse();

@@ -1,0 +1,112 @@
+package io.stellflow.storage;
+
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.storage.PartitionLog.TimestampOffset;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+
+/**
+ * ListOffsets by timestamp (wire spec §6.5): the first record in offset order whose timestamp is
+ * &gt;= a target, at record granularity.
+ *
+ * <p>Per segment: skipped whole when its max timestamp is below the target; otherwise the time
+ * index gives the batch before which no record can match, the offset index turns it into a file
+ * position, and the batches from there are walked by header (those whose maxTimestamp is below the
+ * target are skipped unread) and the first candidate batch's records are scanned.
+ *
+ * <p>Thread-safety: stateless; runs concurrently with appends on the segments array and the upper
+ * bound the caller read.
+ */
+final class TimestampSearch {
+    /** Record field offsets relative to the record start (wire spec §7.4). */
+    private static final int RECORD_LENGTH_OFFSET = 0;
+
+    private static final int RECORD_TIMESTAMP_DELTA_OFFSET = 5;
+    private static final int RECORD_OFFSET_DELTA_OFFSET = 13;
+
+    /** Returned by {@link #scanRecords} when it reached the upper bound before a match. */
+    private static final TimestampOffset PAST_UPPER_BOUND = new TimestampOffset(-1, -1);
+
+    private TimestampSearch() {}
+
+    /**
+     * The first record with timestamp &gt;= targetMs and startOffset &lt;= offset &lt; upper, or null.
+     *
+     * @throws IOException on I/O failure or a stored batch whose records do not parse (naming the file)
+     */
+    static TimestampOffset search(Segment[] segs, long targetMs, long startOffset, long upper) throws IOException {
+        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+        ByteBuffer batch = ByteBuffer.allocate(0);
+        for (int i = 0; i < segs.length; i++) {
+            Segment s = segs[i];
+            if (s.baseOffset >= upper) {
+                return null;
+            }
+            boolean belowStart = i + 1 < segs.length && segs[i + 1].baseOffset <= startOffset;
+            if (belowStart || s.maxTimestampMs() < targetMs) {
+                continue;
+            }
+            int end = s.sizeBytes();
+            int pos = Math.max(s.timeLookup(targetMs), s.lookup(startOffset));
+            while (pos < end) {
+                hdr.clear();
+                s.readFully(hdr, pos);
+                int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+                long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+                long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
+                if (base >= upper) {
+                    return null;
+                }
+                if (last >= startOffset && hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET) >= targetMs) {
+                    if (batch.capacity() < size) {
+                        batch = ByteBuffer.allocate(size);
+                    }
+                    batch.clear().limit(size);
+                    s.readFully(batch, pos);
+                    TimestampOffset found = scanRecords(batch, size, base, startOffset, upper, targetMs, s, pos);
+                    if (found == PAST_UPPER_BOUND) {
+                        return null;
+                    }
+                    if (found != null) {
+                        return found;
+                    }
+                }
+                pos += size;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The first record of {@code batch} at or after startOffset with timestamp &gt;= targetMs, {@link
+     * #PAST_UPPER_BOUND} when a record at or past {@code upper} comes first, or null when none matches.
+     */
+    private static TimestampOffset scanRecords(
+            ByteBuffer batch, int size, long base, long startOffset, long upper, long targetMs, Segment s, int batchPos)
+            throws IOException {
+        long baseTimestamp = batch.getLong(RecordBatchLayout.BASE_TIMESTAMP_OFFSET);
+        int count = batch.getInt(RecordBatchLayout.RECORD_COUNT_OFFSET);
+        int p = RecordBatchLayout.RECORDS_OFFSET;
+        for (int i = 0; i < count; i++) {
+            if (p + 4 > size) {
+                throw new IOException(
+                        "corrupt batch at " + s.logFile + ":" + batchPos + ": record " + i + " truncated");
+            }
+            int length = batch.getInt(p + RECORD_LENGTH_OFFSET);
+            if (length < RecordBatchLayout.MIN_RECORD_LENGTH || p + 4L + length > size) {
+                throw new IOException(
+                        "corrupt batch at " + s.logFile + ":" + batchPos + ": record " + i + " length " + length);
+            }
+            long offset = base + batch.getInt(p + RECORD_OFFSET_DELTA_OFFSET);
+            if (offset >= upper) {
+                return PAST_UPPER_BOUND;
+            }
+            long ts = baseTimestamp + batch.getLong(p + RECORD_TIMESTAMP_DELTA_OFFSET);
+            if (ts >= targetMs && offset >= startOffset) {
+                return new TimestampOffset(ts, offset);
+            }
+            p += 4 + length;
+        }
+        return null;
+    }
+}
