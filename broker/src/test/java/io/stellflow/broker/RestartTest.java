@@ -10,6 +10,7 @@ import io.stellflow.protocol.record.RecordBatchReader;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,6 +44,19 @@ class RestartTest {
                     .isEqualTo(25);
             assertThat(Requests.produceOne(client, "kept", 0, Requests.g2()).errorCode())
                     .isEqualTo(Errors.NONE);
+        }
+    }
+
+    @Test
+    void aBusyPortFailsStartAndReleasesTheLogDir() throws Exception {
+        Path other = dir.resolve("other");
+        try (StellflowServer server = TestBroker.start(dir.resolve("first"))) {
+            Properties props = TestBroker.props(other, "nio");
+            props.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + server.port());
+            assertThatThrownBy(() -> TestBroker.start(props)).isInstanceOf(Exception.class);
+        }
+        try (StellflowServer again = TestBroker.start(other)) {
+            assertThat(again.port()).isPositive();
         }
     }
 
