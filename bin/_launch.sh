@@ -24,7 +24,7 @@ if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ]; then
     # flock keeps concurrent launchers (run-matrix starts several) from building at once.
     (
       flock 9
-      cd "$STELLFLOW_HOME" && ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl "$module" -am package >&2
+      cd "$STELLFLOW_HOME" && ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl "$module" -am package >&2
     ) 9>"$STELLFLOW_HOME/.build.lock"
     jar=$(jar_glob)
   fi

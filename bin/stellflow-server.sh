@@ -6,4 +6,6 @@ if [ $# -ne 1 ]; then
   echo "usage: $0 <server.properties>" >&2
   exit 2
 fi
-exec "$(dirname "$0")/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"
+home=$(cd "$(dirname "$0")/.." && pwd)
+export STELLFLOW_OPTS="-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml} ${STELLFLOW_OPTS:-}"
+exec "$home/bin/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"
