@@ -1,7 +1,11 @@
 package io.stellflow.storage;
 
 /**
- * Configuration of one partition log. Immutable and validated at construction.
+ * Configuration of one partition log. Immutable and validated at construction. Keys are Kafka's
+ * broker-level names ({@code log.*}); the topic-level names are given where they differ.
+ *
+ * <p>Build with {@link #builder()} (every key defaulted), {@link #defaults()}, or the five-value
+ * constructor kept for existing callers (retention and deletion delay at their defaults).
  *
  * <p>Thread-safety: immutable, safe to share.
  *
@@ -11,15 +15,33 @@ package io.stellflow.storage;
  * @param indexIntervalBytes {@code log.index.interval.bytes}: one sparse index entry per this many
  *     bytes of appended batches. Default 4096. Must be &gt;= 0 (0 = an entry per batch).
  * @param indexMaxBytes {@code log.index.size.max.bytes}: preallocated size of each {@code .index}
- *     file; a segment rolls when its index is full. Default 10 MiB. Must be &gt;= 8 (one entry);
- *     rounded down to a multiple of 8.
+ *     file (the {@code .timeindex} gets room for one entry more, see {@link TimeIndexLayout}); a
+ *     segment rolls when its index is full. Default 10 MiB. Must be &gt;= 8 (one entry); rounded down
+ *     to a multiple of 8.
  * @param flushMessages {@code log.flush.interval.messages}: fsync after this many appended records.
  *     {@link Long#MAX_VALUE} (default) = never, rely on the OS page cache. Must be &gt;= 1.
  * @param flushMs {@code log.flush.interval.ms}: fsync when an append happens at least this many
  *     milliseconds after the last flush. {@link Long#MAX_VALUE} (default) = never. Must be &gt;= 0.
+ * @param retentionMs {@code log.retention.ms} (topic: {@code retention.ms}): a sealed segment is
+ *     deleted once its retention time (see {@link PartitionLog#deleteOldSegments}) is more than this
+ *     many ms in the past. Default 7 days; -1 = no time limit. Must be &gt;= -1.
+ * @param retentionBytes {@code log.retention.bytes} (topic: {@code retention.bytes}): oldest sealed
+ *     segments are deleted while the log would stay at or above this size without them. Default -1 =
+ *     no size limit. Must be &gt;= -1.
+ * @param fileDeleteDelayMs {@code log.segment.delete.delay.ms} (topic: {@code file.delete.delay.ms}):
+ *     a deleted segment's files are renamed to {@code .deleted} at once and removed this many ms
+ *     later, so reads in flight finish. Default 60000. Must be &gt;= 0.
  * @throws IllegalArgumentException naming the key and the bad value
  */
-public record LogConfig(int segmentBytes, int indexIntervalBytes, int indexMaxBytes, long flushMessages, long flushMs) {
+public record LogConfig(
+        int segmentBytes,
+        int indexIntervalBytes,
+        int indexMaxBytes,
+        long flushMessages,
+        long flushMs,
+        long retentionMs,
+        long retentionBytes,
+        long fileDeleteDelayMs) {
 
     /** 1 GiB, as Kafka. */
     public static final int DEFAULT_SEGMENT_BYTES = 1 << 30;
@@ -29,6 +51,15 @@ public record LogConfig(int segmentBytes, int indexIntervalBytes, int indexMaxBy
 
     /** 10 MiB = 1,310,720 entries of 8 bytes; at 4 KiB per entry that covers a 5 GiB segment. */
     public static final int DEFAULT_INDEX_MAX_BYTES = 10 * 1024 * 1024;
+
+    /** 7 days (168 h), as Kafka. */
+    public static final long DEFAULT_RETENTION_MS = 7L * 24 * 60 * 60 * 1000;
+
+    /** No size limit, as Kafka. */
+    public static final long DEFAULT_RETENTION_BYTES = -1;
+
+    /** 60 s, as Kafka: far longer than any read of a segment takes. */
+    public static final long DEFAULT_FILE_DELETE_DELAY_MS = 60_000;
 
     public LogConfig {
         if (segmentBytes < 1024) {
@@ -46,15 +77,117 @@ public record LogConfig(int segmentBytes, int indexIntervalBytes, int indexMaxBy
         if (flushMs < 0) {
             throw new IllegalArgumentException("log.flush.interval.ms must be >= 0: " + flushMs);
         }
+        if (retentionMs < -1) {
+            throw new IllegalArgumentException("log.retention.ms must be >= -1: " + retentionMs);
+        }
+        if (retentionBytes < -1) {
+            throw new IllegalArgumentException("log.retention.bytes must be >= -1: " + retentionBytes);
+        }
+        if (fileDeleteDelayMs < 0) {
+            throw new IllegalArgumentException("log.segment.delete.delay.ms must be >= 0: " + fileDeleteDelayMs);
+        }
+    }
+
+    /** The five slice-1 settings; retention and the deletion delay take their defaults. */
+    public LogConfig(int segmentBytes, int indexIntervalBytes, int indexMaxBytes, long flushMessages, long flushMs) {
+        this(
+                segmentBytes,
+                indexIntervalBytes,
+                indexMaxBytes,
+                flushMessages,
+                flushMs,
+                DEFAULT_RETENTION_MS,
+                DEFAULT_RETENTION_BYTES,
+                DEFAULT_FILE_DELETE_DELAY_MS);
     }
 
     /** The defaults: 1 GiB segments, 4 KiB index interval, 10 MiB index, never flush explicitly. */
     public static LogConfig defaults() {
-        return new LogConfig(
-                DEFAULT_SEGMENT_BYTES,
-                DEFAULT_INDEX_INTERVAL_BYTES,
-                DEFAULT_INDEX_MAX_BYTES,
-                Long.MAX_VALUE,
-                Long.MAX_VALUE);
+        return builder().build();
+    }
+
+    /** A builder with every key at its default. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder starting from this configuration. */
+    public Builder toBuilder() {
+        return new Builder()
+                .segmentBytes(segmentBytes)
+                .indexIntervalBytes(indexIntervalBytes)
+                .indexMaxBytes(indexMaxBytes)
+                .flushMessages(flushMessages)
+                .flushMs(flushMs)
+                .retentionMs(retentionMs)
+                .retentionBytes(retentionBytes)
+                .fileDeleteDelayMs(fileDeleteDelayMs);
+    }
+
+    /** Mutable builder; {@link #build} validates. Not thread-safe. */
+    public static final class Builder {
+        private int segmentBytes = DEFAULT_SEGMENT_BYTES;
+        private int indexIntervalBytes = DEFAULT_INDEX_INTERVAL_BYTES;
+        private int indexMaxBytes = DEFAULT_INDEX_MAX_BYTES;
+        private long flushMessages = Long.MAX_VALUE;
+        private long flushMs = Long.MAX_VALUE;
+        private long retentionMs = DEFAULT_RETENTION_MS;
+        private long retentionBytes = DEFAULT_RETENTION_BYTES;
+        private long fileDeleteDelayMs = DEFAULT_FILE_DELETE_DELAY_MS;
+
+        private Builder() {}
+
+        public Builder segmentBytes(int v) {
+            segmentBytes = v;
+            return this;
+        }
+
+        public Builder indexIntervalBytes(int v) {
+            indexIntervalBytes = v;
+            return this;
+        }
+
+        public Builder indexMaxBytes(int v) {
+            indexMaxBytes = v;
+            return this;
+        }
+
+        public Builder flushMessages(long v) {
+            flushMessages = v;
+            return this;
+        }
+
+        public Builder flushMs(long v) {
+            flushMs = v;
+            return this;
+        }
+
+        public Builder retentionMs(long v) {
+            retentionMs = v;
+            return this;
+        }
+
+        public Builder retentionBytes(long v) {
+            retentionBytes = v;
+            return this;
+        }
+
+        public Builder fileDeleteDelayMs(long v) {
+            fileDeleteDelayMs = v;
+            return this;
+        }
+
+        /** @throws IllegalArgumentException naming the key and the bad value */
+        public LogConfig build() {
+            return new LogConfig(
+                    segmentBytes,
+                    indexIntervalBytes,
+                    indexMaxBytes,
+                    flushMessages,
+                    flushMs,
+                    retentionMs,
+                    retentionBytes,
+                    fileDeleteDelayMs);
+        }
     }
 }

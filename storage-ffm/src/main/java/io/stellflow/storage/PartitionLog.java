@@ -6,252 +6,128 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One partition's log: a directory of {@link Segment}s named by their 20-digit base offset.
+ * One partition's log: a directory of {@link Segment}s named by their 20-digit base offset, plus
+ * the checkpoint files {@value LogLoader#RECOVERY_POINT_FILE}, {@value
+ * LogLoader#LOG_START_OFFSET_FILE} and {@value LeaderEpochCache#FILE_NAME} (format and atomic write:
+ * {@link Checkpoints}).
  *
  * <p>Storage format: each stored batch is the RecordBatch (wire spec §7) as produced, with bytes 0-3
  * (baseOffsetDelta) = batch base offset - segment base offset and bytes 8-11 (partitionLeaderEpoch) =
- * the epoch passed to {@link #appendAsLeader}. Bytes 17.. (covered by the CRC) are never changed.
- * A file {@value #CLEAN_SHUTDOWN_FILE} in the directory marks a clean {@link #close}; without it,
- * {@link #open} validates every batch (CRC-32C included), truncates at the first invalid byte and
- * rebuilds the indexes.
+ * the epoch passed to {@link #appendAsLeader} (or as stamped by the leader, for {@link
+ * #appendAsFollower}). Bytes 17.. (covered by the CRC) are never changed. A file {@value
+ * #CLEAN_SHUTDOWN_FILE} in the directory marks a clean {@link #close}; without it, {@link #open}
+ * validates every batch from the segment holding the checkpointed recovery point on (CRC-32C
+ * included), truncates at the first invalid byte and rebuilds those indexes ({@link LogLoader}).
  *
- * <p>Thread-safety: all methods may be called from any thread; appends are serialized by the log
- * (single writer at a time, a lock; {@link #flush} and {@link #close} take the same lock); reads
- * ({@link #read}, {@link #readInto}, {@link #offsetForTimestamp}) run concurrently with appends and
- * only see fully written batches: the log end offset is a volatile published after the batch bytes
- * and index entries are written. Reads racing with {@link #close} may fail with {@link
- * ClosedChannelException}.
+ * <p>Offsets: the log holds offsets [{@link #logStartOffset}, {@link #logEndOffset}). The recovery
+ * point is the offset below which everything is known to be fsynced; {@link #flush} raises it to the
+ * log end offset and {@link #checkpoint} persists it (with the log start offset), which bounds the
+ * recovery work after a crash.
+ *
+ * <p>Thread-safety: all methods may be called from any thread; appends, truncation, retention,
+ * flush and close are serialized by the log (single writer at a time, a lock); reads ({@link
+ * #read}, {@link #readInto}, {@link #offsetForTimestamp}, {@link #endOffsetForEpoch}) run
+ * concurrently with appends and only see fully written batches: the log end offset is a volatile
+ * published after the batch bytes and index entries are written. Reads racing with {@link #close}
+ * may fail with {@link ClosedChannelException}; reads racing with {@link #truncateTo} may fail with
+ * an {@link IOException} or return batches that the truncation removes. Segments removed by
+ * retention or truncation stay readable for {@link LogConfig#fileDeleteDelayMs()}.
  *
  * <p>Errors: {@link IOException} for I/O failures; after a failed append the log refuses further
  * appends (the file may hold a partial write) until it is closed and reopened, which recovers it.
  * A record set that is not a well-formed batch sequence is a caller bug: {@link
- * IllegalArgumentException}. Use after close: {@link IllegalStateException} for appends.
+ * IllegalArgumentException}. Use after close: {@link IllegalStateException} for writes. Expected
+ * outcomes are return values ({@link #OFFSET_MISMATCH}, {@link LogStartOffsetResult}).
  *
  * <p>Durability: by default nothing is fsynced until {@link #flush} or {@link #close} (OS page
  * cache, as Kafka); {@link LogConfig#flushMessages()} / {@link LogConfig#flushMs()} make appends
- * flush after that many records / that much time since the last flush.
+ * flush after that many records / that much time since the last flush. Checkpoint files are always
+ * written durably (temp file, fsync, rename, fsync directory).
  */
 public final class PartitionLog implements AutoCloseable {
     /** Present in the partition directory only after a clean {@link #close}. */
     public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
 
-    private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+    /** Returned by {@link #appendAsFollower} when the records do not continue the log end offset. */
+    public static final long OFFSET_MISMATCH = -1L;
 
-    /** Bytes of a batch header needed to walk the log: baseOffsetDelta..lastOffsetDelta. */
-    private static final int WALK_HEADER_BYTES = RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET + 4;
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
 
     private final Path dir;
     private final LogConfig config;
+    private final LogEnvironment env;
     private final ReentrantLock appendLock = new ReentrantLock();
 
     /** Copy-on-write, ordered by base offset; published before the LEO that needs it. */
     private volatile Segment[] segments;
 
     private volatile long logEndOffset;
+    private volatile long logStartOffset;
     private volatile int latestLeaderEpoch;
     private volatile boolean closed;
+    private LeaderEpochCache epochCache;
 
     /** Guarded by appendLock. */
     private boolean failed;
 
     private long unflushedRecords;
     private long lastFlushNanos = System.nanoTime();
+    private long recoveryPoint;
+    private long checkpointedRecoveryPoint = -1;
+    private long checkpointedLogStartOffset = -1;
 
-    private PartitionLog(Path dir, LogConfig config) {
+    private PartitionLog(Path dir, LogConfig config, LogEnvironment env) {
         this.dir = dir;
         this.config = config;
+        this.env = env;
+    }
+
+    /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
+    public static PartitionLog open(Path partitionDir, LogConfig config) throws IOException {
+        return open(partitionDir, config, LogEnvironment.system());
     }
 
     /**
-     * Opens (creating if needed) or recovers the log in {@code partitionDir}. Without a clean
-     * shutdown marker every segment is validated and truncated at the first invalid byte (a WARN
-     * names the file and the dropped bytes), later segments are deleted, indexes are rebuilt. With
-     * the marker the logs are trusted, but any index that fails its sanity checks is rebuilt.
+     * Opens (creating if needed) or recovers the log in {@code partitionDir} ({@link LogLoader}).
+     * Without a clean shutdown marker the segments from the one holding the checkpointed recovery
+     * point on are validated and truncated at the first invalid byte (a WARN names the file and the
+     * dropped bytes), later segments are deleted, their indexes rebuilt. Trusted segments keep their
+     * indexes unless these fail the sanity checks.
      */
-    public static PartitionLog open(Path partitionDir, LogConfig config) throws IOException {
+    public static PartitionLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
         Files.createDirectories(partitionDir);
-        PartitionLog log = new PartitionLog(partitionDir, config);
-        log.load();
+        PartitionLog log = new PartitionLog(partitionDir, config, env);
+        LogLoader.Loaded loaded = LogLoader.load(partitionDir, config, env.nowMs());
+        log.segments = loaded.segments();
+        log.logEndOffset = loaded.logEndOffset();
+        log.logStartOffset = loaded.logStartOffset();
+        log.latestLeaderEpoch = loaded.latestLeaderEpoch();
+        log.recoveryPoint = loaded.recoveryPoint();
+        log.epochCache = loaded.epochCache();
         return log;
-    }
-
-    private void load() throws IOException {
-        Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
-        boolean clean = Files.exists(marker);
-        long[] bases = listSegmentBases();
-        deleteOrphanIndexes(bases);
-        if (clean) {
-            // From here on a crash must be treated as unclean.
-            Files.delete(marker);
-            fsyncDir();
-        }
-        List<Segment> loaded = new ArrayList<>();
-        try {
-            if (bases.length == 0) {
-                loaded.add(Segment.create(dir, 0, config, System.currentTimeMillis()));
-                logEndOffset = 0;
-                latestLeaderEpoch = -1;
-            } else if (clean) {
-                loadClean(bases, loaded);
-            } else {
-                loadUnclean(bases, loaded);
-            }
-            for (int i = 0; i < loaded.size() - 1; i++) {
-                loaded.get(i).seal();
-            }
-        } catch (IOException | RuntimeException e) {
-            for (Segment s : loaded) {
-                try {
-                    s.close();
-                } catch (IOException suppressed) {
-                    e.addSuppressed(suppressed);
-                }
-            }
-            throw e;
-        }
-        segments = loaded.toArray(new Segment[0]);
-    }
-
-    private void loadClean(long[] bases, List<Segment> loaded) throws IOException {
-        for (int i = 0; i < bases.length; i++) {
-            boolean active = i == bases.length - 1;
-            Segment s = Segment.openTrusted(dir, bases[i], config, active);
-            loaded.add(s);
-            if (!s.hasIndex()) {
-                LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
-                s.rebuildIndexStart(config);
-                Recovery.recoverSegment(s, bases[i], false, Recovery.BatchEpochs.IGNORE);
-            }
-        }
-        long[] tail = scanTail(loaded.get(loaded.size() - 1));
-        logEndOffset = tail[0];
-        int epoch = (int) tail[1];
-        if (epoch == -1 && loaded.size() > 1) {
-            epoch = (int) scanTail(loaded.get(loaded.size() - 2))[1];
-        }
-        latestLeaderEpoch = epoch;
-    }
-
-    private void loadUnclean(long[] bases, List<Segment> loaded) throws IOException {
-        LOG.info("No clean shutdown marker in {}, recovering {} segment(s)", dir, bases.length);
-        long next = bases[0];
-        int epoch = -1;
-        for (int i = 0; i < bases.length; i++) {
-            Segment s = Segment.openForRecovery(dir, bases[i], config);
-            loaded.add(s);
-            s.rebuildIndexStart(config);
-            Recovery.Result r = Recovery.recoverSegment(s, next, true, Recovery.BatchEpochs.IGNORE);
-            next = r.nextOffset();
-            if (r.lastLeaderEpoch() != -1) {
-                epoch = r.lastLeaderEpoch();
-            }
-            if (r.droppedBytes() > 0 && i < bases.length - 1) {
-                for (int j = i + 1; j < bases.length; j++) {
-                    Segment later = Segment.openForRecovery(dir, bases[j], config);
-                    LOG.warn(
-                            "Recovery of {}: deleting segment {} ({} bytes) after the truncated one",
-                            dir,
-                            later.logFile,
-                            later.sizeBytes());
-                    later.delete();
-                }
-                break;
-            }
-        }
-        logEndOffset = next;
-        latestLeaderEpoch = epoch;
-    }
-
-    /** {next offset, last epoch or -1} of a trusted segment, scanning from its last index entry. */
-    private static long[] scanTail(Segment s) throws IOException {
-        int end = s.sizeBytes();
-        int pos = s.lookup(Long.MAX_VALUE);
-        long next = s.baseOffset;
-        long epoch = -1;
-        ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
-        while (pos < end) {
-            hdr.clear();
-            s.readFully(hdr, pos);
-            long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-            next = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET) + 1;
-            epoch = hdr.getInt(RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET);
-            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
-        }
-        return new long[] {next, epoch};
-    }
-
-    private long[] listSegmentBases() throws IOException {
-        List<Long> bases = new ArrayList<>();
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + Segment.LOG_SUFFIX)) {
-            for (Path f : files) {
-                long base = parseBase(f, Segment.LOG_SUFFIX);
-                if (base >= 0) {
-                    bases.add(base);
-                }
-            }
-        }
-        long[] sorted = bases.stream().mapToLong(Long::longValue).toArray();
-        Arrays.sort(sorted);
-        return sorted;
-    }
-
-    private void deleteOrphanIndexes(long[] bases) throws IOException {
-        for (String suffix : new String[] {Segment.INDEX_SUFFIX, Segment.TIME_INDEX_SUFFIX}) {
-            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
-                for (Path f : files) {
-                    long base = parseBase(f, suffix);
-                    if (base >= 0 && Arrays.binarySearch(bases, base) < 0) {
-                        LOG.warn("Deleting index {} without a log", f);
-                        Files.delete(f);
-                    }
-                }
-            }
-        }
-    }
-
-    private static long parseBase(Path file, String suffix) {
-        String name = file.getFileName().toString();
-        String stem = name.substring(0, name.length() - suffix.length());
-        if (stem.length() != 20) {
-            return -1;
-        }
-        for (int i = 0; i < stem.length(); i++) {
-            if (stem.charAt(i) < '0' || stem.charAt(i) > '9') {
-                return -1;
-            }
-        }
-        return Long.parseLong(stem);
-    }
-
-    private void fsyncDir() throws IOException {
-        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
-            ch.force(true);
-        }
     }
 
     /**
      * {@code records} = a VALIDATED RecordBatchSet (readerIndex..writerIndex). Assigns consecutive
      * offsets from LEO to every record of every batch, stamps partitionLeaderEpoch, writes all
-     * batches. Returns the base offset (offset of the first record).
+     * batches. Returns the base offset (offset of the first record). A new epoch is recorded in the
+     * leader-epoch checkpoint (durably) before the batches are written.
      *
      * <p>Buffer ownership: does not release {@code records} and does not move its reader or writer
      * index, but OVERWRITES bytes 0-3 (baseOffsetDelta, now relative to the segment base) and 8-11
      * (partitionLeaderEpoch) of every batch in place. The buffer is not retained after return.
      *
-     * <p>Blocks while another append, flush or close runs. May roll to a new segment before any batch
+     * <p>Blocks while another write, flush or close runs. May roll to a new segment before any batch
      * (segment full, index full, or offsets beyond int32 relative to the base).
      *
      * @throws IOException the write (or a policy fsync) failed: do not acknowledge; some of the
@@ -263,27 +139,83 @@ public final class PartitionLog implements AutoCloseable {
     public long appendAsLeader(ByteBuf records, int leaderEpoch) throws IOException {
         int start = records.readerIndex();
         int end = records.writerIndex();
-        if (start >= end) {
-            throw new IllegalArgumentException("empty record set");
-        }
         checkWholeBatches(records, start, end);
         appendLock.lock();
         try {
-            if (closed) {
-                throw new IllegalStateException("log " + dir + " is closed");
+            checkWritable();
+            long first = logEndOffset;
+            if (epochCache.assign(leaderEpoch, first)) {
+                epochCache.flush();
             }
-            if (failed) {
-                throw new IOException("log " + dir + " had a failed write; reopen it to recover");
-            }
-            Segment seg = segments[segments.length - 1];
-            try {
-                return appendLocked(records, start, end, leaderEpoch, seg);
-            } catch (IOException e) {
-                failed = true;
-                throw e;
-            }
+            return guardedAppend(records, start, end, leaderEpoch, true);
         } finally {
             appendLock.unlock();
+        }
+    }
+
+    /**
+     * Appends batches copied from the leader, keeping their offsets and leader epochs.
+     *
+     * <p>Input: a VALIDATED RecordBatchSet as a Fetch v0 response carries it: each batch's bytes 0-3
+     * hold {@code batchBaseOffset - fetchOffset}, so batch i's absolute base offset is {@code
+     * fetchOffset + baseOffsetDelta_i}. The first batch must start exactly at the log end offset and
+     * each next batch right after the previous one's last offset; otherwise nothing is written and
+     * {@link #OFFSET_MISMATCH} is returned (a stale or overlapping fetch: the caller refetches from
+     * {@link #logEndOffset}). Every batch's leader epoch (bytes 8-11) is kept and recorded in the
+     * leader-epoch cache where it changes. Bytes 0-3 are overwritten in place (relative to the
+     * segment base); the buffer is neither released nor retained.
+     *
+     * @return the log end offset after the append, or {@link #OFFSET_MISMATCH}
+     * @throws IOException as for {@link #appendAsLeader}
+     * @throws IllegalArgumentException {@code records} is empty or not a sequence of whole batches
+     * @throws IllegalStateException the log is closed
+     */
+    public long appendAsFollower(ByteBuf records, long fetchOffset) throws IOException {
+        int start = records.readerIndex();
+        int end = records.writerIndex();
+        checkWholeBatches(records, start, end);
+        appendLock.lock();
+        try {
+            checkWritable();
+            long expected = logEndOffset;
+            for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
+                long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
+                if (base != expected) {
+                    return OFFSET_MISMATCH;
+                }
+                expected = base + RecordBatchLayout.lastOffsetDelta(records, p) + 1;
+            }
+            boolean epochsChanged = false;
+            for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
+                long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
+                epochsChanged |= epochCache.assign(RecordBatchLayout.partitionLeaderEpoch(records, p), base);
+            }
+            if (epochsChanged) {
+                epochCache.flush();
+            }
+            guardedAppend(records, start, end, 0, false);
+            return logEndOffset;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    private void checkWritable() throws IOException {
+        if (closed) {
+            throw new IllegalStateException("log " + dir + " is closed");
+        }
+        if (failed) {
+            throw new IOException("log " + dir + " had a failed write; reopen it to recover");
+        }
+    }
+
+    private long guardedAppend(ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch)
+            throws IOException {
+        try {
+            return appendLocked(records, start, end, leaderEpoch, stampEpoch);
+        } catch (IOException e) {
+            failed = true;
+            throw e;
         }
     }
 
@@ -293,6 +225,9 @@ public final class PartitionLog implements AutoCloseable {
      * validation (CRC, records) is the caller's (RecordBatchValidator).
      */
     private static void checkWholeBatches(ByteBuf records, int start, int end) {
+        if (start >= end) {
+            throw new IllegalArgumentException("empty record set");
+        }
         int p = start;
         while (p < end) {
             if (end - p < RecordBatchLayout.HEADER_SIZE) {
@@ -310,14 +245,16 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
-    private long appendLocked(ByteBuf records, int start, int end, int leaderEpoch, Segment active) throws IOException {
-        Segment seg = active;
+    private long appendLocked(ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch)
+            throws IOException {
+        Segment seg = segments[segments.length - 1];
         long first = logEndOffset;
         long next = first;
         int runStart = start;
         int runBytes = 0;
         int runBatches = 0;
         long recordsAppended = 0;
+        int lastEpoch = leaderEpoch;
         int p = start;
         while (p < end) {
             int batchLength = records.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
@@ -326,7 +263,7 @@ public final class PartitionLog implements AutoCloseable {
             long last = next + lastOffsetDelta;
             if (!seg.fits(runBytes + size, runBatches + 1, last, config.segmentBytes())) {
                 if (runBatches > 0) {
-                    commitRun(seg, records, runStart, runBytes, next, leaderEpoch);
+                    commitRun(seg, records, runStart, runBytes, next, lastEpoch);
                 }
                 seg = roll(seg, next);
                 runStart = p;
@@ -334,14 +271,18 @@ public final class PartitionLog implements AutoCloseable {
                 runBatches = 0;
             }
             records.setInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET, (int) (next - seg.baseOffset));
-            records.setInt(p + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch);
+            if (stampEpoch) {
+                records.setInt(p + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch);
+            } else {
+                lastEpoch = records.getInt(p + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET);
+            }
             runBytes += size;
             runBatches++;
             recordsAppended += lastOffsetDelta + 1L;
             next = last + 1;
             p += size;
         }
-        commitRun(seg, records, runStart, runBytes, next, leaderEpoch);
+        commitRun(seg, records, runStart, runBytes, next, lastEpoch);
         maybeFlush(recordsAppended);
         return first;
     }
@@ -350,7 +291,7 @@ public final class PartitionLog implements AutoCloseable {
             throws IOException {
         int before = seg.sizeBytes();
         try {
-            seg.append(records, runStart, runBytes, System.currentTimeMillis());
+            seg.append(records, runStart, runBytes, env.nowMs());
         } catch (IOException e) {
             try {
                 seg.truncateTo(before);
@@ -365,7 +306,7 @@ public final class PartitionLog implements AutoCloseable {
 
     private Segment roll(Segment current, long baseOffset) throws IOException {
         current.seal();
-        Segment next = Segment.create(dir, baseOffset, config, System.currentTimeMillis());
+        Segment next = Segment.create(dir, baseOffset, config, env.nowMs());
         Segment[] old = segments;
         Segment[] grown = Arrays.copyOf(old, old.length + 1);
         grown[old.length] = next;
@@ -385,11 +326,241 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void flushLocked() throws IOException {
+        long leo = logEndOffset;
         for (Segment s : segments) {
             s.flush();
         }
         unflushedRecords = 0;
         lastFlushNanos = System.nanoTime();
+        recoveryPoint = leo;
+    }
+
+    /**
+     * Removes every batch holding an offset &gt;= {@code offset} (a follower diverged from the
+     * leader): later segments are deleted (after {@link LogConfig#fileDeleteDelayMs()}), the segment
+     * holding {@code offset} is cut at the first such batch and becomes the active segment, leader
+     * epochs starting at or after the new end are forgotten. When {@code offset} falls inside a
+     * batch that whole batch goes, so the new log end offset is that batch's base offset; for an
+     * offset on a batch boundary (what epoch-based truncation gives) it is exactly {@code offset}.
+     * An offset at or above the log end offset changes nothing; one at or below the log start offset
+     * empties the log as {@link #truncateFullyAndStartAt}.
+     *
+     * @return the log end offset afterwards
+     * @throws IOException I/O failure (the log may then be partly truncated; reopen it)
+     * @throws IllegalStateException the log is closed
+     */
+    public long truncateTo(long offset) throws IOException {
+        appendLock.lock();
+        try {
+            checkWritable();
+            if (offset >= logEndOffset) {
+                return logEndOffset;
+            }
+            if (offset <= logStartOffset) {
+                truncateFullyLocked(offset);
+                return offset;
+            }
+            Segment[] segs = segments;
+            int keep = segs.length - 1;
+            while (segs[keep].baseOffset >= offset) {
+                keep--; // stops at 0: offset > logStartOffset >= segs[0].baseOffset
+            }
+            Segment target = segs[keep];
+            Segment.Cut cut = target.findCut(offset);
+            long newEnd = cut == null ? Math.min(offset, logEndOffset) : cut.baseOffset();
+            logEndOffset = newEnd; // volatile: readers stop below the cut first
+            segments = Arrays.copyOf(segs, keep + 1);
+            for (int i = keep + 1; i < segs.length; i++) {
+                scheduleDeletion(segs[i]);
+            }
+            target.truncateAt(cut == null ? target.sizeBytes() : cut.position(), cut == null ? -1 : cut.baseOffset());
+            epochCache.truncateFromEnd(newEnd);
+            epochCache.flush();
+            latestLeaderEpoch = epochCache.latestEpoch();
+            if (recoveryPoint > newEnd) {
+                recoveryPoint = newEnd;
+                writeCheckpointsLocked(); // a stale, higher recovery point would trust unflushed data
+            }
+            LOG.info("Truncated {} to offset {} (requested {})", dir, newEnd, offset);
+            return newEnd;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    /**
+     * Deletes all segments (after {@link LogConfig#fileDeleteDelayMs()}) and restarts the log empty
+     * at {@code newOffset}: log start offset = log end offset = recovery point = {@code newOffset},
+     * leader-epoch history cleared; the checkpoints are written before returning.
+     *
+     * @throws IllegalArgumentException {@code newOffset} is negative
+     * @throws IllegalStateException the log is closed
+     */
+    public void truncateFullyAndStartAt(long newOffset) throws IOException {
+        if (newOffset < 0) {
+            throw new IllegalArgumentException("negative offset " + newOffset + " for " + dir);
+        }
+        appendLock.lock();
+        try {
+            checkWritable();
+            truncateFullyLocked(newOffset);
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    private void truncateFullyLocked(long newOffset) throws IOException {
+        Segment[] old = segments;
+        for (Segment s : old) {
+            s.renameForDeletion(); // frees the names: the new segment may reuse a base offset
+        }
+        Segment fresh = Segment.create(dir, newOffset, config, env.nowMs());
+        segments = new Segment[] {fresh}; // volatile: before the LEO, so no reader pairs a new LEO with old data
+        logEndOffset = newOffset;
+        logStartOffset = newOffset;
+        recoveryPoint = newOffset;
+        latestLeaderEpoch = -1;
+        for (Segment s : old) {
+            scheduleRenamedDeletion(s);
+        }
+        epochCache.clear();
+        epochCache.flush();
+        writeCheckpointsLocked();
+        LOG.info("Truncated {} fully; the log now starts at offset {}", dir, newOffset);
+    }
+
+    /** Outcome of {@link #maybeIncrementLogStartOffset}. */
+    public enum LogStartOffsetResult {
+        /** The log start offset was raised and checkpointed. */
+        INCREMENTED,
+        /** The requested offset is not above the current log start offset: nothing changed. */
+        UNCHANGED,
+        /** The requested offset is above the given high watermark (Kafka: OFFSET_OUT_OF_RANGE). */
+        BEYOND_HIGH_WATERMARK
+    }
+
+    /**
+     * Delete-records: raises the log start offset to {@code newLogStartOffset}, never past {@code
+     * highWatermark} (nor the log end offset). Records below it become invisible to {@link
+     * #offsetForTimestamp} and count as deleted; their segments are removed by the next {@link
+     * #deleteOldSegments}. Writes the {@value LogLoader#LOG_START_OFFSET_FILE} checkpoint before
+     * returning INCREMENTED.
+     */
+    public LogStartOffsetResult maybeIncrementLogStartOffset(long newLogStartOffset, long highWatermark)
+            throws IOException {
+        appendLock.lock();
+        try {
+            checkWritable();
+            if (newLogStartOffset > Math.min(highWatermark, logEndOffset)) {
+                return LogStartOffsetResult.BEYOND_HIGH_WATERMARK;
+            }
+            if (newLogStartOffset <= logStartOffset) {
+                return LogStartOffsetResult.UNCHANGED;
+            }
+            logStartOffset = newLogStartOffset;
+            epochCache.truncateFromStart(newLogStartOffset);
+            epochCache.flush();
+            writeCheckpointsLocked();
+            return LogStartOffsetResult.INCREMENTED;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    /**
+     * Retention: deletes the oldest sealed segments that are entirely below {@code highWatermark}
+     * and (a) entirely below the log start offset, or (b) older than {@link LogConfig#retentionMs()},
+     * or (c) not needed to keep the log at {@link LogConfig#retentionBytes()} or more. Stops at the
+     * first segment that qualifies for none (deletion is always a prefix), and never deletes the
+     * active segment or a segment holding an offset &gt;= {@code highWatermark}.
+     *
+     * <p>Time rule: a segment's retention time is its largest batch maxTimestamp, capped by the
+     * wall-clock time of its last append (the {@code .log} file's mtime after a restart); a segment
+     * without timestamps uses the last append time. The cap means a record stamped in the future
+     * cannot keep a segment forever (it expires {@code retention.ms} after its last append at the
+     * latest); the max timestamp comes from a time index that is rebuilt when found damaged, so a
+     * zero-filled index never makes a segment look old. Deleted segments are renamed to {@code
+     * .deleted} at once (readers in flight keep their open file) and removed after {@link
+     * LogConfig#fileDeleteDelayMs()}; the log start offset moves up to the new first segment.
+     *
+     * @return the number of segments deleted
+     * @throws IllegalStateException the log is closed
+     */
+    public int deleteOldSegments(long highWatermark) throws IOException {
+        appendLock.lock();
+        try {
+            checkWritable();
+            Segment[] segs = segments;
+            int count = Retention.deletablePrefix(
+                    segs, config, env.nowMs(), Math.min(highWatermark, logEndOffset), logStartOffset);
+            if (count == 0) {
+                return 0;
+            }
+            Segment[] kept = Arrays.copyOfRange(segs, count, segs.length);
+            segments = kept;
+            if (kept[0].baseOffset > logStartOffset) {
+                logStartOffset = kept[0].baseOffset;
+                epochCache.truncateFromStart(logStartOffset);
+                epochCache.flush();
+            }
+            for (int i = 0; i < count; i++) {
+                scheduleDeletion(segs[i]);
+            }
+            writeCheckpointsLocked();
+            LOG.info("Retention deleted {} segment(s) of {}; log start offset {}", count, dir, logStartOffset);
+            return count;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    private void scheduleDeletion(Segment s) throws IOException {
+        s.renameForDeletion();
+        scheduleRenamedDeletion(s);
+    }
+
+    private void scheduleRenamedDeletion(Segment s) {
+        env.scheduler()
+                .schedule(
+                        () -> {
+                            try {
+                                s.deleteRenamed();
+                            } catch (IOException e) {
+                                LOG.warn("Could not delete the files of {}", s, e);
+                            }
+                        },
+                        config.fileDeleteDelayMs());
+    }
+
+    /**
+     * Writes the {@value LogLoader#RECOVERY_POINT_FILE} and {@value LogLoader#LOG_START_OFFSET_FILE}
+     * checkpoints (each only if changed since its last write), atomically. Call periodically (a log
+     * manager does); {@link #close} does it too.
+     *
+     * @throws IllegalStateException the log is closed
+     */
+    public void checkpoint() throws IOException {
+        appendLock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("log " + dir + " is closed");
+            }
+            writeCheckpointsLocked();
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    private void writeCheckpointsLocked() throws IOException {
+        if (recoveryPoint != checkpointedRecoveryPoint) {
+            Checkpoints.writeOffset(dir.resolve(LogLoader.RECOVERY_POINT_FILE), recoveryPoint);
+            checkpointedRecoveryPoint = recoveryPoint;
+        }
+        long start = logStartOffset;
+        if (start != checkpointedLogStartOffset) {
+            Checkpoints.writeOffset(dir.resolve(LogLoader.LOG_START_OFFSET_FILE), start);
+            checkpointedLogStartOffset = start;
+        }
     }
 
     /**
@@ -407,7 +578,7 @@ public final class PartitionLog implements AutoCloseable {
         if (fetchOffset >= upper) {
             return 0;
         }
-        ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
+        ByteBuffer hdr = ByteBuffer.allocate(LogLoader.WALK_HEADER_BYTES);
         int visited = 0;
         boolean first = true;
         for (int i = floorSegment(segs, fetchOffset); i < segs.length; i++) {
@@ -508,19 +679,58 @@ public final class PartitionLog implements AutoCloseable {
     /** A record's timestamp (ms) and offset. */
     public record TimestampOffset(long timestampMs, long offset) {}
 
+    /**
+     * Answer to "where did leader epoch e end?" (Kafka's OffsetsForLeaderEpoch).
+     *
+     * @param leaderEpoch the largest epoch &lt;= the requested one that wrote to the log, -1 if unknown
+     * @param endOffset the first offset after that epoch's records (the log end offset for the
+     *     latest epoch), -1 if unknown
+     */
+    public record EpochEndOffset(int leaderEpoch, long endOffset) {
+        /** No such epoch in the history (above the latest, or the history is empty). */
+        public static final EpochEndOffset UNDEFINED = new EpochEndOffset(-1, -1L);
+    }
+
     /** The offset the next appended record will get. Volatile read; any thread. */
     public long logEndOffset() {
         return logEndOffset;
     }
 
-    /** The first offset in the log: the first segment's base offset (0 until retention exists). */
+    /**
+     * The first offset of the log: the first segment's base until {@link
+     * #maybeIncrementLogStartOffset} or retention raises it. Volatile read; any thread.
+     */
     public long logStartOffset() {
-        return segments[0].baseOffset;
+        return logStartOffset;
     }
 
-    /** The epoch stamped on the last appended batch, -1 if the log is empty. Any thread. */
+    /** The epoch of the last appended batch, -1 if the log is empty. Any thread. */
     public int latestLeaderEpoch() {
         return latestLeaderEpoch;
+    }
+
+    /** Where {@code leaderEpoch} ended ({@link EpochEndOffset}). Any thread. */
+    public EpochEndOffset endOffsetForEpoch(int leaderEpoch) {
+        return epochCache.endOffsetFor(leaderEpoch, logEndOffset);
+    }
+
+    /** Offset below which everything is fsynced (in memory; {@link #checkpoint} persists it). */
+    public long recoveryPoint() {
+        appendLock.lock();
+        try {
+            return recoveryPoint;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    /** Total bytes of all segment files ({@code .log} only). Any thread. */
+    public long sizeInBytes() {
+        long total = 0;
+        for (Segment s : segments) {
+            total += s.sizeBytes();
+        }
+        return total;
     }
 
     /** The partition directory. */
@@ -533,12 +743,17 @@ public final class PartitionLog implements AutoCloseable {
         return segments;
     }
 
+    /** The leader-epoch history (tests). */
+    LeaderEpochCache epochCacheForTesting() {
+        return epochCache;
+    }
+
     /** Number of segments (diagnostics and tests). */
     public int segmentCount() {
         return segments.length;
     }
 
-    /** fsyncs every segment's log and index that changed. Blocks appends while it runs. */
+    /** fsyncs every segment's log and indexes that changed and raises the recovery point. Blocks writes. */
     public void flush() throws IOException {
         appendLock.lock();
         try {
@@ -553,7 +768,7 @@ public final class PartitionLog implements AutoCloseable {
 
     /**
      * Simulates a process crash for tests: releases files and mappings without flushing, trimming
-     * the indexes or writing the clean shutdown marker.
+     * the indexes, writing checkpoints or the clean shutdown marker.
      */
     void crashForTesting() throws IOException {
         appendLock.lock();
@@ -568,8 +783,8 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     /**
-     * Clean shutdown: flushes, trims and unmaps indexes, closes files and writes the clean shutdown
-     * marker (not after a failed append, so the next open recovers). Idempotent.
+     * Clean shutdown: flushes, trims and unmaps indexes, closes files, writes the checkpoints and the
+     * clean shutdown marker (not after a failed append, so the next open recovers). Idempotent.
      */
     @Override
     public void close() throws IOException {
@@ -600,11 +815,12 @@ public final class PartitionLog implements AutoCloseable {
                 throw error;
             }
             if (!failed) {
+                writeCheckpointsLocked();
                 Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
                 try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
                     ch.force(true);
                 }
-                fsyncDir();
+                Checkpoints.fsyncDir(dir);
             }
         } finally {
             appendLock.unlock();

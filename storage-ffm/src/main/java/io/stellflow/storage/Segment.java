@@ -17,7 +17,7 @@ import java.nio.file.StandardOpenOption;
  * {@link OffsetIndex} ({@code .index}) and its {@link TimeIndex} ({@code .timeindex}).
  *
  * <p>Thread-safety: one writer (the owning {@link PartitionLog} under its append lock) calls {@link
- * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo}, {@link #truncateToOffset} and {@link
+ * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo}, {@link #truncateAt} and {@link
  * #close}; readers may call {@link #sizeBytes}, {@link #lookup}, {@link #timeLookup}, {@link
  * #maxTimestampMs} and {@link #readFully} concurrently. {@link #sizeBytes} is a volatile published
  * after the bytes and index entries are written: every byte below it belongs to a complete batch.
@@ -315,46 +315,49 @@ final class Segment {
         flushedSizeBytes = Math.min(flushedSizeBytes, newSizeBytes);
     }
 
+    /** Where a truncation cuts the log: the first batch to remove. */
+    record Cut(int position, long baseOffset) {}
+
     /**
-     * Removes every batch holding an offset &gt;= {@code offset}: cuts the log before the first such
-     * batch, drops the index entries past the cut, recomputes the max timestamp, and leaves the
-     * indexes writable (this segment becomes the active one). Writer only.
-     *
-     * @return the offset after the last kept batch (the segment base when nothing is kept), or -1
-     *     when no batch holds an offset &gt;= {@code offset} (nothing changed)
+     * The first batch holding an offset &gt;= {@code offset}, or null when there is none. Read-only;
+     * writer side (readers would race with {@link #truncateAt}).
      */
-    long truncateToOffset(long offset) throws IOException {
+    Cut findCut(long offset) throws IOException {
         int end = sizeBytes;
         ByteBuffer hdr = ByteBuffer.allocate(TIME_HEADER_BYTES);
         int pos = index.lookup(offset);
-        int cut = -1;
-        long cutBase = -1;
         while (pos < end) {
             hdr.clear();
             readFully(hdr, pos);
             long base = baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
             long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
             if (last >= offset) {
-                cut = pos;
-                cutBase = base;
-                break;
+                return new Cut(pos, base);
             }
             pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
         }
-        if (cut < 0) {
-            return -1;
-        }
-        int keepOffsetEntries = index.entriesBelowPosition(cut);
+        return null;
+    }
+
+    /**
+     * Cuts the log at {@code position} (a batch start, or the size to keep everything), drops the
+     * index entries past the cut, recomputes the max timestamp, and leaves both indexes mapped
+     * read-write: this segment becomes the active one. Writer only.
+     *
+     * @param cutBaseOffset base offset of the batch at {@code position}, or -1 when nothing is cut
+     */
+    void truncateAt(int position, long cutBaseOffset) throws IOException {
+        int keepOffsetEntries = index.entriesBelowPosition(position);
+        long keepBelowRel = cutBaseOffset < 0 ? Long.MAX_VALUE : cutBaseOffset - baseOffset;
         // Cap the time index at the offset index's count: keeps "time entries <= offset entries",
         // which guarantees the final entry of seal/close a free slot. Fewer entries only make
         // lookups start earlier; they stay correct.
-        int keepTimeEntries = Math.min(timeIndex.entriesBelowRelativeOffset(cutBase - baseOffset), keepOffsetEntries);
+        int keepTimeEntries = Math.min(timeIndex.entriesBelowRelativeOffset(keepBelowRel), keepOffsetEntries);
         index.truncateToEntries(keepOffsetEntries);
         timeIndex.truncateToEntries(keepTimeEntries);
-        truncateTo(cut);
-        bytesSinceIndexEntry = keepOffsetEntries == 0 ? cut : cut - index.positionAt(keepOffsetEntries - 1);
-        recomputeMaxTimestamp(hdr);
-        return cutBase;
+        truncateTo(position);
+        bytesSinceIndexEntry = keepOffsetEntries == 0 ? position : position - index.positionAt(keepOffsetEntries - 1);
+        recomputeMaxTimestamp(ByteBuffer.allocate(TIME_HEADER_BYTES));
     }
 
     /** Max timestamp after a truncation: the last time entry, then a walk of the batches after it. */
