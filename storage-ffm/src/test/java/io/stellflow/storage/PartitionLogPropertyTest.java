@@ -21,17 +21,19 @@ class PartitionLogPropertyTest {
 
     /**
      * Ops: 0-6 append a batch of op+1 records, 7 clean restart, 8 crash restart, 9 crash with half a
-     * batch torn at the tail (never acknowledged, so the model does not change).
+     * batch torn at the tail (never acknowledged, so the model does not change), 10 truncate to a
+     * point derived from the model (on a batch boundary, or one past it: the whole batch goes).
      */
     @Property(tries = 40)
     void logMatchesModel(
-            @ForAll @Size(min = 1, max = 60) List<@IntRange(min = 0, max = 9) Integer> ops,
+            @ForAll @Size(min = 1, max = 60) List<@IntRange(min = 0, max = 10) Integer> ops,
             @ForAll @IntRange(min = 0, max = 600) int indexIntervalBytes,
             @ForAll @IntRange(min = 1024, max = 4096) int segmentBytes)
             throws IOException {
         LogConfig config = new LogConfig(segmentBytes, indexIntervalBytes, 64, Long.MAX_VALUE, Long.MAX_VALUE);
         Path dir = Files.createTempDirectory("sf-prop");
         List<String> model = new ArrayList<>();
+        List<Integer> batchStarts = new ArrayList<>();
         PartitionLog log = PartitionLog.open(dir, config);
         try {
             for (int op : ops) {
@@ -47,7 +49,19 @@ class PartitionLogPropertyTest {
                     } finally {
                         b.release();
                     }
+                    batchStarts.add(model.size());
                     model.addAll(values);
+                } else if (op == 10) {
+                    if (!batchStarts.isEmpty()) {
+                        int batch = (model.size() * 31 + batchStarts.size()) % batchStarts.size();
+                        int boundary = batchStarts.get(batch);
+                        int batchEnd = batch + 1 < batchStarts.size() ? batchStarts.get(batch + 1) : model.size();
+                        boolean inside = model.size() % 2 == 0 && batchEnd - boundary > 1;
+                        long target = inside ? boundary + 1 : boundary;
+                        assertThat(log.truncateTo(target)).isEqualTo(boundary);
+                        model.subList(boundary, model.size()).clear();
+                        batchStarts.subList(batch, batchStarts.size()).clear();
+                    }
                 } else if (op == 7) {
                     log.close();
                     log = PartitionLog.open(dir, config);

@@ -1,0 +1,283 @@
+package io.stellflow.storage;
+
+import io.stellflow.protocol.record.RecordBatchLayout;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Opens a partition directory: finds the segments, decides which ones to trust, recovers the rest,
+ * and loads the checkpoints ({@code recovery-point}, {@code log-start-offset}, {@code
+ * leader-epoch-checkpoint}).
+ *
+ * <p>After a clean shutdown (marker present) every log is trusted and only indexes failing their
+ * sanity checks ({@link SegmentIndexCheck}) are rebuilt. After an unclean stop the segments below
+ * the one holding the recovery point are trusted the same way (they were fsynced before the
+ * recovery point was checkpointed); that segment and all later ones are validated batch by batch
+ * ({@link Recovery}: CRC-32C, lengths, offsets increasing), truncated at the first invalid byte
+ * (later segments are deleted), and their indexes rebuilt. A missing or corrupt checkpoint never
+ * loses data: a bad recovery point means "recover everything", a bad log start offset means "the
+ * first segment's base", a bad epoch file is rebuilt from the batch headers.
+ *
+ * <p>Also deletes leftovers: indexes without a log, {@code .deleted} files of an interrupted
+ * delayed deletion and checkpoint {@code .tmp} files.
+ *
+ * <p>Thread-safety: called only while the log is being opened, by the opening thread.
+ */
+final class LogLoader {
+    private static final Logger LOG = LoggerFactory.getLogger(LogLoader.class);
+
+    static final String RECOVERY_POINT_FILE = "recovery-point";
+    static final String LOG_START_OFFSET_FILE = "log-start-offset";
+
+    /** Bytes of a batch header needed to walk the log: baseOffsetDelta..lastOffsetDelta. */
+    static final int WALK_HEADER_BYTES = RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET + 4;
+
+    /** The loaded state handed to the log. */
+    record Loaded(
+            Segment[] segments,
+            long logEndOffset,
+            int latestLeaderEpoch,
+            long logStartOffset,
+            long recoveryPoint,
+            LeaderEpochCache epochCache) {}
+
+    private final Path dir;
+    private final LogConfig config;
+    private final long nowMs;
+    private LeaderEpochCache cache;
+    private boolean rebuildEpochs;
+
+    private LogLoader(Path dir, LogConfig config, long nowMs) {
+        this.dir = dir;
+        this.config = config;
+        this.nowMs = nowMs;
+    }
+
+    static Loaded load(Path dir, LogConfig config, long nowMs) throws IOException {
+        return new LogLoader(dir, config, nowMs).load();
+    }
+
+    private Loaded load() throws IOException {
+        Path marker = dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE);
+        boolean clean = Files.exists(marker);
+        long[] bases = listSegmentBases();
+        deleteLeftovers(bases);
+        if (clean) {
+            // From here on a crash must be treated as unclean.
+            Files.delete(marker);
+            Checkpoints.fsyncDir(dir);
+        }
+        loadEpochCache(bases.length > 0);
+        long checkpointedRecoveryPoint = readCheckpoint(RECOVERY_POINT_FILE, 0, "recovering every segment");
+        List<Segment> loaded = new ArrayList<>();
+        long logEndOffset;
+        try {
+            if (bases.length == 0) {
+                loaded.add(Segment.create(dir, 0, config, nowMs));
+                logEndOffset = 0;
+            } else {
+                int firstUntrusted = clean ? bases.length : floorIndex(bases, checkpointedRecoveryPoint);
+                logEndOffset = loadSegments(bases, firstUntrusted, loaded);
+            }
+            for (int i = 0; i < loaded.size() - 1; i++) {
+                loaded.get(i).seal();
+            }
+        } catch (IOException | RuntimeException e) {
+            for (Segment s : loaded) {
+                try {
+                    s.close();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+        Segment[] segments = loaded.toArray(new Segment[0]);
+        long firstBase = segments[0].baseOffset;
+        long logStartOffset = readCheckpoint(LOG_START_OFFSET_FILE, firstBase, "using the first segment's base");
+        logStartOffset = Math.min(Math.max(logStartOffset, firstBase), logEndOffset);
+        long recoveryPoint = clean ? logEndOffset : Math.min(checkpointedRecoveryPoint, logEndOffset);
+        cache.truncateFromEnd(logEndOffset);
+        cache.truncateFromStart(logStartOffset);
+        cache.flush();
+        return new Loaded(segments, logEndOffset, cache.latestEpoch(), logStartOffset, recoveryPoint, cache);
+    }
+
+    private void loadEpochCache(boolean hasSegments) throws IOException {
+        try {
+            cache = LeaderEpochCache.load(dir);
+            rebuildEpochs = hasSegments && !LeaderEpochCache.exists(dir);
+        } catch (Checkpoints.CorruptCheckpointException e) {
+            LOG.warn("{}; rebuilding it from the batch headers", e.getMessage());
+            cache = LeaderEpochCache.empty(dir);
+            rebuildEpochs = true;
+        }
+        if (rebuildEpochs) {
+            cache.markDirty();
+        }
+    }
+
+    private long readCheckpoint(String name, long missing, String fallback) throws IOException {
+        try {
+            return Checkpoints.readOffset(dir.resolve(name), missing);
+        } catch (Checkpoints.CorruptCheckpointException e) {
+            LOG.warn("{}; {}", e.getMessage(), fallback);
+            return missing;
+        }
+    }
+
+    /** Index of the last base &lt;= offset (0 when none). */
+    private static int floorIndex(long[] bases, long offset) {
+        int found = 0;
+        for (int i = 0; i < bases.length && bases[i] <= offset; i++) {
+            found = i;
+        }
+        return found;
+    }
+
+    /**
+     * Opens segments {@code [0, firstUntrusted)} as trusted and recovers the rest. Returns the log
+     * end offset.
+     */
+    private long loadSegments(long[] bases, int firstUntrusted, List<Segment> loaded) throws IOException {
+        int trustedCount = Math.min(firstUntrusted, bases.length);
+        for (int i = 0; i < trustedCount; i++) {
+            boolean active = i == bases.length - 1;
+            Segment s = Segment.openTrusted(dir, bases[i], config, active);
+            loaded.add(s);
+            if (!s.hasIndex()) {
+                LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
+                s.rebuildIndexStart(config);
+                Recovery.recoverSegment(s, bases[i], false, Recovery.BatchEpochs.IGNORE);
+            }
+            if (rebuildEpochs) {
+                walkEpochs(s);
+            }
+        }
+        if (trustedCount == bases.length) {
+            return scanTailNextOffset(loaded.getLast());
+        }
+        LOG.info(
+                "No clean shutdown marker in {}, recovering {} of {} segment(s) from base offset {}",
+                dir,
+                bases.length - trustedCount,
+                bases.length,
+                bases[trustedCount]);
+        // The cache may hold epochs of batches recovery is about to drop; the scan re-adds the rest.
+        cache.truncateFromEnd(bases[trustedCount]);
+        long next = bases[trustedCount];
+        for (int i = trustedCount; i < bases.length; i++) {
+            Segment s = Segment.openForRecovery(dir, bases[i], config);
+            loaded.add(s);
+            s.rebuildIndexStart(config);
+            Recovery.Result r = Recovery.recoverSegment(s, Math.max(next, bases[i]), true, cache::assign);
+            next = r.nextOffset();
+            if (r.droppedBytes() > 0 && i < bases.length - 1) {
+                for (int j = i + 1; j < bases.length; j++) {
+                    Segment later = Segment.openForRecovery(dir, bases[j], config);
+                    LOG.warn(
+                            "Recovery of {}: deleting segment {} ({} bytes) after the truncated one",
+                            dir,
+                            later.logFile,
+                            later.sizeBytes());
+                    later.delete();
+                }
+                break;
+            }
+        }
+        return next;
+    }
+
+    /** Next offset of a trusted segment, walking from its last index entry. */
+    private static long scanTailNextOffset(Segment s) throws IOException {
+        int end = s.sizeBytes();
+        int pos = s.lookup(Long.MAX_VALUE);
+        long next = s.baseOffset;
+        ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
+        while (pos < end) {
+            hdr.clear();
+            s.readFully(hdr, pos);
+            long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+            next = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET) + 1;
+            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        }
+        return next;
+    }
+
+    /** Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file). */
+    private void walkEpochs(Segment s) throws IOException {
+        int end = s.sizeBytes();
+        int pos = 0;
+        ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
+        while (pos < end) {
+            hdr.clear();
+            s.readFully(hdr, pos);
+            cache.assign(
+                    hdr.getInt(RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET),
+                    s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET));
+            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        }
+    }
+
+    private long[] listSegmentBases() throws IOException {
+        List<Long> bases = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + Segment.LOG_SUFFIX)) {
+            for (Path f : files) {
+                long base = parseBase(f, Segment.LOG_SUFFIX);
+                if (base >= 0) {
+                    bases.add(base);
+                }
+            }
+        }
+        long[] sorted = new long[bases.size()];
+        for (int i = 0; i < sorted.length; i++) {
+            sorted[i] = bases.get(i);
+        }
+        Arrays.sort(sorted);
+        return sorted;
+    }
+
+    private void deleteLeftovers(long[] bases) throws IOException {
+        for (String suffix : new String[] {Segment.INDEX_SUFFIX, Segment.TIME_INDEX_SUFFIX}) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
+                for (Path f : files) {
+                    long base = parseBase(f, suffix);
+                    if (base >= 0 && Arrays.binarySearch(bases, base) < 0) {
+                        LOG.warn("Deleting index {} without a log", f);
+                        Files.delete(f);
+                    }
+                }
+            }
+        }
+        for (String suffix : new String[] {Segment.DELETED_SUFFIX, Checkpoints.TMP_SUFFIX}) {
+            try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
+                for (Path f : files) {
+                    LOG.info("Deleting leftover {}", f);
+                    Files.delete(f);
+                }
+            }
+        }
+    }
+
+    static long parseBase(Path file, String suffix) {
+        String name = file.getFileName().toString();
+        String stem = name.substring(0, name.length() - suffix.length());
+        if (stem.length() != 20) {
+            return -1;
+        }
+        for (int i = 0; i < stem.length(); i++) {
+            if (stem.charAt(i) < '0' || stem.charAt(i) > '9') {
+                return -1;
+            }
+        }
+        return Long.parseLong(stem);
+    }
+}
