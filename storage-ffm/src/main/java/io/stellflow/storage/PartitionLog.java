@@ -3,7 +3,6 @@ package io.stellflow.storage;
 import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -575,53 +574,7 @@ public final class PartitionLog implements AutoCloseable {
             throws IOException {
         long upper = Math.min(maxOffsetExclusive, logEndOffset); // volatile LEO read first
         Segment[] segs = segments; // then the segments: at least as new as the LEO
-        if (fetchOffset >= upper) {
-            return 0;
-        }
-        ByteBuffer hdr = ByteBuffer.allocate(LogLoader.WALK_HEADER_BYTES);
-        int visited = 0;
-        boolean first = true;
-        for (int i = floorSegment(segs, fetchOffset); i < segs.length; i++) {
-            Segment s = segs[i];
-            int end = s.sizeBytes();
-            int pos = s.lookup(fetchOffset);
-            while (pos < end) {
-                hdr.clear();
-                s.readFully(hdr, pos);
-                int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
-                long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-                long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
-                if (last >= fetchOffset) {
-                    if (last >= upper) {
-                        return visited;
-                    }
-                    if ((long) visited + size > maxBytes && !(first && minOneBatch)) {
-                        return visited;
-                    }
-                    visitor.batch(s.log, pos, size, base, last);
-                    visited += size;
-                    first = false;
-                }
-                pos += size;
-            }
-        }
-        return visited;
-    }
-
-    private static int floorSegment(Segment[] segs, long offset) {
-        int lo = 0;
-        int hi = segs.length - 1;
-        int found = 0;
-        while (lo <= hi) {
-            int mid = (lo + hi) >>> 1;
-            if (segs[mid].baseOffset <= offset) {
-                found = mid;
-                lo = mid + 1;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return found;
+        return BatchReads.visit(segs, fetchOffset, maxBytes, upper, minOneBatch, visitor);
     }
 
     /** Receives whole stored batches from {@link #read}. */

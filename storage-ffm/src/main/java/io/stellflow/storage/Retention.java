@@ -26,8 +26,9 @@ final class Retention {
      * retention.bytes}.
      */
     static int deletablePrefix(Segment[] segs, LogConfig config, long nowMs, long highWatermark, long logStartOffset) {
-        long excessBytes = Long.MIN_VALUE;
-        if (config.retentionBytes() >= 0) {
+        boolean sizeLimited = config.retentionBytes() >= 0;
+        long excessBytes = 0;
+        if (sizeLimited) {
             long total = 0;
             for (Segment s : segs) {
                 total += s.sizeBytes();
@@ -43,7 +44,7 @@ final class Retention {
             Segment s = segs[i];
             boolean byStartOffset = nextBase <= logStartOffset;
             boolean byTime = config.retentionMs() >= 0 && nowMs - retentionTimeMs(s) > config.retentionMs();
-            boolean bySize = excessBytes - s.sizeBytes() >= 0;
+            boolean bySize = sizeLimited && excessBytes - s.sizeBytes() >= 0;
             if (!byStartOffset && !byTime && !bySize) {
                 break;
             }
