@@ -14,6 +14,34 @@ class LogConfigTest {
         assertThat(c.indexMaxBytes()).isEqualTo(10 * 1024 * 1024);
         assertThat(c.flushMessages()).isEqualTo(Long.MAX_VALUE);
         assertThat(c.flushMs()).isEqualTo(Long.MAX_VALUE);
+        assertThat(c.retentionMs()).isEqualTo(7L * 24 * 3600 * 1000);
+        assertThat(c.retentionBytes()).isEqualTo(-1);
+        assertThat(c.fileDeleteDelayMs()).isEqualTo(60_000);
+    }
+
+    @Test
+    void theFiveValueConstructorKeepsTheOtherDefaultsAndTheBuilderRoundTrips() {
+        LogConfig c = new LogConfig(2048, 100, 800, 10, 20);
+        assertThat(c.retentionMs()).isEqualTo(LogConfig.DEFAULT_RETENTION_MS);
+        assertThat(c.toBuilder().build()).isEqualTo(c);
+        LogConfig custom = c.toBuilder()
+                .retentionMs(-1)
+                .retentionBytes(1 << 20)
+                .fileDeleteDelayMs(0)
+                .build();
+        assertThat(custom.retentionMs()).isEqualTo(-1);
+        assertThat(custom.retentionBytes()).isEqualTo(1 << 20);
+        assertThat(custom.fileDeleteDelayMs()).isZero();
+        assertThat(custom.segmentBytes()).isEqualTo(2048);
+    }
+
+    @Test
+    void badRetentionValuesNameTheKey() {
+        assertThatThrownBy(() -> LogConfig.builder().retentionMs(-2).build()).hasMessageContaining("log.retention.ms");
+        assertThatThrownBy(() -> LogConfig.builder().retentionBytes(-2).build())
+                .hasMessageContaining("log.retention.bytes");
+        assertThatThrownBy(() -> LogConfig.builder().fileDeleteDelayMs(-1).build())
+                .hasMessageContaining("log.segment.delete.delay.ms");
     }
 
     @Test
