@@ -197,7 +197,7 @@ final class LogLoader {
     }
 
     /** Next offset of a trusted segment, walking from its last index entry. */
-    private static long scanTailNextOffset(Segment s) throws IOException {
+    static long scanTailNextOffset(Segment s) throws IOException {
         int end = s.sizeBytes();
         int pos = s.lookup(Long.MAX_VALUE);
         long next = s.baseOffset;

@@ -352,39 +352,46 @@ public final class PartitionLog implements AutoCloseable {
         appendLock.lock();
         try {
             checkWritable();
-            if (offset >= logEndOffset) {
-                return logEndOffset;
-            }
-            if (offset <= logStartOffset) {
-                truncateFullyLocked(offset);
-                return offset;
-            }
-            Segment[] segs = segments;
-            int keep = segs.length - 1;
-            while (segs[keep].baseOffset >= offset) {
-                keep--; // stops at 0: offset > logStartOffset >= segs[0].baseOffset
-            }
-            Segment target = segs[keep];
-            Segment.Cut cut = target.findCut(offset);
-            long newEnd = cut == null ? Math.min(offset, logEndOffset) : cut.baseOffset();
-            logEndOffset = newEnd; // volatile: readers stop below the cut first
-            segments = Arrays.copyOf(segs, keep + 1);
-            for (int i = keep + 1; i < segs.length; i++) {
-                scheduleDeletion(segs[i]);
-            }
-            target.truncateAt(cut == null ? target.sizeBytes() : cut.position(), cut == null ? -1 : cut.baseOffset());
-            epochCache.truncateFromEnd(newEnd);
-            epochCache.flush();
-            latestLeaderEpoch = epochCache.latestEpoch();
-            if (recoveryPoint > newEnd) {
-                recoveryPoint = newEnd;
-                writeCheckpointsLocked(); // a stale, higher recovery point would trust unflushed data
-            }
-            LOG.info("Truncated {} to offset {} (requested {})", dir, newEnd, offset);
-            return newEnd;
+            return truncateToLocked(offset);
+        } catch (IOException e) {
+            failed = true; // files and memory may disagree now: refuse writes until reopened
+            throw e;
         } finally {
             appendLock.unlock();
         }
+    }
+
+    private long truncateToLocked(long offset) throws IOException {
+        if (offset >= logEndOffset) {
+            return logEndOffset;
+        }
+        if (offset <= logStartOffset) {
+            truncateFullyLocked(offset);
+            return offset;
+        }
+        Segment[] segs = segments;
+        int keep = segs.length - 1;
+        while (segs[keep].baseOffset >= offset) {
+            keep--; // stops at 0: offset > logStartOffset >= segs[0].baseOffset
+        }
+        Segment target = segs[keep];
+        Segment.Cut cut = target.findCut(offset);
+        long newEnd = cut == null ? LogLoader.scanTailNextOffset(target) : cut.baseOffset();
+        logEndOffset = newEnd; // volatile: readers stop below the cut first
+        segments = Arrays.copyOf(segs, keep + 1);
+        for (int i = keep + 1; i < segs.length; i++) {
+            scheduleDeletion(segs[i]);
+        }
+        target.truncateAt(cut == null ? target.sizeBytes() : cut.position(), cut == null ? -1 : cut.baseOffset());
+        epochCache.truncateFromEnd(newEnd);
+        epochCache.flush();
+        latestLeaderEpoch = epochCache.latestEpoch();
+        if (recoveryPoint > newEnd) {
+            recoveryPoint = newEnd;
+            writeCheckpointsLocked(); // a stale, higher recovery point would trust unflushed data
+        }
+        LOG.info("Truncated {} to offset {} (requested {})", dir, newEnd, offset);
+        return newEnd;
     }
 
     /**
@@ -403,6 +410,9 @@ public final class PartitionLog implements AutoCloseable {
         try {
             checkWritable();
             truncateFullyLocked(newOffset);
+        } catch (IOException e) {
+            failed = true; // files and memory may disagree now: refuse writes until reopened
+            throw e;
         } finally {
             appendLock.unlock();
         }

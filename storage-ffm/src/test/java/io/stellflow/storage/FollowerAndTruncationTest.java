@@ -154,6 +154,33 @@ class FollowerAndTruncationTest {
     }
 
     @Test
+    void truncateToASegmentBaseReactivatesTheSealedSegmentBeforeIt() throws IOException {
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            for (int i = 0; i < 40; i++) {
+                appendLeader(log, 0, 1000 + i);
+            }
+            Segment[] segs = log.segmentsForTesting();
+            long boundary = segs[2].baseOffset;
+            assertThat(log.truncateTo(boundary)).isEqualTo(boundary);
+            assertThat(log.segmentsForTesting()).containsExactly(segs[0], segs[1]);
+            assertThat(segs[1].maxTimestampMs()).isEqualTo(1000 + boundary - 1);
+            for (int i = 0; i < 30; i++) {
+                appendLeader(log, 1, 2000 + i); // fills segment 1 again, then rolls
+            }
+            assertThat(log.segmentCount()).isGreaterThan(2);
+            assertThat(allOffsets(log, 0)).isEqualTo(range(0, boundary + 30));
+            assertThat(log.offsetForTimestamp(1000 + boundary, Long.MAX_VALUE).offset())
+                    .isEqualTo(boundary);
+        }
+        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            assertThat(log.logEndOffset())
+                    .isEqualTo(log.segmentsForTesting()[0].baseOffset
+                            + allOffsets(log, 0).size());
+            assertThat(log.offsetForTimestamp(2029, Long.MAX_VALUE).offset()).isEqualTo(log.logEndOffset() - 1);
+        }
+    }
+
+    @Test
     void truncateInsideABatchRemovesTheWholeBatch() throws IOException {
         try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
             appendLeader(log, 0, 1, 2, 3);

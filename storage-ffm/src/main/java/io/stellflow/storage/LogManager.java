@@ -1,0 +1,336 @@
+package io.stellflow.storage;
+
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.ToLongFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The partition logs of a broker across its {@code log.dirs}: loads every partition directory
+ * ({@code <topic>-<partition>}) at start in parallel, places a new partition on the log dir holding
+ * the fewest partitions, and periodically writes every log's recovery-point and log-start-offset
+ * checkpoints ({@code log.flush.offset.checkpoint.interval.ms}) and applies retention ({@code
+ * log.retention.check.interval.ms}) up to the high watermark a caller-supplied function gives.
+ *
+ * <p>Thread-safety: all methods may be called from any thread; creation is serialized. Periodic
+ * work runs on the environment's scheduler and stops at {@link #close}.
+ *
+ * <p>Errors: a partition found in two log dirs, or a bad partition directory name, fails {@link
+ * #start} with {@link IllegalStateException} naming the directories; I/O failures while loading as
+ * {@link IOException}. A periodic task's failure on one log is logged and does not stop the others.
+ */
+public final class LogManager implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
+
+    /**
+     * Settings of the manager itself.
+     *
+     * @param logDirs {@code log.dirs}: at least one directory, created if missing
+     * @param checkpointIntervalMs {@code log.flush.offset.checkpoint.interval.ms} (default 60000); 0
+     *     = no periodic checkpoints
+     * @param retentionCheckIntervalMs {@code log.retention.check.interval.ms} (default 300000); 0 =
+     *     no periodic retention
+     * @param loadThreads {@code num.recovery.threads.per.data.dir} times the dir count: threads
+     *     loading logs at start (&gt;= 1)
+     */
+    public record Config(
+            List<Path> logDirs, long checkpointIntervalMs, long retentionCheckIntervalMs, int loadThreads) {
+        public Config {
+            logDirs = List.copyOf(logDirs);
+            if (logDirs.isEmpty()) {
+                throw new IllegalArgumentException("log.dirs must name at least one directory");
+            }
+            if (checkpointIntervalMs < 0) {
+                throw new IllegalArgumentException(
+                        "log.flush.offset.checkpoint.interval.ms must be >= 0: " + checkpointIntervalMs);
+            }
+            if (retentionCheckIntervalMs < 0) {
+                throw new IllegalArgumentException(
+                        "log.retention.check.interval.ms must be >= 0: " + retentionCheckIntervalMs);
+            }
+            if (loadThreads < 1) {
+                throw new IllegalArgumentException("num.recovery.threads.per.data.dir must be >= 1: " + loadThreads);
+            }
+        }
+
+        /** Kafka's defaults for the intervals, one load thread per log dir. */
+        public static Config of(List<Path> logDirs) {
+            return new Config(logDirs, 60_000, 300_000, logDirs.size());
+        }
+    }
+
+    private final Config config;
+    private final LogConfig logConfig;
+    private final LogEnvironment env;
+    private final ToLongFunction<PartitionLog> highWatermark;
+    private final Map<String, PartitionLog> logs = new ConcurrentHashMap<>();
+    private final Map<String, Path> logDirOf = new ConcurrentHashMap<>();
+    private final Object createLock = new Object();
+    private volatile boolean closed;
+
+    private LogManager(
+            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<PartitionLog> highWatermark) {
+        this.config = config;
+        this.logConfig = logConfig;
+        this.env = env;
+        this.highWatermark = highWatermark;
+    }
+
+    /**
+     * Loads every partition of every log dir in parallel and starts the periodic tasks.
+     *
+     * @param highWatermark retention never deletes at or above this offset of a log (give {@link
+     *     PartitionLog#logEndOffset} when there is no replication)
+     */
+    public static LogManager start(
+            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<PartitionLog> highWatermark)
+            throws IOException {
+        LogManager manager = new LogManager(config, logConfig, env, highWatermark);
+        manager.loadAll();
+        manager.scheduleCheckpoints();
+        manager.scheduleRetention();
+        return manager;
+    }
+
+    /** Name of a partition's directory: {@code <topic>-<partition>}. */
+    public static String dirName(String topic, int partition) {
+        return topic + "-" + partition;
+    }
+
+    private void loadAll() throws IOException {
+        Map<String, Path> found = new HashMap<>();
+        for (Path logDir : config.logDirs()) {
+            Files.createDirectories(logDir);
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(logDir, Files::isDirectory)) {
+                for (Path partitionDir : entries) {
+                    String name = partitionDir.getFileName().toString();
+                    checkName(partitionDir, name);
+                    Path other = found.put(name, partitionDir);
+                    if (other != null) {
+                        throw new IllegalStateException(
+                                "partition " + name + " found in two log dirs: " + other + " and " + partitionDir);
+                    }
+                }
+            }
+        }
+        long startNanos = System.nanoTime();
+        ExecutorService pool = Executors.newFixedThreadPool(config.loadThreads(), r -> {
+            Thread t = new Thread(r, "stellflow-log-loader");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<PartitionLog>> loading = new ArrayList<>();
+            for (Path partitionDir : found.values()) {
+                loading.add(pool.submit(() -> PartitionLog.open(partitionDir, logConfig, env)));
+            }
+            IOException failure = null;
+            for (Future<PartitionLog> f : loading) {
+                try {
+                    PartitionLog log = f.get();
+                    String name = log.dir().getFileName().toString();
+                    logs.put(name, log);
+                    logDirOf.put(name, log.dir().getParent());
+                } catch (ExecutionException e) {
+                    IOException cause = e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+                    if (failure == null) {
+                        failure = cause;
+                    } else {
+                        failure.addSuppressed(cause);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while loading logs", e);
+                }
+            }
+            if (failure != null) {
+                closeLogs();
+                throw failure;
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        LOG.info(
+                "Loaded {} partition log(s) from {} log dir(s) in {} ms",
+                logs.size(),
+                config.logDirs().size(),
+                (System.nanoTime() - startNanos) / 1_000_000);
+    }
+
+    private static void checkName(Path partitionDir, String name) {
+        int dash = name.lastIndexOf('-');
+        boolean ok = dash > 0 && dash < name.length() - 1;
+        for (int i = dash + 1; ok && i < name.length(); i++) {
+            ok = Character.isDigit(name.charAt(i));
+        }
+        if (!ok) {
+            throw new IllegalStateException("not a partition directory (<topic>-<partition>): " + partitionDir);
+        }
+    }
+
+    /** The log of a partition, or null when it does not exist. */
+    public PartitionLog get(String topic, int partition) {
+        return logs.get(dirName(topic, partition));
+    }
+
+    /**
+     * The log of a partition, created on the log dir holding the fewest partitions (ties: the first
+     * listed) when it does not exist yet.
+     *
+     * @throws IllegalStateException the manager is closed
+     */
+    public PartitionLog getOrCreate(String topic, int partition) throws IOException {
+        String name = dirName(topic, partition);
+        PartitionLog existing = logs.get(name);
+        if (existing != null) {
+            return existing;
+        }
+        synchronized (createLock) {
+            if (closed) {
+                throw new IllegalStateException("log manager is closed");
+            }
+            existing = logs.get(name);
+            if (existing != null) {
+                return existing;
+            }
+            Path logDir = leastLoadedDir();
+            PartitionLog log = PartitionLog.open(logDir.resolve(name), logConfig, env);
+            logDirOf.put(name, logDir);
+            logs.put(name, log);
+            LOG.info("Created log {} in {}", name, logDir);
+            return log;
+        }
+    }
+
+    private Path leastLoadedDir() {
+        Map<Path, Integer> counts = new HashMap<>();
+        for (Path dir : logDirOf.values()) {
+            counts.merge(dir, 1, Integer::sum);
+        }
+        Path best = null;
+        int bestCount = Integer.MAX_VALUE;
+        for (Path dir : config.logDirs()) {
+            int n = counts.getOrDefault(dir, 0);
+            if (n < bestCount) {
+                best = dir;
+                bestCount = n;
+            }
+        }
+        return best;
+    }
+
+    /** The log dir holding a partition, or null. */
+    public Path logDirOf(String topic, int partition) {
+        return logDirOf.get(dirName(topic, partition));
+    }
+
+    /** Number of partitions per log dir, in {@code log.dirs} order. */
+    public List<Integer> partitionCounts() {
+        List<Integer> out = new ArrayList<>();
+        for (Path dir : config.logDirs()) {
+            int n = 0;
+            for (Path d : logDirOf.values()) {
+                n += d.equals(dir) ? 1 : 0;
+            }
+            out.add(n);
+        }
+        return out;
+    }
+
+    /** Writes every log's recovery-point and log-start-offset checkpoints. Returns failures. */
+    public int checkpointAll() {
+        int failures = 0;
+        for (PartitionLog log : logs.values()) {
+            try {
+                log.checkpoint();
+            } catch (IOException | IllegalStateException e) {
+                failures++;
+                LOG.warn("Checkpoint of {} failed", log.dir(), e);
+            }
+        }
+        return failures;
+    }
+
+    /** Applies retention to every log up to its high watermark. Returns the segments deleted. */
+    public int retainAll() {
+        int deleted = 0;
+        for (PartitionLog log : logs.values()) {
+            try {
+                deleted += log.deleteOldSegments(highWatermark.applyAsLong(log));
+            } catch (IOException | IllegalStateException e) {
+                LOG.warn("Retention of {} failed", log.dir(), e);
+            }
+        }
+        return deleted;
+    }
+
+    private void scheduleCheckpoints() {
+        if (config.checkpointIntervalMs() > 0 && !closed) {
+            env.scheduler()
+                    .schedule(
+                            () -> {
+                                if (!closed) {
+                                    checkpointAll();
+                                    scheduleCheckpoints();
+                                }
+                            },
+                            config.checkpointIntervalMs());
+        }
+    }
+
+    private void scheduleRetention() {
+        if (config.retentionCheckIntervalMs() > 0 && !closed) {
+            env.scheduler()
+                    .schedule(
+                            () -> {
+                                if (!closed) {
+                                    retainAll();
+                                    scheduleRetention();
+                                }
+                            },
+                            config.retentionCheckIntervalMs());
+        }
+    }
+
+    /** Stops the periodic tasks and closes every log cleanly (checkpoints, clean shutdown markers). */
+    @Override
+    public void close() throws IOException {
+        synchronized (createLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        closeLogs();
+    }
+
+    private void closeLogs() throws IOException {
+        IOException error = null;
+        for (PartitionLog log : logs.values()) {
+            try {
+                log.close();
+            } catch (IOException e) {
+                if (error == null) {
+                    error = e;
+                } else {
+                    error.addSuppressed(e);
+                }
+            }
+        }
+        if (error != null) {
+            throw error;
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package io.stellflow.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LogManagerTest {
+    @TempDir
+    Path root;
+
+    private static final LogConfig SMALL = LogConfig.builder()
+            .segmentBytes(1024)
+            .indexIntervalBytes(0)
+            .indexMaxBytes(1024)
+            .retentionMs(1000)
+            .fileDeleteDelayMs(0)
+            .build();
+
+    private static void append(PartitionLog log, long timestampMs, int count) throws IOException {
+        for (int i = 0; i < count; i++) {
+            ByteBuf b = TestBatches.batch(timestampMs);
+            log.appendAsLeader(b, 0);
+            b.release();
+        }
+    }
+
+    private LogManager start(ManualEnvironment env, List<Path> dirs) throws IOException {
+        return LogManager.start(
+                new LogManager.Config(dirs, 60_000, 300_000, 2), SMALL, env.environment(), PartitionLog::logEndOffset);
+    }
+
+    @Test
+    void newPartitionsGoToTheLeastLoadedDirAndAreFoundAgainAfterARestart() throws IOException {
+        List<Path> dirs = List.of(root.resolve("d1"), root.resolve("d2"), root.resolve("d3"));
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        try (LogManager manager = start(env, dirs)) {
+            for (int p = 0; p < 7; p++) {
+                append(manager.getOrCreate("orders", p), env.nowMs(), p + 1);
+            }
+            assertThat(manager.partitionCounts()).containsExactly(3, 2, 2);
+            assertThat(manager.getOrCreate("orders", 0)).isSameAs(manager.get("orders", 0));
+            assertThat(manager.logDirOf("orders", 1)).isEqualTo(dirs.get(1));
+        }
+        assertThat(dirs.get(0).resolve("orders-0").resolve(PartitionLog.CLEAN_SHUTDOWN_FILE))
+                .exists();
+        try (LogManager manager = start(env, dirs)) {
+            assertThat(manager.partitionCounts()).containsExactly(3, 2, 2);
+            for (int p = 0; p < 7; p++) {
+                assertThat(manager.get("orders", p).logEndOffset()).isEqualTo(p + 1);
+            }
+            assertThat(manager.get("orders", 7)).isNull();
+            manager.getOrCreate("payments", 0);
+            assertThat(manager.partitionCounts()).containsExactly(3, 3, 2);
+        }
+    }
+
+    @Test
+    void checkpointsAndRetentionRunPeriodicallyAndStopAtClose() throws IOException {
+        List<Path> dirs = List.of(root.resolve("d1"));
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        LogManager manager = start(env, dirs);
+        PartitionLog log = manager.getOrCreate("t", 0);
+        append(log, env.nowMs(), 40);
+        log.flush();
+        Path recoveryPoint = log.dir().resolve(LogLoader.RECOVERY_POINT_FILE);
+        assertThat(recoveryPoint).doesNotExist();
+        env.advance(60_000);
+        assertThat(Checkpoints.readOffset(recoveryPoint, -1)).isEqualTo(40);
+        assertThat(log.segmentCount()).isGreaterThan(1);
+        env.advance(240_000); // 300 s: the retention check; the segments are far older than 1 s
+        assertThat(log.segmentCount()).isEqualTo(1);
+        manager.close();
+        int pending = env.pendingTasks();
+        env.advance(600_000);
+        assertThat(env.pendingTasks()).isLessThanOrEqualTo(pending);
+        assertThat(env.pendingTasks()).isZero();
+    }
+
+    @Test
+    void aPartitionInTwoDirsOrAStrayDirectoryFailsTheStart() throws IOException {
+        Files.createDirectories(root.resolve("d1").resolve("t-0"));
+        Files.createDirectories(root.resolve("d2").resolve("t-0"));
+        ManualEnvironment env = new ManualEnvironment(0);
+        assertThatThrownBy(() -> start(env, List.of(root.resolve("d1"), root.resolve("d2"))))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("t-0")
+                .hasMessageContaining("two log dirs");
+        Files.createDirectories(root.resolve("d3").resolve("no-partition-number"));
+        assertThatThrownBy(() -> start(env, List.of(root.resolve("d3"))))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no-partition-number");
+    }
+
+    @Test
+    void manyPartitionsLoadInParallelAfterACrash() throws IOException {
+        List<Path> dirs = List.of(root.resolve("d1"), root.resolve("d2"));
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        LogManager manager = start(env, dirs);
+        for (int p = 0; p < 12; p++) {
+            append(manager.getOrCreate("t", p), env.nowMs(), 3);
+            manager.get("t", p).crashForTesting();
+        }
+        try (LogManager reopened = start(env, dirs)) {
+            for (int p = 0; p < 12; p++) {
+                assertThat(reopened.get("t", p).logEndOffset()).isEqualTo(3);
+            }
+        }
+    }
+}
