@@ -31,6 +31,11 @@ package io.stellflow.storage;
  * @param fileDeleteDelayMs {@code log.segment.delete.delay.ms} (topic: {@code file.delete.delay.ms}):
  *     a deleted segment's files are renamed to {@code .deleted} at once and removed this many ms
  *     later, so reads in flight finish. Default 60000. Must be &gt;= 0.
+ * @param segmentMs {@code log.roll.ms} (topic: {@code segment.ms}): an append rolls a non-empty
+ *     active segment that started at least this many ms ago (its first append; after a restart the
+ *     later of its first batch's timestamp and the file's creation time, capped by the last append),
+ *     so time retention can act on it.
+ *     Default 7 days. Must be &gt;= 1.
  * @throws IllegalArgumentException naming the key and the bad value
  */
 public record LogConfig(
@@ -41,7 +46,8 @@ public record LogConfig(
         long flushMs,
         long retentionMs,
         long retentionBytes,
-        long fileDeleteDelayMs) {
+        long fileDeleteDelayMs,
+        long segmentMs) {
 
     /** 1 GiB, as Kafka. */
     public static final int DEFAULT_SEGMENT_BYTES = 1 << 30;
@@ -60,6 +66,9 @@ public record LogConfig(
 
     /** 60 s, as Kafka: far longer than any read of a segment takes. */
     public static final long DEFAULT_FILE_DELETE_DELAY_MS = 60_000;
+
+    /** 7 days (168 h), as Kafka. */
+    public static final long DEFAULT_SEGMENT_MS = 7L * 24 * 60 * 60 * 1000;
 
     public LogConfig {
         if (segmentBytes < 1024) {
@@ -86,9 +95,12 @@ public record LogConfig(
         if (fileDeleteDelayMs < 0) {
             throw new IllegalArgumentException("log.segment.delete.delay.ms must be >= 0: " + fileDeleteDelayMs);
         }
+        if (segmentMs < 1) {
+            throw new IllegalArgumentException("log.roll.ms must be >= 1: " + segmentMs);
+        }
     }
 
-    /** The five slice-1 settings; retention and the deletion delay take their defaults. */
+    /** The five slice-1 settings; retention, the deletion delay and the roll time take their defaults. */
     public LogConfig(int segmentBytes, int indexIntervalBytes, int indexMaxBytes, long flushMessages, long flushMs) {
         this(
                 segmentBytes,
@@ -98,7 +110,8 @@ public record LogConfig(
                 flushMs,
                 DEFAULT_RETENTION_MS,
                 DEFAULT_RETENTION_BYTES,
-                DEFAULT_FILE_DELETE_DELAY_MS);
+                DEFAULT_FILE_DELETE_DELAY_MS,
+                DEFAULT_SEGMENT_MS);
     }
 
     /** The defaults: 1 GiB segments, 4 KiB index interval, 10 MiB index, never flush explicitly. */
@@ -121,7 +134,8 @@ public record LogConfig(
                 .flushMs(flushMs)
                 .retentionMs(retentionMs)
                 .retentionBytes(retentionBytes)
-                .fileDeleteDelayMs(fileDeleteDelayMs);
+                .fileDeleteDelayMs(fileDeleteDelayMs)
+                .segmentMs(segmentMs);
     }
 
     /** Mutable builder; {@link #build} validates. Not thread-safe. */
@@ -134,6 +148,7 @@ public record LogConfig(
         private long retentionMs = DEFAULT_RETENTION_MS;
         private long retentionBytes = DEFAULT_RETENTION_BYTES;
         private long fileDeleteDelayMs = DEFAULT_FILE_DELETE_DELAY_MS;
+        private long segmentMs = DEFAULT_SEGMENT_MS;
 
         private Builder() {}
 
@@ -177,6 +192,11 @@ public record LogConfig(
             return this;
         }
 
+        public Builder segmentMs(long v) {
+            segmentMs = v;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the key and the bad value */
         public LogConfig build() {
             return new LogConfig(
@@ -187,7 +207,8 @@ public record LogConfig(
                     flushMs,
                     retentionMs,
                     retentionBytes,
-                    fileDeleteDelayMs);
+                    fileDeleteDelayMs,
+                    segmentMs);
         }
     }
 }

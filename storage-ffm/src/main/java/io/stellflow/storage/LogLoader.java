@@ -90,6 +90,7 @@ final class LogLoader {
             for (int i = 0; i < loaded.size() - 1; i++) {
                 loaded.get(i).seal();
             }
+            loaded.getLast().initRollBaseFromLog();
         } catch (IOException | RuntimeException e) {
             for (Segment s : loaded) {
                 try {

@@ -127,7 +127,8 @@ public final class PartitionLog implements AutoCloseable {
      * (partitionLeaderEpoch) of every batch in place. The buffer is not retained after return.
      *
      * <p>Blocks while another write, flush or close runs. May roll to a new segment before any batch
-     * (segment full, index full, or offsets beyond int32 relative to the base).
+     * (segment full, index full, offsets beyond int32 relative to the base, or {@link
+     * LogConfig#segmentMs()} elapsed).
      *
      * @throws IOException the write (or a policy fsync) failed: do not acknowledge; some of the
      *     batches may already be readable (as in Kafka, a retry can duplicate them); the log refuses
@@ -249,6 +250,9 @@ public final class PartitionLog implements AutoCloseable {
         Segment seg = segments[segments.length - 1];
         long first = logEndOffset;
         long next = first;
+        if (seg.isDueToRoll(env.nowMs(), config.segmentMs())) {
+            seg = roll(seg, next);
+        }
         int runStart = start;
         int runBytes = 0;
         int runBatches = 0;

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 
 /**
  * One log segment: {@code <20-digit base offset>.log} (stored batches back to back, each with
@@ -50,6 +51,9 @@ final class Segment {
 
     /** Writer-only state. */
     private int relativeOffsetOfMaxTimestamp;
+
+    /** When the segment started, for {@code log.roll.ms}; -1 until its first append. */
+    private long rollBaseMs = -1;
 
     private int bytesSinceIndexEntry;
     private int flushedSizeBytes;
@@ -236,6 +240,33 @@ final class Segment {
         return bytesOk && offsetsOk && indexOk;
     }
 
+    /** True when this non-empty segment started {@code segmentMs} or more before {@code nowMs}. Writer only. */
+    boolean isDueToRoll(long nowMs, long segmentMs) {
+        return sizeBytes > 0 && rollBaseMs >= 0 && nowMs - rollBaseMs >= segmentMs;
+    }
+
+    /**
+     * Sets the roll base of a segment loaded from disk (or reactivated by truncation), never later
+     * than the last append: the later of its first batch's maxTimestamp and the {@code .log} file's
+     * creation time (so replayed old timestamps do not roll at every restart), capped by the last
+     * append time (so a future timestamp does not postpone the roll). Where the file system has no
+     * creation time the JDK reports the mtime, which can only delay a roll. -1 (start at the next
+     * append) when empty. Writer only.
+     */
+    void initRollBaseFromLog() throws IOException {
+        if (sizeBytes == 0) {
+            rollBaseMs = -1;
+            return;
+        }
+        ByteBuffer hdr = ByteBuffer.allocate(TIME_HEADER_BYTES);
+        readFully(hdr, 0);
+        long firstTs = hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
+        long createdMs = Files.readAttributes(logFile, BasicFileAttributes.class)
+                .creationTime()
+                .toMillis();
+        rollBaseMs = Math.min(Math.max(firstTs, createdMs), lastAppendTimeMs);
+    }
+
     /**
      * Writes the already stamped batches in {@code buf[start, start + length)} at the end of the log
      * with one gather write, adds index entries, then publishes the new size. Writer only.
@@ -260,6 +291,9 @@ final class Segment {
             p += size;
         }
         lastAppendTimeMs = nowMs;
+        if (rollBaseMs < 0) {
+            rollBaseMs = nowMs;
+        }
         sizeBytes = position + length; // volatile: publishes the batches
     }
 
@@ -358,6 +392,7 @@ final class Segment {
         truncateTo(position);
         bytesSinceIndexEntry = keepOffsetEntries == 0 ? position : position - index.positionAt(keepOffsetEntries - 1);
         recomputeMaxTimestamp(ByteBuffer.allocate(TIME_HEADER_BYTES));
+        initRollBaseFromLog();
     }
 
     /** Max timestamp after a truncation: the last time entry, then a walk of the batches after it. */

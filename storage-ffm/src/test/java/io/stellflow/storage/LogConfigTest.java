@@ -17,6 +17,7 @@ class LogConfigTest {
         assertThat(c.retentionMs()).isEqualTo(7L * 24 * 3600 * 1000);
         assertThat(c.retentionBytes()).isEqualTo(-1);
         assertThat(c.fileDeleteDelayMs()).isEqualTo(60_000);
+        assertThat(c.segmentMs()).isEqualTo(7L * 24 * 3600 * 1000);
     }
 
     @Test
@@ -42,6 +43,7 @@ class LogConfigTest {
                 .hasMessageContaining("log.retention.bytes");
         assertThatThrownBy(() -> LogConfig.builder().fileDeleteDelayMs(-1).build())
                 .hasMessageContaining("log.segment.delete.delay.ms");
+        assertThatThrownBy(() -> LogConfig.builder().segmentMs(0).build()).hasMessageContaining("log.roll.ms");
     }
 
     @Test
