@@ -18,11 +18,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The topics this broker hosts, persisted under one log directory.
  *
- * <p>Layout: {@code <logDir>/.topics/<topic>.properties} holds {@code topic}, {@code topic.id},
+ * <p>Layout: {@code <logDir>/.topics/<topic-id>.properties} holds {@code topic}, {@code topic.id},
  * {@code partition.count} and {@code leader.epoch}; each partition's log lives in
- * {@code <logDir>/<topic>-<partition>/}. The {@code .topics} directory name has no {@code -N} suffix,
- * so it can never be a partition directory. The metadata file is written last (atomically), so it is
- * the commit point of a creation: partition directories without it are orphans and are ignored.
+ * {@code <logDir>/<topic>-<partition>/}. The metadata file is named by the topic id (a 36-character
+ * UUID), not the name: a 249-character name plus {@code .properties.tmp} would pass the 255-byte file
+ * name limit. The {@code .topics} directory name has no {@code -N} suffix, so it can never be a
+ * partition directory. The metadata file is written last (atomically), so it is the commit point of a
+ * creation: partition directories without it are orphans; they are ignored at load, deleted when a
+ * creation of that name fails, and deleted before a new topic of that name takes their place (so a
+ * new topic never inherits an uncommitted one's records).
  *
  * <p>Thread-safety: lookups are lock-free and may run on any thread; {@link #create} and
  * {@link #close} are serialised by the registry's monitor.
@@ -87,13 +91,16 @@ public final class TopicRegistry implements AutoCloseable {
                     continue;
                 }
                 Topic topic = loadTopic(file, fileName.substring(0, fileName.length() - SUFFIX.length()));
-                topics.put(topic.name(), topic);
+                if (topics.putIfAbsent(topic.name(), topic) != null) {
+                    closeAll(topic.partitions());
+                    throw new IOException("Two metadata files in " + topicsDir + " name topic " + topic.name());
+                }
             }
         }
         LOG.info("Loaded {} topics from {}", topics.size(), logDir);
     }
 
-    private Topic loadTopic(Path file, String nameFromFile) throws IOException {
+    private Topic loadTopic(Path file, String idFromFile) throws IOException {
         Properties props = AtomicFiles.readProperties(file);
         String name = props.getProperty("topic");
         int partitionCount;
@@ -106,7 +113,7 @@ public final class TopicRegistry implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new IOException("Corrupt topic metadata file " + file + ": " + props, e);
         }
-        if (!nameFromFile.equals(name) || !TopicNames.isValid(name) || partitionCount <= 0) {
+        if (!idFromFile.equals(topicId.toString()) || !TopicNames.isValid(name) || partitionCount <= 0) {
             throw new IOException("Corrupt topic metadata file " + file + ": " + props);
         }
         return openTopic(name, topicId, leaderEpoch, partitionCount);
@@ -197,7 +204,14 @@ public final class TopicRegistry implements AutoCloseable {
             throw new IOException("Topic registry for " + logDir + " is closed");
         }
         UUID topicId = UUID.randomUUID();
-        Topic topic = openTopic(name, topicId, INITIAL_LEADER_EPOCH, partitionCount);
+        deleteOrphanPartitionDirs(name, partitionCount);
+        Topic topic;
+        try {
+            topic = openTopic(name, topicId, INITIAL_LEADER_EPOCH, partitionCount);
+        } catch (IOException | RuntimeException e) {
+            deleteOrphanPartitionDirs(name, partitionCount);
+            throw e;
+        }
         try {
             AtomicFiles.fsyncDirectory(logDir);
             Properties props = new Properties();
@@ -206,14 +220,33 @@ public final class TopicRegistry implements AutoCloseable {
             props.setProperty("topic.id", topicId.toString());
             props.setProperty("partition.count", Integer.toString(partitionCount));
             props.setProperty("leader.epoch", Integer.toString(INITIAL_LEADER_EPOCH));
-            AtomicFiles.writeProperties(topicsDir.resolve(name + SUFFIX), props, "Stellflow topic metadata");
+            AtomicFiles.writeProperties(topicsDir.resolve(topicId + SUFFIX), props, "Stellflow topic metadata");
         } catch (IOException | RuntimeException e) {
             closeAll(topic.partitions());
+            deleteOrphanPartitionDirs(name, partitionCount);
             throw e;
         }
         topics.put(name, topic);
         LOG.info("TOPIC_CREATED topic={} partitions={} topicId={}", name, partitionCount, topicId);
         return new CreateResult(CreateStatus.CREATED, topic);
+    }
+
+    /**
+     * Deletes {@code <topic>-<p>} for p in [0, partitionCount): directories of a creation that never
+     * committed its metadata file. Only called for a name that has no committed topic.
+     */
+    private void deleteOrphanPartitionDirs(String name, int partitionCount) throws IOException {
+        for (int p = 0; p < partitionCount; p++) {
+            Path dir = partitionDir(name, p);
+            if (Files.exists(dir)) {
+                LOG.warn("Deleting orphan partition directory {} (no committed topic metadata)", dir);
+                try (var walk = Files.walk(dir)) {
+                    for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                        Files.delete(path);
+                    }
+                }
+            }
+        }
     }
 
     /** Closes every partition log cleanly. Idempotent. Lookups after close return closed logs. */

@@ -30,7 +30,7 @@ class TopicRegistryTest {
         }
         assertThat(dir.resolve("a.b-c-0")).isDirectory();
         assertThat(dir.resolve("a.b-c-2")).isDirectory();
-        assertThat(dir.resolve(".topics/a.b-c.properties")).isRegularFile();
+        assertThat(dir.resolve(".topics/" + topicId + ".properties")).isRegularFile();
         try (TopicRegistry registry = TopicRegistry.open(dir, LogConfig.defaults(), 100)) {
             Topic topic = registry.topic("a.b-c");
             assertThat(topic.partitionCount()).isEqualTo(3);
@@ -52,6 +52,29 @@ class TopicRegistryTest {
             assertThat(registry.topics()).isEmpty();
         }
         assertThat(temp).doesNotExist();
+    }
+
+    @Test
+    void longestLegalNameIsCreatedAndReloaded() throws Exception {
+        String name = "n".repeat(TopicNames.MAX_LENGTH);
+        try (TopicRegistry registry = TopicRegistry.open(dir, LogConfig.defaults(), 100_000)) {
+            assertThat(registry.create(name, 2).status()).isEqualTo(CreateStatus.CREATED);
+        }
+        try (TopicRegistry registry = TopicRegistry.open(dir, LogConfig.defaults(), 100_000)) {
+            assertThat(registry.topic(name).partitionCount()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void newTopicNeverInheritsAnOrphanPartitionDirectory() throws Exception {
+        Path orphan = Files.createDirectories(dir.resolve("reused-0"));
+        Files.writeString(orphan.resolve("00000000000000000000.log"), "stale bytes of a creation that never committed");
+        try (TopicRegistry registry = TopicRegistry.open(dir, LogConfig.defaults(), 100)) {
+            assertThat(registry.create("reused", 1).status()).isEqualTo(CreateStatus.CREATED);
+            assertThat(registry.partition("reused", 0).log().logEndOffset()).isZero();
+        }
+        assertThat(Files.size(dir.resolve("reused-0").resolve("00000000000000000000.log")))
+                .isZero();
     }
 
     @Test
