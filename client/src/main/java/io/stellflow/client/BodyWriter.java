@@ -6,4 +6,12 @@ import io.netty.buffer.ByteBuf;
 @FunctionalInterface
 public interface BodyWriter {
     void write(ByteBuf out);
+
+    /**
+     * Expected body size in bytes, so the request frame is allocated once instead of growing (a 1 MiB
+     * Produce body written into a 256-byte buffer would be copied about 12 times while it doubles).
+     */
+    default int sizeHintBytes() {
+        return 256;
+    }
 }

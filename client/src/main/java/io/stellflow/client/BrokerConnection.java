@@ -65,12 +65,31 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
 
     /** True when the broker advertised {@code apiKey} with a range that includes v0. */
     boolean supportsV0(short apiKey) {
+        return supports(apiKey, (short) 0);
+    }
+
+    /** True when the broker advertised {@code apiKey} with a range that includes {@code version}. */
+    boolean supports(short apiKey, short version) {
         for (ApiVersionsResponse.ApiVersionRange r : apiVersions) {
             if (r.apiKey() == apiKey) {
-                return r.minVersion() <= 0 && r.maxVersion() >= 0;
+                return r.minVersion() <= version && r.maxVersion() >= version;
             }
         }
         return false;
+    }
+
+    /**
+     * The highest version of {@code apiKey} both sides speak: {@code highestWanted} capped at the
+     * broker's advertised maximum; 0 when the broker did not advertise the API (or before
+     * ApiVersions).
+     */
+    short negotiatedVersion(short apiKey, short highestWanted) {
+        for (ApiVersionsResponse.ApiVersionRange r : apiVersions) {
+            if (r.apiKey() == apiKey) {
+                return (short) Math.max(0, Math.min(highestWanted, r.maxVersion()));
+            }
+        }
+        return 0;
     }
 
     int pendingCount() {
@@ -79,11 +98,18 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
 
     /** Encodes and writes one v0 request; the future completes with the decoded body. */
     <T> CompletableFuture<T> send(int correlationId, short apiKey, BodyWriter body, BodyReader<T> reader) {
+        return send(correlationId, apiKey, (short) 0, body, reader);
+    }
+
+    /** Encodes and writes one request at {@code version}; the future completes with the decoded body. */
+    <T> CompletableFuture<T> send(
+            int correlationId, short apiKey, short version, BodyWriter body, BodyReader<T> reader) {
         Pending<T> p = new Pending<>(apiKey, reader);
-        if (apiKey != ApiKeys.API_VERSIONS && !apiVersions.isEmpty() && !supportsV0(apiKey)) {
-            // The broker did not advertise v0 of this API: fail here instead of sending it.
+        if (apiKey != ApiKeys.API_VERSIONS && !apiVersions.isEmpty() && !supports(apiKey, version)) {
+            // The broker did not advertise this version of the API: fail here instead of sending it.
             p.future.completeExceptionally(new StellflowException(
-                    Errors.UNSUPPORTED_VERSION, ApiKeys.name(apiKey) + " v0 is not offered by " + address));
+                    Errors.UNSUPPORTED_VERSION,
+                    ApiKeys.name(apiKey) + " v" + version + " is not offered by " + address));
             return p.future;
         }
         Channel ch = channel;
@@ -92,10 +118,10 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
                     new StellflowException(StellflowException.NETWORK_ERROR, "not connected to " + address));
             return p.future;
         }
-        ByteBuf frame = ch.alloc().directBuffer(256);
+        ByteBuf frame = ch.alloc().directBuffer(Math.max(256, 64 + body.sizeHintBytes()));
         try {
             frame.writeInt(0);
-            RequestHeader.of(apiKey, (short) 0, correlationId, clientId).write(frame);
+            RequestHeader.of(apiKey, version, correlationId, clientId).write(frame);
             body.write(frame);
             frame.setInt(0, frame.writerIndex() - 4);
         } catch (RuntimeException e) {

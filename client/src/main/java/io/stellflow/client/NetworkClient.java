@@ -24,8 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Connections to brokers: at most one pipelined {@link BrokerConnection} per broker address,
- * opened on first use, negotiated with ApiVersions (the ranges are kept; every request is sent at
- * v0), and reopened on the next request after it closes.
+ * opened on first use, negotiated with ApiVersions (the ranges are kept; requests go at v0 except
+ * through {@link #sendNegotiated}, which picks the highest version both sides speak), and reopened on the next request after it closes.
  *
  * <p>Thread-safety: all methods are thread-safe. Futures complete on the I/O thread (one thread
  * per client); callbacks attached to them must not block.
@@ -73,6 +73,23 @@ public final class NetworkClient implements AutoCloseable {
      */
     public <T> CompletableFuture<T> send(HostPort address, short apiKey, BodyWriter body, BodyReader<T> reader) {
         return connection(address).thenCompose(c -> c.send(nextCorrelationId(), apiKey, body, reader));
+    }
+
+    /**
+     * Sends one request at the highest version both sides speak: {@code highestWanted} capped at what
+     * the broker advertised in ApiVersions on this connection (v0 when it advertised nothing higher).
+     * {@code readers} picks the body decoder for the version actually sent. Failures as {@link #send}.
+     */
+    public <T> CompletableFuture<T> sendNegotiated(
+            HostPort address,
+            short apiKey,
+            short highestWanted,
+            BodyWriter body,
+            java.util.function.IntFunction<BodyReader<T>> readers) {
+        return connection(address).thenCompose(c -> {
+            short version = c.negotiatedVersion(apiKey, highestWanted);
+            return c.send(nextCorrelationId(), apiKey, version, body, readers.apply(version));
+        });
     }
 
     /** The API ranges the broker at {@code address} advertised, or an empty list if not connected. */

@@ -21,11 +21,16 @@ final class ProducerBatch {
 
     final TopicPartition tp;
     final long createdNs;
+    /** Position of this batch in its partition's send order (0, 1, 2, ... per partition). */
+    final long sequence;
+
     final int reservedBytes;
     private final ByteBuf buffer;
     private final RecordBatchBuilder builder;
     private final List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
-    private final List<Long> timestamps = new ArrayList<>();
+    /** Record timestamps, unboxed (no allocation per record once grown). */
+    private long[] timestamps = new long[64];
+
     private final int batchSizeBytes;
     private boolean closed;
     private boolean released;
@@ -38,8 +43,10 @@ final class ProducerBatch {
             int batchSizeBytes,
             int firstRecordBytes,
             long baseTimestampMs,
-            long nowNs) {
+            long nowNs,
+            long sequence) {
         this.tp = tp;
+        this.sequence = sequence;
         this.createdNs = nowNs;
         this.batchSizeBytes = batchSizeBytes;
         this.reservedBytes = Math.max(batchSizeBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
@@ -61,8 +68,12 @@ final class ProducerBatch {
             return false;
         }
         builder.append(timestampMs, key, value, List.of());
+        int i = futures.size();
+        if (i == timestamps.length) {
+            timestamps = java.util.Arrays.copyOf(timestamps, i * 2);
+        }
+        timestamps[i] = timestampMs;
         futures.add(future);
-        timestamps.add(timestampMs);
         return true;
     }
 
@@ -95,7 +106,7 @@ final class ProducerBatch {
     void complete(long baseOffset) {
         release();
         for (int i = 0; i < futures.size(); i++) {
-            futures.get(i).complete(new RecordMetadata(tp.topic(), tp.partition(), baseOffset + i, timestamps.get(i)));
+            futures.get(i).complete(new RecordMetadata(tp.topic(), tp.partition(), baseOffset + i, timestamps[i]));
         }
     }
 

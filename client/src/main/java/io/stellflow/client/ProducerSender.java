@@ -30,12 +30,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * in progress. The sender groups ready partitions by leader into Produce requests of at most
  * {@code max.request.size} record bytes (whole batches; several batches of a partition go back to
  * back in one RecordBatchSet), with at most {@code max.in.flight.requests.per.connection} requests
- * outstanding per broker.
+ * outstanding per broker; a partition may be in several of them (pipelined on one connection).
  *
- * <p>Ordering: a partition has at most one request in flight, so a retried batch (codes 7, 8, 9,
- * 10 or a network error; after a metadata refresh and {@code retry.backoff.ms}) goes back to the
- * head of its partition's queue and is resent before any later batch: per-partition order holds
- * even across retries. Pipelining happens across partitions and connections.
+ * <p>Ordering: requests go out on one connection per broker and the broker processes a
+ * connection's Produce requests in order, so without errors a partition's batches are appended in
+ * send order. A retried batch (codes 7, 8, 9, 10 or a network error; after a metadata refresh and
+ * {@code retry.backoff.ms}) goes back into its partition's queue at its place in the send order
+ * (every batch has a per-partition sequence), and the partition sends nothing more until all of
+ * its requests in flight have come back; then the queue is resent from the head, in order. So
+ * order holds when every in-flight request of the partition fails together (a closed connection
+ * fails them all; a leader change answers them all 6/9). What can reorder, exactly as Kafka without
+ * idempotence with more than one request in flight: request N fails retriably while request N+1,
+ * already sent, succeeds; batch N is then appended after N+1. And, as in Kafka without idempotence,
+ * a request appended by the broker whose response was lost is appended again on retry (duplicate).
+ * {@code max.in.flight.requests.per.connection=1} rules out the reordering.
  *
  * <p>Thread-safety: every field is guarded by {@code lock}; {@link #append} is called by
  * application threads, responses arrive on the I/O thread, the loop runs on its own thread.
@@ -60,7 +68,26 @@ final class ProducerSender implements Runnable {
 
     private static final class PartitionQueue {
         final ArrayDeque<ProducerBatch> batches = new ArrayDeque<>();
-        boolean inFlight;
+        /** Requests in flight that carry batches of this partition. */
+        int inFlight;
+        /** A batch came back for retry: send nothing until inFlight is 0, then resend in order. */
+        boolean retrying;
+        /** Sequence of the next new batch. */
+        long nextSequence;
+
+        /** Puts a batch back at its place in sequence order (the queue is kept sorted). */
+        void requeue(ProducerBatch b) {
+            if (batches.isEmpty() || batches.peekFirst().sequence > b.sequence) {
+                batches.addFirst(b);
+                return;
+            }
+            ArrayDeque<ProducerBatch> later = new ArrayDeque<>();
+            while (!batches.isEmpty() && batches.peekLast().sequence > b.sequence) {
+                later.addFirst(batches.pollLast());
+            }
+            batches.addLast(b);
+            batches.addAll(later);
+        }
     }
 
     /** What append did: whether the partition's open batch is now full (the sticky partitioner moves on). */
@@ -120,8 +147,8 @@ final class ProducerSender implements Runnable {
                 }
                 stateChanged.awaitNanos(leftNs);
             }
-            ProducerBatch batch =
-                    new ProducerBatch(tp, alloc, config.batchSizeBytes(), recordBytes, timestampMs, System.nanoTime());
+            ProducerBatch batch = new ProducerBatch(
+                    tp, alloc, config.batchSizeBytes(), recordBytes, timestampMs, System.nanoTime(), q.nextSequence++);
             usedBytes += batch.reservedBytes;
             incompleteBatches++;
             if (last != null) {
@@ -219,7 +246,7 @@ final class ProducerSender implements Runnable {
     private void expire(long nowNs, List<ProducerBatch> expired) {
         long limitNs = TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs());
         for (PartitionQueue q : queues.values()) {
-            if (q.inFlight) {
+            if (q.inFlight > 0) {
                 continue;
             }
             Iterator<ProducerBatch> it = q.batches.iterator();
@@ -252,7 +279,7 @@ final class ProducerSender implements Runnable {
         for (Map.Entry<TopicPartition, PartitionQueue> e : queues.entrySet()) {
             PartitionQueue q = e.getValue();
             ProducerBatch first = q.batches.peekFirst();
-            if (q.inFlight || first == null || !ready(first, q, nowNs)) {
+            if (first == null || !sendable(q) || !ready(first, q, nowNs)) {
                 continue;
             }
             HostPort leader = metadata.leader(e.getKey());
@@ -288,7 +315,8 @@ final class ProducerSender implements Runnable {
             }
             requestBytes.put(leader, bytes);
             if (!taken.isEmpty()) {
-                q.inFlight = true;
+                q.inFlight++;
+                q.retrying = false;
                 req.put(e.getKey(), taken);
             }
         }
@@ -296,11 +324,16 @@ final class ProducerSender implements Runnable {
         return out;
     }
 
+    /** Whether the partition may put batches into one more request now. */
+    private boolean sendable(PartitionQueue q) {
+        return q.retrying ? q.inFlight == 0 : q.inFlight < config.maxInFlightPerConnection();
+    }
+
     private long nextWakeNs(long nowNs) {
         long wait = TimeUnit.MILLISECONDS.toNanos(100);
         for (PartitionQueue q : queues.values()) {
             ProducerBatch first = q.batches.peekFirst();
-            if (!q.inFlight && first != null) {
+            if (sendable(q) && first != null) {
                 long at = Math.max(first.createdNs + lingerNs, first.retryAfterNs);
                 wait = Math.min(wait, Math.max(at - nowNs, 1));
             }
@@ -334,7 +367,25 @@ final class ProducerSender implements Runnable {
     }
 
     private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
-        BodyWriter body = out -> writeProduce(out, batches);
+        int bytes = 64;
+        for (List<ProducerBatch> list : batches.values()) {
+            bytes += 64;
+            for (ProducerBatch b : list) {
+                bytes += b.sizeInBytes();
+            }
+        }
+        int sizeHint = bytes;
+        BodyWriter body = new BodyWriter() {
+            @Override
+            public void write(ByteBuf out) {
+                writeProduce(out, batches);
+            }
+
+            @Override
+            public int sizeHintBytes() {
+                return sizeHint;
+            }
+        };
         network.send(leader, ApiKeys.PRODUCE, body, ProduceResponse::read)
                 .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
     }
@@ -388,7 +439,7 @@ final class ProducerSender implements Runnable {
                 TopicPartition tp = e.getKey();
                 List<ProducerBatch> batches = e.getValue();
                 PartitionQueue q = queues.get(tp);
-                q.inFlight = false;
+                q.inFlight--;
                 short code = errorCode(err, results.get(tp));
                 if (code == Errors.NONE) {
                     long offset = results.get(tp).baseOffset();
@@ -401,12 +452,12 @@ final class ProducerSender implements Runnable {
                 } else if (StellflowException.isRetriable(code)
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
-                    for (int i = batches.size() - 1; i >= 0; i--) {
-                        ProducerBatch b = batches.get(i);
+                    q.retrying = true;
+                    for (ProducerBatch b : batches) {
                         b.attempts++;
                         b.retryAfterNs = nowNs
                                 + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
-                        q.batches.addFirst(b);
+                        q.requeue(b);
                     }
                 } else {
                     StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code

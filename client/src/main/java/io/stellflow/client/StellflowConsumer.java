@@ -27,9 +27,11 @@ import java.util.concurrent.TimeUnit;
  * <p>Fetching is pipelined: every assigned partition keeps one Fetch in flight (long-polling up
  * to {@code fetch.max.wait.ms} on the broker), and a new one is sent as soon as a response is
  * handed out, so records for the next {@code poll} are already on their way while the
- * application processes the current ones. Record offsets are {@code fetchOffset +
- * baseOffsetDelta + offsetDelta} (spec section 6.4); records below the position (a Fetch that
- * starts inside a batch) are skipped, so the application sees each offset once.
+ * application processes the current ones. Fetch v1 is used when the broker advertises it (stored
+ * batches sent untouched, record offsets {@code recordsBaseOffset + baseOffsetDelta + offsetDelta},
+ * {@link FetchResponseV1}), else v0 (offsets {@code fetchOffset + baseOffsetDelta + offsetDelta},
+ * spec section 6.4); records below the position (a Fetch that starts inside a batch) are skipped,
+ * so the application sees each offset once.
  *
  * <p>A partition without a position starts at {@code auto.offset.reset} (earliest or latest; with
  * {@code none}, {@link #poll} throws). Retriable errors (7, 8, 9, 10, network) refresh metadata
@@ -244,7 +246,12 @@ public final class StellflowConsumer implements AutoCloseable {
                             tp.topic(),
                             List.of(new FetchRequest.FetchPartition(
                                     tp.partition(), -1, fetchOffset, -1L, config.maxPartitionFetchBytes())))));
-            network.send(leader, ApiKeys.FETCH, req::write, body -> decode(body, fetchOffset))
+            network.sendNegotiated(
+                            leader,
+                            ApiKeys.FETCH,
+                            FetchResponseV1.VERSION,
+                            req::write,
+                            version -> version >= 1 ? StellflowConsumer::decodeV1 : body -> decode(body, fetchOffset))
                     .whenComplete((r, err) -> completed.add(new CompletedFetch(tp, epoch, r, err)));
         }
         if (needMetadata) {
@@ -259,6 +266,18 @@ public final class StellflowConsumer implements AutoCloseable {
                         && p.records() != null
                         && p.records().isReadable()
                 ? RecordBatchReader.decode(p.records(), fetchOffset)
+                : List.of();
+        return new FetchResult(p.errorCode(), p.highWatermark(), records);
+    }
+
+    /** Fetch v1: stored batches; offsets count from recordsBaseOffset. */
+    private static FetchResult decodeV1(io.netty.buffer.ByteBuf body) {
+        FetchResponseV1 resp = FetchResponseV1.read(body);
+        FetchResponseV1.PartitionData p = resp.responses().get(0).partitions().get(0);
+        List<DecodedRecord> records = p.errorCode() == Errors.NONE
+                        && p.records() != null
+                        && p.records().isReadable()
+                ? RecordBatchReader.decode(p.records(), p.recordsBaseOffset())
                 : List.of();
         return new FetchResult(p.errorCode(), p.highWatermark(), records);
     }

@@ -64,6 +64,7 @@ final class FakeBroker implements AutoCloseable {
     final AtomicInteger produceRequests = new AtomicInteger();
     final List<Integer> correlationIds = new CopyOnWriteArrayList<>();
     private int holdCount;
+    private short holdApiKey = -1;
     private final List<Runnable> held = new ArrayList<>();
 
     FakeBroker() throws InterruptedException {
@@ -110,7 +111,13 @@ final class FakeBroker implements AutoCloseable {
 
     /** Holds the next {@code n} responses and sends them in reverse order once all arrived. */
     synchronized void holdAndReverse(int n) {
+        holdAndReverse(n, (short) -1);
+    }
+
+    /** As {@link #holdAndReverse(int)} for responses to {@code apiKey} only (-1: any but ApiVersions). */
+    synchronized void holdAndReverse(int n, short apiKey) {
         holdCount = n;
+        holdApiKey = apiKey;
     }
 
     /** Appends a batch directly (as if produced): bytes from a RecordBatchBuilder. */
@@ -167,7 +174,7 @@ final class FakeBroker implements AutoCloseable {
         body.release();
         Runnable send = () -> ctx.writeAndFlush(out);
         synchronized (this) {
-            if (h.apiKey() != ApiKeys.API_VERSIONS && holdCount > 0) {
+            if (holdCount > 0 && (holdApiKey < 0 ? h.apiKey() != ApiKeys.API_VERSIONS : h.apiKey() == holdApiKey)) {
                 held.add(send);
                 if (held.size() == holdCount) {
                     holdCount = 0;

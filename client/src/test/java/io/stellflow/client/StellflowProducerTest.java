@@ -100,8 +100,16 @@ class StellflowProducerTest {
             broker.createTopic("t", 1);
             TopicPartition tp = new TopicPartition("t", 0);
             broker.failNextProduce(tp, Errors.NOT_LEADER_OR_FOLLOWER);
-            try (StellflowProducer producer =
-                    new StellflowProducer(props(broker, "linger.ms", "0", "retry.backoff.ms", "20"))) {
+            // One request in flight: the only setting where a single failed request cannot be
+            // overtaken by a later one (see ProducerSender's ordering note).
+            try (StellflowProducer producer = new StellflowProducer(props(
+                    broker,
+                    "linger.ms",
+                    "0",
+                    "retry.backoff.ms",
+                    "20",
+                    "max.in.flight.requests.per.connection",
+                    "1"))) {
                 List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
                 for (int i = 0; i < 50; i++) {
                     futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("v" + i))));
@@ -123,6 +131,88 @@ class StellflowProducerTest {
             }
             assertThat(values).hasSize(50);
             for (int i = 0; i < 50; i++) {
+                assertThat(values.get(i)).isEqualTo("v" + i);
+            }
+        }
+    }
+
+    /** Sends 3 groups of 10 records, each group its own request, while the earlier ones are in flight. */
+    private static List<CompletableFuture<RecordMetadata>> sendInThreeRequests(StellflowProducer producer)
+            throws InterruptedException {
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int group = 0; group < 3; group++) {
+            for (int i = 0; i < 10; i++) {
+                futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("v" + (group * 10 + i)))));
+            }
+            Thread.sleep(100);
+        }
+        return futures;
+    }
+
+    private static List<String> values(FakeBroker broker, TopicPartition tp) {
+        List<String> values = new ArrayList<>();
+        for (FakeBroker.StoredBatch b : broker.log(tp)) {
+            io.netty.buffer.ByteBuf buf = io.netty.buffer.Unpooled.wrappedBuffer(b.bytes());
+            buf.setInt(0, 0);
+            io.stellflow.protocol.record.RecordBatchReader.decode(buf, 0)
+                    .forEach(r -> values.add(new String(r.value(), StandardCharsets.UTF_8)));
+        }
+        return values;
+    }
+
+    @Test
+    void severalRequestsOfOnePartitionAreInFlightAndAppendedInSendOrder() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            // The fake answers only once 3 Produce requests have arrived, and in reverse order: with
+            // one request in flight per partition this would never complete.
+            broker.holdAndReverse(3, io.stellflow.protocol.ApiKeys.PRODUCE);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                List<CompletableFuture<RecordMetadata>> futures = sendInThreeRequests(producer);
+                producer.flush();
+                for (int i = 0; i < 30; i++) {
+                    assertThat(futures.get(i).get(1, TimeUnit.SECONDS).offset()).isEqualTo(i);
+                }
+            }
+            assertThat(broker.produceRequests.get()).isGreaterThanOrEqualTo(3);
+            List<String> values = values(broker, tp);
+            assertThat(values).hasSize(30);
+            for (int i = 0; i < 30; i++) {
+                assertThat(values.get(i)).isEqualTo("v" + i);
+            }
+        }
+    }
+
+    @Test
+    void inFlightRequestsThatAllFailAreResentInOrder() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            broker.holdAndReverse(3, io.stellflow.protocol.ApiKeys.PRODUCE);
+            for (int i = 0; i < 3; i++) {
+                broker.failNextProduce(tp, Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+            // At most 3 requests in flight, and all 3 fail (as when a leader moves): no later request
+            // can overtake them, so order must hold.
+            try (StellflowProducer producer = new StellflowProducer(props(
+                    broker,
+                    "linger.ms",
+                    "0",
+                    "retry.backoff.ms",
+                    "20",
+                    "max.in.flight.requests.per.connection",
+                    "3"))) {
+                List<CompletableFuture<RecordMetadata>> futures = sendInThreeRequests(producer);
+                producer.flush();
+                for (int i = 0; i < 30; i++) {
+                    assertThat(futures.get(i).get(1, TimeUnit.SECONDS).offset()).isEqualTo(i);
+                }
+            }
+            // The failures came back newest first; the batches were still resent oldest first.
+            List<String> values = values(broker, tp);
+            assertThat(values).hasSize(30);
+            for (int i = 0; i < 30; i++) {
                 assertThat(values.get(i)).isEqualTo("v" + i);
             }
         }
