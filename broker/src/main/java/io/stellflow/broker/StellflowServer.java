@@ -5,13 +5,17 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.uring.IoUring;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ConfigException;
 import io.stellflow.broker.config.Listener;
+import io.stellflow.broker.fetch.FetchResponseWriter;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.CreateTopicHandler;
@@ -143,10 +147,13 @@ public final class StellflowServer implements AutoCloseable {
     private void bind(String clusterId) {
         TopicService topics = new TopicService(registry, config.autoCreateTopicsEnable(), config.numPartitions());
         Map<Short, ApiHandler> handlers = new LinkedHashMap<>();
-        handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS));
+        FetchHandler fetch = new FetchHandler(registry, requestPool, config.fetchZeroCopy());
+        handlers.put(
+                ApiKeys.API_VERSIONS,
+                new ApiVersionsHandler(IMPLEMENTED_APIS, Map.of(ApiKeys.FETCH, fetch.maxVersion())));
         handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
         handlers.put(ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes()));
-        handlers.put(ApiKeys.FETCH, new FetchHandler(registry, requestPool));
+        handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
         handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers);
@@ -162,15 +169,32 @@ public final class StellflowServer implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
+                .childOption(
+                        ChannelOption.WRITE_BUFFER_WATER_MARK,
+                        new WriteBufferWaterMark(
+                                config.writeBufferLowWaterMarkBytes(), config.writeBufferHighWaterMarkBytes()))
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
+                        if (config.flushConsolidationFlushes() > 0) {
+                            ch.pipeline()
+                                    .addLast(
+                                            "flushes",
+                                            new FlushConsolidationHandler(config.flushConsolidationFlushes(), true));
+                        }
                         ch.pipeline()
+                                .addLast("fetch-writer", FetchResponseWriter.INSTANCE)
                                 .addLast("frames", new FrameDecoder())
                                 .addLast("requests", new ConnectionHandler(dispatcher, requestPool));
                     }
                 });
+        if (config.socketSendBufferBytes() > 0) {
+            bootstrap.childOption(ChannelOption.SO_SNDBUF, config.socketSendBufferBytes());
+        }
+        if (config.socketReceiveBufferBytes() > 0) {
+            bootstrap.childOption(ChannelOption.SO_RCVBUF, config.socketReceiveBufferBytes());
+        }
         serverChannel = bootstrap.bind(bindAddress).syncUninterruptibly().channel();
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
@@ -183,6 +207,7 @@ public final class StellflowServer implements AutoCloseable {
                 endpoint.port(),
                 transport.type().configName(),
                 config.logDirs());
+        LOG.info("Fetch log bytes: {}", fetchPath());
     }
 
     private BrokerEndpoint advertisedEndpoint(int boundPort, String clusterId) {
@@ -199,6 +224,22 @@ public final class StellflowServer implements AutoCloseable {
         }
         int port = advertised != null && advertised.port() > 0 ? advertised.port() : boundPort;
         return new BrokerEndpoint(config.brokerId(), host, port, clusterId);
+    }
+
+    /** How Fetch sends log bytes with this configuration and transport (logged at start). */
+    private String fetchPath() {
+        if (!config.fetchZeroCopy()) {
+            return "copied into the response buffer (fetch.zero.copy=false)";
+        }
+        return switch (transport.type()) {
+            case NIO -> "zero-copy file regions (FileChannel.transferTo, sendfile)";
+            case EPOLL -> "zero-copy file regions (sendfile)";
+            case IO_URING ->
+                IoUring.isSpliceSupported()
+                        ? "zero-copy file regions (io_uring splice)"
+                        : "file regions copied by Netty through a direct chunk buffer (no io_uring splice on this kernel)";
+            case AUTO -> throw new IllegalStateException("unresolved transport");
+        };
     }
 
     /** The bound port (the ephemeral one when the listener asked for port 0). */

@@ -31,6 +31,15 @@ import java.util.TreeSet;
  *   <tr><td>transport</td><td>auto</td><td>auto, io_uring, epoll or nio</td></tr>
  *   <tr><td>num.network.threads</td><td>3</td><td>1..256, Netty event loop threads</td></tr>
  *   <tr><td>num.io.threads</td><td>8</td><td>1..1024, request handler threads (file I/O)</td></tr>
+ *   <tr><td>fetch.zero.copy</td><td>true</td><td>send log bytes of Fetch responses as file regions
+ *       (sendfile/splice); false copies them into the response buffer</td></tr>
+ *   <tr><td>socket.send.buffer.bytes</td><td>-1</td><td>SO_SNDBUF per connection; -1 = OS default (autotuned)</td></tr>
+ *   <tr><td>socket.receive.buffer.bytes</td><td>-1</td><td>SO_RCVBUF per connection; -1 = OS default (autotuned)</td></tr>
+ *   <tr><td>socket.write.buffer.low.water.mark.bytes</td><td>524288</td><td>&gt;= 1; writable again below this</td></tr>
+ *   <tr><td>socket.write.buffer.high.water.mark.bytes</td><td>4194304</td><td>&gt;= low mark; above it the
+ *       connection is unwritable and the broker stops reading from it</td></tr>
+ *   <tr><td>socket.flush.consolidation.flushes</td><td>256</td><td>0..1048576; flushes merged into one
+ *       syscall while responses queue up; 0 = no consolidation</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable after {@link #fromProperties}.
@@ -71,7 +80,13 @@ public final class BrokerConfig {
             "auto.create.topics.enable",
             "transport",
             "num.network.threads",
-            "num.io.threads");
+            "num.io.threads",
+            "fetch.zero.copy",
+            "socket.send.buffer.bytes",
+            "socket.receive.buffer.bytes",
+            "socket.write.buffer.low.water.mark.bytes",
+            "socket.write.buffer.high.water.mark.bytes",
+            "socket.flush.consolidation.flushes");
 
     private final int brokerId;
     private final Listener listener;
@@ -85,6 +100,12 @@ public final class BrokerConfig {
     private final TransportType transport;
     private final int numNetworkThreads;
     private final int numIoThreads;
+    private final boolean fetchZeroCopy;
+    private final int socketSendBufferBytes;
+    private final int socketReceiveBufferBytes;
+    private final int writeBufferLowWaterMarkBytes;
+    private final int writeBufferHighWaterMarkBytes;
+    private final int flushConsolidationFlushes;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
@@ -114,6 +135,20 @@ public final class BrokerConfig {
         transport = TransportType.parse("transport", string(props, "transport", "auto"));
         numNetworkThreads = intValue(props, "num.network.threads", 3, 1, 256);
         numIoThreads = intValue(props, "num.io.threads", 8, 1, 1024);
+        fetchZeroCopy = bool(props, "fetch.zero.copy", true);
+        socketSendBufferBytes = socketBuffer(props, "socket.send.buffer.bytes");
+        socketReceiveBufferBytes = socketBuffer(props, "socket.receive.buffer.bytes");
+        // 512 KiB / 4 MiB: a 1 MiB fetch response (the SDKs' maxBytes) fits below the high mark, so
+        // only a client that stops reading makes a connection unwritable.
+        writeBufferLowWaterMarkBytes =
+                intValue(props, "socket.write.buffer.low.water.mark.bytes", 512 * 1024, 1, Integer.MAX_VALUE);
+        writeBufferHighWaterMarkBytes = intValue(
+                props,
+                "socket.write.buffer.high.water.mark.bytes",
+                Math.max(4 * 1024 * 1024, writeBufferLowWaterMarkBytes),
+                writeBufferLowWaterMarkBytes,
+                Integer.MAX_VALUE);
+        flushConsolidationFlushes = intValue(props, "socket.flush.consolidation.flushes", 256, 0, 1 << 20);
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
             if (!KNOWN_KEYS.contains(key)) {
@@ -192,6 +227,36 @@ public final class BrokerConfig {
         return numIoThreads;
     }
 
+    /** {@code fetch.zero.copy}: Fetch sends log bytes as file regions (sendfile/splice), else copies them. */
+    public boolean fetchZeroCopy() {
+        return fetchZeroCopy;
+    }
+
+    /** {@code socket.send.buffer.bytes}: SO_SNDBUF, or -1 for the OS default. */
+    public int socketSendBufferBytes() {
+        return socketSendBufferBytes;
+    }
+
+    /** {@code socket.receive.buffer.bytes}: SO_RCVBUF, or -1 for the OS default. */
+    public int socketReceiveBufferBytes() {
+        return socketReceiveBufferBytes;
+    }
+
+    /** {@code socket.write.buffer.low.water.mark.bytes}. */
+    public int writeBufferLowWaterMarkBytes() {
+        return writeBufferLowWaterMarkBytes;
+    }
+
+    /** {@code socket.write.buffer.high.water.mark.bytes}. */
+    public int writeBufferHighWaterMarkBytes() {
+        return writeBufferHighWaterMarkBytes;
+    }
+
+    /** {@code socket.flush.consolidation.flushes}: 0 = no flush consolidation. */
+    public int flushConsolidationFlushes() {
+        return flushConsolidationFlushes;
+    }
+
     /** Every key the broker reads. */
     public static Set<String> knownKeys() {
         return KNOWN_KEYS;
@@ -214,6 +279,14 @@ public final class BrokerConfig {
             dirs.add(Path.of(trimmed));
         }
         return List.copyOf(dirs);
+    }
+
+    private static int socketBuffer(Properties props, String key) {
+        int value = intValue(props, key, -1, -1, Integer.MAX_VALUE);
+        if (value == 0) {
+            throw new ConfigException(key, "0", "must be -1 (OS default) or > 0");
+        }
+        return value;
     }
 
     private static String string(Properties props, String key, String defaultValue) {

@@ -33,16 +33,18 @@ public final class DelayedFetch implements AppendListener {
     private final RequestContext context;
     private final FetchPlan plan;
     private final Executor pool;
+    private final boolean zeroCopy;
     private final List<Partition> partitions;
     private final AtomicBoolean done = new AtomicBoolean();
     private final AtomicBoolean checkQueued = new AtomicBoolean();
     private final GenericFutureListener<ChannelFuture> onClose = future -> cancel();
     private volatile ScheduledFuture<?> timeout;
 
-    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool) {
+    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool, boolean zeroCopy) {
         this.context = context;
         this.plan = plan;
         this.pool = pool;
+        this.zeroCopy = zeroCopy;
         this.partitions = plan.partitions();
     }
 
@@ -52,9 +54,11 @@ public final class DelayedFetch implements AppendListener {
      * @param first the first evaluation (its frame already released by the caller); its bounds detect
      *     appends that happened before the listeners were registered
      * @param pool the request handler pool that runs re-evaluations
+     * @param zeroCopy whether log bytes are sent as file regions
      */
-    public static DelayedFetch park(RequestContext context, FetchPlan plan, FetchResult first, Executor pool) {
-        DelayedFetch fetch = new DelayedFetch(context, plan, pool);
+    public static DelayedFetch park(
+            RequestContext context, FetchPlan plan, FetchResult first, Executor pool, boolean zeroCopy) {
+        DelayedFetch fetch = new DelayedFetch(context, plan, pool, zeroCopy);
         fetch.start(first.readableBounds());
         return fetch;
     }
@@ -97,9 +101,9 @@ public final class DelayedFetch implements AppendListener {
         if (done.get()) {
             return;
         }
-        FetchResult result = FetchReader.read(plan, context);
+        FetchResult result = FetchReader.read(plan, context, zeroCopy);
         if ((result.recordsBytes() >= plan.request().minBytes() || result.hasError()) && finish()) {
-            context.sendFrame(result.frame());
+            context.sendFetch(result.frame());
         } else {
             result.release();
         }
@@ -109,7 +113,7 @@ public final class DelayedFetch implements AppendListener {
         if (!finish()) {
             return;
         }
-        context.sendFrame(FetchReader.read(plan, context).frame());
+        context.sendFetch(FetchReader.read(plan, context, zeroCopy).frame());
     }
 
     private void cancel() {

@@ -45,15 +45,25 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      */
     public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
 
-    /** Resolves every requested partition (unknown topic or partition, leader epoch mismatch). */
+    /** {@link #resolve(FetchRequest, TopicRegistry, short)} for Fetch v0. */
     public static FetchPlan resolve(FetchRequest request, TopicRegistry registry) {
+        return resolve(request, registry, (short) 0);
+    }
+
+    /**
+     * Resolves every requested partition (unknown topic or partition, leader epoch mismatch).
+     *
+     * @param version the request's apiVersion (v1 entries carry 8 more bytes, {@link FetchV1Layout})
+     */
+    public static FetchPlan resolve(FetchRequest request, TopicRegistry registry, short version) {
+        int partitionEnvelope = version >= 1 ? FetchV1Layout.PARTITION_ENVELOPE_BYTES : PARTITION_ENVELOPE_BYTES;
         long envelope = ResponseHeader.SIZE + 4 + 4;
         List<TopicPlan> topics = new ArrayList<>(request.topicPartitions().size());
         for (FetchTopic topic : request.topicPartitions()) {
             envelope += 2 + topic.topic().getBytes(StandardCharsets.UTF_8).length + 4;
             List<PartitionPlan> partitions = new ArrayList<>(topic.partitions().size());
             for (FetchPartition p : topic.partitions()) {
-                envelope += PARTITION_ENVELOPE_BYTES;
+                envelope += partitionEnvelope;
                 Partition partition = registry.partition(topic.topic(), p.partition());
                 if (partition == null) {
                     partitions.add(new PartitionPlan(p, null, Errors.UNKNOWN_TOPIC_OR_PARTITION));

@@ -10,14 +10,15 @@ import io.stellflow.protocol.WireWriter;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads the records of a {@link FetchPlan} straight into the response frame (spec §6.4 steps 2-5,
- * decisions 9.d, 9.f, 9.g). Batches are copied once, from the segment file into the frame.
+ * Evaluates a {@link FetchPlan} into a {@link FetchResponseFrame} (spec §6.4 steps 2-5, decisions
+ * 9.d, 9.f, 9.g; Fetch v1: {@link FetchV1Layout}).
  *
  * <ul>
  *   <li>Readable bound: the high watermark for consumers at isolationLevel 0, the last stable offset at
@@ -28,13 +29,18 @@ import org.slf4j.LoggerFactory;
  *       response before exceeding {@code maxBytes}, except that a partition's first batch ignores
  *       {@code partitionMaxBytes} and the first batch of the first partition with data also ignores
  *       {@code maxBytes}. The response never exceeds the frame limit.
- *   <li>Each returned batch's baseOffsetDelta is rewritten to {@code batchBaseOffset - fetchOffset}
- *       by {@link io.stellflow.storage.PartitionLog#readInto}.
+ *   <li>v0: each returned batch's baseOffsetDelta is rewritten to {@code batchBaseOffset -
+ *       fetchOffset}. Zero-copy: the 4 new bytes go into the head buffer and the rest of the batch
+ *       (its bytes 4..size) is a {@link SegmentFileRegion}; copy mode: the batch is read into the
+ *       head and patched there (same bytes on the wire).
+ *   <li>v1: a partition's records are stored batches of ONE segment, untouched (one region), with
+ *       the segment's base offset in {@code recordsBaseOffset}.
  *   <li>A read failure answers that partition {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
  *       fallback) with no records.
  * </ul>
  *
- * <p>Thread-safety: stateless; runs on request handler threads (it does file I/O).
+ * <p>Thread-safety: stateless; runs on request handler threads (it does file I/O: batch headers
+ * always, record bytes only in copy mode).
  */
 public final class FetchReader {
     private static final Logger LOG = LoggerFactory.getLogger(FetchReader.class);
@@ -42,13 +48,24 @@ public final class FetchReader {
     /** Frame offset of a partition entry's errorCode, relative to the entry start (after partition id). */
     private static final int ERROR_CODE_DELTA = 4;
 
+    /**
+     * Head bytes to reserve per expected batch in zero-copy mode (the 4-byte patch), for the first
+     * allocation only; the head grows if more batches come.
+     */
+    private static final int PATCH_BYTES = 4;
+
     private FetchReader() {}
 
-    /** Reads every partition of the plan now into a new response frame owned by the result. */
-    public static FetchResult read(FetchPlan plan, RequestContext context) {
-        ByteBuf frame = context.newResponseFrame(sizeHint(plan));
+    /**
+     * Reads every partition of the plan now into a new response frame owned by the result.
+     *
+     * @param zeroCopy true: log bytes are {@link SegmentFileRegion}s; false: copied into the head
+     */
+    public static FetchResult read(FetchPlan plan, RequestContext context, boolean zeroCopy) {
+        ByteBuf head = context.newResponseFrame(sizeHint(plan, zeroCopy));
+        FetchResponseFrame frame = new FetchResponseFrame(head);
         try {
-            return readInto(plan, frame);
+            return readInto(plan, frame, zeroCopy, context.header().apiVersion());
         } catch (RuntimeException e) {
             frame.release();
             throw e;
@@ -57,23 +74,26 @@ public final class FetchReader {
 
     /**
      * The envelope alone when no partition has records to return (an idle long-poll check costs one
-     * small buffer), else the envelope plus maxBytes capped at 1 MiB (the SDKs' maxBytes; the buffer
-     * grows past that).
+     * small buffer); with records, zero-copy adds room for 256 batch patches, copy mode maxBytes
+     * capped at 1 MiB (the SDKs' maxBytes; the buffer grows past that).
      */
-    private static int sizeHint(FetchPlan plan) {
+    private static int sizeHint(FetchPlan plan, boolean zeroCopy) {
         long hint = plan.envelopeBytes() + 4L;
         for (TopicPlan topic : plan.topics()) {
             for (PartitionPlan p : topic.partitions()) {
                 if (p.partition() != null
                         && p.request().fetchOffset() < p.partition().logEndOffset()) {
-                    return (int) Math.min(hint + plan.request().maxBytes(), Math.max(hint, 1 << 20));
+                    long records =
+                            zeroCopy ? 256L * PATCH_BYTES : plan.request().maxBytes();
+                    return (int) Math.min(hint + records, Math.max(hint, 1 << 20));
                 }
             }
         }
         return (int) Math.min(hint, 1 << 20);
     }
 
-    private static FetchResult readInto(FetchPlan plan, ByteBuf out) {
+    private static FetchResult readInto(FetchPlan plan, FetchResponseFrame frame, boolean zeroCopy, short version) {
+        ByteBuf out = frame.head();
         FetchRequest request = plan.request();
         long frameBudget = plan.recordsBudgetBytes();
         long remaining = Math.min(request.maxBytes(), frameBudget);
@@ -81,7 +101,8 @@ public final class FetchReader {
         boolean hasError = false;
         long[] bounds = new long[plan.partitions().size()];
         int resolved = 0;
-        out.writeInt(0); // sessionId: no fetch sessions in v0
+        BatchCollector batches = new BatchCollector(version >= 1);
+        out.writeInt(0); // sessionId: no fetch sessions
         out.writeInt(plan.topics().size());
         for (TopicPlan topic : plan.topics()) {
             WireWriter.writeString(out, topic.topic(), "topic");
@@ -90,7 +111,7 @@ public final class FetchReader {
                 int id = p.request().partition();
                 if (p.partition() == null) {
                     hasError = true;
-                    writeEntry(out, id, p.errorCode(), -1L, -1L, -1L);
+                    writeEntry(out, version, id, p.errorCode(), -1L, -1L, -1L);
                     continue;
                 }
                 Partition partition = p.partition();
@@ -105,17 +126,19 @@ public final class FetchReader {
                 long fetchOffset = p.request().fetchOffset();
                 if (fetchOffset < logStart || fetchOffset > logEnd) {
                     hasError = true;
-                    writeEntry(out, id, Errors.OFFSET_OUT_OF_RANGE, highWatermark, logStart, lastStable);
+                    writeEntry(out, version, id, Errors.OFFSET_OUT_OF_RANGE, highWatermark, logStart, lastStable);
                     continue;
                 }
                 int entryStart = out.writerIndex();
-                int lengthIndex = writeEntry(out, id, Errors.NONE, highWatermark, logStart, lastStable);
+                int lengthIndex = writeEntry(out, version, id, Errors.NONE, highWatermark, logStart, lastStable);
                 if (fetchOffset >= bound || remaining <= 0) {
                     continue;
                 }
                 int recordsStart = out.writerIndex();
+                int regionMark = frame.regionCount();
                 try {
-                    int bytes = readPartition(
+                    batches.reset();
+                    int bytes = selectBatches(
                             partition,
                             fetchOffset,
                             bound,
@@ -123,37 +146,60 @@ public final class FetchReader {
                             remaining,
                             total == 0,
                             frameBudget - total,
-                            out,
-                            recordsStart);
+                            batches);
+                    if (bytes == 0) {
+                        continue;
+                    }
+                    if (version >= 1) {
+                        emitV1(frame, batches, zeroCopy, lengthIndex);
+                    } else {
+                        emitV0(frame, batches, fetchOffset, zeroCopy);
+                    }
                     out.setInt(lengthIndex, bytes);
                     remaining -= bytes;
                     total += bytes;
                 } catch (IOException e) {
                     LOG.error("Fetch read on {} at offset {} failed", partition, fetchOffset, e);
-                    out.writerIndex(recordsStart);
+                    frame.truncate(regionMark, recordsStart);
+                    out.setInt(lengthIndex, 0);
+                    if (version >= 1) {
+                        out.setLong(lengthIndex - FetchV1Layout.RECORDS_BASE_OFFSET_SIZE, -1L);
+                    }
                     out.setShort(entryStart + ERROR_CODE_DELTA, Errors.BROKER_NOT_AVAILABLE);
                     hasError = true;
                 }
             }
         }
-        return new FetchResult(out, total, hasError, bounds);
+        return new FetchResult(frame, total, hasError, bounds);
     }
 
-    /** Writes a partition entry with an empty records field; returns the index of its records length. */
+    /**
+     * Writes a partition entry with an empty records field (v1: recordsBaseOffset -1); returns the
+     * index of its records length.
+     */
     private static int writeEntry(
-            ByteBuf out, int partition, short errorCode, long highWatermark, long logStart, long lastStable) {
+            ByteBuf out,
+            short version,
+            int partition,
+            short errorCode,
+            long highWatermark,
+            long logStart,
+            long lastStable) {
+        if (version >= 1) {
+            return FetchV1Layout.writePartitionHeader(out, partition, errorCode, highWatermark, logStart, lastStable);
+        }
         FetchResponse.writePartitionHeader(
                 out, new PartitionData(partition, errorCode, highWatermark, logStart, lastStable, List.of(), null), 0);
         return out.writerIndex() - 4;
     }
 
     /**
-     * Appends whole batches of one partition to {@code out} and returns the bytes appended.
+     * Collects the whole batches of one partition to return and returns their total bytes.
      *
      * @param first whether no earlier partition returned data (its first batch may exceed maxBytes)
      * @param frameBudget records bytes left before the response would exceed the frame limit
      */
-    private static int readPartition(
+    private static int selectBatches(
             Partition partition,
             long fetchOffset,
             long bound,
@@ -161,28 +207,91 @@ public final class FetchReader {
             long remaining,
             boolean first,
             long frameBudget,
-            ByteBuf out,
-            int recordsStart)
+            BatchCollector batches)
             throws IOException {
         int limit = (int) Math.min(partitionMaxBytes, remaining);
         if (first) {
             // First partition with data: its first batch is exempt from both limits (decision 9.g).
-            int bytes = partition.log().readInto(fetchOffset, limit, bound, true, out);
-            return dropIfAbove(out, recordsStart, bytes, frameBudget);
+            partition.log().read(fetchOffset, limit, bound, true, batches);
+            return dropIfAbove(batches, frameBudget);
         }
         if (partitionMaxBytes >= remaining) {
-            return partition.log().readInto(fetchOffset, limit, bound, false, out);
+            partition.log().read(fetchOffset, limit, bound, false, batches);
+            return batches.totalBytes();
         }
         // The first batch may exceed partitionMaxBytes but not what is left of maxBytes.
-        int bytes = partition.log().readInto(fetchOffset, limit, bound, true, out);
-        return dropIfAbove(out, recordsStart, bytes, Math.min(remaining, frameBudget));
+        partition.log().read(fetchOffset, limit, bound, true, batches);
+        return dropIfAbove(batches, Math.min(remaining, frameBudget));
     }
 
-    private static int dropIfAbove(ByteBuf out, int recordsStart, int bytes, long max) {
-        if (bytes > max) {
-            out.writerIndex(recordsStart);
+    private static int dropIfAbove(BatchCollector batches, long max) {
+        if (batches.totalBytes() > max) {
+            batches.reset();
             return 0;
         }
-        return bytes;
+        return batches.totalBytes();
+    }
+
+    /** v0: each batch with bytes 0-3 rewritten to {@code baseOffset - fetchOffset}. */
+    private static void emitV0(FetchResponseFrame frame, BatchCollector batches, long fetchOffset, boolean zeroCopy)
+            throws IOException {
+        ByteBuf out = frame.head();
+        for (int i = 0; i < batches.count(); i++) {
+            int delta = Math.toIntExact(batches.baseOffset(i) - fetchOffset);
+            long position = batches.position(i);
+            int size = batches.size(i);
+            if (zeroCopy) {
+                out.writeInt(delta);
+                frame.addRegion(new SegmentFileRegion(
+                        batches.channel(i),
+                        position + RecordBatchLayout.BATCH_LENGTH_OFFSET,
+                        size - RecordBatchLayout.BATCH_LENGTH_OFFSET));
+            } else {
+                int at = out.writerIndex();
+                copy(batches, i, position, size, out);
+                out.setInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET, delta);
+            }
+        }
+    }
+
+    /**
+     * v1: the stored bytes of the collected batches (contiguous, one segment), with
+     * recordsBaseOffset = the first batch's base offset minus its stored baseOffsetDelta.
+     */
+    private static void emitV1(FetchResponseFrame frame, BatchCollector batches, boolean zeroCopy, int lengthIndex)
+            throws IOException {
+        ByteBuf out = frame.head();
+        long position = batches.position(0);
+        int total = batches.totalBytes();
+        int storedDelta;
+        if (zeroCopy) {
+            out.ensureWritable(4);
+            readFully(batches, 0, position, 4, out, out.writerIndex());
+            storedDelta = out.getInt(out.writerIndex());
+            frame.addRegion(new SegmentFileRegion(batches.channel(0), position, total));
+        } else {
+            int at = out.writerIndex();
+            copy(batches, 0, position, total, out);
+            storedDelta = out.getInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+        }
+        out.setLong(lengthIndex - FetchV1Layout.RECORDS_BASE_OFFSET_SIZE, batches.baseOffset(0) - storedDelta);
+    }
+
+    private static void copy(BatchCollector batches, int i, long position, int size, ByteBuf out) throws IOException {
+        out.ensureWritable(size);
+        readFully(batches, i, position, size, out, out.writerIndex());
+        out.writerIndex(out.writerIndex() + size);
+    }
+
+    private static void readFully(BatchCollector batches, int i, long position, int size, ByteBuf out, int index)
+            throws IOException {
+        int copied = 0;
+        while (copied < size) {
+            int n = out.setBytes(index + copied, batches.channel(i), position + copied, size - copied);
+            if (n < 0) {
+                throw new IOException("unexpected end of segment file at " + (position + copied));
+            }
+            copied += n;
+        }
     }
 }

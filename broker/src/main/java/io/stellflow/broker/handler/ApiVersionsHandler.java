@@ -8,9 +8,11 @@ import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.ApiVersionsResponse.ApiVersionRange;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
- * ApiVersions (apiKey 0, spec §6.1): lists exactly the implemented APIs, each at [0, 0], and the
+ * ApiVersions (apiKey 0, spec §6.1): lists exactly the implemented APIs, each at [0, its handler's max version] (Fetch [0, 1], the
+ * rest [0, 0]), and the
  * features that work. The response is built once.
  *
  * <p>Thread-safety: immutable.
@@ -24,11 +26,19 @@ public final class ApiVersionsHandler implements ApiHandler {
 
     private final ApiVersionsResponse response;
 
-    /** @param apiKeys the implemented API keys, in the order to list them */
+    /** @param apiKeys the implemented API keys, in the order to list them, each at [0, 0] */
     public ApiVersionsHandler(List<Short> apiKeys) {
+        this(apiKeys, Map.of());
+    }
+
+    /**
+     * @param apiKeys the implemented API keys, in the order to list them
+     * @param maxVersions the highest version per key when above 0 (Fetch: 1)
+     */
+    public ApiVersionsHandler(List<Short> apiKeys, Map<Short, Short> maxVersions) {
         List<ApiVersionRange> ranges = new ArrayList<>(apiKeys.size());
         for (short key : apiKeys) {
-            ranges.add(new ApiVersionRange(key, (short) 0, (short) 0));
+            ranges.add(new ApiVersionRange(key, (short) 0, maxVersions.getOrDefault(key, (short) 0)));
         }
         response = new ApiVersionsResponse(ranges, SOFTWARE_NAME, softwareVersion(), FEATURES);
     }

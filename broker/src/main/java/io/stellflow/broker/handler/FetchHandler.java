@@ -5,6 +5,7 @@ import io.stellflow.broker.fetch.DelayedFetch;
 import io.stellflow.broker.fetch.FetchPlan;
 import io.stellflow.broker.fetch.FetchReader;
 import io.stellflow.broker.fetch.FetchResult;
+import io.stellflow.broker.fetch.FetchV1Layout;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.TopicRegistry;
@@ -22,30 +23,39 @@ import java.util.concurrent.Executor;
 public final class FetchHandler implements ApiHandler {
     private final TopicRegistry registry;
     private final Executor pool;
+    private final boolean zeroCopy;
 
     /**
      * @param registry the topics
      * @param pool request handler pool for long-poll re-evaluations
+     * @param zeroCopy {@code fetch.zero.copy}: send log bytes as file regions (else copy them)
      */
-    public FetchHandler(TopicRegistry registry, Executor pool) {
+    public FetchHandler(TopicRegistry registry, Executor pool, boolean zeroCopy) {
         this.registry = registry;
         this.pool = pool;
+        this.zeroCopy = zeroCopy;
+    }
+
+    /** Fetch v0 (spec §6.4) and v1 ({@link FetchV1Layout}). */
+    @Override
+    public short maxVersion() {
+        return FetchV1Layout.VERSION;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
         FetchRequest request = FetchRequest.read(body);
-        FetchPlan plan = FetchPlan.resolve(request, registry);
-        FetchResult result = FetchReader.read(plan, context);
+        FetchPlan plan = FetchPlan.resolve(request, registry, context.header().apiVersion());
+        FetchResult result = FetchReader.read(plan, context, zeroCopy);
         boolean answerNow = request.maxWaitMs() == 0
                 || request.minBytes() == 0
                 || result.hasError()
                 || result.recordsBytes() >= request.minBytes();
         if (answerNow) {
-            context.sendFrame(result.frame());
+            context.sendFetch(result.frame());
             return;
         }
         result.release();
-        DelayedFetch.park(context, plan, result, pool);
+        DelayedFetch.park(context, plan, result, pool, zeroCopy);
     }
 }

@@ -3,7 +3,7 @@ package io.stellflow.broker.network;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Handles the body of one API (apiVersion 0). Runs on a request handler thread, never on an event
+ * Handles the body of one API (apiVersion 0 up to {@link #maxVersion()}). Runs on a request handler thread, never on an event
  * loop, so it may do file I/O.
  *
  * <p>Contract: answer exactly once through {@code context}, now or later (a parked Fetch answers
@@ -16,4 +16,9 @@ import io.netty.buffer.ByteBuf;
 public interface ApiHandler {
     /** Handles one request whose header was already read; {@code body} is positioned at the body start. */
     void handle(RequestContext context, ByteBuf body);
+
+    /** The highest apiVersion this handler reads (the lowest is 0); advertised in ApiVersions. */
+    default short maxVersion() {
+        return 0;
+    }
 }

@@ -18,8 +18,10 @@ import org.slf4j.LoggerFactory;
  * {@link FrameDecoder} to the request handler pool (through a per-connection {@link SerialExecutor},
  * so one connection's requests run in order) and answers discarded oversized frames at once.
  *
- * <p>Back pressure: while more than {@value #PAUSE_READS_ABOVE} requests of this connection wait,
- * reading from the socket is paused; it resumes below {@value #RESUME_READS_BELOW}.
+ * <p>Back pressure ({@link ReadGate}): while more than {@value #PAUSE_READS_ABOVE} requests of this
+ * connection wait, reading from the socket is paused; it resumes below {@value #RESUME_READS_BELOW}.
+ * Reading is also paused while the connection is unwritable (its queued responses are above the
+ * write-buffer high water mark because the client does not read them).
  *
  * <p>Buffer ownership: the payload from the decoder is released here after the handler returns (or
  * immediately when the pool rejects the task at shutdown).
@@ -36,6 +38,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private final RequestDispatcher dispatcher;
     private final SerialExecutor executor;
+    private ReadGate gate;
 
     /**
      * @param dispatcher routes requests to the API handlers
@@ -44,6 +47,26 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     public ConnectionHandler(RequestDispatcher dispatcher, Executor pool) {
         this.dispatcher = dispatcher;
         this.executor = new SerialExecutor(pool);
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        gate = new ReadGate(ctx.channel());
+    }
+
+    /** This connection's back-pressure switch. */
+    public ReadGate gate() {
+        return gate;
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable()) {
+            gate.resume(ReadGate.UNWRITABLE);
+        } else {
+            gate.pause(ReadGate.UNWRITABLE);
+        }
+        ctx.fireChannelWritabilityChanged();
     }
 
     @Override
@@ -79,18 +102,14 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             channel.close();
             return;
         }
-        if (executor.pending() > PAUSE_READS_ABOVE && channel.config().isAutoRead()) {
-            channel.config().setAutoRead(false);
+        if (executor.pending() > PAUSE_READS_ABOVE) {
+            gate.pause(ReadGate.PENDING_REQUESTS);
         }
     }
 
     private void maybeResumeReads(Channel channel) {
         if (executor.pending() < RESUME_READS_BELOW && !channel.config().isAutoRead()) {
-            try {
-                channel.eventLoop().execute(() -> channel.config().setAutoRead(true));
-            } catch (RejectedExecutionException e) {
-                // Event loop shut down: the broker is stopping and the connection is closed.
-            }
+            gate.resume(ReadGate.PENDING_REQUESTS);
         }
     }
 

@@ -2,6 +2,8 @@ package io.stellflow.broker.network;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.stellflow.broker.fetch.FetchResponseFrame;
+import io.stellflow.broker.fetch.FetchResponseWriter;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -106,6 +108,30 @@ public final class RequestContext {
         } catch (IllegalStateException e) {
             frame.release();
             LOG.error("Response to correlationId {} exceeds the frame limit", header.correlationId(), e);
+            channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
+            return;
+        }
+        channel.writeAndFlush(frame);
+    }
+
+    /**
+     * Sends a Fetch response frame (head buffer plus file regions), taking ownership of it. A frame
+     * above the limit (a bug) is released and answered with {@code UNKNOWN_SERVER_ERROR} header-only;
+     * a second response is released and dropped. The channel's {@link FetchResponseWriter} writes the
+     * pieces on the event loop.
+     */
+    public void sendFetch(FetchResponseFrame frame) {
+        if (!responded.compareAndSet(false, true)) {
+            frame.release();
+            LOG.error("Second response to correlationId {} dropped", header.correlationId());
+            return;
+        }
+        if (!frame.seal()) {
+            LOG.error(
+                    "Fetch response to correlationId {} of {} bytes exceeds the frame limit",
+                    header.correlationId(),
+                    frame.payloadBytes());
+            frame.release();
             channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
             return;
         }

@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  *       headerVersion other than 2, else {@code INVALID_REQUEST}), using the correlationId at payload
  *       offset 6.
  *   <li>apiKey without a handler: {@code FEATURE_NOT_ENABLED}.
- *   <li>apiVersion other than 0: {@code UNSUPPORTED_VERSION}.
+ *   <li>apiVersion outside 0..{@link ApiHandler#maxVersion()} of its handler (0 for every API but
+ *       Fetch, which reads 0 and 1): {@code UNSUPPORTED_VERSION}.
  *   <li>The handler throws {@link ProtocolException}: its code; anything else: {@code UNKNOWN_SERVER_ERROR}.
  * </ol>
  *
@@ -28,7 +29,7 @@ import org.slf4j.LoggerFactory;
 public final class RequestDispatcher {
     private static final Logger LOG = LoggerFactory.getLogger(RequestDispatcher.class);
 
-    /** The only apiVersion this broker implements for every API. */
+    /** The apiVersion every API implements; some accept more ({@link ApiHandler#maxVersion()}). */
     public static final short SUPPORTED_API_VERSION = 0;
 
     private final Map<Short, ApiHandler> handlers;
@@ -59,7 +60,7 @@ public final class RequestDispatcher {
             context.respondError(Errors.FEATURE_NOT_ENABLED);
             return;
         }
-        if (header.apiVersion() != SUPPORTED_API_VERSION) {
+        if (header.apiVersion() < SUPPORTED_API_VERSION || header.apiVersion() > handler.maxVersion()) {
             context.respondError(Errors.UNSUPPORTED_VERSION);
             return;
         }

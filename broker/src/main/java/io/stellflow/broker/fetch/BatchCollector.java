@@ -1,0 +1,89 @@
+package io.stellflow.broker.fetch;
+
+import io.stellflow.storage.PartitionLog;
+import java.nio.channels.FileChannel;
+import java.util.Arrays;
+
+/**
+ * Records the batches {@link PartitionLog#read} visits (channel, file position, size, base offset)
+ * so that the Fetch evaluation can decide on limits before it emits anything. Reused across the
+ * partitions of one evaluation: arrays grow, nothing is allocated per batch.
+ *
+ * <p>In single-segment mode (Fetch v1) only batches of the first visited segment that follow each
+ * other in its file are kept; later ones are ignored (the client fetches them next time), so the
+ * kept batches are one contiguous file range.
+ *
+ * <p>Thread-safety: confined to the evaluating thread.
+ */
+final class BatchCollector implements PartitionLog.BatchVisitor {
+    private final boolean singleSegment;
+    private FileChannel[] channels = new FileChannel[16];
+    private long[] positions = new long[16];
+    private int[] sizes = new int[16];
+    private long[] baseOffsets = new long[16];
+    private int count;
+    private int totalBytes;
+    private boolean closed;
+
+    BatchCollector(boolean singleSegment) {
+        this.singleSegment = singleSegment;
+    }
+
+    void reset() {
+        Arrays.fill(channels, 0, count, null);
+        count = 0;
+        totalBytes = 0;
+        closed = false;
+    }
+
+    @Override
+    public void batch(FileChannel channel, long filePosition, int sizeInBytes, long baseOffset, long lastOffset) {
+        if (closed) {
+            return;
+        }
+        if (singleSegment && count > 0) {
+            int last = count - 1;
+            if (channel != channels[last] || filePosition != positions[last] + sizes[last]) {
+                closed = true;
+                return;
+            }
+        }
+        if (count == channels.length) {
+            int n = count * 2;
+            channels = Arrays.copyOf(channels, n);
+            positions = Arrays.copyOf(positions, n);
+            sizes = Arrays.copyOf(sizes, n);
+            baseOffsets = Arrays.copyOf(baseOffsets, n);
+        }
+        channels[count] = channel;
+        positions[count] = filePosition;
+        sizes[count] = sizeInBytes;
+        baseOffsets[count] = baseOffset;
+        count++;
+        totalBytes += sizeInBytes;
+    }
+
+    int count() {
+        return count;
+    }
+
+    int totalBytes() {
+        return totalBytes;
+    }
+
+    FileChannel channel(int i) {
+        return channels[i];
+    }
+
+    long position(int i) {
+        return positions[i];
+    }
+
+    int size(int i) {
+        return sizes[i];
+    }
+
+    long baseOffset(int i) {
+        return baseOffsets[i];
+    }
+}
