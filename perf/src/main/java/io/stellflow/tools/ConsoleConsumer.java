@@ -103,8 +103,10 @@ public final class ConsoleConsumer implements Callable<Integer> {
             } else {
                 consumer.seekToEnd(partitions);
             }
+            // Looks up the leaders and opens the connections before any idle clock starts, so that
+            // --timeout-ms counts time without data, not start-up time.
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
             if (fromBeginning && partitions.size() > 1 && !interleave) {
-                Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
                 Map<TopicPartition, Long> positions = new HashMap<>();
                 for (TopicPartition tp : partitions) {
                     positions.put(tp, consumer.position(tp));
