@@ -139,7 +139,7 @@ public final class PartitionLog implements AutoCloseable {
     public long appendAsLeader(ByteBuf records, int leaderEpoch) throws IOException {
         int start = records.readerIndex();
         int end = records.writerIndex();
-        checkWholeBatches(records, start, end);
+        RecordSets.checkWholeBatches(records, start, end);
         appendLock.lock();
         try {
             checkWritable();
@@ -173,7 +173,7 @@ public final class PartitionLog implements AutoCloseable {
     public long appendAsFollower(ByteBuf records, long fetchOffset) throws IOException {
         int start = records.readerIndex();
         int end = records.writerIndex();
-        checkWholeBatches(records, start, end);
+        RecordSets.checkWholeBatches(records, start, end);
         appendLock.lock();
         try {
             checkWritable();
@@ -216,32 +216,6 @@ public final class PartitionLog implements AutoCloseable {
         } catch (IOException e) {
             failed = true;
             throw e;
-        }
-    }
-
-    /**
-     * Checks the framing the append relies on before anything is changed, so a bad set is rejected
-     * whole: whole batches back to back, batchLength and lastOffsetDelta in range. The full
-     * validation (CRC, records) is the caller's (RecordBatchValidator).
-     */
-    private static void checkWholeBatches(ByteBuf records, int start, int end) {
-        if (start >= end) {
-            throw new IllegalArgumentException("empty record set");
-        }
-        int p = start;
-        while (p < end) {
-            if (end - p < RecordBatchLayout.HEADER_SIZE) {
-                throw new IllegalArgumentException("partial batch at " + (p - start) + " of the record set");
-            }
-            int batchLength = records.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
-            int lastOffsetDelta = records.getInt(p + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
-            if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH
-                    || batchLength > end - p - RecordBatchLayout.LOG_OVERHEAD
-                    || lastOffsetDelta < 0) {
-                throw new IllegalArgumentException("record set not validated: batch at " + (p - start)
-                        + " has batchLength " + batchLength + ", lastOffsetDelta " + lastOffsetDelta);
-            }
-            p += RecordBatchLayout.LOG_OVERHEAD + batchLength;
         }
     }
 
@@ -641,6 +615,17 @@ public final class PartitionLog implements AutoCloseable {
         long upper = Math.min(maxOffsetExclusive, logEndOffset);
         Segment[] segs = segments;
         return TimestampSearch.search(segs, targetMs, logStartOffset(), upper);
+    }
+
+    /**
+     * The record with the largest timestamp (the first one on ties) among offsets from the log start
+     * offset up to {@code maxOffsetExclusive} (and the log end offset), or null when there is none:
+     * ListOffsets MAX_TIMESTAMP. Runs concurrently with appends.
+     */
+    public TimestampOffset offsetOfMaxTimestamp(long maxOffsetExclusive) throws IOException {
+        long upper = Math.min(maxOffsetExclusive, logEndOffset);
+        Segment[] segs = segments;
+        return TimestampSearch.maxTimestamp(segs, logStartOffset, upper);
     }
 
     /** A record's timestamp (ms) and offset. */

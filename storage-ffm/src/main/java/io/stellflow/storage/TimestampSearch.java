@@ -78,6 +78,44 @@ final class TimestampSearch {
     }
 
     /**
+     * The record with the largest timestamp among offsets {@code [startOffset, upper)} (the first one
+     * on ties), or null when the range is empty (ListOffsets MAX_TIMESTAMP). Sealed segments inside
+     * the range answer from their max timestamp; the segments holding {@code startOffset} or {@code
+     * upper} are walked by batch header (batches ending at or past {@code upper} are not considered). Then {@link #search}
+     * for that timestamp finds the record.
+     */
+    static TimestampOffset maxTimestamp(Segment[] segs, long startOffset, long upper) throws IOException {
+        long best = Long.MIN_VALUE;
+        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+        for (int i = 0; i < segs.length && segs[i].baseOffset < upper; i++) {
+            Segment s = segs[i];
+            boolean belowStart = i + 1 < segs.length && segs[i + 1].baseOffset <= startOffset;
+            if (belowStart) {
+                continue;
+            }
+            if (s.baseOffset >= startOffset && i + 1 < segs.length && segs[i + 1].baseOffset <= upper) {
+                best = Math.max(best, s.maxTimestampMs());
+                continue;
+            }
+            int end = s.sizeBytes();
+            for (int pos = 0; pos < end; ) {
+                hdr.clear();
+                s.readFully(hdr, pos);
+                long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+                long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
+                if (last >= upper) {
+                    break;
+                }
+                if (last >= startOffset) {
+                    best = Math.max(best, hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET));
+                }
+                pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            }
+        }
+        return best == Long.MIN_VALUE ? null : search(segs, best, startOffset, upper);
+    }
+
+    /**
      * The first record of {@code batch} at or after startOffset with timestamp &gt;= targetMs, {@link
      * #PAST_UPPER_BOUND} when a record at or past {@code upper} comes first, or null when none matches.
      */

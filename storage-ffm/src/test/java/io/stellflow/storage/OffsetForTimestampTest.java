@@ -82,4 +82,29 @@ class OffsetForTimestampTest {
             assertThat(offset(log, 2900)).isEqualTo(58);
         }
     }
+
+    @Test
+    void maxTimestampIsTheFirstRecordWithTheLargestTimestampBelowTheBound() throws IOException {
+        try (PartitionLog log = logWithBatches(
+                new long[] {1000}, new long[] {3000, 4000}, new long[] {2000}, new long[] {4000}, new long[] {500})) {
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new PartitionLog.TimestampOffset(4000, 2));
+            assertThat(log.offsetOfMaxTimestamp(2)).isEqualTo(new PartitionLog.TimestampOffset(1000, 0));
+            assertThat(log.offsetOfMaxTimestamp(0)).isNull();
+        }
+    }
+
+    @Test
+    void maxTimestampAcrossSegmentsAndAboveARaisedStartOffset() throws IOException {
+        long[][] batches = new long[30][];
+        for (int i = 0; i < 30; i++) {
+            batches[i] = new long[] {i == 3 ? 99_999 : 100L * i, 100L * i + 50};
+        }
+        try (PartitionLog log = logWithBatches(batches)) {
+            assertThat(log.segmentCount()).isGreaterThan(2);
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE).offset()).isEqualTo(6);
+            log.maybeIncrementLogStartOffset(8, Long.MAX_VALUE);
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new PartitionLog.TimestampOffset(2950, 59));
+            assertThat(log.offsetOfMaxTimestamp(40)).isEqualTo(new PartitionLog.TimestampOffset(1950, 39));
+        }
+    }
 }
