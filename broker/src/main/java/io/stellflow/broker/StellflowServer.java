@@ -10,8 +10,10 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.uring.IoUring;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.util.HashedWheelTimer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ConfigException;
 import io.stellflow.broker.config.Listener;
@@ -57,8 +59,9 @@ import org.slf4j.LoggerFactory;
  * Metadata, Produce, Fetch, ListOffsets, CreateTopic) and stores topics under the first log dir.
  *
  * <p>Threads: one acceptor and {@code num.network.threads} Netty event loops (framing and socket I/O
- * only), {@code num.io.threads} request handler threads (decoding, validation, file I/O), and no
- * thread per parked Fetch.
+ * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
+ * {@code num.append.agents} append agents (single writer per partition: validation and appends,
+ * {@link AppendService}), one timer-wheel thread for parked Fetches, and no thread per parked Fetch.
  *
  * <p>Thread-safety: {@link #start} and {@link #close} may be called from any thread; {@link #close}
  * is idempotent.
@@ -88,6 +91,8 @@ public final class StellflowServer implements AutoCloseable {
     private final ChannelGroup channels =
             new DefaultChannelGroup("stellflow-connections", GlobalEventExecutor.INSTANCE);
     private final Transport transport;
+    private final AppendService appends;
+    private final HashedWheelTimer timer;
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile BrokerEndpoint endpoint;
     private Channel serverChannel;
@@ -103,6 +108,19 @@ public final class StellflowServer implements AutoCloseable {
         this.acceptorGroup = transport.newEventLoopGroup(1, new DefaultThreadFactory("sf-acceptor", false));
         this.workerGroup =
                 transport.newEventLoopGroup(config.numNetworkThreads(), new DefaultThreadFactory("sf-network", false));
+        this.appends = config.numAppendAgents() == 0
+                ? null
+                : new AppendService(
+                        config.numAppendAgents(),
+                        config.appendIdleStrategy(),
+                        config.appendQueueCapacity(),
+                        config.queuedMaxRequestBytes(),
+                        config.messageMaxBytes());
+        // 1 ms ticks, 512 buckets: long-poll timeouts (SDKs: 500 ms) land within a tick.
+        this.timer = new HashedWheelTimer(new DefaultThreadFactory("sf-timer", true), 1, TimeUnit.MILLISECONDS, 512);
+        if (appends != null) {
+            appends.start();
+        }
     }
 
     /**
@@ -147,12 +165,12 @@ public final class StellflowServer implements AutoCloseable {
     private void bind(String clusterId) {
         TopicService topics = new TopicService(registry, config.autoCreateTopicsEnable(), config.numPartitions());
         Map<Short, ApiHandler> handlers = new LinkedHashMap<>();
-        FetchHandler fetch = new FetchHandler(registry, requestPool, config.fetchZeroCopy());
+        FetchHandler fetch = new FetchHandler(registry, requestPool, config.fetchZeroCopy(), timer);
         handlers.put(
                 ApiKeys.API_VERSIONS,
                 new ApiVersionsHandler(IMPLEMENTED_APIS, Map.of(ApiKeys.FETCH, fetch.maxVersion())));
         handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
-        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes()));
+        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes(), appends));
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
         handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
@@ -289,6 +307,10 @@ public final class StellflowServer implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 requestPool.shutdownNow();
             }
+            if (appends != null) {
+                appends.close();
+            }
+            timer.stop();
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             registry.close();

@@ -40,6 +40,12 @@ import java.util.TreeSet;
  *       connection is unwritable and the broker stops reading from it</td></tr>
  *   <tr><td>socket.flush.consolidation.flushes</td><td>256</td><td>0..1048576; flushes merged into one
  *       syscall while responses queue up; 0 = no consolidation</td></tr>
+ *   <tr><td>num.append.agents</td><td>1</td><td>0..64 append agent threads (single writer per
+ *       partition); 0 = append on the request threads</td></tr>
+ *   <tr><td>append.queue.capacity</td><td>1024</td><td>2..1048576 queued Produce requests per partition</td></tr>
+ *   <tr><td>append.idle.strategy</td><td>park</td><td>park or backoff</td></tr>
+ *   <tr><td>queued.max.request.bytes</td><td>104857600</td><td>&gt;= 1; queued record bytes above which
+ *       the broker stops reading from producing connections</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable after {@link #fromProperties}.
@@ -86,7 +92,11 @@ public final class BrokerConfig {
             "socket.receive.buffer.bytes",
             "socket.write.buffer.low.water.mark.bytes",
             "socket.write.buffer.high.water.mark.bytes",
-            "socket.flush.consolidation.flushes");
+            "socket.flush.consolidation.flushes",
+            "num.append.agents",
+            "append.queue.capacity",
+            "append.idle.strategy",
+            "queued.max.request.bytes");
 
     private final int brokerId;
     private final Listener listener;
@@ -106,6 +116,10 @@ public final class BrokerConfig {
     private final int writeBufferLowWaterMarkBytes;
     private final int writeBufferHighWaterMarkBytes;
     private final int flushConsolidationFlushes;
+    private final int numAppendAgents;
+    private final int appendQueueCapacity;
+    private final String appendIdleStrategy;
+    private final long queuedMaxRequestBytes;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
@@ -149,6 +163,15 @@ public final class BrokerConfig {
                 writeBufferLowWaterMarkBytes,
                 Integer.MAX_VALUE);
         flushConsolidationFlushes = intValue(props, "socket.flush.consolidation.flushes", 256, 0, 1 << 20);
+        numAppendAgents = intValue(props, "num.append.agents", 1, 0, 64);
+        appendQueueCapacity = intValue(props, "append.queue.capacity", 1024, 2, 1 << 20);
+        appendIdleStrategy = string(props, "append.idle.strategy", "park").toLowerCase(Locale.ROOT);
+        if (!appendIdleStrategy.equals("park") && !appendIdleStrategy.equals("backoff")) {
+            throw new ConfigException("append.idle.strategy", appendIdleStrategy, "must be park or backoff");
+        }
+        // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
+        // flight is far more than a 2-core machine appends in the time a producer waits.
+        queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
             if (!KNOWN_KEYS.contains(key)) {
@@ -255,6 +278,26 @@ public final class BrokerConfig {
     /** {@code socket.flush.consolidation.flushes}: 0 = no flush consolidation. */
     public int flushConsolidationFlushes() {
         return flushConsolidationFlushes;
+    }
+
+    /** {@code num.append.agents}: append agent threads; 0 = append on the request threads. */
+    public int numAppendAgents() {
+        return numAppendAgents;
+    }
+
+    /** {@code append.queue.capacity}: requests per partition append queue. */
+    public int appendQueueCapacity() {
+        return appendQueueCapacity;
+    }
+
+    /** {@code append.idle.strategy}: park or backoff. */
+    public String appendIdleStrategy() {
+        return appendIdleStrategy;
+    }
+
+    /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */
+    public long queuedMaxRequestBytes() {
+        return queuedMaxRequestBytes;
     }
 
     /** Every key the broker reads. */

@@ -1,6 +1,9 @@
 package io.stellflow.broker.fetch;
 
 import io.netty.channel.ChannelFuture;
+import io.netty.util.HashedWheelTimer;
+import io.netty.util.Timeout;
+import io.netty.util.Timer;
 import io.netty.util.concurrent.GenericFutureListener;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.AppendListener;
@@ -8,7 +11,6 @@ import io.stellflow.broker.topic.Partition;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -16,7 +18,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Fetch parked in long-poll (decision 9.e). It holds no thread while it waits: it is registered as
- * an {@link AppendListener} on each of its partitions and has a timer on the connection's event loop.
+ * an {@link AppendListener} on each of its partitions and has a timeout in the broker's timer wheel
+ * ({@link HashedWheelTimer}, 1 ms ticks).
  * Each append schedules one re-evaluation on the request handler pool; the Fetch is answered when the
  * readable bytes reach {@code minBytes} (or a partition error appears), or with whatever is readable
  * when {@code maxWaitMs} passes. If the connection closes first, it is dropped silently.
@@ -34,13 +37,15 @@ public final class DelayedFetch implements AppendListener {
     private final FetchPlan plan;
     private final Executor pool;
     private final boolean zeroCopy;
+    private final Timer timer;
     private final List<Partition> partitions;
     private final AtomicBoolean done = new AtomicBoolean();
     private final AtomicBoolean checkQueued = new AtomicBoolean();
     private final GenericFutureListener<ChannelFuture> onClose = future -> cancel();
-    private volatile ScheduledFuture<?> timeout;
+    private volatile Timeout timeout;
 
-    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool, boolean zeroCopy) {
+    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool, boolean zeroCopy, Timer timer) {
+        this.timer = timer;
         this.context = context;
         this.plan = plan;
         this.pool = pool;
@@ -55,10 +60,11 @@ public final class DelayedFetch implements AppendListener {
      *     appends that happened before the listeners were registered
      * @param pool the request handler pool that runs re-evaluations
      * @param zeroCopy whether log bytes are sent as file regions
+     * @param timer the timer wheel for the maxWaitMs timeout
      */
     public static DelayedFetch park(
-            RequestContext context, FetchPlan plan, FetchResult first, Executor pool, boolean zeroCopy) {
-        DelayedFetch fetch = new DelayedFetch(context, plan, pool, zeroCopy);
+            RequestContext context, FetchPlan plan, FetchResult first, Executor pool, boolean zeroCopy, Timer timer) {
+        DelayedFetch fetch = new DelayedFetch(context, plan, pool, zeroCopy, timer);
         fetch.start(first.readableBounds());
         return fetch;
     }
@@ -69,10 +75,8 @@ public final class DelayedFetch implements AppendListener {
         }
         context.channel().closeFuture().addListener(onClose);
         try {
-            timeout = context.channel()
-                    .eventLoop()
-                    .schedule(() -> submit(this::expire), plan.request().maxWaitMs(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
+            timeout = timer.newTimeout(t -> submit(this::expire), plan.request().maxWaitMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException | IllegalStateException e) {
             submit(this::expire);
             return;
         }
@@ -132,9 +136,9 @@ public final class DelayedFetch implements AppendListener {
         for (Partition partition : partitions) {
             partition.removeListener(this);
         }
-        ScheduledFuture<?> t = timeout;
+        Timeout t = timeout;
         if (t != null) {
-            t.cancel(false);
+            t.cancel();
         }
         context.channel().closeFuture().removeListener(onClose);
         return true;

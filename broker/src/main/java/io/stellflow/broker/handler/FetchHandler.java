@@ -1,6 +1,7 @@
 package io.stellflow.broker.handler;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.Timer;
 import io.stellflow.broker.fetch.DelayedFetch;
 import io.stellflow.broker.fetch.FetchPlan;
 import io.stellflow.broker.fetch.FetchReader;
@@ -24,16 +25,19 @@ public final class FetchHandler implements ApiHandler {
     private final TopicRegistry registry;
     private final Executor pool;
     private final boolean zeroCopy;
+    private final Timer timer;
 
     /**
      * @param registry the topics
      * @param pool request handler pool for long-poll re-evaluations
      * @param zeroCopy {@code fetch.zero.copy}: send log bytes as file regions (else copy them)
+     * @param timer the timer wheel that expires parked Fetches
      */
-    public FetchHandler(TopicRegistry registry, Executor pool, boolean zeroCopy) {
+    public FetchHandler(TopicRegistry registry, Executor pool, boolean zeroCopy, Timer timer) {
         this.registry = registry;
         this.pool = pool;
         this.zeroCopy = zeroCopy;
+        this.timer = timer;
     }
 
     /** Fetch v0 (spec §6.4) and v1 ({@link FetchV1Layout}). */
@@ -56,6 +60,6 @@ public final class FetchHandler implements ApiHandler {
             return;
         }
         result.release();
-        DelayedFetch.park(context, plan, result, pool, zeroCopy);
+        DelayedFetch.park(context, plan, result, pool, zeroCopy, timer);
     }
 }

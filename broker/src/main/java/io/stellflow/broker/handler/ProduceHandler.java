@@ -1,7 +1,10 @@
 package io.stellflow.broker.handler;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;
@@ -34,6 +37,9 @@ import org.slf4j.LoggerFactory;
  *       fallback) and nothing is acknowledged.
  * </ol>
  *
+ * <p>With append agents ({@code num.append.agents} &gt; 0, {@link AppendService}) steps 2-4 run on
+ * the partition's agent; otherwise on the request thread.
+ *
  * <p>Every acks value (0, 1, -1) is answered after the local append: on a single node the high
  * watermark equals the log end offset as soon as the append returns (decision 9.i).
  *
@@ -47,19 +53,36 @@ public final class ProduceHandler implements ApiHandler {
 
     private final TopicService topics;
     private final int messageMaxBytes;
+    private final AppendService appends;
 
     /**
+     * Appends on the request thread (no append agents).
+     *
      * @param topics topic lookups (with auto-creation policy)
      * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
      */
     public ProduceHandler(TopicService topics, int messageMaxBytes) {
+        this(topics, messageMaxBytes, null);
+    }
+
+    /**
+     * @param topics topic lookups (with auto-creation policy)
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param appends the append agents, or null to append on the request thread
+     */
+    public ProduceHandler(TopicService topics, int messageMaxBytes, AppendService appends) {
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
+        this.appends = appends;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
         ProduceRequest request = ProduceRequest.read(body);
+        if (appends != null) {
+            handOff(context, request);
+            return;
+        }
         boolean transactional = request.transactionalId() != null;
         List<TopicResponse> responses = new ArrayList<>(request.topicData().size());
         for (TopicData topicData : request.topicData()) {
@@ -76,6 +99,60 @@ public final class ProduceHandler implements ApiHandler {
             responses.add(new TopicResponse(topicData.topic(), partitions));
         }
         context.respond(new ProduceResponse(responses));
+    }
+
+    /**
+     * The agent path: errors known without the log are answered in their slot at once; every other
+     * partition's records are RETAINED (a slice of the request frame, no copy) and handed to its
+     * append agent, which validates, appends, releases and fills the slot. The last slot filled sends
+     * the response. Hand-offs run in request order on the connection's serial executor, so a
+     * connection's batches for one partition are queued (and appended) in the order sent.
+     */
+    private void handOff(RequestContext context, ProduceRequest request) {
+        boolean transactional = request.transactionalId() != null;
+        int topicCount = request.topicData().size();
+        String[] names = new String[topicCount];
+        int slots = 0;
+        for (TopicData t : request.topicData()) {
+            slots += t.partitions().size();
+        }
+        int[] topicOfSlot = new int[slots];
+        TopicService.Lookup[] lookups = new TopicService.Lookup[topicCount];
+        int slot = 0;
+        for (int t = 0; t < topicCount; t++) {
+            TopicData topicData = request.topicData().get(t);
+            names[t] = topicData.topic();
+            lookups[t] = topics.lookupOrAutoCreate(topicData.topic());
+            for (int i = 0; i < topicData.partitions().size(); i++) {
+                topicOfSlot[slot++] = t;
+            }
+        }
+        PendingProduce pending = new PendingProduce(context, names, topicOfSlot);
+        ReadGate gate = context.channel().attr(ReadGate.KEY).get();
+        slot = 0;
+        for (int t = 0; t < topicCount; t++) {
+            for (PartitionData data : request.topicData().get(t).partitions()) {
+                int s = slot++;
+                TopicService.Lookup lookup = lookups[t];
+                Partition partition =
+                        lookup.topic() == null ? null : lookup.topic().partition(data.partition());
+                if (lookup.topic() == null) {
+                    pending.complete(s, error(data.partition(), lookup.errorCode(), -1, -1L));
+                } else if (partition == null) {
+                    pending.complete(s, error(data.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1L));
+                } else if (data.records() == null || !data.records().isReadable()) {
+                    pending.complete(
+                            s,
+                            error(
+                                    data.partition(),
+                                    Errors.INVALID_RECORD,
+                                    partition.leaderEpoch(),
+                                    partition.logStartOffset()));
+                } else {
+                    appends.submit(partition, pending, s, data.records().retainedSlice(), transactional, gate);
+                }
+            }
+        }
     }
 
     private PartitionResponse produce(Partition partition, PartitionData data, boolean transactional) {

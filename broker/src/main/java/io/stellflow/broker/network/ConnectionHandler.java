@@ -52,6 +52,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         gate = new ReadGate(ctx.channel());
+        ctx.channel().attr(ReadGate.KEY).set(gate);
     }
 
     /** This connection's back-pressure switch. */

@@ -1,6 +1,7 @@
 package io.stellflow.broker.network;
 
 import io.netty.channel.Channel;
+import io.netty.util.AttributeKey;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
@@ -26,6 +27,9 @@ public final class ReadGate {
 
     /** An append queue this connection feeds is full, or queued request bytes are over the limit. */
     public static final int APPEND_BACKLOG = 1 << 2;
+
+    /** The gate of a client connection, set by {@link ConnectionHandler}. */
+    public static final AttributeKey<ReadGate> KEY = AttributeKey.valueOf("stellflow.readGate");
 
     private final Channel channel;
 
