@@ -8,15 +8,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * What a log needs from its surroundings, injectable so tests drive time: a wall clock (ms, for
- * segment append times and time retention) and a scheduler for delayed file deletion
- * ({@code file.delete.delay.ms}).
+ * segment append times, rolls and time retention), a scheduler for delayed file deletion ({@code
+ * file.delete.delay.ms}) and periodic work, and the metrics hooks.
  *
  * <p>Thread-safety: immutable; the clock and scheduler must be safe to call from any thread.
  *
  * @param clock wall-clock time source
  * @param scheduler runs a task once after a delay
+ * @param metrics storage metric hooks ({@link LogMetrics#NOOP} for none)
  */
-public record LogEnvironment(InstantSource clock, Scheduler scheduler) {
+public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetrics metrics) {
 
     /** Runs a task once after {@code delayMs} milliseconds on some thread. */
     @FunctionalInterface
@@ -40,6 +41,17 @@ public record LogEnvironment(InstantSource clock, Scheduler scheduler) {
     public LogEnvironment {
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(scheduler, "scheduler");
+        Objects.requireNonNull(metrics, "metrics");
+    }
+
+    /** Without metrics. */
+    public LogEnvironment(InstantSource clock, Scheduler scheduler) {
+        this(clock, scheduler, LogMetrics.NOOP);
+    }
+
+    /** This environment with {@code newMetrics} as the metric hooks. */
+    public LogEnvironment withMetrics(LogMetrics newMetrics) {
+        return new LogEnvironment(clock, scheduler, newMetrics);
     }
 
     /** The system clock and a shared daemon deletion thread. */

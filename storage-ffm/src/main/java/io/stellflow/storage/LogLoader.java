@@ -52,20 +52,23 @@ final class LogLoader {
     private final Path dir;
     private final LogConfig config;
     private final long nowMs;
+    private final LogMetrics metrics;
     private LeaderEpochCache cache;
     private boolean rebuildEpochs;
 
-    private LogLoader(Path dir, LogConfig config, long nowMs) {
+    private LogLoader(Path dir, LogConfig config, LogEnvironment env) {
         this.dir = dir;
         this.config = config;
-        this.nowMs = nowMs;
+        this.nowMs = env.nowMs();
+        this.metrics = env.metrics();
     }
 
-    static Loaded load(Path dir, LogConfig config, long nowMs) throws IOException {
-        return new LogLoader(dir, config, nowMs).load();
+    static Loaded load(Path dir, LogConfig config, LogEnvironment env) throws IOException {
+        return new LogLoader(dir, config, env).load();
     }
 
     private Loaded load() throws IOException {
+        long startNanos = System.nanoTime();
         Path marker = dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE);
         boolean clean = Files.exists(marker);
         long[] bases = listSegmentBases();
@@ -109,6 +112,7 @@ final class LogLoader {
         cache.truncateFromEnd(logEndOffset);
         cache.truncateFromStart(logStartOffset);
         cache.flush();
+        metrics.logLoaded(System.nanoTime() - startNanos, clean);
         return new Loaded(segments, logEndOffset, cache.latestEpoch(), logStartOffset, recoveryPoint, cache);
     }
 
@@ -158,6 +162,7 @@ final class LogLoader {
                 LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
                 s.rebuildIndexStart(config);
                 Recovery.recoverSegment(s, bases[i], false, Recovery.BatchEpochs.IGNORE);
+                metrics.indexRebuilt();
             }
             if (rebuildEpochs) {
                 walkEpochs(s);
@@ -180,6 +185,7 @@ final class LogLoader {
             loaded.add(s);
             s.rebuildIndexStart(config);
             Recovery.Result r = Recovery.recoverSegment(s, Math.max(next, bases[i]), true, cache::assign);
+            metrics.indexRebuilt();
             next = r.nextOffset();
             if (r.droppedBytes() > 0 && i < bases.length - 1) {
                 for (int j = i + 1; j < bases.length; j++) {

@@ -106,7 +106,7 @@ public final class PartitionLog implements AutoCloseable {
     public static PartitionLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
         Files.createDirectories(partitionDir);
         PartitionLog log = new PartitionLog(partitionDir, config, env);
-        LogLoader.Loaded loaded = LogLoader.load(partitionDir, config, env.nowMs());
+        LogLoader.Loaded loaded = LogLoader.load(partitionDir, config, env);
         log.segments = loaded.segments();
         log.logEndOffset = loaded.logEndOffset();
         log.logStartOffset = loaded.logStartOffset();
@@ -143,11 +143,14 @@ public final class PartitionLog implements AutoCloseable {
         appendLock.lock();
         try {
             checkWritable();
+            long startNanos = System.nanoTime();
             long first = logEndOffset;
             if (epochCache.assign(leaderEpoch, first)) {
                 epochCache.flush();
             }
-            return guardedAppend(records, start, end, leaderEpoch, true);
+            guardedAppend(records, start, end, leaderEpoch, true);
+            env.metrics().append(System.nanoTime() - startNanos, true);
+            return first;
         } finally {
             appendLock.unlock();
         }
@@ -177,6 +180,7 @@ public final class PartitionLog implements AutoCloseable {
         appendLock.lock();
         try {
             checkWritable();
+            long startNanos = System.nanoTime();
             long expected = logEndOffset;
             for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
                 long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
@@ -194,6 +198,7 @@ public final class PartitionLog implements AutoCloseable {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, 0, false);
+            env.metrics().append(System.nanoTime() - startNanos, false);
             return logEndOffset;
         } finally {
             appendLock.unlock();
@@ -288,6 +293,7 @@ public final class PartitionLog implements AutoCloseable {
         Segment[] grown = Arrays.copyOf(old, old.length + 1);
         grown[old.length] = next;
         segments = grown; // volatile: published before any LEO inside the new segment
+        env.metrics().segmentRolled();
         LOG.debug("Rolled {} to new segment at base offset {}", dir, baseOffset);
         return next;
     }
@@ -303,10 +309,12 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void flushLocked() throws IOException {
+        long startNanos = System.nanoTime();
         long leo = logEndOffset;
         for (Segment s : segments) {
             s.flush();
         }
+        env.metrics().flush(System.nanoTime() - startNanos);
         unflushedRecords = 0;
         lastFlushNanos = System.nanoTime();
         recoveryPoint = leo;
@@ -493,6 +501,7 @@ public final class PartitionLog implements AutoCloseable {
             for (int i = 0; i < count; i++) {
                 scheduleDeletion(segs[i]);
             }
+            env.metrics().segmentsDeleted(count);
             writeCheckpointsLocked();
             LOG.info("Retention deleted {} segment(s) of {}; log start offset {}", count, dir, logStartOffset);
             return count;
@@ -674,6 +683,12 @@ public final class PartitionLog implements AutoCloseable {
         } finally {
             appendLock.unlock();
         }
+    }
+
+    /** Bytes of the active segment's {@code .log} (gauge {@code stellflow.log.segment.active.size}). Any thread. */
+    public long activeSegmentSizeBytes() {
+        Segment[] segs = segments;
+        return segs[segs.length - 1].sizeBytes();
     }
 
     /** Total bytes of all segment files ({@code .log} only). Any thread. */
