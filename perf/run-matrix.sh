@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Stellflow perf matrix. Only the quick profile exists so far:
-#   perf/run-matrix.sh --quick
+# Stellflow perf matrix.
+#   perf/run-matrix.sh --quick            the short main job (below; CI runs it)
+#   perf/run-matrix.sh [--small] ...      the matrix, and --vs-kafka: see perf/lab.sh --help
+# --quick:
 # 1. Builds the broker and tool jars once if missing or stale (./mvnw -q -Dmaven.test.skip=true -pl perf -am package), so the launchers
 #    below never build.
 # 2. Starts a fresh broker on 127.0.0.1, a free port and a temporary data dir (removed on exit).
@@ -13,8 +15,9 @@
 # Exit status: 0 when everything passed, non-zero on any failure.
 set -euo pipefail
 
-usage() { echo "usage: $0 --quick" >&2; exit 2; }
-[ "${1:-}" = "--quick" ] || usage
+if [ "${1:-}" != "--quick" ]; then
+  exec "$(dirname "${BASH_SOURCE[0]}")/lab.sh" "$@"
+fi
 
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"

@@ -1,0 +1,51 @@
+# Sourced by perf/lab.sh for --vs-kafka: Stellflow and Apache Kafka side by side, same workloads,
+# alternating case by case (the order flips every run), fresh brokers for every run.
+KAFKA_LIB=$("$HOME_DIR/perf/kafka/fetch-kafka.sh")
+KAFKA_VERSION=$(basename "$(dirname "$KAFKA_LIB")")
+log "vs-kafka: $KAFKA_VERSION, $RUNS run(s), $DATA_MB MB per throughput case, latency case ${LATENCY_S} s"
+measure_limits
+
+MIB=1048576
+both() { # kind name run topic size batch parts acks linger tput num
+  local first=stellflow second=kafka
+  if [ $(( $3 % 2 )) -eq 0 ]; then first=kafka second=stellflow; fi
+  for system in $first $second; do
+    run_case "$system" "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" "$9" "${10}" "${11}" "$SF_TRANSPORT"
+  done
+}
+create_both() { sf_topic "$1" "$2"; kafka_topic "$1" "$2"; }
+SF_TRANSPORT=${SF_TRANSPORT:-auto}
+
+for run in $(seq 1 "$RUNS"); do
+  log "run $run of $RUNS: fresh brokers"
+  sf_start "$SF_TRANSPORT"
+  kafka_start
+  for size in 1024 16384; do
+    label=$([ "$size" = 1024 ] && echo 1KiB || echo 16KiB)
+    num=$(( DATA_MB * MIB / size ))
+    for acks in 1 -1; do
+      topic=p-$label-acks$([ "$acks" = -1 ] && echo all || echo 1)-$run
+      create_both "$topic" 1
+      both produce "produce-$label-b1MiB-acks$acks" "$run" "$topic" "$size" "$MIB" 1 "$acks" 5 -1 "$num"
+    done
+    # Consume what the acks=1 case wrote (page cache warm on both sides).
+    both consume "consume-$label" "$run" "p-$label-acks1-$run" "$size" 0 1 - 0 -1 "$num"
+  done
+  topic=lat-$run
+  create_both "$topic" 1
+  both latency "latency-1KiB-20k/s-acks-1" "$run" "$topic" 1024 "$MIB" 1 -1 0 20000 $(( 20000 * LATENCY_S ))
+  if [ -n "$PROFILE" ] && [ "$run" = 1 ]; then
+    profiler_lib || log "async-profiler not available"
+    profile_case "event=cpu,interval=1ms" "$STAMP-stellflow-produce-1KiB-cpu.html" || log "profiling failed"
+    profile_case "event=alloc" "$STAMP-stellflow-produce-1KiB-alloc.html" || log "profiling failed"
+  fi
+  sf_stop
+  kafka_stop
+done
+
+lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.json" --fio-json "$OUT_DIR/fio.json" \
+  --note "perf/run-matrix.sh --vs-kafka --runs $RUNS --data-mb $DATA_MB --latency-s $LATENCY_S; $KAFKA_VERSION; \
+$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side." \
+  | tee "$WORK/report.txt"
+echo "results: $OUT_DIR"
+[ "$FAILED" -eq 0 ] || { log "$FAILED case(s) failed"; exit 1; }

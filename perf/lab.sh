@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
+#   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
+#   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
+# Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
+#   acks 1 / -1, per transport io_uring / epoll / nio (a fresh broker per transport = case group),
+#   then a consume case and a fixed-rate latency case (20,000 records/s of 1 KiB, acks=-1,
+#   linger 0). --small keeps 1 KiB, batch 1 MiB, partitions 1 and 8, acks 1.
+# --vs-kafka: Apache Kafka 4.x from Maven Central (perf/kafka/fetch-kafka.sh, cached outside the
+#   repo), one KRaft node on 127.0.0.1, Kafka's own ProducerPerformance/ConsumerPerformance, the
+#   same workloads as ours, alternating Stellflow and Kafka case by case, fresh brokers per run.
+# Each case records MB/s, records/s, p50/p99/p99.9 and broker CPU s/GB (utime+stime of the broker
+# pid from /proc before and after the case). Machine limits (iperf3 loopback, fio sequential
+# write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
+# results.md,throughput.png,latency.png}; --profile adds CPU and allocation flame graphs of the
+# Stellflow broker (async-profiler) to profiles/.
+set -euo pipefail
+HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$HOME_DIR"
+# shellcheck source=bin/find-java.sh
+. "$HOME_DIR/bin/find-java.sh"
+
+MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --vs-kafka) MODE=vs-kafka ;;
+    --small) SMALL=yes ;;
+    --smoke) SMOKE=yes ;;
+    --cases) CASES_RE=$2; shift ;;
+    --runs) RUNS=$2; shift ;;
+    --data-mb) DATA_MB=$2; shift ;;
+    --latency-s) LATENCY_S=$2; shift ;;
+    --profile) PROFILE=yes ;;
+    --no-limits) LIMITS="" ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ -n "$SMOKE" ]; then RUNS=${RUNS:-1}; DATA_MB=${DATA_MB:-128}; LATENCY_S=${LATENCY_S:-5}; fi
+RUNS=${RUNS:-3} DATA_MB=${DATA_MB:-1024} LATENCY_S=${LATENCY_S:-10}
+if [ "$MODE" = matrix ] && [ -n "$SMALL" ] && [ -z "$SMOKE" ]; then DATA_MB=${DATA_MB:-256}; fi
+
+log() { printf '[lab] %s\n' "$*" >&2; }
+
+# --- build once (the launchers below never build) ------------------------------------------------
+need_build=""
+for m in broker perf; do
+  jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
+  if [ -z "$jar" ] || [ ! -d "$m/target/lib" ] \
+     || [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
+    need_build=yes
+  fi
+done
+if [ -n "$need_build" ]; then
+  log "building the broker and the tools ..."
+  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+fi
+export STELLFLOW_NO_BUILD=1
+PERF_JAR=$(ls perf/target/stellflow-perf-*-SNAPSHOT.jar | grep -v -- '-tests' | head -n 1)
+PERF_CP="$PERF_JAR:$HOME_DIR/perf/target/lib/*"
+lab() { "$JAVA_HOME/bin/java" -Xmx512m -Djava.awt.headless=true -cp "$PERF_CP" io.stellflow.perf.lab.LabCommand "$@"; }
+CLK_TCK=$(getconf CLK_TCK)
+CLIENT_HEAP="-Xms256m -Xmx1g"
+
+STAMP=$(date -u +%Y%m%dT%H%M%SZ)
+OUT_DIR="$HOME_DIR/perf/results/$STAMP"
+mkdir -p "$OUT_DIR"
+CASES="$OUT_DIR/cases.jsonl"
+: >"$CASES"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-lab.XXXXXX")
+SF_PID="" KAFKA_PID=""
+
+stop_pid() {
+  local pid=$1
+  [ -n "$pid" ] || return 0
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+  status=$?
+  stop_pid "$SF_PID"; stop_pid "$KAFKA_PID"
+  if [ "$status" -ne 0 ]; then
+    for f in "$WORK"/*.log; do [ -f "$f" ] && { log "tail of $f:"; tail -n 15 "$f" >&2; }; done
+  fi
+  rm -rf "$WORK"
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+trap 'log "failed (exit $?): $BASH_COMMAND, line $LINENO"' ERR
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() {
+  local cand
+  for _ in $(seq 1 100); do
+    cand=$(( 20000 + RANDOM % 40000 ))
+    port_in_use "$cand" || { echo "$cand"; return 0; }
+  done
+  log "no free port"; return 1
+}
+wait_port() { # pid port what
+  for i in $(seq 1 600); do
+    port_in_use "$2" && return 0
+    kill -0 "$1" 2>/dev/null || { log "$3 exited during start"; return 1; }
+    [ "$i" -lt 600 ] || { log "$3 did not open port $2 within 60 s"; return 1; }
+    sleep 0.1
+  done
+}
+# utime + stime (fields 14 and 15; field 2 is "(java)" without spaces) in clock ticks.
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# --- Stellflow broker ----------------------------------------------------------------------------
+sf_start() { # transport
+  local port dir=$WORK/sf-$1-$RANDOM
+  port=$(free_port); mkdir -p "$dir"
+  cat >"$dir/server.properties" <<PROPS
+broker.id=0
+listeners=PLAINTEXT://127.0.0.1:$port
+log.dirs=$dir/data
+transport=$1
+PROPS
+  STELLFLOW_OPTS="${SF_BROKER_OPTS:-}" "$HOME_DIR/bin/stellflow-server.sh" "$dir/server.properties" >"$WORK/stellflow-broker.log" 2>&1 &
+  SF_PID=$! SF_BS=127.0.0.1:$port SF_DIR=$dir
+  wait_port "$SF_PID" "$port" "stellflow broker"
+  log "stellflow broker pid $SF_PID on $SF_BS, transport $1"
+}
+sf_stop() { stop_pid "$SF_PID"; SF_PID=""; rm -rf "$SF_DIR"; }
+sf_topic() { # name partitions
+  "$HOME_DIR/bin/stellflow-topics.sh" --bootstrap-server "$SF_BS" --create --topic "$1" --partitions "$2" >/dev/null
+}
+
+# --- Kafka broker (KRaft, combined broker+controller, one node) -----------------------------------
+kafka_start() {
+  local port cport dir=$WORK/kafka-$RANDOM cluster
+  port=$(free_port); cport=$(free_port); mkdir -p "$dir"
+  cat >"$dir/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$dir/data
+num.partitions=1
+offsets.topic.replication.factor=1
+# One partition for the group offsets topic (default 50): its creation at the first consume
+# would otherwise be charged to the first consume case.
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+PROPS
+  cat >"$dir/log4j2.properties" <<'L4J'
+rootLogger.level=WARN
+rootLogger.appenderRef.stdout.ref=STDOUT
+appender.stdout.type=Console
+appender.stdout.name=STDOUT
+appender.stdout.layout.type=PatternLayout
+appender.stdout.layout.pattern=[%d] %p %m (%c)%n
+L4J
+  cluster=$("$JAVA_HOME/bin/java" -cp "$KAFKA_LIB/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool random-uuid)
+  "$JAVA_HOME/bin/java" -cp "$KAFKA_LIB/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+    kafka.tools.StorageTool format -t "$cluster" -c "$dir/server.properties" >"$WORK/kafka-format.log" 2>&1
+  # JVM flags of Kafka's kafka-server-start.sh / kafka-run-class.sh.
+  "$JAVA_HOME/bin/java" -Xms1g -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
+    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -Dlog4j2.configurationFile="$dir/log4j2.properties" \
+    -cp "$KAFKA_LIB/*" kafka.Kafka "$dir/server.properties" >"$WORK/kafka-broker.log" 2>&1 &
+  KAFKA_PID=$! KAFKA_BS=127.0.0.1:$port KAFKA_DIR=$dir
+  wait_port "$KAFKA_PID" "$port" "kafka broker"
+  log "kafka broker pid $KAFKA_PID on $KAFKA_BS ($(basename "$(dirname "$KAFKA_LIB")"))"
+}
+kafka_stop() { stop_pid "$KAFKA_PID"; KAFKA_PID=""; rm -rf "$KAFKA_DIR"; }
+kafka_tool() { # class args...
+  local cls=$1; shift
+  "$JAVA_HOME/bin/java" $CLIENT_HEAP -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
+    -cp "$KAFKA_LIB/*" "org.apache.kafka.tools.$cls" "$@"
+}
+kafka_topic() { # name partitions
+  kafka_tool TopicCommand --bootstrap-server "$KAFKA_BS" --create --topic "$1" --partitions "$2" \
+    --replication-factor 1 >/dev/null
+}
+
+# --- one case --------------------------------------------------------------------------------------
+# run_case system kind case run topic record_size batch partitions acks linger throughput num transport
+run_case() {
+  local system=$1 kind=$2 name=$3 run=$4 topic=$5 size=$6 batch=$7 parts=$8 acks=$9 linger=${10} tput=${11} num=${12} transport=${13}
+  local pid out=$WORK/case.out before after format
+  if [ -n "$CASES_RE" ] && ! [[ "$name" =~ $CASES_RE ]]; then return 0; fi
+  [ "$system" = stellflow ] && pid=$SF_PID || pid=$KAFKA_PID
+  before=$(cpu_ticks "$pid")
+  set +e
+  if [ "$system" = stellflow ] && [ "$kind" = consume ]; then
+    STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" consume --bootstrap-server "$SF_BS" \
+      --topic "$topic" --num-records "$num" --timeout-ms 20000 --json --name "$name" >"$out" 2>"$WORK/tool.log"
+    format=stellflow
+  elif [ "$system" = stellflow ]; then
+    STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
+      --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" --json --name "$name" \
+      --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
+    format=stellflow
+  elif [ "$kind" = consume ]; then
+    kafka_tool ConsumerPerformance --bootstrap-server "$KAFKA_BS" --topic "$topic" --num-records "$num" \
+      --timeout 20000 --group "perf-$RANDOM$RANDOM" >"$out" 2>"$WORK/tool.log"
+    format=kafka-consumer
+  else
+    kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" \
+      --producer-props bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" linger.ms="$linger" \
+      >"$out" 2>"$WORK/tool.log"
+    format=kafka-producer
+  fi
+  local rc=$?
+  set -e
+  after=$(cpu_ticks "$pid")
+  if [ "$rc" -ne 0 ]; then
+    log "$system $name run $run: tool exited with $rc"; tail -n 5 "$WORK/tool.log" "$out" >&2 || true
+    FAILED=$((FAILED + 1)); return 0
+  fi
+  lab add --cases "$CASES" --format "$format" --output "$out" --system "$system" --case "$name" --run "$run" \
+    --kind "$kind" --transport "$transport" --record-size "$size" --batch-size "$batch" --partitions "$parts" \
+    --acks "$acks" --cpu-ticks $((after - before)) --clk-tck "$CLK_TCK" || FAILED=$((FAILED + 1))
+}
+FAILED=0
+
+# --- machine limits ---------------------------------------------------------------------------------
+ensure_tool() {
+  command -v "$1" >/dev/null && return 0
+  log "installing $1 with apt-get"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1"; } >"$WORK/apt.log" 2>&1 \
+    || { log "could not install $1"; return 1; }
+}
+measure_limits() {
+  [ -n "$LIMITS" ] || return 0
+  if ensure_tool iperf3; then
+    local p; p=$(free_port)
+    iperf3 -s -B 127.0.0.1 -p "$p" -1 >"$WORK/iperf3-server.log" 2>&1 &
+    local ipid=$!
+    sleep 0.5
+    iperf3 -c 127.0.0.1 -p "$p" -t 5 -J >"$OUT_DIR/iperf3.json" 2>"$WORK/iperf3.log" || log "iperf3 failed"
+    stop_pid "$ipid"
+  fi
+  if ensure_tool fio; then
+    fio --name=seqwrite --directory="$WORK" --rw=write --bs=1M --size="${FIO_SIZE:-1G}" --ioengine=psync \
+      --end_fsync=1 --output-format=json >"$OUT_DIR/fio.json" 2>"$WORK/fio.log" || log "fio failed"
+    rm -f "$WORK"/seqwrite*
+  fi
+}
+
+# --- async-profiler (--profile) ------------------------------------------------------------------------
+# Loads the async-profiler agent (Maven Central tools.profiler:async-profiler, linux-x64 jar, which
+# carries libasyncProfiler.so) into the running broker through the JDK attach API.
+AP_LIB=""
+profiler_lib() {
+  local v=${ASYNC_PROFILER_VERSION:-4.2}
+  local dir=${XDG_CACHE_HOME:-$HOME/.cache}/stellflow/async-profiler-$v
+  if [ ! -f "$dir/libasyncProfiler.so" ]; then
+    ./mvnw -q -B dependency:get -Dartifact="tools.profiler:async-profiler:$v:jar:linux-x64" >&2
+    mkdir -p "$dir"
+    unzip -o -j -q "$HOME/.m2/repository/tools/profiler/async-profiler/$v/async-profiler-$v-linux-x64.jar" \
+      linux-x64/libasyncProfiler.so -d "$dir"
+  fi
+  AP_LIB=$dir/libasyncProfiler.so
+}
+profiler() { # pid command
+  "$JAVA_HOME/bin/java" -cp "$PERF_CP" io.stellflow.perf.lab.ProfilerAttach "$1" "$AP_LIB" "$2"
+}
+# profile_case start_args html_name: profiles one extra (unrecorded) run of the 1 KiB acks=1 produce
+# case, e.g. profile_case event=cpu,interval=1ms x-cpu.html or profile_case event=alloc x-alloc.html
+profile_case() {
+  local file=$HOME_DIR/profiles/$2 topic=prof-$RANDOM
+  mkdir -p "$HOME_DIR/profiles"
+  sf_topic "$topic" 1
+  profiler "$SF_PID" "start,$1"
+  STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
+    --topic "$topic" --num-records $(( DATA_MB * 1024 )) --record-size 1024 --throughput -1 --json \
+    --producer-props acks=1 batch.size=1048576 linger.ms=5 >"$WORK/profile.out" 2>&1 || true
+  profiler "$SF_PID" "stop,file=$file"
+  log "flame graph: profiles/$2 ($(cat "$WORK/profile.out" | tail -n 1))"
+}
+
+. "$HOME_DIR/perf/lab-$MODE.sh"

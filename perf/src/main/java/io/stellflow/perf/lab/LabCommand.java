@@ -1,0 +1,160 @@
+package io.stellflow.perf.lab;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * The Java half of {@code perf/run-matrix.sh}: {@code add} parses one tool's output into a {@link
+ * LabResult} line of {@code cases.jsonl} (with the broker CPU of the case), {@code report} writes
+ * results.json, results.md and the charts. One invocation per call; not thread-safe.
+ */
+@Command(
+        name = "stellflow-lab",
+        mixinStandardHelpOptions = true,
+        description = "Records and reports perf lab cases.",
+        subcommands = {LabCommand.Add.class, LabCommand.Report.class})
+public final class LabCommand implements Runnable {
+    @Override
+    public void run() {
+        throw new IllegalArgumentException("choose a subcommand: add or report");
+    }
+
+    @Command(name = "add", mixinStandardHelpOptions = true, description = "Append one case to cases.jsonl.")
+    static final class Add implements Callable<Integer> {
+        @Option(names = "--cases", required = true, description = "cases.jsonl to append to")
+        Path cases;
+
+        @Option(names = "--format", required = true, description = "stellflow, kafka-producer or kafka-consumer")
+        String format;
+
+        @Option(names = "--output", required = true, description = "file holding the tool's stdout")
+        Path output;
+
+        @Option(names = "--system", required = true)
+        String system;
+
+        @Option(names = "--case", required = true)
+        String caseName;
+
+        @Option(names = "--run", defaultValue = "1")
+        int run;
+
+        @Option(names = "--kind", required = true, description = "produce, consume, latency or end-to-end")
+        String kind;
+
+        @Option(names = "--transport", defaultValue = "-")
+        String transport;
+
+        @Option(names = "--record-size", defaultValue = "0")
+        int recordSize;
+
+        @Option(names = "--batch-size", defaultValue = "0")
+        int batchSize;
+
+        @Option(names = "--partitions", defaultValue = "1")
+        int partitions;
+
+        @Option(names = "--acks", defaultValue = "-")
+        String acks;
+
+        @Option(names = "--cpu-ticks", required = true, description = "broker utime+stime ticks over the case")
+        long cpuTicks;
+
+        @Option(names = "--clk-tck", defaultValue = "100", description = "ticks per second (getconf CLK_TCK)")
+        long clkTck;
+
+        @Override
+        public Integer call() throws IOException {
+            ToolOutput.Summary s =
+                    ToolOutput.parse(format, Files.readAllLines(output, StandardCharsets.UTF_8), recordSize);
+            double cpuS = (double) cpuTicks / clkTck;
+            double gb = s.bytes() / LabResult.GIB;
+            LabResult r = new LabResult(
+                    system,
+                    caseName,
+                    run,
+                    kind,
+                    transport,
+                    recordSize,
+                    batchSize,
+                    partitions,
+                    acks,
+                    s.records(),
+                    s.bytes(),
+                    s.elapsedMs(),
+                    s.mbPerS(),
+                    s.recordsPerS(),
+                    s.p50Ms(),
+                    s.p99Ms(),
+                    s.p999Ms(),
+                    LabResult.round(cpuS),
+                    gb > 0 ? LabResult.round(cpuS / gb) : -1,
+                    s.errors());
+            String line = LabReport.JSON
+                    .writer()
+                    .without(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT)
+                    .writeValueAsString(r);
+            Files.writeString(
+                    cases, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            System.out.printf(
+                    java.util.Locale.ROOT,
+                    "%-9s %-34s run %d: %8.1f MB/s %10.0f rec/s p50 %s p99 %s p99.9 %s ms, broker CPU %.2f s (%.2f s/GB)%n",
+                    system,
+                    caseName,
+                    run,
+                    r.mbPerS(),
+                    r.recordsPerS(),
+                    r.p50Ms(),
+                    r.p99Ms(),
+                    r.p999Ms(),
+                    r.brokerCpuSeconds(),
+                    r.brokerCpuSecondsPerGb());
+            return s.records() > 0 && s.errors() == 0 ? 0 : 1;
+        }
+    }
+
+    @Command(name = "report", mixinStandardHelpOptions = true, description = "Write results.json/.md and charts.")
+    static final class Report implements Callable<Integer> {
+        @Option(names = "--cases", required = true)
+        Path cases;
+
+        @Option(names = "--out-dir", required = true)
+        Path outDir;
+
+        @Option(names = "--iperf3-json", description = "iperf3 -J output (loopback limit)")
+        Path iperf3;
+
+        @Option(names = "--fio-json", description = "fio --output-format=json output (disk limit)")
+        Path fio;
+
+        @Option(names = "--note", defaultValue = "", description = "a sentence on how and where this was run")
+        String note;
+
+        @Override
+        public Integer call() throws IOException {
+            List<LabResult> runs = LabReport.readCases(cases);
+            LabReport.Limits limits = LabReport.readLimits(exists(iperf3), exists(fio));
+            LabReport.write(outDir, note, limits, runs);
+            System.out.print(LabReport.markdown(
+                    note, limits, LabReport.medians(runs), LabReport.ratios(LabReport.medians(runs))));
+            return 0;
+        }
+
+        private static Path exists(Path p) {
+            return p != null && Files.exists(p) ? p : null;
+        }
+    }
+
+    public static void main(String[] args) {
+        System.setProperty("java.awt.headless", "true");
+        System.exit(new CommandLine(new LabCommand()).execute(args));
+    }
+}

@@ -1,0 +1,42 @@
+package io.stellflow.perf.lab;
+
+/**
+ * One measured case of a lab run (run-matrix.sh), one JSON object per line in {@code cases.jsonl}
+ * (snake_case names). MB means 2^20 bytes and GB 2^30 bytes; latencies are milliseconds, {@code
+ * -1} when the tool does not measure them (Kafka's ConsumerPerformance). {@code brokerCpuSeconds} is the
+ * broker process's user+system CPU time over the case, from {@code /proc/<pid>/stat}. Immutable.
+ *
+ * @param system {@code stellflow} or {@code kafka}
+ * @param caseName the workload name, the same for both systems so that they can be paired
+ * @param run 1-based repetition number
+ * @param kind {@code produce}, {@code consume}, {@code latency} or {@code end-to-end}
+ */
+public record LabResult(
+        String system,
+        String caseName,
+        int run,
+        String kind,
+        String transport,
+        int recordSize,
+        int batchSize,
+        int partitions,
+        String acks,
+        long records,
+        long bytes,
+        long elapsedMs,
+        double mbPerS,
+        double recordsPerS,
+        double p50Ms,
+        double p99Ms,
+        double p999Ms,
+        double brokerCpuSeconds,
+        double brokerCpuSecondsPerGb,
+        long errors) {
+
+    static final double MIB = 1024.0 * 1024.0;
+    static final double GIB = 1024.0 * MIB;
+
+    static double round(double v) {
+        return Math.round(v * 1000.0) / 1000.0;
+    }
+}

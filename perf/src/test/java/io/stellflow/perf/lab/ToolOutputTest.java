@@ -1,0 +1,83 @@
+package io.stellflow.perf.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ToolOutputTest {
+
+    @Test
+    void parsesTheFinalLineOfKafkasProducerPerformance() {
+        List<String> out = List.of(
+                "42001 records sent, 8400.2 records/sec (8.20 MB/sec), 900.1 ms avg latency, 1500.0 ms max latency.",
+                "65536 records sent, 14784.3 records/sec (14.44 MB/sec), 850.2 ms avg latency, 1174.0 ms max latency,"
+                        + " 923 ms 50th, 1100 ms 95th, 1170 ms 99th, 1174 ms 99.9th.");
+        ToolOutput.Summary s = ToolOutput.parse("kafka-producer", out, 1024);
+        assertThat(s.records()).isEqualTo(65536);
+        assertThat(s.bytes()).isEqualTo(65536L * 1024);
+        assertThat(s.mbPerS()).isEqualTo(14.44);
+        assertThat(s.p50Ms()).isEqualTo(923);
+        assertThat(s.p99Ms()).isEqualTo(1170);
+        assertThat(s.p999Ms()).isEqualTo(1174);
+        assertThat(s.elapsedMs()).isEqualTo(Math.round(65536 / 14784.3 * 1000));
+    }
+
+    @Test
+    void usesTheFetchColumnsOfKafkasConsumerPerformance() {
+        List<String> out = List.of(
+                "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,"
+                        + " rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec",
+                "2026-11-29 12:21:00:000, 2026-11-29 12:21:03:000, 64.0000, 21.3333, 65536, 21845.3333, 1000, 2000,"
+                        + " 32.0000, 32768.0000");
+        ToolOutput.Summary s = ToolOutput.parse("kafka-consumer", out, 1024);
+        assertThat(s.records()).isEqualTo(65536);
+        assertThat(s.bytes()).isEqualTo(64L << 20);
+        assertThat(s.elapsedMs()).isEqualTo(2000);
+        assertThat(s.mbPerS()).isEqualTo(32.0);
+        assertThat(s.p99Ms()).isEqualTo(-1);
+    }
+
+    @Test
+    void readsTheLastJsonLineOfStellflowPerf() {
+        List<String> out = List.of(
+                "some log line",
+                "{\"name\":\"x\",\"records\":10,\"bytes\":10240,\"elapsed_ms\":5,\"mb_per_s\":1.95,"
+                        + "\"records_per_s\":2000.0,\"p50_ms\":1.0,\"p99_ms\":2.0,\"p999_ms\":3.0,\"max_ms\":4.0,"
+                        + "\"errors\":0}");
+        ToolOutput.Summary s = ToolOutput.parse("stellflow", out, 1024);
+        assertThat(s.records()).isEqualTo(10);
+        assertThat(s.p999Ms()).isEqualTo(3.0);
+    }
+
+    @Test
+    void missingSummaryIsAnError() {
+        assertThatThrownBy(() -> ToolOutput.parse("kafka-producer", List.of("nothing"), 1024))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ProducerPerformance");
+    }
+
+    @Test
+    void ratiosPairMediansByCase() {
+        List<LabResult> runs = List.of(
+                result("stellflow", 1, 100, 2.0),
+                result("stellflow", 2, 300, 4.0),
+                result("stellflow", 3, 200, 3.0),
+                result("kafka", 1, 100, 6.0));
+        List<LabResult> medians = LabReport.medians(runs);
+        assertThat(medians).hasSize(2);
+        assertThat(medians.get(0).mbPerS()).isEqualTo(200);
+        assertThat(medians.get(0).run()).isEqualTo(3);
+        List<LabReport.Ratio> ratios = LabReport.ratios(medians);
+        assertThat(ratios).singleElement().satisfies(r -> {
+            assertThat(r.throughput()).isEqualTo(2.0);
+            assertThat(r.p99()).isEqualTo(0.5);
+        });
+    }
+
+    private static LabResult result(String system, int run, double mbPerS, double p99) {
+        return new LabResult(
+                system, "c", run, "produce", "-", 1024, 1 << 20, 1, "1", 1, 1, 1, mbPerS, 1, 1, p99, p99, 1, 1, 0);
+    }
+}
