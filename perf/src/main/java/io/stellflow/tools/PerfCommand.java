@@ -32,21 +32,23 @@ import picocli.CommandLine.Spec;
 /**
  * {@code stellflow-perf.sh produce|consume}: the load generator, with flags close to Kafka's perf
  * tools. Prints one summary line (or one JSON object with {@code --json}) to stdout. Produce
- * latency is send-to-acknowledgement per record; consume latency is the duration of each {@code
- * poll} that returned records. Not thread-safe (one invocation).
+ * latency is send-to-acknowledgement per record, counted from the time the record was due when
+ * {@code --throughput} sets a fixed rate (coordinated-omission-aware); consume latency is the
+ * duration of each {@code poll} that returned records; {@code end-to-end} is send-to-receive. Not thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-perf",
         mixinStandardHelpOptions = true,
         description = "Stellflow load generator.",
-        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, PerfCommand.Report.class})
+        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, EndToEnd.class, PerfCommand.Report.class})
 public final class PerfCommand implements Runnable {
     @Spec
     CommandLine.Model.CommandSpec spec;
 
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "choose a subcommand: produce or consume");
+        throw new CommandLine.ParameterException(
+                spec.commandLine(), "choose a subcommand: produce, consume, end-to-end or report");
     }
 
     /** Options both subcommands share. */
@@ -136,14 +138,19 @@ public final class PerfCommand implements Runnable {
                 long deadlineNs = deadlineNs(startNs);
                 double intervalNs = throughput > 0 ? 1e9 / throughput : 0;
                 while (sent < numRecords && System.nanoTime() < deadlineNs) {
+                    // At a fixed rate the latency counts from when the record was due, not from when
+                    // the (possibly late) send happened: no coordinated omission.
+                    long sendNs;
                     if (intervalNs > 0) {
                         long dueNs = startNs + (long) (sent * intervalNs);
                         long waitNs = dueNs - System.nanoTime();
                         if (waitNs > 0) {
                             LockSupport.parkNanos(waitNs);
                         }
+                        sendNs = dueNs;
+                    } else {
+                        sendNs = System.nanoTime();
                     }
-                    long sendNs = System.nanoTime();
                     CompletableFuture<?> f = producer.send(new ProducerRecord(topic, null, null, value));
                     f.whenComplete((md, e) -> {
                         if (e != null) {

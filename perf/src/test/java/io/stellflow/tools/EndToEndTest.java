@@ -116,6 +116,43 @@ class EndToEndTest {
     }
 
     @Test
+    void endToEndModeReceivesEveryRecordFromSeveralProducers() throws Exception {
+        assertThat(Tools.commandLine(new TopicsCommand())
+                        .execute("--bootstrap-server", bootstrap, "--create", "--topic", "e2e", "--partitions", "2"))
+                .isZero();
+        java.io.StringWriter out = new java.io.StringWriter();
+        picocli.CommandLine cl = Tools.commandLine(new PerfCommand());
+        cl.setOut(new java.io.PrintWriter(out));
+        int rc = cl.execute(
+                "end-to-end",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "e2e",
+                "--record-size",
+                "100",
+                "--num-records",
+                "2001",
+                "--throughput",
+                "4000",
+                "--producers",
+                "2",
+                "--json",
+                "--producer-props",
+                "acks=-1",
+                "linger.ms=0");
+        assertThat(rc).isZero();
+        com.fasterxml.jackson.databind.JsonNode result = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(out.toString().strip());
+        assertThat(result.get("records").asLong()).isEqualTo(2001);
+        assertThat(result.get("bytes").asLong()).isEqualTo(2001L * 100);
+        assertThat(result.get("errors").asLong()).isZero();
+        assertThat(result.get("p50_ms").asDouble()).isPositive();
+        assertThat(result.get("p999_ms").asDouble())
+                .isGreaterThanOrEqualTo(result.get("p50_ms").asDouble());
+    }
+
+    @Test
     void consoleProducerToConsoleConsumerIsByteExact() throws Exception {
         assertThat(Tools.commandLine(new TopicsCommand())
                         .execute("--bootstrap-server", bootstrap, "--create", "--topic", "lines", "--partitions", "1"))
