@@ -36,6 +36,7 @@ public final class AppendService implements AutoCloseable {
     private final AtomicInteger nextAgent = new AtomicInteger();
     private final AtomicLong queuedBytes = new AtomicLong();
     private final ConcurrentLinkedQueue<ReadGate> paused = new ConcurrentLinkedQueue<>();
+    private volatile boolean closed;
 
     /**
      * @param agentCount {@code num.append.agents} (&gt;= 1)
@@ -81,6 +82,12 @@ public final class AppendService implements AutoCloseable {
         if (!appender.offer(request)) {
             pauseReads(gate);
             do {
+                if (closed) {
+                    // Shutting down (a request thread that outlived the pool's grace period): the
+                    // agents are gone, answer instead of waiting for room that never comes.
+                    PartitionAppender.reject(this, request, partition);
+                    return;
+                }
                 appender.agent.wake();
                 LockSupport.parkNanos(FULL_QUEUE_PARK_NS);
             } while (!appender.offer(request));
@@ -123,6 +130,7 @@ public final class AppendService implements AutoCloseable {
     /** Appends what is queued, stops the agents, fails and releases anything left. Idempotent. */
     @Override
     public void close() {
+        closed = true;
         for (AppendAgent a : agents) {
             a.close();
         }

@@ -149,6 +149,20 @@ final class PartitionAppender {
                 r.partitionId(), code, -1L, partition.leaderEpoch(), NO_LOG_APPEND_TIME, partition.logStartOffset());
     }
 
+    /** Answers a request that was never queued with {@code BROKER_NOT_AVAILABLE} and releases it. */
+    static void reject(AppendService service, AppendRequest r, Partition partition) {
+        finish(
+                service,
+                r,
+                new PartitionResponse(
+                        r.partitionId(),
+                        Errors.BROKER_NOT_AVAILABLE,
+                        -1L,
+                        partition.leaderEpoch(),
+                        NO_LOG_APPEND_TIME,
+                        partition.logStartOffset()));
+    }
+
     /** Releases and fails everything still queued (shutdown after the agent stopped). */
     void failAll(AppendService service) {
         AppendRequest r;
