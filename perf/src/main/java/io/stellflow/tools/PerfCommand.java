@@ -121,9 +121,21 @@ public final class PerfCommand implements Runnable {
         @Option(names = "--producer-props", arity = "1..*", description = "producer properties k=v ...")
         Map<String, String> producerProps = new HashMap<>();
 
+        @Option(
+                names = "--latency-from",
+                defaultValue = "due",
+                description =
+                        "at a fixed --throughput, count latency from the time a record was 'due' (default,"
+                                + " coordinated-omission-aware) or from the actual 'send' (what Kafka's ProducerPerformance does)")
+        String latencyFrom;
+
         @Override
         public Integer call() throws InterruptedException {
             validateLimits();
+            if (!latencyFrom.equals("due") && !latencyFrom.equals("send")) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--latency-from must be due or send");
+            }
+            boolean fromDue = latencyFrom.equals("due");
             byte[] value = new byte[recordSize];
             new SplittableRandom(42).nextBytes(value);
             Recorder latencyUs = new Recorder(3);
@@ -147,7 +159,7 @@ public final class PerfCommand implements Runnable {
                         if (waitNs > 0) {
                             LockSupport.parkNanos(waitNs);
                         }
-                        sendNs = dueNs;
+                        sendNs = fromDue ? dueNs : System.nanoTime();
                     } else {
                         sendNs = System.nanoTime();
                     }
