@@ -47,7 +47,7 @@ for run in $(seq 1 "$RUNS"); do
     if [ -n "$PROFILE" ] && [ "$run" = 1 ] && [ -z "${PROFILED:-}" ]; then
       profiler_lib || log "async-profiler not available"
       profile_case "event=cpu,interval=1ms" "$STAMP-stellflow-produce-1KiB-$transport-cpu.html" || log "profiling failed"
-      profile_case "event=alloc" "$STAMP-stellflow-produce-1KiB-$transport-alloc.html" || log "profiling failed"
+      profile_case "event=alloc,alloc=16k" "$STAMP-stellflow-produce-1KiB-$transport-alloc.html" || log "profiling failed"
       PROFILED=yes
     fi
     sf_stop

@@ -62,6 +62,9 @@ PERF_CP="$PERF_JAR:$HOME_DIR/perf/target/lib/*"
 lab() { "$JAVA_HOME/bin/java" -Xmx512m -Djava.awt.headless=true -cp "$PERF_CP" io.stellflow.perf.lab.LabCommand "$@"; }
 CLK_TCK=$(getconf CLK_TCK)
 CLIENT_HEAP="-Xms256m -Xmx1g"
+# Fixed-rate latency counted from the due time (coordinated-omission-aware) in the matrix; from the
+# actual send in --vs-kafka, as Kafka's ProducerPerformance counts it (override: LATENCY_FROM=due).
+LATENCY_FROM=${LATENCY_FROM:-$([ "$MODE" = vs-kafka ] && echo send || echo due)}
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT_DIR="$HOME_DIR/perf/results/$STAMP"
@@ -205,7 +208,7 @@ run_case() {
   elif [ "$system" = stellflow ]; then
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
       --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" --json --name "$name" \
-      --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
+      --latency-from "$LATENCY_FROM" --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
     format=stellflow
   elif [ "$kind" = consume ]; then
     kafka_tool ConsumerPerformance --bootstrap-server "$KAFKA_BS" --topic "$topic" --num-records "$num" \
@@ -273,7 +276,7 @@ profiler() { # pid command
   "$JAVA_HOME/bin/java" -cp "$PERF_CP" io.stellflow.perf.lab.ProfilerAttach "$1" "$AP_LIB" "$2"
 }
 # profile_case start_args html_name: profiles one extra (unrecorded) run of the 1 KiB acks=1 produce
-# case, e.g. profile_case event=cpu,interval=1ms x-cpu.html or profile_case event=alloc x-alloc.html
+# case, e.g. profile_case event=cpu,interval=1ms x-cpu.html or profile_case event=alloc,alloc=16k x-alloc.html
 profile_case() {
   local file=$HOME_DIR/profiles/$2 topic=prof-$RANDOM
   mkdir -p "$HOME_DIR/profiles"
@@ -282,6 +285,8 @@ profile_case() {
   STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
     --topic "$topic" --num-records $(( DATA_MB * 1024 )) --record-size 1024 --throughput -1 --json \
     --producer-props acks=1 batch.size=1048576 linger.ms=5 >"$WORK/profile.out" 2>&1 || true
+  # The collapsed stacks (beside the results) are for grepping; the HTML is the flame graph.
+  profiler "$SF_PID" "dump,collapsed,file=$OUT_DIR/${2%.html}.collapsed"
   profiler "$SF_PID" "stop,file=$file"
   log "flame graph: profiles/$2 ($(cat "$WORK/profile.out" | tail -n 1))"
 }
