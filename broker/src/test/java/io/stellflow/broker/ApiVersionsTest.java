@@ -14,8 +14,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class ApiVersionsTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     static final String G1 = "0000003d0000000000020000000100026331ffffffff00ffffffffffff00ffff000000127374656c6c666c"
             + "6f772d6a6176612d73646b0005302e302e3100000000";
 
@@ -27,7 +36,7 @@ class ApiVersionsTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         client = new RawClient(server.port());
     }
 

@@ -21,8 +21,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class FetchTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -31,7 +40,7 @@ class FetchTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         client = new RawClient(server.port());
         Requests.createTopic(client, "orders", 2);
     }

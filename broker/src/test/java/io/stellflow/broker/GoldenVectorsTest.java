@@ -9,13 +9,22 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Golden vectors G3, G4, G6 and G7 (spec §10) against a real broker. The spec's vectors assume
  * offsets 100 and 101 in leader epoch 3; a fresh single-node topic starts at offset 0 in epoch 0, so
  * the expected bytes are the golden ones with exactly those fields patched (and G4 fetches from 0).
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class GoldenVectorsTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     static final String G3 =
             "000000ce0002000000020000000200026331ffffffff00ffffffffffff00ffff0000ffffffff00007530000000010006"
                     + "6f72646572730000000100000000000000900000000000000088ffffffff01a99a047f00000000000000000196b37c74"
@@ -50,7 +59,7 @@ class GoldenVectorsTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         client = new RawClient(server.port());
         Requests.createTopic(client, "orders", 1);
     }

@@ -14,8 +14,17 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class ListOffsetsTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -24,7 +33,7 @@ class ListOffsetsTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         client = new RawClient(server.port());
         Requests.createTopic(client, "t", 1);
     }

@@ -18,8 +18,17 @@ import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class MetadataAndCreateTopicTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -50,7 +59,7 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void createTopicAnswersOneEntryPerPartitionAndIsIdempotent() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         try (RawClient client = new RawClient(server.port())) {
             CreateTopicResponse created = create(client, "orders", 3);
             assertThat(created.topic()).isEqualTo("orders");
@@ -67,7 +76,7 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void createTopicRejectsBadNamesAndCounts() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         try (RawClient client = new RawClient(server.port())) {
             for (String bad : List.of("", ".", "..", "a b", "x".repeat(250), "ü")) {
                 CreateTopicResponse r = create(client, bad, 1);
@@ -86,7 +95,7 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void metadataDescribesTheSingleNodeCluster() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         try (RawClient client = new RawClient(server.port())) {
             create(client, "b-topic", 2);
             create(client, "a-topic", 1);
@@ -115,7 +124,7 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void advertisedListenerAndClusterIdComeFromConfig() throws Exception {
-        Properties props = TestBroker.props(dir, "nio");
+        Properties props = TestBroker.props(dir, transport);
         props.setProperty("broker.id", "5");
         props.setProperty("advertised.listeners", "PLAINTEXT://broker5.local:19092");
         props.setProperty("cluster.id", "my-cluster");
@@ -130,14 +139,14 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void topicsAndClusterIdSurviveARestart() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         String clusterId;
         try (RawClient client = new RawClient(server.port())) {
             create(client, "kept", 4);
             clusterId = metadata(client).clusterId();
         }
         server.close();
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         try (RawClient client = new RawClient(server.port())) {
             MetadataResponse r = metadata(client, "kept");
             assertThat(r.clusterId()).isEqualTo(clusterId);
@@ -148,7 +157,7 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void autoCreateOnMetadataWhenEnabled() throws Exception {
-        Properties props = TestBroker.props(dir, "nio");
+        Properties props = TestBroker.props(dir, transport);
         props.setProperty("auto.create.topics.enable", "true");
         props.setProperty("num.partitions", "2");
         server = TestBroker.start(props);
@@ -162,7 +171,7 @@ class MetadataAndCreateTopicTest {
 
     @Test
     void metadataNeverCreatesTopicsByDefault() throws Exception {
-        server = TestBroker.start(dir);
+        server = TestBroker.start(dir, transport);
         try (RawClient client = new RawClient(server.port())) {
             MetadataRequest request = new MetadataRequest(List.of("x"), false, false, true);
             RawClient.Response r = client.call(ApiKeys.METADATA, 9, request);

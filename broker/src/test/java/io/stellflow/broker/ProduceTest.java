@@ -17,8 +17,17 @@ import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class ProduceTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -44,7 +53,7 @@ class ProduceTest {
 
     @Test
     void offsetsArePerRecordAcrossBatchesAndRequests() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
             byte[] twoBatches = Requests.concat(Requests.batch(3, 1000), Requests.batch(2, 2000));
             PartitionResponse first = Requests.produceOne(client, "t", 0, twoBatches);
             assertThat(first).isEqualTo(new PartitionResponse(0, Errors.NONE, 0, 0, -1, 0));
@@ -58,7 +67,7 @@ class ProduceTest {
 
     @Test
     void everyAcksValueGetsExactlyOneResponseAfterTheAppend() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
             long offset = 0;
             for (short acks : new short[] {0, 1, -1}) {
                 RawClient.Response r =
@@ -77,7 +86,7 @@ class ProduceTest {
 
     @Test
     void partialSuccessKeepsRequestOrderAndHeaderZero() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
             ProduceRequest request = new ProduceRequest(
                     null,
                     (short) 1,
@@ -109,7 +118,7 @@ class ProduceTest {
 
     @Test
     void invalidBatchesAreRejectedAndNothingIsAppended() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
             Requests.produceOne(client, "t", 0, Requests.g2());
 
             byte[] badCrc = Requests.g2();
@@ -141,7 +150,7 @@ class ProduceTest {
 
     @Test
     void batchAboveMessageMaxBytesIsMessageTooLarge() throws Exception {
-        Properties props = TestBroker.props(dir, "nio");
+        Properties props = TestBroker.props(dir, transport);
         props.setProperty("message.max.bytes", "1000");
         try (RawClient client = startWithTopic(props)) {
             byte[] big = Requests.batchOfSize(1, 2000, 1);
@@ -154,7 +163,7 @@ class ProduceTest {
 
     @Test
     void idempotentBatchesAreNotSupportedYet() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
             byte[] batch = Requests.g2();
             ByteBuf buf = Unpooled.wrappedBuffer(batch);
             buf.setLong(RecordBatchLayout.PRODUCER_ID_OFFSET, 5);
@@ -168,7 +177,7 @@ class ProduceTest {
 
     @Test
     void requestLevelViolationsAreHeaderOnlyInvalidRequest() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, "nio"))) {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
             RawClient.Response badAcks =
                     client.call(ApiKeys.PRODUCE, 1, Requests.produce("t", 0, Requests.g2(), (short) 2));
             assertThat(badAcks.errorCode()).isEqualTo(Errors.INVALID_REQUEST);
@@ -189,7 +198,7 @@ class ProduceTest {
 
     @Test
     void autoCreateOnProduceWhenEnabled() throws Exception {
-        Properties props = TestBroker.props(dir, "nio");
+        Properties props = TestBroker.props(dir, transport);
         props.setProperty("auto.create.topics.enable", "true");
         props.setProperty("num.partitions", "3");
         server = TestBroker.start(props);

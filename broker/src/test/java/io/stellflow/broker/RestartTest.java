@@ -13,21 +13,30 @@ import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class RestartTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
     @Test
     void everythingProducedIsFetchedBackAfterARestart() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "kept", 2);
             for (int i = 0; i < 10; i++) {
                 Requests.produceOne(client, "kept", i % 2, Requests.batch(i + 1, 1000 + i));
             }
         }
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             PartitionData p0 = Requests.fetchOne(client, Requests.fetch("kept", 0, 0, 0));
             PartitionData p1 = Requests.fetchOne(client, Requests.fetch("kept", 1, 0, 0));
@@ -50,21 +59,21 @@ class RestartTest {
     @Test
     void aBusyPortFailsStartAndReleasesTheLogDir() throws Exception {
         Path other = dir.resolve("other");
-        try (StellflowServer server = TestBroker.start(dir.resolve("first"))) {
-            Properties props = TestBroker.props(other, "nio");
+        try (StellflowServer server = TestBroker.start(dir.resolve("first"), transport)) {
+            Properties props = TestBroker.props(other, transport);
             props.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + server.port());
             assertThatThrownBy(() -> TestBroker.start(props)).isInstanceOf(Exception.class);
         }
-        try (StellflowServer again = TestBroker.start(other)) {
+        try (StellflowServer again = TestBroker.start(other, transport)) {
             assertThat(again.port()).isPositive();
         }
     }
 
     @Test
     void aSecondBrokerOnTheSameLogDirIsRefused() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir)) {
+        try (StellflowServer server = TestBroker.start(dir, transport)) {
             assertThat(server.port()).isPositive();
-            assertThatThrownBy(() -> TestBroker.start(dir))
+            assertThatThrownBy(() -> TestBroker.start(dir, transport))
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("in use");
         }

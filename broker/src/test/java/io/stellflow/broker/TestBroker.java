@@ -1,15 +1,21 @@
 package io.stellflow.broker;
 
 import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.config.TransportType;
+import io.stellflow.broker.network.Transport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Properties;
+import org.junit.jupiter.api.Assumptions;
 
 /** Starts brokers for tests: 127.0.0.1, ephemeral port, a given log dir and transport. */
 final class TestBroker {
     private TestBroker() {}
 
+    /** Properties for {@code transport}; skips the calling test when that transport is unavailable here. */
     static Properties props(Path logDir, String transport) {
+        Assumptions.assumeTrue(
+                Transport.isAvailable(TransportType.parse("transport", transport)), transport + " is unavailable");
         Properties props = new Properties();
         props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
         props.setProperty("log.dirs", logDir.toString());

@@ -21,13 +21,22 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The first slice's end-to-end promise: 100k records produced through the real client to a
  * 3-partition topic on a real broker survive a broker restart on the same data directory and come
  * back in order, each at the offset its send future reported.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class EndToEndRestartTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     private static final int RECORDS = 100_000;
     private static final int PARTITIONS = 3;
 
@@ -39,6 +48,11 @@ class EndToEndRestartTest {
         p.setProperty("broker.id", "0");
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
         p.setProperty("log.dirs", dataDir.toString());
+        p.setProperty("transport", transport);
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                io.stellflow.broker.network.Transport.isAvailable(
+                        io.stellflow.broker.config.TransportType.parse("transport", transport)),
+                transport + " unavailable");
         // Small segments so the 100k records (about 3.7 MB per partition) span several segments
         // and the restart reloads a rolled log, not one file.
         p.setProperty("log.segment.bytes", Integer.toString(1 << 20));
