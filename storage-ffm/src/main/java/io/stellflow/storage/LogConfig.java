@@ -1,5 +1,7 @@
 package io.stellflow.storage;
 
+import java.util.Locale;
+
 /**
  * Configuration of one partition log. Immutable and validated at construction. Keys are Kafka's
  * broker-level names ({@code log.*}); the topic-level names are given where they differ.
@@ -36,6 +38,18 @@ package io.stellflow.storage;
  *     later of its first batch's timestamp and the file's creation time, capped by the last append),
  *     so time retention can act on it.
  *     Default 7 days. Must be &gt;= 1.
+ * @param cleanupPolicy {@code log.cleanup.policy} (topic: {@code cleanup.policy}): {@code delete}
+ *     (default: retention only), {@code compact} ({@link LogCleaner}; retention then only removes
+ *     segments below the log start offset, and appends of records with a null key are rejected) or
+ *     {@code compact,delete} (both). See {@link CleanupPolicy#parse}.
+ * @param deleteRetentionMs {@code log.cleaner.delete.retention.ms} (topic: {@code
+ *     delete.retention.ms}): compaction keeps a tombstone (a record with a null value) until its
+ *     segment's last modification (last append, kept across cleanings) is this many ms in the past.
+ *     Default 86400000 (1 day). Must be &gt;= 0.
+ * @param minCleanableDirtyRatio {@code log.cleaner.min.cleanable.ratio} (topic: {@code
+ *     min.cleanable.dirty.ratio}): {@link PartitionLog#compact} rewrites nothing unless at least this
+ *     fraction of the records in the cleanable range would be removed. Default 0.5. Must be in [0,
+ *     1]; 0 = always rewrite.
  * @throws IllegalArgumentException naming the key and the bad value
  */
 public record LogConfig(
@@ -47,7 +61,10 @@ public record LogConfig(
         long retentionMs,
         long retentionBytes,
         long fileDeleteDelayMs,
-        long segmentMs) {
+        long segmentMs,
+        CleanupPolicy cleanupPolicy,
+        long deleteRetentionMs,
+        double minCleanableDirtyRatio) {
 
     /** 1 GiB, as Kafka. */
     public static final int DEFAULT_SEGMENT_BYTES = 1 << 30;
@@ -69,6 +86,71 @@ public record LogConfig(
 
     /** 7 days (168 h), as Kafka. */
     public static final long DEFAULT_SEGMENT_MS = 7L * 24 * 60 * 60 * 1000;
+
+    /** 1 day, as Kafka. */
+    public static final long DEFAULT_DELETE_RETENTION_MS = 24L * 60 * 60 * 1000;
+
+    /** 0.5, as Kafka. */
+    public static final double DEFAULT_MIN_CLEANABLE_DIRTY_RATIO = 0.5;
+
+    /**
+     * {@code cleanup.policy}: what happens to old records.
+     *
+     * <p>Thread-safety: immutable.
+     */
+    public enum CleanupPolicy {
+        /** Retention by time, size and log start offset (the default). */
+        DELETE(false, true),
+        /** Compaction only: the last record per key is kept; no time or size retention. */
+        COMPACT(true, false),
+        /** Compaction and retention. */
+        COMPACT_DELETE(true, true);
+
+        private final boolean compact;
+        private final boolean delete;
+
+        CleanupPolicy(boolean compact, boolean delete) {
+            this.compact = compact;
+            this.delete = delete;
+        }
+
+        /** True when compaction applies (and null keys are rejected at append). */
+        public boolean compact() {
+            return compact;
+        }
+
+        /** True when time and size retention apply. */
+        public boolean delete() {
+            return delete;
+        }
+
+        /**
+         * Parses Kafka's list syntax: {@code delete}, {@code compact}, {@code compact,delete} or
+         * {@code delete,compact} (case-insensitive, blanks around commas ignored).
+         *
+         * @throws IllegalArgumentException naming the key and the bad value
+         */
+        public static CleanupPolicy parse(String value) {
+            boolean c = false;
+            boolean d = false;
+            for (String part : value.split(",", -1)) {
+                switch (part.strip().toLowerCase(Locale.ROOT)) {
+                    case "compact" -> c = true;
+                    case "delete" -> d = true;
+                    default ->
+                        throw new IllegalArgumentException(
+                                "cleanup.policy must be delete, compact or" + " compact,delete: " + value);
+                }
+            }
+            return c && d ? COMPACT_DELETE : c ? COMPACT : DELETE;
+        }
+
+        /** The Kafka spelling: {@code delete}, {@code compact} or {@code compact,delete}. */
+        @Override
+        public String toString() {
+            return this == COMPACT_DELETE ? "compact,delete" : name().toLowerCase(Locale.ROOT);
+        }
+    }
 
     public LogConfig {
         if (segmentBytes < 1024) {
@@ -98,6 +180,42 @@ public record LogConfig(
         if (segmentMs < 1) {
             throw new IllegalArgumentException("log.roll.ms must be >= 1: " + segmentMs);
         }
+        if (cleanupPolicy == null) {
+            throw new IllegalArgumentException("cleanup.policy must not be null");
+        }
+        if (deleteRetentionMs < 0) {
+            throw new IllegalArgumentException("delete.retention.ms must be >= 0: " + deleteRetentionMs);
+        }
+        if (!(minCleanableDirtyRatio >= 0 && minCleanableDirtyRatio <= 1)) {
+            throw new IllegalArgumentException(
+                    "min.cleanable.dirty.ratio must be in [0, 1]: " + minCleanableDirtyRatio);
+        }
+    }
+
+    /** The nine pre-compaction settings; cleanup policy {@code delete} and the cleaner defaults. */
+    public LogConfig(
+            int segmentBytes,
+            int indexIntervalBytes,
+            int indexMaxBytes,
+            long flushMessages,
+            long flushMs,
+            long retentionMs,
+            long retentionBytes,
+            long fileDeleteDelayMs,
+            long segmentMs) {
+        this(
+                segmentBytes,
+                indexIntervalBytes,
+                indexMaxBytes,
+                flushMessages,
+                flushMs,
+                retentionMs,
+                retentionBytes,
+                fileDeleteDelayMs,
+                segmentMs,
+                CleanupPolicy.DELETE,
+                DEFAULT_DELETE_RETENTION_MS,
+                DEFAULT_MIN_CLEANABLE_DIRTY_RATIO);
     }
 
     /** The five slice-1 settings; retention, the deletion delay and the roll time take their defaults. */
@@ -135,7 +253,10 @@ public record LogConfig(
                 .retentionMs(retentionMs)
                 .retentionBytes(retentionBytes)
                 .fileDeleteDelayMs(fileDeleteDelayMs)
-                .segmentMs(segmentMs);
+                .segmentMs(segmentMs)
+                .cleanupPolicy(cleanupPolicy)
+                .deleteRetentionMs(deleteRetentionMs)
+                .minCleanableDirtyRatio(minCleanableDirtyRatio);
     }
 
     /** Mutable builder; {@link #build} validates. Not thread-safe. */
@@ -149,6 +270,9 @@ public record LogConfig(
         private long retentionBytes = DEFAULT_RETENTION_BYTES;
         private long fileDeleteDelayMs = DEFAULT_FILE_DELETE_DELAY_MS;
         private long segmentMs = DEFAULT_SEGMENT_MS;
+        private CleanupPolicy cleanupPolicy = CleanupPolicy.DELETE;
+        private long deleteRetentionMs = DEFAULT_DELETE_RETENTION_MS;
+        private double minCleanableDirtyRatio = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO;
 
         private Builder() {}
 
@@ -197,6 +321,27 @@ public record LogConfig(
             return this;
         }
 
+        public Builder cleanupPolicy(CleanupPolicy v) {
+            cleanupPolicy = v;
+            return this;
+        }
+
+        /** Kafka's spelling, see {@link CleanupPolicy#parse}. */
+        public Builder cleanupPolicy(String v) {
+            cleanupPolicy = CleanupPolicy.parse(v);
+            return this;
+        }
+
+        public Builder deleteRetentionMs(long v) {
+            deleteRetentionMs = v;
+            return this;
+        }
+
+        public Builder minCleanableDirtyRatio(double v) {
+            minCleanableDirtyRatio = v;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the key and the bad value */
         public LogConfig build() {
             return new LogConfig(
@@ -208,7 +353,10 @@ public record LogConfig(
                     retentionMs,
                     retentionBytes,
                     fileDeleteDelayMs,
-                    segmentMs);
+                    segmentMs,
+                    cleanupPolicy,
+                    deleteRetentionMs,
+                    minCleanableDirtyRatio);
         }
     }
 }

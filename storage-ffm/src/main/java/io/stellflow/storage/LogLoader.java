@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -25,6 +26,11 @@ import org.slf4j.LoggerFactory;
  * (later segments are deleted), and their indexes rebuilt. A missing or corrupt checkpoint never
  * loses data: a bad recovery point means "recover everything", a bad log start offset means "the
  * first segment's base", a bad epoch file is rebuilt from the batch headers.
+ *
+ * <p>An interrupted compaction swap ({@link PartitionLog#compact}) is finished first: a {@code
+ * <base>.log.swap} (written and fsynced completely before it got that name) replaces {@code
+ * <base>.log} and that segment's indexes are deleted so they are rebuilt; a {@code .cleaned} file
+ * (the swap had not started) is deleted, which keeps the old segment.
  *
  * <p>Also deletes leftovers: indexes without a log, {@code .deleted} files of an interrupted
  * delayed deletion and checkpoint {@code .tmp} files.
@@ -71,6 +77,7 @@ final class LogLoader {
         long startNanos = System.nanoTime();
         Path marker = dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE);
         boolean clean = Files.exists(marker);
+        finishInterruptedCompaction();
         long[] bases = listSegmentBases();
         deleteLeftovers(bases);
         if (clean) {
@@ -114,6 +121,65 @@ final class LogLoader {
         cache.flush();
         metrics.logLoaded(System.nanoTime() - startNanos, clean);
         return new Loaded(segments, logEndOffset, cache.latestEpoch(), logStartOffset, recoveryPoint, cache);
+    }
+
+    /** Rolls every compaction swap forward or back (see the class comment). */
+    private void finishInterruptedCompaction() throws IOException {
+        boolean changed = false;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + LogCleaner.CLEANED_SUFFIX)) {
+            for (Path f : files) {
+                LOG.info("Deleting {} of a compaction that did not reach its swap", f);
+                Files.delete(f);
+                changed = true;
+            }
+        }
+        String swapSuffix = Segment.LOG_SUFFIX + LogCleaner.SWAP_SUFFIX;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + swapSuffix)) {
+            for (Path f : files) {
+                long base = parseBase(f, swapSuffix);
+                if (base < 0) {
+                    continue;
+                }
+                LOG.warn("Completing the interrupted compaction swap of {}", f);
+                replaceWithSwap(dir, base);
+                changed = true;
+            }
+        }
+        if (changed) {
+            Checkpoints.fsyncDir(dir);
+        }
+    }
+
+    /** Deletes the segment's indexes and renames {@code <base>.log.swap} over {@code <base>.log}. */
+    private static void replaceWithSwap(Path dir, long base) throws IOException {
+        Path log = Segment.logPath(dir, base);
+        Files.deleteIfExists(Segment.indexPath(dir, base));
+        Files.deleteIfExists(Segment.timeIndexPath(dir, base));
+        Files.move(
+                log.resolveSibling(log.getFileName() + LogCleaner.SWAP_SUFFIX),
+                log,
+                StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /**
+     * Second half of a compaction swap, after the commit point: replaces the log with its {@code
+     * .swap} file and opens it as a sealed segment with rebuilt indexes. Called under the log's
+     * append lock.
+     */
+    static Segment completeSwap(Path dir, long base, LogConfig config) throws IOException {
+        replaceWithSwap(dir, base);
+        Checkpoints.fsyncDir(dir);
+        Segment s = Segment.openTrusted(dir, base, config, false);
+        try {
+            s.rebuildIndexStart(config);
+            Recovery.recoverSegment(s, base, false, Recovery.BatchEpochs.IGNORE);
+            s.seal();
+        } catch (IOException | RuntimeException e) {
+            s.abandon();
+            throw e;
+        }
+        return s;
     }
 
     private void loadEpochCache(boolean hasSegments) throws IOException {

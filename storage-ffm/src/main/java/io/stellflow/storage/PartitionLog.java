@@ -7,6 +7,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -66,6 +67,9 @@ public final class PartitionLog implements AutoCloseable {
     private final LogConfig config;
     private final LogEnvironment env;
     private final ReentrantLock appendLock = new ReentrantLock();
+
+    /** Serializes {@link #compact} runs; taken before the append lock, never while holding it. */
+    private final ReentrantLock cleanerLock = new ReentrantLock();
 
     /** Copy-on-write, ordered by base offset; published before the LEO that needs it. */
     private volatile Segment[] segments;
@@ -134,12 +138,18 @@ public final class PartitionLog implements AutoCloseable {
      *     batches may already be readable (as in Kafka, a retry can duplicate them); the log refuses
      *     further appends until it is closed and reopened, which recovers it
      * @throws IllegalArgumentException {@code records} is empty or not a sequence of whole batches
+     * @throws InvalidRecordException the log is compacted ({@link LogConfig#cleanupPolicy()}) and a
+     *     record has a null key (uncompressed batches are checked): nothing is written, the log
+     *     stays writable; the broker answers INVALID_RECORD
      * @throws IllegalStateException the log is closed
      */
     public long appendAsLeader(ByteBuf records, int leaderEpoch) throws IOException {
         int start = records.readerIndex();
         int end = records.writerIndex();
         RecordSets.checkWholeBatches(records, start, end);
+        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(records, start, end)) {
+            throw new InvalidRecordException("a record with a null key on compacted log " + dir);
+        }
         appendLock.lock();
         try {
             checkWritable();
@@ -148,7 +158,7 @@ public final class PartitionLog implements AutoCloseable {
             if (epochCache.assign(leaderEpoch, first)) {
                 epochCache.flush();
             }
-            guardedAppend(records, start, end, leaderEpoch, true);
+            guardedAppend(records, start, end, leaderEpoch, true, 0);
             env.metrics().append(System.nanoTime() - startNanos, true);
             return first;
         } finally {
@@ -164,7 +174,11 @@ public final class PartitionLog implements AutoCloseable {
      * fetchOffset + baseOffsetDelta_i}. The first batch must start exactly at the log end offset and
      * each next batch right after the previous one's last offset; otherwise nothing is written and
      * {@link #OFFSET_MISMATCH} is returned (a stale or overlapping fetch: the caller refetches from
-     * {@link #logEndOffset}). Every batch's leader epoch (bytes 8-11) is kept and recorded in the
+     * {@link #logEndOffset}). On a compacted log ({@link LogConfig#cleanupPolicy()} with {@code
+     * compact}) gaps are accepted and kept (a batch may start after the log end offset or after the
+     * previous batch's last offset + 1): a compacted leader ({@link #compact}) drops batches whose
+     * records were all removed; the log end offset then jumps to the last batch's last offset + 1. Batches with fewer records than {@code
+     * lastOffsetDelta + 1} (compacted, see {@link LogCleaner}) are stored as they are. Every batch's leader epoch (bytes 8-11) is kept and recorded in the
      * leader-epoch cache where it changes. Bytes 0-3 are overwritten in place (relative to the
      * segment base); the buffer is neither released nor retained.
      *
@@ -182,9 +196,10 @@ public final class PartitionLog implements AutoCloseable {
             checkWritable();
             long startNanos = System.nanoTime();
             long expected = logEndOffset;
+            boolean gapsAllowed = config.cleanupPolicy().compact();
             for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
                 long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
-                if (base != expected) {
+                if (gapsAllowed ? base < expected : base != expected) {
                     return OFFSET_MISMATCH;
                 }
                 expected = base + RecordBatchLayout.lastOffsetDelta(records, p) + 1;
@@ -197,7 +212,7 @@ public final class PartitionLog implements AutoCloseable {
             if (epochsChanged) {
                 epochCache.flush();
             }
-            guardedAppend(records, start, end, 0, false);
+            guardedAppend(records, start, end, 0, false, fetchOffset);
             env.metrics().append(System.nanoTime() - startNanos, false);
             return logEndOffset;
         } finally {
@@ -214,17 +229,23 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
-    private long guardedAppend(ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch)
+    private long guardedAppend(
+            ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset)
             throws IOException {
         try {
-            return appendLocked(records, start, end, leaderEpoch, stampEpoch);
+            return appendLocked(records, start, end, leaderEpoch, stampEpoch, fetchOffset);
         } catch (IOException e) {
             failed = true;
             throw e;
         }
     }
 
-    private long appendLocked(ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch)
+    /**
+     * Leader ({@code stampEpoch}): offsets assigned consecutively from the LEO. Follower: each batch's
+     * base is {@code fetchOffset + its bytes 0-3} (checked by the caller: increasing, gaps allowed).
+     */
+    private long appendLocked(
+            ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset)
             throws IOException {
         Segment seg = segments[segments.length - 1];
         long first = logEndOffset;
@@ -242,6 +263,9 @@ public final class PartitionLog implements AutoCloseable {
             int batchLength = records.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
             int lastOffsetDelta = records.getInt(p + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
             int size = RecordBatchLayout.LOG_OVERHEAD + batchLength;
+            if (!stampEpoch) {
+                next = fetchOffset + records.getInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+            }
             long last = next + lastOffsetDelta;
             if (!seg.fits(runBytes + size, runBatches + 1, last, config.segmentBytes())) {
                 if (runBatches > 0) {
@@ -260,7 +284,7 @@ public final class PartitionLog implements AutoCloseable {
             }
             runBytes += size;
             runBatches++;
-            recordsAppended += lastOffsetDelta + 1L;
+            recordsAppended += records.getInt(p + RecordBatchLayout.RECORD_COUNT_OFFSET);
             next = last + 1;
             p += size;
         }
@@ -508,6 +532,171 @@ public final class PartitionLog implements AutoCloseable {
         } finally {
             appendLock.unlock();
         }
+    }
+
+    /**
+     * What {@link #compact} did.
+     *
+     * @param segmentsCleaned sealed segments rewritten and swapped in
+     * @param recordsRemoved records removed (superseded values and expired tombstones)
+     * @param bytesBefore {@code .log} bytes of the rewritten segments before
+     * @param bytesAfter {@code .log} bytes of the rewritten segments after
+     * @param dirtyRatio fraction of the keyed records in the cleanable range superseded by a later
+     *     record with the same key (0 when nothing was cleanable)
+     */
+    public record CompactionResult(
+            int segmentsCleaned, long recordsRemoved, long bytesBefore, long bytesAfter, double dirtyRatio) {
+        /** Nothing cleanable or nothing done. */
+        public static final CompactionResult NONE = new CompactionResult(0, 0, 0, 0, 0);
+    }
+
+    /**
+     * Compaction ({@link LogConfig#cleanupPolicy()} {@code compact} or {@code compact,delete};
+     * otherwise returns {@link CompactionResult#NONE}): keeps, in the sealed segments entirely below
+     * {@code highWatermark} (the cleanable range; never the active segment), only the last record
+     * per key; a tombstone (null value) that is the last for its key is also removed once its
+     * segment was last modified (last append; cleaning keeps the time) {@link
+     * LogConfig#deleteRetentionMs()} or more ago. Offsets are kept: removed records leave gaps
+     * ({@link LogCleaner} gives the rewritten batch format). Does nothing when fewer than {@link
+     * LogConfig#minCleanableDirtyRatio()} of the keyed records in the range are superseded (this
+     * ratio counts records, not Kafka's dirty bytes after the last cleaned offset) and no segment is
+     * old enough for its tombstones to go (then every segment is read again; those without
+     * anything to remove are left as they are). With {@code
+     * compact,delete} call {@link #deleteOldSegments} too: retention is separate.
+     *
+     * <p>Per segment, oldest first: {@code <base>.log.cleaned} is written and fsynced without
+     * blocking appends or reads; then, under the append lock, it is renamed to {@code
+     * <base>.log.swap} (the commit point, directory fsynced), the old indexes are deleted, the swap
+     * file is renamed over {@code <base>.log} (directory fsynced), and the new segment is opened with
+     * rebuilt indexes and published. A crash before the commit point leaves a {@code .cleaned} file
+     * that the next {@link #open} deletes (the old segment stays); after it, {@link #open} finishes
+     * the rename and rebuilds the indexes. A segment truncated or deleted meanwhile is skipped.
+     *
+     * <p>Concurrency: one compaction at a time per log (others wait). Readers that started before
+     * a swap keep reading the old file through its open channel, which is closed {@link
+     * LogConfig#fileDeleteDelayMs()} after the swap; they never see a partly written file.
+     *
+     * @throws IOException reading or writing failed; if it failed after a commit point the log
+     *     refuses further writes until reopened (which completes the swap)
+     * @throws IllegalStateException the log is closed
+     */
+    public CompactionResult compact(long highWatermark) throws IOException {
+        if (!config.cleanupPolicy().compact()) {
+            return CompactionResult.NONE;
+        }
+        cleanerLock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("log " + dir + " is closed");
+            }
+            Segment[] segs = segments;
+            long upper = Math.min(highWatermark, logEndOffset);
+            int n = 0;
+            while (n < segs.length - 1 && segs[n + 1].baseOffset <= upper) {
+                n++;
+            }
+            if (n == 0) {
+                return CompactionResult.NONE;
+            }
+            Segment[] cleanable = Arrays.copyOf(segs, n);
+            int[] sizes = new int[n];
+            for (int i = 0; i < n; i++) {
+                sizes[i] = cleanable[i].sizeBytes();
+            }
+            LogCleaner.OffsetMap map = LogCleaner.buildOffsetMap(cleanable, sizes);
+            double ratio = map.dirtyRatio();
+            if (ratio < config.minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
+                return new CompactionResult(0, 0, 0, 0, ratio);
+            }
+            int cleaned = 0;
+            long removed = 0;
+            long before = 0;
+            long after = 0;
+            for (int i = 0; i < n; i++) {
+                Segment s = cleanable[i];
+                long modifiedMs = s.lastAppendTimeMs();
+                boolean dropTombstones = env.nowMs() - modifiedMs >= config.deleteRetentionMs();
+                LogCleaner.Cleaned c = LogCleaner.writeCleaned(s, sizes[i], map, dropTombstones, modifiedMs);
+                if (c == null) {
+                    continue;
+                }
+                if (swapIn(s, sizes[i], c)) {
+                    cleaned++;
+                    removed += c.recordsRemoved();
+                    before += sizes[i];
+                    after += c.sizeBytes();
+                }
+            }
+            if (cleaned > 0) {
+                LOG.info(
+                        "Compacted {} segment(s) of {}: {} record(s) removed, {} -> {} bytes",
+                        cleaned,
+                        dir,
+                        removed,
+                        before,
+                        after);
+            }
+            return new CompactionResult(cleaned, removed, before, after, ratio);
+        } finally {
+            cleanerLock.unlock();
+        }
+    }
+
+    private boolean anyTombstoneExpired(Segment[] cleanable) {
+        long now = env.nowMs();
+        for (Segment s : cleanable) {
+            if (now - s.lastAppendTimeMs() >= config.deleteRetentionMs()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Swaps the cleaned file in for {@code old} (see {@link #compact}); false when {@code old} changed. */
+    private boolean swapIn(Segment old, int sizeAtClean, LogCleaner.Cleaned c) throws IOException {
+        appendLock.lock();
+        try {
+            Segment[] segs = segments;
+            int at = indexOf(segs, old);
+            if (closed || failed || at < 0 || at == segs.length - 1 || old.sizeBytes() != sizeAtClean) {
+                Files.deleteIfExists(c.file());
+                return false;
+            }
+            Path swap = old.logFile.resolveSibling(old.logFile.getFileName() + LogCleaner.SWAP_SUFFIX);
+            Files.move(c.file(), swap, StandardCopyOption.ATOMIC_MOVE);
+            Checkpoints.fsyncDir(dir); // commit point
+            try {
+                Segment fresh = LogLoader.completeSwap(dir, old.baseOffset, config);
+                Segment[] replaced = segs.clone();
+                replaced[at] = fresh;
+                segments = replaced; // volatile: new readers use the new file
+            } catch (IOException | RuntimeException e) {
+                failed = true;
+                throw e;
+            }
+            env.scheduler()
+                    .schedule(
+                            () -> {
+                                try {
+                                    old.abandon(); // its files were replaced: close only, delete nothing
+                                } catch (IOException e) {
+                                    LOG.warn("Could not close the replaced {}", old, e);
+                                }
+                            },
+                            config.fileDeleteDelayMs());
+            return true;
+        } finally {
+            appendLock.unlock();
+        }
+    }
+
+    private static int indexOf(Segment[] segs, Segment s) {
+        for (int i = 0; i < segs.length; i++) {
+            if (segs[i] == s) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private void scheduleDeletion(Segment s) throws IOException {

@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A batch is valid when: a whole 57-byte header remains; {@code batchLength >= 78} and the batch
  * fits in the file; magic is 1; the CRC-32C of bytes 17..end matches; {@code lastOffsetDelta >= 0}
- * and equals {@code recordCount - 1}; its base offset ({@code segmentBase + baseOffsetDelta}) is &gt;=
+ * and {@code 1 <= recordCount <= lastOffsetDelta + 1} (fewer records in a compacted batch, see {@link
+ * LogCleaner}); its base offset ({@code segmentBase + baseOffsetDelta}) is &gt;=
  * the previous batch's last offset + 1 (and &gt;= the segment base).
  *
  * <p>Thread-safety: called only while the log is being opened, by the opening thread.
@@ -86,7 +87,7 @@ final class Recovery {
             int lastOffsetDelta = RecordBatchLayout.lastOffsetDelta(buf, 0);
             int recordCount = RecordBatchLayout.recordCount(buf, 0);
             long base = segment.baseOffset + RecordBatchLayout.baseOffsetDelta(buf, 0);
-            if (lastOffsetDelta < 0 || recordCount != lastOffsetDelta + 1) {
+            if (lastOffsetDelta < 0 || recordCount < 1 || recordCount > lastOffsetDelta + 1L) {
                 reason = "lastOffsetDelta " + lastOffsetDelta + " with recordCount " + recordCount;
                 break;
             }

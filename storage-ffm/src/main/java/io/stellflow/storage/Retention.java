@@ -23,10 +23,13 @@ final class Retention {
      * How many segments from the start of {@code segs} may be deleted: each must be sealed (not the
      * last), hold only offsets below {@code highWatermark} (its successor's base &lt;= the HW), and
      * be below {@code logStartOffset}, or past {@code retention.ms}, or not needed for {@code
-     * retention.bytes}.
+     * retention.bytes} (these two only when the cleanup policy includes {@code delete}).
      */
     static int deletablePrefix(Segment[] segs, LogConfig config, long nowMs, long highWatermark, long logStartOffset) {
-        boolean sizeLimited = config.retentionBytes() >= 0;
+        // cleanup.policy=compact alone: only the log start offset deletes (Kafka's rule).
+        boolean deletePolicy = config.cleanupPolicy().delete();
+        boolean timeLimited = deletePolicy && config.retentionMs() >= 0;
+        boolean sizeLimited = deletePolicy && config.retentionBytes() >= 0;
         long excessBytes = 0;
         if (sizeLimited) {
             long total = 0;
@@ -43,7 +46,7 @@ final class Retention {
             }
             Segment s = segs[i];
             boolean byStartOffset = nextBase <= logStartOffset;
-            boolean byTime = config.retentionMs() >= 0 && nowMs - retentionTimeMs(s) > config.retentionMs();
+            boolean byTime = timeLimited && nowMs - retentionTimeMs(s) > config.retentionMs();
             boolean bySize = sizeLimited && excessBytes - s.sizeBytes() >= 0;
             if (!byStartOffset && !byTime && !bySize) {
                 break;
