@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  *   <li>apiKey without a handler: {@code FEATURE_NOT_ENABLED}.
  *   <li>apiVersion outside 0..{@link ApiHandler#maxVersion()} of its handler (0 for every API but
  *       Fetch, which reads 0 and 1): {@code UNSUPPORTED_VERSION}.
- *   <li>The handler throws {@link ProtocolException}: its code; anything else: {@code UNKNOWN_SERVER_ERROR}.
+ *   <li>The handler throws {@link ProtocolException}: its code; anything else (including running out of
+ *       direct memory): {@code UNKNOWN_SERVER_ERROR}.
  * </ol>
  *
  * <p>Thread-safety: immutable after construction; {@link #dispatch} runs on request handler threads.
@@ -75,6 +76,15 @@ public final class RequestDispatcher {
                     ApiKeys.name(header.apiKey()),
                     header.correlationId(),
                     e);
+            answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
+        } catch (OutOfMemoryError e) {
+            // Typically Netty's OutOfDirectMemoryError for a large Fetch response under memory
+            // pressure: the request still gets its one response and the broker keeps serving.
+            LOG.warn(
+                    "Out of memory handling {} correlationId {}: {}",
+                    ApiKeys.name(header.apiKey()),
+                    header.correlationId(),
+                    e.toString());
             answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
         }
     }

@@ -92,7 +92,9 @@ public final class SerialExecutor implements Executor {
             }
             try {
                 task.run();
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
+                // An Error (for example an OutOfDirectMemoryError) must not end the drain either:
+                // the connection's later requests would wait until it sent another one.
                 LOG.error("Request task failed", e);
             } finally {
                 pending.decrementAndGet();

@@ -63,6 +63,24 @@ class SerialExecutorTest {
     }
 
     @Test
+    void aTaskFailingWithAnErrorDoesNotStallTheQueue() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            SerialExecutor serial = new SerialExecutor(pool);
+            CountDownLatch ran = new CountDownLatch(2);
+            serial.execute(() -> {
+                throw new OutOfMemoryError("Cannot reserve 62914560 bytes of direct buffer memory (test)");
+            });
+            serial.execute(ran::countDown);
+            serial.execute(ran::countDown);
+            assertThat(ran.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(serial.pending()).isZero();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void queuedTasksStillRunWhenThePoolShutsDownMidway() throws Exception {
         ExecutorService pool = Executors.newSingleThreadExecutor();
         SerialExecutor serial = new SerialExecutor(pool);
