@@ -263,6 +263,24 @@ public final class LogManager implements AutoCloseable {
         return failures;
     }
 
+    /**
+     * Compacts every log whose cleanup policy includes {@code compact} ({@link PartitionLog#compact})
+     * up to its high watermark, one log after the other on the calling thread; failures are logged
+     * and the log skipped. The periodic retention task runs this first. Returns the segments
+     * rewritten.
+     */
+    public int compactAll() {
+        int cleaned = 0;
+        for (PartitionLog log : logs.values()) {
+            try {
+                cleaned += log.compact(highWatermark.applyAsLong(log)).segmentsCleaned();
+            } catch (IOException | IllegalStateException e) {
+                LOG.warn("Compaction of {} failed", log.dir(), e);
+            }
+        }
+        return cleaned;
+    }
+
     /** Applies retention to every log up to its high watermark. Returns the segments deleted. */
     public int retainAll() {
         int deleted = 0;
@@ -296,6 +314,7 @@ public final class LogManager implements AutoCloseable {
                     .schedule(
                             () -> {
                                 if (!closed) {
+                                    compactAll();
                                     retainAll();
                                     scheduleRetention();
                                 }

@@ -54,4 +54,31 @@ class LogConfigTest {
         assertThatThrownBy(() -> new LogConfig(1024, 0, 8, 0, 0)).hasMessageContaining("log.flush.interval.messages");
         assertThatThrownBy(() -> new LogConfig(1024, 0, 8, 1, -1)).hasMessageContaining("log.flush.interval.ms");
     }
+
+    @Test
+    void cleanupPolicyParsesKafkaSpellingsAndCleanerKeysAreValidated() {
+        assertThat(LogConfig.defaults().cleanupPolicy()).isEqualTo(LogConfig.CleanupPolicy.DELETE);
+        assertThat(LogConfig.defaults().deleteRetentionMs()).isEqualTo(86_400_000L);
+        assertThat(LogConfig.defaults().minCleanableDirtyRatio()).isEqualTo(0.5);
+        assertThat(LogConfig.CleanupPolicy.parse("compact")).isEqualTo(LogConfig.CleanupPolicy.COMPACT);
+        assertThat(LogConfig.CleanupPolicy.parse("compact,delete")).isEqualTo(LogConfig.CleanupPolicy.COMPACT_DELETE);
+        assertThat(LogConfig.CleanupPolicy.parse("Delete, compact")).isEqualTo(LogConfig.CleanupPolicy.COMPACT_DELETE);
+        assertThat(LogConfig.CleanupPolicy.parse("delete")).isEqualTo(LogConfig.CleanupPolicy.DELETE);
+        assertThat(LogConfig.CleanupPolicy.COMPACT_DELETE.toString()).isEqualTo("compact,delete");
+        assertThat(LogConfig.CleanupPolicy.COMPACT.compact()).isTrue();
+        assertThat(LogConfig.CleanupPolicy.COMPACT.delete()).isFalse();
+        assertThatThrownBy(() -> LogConfig.CleanupPolicy.parse("compactt")).hasMessageContaining("cleanup.policy");
+        assertThatThrownBy(() -> LogConfig.CleanupPolicy.parse("")).hasMessageContaining("cleanup.policy");
+        assertThatThrownBy(() -> LogConfig.builder().deleteRetentionMs(-1).build())
+                .hasMessageContaining("delete.retention.ms");
+        assertThatThrownBy(() -> LogConfig.builder().minCleanableDirtyRatio(1.5).build())
+                .hasMessageContaining("min.cleanable.dirty.ratio");
+        LogConfig c = LogConfig.builder()
+                .cleanupPolicy("compact")
+                .deleteRetentionMs(5)
+                .build();
+        assertThat(c.toBuilder().build()).isEqualTo(c);
+        assertThat(new LogConfig(1024, 0, 8, 1, 0, 1, 1, 1, 1).cleanupPolicy())
+                .isEqualTo(LogConfig.CleanupPolicy.DELETE);
+    }
 }

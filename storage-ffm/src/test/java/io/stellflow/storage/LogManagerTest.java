@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.RecordBatchBuilder;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -111,6 +114,39 @@ class LogManagerTest {
             for (int p = 0; p < 12; p++) {
                 assertThat(reopened.get("t", p).logEndOffset()).isEqualTo(3);
             }
+        }
+    }
+
+    @Test
+    void thePeriodicRetentionTaskCompactsCompactedLogs() throws IOException {
+        ManualEnvironment env = new ManualEnvironment(1_000_000);
+        LogConfig compacted = SMALL.toBuilder()
+                .cleanupPolicy("compact")
+                .segmentMs(1)
+                .minCleanableDirtyRatio(0)
+                .build();
+        try (LogManager manager = LogManager.start(
+                new LogManager.Config(List.of(root.resolve("d")), 60_000, 300_000, 1),
+                compacted,
+                env.environment(),
+                PartitionLog::logEndOffset)) {
+            PartitionLog log = manager.getOrCreate("state", 0);
+            for (String v : new String[] {"1", "2", "3"}) {
+                ByteBuf b = Unpooled.buffer();
+                RecordBatchBuilder builder = new RecordBatchBuilder(b, env.nowMs());
+                builder.append(env.nowMs(), "k".getBytes(StandardCharsets.UTF_8), v.getBytes(StandardCharsets.UTF_8));
+                builder.close();
+                log.appendAsLeader(b, 0);
+                b.release();
+                env.advance(1);
+            }
+            assertThat(CompactionTest.readAll(log, 0)).hasSize(3);
+            env.advance(300_000);
+            // The active segment (offset 2) is never compacted; of offsets 0-1 only the last stays.
+            assertThat(CompactionTest.readAll(log, 0))
+                    .extracting(CompactionTest.Rec::offset)
+                    .containsExactly(1L, 2L);
+            assertThat(log.logEndOffset()).isEqualTo(3);
         }
     }
 }
