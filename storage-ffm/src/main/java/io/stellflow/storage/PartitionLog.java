@@ -71,6 +71,9 @@ public final class PartitionLog implements AutoCloseable {
     /** Serializes {@link #compact} runs; taken before the append lock, never while holding it. */
     private final ReentrantLock cleanerLock = new ReentrantLock();
 
+    /** Bumped (under the append lock) by every truncation; a compaction spanning one swaps nothing. */
+    private volatile long truncations;
+
     /** Copy-on-write, ordered by base offset; published before the LEO that needs it. */
     private volatile Segment[] segments;
 
@@ -379,6 +382,7 @@ public final class PartitionLog implements AutoCloseable {
             truncateFullyLocked(offset);
             return offset;
         }
+        truncations++;
         Segment[] segs = segments;
         int keep = segs.length - 1;
         while (segs[keep].baseOffset >= offset) {
@@ -429,6 +433,7 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void truncateFullyLocked(long newOffset) throws IOException {
+        truncations++;
         Segment[] old = segments;
         for (Segment s : old) {
             s.renameForDeletion(); // frees the names: the new segment may reuse a base offset
@@ -568,7 +573,7 @@ public final class PartitionLog implements AutoCloseable {
      * blocking appends or reads; then, under the append lock, it is renamed to {@code
      * <base>.log.swap} (the commit point, directory fsynced), the old indexes are deleted, the swap
      * file is renamed over {@code <base>.log} (directory fsynced), and the new segment is opened with
-     * rebuilt indexes and published. A crash before the commit point leaves a {@code .cleaned} file
+     * rebuilt indexes (a scan of that segment while appends wait) and published. A crash before the commit point leaves a {@code .cleaned} file
      * that the next {@link #open} deletes (the old segment stays); after it, {@link #open} finishes
      * the rename and rebuilds the indexes. A segment truncated or deleted meanwhile is skipped.
      *
@@ -589,6 +594,7 @@ public final class PartitionLog implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
+            long truncationsAtStart = truncations;
             Segment[] segs = segments;
             long upper = Math.min(highWatermark, logEndOffset);
             int n = 0;
@@ -620,7 +626,7 @@ public final class PartitionLog implements AutoCloseable {
                 if (c == null) {
                     continue;
                 }
-                if (swapIn(s, sizes[i], c)) {
+                if (swapIn(s, sizes[i], c, truncationsAtStart)) {
                     cleaned++;
                     removed += c.recordsRemoved();
                     before += sizes[i];
@@ -653,12 +659,18 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     /** Swaps the cleaned file in for {@code old} (see {@link #compact}); false when {@code old} changed. */
-    private boolean swapIn(Segment old, int sizeAtClean, LogCleaner.Cleaned c) throws IOException {
+    private boolean swapIn(Segment old, int sizeAtClean, LogCleaner.Cleaned c, long truncationsAtStart)
+            throws IOException {
         appendLock.lock();
         try {
             Segment[] segs = segments;
             int at = indexOf(segs, old);
-            if (closed || failed || at < 0 || at == segs.length - 1 || old.sizeBytes() != sizeAtClean) {
+            if (closed
+                    || failed
+                    || truncations != truncationsAtStart
+                    || at < 0
+                    || at == segs.length - 1
+                    || old.sizeBytes() != sizeAtClean) {
                 Files.deleteIfExists(c.file());
                 return false;
             }
