@@ -24,7 +24,10 @@ import org.slf4j.LoggerFactory;
  * <p>Storage format: each stored batch is the RecordBatch (wire spec §7) as produced, with bytes 0-3
  * (baseOffsetDelta) = batch base offset - segment base offset and bytes 8-11 (partitionLeaderEpoch) =
  * the epoch passed to {@link #appendAsLeader} (or as stamped by the leader, for {@link
- * #appendAsFollower}). Bytes 17.. (covered by the CRC) are never changed. A file {@value
+ * #appendAsFollower}). Bytes 17.. (covered by the CRC) are never changed by an append; {@link
+ * #compact} rewrites batches of sealed segments (records removed, original offsets kept through
+ * offsetDelta, so {@code recordCount} may be below {@code lastOffsetDelta + 1}; CRC recomputed;
+ * format in {@link LogCleaner}). A file {@value
  * #CLEAN_SHUTDOWN_FILE} in the directory marks a clean {@link #close}; without it, {@link #open}
  * validates every batch from the segment holding the checkpointed recovery point on (CRC-32C
  * included), truncates at the first invalid byte and rebuilds those indexes ({@link LogLoader}).
