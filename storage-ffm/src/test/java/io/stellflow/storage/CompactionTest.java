@@ -441,6 +441,17 @@ class CompactionTest {
             assertThat(follower.appendAsFollower(stale, 4)).isEqualTo(PartitionLog.OFFSET_MISMATCH);
             stale.release();
         }
+        // The leader's first segment is now empty; it reopens (clean, then after a crash) unchanged.
+        try (PartitionLog leader = PartitionLog.open(dir.resolve("leader"), config, env.environment())) {
+            assertThat(leader.segmentsForTesting()[0].sizeBytes()).isZero();
+            assertThat(readAll(leader, 0)).extracting(Rec::offset).containsExactly(3L, 4L, 5L, 6L);
+            leader.crashForTesting();
+        }
+        Files.delete(dir.resolve("leader").resolve(LogLoader.RECOVERY_POINT_FILE));
+        try (PartitionLog leader = PartitionLog.open(dir.resolve("leader"), config, env.environment())) {
+            assertThat(readAll(leader, 0)).extracting(Rec::offset).containsExactly(3L, 4L, 5L, 6L);
+            assertThat(leader.logEndOffset()).isEqualTo(7);
+        }
     }
 
     @Test
