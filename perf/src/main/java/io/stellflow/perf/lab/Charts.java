@@ -76,7 +76,7 @@ final class Charts {
                 .title(title)
                 .yAxisTitle(yTitle)
                 .build();
-        c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+        c.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         c.getStyler().setXAxisLabelRotation(60);
         c.getStyler().setOverlapped(false);
         return c;
