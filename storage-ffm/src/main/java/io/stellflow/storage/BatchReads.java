@@ -1,11 +1,12 @@
 package io.stellflow.storage;
 
+import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * The batch walk behind {@link PartitionLog#read}: finds the segment and, through its offset index,
+ * The batch walk behind {@link UnifiedLog#read}: finds the segment and, through its offset index,
  * the position to start from, then walks batch headers and hands whole batches to the visitor.
  *
  * <p>Thread-safety: stateless; runs concurrently with appends on the segments array and the upper
@@ -14,14 +15,14 @@ import java.nio.ByteBuffer;
 final class BatchReads {
     private BatchReads() {}
 
-    /** See {@link PartitionLog#read}; {@code upper} is already min(maxOffsetExclusive, LEO). */
+    /** See {@link UnifiedLog#read}; {@code upper} is already min(maxOffsetExclusive, LEO). */
     static int visit(
-            Segment[] segs,
+            LogSegment[] segs,
             long fetchOffset,
             int maxBytes,
             long upper,
             boolean minOneBatch,
-            PartitionLog.BatchVisitor visitor)
+            UnifiedLog.BatchVisitor visitor)
             throws IOException {
         if (fetchOffset >= upper) {
             return 0;
@@ -30,7 +31,7 @@ final class BatchReads {
         int visited = 0;
         boolean first = true;
         for (int i = floorSegment(segs, fetchOffset); i < segs.length; i++) {
-            Segment s = segs[i];
+            LogSegment s = segs[i];
             int end = s.sizeBytes();
             int pos = s.lookup(fetchOffset);
             while (pos < end) {
@@ -56,7 +57,7 @@ final class BatchReads {
         return visited;
     }
 
-    private static int floorSegment(Segment[] segs, long offset) {
+    private static int floorSegment(LogSegment[] segs, long offset) {
         int lo = 0;
         int hi = segs.length - 1;
         int found = 0;
@@ -70,5 +71,26 @@ final class BatchReads {
             }
         }
         return found;
+    }
+
+    /**
+     * A visitor copying each batch into {@code out} (at its writerIndex, growing it) with bytes 0-3
+     * rewritten to {@code baseOffset - fetchOffset} (Fetch v0, spec §6.4 step 5); {@link
+     * UnifiedLog#readInto}.
+     */
+    static UnifiedLog.BatchVisitor copyingInto(ByteBuf out, long fetchOffset) {
+        return (ch, position, size, base, last) -> {
+            int at = out.writerIndex();
+            out.ensureWritable(size);
+            int copied = 0;
+            while (copied < size) {
+                int n = out.writeBytes(ch, position + copied, size - copied);
+                if (n < 0) {
+                    throw new IOException("unexpected end of segment file at " + (position + copied));
+                }
+                copied += n;
+            }
+            out.setInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET, Math.toIntExact(base - fetchOffset));
+        };
     }
 }

@@ -16,8 +16,8 @@ import java.util.Map;
 
 /**
  * Compaction of one partition's sealed segments ({@code cleanup.policy=compact}): the two passes
- * behind {@link PartitionLog#compact}. The swap of a rewritten segment into the log is the log's
- * ({@link PartitionLog#compact} documents the file protocol, {@link LogLoader} completes or rolls
+ * behind {@link UnifiedLog#compact}. The swap of a rewritten segment into the log is the log's
+ * ({@link LogCompaction} documents the file protocol, {@link LogLoader} completes or rolls
  * back an interrupted one).
  *
  * <ol>
@@ -49,7 +49,7 @@ import java.util.Map;
  * bytes plus a boxed offset); there is no bound yet, unlike Kafka's fixed-size cleaner buffer.
  *
  * <p>Thread-safety: stateless; reads sealed segments concurrently with appends and reads (their
- * bytes below {@link Segment#sizeBytes} never change unless truncated, which the swap detects).
+ * bytes below {@link LogSegment#sizeBytes} never change unless truncated, which the swap detects).
  */
 final class LogCleaner {
     /** Suffix of a rewritten segment log before the swap. */
@@ -81,14 +81,14 @@ final class LogCleaner {
     record Cleaned(Path file, int sizeBytes, long recordsRemoved) {}
 
     /** Pass 1: the last offset of every key over {@code segs} (with their sizes at the call). */
-    static OffsetMap buildOffsetMap(Segment[] segs, int[] sizes) throws IOException {
+    static OffsetMap buildOffsetMap(LogSegment[] segs, int[] sizes) throws IOException {
         Map<ByteBuffer, Long> map = new HashMap<>();
         long records = 0;
         long superseded = 0;
         ByteBuf buf = Unpooled.buffer(64 * 1024);
         try {
             for (int i = 0; i < segs.length; i++) {
-                Segment s = segs[i];
+                LogSegment s = segs[i];
                 for (int pos = 0; pos < sizes[i]; ) {
                     readBatch(s, buf, pos);
                     int size = buf.readableBytes();
@@ -125,7 +125,7 @@ final class LogCleaner {
      * segment[0, size)}, fsyncs it and gives it {@code mtimeMs}. Returns null (and writes nothing)
      * when no record would be removed.
      */
-    static Cleaned writeCleaned(Segment s, int size, OffsetMap map, boolean dropTombstones, long mtimeMs)
+    static Cleaned writeCleaned(LogSegment s, int size, OffsetMap map, boolean dropTombstones, long mtimeMs)
             throws IOException {
         ByteBuf in = Unpooled.buffer(64 * 1024);
         ByteBuf out = Unpooled.buffer(64 * 1024);
@@ -167,7 +167,7 @@ final class LogCleaner {
      * kept). Returns the number of records removed.
      */
     private static int filterBatch(
-            Segment s, int batchPos, ByteBuf in, ByteBuf out, OffsetMap map, boolean dropTombstones)
+            LogSegment s, int batchPos, ByteBuf in, ByteBuf out, OffsetMap map, boolean dropTombstones)
             throws IOException {
         int size = in.readableBytes();
         if (isCompressed(in)) {
@@ -214,7 +214,7 @@ final class LogCleaner {
     }
 
     /** Size (length field included) of the record at {@code p}, checked against the batch size. */
-    private static int recordSize(ByteBuf buf, int p, int batchSize, Segment s, int batchPos) throws IOException {
+    private static int recordSize(ByteBuf buf, int p, int batchSize, LogSegment s, int batchPos) throws IOException {
         if (p + 4 > batchSize) {
             throw new IOException("corrupt batch at " + s.logFile + ":" + batchPos + ": truncated record");
         }
@@ -243,7 +243,7 @@ final class LogCleaner {
 
     /**
      * True when the record set holds a record with a null key (compressed batches are not looked
-     * into). Used by {@link PartitionLog#appendAsLeader} on compacted logs.
+     * into). Used by {@link UnifiedLog#appendAsLeader} on compacted logs.
      */
     static boolean hasNullKey(ByteBuf records, int start, int end) {
         for (int b = start; b < end; b += RecordBatchLayout.batchSize(records, b)) {
@@ -264,7 +264,7 @@ final class LogCleaner {
     }
 
     /** Reads the whole batch at {@code pos} into {@code buf} (readerIndex 0, writerIndex = size). */
-    private static void readBatch(Segment s, ByteBuf buf, int pos) throws IOException {
+    private static void readBatch(LogSegment s, ByteBuf buf, int pos) throws IOException {
         buf.clear();
         buf.ensureWritable(RecordBatchLayout.LOG_OVERHEAD);
         readInto(s, buf, pos, RecordBatchLayout.LOG_OVERHEAD);
@@ -277,7 +277,7 @@ final class LogCleaner {
         readInto(s, buf, pos, size);
     }
 
-    private static void readInto(Segment s, ByteBuf buf, long position, int length) throws IOException {
+    private static void readInto(LogSegment s, ByteBuf buf, long position, int length) throws IOException {
         int copied = 0;
         while (copied < length) {
             int n = buf.setBytes(copied, s.log, position + copied, length - copied);

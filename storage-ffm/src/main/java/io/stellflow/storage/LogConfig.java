@@ -25,7 +25,7 @@ import java.util.Locale;
  * @param flushMs {@code log.flush.interval.ms}: fsync when an append happens at least this many
  *     milliseconds after the last flush. {@link Long#MAX_VALUE} (default) = never. Must be &gt;= 0.
  * @param retentionMs {@code log.retention.ms} (topic: {@code retention.ms}): a sealed segment is
- *     deleted once its retention time (see {@link PartitionLog#deleteOldSegments}) is more than this
+ *     deleted once its retention time (see {@link UnifiedLog#deleteOldSegments}) is more than this
  *     many ms in the past. Default 7 days; -1 = no time limit. Must be &gt;= -1.
  * @param retentionBytes {@code log.retention.bytes} (topic: {@code retention.bytes}): oldest sealed
  *     segments are deleted while the log would stay at or above this size without them. Default -1 =
@@ -47,7 +47,7 @@ import java.util.Locale;
  *     segment's last modification (last append, kept across cleanings) is this many ms in the past.
  *     Default 86400000 (1 day). Must be &gt;= 0.
  * @param minCleanableDirtyRatio {@code log.cleaner.min.cleanable.ratio} (topic: {@code
- *     min.cleanable.dirty.ratio}): {@link PartitionLog#compact} rewrites nothing unless at least this
+ *     min.cleanable.dirty.ratio}): {@link UnifiedLog#compact} rewrites nothing unless at least this
  *     fraction of the records in the cleanable range would be removed. Default 0.5. Must be in [0,
  *     1]; 0 = always rewrite.
  * @throws IllegalArgumentException naming the key and the bad value

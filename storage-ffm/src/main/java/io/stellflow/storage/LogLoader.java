@@ -3,10 +3,12 @@ package io.stellflow.storage;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -27,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * loses data: a bad recovery point means "recover everything", a bad log start offset means "the
  * first segment's base", a bad epoch file is rebuilt from the batch headers.
  *
- * <p>An interrupted compaction swap ({@link PartitionLog#compact}) is finished first: a {@code
+ * <p>An interrupted compaction swap ({@link UnifiedLog#compact}) is finished first: a {@code
  * <base>.log.swap} (written and fsynced completely before it got that name) replaces {@code
  * <base>.log} and that segment's indexes are deleted so they are rebuilt; a {@code .cleaned} file
  * (the swap had not started) is deleted, which keeps the old segment.
@@ -48,7 +50,7 @@ final class LogLoader {
 
     /** The loaded state handed to the log. */
     record Loaded(
-            Segment[] segments,
+            LogSegment[] segments,
             long logEndOffset,
             int latestLeaderEpoch,
             long logStartOffset,
@@ -69,13 +71,22 @@ final class LogLoader {
         this.metrics = env.metrics();
     }
 
+    /** Writes the {@value UnifiedLog#CLEAN_SHUTDOWN_FILE} marker durably (file and directory fsynced). */
+    static void writeCleanShutdownMarker(Path dir) throws IOException {
+        Path marker = dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE);
+        try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            ch.force(true);
+        }
+        Checkpoints.fsyncDir(dir);
+    }
+
     static Loaded load(Path dir, LogConfig config, LogEnvironment env) throws IOException {
         return new LogLoader(dir, config, env).load();
     }
 
     private Loaded load() throws IOException {
         long startNanos = System.nanoTime();
-        Path marker = dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE);
+        Path marker = dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE);
         boolean clean = Files.exists(marker);
         finishInterruptedCompaction();
         long[] bases = listSegmentBases();
@@ -87,11 +98,11 @@ final class LogLoader {
         }
         loadEpochCache(bases.length > 0);
         long checkpointedRecoveryPoint = readCheckpoint(RECOVERY_POINT_FILE, 0, "recovering every segment");
-        List<Segment> loaded = new ArrayList<>();
+        List<LogSegment> loaded = new ArrayList<>();
         long logEndOffset;
         try {
             if (bases.length == 0) {
-                loaded.add(Segment.create(dir, 0, config, nowMs));
+                loaded.add(LogSegment.create(dir, 0, config, nowMs));
                 logEndOffset = 0;
             } else {
                 int firstUntrusted = clean ? bases.length : floorIndex(bases, checkpointedRecoveryPoint);
@@ -102,7 +113,7 @@ final class LogLoader {
             }
             loaded.getLast().initRollBaseFromLog();
         } catch (IOException | RuntimeException e) {
-            for (Segment s : loaded) {
+            for (LogSegment s : loaded) {
                 try {
                     s.close();
                 } catch (IOException suppressed) {
@@ -111,7 +122,7 @@ final class LogLoader {
             }
             throw e;
         }
-        Segment[] segments = loaded.toArray(new Segment[0]);
+        LogSegment[] segments = loaded.toArray(new LogSegment[0]);
         long firstBase = segments[0].baseOffset;
         long logStartOffset = readCheckpoint(LOG_START_OFFSET_FILE, firstBase, "using the first segment's base");
         logStartOffset = Math.min(Math.max(logStartOffset, firstBase), logEndOffset);
@@ -133,7 +144,7 @@ final class LogLoader {
                 changed = true;
             }
         }
-        String swapSuffix = Segment.LOG_SUFFIX + LogCleaner.SWAP_SUFFIX;
+        String swapSuffix = LogSegment.LOG_SUFFIX + LogCleaner.SWAP_SUFFIX;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + swapSuffix)) {
             for (Path f : files) {
                 long base = parseBase(f, swapSuffix);
@@ -152,9 +163,9 @@ final class LogLoader {
 
     /** Deletes the segment's indexes and renames {@code <base>.log.swap} over {@code <base>.log}. */
     private static void replaceWithSwap(Path dir, long base) throws IOException {
-        Path log = Segment.logPath(dir, base);
-        Files.deleteIfExists(Segment.indexPath(dir, base));
-        Files.deleteIfExists(Segment.timeIndexPath(dir, base));
+        Path log = LogSegment.logPath(dir, base);
+        Files.deleteIfExists(LogSegment.indexPath(dir, base));
+        Files.deleteIfExists(LogSegment.timeIndexPath(dir, base));
         Files.move(
                 log.resolveSibling(log.getFileName() + LogCleaner.SWAP_SUFFIX),
                 log,
@@ -167,10 +178,10 @@ final class LogLoader {
      * .swap} file and opens it as a sealed segment with rebuilt indexes. Called under the log's
      * append lock.
      */
-    static Segment completeSwap(Path dir, long base, LogConfig config) throws IOException {
+    static LogSegment completeSwap(Path dir, long base, LogConfig config) throws IOException {
         replaceWithSwap(dir, base);
         Checkpoints.fsyncDir(dir);
-        Segment s = Segment.openTrusted(dir, base, config, false);
+        LogSegment s = LogSegment.openTrusted(dir, base, config, false);
         try {
             s.rebuildIndexStart(config);
             Recovery.recoverSegment(s, base, false, Recovery.BatchEpochs.IGNORE);
@@ -218,11 +229,11 @@ final class LogLoader {
      * Opens segments {@code [0, firstUntrusted)} as trusted and recovers the rest. Returns the log
      * end offset.
      */
-    private long loadSegments(long[] bases, int firstUntrusted, List<Segment> loaded) throws IOException {
+    private long loadSegments(long[] bases, int firstUntrusted, List<LogSegment> loaded) throws IOException {
         int trustedCount = Math.min(firstUntrusted, bases.length);
         for (int i = 0; i < trustedCount; i++) {
             boolean active = i == bases.length - 1;
-            Segment s = Segment.openTrusted(dir, bases[i], config, active);
+            LogSegment s = LogSegment.openTrusted(dir, bases[i], config, active);
             loaded.add(s);
             if (!s.hasIndex()) {
                 LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
@@ -247,7 +258,7 @@ final class LogLoader {
         cache.truncateFromEnd(bases[trustedCount]);
         long next = bases[trustedCount];
         for (int i = trustedCount; i < bases.length; i++) {
-            Segment s = Segment.openForRecovery(dir, bases[i], config);
+            LogSegment s = LogSegment.openForRecovery(dir, bases[i], config);
             loaded.add(s);
             s.rebuildIndexStart(config);
             Recovery.Result r = Recovery.recoverSegment(s, Math.max(next, bases[i]), true, cache::assign);
@@ -255,7 +266,7 @@ final class LogLoader {
             next = r.nextOffset();
             if (r.droppedBytes() > 0 && i < bases.length - 1) {
                 for (int j = i + 1; j < bases.length; j++) {
-                    Segment later = Segment.openForRecovery(dir, bases[j], config);
+                    LogSegment later = LogSegment.openForRecovery(dir, bases[j], config);
                     LOG.warn(
                             "Recovery of {}: deleting segment {} ({} bytes) after the truncated one",
                             dir,
@@ -270,7 +281,7 @@ final class LogLoader {
     }
 
     /** Next offset of a trusted segment, walking from its last index entry. */
-    static long scanTailNextOffset(Segment s) throws IOException {
+    static long scanTailNextOffset(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = s.lookup(Long.MAX_VALUE);
         long next = s.baseOffset;
@@ -286,7 +297,7 @@ final class LogLoader {
     }
 
     /** Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file). */
-    private void walkEpochs(Segment s) throws IOException {
+    private void walkEpochs(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = 0;
         ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
@@ -302,9 +313,9 @@ final class LogLoader {
 
     private long[] listSegmentBases() throws IOException {
         List<Long> bases = new ArrayList<>();
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + Segment.LOG_SUFFIX)) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + LogSegment.LOG_SUFFIX)) {
             for (Path f : files) {
-                long base = parseBase(f, Segment.LOG_SUFFIX);
+                long base = parseBase(f, LogSegment.LOG_SUFFIX);
                 if (base >= 0) {
                     bases.add(base);
                 }
@@ -319,7 +330,7 @@ final class LogLoader {
     }
 
     private void deleteLeftovers(long[] bases) throws IOException {
-        for (String suffix : new String[] {Segment.INDEX_SUFFIX, Segment.TIME_INDEX_SUFFIX}) {
+        for (String suffix : new String[] {LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX}) {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
                 for (Path f : files) {
                     long base = parseBase(f, suffix);
@@ -330,7 +341,7 @@ final class LogLoader {
                 }
             }
         }
-        for (String suffix : new String[] {Segment.DELETED_SUFFIX, Checkpoints.TMP_SUFFIX}) {
+        for (String suffix : new String[] {LogSegment.DELETED_SUFFIX, Checkpoints.TMP_SUFFIX}) {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
                 for (Path f : files) {
                     LOG.info("Deleting leftover {}", f);

@@ -74,14 +74,14 @@ public final class LogManager implements AutoCloseable {
     private final Config config;
     private final LogConfig logConfig;
     private final LogEnvironment env;
-    private final ToLongFunction<PartitionLog> highWatermark;
-    private final Map<String, PartitionLog> logs = new ConcurrentHashMap<>();
+    private final ToLongFunction<UnifiedLog> highWatermark;
+    private final Map<String, UnifiedLog> logs = new ConcurrentHashMap<>();
     private final Map<String, Path> logDirOf = new ConcurrentHashMap<>();
     private final Object createLock = new Object();
     private volatile boolean closed;
 
     private LogManager(
-            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<PartitionLog> highWatermark) {
+            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<UnifiedLog> highWatermark) {
         this.config = config;
         this.logConfig = logConfig;
         this.env = env;
@@ -92,10 +92,10 @@ public final class LogManager implements AutoCloseable {
      * Loads every partition of every log dir in parallel and starts the periodic tasks.
      *
      * @param highWatermark retention never deletes at or above this offset of a log (give {@link
-     *     PartitionLog#logEndOffset} when there is no replication)
+     *     UnifiedLog#logEndOffset} when there is no replication)
      */
     public static LogManager start(
-            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<PartitionLog> highWatermark)
+            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<UnifiedLog> highWatermark)
             throws IOException {
         LogManager manager = new LogManager(config, logConfig, env, highWatermark);
         manager.loadAll();
@@ -132,14 +132,14 @@ public final class LogManager implements AutoCloseable {
             return t;
         });
         try {
-            List<Future<PartitionLog>> loading = new ArrayList<>();
+            List<Future<UnifiedLog>> loading = new ArrayList<>();
             for (Path partitionDir : found.values()) {
-                loading.add(pool.submit(() -> PartitionLog.open(partitionDir, logConfig, env)));
+                loading.add(pool.submit(() -> UnifiedLog.open(partitionDir, logConfig, env)));
             }
             IOException failure = null;
-            for (Future<PartitionLog> f : loading) {
+            for (Future<UnifiedLog> f : loading) {
                 try {
-                    PartitionLog log = f.get();
+                    UnifiedLog log = f.get();
                     String name = log.dir().getFileName().toString();
                     logs.put(name, log);
                     logDirOf.put(name, log.dir().getParent());
@@ -181,7 +181,7 @@ public final class LogManager implements AutoCloseable {
     }
 
     /** The log of a partition, or null when it does not exist. */
-    public PartitionLog get(String topic, int partition) {
+    public UnifiedLog get(String topic, int partition) {
         return logs.get(dirName(topic, partition));
     }
 
@@ -191,9 +191,9 @@ public final class LogManager implements AutoCloseable {
      *
      * @throws IllegalStateException the manager is closed
      */
-    public PartitionLog getOrCreate(String topic, int partition) throws IOException {
+    public UnifiedLog getOrCreate(String topic, int partition) throws IOException {
         String name = dirName(topic, partition);
-        PartitionLog existing = logs.get(name);
+        UnifiedLog existing = logs.get(name);
         if (existing != null) {
             return existing;
         }
@@ -206,7 +206,7 @@ public final class LogManager implements AutoCloseable {
                 return existing;
             }
             Path logDir = leastLoadedDir();
-            PartitionLog log = PartitionLog.open(logDir.resolve(name), logConfig, env);
+            UnifiedLog log = UnifiedLog.open(logDir.resolve(name), logConfig, env);
             logDirOf.put(name, logDir);
             logs.put(name, log);
             LOG.info("Created log {} in {}", name, logDir);
@@ -252,7 +252,7 @@ public final class LogManager implements AutoCloseable {
     /** Writes every log's recovery-point and log-start-offset checkpoints. Returns failures. */
     public int checkpointAll() {
         int failures = 0;
-        for (PartitionLog log : logs.values()) {
+        for (UnifiedLog log : logs.values()) {
             try {
                 log.checkpoint();
             } catch (IOException | IllegalStateException e) {
@@ -264,14 +264,14 @@ public final class LogManager implements AutoCloseable {
     }
 
     /**
-     * Compacts every log whose cleanup policy includes {@code compact} ({@link PartitionLog#compact})
+     * Compacts every log whose cleanup policy includes {@code compact} ({@link UnifiedLog#compact})
      * up to its high watermark, one log after the other on the calling thread; failures are logged
      * and the log skipped. The periodic retention task runs this first. Returns the segments
      * rewritten.
      */
     public int compactAll() {
         int cleaned = 0;
-        for (PartitionLog log : logs.values()) {
+        for (UnifiedLog log : logs.values()) {
             try {
                 cleaned += log.compact(highWatermark.applyAsLong(log)).segmentsCleaned();
             } catch (IOException | IllegalStateException e) {
@@ -284,7 +284,7 @@ public final class LogManager implements AutoCloseable {
     /** Applies retention to every log up to its high watermark. Returns the segments deleted. */
     public int retainAll() {
         int deleted = 0;
-        for (PartitionLog log : logs.values()) {
+        for (UnifiedLog log : logs.values()) {
             try {
                 deleted += log.deleteOldSegments(highWatermark.applyAsLong(log));
             } catch (IOException | IllegalStateException e) {
@@ -337,7 +337,7 @@ public final class LogManager implements AutoCloseable {
 
     private void closeLogs() throws IOException {
         IOException error = null;
-        for (PartitionLog log : logs.values()) {
+        for (UnifiedLog log : logs.values()) {
             try {
                 log.close();
             } catch (IOException e) {

@@ -33,7 +33,7 @@ final class Recovery {
 
     /**
      * Scans {@code segment} (whose index must have been reset with {@link
-     * Segment#rebuildIndexStart}), validating every batch and indexing the valid ones. Truncates the
+     * LogSegment#rebuildIndexStart}), validating every batch and indexing the valid ones. Truncates the
      * log after the last valid batch and logs a WARN with the file and the dropped byte count.
      *
      * @param minNextOffset the smallest base offset the first batch may have (the previous
@@ -42,7 +42,7 @@ final class Recovery {
      *     structure is still checked, CRCs are not
      * @param epochs told the epoch and base offset of each valid batch
      */
-    static Result recoverSegment(Segment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs)
+    static Result recoverSegment(LogSegment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs)
             throws IOException {
         ByteBuf buf = Unpooled.buffer(INITIAL_BUFFER_BYTES);
         try {
@@ -60,7 +60,8 @@ final class Recovery {
         void onBatch(int leaderEpoch, long baseOffset);
     }
 
-    private static Result scan(Segment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs, ByteBuf buf)
+    private static Result scan(
+            LogSegment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs, ByteBuf buf)
             throws IOException {
         long fileSize = segment.log.size();
         long limit = Math.min(fileSize, Integer.MAX_VALUE);
@@ -126,7 +127,7 @@ final class Recovery {
     }
 
     /** Reads {@code length} bytes at {@code position} into buf[0, length), growing it if needed. */
-    private static void read(Segment segment, ByteBuf buf, long position, int length) throws IOException {
+    private static void read(LogSegment segment, ByteBuf buf, long position, int length) throws IOException {
         buf.clear();
         buf.ensureWritable(length);
         int copied = 0;

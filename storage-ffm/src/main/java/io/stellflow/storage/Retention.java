@@ -2,7 +2,7 @@ package io.stellflow.storage;
 
 /**
  * Decides which segments retention may delete (the rules are documented on {@link
- * PartitionLog#deleteOldSegments}). Pure: reads segment sizes, timestamps and base offsets only.
+ * UnifiedLog#deleteOldSegments}). Pure: reads segment sizes, timestamps and base offsets only.
  *
  * <p>Thread-safety: stateless; called by the log's writer.
  */
@@ -13,7 +13,7 @@ final class Retention {
      * The retention time of a segment (ms since the epoch): its max batch timestamp capped by the
      * wall-clock time of its last append; the last append time when it has no timestamps.
      */
-    static long retentionTimeMs(Segment s) {
+    static long retentionTimeMs(LogSegment s) {
         long maxTs = s.maxTimestampMs();
         long appended = s.lastAppendTimeMs();
         return maxTs <= TimeIndex.NO_TIMESTAMP ? appended : Math.min(maxTs, appended);
@@ -25,7 +25,8 @@ final class Retention {
      * be below {@code logStartOffset}, or past {@code retention.ms}, or not needed for {@code
      * retention.bytes} (these two only when the cleanup policy includes {@code delete}).
      */
-    static int deletablePrefix(Segment[] segs, LogConfig config, long nowMs, long highWatermark, long logStartOffset) {
+    static int deletablePrefix(
+            LogSegment[] segs, LogConfig config, long nowMs, long highWatermark, long logStartOffset) {
         // cleanup.policy=compact alone: only the log start offset deletes (Kafka's rule).
         boolean deletePolicy = config.cleanupPolicy().delete();
         boolean timeLimited = deletePolicy && config.retentionMs() >= 0;
@@ -33,7 +34,7 @@ final class Retention {
         long excessBytes = 0;
         if (sizeLimited) {
             long total = 0;
-            for (Segment s : segs) {
+            for (LogSegment s : segs) {
                 total += s.sizeBytes();
             }
             excessBytes = total - config.retentionBytes();
@@ -44,7 +45,7 @@ final class Retention {
             if (nextBase > highWatermark) {
                 break;
             }
-            Segment s = segs[i];
+            LogSegment s = segs[i];
             boolean byStartOffset = nextBase <= logStartOffset;
             boolean byTime = timeLimited && nowMs - retentionTimeMs(s) > config.retentionMs();
             boolean bySize = sizeLimited && excessBytes - s.sizeBytes() >= 0;

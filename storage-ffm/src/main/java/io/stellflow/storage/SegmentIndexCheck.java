@@ -29,7 +29,7 @@ final class SegmentIndexCheck {
     private SegmentIndexCheck() {}
 
     /** The verdict when both indexes can be trusted, null when they must be rebuilt. */
-    static Verdict check(Segment s, OffsetIndex idx, TimeIndex tidx, int indexIntervalBytes) throws IOException {
+    static Verdict check(LogSegment s, OffsetIndex idx, TimeIndex tidx, int indexIntervalBytes) throws IOException {
         if (!idx.isConsistentWith(s.sizeBytes()) || !lastIndexEntryIsABatchStart(s, idx)) {
             return null;
         }
@@ -52,13 +52,13 @@ final class SegmentIndexCheck {
         return new Verdict(lastTs, lastRel);
     }
 
-    private static boolean lastIndexEntryIsABatchStart(Segment s, OffsetIndex idx) throws IOException {
+    private static boolean lastIndexEntryIsABatchStart(LogSegment s, OffsetIndex idx) throws IOException {
         int n = idx.entries();
         if (n == 0) {
             return true;
         }
         int pos = idx.positionAt(n - 1);
-        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+        ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
         if (pos + hdr.capacity() > s.sizeBytes()) {
             return false;
         }
@@ -69,10 +69,10 @@ final class SegmentIndexCheck {
 
     /**
      * Walks the batches after the last offset index entry. Null when the index is short (a batch
-     * after the last entry should have had one under the interval rule of {@link Segment#indexBatch})
+     * after the last entry should have had one under the interval rule of {@link LogSegment#indexBatch})
      * or the tail does not walk cleanly to the end of the log.
      */
-    private static Tail walkTail(Segment s, OffsetIndex idx, int indexIntervalBytes) throws IOException {
+    private static Tail walkTail(LogSegment s, OffsetIndex idx, int indexIntervalBytes) throws IOException {
         int n = idx.entries();
         boolean full = idx.isFull(); // a full index legitimately misses the tail
         int anchor = n == 0 ? 0 : idx.positionAt(n - 1);
@@ -80,7 +80,7 @@ final class SegmentIndexCheck {
         int end = s.sizeBytes();
         long lastRel = -1;
         long maxTs = TimeIndex.NO_TIMESTAMP;
-        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+        ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
         while (pos < end) {
             boolean indexed = n > 0 && pos == anchor;
             if (!full && !indexed && (long) pos - anchor >= indexIntervalBytes) {
@@ -107,10 +107,10 @@ final class SegmentIndexCheck {
      * maxTimestamp of the batch whose base offset is {@code segmentBase + relativeOffset}, or {@link
      * Long#MIN_VALUE} when no batch starts there.
      */
-    private static long batchMaxTimestampAt(Segment s, OffsetIndex idx, int relativeOffset) throws IOException {
+    private static long batchMaxTimestampAt(LogSegment s, OffsetIndex idx, int relativeOffset) throws IOException {
         int pos = idx.lookup(s.baseOffset + relativeOffset);
         int end = s.sizeBytes();
-        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+        ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
         while (end - pos >= hdr.capacity()) {
             hdr.clear();
             s.readFully(hdr, pos);

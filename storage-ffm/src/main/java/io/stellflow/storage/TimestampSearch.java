@@ -1,7 +1,7 @@
 package io.stellflow.storage;
 
 import io.stellflow.protocol.record.RecordBatchLayout;
-import io.stellflow.storage.PartitionLog.TimestampOffset;
+import io.stellflow.storage.UnifiedLog.TimestampOffset;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 
@@ -34,11 +34,11 @@ final class TimestampSearch {
      *
      * @throws IOException on I/O failure or a stored batch whose records do not parse (naming the file)
      */
-    static TimestampOffset search(Segment[] segs, long targetMs, long startOffset, long upper) throws IOException {
-        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+    static TimestampOffset search(LogSegment[] segs, long targetMs, long startOffset, long upper) throws IOException {
+        ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
         ByteBuffer batch = ByteBuffer.allocate(0);
         for (int i = 0; i < segs.length; i++) {
-            Segment s = segs[i];
+            LogSegment s = segs[i];
             if (s.baseOffset >= upper) {
                 return null;
             }
@@ -84,11 +84,11 @@ final class TimestampSearch {
      * upper} are walked by batch header (batches ending at or past {@code upper} are not considered). Then {@link #search}
      * for that timestamp finds the record.
      */
-    static TimestampOffset maxTimestamp(Segment[] segs, long startOffset, long upper) throws IOException {
+    static TimestampOffset maxTimestamp(LogSegment[] segs, long startOffset, long upper) throws IOException {
         long best = Long.MIN_VALUE;
-        ByteBuffer hdr = ByteBuffer.allocate(Segment.TIME_HEADER_BYTES);
+        ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
         for (int i = 0; i < segs.length && segs[i].baseOffset < upper; i++) {
-            Segment s = segs[i];
+            LogSegment s = segs[i];
             boolean belowStart = i + 1 < segs.length && segs[i + 1].baseOffset <= startOffset;
             if (belowStart) {
                 continue;
@@ -120,7 +120,14 @@ final class TimestampSearch {
      * #PAST_UPPER_BOUND} when a record at or past {@code upper} comes first, or null when none matches.
      */
     private static TimestampOffset scanRecords(
-            ByteBuffer batch, int size, long base, long startOffset, long upper, long targetMs, Segment s, int batchPos)
+            ByteBuffer batch,
+            int size,
+            long base,
+            long startOffset,
+            long upper,
+            long targetMs,
+            LogSegment s,
+            int batchPos)
             throws IOException {
         long baseTimestamp = batch.getLong(RecordBatchLayout.BASE_TIMESTAMP_OFFSET);
         int count = batch.getInt(RecordBatchLayout.RECORD_COUNT_OFFSET);

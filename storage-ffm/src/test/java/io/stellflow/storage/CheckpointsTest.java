@@ -52,7 +52,7 @@ class CheckpointsTest {
 
     @Test
     void recoveryStartsAtTheSegmentHoldingTheRecoveryPoint() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         appendSingles(log, 0, 30);
         log.flush();
         log.checkpoint();
@@ -61,32 +61,32 @@ class CheckpointsTest {
         assertThat(Checkpoints.readOffset(dir.resolve(LogLoader.RECOVERY_POINT_FILE), -1))
                 .isEqualTo(30);
         appendSingles(log, 30, 10);
-        Segment[] segs = log.segmentsForTesting();
+        LogSegment[] segs = log.segmentsForTesting();
         assertThat(segs.length).isGreaterThan(3);
         log.crashForTesting();
         // Damage a record of the first segment (below the recovery point): a full scan would cut
         // the log there; starting at the recovery point's segment trusts it as fsynced.
         RecoveryTest.flipByte(segs[0].logFile, 60);
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertThat(reopened.logEndOffset()).isEqualTo(40);
         }
     }
 
     @Test
     void withoutARecoveryPointEverySegmentIsValidated() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         appendSingles(log, 0, 30);
-        Segment[] segs = log.segmentsForTesting();
+        LogSegment[] segs = log.segmentsForTesting();
         log.crashForTesting();
         RecoveryTest.flipByte(segs[0].logFile, 60);
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertThat(reopened.logEndOffset()).isZero();
         }
     }
 
     @Test
     void aCorruptRecoveryPointMeansFullRecoveryAndACorruptEpochFileIsRebuilt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendSingles(log, 0, 5);
             ByteBuf b = TestBatches.batch(1);
             log.appendAsLeader(b, 4);
@@ -94,20 +94,20 @@ class CheckpointsTest {
         }
         Files.writeString(dir.resolve(LeaderEpochCache.FILE_NAME), "0\n7\ngarbage");
         Files.writeString(dir.resolve(LogLoader.RECOVERY_POINT_FILE), "junk");
-        Files.delete(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        Files.delete(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE));
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.logEndOffset()).isEqualTo(6);
             assertThat(log.epochCacheForTesting().entries())
                     .containsExactly(new LeaderEpochCache.Entry(1, 0), new LeaderEpochCache.Entry(4, 5));
         }
         Files.delete(dir.resolve(LeaderEpochCache.FILE_NAME)); // a log from before the epoch file
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
-            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new PartitionLog.EpochEndOffset(1, 5));
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
+            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 5));
         }
         assertThat(Files.readAllLines(dir.resolve(LeaderEpochCache.FILE_NAME))).containsExactly("0", "2", "1 0", "4 5");
     }
 
-    private static void appendSingles(PartitionLog log, int from, int count) throws IOException {
+    private static void appendSingles(UnifiedLog log, int from, int count) throws IOException {
         for (int i = from; i < from + count; i++) {
             ByteBuf b = TestBatches.batch(1000 + i);
             log.appendAsLeader(b, 1);

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Compaction ({@code cleanup.policy=compact}): {@link PartitionLog#compact} and its swap. */
+/** Compaction ({@code cleanup.policy=compact}): {@link UnifiedLog#compact} and its swap. */
 class CompactionTest {
     private static final long DAY = 86_400_000L;
 
@@ -62,7 +62,7 @@ class CompactionTest {
     }
 
     /** Reads the whole log through readInto and decodes it, checking each batch's CRC and framing. */
-    static List<Rec> readAll(PartitionLog log, long from) throws IOException {
+    static List<Rec> readAll(UnifiedLog log, long from) throws IOException {
         ByteBuf out = Unpooled.buffer();
         try {
             log.readInto(from, Integer.MAX_VALUE, Long.MAX_VALUE, true, out);
@@ -133,8 +133,8 @@ class CompactionTest {
         return expected;
     }
 
-    private static long activeBase(PartitionLog log) {
-        Segment[] segs = log.segmentsForTesting();
+    private static long activeBase(UnifiedLog log) {
+        LogSegment[] segs = log.segmentsForTesting();
         return segs[segs.length - 1].baseOffset;
     }
 
@@ -145,7 +145,7 @@ class CompactionTest {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         List<Rec> before;
         List<Rec> expected;
-        try (PartitionLog log = PartitionLog.open(dir, compacted().build(), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, compacted().build(), env.environment())) {
             int batches = 30 + random.nextInt(40);
             long next = 0;
             for (int b = 0; b < batches; b++) {
@@ -162,16 +162,16 @@ class CompactionTest {
             before = readAll(log, 0);
             long active = activeBase(log);
             expected = expectedAfterCompaction(before, active, false);
-            byte[] activeBytes = Files.readAllBytes(Segment.logPath(dir, active));
+            byte[] activeBytes = Files.readAllBytes(LogSegment.logPath(dir, active));
 
-            PartitionLog.CompactionResult result = log.compact(Long.MAX_VALUE);
+            CompactionResult result = log.compact(Long.MAX_VALUE);
 
             assertThat(result.recordsRemoved()).isEqualTo(before.size() - expected.size());
             assertThat(result.bytesAfter()).isLessThan(result.bytesBefore());
             List<Rec> after = readAll(log, 0);
             assertThat(after).isEqualTo(expected);
             assertThat(log.logEndOffset()).isEqualTo(next);
-            assertThat(Files.readAllBytes(Segment.logPath(dir, active))).isEqualTo(activeBytes);
+            assertThat(Files.readAllBytes(LogSegment.logPath(dir, active))).isEqualTo(activeBytes);
             assertThat(activeBase(log)).isEqualTo(active);
             // Compacting again removes nothing more.
             assertThat(log.compact(Long.MAX_VALUE).recordsRemoved()).isZero();
@@ -192,12 +192,12 @@ class CompactionTest {
             expected.add(new Rec(next, "k0", "tail"));
         }
         // Clean reopen, then an unclean one (every compacted batch revalidated with its CRC).
-        try (PartitionLog log = PartitionLog.open(dir, compacted().build(), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, compacted().build(), env.environment())) {
             assertThat(readAll(log, 0)).isEqualTo(expected);
             log.crashForTesting();
         }
         Files.deleteIfExists(dir.resolve(LogLoader.RECOVERY_POINT_FILE));
-        try (PartitionLog log = PartitionLog.open(dir, compacted().build(), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, compacted().build(), env.environment())) {
             assertThat(readAll(log, 0)).isEqualTo(expected);
             assertThat(log.logEndOffset()).isEqualTo(expected.getLast().offset() + 1);
         }
@@ -207,7 +207,7 @@ class CompactionTest {
     void tombstonesStayForDeleteRetentionThenGo() throws IOException {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         LogConfig config = compacted().segmentMs(1).deleteRetentionMs(DAY).build();
-        try (PartitionLog log = PartitionLog.open(dir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config, env.environment())) {
             log.appendAsLeader(batch(env.nowMs(), "a", "a1", "b", "b1"), 1); // 0, 1
             env.advance(1);
             log.appendAsLeader(batch(env.nowMs(), "a", null, "c", "c1"), 1); // 2 (tombstone), 3
@@ -225,7 +225,7 @@ class CompactionTest {
             assertThat(readAll(log, 0)).extracting(Rec::offset).containsExactly(1L, 2L, 3L, 4L);
 
             env.advance(10);
-            PartitionLog.CompactionResult r = log.compact(Long.MAX_VALUE);
+            CompactionResult r = log.compact(Long.MAX_VALUE);
             assertThat(r.recordsRemoved()).isEqualTo(1);
             assertThat(readAll(log, 0))
                     .containsExactly(new Rec(1, "b", "b1"), new Rec(3, "c", "c1"), new Rec(4, "d", "d1"));
@@ -236,7 +236,7 @@ class CompactionTest {
     void neverTouchesTheActiveSegmentNorOffsetsAtOrAboveTheHighWatermark() throws IOException {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         LogConfig config = compacted().segmentMs(1).build();
-        try (PartitionLog log = PartitionLog.open(dir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config, env.environment())) {
             log.appendAsLeader(batch(env.nowMs(), "a", "1"), 1);
             env.advance(1);
             log.appendAsLeader(batch(env.nowMs(), "a", "2"), 1);
@@ -253,7 +253,7 @@ class CompactionTest {
 
     @Test
     void nullKeyIsRejectedOnACompactedLogOnly() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir.resolve("c"), compacted().build())) {
+        try (UnifiedLog log = UnifiedLog.open(dir.resolve("c"), compacted().build())) {
             ByteBuf bad = batch(1000, "a", "1", null, "2");
             assertThatThrownBy(() -> log.appendAsLeader(bad, 1))
                     .isInstanceOf(InvalidRecordException.class)
@@ -261,7 +261,7 @@ class CompactionTest {
             assertThat(log.logEndOffset()).isZero();
             assertThat(log.appendAsLeader(batch(1000, "a", "1"), 1)).isZero();
         }
-        try (PartitionLog log = PartitionLog.open(dir.resolve("d"), LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir.resolve("d"), LogConfig.defaults())) {
             assertThat(log.appendAsLeader(batch(1000, null, "1"), 1)).isZero();
         }
     }
@@ -276,7 +276,7 @@ class CompactionTest {
                     .segmentMs(1)
                     .retentionMs(10_000)
                     .build();
-            try (PartitionLog log = PartitionLog.open(d, config, env.environment())) {
+            try (UnifiedLog log = UnifiedLog.open(d, config, env.environment())) {
                 log.appendAsLeader(batch(env.nowMs(), "a", "1", "a", "2"), 1);
                 env.advance(1);
                 log.appendAsLeader(batch(env.nowMs(), "b", "1"), 1);
@@ -301,11 +301,11 @@ class CompactionTest {
     void aDeletePolicyLogIsNotCompacted() throws IOException {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         LogConfig config = LogConfig.builder().segmentMs(1).build();
-        try (PartitionLog log = PartitionLog.open(dir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config, env.environment())) {
             log.appendAsLeader(batch(env.nowMs(), "a", "1", "a", "2"), 1);
             env.advance(1);
             log.appendAsLeader(batch(env.nowMs(), "b", "1"), 1);
-            assertThat(log.compact(Long.MAX_VALUE)).isEqualTo(PartitionLog.CompactionResult.NONE);
+            assertThat(log.compact(Long.MAX_VALUE)).isEqualTo(CompactionResult.NONE);
             assertThat(readAll(log, 0)).hasSize(3);
         }
     }
@@ -314,11 +314,11 @@ class CompactionTest {
     void belowTheDirtyRatioNothingIsRewritten() throws IOException {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         LogConfig config = compacted().segmentMs(1).minCleanableDirtyRatio(0.5).build();
-        try (PartitionLog log = PartitionLog.open(dir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config, env.environment())) {
             log.appendAsLeader(batch(env.nowMs(), "a", "1", "b", "1", "c", "1", "a", "2"), 1); // 1 of 4 obsolete
             env.advance(1);
             log.appendAsLeader(batch(env.nowMs(), "z", "1"), 1);
-            PartitionLog.CompactionResult r = log.compact(Long.MAX_VALUE);
+            CompactionResult r = log.compact(Long.MAX_VALUE);
             assertThat(r.segmentsCleaned()).isZero();
             assertThat(r.dirtyRatio()).isEqualTo(0.25);
             assertThat(readAll(log, 0)).hasSize(5);
@@ -343,7 +343,7 @@ class CompactionTest {
             throws IOException {
         LogConfig config = compacted().segmentMs(1).build();
         List<Rec> before;
-        try (PartitionLog log = PartitionLog.open(original, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(original, config, env.environment())) {
             log.appendAsLeader(batch(env.nowMs(), "a", "1", "b", "1", "a", "2"), 1);
             env.advance(1);
             log.appendAsLeader(batch(env.nowMs(), "b", "2", "c", "1"), 1);
@@ -353,7 +353,7 @@ class CompactionTest {
         }
         copyDir(original, compactedDir);
         List<Rec> after;
-        try (PartitionLog log = PartitionLog.open(compactedDir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(compactedDir, config, env.environment())) {
             assertThat(log.compact(Long.MAX_VALUE).segmentsCleaned()).isEqualTo(1);
             after = readAll(log, 0);
         }
@@ -367,11 +367,11 @@ class CompactionTest {
         Path original = dir.resolve("orig");
         List<List<Rec>> both = originalAndCompacted(original, dir.resolve("done"), env);
         // The crash left a complete .cleaned file, and another one cut short.
-        Path log0 = Segment.logPath(original, 0);
-        Files.copy(Segment.logPath(dir.resolve("done"), 0), log0.resolveSibling(log0.getFileName() + ".cleaned"));
-        Path log1 = Segment.logPath(original, 3);
+        Path log0 = LogSegment.logPath(original, 0);
+        Files.copy(LogSegment.logPath(dir.resolve("done"), 0), log0.resolveSibling(log0.getFileName() + ".cleaned"));
+        Path log1 = LogSegment.logPath(original, 3);
         Files.write(log1.resolveSibling(log1.getFileName() + ".cleaned"), new byte[] {1, 2, 3});
-        try (PartitionLog log = PartitionLog.open(original, compacted().build(), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(original, compacted().build(), env.environment())) {
             assertThat(readAll(log, 0)).isEqualTo(both.get(0));
             assertThat(log.logEndOffset()).isEqualTo(6);
         }
@@ -387,14 +387,14 @@ class CompactionTest {
         Path original = dir.resolve("orig");
         List<List<Rec>> both = originalAndCompacted(original, dir.resolve("done"), env);
         // The crash came after <base>.log.cleaned became <base>.log.swap, before it replaced <base>.log.
-        Path log0 = Segment.logPath(original, 0);
-        Files.copy(Segment.logPath(dir.resolve("done"), 0), log0.resolveSibling(log0.getFileName() + ".swap"));
+        Path log0 = LogSegment.logPath(original, 0);
+        Files.copy(LogSegment.logPath(dir.resolve("done"), 0), log0.resolveSibling(log0.getFileName() + ".swap"));
         if (indexesAlreadyDeleted) {
-            Files.delete(Segment.indexPath(original, 0));
-            Files.delete(Segment.timeIndexPath(original, 0));
+            Files.delete(LogSegment.indexPath(original, 0));
+            Files.delete(LogSegment.timeIndexPath(original, 0));
         }
-        Files.deleteIfExists(original.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE)); // it was a crash
-        try (PartitionLog log = PartitionLog.open(original, compacted().build(), env.environment())) {
+        Files.deleteIfExists(original.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE)); // it was a crash
+        try (UnifiedLog log = UnifiedLog.open(original, compacted().build(), env.environment())) {
             assertThat(readAll(log, 0)).isEqualTo(both.get(1));
             for (Rec r : both.get(1)) {
                 // The rebuilt indexes lead a fetch to the batch holding r.
@@ -414,8 +414,8 @@ class CompactionTest {
     void followerCopiesACompactedLeaderWithGaps() throws IOException {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         LogConfig config = compacted().segmentMs(1).build();
-        try (PartitionLog leader = PartitionLog.open(dir.resolve("leader"), config, env.environment());
-                PartitionLog follower = PartitionLog.open(dir.resolve("follower"), config, env.environment())) {
+        try (UnifiedLog leader = UnifiedLog.open(dir.resolve("leader"), config, env.environment());
+                UnifiedLog follower = UnifiedLog.open(dir.resolve("follower"), config, env.environment())) {
             leader.appendAsLeader(batch(env.nowMs(), "a", "1", "b", "1"), 1); // 0-1
             env.advance(1);
             leader.appendAsLeader(batch(env.nowMs(), "a", "2", "b", "2"), 1); // 2-3: batch 0-1 disappears
@@ -429,7 +429,7 @@ class CompactionTest {
                 long fetchOffset = follower.logEndOffset();
                 ByteBuf fetched = Unpooled.buffer();
                 leader.readInto(fetchOffset, 100, Long.MAX_VALUE, true, fetched);
-                assertThat(follower.appendAsFollower(fetched, fetchOffset)).isNotEqualTo(PartitionLog.OFFSET_MISMATCH);
+                assertThat(follower.appendAsFollower(fetched, fetchOffset)).isNotEqualTo(UnifiedLog.OFFSET_MISMATCH);
                 fetched.release();
             }
             assertThat(follower.logEndOffset()).isEqualTo(7);
@@ -438,17 +438,17 @@ class CompactionTest {
             // An overlapping fetch is still refused.
             ByteBuf stale = Unpooled.buffer();
             leader.readInto(4, 1000, Long.MAX_VALUE, true, stale);
-            assertThat(follower.appendAsFollower(stale, 4)).isEqualTo(PartitionLog.OFFSET_MISMATCH);
+            assertThat(follower.appendAsFollower(stale, 4)).isEqualTo(UnifiedLog.OFFSET_MISMATCH);
             stale.release();
         }
         // The leader's first segment is now empty; it reopens (clean, then after a crash) unchanged.
-        try (PartitionLog leader = PartitionLog.open(dir.resolve("leader"), config, env.environment())) {
+        try (UnifiedLog leader = UnifiedLog.open(dir.resolve("leader"), config, env.environment())) {
             assertThat(leader.segmentsForTesting()[0].sizeBytes()).isZero();
             assertThat(readAll(leader, 0)).extracting(Rec::offset).containsExactly(3L, 4L, 5L, 6L);
             leader.crashForTesting();
         }
         Files.delete(dir.resolve("leader").resolve(LogLoader.RECOVERY_POINT_FILE));
-        try (PartitionLog leader = PartitionLog.open(dir.resolve("leader"), config, env.environment())) {
+        try (UnifiedLog leader = UnifiedLog.open(dir.resolve("leader"), config, env.environment())) {
             assertThat(readAll(leader, 0)).extracting(Rec::offset).containsExactly(3L, 4L, 5L, 6L);
             assertThat(leader.logEndOffset()).isEqualTo(7);
         }
@@ -458,7 +458,7 @@ class CompactionTest {
     void readersRacingCompactionSeeConsistentData() throws Exception {
         ManualEnvironment env = new ManualEnvironment(1_000_000);
         LogConfig config = compacted().segmentBytes(2048).build();
-        try (PartitionLog log = PartitionLog.open(dir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config, env.environment())) {
             AtomicBoolean done = new AtomicBoolean();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             LongAdder reads = new LongAdder();

@@ -21,7 +21,7 @@ class ConcurrentReadTest {
     @Test
     void readersRacingAppendsAndRollsOnlySeeWholeContiguousBatches() throws Exception {
         LogConfig config = new LogConfig(4096, 256, 1024, Long.MAX_VALUE, Long.MAX_VALUE);
-        try (PartitionLog log = PartitionLog.open(dir, config)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config)) {
             AtomicBoolean done = new AtomicBoolean();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             LongAdder reads = new LongAdder();

@@ -30,7 +30,7 @@ class ConcurrentRetentionTest {
                 .fileDeleteDelayMs(60_000)
                 .build();
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config, env.environment())) {
             AtomicBoolean done = new AtomicBoolean();
             AtomicReference<Throwable> failure = new AtomicReference<>();
             LongAdder reads = new LongAdder();

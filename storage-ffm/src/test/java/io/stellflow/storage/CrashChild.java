@@ -43,7 +43,7 @@ final class CrashChild {
     public static void main(String[] args) throws Exception {
         Path dir = Path.of(args[0]);
         SplittableRandom random = new SplittableRandom(Long.parseLong(args[1]));
-        PartitionLog log = PartitionLog.open(dir, CONFIG);
+        UnifiedLog log = UnifiedLog.open(dir, CONFIG);
         System.out.println("OPENED " + log.logEndOffset());
         System.out.flush();
         for (long flushes = 1; ; flushes++) {

@@ -96,7 +96,7 @@ class CrashTest {
      * crashed (so the next child also recovers). Returns the log end offset after the append.
      */
     private static long verifyAndContinue(Path logDir, long flushed, int round, boolean crashAfter) throws IOException {
-        PartitionLog log = PartitionLog.open(logDir, CrashChild.CONFIG);
+        UnifiedLog log = UnifiedLog.open(logDir, CrashChild.CONFIG);
         long leo = log.logEndOffset();
         assertThat(leo).as("round %d: LEO covers every reported flush", round).isGreaterThanOrEqualTo(flushed);
         ByteBuf out = Unpooled.buffer();

@@ -23,7 +23,7 @@ class FollowerAndTruncationTest {
 
     private static final LogConfig SMALL = new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE);
 
-    private static void appendLeader(PartitionLog log, int epoch, long... timestamps) throws IOException {
+    private static void appendLeader(UnifiedLog log, int epoch, long... timestamps) throws IOException {
         ByteBuf b = TestBatches.batch(timestamps);
         try {
             log.appendAsLeader(b, epoch);
@@ -32,13 +32,13 @@ class FollowerAndTruncationTest {
         }
     }
 
-    private static ByteBuf fetch(PartitionLog log, long from) throws IOException {
+    private static ByteBuf fetch(UnifiedLog log, long from) throws IOException {
         ByteBuf out = Unpooled.buffer();
         log.readInto(from, Integer.MAX_VALUE, Long.MAX_VALUE, true, out);
         return out;
     }
 
-    private static List<Long> allOffsets(PartitionLog log, long from) throws IOException {
+    private static List<Long> allOffsets(UnifiedLog log, long from) throws IOException {
         ByteBuf out = fetch(log, from);
         try {
             return offsets(decode(out, from));
@@ -61,8 +61,8 @@ class FollowerAndTruncationTest {
     void aFollowerCopiesTheLeadersBatchesByteForByteWithTheirEpochs() throws IOException {
         Path leaderDir = dir.resolve("leader");
         Path followerDir = dir.resolve("follower");
-        try (PartitionLog leader = PartitionLog.open(leaderDir, SMALL);
-                PartitionLog follower = PartitionLog.open(followerDir, SMALL)) {
+        try (UnifiedLog leader = UnifiedLog.open(leaderDir, SMALL);
+                UnifiedLog follower = UnifiedLog.open(followerDir, SMALL)) {
             appendLeader(leader, 1, 10, 11);
             appendLeader(leader, 1, 12);
             appendLeader(leader, 3, 13, 14, 15);
@@ -75,20 +75,20 @@ class FollowerAndTruncationTest {
             assertThat(ByteBufUtil.getBytes(copy)).isEqualTo(expected);
             copy.release();
             assertThat(follower.latestLeaderEpoch()).isEqualTo(3);
-            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new PartitionLog.EpochEndOffset(1, 3));
-            assertThat(follower.endOffsetForEpoch(2)).isEqualTo(new PartitionLog.EpochEndOffset(1, 3));
-            assertThat(follower.endOffsetForEpoch(3)).isEqualTo(new PartitionLog.EpochEndOffset(3, 6));
-            assertThat(follower.endOffsetForEpoch(4)).isEqualTo(PartitionLog.EpochEndOffset.UNDEFINED);
-            assertThat(follower.endOffsetForEpoch(0)).isEqualTo(new PartitionLog.EpochEndOffset(0, 0));
+            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 3));
+            assertThat(follower.endOffsetForEpoch(2)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 3));
+            assertThat(follower.endOffsetForEpoch(3)).isEqualTo(new UnifiedLog.EpochEndOffset(3, 6));
+            assertThat(follower.endOffsetForEpoch(4)).isEqualTo(UnifiedLog.EpochEndOffset.UNDEFINED);
+            assertThat(follower.endOffsetForEpoch(0)).isEqualTo(new UnifiedLog.EpochEndOffset(0, 0));
 
             appendLeader(leader, 3, 16);
             ByteBuf more = fetch(leader, 6);
             assertThat(follower.appendAsFollower(more, 6)).isEqualTo(7);
             more.release();
         }
-        try (PartitionLog follower = PartitionLog.open(followerDir, SMALL)) {
+        try (UnifiedLog follower = UnifiedLog.open(followerDir, SMALL)) {
             assertThat(follower.logEndOffset()).isEqualTo(7);
-            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new PartitionLog.EpochEndOffset(1, 3));
+            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 3));
             assertThat(follower.latestLeaderEpoch()).isEqualTo(3);
         }
         assertThat(Files.readAllLines(followerDir.resolve(LeaderEpochCache.FILE_NAME)))
@@ -97,17 +97,17 @@ class FollowerAndTruncationTest {
 
     @Test
     void aFollowerAppendThatDoesNotContinueTheLogEndOffsetChangesNothing() throws IOException {
-        try (PartitionLog leader = PartitionLog.open(dir.resolve("l"), SMALL);
-                PartitionLog follower = PartitionLog.open(dir.resolve("f"), SMALL)) {
+        try (UnifiedLog leader = UnifiedLog.open(dir.resolve("l"), SMALL);
+                UnifiedLog follower = UnifiedLog.open(dir.resolve("f"), SMALL)) {
             appendLeader(leader, 0, 1, 2);
             appendLeader(leader, 0, 3);
             ByteBuf fetched = fetch(leader, 0);
-            assertThat(follower.appendAsFollower(fetched.duplicate(), 1)).isEqualTo(PartitionLog.OFFSET_MISMATCH);
+            assertThat(follower.appendAsFollower(fetched.duplicate(), 1)).isEqualTo(UnifiedLog.OFFSET_MISMATCH);
             // a gap between the two batches: the second one's delta is moved one further
             ByteBuf gap = fetched.copy();
             int second = io.stellflow.protocol.record.RecordBatchLayout.batchSize(gap, 0);
             gap.setInt(second, gap.getInt(second) + 1);
-            assertThat(follower.appendAsFollower(gap, 0)).isEqualTo(PartitionLog.OFFSET_MISMATCH);
+            assertThat(follower.appendAsFollower(gap, 0)).isEqualTo(UnifiedLog.OFFSET_MISMATCH);
             gap.release();
             assertThat(follower.logEndOffset()).isZero();
             assertThat(follower.segmentsForTesting()[0].sizeBytes()).isZero();
@@ -119,7 +119,7 @@ class FollowerAndTruncationTest {
     @Test
     void truncateToABatchBoundaryDropsLaterSegmentsAndTheNextAppendContinuesThere() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, SMALL, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL, env.environment())) {
             for (int i = 0; i < 40; i++) {
                 appendLeader(log, i < 20 ? 1 : 2, 1000 + i);
             }
@@ -134,8 +134,8 @@ class FollowerAndTruncationTest {
             env.advance(SMALL.fileDeleteDelayMs());
             assertThat(filesWithSuffix(".deleted")).isZero();
             assertThat(log.latestLeaderEpoch()).isEqualTo(1);
-            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new PartitionLog.EpochEndOffset(1, cutAt));
-            assertThat(log.endOffsetForEpoch(2)).isEqualTo(PartitionLog.EpochEndOffset.UNDEFINED);
+            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, cutAt));
+            assertThat(log.endOffsetForEpoch(2)).isEqualTo(UnifiedLog.EpochEndOffset.UNDEFINED);
             assertThat(log.offsetForTimestamp(1000 + cutAt, Long.MAX_VALUE)).isNull();
 
             for (int i = 0; i < 20; i++) {
@@ -147,7 +147,7 @@ class FollowerAndTruncationTest {
                     .isEqualTo(cutAt - 1);
             assertThat(log.offsetForTimestamp(5000, Long.MAX_VALUE).offset()).isEqualTo(cutAt);
         }
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(allOffsets(log, 0)).hasSize((int) log.logEndOffset());
             assertThat(log.endOffsetForEpoch(1).endOffset()).isEqualTo(log.logEndOffset() - 20);
         }
@@ -155,11 +155,11 @@ class FollowerAndTruncationTest {
 
     @Test
     void truncateToASegmentBaseReactivatesTheSealedSegmentBeforeIt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             for (int i = 0; i < 40; i++) {
                 appendLeader(log, 0, 1000 + i);
             }
-            Segment[] segs = log.segmentsForTesting();
+            LogSegment[] segs = log.segmentsForTesting();
             long boundary = segs[2].baseOffset;
             assertThat(log.truncateTo(boundary)).isEqualTo(boundary);
             assertThat(log.segmentsForTesting()).containsExactly(segs[0], segs[1]);
@@ -172,7 +172,7 @@ class FollowerAndTruncationTest {
             assertThat(log.offsetForTimestamp(1000 + boundary, Long.MAX_VALUE).offset())
                     .isEqualTo(boundary);
         }
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.logEndOffset())
                     .isEqualTo(log.segmentsForTesting()[0].baseOffset
                             + allOffsets(log, 0).size());
@@ -182,7 +182,7 @@ class FollowerAndTruncationTest {
 
     @Test
     void truncateInsideABatchRemovesTheWholeBatch() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             appendLeader(log, 0, 1, 2, 3);
             appendLeader(log, 0, 4, 5, 6);
             assertThat(log.truncateTo(4)).isEqualTo(3);
@@ -195,7 +195,7 @@ class FollowerAndTruncationTest {
 
     @Test
     void truncationSurvivesACrash() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         for (int i = 0; i < 30; i++) {
             appendLeader(log, 0, 1000 + i);
         }
@@ -204,7 +204,7 @@ class FollowerAndTruncationTest {
         log.truncateTo(7);
         appendLeader(log, 1, 9999);
         log.crashForTesting();
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertThat(reopened.logEndOffset()).isEqualTo(8);
             assertThat(allOffsets(reopened, 0)).isEqualTo(range(0, 8));
             assertThat(reopened.offsetForTimestamp(9999, Long.MAX_VALUE).offset())
@@ -215,7 +215,7 @@ class FollowerAndTruncationTest {
     @Test
     void truncateFullyRestartsTheLogAtTheGivenOffset() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, SMALL, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL, env.environment())) {
             for (int i = 0; i < 20; i++) {
                 appendLeader(log, 2, 1000 + i);
             }
@@ -224,37 +224,37 @@ class FollowerAndTruncationTest {
             assertThat(log.logEndOffset()).isEqualTo(100);
             assertThat(log.segmentCount()).isEqualTo(1);
             assertThat(log.latestLeaderEpoch()).isEqualTo(-1);
-            assertThat(log.endOffsetForEpoch(2)).isEqualTo(PartitionLog.EpochEndOffset.UNDEFINED);
+            assertThat(log.endOffsetForEpoch(2)).isEqualTo(UnifiedLog.EpochEndOffset.UNDEFINED);
             appendLeader(log, 3, 5);
             assertThat(allOffsets(log, 100)).containsExactly(100L);
             env.advance(SMALL.fileDeleteDelayMs());
         }
         assertThat(dir.resolve("00000000000000000000.log")).doesNotExist();
-        PartitionLog crashed = PartitionLog.open(dir, SMALL);
+        UnifiedLog crashed = UnifiedLog.open(dir, SMALL);
         crashed.crashForTesting();
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.logStartOffset()).isEqualTo(100);
             assertThat(log.logEndOffset()).isEqualTo(101);
-            assertThat(log.endOffsetForEpoch(3)).isEqualTo(new PartitionLog.EpochEndOffset(3, 101));
+            assertThat(log.endOffsetForEpoch(3)).isEqualTo(new UnifiedLog.EpochEndOffset(3, 101));
         }
     }
 
     @Test
     void theLogStartOffsetNeverPassesTheHighWatermarkAndIsCheckpointed() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         for (int i = 0; i < 10; i++) {
             appendLeader(log, 0, 1000 + i);
         }
         assertThat(log.maybeIncrementLogStartOffset(6, 5))
-                .isEqualTo(PartitionLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
+                .isEqualTo(UnifiedLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
         assertThat(log.maybeIncrementLogStartOffset(11, 20))
-                .isEqualTo(PartitionLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
-        assertThat(log.maybeIncrementLogStartOffset(4, 5)).isEqualTo(PartitionLog.LogStartOffsetResult.INCREMENTED);
-        assertThat(log.maybeIncrementLogStartOffset(3, 5)).isEqualTo(PartitionLog.LogStartOffsetResult.UNCHANGED);
+                .isEqualTo(UnifiedLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
+        assertThat(log.maybeIncrementLogStartOffset(4, 5)).isEqualTo(UnifiedLog.LogStartOffsetResult.INCREMENTED);
+        assertThat(log.maybeIncrementLogStartOffset(3, 5)).isEqualTo(UnifiedLog.LogStartOffsetResult.UNCHANGED);
         assertThat(log.logStartOffset()).isEqualTo(4);
         assertThat(log.offsetForTimestamp(0, Long.MAX_VALUE).offset()).isEqualTo(4);
         log.crashForTesting();
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertThat(reopened.logStartOffset()).isEqualTo(4);
         }
     }

@@ -26,7 +26,7 @@ class LogManagerTest {
             .fileDeleteDelayMs(0)
             .build();
 
-    private static void append(PartitionLog log, long timestampMs, int count) throws IOException {
+    private static void append(UnifiedLog log, long timestampMs, int count) throws IOException {
         for (int i = 0; i < count; i++) {
             ByteBuf b = TestBatches.batch(timestampMs);
             log.appendAsLeader(b, 0);
@@ -36,7 +36,7 @@ class LogManagerTest {
 
     private LogManager start(ManualEnvironment env, List<Path> dirs) throws IOException {
         return LogManager.start(
-                new LogManager.Config(dirs, 60_000, 300_000, 2), SMALL, env.environment(), PartitionLog::logEndOffset);
+                new LogManager.Config(dirs, 60_000, 300_000, 2), SMALL, env.environment(), UnifiedLog::logEndOffset);
     }
 
     @Test
@@ -51,7 +51,7 @@ class LogManagerTest {
             assertThat(manager.getOrCreate("orders", 0)).isSameAs(manager.get("orders", 0));
             assertThat(manager.logDirOf("orders", 1)).isEqualTo(dirs.get(1));
         }
-        assertThat(dirs.get(0).resolve("orders-0").resolve(PartitionLog.CLEAN_SHUTDOWN_FILE))
+        assertThat(dirs.get(0).resolve("orders-0").resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE))
                 .exists();
         try (LogManager manager = start(env, dirs)) {
             assertThat(manager.partitionCounts()).containsExactly(3, 2, 2);
@@ -69,7 +69,7 @@ class LogManagerTest {
         List<Path> dirs = List.of(root.resolve("d1"));
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
         LogManager manager = start(env, dirs);
-        PartitionLog log = manager.getOrCreate("t", 0);
+        UnifiedLog log = manager.getOrCreate("t", 0);
         append(log, env.nowMs(), 40);
         log.flush();
         Path recoveryPoint = log.dir().resolve(LogLoader.RECOVERY_POINT_FILE);
@@ -129,8 +129,8 @@ class LogManagerTest {
                 new LogManager.Config(List.of(root.resolve("d")), 60_000, 300_000, 1),
                 compacted,
                 env.environment(),
-                PartitionLog::logEndOffset)) {
-            PartitionLog log = manager.getOrCreate("state", 0);
+                UnifiedLog::logEndOffset)) {
+            UnifiedLog log = manager.getOrCreate("state", 0);
             for (String v : new String[] {"1", "2", "3"}) {
                 ByteBuf b = Unpooled.buffer();
                 RecordBatchBuilder builder = new RecordBatchBuilder(b, env.nowMs());

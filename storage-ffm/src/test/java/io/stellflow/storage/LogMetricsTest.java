@@ -76,7 +76,7 @@ class LogMetricsTest {
                 .retentionMs(1000)
                 .build();
         Path leaderDir = dir.resolve("leader");
-        try (PartitionLog log = PartitionLog.open(leaderDir, config, env)) {
+        try (UnifiedLog log = UnifiedLog.open(leaderDir, config, env)) {
             for (int i = 0; i < 30; i++) {
                 ByteBuf b = TestBatches.batch(manual.nowMs());
                 log.appendAsLeader(b, 0);
@@ -94,8 +94,8 @@ class LogMetricsTest {
         assertThat(metrics.segmentsDeleted).isEqualTo(metrics.rolls);
         assertThat(metrics.uncleanLoads).isEqualTo(1); // a new directory has no marker
 
-        try (PartitionLog log = PartitionLog.open(leaderDir, config, env);
-                PartitionLog follower = PartitionLog.open(dir.resolve("follower"), config, env)) {
+        try (UnifiedLog log = UnifiedLog.open(leaderDir, config, env);
+                UnifiedLog follower = UnifiedLog.open(dir.resolve("follower"), config, env)) {
             assertThat(metrics.cleanLoads).isEqualTo(1);
             follower.truncateFullyAndStartAt(log.logStartOffset());
             ByteBuf fetched = io.netty.buffer.Unpooled.buffer();
@@ -105,7 +105,7 @@ class LogMetricsTest {
             assertThat(metrics.followerAppends).isEqualTo(1);
             log.crashForTesting();
         }
-        try (PartitionLog log = PartitionLog.open(leaderDir, config, env)) {
+        try (UnifiedLog log = UnifiedLog.open(leaderDir, config, env)) {
             assertThat(metrics.uncleanLoads).isEqualTo(3); // new leader dir, new follower dir, the crash
             assertThat(metrics.indexRebuilds).isEqualTo(1); // only the segment holding the recovery point
         }

@@ -12,8 +12,8 @@ class OffsetForTimestampTest {
     @TempDir
     Path dir;
 
-    private PartitionLog logWithBatches(long[]... batches) throws IOException {
-        PartitionLog log = PartitionLog.open(dir, new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE));
+    private UnifiedLog logWithBatches(long[]... batches) throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE));
         for (long[] timestamps : batches) {
             ByteBuf b = TestBatches.batch(timestamps);
             log.appendAsLeader(b, 0);
@@ -22,14 +22,14 @@ class OffsetForTimestampTest {
         return log;
     }
 
-    private static Long offset(PartitionLog log, long targetMs) throws IOException {
-        PartitionLog.TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
+    private static Long offset(UnifiedLog log, long targetMs) throws IOException {
+        UnifiedLog.TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
         return found == null ? null : found.offset();
     }
 
     @Test
     void outOfOrderTimestampsInSeparateBatchesGiveTheFirstOffsetAtOrAfterTheTarget() throws IOException {
-        try (PartitionLog log =
+        try (UnifiedLog log =
                 logWithBatches(new long[] {1000}, new long[] {3000}, new long[] {2000}, new long[] {4000})) {
             assertThat(offset(log, 0)).isEqualTo(0);
             assertThat(offset(log, 1000)).isEqualTo(0);
@@ -38,30 +38,29 @@ class OffsetForTimestampTest {
             assertThat(offset(log, 3500)).isEqualTo(3);
             assertThat(offset(log, 4000)).isEqualTo(3);
             assertThat(offset(log, 4001)).isNull();
-            assertThat(log.offsetForTimestamp(2000, Long.MAX_VALUE))
-                    .isEqualTo(new PartitionLog.TimestampOffset(3000, 1));
+            assertThat(log.offsetForTimestamp(2000, Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(3000, 1));
         }
     }
 
     @Test
     void recordGranularityInsideOneBatch() throws IOException {
-        try (PartitionLog log = logWithBatches(new long[] {2, 4, 6, 8})) {
+        try (UnifiedLog log = logWithBatches(new long[] {2, 4, 6, 8})) {
             assertThat(offset(log, 3)).isEqualTo(1);
             assertThat(offset(log, 5)).isEqualTo(2);
             assertThat(offset(log, 7)).isEqualTo(3);
             assertThat(offset(log, 8)).isEqualTo(3);
             assertThat(offset(log, 9)).isNull();
-            assertThat(log.offsetForTimestamp(5, Long.MAX_VALUE)).isEqualTo(new PartitionLog.TimestampOffset(6, 2));
+            assertThat(log.offsetForTimestamp(5, Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(6, 2));
         }
     }
 
     @Test
     void upperBoundHidesLaterRecords() throws IOException {
-        try (PartitionLog log = logWithBatches(new long[] {2, 4, 6, 8}, new long[] {10})) {
+        try (UnifiedLog log = logWithBatches(new long[] {2, 4, 6, 8}, new long[] {10})) {
             assertThat(log.offsetForTimestamp(5, 2)).isNull();
-            assertThat(log.offsetForTimestamp(5, 3)).isEqualTo(new PartitionLog.TimestampOffset(6, 2));
+            assertThat(log.offsetForTimestamp(5, 3)).isEqualTo(new UnifiedLog.TimestampOffset(6, 2));
             assertThat(log.offsetForTimestamp(9, 4)).isNull();
-            assertThat(log.offsetForTimestamp(9, 5)).isEqualTo(new PartitionLog.TimestampOffset(10, 4));
+            assertThat(log.offsetForTimestamp(9, 5)).isEqualTo(new UnifiedLog.TimestampOffset(10, 4));
         }
     }
 
@@ -71,11 +70,11 @@ class OffsetForTimestampTest {
         for (int i = 0; i < 30; i++) {
             batches[i] = new long[] {100L * i, 100L * i + 50};
         }
-        try (PartitionLog log = logWithBatches(batches)) {
+        try (UnifiedLog log = logWithBatches(batches)) {
             assertThat(log.segmentCount()).isGreaterThan(2);
             assertThat(offset(log, 1460)).isEqualTo(30);
         }
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(offset(log, 1460)).isEqualTo(30);
             assertThat(offset(log, 2901)).isEqualTo(59);
             assertThat(offset(log, 2951)).isNull();
@@ -85,10 +84,10 @@ class OffsetForTimestampTest {
 
     @Test
     void maxTimestampIsTheFirstRecordWithTheLargestTimestampBelowTheBound() throws IOException {
-        try (PartitionLog log = logWithBatches(
+        try (UnifiedLog log = logWithBatches(
                 new long[] {1000}, new long[] {3000, 4000}, new long[] {2000}, new long[] {4000}, new long[] {500})) {
-            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new PartitionLog.TimestampOffset(4000, 2));
-            assertThat(log.offsetOfMaxTimestamp(2)).isEqualTo(new PartitionLog.TimestampOffset(1000, 0));
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(4000, 2));
+            assertThat(log.offsetOfMaxTimestamp(2)).isEqualTo(new UnifiedLog.TimestampOffset(1000, 0));
             assertThat(log.offsetOfMaxTimestamp(0)).isNull();
         }
     }
@@ -99,12 +98,12 @@ class OffsetForTimestampTest {
         for (int i = 0; i < 30; i++) {
             batches[i] = new long[] {i == 3 ? 99_999 : 100L * i, 100L * i + 50};
         }
-        try (PartitionLog log = logWithBatches(batches)) {
+        try (UnifiedLog log = logWithBatches(batches)) {
             assertThat(log.segmentCount()).isGreaterThan(2);
             assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE).offset()).isEqualTo(6);
             log.maybeIncrementLogStartOffset(8, Long.MAX_VALUE);
-            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new PartitionLog.TimestampOffset(2950, 59));
-            assertThat(log.offsetOfMaxTimestamp(40)).isEqualTo(new PartitionLog.TimestampOffset(1950, 39));
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(2950, 59));
+            assertThat(log.offsetOfMaxTimestamp(40)).isEqualTo(new UnifiedLog.TimestampOffset(1950, 39));
         }
     }
 }

@@ -28,7 +28,7 @@ class RecoveryTest {
     private static final Path FIRST_INDEX = Path.of("00000000000000000000.index");
 
     /** Appends one single-record batch per timestamp; returns each batch's file position. */
-    private static List<Integer> appendSingles(PartitionLog log, int count) throws IOException {
+    private static List<Integer> appendSingles(UnifiedLog log, int count) throws IOException {
         List<Integer> positions = new ArrayList<>();
         int pos = 0;
         for (int i = 0; i < count; i++) {
@@ -41,7 +41,7 @@ class RecoveryTest {
         return positions;
     }
 
-    private static List<Long> allOffsets(PartitionLog log, long from) throws IOException {
+    private static List<Long> allOffsets(UnifiedLog log, long from) throws IOException {
         ByteBuf out = Unpooled.buffer();
         try {
             log.readInto(from, Integer.MAX_VALUE, Long.MAX_VALUE, true, out);
@@ -53,17 +53,17 @@ class RecoveryTest {
 
     @Test
     void tornTailIsTruncatedAndTheNextAppendContinuesAfterTheLastWholeBatch() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, LogConfig.defaults());
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
         appendSingles(log, 3);
         log.crashForTesting();
         Path logFile = dir.resolve(FIRST_LOG);
         long sizeOfThree = Files.size(logFile);
         ByteBuf fourth = TestBatches.batch(4000);
         ByteBuffer half = fourth.nioBuffer(0, fourth.readableBytes() / 2);
-        PartitionLogTest.appendRaw(logFile, half);
+        UnifiedLogTest.appendRaw(logFile, half);
         fourth.release();
 
-        try (PartitionLog reopened = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(reopened.logEndOffset()).isEqualTo(3);
             assertThat(Files.size(logFile)).isEqualTo(sizeOfThree);
             ByteBuf next = TestBatches.batch(5000);
@@ -75,24 +75,24 @@ class RecoveryTest {
 
     @Test
     void tornTailAfterACleanCloseWithoutMarkerIsAlsoTruncated() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             appendSingles(log, 3);
         }
-        Files.delete(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
-        PartitionLogTest.appendRaw(dir.resolve(FIRST_LOG), ByteBuffer.wrap(new byte[] {0, 0, 0, 0, 0, 0, 1}));
-        try (PartitionLog reopened = PartitionLog.open(dir, LogConfig.defaults())) {
+        Files.delete(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE));
+        UnifiedLogTest.appendRaw(dir.resolve(FIRST_LOG), ByteBuffer.wrap(new byte[] {0, 0, 0, 0, 0, 0, 1}));
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(reopened.logEndOffset()).isEqualTo(3);
         }
     }
 
     @Test
     void aFlippedByteUnderTheCrcDropsThatBatchAndEverythingAfterIt() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, LogConfig.defaults());
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
         List<Integer> positions = appendSingles(log, 3);
         log.crashForTesting();
         flipByte(dir.resolve(FIRST_LOG), positions.get(2) + 60); // inside the record, covered by the CRC
 
-        try (PartitionLog reopened = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(reopened.logEndOffset()).isEqualTo(2);
             assertThat(Files.size(dir.resolve(FIRST_LOG))).isEqualTo((long) positions.get(2));
             ByteBuf next = TestBatches.batch(9);
@@ -104,7 +104,7 @@ class RecoveryTest {
 
     @Test
     void corruptionInAnOlderSegmentDropsTheLaterSegments() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         appendSingles(log, 40);
         assertThat(log.segmentCount()).isGreaterThan(3);
         log.crashForTesting();
@@ -116,7 +116,7 @@ class RecoveryTest {
         long secondBase = Long.parseLong(second.getFileName().toString().substring(0, 20));
         flipByte(second, 30); // first batch of the second segment, inside the CRC-covered header
 
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertThat(reopened.logEndOffset()).isEqualTo(secondBase);
             assertThat(reopened.segmentCount()).isEqualTo(2);
             assertThat(allOffsets(reopened, 0))
@@ -129,7 +129,7 @@ class RecoveryTest {
 
     @Test
     void aZeroedIndexIsRebuiltIdenticallyAndLookupsAreRight() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendSingles(log, 10);
         }
         Path index = dir.resolve(FIRST_INDEX);
@@ -137,7 +137,7 @@ class RecoveryTest {
         assertThat(original.length).isEqualTo(10 * OffsetIndexLayout.ENTRY_SIZE);
         Files.write(index, new byte[original.length]);
 
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             for (long offset = 0; offset < 10; offset++) {
                 assertThat(allOffsets(log, offset).get(0)).isEqualTo(offset);
             }
@@ -147,7 +147,7 @@ class RecoveryTest {
 
     @Test
     void aShortGarbageOrMissingIndexIsRebuilt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendSingles(log, 10);
         }
         Path index = dir.resolve(FIRST_INDEX);
@@ -157,7 +157,7 @@ class RecoveryTest {
         List<byte[]> corruptions = List.of(new byte[] {1, 2, 3, 4, 5}, garbage, new byte[0]);
         for (byte[] corrupt : corruptions) {
             Files.write(index, corrupt);
-            try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
                 assertThat(log.logEndOffset()).isEqualTo(10);
                 for (long offset = 0; offset < 10; offset++) {
                     assertThat(allOffsets(log, offset).get(0)).isEqualTo(offset);
@@ -166,7 +166,7 @@ class RecoveryTest {
             assertThat(Files.readAllBytes(index)).isEqualTo(original);
         }
         Files.delete(index);
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(allOffsets(log, 7).get(0)).isEqualTo(7);
         }
         assertThat(Files.readAllBytes(index)).isEqualTo(original);
@@ -174,17 +174,17 @@ class RecoveryTest {
 
     @Test
     void aValidButShortIndexIsCompletedAndAnIntactOneIsKept() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendSingles(log, 10);
         }
         Path index = dir.resolve(FIRST_INDEX);
         byte[] original = Files.readAllBytes(index);
         Files.write(index, Arrays.copyOf(original, 5 * OffsetIndexLayout.ENTRY_SIZE));
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.segmentsForTesting()[0].indexEntries()).isEqualTo(10);
         }
         assertThat(Files.readAllBytes(index)).isEqualTo(original);
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.segmentsForTesting()[0].indexEntries()).isEqualTo(10);
             assertThat(allOffsets(log, 9)).containsExactly(9L);
         }
@@ -193,14 +193,14 @@ class RecoveryTest {
 
     @Test
     void anIndexPointingPastTheLogIsRebuilt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendSingles(log, 5);
         }
         Path index = dir.resolve(FIRST_INDEX);
         try (FileChannel ch = FileChannel.open(index, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.allocate(8).putInt(0, 4).putInt(4, 1_000_000), 32); // entry 4
         }
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.logEndOffset()).isEqualTo(5);
             assertThat(allOffsets(log, 4)).containsExactly(4L);
         }
@@ -209,11 +209,11 @@ class RecoveryTest {
     @Test
     void cleanRestartReopensTrimmedIndexesAndKeepsIndexing() throws IOException {
         LogConfig config = new LogConfig(1 << 20, 0, 4096, Long.MAX_VALUE, Long.MAX_VALUE);
-        try (PartitionLog log = PartitionLog.open(dir, config)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config)) {
             appendSingles(log, 5);
         }
         assertThat(Files.size(dir.resolve(FIRST_INDEX))).isEqualTo(5 * 8);
-        try (PartitionLog log = PartitionLog.open(dir, config)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config)) {
             appendSingles(log, 5);
             assertThat(log.logEndOffset()).isEqualTo(10);
         }
@@ -223,7 +223,7 @@ class RecoveryTest {
     @Test
     void aFullIndexRollsTheSegment() throws IOException {
         LogConfig config = new LogConfig(1 << 20, 0, 4 * 8, Long.MAX_VALUE, Long.MAX_VALUE);
-        try (PartitionLog log = PartitionLog.open(dir, config)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config)) {
             appendSingles(log, 10);
             assertThat(log.segmentCount()).isEqualTo(3); // 4 + 4 + 2 batches
             assertThat(allOffsets(log, 0))

@@ -30,7 +30,7 @@ class RetentionTest {
                 .build();
     }
 
-    private static void append(PartitionLog log, long timestampMs, int count) throws IOException {
+    private static void append(UnifiedLog log, long timestampMs, int count) throws IOException {
         for (int i = 0; i < count; i++) {
             ByteBuf b = TestBatches.batch(timestampMs);
             log.appendAsLeader(b, 0);
@@ -47,7 +47,7 @@ class RetentionTest {
     @Test
     void expiredSegmentsAreRenamedThenDeletedAfterTheDelayAndTheStartOffsetMoves() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), env.environment())) {
             append(log, env.nowMs(), 40);
             int segments = log.segmentCount();
             assertThat(segments).isGreaterThan(2);
@@ -64,7 +64,7 @@ class RetentionTest {
             assertThat(count(".deleted")).isZero();
             assertThat(count(".log")).isEqualTo(1);
         }
-        try (PartitionLog log = PartitionLog.open(dir, config(-1))) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1))) {
             assertThat(log.logStartOffset()).isEqualTo(log.segmentsForTesting()[0].baseOffset);
             assertThat(log.logEndOffset()).isEqualTo(40);
         }
@@ -73,16 +73,16 @@ class RetentionTest {
     @Test
     void aHighWatermarkHeldBackKeepsEverySegmentHoldingAnOffsetAtOrAboveIt() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), env.environment())) {
             append(log, env.nowMs(), 40);
             env.advance(10 * HOUR_MS);
-            Segment[] segs = log.segmentsForTesting();
+            LogSegment[] segs = log.segmentsForTesting();
             assertThat(log.deleteOldSegments(0)).isZero();
             assertThat(log.deleteOldSegments(segs[1].baseOffset - 1)).isZero(); // HW inside segment 0
             assertThat(log.deleteOldSegments(segs[2].baseOffset - 1)).isEqualTo(1); // inside segment 1
             assertThat(log.segmentsForTesting()[0]).isSameAs(segs[1]);
             assertThat(log.maybeIncrementLogStartOffset(segs[2].baseOffset, segs[2].baseOffset - 1))
-                    .isEqualTo(PartitionLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
+                    .isEqualTo(UnifiedLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
             assertThat(log.logStartOffset()).isLessThan(segs[2].baseOffset);
         }
     }
@@ -90,7 +90,7 @@ class RetentionTest {
     @Test
     void aFutureTimestampNeitherKeepsASegmentForeverNorDeletesItEarly() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), env.environment())) {
             append(log, env.nowMs() + 365L * 24 * HOUR_MS, 20); // a year ahead
             append(log, env.nowMs(), 20);
             assertThat(log.segmentCount()).isGreaterThan(2);
@@ -106,10 +106,10 @@ class RetentionTest {
     @Test
     void anOldTimestampIsDeletedByItsRecordTime() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), env.environment())) {
             append(log, env.nowMs() - 2 * HOUR_MS, 20); // replayed old data
             append(log, env.nowMs(), 20);
-            Segment[] segs = log.segmentsForTesting();
+            LogSegment[] segs = log.segmentsForTesting();
             int allOld = 0;
             while (segs[allOld].maxTimestampMs() < env.nowMs() - HOUR_MS) {
                 allOld++;
@@ -123,10 +123,10 @@ class RetentionTest {
     @Test
     void retentionBytesDeletesTheOldestSegmentsWhileTheRestStaysAboveTheLimit() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config(2048), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(2048), env.environment())) {
             append(log, env.nowMs(), 60);
             long total = log.sizeInBytes();
-            Segment[] segs = log.segmentsForTesting();
+            LogSegment[] segs = log.segmentsForTesting();
             int expected = 0;
             long excess = total - 2048;
             while (expected < segs.length - 1 && excess - segs[expected].sizeBytes() >= 0) {
@@ -143,12 +143,12 @@ class RetentionTest {
     @Test
     void segmentsBelowARaisedLogStartOffsetAreDeleted() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), env.environment())) {
             append(log, env.nowMs(), 40);
-            Segment[] segs = log.segmentsForTesting();
+            LogSegment[] segs = log.segmentsForTesting();
             long newStart = segs[2].baseOffset + 1;
             assertThat(log.maybeIncrementLogStartOffset(newStart, log.logEndOffset()))
-                    .isEqualTo(PartitionLog.LogStartOffsetResult.INCREMENTED);
+                    .isEqualTo(UnifiedLog.LogStartOffsetResult.INCREMENTED);
             assertThat(log.deleteOldSegments(log.logEndOffset())).isEqualTo(2);
             assertThat(log.logStartOffset()).isEqualTo(newStart);
             assertThat(log.offsetForTimestamp(0, Long.MAX_VALUE).offset()).isEqualTo(newStart);
@@ -159,7 +159,7 @@ class RetentionTest {
     void aRolledTimeIndexLeftPreallocatedWithAZeroTailDoesNotCauseEarlyDeletion() throws IOException {
         long start = System.currentTimeMillis();
         ManualEnvironment env = new ManualEnvironment(start);
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), env.environment())) {
             for (int i = 0; i < 40; i++) {
                 append(log, start + i, 1);
             }
@@ -170,8 +170,8 @@ class RetentionTest {
         Files.write(timeIndex, Arrays.copyOf(trimmed, (int) TimeIndexLayout.maxBytesFor(1024)));
 
         ManualEnvironment later = new ManualEnvironment(start + HOUR_MS / 2);
-        try (PartitionLog log = PartitionLog.open(dir, config(-1), later.environment())) {
-            Segment first = log.segmentsForTesting()[0];
+        try (UnifiedLog log = UnifiedLog.open(dir, config(-1), later.environment())) {
+            LogSegment first = log.segmentsForTesting()[0];
             assertThat(first.maxTimestampMs()).isEqualTo(start + log.segmentsForTesting()[1].baseOffset - 1);
             assertThat(log.deleteOldSegments(log.logEndOffset())).isZero();
             for (int i = 0; i < 40; i++) {

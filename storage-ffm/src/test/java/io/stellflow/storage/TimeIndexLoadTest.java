@@ -19,7 +19,7 @@ class TimeIndexLoadTest {
     private static final Path FIRST_TIME_INDEX = Path.of("00000000000000000000.timeindex");
 
     /** 30 batches of two records, timestamps 100*i and 100*i+50: several segments. */
-    private static void appendThirty(PartitionLog log) throws IOException {
+    private static void appendThirty(UnifiedLog log) throws IOException {
         for (int i = 0; i < 30; i++) {
             ByteBuf b = TestBatches.batch(100L * i, 100L * i + 50);
             log.appendAsLeader(b, 0);
@@ -27,12 +27,12 @@ class TimeIndexLoadTest {
         }
     }
 
-    private static Long offset(PartitionLog log, long targetMs) throws IOException {
-        PartitionLog.TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
+    private static Long offset(UnifiedLog log, long targetMs) throws IOException {
+        UnifiedLog.TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
         return found == null ? null : found.offset();
     }
 
-    private static void assertLookups(PartitionLog log) throws IOException {
+    private static void assertLookups(UnifiedLog log) throws IOException {
         for (int i = 0; i < 30; i++) {
             assertThat(offset(log, 100L * i)).isEqualTo(2L * i);
             assertThat(offset(log, 100L * i + 1)).isEqualTo(2L * i + 1);
@@ -43,9 +43,9 @@ class TimeIndexLoadTest {
 
     @Test
     void sealedSegmentsEndWithTheirMaxTimestamp() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendThirty(log);
-            Segment[] segs = log.segmentsForTesting();
+            LogSegment[] segs = log.segmentsForTesting();
             assertThat(segs.length).isGreaterThan(2);
             for (int i = 0; i < segs.length - 1; i++) {
                 long nextBase = segs[i + 1].baseOffset;
@@ -60,7 +60,7 @@ class TimeIndexLoadTest {
 
     @Test
     void aRolledTimeIndexLeftAtItsPreallocatedSizeWithAZeroTailIsRebuilt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendThirty(log);
         }
         Path file = dir.resolve(FIRST_TIME_INDEX);
@@ -68,7 +68,7 @@ class TimeIndexLoadTest {
         assertThat(original.length).isPositive();
         Files.write(file, Arrays.copyOf(original, (int) TimeIndexLayout.maxBytesFor(SMALL.indexMaxBytes())));
 
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.segmentsForTesting()[0].maxTimestampMs()).isEqualTo(lastTimestamp(original));
             assertLookups(log);
         }
@@ -77,7 +77,7 @@ class TimeIndexLoadTest {
 
     @Test
     void anAllZeroOrGarbageOrMissingTimeIndexIsRebuilt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             appendThirty(log);
         }
         Path file = dir.resolve(FIRST_TIME_INDEX);
@@ -86,13 +86,13 @@ class TimeIndexLoadTest {
         lastEntryWrong[original.length - 5] ^= 1; // last entry's timestamp no longer matches its batch
         for (byte[] damaged : new byte[][] {new byte[original.length], new byte[12], lastEntryWrong, new byte[0]}) {
             Files.write(file, damaged);
-            try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+            try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
                 assertLookups(log);
             }
             assertThat(Files.readAllBytes(file)).isEqualTo(original);
         }
         Files.delete(file);
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertLookups(log);
         }
         assertThat(Files.readAllBytes(file)).isEqualTo(original);
@@ -100,17 +100,17 @@ class TimeIndexLoadTest {
 
     @Test
     void aCrashRebuildsTheActiveTimeIndexAndKeepsLookupsRight() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         appendThirty(log);
         log.crashForTesting();
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertLookups(reopened);
         }
     }
 
     @Test
     void anOutOfOrderTimestampDoesNotLowerTheSegmentMax() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             for (long ts : new long[] {1000, 5000, 2000, 3000}) {
                 ByteBuf b = TestBatches.batch(ts);
                 log.appendAsLeader(b, 0);
@@ -118,7 +118,7 @@ class TimeIndexLoadTest {
             }
             assertThat(log.segmentsForTesting()[0].maxTimestampMs()).isEqualTo(5000);
         }
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(log.segmentsForTesting()[0].maxTimestampMs()).isEqualTo(5000);
             assertThat(log.offsetForTimestamp(2500, Long.MAX_VALUE).offset()).isEqualTo(1);
             assertThat(log.offsetForTimestamp(4000, Long.MAX_VALUE).offset()).isEqualTo(1);

@@ -1,11 +1,11 @@
 package io.stellflow.broker.fetch;
 
-import io.stellflow.storage.PartitionLog;
+import io.stellflow.storage.UnifiedLog;
 import java.nio.channels.FileChannel;
 import java.util.Arrays;
 
 /**
- * Records the batches {@link PartitionLog#read} visits (channel, file position, size, base offset)
+ * Records the batches {@link UnifiedLog#read} visits (channel, file position, size, base offset)
  * so that the Fetch evaluation can decide on limits before it emits anything. Reused across the
  * partitions of one evaluation: arrays grow, nothing is allocated per batch.
  *
@@ -15,7 +15,7 @@ import java.util.Arrays;
  *
  * <p>Thread-safety: confined to the evaluating thread.
  */
-final class BatchCollector implements PartitionLog.BatchVisitor {
+final class BatchCollector implements UnifiedLog.BatchVisitor {
     private final boolean singleSegment;
     private FileChannel[] channels = new FileChannel[16];
     private long[] positions = new long[16];

@@ -15,7 +15,7 @@ import java.nio.channels.FileChannel;
  * heap buffer; {@link io.stellflow.broker.StellflowServer} logs which at start).
  *
  * <p>Ownership rule (who may close the channel under an in-flight region): the channel belongs to
- * the {@code PartitionLog}'s segment. The log closes it only (a) on {@code close()}, which the
+ * the {@code UnifiedLog}'s segment. The log closes it only (a) on {@code close()}, which the
  * broker calls after it has closed every connection (closing a connection fails and releases its
  * queued regions first), and (b) {@code log.segment.delete.delay.ms} (default 60 s) after
  * retention or truncation removed the segment from the log. A region still queued on a socket that

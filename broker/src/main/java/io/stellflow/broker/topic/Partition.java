@@ -1,7 +1,7 @@
 package io.stellflow.broker.topic;
 
 import io.netty.buffer.ByteBuf;
-import io.stellflow.storage.PartitionLog;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * and, with no transactions, the last stable offset equals the high watermark.
  *
  * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the
- * {@link PartitionLog}; listeners are notified after each successful append on the appending thread.
+ * {@link UnifiedLog}; listeners are notified after each successful append on the appending thread.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
@@ -24,10 +24,10 @@ public final class Partition {
     private final String topic;
     private final int partition;
     private final int leaderEpoch;
-    private final PartitionLog log;
+    private final UnifiedLog log;
     private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
 
-    Partition(String topic, int partition, int leaderEpoch, PartitionLog log) {
+    Partition(String topic, int partition, int leaderEpoch, UnifiedLog log) {
         this.topic = topic;
         this.partition = partition;
         this.leaderEpoch = leaderEpoch;
@@ -50,7 +50,7 @@ public final class Partition {
     }
 
     /** The underlying log (reads). */
-    public PartitionLog log() {
+    public UnifiedLog log() {
         return log;
     }
 

@@ -1,7 +1,7 @@
 package io.stellflow.broker.topic;
 
 import io.stellflow.storage.LogConfig;
-import io.stellflow.storage.PartitionLog;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -123,7 +123,7 @@ public final class TopicRegistry implements AutoCloseable {
         List<Partition> partitions = new ArrayList<>(partitionCount);
         try {
             for (int p = 0; p < partitionCount; p++) {
-                PartitionLog log = PartitionLog.open(partitionDir(name, p), logConfig);
+                UnifiedLog log = UnifiedLog.open(partitionDir(name, p), logConfig);
                 partitions.add(new Partition(name, p, leaderEpoch, log));
             }
         } catch (IOException | RuntimeException e) {

@@ -2,7 +2,7 @@ package io.stellflow.perf.jmh.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.storage.LogConfig;
-import io.stellflow.storage.PartitionLog;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +21,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Recovery scan of a 1 GiB log: the real unclean-start path, {@link PartitionLog#open} on a
+ * Recovery scan of a 1 GiB log: the real unclean-start path, {@link UnifiedLog#open} on a
  * directory without the clean-shutdown marker and without a recovery-point checkpoint, so {@code
  * LogLoader} hands every segment to {@code Recovery}: framing checks, CRC-32C over every batch,
  * offsets increasing, indexes rebuilt. One operation = one open of the whole log (single shot).
@@ -46,7 +46,7 @@ public class RecoveryScanBench {
 
     private Path root;
     private Path dir;
-    private PartitionLog log;
+    private UnifiedLog log;
     /** Size of the log in bytes (just under 1 GiB). */
     private long logBytes;
 
@@ -56,7 +56,7 @@ public class RecoveryScanBench {
         dir = root.resolve("bench-0");
         ByteBuf set = StorageBenchFiles.recordSet(SET_BYTES, 16384, 1024, 42);
         long start = System.nanoTime();
-        try (PartitionLog built = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog built = UnifiedLog.open(dir, LogConfig.defaults())) {
             while (built.sizeInBytes() + set.readableBytes() <= LOG_BYTES) {
                 built.appendAsLeader(set, 0);
             }
@@ -72,13 +72,13 @@ public class RecoveryScanBench {
 
     @Setup(Level.Invocation)
     public void makeUnclean() throws IOException {
-        Files.deleteIfExists(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE));
+        Files.deleteIfExists(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE));
         Files.deleteIfExists(dir.resolve("recovery-point"));
     }
 
     @Benchmark
     public long recover() throws IOException {
-        log = PartitionLog.open(dir, LogConfig.defaults());
+        log = UnifiedLog.open(dir, LogConfig.defaults());
         return log.logEndOffset();
     }
 

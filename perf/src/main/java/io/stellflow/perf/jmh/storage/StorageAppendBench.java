@@ -2,7 +2,7 @@ package io.stellflow.perf.jmh.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.storage.LogConfig;
-import io.stellflow.storage.PartitionLog;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -31,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * RecordBatchBuilder from seed 42), three ways in the same run, one operation = one set:
  *
  * <ul>
- *   <li>{@link #logAppend}: {@link PartitionLog#appendAsLeader} (offset assignment, epoch stamp,
+ *   <li>{@link #logAppend}: {@link UnifiedLog#appendAsLeader} (offset assignment, epoch stamp,
  *       index entries every 4 KiB, one gather {@code FileChannel.write} of the set; no fsync);
  *   <li>{@link #mmapCopy}: {@code MemorySegment.copy} of the same bytes into a read-write FFM
  *       mapping of a segment file ({@code FileChannel.map(..., Arena)});
@@ -68,7 +68,7 @@ public class StorageAppendBench {
     private MemorySegment mmapSource;
 
     private Path dir;
-    private PartitionLog log;
+    private UnifiedLog log;
     private FileChannel plainFile;
     private long plainFileBytes;
     private int fileSeq;
@@ -102,7 +102,7 @@ public class StorageAppendBench {
     @Setup(Level.Iteration)
     public void openFiles() throws IOException {
         dir = StorageBenchFiles.newScratchDir("sf-storage-append");
-        log = PartitionLog.open(dir.resolve("bench-0"), LogConfig.defaults());
+        log = UnifiedLog.open(dir.resolve("bench-0"), LogConfig.defaults());
         fileSeq = 0;
         nextPlainFile();
         nextMmapFile();

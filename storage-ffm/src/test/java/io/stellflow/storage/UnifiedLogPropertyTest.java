@@ -17,7 +17,7 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
 /** Random appends, rolls, clean and crash restarts and torn tails against an in-memory model. */
-class PartitionLogPropertyTest {
+class UnifiedLogPropertyTest {
 
     /**
      * Ops: 0-6 append a batch of op+1 records, 7 clean restart, 8 crash restart, 9 crash with half a
@@ -34,7 +34,7 @@ class PartitionLogPropertyTest {
         Path dir = Files.createTempDirectory("sf-prop");
         List<String> model = new ArrayList<>();
         List<Integer> batchStarts = new ArrayList<>();
-        PartitionLog log = PartitionLog.open(dir, config);
+        UnifiedLog log = UnifiedLog.open(dir, config);
         try {
             for (int op : ops) {
                 if (op <= 6) {
@@ -64,13 +64,13 @@ class PartitionLogPropertyTest {
                     }
                 } else if (op == 7) {
                     log.close();
-                    log = PartitionLog.open(dir, config);
+                    log = UnifiedLog.open(dir, config);
                 } else {
                     log.crashForTesting();
                     if (op == 9) {
                         tearTail(dir);
                     }
-                    log = PartitionLog.open(dir, config);
+                    log = UnifiedLog.open(dir, config);
                 }
                 assertThat(log.logEndOffset()).isEqualTo(model.size());
             }
@@ -81,7 +81,7 @@ class PartitionLogPropertyTest {
         }
     }
 
-    private static void assertReadsMatch(PartitionLog log, List<String> model) throws IOException {
+    private static void assertReadsMatch(UnifiedLog log, List<String> model) throws IOException {
         for (long from = 0; from < model.size(); from += 1 + from / 3) {
             ByteBuf out = Unpooled.buffer();
             try {
@@ -106,7 +106,7 @@ class PartitionLogPropertyTest {
         }
         ByteBuf b = TestBatches.batch(1, 2, 3);
         try {
-            PartitionLogTest.appendRaw(last, b.nioBuffer(0, b.readableBytes() / 2));
+            UnifiedLogTest.appendRaw(last, b.nioBuffer(0, b.readableBytes() / 2));
         } finally {
             b.release();
         }

@@ -8,15 +8,13 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One partition's log: a directory of {@link Segment}s named by their 20-digit base offset, plus
+ * One partition's log: a directory of {@link LogSegment}s named by their 20-digit base offset, plus
  * the checkpoint files {@value LogLoader#RECOVERY_POINT_FILE}, {@value
  * LogLoader#LOG_START_OFFSET_FILE} and {@value LeaderEpochCache#FILE_NAME} (format and atomic write:
  * {@link Checkpoints}).
@@ -57,28 +55,28 @@ import org.slf4j.LoggerFactory;
  * flush after that many records / that much time since the last flush. Checkpoint files are always
  * written durably (temp file, fsync, rename, fsync directory).
  */
-public final class PartitionLog implements AutoCloseable {
+public final class UnifiedLog implements AutoCloseable {
     /** Present in the partition directory only after a clean {@link #close}. */
     public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
 
     /** Returned by {@link #appendAsFollower} when the records do not continue the log end offset. */
     public static final long OFFSET_MISMATCH = -1L;
 
-    private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+    private static final Logger LOG = LoggerFactory.getLogger(UnifiedLog.class);
 
     private final Path dir;
     private final LogConfig config;
     private final LogEnvironment env;
     private final ReentrantLock appendLock = new ReentrantLock();
 
-    /** Serializes {@link #compact} runs; taken before the append lock, never while holding it. */
-    private final ReentrantLock cleanerLock = new ReentrantLock();
+    /** Runs {@link #compact}; it swaps cleaned segments in only through {@link #swapCleaned}. */
+    private final LogCompaction compaction;
 
     /** Bumped (under the append lock) by every truncation; a compaction spanning one swaps nothing. */
     private volatile long truncations;
 
     /** Copy-on-write, ordered by base offset; published before the LEO that needs it. */
-    private volatile Segment[] segments;
+    private volatile LogSegment[] segments;
 
     private volatile long logEndOffset;
     private volatile long logStartOffset;
@@ -89,20 +87,21 @@ public final class PartitionLog implements AutoCloseable {
     /** Guarded by appendLock. */
     private boolean failed;
 
-    private long unflushedRecords;
-    private long lastFlushNanos = System.nanoTime();
+    private final FlushPolicy flushPolicy;
     private long recoveryPoint;
     private long checkpointedRecoveryPoint = -1;
     private long checkpointedLogStartOffset = -1;
 
-    private PartitionLog(Path dir, LogConfig config, LogEnvironment env) {
+    private UnifiedLog(Path dir, LogConfig config, LogEnvironment env) {
         this.dir = dir;
         this.config = config;
         this.env = env;
+        this.compaction = new LogCompaction(this, config, env);
+        this.flushPolicy = new FlushPolicy(config, System.nanoTime());
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
-    public static PartitionLog open(Path partitionDir, LogConfig config) throws IOException {
+    public static UnifiedLog open(Path partitionDir, LogConfig config) throws IOException {
         return open(partitionDir, config, LogEnvironment.system());
     }
 
@@ -113,9 +112,9 @@ public final class PartitionLog implements AutoCloseable {
      * dropped bytes), later segments are deleted, their indexes rebuilt. Trusted segments keep their
      * indexes unless these fail the sanity checks.
      */
-    public static PartitionLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
+    public static UnifiedLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
         Files.createDirectories(partitionDir);
-        PartitionLog log = new PartitionLog(partitionDir, config, env);
+        UnifiedLog log = new UnifiedLog(partitionDir, config, env);
         LogLoader.Loaded loaded = LogLoader.load(partitionDir, config, env);
         log.segments = loaded.segments();
         log.logEndOffset = loaded.logEndOffset();
@@ -253,7 +252,7 @@ public final class PartitionLog implements AutoCloseable {
     private long appendLocked(
             ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset)
             throws IOException {
-        Segment seg = segments[segments.length - 1];
+        LogSegment seg = segments[segments.length - 1];
         long first = logEndOffset;
         long next = first;
         if (seg.isDueToRoll(env.nowMs(), config.segmentMs())) {
@@ -299,7 +298,7 @@ public final class PartitionLog implements AutoCloseable {
         return first;
     }
 
-    private void commitRun(Segment seg, ByteBuf records, int runStart, int runBytes, long nextOffset, int epoch)
+    private void commitRun(LogSegment seg, ByteBuf records, int runStart, int runBytes, long nextOffset, int epoch)
             throws IOException {
         int before = seg.sizeBytes();
         try {
@@ -316,11 +315,11 @@ public final class PartitionLog implements AutoCloseable {
         logEndOffset = nextOffset; // volatile: publishes the run to readers
     }
 
-    private Segment roll(Segment current, long baseOffset) throws IOException {
+    private LogSegment roll(LogSegment current, long baseOffset) throws IOException {
         current.seal();
-        Segment next = Segment.create(dir, baseOffset, config, env.nowMs());
-        Segment[] old = segments;
-        Segment[] grown = Arrays.copyOf(old, old.length + 1);
+        LogSegment next = LogSegment.create(dir, baseOffset, config, env.nowMs());
+        LogSegment[] old = segments;
+        LogSegment[] grown = Arrays.copyOf(old, old.length + 1);
         grown[old.length] = next;
         segments = grown; // volatile: published before any LEO inside the new segment
         env.metrics().segmentRolled();
@@ -329,11 +328,7 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void maybeFlush(long recordsAppended) throws IOException {
-        unflushedRecords += recordsAppended;
-        boolean byCount = unflushedRecords >= config.flushMessages();
-        boolean byTime = config.flushMs() != Long.MAX_VALUE
-                && TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastFlushNanos) >= config.flushMs();
-        if (byCount || byTime) {
+        if (flushPolicy.recordAppended(recordsAppended, System.nanoTime())) {
             flushLocked();
         }
     }
@@ -341,12 +336,11 @@ public final class PartitionLog implements AutoCloseable {
     private void flushLocked() throws IOException {
         long startNanos = System.nanoTime();
         long leo = logEndOffset;
-        for (Segment s : segments) {
+        for (LogSegment s : segments) {
             s.flush();
         }
         env.metrics().flush(System.nanoTime() - startNanos);
-        unflushedRecords = 0;
-        lastFlushNanos = System.nanoTime();
+        flushPolicy.flushed(System.nanoTime());
         recoveryPoint = leo;
     }
 
@@ -386,13 +380,13 @@ public final class PartitionLog implements AutoCloseable {
             return offset;
         }
         truncations++;
-        Segment[] segs = segments;
+        LogSegment[] segs = segments;
         int keep = segs.length - 1;
         while (segs[keep].baseOffset >= offset) {
             keep--; // stops at 0: offset > logStartOffset >= segs[0].baseOffset
         }
-        Segment target = segs[keep];
-        Segment.Cut cut = target.findCut(offset);
+        LogSegment target = segs[keep];
+        LogSegment.Cut cut = target.findCut(offset);
         long newEnd = cut == null ? LogLoader.scanTailNextOffset(target) : cut.baseOffset();
         logEndOffset = newEnd; // volatile: readers stop below the cut first
         segments = Arrays.copyOf(segs, keep + 1);
@@ -437,17 +431,17 @@ public final class PartitionLog implements AutoCloseable {
 
     private void truncateFullyLocked(long newOffset) throws IOException {
         truncations++;
-        Segment[] old = segments;
-        for (Segment s : old) {
+        LogSegment[] old = segments;
+        for (LogSegment s : old) {
             s.renameForDeletion(); // frees the names: the new segment may reuse a base offset
         }
-        Segment fresh = Segment.create(dir, newOffset, config, env.nowMs());
-        segments = new Segment[] {fresh}; // volatile: before the LEO, so no reader pairs a new LEO with old data
+        LogSegment fresh = LogSegment.create(dir, newOffset, config, env.nowMs());
+        segments = new LogSegment[] {fresh}; // volatile: before the LEO, so no reader pairs a new LEO with old data
         logEndOffset = newOffset;
         logStartOffset = newOffset;
         recoveryPoint = newOffset;
         latestLeaderEpoch = -1;
-        for (Segment s : old) {
+        for (LogSegment s : old) {
             scheduleRenamedDeletion(s);
         }
         epochCache.clear();
@@ -517,13 +511,13 @@ public final class PartitionLog implements AutoCloseable {
         appendLock.lock();
         try {
             checkWritable();
-            Segment[] segs = segments;
+            LogSegment[] segs = segments;
             int count = Retention.deletablePrefix(
                     segs, config, env.nowMs(), Math.min(highWatermark, logEndOffset), logStartOffset);
             if (count == 0) {
                 return 0;
             }
-            Segment[] kept = Arrays.copyOfRange(segs, count, segs.length);
+            LogSegment[] kept = Arrays.copyOfRange(segs, count, segs.length);
             segments = kept;
             if (kept[0].baseOffset > logStartOffset) {
                 logStartOffset = kept[0].baseOffset;
@@ -543,130 +537,38 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     /**
-     * What {@link #compact} did.
-     *
-     * @param segmentsCleaned sealed segments rewritten and swapped in
-     * @param recordsRemoved records removed (superseded values and expired tombstones)
-     * @param bytesBefore {@code .log} bytes of the rewritten segments before
-     * @param bytesAfter {@code .log} bytes of the rewritten segments after
-     * @param dirtyRatio fraction of the keyed records in the cleanable range superseded by a later
-     *     record with the same key (0 when nothing was cleanable)
-     */
-    public record CompactionResult(
-            int segmentsCleaned, long recordsRemoved, long bytesBefore, long bytesAfter, double dirtyRatio) {
-        /** Nothing cleanable or nothing done. */
-        public static final CompactionResult NONE = new CompactionResult(0, 0, 0, 0, 0);
-    }
-
-    /**
      * Compaction ({@link LogConfig#cleanupPolicy()} {@code compact} or {@code compact,delete};
      * otherwise returns {@link CompactionResult#NONE}): keeps, in the sealed segments entirely below
-     * {@code highWatermark} (the cleanable range; never the active segment), only the last record
-     * per key; a tombstone (null value) that is the last for its key is also removed once its
-     * segment was last modified (last append; cleaning keeps the time) {@link
-     * LogConfig#deleteRetentionMs()} or more ago. Offsets are kept: removed records leave gaps
-     * ({@link LogCleaner} gives the rewritten batch format). Does nothing when fewer than {@link
-     * LogConfig#minCleanableDirtyRatio()} of the keyed records in the range are superseded (this
-     * ratio counts records, not Kafka's dirty bytes after the last cleaned offset) and no segment is
-     * old enough for its tombstones to go (then every segment is read again; those without
-     * anything to remove are left as they are). With {@code
-     * compact,delete} call {@link #deleteOldSegments} too: retention is separate.
+     * {@code highWatermark} (never the active segment), only the last record per key, and drops a
+     * tombstone that is the last for its key once its segment was last modified {@link
+     * LogConfig#deleteRetentionMs()} or more ago. Offsets are kept (removed records leave gaps; format
+     * in {@link LogCleaner}). Cleaned files are written without blocking appends or reads and swapped
+     * in under the append lock; a crash at any point is completed or rolled back by {@link #open}.
+     * Rules, thresholds and the swap protocol: {@link LogCompaction}. With {@code compact,delete}
+     * call {@link #deleteOldSegments} too: retention is separate.
      *
-     * <p>Per segment, oldest first: {@code <base>.log.cleaned} is written and fsynced without
-     * blocking appends or reads; then, under the append lock, it is renamed to {@code
-     * <base>.log.swap} (the commit point, directory fsynced), the old indexes are deleted, the swap
-     * file is renamed over {@code <base>.log} (directory fsynced), and the new segment is opened with
-     * rebuilt indexes (a scan of that segment while appends wait) and published. A crash before the commit point leaves a {@code .cleaned} file
-     * that the next {@link #open} deletes (the old segment stays); after it, {@link #open} finishes
-     * the rename and rebuilds the indexes. A segment truncated or deleted meanwhile is skipped.
-     *
-     * <p>Concurrency: one compaction at a time per log (others wait). Readers that started before
-     * a swap keep reading the old file through its open channel, which is closed {@link
-     * LogConfig#fileDeleteDelayMs()} after the swap; they never see a partly written file.
+     * <p>Concurrency: one compaction at a time per log (others wait). Readers that started before a
+     * swap keep reading the old file, closed {@link LogConfig#fileDeleteDelayMs()} after the swap.
      *
      * @throws IOException reading or writing failed; if it failed after a commit point the log
      *     refuses further writes until reopened (which completes the swap)
      * @throws IllegalStateException the log is closed
      */
     public CompactionResult compact(long highWatermark) throws IOException {
-        if (!config.cleanupPolicy().compact()) {
-            return CompactionResult.NONE;
-        }
-        cleanerLock.lock();
-        try {
-            if (closed) {
-                throw new IllegalStateException("log " + dir + " is closed");
-            }
-            long truncationsAtStart = truncations;
-            Segment[] segs = segments;
-            long upper = Math.min(highWatermark, logEndOffset);
-            int n = 0;
-            while (n < segs.length - 1 && segs[n + 1].baseOffset <= upper) {
-                n++;
-            }
-            if (n == 0) {
-                return CompactionResult.NONE;
-            }
-            Segment[] cleanable = Arrays.copyOf(segs, n);
-            int[] sizes = new int[n];
-            for (int i = 0; i < n; i++) {
-                sizes[i] = cleanable[i].sizeBytes();
-            }
-            LogCleaner.OffsetMap map = LogCleaner.buildOffsetMap(cleanable, sizes);
-            double ratio = map.dirtyRatio();
-            if (ratio < config.minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
-                return new CompactionResult(0, 0, 0, 0, ratio);
-            }
-            int cleaned = 0;
-            long removed = 0;
-            long before = 0;
-            long after = 0;
-            for (int i = 0; i < n; i++) {
-                Segment s = cleanable[i];
-                long modifiedMs = s.lastAppendTimeMs();
-                boolean dropTombstones = env.nowMs() - modifiedMs >= config.deleteRetentionMs();
-                LogCleaner.Cleaned c = LogCleaner.writeCleaned(s, sizes[i], map, dropTombstones, modifiedMs);
-                if (c == null) {
-                    continue;
-                }
-                if (swapIn(s, sizes[i], c, truncationsAtStart)) {
-                    cleaned++;
-                    removed += c.recordsRemoved();
-                    before += sizes[i];
-                    after += c.sizeBytes();
-                }
-            }
-            if (cleaned > 0) {
-                LOG.info(
-                        "Compacted {} segment(s) of {}: {} record(s) removed, {} -> {} bytes",
-                        cleaned,
-                        dir,
-                        removed,
-                        before,
-                        after);
-            }
-            return new CompactionResult(cleaned, removed, before, after, ratio);
-        } finally {
-            cleanerLock.unlock();
-        }
+        return compaction.run(highWatermark);
     }
 
-    private boolean anyTombstoneExpired(Segment[] cleanable) {
-        long now = env.nowMs();
-        for (Segment s : cleanable) {
-            if (now - s.lastAppendTimeMs() >= config.deleteRetentionMs()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Swaps the cleaned file in for {@code old} (see {@link #compact}); false when {@code old} changed. */
-    private boolean swapIn(Segment old, int sizeAtClean, LogCleaner.Cleaned c, long truncationsAtStart)
+    /**
+     * Swaps the cleaned file {@code c} in for the sealed segment {@code old} ({@link LogCompaction}),
+     * under the append lock. Returns false (and deletes {@code c}) when {@code old} changed since it
+     * was cleaned: truncated (the truncation count moved from {@code truncationsAtStart}), deleted,
+     * now the active segment, or resized; also when the log is closed or failed.
+     */
+    boolean swapCleaned(LogSegment old, int sizeAtClean, LogCleaner.Cleaned c, long truncationsAtStart)
             throws IOException {
         appendLock.lock();
         try {
-            Segment[] segs = segments;
+            LogSegment[] segs = segments;
             int at = indexOf(segs, old);
             if (closed
                     || failed
@@ -681,8 +583,8 @@ public final class PartitionLog implements AutoCloseable {
             Files.move(c.file(), swap, StandardCopyOption.ATOMIC_MOVE);
             Checkpoints.fsyncDir(dir); // commit point
             try {
-                Segment fresh = LogLoader.completeSwap(dir, old.baseOffset, config);
-                Segment[] replaced = segs.clone();
+                LogSegment fresh = LogLoader.completeSwap(dir, old.baseOffset, config);
+                LogSegment[] replaced = segs.clone();
                 replaced[at] = fresh;
                 segments = replaced; // volatile: new readers use the new file
             } catch (IOException | RuntimeException e) {
@@ -705,7 +607,7 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
-    private static int indexOf(Segment[] segs, Segment s) {
+    private static int indexOf(LogSegment[] segs, LogSegment s) {
         for (int i = 0; i < segs.length; i++) {
             if (segs[i] == s) {
                 return i;
@@ -714,12 +616,12 @@ public final class PartitionLog implements AutoCloseable {
         return -1;
     }
 
-    private void scheduleDeletion(Segment s) throws IOException {
+    private void scheduleDeletion(LogSegment s) throws IOException {
         s.renameForDeletion();
         scheduleRenamedDeletion(s);
     }
 
-    private void scheduleRenamedDeletion(Segment s) {
+    private void scheduleRenamedDeletion(LogSegment s) {
         env.scheduler()
                 .schedule(
                         () -> {
@@ -774,7 +676,7 @@ public final class PartitionLog implements AutoCloseable {
     public int read(long fetchOffset, int maxBytes, long maxOffsetExclusive, boolean minOneBatch, BatchVisitor visitor)
             throws IOException {
         long upper = Math.min(maxOffsetExclusive, logEndOffset); // volatile LEO read first
-        Segment[] segs = segments; // then the segments: at least as new as the LEO
+        LogSegment[] segs = segments; // then the segments: at least as new as the LEO
         return BatchReads.visit(segs, fetchOffset, maxBytes, upper, minOneBatch, visitor);
     }
 
@@ -799,19 +701,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public int readInto(long fetchOffset, int maxBytes, long maxOffsetExclusive, boolean minOneBatch, ByteBuf out)
             throws IOException {
-        return read(fetchOffset, maxBytes, maxOffsetExclusive, minOneBatch, (ch, position, size, base, last) -> {
-            int at = out.writerIndex();
-            out.ensureWritable(size);
-            int copied = 0;
-            while (copied < size) {
-                int n = out.writeBytes(ch, position + copied, size - copied);
-                if (n < 0) {
-                    throw new IOException("unexpected end of segment file at " + (position + copied));
-                }
-                copied += n;
-            }
-            out.setInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET, Math.toIntExact(base - fetchOffset));
-        });
+        return read(fetchOffset, maxBytes, maxOffsetExclusive, minOneBatch, BatchReads.copyingInto(out, fetchOffset));
     }
 
     /**
@@ -826,7 +716,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public TimestampOffset offsetForTimestamp(long targetMs, long maxOffsetExclusive) throws IOException {
         long upper = Math.min(maxOffsetExclusive, logEndOffset);
-        Segment[] segs = segments;
+        LogSegment[] segs = segments;
         return TimestampSearch.search(segs, targetMs, logStartOffset(), upper);
     }
 
@@ -837,7 +727,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public TimestampOffset offsetOfMaxTimestamp(long maxOffsetExclusive) throws IOException {
         long upper = Math.min(maxOffsetExclusive, logEndOffset);
-        Segment[] segs = segments;
+        LogSegment[] segs = segments;
         return TimestampSearch.maxTimestamp(segs, logStartOffset, upper);
     }
 
@@ -891,14 +781,14 @@ public final class PartitionLog implements AutoCloseable {
 
     /** Bytes of the active segment's {@code .log} (gauge {@code stellflow.log.segment.active.size}). Any thread. */
     public long activeSegmentSizeBytes() {
-        Segment[] segs = segments;
+        LogSegment[] segs = segments;
         return segs[segs.length - 1].sizeBytes();
     }
 
     /** Total bytes of all segment files ({@code .log} only). Any thread. */
     public long sizeInBytes() {
         long total = 0;
-        for (Segment s : segments) {
+        for (LogSegment s : segments) {
             total += s.sizeBytes();
         }
         return total;
@@ -910,8 +800,23 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     /** The segments, oldest first (tests). */
-    Segment[] segmentsForTesting() {
+    LogSegment[] segmentsForTesting() {
         return segments;
+    }
+
+    /** The current segments, oldest first (a snapshot; {@link LogCompaction}). */
+    LogSegment[] segments() {
+        return segments;
+    }
+
+    /** Truncations so far; a compaction spanning a change swaps nothing ({@link #swapCleaned}). */
+    long truncationCount() {
+        return truncations;
+    }
+
+    /** True once {@link #close} (or a simulated crash) ran. */
+    boolean isClosed() {
+        return closed;
     }
 
     /** The leader-epoch history (tests). */
@@ -945,7 +850,7 @@ public final class PartitionLog implements AutoCloseable {
         appendLock.lock();
         try {
             closed = true;
-            for (Segment s : segments) {
+            for (LogSegment s : segments) {
                 s.abandon();
             }
         } finally {
@@ -971,7 +876,7 @@ public final class PartitionLog implements AutoCloseable {
             } catch (IOException e) {
                 error = e;
             }
-            for (Segment s : segments) {
+            for (LogSegment s : segments) {
                 try {
                     s.close();
                 } catch (IOException e) {
@@ -987,11 +892,7 @@ public final class PartitionLog implements AutoCloseable {
             }
             if (!failed) {
                 writeCheckpointsLocked();
-                Path marker = dir.resolve(CLEAN_SHUTDOWN_FILE);
-                try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-                    ch.force(true);
-                }
-                Checkpoints.fsyncDir(dir);
+                LogLoader.writeCleanShutdownMarker(dir);
             }
         } finally {
             appendLock.unlock();

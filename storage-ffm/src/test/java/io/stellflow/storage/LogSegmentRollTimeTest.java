@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Rolling on {@code log.roll.ms}, before and after a restart. */
-class SegmentRollTimeTest {
+class LogSegmentRollTimeTest {
     @TempDir
     Path dir;
 
@@ -17,7 +17,7 @@ class SegmentRollTimeTest {
     private static final LogConfig HOURLY =
             LogConfig.builder().segmentMs(HOUR_MS).retentionMs(2 * HOUR_MS).build();
 
-    private static void append(PartitionLog log, long timestampMs) throws IOException {
+    private static void append(UnifiedLog log, long timestampMs) throws IOException {
         ByteBuf b = TestBatches.batch(timestampMs);
         try {
             log.appendAsLeader(b, 0);
@@ -29,7 +29,7 @@ class SegmentRollTimeTest {
     @Test
     void aSegmentOlderThanRollMsRollsAtTheNextAppendSoRetentionCanDeleteIt() throws IOException {
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
-        try (PartitionLog log = PartitionLog.open(dir, HOURLY, env.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, HOURLY, env.environment())) {
             env.advance(2 * HOUR_MS); // an empty segment never rolls
             append(log, env.nowMs());
             env.advance(HOUR_MS - 1);
@@ -49,26 +49,26 @@ class SegmentRollTimeTest {
     void afterARestartTheFirstBatchTimestampCappedByTheFileTimeDecides() throws IOException {
         long start = System.currentTimeMillis();
         Path current = dir.resolve("p-0");
-        try (PartitionLog log = PartitionLog.open(current, HOURLY, new ManualEnvironment(start).environment())) {
+        try (UnifiedLog log = UnifiedLog.open(current, HOURLY, new ManualEnvironment(start).environment())) {
             append(log, start);
         }
-        try (PartitionLog log =
-                PartitionLog.open(current, HOURLY, new ManualEnvironment(start + HOUR_MS / 2).environment())) {
+        try (UnifiedLog log =
+                UnifiedLog.open(current, HOURLY, new ManualEnvironment(start + HOUR_MS / 2).environment())) {
             append(log, start + HOUR_MS / 2);
             assertThat(log.segmentCount()).isEqualTo(1);
         }
-        try (PartitionLog log =
-                PartitionLog.open(current, HOURLY, new ManualEnvironment(start + HOUR_MS + 60_000).environment())) {
+        try (UnifiedLog log =
+                UnifiedLog.open(current, HOURLY, new ManualEnvironment(start + HOUR_MS + 60_000).environment())) {
             append(log, start + HOUR_MS + 60_000);
             assertThat(log.segmentCount()).isEqualTo(2);
         }
         // a first batch stamped far in the future does not postpone the roll: the file time caps it
         Path other = dir.resolve("p-1");
-        try (PartitionLog log = PartitionLog.open(other, HOURLY, new ManualEnvironment(start).environment())) {
+        try (UnifiedLog log = UnifiedLog.open(other, HOURLY, new ManualEnvironment(start).environment())) {
             append(log, start + 365L * 24 * HOUR_MS);
         }
-        try (PartitionLog log =
-                PartitionLog.open(other, HOURLY, new ManualEnvironment(start + HOUR_MS + 60_000).environment())) {
+        try (UnifiedLog log =
+                UnifiedLog.open(other, HOURLY, new ManualEnvironment(start + HOUR_MS + 60_000).environment())) {
             append(log, start);
             assertThat(log.segmentCount()).isEqualTo(2);
         }

@@ -25,14 +25,14 @@ import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class PartitionLogTest {
+class UnifiedLogTest {
     @TempDir
     Path dir;
 
     /** Small segments and an index entry per batch so rolls and index lookups happen in small tests. */
     private static final LogConfig SMALL = new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE);
 
-    private static long append(PartitionLog log, ByteBuf batch, int epoch) throws IOException {
+    private static long append(UnifiedLog log, ByteBuf batch, int epoch) throws IOException {
         try {
             return log.appendAsLeader(batch, epoch);
         } finally {
@@ -40,7 +40,7 @@ class PartitionLogTest {
         }
     }
 
-    private static List<DecodedRecord> fetch(PartitionLog log, long fetchOffset, int maxBytes, long upper)
+    private static List<DecodedRecord> fetch(UnifiedLog log, long fetchOffset, int maxBytes, long upper)
             throws IOException {
         ByteBuf out = Unpooled.buffer();
         try {
@@ -52,13 +52,13 @@ class PartitionLogTest {
         }
     }
 
-    private static List<DecodedRecord> fetchAll(PartitionLog log, long fetchOffset) throws IOException {
+    private static List<DecodedRecord> fetchAll(UnifiedLog log, long fetchOffset) throws IOException {
         return fetch(log, fetchOffset, Integer.MAX_VALUE, Long.MAX_VALUE);
     }
 
     @Test
     void emptyLogHasOffsetZeroAndReadsNothing() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(log.logEndOffset()).isZero();
             assertThat(log.logStartOffset()).isZero();
             assertThat(log.latestLeaderEpoch()).isEqualTo(-1);
@@ -71,7 +71,7 @@ class PartitionLogTest {
 
     @Test
     void appendsAssignConsecutiveOffsetsPerRecord() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(append(log, TestBatches.batch(1, 2, 3), 5)).isZero();
             assertThat(append(log, TestBatches.batch(4), 5)).isEqualTo(3);
             ByteBuf two = Unpooled.buffer();
@@ -89,7 +89,7 @@ class PartitionLogTest {
 
     @Test
     void appendStampsEpochAndSegmentRelativeDeltaInPlaceWithoutMovingIndexes() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             append(log, TestBatches.batch(1, 2), 3);
             ByteBuf b = TestBatches.batch(3);
             int crcBefore = RecordBatchLayout.crc(b, 0);
@@ -107,7 +107,7 @@ class PartitionLogTest {
 
     @Test
     void readIntoRewritesBaseOffsetDeltaRelativeToFetchOffsetAndKeepsEpoch() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             append(log, TestBatches.batch(1, 2, 3), 4);
             append(log, TestBatches.batch(4, 5), 7);
             ByteBuf out = Unpooled.buffer();
@@ -128,7 +128,7 @@ class PartitionLogTest {
 
     @Test
     void visitorSeesWholeBatchesWithAbsoluteOffsetsAndPositions() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             ByteBuf first = TestBatches.batch(1, 2, 3);
             int firstSize = first.readableBytes();
             append(log, first, 0);
@@ -144,7 +144,7 @@ class PartitionLogTest {
 
     @Test
     void minOneBatchReturnsFirstBatchEvenWhenLargerThanMaxBytes() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             ByteBuf big = TestBatches.sized(3, 200);
             int bigSize = big.readableBytes();
             append(log, big, 0);
@@ -164,7 +164,7 @@ class PartitionLogTest {
 
     @Test
     void maxBytesStopsBeforeTheBatchThatWouldExceedIt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             ByteBuf b = TestBatches.batch(1);
             int size = b.readableBytes();
             append(log, b, 0);
@@ -179,7 +179,7 @@ class PartitionLogTest {
 
     @Test
     void upperBoundExcludesBatchesReachingIt() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             append(log, TestBatches.batch(1, 2), 0); // 0-1
             append(log, TestBatches.batch(3, 4), 0); // 2-3
             append(log, TestBatches.batch(5), 0); // 4
@@ -193,7 +193,7 @@ class PartitionLogTest {
 
     @Test
     void fetchFromTheMiddleOfABatchReturnsTheWholeBatch() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             for (int i = 0; i < 20; i++) {
                 append(log, TestBatches.batch(10 * i, 10 * i + 1, 10 * i + 2), 0);
             }
@@ -210,7 +210,7 @@ class PartitionLogTest {
     @Test
     void rollsSegmentsAndReadsAcrossThem() throws IOException {
         List<String> expected = new ArrayList<>();
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             for (int i = 0; i < 50; i++) {
                 List<String> vals = IntStream.rangeClosed(0, i % 4)
                         .mapToObj(j -> "r" + expected.size() + "-" + j)
@@ -237,7 +237,7 @@ class PartitionLogTest {
 
     @Test
     void aBatchLargerThanTheSegmentSizeGetsASegmentOfItsOwn() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             append(log, TestBatches.batch(1), 0);
             append(log, TestBatches.sized(4, 600), 0); // > 1024 bytes
             append(log, TestBatches.batch(2), 0);
@@ -248,7 +248,7 @@ class PartitionLogTest {
 
     @Test
     void oneAppendSpanningSeveralSegmentsKeepsAllBatches() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             ByteBuf many = Unpooled.buffer();
             for (int i = 0; i < 30; i++) {
                 TestBatches.appendBatch(many, i, i + 1);
@@ -262,7 +262,7 @@ class PartitionLogTest {
 
     @Test
     void compositeAndDirectBuffersAreWrittenWithGatherWrites() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             ByteBuf a = TestBatches.batch(1, 2);
             ByteBuf b = TestBatches.batch(3);
             // Split batch b across two components, one of them direct.
@@ -279,14 +279,14 @@ class PartitionLogTest {
 
     @Test
     void restartAfterCleanCloseKeepsDataAndEpoch() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             for (int i = 0; i < 40; i++) {
                 append(log, TestBatches.batch(i), i / 10);
             }
         }
-        assertThat(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE)).exists();
-        try (PartitionLog log = PartitionLog.open(dir, SMALL)) {
-            assertThat(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE)).doesNotExist();
+        assertThat(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE)).exists();
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
+            assertThat(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE)).doesNotExist();
             assertThat(log.logEndOffset()).isEqualTo(40);
             assertThat(log.latestLeaderEpoch()).isEqualTo(3);
             assertThat(append(log, TestBatches.batch(40), 4)).isEqualTo(40);
@@ -297,14 +297,14 @@ class PartitionLogTest {
 
     @Test
     void restartAfterCrashRecoversEveryWrittenBatch() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, SMALL);
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
         for (int i = 0; i < 40; i++) {
             append(log, TestBatches.batch(i), 2);
         }
         log.crashForTesting();
         // The active index is still preallocated: it must be rebuilt, not trusted.
-        assertThat(dir.resolve(PartitionLog.CLEAN_SHUTDOWN_FILE)).doesNotExist();
-        try (PartitionLog reopened = PartitionLog.open(dir, SMALL)) {
+        assertThat(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE)).doesNotExist();
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
             assertThat(reopened.logEndOffset()).isEqualTo(40);
             assertThat(reopened.latestLeaderEpoch()).isEqualTo(2);
             for (long offset = 0; offset < 40; offset++) {
@@ -317,7 +317,7 @@ class PartitionLogTest {
     @Test
     void flushAfterEveryMessageKeepsWorking() throws IOException {
         LogConfig config = new LogConfig(1024, 0, 1024, 1, Long.MAX_VALUE);
-        try (PartitionLog log = PartitionLog.open(dir, config)) {
+        try (UnifiedLog log = UnifiedLog.open(dir, config)) {
             for (int i = 0; i < 10; i++) {
                 append(log, TestBatches.batch(i), 0);
             }
@@ -328,7 +328,7 @@ class PartitionLogTest {
 
     @Test
     void misuseIsRejected() throws IOException {
-        PartitionLog log = PartitionLog.open(dir, LogConfig.defaults());
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
         ByteBuf empty = Unpooled.buffer();
         assertThatThrownBy(() -> log.appendAsLeader(empty, 0)).isInstanceOf(IllegalArgumentException.class);
         ByteBuf partial = TestBatches.batch(1);

@@ -17,13 +17,13 @@ import java.nio.file.attribute.BasicFileAttributes;
  * baseOffsetDelta = batch base offset - segment base offset and the leader epoch stamped), its
  * {@link OffsetIndex} ({@code .index}) and its {@link TimeIndex} ({@code .timeindex}).
  *
- * <p>Thread-safety: one writer (the owning {@link PartitionLog} under its append lock) calls {@link
+ * <p>Thread-safety: one writer (the owning {@link UnifiedLog} under its append lock) calls {@link
  * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo}, {@link #truncateAt} and {@link
  * #close}; readers may call {@link #sizeBytes}, {@link #lookup}, {@link #timeLookup}, {@link
  * #maxTimestampMs} and {@link #readFully} concurrently. {@link #sizeBytes} is a volatile published
  * after the bytes and index entries are written: every byte below it belongs to a complete batch.
  */
-final class Segment {
+final class LogSegment {
     static final String LOG_SUFFIX = ".log";
     static final String INDEX_SUFFIX = ".index";
     static final String TIME_INDEX_SUFFIX = ".timeindex";
@@ -58,7 +58,7 @@ final class Segment {
     private int bytesSinceIndexEntry;
     private int flushedSizeBytes;
 
-    private Segment(long baseOffset, Path logFile, FileChannel log, int indexIntervalBytes) {
+    private LogSegment(long baseOffset, Path logFile, FileChannel log, int indexIntervalBytes) {
         this.baseOffset = baseOffset;
         this.logFile = logFile;
         this.log = log;
@@ -82,8 +82,8 @@ final class Segment {
     }
 
     /** Creates a new empty active segment (its files must not hold data). */
-    static Segment create(Path dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
-        Segment s = openLog(dir, baseOffset, config);
+    static LogSegment create(Path dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
+        LogSegment s = openLog(dir, baseOffset, config);
         try {
             s.log.truncate(0);
             s.createIndexes(config);
@@ -109,8 +109,8 @@ final class Segment {
      *
      * @param active true for the last segment: its indexes are mapped read-write, preallocated
      */
-    static Segment openTrusted(Path dir, long baseOffset, LogConfig config, boolean active) throws IOException {
-        Segment s = openLog(dir, baseOffset, config);
+    static LogSegment openTrusted(Path dir, long baseOffset, LogConfig config, boolean active) throws IOException {
+        LogSegment s = openLog(dir, baseOffset, config);
         try {
             s.loadTrusted(dir, config, active);
         } catch (IOException | RuntimeException e) {
@@ -164,18 +164,18 @@ final class Segment {
     }
 
     /** Opens the log file of an untrusted segment (unclean shutdown); the indexes are rebuilt. */
-    static Segment openForRecovery(Path dir, long baseOffset, LogConfig config) throws IOException {
-        Segment s = openLog(dir, baseOffset, config);
+    static LogSegment openForRecovery(Path dir, long baseOffset, LogConfig config) throws IOException {
+        LogSegment s = openLog(dir, baseOffset, config);
         long size = s.log.size();
         s.sizeBytes = (int) Math.min(size, Integer.MAX_VALUE);
         return s;
     }
 
-    private static Segment openLog(Path dir, long baseOffset, LogConfig config) throws IOException {
+    private static LogSegment openLog(Path dir, long baseOffset, LogConfig config) throws IOException {
         Path logFile = logPath(dir, baseOffset);
         FileChannel ch =
                 FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
-        Segment s = new Segment(baseOffset, logFile, ch, config.indexIntervalBytes());
+        LogSegment s = new LogSegment(baseOffset, logFile, ch, config.indexIntervalBytes());
         s.lastAppendTimeMs = Files.getLastModifiedTime(logFile).toMillis();
         return s;
     }
@@ -516,6 +516,6 @@ final class Segment {
 
     @Override
     public String toString() {
-        return "Segment[" + logFile + ", size=" + sizeBytes + "]";
+        return "LogSegment[" + logFile + ", size=" + sizeBytes + "]";
     }
 }

@@ -6,7 +6,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.LogConfig;
-import io.stellflow.storage.PartitionLog;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -32,7 +32,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Appending one 1 MiB batch (1 KiB records, SplittableRandom(42) values) to a {@link PartitionLog}
+ * Appending one 1 MiB batch (1 KiB records, SplittableRandom(42) values) to a {@link UnifiedLog}
  * (offset assignment, epoch stamp, index entries, segment write; no fsync) versus a plain
  * sequential {@link FileChannel#write} of the same bytes: the difference is what the log adds
  * over the file system. Segments of 256 MiB, so rolls are part of the cost; a fresh directory per
@@ -46,14 +46,14 @@ import org.openjdk.jmh.annotations.Warmup;
         jvmArgsAppend = {"-Xms1g", "-Xmx1g", "--enable-native-access=ALL-UNNAMED"})
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-public class PartitionLogAppendBench {
+public class UnifiedLogAppendBench {
     static final int BATCH_BYTES = 1 << 20;
     static final int SEGMENT_BYTES = 256 << 20;
 
     private ByteBuf batch;
     private ByteBuffer plain;
     private Path dir;
-    private PartitionLog log;
+    private UnifiedLog log;
     private FileChannel file;
 
     @Setup
@@ -78,7 +78,7 @@ public class PartitionLogAppendBench {
     @Setup(Level.Iteration)
     public void setUpFiles() throws IOException {
         dir = Files.createTempDirectory("sf-append-bench");
-        log = PartitionLog.open(
+        log = UnifiedLog.open(
                 dir.resolve("bench-0"),
                 LogConfig.builder().segmentBytes(SEGMENT_BYTES).build());
         file = FileChannel.open(dir.resolve("plain.log"), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
@@ -101,7 +101,7 @@ public class PartitionLogAppendBench {
     }
 
     @Benchmark
-    public long partitionLogAppend() throws IOException {
+    public long unifiedLogAppend() throws IOException {
         return log.appendAsLeader(batch, 0);
     }
 

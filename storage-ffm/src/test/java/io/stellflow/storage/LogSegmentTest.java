@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class SegmentTest {
+class LogSegmentTest {
     @TempDir
     Path dir;
 
@@ -16,14 +16,14 @@ class SegmentTest {
 
     @Test
     void filesAreNamedByTheTwentyDigitBaseOffset() {
-        assertThat(Segment.logPath(dir, 42).getFileName().toString()).isEqualTo("00000000000000000042.log");
-        assertThat(Segment.indexPath(dir, Long.MAX_VALUE).getFileName().toString())
+        assertThat(LogSegment.logPath(dir, 42).getFileName().toString()).isEqualTo("00000000000000000042.log");
+        assertThat(LogSegment.indexPath(dir, Long.MAX_VALUE).getFileName().toString())
                 .isEqualTo("09223372036854775807.index");
     }
 
     @Test
     void fitsRefusesOffsetsThatDoNotFitAnInt32RelativeToTheBase() throws IOException {
-        Segment s = Segment.create(dir, 1000, CONFIG, 0);
+        LogSegment s = LogSegment.create(dir, 1000, CONFIG, 0);
         try {
             assertThat(s.fits(100, 1, 1000L + Integer.MAX_VALUE, 4096)).isTrue();
             assertThat(s.fits(100, 1, 1000L + Integer.MAX_VALUE + 1, 4096)).isFalse();
@@ -34,7 +34,7 @@ class SegmentTest {
 
     @Test
     void fitsAcceptsAnOversizedBatchOnlyIntoAnEmptySegment() throws IOException {
-        Segment s = Segment.create(dir, 0, CONFIG, 0);
+        LogSegment s = LogSegment.create(dir, 0, CONFIG, 0);
         try {
             assertThat(s.fits(10_000, 1, 0, 4096)).isTrue();
             assertThat(s.fits(10_000, 2, 1, 4096)).isFalse();
@@ -48,8 +48,8 @@ class SegmentTest {
     @Test
     void flushMessagesTriggersAnFsyncAfterThatManyRecords() throws IOException {
         LogConfig config = new LogConfig(1 << 20, 0, 1024, 3, Long.MAX_VALUE);
-        try (PartitionLog log = PartitionLog.open(dir, config)) {
-            Segment active = log.segmentsForTesting()[0];
+        try (UnifiedLog log = UnifiedLog.open(dir, config)) {
+            LogSegment active = log.segmentsForTesting()[0];
             append(log, 1, 2);
             assertThat(active.flushedSizeBytes()).isZero();
             append(log, 3);
@@ -63,15 +63,15 @@ class SegmentTest {
 
     @Test
     void byDefaultAppendsDoNotFsync() throws IOException {
-        try (PartitionLog log = PartitionLog.open(dir, LogConfig.defaults())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
             append(log, 1, 2, 3);
-            Segment active = log.segmentsForTesting()[0];
+            LogSegment active = log.segmentsForTesting()[0];
             assertThat(active.sizeBytes()).isPositive();
             assertThat(active.flushedSizeBytes()).isZero();
         }
     }
 
-    private static void append(PartitionLog log, long... timestamps) throws IOException {
+    private static void append(UnifiedLog log, long... timestamps) throws IOException {
         ByteBuf b = TestBatches.batch(timestamps);
         try {
             log.appendAsLeader(b, 0);

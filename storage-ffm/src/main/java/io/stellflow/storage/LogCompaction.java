@@ -1,0 +1,129 @@
+package io.stellflow.storage;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Compaction orchestration for one {@link UnifiedLog} ({@link UnifiedLog#compact}): picks the
+ * cleanable range, builds the key -> last offset map ({@link LogCleaner#buildOffsetMap}), writes a
+ * cleaned copy of each segment ({@link LogCleaner#writeCleaned}) and hands it to the log, which owns
+ * the segment list and swaps it in ({@link UnifiedLog#swapCleaned}).
+ *
+ * <p>Rules: the cleanable range is the sealed segments entirely below {@code min(highWatermark,
+ * log end offset)}; never the active segment. Only the last record per key is kept; a tombstone
+ * (null value) that is the last for its key is also removed once its segment was last modified
+ * (last append; cleaning keeps the time) {@link LogConfig#deleteRetentionMs()} or more ago. Nothing
+ * is done when fewer than {@link LogConfig#minCleanableDirtyRatio()} of the keyed records in the
+ * range are superseded (this ratio counts records, not Kafka's dirty bytes after the last cleaned
+ * offset) and no segment is old enough for its tombstones to go (then every segment is read again;
+ * those without anything to remove are left as they are).
+ *
+ * <p>Swap protocol, per segment, oldest first: {@code <base>.log.cleaned} is written and fsynced
+ * without blocking appends or reads; then, under the append lock, it is renamed to {@code
+ * <base>.log.swap} (the commit point, directory fsynced), the old indexes are deleted, the swap file
+ * is renamed over {@code <base>.log} (directory fsynced), and the new segment is opened with rebuilt
+ * indexes (a scan of that segment while appends wait) and published. A crash before the commit
+ * point leaves a {@code .cleaned} file that the next open deletes (the old segment stays); after it,
+ * the next open finishes the rename and rebuilds the indexes ({@link LogLoader}). A segment
+ * truncated, deleted or grown meanwhile is skipped.
+ *
+ * <p>Thread-safety: {@link #run} may be called from any thread; runs are serialized by a lock that
+ * is taken before the log's append lock and never while holding it.
+ */
+final class LogCompaction {
+    private static final Logger LOG = LoggerFactory.getLogger(LogCompaction.class);
+
+    private final UnifiedLog log;
+    private final LogConfig config;
+    private final LogEnvironment env;
+    private final ReentrantLock cleanerLock = new ReentrantLock();
+
+    LogCompaction(UnifiedLog log, LogConfig config, LogEnvironment env) {
+        this.log = log;
+        this.config = config;
+        this.env = env;
+    }
+
+    /** One compaction pass up to {@code highWatermark}; see the class javadoc. */
+    CompactionResult run(long highWatermark) throws IOException {
+        if (!config.cleanupPolicy().compact()) {
+            return CompactionResult.NONE;
+        }
+        cleanerLock.lock();
+        try {
+            if (log.isClosed()) {
+                throw new IllegalStateException("log " + log.dir() + " is closed");
+            }
+            long truncationsAtStart = log.truncationCount();
+            LogSegment[] segs = log.segments();
+            long upper = Math.min(highWatermark, log.logEndOffset());
+            int n = 0;
+            while (n < segs.length - 1 && segs[n + 1].baseOffset <= upper) {
+                n++;
+            }
+            if (n == 0) {
+                return CompactionResult.NONE;
+            }
+            LogSegment[] cleanable = Arrays.copyOf(segs, n);
+            int[] sizes = new int[n];
+            for (int i = 0; i < n; i++) {
+                sizes[i] = cleanable[i].sizeBytes();
+            }
+            LogCleaner.OffsetMap map = LogCleaner.buildOffsetMap(cleanable, sizes);
+            double ratio = map.dirtyRatio();
+            if (ratio < config.minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
+                return new CompactionResult(0, 0, 0, 0, ratio);
+            }
+            return cleanAll(cleanable, sizes, map, ratio, truncationsAtStart);
+        } finally {
+            cleanerLock.unlock();
+        }
+    }
+
+    private CompactionResult cleanAll(
+            LogSegment[] cleanable, int[] sizes, LogCleaner.OffsetMap map, double ratio, long truncationsAtStart)
+            throws IOException {
+        int cleaned = 0;
+        long removed = 0;
+        long before = 0;
+        long after = 0;
+        for (int i = 0; i < cleanable.length; i++) {
+            LogSegment s = cleanable[i];
+            long modifiedMs = s.lastAppendTimeMs();
+            boolean dropTombstones = env.nowMs() - modifiedMs >= config.deleteRetentionMs();
+            LogCleaner.Cleaned c = LogCleaner.writeCleaned(s, sizes[i], map, dropTombstones, modifiedMs);
+            if (c == null) {
+                continue;
+            }
+            if (log.swapCleaned(s, sizes[i], c, truncationsAtStart)) {
+                cleaned++;
+                removed += c.recordsRemoved();
+                before += sizes[i];
+                after += c.sizeBytes();
+            }
+        }
+        if (cleaned > 0) {
+            LOG.info(
+                    "Compacted {} segment(s) of {}: {} record(s) removed, {} -> {} bytes",
+                    cleaned,
+                    log.dir(),
+                    removed,
+                    before,
+                    after);
+        }
+        return new CompactionResult(cleaned, removed, before, after, ratio);
+    }
+
+    private boolean anyTombstoneExpired(LogSegment[] cleanable) {
+        long now = env.nowMs();
+        for (LogSegment s : cleanable) {
+            if (now - s.lastAppendTimeMs() >= config.deleteRetentionMs()) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
