@@ -15,11 +15,30 @@ both() { # kind name run topic size batch parts acks linger tput num
 }
 create_both() { sf_topic "$1" "$2"; kafka_topic "$1" "$2"; }
 SF_TRANSPORT=${SF_TRANSPORT:-auto}
+# Every run starts fresh brokers; without a warm-up the first recorded case of each system would
+# also measure its broker's JIT compiling the produce path (C2 compilation took about half of a
+# client JVM's CPU in the first seconds on this machine). One unrecorded 1 KiB acks=1 produce of
+# WARMUP_MB (default: the smaller of 256 and --data-mb; 0 = none) per broker and run.
+WARMUP_MB=${WARMUP_MB:-$(( DATA_MB < 256 ? DATA_MB : 256 ))}
+warm_up() { # run
+  [ "$WARMUP_MB" -gt 0 ] || return 0
+  local topic=warmup-$1 num=$(( WARMUP_MB * 1024 ))
+  create_both "$topic" 1
+  STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
+    --topic "$topic" --num-records "$num" --record-size 1024 --json \
+    --producer-props acks=1 batch.size="$MIB" linger.ms=5 >"$WORK/warmup.out" 2>&1 || log "stellflow warm-up failed"
+  # shellcheck disable=SC2086
+  kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "$(kafka_payload_file 1024)" \
+    --throughput -1 --command-property bootstrap.servers="$KAFKA_BS" acks=1 batch.size="$MIB" linger.ms=5 \
+    $KAFKA_PRODUCER_SOCKET_PROPS >>"$WORK/warmup.out" 2>&1 || log "kafka warm-up failed"
+  log "warm-up: $WARMUP_MB MB to each broker (not recorded)"
+}
 
 for run in $(seq 1 "$RUNS"); do
   log "run $run of $RUNS: fresh brokers"
   sf_start "$SF_TRANSPORT"
   kafka_start
+  warm_up "$run"
   for size in 1024 16384; do
     label=$([ "$size" = 1024 ] && echo 1KiB || echo 16KiB)
     num=$(( DATA_MB * MIB / size ))
@@ -45,7 +64,9 @@ done
 
 lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.json" --fio-json "$OUT_DIR/fio.json" \
   --note "perf/run-matrix.sh --vs-kafka --runs $RUNS --data-mb $DATA_MB --latency-s $LATENCY_S; $KAFKA_VERSION; \
-$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side." \
+$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side; \
+socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped sizes" || echo 'OS default (autotuned) on both'); \
+Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run." \
   | tee "$WORK/report.txt"
 echo "results: $OUT_DIR"
 [ "$FAILED" -eq 0 ] || { log "$FAILED case(s) failed"; exit 1; }

@@ -161,6 +161,7 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+$KAFKA_BROKER_SOCKET_PROPS
 PROPS
   cat >"$dir/log4j2.properties" <<'L4J'
 rootLogger.level=WARN
@@ -182,6 +183,38 @@ L4J
   log "kafka broker pid $KAFKA_PID on $KAFKA_BS ($(basename "$(dirname "$KAFKA_LIB")"))"
 }
 kafka_stop() { stop_pid "$KAFKA_PID"; KAFKA_PID=""; rm -rf "$KAFKA_DIR"; }
+# Socket buffers: Stellflow's broker and clients leave SO_SNDBUF/SO_RCVBUF to the OS (Linux
+# autotuning, up to several MB on loopback), while Kafka ships fixed sizes (broker 100 KiB each way,
+# producer send 128 KiB, consumer receive 64 KiB; ConsumerPerformance asks for 2 MiB). A fixed
+# SO_RCVBUF turns autotuning off: measured here (2026-11-29, quiet machine, 1 GiB of 1 KiB records,
+# batch 1 MiB, linger 5) Kafka produced 59-62 MB/s with its defaults and 114 MB/s with -1 (the OS
+# default) on both ends. So both systems get the same policy, the OS default, unless
+# KAFKA_SOCKET_DEFAULTS=1 asks for Kafka's shipped sizes.
+if [ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ]; then
+  KAFKA_BROKER_SOCKET_PROPS="" KAFKA_PRODUCER_SOCKET_PROPS="" KAFKA_CONSUMER_SOCKET_ARGS=""
+else
+  KAFKA_BROKER_SOCKET_PROPS=$'socket.send.buffer.bytes=-1\nsocket.receive.buffer.bytes=-1'
+  KAFKA_PRODUCER_SOCKET_PROPS="send.buffer.bytes=-1 receive.buffer.bytes=-1"
+  KAFKA_CONSUMER_SOCKET_ARGS="--socket-buffer-size -1"
+fi
+# Consumers: both fetch the same bytes per partition and round trip (max.partition.fetch.bytes;
+# ConsumerPerformance --fetch-size): Stellflow's client default, 4 MiB (Kafka's default is 1 MiB).
+FETCH_BYTES=${FETCH_BYTES:-4194304}
+# Payloads: without --payload-file Kafka's ProducerPerformance draws record-size random numbers for
+# EVERY record (RandomGenerator.nextInt per byte: 23% of the tool's CPU in an async-profiler profile
+# here, ~4 s per GiB of 1 KiB records on these shared cores), while ours sends one pre-made random
+# value. Kafka gets pre-made random values too: a file of random A-Z lines of exactly record-size
+# bytes, one of which the tool picks per record (no compression on either side, so the bytes do not
+# matter, only that neither tool spends CPU making them).
+kafka_payload_file() { # record_size -> path
+  local f=$WORK/payload-$1.txt
+  if [ ! -f "$f" ]; then
+    local lines=$(( 1048576 / $1 )); [ "$lines" -le 1000 ] || lines=1000; [ "$lines" -ge 16 ] || lines=16
+    head -c $(( $1 * lines )) /dev/urandom | LC_ALL=C tr '\000-\377' 'A-ZA-ZA-ZA-ZA-ZA-ZA-ZA-ZA-ZA-Z' \
+      | fold -w "$1" >"$f"
+  fi
+  echo "$f"
+}
 kafka_tool() { # class args...
   local cls=$1; shift
   "$JAVA_HOME/bin/java" $CLIENT_HEAP -Dlog4j2.configurationFile="$KAFKA_DIR/log4j2.properties" \
@@ -203,7 +236,8 @@ run_case() {
   set +e
   if [ "$system" = stellflow ] && [ "$kind" = consume ]; then
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" consume --bootstrap-server "$SF_BS" \
-      --topic "$topic" --num-records "$num" --timeout-ms 20000 --json --name "$name" >"$out" 2>"$WORK/tool.log"
+      --topic "$topic" --num-records "$num" --timeout-ms 20000 --json --name "$name" \
+      --consumer-props max.partition.fetch.bytes="$FETCH_BYTES" >"$out" 2>"$WORK/tool.log"
     format=stellflow
   elif [ "$system" = stellflow ]; then
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
@@ -211,13 +245,16 @@ run_case() {
       --latency-from "$LATENCY_FROM" --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
     format=stellflow
   elif [ "$kind" = consume ]; then
+    # shellcheck disable=SC2086
     kafka_tool ConsumerPerformance --bootstrap-server "$KAFKA_BS" --topic "$topic" --num-records "$num" \
-      --timeout 20000 --group "perf-$RANDOM$RANDOM" >"$out" 2>"$WORK/tool.log"
+      --timeout 20000 --group "perf-$RANDOM$RANDOM" --fetch-size "$FETCH_BYTES" $KAFKA_CONSUMER_SOCKET_ARGS \
+      >"$out" 2>"$WORK/tool.log"
     format=kafka-consumer
   else
-    kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" \
-      --producer-props bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" linger.ms="$linger" \
-      >"$out" 2>"$WORK/tool.log"
+    # shellcheck disable=SC2086
+    kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "$(kafka_payload_file "$size")" \
+      --throughput "$tput" --command-property bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" \
+      linger.ms="$linger" $KAFKA_PRODUCER_SOCKET_PROPS >"$out" 2>"$WORK/tool.log"
     format=kafka-producer
   fi
   local rc=$?
