@@ -1,11 +1,12 @@
 package io.stellflow.client;
 
+import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
-import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,13 +26,20 @@ import java.util.concurrent.TimeUnit;
  * returns the records that arrived, each partition's position moves past what was returned.
  *
  * <p>Fetching is pipelined: every assigned partition keeps one Fetch in flight (long-polling up
- * to {@code fetch.max.wait.ms} on the broker), and a new one is sent as soon as a response is
- * handed out, so records for the next {@code poll} are already on their way while the
- * application processes the current ones. Fetch v1 is used when the broker advertises it (stored
- * batches sent untouched, record offsets {@code recordsBaseOffset + baseOffsetDelta + offsetDelta},
- * {@link FetchResponseV1}), else v0 (offsets {@code fetchOffset + baseOffsetDelta + offsetDelta},
- * spec section 6.4); records below the position (a Fetch that starts inside a batch) are skipped,
- * so the application sees each offset once.
+ * to {@code fetch.max.wait.ms} on the broker). The I/O thread only decodes a response's envelope
+ * and hands the partition's record bytes, undecoded, to the application thread (a retained slice
+ * of the received frame: no copy). {@link #poll} then reads the offset after the last batch from
+ * the batch headers, sends the next Fetch from there, and only then validates and decodes the
+ * records, so the broker and the network work on the next chunk while this one is decoded.
+ * Fetch v1 is used when the broker advertises it (stored batches sent untouched, record offsets
+ * {@code recordsBaseOffset + baseOffsetDelta + offsetDelta}, {@link FetchResponseV1}), else v0
+ * (offsets {@code fetchOffset + baseOffsetDelta + offsetDelta}, spec section 6.4); records below
+ * the position (a Fetch that starts inside a batch) are skipped, so the application sees each
+ * offset once.
+ *
+ * <p>Buffer ownership: a fetched record set holds one reference on its response frame from the
+ * I/O thread until {@link #poll} has decoded it (or dropped it as stale, or {@link #close}
+ * released it).
  *
  * <p>A partition without a position starts at {@code auto.offset.reset} (earliest or latest; with
  * {@code none}, {@link #poll} throws). Retriable errors (7, 8, 9, 10, network) refresh metadata
@@ -50,16 +58,61 @@ public final class StellflowConsumer implements AutoCloseable {
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
     private long lastMetadataRefreshNs;
 
+    private volatile boolean closed;
+
     private static final class PartitionState {
+        /** The next offset {@link #poll} returns; -1 when unknown. */
         long position = -1;
+        /** The offset the next Fetch asks for: at or past {@link #position}. */
+        long fetchPosition = -1;
+
         int epoch;
         boolean fetchInFlight;
         long retryAfterNs;
+
+        void moveTo(long offset) {
+            position = offset;
+            fetchPosition = offset;
+        }
     }
 
-    private record FetchResult(short errorCode, long highWatermark, List<DecodedRecord> records) {}
+    /**
+     * A partition's Fetch answer with the envelope decoded; {@code records} (null when empty) is a
+     * retained slice of the response frame, owned by whoever holds this object.
+     *
+     * @param baseOffset what the batches' baseOffsetDelta counts from (v0: the fetch offset; v1:
+     *     recordsBaseOffset)
+     */
+    private record FetchResult(short errorCode, long highWatermark, long baseOffset, ByteBuf records) {
+        static FetchResult retaining(short errorCode, long highWatermark, long baseOffset, ByteBuf records) {
+            boolean any = errorCode == Errors.NONE && records != null && records.isReadable();
+            return new FetchResult(errorCode, highWatermark, baseOffset, any ? records.retain() : null);
+        }
+    }
 
-    private record CompletedFetch(TopicPartition tp, int epoch, FetchResult result, Throwable failure) {}
+    /** One completed Fetch; thread-confined to {@link #poll} once taken off the queue. */
+    private static final class CompletedFetch {
+        final TopicPartition tp;
+        final int epoch;
+        final Throwable failure;
+        FetchResult result;
+
+        CompletedFetch(TopicPartition tp, int epoch, FetchResult result, Throwable failure) {
+            this.tp = tp;
+            this.epoch = epoch;
+            this.result = result;
+            this.failure = failure;
+        }
+
+        /** Drops the record bytes (idempotent). */
+        void release() {
+            FetchResult r = result;
+            if (r != null && r.records() != null) {
+                result = new FetchResult(r.errorCode(), r.highWatermark(), r.baseOffset(), null);
+                r.records().release();
+            }
+        }
+    }
 
     public StellflowConsumer(Properties props) {
         this(ConsumerConfig.from(props));
@@ -94,7 +147,7 @@ public final class StellflowConsumer implements AutoCloseable {
             throw new IllegalArgumentException("offset must be >= 0: " + offset);
         }
         PartitionState s = state(tp);
-        s.position = offset;
+        s.moveTo(offset);
         s.epoch++;
         s.fetchInFlight = false;
     }
@@ -150,6 +203,7 @@ public final class StellflowConsumer implements AutoCloseable {
     public List<ConsumerRecord> poll(Duration timeout) {
         long deadlineNs = System.nanoTime() + timeout.toNanos();
         List<ConsumerRecord> out = new ArrayList<>();
+        List<CompletedFetch> ready = new ArrayList<>();
         while (true) {
             resolvePositions();
             sendFetches();
@@ -164,11 +218,25 @@ public final class StellflowConsumer implements AutoCloseable {
                 return out;
             }
             while (f != null) {
-                handle(f, out);
+                ready.add(f);
                 f = completed.poll();
             }
+            if (!ready.isEmpty()) {
+                try {
+                    // Next fetch positions from the batch headers, the next Fetches out, then decode.
+                    for (CompletedFetch c : ready) {
+                        advance(c);
+                    }
+                    sendFetches();
+                    decodeAll(ready, out);
+                } finally {
+                    for (CompletedFetch c : ready) {
+                        c.release();
+                    }
+                    ready.clear();
+                }
+            }
             if (!out.isEmpty()) {
-                sendFetches();
                 return out;
             }
             if (System.nanoTime() - deadlineNs >= 0) {
@@ -206,8 +274,8 @@ public final class StellflowConsumer implements AutoCloseable {
 
     private void resetPosition(TopicPartition tp, PartitionState s) {
         switch (config.autoOffsetReset()) {
-            case "earliest" -> s.position = offsets.lookup(tp, OffsetLookup.EARLIEST);
-            case "latest" -> s.position = offsets.lookup(tp, OffsetLookup.LATEST);
+            case "earliest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.EARLIEST));
+            case "latest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.LATEST));
             default ->
                 throw new StellflowException(
                         Errors.OFFSET_OUT_OF_RANGE, "no valid position for " + tp + " and auto.offset.reset=none");
@@ -234,7 +302,7 @@ public final class StellflowConsumer implements AutoCloseable {
             }
             s.fetchInFlight = true;
             int epoch = s.epoch;
-            long fetchOffset = s.position;
+            long fetchOffset = s.fetchPosition;
             FetchRequest req = new FetchRequest(
                     -1,
                     config.fetchMaxWaitMs(),
@@ -251,35 +319,32 @@ public final class StellflowConsumer implements AutoCloseable {
                             ApiKeys.FETCH,
                             FetchResponseV1.VERSION,
                             req::write,
-                            version -> version >= 1 ? StellflowConsumer::decodeV1 : body -> decode(body, fetchOffset))
-                    .whenComplete((r, err) -> completed.add(new CompletedFetch(tp, epoch, r, err)));
+                            version -> version >= 1 ? StellflowConsumer::readV1 : body -> readV0(body, fetchOffset))
+                    .whenComplete((r, err) -> {
+                        CompletedFetch c = new CompletedFetch(tp, epoch, r, err);
+                        completed.add(c);
+                        if (closed && completed.remove(c)) {
+                            c.release(); // close() has drained the queue already
+                        }
+                    });
         }
         if (needMetadata) {
             refreshMetadata();
         }
     }
 
-    private static FetchResult decode(io.netty.buffer.ByteBuf body, long fetchOffset) {
-        FetchResponse resp = FetchResponse.read(body);
-        FetchResponse.PartitionData p = resp.responses().get(0).partitions().get(0);
-        List<DecodedRecord> records = p.errorCode() == Errors.NONE
-                        && p.records() != null
-                        && p.records().isReadable()
-                ? RecordBatchReader.decode(p.records(), fetchOffset)
-                : List.of();
-        return new FetchResult(p.errorCode(), p.highWatermark(), records);
+    /** I/O thread: the v0 envelope; the records stay undecoded (retained). */
+    private static FetchResult readV0(ByteBuf body, long fetchOffset) {
+        FetchResponse.PartitionData p =
+                FetchResponse.read(body).responses().get(0).partitions().get(0);
+        return FetchResult.retaining(p.errorCode(), p.highWatermark(), fetchOffset, p.records());
     }
 
-    /** Fetch v1: stored batches; offsets count from recordsBaseOffset. */
-    private static FetchResult decodeV1(io.netty.buffer.ByteBuf body) {
-        FetchResponseV1 resp = FetchResponseV1.read(body);
-        FetchResponseV1.PartitionData p = resp.responses().get(0).partitions().get(0);
-        List<DecodedRecord> records = p.errorCode() == Errors.NONE
-                        && p.records() != null
-                        && p.records().isReadable()
-                ? RecordBatchReader.decode(p.records(), p.recordsBaseOffset())
-                : List.of();
-        return new FetchResult(p.errorCode(), p.highWatermark(), records);
+    /** I/O thread: the v1 envelope (stored batches; offsets count from recordsBaseOffset). */
+    private static FetchResult readV1(ByteBuf body) {
+        FetchResponseV1.PartitionData p =
+                FetchResponseV1.read(body).responses().get(0).partitions().get(0);
+        return FetchResult.retaining(p.errorCode(), p.highWatermark(), p.recordsBaseOffset(), p.records());
     }
 
     private void refreshMetadata() {
@@ -294,62 +359,106 @@ public final class StellflowConsumer implements AutoCloseable {
         metadata.refresh(topics);
     }
 
-    private void handle(CompletedFetch f, List<ConsumerRecord> out) {
-        PartitionState s = assigned.get(f.tp());
-        if (s == null || s.epoch != f.epoch()) {
-            return; // unassigned or seeked meanwhile: stale data
+    /**
+     * Settles one completed Fetch's partition state (errors, the next fetch position from the batch
+     * headers) without decoding records; stale answers (unassigned, or seeked since) lose their
+     * records here.
+     */
+    private void advance(CompletedFetch f) {
+        PartitionState s = assigned.get(f.tp);
+        if (s == null || s.epoch != f.epoch) {
+            f.release(); // unassigned or seeked meanwhile: stale data
+            return;
         }
         s.fetchInFlight = false;
         short code;
-        if (f.failure() != null) {
-            Throwable cause =
-                    f.failure() instanceof CompletionException && f.failure().getCause() != null
-                            ? f.failure().getCause()
-                            : f.failure();
+        if (f.failure != null) {
+            Throwable cause = f.failure instanceof CompletionException && f.failure.getCause() != null
+                    ? f.failure.getCause()
+                    : f.failure;
             if (cause instanceof StellflowException se) {
                 code = se.errorCode();
                 if (!se.retriable()) {
                     throw se;
                 }
             } else if (cause instanceof ProtocolException pe) {
-                throw new StellflowException(pe.errorCode(), "bad Fetch response for " + f.tp(), pe);
+                throw new StellflowException(pe.errorCode(), "bad Fetch response for " + f.tp, pe);
             } else {
-                throw new StellflowException(Errors.UNKNOWN_SERVER_ERROR, "fetch " + f.tp() + " failed", cause);
+                throw new StellflowException(Errors.UNKNOWN_SERVER_ERROR, "fetch " + f.tp + " failed", cause);
             }
         } else {
-            code = f.result().errorCode();
+            code = f.result.errorCode();
         }
         if (code == Errors.NONE) {
-            for (DecodedRecord r : f.result().records()) {
-                if (r.offset() >= s.position) {
-                    out.add(new ConsumerRecord(
-                            f.tp().topic(),
-                            f.tp().partition(),
-                            r.offset(),
-                            r.timestampMs(),
-                            r.key(),
-                            r.value(),
-                            r.headers()));
-                    s.position = r.offset() + 1;
-                }
+            long next = RecordBatchReader.nextOffset(f.result.records(), f.result.baseOffset());
+            if (next > s.fetchPosition) {
+                s.fetchPosition = next;
             }
         } else if (code == Errors.OFFSET_OUT_OF_RANGE) {
             if (config.autoOffsetReset().equals("none")) {
-                throw new StellflowException(code, "position " + s.position + " of " + f.tp() + " is out of range");
+                throw new StellflowException(code, "position " + s.position + " of " + f.tp + " is out of range");
             }
-            s.position = -1;
+            s.moveTo(-1);
         } else if (StellflowException.isRetriable(code)) {
             s.retryAfterNs = System.nanoTime()
                     + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
             refreshMetadata();
         } else {
-            throw new StellflowException(code, "fetch " + f.tp() + " at " + s.position + " failed");
+            throw new StellflowException(code, "fetch " + f.tp + " at " + s.fetchPosition + " failed");
+        }
+    }
+
+    /**
+     * Validates and decodes the record sets in order into {@code out}, skipping offsets below each
+     * partition's position. On a bad batch nothing of this poll is handed out: every partition
+     * decoded so far goes back to where it was (its Fetch in flight is discarded, so the next poll
+     * fetches the bad batch again and fails again instead of skipping it), then the error is thrown.
+     */
+    private void decodeAll(List<CompletedFetch> ready, List<ConsumerRecord> out) {
+        int outBefore = out.size();
+        long[] positionsBefore = new long[ready.size()];
+        int decoded = 0;
+        try {
+            for (; decoded < ready.size(); decoded++) {
+                CompletedFetch f = ready.get(decoded);
+                FetchResult r = f.result;
+                PartitionState s = assigned.get(f.tp);
+                positionsBefore[decoded] = s == null ? -1 : s.position;
+                if (r == null || r.records() == null || s == null || s.epoch != f.epoch) {
+                    continue;
+                }
+                String topic = f.tp.topic();
+                int partition = f.tp.partition();
+                RecordBatchReader.decode(r.records(), r.baseOffset(), (offset, ts, key, value, headers) -> {
+                    if (offset >= s.position) {
+                        out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
+                        s.position = offset + 1;
+                    }
+                });
+                f.release();
+            }
+        } catch (ProtocolException e) {
+            for (int i = 0; i <= decoded && i < ready.size(); i++) {
+                PartitionState s = assigned.get(ready.get(i).tp);
+                if (s != null && s.epoch == ready.get(i).epoch) {
+                    s.moveTo(positionsBefore[i]);
+                    s.epoch++;
+                    s.fetchInFlight = false;
+                }
+            }
+            out.subList(outBefore, out.size()).clear();
+            throw new StellflowException(
+                    e.errorCode(), "bad record batch from " + ready.get(decoded).tp + ": " + e.getMessage(), e);
         }
     }
 
     /** Closes the connections; fetches in flight are abandoned. */
     @Override
     public void close() {
+        closed = true;
         network.close();
+        for (CompletedFetch c = completed.poll(); c != null; c = completed.poll()) {
+            c.release();
+        }
     }
 }

@@ -1,9 +1,11 @@
 package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -93,6 +95,44 @@ class StellflowConsumerTest {
                     assertThat(r.partition()).isEqualTo(i % 3);
                     assertThat(r.offset()).isEqualTo(i / 3);
                 }
+            }
+        }
+    }
+
+    @Test
+    void aCorruptBatchFailsEveryPollUntilSeekedPastAndNothingAfterItIsSkippedSilently() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            appendBatch(broker, tp, 2, 0); // offsets 0-1
+            ByteBuf bad = Unpooled.buffer();
+            RecordBatchBuilder b = new RecordBatchBuilder(bad, 1000L);
+            b.append(1000L, null, "v2".getBytes(StandardCharsets.UTF_8));
+            b.close();
+            bad.setByte(bad.writerIndex() - 1, bad.getByte(bad.writerIndex() - 1) ^ 0x01); // CRC no longer matches
+            broker.append(tp, bad); // offset 2
+            appendBatch(broker, tp, 2, 3); // offsets 3-4
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("auto.offset.reset", "earliest");
+            // One batch per Fetch, so the good batch before the bad one arrives on its own.
+            p.setProperty("max.partition.fetch.bytes", "1");
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(tp));
+                assertThat(pollUntil(consumer, 2))
+                        .extracting(ConsumerRecord::offset)
+                        .containsExactly(0L, 1L);
+                for (int attempt = 0; attempt < 3; attempt++) {
+                    assertThatThrownBy(() -> pollUntil(consumer, 1))
+                            .isInstanceOf(StellflowException.class)
+                            .satisfies(e -> assertThat(((StellflowException) e).errorCode())
+                                    .isEqualTo(Errors.CORRUPT_MESSAGE));
+                    assertThat(consumer.position(tp)).isEqualTo(2);
+                }
+                consumer.seek(tp, 3);
+                assertThat(pollUntil(consumer, 2))
+                        .extracting(ConsumerRecord::offset)
+                        .containsExactly(3L, 4L);
             }
         }
     }

@@ -45,8 +45,8 @@ import io.netty.buffer.ByteBuf;
  * 0 + 3 + 2 = 5. Partition entry size: 4 + 2 + 8 + 8 + 8 + 4 + {@value #RECORDS_BASE_OFFSET_SIZE} + 4
  * = {@value #PARTITION_ENVELOPE_BYTES} bytes plus records.
  *
- * <p>The client's decoder is {@code io.stellflow.client.FetchResponseV1} (kept in the client module
- * because the shared protocol module is owned by another team; it belongs in {@code protocol}).
+ * <p>The reference codec (read and write, golden-tested) is {@link
+ * io.stellflow.protocol.message.FetchResponseV1}; the client decodes with it.
  */
 public final class FetchV1Layout {
     /** The apiVersion of this layout. */

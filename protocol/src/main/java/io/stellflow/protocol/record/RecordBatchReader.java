@@ -26,12 +26,49 @@ import java.util.List;
 public final class RecordBatchReader {
     private RecordBatchReader() {}
 
+    /**
+     * Receives decoded records in offset order (see {@link #decode(ByteBuf, long, RecordSink)}). The
+     * arrays and the header list are fresh per record and owned by the sink.
+     */
+    @FunctionalInterface
+    public interface RecordSink {
+        /**
+         * @param offset the record's absolute offset
+         * @param timestampMs baseTimestamp + timestampDelta (epoch ms)
+         * @param key key bytes or null
+         * @param value value bytes or null
+         * @param headers the record's headers; an immutable empty list when it has none
+         */
+        void accept(long offset, long timestampMs, byte[] key, byte[] value, List<Header> headers);
+    }
+
     /** Decodes every record between readerIndex and writerIndex; an empty set gives an empty list. */
     public static List<DecodedRecord> decode(ByteBuf recordSet, long fetchOffset) {
         List<DecodedRecord> records = new ArrayList<>();
+        decode(
+                recordSet,
+                fetchOffset,
+                (offset, timestampMs, key, value, headers) ->
+                        records.add(new DecodedRecord(offset, timestampMs, key, value, headers)));
+        return records;
+    }
+
+    /**
+     * Validates and decodes every record between readerIndex and writerIndex into {@code sink}, in
+     * order, without an intermediate list (the consumer's path: one record object per record is the
+     * only allocation besides the key and value arrays). Batch by batch: a batch is validated as a
+     * whole before any of its records reaches the sink, so on an exception the sink has seen exactly
+     * the records of the batches before the bad one.
+     *
+     * @param baseOffset what the batches' baseOffsetDelta counts from (v0: fetchOffset; Fetch v1:
+     *     recordsBaseOffset)
+     * @throws ProtocolException as {@link #decode(ByteBuf, long)}
+     */
+    public static void decode(ByteBuf recordSet, long baseOffset, RecordSink sink) {
         if (recordSet == null) {
-            return records;
+            return;
         }
+        long fetchOffset = baseOffset;
         int end = recordSet.writerIndex();
         for (int pos = recordSet.readerIndex(); pos < end; ) {
             int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
@@ -45,13 +82,41 @@ public final class RecordBatchReader {
                 throw new ProtocolException(
                         code, "invalid batch at byte " + (pos - recordSet.readerIndex()) + ": " + Errors.name(code));
             }
-            decodeBatch(recordSet, pos, fetchOffset, records);
+            decodeBatch(recordSet, pos, fetchOffset, sink);
             pos += LOG_OVERHEAD + batchLength;
         }
-        return records;
     }
 
-    private static void decodeBatch(ByteBuf buf, int batchStart, long fetchOffset, List<DecodedRecord> into) {
+    /**
+     * The offset after the last record of the last complete batch, read from the batch headers
+     * alone (no CRC check, no record walk: cheap enough to run before the records are decoded, so
+     * the next Fetch can be sent first); -1 when the set holds no complete batch. A malformed set
+     * gives the offset after the last well-framed batch before it ({@link #decode} reports the
+     * error).
+     *
+     * @param baseOffset as in {@link #decode(ByteBuf, long, RecordSink)}
+     */
+    public static long nextOffset(ByteBuf recordSet, long baseOffset) {
+        if (recordSet == null) {
+            return -1L;
+        }
+        long next = -1L;
+        int end = recordSet.writerIndex();
+        for (int pos = recordSet.readerIndex(); pos < end; ) {
+            int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
+            if (batchLength < 0) {
+                break;
+            }
+            next = baseOffset
+                    + RecordBatchLayout.baseOffsetDelta(recordSet, pos)
+                    + RecordBatchLayout.lastOffsetDelta(recordSet, pos)
+                    + 1;
+            pos += LOG_OVERHEAD + batchLength;
+        }
+        return next;
+    }
+
+    private static void decodeBatch(ByteBuf buf, int batchStart, long fetchOffset, RecordSink into) {
         long baseOffset = fetchOffset + RecordBatchLayout.baseOffsetDelta(buf, batchStart);
         long baseTimestamp = RecordBatchLayout.baseTimestamp(buf, batchStart);
         int count = RecordBatchLayout.recordCount(buf, batchStart);
@@ -70,7 +135,7 @@ public final class RecordBatchReader {
             p += 4 + (value == null ? 0 : value.length);
             int headerCount = buf.getInt(p);
             p += 4;
-            List<Header> headers = new ArrayList<>(headerCount);
+            List<Header> headers = headerCount == 0 ? List.of() : new ArrayList<>(headerCount);
             for (int h = 0; h < headerCount; h++) {
                 int keyLength = buf.getShort(p);
                 String headerKey = keyLength < 0 ? null : WireReader.decodeUtf8(buf, p + 2, keyLength, "header key");
@@ -79,7 +144,7 @@ public final class RecordBatchReader {
                 p += 4 + (headerValue == null ? 0 : headerValue.length);
                 headers.add(new Header(headerKey, headerValue));
             }
-            into.add(new DecodedRecord(baseOffset + offsetDelta, baseTimestamp + timestampDelta, key, value, headers));
+            into.accept(baseOffset + offsetDelta, baseTimestamp + timestampDelta, key, value, headers);
             p = recordEnd;
         }
     }
