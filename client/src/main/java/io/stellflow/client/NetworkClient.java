@@ -10,9 +10,7 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import java.util.List;
@@ -31,9 +29,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * per client); callbacks attached to them must not block.
  */
 public final class NetworkClient implements AutoCloseable {
-    /** Netty compares frameLength + 4 against this, so frames above 67108860 payload bytes fail. */
-    private static final int MAX_FRAME_WITH_PREFIX = Frames.MAX_FRAME_LENGTH + 4;
-
     private static final String SOFTWARE_NAME = "stellflow-java-client";
     private static final String SOFTWARE_VERSION = "0.1.0";
 
@@ -138,9 +133,7 @@ public final class NetworkClient implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         ch.pipeline()
-                                .addLast(
-                                        "frames",
-                                        new LengthFieldBasedFrameDecoder(MAX_FRAME_WITH_PREFIX, 0, 4, 0, 4, true))
+                                .addLast("frames", new ResponseFrameDecoder())
                                 .addLast("responses", conn);
                     }
                 })

@@ -3,6 +3,7 @@ package io.stellflow.broker.network;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.stellflow.protocol.FrameAssembly;
 import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.RequestHeader;
 import java.util.List;
@@ -13,9 +14,11 @@ import org.slf4j.LoggerFactory;
  * Splits the inbound byte stream into request payloads (spec §1.1-1.3, decision 9.n).
  *
  * <ul>
- *   <li>A complete frame with {@code 10 <= frameLength <= maxFrameLength} becomes a retained slice of
- *       its payload (header + body, without the 4-byte prefix). The next handler owns it and must
- *       release it.
+ *   <li>A frame with {@code 10 <= frameLength <= maxFrameLength} becomes a buffer of exactly its
+ *       payload (header + body, without the 4-byte prefix): a retained slice of the read buffer when
+ *       the whole frame arrived in it (no copy), else a pooled direct buffer sized from the length
+ *       prefix that the following reads are copied into ({@link FrameAssembly}: one copy per byte,
+ *       no growing cumulation). The next handler owns it and must release it.
  *   <li>{@code frameLength > maxFrameLength}: the decoder keeps the first 10 payload bytes' worth of
  *       information (apiKey, correlationId), skips the rest as it arrives without buffering it, and
  *       then emits an {@link OversizedFrame}. The connection stays open.
@@ -38,6 +41,7 @@ public final class FrameDecoder extends ByteToMessageDecoder {
     private short discardApiKey;
     private int discardCorrelationId;
     private boolean closed;
+    private final FrameAssembly assembly = new FrameAssembly();
 
     /** A decoder with the spec's limit of {@value Frames#MAX_FRAME_LENGTH} payload bytes. */
     public FrameDecoder() {
@@ -62,6 +66,13 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             discard(in, out);
             return;
         }
+        if (assembly.inProgress()) {
+            ByteBuf payload = assembly.fill(in);
+            if (payload != null) {
+                out.add(payload);
+            }
+            return;
+        }
         if (in.readableBytes() < Frames.LENGTH_FIELD_SIZE) {
             return;
         }
@@ -84,11 +95,20 @@ public final class FrameDecoder extends ByteToMessageDecoder {
             discard(in, out);
             return;
         }
-        if (in.readableBytes() < Frames.LENGTH_FIELD_SIZE + frameLength) {
+        in.skipBytes(Frames.LENGTH_FIELD_SIZE);
+        if (in.readableBytes() >= frameLength) {
+            out.add(in.readRetainedSlice(frameLength));
             return;
         }
-        in.skipBytes(Frames.LENGTH_FIELD_SIZE);
-        out.add(in.readRetainedSlice(frameLength));
+        // The frame spans reads: collect it in one buffer of its size (the rest of this read now,
+        // the following reads as they come), so the cumulation never holds a partial frame.
+        assembly.start(ctx.alloc(), frameLength);
+        assembly.fill(in);
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        assembly.release();
     }
 
     private void discard(ByteBuf in, List<Object> out) {

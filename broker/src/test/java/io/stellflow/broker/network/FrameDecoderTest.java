@@ -119,4 +119,48 @@ class FrameDecoderTest {
         all.release();
         assertThat((OversizedFrame) ch.readInbound()).isEqualTo(new OversizedFrame(ApiKeys.METADATA, 5, 40));
     }
+
+    @Test
+    void aFrameSpanningReadsArrivesAsOneExactlySizedBufferWithTheSameBytes() {
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        int body = 1 << 20;
+        ByteBuf big = frame(ApiKeys.PRODUCE, 9, body);
+        for (int i = 4 + 20; i < big.writerIndex(); i++) {
+            big.setByte(i, i * 31);
+        }
+        ByteBuf small = frame(ApiKeys.FETCH, 10, 5);
+        ByteBuf stream =
+                Unpooled.buffer().writeBytes(big, 0, big.readableBytes()).writeBytes(small);
+        small.release();
+        // 64 KiB reads, the last one also carrying the next (small) frame.
+        while (stream.isReadable()) {
+            ch.writeInbound(stream.readRetainedSlice(Math.min(65536, stream.readableBytes())));
+        }
+        stream.release();
+        ByteBuf payload = ch.readInbound();
+        assertThat(payload.readableBytes()).isEqualTo(big.readableBytes() - 4);
+        assertThat(payload.capacity()).isEqualTo(payload.readableBytes());
+        // The reads are heap buffers: a direct payload is the decoder's own buffer, not a slice of them.
+        assertThat(payload.isDirect()).isTrue();
+        assertThat(io.netty.buffer.ByteBufUtil.equals(payload, big.slice(4, big.readableBytes() - 4)))
+                .isTrue();
+        ByteBuf next = ch.readInbound();
+        assertThat(RequestHeader.peekCorrelationId(next)).isEqualTo(10);
+        big.release();
+        payload.release();
+        next.release();
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void aPartialFrameIsReleasedWhenTheConnectionCloses() {
+        EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder());
+        ByteBuf big = frame(ApiKeys.PRODUCE, 11, 100_000);
+        ch.writeInbound(big.readRetainedSlice(50_000));
+        big.release();
+        assertThat(nextInbound(ch)).isNull();
+        ch.close();
+        // The leak detector (PARANOID in tests) reports the partial payload if it was not released.
+        assertThat(ch.finish()).isFalse();
+    }
 }

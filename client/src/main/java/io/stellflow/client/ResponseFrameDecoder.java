@@ -1,0 +1,56 @@
+package io.stellflow.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.CorruptedFrameException;
+import io.stellflow.protocol.FrameAssembly;
+import io.stellflow.protocol.Frames;
+import java.util.List;
+
+/**
+ * Splits a broker's byte stream into response payloads (spec §1.1: int32 length, then that many
+ * bytes): a retained slice of the read buffer when a whole frame arrived in one read, else one
+ * pooled direct buffer of exactly the frame's size filled by the following reads ({@link
+ * FrameAssembly}: each byte copied once; 4 MiB fetch responses arrive in many reads). The next
+ * handler owns each payload and must release it.
+ *
+ * <p>A length below 0 or above {@value Frames#MAX_FRAME_LENGTH} cannot be resynchronised: the decoder
+ * throws {@link CorruptedFrameException}, which fails every pending request and closes the
+ * connection. Thread-safety: one instance per channel, confined to its event loop.
+ */
+final class ResponseFrameDecoder extends ByteToMessageDecoder {
+    private final FrameAssembly assembly = new FrameAssembly();
+
+    @Override
+    protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+        if (assembly.inProgress()) {
+            ByteBuf payload = assembly.fill(in);
+            if (payload != null) {
+                out.add(payload);
+            }
+            return;
+        }
+        if (in.readableBytes() < Frames.LENGTH_FIELD_SIZE) {
+            return;
+        }
+        int frameLength = in.getInt(in.readerIndex());
+        if (frameLength < 0 || frameLength > Frames.MAX_FRAME_LENGTH) {
+            in.skipBytes(in.readableBytes());
+            throw new CorruptedFrameException("response frame length " + frameLength + " outside [0, "
+                    + Frames.MAX_FRAME_LENGTH + "] from " + ctx.channel().remoteAddress());
+        }
+        in.skipBytes(Frames.LENGTH_FIELD_SIZE);
+        if (in.readableBytes() >= frameLength) {
+            out.add(in.readRetainedSlice(frameLength));
+            return;
+        }
+        assembly.start(ctx.alloc(), frameLength);
+        assembly.fill(in);
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        assembly.release();
+    }
+}
