@@ -1,0 +1,116 @@
+package io.stellflow.controller;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
+
+/**
+ * The validated controller configuration, read from Kafka-style properties. Keys not listed here are
+ * ignored, so a combined-mode {@code server.properties} (broker and controller keys) can be passed
+ * whole.
+ *
+ * <table>
+ *   <caption>Keys</caption>
+ *   <tr><th>Key</th><th>Default</th><th>Rule</th></tr>
+ *   <tr><td>node.id</td><td>required</td><td>&gt;= 0, one of the voter ids</td></tr>
+ *   <tr><td>controller.quorum.voters</td><td>required</td><td>{@code id@host:raftPort,...}: 1, 3 or 5
+ *       voters; the port is the Raft (Ratis) port between controllers</td></tr>
+ *   <tr><td>controller.listener</td><td>127.0.0.1:9094</td><td>{@code host:port} of this controller's
+ *       gRPC control plane (brokers and tools connect here); port 0 = ephemeral</td></tr>
+ *   <tr><td>controller.quorum.bootstrap.servers</td><td>none</td><td>not read by the controller: the
+ *       brokers' and tools' list of control-plane {@code host:port}s ({@link ControllerClient})</td></tr>
+ *   <tr><td>metadata.log.dir</td><td>/tmp/stellflow-metadata</td><td>controller storage (Raft log,
+ *       snapshots); never shared with {@code log.dirs}</td></tr>
+ *   <tr><td>broker.session.timeout.ms</td><td>9000</td><td>100..3600000; a broker without heartbeat
+ *       this long is fenced</td></tr>
+ *   <tr><td>controller.quorum.election.timeout.ms</td><td>1000</td><td>100..60000; Raft election
+ *       timeout, randomised in [t, 2t)</td></tr>
+ *   <tr><td>controller.request.timeout.ms</td><td>5000</td><td>100..600000; longest wait for a
+ *       command to commit before answering REQUEST_TIMED_OUT</td></tr>
+ *   <tr><td>metadata.snapshot.interval.entries</td><td>1000</td><td>&gt;= 1; Raft entries between
+ *       snapshots (the log before a snapshot is purged)</td></tr>
+ *   <tr><td>metadata.delta.retained.entries</td><td>10000</td><td>&gt;= 16; recent committed deltas kept in
+ *       memory for FollowMetadata; an older offset gets the full image first</td></tr>
+ * </table>
+ *
+ * <p>Thread-safety: immutable.
+ *
+ * <p>Errors: {@link IllegalArgumentException} with the bad key and value.
+ */
+public record ControllerConfig(
+        int nodeId,
+        List<QuorumVoter> voters,
+        String listenerHost,
+        int listenerPort,
+        Path metadataLogDir,
+        long brokerSessionTimeoutMs,
+        long electionTimeoutMs,
+        long requestTimeoutMs,
+        long snapshotIntervalEntries,
+        int deltaRetainedEntries) {
+
+    public ControllerConfig {
+        voters = List.copyOf(voters);
+        if (voters.stream().noneMatch(v -> v.id() == nodeId)) {
+            throw new IllegalArgumentException("node.id " + nodeId + " is not in controller.quorum.voters " + voters);
+        }
+    }
+
+    /** Reads and validates the keys in the class comment. */
+    public static ControllerConfig fromProperties(Properties p) {
+        int nodeId = (int) longValue(p, "node.id", -1, 0, Integer.MAX_VALUE, true);
+        List<QuorumVoter> voters = QuorumVoter.parseList(p.getProperty("controller.quorum.voters"));
+        String listener = p.getProperty("controller.listener", "127.0.0.1:9094").trim();
+        int colon = listener.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new IllegalArgumentException("controller.listener '" + listener + "' is not host:port");
+        }
+        String host = listener.substring(0, colon);
+        int port;
+        try {
+            port = Integer.parseInt(listener.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("controller.listener '" + listener + "' is not host:port");
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException("controller.listener port " + port + " out of range 0..65535");
+        }
+        return new ControllerConfig(
+                nodeId,
+                voters,
+                host,
+                port,
+                Path.of(p.getProperty("metadata.log.dir", "/tmp/stellflow-metadata")
+                        .trim()),
+                longValue(p, "broker.session.timeout.ms", 9000, 100, 3_600_000, false),
+                longValue(p, "controller.quorum.election.timeout.ms", 1000, 100, 60_000, false),
+                longValue(p, "controller.request.timeout.ms", 5000, 100, 600_000, false),
+                longValue(p, "metadata.snapshot.interval.entries", 1000, 1, Long.MAX_VALUE, false),
+                (int) longValue(p, "metadata.delta.retained.entries", 10_000, 16, 10_000_000, false));
+    }
+
+    private static long longValue(Properties p, String key, long def, long min, long max, boolean required) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            if (required) {
+                throw new IllegalArgumentException(key + " is required");
+            }
+            return def;
+        }
+        long x;
+        try {
+            x = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(key + "=" + v + " is not a number");
+        }
+        if (x < min || x > max) {
+            throw new IllegalArgumentException(key + "=" + v + " is out of range " + min + ".." + max);
+        }
+        return x;
+    }
+
+    /** This node's voter entry. */
+    public QuorumVoter self() {
+        return voters.stream().filter(v -> v.id() == nodeId).findFirst().orElseThrow();
+    }
+}

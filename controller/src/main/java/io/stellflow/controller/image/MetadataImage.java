@@ -1,0 +1,215 @@
+package io.stellflow.controller.image;
+
+import io.stellflow.controller.proto.MetadataRecord;
+import io.stellflow.controller.proto.MetadataSnapshot;
+import io.stellflow.controller.proto.RegisterBrokerRecord;
+import io.stellflow.controller.proto.RegisterControllerRecord;
+import io.stellflow.controller.proto.TopicRecord;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.SortedMap;
+import java.util.UUID;
+
+/**
+ * An immutable view of cluster metadata at one metadata offset: registered brokers, topics (by name
+ * and by id) with their partitions, and the control-plane endpoints of controllers that have led.
+ *
+ * <p>Produced only by {@link MetadataApplier} (deterministic: the same entries in the same order give
+ * an equal image on every replica, which {@link #equals} compares in full).
+ *
+ * <p>Thread-safety: immutable; share freely.
+ */
+public final class MetadataImage {
+    /** The image before any entry: offset 0, term 0. */
+    public static final MetadataImage EMPTY = new MetadataImage(
+            0, 0, Collections.emptySortedMap(), Collections.emptySortedMap(), Map.of(), Collections.emptySortedMap());
+
+    private final long term;
+    private final long offset;
+    private final SortedMap<Integer, BrokerRegistration> brokers;
+    private final SortedMap<String, TopicImage> topicsByName;
+    private final Map<UUID, TopicImage> topicsById;
+    private final SortedMap<Integer, BrokerEndpoint> controllers;
+
+    MetadataImage(
+            long term,
+            long offset,
+            SortedMap<Integer, BrokerRegistration> brokers,
+            SortedMap<String, TopicImage> topicsByName,
+            Map<UUID, TopicImage> topicsById,
+            SortedMap<Integer, BrokerEndpoint> controllers) {
+        this.term = term;
+        this.offset = offset;
+        this.brokers = Collections.unmodifiableSortedMap(brokers);
+        this.topicsByName = Collections.unmodifiableSortedMap(topicsByName);
+        this.topicsById = Collections.unmodifiableMap(topicsById);
+        this.controllers = Collections.unmodifiableSortedMap(controllers);
+    }
+
+    /** Raft term of the last applied entry. */
+    public long term() {
+        return term;
+    }
+
+    /** Metadata offset: the Raft index of the last applied entry (0 before any). */
+    public long offset() {
+        return offset;
+    }
+
+    /** Registered brokers by id (ascending). */
+    public SortedMap<Integer, BrokerRegistration> brokers() {
+        return brokers;
+    }
+
+    /** The broker, or null when not registered. */
+    public BrokerRegistration broker(int id) {
+        return brokers.get(id);
+    }
+
+    /** Ids of unfenced brokers, ascending. */
+    public List<Integer> unfencedBrokerIds() {
+        List<Integer> ids = new ArrayList<>();
+        for (BrokerRegistration b : brokers.values()) {
+            if (!b.fenced()) {
+                ids.add(b.id());
+            }
+        }
+        return ids;
+    }
+
+    /** Topics by name (ascending). */
+    public SortedMap<String, TopicImage> topicsByName() {
+        return topicsByName;
+    }
+
+    /** Topics by id. */
+    public Map<UUID, TopicImage> topicsById() {
+        return topicsById;
+    }
+
+    /** The topic, or null. */
+    public TopicImage topic(String name) {
+        return topicsByName.get(name);
+    }
+
+    /** The topic, or null. */
+    public TopicImage topic(UUID id) {
+        return topicsById.get(id);
+    }
+
+    /** The partition, or null when the topic or partition does not exist. */
+    public PartitionImage partition(UUID topicId, int partition) {
+        TopicImage t = topicsById.get(topicId);
+        return t == null ? null : t.partition(partition);
+    }
+
+    /** Control-plane endpoints of controllers that have been active, by controller id. */
+    public SortedMap<Integer, BrokerEndpoint> controllers() {
+        return controllers;
+    }
+
+    /** The existing topic whose name collides with {@code name} once '.' and '_' are alike, or null. */
+    public TopicImage collidingTopic(String name) {
+        String key = TopicNames.collisionKey(name);
+        for (TopicImage t : topicsByName.values()) {
+            if (TopicNames.collisionKey(t.name()).equals(key)) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * This image as records that rebuild it from {@link #EMPTY} (controllers, brokers, then each topic
+     * followed by its partitions), with its term and offset.
+     */
+    public MetadataSnapshot toSnapshot() {
+        MetadataSnapshot.Builder b = MetadataSnapshot.newBuilder()
+                .setVersion(MetadataRecords.VERSION)
+                .setTerm(term)
+                .setIndex(offset);
+        for (Map.Entry<Integer, BrokerEndpoint> c : controllers.entrySet()) {
+            b.addRecords(MetadataRecords.of(RegisterControllerRecord.newBuilder()
+                    .setControllerId(c.getKey())
+                    .setEndpoint(c.getValue().toProto())
+                    .build()));
+        }
+        for (BrokerRegistration br : brokers.values()) {
+            RegisterBrokerRecord.Builder r = RegisterBrokerRecord.newBuilder()
+                    .setBrokerId(br.id())
+                    .setIncarnationId(MetadataRecords.uuid(br.incarnationId()))
+                    .setRack(br.rack())
+                    .setFenced(br.fenced())
+                    .setBrokerEpoch(br.brokerEpoch());
+            br.listeners().forEach(l -> r.addListeners(l.toProto()));
+            b.addRecords(MetadataRecords.of(r.build()));
+        }
+        for (TopicImage t : topicsByName.values()) {
+            b.addRecords(MetadataRecords.of(TopicRecord.newBuilder()
+                    .setTopicId(MetadataRecords.uuid(t.id()))
+                    .setName(t.name())
+                    .putAllConfig(t.config())
+                    .build()));
+            for (PartitionImage p : t.partitions()) {
+                b.addRecords(MetadataRecords.of(MetadataRecords.partitionRecord(t.id(), p)));
+            }
+        }
+        return b.build();
+    }
+
+    /**
+     * Rebuilds an image from {@link #toSnapshot()} output.
+     *
+     * @throws IllegalArgumentException when the records do not apply cleanly (a corrupt snapshot)
+     */
+    public static MetadataImage fromSnapshot(MetadataSnapshot snapshot) {
+        if (snapshot.getVersion() != MetadataRecords.VERSION) {
+            throw new IllegalArgumentException("unknown metadata snapshot version " + snapshot.getVersion());
+        }
+        List<MetadataRecord> records = snapshot.getRecordsList();
+        ApplyResult r = MetadataApplier.apply(EMPTY, snapshot.getTerm(), snapshot.getIndex(), records);
+        if (!r.ok()) {
+            throw new IllegalArgumentException("metadata snapshot at index " + snapshot.getIndex() + " does not apply: "
+                    + r.error() + ": " + r.message());
+        }
+        return r.image();
+    }
+
+    // Package-private access for the applier's copy-on-write builder.
+    SortedMap<Integer, BrokerRegistration> brokersMap() {
+        return brokers;
+    }
+
+    SortedMap<String, TopicImage> topicsByNameMap() {
+        return topicsByName;
+    }
+
+    SortedMap<Integer, BrokerEndpoint> controllersMap() {
+        return controllers;
+    }
+
+    /** Same content, including term and offset. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof MetadataImage m
+                && term == m.term
+                && offset == m.offset
+                && brokers.equals(m.brokers)
+                && topicsByName.equals(m.topicsByName)
+                && controllers.equals(m.controllers);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(term, offset, brokers, topicsByName, controllers);
+    }
+
+    @Override
+    public String toString() {
+        return "MetadataImage{term=" + term + ", offset=" + offset + ", brokers=" + brokers.values() + ", topics="
+                + topicsByName.values() + ", controllers=" + controllers + "}";
+    }
+}

@@ -1,0 +1,130 @@
+package io.stellflow.controller.image;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.MetadataRecord;
+import io.stellflow.controller.proto.PartitionChangeRecord;
+import io.stellflow.controller.proto.PartitionRecord;
+import io.stellflow.controller.proto.RecordType;
+import io.stellflow.controller.proto.RegisterBrokerRecord;
+import io.stellflow.controller.proto.TopicRecord;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+class MetadataApplierTest {
+    private static final UUID TOPIC = new UUID(1, 2);
+
+    static MetadataRecord broker(int id) {
+        return MetadataRecords.of(RegisterBrokerRecord.newBuilder()
+                .setBrokerId(id)
+                .setIncarnationId(MetadataRecords.uuid(new UUID(9, id)))
+                .setFenced(true)
+                .build());
+    }
+
+    static List<MetadataRecord> topicWithPartitions(UUID id, String name, int partitions) {
+        var list = new java.util.ArrayList<MetadataRecord>();
+        list.add(MetadataRecords.of(TopicRecord.newBuilder()
+                .setTopicId(MetadataRecords.uuid(id))
+                .setName(name)
+                .build()));
+        for (int p = 0; p < partitions; p++) {
+            list.add(MetadataRecords.of(PartitionRecord.newBuilder()
+                    .setTopicId(MetadataRecords.uuid(id))
+                    .setPartition(p)
+                    .addAllReplicas(List.of(1, 2))
+                    .setLeader(1)
+                    .addAllIsr(List.of(1, 2))
+                    .build()));
+        }
+        return list;
+    }
+
+    @Test
+    void registrationTakesTheEntryIndexAsBrokerEpochAndStartsFenced() {
+        ApplyResult r = MetadataApplier.apply(MetadataImage.EMPTY, 1, 7, List.of(broker(3)));
+        assertThat(r.ok()).isTrue();
+        assertThat(r.image().broker(3).brokerEpoch()).isEqualTo(7);
+        assertThat(r.image().broker(3).fenced()).isTrue();
+        assertThat(r.image().offset()).isEqualTo(7);
+        assertThat(r.image().term()).isEqualTo(1);
+    }
+
+    @Test
+    void topicAndPartitionsApplyAtomicallyAndABadRecordRejectsTheWholeEntry() {
+        var good = topicWithPartitions(TOPIC, "orders", 3);
+        MetadataImage img =
+                MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, good).image();
+        assertThat(img.topic("orders").partitions()).hasSize(3);
+        assertThat(img.topic(TOPIC).name()).isEqualTo("orders");
+
+        var bad = new java.util.ArrayList<>(topicWithPartitions(new UUID(5, 5), "payments", 2));
+        bad.add(MetadataRecords.of(PartitionRecord.newBuilder()
+                .setTopicId(MetadataRecords.uuid(new UUID(5, 5)))
+                .setPartition(2)
+                .addReplicas(1)
+                .setLeader(2) // not in ISR
+                .addIsr(1)
+                .build()));
+        ApplyResult r = MetadataApplier.apply(img, 1, 2, bad);
+        assertThat(r.error()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(r.image().topic("payments")).isNull();
+        assertThat(r.image().offset()).isEqualTo(2);
+    }
+
+    @Test
+    void collidingNameIsRejected() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, topicWithPartitions(TOPIC, "a.b", 1))
+                .image();
+        ApplyResult r = MetadataApplier.apply(img, 1, 2, topicWithPartitions(new UUID(3, 3), "a_b", 1));
+        assertThat(r.error()).isEqualTo(ErrorCode.TOPIC_ALREADY_EXISTS);
+        assertThat(r.message()).contains("collides with 'a.b'");
+    }
+
+    @Test
+    void partitionChangeChecksThePartitionEpochAndBumpsEpochs() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, topicWithPartitions(TOPIC, "t", 1))
+                .image();
+        PartitionChangeRecord change = PartitionChangeRecord.newBuilder()
+                .setTopicId(MetadataRecords.uuid(TOPIC))
+                .setPartition(0)
+                .setExpectedPartitionEpoch(0)
+                .setLeader(2)
+                .addIsr(2)
+                .build();
+        MetadataImage next = MetadataApplier.apply(img, 1, 2, List.of(MetadataRecords.of(change)))
+                .image();
+        PartitionImage p = next.partition(TOPIC, 0);
+        assertThat(p.leader()).isEqualTo(2);
+        assertThat(p.leaderEpoch()).isEqualTo(1);
+        assertThat(p.partitionEpoch()).isEqualTo(1);
+        assertThat(p.isr()).containsExactly(2);
+
+        ApplyResult stale = MetadataApplier.apply(next, 1, 3, List.of(MetadataRecords.of(change)));
+        assertThat(stale.error()).isEqualTo(ErrorCode.INVALID_UPDATE_VERSION);
+        assertThat(stale.image().partition(TOPIC, 0)).isEqualTo(p);
+    }
+
+    @Test
+    void typeThatDoesNotMatchTheBodyOrAnUnknownVersionIsRejected() {
+        MetadataRecord wrongType =
+                broker(1).toBuilder().setType(RecordType.TOPIC).build();
+        assertThat(MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, List.of(wrongType))
+                        .error())
+                .isEqualTo(ErrorCode.INVALID_REQUEST);
+        MetadataRecord v2 = broker(1).toBuilder().setVersion(2).build();
+        assertThat(MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, List.of(v2)).message())
+                .contains("unknown record version 2");
+    }
+
+    @Test
+    void snapshotRoundTripGivesAnEqualImage() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 2, 5, List.of(broker(1), broker(2)))
+                .image();
+        img = MetadataApplier.apply(img, 2, 6, topicWithPartitions(TOPIC, "t", 4))
+                .image();
+        assertThat(MetadataImage.fromSnapshot(img.toSnapshot())).isEqualTo(img);
+    }
+}
