@@ -1,0 +1,514 @@
+package io.stellflow.controller.server;
+
+import io.grpc.ServerServiceDefinition;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
+import io.grpc.stub.StreamObserver;
+import io.stellflow.controller.ControllerConfig;
+import io.stellflow.controller.ControllerMetrics;
+import io.stellflow.controller.ControllerRpc;
+import io.stellflow.controller.image.BrokerEndpoint;
+import io.stellflow.controller.image.BrokerRegistration;
+import io.stellflow.controller.image.MetadataDelta;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.AlterPartitionRequest;
+import io.stellflow.controller.proto.AlterPartitionResponse;
+import io.stellflow.controller.proto.BrokerDescription;
+import io.stellflow.controller.proto.BrokerHeartbeatRequest;
+import io.stellflow.controller.proto.BrokerHeartbeatResponse;
+import io.stellflow.controller.proto.ControllerLeader;
+import io.stellflow.controller.proto.CreatePartitionsRequest;
+import io.stellflow.controller.proto.CreatePartitionsResponse;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.DeleteTopicsRequest;
+import io.stellflow.controller.proto.DeleteTopicsResponse;
+import io.stellflow.controller.proto.DescribeClusterRequest;
+import io.stellflow.controller.proto.DescribeClusterResponse;
+import io.stellflow.controller.proto.DescribeQuorumRequest;
+import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.FollowMetadataRequest;
+import io.stellflow.controller.proto.MetadataEvent;
+import io.stellflow.controller.proto.MetadataRecord;
+import io.stellflow.controller.proto.PartitionChangeRecord;
+import io.stellflow.controller.proto.RegisterBrokerRecord;
+import io.stellflow.controller.proto.RegisterBrokerRequest;
+import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.proto.RemoveTopicRecord;
+import io.stellflow.controller.proto.TopicResult;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The gRPC control plane of one controller. Requests are answered only while this node is the
+ * active controller (otherwise NOT_CONTROLLER naming the leader); every change is validated against
+ * the current image first (bad input writes nothing) and then committed through {@link RaftQuorum},
+ * whose state machine re-checks it deterministically.
+ *
+ * <p>Thread-safety: handlers run on gRPC executor threads concurrently; state lives in the image
+ * (immutable), in {@link BrokerLiveness} (concurrent) and in the Raft log.
+ */
+public final class ControlPlane {
+    private final ControllerConfig config;
+    private final RaftQuorum quorum;
+    private final BrokerLiveness liveness;
+    private final ControllerMetrics metrics;
+    private final TopicCommands topics;
+    private volatile boolean closed;
+
+    /** Wires the service; {@code ControllerServer} owns its lifecycle. */
+    public ControlPlane(ControllerConfig config, RaftQuorum quorum, ControllerMetrics metrics) {
+        this.config = config;
+        this.quorum = quorum;
+        this.liveness = new BrokerLiveness(config.brokerSessionTimeoutMs(), System::nanoTime, metrics);
+        this.metrics = metrics;
+        this.topics = new TopicCommands();
+    }
+
+    /** Stops answering (NOT_CONTROLLER) and ends metadata streams. */
+    public void close() {
+        closed = true;
+    }
+
+    /** This node just became the active controller: every broker's session restarts now. */
+    public void becameActive() {
+        liveness.reset();
+    }
+
+    /** Fences brokers whose session expired (no-op unless active). */
+    public void checkLiveness() {
+        if (!closed) {
+            liveness.checkOnce(quorum, config.requestTimeoutMs());
+        }
+    }
+
+    /** The gRPC service definition to add to a server. */
+    public ServerServiceDefinition definition() {
+        return ServerServiceDefinition.builder(ControllerRpc.SERVICE)
+                .addMethod(ControllerRpc.REGISTER_BROKER, ServerCalls.asyncUnaryCall(this::registerBroker))
+                .addMethod(ControllerRpc.BROKER_HEARTBEAT, ServerCalls.asyncUnaryCall(this::brokerHeartbeat))
+                .addMethod(ControllerRpc.CREATE_TOPICS, ServerCalls.asyncUnaryCall(this::createTopics))
+                .addMethod(ControllerRpc.DELETE_TOPICS, ServerCalls.asyncUnaryCall(this::deleteTopics))
+                .addMethod(ControllerRpc.CREATE_PARTITIONS, ServerCalls.asyncUnaryCall(this::createPartitions))
+                .addMethod(ControllerRpc.ALTER_PARTITION, ServerCalls.asyncUnaryCall(this::alterPartition))
+                .addMethod(ControllerRpc.DESCRIBE_QUORUM, ServerCalls.asyncUnaryCall(this::describeQuorum))
+                .addMethod(ControllerRpc.DESCRIBE_CLUSTER, ServerCalls.asyncUnaryCall(this::describeCluster))
+                .addMethod(ControllerRpc.FOLLOW_METADATA, ServerCalls.asyncServerStreamingCall(this::followMetadata))
+                .build();
+    }
+
+    /** Who the leader is, for NOT_CONTROLLER answers. */
+    ControllerLeader leader() {
+        int id = quorum.leaderId();
+        ControllerLeader.Builder b = ControllerLeader.newBuilder().setLeaderId(id);
+        if (id >= 0 && !(id == config.nodeId() && !quorum.isActive())) {
+            BrokerEndpoint e = quorum.image().controllers().get(id);
+            if (e != null) {
+                b.setEndpoint(e.toProto());
+            }
+        }
+        return b.build();
+    }
+
+    private static String notController(ControllerLeader l) {
+        return "this controller is not active; leader is "
+                + (l.getLeaderId() < 0 ? "unknown (election in progress)" : String.valueOf(l.getLeaderId()));
+    }
+
+    private RaftQuorum.Submitted commit(List<MetadataRecord> records) {
+        long start = System.nanoTime();
+        RaftQuorum.Submitted s = quorum.submit(records, config.requestTimeoutMs());
+        String result = s.error() == ErrorCode.NONE
+                ? "success"
+                : s.error() == ErrorCode.REQUEST_TIMED_OUT ? "timeout" : "error";
+        metrics.command(result, (System.nanoTime() - start) / 1e6);
+        return s;
+    }
+
+    // ---- broker lifecycle ----
+
+    private void registerBroker(RegisterBrokerRequest req, StreamObserver<RegisterBrokerResponse> out) {
+        RegisterBrokerResponse.Builder r = RegisterBrokerResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        if (req.getBrokerId() < 0 || !req.hasIncarnationId()) {
+            reply(
+                    out,
+                    r.setError(ErrorCode.INVALID_REQUEST)
+                            .setErrorMessage("broker_id must be >= 0 and incarnation_id set")
+                            .build());
+            return;
+        }
+        MetadataImage img = quorum.image();
+        BrokerRegistration existing = img.broker(req.getBrokerId());
+        if (existing != null && existing.incarnationId().equals(MetadataRecords.uuid(req.getIncarnationId()))) {
+            liveness.touch(req.getBrokerId());
+            reply(out, r.setBrokerEpoch(existing.brokerEpoch()).build());
+            return;
+        }
+        List<MetadataRecord> records = new ArrayList<>();
+        records.add(MetadataRecords.of(RegisterBrokerRecord.newBuilder()
+                .setBrokerId(req.getBrokerId())
+                .setIncarnationId(req.getIncarnationId())
+                .addAllListeners(req.getListenersList())
+                .setRack(req.getRack())
+                .setFenced(true)
+                .build()));
+        // A new incarnation starts fenced: its old partitions lose it as leader and ISR member.
+        if (existing != null) {
+            records.addAll(Fencing.leaveBroker(img, req.getBrokerId()));
+        }
+        RaftQuorum.Submitted s = commit(records);
+        if (s.error() == ErrorCode.NONE) {
+            liveness.touch(req.getBrokerId());
+            r.setBrokerEpoch(s.index());
+        } else {
+            r.setError(s.error()).setErrorMessage(s.message());
+            if (s.error() == ErrorCode.NOT_CONTROLLER) {
+                r.setLeader(leader());
+            }
+        }
+        reply(out, r.build());
+    }
+
+    private void brokerHeartbeat(BrokerHeartbeatRequest req, StreamObserver<BrokerHeartbeatResponse> out) {
+        BrokerHeartbeatResponse.Builder r = BrokerHeartbeatResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        MetadataImage img = quorum.image();
+        BrokerRegistration b = img.broker(req.getBrokerId());
+        if (b == null) {
+            reply(
+                    out,
+                    r.setError(ErrorCode.BROKER_ID_NOT_REGISTERED)
+                            .setErrorMessage("broker " + req.getBrokerId() + " is not registered")
+                            .build());
+            return;
+        }
+        if (b.brokerEpoch() != req.getBrokerEpoch()) {
+            reply(
+                    out,
+                    r.setError(ErrorCode.STALE_BROKER_EPOCH)
+                            .setErrorMessage(
+                                    "broker epoch " + req.getBrokerEpoch() + " is not the current " + b.brokerEpoch())
+                            .build());
+            return;
+        }
+        liveness.touch(b.id());
+        boolean fenced = b.fenced();
+        if (req.getWantFence() && !fenced) {
+            RaftQuorum.Submitted s = commit(Fencing.fence(img, b));
+            fenced =
+                    s.error() == ErrorCode.NONE || quorum.image().broker(b.id()).fenced();
+        } else if (!req.getWantFence() && fenced && req.getMetadataOffset() >= b.brokerEpoch()) {
+            RaftQuorum.Submitted s = commit(Fencing.unfence(img, b));
+            BrokerRegistration now = quorum.image().broker(b.id());
+            fenced = s.error() != ErrorCode.NONE && (now == null || now.fenced());
+        }
+        reply(
+                out,
+                r.setFenced(fenced).setCommittedOffset(quorum.image().offset()).build());
+    }
+
+    // ---- topics ----
+
+    private void createTopics(CreateTopicsRequest req, StreamObserver<CreateTopicsResponse> out) {
+        CreateTopicsResponse.Builder r = CreateTopicsResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        for (var t : req.getTopicsList()) {
+            TopicCommands.Plan plan = topics.planCreate(quorum.image(), t);
+            TopicResult.Builder tr = TopicResult.newBuilder().setName(t.getName());
+            if (plan.error() != ErrorCode.NONE) {
+                tr.setError(plan.error()).setErrorMessage(plan.message());
+            } else if (req.getValidateOnly()) {
+                tr.setTopicId(MetadataRecords.uuid(plan.topicId()));
+            } else {
+                RaftQuorum.Submitted s = commit(plan.records());
+                if (s.error() == ErrorCode.NONE) {
+                    tr.setTopicId(MetadataRecords.uuid(plan.topicId()));
+                } else if (s.error() == ErrorCode.NOT_CONTROLLER || s.error() == ErrorCode.REQUEST_TIMED_OUT) {
+                    // Nothing reported as done: the caller sees the request-level error and retries.
+                    ControllerLeader l = leader();
+                    reply(
+                            out,
+                            r.clearTopics()
+                                    .setError(s.error())
+                                    .setErrorMessage(s.message())
+                                    .setLeader(l)
+                                    .build());
+                    return;
+                } else {
+                    tr.setError(s.error()).setErrorMessage(s.message());
+                }
+            }
+            r.addTopics(tr);
+        }
+        reply(out, r.build());
+    }
+
+    private void deleteTopics(DeleteTopicsRequest req, StreamObserver<DeleteTopicsResponse> out) {
+        DeleteTopicsResponse.Builder r = DeleteTopicsResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        for (String name : req.getNamesList()) {
+            TopicResult.Builder tr = TopicResult.newBuilder().setName(name);
+            TopicImage t = quorum.image().topic(name);
+            if (t == null) {
+                tr.setError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).setErrorMessage("no topic '" + name + "'");
+            } else {
+                RaftQuorum.Submitted s = commit(List.of(MetadataRecords.of(RemoveTopicRecord.newBuilder()
+                        .setTopicId(MetadataRecords.uuid(t.id()))
+                        .build())));
+                tr.setTopicId(MetadataRecords.uuid(t.id()));
+                if (s.error() != ErrorCode.NONE) {
+                    tr.setError(s.error()).setErrorMessage(s.message());
+                }
+            }
+            r.addTopics(tr);
+        }
+        reply(out, r.build());
+    }
+
+    private void createPartitions(CreatePartitionsRequest req, StreamObserver<CreatePartitionsResponse> out) {
+        CreatePartitionsResponse.Builder r = CreatePartitionsResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        TopicCommands.Plan plan = topics.planCreatePartitions(quorum.image(), req);
+        if (plan.error() != ErrorCode.NONE) {
+            reply(out, r.setError(plan.error()).setErrorMessage(plan.message()).build());
+            return;
+        }
+        RaftQuorum.Submitted s = commit(plan.records());
+        if (s.error() != ErrorCode.NONE) {
+            r.setError(s.error()).setErrorMessage(s.message());
+        }
+        reply(out, r.build());
+    }
+
+    private void alterPartition(AlterPartitionRequest req, StreamObserver<AlterPartitionResponse> out) {
+        AlterPartitionResponse.Builder r = AlterPartitionResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        MetadataImage img = quorum.image();
+        BrokerRegistration b = img.broker(req.getBrokerId());
+        var topicId = MetadataRecords.uuid(req.getTopicId());
+        PartitionImage p = img.partition(topicId, req.getPartition());
+        String bad = null;
+        ErrorCode code = ErrorCode.NONE;
+        if (b == null || b.brokerEpoch() != req.getBrokerEpoch()) {
+            code = ErrorCode.STALE_BROKER_EPOCH;
+            bad = "broker " + req.getBrokerId() + " epoch " + req.getBrokerEpoch() + " is not current";
+        } else if (p == null) {
+            code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+            bad = "unknown partition " + topicId + "-" + req.getPartition();
+        } else if (p.leader() != req.getBrokerId() || p.leaderEpoch() != req.getLeaderEpoch()) {
+            code = ErrorCode.FENCED_LEADER_EPOCH;
+            bad = "broker " + req.getBrokerId() + " at leader epoch " + req.getLeaderEpoch()
+                    + " is not the leader (leader " + p.leader() + ", epoch " + p.leaderEpoch() + ")";
+        } else if (p.partitionEpoch() != req.getPartitionEpoch()) {
+            code = ErrorCode.INVALID_UPDATE_VERSION;
+            bad = "partition epoch " + req.getPartitionEpoch() + " is stale (current " + p.partitionEpoch() + ")";
+        } else {
+            bad = Fencing.checkIsr(img, p, req.getNewIsrList());
+            if (bad != null) {
+                code = ErrorCode.INELIGIBLE_REPLICA;
+            }
+        }
+        if (bad != null) {
+            reply(out, r.setError(code).setErrorMessage(bad).build());
+            return;
+        }
+        RaftQuorum.Submitted s = commit(List.of(MetadataRecords.of(PartitionChangeRecord.newBuilder()
+                .setTopicId(req.getTopicId())
+                .setPartition(req.getPartition())
+                .setExpectedPartitionEpoch(req.getPartitionEpoch())
+                .setLeader(p.leader())
+                .addAllIsr(req.getNewIsrList())
+                .build())));
+        if (s.error() != ErrorCode.NONE) {
+            r.setError(s.error()).setErrorMessage(s.message());
+        } else {
+            metrics.partitionChange();
+            PartitionImage now = quorum.image().partition(topicId, req.getPartition());
+            if (now != null) {
+                r.setPartition(MetadataRecords.partitionRecord(topicId, now));
+            }
+        }
+        reply(out, r.build());
+    }
+
+    // ---- description ----
+
+    private void describeQuorum(DescribeQuorumRequest req, StreamObserver<DescribeQuorumResponse> out) {
+        DescribeQuorumResponse.Builder r = DescribeQuorumResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        try {
+            RaftQuorum.QuorumState q = quorum.describe();
+            r.setLeaderId(q.leaderId())
+                    .setTerm(q.term())
+                    .setCommittedIndex(q.committedIndex())
+                    .setLastIndex(q.lastIndex())
+                    .addAllVoters(q.voters());
+        } catch (IOException e) {
+            r.setError(ErrorCode.UNKNOWN_SERVER_ERROR).setErrorMessage(e.toString());
+        }
+        reply(out, r.build());
+    }
+
+    private void describeCluster(DescribeClusterRequest req, StreamObserver<DescribeClusterResponse> out) {
+        DescribeClusterResponse.Builder r = DescribeClusterResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        MetadataImage img = quorum.image();
+        r.setControllerId(config.nodeId()).setMetadataOffset(img.offset());
+        for (BrokerRegistration b : img.brokers().values()) {
+            BrokerDescription.Builder d = BrokerDescription.newBuilder()
+                    .setBrokerId(b.id())
+                    .setIncarnationId(MetadataRecords.uuid(b.incarnationId()))
+                    .setBrokerEpoch(b.brokerEpoch())
+                    .setRack(b.rack())
+                    .setFenced(b.fenced());
+            b.listeners().forEach(l -> d.addListeners(l.toProto()));
+            r.addBrokers(d);
+        }
+        reply(out, r.build());
+    }
+
+    // ---- metadata stream ----
+
+    private void followMetadata(FollowMetadataRequest req, StreamObserver<MetadataEvent> out) {
+        ServerCallStreamObserver<MetadataEvent> obs = (ServerCallStreamObserver<MetadataEvent>) out;
+        if (!quorum.isActive() || closed) {
+            obs.onNext(MetadataEvent.newBuilder().setNotController(leader()).build());
+            obs.onCompleted();
+            return;
+        }
+        Thread.ofVirtual().name("metadata-stream").start(() -> stream(req.getFromOffset(), obs));
+    }
+
+    private void stream(long fromOffset, ServerCallStreamObserver<MetadataEvent> obs) {
+        MetadataStateMachine sm = quorum.stateMachine();
+        long next = fromOffset;
+        try {
+            if (next <= 0) {
+                next = sendImage(sm, obs);
+            }
+            while (!obs.isCancelled()) {
+                if (!quorum.isActive() || closed) {
+                    obs.onNext(MetadataEvent.newBuilder()
+                            .setNotController(leader())
+                            .build());
+                    obs.onCompleted();
+                    return;
+                }
+                List<MetadataDelta> deltas = sm.awaitDeltasAfter(next, 500);
+                if (deltas == null) {
+                    next = sendImage(sm, obs);
+                    continue;
+                }
+                for (MetadataDelta d : deltas) {
+                    obs.onNext(MetadataEvent.newBuilder().setDelta(d.toProto()).build());
+                    metrics.deltaBroadcast();
+                    next = d.offset();
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            obs.onCompleted();
+        } catch (RuntimeException e) {
+            // Cancelled by the client, or the server is shutting down: the stream is over either way.
+            if (!obs.isCancelled()) {
+                try {
+                    obs.onError(io.grpc.Status.UNAVAILABLE
+                            .withDescription(e.toString())
+                            .asRuntimeException());
+                } catch (RuntimeException ignoredAlreadyClosed) {
+                    // the call was closed concurrently
+                }
+            }
+        }
+    }
+
+    private long sendImage(MetadataStateMachine sm, ServerCallStreamObserver<MetadataEvent> obs) {
+        MetadataImage img = sm.image();
+        obs.onNext(MetadataEvent.newBuilder().setImage(img.toSnapshot()).build());
+        metrics.deltaBroadcast();
+        return img.offset();
+    }
+
+    private static <T> void reply(StreamObserver<T> out, T value) {
+        out.onNext(value);
+        out.onCompleted();
+    }
+}

@@ -1,0 +1,63 @@
+package io.stellflow.controller.tools;
+
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.proto.BrokerDescription;
+import io.stellflow.controller.proto.DescribeClusterResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code bin/stellflow-cluster.sh --bootstrap-controller host:port[,...]}: brokers, fenced or not, racks. */
+@Command(
+        name = "stellflow-cluster",
+        mixinStandardHelpOptions = true,
+        description = "Lists the registered brokers: id, fenced, rack, epoch, listeners.")
+public final class ClusterCommand implements Callable<Integer> {
+    @Option(
+            names = {"--bootstrap-controller", "--bootstrap-server"},
+            required = true,
+            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
+    String bootstrap;
+
+    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
+    long timeoutMs;
+
+    @Override
+    public Integer call() {
+        try (ControllerClient c = ControllerClient.builder(bootstrap)
+                .requestTimeout(Duration.ofMillis(timeoutMs))
+                .build()) {
+            DescribeClusterResponse r = c.describeCluster();
+            if (r.getError() != ErrorCode.NONE) {
+                System.err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                return 1;
+            }
+            System.out.printf("ActiveController: %d%nMetadataOffset: %d%n", r.getControllerId(), r.getMetadataOffset());
+            System.out.printf(
+                    "%-8s %-8s %-10s %-10s %-38s %s%n",
+                    "Broker", "Fenced", "Rack", "Epoch", "Incarnation", "Listeners");
+            for (BrokerDescription b : r.getBrokersList()) {
+                System.out.printf(
+                        "%-8d %-8s %-10s %-10d %-38s %s%n",
+                        b.getBrokerId(),
+                        b.getFenced(),
+                        b.getRack().isEmpty() ? "-" : b.getRack(),
+                        b.getBrokerEpoch(),
+                        MetadataRecords.uuid(b.getIncarnationId()),
+                        b.getListenersList().stream()
+                                .map(l -> l.getName() + "://" + l.getHost() + ":" + l.getPort())
+                                .collect(Collectors.joining(",")));
+            }
+            return 0;
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new ClusterCommand()).execute(args));
+    }
+}

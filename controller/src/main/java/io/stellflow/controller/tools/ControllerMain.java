@@ -1,0 +1,44 @@
+package io.stellflow.controller.tools;
+
+import io.stellflow.controller.ControllerConfig;
+import io.stellflow.controller.ControllerServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Runs a controller-only process ({@code process.roles=controller}):
+ * {@code bin/stellflow-controller.sh config/controller.properties}. Stops on SIGTERM/SIGINT.
+ */
+public final class ControllerMain {
+    private ControllerMain() {}
+
+    public static void main(String[] args) throws IOException, InterruptedException {
+        if (args.length != 1) {
+            System.err.println("usage: stellflow-controller.sh <controller.properties>");
+            System.exit(2);
+        }
+        Properties p = new Properties();
+        try (InputStream in = Files.newInputStream(Path.of(args[0]))) {
+            p.load(in);
+        }
+        ControllerServer server;
+        try {
+            server = ControllerServer.start(ControllerConfig.fromProperties(p));
+        } catch (IllegalArgumentException e) {
+            System.err.println("bad configuration: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            stopped.countDown();
+        }));
+        System.out.println("controller " + server.nodeId() + " serving on " + server.rpcEndpoint());
+        stopped.await();
+    }
+}

@@ -1,0 +1,71 @@
+package io.stellflow.controller.tools;
+
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.VoterState;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: voters,
+ * leader, term, committed index and the lag of each voter, from the active controller.
+ */
+@Command(
+        name = "stellflow-metadata-quorum",
+        mixinStandardHelpOptions = true,
+        description = "Describes the controller (metadata) quorum.",
+        subcommands = {MetadataQuorumCommand.Describe.class})
+public final class MetadataQuorumCommand {
+    @Option(
+            names = {"--bootstrap-controller", "--bootstrap-server"},
+            required = true,
+            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
+    String bootstrap;
+
+    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
+    long timeoutMs;
+
+    @Command(name = "describe", description = "Voters, leader, term, committed index, lag per voter")
+    static final class Describe implements Callable<Integer> {
+        @CommandLine.ParentCommand
+        MetadataQuorumCommand parent;
+
+        @Override
+        public Integer call() {
+            try (ControllerClient c = ControllerClient.builder(parent.bootstrap)
+                    .requestTimeout(Duration.ofMillis(parent.timeoutMs))
+                    .build()) {
+                DescribeQuorumResponse r = c.describeQuorum();
+                if (r.getError() != ErrorCode.NONE) {
+                    System.err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                    return 1;
+                }
+                System.out.printf(
+                        "LeaderId: %d%nTerm: %d%nCommittedIndex: %d%nLastIndex: %d%n",
+                        r.getLeaderId(), r.getTerm(), r.getCommittedIndex(), r.getLastIndex());
+                System.out.printf(
+                        "%-6s %-24s %-12s %-8s %-16s %s%n",
+                        "Id", "RaftEndpoint", "MatchIndex", "Lag", "LastContactMs", "Status");
+                for (VoterState v : r.getVotersList()) {
+                    System.out.printf(
+                            "%-6d %-24s %-12d %-8d %-16d %s%n",
+                            v.getId(),
+                            v.getRaftEndpoint(),
+                            v.getMatchIndex(),
+                            v.getLag(),
+                            v.getLastContactMsAgo(),
+                            v.getId() == r.getLeaderId() ? "Leader" : "Follower");
+                }
+                return 0;
+            }
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new MetadataQuorumCommand()).execute(args));
+    }
+}

@@ -1,0 +1,346 @@
+package io.stellflow.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.controller.TestCluster.FakeBroker;
+import io.stellflow.controller.image.MetadataDelta;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.AlterPartitionRequest;
+import io.stellflow.controller.proto.AlterPartitionResponse;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.DescribeClusterResponse;
+import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Three in-process controllers on 127.0.0.1 with test-driven brokers. */
+class ControllerQuorumTest {
+    @TempDir
+    Path dir;
+
+    static CreateTopicsRequest create(String name, int partitions, int rf) {
+        return CreateTopicsRequest.newBuilder()
+                .addTopics(CreatableTopic.newBuilder()
+                        .setName(name)
+                        .setNumPartitions(partitions)
+                        .setReplicationFactor(rf))
+                .build();
+    }
+
+    private static Properties props(String... kv) {
+        Properties p = new Properties();
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    @Test
+    void topicWithSixPartitionsRf3IsPlacedRoundRobinAndEveryControllerAndFollowerAgree() throws Exception {
+        try (TestCluster cluster = new TestCluster(dir, 3, props("broker.session.timeout.ms", "60000")).startAll();
+                ControllerClient client = cluster.client(Duration.ofSeconds(30))) {
+            cluster.awaitActive(Duration.ofSeconds(20));
+            FakeBroker b1 = new FakeBroker(1, "");
+            b1.register(client);
+            assertThat(b1.heartbeat(client, 0).getFenced())
+                    .as("not caught up to its registration: stays fenced")
+                    .isTrue();
+            b1.registerAndUnfence(client);
+            new FakeBroker(2, "").registerAndUnfence(client);
+            new FakeBroker(3, "").registerAndUnfence(client);
+
+            List<MetadataImage> images = new CopyOnWriteArrayList<>();
+            List<MetadataDelta> deltas = new CopyOnWriteArrayList<>();
+            try (MetadataFollower follower = client.followMetadata(0, new MetadataListener() {
+                @Override
+                public void onImage(MetadataImage image) {
+                    images.add(image);
+                }
+
+                @Override
+                public void onDelta(MetadataDelta delta, MetadataImage image) {
+                    deltas.add(delta);
+                }
+            })) {
+                long start = cluster.servers[cluster.activeIndex()].image().offset();
+                assertThat(follower.awaitOffset(start, Duration.ofSeconds(10))).isTrue();
+                CreateTopicsResponse r = client.createTopics(create("orders", 6, 3));
+                assertThat(r.getError()).isEqualTo(ErrorCode.NONE);
+                assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+
+                MetadataImage leaderImage = cluster.servers[cluster.activeIndex()].image();
+                TopicImage t = leaderImage.topic("orders");
+                assertThat(t.partitions()).hasSize(6);
+                Map<Integer, Integer> leaders = new HashMap<>();
+                for (PartitionImage p : t.partitions()) {
+                    assertThat(new HashSet<>(p.replicas())).containsExactlyInAnyOrder(1, 2, 3);
+                    assertThat(p.isr()).isEqualTo(p.replicas());
+                    assertThat(p.leader()).isEqualTo(p.replicas().get(0));
+                    leaders.merge(p.leader(), 1, Integer::sum);
+                }
+                assertThat(leaders).containsOnly(Map.entry(1, 2), Map.entry(2, 2), Map.entry(3, 2));
+
+                long offset = leaderImage.offset();
+                TestCluster.awaitTrue(
+                        () -> Stream.of(cluster.servers).allMatch(s -> s.image().offset() >= offset),
+                        Duration.ofSeconds(10),
+                        "all controllers applied " + offset);
+                for (ControllerServer s : cluster.servers) {
+                    assertThat(s.image().topicsByName()).isEqualTo(leaderImage.topicsByName());
+                    assertThat(s.image().brokers()).isEqualTo(leaderImage.brokers());
+                }
+                assertThat(follower.awaitOffset(offset, Duration.ofSeconds(10))).isTrue();
+                assertThat(images).isNotEmpty();
+                assertThat(follower.image().topicsByName()).isEqualTo(leaderImage.topicsByName());
+                assertThat(deltas).anyMatch(d -> !d.records().isEmpty());
+            }
+
+            DescribeQuorumResponse q = client.describeQuorum();
+            assertThat(q.getError()).isEqualTo(ErrorCode.NONE);
+            assertThat(q.getVotersCount()).isEqualTo(3);
+            assertThat(q.getLeaderId()).isEqualTo(cluster.activeIndex() + 1);
+            assertThat(q.getCommittedIndex()).isGreaterThan(0);
+            DescribeClusterResponse c = client.describeCluster();
+            assertThat(c.getBrokersList()).extracting(b -> b.getFenced()).containsOnly(false);
+            assertThat(c.getBrokersCount()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void badInputIsRejectedWithAClearErrorAndWritesNoRecord() throws Exception {
+        try (TestCluster cluster = new TestCluster(dir, 3, props("broker.session.timeout.ms", "60000")).startAll();
+                ControllerClient client = cluster.client(Duration.ofSeconds(30))) {
+            cluster.awaitActive(Duration.ofSeconds(20));
+            new FakeBroker(1, "").registerAndUnfence(client);
+            new FakeBroker(2, "").registerAndUnfence(client);
+            assertThat(client.createTopics(create("a.b", 1, 1)).getTopics(0).getError())
+                    .isEqualTo(ErrorCode.NONE);
+            ControllerServer leader = cluster.servers[cluster.activeIndex()];
+            long before = leader.image().offset();
+
+            Map<String, ErrorCode> cases = new HashMap<>();
+            cases.put("", ErrorCode.INVALID_TOPIC_EXCEPTION);
+            cases.put("x".repeat(250), ErrorCode.INVALID_TOPIC_EXCEPTION);
+            cases.put("bad/name", ErrorCode.INVALID_TOPIC_EXCEPTION);
+            cases.put("sp ace", ErrorCode.INVALID_TOPIC_EXCEPTION);
+            cases.put(".", ErrorCode.INVALID_TOPIC_EXCEPTION);
+            cases.put("..", ErrorCode.INVALID_TOPIC_EXCEPTION);
+            cases.put("a_b", ErrorCode.TOPIC_ALREADY_EXISTS);
+            cases.put("a.b", ErrorCode.TOPIC_ALREADY_EXISTS);
+            for (Map.Entry<String, ErrorCode> e : cases.entrySet()) {
+                CreateTopicsResponse r = client.createTopics(create(e.getKey(), 1, 1));
+                assertThat(r.getTopics(0).getError())
+                        .as("name '%s'", e.getKey())
+                        .isEqualTo(e.getValue());
+                assertThat(r.getTopics(0).getErrorMessage()).isNotEmpty();
+            }
+            CreateTopicsResponse zero = client.createTopics(create("ok", 0, 1));
+            assertThat(zero.getTopics(0).getError()).isEqualTo(ErrorCode.INVALID_PARTITIONS);
+            assertThat(client.createTopics(create("ok", -3, 1)).getTopics(0).getError())
+                    .isEqualTo(ErrorCode.INVALID_PARTITIONS);
+            CreateTopicsResponse rf = client.createTopics(create("ok", 1, 3));
+            assertThat(rf.getTopics(0).getError()).isEqualTo(ErrorCode.INVALID_REPLICATION_FACTOR);
+            assertThat(rf.getTopics(0).getErrorMessage()).contains("unfenced brokers");
+            assertThat(client.createTopics(create("ok", 1, 0)).getTopics(0).getError())
+                    .isEqualTo(ErrorCode.INVALID_REPLICATION_FACTOR);
+
+            assertThat(leader.image().offset()).as("no record written").isEqualTo(before);
+            assertThat(leader.image().topicsByName().keySet()).containsExactly("a.b");
+
+            // AlterPartition with a stale partition epoch is rejected too.
+            TopicImage t = leader.image().topic("a.b");
+            PartitionImage p = t.partition(0);
+            AlterPartitionResponse stale = client.alterPartition(AlterPartitionRequest.newBuilder()
+                    .setBrokerId(p.leader())
+                    .setBrokerEpoch(leader.image().broker(p.leader()).brokerEpoch())
+                    .setTopicId(MetadataRecords.uuid(t.id()))
+                    .setPartition(0)
+                    .setLeaderEpoch(p.leaderEpoch())
+                    .setPartitionEpoch(p.partitionEpoch() + 5)
+                    .addNewIsr(p.leader())
+                    .build());
+            assertThat(stale.getError()).isEqualTo(ErrorCode.INVALID_UPDATE_VERSION);
+            assertThat(leader.image().offset()).isEqualTo(before);
+        }
+    }
+
+    @Test
+    void killingTheLeaderElectsANewOneAndTopicCreationWorksAgainQuickly() throws Exception {
+        try (TestCluster cluster = new TestCluster(dir, 3, props("broker.session.timeout.ms", "60000")).startAll();
+                ControllerClient client = cluster.client(Duration.ofSeconds(30))) {
+            int old = cluster.awaitActive(Duration.ofSeconds(20));
+            new FakeBroker(1, "").registerAndUnfence(client);
+            assertThat(client.createTopics(create("before", 2, 1)).getTopics(0).getError())
+                    .isEqualTo(ErrorCode.NONE);
+
+            long killNs = System.nanoTime();
+            cluster.stop(old);
+            CreateTopicsResponse r = client.createTopics(create("after", 2, 1));
+            long failoverMs = (System.nanoTime() - killNs) / 1_000_000;
+            System.out.println("CONTROLLER_FAILOVER_MS " + failoverMs + " (leader c" + (old + 1)
+                    + " closed; election.timeout.ms=1000 default)");
+            assertThat(r.getError()).isEqualTo(ErrorCode.NONE);
+            assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+            assertThat(cluster.activeIndex()).isNotEqualTo(old).isGreaterThanOrEqualTo(0);
+            assertThat(failoverMs).isLessThan(10_000);
+        }
+    }
+
+    @Test
+    void aSilentBrokerIsFencedAndItsPartitionsMoveToAnotherIsrMemberWithBumpedEpochs() throws Exception {
+        try (TestCluster cluster = new TestCluster(dir, 3, props("broker.session.timeout.ms", "1500")).startAll();
+                ControllerClient client = cluster.client(Duration.ofSeconds(30))) {
+            cluster.awaitActive(Duration.ofSeconds(20));
+            FakeBroker[] brokers = {new FakeBroker(1, "r1"), new FakeBroker(2, "r2"), new FakeBroker(3, "r3")};
+            for (FakeBroker b : brokers) {
+                b.registerAndUnfence(client);
+            }
+            assertThat(client.createTopics(create("t", 3, 3)).getTopics(0).getError())
+                    .isEqualTo(ErrorCode.NONE);
+            MetadataImage before = cluster.servers[cluster.activeIndex()].image();
+            TopicImage t0 = before.topic("t");
+            // Brokers 1 and 2 keep heartbeating; broker 3 goes silent.
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (!cluster.servers[cluster.activeIndex()].image().broker(3).fenced()) {
+                assertThat(System.nanoTime()).as("broker 3 fenced in time").isLessThan(deadline);
+                brokers[0].heartbeat(client, Long.MAX_VALUE);
+                brokers[1].heartbeat(client, Long.MAX_VALUE);
+                Thread.sleep(200);
+            }
+            MetadataImage after = cluster.servers[cluster.activeIndex()].image();
+            assertThat(after.broker(1).fenced()).isFalse();
+            assertThat(after.broker(2).fenced()).isFalse();
+            TopicImage t1 = after.topic("t");
+            int moved = 0;
+            for (PartitionImage p0 : t0.partitions()) {
+                PartitionImage p1 = t1.partition(p0.partition());
+                assertThat(p1.isr()).doesNotContain(3).containsExactlyInAnyOrder(1, 2);
+                assertThat(p1.partitionEpoch()).isEqualTo(p0.partitionEpoch() + 1);
+                if (p0.leader() == 3) {
+                    moved++;
+                    assertThat(p1.leader()).isIn(1, 2);
+                    assertThat(p1.leaderEpoch()).isEqualTo(p0.leaderEpoch() + 1);
+                } else {
+                    assertThat(p1.leader()).isEqualTo(p0.leader());
+                    assertThat(p1.leaderEpoch()).isEqualTo(p0.leaderEpoch());
+                }
+            }
+            assertThat(moved).isEqualTo(1);
+            // Rack-aware placement spread each partition over all three racks.
+            for (PartitionImage p : t0.partitions()) {
+                assertThat(new HashSet<>(p.replicas())).hasSize(3);
+            }
+            // A restarted broker registers with a new incarnation and is unfenced once caught up.
+            brokers[2].register(client);
+            assertThat(brokers[2].heartbeat(client, 0).getFenced()).isTrue();
+            assertThat(brokers[2].heartbeat(client, brokers[2].epoch).getFenced())
+                    .isFalse();
+        }
+    }
+
+    @Test
+    void restartOfAllControllersRecoversTheSameMetadataFromSnapshotAndLog() throws Exception {
+        Properties p = props("broker.session.timeout.ms", "60000", "metadata.snapshot.interval.entries", "4");
+        MetadataImage before;
+        TestCluster cluster = new TestCluster(dir, 3, p).startAll();
+        try {
+            try (ControllerClient client = cluster.client(Duration.ofSeconds(30))) {
+                cluster.awaitActive(Duration.ofSeconds(20));
+                new FakeBroker(1, "").registerAndUnfence(client);
+                new FakeBroker(2, "").registerAndUnfence(client);
+                for (int i = 0; i < 6; i++) {
+                    assertThat(client.createTopics(create("topic-" + i, 3, 2))
+                                    .getTopics(0)
+                                    .getError())
+                            .isEqualTo(ErrorCode.NONE);
+                }
+                ControllerServer leader = cluster.servers[cluster.activeIndex()];
+                TopicImage t = leader.image().topic("topic-0");
+                PartitionImage p0 = t.partition(0);
+                AlterPartitionResponse ap = client.alterPartition(AlterPartitionRequest.newBuilder()
+                        .setBrokerId(p0.leader())
+                        .setBrokerEpoch(leader.image().broker(p0.leader()).brokerEpoch())
+                        .setTopicId(MetadataRecords.uuid(t.id()))
+                        .setPartition(0)
+                        .setLeaderEpoch(p0.leaderEpoch())
+                        .setPartitionEpoch(p0.partitionEpoch())
+                        .addNewIsr(p0.leader())
+                        .build());
+                assertThat(ap.getError()).isEqualTo(ErrorCode.NONE);
+                assertThat(ap.getPartition().getPartitionEpoch()).isEqualTo(1);
+                before = leader.image();
+                long offset = before.offset();
+                TestCluster.awaitTrue(
+                        () -> Stream.of(cluster.servers).allMatch(s -> s.image().offset() >= offset),
+                        Duration.ofSeconds(10),
+                        "all applied");
+            }
+            cluster.close();
+            Set<Path> snapshots = new HashSet<>();
+            try (Stream<Path> files = Files.walk(dir)) {
+                files.filter(f -> f.getFileName().toString().matches("snapshot\\.\\d+_\\d+"))
+                        .forEach(snapshots::add);
+            }
+            assertThat(snapshots).as("snapshots were taken").isNotEmpty();
+
+            cluster.startAll();
+            cluster.awaitActive(Duration.ofSeconds(20));
+            long offset = before.offset();
+            TestCluster.awaitTrue(
+                    () -> Stream.of(cluster.servers).allMatch(s -> s.image().offset() >= offset),
+                    Duration.ofSeconds(20),
+                    "all replayed");
+            for (ControllerServer s : cluster.servers) {
+                assertThat(s.image().topicsByName()).isEqualTo(before.topicsByName());
+                assertThat(s.image().brokers()).isEqualTo(before.brokers());
+            }
+        } finally {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void withTwoOfThreeControllersDownNoChangeIsReportedAsSuccessful() throws Exception {
+        try (TestCluster cluster = new TestCluster(dir, 3, props("broker.session.timeout.ms", "60000")).startAll();
+                ControllerClient client = cluster.client(Duration.ofSeconds(8))) {
+            int leader = cluster.awaitActive(Duration.ofSeconds(20));
+            new FakeBroker(1, "").registerAndUnfence(client);
+            // Stop both followers: the leader alone cannot commit.
+            for (int i = 0; i < 3; i++) {
+                if (i != leader) {
+                    cluster.stop(i);
+                }
+            }
+            boolean succeeded;
+            try {
+                CreateTopicsResponse r = client.createTopics(create("lost", 1, 1));
+                succeeded = r.getError() == ErrorCode.NONE
+                        && r.getTopicsCount() == 1
+                        && r.getTopics(0).getError() == ErrorCode.NONE;
+                System.out.println("minority CreateTopics answered " + r.getError() + " " + r.getErrorMessage());
+            } catch (ControllerUnavailableException e) {
+                succeeded = false;
+                System.out.println("minority CreateTopics: " + e.getMessage());
+            }
+            assertThat(succeeded).isFalse();
+            assertThat(cluster.servers[leader].image().topic("lost")).isNull();
+        }
+    }
+}
