@@ -13,9 +13,10 @@ import java.util.List;
 
 /**
  * Consumer-side reader of a RecordBatchSet from a Fetch v0 response (spec §6.4, §7.2). Every batch is
- * checked exactly like {@link RecordBatchValidator} does on Produce (framing, magic, CRC,
- * attributes, counts, record structure), then its records are copied out as {@link DecodedRecord}s
- * with {@code offset = fetchOffset + baseOffsetDelta + offsetDelta}. Records below fetchOffset are not
+ * checked like {@link RecordBatchValidator#validateFetched} does (framing, magic, CRC, attributes,
+ * counts, record structure; batches of a compacted log with fewer records than {@code
+ * lastOffsetDelta + 1} and gaps in the offsetDeltas are legal), then its records are copied out as
+ * {@link DecodedRecord}s with {@code offset = fetchOffset + baseOffsetDelta + offsetDelta}. Records below fetchOffset are not
  * dropped (spec §6.4: the SDKs hand them to the application too).
  *
  * <p>Errors: throws {@link ProtocolException} with INVALID_RECORD for a truncated or malformed batch,
@@ -77,7 +78,7 @@ public final class RecordBatchReader {
                         Errors.INVALID_RECORD,
                         "truncated or malformed batch at byte " + (pos - recordSet.readerIndex()));
             }
-            short code = RecordBatchValidator.validateBatch(recordSet, pos, true);
+            short code = RecordBatchValidator.validateBatch(recordSet, pos, true, true);
             if (code != Errors.NONE) {
                 throw new ProtocolException(
                         code, "invalid batch at byte " + (pos - recordSet.readerIndex()) + ": " + Errors.name(code));

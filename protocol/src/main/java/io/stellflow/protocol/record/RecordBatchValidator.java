@@ -20,6 +20,12 @@ import io.stellflow.protocol.Errors;
  * Errors#MESSAGE_TOO_LARGE} (one batch larger than maxBatchBytes). The partition-level
  * RECORD_LIST_TOO_LARGE check is the broker's.
  *
+ * <p>Fetched data ({@link #validateFetched}, used by {@link RecordBatchReader}) may come from a
+ * compacted log: a compacted batch keeps its header offsets but lost records, so {@code recordCount
+ * <= lastOffsetDelta + 1} and each record's {@code offsetDelta} is its original one (strictly
+ * increasing, within {@code 0..lastOffsetDelta}). Produce validation still requires {@code
+ * recordCount == lastOffsetDelta + 1} and {@code offsetDelta == index} (spec §7.7 step 6-7).
+ *
  * <p>Allocation-free (apart from what {@link Crc32c} needs for a direct buffer view); never changes the
  * buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
  * are safe as long as nobody writes to it.
@@ -46,6 +52,22 @@ public final class RecordBatchValidator {
      * (spec §7.5).
      */
     public static short validate(ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent) {
+        return validate(recordSet, maxBatchBytes, transactionalIdPresent, false);
+    }
+
+    /**
+     * Validates fetched data (a Fetch response's records, or what a follower copies): as {@link
+     * #validate(ByteBuf, int, boolean)} with a transactionalId assumed present, except that
+     * compacted batches are legal (see the class javadoc).
+     *
+     * @param maxBatchBytes largest whole batch (8 + batchLength) in bytes
+     */
+    public static short validateFetched(ByteBuf recordSet, int maxBatchBytes) {
+        return validate(recordSet, maxBatchBytes, true, true);
+    }
+
+    private static short validate(
+            ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent, boolean compactedAllowed) {
         if (recordSet == null || !recordSet.isReadable()) {
             return Errors.INVALID_RECORD; // step 1
         }
@@ -59,7 +81,7 @@ public final class RecordBatchValidator {
             pos += LOG_OVERHEAD + batchLength;
         }
         for (int pos = start; pos < end; ) { // steps 3-7
-            short code = validateBatch(recordSet, pos, transactionalIdPresent);
+            short code = validateBatch(recordSet, pos, transactionalIdPresent, compactedAllowed);
             if (code != Errors.NONE) {
                 return code;
             }
@@ -111,8 +133,11 @@ public final class RecordBatchValidator {
         return batchLength;
     }
 
-    /** Steps 3-7 for one batch whose framing (step 2) already passed. */
-    static short validateBatch(ByteBuf buf, int batchStart, boolean transactionalIdPresent) {
+    /**
+     * Steps 3-7 for one batch whose framing (step 2) already passed; {@code compactedAllowed} accepts
+     * fetched compacted batches (class javadoc).
+     */
+    static short validateBatch(ByteBuf buf, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed) {
         if (RecordBatchLayout.magic(buf, batchStart) != RecordBatchLayout.MAGIC) {
             return Errors.INVALID_RECORD; // step 3
         }
@@ -136,7 +161,9 @@ public final class RecordBatchValidator {
             return Errors.FEATURE_NOT_ENABLED; // spec 9.o: no codec is supported yet
         }
         int recordCount = RecordBatchLayout.recordCount(buf, batchStart); // step 6
-        if (recordCount < 1 || RecordBatchLayout.lastOffsetDelta(buf, batchStart) != recordCount - 1) {
+        int lastOffsetDelta = RecordBatchLayout.lastOffsetDelta(buf, batchStart);
+        boolean countOk = compactedAllowed ? recordCount <= lastOffsetDelta + 1L : lastOffsetDelta == recordCount - 1;
+        if (recordCount < 1 || !countOk) {
             return Errors.INVALID_RECORD;
         }
         if (RecordBatchLayout.maxTimestamp(buf, batchStart) < RecordBatchLayout.baseTimestamp(buf, batchStart)) {
@@ -152,10 +179,17 @@ public final class RecordBatchValidator {
             return Errors.INVALID_RECORD;
         }
         int batchEnd = batchStart + RecordBatchLayout.batchSize(buf, batchStart);
-        return validateRecords(buf, batchStart + RECORDS_OFFSET, batchEnd, recordCount); // step 7
+        return validateRecords(
+                buf, batchStart + RECORDS_OFFSET, batchEnd, recordCount, compactedAllowed ? lastOffsetDelta : -1);
     }
 
-    private static short validateRecords(ByteBuf buf, int pos, int batchEnd, int recordCount) {
+    /**
+     * Step 7. {@code compactedLastOffsetDelta} &lt; 0: offsetDelta must equal the record index;
+     * otherwise it must increase strictly and stay within 0..compactedLastOffsetDelta.
+     */
+    private static short validateRecords(
+            ByteBuf buf, int pos, int batchEnd, int recordCount, int compactedLastOffsetDelta) {
+        long previousDelta = -1;
         for (int index = 0; index < recordCount; index++) {
             if (batchEnd - pos < RECORD_LENGTH_SIZE) {
                 return Errors.INVALID_RECORD;
@@ -170,9 +204,14 @@ public final class RecordBatchValidator {
                 return Errors.INVALID_RECORD; // record attributes
             }
             p += 1 + 8; // attributes, timestampDelta
-            if (buf.getInt(p) != index) {
+            int offsetDelta = buf.getInt(p);
+            boolean deltaOk = compactedLastOffsetDelta < 0
+                    ? offsetDelta == index
+                    : offsetDelta > previousDelta && offsetDelta <= compactedLastOffsetDelta;
+            if (!deltaOk) {
                 return Errors.INVALID_RECORD; // offsetDelta
             }
+            previousDelta = offsetDelta;
             p = skipNullableBytes(buf, p + 4, recordEnd); // key
             p = skipNullableBytes(buf, p, recordEnd); // value
             p = skipHeaders(buf, p, recordEnd);
