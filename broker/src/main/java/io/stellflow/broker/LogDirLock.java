@@ -7,6 +7,8 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,6 +56,31 @@ final class LogDirLock {
             throw new IOException("Log directory " + logDir + " is in use by another broker (" + file + " is locked)");
         }
         return new LogDirLock(file, channel, lock);
+    }
+
+    /**
+     * Locks every dir of {@code logDirs} (in order); on failure releases the ones already taken.
+     *
+     * @throws IOException as {@link #acquire(Path)}
+     */
+    static List<LogDirLock> acquireAll(List<Path> logDirs) throws IOException {
+        List<LogDirLock> locks = new ArrayList<>();
+        try {
+            for (Path dir : logDirs) {
+                locks.add(acquire(dir));
+            }
+        } catch (IOException | RuntimeException e) {
+            releaseAll(locks);
+            throw e;
+        }
+        return locks;
+    }
+
+    /** Releases every lock of {@code locks}. */
+    static void releaseAll(List<LogDirLock> locks) {
+        for (LogDirLock lock : locks) {
+            lock.release();
+        }
     }
 
     synchronized void release() {

@@ -34,6 +34,7 @@ import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.storage.LogEnvironment;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -56,7 +57,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The single-node Stellflow broker: binds the listener, serves the v0 data-plane APIs (ApiVersions,
- * Metadata, Produce, Fetch, ListOffsets, CreateTopic) and stores topics under the first log dir.
+ * Metadata, Produce, Fetch, ListOffsets, CreateTopic) and stores partitions over every {@code
+ * log.dirs} entry ({@link TopicRegistry}: the least loaded dir gets a new partition; broker and topic
+ * metadata live in the first dir; retention, compaction and checkpoints run periodically).
  *
  * <p>Threads: one acceptor and {@code num.network.threads} Netty event loops (framing and socket I/O
  * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
@@ -83,7 +86,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.CREATE_TOPIC);
 
     private final BrokerConfig config;
-    private final LogDirLock lock;
+    private final List<LogDirLock> locks;
     private final TopicRegistry registry;
     private final ExecutorService requestPool;
     private final EventLoopGroup acceptorGroup;
@@ -98,9 +101,9 @@ public final class StellflowServer implements AutoCloseable {
     private Channel serverChannel;
     private boolean closing;
 
-    private StellflowServer(BrokerConfig config, LogDirLock lock, TopicRegistry registry, Transport transport) {
+    private StellflowServer(BrokerConfig config, List<LogDirLock> locks, TopicRegistry registry, Transport transport) {
         this.config = config;
-        this.lock = lock;
+        this.locks = locks;
         this.registry = registry;
         this.transport = transport;
         this.requestPool =
@@ -133,20 +136,18 @@ public final class StellflowServer implements AutoCloseable {
             LOG.warn("Ignoring unknown configuration keys: {}", config.unknownKeys());
         }
         Path logDir = config.logDirs().get(0);
-        if (config.logDirs().size() > 1) {
-            LOG.warn(
-                    "log.dirs lists {} directories; this broker stores everything in {}",
-                    config.logDirs().size(),
-                    logDir);
-        }
         Transport transport = Transport.select(config.transport());
-        LogDirLock lock = LogDirLock.acquire(logDir);
+        List<LogDirLock> locks = LogDirLock.acquireAll(config.logDirs());
         TopicRegistry registry = null;
         StellflowServer server = null;
         try {
             BrokerMetadata meta = BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId());
-            registry = TopicRegistry.open(logDir, config.logConfig(), BrokerConfig.MAX_PARTITIONS_PER_TOPIC);
-            server = new StellflowServer(config, lock, registry, transport);
+            registry = TopicRegistry.open(
+                    config.logManagerConfig(),
+                    config.logConfig(),
+                    BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
+                    LogEnvironment.system());
+            server = new StellflowServer(config, locks, registry, transport);
             server.bind(meta.clusterId());
             return server;
         } catch (IOException | RuntimeException e) {
@@ -156,7 +157,7 @@ public final class StellflowServer implements AutoCloseable {
                 if (registry != null) {
                     registry.close();
                 }
-                lock.release();
+                LogDirLock.releaseAll(locks);
             }
             throw e;
         }
@@ -314,7 +315,7 @@ public final class StellflowServer implements AutoCloseable {
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             registry.close();
-            lock.release();
+            LogDirLock.releaseAll(locks);
             LOG.info("BROKER_STOPPED brokerId={}", config.brokerId());
         } finally {
             closed.countDown();

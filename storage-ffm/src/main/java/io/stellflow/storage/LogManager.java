@@ -5,6 +5,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,6 +14,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -72,7 +74,7 @@ public final class LogManager implements AutoCloseable {
     }
 
     private final Config config;
-    private final LogConfig logConfig;
+    private final Function<String, LogConfig> configForTopic;
     private final LogEnvironment env;
     private final ToLongFunction<UnifiedLog> highWatermark;
     private final Map<String, UnifiedLog> logs = new ConcurrentHashMap<>();
@@ -81,9 +83,12 @@ public final class LogManager implements AutoCloseable {
     private volatile boolean closed;
 
     private LogManager(
-            Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<UnifiedLog> highWatermark) {
+            Config config,
+            Function<String, LogConfig> configForTopic,
+            LogEnvironment env,
+            ToLongFunction<UnifiedLog> highWatermark) {
         this.config = config;
-        this.logConfig = logConfig;
+        this.configForTopic = configForTopic;
         this.env = env;
         this.highWatermark = highWatermark;
     }
@@ -97,11 +102,31 @@ public final class LogManager implements AutoCloseable {
     public static LogManager start(
             Config config, LogConfig logConfig, LogEnvironment env, ToLongFunction<UnifiedLog> highWatermark)
             throws IOException {
-        LogManager manager = new LogManager(config, logConfig, env, highWatermark);
+        return start(config, topic -> logConfig, env, highWatermark);
+    }
+
+    /**
+     * As {@link #start(Config, LogConfig, LogEnvironment, ToLongFunction)} with a config per topic:
+     * every log found at start is opened with {@code configForTopic.apply(topic)} (topic = the
+     * directory name up to its last {@code -}), as is every log {@link #getOrCreate(String, int)}
+     * creates.
+     */
+    public static LogManager start(
+            Config config,
+            Function<String, LogConfig> configForTopic,
+            LogEnvironment env,
+            ToLongFunction<UnifiedLog> highWatermark)
+            throws IOException {
+        LogManager manager = new LogManager(config, configForTopic, env, highWatermark);
         manager.loadAll();
         manager.scheduleCheckpoints();
         manager.scheduleRetention();
         return manager;
+    }
+
+    /** The manager's settings ({@code log.dirs}, intervals). */
+    public Config config() {
+        return config;
     }
 
     /** Name of a partition's directory: {@code <topic>-<partition>}. */
@@ -116,6 +141,9 @@ public final class LogManager implements AutoCloseable {
             try (DirectoryStream<Path> entries = Files.newDirectoryStream(logDir, Files::isDirectory)) {
                 for (Path partitionDir : entries) {
                     String name = partitionDir.getFileName().toString();
+                    if (name.startsWith(".")) {
+                        continue; // broker metadata (.topics) and other hidden directories
+                    }
                     checkName(partitionDir, name);
                     Path other = found.put(name, partitionDir);
                     if (other != null) {
@@ -134,7 +162,8 @@ public final class LogManager implements AutoCloseable {
         try {
             List<Future<UnifiedLog>> loading = new ArrayList<>();
             for (Path partitionDir : found.values()) {
-                loading.add(pool.submit(() -> UnifiedLog.open(partitionDir, logConfig, env)));
+                String topic = topicOf(partitionDir.getFileName().toString());
+                loading.add(pool.submit(() -> UnifiedLog.open(partitionDir, configForTopic.apply(topic), env)));
             }
             IOException failure = null;
             for (Future<UnifiedLog> f : loading) {
@@ -169,6 +198,10 @@ public final class LogManager implements AutoCloseable {
                 (System.nanoTime() - startNanos) / 1_000_000);
     }
 
+    private static String topicOf(String dirName) {
+        return dirName.substring(0, dirName.lastIndexOf('-'));
+    }
+
     private static void checkName(Path partitionDir, String name) {
         int dash = name.lastIndexOf('-');
         boolean ok = dash > 0 && dash < name.length() - 1;
@@ -192,6 +225,14 @@ public final class LogManager implements AutoCloseable {
      * @throws IllegalStateException the manager is closed
      */
     public UnifiedLog getOrCreate(String topic, int partition) throws IOException {
+        return getOrCreate(topic, partition, null);
+    }
+
+    /**
+     * As {@link #getOrCreate(String, int)}; a log created now gets {@code logConfig} (null: the
+     * topic's config from the start function). An existing log keeps the config it was opened with.
+     */
+    public UnifiedLog getOrCreate(String topic, int partition, LogConfig logConfig) throws IOException {
         String name = dirName(topic, partition);
         UnifiedLog existing = logs.get(name);
         if (existing != null) {
@@ -206,12 +247,45 @@ public final class LogManager implements AutoCloseable {
                 return existing;
             }
             Path logDir = leastLoadedDir();
-            UnifiedLog log = UnifiedLog.open(logDir.resolve(name), logConfig, env);
+            LogConfig cfg = logConfig != null ? logConfig : configForTopic.apply(topic);
+            UnifiedLog log = UnifiedLog.open(logDir.resolve(name), cfg, env);
             logDirOf.put(name, logDir);
             logs.put(name, log);
             LOG.info("Created log {} in {}", name, logDir);
             return log;
         }
+    }
+
+    /**
+     * Closes a partition's log and deletes its directory (a topic creation that never committed).
+     * Returns false when there is no such log.
+     *
+     * @throws IOException closing or deleting failed (the log is gone from the manager either way)
+     */
+    public boolean delete(String topic, int partition) throws IOException {
+        String name = dirName(topic, partition);
+        UnifiedLog log;
+        synchronized (createLock) {
+            log = logs.remove(name);
+            logDirOf.remove(name);
+        }
+        if (log == null) {
+            return false;
+        }
+        log.close();
+        try (var walk = Files.walk(log.dir())) {
+            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+        Checkpoints.fsyncDir(log.dir().getParent());
+        LOG.info("Deleted log {}", log.dir());
+        return true;
+    }
+
+    /** Every partition log, by directory name {@code <topic>-<partition>} (a snapshot). */
+    public Map<String, UnifiedLog> logs() {
+        return Map.copyOf(logs);
     }
 
     private Path leastLoadedDir() {

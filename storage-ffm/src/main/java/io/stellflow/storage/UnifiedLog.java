@@ -799,6 +799,21 @@ public final class UnifiedLog implements AutoCloseable {
         return dir;
     }
 
+    /** The configuration the log was opened with. */
+    public LogConfig config() {
+        return config;
+    }
+
+    /**
+     * False when {@link #appendAsLeader} would reject {@code records} with {@link
+     * InvalidRecordException}: the log is compacted and a record has a null key. Lets a caller that
+     * merges several requests into one append reject only the offending one. Reads only; any thread.
+     */
+    public boolean acceptsKeys(ByteBuf records) {
+        return !config.cleanupPolicy().compact()
+                || !LogCleaner.hasNullKey(records, records.readerIndex(), records.writerIndex());
+    }
+
     /** The segments, oldest first (tests). */
     LogSegment[] segmentsForTesting() {
         return segments;

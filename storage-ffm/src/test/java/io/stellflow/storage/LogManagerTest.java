@@ -149,4 +149,43 @@ class LogManagerTest {
             assertThat(log.logEndOffset()).isEqualTo(3);
         }
     }
+
+    @Test
+    void eachTopicsLogsAreOpenedWithThatTopicsConfigAtStartAndAtCreation() throws IOException {
+        List<Path> dirs = List.of(root.resolve("d1"), root.resolve("d2"));
+        LogConfig compacted = SMALL.toBuilder().cleanupPolicy("compact").build();
+        java.util.function.Function<String, LogConfig> configs = t -> t.equals("state") ? compacted : SMALL;
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        LogManager.Config config = new LogManager.Config(dirs, 60_000, 300_000, 2);
+        try (LogManager manager = LogManager.start(config, configs, env.environment(), UnifiedLog::logEndOffset)) {
+            assertThat(manager.getOrCreate("state", 0).config().cleanupPolicy())
+                    .isEqualTo(LogConfig.CleanupPolicy.COMPACT);
+            assertThat(manager.getOrCreate("orders", 0).config()).isEqualTo(SMALL);
+            LogConfig given = SMALL.toBuilder().retentionMs(5).build();
+            assertThat(manager.getOrCreate("given", 0, given).config()).isEqualTo(given);
+        }
+        try (LogManager manager = LogManager.start(config, configs, env.environment(), UnifiedLog::logEndOffset)) {
+            assertThat(manager.get("state", 0).config()).isEqualTo(compacted);
+            assertThat(manager.get("orders", 0).config()).isEqualTo(SMALL);
+            assertThat(manager.get("given", 0).config()).isEqualTo(SMALL); // config is the caller's to keep
+        }
+    }
+
+    @Test
+    void hiddenDirectoriesAreNotPartitionsAndDeleteRemovesALogAndItsFiles() throws IOException {
+        Path d1 = root.resolve("d1");
+        Files.createDirectories(d1.resolve(".topics"));
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        try (LogManager manager = start(env, List.of(d1))) {
+            UnifiedLog log = manager.getOrCreate("gone", 0);
+            append(log, env.nowMs(), 3);
+            assertThat(manager.logs()).containsOnlyKeys("gone-0");
+            assertThat(manager.delete("gone", 0)).isTrue();
+            assertThat(manager.delete("gone", 0)).isFalse();
+            assertThat(manager.get("gone", 0)).isNull();
+            assertThat(d1.resolve("gone-0")).doesNotExist();
+            assertThat(manager.getOrCreate("gone", 0).logEndOffset()).isZero();
+        }
+        assertThat(d1.resolve(".topics")).isDirectory();
+    }
 }

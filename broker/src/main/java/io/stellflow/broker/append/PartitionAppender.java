@@ -8,6 +8,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
+import io.stellflow.storage.InvalidRecordException;
 import java.io.IOException;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
@@ -90,7 +91,12 @@ final class PartitionAppender {
         if (code != Errors.NONE) {
             return code;
         }
-        return r.transactional() || hasProducerId(records) ? Errors.FEATURE_NOT_ENABLED : Errors.NONE;
+        if (r.transactional() || hasProducerId(records)) {
+            return Errors.FEATURE_NOT_ENABLED;
+        }
+        // Checked per request: one null key on a compacted topic must not fail the others merged
+        // into the same append.
+        return partition.log().acceptsKeys(records) ? Errors.NONE : Errors.INVALID_RECORD;
     }
 
     private void append(AppendService service, int valid) {
@@ -115,6 +121,11 @@ final class PartitionAppender {
                         r,
                         new PartitionResponse(r.partitionId(), Errors.NONE, base, epoch, NO_LOG_APPEND_TIME, logStart));
                 base += recordCounts[i];
+            }
+        } catch (InvalidRecordException e) {
+            // Not reached: validate() rejected such requests one by one; nothing was appended.
+            for (int i = 0; i < valid; i++) {
+                finish(service, batch[i], error(batch[i], Errors.INVALID_RECORD));
             }
         } catch (IOException | RuntimeException e) {
             LOG.error("Append to {} failed; answering BROKER_NOT_AVAILABLE", partition, e);

@@ -1,6 +1,7 @@
 package io.stellflow.broker.config;
 
 import io.stellflow.storage.LogConfig;
+import io.stellflow.storage.LogManager;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,13 +19,26 @@ import java.util.TreeSet;
  *   <tr><td>broker.id</td><td>0</td><td>&gt;= 0</td></tr>
  *   <tr><td>listeners</td><td>PLAINTEXT://127.0.0.1:9092</td><td>one PLAINTEXT listener; port 0 = ephemeral</td></tr>
  *   <tr><td>advertised.listeners</td><td>the listener</td><td>host and port given to clients in Metadata</td></tr>
- *   <tr><td>log.dirs (or log.dir)</td><td>/tmp/stellflow-data</td><td>comma separated; only the first is used</td></tr>
+ *   <tr><td>log.dirs (or log.dir)</td><td>/tmp/stellflow-data</td><td>comma separated; new partitions go to the
+ *       dir holding the fewest; broker metadata ({@code meta.properties}, {@code .topics}) lives in the first</td></tr>
  *   <tr><td>num.partitions</td><td>1</td><td>1..{@value #MAX_PARTITIONS_PER_TOPIC}, for auto-created topics</td></tr>
  *   <tr><td>log.segment.bytes</td><td>1073741824</td><td>&gt;= 1024</td></tr>
  *   <tr><td>log.index.interval.bytes</td><td>4096</td><td>&gt;= 0</td></tr>
  *   <tr><td>log.index.size.max.bytes</td><td>10485760</td><td>&gt;= 8</td></tr>
  *   <tr><td>log.flush.interval.messages</td><td>9223372036854775807 (never)</td><td>&gt;= 1</td></tr>
  *   <tr><td>log.flush.interval.ms</td><td>9223372036854775807 (never)</td><td>&gt;= 0</td></tr>
+ *   <tr><td>log.retention.ms</td><td>604800000 (7 days)</td><td>&gt;= -1 (-1 = no time limit)</td></tr>
+ *   <tr><td>log.retention.bytes</td><td>-1 (no limit)</td><td>&gt;= -1, per partition</td></tr>
+ *   <tr><td>log.roll.ms</td><td>604800000 (7 days)</td><td>&gt;= 1</td></tr>
+ *   <tr><td>log.cleanup.policy</td><td>delete</td><td>delete, compact or compact,delete</td></tr>
+ *   <tr><td>log.segment.delete.delay.ms</td><td>60000</td><td>&gt;= 0</td></tr>
+ *   <tr><td>log.cleaner.delete.retention.ms</td><td>86400000 (1 day)</td><td>&gt;= 0</td></tr>
+ *   <tr><td>log.cleaner.min.cleanable.ratio</td><td>0.5</td><td>0..1</td></tr>
+ *   <tr><td>log.retention.check.interval.ms</td><td>300000</td><td>&gt;= 0; retention and compaction run this
+ *       often (0 = never)</td></tr>
+ *   <tr><td>log.flush.offset.checkpoint.interval.ms</td><td>60000</td><td>&gt;= 0; recovery-point and
+ *       log-start-offset checkpoints (0 = only at shutdown)</td></tr>
+ *   <tr><td>num.recovery.threads.per.data.dir</td><td>1</td><td>1..64, threads loading logs at start</td></tr>
  *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty</td></tr>
  *   <tr><td>auto.create.topics.enable</td><td>false</td><td>true or false</td></tr>
@@ -81,6 +95,16 @@ public final class BrokerConfig {
             "log.index.size.max.bytes",
             "log.flush.interval.messages",
             "log.flush.interval.ms",
+            "log.retention.ms",
+            "log.retention.bytes",
+            "log.roll.ms",
+            "log.cleanup.policy",
+            "log.segment.delete.delay.ms",
+            "log.cleaner.delete.retention.ms",
+            "log.cleaner.min.cleanable.ratio",
+            "log.retention.check.interval.ms",
+            "log.flush.offset.checkpoint.interval.ms",
+            "num.recovery.threads.per.data.dir",
             "message.max.bytes",
             "cluster.id",
             "auto.create.topics.enable",
@@ -104,6 +128,7 @@ public final class BrokerConfig {
     private final List<Path> logDirs;
     private final int numPartitions;
     private final LogConfig logConfig;
+    private final LogManager.Config logManagerConfig;
     private final int messageMaxBytes;
     private final String clusterId;
     private final boolean autoCreateTopicsEnable;
@@ -137,7 +162,12 @@ public final class BrokerConfig {
                 intValue(props, "log.index.size.max.bytes", LogConfig.DEFAULT_INDEX_MAX_BYTES, 8, Integer.MAX_VALUE);
         long flushMessages = longValue(props, "log.flush.interval.messages", Long.MAX_VALUE, 1, Long.MAX_VALUE);
         long flushMs = longValue(props, "log.flush.interval.ms", Long.MAX_VALUE, 0, Long.MAX_VALUE);
-        logConfig = new LogConfig(segmentBytes, indexInterval, indexMax, flushMessages, flushMs);
+        logConfig = logConfig(props, new LogConfig(segmentBytes, indexInterval, indexMax, flushMessages, flushMs));
+        long checkpointMs = longValue(props, "log.flush.offset.checkpoint.interval.ms", 60_000, 0, Long.MAX_VALUE);
+        long retentionCheckMs = longValue(props, "log.retention.check.interval.ms", 300_000, 0, Long.MAX_VALUE);
+        int recoveryThreads = intValue(props, "num.recovery.threads.per.data.dir", 1, 1, 64);
+        logManagerConfig =
+                new LogManager.Config(logDirs, checkpointMs, retentionCheckMs, recoveryThreads * logDirs.size());
         messageMaxBytes = intValue(
                 props, "message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES, MIN_MESSAGE_MAX_BYTES, MAX_MESSAGE_MAX_BYTES);
         String cluster = props.getProperty("cluster.id");
@@ -205,7 +235,7 @@ public final class BrokerConfig {
         return advertisedListener;
     }
 
-    /** {@code log.dirs}, never empty; the broker stores everything under the first entry. */
+    /** {@code log.dirs}, never empty; the first also holds the broker and topic metadata. */
     public List<Path> logDirs() {
         return logDirs;
     }
@@ -215,9 +245,17 @@ public final class BrokerConfig {
         return numPartitions;
     }
 
-    /** The per-partition log settings ({@code log.segment.bytes}, {@code log.index.*}, {@code log.flush.*}). */
+    /**
+     * The per-partition log defaults ({@code log.segment.bytes}, {@code log.index.*}, {@code
+     * log.flush.*}, {@code log.retention.*}, {@code log.cleanup.policy}, ...); topics override them.
+     */
     public LogConfig logConfig() {
         return logConfig;
+    }
+
+    /** {@code log.dirs} and the log manager's intervals and load threads. */
+    public LogManager.Config logManagerConfig() {
+        return logManagerConfig;
     }
 
     /** {@code message.max.bytes}: the largest accepted RecordBatch in bytes (whole batch, 8-byte prefix included). */
@@ -310,6 +348,42 @@ public final class BrokerConfig {
         return unknownKeys;
     }
 
+    private static LogConfig logConfig(Properties props, LogConfig base) {
+        LogConfig.Builder b = base.toBuilder()
+                .retentionMs(longValue(props, "log.retention.ms", LogConfig.DEFAULT_RETENTION_MS, -1, Long.MAX_VALUE))
+                .retentionBytes(longValue(props, "log.retention.bytes", -1, -1, Long.MAX_VALUE))
+                .segmentMs(longValue(props, "log.roll.ms", LogConfig.DEFAULT_SEGMENT_MS, 1, Long.MAX_VALUE))
+                .fileDeleteDelayMs(longValue(
+                        props,
+                        "log.segment.delete.delay.ms",
+                        LogConfig.DEFAULT_FILE_DELETE_DELAY_MS,
+                        0,
+                        Long.MAX_VALUE))
+                .deleteRetentionMs(longValue(
+                        props,
+                        "log.cleaner.delete.retention.ms",
+                        LogConfig.DEFAULT_DELETE_RETENTION_MS,
+                        0,
+                        Long.MAX_VALUE));
+        String policy = string(props, "log.cleanup.policy", "delete");
+        String ratio = string(props, "log.cleaner.min.cleanable.ratio", "0.5");
+        try {
+            b.cleanupPolicy(policy);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("log.cleanup.policy", policy, "must be delete, compact or compact,delete");
+        }
+        try {
+            double r = Double.parseDouble(ratio);
+            if (!(r >= 0 && r <= 1)) {
+                throw new NumberFormatException();
+            }
+            b.minCleanableDirtyRatio(r);
+        } catch (NumberFormatException e) {
+            throw new ConfigException("log.cleaner.min.cleanable.ratio", ratio, "must be a number in 0..1");
+        }
+        return b.build();
+    }
+
     private static List<Path> logDirs(Properties props) {
         String key = props.getProperty("log.dirs") != null ? "log.dirs" : "log.dir";
         String raw = string(props, key, "/tmp/stellflow-data");
@@ -319,7 +393,11 @@ public final class BrokerConfig {
             if (trimmed.isEmpty()) {
                 throw new ConfigException(key, raw, "contains an empty directory");
             }
-            dirs.add(Path.of(trimmed));
+            Path dir = Path.of(trimmed).toAbsolutePath().normalize();
+            if (dirs.contains(dir)) {
+                throw new ConfigException(key, raw, "lists " + dir + " twice");
+            }
+            dirs.add(dir);
         }
         return List.copyOf(dirs);
     }

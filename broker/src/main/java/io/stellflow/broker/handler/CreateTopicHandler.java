@@ -55,7 +55,7 @@ public final class CreateTopicHandler implements ApiHandler {
                 }
                 context.respond(new CreateTopicResponse(request.topic(), partitions));
             }
-            case PARTITION_COUNT_MISMATCH, INVALID_NAME, INVALID_PARTITIONS ->
+            case PARTITION_COUNT_MISMATCH, INVALID_NAME, INVALID_PARTITIONS, INVALID_CONFIG ->
                 context.respond(topicError(request.topic(), Errors.INVALID_REQUEST));
         }
     }

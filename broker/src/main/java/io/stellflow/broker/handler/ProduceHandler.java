@@ -16,6 +16,7 @@ import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.message.ProduceResponse.TopicResponse;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
+import io.stellflow.storage.InvalidRecordException;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -171,10 +172,15 @@ public final class ProduceHandler implements ApiHandler {
         if (transactional || hasProducerId(records)) {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
         }
+        if (!partition.log().acceptsKeys(records)) {
+            return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
+        }
         try {
             long baseOffset = partition.appendAsLeader(records);
             return new PartitionResponse(
                     data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
+        } catch (InvalidRecordException e) {
+            return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         } catch (IOException e) {
             LOG.error("Append to {} failed; answering BROKER_NOT_AVAILABLE", partition, e);
             return error(data.partition(), Errors.BROKER_NOT_AVAILABLE, epoch, -1L);

@@ -1,6 +1,9 @@
 package io.stellflow.broker.topic;
 
 import io.stellflow.storage.LogConfig;
+import io.stellflow.storage.LogEnvironment;
+import io.stellflow.storage.LogManager;
+import io.stellflow.storage.TopicConfig;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -8,25 +11,35 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The topics this broker hosts, persisted under one log directory.
+ * The topics this broker hosts: their metadata, persisted in the first log dir, and their partition
+ * logs, spread over every {@code log.dirs} entry by a {@link LogManager} (a new partition goes to the
+ * dir holding the fewest; all logs are loaded in parallel at start; recovery-point and
+ * log-start-offset checkpoints, retention and compaction run periodically).
  *
- * <p>Layout: {@code <logDir>/.topics/<topic-id>.properties} holds {@code topic}, {@code topic.id},
- * {@code partition.count} and {@code leader.epoch}; each partition's log lives in
- * {@code <logDir>/<topic>-<partition>/}. The metadata file is named by the topic id (a 36-character
+ * <p>Layout: {@code <firstLogDir>/.topics/<topic-id>.properties} holds {@code topic}, {@code
+ * topic.id}, {@code partition.count}, {@code leader.epoch} and the topic's config overrides as
+ * {@code config.<key>} ({@link TopicConfig} keys, e.g. {@code config.cleanup.policy=compact});
+ * each partition's log lives in {@code <someLogDir>/<topic>-<partition>/}. The metadata file is named by the topic id (a 36-character
  * UUID), not the name: a 249-character name plus {@code .properties.tmp} would pass the 255-byte file
  * name limit. The {@code .topics} directory name has no {@code -N} suffix, so it can never be a
  * partition directory. The metadata file is written last (atomically), so it is the commit point of a
- * creation: partition directories without it are orphans; they are ignored at load, deleted when a
+ * creation: partition directories without it are orphans; they are loaded but serve nothing, deleted when a
  * creation of that name fails, and deleted before a new topic of that name takes their place (so a
  * new topic never inherits an uncommitted one's records).
+ *
+ * <p>High watermark: retention and compaction never act at or above {@link Partition#highWatermark}
+ * (the log end offset on a single node; the hook replication fills in).
  *
  * <p>Thread-safety: lookups are lock-free and may run on any thread; {@link #create} and
  * {@link #close} are serialised by the registry's monitor.
@@ -46,16 +59,22 @@ public final class TopicRegistry implements AutoCloseable {
     /** Leader epoch of every partition on a single node; no leader change ever bumps it. */
     public static final int INITIAL_LEADER_EPOCH = 0;
 
+    private static final String CONFIG_PREFIX = "config.";
+
     private final Path logDir;
     private final Path topicsDir;
     private final LogConfig logConfig;
     private final int maxPartitions;
     private final ConcurrentHashMap<String, Topic> topics = new ConcurrentHashMap<>();
+    /** Partitions by log directory name ({@code <topic>-<partition>}), for the high watermark. */
+    private final ConcurrentHashMap<String, Partition> byLogName = new ConcurrentHashMap<>();
+
+    private LogManager logs;
     private boolean closed;
 
-    private TopicRegistry(Path logDir, LogConfig logConfig, int maxPartitions) {
-        this.logDir = logDir;
-        this.topicsDir = logDir.resolve(TOPICS_DIR);
+    private TopicRegistry(Path metadataDir, LogConfig logConfig, int maxPartitions) {
+        this.logDir = metadataDir;
+        this.topicsDir = metadataDir.resolve(TOPICS_DIR);
         this.logConfig = logConfig;
         this.maxPartitions = maxPartitions;
     }
@@ -67,10 +86,26 @@ public final class TopicRegistry implements AutoCloseable {
      * @param maxPartitions largest partition count {@link #create} accepts
      */
     public static TopicRegistry open(Path logDir, LogConfig logConfig, int maxPartitions) throws IOException {
-        TopicRegistry registry = new TopicRegistry(logDir, logConfig, maxPartitions);
+        return open(LogManager.Config.of(List.of(logDir)), logConfig, maxPartitions, LogEnvironment.system());
+    }
+
+    /**
+     * Opens the registry over several log dirs: reads the topic metadata from the first, loads every
+     * partition log of every dir in parallel (each with its topic's config: {@code logConfig} with
+     * the topic's overrides) and starts the periodic checkpoints, retention and compaction.
+     *
+     * @param managerConfig {@code log.dirs} and the periodic intervals
+     * @param logConfig broker defaults for every topic
+     * @param maxPartitions largest partition count {@link #create} accepts
+     * @param env clock, scheduler (periodic work, delayed deletion) and storage metrics
+     */
+    public static TopicRegistry open(
+            LogManager.Config managerConfig, LogConfig logConfig, int maxPartitions, LogEnvironment env)
+            throws IOException {
+        TopicRegistry registry = new TopicRegistry(managerConfig.logDirs().get(0), logConfig, maxPartitions);
         Files.createDirectories(registry.topicsDir);
         try {
-            registry.load();
+            registry.load(managerConfig, env);
         } catch (IOException | RuntimeException e) {
             registry.close();
             throw e;
@@ -78,7 +113,34 @@ public final class TopicRegistry implements AutoCloseable {
         return registry;
     }
 
-    private void load() throws IOException {
+    /** A topic's metadata file as read at start. */
+    private record TopicMeta(String name, UUID topicId, int leaderEpoch, int partitionCount, LogConfig config) {}
+
+    private void load(LogManager.Config managerConfig, LogEnvironment env) throws IOException {
+        List<TopicMeta> metas = readMetadata();
+        Map<String, LogConfig> configs = new HashMap<>();
+        for (TopicMeta m : metas) {
+            if (configs.put(m.name(), m.config()) != null) {
+                throw new IOException("Two metadata files in " + topicsDir + " name topic " + m.name());
+            }
+        }
+        logs = LogManager.start(
+                managerConfig, topic -> configs.getOrDefault(topic, logConfig), env, this::highWatermarkOf);
+        for (TopicMeta m : metas) {
+            Topic topic = openTopic(m.name(), m.topicId(), m.leaderEpoch(), m.partitionCount(), m.config());
+            topics.put(topic.name(), topic);
+        }
+        LOG.info("Loaded {} topics from {} (logs in {})", topics.size(), logDir, managerConfig.logDirs());
+    }
+
+    /** Retention and compaction bound: the partition's high watermark (the LEO for an orphan log). */
+    private long highWatermarkOf(UnifiedLog log) {
+        Partition p = byLogName.get(log.dir().getFileName().toString());
+        return p != null && p.log() == log ? p.highWatermark() : log.logEndOffset();
+    }
+
+    private List<TopicMeta> readMetadata() throws IOException {
+        List<TopicMeta> metas = new ArrayList<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(topicsDir)) {
             for (Path file : files) {
                 String fileName = file.getFileName().toString();
@@ -90,17 +152,13 @@ public final class TopicRegistry implements AutoCloseable {
                 if (!fileName.endsWith(SUFFIX)) {
                     continue;
                 }
-                Topic topic = loadTopic(file, fileName.substring(0, fileName.length() - SUFFIX.length()));
-                if (topics.putIfAbsent(topic.name(), topic) != null) {
-                    closeAll(topic.partitions());
-                    throw new IOException("Two metadata files in " + topicsDir + " name topic " + topic.name());
-                }
+                metas.add(readTopic(file, fileName.substring(0, fileName.length() - SUFFIX.length())));
             }
         }
-        LOG.info("Loaded {} topics from {}", topics.size(), logDir);
+        return metas;
     }
 
-    private Topic loadTopic(Path file, String idFromFile) throws IOException {
+    private TopicMeta readTopic(Path file, String idFromFile) throws IOException {
         Properties props = AtomicFiles.readProperties(file);
         String name = props.getProperty("topic");
         int partitionCount;
@@ -116,26 +174,44 @@ public final class TopicRegistry implements AutoCloseable {
         if (!idFromFile.equals(topicId.toString()) || !TopicNames.isValid(name) || partitionCount <= 0) {
             throw new IOException("Corrupt topic metadata file " + file + ": " + props);
         }
-        return openTopic(name, topicId, leaderEpoch, partitionCount);
+        Map<String, String> overrides = new TreeMap<>();
+        for (String key : props.stringPropertyNames()) {
+            if (key.startsWith(CONFIG_PREFIX)) {
+                overrides.put(key.substring(CONFIG_PREFIX.length()), props.getProperty(key));
+            }
+        }
+        LogConfig config;
+        try {
+            config = TopicConfig.apply(logConfig, overrides);
+        } catch (IllegalArgumentException e) {
+            throw new IOException("Corrupt topic metadata file " + file + ": " + e.getMessage(), e);
+        }
+        return new TopicMeta(name, topicId, leaderEpoch, partitionCount, config);
     }
 
-    private Topic openTopic(String name, UUID topicId, int leaderEpoch, int partitionCount) throws IOException {
+    /** Opens (creating where missing) the partition logs; on failure nothing stays registered. */
+    private Topic openTopic(String name, UUID topicId, int leaderEpoch, int partitionCount, LogConfig config)
+            throws IOException {
         List<Partition> partitions = new ArrayList<>(partitionCount);
-        try {
-            for (int p = 0; p < partitionCount; p++) {
-                UnifiedLog log = UnifiedLog.open(partitionDir(name, p), logConfig);
-                partitions.add(new Partition(name, p, leaderEpoch, log));
-            }
-        } catch (IOException | RuntimeException e) {
-            closeAll(partitions);
-            throw e;
+        for (int p = 0; p < partitionCount; p++) {
+            UnifiedLog log = logs.getOrCreate(name, p, config);
+            partitions.add(new Partition(name, p, leaderEpoch, log));
+        }
+        for (Partition p : partitions) {
+            byLogName.put(LogManager.dirName(name, p.partition()), p);
         }
         return new Topic(name, topicId, leaderEpoch, List.copyOf(partitions));
     }
 
-    /** The directory of one partition's log: {@code <logDir>/<topic>-<partition>}. */
+    /** The directory of one partition's log ({@code <someLogDir>/<topic>-<partition>}), or null. */
     public Path partitionDir(String topic, int partition) {
-        return logDir.resolve(topic + "-" + partition);
+        Path dir = logs.logDirOf(topic, partition);
+        return dir == null ? null : dir.resolve(LogManager.dirName(topic, partition));
+    }
+
+    /** The log manager behind the partitions (tests and tools: periodic work, placement). */
+    public LogManager logManager() {
+        return logs;
     }
 
     /** The topic, or null when it does not exist. */
@@ -167,7 +243,9 @@ public final class TopicRegistry implements AutoCloseable {
         /** The name breaks {@link TopicNames} rules. */
         INVALID_NAME,
         /** The partition count is &lt;= 0 or above the limit. */
-        INVALID_PARTITIONS
+        INVALID_PARTITIONS,
+        /** A topic config key is unknown or its value invalid ({@link TopicConfig}). */
+        INVALID_CONFIG
     }
 
     /**
@@ -178,14 +256,22 @@ public final class TopicRegistry implements AutoCloseable {
      */
     public record CreateResult(CreateStatus status, Topic topic) {}
 
+    /** {@link #create(String, int, Map)} with the broker's defaults (no topic overrides). */
+    public CreateResult create(String name, int partitionCount) throws IOException {
+        return create(name, partitionCount, Map.of());
+    }
+
     /**
      * Creates a topic with {@code partitionCount} partitions at leader epoch 0, or returns the
-     * existing one. Durable when it returns {@code CREATED}: the logs exist and the metadata file is
-     * fsynced.
+     * existing one (whose config is not changed). Durable when it returns {@code CREATED}: the logs
+     * exist and the metadata file, holding {@code topicConfig}, is fsynced.
      *
+     * @param topicConfig topic-level overrides of the broker defaults ({@link TopicConfig} keys, e.g.
+     *     {@code cleanup.policy=compact}); an unknown key or bad value gives {@code INVALID_CONFIG}
      * @throws IOException when the logs or the metadata file cannot be written (nothing is published)
      */
-    public synchronized CreateResult create(String name, int partitionCount) throws IOException {
+    public synchronized CreateResult create(String name, int partitionCount, Map<String, String> topicConfig)
+            throws IOException {
         if (!TopicNames.isValid(name)) {
             return new CreateResult(CreateStatus.INVALID_NAME, null);
         }
@@ -200,6 +286,13 @@ public final class TopicRegistry implements AutoCloseable {
         if (partitionCount <= 0 || partitionCount > maxPartitions) {
             return new CreateResult(CreateStatus.INVALID_PARTITIONS, null);
         }
+        LogConfig config;
+        try {
+            config = TopicConfig.apply(logConfig, topicConfig);
+        } catch (IllegalArgumentException e) {
+            LOG.info("Rejected topic {}: {}", name, e.getMessage());
+            return new CreateResult(CreateStatus.INVALID_CONFIG, null);
+        }
         if (closed) {
             throw new IOException("Topic registry for " + logDir + " is closed");
         }
@@ -207,66 +300,66 @@ public final class TopicRegistry implements AutoCloseable {
         deleteOrphanPartitionDirs(name, partitionCount);
         Topic topic;
         try {
-            topic = openTopic(name, topicId, INITIAL_LEADER_EPOCH, partitionCount);
+            topic = openTopic(name, topicId, INITIAL_LEADER_EPOCH, partitionCount, config);
         } catch (IOException | RuntimeException e) {
             deleteOrphanPartitionDirs(name, partitionCount);
             throw e;
         }
         try {
-            AtomicFiles.fsyncDirectory(logDir);
+            for (Path dir : logs.config().logDirs()) {
+                AtomicFiles.fsyncDirectory(dir);
+            }
             Properties props = new Properties();
             props.setProperty("version", Integer.toString(FORMAT_VERSION));
             props.setProperty("topic", name);
             props.setProperty("topic.id", topicId.toString());
             props.setProperty("partition.count", Integer.toString(partitionCount));
             props.setProperty("leader.epoch", Integer.toString(INITIAL_LEADER_EPOCH));
+            for (Map.Entry<String, String> e : new TreeMap<>(topicConfig).entrySet()) {
+                props.setProperty(CONFIG_PREFIX + e.getKey(), e.getValue().strip());
+            }
             AtomicFiles.writeProperties(topicsDir.resolve(topicId + SUFFIX), props, "Stellflow topic metadata");
         } catch (IOException | RuntimeException e) {
-            closeAll(topic.partitions());
             deleteOrphanPartitionDirs(name, partitionCount);
             throw e;
         }
         topics.put(name, topic);
-        LOG.info("TOPIC_CREATED topic={} partitions={} topicId={}", name, partitionCount, topicId);
+        LOG.info(
+                "TOPIC_CREATED topic={} partitions={} topicId={} config={}",
+                name,
+                partitionCount,
+                topicId,
+                new TreeMap<>(topicConfig));
         return new CreateResult(CreateStatus.CREATED, topic);
     }
 
     /**
-     * Deletes {@code <topic>-<p>} for p in [0, partitionCount): directories of a creation that never
-     * committed its metadata file. Only called for a name that has no committed topic.
+     * Deletes the logs {@code <topic>-<p>} for p in [0, partitionCount), wherever they are: logs of a
+     * creation that never committed its metadata file. Only called for a name without a committed
+     * topic.
      */
     private void deleteOrphanPartitionDirs(String name, int partitionCount) throws IOException {
         for (int p = 0; p < partitionCount; p++) {
-            Path dir = partitionDir(name, p);
-            if (Files.exists(dir)) {
-                LOG.warn("Deleting orphan partition directory {} (no committed topic metadata)", dir);
-                try (var walk = Files.walk(dir)) {
-                    for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
-                        Files.delete(path);
-                    }
-                }
+            byLogName.remove(LogManager.dirName(name, p));
+            if (logs.get(name, p) != null) {
+                LOG.warn("Deleting orphan partition log {}-{} (no committed topic metadata)", name, p);
+                logs.delete(name, p);
             }
         }
     }
 
-    /** Closes every partition log cleanly. Idempotent. Lookups after close return closed logs. */
+    /** Stops the periodic work and closes every partition log cleanly. Idempotent. */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        for (Topic topic : topics.values()) {
-            closeAll(topic.partitions());
-        }
-    }
-
-    private static void closeAll(List<Partition> partitions) {
-        for (Partition partition : partitions) {
+        if (logs != null) {
             try {
-                partition.log().close();
+                logs.close();
             } catch (IOException | RuntimeException e) {
-                LOG.error("Failed to close the log of {}", partition, e);
+                LOG.error("Failed to close the logs", e);
             }
         }
     }

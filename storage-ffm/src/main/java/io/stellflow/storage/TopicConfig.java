@@ -1,0 +1,91 @@
+package io.stellflow.storage;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Topic-level overrides of a broker's {@link LogConfig}, under Kafka's topic config names, as given
+ * when a topic is created and persisted with it.
+ *
+ * <table>
+ *   <caption>Keys (broker-level name in parentheses)</caption>
+ *   <tr><td>cleanup.policy</td><td>log.cleanup.policy: delete, compact or compact,delete</td></tr>
+ *   <tr><td>retention.ms</td><td>log.retention.ms</td></tr>
+ *   <tr><td>retention.bytes</td><td>log.retention.bytes</td></tr>
+ *   <tr><td>segment.bytes</td><td>log.segment.bytes</td></tr>
+ *   <tr><td>segment.ms</td><td>log.roll.ms</td></tr>
+ *   <tr><td>segment.index.bytes</td><td>log.index.size.max.bytes</td></tr>
+ *   <tr><td>index.interval.bytes</td><td>log.index.interval.bytes</td></tr>
+ *   <tr><td>flush.messages</td><td>log.flush.interval.messages</td></tr>
+ *   <tr><td>flush.ms</td><td>log.flush.interval.ms</td></tr>
+ *   <tr><td>delete.retention.ms</td><td>log.cleaner.delete.retention.ms</td></tr>
+ *   <tr><td>min.cleanable.dirty.ratio</td><td>log.cleaner.min.cleanable.ratio</td></tr>
+ *   <tr><td>file.delete.delay.ms</td><td>log.segment.delete.delay.ms</td></tr>
+ * </table>
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class TopicConfig {
+    /** Every topic-level key {@link #apply} accepts. */
+    public static final Set<String> KEYS = Set.of(
+            "cleanup.policy",
+            "retention.ms",
+            "retention.bytes",
+            "segment.bytes",
+            "segment.ms",
+            "segment.index.bytes",
+            "index.interval.bytes",
+            "flush.messages",
+            "flush.ms",
+            "delete.retention.ms",
+            "min.cleanable.dirty.ratio",
+            "file.delete.delay.ms");
+
+    private TopicConfig() {}
+
+    /**
+     * {@code base} with {@code overrides} applied.
+     *
+     * @throws IllegalArgumentException an unknown key, a value that does not parse or is out of
+     *     range; the message names the topic key and the value
+     */
+    public static LogConfig apply(LogConfig base, Map<String, String> overrides) {
+        if (overrides.isEmpty()) {
+            return base;
+        }
+        LogConfig.Builder b = base.toBuilder();
+        for (Map.Entry<String, String> e : overrides.entrySet()) {
+            String key = e.getKey();
+            String value = e.getValue() == null ? "" : e.getValue().strip();
+            try {
+                set(b, key, value);
+            } catch (IllegalArgumentException ex) {
+                throw new IllegalArgumentException("topic config " + key + "=" + value + ": " + ex.getMessage(), ex);
+            }
+        }
+        try {
+            return b.build();
+        } catch (IllegalArgumentException ex) {
+            throw new IllegalArgumentException("topic config " + overrides + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    private static void set(LogConfig.Builder b, String key, String value) {
+        switch (key) {
+            case "cleanup.policy" -> b.cleanupPolicy(value.toLowerCase(Locale.ROOT));
+            case "retention.ms" -> b.retentionMs(Long.parseLong(value));
+            case "retention.bytes" -> b.retentionBytes(Long.parseLong(value));
+            case "segment.bytes" -> b.segmentBytes(Integer.parseInt(value));
+            case "segment.ms" -> b.segmentMs(Long.parseLong(value));
+            case "segment.index.bytes" -> b.indexMaxBytes(Integer.parseInt(value));
+            case "index.interval.bytes" -> b.indexIntervalBytes(Integer.parseInt(value));
+            case "flush.messages" -> b.flushMessages(Long.parseLong(value));
+            case "flush.ms" -> b.flushMs(Long.parseLong(value));
+            case "delete.retention.ms" -> b.deleteRetentionMs(Long.parseLong(value));
+            case "min.cleanable.dirty.ratio" -> b.minCleanableDirtyRatio(Double.parseDouble(value));
+            case "file.delete.delay.ms" -> b.fileDeleteDelayMs(Long.parseLong(value));
+            default -> throw new IllegalArgumentException("unknown topic config key; known: " + KEYS);
+        }
+    }
+}
