@@ -119,4 +119,48 @@ class BrokerConfigTest {
         assertThat(Listener.parse("listeners", "PLAINTEXT://:9092")).isEqualTo(new Listener("PLAINTEXT", "", 9092));
         assertThat(new Listener("PLAINTEXT", "::1", 1).toString()).isEqualTo("PLAINTEXT://[::1]:1");
     }
+
+    @Test
+    void logRetentionCleanupAndManagerKeysAreReadAndChecked() {
+        BrokerConfig config = BrokerConfig.fromProperties(props(
+                "log.dirs", "/data/a,/data/b",
+                "log.retention.ms", "1000",
+                "log.retention.bytes", "2048",
+                "log.roll.ms", "500",
+                "log.cleanup.policy", "compact,delete",
+                "log.segment.delete.delay.ms", "7",
+                "log.cleaner.delete.retention.ms", "9",
+                "log.cleaner.min.cleanable.ratio", "0.2",
+                "log.retention.check.interval.ms", "100",
+                "log.flush.offset.checkpoint.interval.ms", "200",
+                "num.recovery.threads.per.data.dir", "3"));
+        assertThat(config.logConfig().retentionMs()).isEqualTo(1000);
+        assertThat(config.logConfig().retentionBytes()).isEqualTo(2048);
+        assertThat(config.logConfig().segmentMs()).isEqualTo(500);
+        assertThat(config.logConfig().cleanupPolicy().toString()).isEqualTo("compact,delete");
+        assertThat(config.logConfig().fileDeleteDelayMs()).isEqualTo(7);
+        assertThat(config.logConfig().deleteRetentionMs()).isEqualTo(9);
+        assertThat(config.logConfig().minCleanableDirtyRatio()).isEqualTo(0.2);
+        assertThat(config.logManagerConfig().logDirs()).containsExactly(Path.of("/data/a"), Path.of("/data/b"));
+        assertThat(config.logManagerConfig().retentionCheckIntervalMs()).isEqualTo(100);
+        assertThat(config.logManagerConfig().checkpointIntervalMs()).isEqualTo(200);
+        assertThat(config.logManagerConfig().loadThreads()).isEqualTo(6);
+        BrokerConfig defaults = BrokerConfig.fromProperties(new Properties());
+        assertThat(defaults.logConfig().retentionMs()).isEqualTo(7L * 24 * 3600 * 1000);
+        assertThat(defaults.logConfig().cleanupPolicy().toString()).isEqualTo("delete");
+        assertThat(defaults.logManagerConfig().retentionCheckIntervalMs()).isEqualTo(300_000);
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.cleanup.policy", "shred")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("log.cleanup.policy")
+                .hasMessageContaining("shred");
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.cleaner.min.cleanable.ratio", "2")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("log.cleaner.min.cleanable.ratio");
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.retention.ms", "-2")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("log.retention.ms");
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.dirs", "/data/a,/data/b/../a")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("twice");
+    }
 }
