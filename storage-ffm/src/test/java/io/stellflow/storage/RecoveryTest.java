@@ -241,4 +241,47 @@ class RecoveryTest {
             ch.write(one.rewind(), position);
         }
     }
+
+    /**
+     * Batches of 300 KiB and one of 2.5 MiB: batches cross the 1 MiB chunk boundaries of the scan
+     * and one is larger than the chunk buffer; all survive an unclean open. Then a byte flipped in a
+     * batch that starts in one chunk and ends in the next truncates the log exactly there.
+     */
+    @Test
+    void batchesAcrossChunkBoundariesAndLargerThanAChunkAreValidatedWhole() throws IOException {
+        int[] valueBytes = {300 * 1024, 300 * 1024, 300 * 1024, 300 * 1024, 2560 * 1024, 300 * 1024, 300 * 1024};
+        List<Long> positions = new ArrayList<>();
+        long pos = 0;
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
+        for (int v : valueBytes) {
+            ByteBuf b = TestBatches.sized(1, v);
+            positions.add(pos);
+            pos += b.readableBytes();
+            log.appendAsLeader(b, 1);
+            b.release();
+        }
+        log.crashForTesting();
+        assertThat(positions.get(3)).isLessThan(Recovery.CHUNK_BYTES);
+        assertThat(positions.get(4)).isGreaterThan(Recovery.CHUNK_BYTES); // batch 3 straddles 1 MiB
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(valueBytes.length);
+            assertThat(reopened.sizeInBytes()).isEqualTo(pos);
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L);
+        }
+        Files.delete(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE));
+        Files.deleteIfExists(dir.resolve(LogLoader.RECOVERY_POINT_FILE));
+        Path logFile = dir.resolve(FIRST_LOG);
+        long flipAt = Recovery.CHUNK_BYTES + 100L; // inside batch 3, past the chunk end
+        try (FileChannel ch = FileChannel.open(logFile, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, flipAt);
+            one.put(0, (byte) ~one.get(0)).rewind();
+            ch.write(one, flipAt);
+        }
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(3);
+            assertThat(Files.size(logFile)).isEqualTo(positions.get(3));
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L, 2L);
+        }
+    }
 }
