@@ -224,8 +224,16 @@ public final class StellflowConsumer implements AutoCloseable {
             if (!ready.isEmpty()) {
                 try {
                     // Next fetch positions from the batch headers, the next Fetches out, then decode.
-                    for (CompletedFetch c : ready) {
-                        advance(c);
+                    for (int i = 0; i < ready.size(); i++) {
+                        try {
+                            advance(ready.get(i));
+                        } catch (RuntimeException e) {
+                            // The answers after the failing one are dropped unread: fetch them again.
+                            for (int j = i + 1; j < ready.size(); j++) {
+                                refetch(ready.get(j), -1);
+                            }
+                            throw e;
+                        }
                     }
                     sendFetches();
                     decodeAll(ready, out);
@@ -438,17 +446,29 @@ public final class StellflowConsumer implements AutoCloseable {
                 f.release();
             }
         } catch (ProtocolException e) {
-            for (int i = 0; i <= decoded && i < ready.size(); i++) {
-                PartitionState s = assigned.get(ready.get(i).tp);
-                if (s != null && s.epoch == ready.get(i).epoch) {
-                    s.moveTo(positionsBefore[i]);
-                    s.epoch++;
-                    s.fetchInFlight = false;
-                }
+            // Every partition of this poll goes back to what the application has seen: the ones
+            // decoded so far (and the bad one) to their position before this poll, the ones not
+            // decoded yet stay where they are; all refetch from there.
+            for (int i = 0; i < ready.size(); i++) {
+                refetch(ready.get(i), i <= decoded ? positionsBefore[i] : -1);
             }
             out.subList(outBefore, out.size()).clear();
             throw new StellflowException(
                     e.errorCode(), "bad record batch from " + ready.get(decoded).tp + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Forgets a completed Fetch whose records will not be handed out: its partition (if the answer is
+     * still current) fetches again from {@code position} (-1: its current position), and a Fetch
+     * already sent past it is discarded.
+     */
+    private void refetch(CompletedFetch f, long position) {
+        PartitionState s = assigned.get(f.tp);
+        if (s != null && s.epoch == f.epoch) {
+            s.moveTo(position >= 0 ? position : s.position);
+            s.epoch++;
+            s.fetchInFlight = false;
         }
     }
 

@@ -136,4 +136,53 @@ class StellflowConsumerTest {
             }
         }
     }
+
+    @Test
+    void aCorruptBatchInOnePartitionNeitherLosesNorRepeatsTheOtherPartitionsRecords() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 2);
+            TopicPartition good = new TopicPartition("t", 0);
+            TopicPartition bad = new TopicPartition("t", 1);
+            for (int i = 0; i < 10; i++) {
+                appendBatch(broker, good, 2, 2 * i); // offsets 0-19, two per batch
+            }
+            ByteBuf corrupt = Unpooled.buffer();
+            RecordBatchBuilder b = new RecordBatchBuilder(corrupt, 1000L);
+            b.append(1000L, null, "x".getBytes(StandardCharsets.UTF_8));
+            b.close();
+            corrupt.setByte(corrupt.writerIndex() - 1, corrupt.getByte(corrupt.writerIndex() - 1) ^ 0x01);
+            broker.append(bad, corrupt); // offset 0
+            appendBatch(broker, bad, 1, 1); // offset 1
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("auto.offset.reset", "earliest");
+            p.setProperty("max.partition.fetch.bytes", "1"); // one batch per Fetch: many polls
+            List<Long> goodOffsets = new ArrayList<>();
+            List<Long> badOffsets = new ArrayList<>();
+            int failures = 0;
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(good, bad));
+                long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+                while ((goodOffsets.size() < 20 || badOffsets.isEmpty()) && System.nanoTime() < deadline) {
+                    try {
+                        for (ConsumerRecord r : consumer.poll(Duration.ofMillis(100))) {
+                            (r.partition() == 0 ? goodOffsets : badOffsets).add(r.offset());
+                        }
+                    } catch (StellflowException e) {
+                        assertThat(e.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE);
+                        if (++failures == 3) {
+                            consumer.seek(bad, 1);
+                        }
+                    }
+                }
+            }
+            assertThat(failures).isGreaterThanOrEqualTo(3);
+            List<Long> expected = new ArrayList<>();
+            for (long o = 0; o < 20; o++) {
+                expected.add(o);
+            }
+            assertThat(goodOffsets).isEqualTo(expected);
+            assertThat(badOffsets).containsExactly(1L);
+        }
+    }
 }
