@@ -203,4 +203,21 @@ class TopicCleanupTest {
         assertThat(Requests.produceOne(client, "kept", 1, keyed(null, "x", 1)).errorCode())
                 .isEqualTo(Errors.INVALID_RECORD);
     }
+
+    @Test
+    void aNullKeyOnACompactedTopicIsInvalidRecordWhenAppendingOnRequestThreadsToo() throws Exception {
+        client.close();
+        server.close();
+        Properties props = props();
+        props.setProperty("num.append.agents", "0");
+        server = TestBroker.start(props);
+        client = new RawClient(server.port());
+        server.registry().create("keyed", 1, Map.of("cleanup.policy", "compact"));
+        long now = System.currentTimeMillis();
+        assertThat(Requests.produceOne(client, "keyed", 0, keyed(null, "1", now))
+                        .errorCode())
+                .isEqualTo(Errors.INVALID_RECORD);
+        assertThat(Requests.produceOne(client, "keyed", 0, keyed("a", "2", now)).baseOffset())
+                .isZero();
+    }
 }

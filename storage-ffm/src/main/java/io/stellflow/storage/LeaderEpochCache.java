@@ -161,23 +161,23 @@ final class LeaderEpochCache {
      * ({@code epoch}, logEndOffset); for an older epoch, (the largest epoch &lt;= it, the start offset
      * of the first epoch above it); for an epoch below the first, ({@code epoch}, the first start
      * offset); for an epoch above the latest, or with an empty history, {@link
-     * UnifiedLog.EpochEndOffset#UNDEFINED}.
+     * EpochEndOffset#UNDEFINED}.
      */
-    synchronized UnifiedLog.EpochEndOffset endOffsetFor(int epoch, long logEndOffset) {
+    synchronized EpochEndOffset endOffsetFor(int epoch, long logEndOffset) {
         if (entries.isEmpty() || epoch < 0) {
-            return UnifiedLog.EpochEndOffset.UNDEFINED;
+            return EpochEndOffset.UNDEFINED;
         }
         if (epoch == entries.getLast().epoch()) {
-            return new UnifiedLog.EpochEndOffset(epoch, logEndOffset);
+            return new EpochEndOffset(epoch, logEndOffset);
         }
         Entry floor = null;
         for (Entry e : entries) {
             if (e.epoch() > epoch) {
-                return new UnifiedLog.EpochEndOffset(floor == null ? epoch : floor.epoch(), e.startOffset());
+                return new EpochEndOffset(floor == null ? epoch : floor.epoch(), e.startOffset());
             }
             floor = e;
         }
-        return UnifiedLog.EpochEndOffset.UNDEFINED;
+        return EpochEndOffset.UNDEFINED;
     }
 
     /** A copy of the history, oldest first. */

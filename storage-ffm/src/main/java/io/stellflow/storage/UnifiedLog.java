@@ -450,16 +450,6 @@ public final class UnifiedLog implements AutoCloseable {
         LOG.info("Truncated {} fully; the log now starts at offset {}", dir, newOffset);
     }
 
-    /** Outcome of {@link #maybeIncrementLogStartOffset}. */
-    public enum LogStartOffsetResult {
-        /** The log start offset was raised and checkpointed. */
-        INCREMENTED,
-        /** The requested offset is not above the current log start offset: nothing changed. */
-        UNCHANGED,
-        /** The requested offset is above the given high watermark (Kafka: OFFSET_OUT_OF_RANGE). */
-        BEYOND_HIGH_WATERMARK
-    }
-
     /**
      * Delete-records: raises the log start offset to {@code newLogStartOffset}, never past {@code
      * highWatermark} (nor the log end offset). Records below it become invisible to {@link
@@ -733,18 +723,6 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** A record's timestamp (ms) and offset. */
     public record TimestampOffset(long timestampMs, long offset) {}
-
-    /**
-     * Answer to "where did leader epoch e end?" (Kafka's OffsetsForLeaderEpoch).
-     *
-     * @param leaderEpoch the largest epoch &lt;= the requested one that wrote to the log, -1 if unknown
-     * @param endOffset the first offset after that epoch's records (the log end offset for the
-     *     latest epoch), -1 if unknown
-     */
-    public record EpochEndOffset(int leaderEpoch, long endOffset) {
-        /** No such epoch in the history (above the latest, or the history is empty). */
-        public static final EpochEndOffset UNDEFINED = new EpochEndOffset(-1, -1L);
-    }
 
     /** The offset the next appended record will get. Volatile read; any thread. */
     public long logEndOffset() {

@@ -102,7 +102,7 @@ class CheckpointsTest {
         }
         Files.delete(dir.resolve(LeaderEpochCache.FILE_NAME)); // a log from before the epoch file
         try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
-            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 5));
+            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 5));
         }
         assertThat(Files.readAllLines(dir.resolve(LeaderEpochCache.FILE_NAME))).containsExactly("0", "2", "1 0", "4 5");
     }

@@ -75,11 +75,11 @@ class FollowerAndTruncationTest {
             assertThat(ByteBufUtil.getBytes(copy)).isEqualTo(expected);
             copy.release();
             assertThat(follower.latestLeaderEpoch()).isEqualTo(3);
-            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 3));
-            assertThat(follower.endOffsetForEpoch(2)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 3));
-            assertThat(follower.endOffsetForEpoch(3)).isEqualTo(new UnifiedLog.EpochEndOffset(3, 6));
-            assertThat(follower.endOffsetForEpoch(4)).isEqualTo(UnifiedLog.EpochEndOffset.UNDEFINED);
-            assertThat(follower.endOffsetForEpoch(0)).isEqualTo(new UnifiedLog.EpochEndOffset(0, 0));
+            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 3));
+            assertThat(follower.endOffsetForEpoch(2)).isEqualTo(new EpochEndOffset(1, 3));
+            assertThat(follower.endOffsetForEpoch(3)).isEqualTo(new EpochEndOffset(3, 6));
+            assertThat(follower.endOffsetForEpoch(4)).isEqualTo(EpochEndOffset.UNDEFINED);
+            assertThat(follower.endOffsetForEpoch(0)).isEqualTo(new EpochEndOffset(0, 0));
 
             appendLeader(leader, 3, 16);
             ByteBuf more = fetch(leader, 6);
@@ -88,7 +88,7 @@ class FollowerAndTruncationTest {
         }
         try (UnifiedLog follower = UnifiedLog.open(followerDir, SMALL)) {
             assertThat(follower.logEndOffset()).isEqualTo(7);
-            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, 3));
+            assertThat(follower.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, 3));
             assertThat(follower.latestLeaderEpoch()).isEqualTo(3);
         }
         assertThat(Files.readAllLines(followerDir.resolve(LeaderEpochCache.FILE_NAME)))
@@ -134,8 +134,8 @@ class FollowerAndTruncationTest {
             env.advance(SMALL.fileDeleteDelayMs());
             assertThat(filesWithSuffix(".deleted")).isZero();
             assertThat(log.latestLeaderEpoch()).isEqualTo(1);
-            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new UnifiedLog.EpochEndOffset(1, cutAt));
-            assertThat(log.endOffsetForEpoch(2)).isEqualTo(UnifiedLog.EpochEndOffset.UNDEFINED);
+            assertThat(log.endOffsetForEpoch(1)).isEqualTo(new EpochEndOffset(1, cutAt));
+            assertThat(log.endOffsetForEpoch(2)).isEqualTo(EpochEndOffset.UNDEFINED);
             assertThat(log.offsetForTimestamp(1000 + cutAt, Long.MAX_VALUE)).isNull();
 
             for (int i = 0; i < 20; i++) {
@@ -224,7 +224,7 @@ class FollowerAndTruncationTest {
             assertThat(log.logEndOffset()).isEqualTo(100);
             assertThat(log.segmentCount()).isEqualTo(1);
             assertThat(log.latestLeaderEpoch()).isEqualTo(-1);
-            assertThat(log.endOffsetForEpoch(2)).isEqualTo(UnifiedLog.EpochEndOffset.UNDEFINED);
+            assertThat(log.endOffsetForEpoch(2)).isEqualTo(EpochEndOffset.UNDEFINED);
             appendLeader(log, 3, 5);
             assertThat(allOffsets(log, 100)).containsExactly(100L);
             env.advance(SMALL.fileDeleteDelayMs());
@@ -235,7 +235,7 @@ class FollowerAndTruncationTest {
         try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
             assertThat(log.logStartOffset()).isEqualTo(100);
             assertThat(log.logEndOffset()).isEqualTo(101);
-            assertThat(log.endOffsetForEpoch(3)).isEqualTo(new UnifiedLog.EpochEndOffset(3, 101));
+            assertThat(log.endOffsetForEpoch(3)).isEqualTo(new EpochEndOffset(3, 101));
         }
     }
 
@@ -245,12 +245,10 @@ class FollowerAndTruncationTest {
         for (int i = 0; i < 10; i++) {
             appendLeader(log, 0, 1000 + i);
         }
-        assertThat(log.maybeIncrementLogStartOffset(6, 5))
-                .isEqualTo(UnifiedLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
-        assertThat(log.maybeIncrementLogStartOffset(11, 20))
-                .isEqualTo(UnifiedLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
-        assertThat(log.maybeIncrementLogStartOffset(4, 5)).isEqualTo(UnifiedLog.LogStartOffsetResult.INCREMENTED);
-        assertThat(log.maybeIncrementLogStartOffset(3, 5)).isEqualTo(UnifiedLog.LogStartOffsetResult.UNCHANGED);
+        assertThat(log.maybeIncrementLogStartOffset(6, 5)).isEqualTo(LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
+        assertThat(log.maybeIncrementLogStartOffset(11, 20)).isEqualTo(LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
+        assertThat(log.maybeIncrementLogStartOffset(4, 5)).isEqualTo(LogStartOffsetResult.INCREMENTED);
+        assertThat(log.maybeIncrementLogStartOffset(3, 5)).isEqualTo(LogStartOffsetResult.UNCHANGED);
         assertThat(log.logStartOffset()).isEqualTo(4);
         assertThat(log.offsetForTimestamp(0, Long.MAX_VALUE).offset()).isEqualTo(4);
         log.crashForTesting();

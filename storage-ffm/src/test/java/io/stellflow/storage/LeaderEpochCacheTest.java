@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.storage.LeaderEpochCache.Entry;
-import io.stellflow.storage.UnifiedLog.EpochEndOffset;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -82,7 +82,7 @@ class RetentionTest {
             assertThat(log.deleteOldSegments(segs[2].baseOffset - 1)).isEqualTo(1); // inside segment 1
             assertThat(log.segmentsForTesting()[0]).isSameAs(segs[1]);
             assertThat(log.maybeIncrementLogStartOffset(segs[2].baseOffset, segs[2].baseOffset - 1))
-                    .isEqualTo(UnifiedLog.LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
+                    .isEqualTo(LogStartOffsetResult.BEYOND_HIGH_WATERMARK);
             assertThat(log.logStartOffset()).isLessThan(segs[2].baseOffset);
         }
     }
@@ -148,7 +148,7 @@ class RetentionTest {
             LogSegment[] segs = log.segmentsForTesting();
             long newStart = segs[2].baseOffset + 1;
             assertThat(log.maybeIncrementLogStartOffset(newStart, log.logEndOffset()))
-                    .isEqualTo(UnifiedLog.LogStartOffsetResult.INCREMENTED);
+                    .isEqualTo(LogStartOffsetResult.INCREMENTED);
             assertThat(log.deleteOldSegments(log.logEndOffset())).isEqualTo(2);
             assertThat(log.logStartOffset()).isEqualTo(newStart);
             assertThat(log.offsetForTimestamp(0, Long.MAX_VALUE).offset()).isEqualTo(newStart);

@@ -77,7 +77,11 @@ public final class Partition {
         return log.logEndOffset();
     }
 
-    /** High watermark; equals the log end offset on a single node. */
+    /**
+     * High watermark; equals the log end offset on a single node. This is the replication hook:
+     * Fetch answers, retention and compaction ({@link TopicRegistry}'s log manager) never go at or
+     * above it, so once followers exist it must become the ISR's minimum replicated offset.
+     */
     public long highWatermark() {
         return log.logEndOffset();
     }
