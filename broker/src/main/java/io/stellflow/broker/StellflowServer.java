@@ -14,7 +14,13 @@ import io.netty.util.HashedWheelTimer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.cluster.BrokerLifecycle;
+import io.stellflow.broker.cluster.ClusterMetadataHandler;
+import io.stellflow.broker.cluster.ReplicaManager;
+import io.stellflow.broker.cluster.ReplicaStateListener;
+import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.ConfigException;
 import io.stellflow.broker.config.Listener;
 import io.stellflow.broker.fetch.FetchResponseWriter;
@@ -32,9 +38,15 @@ import io.stellflow.broker.network.FrameDecoder;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.topic.BrokerMetadata;
+import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.storage.LogEnvironment;
+import io.stellflow.storage.LogManager;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -44,6 +56,7 @@ import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,10 +69,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The single-node Stellflow broker: binds the listener, serves the v0 data-plane APIs (ApiVersions,
- * Metadata, Produce, Fetch, ListOffsets, CreateTopic) and stores partitions over every {@code
- * log.dirs} entry ({@link TopicRegistry}: the least loaded dir gets a new partition; broker and topic
- * metadata live in the first dir; retention, compaction and checkpoints run periodically).
+ * A Stellflow broker: binds the listener and serves the v0 data-plane APIs (ApiVersions, Metadata,
+ * Produce, Fetch, ListOffsets, CreateTopic; DeleteTopic in a cluster).
+ *
+ * <p>Modes ({@link ClusterConfig}): in a cluster ({@code process.roles=broker}, or
+ * {@code broker,controller}, the single-node default, which first starts an embedded
+ * {@link ControllerServer}) the broker registers with the controllers, follows their committed
+ * metadata into a {@link ReplicaManager} (the source of truth for topics, leaders and local logs),
+ * forwards CreateTopic/DeleteTopic to the active controller and serves Produce/Fetch/ListOffsets only
+ * for the partitions it leads. With {@code metadata.local=true} it is a single broker without a
+ * controller that keeps its topics in a {@link TopicRegistry} under the first log dir.
+ *
+ * <p>Storage: partitions over every {@code log.dirs} entry (a {@link LogManager}: the least loaded dir
+ * gets a new partition; retention, compaction and checkpoints run periodically); with
+ * {@code metadata.local} the {@link TopicRegistry} keeps broker and topic metadata in the first dir.
  *
  * <p>Threads: one acceptor and {@code num.network.threads} Netty event loops (framing and socket I/O
  * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
@@ -88,6 +111,7 @@ public final class StellflowServer implements AutoCloseable {
     private final BrokerConfig config;
     private final List<LogDirLock> locks;
     private final TopicRegistry registry;
+    private final ClusterParts cluster;
     private final ExecutorService requestPool;
     private final EventLoopGroup acceptorGroup;
     private final EventLoopGroup workerGroup;
@@ -101,10 +125,29 @@ public final class StellflowServer implements AutoCloseable {
     private Channel serverChannel;
     private boolean closing;
 
-    private StellflowServer(BrokerConfig config, List<LogDirLock> locks, TopicRegistry registry, Transport transport) {
+    /**
+     * What a broker of a cluster owns besides the data plane.
+     *
+     * @param controller the embedded controller (combined mode), or null
+     * @param logs the partition logs
+     * @param replicas the applied metadata and hosted partitions
+     * @param client the control-plane client
+     */
+    private record ClusterParts(
+            ControllerServer controller, LogManager logs, ReplicaManager replicas, ControllerClient client) {}
+
+    private volatile BrokerLifecycle lifecycle;
+
+    private StellflowServer(
+            BrokerConfig config,
+            List<LogDirLock> locks,
+            TopicRegistry registry,
+            ClusterParts cluster,
+            Transport transport) {
         this.config = config;
         this.locks = locks;
         this.registry = registry;
+        this.cluster = cluster;
         this.transport = transport;
         this.requestPool =
                 Executors.newFixedThreadPool(config.numIoThreads(), new DefaultThreadFactory("sf-request", false));
@@ -135,46 +178,134 @@ public final class StellflowServer implements AutoCloseable {
         if (!config.unknownKeys().isEmpty()) {
             LOG.warn("Ignoring unknown configuration keys: {}", config.unknownKeys());
         }
+        ClusterConfig clusterConfig = config.cluster();
+        if (!clusterConfig.isBroker()) {
+            throw new IllegalArgumentException("process.roles=controller runs no broker: start a ControllerServer");
+        }
         Path logDir = config.logDirs().get(0);
         Transport transport = Transport.select(config.transport());
-        List<LogDirLock> locks = LogDirLock.acquireAll(config.logDirs());
+        ControllerServer controller = null;
+        List<LogDirLock> locks = null;
         TopicRegistry registry = null;
+        LogManager logs = null;
+        ControllerClient client = null;
         StellflowServer server = null;
         try {
+            if (clusterConfig.isController()) {
+                controller = ControllerServer.start(clusterConfig.controller());
+            }
+            locks = LogDirLock.acquireAll(config.logDirs());
             BrokerMetadata meta = BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId());
-            registry = TopicRegistry.open(
-                    config.logManagerConfig(),
-                    config.logConfig(),
-                    BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
-                    LogEnvironment.system());
-            server = new StellflowServer(config, locks, registry, transport);
+            ClusterParts parts = null;
+            if (clusterConfig.metadataLocal()) {
+                registry = TopicRegistry.open(
+                        config.logManagerConfig(),
+                        config.logConfig(),
+                        BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
+                        LogEnvironment.system());
+            } else {
+                logs = LogManager.start(
+                        config.logManagerConfig(),
+                        config.logConfig(),
+                        LogEnvironment.system(),
+                        UnifiedLog::logEndOffset);
+                ReplicaManager replicas =
+                        new ReplicaManager(config.brokerId(), logs, config.logDirs(), ReplicaStateListener.NONE);
+                String bootstrap = clusterConfig.controllerBootstrapServers() != null
+                        ? clusterConfig.controllerBootstrapServers()
+                        : controller.rpcEndpoint();
+                client = ControllerClient.builder(bootstrap).build();
+                parts = new ClusterParts(controller, logs, replicas, client);
+            }
+            server = new StellflowServer(config, locks, registry, parts, transport);
             server.bind(meta.clusterId());
+            if (parts != null) {
+                server.joinCluster();
+            }
             return server;
         } catch (IOException | RuntimeException e) {
             if (server != null) {
                 server.close();
             } else {
-                if (registry != null) {
-                    registry.close();
+                closeQuietly(registry);
+                closeQuietly(logs);
+                closeQuietly(client);
+                if (locks != null) {
+                    LogDirLock.releaseAll(locks);
                 }
-                LogDirLock.releaseAll(locks);
+                closeQuietly(controller);
             }
             throw e;
         }
     }
 
+    /** Registers with the controllers and waits (up to 30 s) to catch up on metadata. */
+    private void joinCluster() {
+        BrokerLifecycle l = new BrokerLifecycle(
+                config.brokerId(),
+                cluster.client(),
+                cluster.replicas(),
+                endpoint.host(),
+                endpoint.port(),
+                config.cluster().rack(),
+                config.cluster().heartbeatIntervalMs());
+        lifecycle = l;
+        try {
+            if (!l.start(Duration.ofSeconds(30))) {
+                LOG.warn("Broker {} has not caught up on metadata after 30 s; it keeps following", config.brokerId());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while joining the cluster", e);
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c == null) {
+            return;
+        }
+        try {
+            c.close();
+        } catch (Exception e) {
+            LOG.warn("Closing {} failed", c, e);
+        }
+    }
+
     private void bind(String clusterId) {
-        TopicService topics = new TopicService(registry, config.autoCreateTopicsEnable(), config.numPartitions());
         Map<Short, ApiHandler> handlers = new LinkedHashMap<>();
-        FetchHandler fetch = new FetchHandler(registry, requestPool, config.fetchZeroCopy(), timer);
-        handlers.put(
-                ApiKeys.API_VERSIONS,
-                new ApiVersionsHandler(IMPLEMENTED_APIS, Map.of(ApiKeys.FETCH, fetch.maxVersion())));
-        handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
-        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes(), appends));
+        PartitionRouter router;
+        List<Short> apis = IMPLEMENTED_APIS;
+        if (cluster == null) {
+            TopicService topics = new TopicService(registry, config.autoCreateTopicsEnable(), config.numPartitions());
+            router = topics;
+            handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
+            handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
+        } else {
+            router = cluster.replicas();
+            handlers.put(ApiKeys.METADATA, new ClusterMetadataHandler(cluster.replicas(), clusterId));
+            handlers.put(
+                    ApiKeys.CREATE_TOPIC,
+                    TopicForwardingHandler.createTopic(
+                            cluster.client(),
+                            cluster.replicas(),
+                            config.cluster().defaultReplicationFactor()));
+            handlers.put(
+                    ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas()));
+            apis = new java.util.ArrayList<>(IMPLEMENTED_APIS);
+            apis.add(ApiKeys.DELETE_TOPIC);
+        }
+        FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
+        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(router, config.messageMaxBytes(), appends));
         handlers.put(ApiKeys.FETCH, fetch);
-        handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
-        handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
+        handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
+        Map<Short, Short> versions = cluster == null
+                ? Map.of(ApiKeys.FETCH, fetch.maxVersion())
+                : Map.of(
+                        ApiKeys.FETCH,
+                        fetch.maxVersion(),
+                        ApiKeys.CREATE_TOPIC,
+                        CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR);
+        handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(apis, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers);
 
         Listener listener = config.listener();
@@ -271,9 +402,29 @@ public final class StellflowServer implements AutoCloseable {
         return transport;
     }
 
-    /** The topics (tests and tools). */
+    /** The topics of a broker without a controller ({@code metadata.local}); null in a cluster. */
     public TopicRegistry registry() {
         return registry;
+    }
+
+    /** The applied metadata and hosted partitions of a broker in a cluster; null with {@code metadata.local}. */
+    public ReplicaManager replicaManager() {
+        return cluster == null ? null : cluster.replicas();
+    }
+
+    /** The embedded controller (combined mode), or null. */
+    public ControllerServer controller() {
+        return cluster == null ? null : cluster.controller();
+    }
+
+    /** The cluster membership (registration, heartbeats), or null with {@code metadata.local}. */
+    public BrokerLifecycle lifecycle() {
+        return lifecycle;
+    }
+
+    /** This broker's id. */
+    public int brokerId() {
+        return config.brokerId();
     }
 
     /** Blocks until {@link #close} has finished. */
@@ -294,6 +445,10 @@ public final class StellflowServer implements AutoCloseable {
             closing = true;
         }
         try {
+            BrokerLifecycle l = lifecycle;
+            if (l != null) {
+                l.close(); // want-fence first: the controller moves leadership away at once
+            }
             if (serverChannel != null) {
                 serverChannel.close().syncUninterruptibly();
             }
@@ -314,8 +469,17 @@ public final class StellflowServer implements AutoCloseable {
             timer.stop();
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
-            registry.close();
+            if (registry != null) {
+                registry.close();
+            }
+            if (cluster != null) {
+                closeQuietly(cluster.logs());
+                closeQuietly(cluster.client());
+            }
             LogDirLock.releaseAll(locks);
+            if (cluster != null) {
+                closeQuietly(cluster.controller());
+            }
             LOG.info("BROKER_STOPPED brokerId={}", config.brokerId());
         } finally {
             closed.countDown();
@@ -343,6 +507,10 @@ public final class StellflowServer implements AutoCloseable {
             System.exit(2);
             return;
         }
+        if (!config.cluster().isBroker()) {
+            runController(config.cluster());
+            return;
+        }
         StellflowServer server;
         try {
             server = start(config);
@@ -353,6 +521,33 @@ public final class StellflowServer implements AutoCloseable {
         }
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sf-shutdown"));
         server.awaitClosed();
+    }
+
+    /** {@code process.roles=controller}: only a controller, until SIGTERM or SIGINT. */
+    private static void runController(ClusterConfig cluster) throws InterruptedException {
+        ControllerServer controller;
+        try {
+            controller = ControllerServer.start(cluster.controller());
+        } catch (IOException | RuntimeException e) {
+            LOG.error("CONTROLLER_START_FAILED {}", e.getMessage(), e);
+            System.exit(1);
+            return;
+        }
+        LOG.info(
+                "CONTROLLER_STARTED nodeId={} controlPlane={} voters={}",
+                cluster.nodeId(),
+                controller.rpcEndpoint(),
+                cluster.controller().voters());
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            controller.close();
+                            LOG.info("CONTROLLER_STOPPED nodeId={}", cluster.nodeId());
+                            stopped.countDown();
+                        },
+                        "sf-shutdown"));
+        stopped.await();
     }
 
     private static Properties loadProperties(Path file) throws IOException {

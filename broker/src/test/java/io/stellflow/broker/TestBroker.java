@@ -8,7 +8,10 @@ import java.nio.file.Path;
 import java.util.Properties;
 import org.junit.jupiter.api.Assumptions;
 
-/** Starts brokers for tests: 127.0.0.1, ephemeral port, a given log dir and transport. */
+/**
+ * Starts brokers for tests: 127.0.0.1, ephemeral port, a given log dir and transport; a single broker
+ * without a controller ({@code metadata.local=true}), the cluster tests live in {@code io.stellflow.broker.cluster}.
+ */
 final class TestBroker {
     private TestBroker() {}
 
@@ -18,6 +21,9 @@ final class TestBroker {
                 Transport.isAvailable(TransportType.parse("transport", transport)), transport + " is unavailable");
         Properties props = new Properties();
         props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        // a single broker without a controller: these tests are about the data plane
+        props.setProperty("process.roles", "broker");
+        props.setProperty("metadata.local", "true");
         props.setProperty("log.dirs", logDir.toString());
         props.setProperty("transport", transport);
         props.setProperty("num.network.threads", "2");

@@ -40,6 +40,9 @@ class EndToEndTest {
         Properties p = new Properties();
         p.setProperty("broker.id", "0");
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        // a single broker without a controller: these tests are about the data plane
+        p.setProperty("process.roles", "broker");
+        p.setProperty("metadata.local", "true");
         p.setProperty("log.dirs", dataDir.toString());
         server = StellflowServer.start(BrokerConfig.fromProperties(p));
         bootstrap = "127.0.0.1:" + server.port();

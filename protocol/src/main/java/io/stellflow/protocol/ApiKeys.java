@@ -12,6 +12,8 @@ public final class ApiKeys {
     public static final short FETCH = 3;
     public static final short LIST_OFFSETS = 4;
     public static final short CREATE_TOPIC = 50;
+    /** DeleteTopic (§6.15): implemented by brokers of a cluster, which forward it to the controller. */
+    public static final short DELETE_TOPIC = 51;
 
     private ApiKeys() {}
 
@@ -24,6 +26,7 @@ public final class ApiKeys {
             case FETCH -> "Fetch";
             case LIST_OFFSETS -> "ListOffsets";
             case CREATE_TOPIC -> "CreateTopic";
+            case DELETE_TOPIC -> "DeleteTopic";
             default -> "Unknown(" + key + ")";
         };
     }
@@ -35,6 +38,7 @@ public final class ApiKeys {
                 || key == PRODUCE
                 || key == FETCH
                 || key == LIST_OFFSETS
-                || key == CREATE_TOPIC;
+                || key == CREATE_TOPIC
+                || key == DELETE_TOPIC;
     }
 }

@@ -16,7 +16,9 @@ import java.util.TreeSet;
  * <table>
  *   <caption>Keys</caption>
  *   <tr><th>Key</th><th>Default</th><th>Rule</th></tr>
- *   <tr><td>broker.id</td><td>0</td><td>&gt;= 0</td></tr>
+ *   <tr><td>broker.id</td><td>node.id, else 0</td><td>&gt;= 0</td></tr>
+ *   <tr><td>process.roles, node.id, controller.*, metadata.*, broker.heartbeat.interval.ms, broker.rack,
+ *       default.replication.factor</td><td colspan="2">see {@link ClusterConfig}</td></tr>
  *   <tr><td>listeners</td><td>PLAINTEXT://127.0.0.1:9092</td><td>one PLAINTEXT listener; port 0 = ephemeral</td></tr>
  *   <tr><td>advertised.listeners</td><td>the listener</td><td>host and port given to clients in Metadata</td></tr>
  *   <tr><td>log.dirs (or log.dir)</td><td>/tmp/stellflow-data</td><td>comma separated; new partitions go to the
@@ -122,6 +124,8 @@ public final class BrokerConfig {
             "append.idle.strategy",
             "queued.max.request.bytes");
 
+    private static final Set<String> ALL_KEYS = union(KNOWN_KEYS, ClusterConfig.KEYS);
+
     private final int brokerId;
     private final Listener listener;
     private final Listener advertisedListener;
@@ -145,10 +149,12 @@ public final class BrokerConfig {
     private final int appendQueueCapacity;
     private final String appendIdleStrategy;
     private final long queuedMaxRequestBytes;
+    private final ClusterConfig cluster;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
-        brokerId = intValue(props, "broker.id", 0, 0, Integer.MAX_VALUE);
+        Integer configuredBrokerId =
+                props.getProperty("broker.id") == null ? null : intValue(props, "broker.id", 0, 0, Integer.MAX_VALUE);
         listener = Listener.parse("listeners", string(props, "listeners", "PLAINTEXT://127.0.0.1:9092"));
         String advertised = props.getProperty("advertised.listeners");
         advertisedListener = advertised == null ? null : Listener.parse("advertised.listeners", advertised);
@@ -170,11 +176,11 @@ public final class BrokerConfig {
                 new LogManager.Config(logDirs, checkpointMs, retentionCheckMs, recoveryThreads * logDirs.size());
         messageMaxBytes = intValue(
                 props, "message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES, MIN_MESSAGE_MAX_BYTES, MAX_MESSAGE_MAX_BYTES);
-        String cluster = props.getProperty("cluster.id");
-        if (cluster != null && cluster.isBlank()) {
-            throw new ConfigException("cluster.id", cluster, "must not be blank");
+        String clusterIdValue = props.getProperty("cluster.id");
+        if (clusterIdValue != null && clusterIdValue.isBlank()) {
+            throw new ConfigException("cluster.id", clusterIdValue, "must not be blank");
         }
-        clusterId = cluster == null ? null : cluster.trim();
+        clusterId = clusterIdValue == null ? null : clusterIdValue.trim();
         autoCreateTopicsEnable = bool(props, "auto.create.topics.enable", false);
         transport = TransportType.parse("transport", string(props, "transport", "auto"));
         numNetworkThreads = intValue(props, "num.network.threads", 3, 1, 256);
@@ -202,9 +208,11 @@ public final class BrokerConfig {
         // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
         // flight is far more than a 2-core machine appends in the time a producer waits.
         queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
+        this.cluster = ClusterConfig.parse(props, configuredBrokerId, listener.port(), logDirs.get(0));
+        brokerId = this.cluster.nodeId();
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
-            if (!KNOWN_KEYS.contains(key)) {
+            if (!ALL_KEYS.contains(key)) {
                 unknown.add(key);
             }
         }
@@ -220,9 +228,14 @@ public final class BrokerConfig {
         return new BrokerConfig(props);
     }
 
-    /** {@code broker.id}. */
+    /** {@code broker.id} (or {@code node.id}; they must agree when both are set). */
     public int brokerId() {
         return brokerId;
+    }
+
+    /** {@code process.roles}, the node id, the controllers and (for a controller) its settings. */
+    public ClusterConfig cluster() {
+        return cluster;
     }
 
     /** {@code listeners}: where the broker binds. */
@@ -338,9 +351,15 @@ public final class BrokerConfig {
         return queuedMaxRequestBytes;
     }
 
-    /** Every key the broker reads. */
+    /** Every key the broker reads (data plane and cluster keys). */
     public static Set<String> knownKeys() {
-        return KNOWN_KEYS;
+        return ALL_KEYS;
+    }
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> all = new TreeSet<>(a);
+        all.addAll(b);
+        return Set.copyOf(all);
     }
 
     /** Keys present in the properties that the broker does not know (logged as a warning at start). */

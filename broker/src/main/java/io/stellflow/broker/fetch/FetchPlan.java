@@ -1,7 +1,7 @@
 package io.stellflow.broker.fetch;
 
 import io.stellflow.broker.topic.Partition;
-import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.ResponseHeader;
@@ -45,17 +45,18 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      */
     public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
 
-    /** {@link #resolve(FetchRequest, TopicRegistry, short)} for Fetch v0. */
-    public static FetchPlan resolve(FetchRequest request, TopicRegistry registry) {
+    /** {@link #resolve(FetchRequest, PartitionRouter, short)} for Fetch v0. */
+    public static FetchPlan resolve(FetchRequest request, PartitionRouter registry) {
         return resolve(request, registry, (short) 0);
     }
 
     /**
-     * Resolves every requested partition (unknown topic or partition, leader epoch mismatch).
+     * Resolves every requested partition (unknown topic or partition, not led here, leader epoch
+     * mismatch).
      *
      * @param version the request's apiVersion (v1 entries carry 8 more bytes, {@link FetchV1Layout})
      */
-    public static FetchPlan resolve(FetchRequest request, TopicRegistry registry, short version) {
+    public static FetchPlan resolve(FetchRequest request, PartitionRouter registry, short version) {
         int partitionEnvelope = version >= 1 ? FetchV1Layout.PARTITION_ENVELOPE_BYTES : PARTITION_ENVELOPE_BYTES;
         long envelope = ResponseHeader.SIZE + 4 + 4;
         List<TopicPlan> topics = new ArrayList<>(request.topicPartitions().size());
@@ -64,9 +65,9 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
             List<PartitionPlan> partitions = new ArrayList<>(topic.partitions().size());
             for (FetchPartition p : topic.partitions()) {
                 envelope += partitionEnvelope;
-                Partition partition = registry.partition(topic.topic(), p.partition());
+                Partition partition = registry.leaderPartition(topic.topic(), p.partition());
                 if (partition == null) {
-                    partitions.add(new PartitionPlan(p, null, Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                    partitions.add(new PartitionPlan(p, null, registry.errorFor(topic.topic(), p.partition())));
                 } else if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() != partition.leaderEpoch()) {
                     partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else {

@@ -9,7 +9,7 @@ import io.stellflow.broker.fetch.FetchResult;
 import io.stellflow.broker.fetch.FetchV1Layout;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestContext;
-import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.message.FetchRequest;
 import java.util.concurrent.Executor;
 
@@ -22,18 +22,18 @@ import java.util.concurrent.Executor;
  * <p>Thread-safety: stateless.
  */
 public final class FetchHandler implements ApiHandler {
-    private final TopicRegistry registry;
+    private final PartitionRouter registry;
     private final Executor pool;
     private final boolean zeroCopy;
     private final Timer timer;
 
     /**
-     * @param registry the topics
+     * @param registry the partitions this broker leads
      * @param pool request handler pool for long-poll re-evaluations
      * @param zeroCopy {@code fetch.zero.copy}: send log bytes as file regions (else copy them)
      * @param timer the timer wheel that expires parked Fetches
      */
-    public FetchHandler(TopicRegistry registry, Executor pool, boolean zeroCopy, Timer timer) {
+    public FetchHandler(PartitionRouter registry, Executor pool, boolean zeroCopy, Timer timer) {
         this.registry = registry;
         this.pool = pool;
         this.zeroCopy = zeroCopy;

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.Partition;
-import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.message.ListOffsetsRequest;
@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  *       target, its timestamp reported; none: {@code OFFSET_OUT_OF_RANGE}.
  * </ul>
  *
- * <p>Partition errors: unknown topic or partition {@code UNKNOWN_TOPIC_OR_PARTITION};
+ * <p>Partition errors: unknown topic or partition {@code UNKNOWN_TOPIC_OR_PARTITION}; not led by this
+ * broker {@code NOT_LEADER_OR_FOLLOWER} (no leader: {@code LEADER_NOT_AVAILABLE});
  * {@code currentLeaderEpoch >= 0} and not the leader's epoch {@code NOT_LEADER_OR_FOLLOWER};
  * {@code maxNumOffsets <= 0} or a timestamp below -2 {@code INVALID_REQUEST}; a read failure
  * {@code BROKER_NOT_AVAILABLE}. A replicaId below -1 is a request-level {@code INVALID_REQUEST}.
@@ -48,10 +49,10 @@ public final class ListOffsetsHandler implements ApiHandler {
      */
     static final int MAX_OFFSETS_PER_PARTITION = 10_000;
 
-    private final TopicRegistry registry;
+    private final PartitionRouter registry;
 
-    /** @param registry the topics */
-    public ListOffsetsHandler(TopicRegistry registry) {
+    /** @param registry the partitions this broker leads */
+    public ListOffsetsHandler(PartitionRouter registry) {
         this.registry = registry;
     }
 
@@ -66,7 +67,11 @@ public final class ListOffsetsHandler implements ApiHandler {
             List<ListOffsetsPartitionResponse> partitions =
                     new ArrayList<>(topic.partitions().size());
             for (ListOffsetsPartition p : topic.partitions()) {
-                partitions.add(listOffsets(registry.partition(topic.topic(), p.partition()), p));
+                Partition partition = registry.leaderPartition(topic.topic(), p.partition());
+                partitions.add(
+                        partition == null
+                                ? error(p.partition(), registry.errorFor(topic.topic(), p.partition()), -1)
+                                : listOffsets(partition, p));
             }
             topics.add(new ListOffsetsTopicResponse(topic.topic(), partitions));
         }

@@ -7,6 +7,7 @@ import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceRequest.PartitionData;
@@ -28,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * done by {@link ProduceRequest#read}. Per partition, in the spec's order:
  *
  * <ol>
- *   <li>unknown topic or partition: {@code UNKNOWN_TOPIC_OR_PARTITION} (unless auto-created);
+ *   <li>unknown topic or partition: {@code UNKNOWN_TOPIC_OR_PARTITION} (unless auto-created); a
+ *       partition another broker leads: {@code NOT_LEADER_OR_FOLLOWER}; no leader:
+ *       {@code LEADER_NOT_AVAILABLE} ({@link PartitionRouter});
  *   <li>records null or empty, or invalid per §7.7: {@code INVALID_RECORD}, {@code CORRUPT_MESSAGE},
  *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above
  *       {@code message.max.bytes});
@@ -52,7 +55,7 @@ public final class ProduceHandler implements ApiHandler {
     /** logAppendTimeMs is always -1 in v0 (CreateTime only). */
     static final long NO_LOG_APPEND_TIME = -1L;
 
-    private final TopicService topics;
+    private final PartitionRouter topics;
     private final int messageMaxBytes;
     private final AppendService appends;
 
@@ -62,7 +65,7 @@ public final class ProduceHandler implements ApiHandler {
      * @param topics topic lookups (with auto-creation policy)
      * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
      */
-    public ProduceHandler(TopicService topics, int messageMaxBytes) {
+    public ProduceHandler(PartitionRouter topics, int messageMaxBytes) {
         this(topics, messageMaxBytes, null);
     }
 
@@ -71,7 +74,7 @@ public final class ProduceHandler implements ApiHandler {
      * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
      * @param appends the append agents, or null to append on the request thread
      */
-    public ProduceHandler(TopicService topics, int messageMaxBytes, AppendService appends) {
+    public ProduceHandler(PartitionRouter topics, int messageMaxBytes, AppendService appends) {
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
@@ -87,14 +90,22 @@ public final class ProduceHandler implements ApiHandler {
         boolean transactional = request.transactionalId() != null;
         List<TopicResponse> responses = new ArrayList<>(request.topicData().size());
         for (TopicData topicData : request.topicData()) {
-            TopicService.Lookup lookup = topics.lookupOrAutoCreate(topicData.topic());
+            short topicError = topics.prepareForProduce(topicData.topic());
             List<PartitionResponse> partitions =
                     new ArrayList<>(topicData.partitions().size());
             for (PartitionData data : topicData.partitions()) {
-                if (lookup.topic() == null) {
-                    partitions.add(error(data.partition(), lookup.errorCode(), -1, -1L));
+                if (topicError != Errors.NONE) {
+                    partitions.add(error(data.partition(), topicError, -1, -1L));
                 } else {
-                    partitions.add(produce(lookup.topic().partition(data.partition()), data, transactional));
+                    Partition partition = topics.leaderPartition(topicData.topic(), data.partition());
+                    partitions.add(
+                            partition == null
+                                    ? error(
+                                            data.partition(),
+                                            topics.errorFor(topicData.topic(), data.partition()),
+                                            -1,
+                                            -1L)
+                                    : produce(partition, data, transactional));
                 }
             }
             responses.add(new TopicResponse(topicData.topic(), partitions));
@@ -118,12 +129,12 @@ public final class ProduceHandler implements ApiHandler {
             slots += t.partitions().size();
         }
         int[] topicOfSlot = new int[slots];
-        TopicService.Lookup[] lookups = new TopicService.Lookup[topicCount];
+        short[] topicErrors = new short[topicCount];
         int slot = 0;
         for (int t = 0; t < topicCount; t++) {
             TopicData topicData = request.topicData().get(t);
             names[t] = topicData.topic();
-            lookups[t] = topics.lookupOrAutoCreate(topicData.topic());
+            topicErrors[t] = topics.prepareForProduce(topicData.topic());
             for (int i = 0; i < topicData.partitions().size(); i++) {
                 topicOfSlot[slot++] = t;
             }
@@ -134,13 +145,12 @@ public final class ProduceHandler implements ApiHandler {
         for (int t = 0; t < topicCount; t++) {
             for (PartitionData data : request.topicData().get(t).partitions()) {
                 int s = slot++;
-                TopicService.Lookup lookup = lookups[t];
                 Partition partition =
-                        lookup.topic() == null ? null : lookup.topic().partition(data.partition());
-                if (lookup.topic() == null) {
-                    pending.complete(s, error(data.partition(), lookup.errorCode(), -1, -1L));
+                        topicErrors[t] != Errors.NONE ? null : topics.leaderPartition(names[t], data.partition());
+                if (topicErrors[t] != Errors.NONE) {
+                    pending.complete(s, error(data.partition(), topicErrors[t], -1, -1L));
                 } else if (partition == null) {
-                    pending.complete(s, error(data.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1L));
+                    pending.complete(s, error(data.partition(), topics.errorFor(names[t], data.partition()), -1, -1L));
                 } else if (data.records() == null || !data.records().isReadable()) {
                     pending.complete(
                             s,

@@ -1,5 +1,7 @@
 package io.stellflow.broker.handler;
 
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.topic.Topic;
 import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.broker.topic.TopicRegistry.CreateResult;
@@ -10,12 +12,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Topic lookups for the handlers, with the {@code auto.create.topics.enable} policy (decision 9.q):
- * when enabled, Produce and Metadata create a missing topic with {@code num.partitions} partitions.
+ * Topic lookups for the handlers of a single broker without a controller ({@code metadata.local}),
+ * with the {@code auto.create.topics.enable} policy (decision 9.q): when enabled, Produce and
+ * Metadata create a missing topic with {@code num.partitions} partitions. Every hosted partition is
+ * led by this broker.
  *
  * <p>Thread-safety: thread-safe (the registry serialises creations).
  */
-public final class TopicService {
+public final class TopicService implements PartitionRouter {
     private static final Logger LOG = LoggerFactory.getLogger(TopicService.class);
 
     private final TopicRegistry registry;
@@ -47,6 +51,21 @@ public final class TopicService {
      *     creation failed on disk; STORAGE_ERROR's v0 fallback)
      */
     public record Lookup(Topic topic, short errorCode) {}
+
+    @Override
+    public short prepareForProduce(String topic) {
+        return lookupOrAutoCreate(topic).errorCode();
+    }
+
+    @Override
+    public Partition leaderPartition(String topic, int partition) {
+        return registry.partition(topic, partition);
+    }
+
+    @Override
+    public short errorFor(String topic, int partition) {
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION;
+    }
 
     /** Finds the topic, creating it first when auto-creation is enabled. */
     public Lookup lookupOrAutoCreate(String name) {

@@ -9,11 +9,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One topic partition led by this broker: its log, its leader epoch and the listeners waiting for
- * appends (parked Fetch requests).
+ * One topic partition hosted by this broker: its log, its role (leader or follower, as the
+ * controller's metadata says; always leader on a single node without a controller), its leader
+ * epoch and the listeners waiting for appends (parked Fetch requests).
  *
- * <p>Single node: this broker is the only replica, so the high watermark equals the log end offset
- * and, with no transactions, the last stable offset equals the high watermark.
+ * <p>Without replication (issue #6) the high watermark equals the log end offset and, with no
+ * transactions, the last stable offset equals the high watermark.
  *
  * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the
  * {@link UnifiedLog}; listeners are notified after each successful append on the appending thread.
@@ -23,15 +24,50 @@ public final class Partition {
 
     private final String topic;
     private final int partition;
-    private final int leaderEpoch;
     private final UnifiedLog log;
+    private volatile int leaderEpoch;
+    private volatile int leaderId;
+    private volatile boolean leader = true;
     private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
 
-    Partition(String topic, int partition, int leaderEpoch, UnifiedLog log) {
+    /**
+     * A partition this broker leads at {@code leaderEpoch} until told otherwise.
+     *
+     * @param log the partition's open log; closed by whoever owns the partition
+     */
+    public Partition(String topic, int partition, int leaderEpoch, UnifiedLog log) {
         this.topic = topic;
         this.partition = partition;
         this.leaderEpoch = leaderEpoch;
         this.log = log;
+        this.leaderId = -1;
+    }
+
+    /** Makes this broker the leader at {@code newLeaderEpoch} (stamped into appends from now on). */
+    public void becomeLeader(int newLeaderEpoch) {
+        leaderEpoch = newLeaderEpoch;
+        leaderId = -1;
+        leader = true;
+    }
+
+    /**
+     * Makes this broker a follower of {@code newLeaderId} ({@code -1}: no leader) at
+     * {@code newLeaderEpoch}: clients get {@code NOT_LEADER_OR_FOLLOWER} for Produce and Fetch.
+     */
+    public void becomeFollower(int newLeaderId, int newLeaderEpoch) {
+        leader = false;
+        leaderEpoch = newLeaderEpoch;
+        leaderId = newLeaderId;
+    }
+
+    /** Whether this broker currently leads the partition (serves Produce, Fetch and ListOffsets). */
+    public boolean isLeader() {
+        return leader;
+    }
+
+    /** The leader this follower follows, or -1 (leader: -1, it is this broker). */
+    public int leaderId() {
+        return leaderId;
     }
 
     /** Topic name. */

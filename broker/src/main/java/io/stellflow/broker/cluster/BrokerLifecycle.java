@@ -1,0 +1,218 @@
+package io.stellflow.broker.cluster;
+
+import io.grpc.StatusRuntimeException;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
+import io.stellflow.controller.MetadataFollower;
+import io.stellflow.controller.MetadataListener;
+import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.proto.BrokerHeartbeatRequest;
+import io.stellflow.controller.proto.BrokerHeartbeatResponse;
+import io.stellflow.controller.proto.Endpoint;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.RegisterBrokerRequest;
+import io.stellflow.controller.proto.RegisterBrokerResponse;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A broker's membership in the cluster: registers with a new incarnation id at start, follows the
+ * committed metadata from the last applied offset (0 at start: a full image first), heartbeats every
+ * {@code broker.heartbeat.interval.ms} with the applied offset, re-registers when the controller
+ * answers {@code STALE_BROKER_EPOCH} (it fenced this broker), and sends a want-fence heartbeat on a
+ * clean shutdown so the controller moves leadership away at once instead of after the session
+ * timeout.
+ *
+ * <p>Threads: one heartbeat thread ({@code broker-heartbeat}); metadata is delivered on the
+ * follower's thread ({@code metadata-follower}).
+ *
+ * <p>Thread-safety: {@link #start} once, then {@link #close} from any thread (idempotent).
+ *
+ * <p>Errors: {@link #start} throws {@link ControllerUnavailableException} when no controller
+ * accepted the registration within the client's request timeout.
+ */
+public final class BrokerLifecycle implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerLifecycle.class);
+
+    private final int brokerId;
+    private final ControllerClient client;
+    private final MetadataListener listener;
+    private final long heartbeatIntervalMs;
+    private final Endpoint endpoint;
+    private final String rack;
+    private final UUID incarnationId = UUID.randomUUID();
+    private volatile long brokerEpoch = -1;
+    private volatile boolean fenced = true;
+    private volatile boolean closed;
+    private MetadataFollower follower;
+    private Thread heartbeats;
+
+    /**
+     * @param brokerId {@code node.id}
+     * @param client the control-plane client (owned by the caller)
+     * @param listener applies metadata (the {@link ReplicaManager})
+     * @param host advertised data-plane host
+     * @param port advertised data-plane port
+     * @param rack {@code broker.rack}, empty when none
+     * @param heartbeatIntervalMs {@code broker.heartbeat.interval.ms}
+     */
+    public BrokerLifecycle(
+            int brokerId,
+            ControllerClient client,
+            MetadataListener listener,
+            String host,
+            int port,
+            String rack,
+            long heartbeatIntervalMs) {
+        this.brokerId = brokerId;
+        this.client = client;
+        this.listener = listener;
+        this.heartbeatIntervalMs = heartbeatIntervalMs;
+        this.endpoint = Endpoint.newBuilder()
+                .setName("PLAINTEXT")
+                .setHost(host)
+                .setPort(port)
+                .build();
+        this.rack = rack;
+    }
+
+    /**
+     * Registers, starts following metadata and heartbeating, and waits (up to {@code catchUpTimeout})
+     * until the metadata up to this broker's own registration is applied. Returns whether it caught up
+     * in time (the broker keeps catching up in the background either way).
+     */
+    public boolean start(Duration catchUpTimeout) throws InterruptedException {
+        register();
+        follower = client.followMetadata(0, listener);
+        heartbeats = Thread.ofPlatform().name("broker-heartbeat").daemon().start(this::heartbeatLoop);
+        boolean caughtUp = follower.awaitOffset(brokerEpoch, catchUpTimeout);
+        LOG.info(
+                "BROKER_REGISTERED brokerId={} incarnation={} brokerEpoch={} metadataOffset={} caughtUp={}",
+                brokerId,
+                incarnationId,
+                brokerEpoch,
+                follower.offset(),
+                caughtUp);
+        return caughtUp;
+    }
+
+    private void register() {
+        RegisterBrokerResponse r = client.registerBroker(RegisterBrokerRequest.newBuilder()
+                .setBrokerId(brokerId)
+                .setIncarnationId(MetadataRecords.uuid(incarnationId))
+                .addListeners(endpoint)
+                .setRack(rack)
+                .build());
+        if (r.getError() != ErrorCode.NONE) {
+            throw new IllegalStateException(
+                    "broker " + brokerId + " registration refused: " + r.getError() + " " + r.getErrorMessage());
+        }
+        brokerEpoch = r.getBrokerEpoch();
+        fenced = true;
+    }
+
+    private void heartbeatLoop() {
+        while (!closed) {
+            try {
+                Thread.sleep(heartbeatIntervalMs);
+            } catch (InterruptedException e) {
+                return;
+            }
+            if (closed) {
+                return;
+            }
+            try {
+                BrokerHeartbeatResponse r = heartbeat(false);
+                if (r.getError() == ErrorCode.STALE_BROKER_EPOCH
+                        || r.getError() == ErrorCode.BROKER_ID_NOT_REGISTERED) {
+                    LOG.warn("BROKER_REREGISTER brokerId={} reason={}", brokerId, r.getError());
+                    register();
+                } else if (r.getError() == ErrorCode.NONE) {
+                    if (fenced != r.getFenced()) {
+                        LOG.info(
+                                "BROKER_{} brokerId={} brokerEpoch={}",
+                                r.getFenced() ? "FENCED" : "UNFENCED",
+                                brokerId,
+                                brokerEpoch);
+                    }
+                    fenced = r.getFenced();
+                } else {
+                    LOG.warn("Heartbeat of broker {} answered {}: {}", brokerId, r.getError(), r.getErrorMessage());
+                }
+            } catch (ControllerUnavailableException | StatusRuntimeException | IllegalStateException e) {
+                if (!closed) {
+                    LOG.warn("Heartbeat of broker {} failed: {}", brokerId, e.toString());
+                }
+            }
+        }
+    }
+
+    private BrokerHeartbeatResponse heartbeat(boolean wantFence) {
+        return client.brokerHeartbeat(BrokerHeartbeatRequest.newBuilder()
+                .setBrokerId(brokerId)
+                .setBrokerEpoch(brokerEpoch)
+                .setMetadataOffset(follower == null ? 0 : follower.offset())
+                .setWantFence(wantFence)
+                .build());
+    }
+
+    /** The broker epoch of the current registration (-1 before). */
+    public long brokerEpoch() {
+        return brokerEpoch;
+    }
+
+    /** Whether the controller last reported this broker fenced. */
+    public boolean fenced() {
+        return fenced;
+    }
+
+    /** The last metadata offset applied by this broker. */
+    public long metadataOffset() {
+        return follower == null ? 0 : follower.offset();
+    }
+
+    /**
+     * Stops heartbeating, asks the controller to fence this broker (one want-fence heartbeat, at most
+     * {@code fenceTimeout}) and stops following metadata. Idempotent.
+     */
+    public void close(Duration fenceTimeout) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (heartbeats != null) {
+            heartbeats.interrupt();
+            try {
+                heartbeats.join(TimeUnit.SECONDS.toMillis(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (brokerEpoch >= 0) {
+            Thread t = Thread.ofPlatform().name("broker-want-fence").daemon().start(() -> {
+                try {
+                    BrokerHeartbeatResponse r = heartbeat(true);
+                    LOG.info("BROKER_WANT_FENCE brokerId={} answer={}", brokerId, r.getError());
+                } catch (RuntimeException e) {
+                    LOG.warn("Want-fence heartbeat of broker {} failed: {}", brokerId, e.toString());
+                }
+            });
+            try {
+                t.join(fenceTimeout.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (follower != null) {
+            follower.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(3));
+    }
+}

@@ -1,0 +1,109 @@
+package io.stellflow.broker.cluster;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.controller.image.BrokerEndpoint;
+import io.stellflow.controller.image.BrokerRegistration;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.MetadataResponse.Broker;
+import io.stellflow.protocol.message.MetadataResponse.PartitionMetadata;
+import io.stellflow.protocol.message.MetadataResponse.TopicMetadata;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+
+/**
+ * Metadata (apiKey 1, spec §6.2) of a broker in a cluster, answered from the broker's copy of the
+ * controller's metadata image ({@link ReplicaManager#image()}): every unfenced broker with its
+ * PLAINTEXT listener, and per partition the leader, leader epoch, replicas, ISR and offline replicas
+ * (fenced or unregistered replicas). A partition without a leader carries
+ * {@code LEADER_NOT_AVAILABLE}. {@code controllerId} is -1: the controllers are not brokers clients
+ * talk to (the control plane is gRPC).
+ *
+ * <p>Requested topics are answered once each in first-occurrence order; an empty request lists every
+ * topic by name; unknown topic {@code UNKNOWN_TOPIC_OR_PARTITION}; empty name {@code INVALID_REQUEST}.
+ *
+ * <p>Thread-safety: stateless; reads one immutable image per request.
+ */
+public final class ClusterMetadataHandler implements ApiHandler {
+    private final ReplicaManager replicas;
+    private final String clusterId;
+
+    /**
+     * @param replicas the broker's applied metadata
+     * @param clusterId the cluster id reported to clients
+     */
+    public ClusterMetadataHandler(ReplicaManager replicas, String clusterId) {
+        this.replicas = replicas;
+        this.clusterId = clusterId;
+    }
+
+    @Override
+    public void handle(RequestContext context, ByteBuf body) {
+        MetadataRequest request = MetadataRequest.read(body);
+        context.respond(answer(replicas.image(), request.topics(), clusterId));
+    }
+
+    /** The Metadata answer for {@code topics} (empty: all) from {@code image}. */
+    public static MetadataResponse answer(MetadataImage image, List<String> topics, String clusterId) {
+        List<Broker> brokers = new ArrayList<>();
+        for (BrokerRegistration b : image.brokers().values()) {
+            BrokerEndpoint e = plaintext(b);
+            if (!b.fenced() && e != null) {
+                brokers.add(new Broker(b.id(), e.host(), e.port(), b.rack().isEmpty() ? null : b.rack()));
+            }
+        }
+        List<TopicMetadata> result = new ArrayList<>();
+        if (topics.isEmpty()) {
+            for (TopicImage t : image.topicsByName().values()) {
+                result.add(describe(image, t));
+            }
+        } else {
+            for (String name : new LinkedHashSet<>(topics)) {
+                if (name.isEmpty()) {
+                    result.add(new TopicMetadata(Errors.INVALID_REQUEST, name, false, List.of(), 0));
+                    continue;
+                }
+                TopicImage t = image.topic(name);
+                result.add(
+                        t == null
+                                ? new TopicMetadata(Errors.UNKNOWN_TOPIC_OR_PARTITION, name, false, List.of(), 0)
+                                : describe(image, t));
+            }
+        }
+        return new MetadataResponse(clusterId, -1, brokers, result, 0);
+    }
+
+    private static TopicMetadata describe(MetadataImage image, TopicImage t) {
+        List<PartitionMetadata> partitions = new ArrayList<>(t.partitions().size());
+        for (PartitionImage p : t.partitions()) {
+            List<Integer> offline = new ArrayList<>();
+            for (int r : p.replicas()) {
+                BrokerRegistration b = image.broker(r);
+                if (b == null || b.fenced()) {
+                    offline.add(r);
+                }
+            }
+            short error = p.leader() == PartitionImage.NO_LEADER ? Errors.LEADER_NOT_AVAILABLE : Errors.NONE;
+            partitions.add(new PartitionMetadata(
+                    error, p.partition(), p.leader(), p.leaderEpoch(), p.replicas(), p.isr(), offline));
+        }
+        return new TopicMetadata(Errors.NONE, t.name(), false, partitions, 0);
+    }
+
+    /** The broker's PLAINTEXT listener (the first listener when none is named so), or null. */
+    static BrokerEndpoint plaintext(BrokerRegistration b) {
+        for (BrokerEndpoint e : b.listeners()) {
+            if (e.name().equals("PLAINTEXT")) {
+                return e;
+            }
+        }
+        return b.listeners().isEmpty() ? null : b.listeners().get(0);
+    }
+}

@@ -1,0 +1,338 @@
+package io.stellflow.broker.cluster;
+
+import io.stellflow.broker.topic.AtomicFiles;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.controller.MetadataListener;
+import io.stellflow.controller.image.MetadataDelta;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.protocol.Errors;
+import io.stellflow.storage.LogManager;
+import io.stellflow.storage.UnifiedLog;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The partitions a broker of a cluster hosts, driven by the controller's committed metadata: every
+ * image or delta the {@code MetadataFollower} delivers is reconciled against the local logs (create
+ * the logs of partitions assigned to this broker, delete those of deleted topics or of partitions no
+ * longer assigned here) and each hosted partition is made leader or follower as the image says, with
+ * its leader epoch. Only then is the image published, so a client that sees this broker as a leader
+ * in Metadata finds the partition ready.
+ *
+ * <p>Local layout: the logs live in {@code log.dirs} through the storage {@link LogManager}; each
+ * partition directory also holds {@code partition.metadata} with the topic id, so a topic deleted and
+ * re-created under the same name while this broker was down never inherits the old records.
+ * Directories of topics the image does not know are deleted when the first image arrives.
+ *
+ * <p>Routing ({@link PartitionRouter}): Produce, Fetch and ListOffsets are served only by the leader;
+ * a follower (replication is issue #6, {@link ReplicaStateListener}) answers
+ * {@code NOT_LEADER_OR_FOLLOWER}, a partition without a leader {@code LEADER_NOT_AVAILABLE}, a
+ * topic or partition the image does not know {@code UNKNOWN_TOPIC_OR_PARTITION}.
+ *
+ * <p>Thread-safety: the listener callbacks run on the follower's single thread (the only writer);
+ * lookups may run on any thread (immutable image, concurrent map, volatile partition roles).
+ */
+public final class ReplicaManager implements MetadataListener, PartitionRouter {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaManager.class);
+
+    /** The per-partition file naming the topic id. */
+    public static final String PARTITION_METADATA_FILE = "partition.metadata";
+
+    /**
+     * The partitions of one topic hosted here, indexed by partition id (null: not hosted).
+     * Thread-safety: never mutated after it is put in the map; a change puts a new one.
+     */
+    private record HostedTopic(UUID topicId, Partition[] partitions) {}
+
+    private final int brokerId;
+    private final LogManager logs;
+    private final ReplicaStateListener roles;
+    private final Map<String, HostedTopic> hosted = new ConcurrentHashMap<>();
+    private final Set<String> unclaimedAtStart;
+    private volatile MetadataImage image = MetadataImage.EMPTY;
+    private volatile boolean firstImageApplied;
+
+    /**
+     * @param brokerId this broker's id
+     * @param logs the storage log manager over {@code log.dirs} (loaded; this class deletes logs the
+     *     metadata does not assign here)
+     * @param logDirs the same {@code log.dirs}, scanned once for the partition directories present at start
+     * @param roles told about every leader/follower transition
+     */
+    public ReplicaManager(int brokerId, LogManager logs, List<Path> logDirs, ReplicaStateListener roles)
+            throws IOException {
+        this.brokerId = brokerId;
+        this.logs = logs;
+        this.roles = roles;
+        this.unclaimedAtStart = partitionDirNames(logDirs);
+    }
+
+    /** The latest image whose changes are applied to the local logs. */
+    public MetadataImage image() {
+        return image;
+    }
+
+    /** This broker's id. */
+    public int brokerId() {
+        return brokerId;
+    }
+
+    /** The hosted partition (leader or follower), or null. */
+    public Partition hostedPartition(String topic, int partition) {
+        HostedTopic h = hosted.get(topic);
+        if (h == null || partition < 0 || partition >= h.partitions().length) {
+            return null;
+        }
+        return h.partitions()[partition];
+    }
+
+    @Override
+    public Partition leaderPartition(String topic, int partition) {
+        Partition p = hostedPartition(topic, partition);
+        return p != null && p.isLeader() ? p : null;
+    }
+
+    @Override
+    public short errorFor(String topic, int partition) {
+        TopicImage t = image.topic(topic);
+        PartitionImage p = t == null ? null : t.partition(partition);
+        if (p == null) {
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION;
+        }
+        return p.leader() == PartitionImage.NO_LEADER ? Errors.LEADER_NOT_AVAILABLE : Errors.NOT_LEADER_OR_FOLLOWER;
+    }
+
+    @Override
+    public void onImage(MetadataImage newImage) {
+        reconcile(newImage);
+    }
+
+    @Override
+    public void onDelta(MetadataDelta delta, MetadataImage newImage) {
+        if (delta.records().isEmpty()) {
+            publish(newImage);
+            return;
+        }
+        reconcile(newImage);
+    }
+
+    private void reconcile(MetadataImage next) {
+        for (TopicImage t : next.topicsByName().values()) {
+            try {
+                reconcileTopic(t);
+            } catch (IOException | RuntimeException e) {
+                // The image stays authoritative: requests for this topic's partitions get
+                // NOT_LEADER_OR_FOLLOWER until a later entry or a restart makes the log usable.
+                LOG.error("PARTITION_APPLY_FAILED topic={} topicId={}", t.name(), t.id(), e);
+            }
+        }
+        for (Map.Entry<String, HostedTopic> e : hosted.entrySet()) {
+            TopicImage t = next.topic(e.getKey());
+            if (t == null || !t.id().equals(e.getValue().topicId())) {
+                removeTopic(e.getKey(), e.getValue());
+            }
+        }
+        if (!firstImageApplied) {
+            firstImageApplied = true;
+            for (String dirName : unclaimedAtStart) {
+                int dash = dirName.lastIndexOf('-');
+                String topic = dirName.substring(0, dash);
+                int partition = Integer.parseInt(dirName.substring(dash + 1));
+                if (hostedPartition(topic, partition) == null) {
+                    LOG.info(
+                            "Deleting local log {}: the metadata assigns it no longer to broker {}", dirName, brokerId);
+                    deleteLog(topic, partition);
+                }
+            }
+            unclaimedAtStart.clear();
+        }
+        publish(next);
+    }
+
+    private void publish(MetadataImage next) {
+        synchronized (this) {
+            image = next;
+            notifyAll();
+        }
+    }
+
+    /**
+     * Waits until the applied image satisfies {@code condition} (checked after every applied entry).
+     *
+     * @return the first image that satisfies it, or null when {@code timeoutMs} passed first
+     */
+    public MetadataImage awaitImage(java.util.function.Predicate<MetadataImage> condition, long timeoutMs)
+            throws InterruptedException {
+        long deadlineNs = System.nanoTime() + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        synchronized (this) {
+            while (true) {
+                MetadataImage current = image;
+                if (condition.test(current)) {
+                    return current;
+                }
+                long leftNs = deadlineNs - System.nanoTime();
+                if (leftNs <= 0) {
+                    return null;
+                }
+                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, leftNs);
+            }
+        }
+    }
+
+    private void reconcileTopic(TopicImage t) throws IOException {
+        HostedTopic current = hosted.get(t.name());
+        if (current != null && !current.topicId().equals(t.id())) {
+            removeTopic(t.name(), current); // deleted and re-created under the same name
+            current = null;
+        }
+        int count = t.partitions().size();
+        Partition[] next = new Partition[count];
+        boolean changed = current == null || current.partitions().length != count;
+        boolean any = false;
+        for (PartitionImage p : t.partitions()) {
+            int id = p.partition();
+            Partition cur = current != null && id < current.partitions().length ? current.partitions()[id] : null;
+            if (p.replicas().contains(brokerId)) {
+                if (cur == null) {
+                    cur = open(t, p);
+                    changed = true;
+                }
+                applyRole(cur, p);
+                next[id] = cur;
+                any = true;
+            } else if (cur != null) {
+                roles.onStopReplica(cur);
+                deleteLog(t.name(), id);
+                changed = true;
+            }
+        }
+        if (!any) {
+            if (current != null) {
+                hosted.remove(t.name(), current);
+            }
+        } else if (changed) {
+            hosted.put(t.name(), new HostedTopic(t.id(), next));
+        }
+    }
+
+    private Partition open(TopicImage t, PartitionImage p) throws IOException {
+        UnifiedLog existing = logs.get(t.name(), p.partition());
+        if (existing != null && !t.id().equals(storedTopicId(existing.dir()))) {
+            LOG.warn(
+                    "Log {} belongs to another topic id than {} (a deleted topic of the same name); deleting it",
+                    existing.dir(),
+                    t.id());
+            logs.delete(t.name(), p.partition());
+        }
+        UnifiedLog log = logs.getOrCreate(t.name(), p.partition());
+        if (!t.id().equals(storedTopicId(log.dir()))) {
+            Properties props = new Properties();
+            props.setProperty("version", "0");
+            props.setProperty("topic_id", t.id().toString());
+            AtomicFiles.writeProperties(log.dir().resolve(PARTITION_METADATA_FILE), props, "Stellflow partition");
+        }
+        unclaimedAtStart.remove(LogManager.dirName(t.name(), p.partition()));
+        // Starts as a follower without a leader: nothing is served before applyRole decides.
+        Partition partition = new Partition(t.name(), p.partition(), p.leaderEpoch(), log);
+        partition.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
+        LOG.info(
+                "PARTITION_OPENED partition={}-{} topicId={} logEndOffset={}",
+                t.name(),
+                p.partition(),
+                t.id(),
+                log.logEndOffset());
+        return partition;
+    }
+
+    private void applyRole(Partition partition, PartitionImage p) {
+        if (p.leader() == brokerId) {
+            if (!partition.isLeader() || partition.leaderEpoch() != p.leaderEpoch()) {
+                partition.becomeLeader(p.leaderEpoch());
+                LOG.info("BECAME_LEADER partition={} leaderEpoch={} isr={}", partition, p.leaderEpoch(), p.isr());
+                roles.onBecomeLeader(partition, p);
+            }
+        } else if (partition.isLeader()
+                || partition.leaderEpoch() != p.leaderEpoch()
+                || partition.leaderId() != p.leader()) {
+            partition.becomeFollower(p.leader(), p.leaderEpoch());
+            LOG.info("BECAME_FOLLOWER partition={} leader={} leaderEpoch={}", partition, p.leader(), p.leaderEpoch());
+            roles.onBecomeFollower(partition, p);
+        }
+    }
+
+    private void removeTopic(String name, HostedTopic topic) {
+        hosted.remove(name, topic);
+        for (Partition p : topic.partitions()) {
+            if (p != null) {
+                roles.onStopReplica(p);
+                p.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
+                deleteLog(name, p.partition());
+            }
+        }
+        LOG.info("TOPIC_DELETED_LOCALLY topic={} topicId={}", name, topic.topicId());
+    }
+
+    private void deleteLog(String topic, int partition) {
+        try {
+            logs.delete(topic, partition);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("Deleting the log of {}-{} failed", topic, partition, e);
+        }
+    }
+
+    private static UUID storedTopicId(Path partitionDir) {
+        Path file = partitionDir.resolve(PARTITION_METADATA_FILE);
+        if (!Files.exists(file)) {
+            return null;
+        }
+        try {
+            return UUID.fromString(AtomicFiles.readProperties(file).getProperty("topic_id", ""));
+        } catch (IOException | IllegalArgumentException e) {
+            LOG.warn("Unreadable {}: {}", file, e.toString());
+            return null;
+        }
+    }
+
+    private static Set<String> partitionDirNames(List<Path> logDirs) throws IOException {
+        Set<String> names = ConcurrentHashMap.newKeySet();
+        Set<String> seen = new HashSet<>();
+        for (Path dir : logDirs) {
+            if (!Files.isDirectory(dir)) {
+                continue;
+            }
+            try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, Files::isDirectory)) {
+                for (Path e : entries) {
+                    String name = e.getFileName().toString();
+                    int dash = name.lastIndexOf('-');
+                    if (dash > 0 && dash < name.length() - 1 && isDigits(name.substring(dash + 1)) && seen.add(name)) {
+                        names.add(name);
+                    }
+                }
+            }
+        }
+        return names;
+    }
+
+    private static boolean isDigits(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (!Character.isDigit(s.charAt(i))) {
+                return false;
+            }
+        }
+        return !s.isEmpty();
+    }
+}

@@ -1,0 +1,183 @@
+package io.stellflow.broker.cluster;
+
+import io.grpc.StatusRuntimeException;
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.DeleteTopicsRequest;
+import io.stellflow.controller.proto.DeleteTopicsResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.TopicResult;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.CreateTopicRequest;
+import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.CreateTopicResponse.CreateTopicPartition;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * CreateTopic (apiKey 50, spec §6.14, v0 and v1 with a replication factor) and DeleteTopic (apiKey
+ * 51, §6.15) on a broker of a cluster: forwarded to the active controller ({@link ControllerClient}
+ * finds it), answered once the controller committed the change and this broker applied it.
+ *
+ * <p>CreateTopic: success (or an existing topic with the same partition count) answers one entry per
+ * partition with its leader epoch; a replication factor of -1 (v0) means
+ * {@code default.replication.factor}. A bad name, partition count or replication factor (more than
+ * the unfenced brokers), or an existing topic with another count: a single
+ * {@code {-1, INVALID_REQUEST, -1}} entry (the reason is logged). No controller reachable or the entry
+ * not committed in time: {@code {-1, BROKER_NOT_AVAILABLE, -1}} (retriable; a timed-out entry may
+ * still commit).
+ *
+ * <p>DeleteTopic: one entry {@code {-1, errorCode, -1}}: {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION}
+ * or {@code BROKER_NOT_AVAILABLE}.
+ *
+ * <p>Thread-safety: stateless apart from the thread-safe client; blocks a request handler thread for
+ * the controller's round trip (a rare administrative call).
+ */
+public final class TopicForwardingHandler implements ApiHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(TopicForwardingHandler.class);
+
+    /** How long an answer waits for this broker to apply the committed change. */
+    private static final long APPLY_WAIT_MS = 10_000;
+
+    private final short apiKey;
+    private final ControllerClient controller;
+    private final ReplicaManager replicas;
+    private final int defaultReplicationFactor;
+
+    private TopicForwardingHandler(
+            short apiKey, ControllerClient controller, ReplicaManager replicas, int defaultReplicationFactor) {
+        this.apiKey = apiKey;
+        this.controller = controller;
+        this.replicas = replicas;
+        this.defaultReplicationFactor = defaultReplicationFactor;
+    }
+
+    /** The CreateTopic handler ({@code default.replication.factor} for v0 requests). */
+    public static TopicForwardingHandler createTopic(
+            ControllerClient controller, ReplicaManager replicas, int defaultReplicationFactor) {
+        return new TopicForwardingHandler(ApiKeys.CREATE_TOPIC, controller, replicas, defaultReplicationFactor);
+    }
+
+    /** The DeleteTopic handler. */
+    public static TopicForwardingHandler deleteTopic(ControllerClient controller, ReplicaManager replicas) {
+        return new TopicForwardingHandler(ApiKeys.DELETE_TOPIC, controller, replicas, 1);
+    }
+
+    @Override
+    public short maxVersion() {
+        return apiKey == ApiKeys.CREATE_TOPIC ? CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR : 0;
+    }
+
+    @Override
+    public void handle(RequestContext context, ByteBuf body) {
+        CreateTopicRequest request =
+                CreateTopicRequest.read(body, context.header().apiVersion());
+        CreateTopicResponse response;
+        try {
+            response = apiKey == ApiKeys.CREATE_TOPIC ? create(request) : delete(request.topic());
+        } catch (ControllerUnavailableException | StatusRuntimeException e) {
+            LOG.warn("{} {}: no controller answered: {}", ApiKeys.name(apiKey), request.topic(), e.toString());
+            response = topicError(request.topic(), Errors.BROKER_NOT_AVAILABLE);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            response = topicError(request.topic(), Errors.BROKER_NOT_AVAILABLE);
+        }
+        context.respond(response);
+    }
+
+    private CreateTopicResponse create(CreateTopicRequest request) throws InterruptedException {
+        String name = request.topic();
+        int rf = request.replicationFactor() > 0 ? request.replicationFactor() : defaultReplicationFactor;
+        if (request.partitionCount() <= 0 || name.isEmpty()) {
+            return topicError(name, Errors.INVALID_REQUEST);
+        }
+        CreateTopicsResponse r = controller.createTopics(CreateTopicsRequest.newBuilder()
+                .addTopics(CreatableTopic.newBuilder()
+                        .setName(name)
+                        .setNumPartitions(request.partitionCount())
+                        .setReplicationFactor(rf))
+                .build());
+        if (r.getError() != ErrorCode.NONE) {
+            LOG.warn("CreateTopic {}: controller answered {} {}", name, r.getError(), r.getErrorMessage());
+            return topicError(name, Errors.BROKER_NOT_AVAILABLE);
+        }
+        TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
+        UUID topicId;
+        if (result != null && result.getError() == ErrorCode.NONE) {
+            topicId = MetadataRecords.uuid(result.getTopicId());
+        } else if (result != null && result.getError() == ErrorCode.TOPIC_ALREADY_EXISTS) {
+            TopicImage existing = replicas.image().topic(name);
+            if (existing == null || existing.partitions().size() != request.partitionCount()) {
+                LOG.info("CreateTopic {}: {}", name, result.getErrorMessage());
+                return topicError(name, Errors.INVALID_REQUEST);
+            }
+            topicId = existing.id();
+        } else {
+            LOG.info(
+                    "CreateTopic {} (partitions {}, replication factor {}) rejected: {} {}",
+                    name,
+                    request.partitionCount(),
+                    rf,
+                    result == null ? "no result" : result.getError(),
+                    result == null ? "" : result.getErrorMessage());
+            return topicError(name, Errors.INVALID_REQUEST);
+        }
+        MetadataImage applied = replicas.awaitImage(img -> hasTopic(img, name, topicId), APPLY_WAIT_MS);
+        if (applied == null) {
+            LOG.warn("CreateTopic {}: committed but not applied by this broker within {} ms", name, APPLY_WAIT_MS);
+            return topicError(name, Errors.BROKER_NOT_AVAILABLE);
+        }
+        TopicImage t = applied.topic(name);
+        if (t.partitions().size() != request.partitionCount()) {
+            return topicError(name, Errors.INVALID_REQUEST);
+        }
+        List<CreateTopicPartition> partitions = new ArrayList<>(t.partitions().size());
+        for (PartitionImage p : t.partitions()) {
+            partitions.add(new CreateTopicPartition(p.partition(), Errors.NONE, p.leaderEpoch()));
+        }
+        return new CreateTopicResponse(name, partitions);
+    }
+
+    private static boolean hasTopic(MetadataImage img, String name, UUID topicId) {
+        TopicImage t = img.topic(name);
+        return t != null && t.id().equals(topicId);
+    }
+
+    private CreateTopicResponse delete(String name) throws InterruptedException {
+        TopicImage before = replicas.image().topic(name);
+        DeleteTopicsResponse r = controller.deleteTopics(
+                DeleteTopicsRequest.newBuilder().addNames(name).build());
+        if (r.getError() != ErrorCode.NONE) {
+            LOG.warn("DeleteTopic {}: controller answered {} {}", name, r.getError(), r.getErrorMessage());
+            return topicError(name, Errors.BROKER_NOT_AVAILABLE);
+        }
+        TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
+        if (result == null || result.getError() != ErrorCode.NONE) {
+            boolean unknown = result != null && result.getError() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+            return topicError(name, unknown ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.INVALID_REQUEST);
+        }
+        MetadataImage applied = replicas.awaitImage(
+                img -> img.topic(name) == null
+                        || (before != null && !img.topic(name).id().equals(before.id())),
+                APPLY_WAIT_MS);
+        return topicError(name, applied == null ? Errors.BROKER_NOT_AVAILABLE : Errors.NONE);
+    }
+
+    private static CreateTopicResponse topicError(String topic, short errorCode) {
+        return new CreateTopicResponse(topic, List.of(new CreateTopicPartition(-1, errorCode, -1)));
+    }
+}

@@ -1,0 +1,236 @@
+package io.stellflow.broker.config;
+
+import io.stellflow.controller.ControllerConfig;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * How a Stellflow process takes part in a cluster: its {@code process.roles}, its node id, where the
+ * controllers are and (for a controller) the controller settings.
+ *
+ * <table>
+ *   <caption>Keys</caption>
+ *   <tr><th>Key</th><th>Default</th><th>Rule</th></tr>
+ *   <tr><td>process.roles</td><td>broker,controller</td><td>{@code broker}, {@code controller} or
+ *       {@code broker,controller} (combined mode, the single-node default)</td></tr>
+ *   <tr><td>node.id</td><td>broker.id</td><td>&gt;= 0; when both are set they must be equal</td></tr>
+ *   <tr><td>controller.quorum.voters</td><td>combined mode only: one voter
+ *       {@code <node.id>@127.0.0.1:<listener port + 1>} (a free port when the listener port is 0)</td>
+ *       <td>{@code id@host:raftPort,...}, 1, 3 or 5 voters</td></tr>
+ *   <tr><td>controller.listener</td><td>with the implicit one voter: {@code 127.0.0.1:<listener port
+ *       + 2>} (ephemeral when the listener port is 0); otherwise 127.0.0.1:9094</td><td>host:port of the
+ *       gRPC control plane</td></tr>
+ *   <tr><td>controller.quorum.bootstrap.servers</td><td>combined mode: this node's control plane</td>
+ *       <td>control-plane host:port list; required for {@code process.roles=broker}</td></tr>
+ *   <tr><td>metadata.log.dir</td><td>{@code <first log dir>-metadata} (a sibling, never inside
+ *       {@code log.dirs})</td><td>controller storage</td></tr>
+ *   <tr><td>broker.heartbeat.interval.ms</td><td>2000</td><td>10..60000, well below the
+ *       controllers' {@code broker.session.timeout.ms}</td></tr>
+ *   <tr><td>broker.rack</td><td>none</td><td>rack id for rack-aware placement</td></tr>
+ *   <tr><td>default.replication.factor</td><td>1</td><td>1..32767, for CreateTopic without a
+ *       replication factor and for auto-created topics</td></tr>
+ *   <tr><td>metadata.local</td><td>false</td><td>true: a single broker without any controller that
+ *       keeps topics in its own registry (the pre-cluster single-node mode; data-plane tests and
+ *       embedding only); requires {@code process.roles=broker}</td></tr>
+ * </table>
+ * The controller keys of {@link ControllerConfig} ({@code broker.session.timeout.ms},
+ * {@code controller.quorum.election.timeout.ms}, {@code controller.request.timeout.ms},
+ * {@code metadata.snapshot.interval.entries}, {@code metadata.delta.retained.entries}) are read by
+ * {@link ControllerConfig#fromProperties} when this process is a controller.
+ *
+ * <p>Thread-safety: immutable.
+ *
+ * @param roles the roles, never empty
+ * @param nodeId {@code node.id}
+ * @param controllerBootstrapServers control-plane endpoints the broker talks to, or null in combined
+ *     mode when unset (then the embedded controller's bound endpoint)
+ * @param heartbeatIntervalMs {@code broker.heartbeat.interval.ms}
+ * @param rack {@code broker.rack}, empty when none
+ * @param defaultReplicationFactor {@code default.replication.factor}
+ * @param metadataLocal {@code metadata.local}
+ * @param controller the controller settings, or null when this process is not a controller
+ */
+public record ClusterConfig(
+        Set<ProcessRole> roles,
+        int nodeId,
+        String controllerBootstrapServers,
+        long heartbeatIntervalMs,
+        String rack,
+        int defaultReplicationFactor,
+        boolean metadataLocal,
+        ControllerConfig controller) {
+
+    /** A role of {@code process.roles}. */
+    public enum ProcessRole {
+        BROKER,
+        CONTROLLER
+    }
+
+    /** Keys read here (besides those {@link ControllerConfig} reads). */
+    public static final Set<String> KEYS = Set.of(
+            "process.roles",
+            "node.id",
+            "controller.quorum.voters",
+            "controller.listener",
+            "controller.quorum.bootstrap.servers",
+            "metadata.log.dir",
+            "broker.heartbeat.interval.ms",
+            "broker.rack",
+            "default.replication.factor",
+            "metadata.local",
+            "broker.session.timeout.ms",
+            "controller.quorum.election.timeout.ms",
+            "controller.request.timeout.ms",
+            "metadata.snapshot.interval.entries",
+            "metadata.delta.retained.entries");
+
+    public ClusterConfig {
+        roles = Set.copyOf(roles);
+    }
+
+    /** Whether this process serves the data plane. */
+    public boolean isBroker() {
+        return roles.contains(ProcessRole.BROKER);
+    }
+
+    /** Whether this process hosts a controller (a Ratis voter and the control plane). */
+    public boolean isController() {
+        return roles.contains(ProcessRole.CONTROLLER);
+    }
+
+    /**
+     * Reads the cluster keys.
+     *
+     * @param brokerId {@code broker.id} as read (or null when absent)
+     * @param listenerPort the data-plane listener port (for the single-node defaults)
+     * @param firstLogDir the first {@code log.dirs} entry (for the default {@code metadata.log.dir})
+     * @throws ConfigException naming the bad key
+     */
+    static ClusterConfig parse(Properties props, Integer brokerId, int listenerPort, Path firstLogDir) {
+        Set<ProcessRole> roles = parseRoles(props.getProperty("process.roles", "broker,controller"));
+        int nodeId;
+        String rawNode = props.getProperty("node.id");
+        if (rawNode != null) {
+            try {
+                nodeId = Integer.parseInt(rawNode.trim());
+            } catch (NumberFormatException e) {
+                throw new ConfigException("node.id", rawNode, "not an integer");
+            }
+            if (nodeId < 0) {
+                throw new ConfigException("node.id", rawNode, "must be >= 0");
+            }
+            if (brokerId != null && brokerId != nodeId) {
+                throw new ConfigException("node.id", rawNode, "differs from broker.id " + brokerId);
+            }
+        } else {
+            nodeId = brokerId == null ? 0 : brokerId;
+        }
+        boolean metadataLocal = bool(props, "metadata.local");
+        if (metadataLocal && !roles.equals(EnumSet.of(ProcessRole.BROKER))) {
+            throw new ConfigException("metadata.local", "true", "needs process.roles=broker");
+        }
+        String bootstrap = props.getProperty("controller.quorum.bootstrap.servers");
+        if (bootstrap != null && bootstrap.isBlank()) {
+            throw new ConfigException("controller.quorum.bootstrap.servers", bootstrap, "must not be blank");
+        }
+        if (!metadataLocal && !roles.contains(ProcessRole.CONTROLLER) && bootstrap == null) {
+            throw new ConfigException(
+                    "controller.quorum.bootstrap.servers", null, "required when process.roles=broker");
+        }
+        long heartbeatMs = longValue(props, "broker.heartbeat.interval.ms", 2000, 10, 60_000);
+        String rack = props.getProperty("broker.rack", "").trim();
+        int rf = (int) longValue(props, "default.replication.factor", 1, 1, Short.MAX_VALUE);
+        ControllerConfig controller = null;
+        if (roles.contains(ProcessRole.CONTROLLER)) {
+            Properties cp = new Properties();
+            cp.putAll(props);
+            cp.setProperty("node.id", Integer.toString(nodeId));
+            if (props.getProperty("controller.quorum.voters") == null) {
+                int raftPort = listenerPort > 0 && listenerPort < 65_534 ? listenerPort + 1 : freePort();
+                cp.setProperty("controller.quorum.voters", nodeId + "@127.0.0.1:" + raftPort);
+                if (props.getProperty("controller.listener") == null) {
+                    int rpcPort = listenerPort > 0 && listenerPort < 65_534 ? listenerPort + 2 : 0;
+                    cp.setProperty("controller.listener", "127.0.0.1:" + rpcPort);
+                }
+            }
+            if (props.getProperty("metadata.log.dir") == null) {
+                Path abs = firstLogDir.toAbsolutePath().normalize();
+                Path sibling = abs.resolveSibling(abs.getFileName() + "-metadata");
+                cp.setProperty("metadata.log.dir", sibling.toString());
+            }
+            try {
+                controller = ControllerConfig.fromProperties(cp);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException("controller", null, e.getMessage());
+            }
+        }
+        return new ClusterConfig(
+                roles,
+                nodeId,
+                bootstrap == null ? null : bootstrap.trim(),
+                heartbeatMs,
+                rack,
+                rf,
+                metadataLocal,
+                controller);
+    }
+
+    private static Set<ProcessRole> parseRoles(String raw) {
+        EnumSet<ProcessRole> roles = EnumSet.noneOf(ProcessRole.class);
+        for (String part : raw.split(",")) {
+            String r = part.trim().toLowerCase(Locale.ROOT);
+            switch (r) {
+                case "broker" -> roles.add(ProcessRole.BROKER);
+                case "controller" -> roles.add(ProcessRole.CONTROLLER);
+                default ->
+                    throw new ConfigException("process.roles", raw, "must be broker, controller or broker,controller");
+            }
+        }
+        return roles;
+    }
+
+    /** A currently free TCP port on 127.0.0.1 (the single-node default Raft port when listening on port 0). */
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new ConfigException("controller.quorum.voters", null, "no free port for the default: " + e);
+        }
+    }
+
+    private static boolean bool(Properties props, String key) {
+        String raw = props.getProperty(key);
+        if (raw == null) {
+            return false;
+        }
+        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ConfigException(key, raw, "must be true or false");
+        };
+    }
+
+    private static long longValue(Properties props, String key, long defaultValue, long min, long max) {
+        String raw = props.getProperty(key);
+        if (raw == null) {
+            return defaultValue;
+        }
+        long value;
+        try {
+            value = Long.parseLong(raw.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException(key, raw, "not an integer");
+        }
+        if (value < min || value > max) {
+            throw new ConfigException(key, raw, "must be in " + min + ".." + max);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,35 @@
+package io.stellflow.broker.topic;
+
+import io.stellflow.protocol.Errors;
+
+/**
+ * Routes data-plane requests (Produce, Fetch, ListOffsets) to the partitions this broker leads.
+ * Two sources implement it: the single-node topic registry (every hosted partition is led here) and,
+ * in a cluster, the broker's copy of the controller's metadata image.
+ *
+ * <p>Thread-safety: implementations are thread-safe; lookups run on request handler threads and
+ * allocate nothing.
+ */
+public interface PartitionRouter {
+    /**
+     * Prepares {@code topic} for a Produce: creates it first when auto-creation is enabled and it is
+     * missing.
+     *
+     * @return {@code NONE}, or the topic-level error every partition of the request gets
+     *     ({@code UNKNOWN_TOPIC_OR_PARTITION}, {@code INVALID_REQUEST}, {@code LEADER_NOT_AVAILABLE}
+     *     while a just-created topic is not yet in this broker's metadata, {@code BROKER_NOT_AVAILABLE})
+     */
+    default short prepareForProduce(String topic) {
+        return Errors.NONE;
+    }
+
+    /** The partition when this broker leads it, else null ({@link #errorFor} says why). */
+    Partition leaderPartition(String topic, int partition);
+
+    /**
+     * Why {@link #leaderPartition} returned null: {@code UNKNOWN_TOPIC_OR_PARTITION} (no such topic or
+     * partition), {@code NOT_LEADER_OR_FOLLOWER} (another broker leads it) or
+     * {@code LEADER_NOT_AVAILABLE} (no leader right now).
+     */
+    short errorFor(String topic, int partition);
+}
