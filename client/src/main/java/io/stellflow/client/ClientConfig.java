@@ -13,7 +13,10 @@ import java.util.Properties;
  * @param requestTimeoutMs {@code request.timeout.ms} (default 30000): how long a request may wait
  *     for its response before it fails with a retriable network error
  * @param retries {@code retries} (default 10): attempts after the first for retriable errors
- * @param retryBackoffMs {@code retry.backoff.ms} (default 100): pause before a retry
+ * @param retryBackoffMs {@code retry.backoff.ms} (default 100): pause before the first retry
+ * @param retryBackoffMaxMs {@code retry.backoff.max.ms} (default 1000): the pause doubles with each
+ *     further retry of the same request up to this bound (so with the defaults 10 retries span about
+ *     7.5 s, longer than a controller needs to fence a dead leader and elect another one)
  * @param connectTimeoutMs {@code socket.connection.setup.timeout.ms} (default 10000)
  */
 public record ClientConfig(
@@ -22,6 +25,7 @@ public record ClientConfig(
         int requestTimeoutMs,
         int retries,
         int retryBackoffMs,
+        int retryBackoffMaxMs,
         int connectTimeoutMs) {
 
     public ClientConfig {
@@ -29,6 +33,22 @@ public record ClientConfig(
             throw new IllegalArgumentException("bootstrap.servers must name at least one host:port");
         }
         bootstrapServers = List.copyOf(bootstrapServers);
+        if (retryBackoffMaxMs < retryBackoffMs) {
+            throw new IllegalArgumentException(
+                    "retry.backoff.max.ms " + retryBackoffMaxMs + " must be >= retry.backoff.ms " + retryBackoffMs);
+        }
+    }
+
+    /**
+     * The pause before retry number {@code attempt} (1 = the first retry): {@code retry.backoff.ms}
+     * doubled per earlier retry, at most {@code retry.backoff.max.ms}.
+     */
+    public long retryBackoffMs(int attempt) {
+        long ms = retryBackoffMs;
+        for (int i = 1; i < attempt && ms < retryBackoffMaxMs; i++) {
+            ms *= 2;
+        }
+        return Math.min(ms, retryBackoffMaxMs);
     }
 
     /** Reads the common keys; {@code defaultClientId} is used when {@code client.id} is absent. */
@@ -50,6 +70,11 @@ public record ClientConfig(
                 v.intValue("request.timeout.ms", 30_000, 1, Integer.MAX_VALUE),
                 v.intValue("retries", 10, 0, Integer.MAX_VALUE),
                 v.intValue("retry.backoff.ms", 100, 0, 600_000),
+                v.intValue(
+                        "retry.backoff.max.ms",
+                        Math.max(1000, v.intValue("retry.backoff.ms", 100, 0, 600_000)),
+                        0,
+                        600_000),
                 v.intValue("socket.connection.setup.timeout.ms", 10_000, 1, Integer.MAX_VALUE));
     }
 }

@@ -87,6 +87,22 @@ public final class NetworkClient implements AutoCloseable {
         });
     }
 
+    /**
+     * As {@link #sendNegotiated}, for requests whose body depends on the version: {@code bodies}
+     * writes the body of the version actually sent.
+     */
+    public <T> CompletableFuture<T> sendVersioned(
+            HostPort address,
+            short apiKey,
+            short highestWanted,
+            java.util.function.IntFunction<BodyWriter> bodies,
+            java.util.function.IntFunction<BodyReader<T>> readers) {
+        return connection(address).thenCompose(c -> {
+            short version = c.negotiatedVersion(apiKey, highestWanted);
+            return c.send(nextCorrelationId(), apiKey, version, bodies.apply(version), readers.apply(version));
+        });
+    }
+
     /** The API ranges the broker at {@code address} advertised, or an empty list if not connected. */
     public List<ApiVersionsResponse.ApiVersionRange> apiVersions(HostPort address) {
         CompletableFuture<BrokerConnection> f = connections.get(address);

@@ -35,7 +35,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Ordering: requests go out on one connection per broker and the broker processes a
  * connection's Produce requests in order, so without errors a partition's batches are appended in
  * send order. A retried batch (codes 7, 8, 9, 10 or a network error; after a metadata refresh and
- * {@code retry.backoff.ms}) goes back into its partition's queue at its place in the send order
+ * {@code retry.backoff.ms}, doubling per attempt up to {@code retry.backoff.max.ms}) goes back into its partition's queue at its place in the send order
  * (every batch has a per-partition sequence), and the partition sends nothing more until all of
  * its requests in flight have come back; then the queue is resent from the head, in order. So
  * order holds when every in-flight request of the partition fails together (a closed connection
@@ -456,7 +456,7 @@ final class ProducerSender implements Runnable {
                     for (ProducerBatch b : batches) {
                         b.attempts++;
                         b.retryAfterNs = nowNs
-                                + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
+                                + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
                         q.requeue(b);
                     }
                 } else {

@@ -16,8 +16,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * Blocking administrative calls: create topics (CreateTopic, apiKey 50), list and describe them
- * (Metadata), and look up offsets (ListOffsets).
+ * Blocking administrative calls: create topics (CreateTopic, apiKey 50, with a replication factor
+ * in v1), delete them (DeleteTopic, apiKey 51), list and describe them (Metadata), and look up
+ * offsets (ListOffsets).
  *
  * <p>Errors: every method throws {@link StellflowException} carrying the protocol error code
  * (for example 3 INVALID_REQUEST for a bad name or a partition count that does not match an
@@ -49,14 +50,44 @@ public final class StellflowAdmin implements AutoCloseable {
     }
 
     /**
-     * Creates {@code name} with {@code partitions} partitions (idempotent when it exists with the
-     * same count), then waits until Metadata shows a leader for every partition.
+     * Creates {@code name} with {@code partitions} partitions and the broker's
+     * {@code default.replication.factor} (idempotent when it exists with the same count), then waits
+     * until Metadata shows a leader for every partition.
      */
     public void createTopic(String name, int partitions) {
-        CreateTopicRequest req = new CreateTopicRequest(name, partitions, -1, -1, -1, List.of(), List.of());
+        createTopic(name, partitions, CreateTopicRequest.DEFAULT_REPLICATION_FACTOR);
+    }
+
+    /**
+     * Creates {@code name} with {@code partitions} partitions of {@code replicationFactor} replicas
+     * each (-1: the broker's {@code default.replication.factor}), then waits until Metadata shows a
+     * leader for every partition. The replication factor travels in CreateTopic v1; a broker that
+     * only speaks v0 (a single broker without a controller) creates single-replica partitions, so a
+     * factor above 1 is then refused with INVALID_REQUEST before anything is sent.
+     *
+     * @throws StellflowException 3 INVALID_REQUEST for a bad name, partition count or replication
+     *     factor (above the number of live brokers), or an existing topic with another count
+     */
+    public void createTopic(String name, int partitions, int replicationFactor) {
+        if (replicationFactor == 0 || replicationFactor < -1 || replicationFactor > Short.MAX_VALUE) {
+            throw new StellflowException(Errors.INVALID_REQUEST, "replication factor " + replicationFactor);
+        }
+        CreateTopicRequest req = CreateTopicRequest.of(name, partitions, (short) replicationFactor);
         CreateTopicResponse resp = await(
-                network.send(
-                        config.bootstrapServers().get(0), ApiKeys.CREATE_TOPIC, req::write, CreateTopicResponse::read),
+                network.sendVersioned(
+                        config.bootstrapServers().get(0),
+                        ApiKeys.CREATE_TOPIC,
+                        CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR,
+                        version -> {
+                            if (version < CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR && replicationFactor > 1) {
+                                throw new StellflowException(
+                                        Errors.INVALID_REQUEST,
+                                        "the broker takes no replication factor (CreateTopic v0 only): "
+                                                + replicationFactor);
+                            }
+                            return out -> req.write(out, (short) version);
+                        },
+                        version -> CreateTopicResponse::read),
                 "CreateTopic " + name);
         for (CreateTopicResponse.CreateTopicPartition p : resp.partitions()) {
             if (p.errorCode() != Errors.NONE) {
@@ -74,6 +105,26 @@ public final class StellflowAdmin implements AutoCloseable {
                         "topic " + name + " created but its partitions have no leader yet");
             }
             sleep(config.retryBackoffMs());
+        }
+    }
+
+    /**
+     * Deletes {@code name} (DeleteTopic, apiKey 51, answered by brokers of a cluster once the
+     * controller committed the deletion and the broker applied it).
+     *
+     * @throws StellflowException 10 UNKNOWN_TOPIC_OR_PARTITION when it does not exist, 20
+     *     FEATURE_NOT_ENABLED from a broker without a controller
+     */
+    public void deleteTopic(String name) {
+        CreateTopicRequest req = CreateTopicRequest.of(name, 0, CreateTopicRequest.DEFAULT_REPLICATION_FACTOR);
+        CreateTopicResponse resp = await(
+                network.send(
+                        config.bootstrapServers().get(0), ApiKeys.DELETE_TOPIC, req::write, CreateTopicResponse::read),
+                "DeleteTopic " + name);
+        for (CreateTopicResponse.CreateTopicPartition p : resp.partitions()) {
+            if (p.errorCode() != Errors.NONE) {
+                throw new StellflowException(p.errorCode(), "DeleteTopic " + name);
+            }
         }
     }
 

@@ -15,13 +15,15 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code stellflow-topics.sh}: create, list and describe topics. Exit status 0 on success, 1 when
- * the broker rejected the request, 2 for bad arguments. Not thread-safe (one invocation).
+ * {@code stellflow-topics.sh}: create (with {@code --partitions} and {@code --replication-factor}),
+ * delete, list and describe topics (leader, leader epoch, replicas and ISR per partition) through any
+ * broker. Exit status 0 on success, 1 when the broker rejected the request, 2 for bad arguments. Not
+ * thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-topics",
         mixinStandardHelpOptions = true,
-        description = "Create, list and describe Stellflow topics.")
+        description = "Create, delete, list and describe Stellflow topics.")
 public final class TopicsCommand implements Callable<Integer> {
     @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
     String bootstrapServer;
@@ -30,8 +32,11 @@ public final class TopicsCommand implements Callable<Integer> {
     Action action;
 
     static final class Action {
-        @Option(names = "--create", description = "create --topic with --partitions")
+        @Option(names = "--create", description = "create --topic with --partitions and --replication-factor")
         boolean create;
+
+        @Option(names = "--delete", description = "delete --topic (brokers of a cluster only)")
+        boolean delete;
 
         @Option(names = "--list", description = "list topic names")
         boolean list;
@@ -49,6 +54,12 @@ public final class TopicsCommand implements Callable<Integer> {
             description = "partition count for --create (default ${DEFAULT-VALUE})")
     int partitions;
 
+    @Option(
+            names = "--replication-factor",
+            defaultValue = "-1",
+            description = "replicas per partition for --create (default: the broker's default.replication.factor)")
+    int replicationFactor;
+
     @Option(names = "--command-property", description = "extra client property k=v")
     Map<String, String> props;
 
@@ -58,13 +69,18 @@ public final class TopicsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        if ((action.create) && topic == null) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "--create needs --topic");
+        if ((action.create || action.delete) && topic == null) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), (action.create ? "--create" : "--delete") + " needs --topic");
         }
         try (StellflowAdmin admin = new StellflowAdmin(ClientProps.of(bootstrapServer, props))) {
             if (action.create) {
-                admin.createTopic(topic, partitions);
-                out.println("Created topic " + topic + " with " + partitions + " partition(s).");
+                admin.createTopic(topic, partitions, replicationFactor);
+                out.println("Created topic " + topic + " with " + partitions + " partition(s)"
+                        + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
+            } else if (action.delete) {
+                admin.deleteTopic(topic);
+                out.println("Deleted topic " + topic + ".");
             } else if (action.list) {
                 admin.listTopics().forEach(out::println);
             } else {
