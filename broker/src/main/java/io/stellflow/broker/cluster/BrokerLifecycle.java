@@ -81,22 +81,41 @@ public final class BrokerLifecycle implements AutoCloseable {
 
     /**
      * Registers, starts following metadata and heartbeating, and waits (up to {@code catchUpTimeout})
-     * until the metadata up to this broker's own registration is applied. Returns whether it caught up
-     * in time (the broker keeps catching up in the background either way).
+     * until the metadata up to this broker's own registration is applied and the controller unfenced
+     * it. Returns whether both happened in time (the broker keeps trying in the background either
+     * way).
      */
     public boolean start(Duration catchUpTimeout) throws InterruptedException {
         register();
         follower = client.followMetadata(0, listener);
         heartbeats = Thread.ofPlatform().name("broker-heartbeat").daemon().start(this::heartbeatLoop);
+        long deadlineNs = System.nanoTime() + catchUpTimeout.toNanos();
         boolean caughtUp = follower.awaitOffset(brokerEpoch, catchUpTimeout);
+        // Unfenced once the controller sees (in a heartbeat) that this broker applied its own
+        // registration: ask at once rather than one heartbeat interval later, so a started broker is
+        // eligible for leadership (and topic creation counts it) when start returns.
+        while (caughtUp && fenced && System.nanoTime() < deadlineNs) {
+            try {
+                BrokerHeartbeatResponse r = heartbeat(false);
+                if (r.getError() == ErrorCode.NONE) {
+                    fenced = r.getFenced();
+                }
+            } catch (ControllerUnavailableException | StatusRuntimeException e) {
+                LOG.warn("Heartbeat of broker {} failed: {}", brokerId, e.toString());
+            }
+            if (fenced) {
+                Thread.sleep(50);
+            }
+        }
         LOG.info(
-                "BROKER_REGISTERED brokerId={} incarnation={} brokerEpoch={} metadataOffset={} caughtUp={}",
+                "BROKER_REGISTERED brokerId={} incarnation={} brokerEpoch={} metadataOffset={} caughtUp={} fenced={}",
                 brokerId,
                 incarnationId,
                 brokerEpoch,
                 follower.offset(),
-                caughtUp);
-        return caughtUp;
+                caughtUp,
+                fenced);
+        return caughtUp && !fenced;
     }
 
     private void register() {
