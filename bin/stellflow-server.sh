@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the Stellflow broker in the foreground: bin/stellflow-server.sh config/server.properties
+# Runs a Stellflow node in the foreground: bin/stellflow-server.sh config/server.properties
+# process.roles in the file picks a broker, a controller, or both (combined mode, the default).
 # Stops cleanly on SIGTERM or Ctrl-C (closes connections, then every log). Finds JDK 25 and builds the
 # broker jar if missing. JVM flags: STELLFLOW_HEAP_OPTS, STELLFLOW_OPTS (see bin/_launch.sh).
 if [ $# -ne 1 ]; then

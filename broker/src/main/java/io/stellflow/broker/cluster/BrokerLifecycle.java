@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: {@link #start} once, then {@link #close} from any thread (idempotent).
  *
- * <p>Errors: {@link #start} throws {@link ControllerUnavailableException} when no controller
- * accepted the registration within the client's request timeout.
+ * <p>Errors: {@link #start} keeps retrying while no controller is reachable (logged per client
+ * request timeout) and throws {@link IllegalStateException} when the controller refuses the
+ * registration.
  */
 public final class BrokerLifecycle implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerLifecycle.class);
@@ -86,7 +87,18 @@ public final class BrokerLifecycle implements AutoCloseable {
      * way).
      */
     public boolean start(Duration catchUpTimeout) throws InterruptedException {
-        register();
+        // Controllers may start after the broker (a cluster's nodes start in any order): keep trying.
+        while (true) {
+            try {
+                register();
+                break;
+            } catch (ControllerUnavailableException e) {
+                if (closed) {
+                    throw e;
+                }
+                LOG.warn("BROKER_WAITING_FOR_CONTROLLERS brokerId={}: {}", brokerId, e.getMessage());
+            }
+        }
         follower = client.followMetadata(0, listener);
         heartbeats = Thread.ofPlatform().name("broker-heartbeat").daemon().start(this::heartbeatLoop);
         long deadlineNs = System.nanoTime() + catchUpTimeout.toNanos();
