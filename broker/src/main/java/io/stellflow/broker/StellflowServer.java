@@ -4,6 +4,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
@@ -13,6 +14,7 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ConfigException;
@@ -31,7 +33,12 @@ import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.FrameDecoder;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.telemetry.BrokerTelemetry;
+import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.topic.BrokerMetadata;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.Topic;
 import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.storage.LogEnvironment;
@@ -66,6 +73,11 @@ import org.slf4j.LoggerFactory;
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, and no thread per parked Fetch.
  *
+ * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code spec/metrics.md} on a Prometheus
+ * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}); server spans
+ * for traced requests with {@code tracing.enabled=true}; lifecycle log events {@code BROKER_STARTED}
+ * and {@code BROKER_STOPPING}.
+ *
  * <p>Thread-safety: {@link #start} and {@link #close} may be called from any thread; {@link #close}
  * is idempotent.
  *
@@ -96,13 +108,20 @@ public final class StellflowServer implements AutoCloseable {
     private final Transport transport;
     private final AppendService appends;
     private final HashedWheelTimer timer;
+    private final BrokerTelemetry telemetry;
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile BrokerEndpoint endpoint;
     private Channel serverChannel;
     private boolean closing;
 
-    private StellflowServer(BrokerConfig config, List<LogDirLock> locks, TopicRegistry registry, Transport transport) {
+    private StellflowServer(
+            BrokerConfig config,
+            List<LogDirLock> locks,
+            TopicRegistry registry,
+            Transport transport,
+            BrokerTelemetry telemetry) {
         this.config = config;
+        this.telemetry = telemetry;
         this.locks = locks;
         this.registry = registry;
         this.transport = transport;
@@ -118,7 +137,8 @@ public final class StellflowServer implements AutoCloseable {
                         config.appendIdleStrategy(),
                         config.appendQueueCapacity(),
                         config.queuedMaxRequestBytes(),
-                        config.messageMaxBytes());
+                        config.messageMaxBytes(),
+                        telemetry.metrics());
         // 1 ms ticks, 512 buckets: long-poll timeouts (SDKs: 500 ms) land within a tick.
         this.timer = new HashedWheelTimer(new DefaultThreadFactory("sf-timer", true), 1, TimeUnit.MILLISECONDS, 512);
         if (appends != null) {
@@ -132,6 +152,16 @@ public final class StellflowServer implements AutoCloseable {
      * @throws IOException when the log dir cannot be locked, read or written
      */
     public static StellflowServer start(BrokerConfig config) throws IOException {
+        return start(config, null);
+    }
+
+    /**
+     * As {@link #start(BrokerConfig)}; with {@code tracing.enabled=true} spans go to {@code
+     * spanExporter} instead of OTLP (tests pass an in-memory exporter). Null = configured exporter.
+     *
+     * @throws IOException when the log dir cannot be locked, read or written
+     */
+    public static StellflowServer start(BrokerConfig config, SpanExporter spanExporter) throws IOException {
         if (!config.unknownKeys().isEmpty()) {
             LOG.warn("Ignoring unknown configuration keys: {}", config.unknownKeys());
         }
@@ -140,14 +170,16 @@ public final class StellflowServer implements AutoCloseable {
         List<LogDirLock> locks = LogDirLock.acquireAll(config.logDirs());
         TopicRegistry registry = null;
         StellflowServer server = null;
+        BrokerTelemetry telemetry = null;
         try {
+            telemetry = BrokerTelemetry.create(config.telemetry(), config.brokerId(), spanExporter);
             BrokerMetadata meta = BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId());
             registry = TopicRegistry.open(
                     config.logManagerConfig(),
                     config.logConfig(),
                     BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
-                    LogEnvironment.system());
-            server = new StellflowServer(config, locks, registry, transport);
+                    LogEnvironment.system().withMetrics(telemetry.metrics().storage()));
+            server = new StellflowServer(config, locks, registry, transport, telemetry);
             server.bind(meta.clusterId());
             return server;
         } catch (IOException | RuntimeException e) {
@@ -156,6 +188,9 @@ public final class StellflowServer implements AutoCloseable {
             } else {
                 if (registry != null) {
                     registry.close();
+                }
+                if (telemetry != null) {
+                    telemetry.close();
                 }
                 LogDirLock.releaseAll(locks);
             }
@@ -171,11 +206,12 @@ public final class StellflowServer implements AutoCloseable {
                 ApiKeys.API_VERSIONS,
                 new ApiVersionsHandler(IMPLEMENTED_APIS, Map.of(ApiKeys.FETCH, fetch.maxVersion())));
         handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
-        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes(), appends));
+        handlers.put(
+                ApiKeys.PRODUCE, new ProduceHandler(topics, config.messageMaxBytes(), appends, telemetry.metrics()));
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(registry));
         handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
-        RequestDispatcher dispatcher = new RequestDispatcher(handlers);
+        RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
         Listener listener = config.listener();
         InetSocketAddress bindAddress = listener.host().isEmpty()
@@ -217,15 +253,18 @@ public final class StellflowServer implements AutoCloseable {
         serverChannel = bootstrap.bind(bindAddress).syncUninterruptibly().channel();
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
+        telemetry.metrics().registerGauges(new Gauges());
         LOG.info(
-                "BROKER_STARTED brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={}",
+                "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
+                LogEvents.BROKER_STARTED,
                 config.brokerId(),
                 clusterId,
                 new Listener(listener.securityProtocol(), listener.host(), boundPort),
                 endpoint.host(),
                 endpoint.port(),
                 transport.type().configName(),
-                config.logDirs());
+                config.logDirs(),
+                telemetry.metricsPort());
         LOG.info("Fetch log bytes: {}", fetchPath());
     }
 
@@ -261,6 +300,63 @@ public final class StellflowServer implements AutoCloseable {
         };
     }
 
+    /** What the gauges read at collection time: connections, queues and partition logs. */
+    private final class Gauges implements BrokerMetrics.GaugeSource {
+        @Override
+        public long connections() {
+            return channels.size();
+        }
+
+        @Override
+        public long queuedRequests() {
+            long n = 0;
+            for (Channel ch : channels) {
+                ConnectionHandler h = ch.pipeline().get(ConnectionHandler.class);
+                if (h != null) {
+                    n += h.pendingRequests();
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public long queuedResponses() {
+            long n = 0;
+            for (Channel ch : channels) {
+                // A racy read of the flushed-entry count from the exporter's thread: a gauge only.
+                ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
+                if (out != null) {
+                    n += out.size();
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public void forEachPartition(BrokerMetrics.PartitionVisitor visitor) {
+            for (Topic topic : registry.topics()) {
+                for (Partition p : topic.partitions()) {
+                    visitor.partition(
+                            p.topic(),
+                            p.partition(),
+                            p.logStartOffset(),
+                            p.logEndOffset(),
+                            p.log().activeSegmentSizeBytes());
+                }
+            }
+        }
+    }
+
+    /** The bound Prometheus metrics port, or -1 when metrics are not served over HTTP. */
+    public int metricsPort() {
+        return telemetry.metricsPort();
+    }
+
+    /** The broker's telemetry (tests flush spans through it). */
+    public BrokerTelemetry telemetry() {
+        return telemetry;
+    }
+
     /** The bound port (the ephemeral one when the listener asked for port 0). */
     public int port() {
         return ((InetSocketAddress) serverChannel.localAddress()).getPort();
@@ -293,6 +389,7 @@ public final class StellflowServer implements AutoCloseable {
             }
             closing = true;
         }
+        LOG.info("{} brokerId={}", LogEvents.BROKER_STOPPING, config.brokerId());
         try {
             if (serverChannel != null) {
                 serverChannel.close().syncUninterruptibly();
@@ -314,6 +411,7 @@ public final class StellflowServer implements AutoCloseable {
             timer.stop();
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            telemetry.close();
             registry.close();
             LogDirLock.releaseAll(locks);
             LOG.info("BROKER_STOPPED brokerId={}", config.brokerId());

@@ -1,5 +1,6 @@
 package io.stellflow.broker.config;
 
+import io.stellflow.broker.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import java.nio.file.Path;
@@ -62,6 +63,8 @@ import java.util.TreeSet;
  *       the broker stops reading from producing connections</td></tr>
  * </table>
  *
+ * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}.
+ *
  * <p>Thread-safety: immutable after {@link #fromProperties}.
  *
  * <p>Errors: {@link ConfigException} with the bad key and value for anything malformed or out of range.
@@ -83,7 +86,7 @@ public final class BrokerConfig {
     /** Kafka's default: 1 MiB plus a 12-byte log overhead. */
     public static final int DEFAULT_MESSAGE_MAX_BYTES = 1_048_588;
 
-    private static final Set<String> KNOWN_KEYS = Set.of(
+    private static final Set<String> BROKER_KEYS = Set.of(
             "broker.id",
             "listeners",
             "advertised.listeners",
@@ -122,6 +125,8 @@ public final class BrokerConfig {
             "append.idle.strategy",
             "queued.max.request.bytes");
 
+    private static final Set<String> KNOWN_KEYS = union(BROKER_KEYS, TelemetryConfig.KEYS);
+
     private final int brokerId;
     private final Listener listener;
     private final Listener advertisedListener;
@@ -145,6 +150,7 @@ public final class BrokerConfig {
     private final int appendQueueCapacity;
     private final String appendIdleStrategy;
     private final long queuedMaxRequestBytes;
+    private final TelemetryConfig telemetry;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
@@ -202,6 +208,7 @@ public final class BrokerConfig {
         // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
         // flight is far more than a 2-core machine appends in the time a producer waits.
         queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
+        telemetry = TelemetryConfig.from(props);
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
             if (!KNOWN_KEYS.contains(key)) {
@@ -336,6 +343,17 @@ public final class BrokerConfig {
     /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */
     public long queuedMaxRequestBytes() {
         return queuedMaxRequestBytes;
+    }
+
+    /** The telemetry settings ({@code metrics.*}, {@code tracing.*}). */
+    public TelemetryConfig telemetry() {
+        return telemetry;
+    }
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> all = new TreeSet<>(a);
+        all.addAll(b);
+        return Set.copyOf(all);
     }
 
     /** Every key the broker reads. */

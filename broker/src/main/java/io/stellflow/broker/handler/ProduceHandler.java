@@ -6,6 +6,8 @@ import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceRequest;
@@ -55,6 +57,7 @@ public final class ProduceHandler implements ApiHandler {
     private final TopicService topics;
     private final int messageMaxBytes;
     private final AppendService appends;
+    private final BrokerMetrics metrics;
 
     /**
      * Appends on the request thread (no append agents).
@@ -72,14 +75,35 @@ public final class ProduceHandler implements ApiHandler {
      * @param appends the append agents, or null to append on the request thread
      */
     public ProduceHandler(TopicService topics, int messageMaxBytes, AppendService appends) {
+        this(topics, messageMaxBytes, appends, RequestTelemetry.NONE.metrics());
+    }
+
+    /**
+     * @param topics topic lookups (with auto-creation policy)
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param appends the append agents, or null to append on the request thread
+     * @param metrics where appends on the request thread count bytes and records (the agents count
+     *     into their own)
+     */
+    public ProduceHandler(TopicService topics, int messageMaxBytes, AppendService appends, BrokerMetrics metrics) {
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
+        this.metrics = metrics;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
         ProduceRequest request = ProduceRequest.read(body);
+        int partitionCount = 0;
+        long bytes = 0;
+        for (TopicData t : request.topicData()) {
+            for (PartitionData p : t.partitions()) {
+                partitionCount++;
+                bytes += p.records() == null ? 0 : p.records().readableBytes();
+            }
+        }
+        context.recordStats(partitionCount, bytes, 0);
         if (appends != null) {
             handOff(context, request);
             return;
@@ -95,6 +119,11 @@ public final class ProduceHandler implements ApiHandler {
                     partitions.add(error(data.partition(), lookup.errorCode(), -1, -1L));
                 } else {
                     partitions.add(produce(lookup.topic().partition(data.partition()), data, transactional));
+                }
+            }
+            for (PartitionResponse r : partitions) {
+                if (r.errorCode() != Errors.NONE) {
+                    context.markPartitionError();
                 }
             }
             responses.add(new TopicResponse(topicData.topic(), partitions));
@@ -176,7 +205,10 @@ public final class ProduceHandler implements ApiHandler {
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
         try {
+            int bytes = records.readableBytes();
+            int recordCount = RecordBatchValidator.totalRecordCount(records);
             long baseOffset = partition.appendAsLeader(records);
+            metrics.produced(bytes, recordCount);
             return new PartitionResponse(
                     data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
         } catch (InvalidRecordException e) {
