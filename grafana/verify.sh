@@ -72,6 +72,7 @@ log.flush.interval.messages=20000
 log.segment.bytes=4194304
 PROPS
 export STELLFLOW_HEAP_OPTS="-Xms128m -Xmx512m"
+export STELLFLOW_LOG_DIR="$work/logs"   # the rolling log file stays in the temp dir
 start_broker() {
   "$home/bin/stellflow-server.sh" "$work/server.properties" >"$work/broker-$1.log" 2>&1 &
   broker_pid=$!

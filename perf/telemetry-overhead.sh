@@ -36,6 +36,7 @@ if [ -n "$need_build" ]; then
   ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
 fi
 export STELLFLOW_NO_BUILD=1
+export STELLFLOW_LOG_DIR="${STELLFLOW_LOG_DIR:-${TMPDIR:-/tmp}/stellflow-telemetry-logs}"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-telemetry.XXXXXX")
 BROKER_PID="" SCRAPER_PID=""
