@@ -8,5 +8,6 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 home=$(cd "$(dirname "$0")/.." && pwd)
-export STELLFLOW_OPTS="-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml} ${STELLFLOW_OPTS:-}"
+# Logs: console and a rolling file under STELLFLOW_LOG_DIR (default <install>/logs), see config/logback.xml.
+export STELLFLOW_OPTS="-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml} -Dstellflow.log.dir=${STELLFLOW_LOG_DIR:-$home/logs} ${STELLFLOW_OPTS:-}"
 exec "$home/bin/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"

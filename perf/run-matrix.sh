@@ -2,6 +2,9 @@
 # Stellflow perf matrix.
 #   perf/run-matrix.sh --quick            the short main job (below; CI runs it)
 #   perf/run-matrix.sh [--small] ...      the matrix, and --vs-kafka: see perf/lab.sh --help
+#   perf/run-matrix.sh --telemetry-overhead [--runs N] [--data-mb MB]
+#                                         produce throughput with metrics.exporter=none vs prometheus,
+#                                         side by side (perf/telemetry-overhead.sh)
 # --quick:
 # 1. Builds the broker and tool jars once if missing or stale (./mvnw -q -Dmaven.test.skip=true -pl perf -am package), so the launchers
 #    below never build.
@@ -15,6 +18,10 @@
 # Exit status: 0 when everything passed, non-zero on any failure.
 set -euo pipefail
 
+if [ "${1:-}" = "--telemetry-overhead" ]; then
+  shift
+  exec "$(dirname "${BASH_SOURCE[0]}")/telemetry-overhead.sh" "$@"
+fi
 if [ "${1:-}" != "--quick" ]; then
   exec "$(dirname "${BASH_SOURCE[0]}")/lab.sh" "$@"
 fi

@@ -4,6 +4,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.group.ChannelGroup;
@@ -13,6 +14,7 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.HashedWheelTimer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.cluster.BrokerLifecycle;
 import io.stellflow.broker.cluster.ClusterMetadataHandler;
@@ -37,8 +39,13 @@ import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.FrameDecoder;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.telemetry.BrokerTelemetry;
+import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.topic.BrokerMetadata;
+import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.topic.Topic;
 import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerServer;
@@ -89,6 +96,11 @@ import org.slf4j.LoggerFactory;
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, and no thread per parked Fetch.
  *
+ * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code spec/metrics.md} on a Prometheus
+ * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}); server spans
+ * for traced requests with {@code tracing.enabled=true}; lifecycle log events {@code BROKER_STARTED}
+ * and {@code BROKER_STOPPING}.
+ *
  * <p>Thread-safety: {@link #start} and {@link #close} may be called from any thread; {@link #close}
  * is idempotent.
  *
@@ -120,6 +132,7 @@ public final class StellflowServer implements AutoCloseable {
     private final Transport transport;
     private final AppendService appends;
     private final HashedWheelTimer timer;
+    private final BrokerTelemetry telemetry;
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile BrokerEndpoint endpoint;
     private Channel serverChannel;
@@ -143,8 +156,10 @@ public final class StellflowServer implements AutoCloseable {
             List<LogDirLock> locks,
             TopicRegistry registry,
             ClusterParts cluster,
-            Transport transport) {
+            Transport transport,
+            BrokerTelemetry telemetry) {
         this.config = config;
+        this.telemetry = telemetry;
         this.locks = locks;
         this.registry = registry;
         this.cluster = cluster;
@@ -161,7 +176,8 @@ public final class StellflowServer implements AutoCloseable {
                         config.appendIdleStrategy(),
                         config.appendQueueCapacity(),
                         config.queuedMaxRequestBytes(),
-                        config.messageMaxBytes());
+                        config.messageMaxBytes(),
+                        telemetry.metrics());
         // 1 ms ticks, 512 buckets: long-poll timeouts (SDKs: 500 ms) land within a tick.
         this.timer = new HashedWheelTimer(new DefaultThreadFactory("sf-timer", true), 1, TimeUnit.MILLISECONDS, 512);
         if (appends != null) {
@@ -175,6 +191,16 @@ public final class StellflowServer implements AutoCloseable {
      * @throws IOException when the log dir cannot be locked, read or written
      */
     public static StellflowServer start(BrokerConfig config) throws IOException {
+        return start(config, null);
+    }
+
+    /**
+     * As {@link #start(BrokerConfig)}; with {@code tracing.enabled=true} spans go to {@code
+     * spanExporter} instead of OTLP (tests pass an in-memory exporter). Null = configured exporter.
+     *
+     * @throws IOException when the log dir cannot be locked, read or written
+     */
+    public static StellflowServer start(BrokerConfig config, SpanExporter spanExporter) throws IOException {
         if (!config.unknownKeys().isEmpty()) {
             LOG.warn("Ignoring unknown configuration keys: {}", config.unknownKeys());
         }
@@ -190,7 +216,11 @@ public final class StellflowServer implements AutoCloseable {
         LogManager logs = null;
         ControllerClient client = null;
         StellflowServer server = null;
+        BrokerTelemetry telemetry = null;
         try {
+            telemetry = BrokerTelemetry.create(config.telemetry(), config.brokerId(), spanExporter);
+            LogEnvironment environment =
+                    LogEnvironment.system().withMetrics(telemetry.metrics().storage());
             if (clusterConfig.isController()) {
                 controller = ControllerServer.start(clusterConfig.controller());
             }
@@ -202,13 +232,10 @@ public final class StellflowServer implements AutoCloseable {
                         config.logManagerConfig(),
                         config.logConfig(),
                         BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
-                        LogEnvironment.system());
+                        environment);
             } else {
                 logs = LogManager.start(
-                        config.logManagerConfig(),
-                        config.logConfig(),
-                        LogEnvironment.system(),
-                        UnifiedLog::logEndOffset);
+                        config.logManagerConfig(), config.logConfig(), environment, UnifiedLog::logEndOffset);
                 ReplicaManager replicas =
                         new ReplicaManager(config.brokerId(), logs, config.logDirs(), ReplicaStateListener.NONE);
                 String bootstrap = clusterConfig.controllerBootstrapServers() != null
@@ -217,7 +244,7 @@ public final class StellflowServer implements AutoCloseable {
                 client = ControllerClient.builder(bootstrap).build();
                 parts = new ClusterParts(controller, logs, replicas, client);
             }
-            server = new StellflowServer(config, locks, registry, parts, transport);
+            server = new StellflowServer(config, locks, registry, parts, transport, telemetry);
             server.bind(meta.clusterId());
             if (parts != null) {
                 server.joinCluster();
@@ -234,6 +261,9 @@ public final class StellflowServer implements AutoCloseable {
                     LogDirLock.releaseAll(locks);
                 }
                 closeQuietly(controller);
+                if (telemetry != null) {
+                    telemetry.close();
+                }
             }
             throw e;
         }
@@ -295,7 +325,8 @@ public final class StellflowServer implements AutoCloseable {
             apis.add(ApiKeys.DELETE_TOPIC);
         }
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
-        handlers.put(ApiKeys.PRODUCE, new ProduceHandler(router, config.messageMaxBytes(), appends));
+        handlers.put(
+                ApiKeys.PRODUCE, new ProduceHandler(router, config.messageMaxBytes(), appends, telemetry.metrics()));
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
         Map<Short, Short> versions = cluster == null
@@ -306,7 +337,7 @@ public final class StellflowServer implements AutoCloseable {
                         ApiKeys.CREATE_TOPIC,
                         CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR);
         handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(apis, versions));
-        RequestDispatcher dispatcher = new RequestDispatcher(handlers);
+        RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
         Listener listener = config.listener();
         InetSocketAddress bindAddress = listener.host().isEmpty()
@@ -348,15 +379,18 @@ public final class StellflowServer implements AutoCloseable {
         serverChannel = bootstrap.bind(bindAddress).syncUninterruptibly().channel();
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
+        telemetry.metrics().registerGauges(new Gauges());
         LOG.info(
-                "BROKER_STARTED brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={}",
+                "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
+                LogEvents.BROKER_STARTED,
                 config.brokerId(),
                 clusterId,
                 new Listener(listener.securityProtocol(), listener.host(), boundPort),
                 endpoint.host(),
                 endpoint.port(),
                 transport.type().configName(),
-                config.logDirs());
+                config.logDirs(),
+                telemetry.metricsPort());
         LOG.info("Fetch log bytes: {}", fetchPath());
     }
 
@@ -390,6 +424,72 @@ public final class StellflowServer implements AutoCloseable {
                         : "file regions copied by Netty through a direct chunk buffer (no io_uring splice on this kernel)";
             case AUTO -> throw new IllegalStateException("unresolved transport");
         };
+    }
+
+    /** What the gauges read at collection time: connections, queues and partition logs. */
+    private final class Gauges implements BrokerMetrics.GaugeSource {
+        @Override
+        public long connections() {
+            return channels.size();
+        }
+
+        @Override
+        public long queuedRequests() {
+            long n = 0;
+            for (Channel ch : channels) {
+                ConnectionHandler h = ch.pipeline().get(ConnectionHandler.class);
+                if (h != null) {
+                    n += h.pendingRequests();
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public long queuedResponses() {
+            long n = 0;
+            for (Channel ch : channels) {
+                // A racy read of the flushed-entry count from the exporter's thread: a gauge only.
+                ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
+                if (out != null) {
+                    n += out.size();
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public void forEachPartition(BrokerMetrics.PartitionVisitor visitor) {
+            if (registry != null) {
+                for (Topic topic : registry.topics()) {
+                    for (Partition p : topic.partitions()) {
+                        visit(visitor, p);
+                    }
+                }
+            }
+            if (cluster != null) {
+                cluster.replicas().forEachHostedPartition(p -> visit(visitor, p));
+            }
+        }
+
+        private static void visit(BrokerMetrics.PartitionVisitor visitor, Partition p) {
+            visitor.partition(
+                    p.topic(),
+                    p.partition(),
+                    p.logStartOffset(),
+                    p.logEndOffset(),
+                    p.log().activeSegmentSizeBytes());
+        }
+    }
+
+    /** The bound Prometheus metrics port, or -1 when metrics are not served over HTTP. */
+    public int metricsPort() {
+        return telemetry.metricsPort();
+    }
+
+    /** The broker's telemetry (tests flush spans through it). */
+    public BrokerTelemetry telemetry() {
+        return telemetry;
     }
 
     /** The bound port (the ephemeral one when the listener asked for port 0). */
@@ -444,6 +544,7 @@ public final class StellflowServer implements AutoCloseable {
             }
             closing = true;
         }
+        LOG.info("{} brokerId={}", LogEvents.BROKER_STOPPING, config.brokerId());
         try {
             BrokerLifecycle l = lifecycle;
             if (l != null) {
@@ -469,6 +570,7 @@ public final class StellflowServer implements AutoCloseable {
             timer.stop();
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+            telemetry.close();
             if (registry != null) {
                 registry.close();
             }

@@ -28,6 +28,8 @@ final class TestBroker {
         props.setProperty("transport", transport);
         props.setProperty("num.network.threads", "2");
         props.setProperty("num.io.threads", "4");
+        // An ephemeral metrics port: parallel test JVMs never fight over 9464.
+        props.setProperty("metrics.port", "0");
         return props;
     }
 

@@ -31,11 +31,17 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
     private final HostPort address;
     private final String clientId;
     private final long requestTimeoutMs;
+    private final ClientMetrics metrics;
     private final ConcurrentHashMap<Integer, Pending<?>> pending = new ConcurrentHashMap<>();
     private volatile Channel channel;
     private volatile List<ApiVersionsResponse.ApiVersionRange> apiVersions = List.of();
 
     BrokerConnection(HostPort address, String clientId, long requestTimeoutMs) {
+        this(address, clientId, requestTimeoutMs, ClientMetrics.none("admin"));
+    }
+
+    BrokerConnection(HostPort address, String clientId, long requestTimeoutMs, ClientMetrics metrics) {
+        this.metrics = metrics;
         this.address = address;
         this.clientId = clientId;
         this.requestTimeoutMs = requestTimeoutMs;
@@ -142,6 +148,7 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
     private void timeout(int correlationId) {
         Pending<?> p = pending.remove(correlationId);
         if (p != null) {
+            metrics.request(p.apiKey, ClientMetrics.TIMEOUT, System.nanoTime() - p.startNanos);
             p.future.completeExceptionally(new StellflowException(
                     StellflowException.NETWORK_ERROR,
                     ApiKeys.name(p.apiKey) + " to " + address + " timed out after " + requestTimeoutMs + " ms"));
@@ -152,6 +159,7 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
         Pending<?> p = pending.remove(correlationId);
         if (p != null) {
             p.cancelTimeout();
+            metrics.request(p.apiKey, ClientMetrics.ERROR, System.nanoTime() - p.startNanos);
             p.future.completeExceptionally(
                     new StellflowException(StellflowException.NETWORK_ERROR, "write to " + address + " failed", cause));
         }
@@ -174,6 +182,7 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
             return;
         }
         p.cancelTimeout();
+        metrics.request(p.apiKey, ClientMetrics.result(header.errorCode(), false), System.nanoTime() - p.startNanos);
         p.complete(header, frame, address);
     }
 
@@ -196,6 +205,7 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
             Pending<?> p = pending.remove(id);
             if (p != null) {
                 p.cancelTimeout();
+                metrics.request(p.apiKey, ClientMetrics.ERROR, System.nanoTime() - p.startNanos);
                 p.future.completeExceptionally(e);
             }
         }
@@ -205,6 +215,7 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
         final short apiKey;
         final BodyReader<T> reader;
         final CompletableFuture<T> future = new CompletableFuture<>();
+        final long startNanos = System.nanoTime();
         volatile ScheduledFuture<?> timeout;
 
         Pending(short apiKey, BodyReader<T> reader) {

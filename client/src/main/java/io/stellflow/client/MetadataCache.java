@@ -56,6 +56,7 @@ public final class MetadataCache {
      */
     public CompletableFuture<Map<String, TopicDescription>> refresh(Collection<String> topics) {
         MetadataRequest req = new MetadataRequest(List.copyOf(topics), false, false, false);
+        network.metrics().metadataRefreshed();
         return network.send(anyBroker(), ApiKeys.METADATA, req::write, MetadataResponse::read)
                 .thenApply(this::merge);
     }

@@ -33,6 +33,7 @@ public final class NetworkClient implements AutoCloseable {
     private static final String SOFTWARE_VERSION = "0.1.0";
 
     private final ClientConfig config;
+    private final ClientMetrics metrics;
     private final EventLoopGroup group;
     private final Bootstrap bootstrap;
     private final ConcurrentHashMap<HostPort, CompletableFuture<BrokerConnection>> connections =
@@ -41,7 +42,13 @@ public final class NetworkClient implements AutoCloseable {
     private volatile boolean closed;
 
     public NetworkClient(ClientConfig config) {
+        this(config, ClientMetrics.none("admin"));
+    }
+
+    /** @param metrics where requests and metadata refreshes are counted ({@link ClientMetrics}) */
+    public NetworkClient(ClientConfig config, ClientMetrics metrics) {
         this.config = config;
+        this.metrics = metrics;
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "stellflow-io-" + config.clientId());
             t.setDaemon(true);
@@ -58,6 +65,11 @@ public final class NetworkClient implements AutoCloseable {
 
     public ClientConfig config() {
         return config;
+    }
+
+    /** The client's instruments. */
+    ClientMetrics metrics() {
+        return metrics;
     }
 
     /**
@@ -142,7 +154,7 @@ public final class NetworkClient implements AutoCloseable {
     }
 
     private void open(HostPort address, CompletableFuture<BrokerConnection> result) {
-        BrokerConnection conn = new BrokerConnection(address, config.clientId(), config.requestTimeoutMs());
+        BrokerConnection conn = new BrokerConnection(address, config.clientId(), config.requestTimeoutMs(), metrics);
         ChannelFuture cf = bootstrap
                 .clone()
                 .handler(new ChannelInitializer<SocketChannel>() {

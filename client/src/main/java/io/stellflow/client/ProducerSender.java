@@ -368,10 +368,12 @@ final class ProducerSender implements Runnable {
 
     private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
         int bytes = 64;
+        ClientMetrics metrics = network.metrics();
         for (List<ProducerBatch> list : batches.values()) {
             bytes += 64;
             for (ProducerBatch b : list) {
                 bytes += b.sizeInBytes();
+                metrics.batchSent(b.sizeInBytes(), b.recordCount());
             }
         }
         int sizeHint = bytes;
@@ -454,6 +456,7 @@ final class ProducerSender implements Runnable {
                     refresh.add(tp.topic());
                     q.retrying = true;
                     for (ProducerBatch b : batches) {
+                        network.metrics().retried();
                         b.attempts++;
                         b.retryAfterNs = nowNs
                                 + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
@@ -463,7 +466,9 @@ final class ProducerSender implements Runnable {
                     StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
                             ? se
                             : new StellflowException(code, "produce to " + tp + " failed");
+                    int result = ClientMetrics.result(code, false);
                     for (ProducerBatch b : batches) {
+                        network.metrics().sendFailed(result);
                         completions.add(() -> b.fail(failure));
                         done.add(b);
                     }

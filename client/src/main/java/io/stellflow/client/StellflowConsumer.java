@@ -54,6 +54,7 @@ public final class StellflowConsumer implements AutoCloseable {
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final OffsetLookup offsets;
+    private final ClientMetrics metrics;
     private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
     private long lastMetadataRefreshNs;
@@ -65,6 +66,8 @@ public final class StellflowConsumer implements AutoCloseable {
         long position = -1;
         /** The offset the next Fetch asks for: at or past {@link #position}. */
         long fetchPosition = -1;
+        /** The high watermark of the last Fetch answer; -1 before one (metrics: consumer lag). */
+        long highWatermark = -1;
 
         int epoch;
         boolean fetchInFlight;
@@ -119,8 +122,24 @@ public final class StellflowConsumer implements AutoCloseable {
     }
 
     public StellflowConsumer(ConsumerConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * A consumer that registers the client metrics of {@code spec/metrics.md} ({@code client.type}
+     * consumer, {@link ClientMetrics}) on {@code openTelemetry}.
+     *
+     * @param openTelemetry the application's OpenTelemetry, or null for no metrics
+     */
+    public StellflowConsumer(Properties props, io.opentelemetry.api.OpenTelemetry openTelemetry) {
+        this(ConsumerConfig.from(props), openTelemetry);
+    }
+
+    /** As {@link #StellflowConsumer(Properties, io.opentelemetry.api.OpenTelemetry)}. */
+    public StellflowConsumer(ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry) {
         this.config = config;
-        this.network = new NetworkClient(config.common());
+        this.metrics = new ClientMetrics(openTelemetry, "consumer");
+        this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
     }
@@ -201,6 +220,24 @@ public final class StellflowConsumer implements AutoCloseable {
      *     out-of-range position with {@code auto.offset.reset=none}
      */
     public List<ConsumerRecord> poll(Duration timeout) {
+        long startNs = System.nanoTime();
+        List<ConsumerRecord> out = null;
+        try {
+            out = pollRecords(timeout);
+            return out;
+        } finally {
+            metrics.polled(System.nanoTime() - startNs, out == null ? 0 : out.size());
+            long lag = 0;
+            for (PartitionState s : assigned.values()) {
+                if (s.highWatermark >= 0 && s.position >= 0) {
+                    lag += Math.max(0, s.highWatermark - s.position);
+                }
+            }
+            metrics.consumerLag(lag);
+        }
+    }
+
+    private List<ConsumerRecord> pollRecords(Duration timeout) {
         long deadlineNs = System.nanoTime() + timeout.toNanos();
         List<ConsumerRecord> out = new ArrayList<>();
         List<CompletedFetch> ready = new ArrayList<>();
@@ -398,6 +435,10 @@ public final class StellflowConsumer implements AutoCloseable {
             code = f.result.errorCode();
         }
         if (code == Errors.NONE) {
+            s.highWatermark = f.result.highWatermark();
+            if (f.result.records() != null) {
+                metrics.fetched(f.result.records().readableBytes());
+            }
             long next = RecordBatchReader.nextOffset(f.result.records(), f.result.baseOffset());
             if (next > s.fetchPosition) {
                 s.fetchPosition = next;

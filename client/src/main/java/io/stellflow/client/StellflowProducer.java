@@ -1,5 +1,6 @@
 package io.stellflow.client;
 
+import io.opentelemetry.api.OpenTelemetry;
 import io.stellflow.protocol.Errors;
 import java.time.Duration;
 import java.util.List;
@@ -37,8 +38,23 @@ public final class StellflowProducer implements AutoCloseable {
     }
 
     public StellflowProducer(ProducerConfig config) {
+        this(config, null);
+    }
+
+    /**
+     * A producer that registers the client metrics of {@code spec/metrics.md} ({@code client.type}
+     * producer, {@link ClientMetrics}) on {@code openTelemetry}.
+     *
+     * @param openTelemetry the application's OpenTelemetry, or null for no metrics
+     */
+    public StellflowProducer(Properties props, OpenTelemetry openTelemetry) {
+        this(ProducerConfig.from(props), openTelemetry);
+    }
+
+    /** As {@link #StellflowProducer(Properties, OpenTelemetry)}. */
+    public StellflowProducer(ProducerConfig config, OpenTelemetry openTelemetry) {
         this.config = config;
-        this.network = new NetworkClient(config.common());
+        this.network = new NetworkClient(config.common(), new ClientMetrics(openTelemetry, "producer"));
         this.metadata = new MetadataCache(network);
         this.sender = new ProducerSender(config, network, metadata);
         this.senderThread = Thread.ofPlatform()

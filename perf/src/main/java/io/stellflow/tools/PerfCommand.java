@@ -1,5 +1,11 @@
 package io.stellflow.tools;
 
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.resources.Resource;
+import io.stellflow.broker.telemetry.MetricsEndpoint;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.StellflowAdmin;
@@ -77,6 +83,39 @@ public final class PerfCommand implements Runnable {
         @Option(names = "--results-file", description = "append the result to this JSON array file")
         java.nio.file.Path resultsFile;
 
+        @Option(
+                names = "--metrics-port",
+                description = "export the client's metrics (spec/metrics.md, Clients) on a Prometheus endpoint on"
+                        + " 127.0.0.1 at this port (0 = any free port, printed on stderr)")
+        Integer metricsPort;
+
+        private MetricsEndpoint metricsEndpoint;
+
+        /** The OpenTelemetry the clients report to: a Prometheus endpoint with --metrics-port, else none. */
+        OpenTelemetry openTelemetry(String clientType) {
+            if (metricsPort == null) {
+                return null;
+            }
+            metricsEndpoint = MetricsEndpoint.start(
+                    "127.0.0.1",
+                    metricsPort,
+                    Resource.getDefault()
+                            .merge(Resource.create(Attributes.of(
+                                    AttributeKey.stringKey("service.name"), "stellflow-perf-" + clientType))));
+            System.err.println(
+                    "stellflow-perf: client metrics on http://127.0.0.1:" + metricsEndpoint.port() + "/metrics");
+            return OpenTelemetrySdk.builder()
+                    .setMeterProvider(metricsEndpoint.meterProvider())
+                    .build();
+        }
+
+        /** Stops the metrics endpoint, if any. */
+        void closeMetrics() {
+            if (metricsEndpoint != null) {
+                metricsEndpoint.close();
+            }
+        }
+
         @Spec
         CommandLine.Model.CommandSpec spec;
 
@@ -144,7 +183,9 @@ public final class PerfCommand implements Runnable {
             long sent = 0;
             long startNs;
             long endNs;
-            try (StellflowProducer producer = new StellflowProducer(ClientProps.of(bootstrapServer, producerProps))) {
+            OpenTelemetry otel = openTelemetry("producer");
+            try (StellflowProducer producer =
+                    new StellflowProducer(ClientProps.of(bootstrapServer, producerProps), otel)) {
                 producer.partitionsFor(topic); // metadata before the clock starts
                 startNs = System.nanoTime();
                 long deadlineNs = deadlineNs(startNs);
@@ -177,6 +218,7 @@ public final class PerfCommand implements Runnable {
                 producer.flush();
                 endNs = System.nanoTime();
             }
+            closeMetrics();
             Histogram h = latencyUs.getIntervalHistogram();
             PerfResult r = PerfResult.of(
                     name != null ? name : "produce",
@@ -221,7 +263,8 @@ public final class PerfCommand implements Runnable {
             long bytes = 0;
             long startNs;
             long lastDataNs;
-            try (StellflowConsumer consumer = new StellflowConsumer(props)) {
+            OpenTelemetry otel = openTelemetry("consumer");
+            try (StellflowConsumer consumer = new StellflowConsumer(props, otel)) {
                 consumer.assign(partitions);
                 consumer.seekToBeginning(partitions);
                 startNs = System.nanoTime();
@@ -244,6 +287,7 @@ public final class PerfCommand implements Runnable {
                     }
                 }
             }
+            closeMetrics();
             PerfResult r =
                     PerfResult.of(name != null ? name : "consume", records, bytes, lastDataNs - startNs, pollUs, 0);
             print(r);

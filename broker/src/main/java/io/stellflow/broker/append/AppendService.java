@@ -1,6 +1,8 @@
 package io.stellflow.broker.append;
 
 import io.stellflow.broker.network.ReadGate;
+import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -36,6 +38,7 @@ public final class AppendService implements AutoCloseable {
     private final AtomicInteger nextAgent = new AtomicInteger();
     private final AtomicLong queuedBytes = new AtomicLong();
     private final ConcurrentLinkedQueue<ReadGate> paused = new ConcurrentLinkedQueue<>();
+    private final BrokerMetrics metrics;
     private volatile boolean closed;
 
     /**
@@ -47,6 +50,21 @@ public final class AppendService implements AutoCloseable {
      */
     public AppendService(
             int agentCount, String idleStrategy, int queueCapacity, long queuedMaxBytes, int messageMaxBytes) {
+        this(agentCount, idleStrategy, queueCapacity, queuedMaxBytes, messageMaxBytes, RequestTelemetry.NONE.metrics());
+    }
+
+    /**
+     * As the other constructor, counting appended bytes and records into {@code metrics}
+     * ({@code stellflow.produce.bytes}, {@code stellflow.produce.records}).
+     */
+    public AppendService(
+            int agentCount,
+            String idleStrategy,
+            int queueCapacity,
+            long queuedMaxBytes,
+            int messageMaxBytes,
+            BrokerMetrics metrics) {
+        this.metrics = metrics;
         this.agents = new AppendAgent[agentCount];
         this.queueCapacity = queueCapacity;
         this.queuedMaxBytes = queuedMaxBytes;
@@ -113,6 +131,11 @@ public final class AppendService implements AutoCloseable {
                 g.resume(ReadGate.APPEND_BACKLOG);
             }
         }
+    }
+
+    /** The broker's instruments (the agents count appended bytes and records). */
+    BrokerMetrics metrics() {
+        return metrics;
     }
 
     /** Record bytes queued and not yet appended (tests and metrics). */

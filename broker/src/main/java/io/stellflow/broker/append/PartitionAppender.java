@@ -111,9 +111,15 @@ final class PartitionAppender {
             records = c;
         }
         int epoch = partition.leaderEpoch();
+        int appendedBytes = records.readableBytes();
         try {
             long base = partition.appendAsLeader(records);
             long logStart = partition.logStartOffset();
+            long appendedRecords = 0;
+            for (int i = 0; i < valid; i++) {
+                appendedRecords += recordCounts[i];
+            }
+            service.metrics().produced(appendedBytes, appendedRecords);
             for (int i = 0; i < valid; i++) {
                 AppendRequest r = batch[i];
                 finish(

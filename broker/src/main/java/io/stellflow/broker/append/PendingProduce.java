@@ -46,6 +46,12 @@ public final class PendingProduce {
 
     private void respond() {
         List<TopicResponse> out = new ArrayList<>(topics.length);
+        for (PartitionResponse r : slots) {
+            if (r.errorCode() != 0) {
+                context.markPartitionError();
+                break;
+            }
+        }
         int slot = 0;
         for (int t = 0; t < topics.length; t++) {
             List<PartitionResponse> partitions = new ArrayList<>();

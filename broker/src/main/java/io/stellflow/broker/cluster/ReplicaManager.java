@@ -100,6 +100,20 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         return h.partitions()[partition];
     }
 
+    /**
+     * Calls {@code action} for every partition hosted here (leader or follower). Thread-safety: any
+     * thread; sees each topic's partitions as of some recent metadata change.
+     */
+    public void forEachHostedPartition(java.util.function.Consumer<Partition> action) {
+        for (HostedTopic h : hosted.values()) {
+            for (Partition p : h.partitions()) {
+                if (p != null) {
+                    action.accept(p);
+                }
+            }
+        }
+    }
+
     @Override
     public Partition leaderPartition(String topic, int partition) {
         Partition p = hostedPartition(topic, partition);

@@ -1,5 +1,6 @@
 package io.stellflow.broker.config;
 
+import io.stellflow.broker.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import java.nio.file.Path;
@@ -64,6 +65,8 @@ import java.util.TreeSet;
  *       the broker stops reading from producing connections</td></tr>
  * </table>
  *
+ * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}.
+ *
  * <p>Thread-safety: immutable after {@link #fromProperties}.
  *
  * <p>Errors: {@link ConfigException} with the bad key and value for anything malformed or out of range.
@@ -85,7 +88,7 @@ public final class BrokerConfig {
     /** Kafka's default: 1 MiB plus a 12-byte log overhead. */
     public static final int DEFAULT_MESSAGE_MAX_BYTES = 1_048_588;
 
-    private static final Set<String> KNOWN_KEYS = Set.of(
+    private static final Set<String> BROKER_KEYS = Set.of(
             "broker.id",
             "listeners",
             "advertised.listeners",
@@ -124,6 +127,7 @@ public final class BrokerConfig {
             "append.idle.strategy",
             "queued.max.request.bytes");
 
+    private static final Set<String> KNOWN_KEYS = union(BROKER_KEYS, TelemetryConfig.KEYS);
     private static final Set<String> ALL_KEYS = union(KNOWN_KEYS, ClusterConfig.KEYS);
 
     private final int brokerId;
@@ -150,6 +154,7 @@ public final class BrokerConfig {
     private final String appendIdleStrategy;
     private final long queuedMaxRequestBytes;
     private final ClusterConfig cluster;
+    private final TelemetryConfig telemetry;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
@@ -210,6 +215,7 @@ public final class BrokerConfig {
         queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
         this.cluster = ClusterConfig.parse(props, configuredBrokerId, listener.port(), logDirs.get(0));
         brokerId = this.cluster.nodeId();
+        telemetry = TelemetryConfig.from(props);
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
             if (!ALL_KEYS.contains(key)) {
@@ -351,7 +357,12 @@ public final class BrokerConfig {
         return queuedMaxRequestBytes;
     }
 
-    /** Every key the broker reads (data plane and cluster keys). */
+    /** The telemetry settings ({@code metrics.*}, {@code tracing.*}). */
+    public TelemetryConfig telemetry() {
+        return telemetry;
+    }
+
+    /** Every key the broker reads (data plane, telemetry and cluster keys). */
     public static Set<String> knownKeys() {
         return ALL_KEYS;
     }

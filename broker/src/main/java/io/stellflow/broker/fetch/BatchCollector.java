@@ -23,6 +23,7 @@ final class BatchCollector implements UnifiedLog.BatchVisitor {
     private long[] baseOffsets = new long[16];
     private int count;
     private int totalBytes;
+    private long records;
     private boolean closed;
 
     BatchCollector(boolean singleSegment) {
@@ -33,6 +34,7 @@ final class BatchCollector implements UnifiedLog.BatchVisitor {
         Arrays.fill(channels, 0, count, null);
         count = 0;
         totalBytes = 0;
+        records = 0;
         closed = false;
     }
 
@@ -61,6 +63,12 @@ final class BatchCollector implements UnifiedLog.BatchVisitor {
         baseOffsets[count] = baseOffset;
         count++;
         totalBytes += sizeInBytes;
+        records += lastOffset - baseOffset + 1;
+    }
+
+    /** Records in the collected batches (their offset spans; a compacted batch counts its gaps). */
+    long records() {
+        return records;
     }
 
     int count() {

@@ -70,6 +70,7 @@ public final class DelayedFetch implements AppendListener {
     }
 
     private void start(long[] boundsSeen) {
+        context.markParked();
         for (Partition partition : partitions) {
             partition.addListener(this);
         }
@@ -107,6 +108,7 @@ public final class DelayedFetch implements AppendListener {
         }
         FetchResult result = FetchReader.read(plan, context, zeroCopy);
         if ((result.recordsBytes() >= plan.request().minBytes() || result.hasError()) && finish()) {
+            context.markLongPollHit();
             context.sendFetch(result.frame());
         } else {
             result.release();

@@ -65,7 +65,13 @@ public final class FetchReader {
         ByteBuf head = context.newResponseFrame(sizeHint(plan, zeroCopy));
         FetchResponseFrame frame = new FetchResponseFrame(head);
         try {
-            return readInto(plan, frame, zeroCopy, context.header().apiVersion());
+            FetchResult result =
+                    readInto(plan, frame, zeroCopy, context.header().apiVersion());
+            context.recordStats(plan.partitions().size(), result.recordsBytes(), result.records());
+            if (result.hasError()) {
+                context.markPartitionError();
+            }
+            return result;
         } catch (RuntimeException e) {
             frame.release();
             throw e;
@@ -98,6 +104,7 @@ public final class FetchReader {
         long frameBudget = plan.recordsBudgetBytes();
         long remaining = Math.min(request.maxBytes(), frameBudget);
         long total = 0;
+        long totalRecords = 0;
         boolean hasError = false;
         long[] bounds = new long[plan.partitions().size()];
         int resolved = 0;
@@ -158,6 +165,7 @@ public final class FetchReader {
                     out.setInt(lengthIndex, bytes);
                     remaining -= bytes;
                     total += bytes;
+                    totalRecords += batches.records();
                 } catch (IOException e) {
                     LOG.error("Fetch read on {} at offset {} failed", partition, fetchOffset, e);
                     frame.truncate(regionMark, recordsStart);
@@ -170,7 +178,7 @@ public final class FetchReader {
                 }
             }
         }
-        return new FetchResult(frame, total, hasError, bounds);
+        return new FetchResult(frame, total, hasError, bounds, totalRecords);
     }
 
     /**

@@ -13,8 +13,10 @@ package io.stellflow.broker.fetch;
  * @param recordsBytes total records bytes across partitions (compared with minBytes)
  * @param hasError whether any partition carries an error (answered at once, decision 9.e)
  * @param readableBounds the readable bound seen for each resolved partition, in plan order
+ * @param records records in the returned batches (offset span of each batch; metrics only)
  */
-public record FetchResult(FetchResponseFrame frame, long recordsBytes, boolean hasError, long[] readableBounds) {
+public record FetchResult(
+        FetchResponseFrame frame, long recordsBytes, boolean hasError, long[] readableBounds, long records) {
 
     /** Releases the frame (when it is not sent). */
     public void release() {

@@ -6,6 +6,8 @@ import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
@@ -58,6 +60,7 @@ public final class ProduceHandler implements ApiHandler {
     private final PartitionRouter topics;
     private final int messageMaxBytes;
     private final AppendService appends;
+    private final BrokerMetrics metrics;
 
     /**
      * Appends on the request thread (no append agents).
@@ -75,14 +78,35 @@ public final class ProduceHandler implements ApiHandler {
      * @param appends the append agents, or null to append on the request thread
      */
     public ProduceHandler(PartitionRouter topics, int messageMaxBytes, AppendService appends) {
+        this(topics, messageMaxBytes, appends, RequestTelemetry.NONE.metrics());
+    }
+
+    /**
+     * @param topics topic lookups (with auto-creation policy)
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param appends the append agents, or null to append on the request thread
+     * @param metrics where appends on the request thread count bytes and records (the agents count
+     *     into their own)
+     */
+    public ProduceHandler(PartitionRouter topics, int messageMaxBytes, AppendService appends, BrokerMetrics metrics) {
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
+        this.metrics = metrics;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
         ProduceRequest request = ProduceRequest.read(body);
+        int partitionCount = 0;
+        long bytes = 0;
+        for (TopicData t : request.topicData()) {
+            for (PartitionData p : t.partitions()) {
+                partitionCount++;
+                bytes += p.records() == null ? 0 : p.records().readableBytes();
+            }
+        }
+        context.recordStats(partitionCount, bytes, 0);
         if (appends != null) {
             handOff(context, request);
             return;
@@ -106,6 +130,11 @@ public final class ProduceHandler implements ApiHandler {
                                             -1,
                                             -1L)
                                     : produce(partition, data, transactional));
+                }
+            }
+            for (PartitionResponse r : partitions) {
+                if (r.errorCode() != Errors.NONE) {
+                    context.markPartitionError();
                 }
             }
             responses.add(new TopicResponse(topicData.topic(), partitions));
@@ -186,7 +215,10 @@ public final class ProduceHandler implements ApiHandler {
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
         try {
+            int bytes = records.readableBytes();
+            int recordCount = RecordBatchValidator.totalRecordCount(records);
             long baseOffset = partition.appendAsLeader(records);
+            metrics.produced(bytes, recordCount);
             return new PartitionResponse(
                     data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
         } catch (InvalidRecordException e) {

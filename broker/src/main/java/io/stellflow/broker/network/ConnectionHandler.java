@@ -88,11 +88,17 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** Requests of this connection read from the socket and not yet handled (the request queue depth). */
+    public int pendingRequests() {
+        return executor.pending();
+    }
+
     private void submit(Channel channel, ByteBuf payload) {
+        long receivedNanos = System.nanoTime();
         try {
             executor.execute(() -> {
                 try {
-                    dispatcher.dispatch(channel, payload);
+                    dispatcher.dispatch(channel, payload, receivedNanos);
                 } finally {
                     payload.release();
                     maybeResumeReads(channel);

@@ -2,8 +2,10 @@ package io.stellflow.broker.network;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.opentelemetry.api.trace.Span;
 import io.stellflow.broker.fetch.FetchResponseFrame;
 import io.stellflow.broker.fetch.FetchResponseWriter;
+import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -18,8 +20,16 @@ import org.slf4j.LoggerFactory;
  * One request in flight: its header and the channel to answer on. Guarantees exactly one response
  * per request (spec §1.3): the first {@code respond*} call wins, later calls are logged and dropped.
  *
+ * <p>Telemetry: the response that wins reports the request once to {@link RequestTelemetry}, just
+ * before it is handed to the channel (so a client that saw its response also sees it counted)
+ * (request count and latency, Produce/Fetch metrics, the server span when one was started). Handlers
+ * add what only they know with {@link #recordStats}, {@link #markPartitionError}, {@link #markParked}
+ * and {@link #markLongPollHit}: plain fields of this object, no allocation.
+ *
  * <p>Thread-safety: may be completed from any thread; the write is handed to the channel's event loop
- * by Netty. A response to a closed channel is silently dropped (its buffer is released by Netty).
+ * by Netty. A response to a closed channel is silently dropped (its buffer is released by Netty). The
+ * telemetry fields are written before the response (by the thread that sends it, or before the
+ * hand-off to it) and read by the thread that wins the response.
  */
 public final class RequestContext {
     private static final Logger LOG = LoggerFactory.getLogger(RequestContext.class);
@@ -27,11 +37,73 @@ public final class RequestContext {
     private final Channel channel;
     private final RequestHeader header;
     private final AtomicBoolean responded = new AtomicBoolean();
+    private final RequestTelemetry telemetry;
+    private final long startNanos;
+    private final Span span;
+    private volatile int partitions;
+    private volatile long bytes;
+    private volatile long records;
+    private volatile boolean partitionError;
+    private volatile long parkedNanos;
+    private volatile boolean longPollHit;
 
-    /** @param channel the client connection; @param header the decoded request header */
+    /** A request without telemetry. @param channel the client connection; @param header the decoded request header */
     public RequestContext(Channel channel, RequestHeader header) {
+        this(channel, header, RequestTelemetry.NONE, System.nanoTime());
+    }
+
+    /**
+     * @param channel the client connection
+     * @param header the decoded request header
+     * @param telemetry where the answered request is reported
+     * @param startNanos {@link System#nanoTime()} when the request was read from the socket
+     */
+    public RequestContext(Channel channel, RequestHeader header, RequestTelemetry telemetry, long startNanos) {
         this.channel = channel;
         this.header = header;
+        this.telemetry = telemetry;
+        this.startNanos = startNanos;
+        this.span = telemetry.startSpan(header);
+    }
+
+    /**
+     * What the request moved, for metrics and its span: partitions in the request, records bytes
+     * produced or fetched, records fetched. A later call replaces an earlier one (a parked Fetch reports
+     * its last evaluation, the one it sends).
+     */
+    public void recordStats(int partitionCount, long recordsBytes, long recordCount) {
+        this.partitions = partitionCount;
+        this.bytes = recordsBytes;
+        this.records = recordCount;
+    }
+
+    /** Some partition of the response carries an error (the request counts as {@code result=error}). */
+    public void markPartitionError() {
+        partitionError = true;
+    }
+
+    /** The Fetch was parked for long-poll now. */
+    public void markParked() {
+        parkedNanos = System.nanoTime() | 1L;
+    }
+
+    /** The parked Fetch is answered because an append made enough bytes readable. */
+    public void markLongPollHit() {
+        longPollHit = true;
+    }
+
+    private void completed(short errorCode) {
+        telemetry.completed(
+                header.apiKey(),
+                errorCode,
+                partitionError,
+                startNanos,
+                span,
+                partitions,
+                bytes,
+                records,
+                parkedNanos,
+                longPollHit);
     }
 
     /** The decoded request header. */
@@ -72,9 +144,11 @@ public final class RequestContext {
                     ApiKeys.name(header.apiKey()),
                     header.correlationId(),
                     e);
+            completed(Errors.UNKNOWN_SERVER_ERROR);
             channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
             return;
         }
+        completed(Errors.NONE);
         channel.writeAndFlush(out);
     }
 
@@ -108,9 +182,11 @@ public final class RequestContext {
         } catch (IllegalStateException e) {
             frame.release();
             LOG.error("Response to correlationId {} exceeds the frame limit", header.correlationId(), e);
+            completed(Errors.UNKNOWN_SERVER_ERROR);
             channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
             return;
         }
+        completed(Errors.NONE);
         channel.writeAndFlush(frame);
     }
 
@@ -132,9 +208,11 @@ public final class RequestContext {
                     header.correlationId(),
                     frame.payloadBytes());
             frame.release();
+            completed(Errors.UNKNOWN_SERVER_ERROR);
             channel.writeAndFlush(headerOnly(channel, header.correlationId(), Errors.UNKNOWN_SERVER_ERROR));
             return;
         }
+        completed(Errors.NONE);
         channel.writeAndFlush(frame);
     }
 
@@ -144,6 +222,7 @@ public final class RequestContext {
             LOG.error("Second response to correlationId {} dropped", header.correlationId());
             return;
         }
+        completed(errorCode);
         channel.writeAndFlush(headerOnly(channel, header.correlationId(), errorCode));
     }
 

@@ -2,6 +2,8 @@ package io.stellflow.broker.network;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.stellflow.broker.telemetry.RequestMdc;
+import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
@@ -25,6 +27,10 @@ import org.slf4j.LoggerFactory;
  *       direct memory): {@code UNKNOWN_SERVER_ERROR}.
  * </ol>
  *
+ * <p>Telemetry: every answered request is reported through its {@link RequestContext}; unreadable
+ * headers and malformed bodies also count as {@code stellflow.request.decode.error.count}. Log lines
+ * about one request carry its correlation fields in the MDC ({@link RequestMdc}).
+ *
  * <p>Thread-safety: immutable after construction; {@link #dispatch} runs on request handler threads.
  */
 public final class RequestDispatcher {
@@ -34,10 +40,20 @@ public final class RequestDispatcher {
     public static final short SUPPORTED_API_VERSION = 0;
 
     private final Map<Short, ApiHandler> handlers;
+    private final RequestTelemetry telemetry;
 
-    /** @param handlers one handler per implemented apiKey */
+    /** Without telemetry. @param handlers one handler per implemented apiKey */
     public RequestDispatcher(Map<Short, ApiHandler> handlers) {
+        this(handlers, RequestTelemetry.NONE);
+    }
+
+    /**
+     * @param handlers one handler per implemented apiKey
+     * @param telemetry where answered requests are reported
+     */
+    public RequestDispatcher(Map<Short, ApiHandler> handlers, RequestTelemetry telemetry) {
         this.handlers = Map.copyOf(handlers);
+        this.telemetry = telemetry;
     }
 
     /**
@@ -45,16 +61,26 @@ public final class RequestDispatcher {
      * {@code payload}; the caller does once this returns.
      */
     public void dispatch(Channel channel, ByteBuf payload) {
+        dispatch(channel, payload, System.nanoTime());
+    }
+
+    /**
+     * As {@link #dispatch(Channel, ByteBuf)}, with the {@link System#nanoTime()} at which the request
+     * was read from the socket (the start of its measured latency).
+     */
+    public void dispatch(Channel channel, ByteBuf payload, long receivedNanos) {
         int correlationId = RequestHeader.peekCorrelationId(payload);
+        short peekedApiKey = RequestHeader.peekApiKey(payload);
         RequestHeader header;
         try {
             header = RequestHeader.read(payload);
         } catch (ProtocolException e) {
+            telemetry.metrics().decodeError(peekedApiKey);
             LOG.debug("Bad request header from {}: {}", channel.remoteAddress(), e.getMessage());
             channel.writeAndFlush(RequestContext.headerOnly(channel, correlationId, e.errorCode()));
             return;
         }
-        RequestContext context = new RequestContext(channel, header);
+        RequestContext context = new RequestContext(channel, header, telemetry, receivedNanos);
         ApiHandler handler = handlers.get(header.apiKey());
         if (handler == null) {
             LOG.debug("Unknown apiKey {} from {}", header.apiKey(), channel.remoteAddress());
@@ -68,23 +94,32 @@ public final class RequestDispatcher {
         try {
             handler.handle(context, payload);
         } catch (ProtocolException e) {
-            LOG.debug("Malformed {} request: {}", ApiKeys.name(header.apiKey()), e.getMessage());
+            telemetry.metrics().decodeError(header.apiKey());
+            if (LOG.isDebugEnabled()) {
+                try (RequestMdc ignored = RequestMdc.open(header)) {
+                    LOG.debug("Malformed {} request: {}", ApiKeys.name(header.apiKey()), e.getMessage());
+                }
+            }
             answerFailure(context, e.errorCode());
         } catch (RuntimeException e) {
-            LOG.error(
-                    "Unexpected failure handling {} correlationId {}",
-                    ApiKeys.name(header.apiKey()),
-                    header.correlationId(),
-                    e);
+            try (RequestMdc ignored = RequestMdc.open(header)) {
+                LOG.error(
+                        "Unexpected failure handling {} correlationId {}",
+                        ApiKeys.name(header.apiKey()),
+                        header.correlationId(),
+                        e);
+            }
             answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
         } catch (OutOfMemoryError e) {
             // Typically Netty's OutOfDirectMemoryError for a large Fetch response under memory
             // pressure: the request still gets its one response and the broker keeps serving.
-            LOG.warn(
-                    "Out of memory handling {} correlationId {}: {}",
-                    ApiKeys.name(header.apiKey()),
-                    header.correlationId(),
-                    e.toString());
+            try (RequestMdc ignored = RequestMdc.open(header)) {
+                LOG.warn(
+                        "Out of memory handling {} correlationId {}: {}",
+                        ApiKeys.name(header.apiKey()),
+                        header.correlationId(),
+                        e.toString());
+            }
             answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
         }
     }

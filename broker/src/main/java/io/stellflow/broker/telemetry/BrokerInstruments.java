@@ -1,0 +1,123 @@
+package io.stellflow.broker.telemetry;
+
+import static io.stellflow.broker.telemetry.Instrument.counter;
+import static io.stellflow.broker.telemetry.Instrument.gauge;
+import static io.stellflow.broker.telemetry.Instrument.histogram;
+
+import java.util.List;
+
+/**
+ * The broker instruments of the metrics dictionary ({@code spec/metrics.md}) that exist today, with
+ * their exact names, units and attribute keys, and the ones that wait for their subsystem.
+ *
+ * <p>Registered now: "Broker: network and requests" (except throttling: no quotas yet), "Broker:
+ * produce and fetch" and "Broker: storage". Deferred ({@link #DEFERRED}): replication, coordinators,
+ * quotas and the controller; their hook points are {@link ReplicationMetrics} and {@link
+ * ControllerMetrics}, which the replication and controller work implement with these names.
+ *
+ * <p>Thread-safety: constants only.
+ */
+public final class BrokerInstruments {
+    private BrokerInstruments() {}
+
+    // Broker: network and requests
+    public static final Instrument REQUEST_COUNT =
+            counter("stellflow.request.count", "{request}", "node.id", "api", "result");
+    public static final Instrument REQUEST_LATENCY =
+            histogram("stellflow.request.latency", "ms", "node.id", "api", "result");
+    public static final Instrument REQUEST_QUEUE_DEPTH = gauge("stellflow.request.queue.depth", "{request}", "node.id");
+    public static final Instrument RESPONSE_QUEUE_DEPTH =
+            gauge("stellflow.response.queue.depth", "{response}", "node.id");
+    public static final Instrument CONNECTION_COUNT = gauge("stellflow.connection.count", "{connection}", "node.id");
+    public static final Instrument DECODE_ERROR_COUNT =
+            counter("stellflow.request.decode.error.count", "{error}", "node.id", "api");
+
+    // Broker: produce and fetch
+    public static final Instrument PRODUCE_REQUEST_COUNT =
+            counter("stellflow.produce.request.count", "{request}", "node.id", "result");
+    public static final Instrument PRODUCE_BYTES = counter("stellflow.produce.bytes", "By", "node.id");
+    public static final Instrument PRODUCE_RECORDS = counter("stellflow.produce.records", "{record}", "node.id");
+    public static final Instrument PRODUCE_LATENCY = histogram("stellflow.produce.latency", "ms", "node.id", "result");
+    public static final Instrument FETCH_REQUEST_COUNT =
+            counter("stellflow.fetch.request.count", "{request}", "node.id", "result");
+    public static final Instrument FETCH_BYTES = counter("stellflow.fetch.bytes", "By", "node.id");
+    public static final Instrument FETCH_RECORDS = counter("stellflow.fetch.records", "{record}", "node.id");
+    public static final Instrument FETCH_LATENCY = histogram("stellflow.fetch.latency", "ms", "node.id", "result");
+    public static final Instrument LONG_POLL_HIT_COUNT =
+            counter("stellflow.fetch.long_poll.hit.count", "{hit}", "node.id");
+    public static final Instrument LONG_POLL_WAIT = histogram("stellflow.fetch.long_poll.wait", "ms", "node.id");
+
+    // Broker: storage
+    public static final Instrument LOG_APPEND_LATENCY =
+            histogram("stellflow.log.append.latency", "ms", "node.id", "replica.role");
+    public static final Instrument LOG_FLUSH_LATENCY = histogram("stellflow.log.flush.latency", "ms", "node.id");
+    public static final Instrument SEGMENT_ROLL_COUNT =
+            counter("stellflow.log.segment.roll.count", "{event}", "node.id");
+    public static final Instrument SEGMENT_ACTIVE_SIZE = gauge("stellflow.log.segment.active.size", "By", "node.id");
+    public static final Instrument LOG_RECOVERY_TIME = histogram("stellflow.log.recovery.time", "ms", "node.id");
+    public static final Instrument REBUILD_INDEX_COUNT =
+            counter("stellflow.log.rebuild.index.count", "{event}", "node.id");
+    public static final Instrument CLEANUP_SEGMENT_COUNT =
+            counter("stellflow.log.cleanup.segment.count", "{segment}", "node.id");
+    public static final Instrument LOG_START_OFFSET =
+            gauge("stellflow.log.start.offset", "{offset}", "node.id").withDiagnosticTopicPartition();
+    public static final Instrument LOG_END_OFFSET =
+            gauge("stellflow.log.end.offset", "{offset}", "node.id").withDiagnosticTopicPartition();
+
+    /** Every instrument a broker registers today. */
+    public static final List<Instrument> REGISTERED = List.of(
+            REQUEST_COUNT,
+            REQUEST_LATENCY,
+            REQUEST_QUEUE_DEPTH,
+            RESPONSE_QUEUE_DEPTH,
+            CONNECTION_COUNT,
+            DECODE_ERROR_COUNT,
+            PRODUCE_REQUEST_COUNT,
+            PRODUCE_BYTES,
+            PRODUCE_RECORDS,
+            PRODUCE_LATENCY,
+            FETCH_REQUEST_COUNT,
+            FETCH_BYTES,
+            FETCH_RECORDS,
+            FETCH_LATENCY,
+            LONG_POLL_HIT_COUNT,
+            LONG_POLL_WAIT,
+            LOG_APPEND_LATENCY,
+            LOG_FLUSH_LATENCY,
+            SEGMENT_ROLL_COUNT,
+            SEGMENT_ACTIVE_SIZE,
+            LOG_RECOVERY_TIME,
+            REBUILD_INDEX_COUNT,
+            CLEANUP_SEGMENT_COUNT,
+            LOG_START_OFFSET,
+            LOG_END_OFFSET);
+
+    /**
+     * Dictionary sections (their instrument name prefixes or names) not registered yet, each waiting
+     * for the subsystem that produces it.
+     */
+    public static final List<String> DEFERRED = List.of(
+            // quotas: no throttling exists yet
+            "stellflow.request.throttle.count",
+            "stellflow.request.throttle.time",
+            "stellflow.quota.throttle.count",
+            // replication (ReplicationMetrics)
+            "stellflow.replica.",
+            "stellflow.isr.",
+            "stellflow.high_watermark.",
+            "stellflow.partition.",
+            // coordinators: no group coordinator yet
+            "stellflow.coordinator.",
+            "stellflow.group.",
+            "stellflow.offset.commit.",
+            // controller (ControllerMetrics)
+            "stellflow.controller.",
+            "stellflow.metadata.",
+            "stellflow.broker.",
+            "stellflow.unclean.");
+
+    /** Bucket boundaries of every ms latency histogram: 50 us to 60 s, roughly 1-2.5-5 steps. */
+    public static final List<Double> LATENCY_BUCKETS_MS = List.of(
+            0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1_000.0, 2_500.0, 5_000.0,
+            10_000.0, 30_000.0, 60_000.0);
+}

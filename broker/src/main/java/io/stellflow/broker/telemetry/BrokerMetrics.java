@@ -1,0 +1,347 @@
+package io.stellflow.broker.telemetry;
+
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.metrics.DoubleHistogram;
+import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.api.metrics.ObservableLongMeasurement;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * The broker's OpenTelemetry instruments ({@link BrokerInstruments}) and the hot-path methods that
+ * feed them.
+ *
+ * <p>Cost on the request path: counters are {@link LongAdder}s read by asynchronous (observable)
+ * instruments at collection time, so counting is one striped add, no allocation, no lock. Latency
+ * histograms are recorded once per request (never per record) with attribute sets built once at
+ * construction ({@code Attributes[api][result]}), so recording allocates nothing either. Gauges are
+ * callbacks evaluated at collection time only.
+ *
+ * <p>Attributes: {@code node.id} on every instrument, {@code api} and {@code result} where the
+ * dictionary allows them, {@code replica.role} on the append latency; {@code topic} and {@code
+ * partition} only on the diagnostic offset gauges when {@code metrics.diagnostic.enabled=true}.
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
+public final class BrokerMetrics {
+    /** Index of {@code result="success"}. */
+    public static final int SUCCESS = 0;
+    /** Index of {@code result="error"}. */
+    public static final int ERROR = 1;
+    /** Index of {@code result="timeout"}. */
+    public static final int TIMEOUT = 2;
+    /** Index of {@code result="throttled"}. */
+    public static final int THROTTLED = 3;
+
+    static final String[] RESULTS = {"success", "error", "timeout", "throttled"};
+
+    /** The APIs with their own series; anything else is counted under {@code api="Unknown"}. */
+    static final short[] APIS = {
+        ApiKeys.API_VERSIONS,
+        ApiKeys.METADATA,
+        ApiKeys.PRODUCE,
+        ApiKeys.FETCH,
+        ApiKeys.LIST_OFFSETS,
+        ApiKeys.CREATE_TOPIC
+    };
+
+    private static final int UNKNOWN_API = APIS.length;
+    private static final double NANOS_PER_MS = 1_000_000.0;
+
+    static final AttributeKey<Long> NODE_ID = AttributeKey.longKey("node.id");
+    static final AttributeKey<String> API = AttributeKey.stringKey("api");
+    static final AttributeKey<String> RESULT = AttributeKey.stringKey("result");
+    static final AttributeKey<String> REPLICA_ROLE = AttributeKey.stringKey("replica.role");
+    static final AttributeKey<String> TOPIC = AttributeKey.stringKey("topic");
+    static final AttributeKey<Long> PARTITION = AttributeKey.longKey("partition");
+
+    private final int nodeId;
+    private final boolean diagnostic;
+    private final Attributes node;
+    private final Attributes[] apiAttrs = new Attributes[APIS.length + 1];
+    private final Attributes[][] requestAttrs = new Attributes[APIS.length + 1][RESULTS.length];
+    private final Attributes[] resultAttrs = new Attributes[RESULTS.length];
+    private final Attributes leaderAttrs;
+    private final Attributes followerAttrs;
+
+    private final LongAdder[][] requests = new LongAdder[APIS.length + 1][RESULTS.length];
+    private final LongAdder[] decodeErrors = new LongAdder[APIS.length + 1];
+    private final LongAdder[] produceRequests = adders(RESULTS.length);
+    private final LongAdder produceBytes = new LongAdder();
+    private final LongAdder produceRecords = new LongAdder();
+    private final LongAdder[] fetchRequests = adders(RESULTS.length);
+    private final LongAdder fetchBytes = new LongAdder();
+    private final LongAdder fetchRecords = new LongAdder();
+    private final LongAdder longPollHits = new LongAdder();
+    private final LongAdder segmentRolls = new LongAdder();
+    private final LongAdder indexRebuilds = new LongAdder();
+    private final LongAdder segmentsDeleted = new LongAdder();
+
+    private final DoubleHistogram requestLatency;
+    private final DoubleHistogram produceLatency;
+    private final DoubleHistogram fetchLatency;
+    private final DoubleHistogram longPollWait;
+    private final DoubleHistogram appendLatency;
+    private final DoubleHistogram flushLatency;
+    private final DoubleHistogram recoveryTime;
+
+    private final Meter meter;
+    private final List<AutoCloseable> registrations = new ArrayList<>();
+
+    /**
+     * Builds every instrument of {@link BrokerInstruments#REGISTERED} except the gauges, which need
+     * the running broker ({@link #registerGauges}).
+     *
+     * @param meter where instruments are created (a no-op meter exports nothing)
+     * @param nodeId {@code broker.id}, the {@code node.id} attribute
+     * @param diagnostic {@code metrics.diagnostic.enabled}
+     */
+    public BrokerMetrics(Meter meter, int nodeId, boolean diagnostic) {
+        this.meter = meter;
+        this.nodeId = nodeId;
+        this.diagnostic = diagnostic;
+        this.node = Attributes.of(NODE_ID, (long) nodeId);
+        for (int a = 0; a <= APIS.length; a++) {
+            String api = a == UNKNOWN_API ? "Unknown" : ApiKeys.name(APIS[a]);
+            apiAttrs[a] = Attributes.of(NODE_ID, (long) nodeId, API, api);
+            decodeErrors[a] = new LongAdder();
+            for (int r = 0; r < RESULTS.length; r++) {
+                requestAttrs[a][r] = Attributes.of(NODE_ID, (long) nodeId, API, api, RESULT, RESULTS[r]);
+                requests[a][r] = new LongAdder();
+            }
+        }
+        for (int r = 0; r < RESULTS.length; r++) {
+            resultAttrs[r] = Attributes.of(NODE_ID, (long) nodeId, RESULT, RESULTS[r]);
+        }
+        leaderAttrs = Attributes.of(NODE_ID, (long) nodeId, REPLICA_ROLE, "leader");
+        followerAttrs = Attributes.of(NODE_ID, (long) nodeId, REPLICA_ROLE, "follower");
+
+        counter(BrokerInstruments.REQUEST_COUNT, m -> {
+            for (int a = 0; a <= APIS.length; a++) {
+                for (int r = 0; r < RESULTS.length; r++) {
+                    long v = requests[a][r].sum();
+                    // Implemented APIs always report every result (0 included), so rate() panels
+                    // and alerts see a series from the first scrape; Unknown only once it happened.
+                    if (a != UNKNOWN_API || v > 0) {
+                        m.record(v, requestAttrs[a][r]);
+                    }
+                }
+            }
+        });
+        counter(BrokerInstruments.DECODE_ERROR_COUNT, m -> {
+            for (int a = 0; a <= APIS.length; a++) {
+                long v = decodeErrors[a].sum();
+                if (a != UNKNOWN_API || v > 0) {
+                    m.record(v, apiAttrs[a]);
+                }
+            }
+        });
+        counter(BrokerInstruments.PRODUCE_REQUEST_COUNT, m -> byResult(m, produceRequests));
+        counter(BrokerInstruments.PRODUCE_BYTES, m -> m.record(produceBytes.sum(), node));
+        counter(BrokerInstruments.PRODUCE_RECORDS, m -> m.record(produceRecords.sum(), node));
+        counter(BrokerInstruments.FETCH_REQUEST_COUNT, m -> byResult(m, fetchRequests));
+        counter(BrokerInstruments.FETCH_BYTES, m -> m.record(fetchBytes.sum(), node));
+        counter(BrokerInstruments.FETCH_RECORDS, m -> m.record(fetchRecords.sum(), node));
+        counter(BrokerInstruments.LONG_POLL_HIT_COUNT, m -> m.record(longPollHits.sum(), node));
+        counter(BrokerInstruments.SEGMENT_ROLL_COUNT, m -> m.record(segmentRolls.sum(), node));
+        counter(BrokerInstruments.REBUILD_INDEX_COUNT, m -> m.record(indexRebuilds.sum(), node));
+        counter(BrokerInstruments.CLEANUP_SEGMENT_COUNT, m -> m.record(segmentsDeleted.sum(), node));
+
+        requestLatency = histogram(BrokerInstruments.REQUEST_LATENCY);
+        produceLatency = histogram(BrokerInstruments.PRODUCE_LATENCY);
+        fetchLatency = histogram(BrokerInstruments.FETCH_LATENCY);
+        longPollWait = histogram(BrokerInstruments.LONG_POLL_WAIT);
+        appendLatency = histogram(BrokerInstruments.LOG_APPEND_LATENCY);
+        flushLatency = histogram(BrokerInstruments.LOG_FLUSH_LATENCY);
+        recoveryTime = histogram(BrokerInstruments.LOG_RECOVERY_TIME);
+    }
+
+    /**
+     * What the gauges read at collection time (never on the request path).
+     *
+     * <p>Implementations are called on the exporter's thread and must be cheap and thread-safe.
+     */
+    public interface GaugeSource {
+        /** Open client connections. */
+        long connections();
+
+        /** Requests read from sockets and not yet handled, over all connections. */
+        long queuedRequests();
+
+        /** Responses written and not yet flushed to the sockets, over all connections. */
+        long queuedResponses();
+
+        /** Calls {@code visitor} once per hosted partition. */
+        void forEachPartition(PartitionVisitor visitor);
+    }
+
+    /** One partition's log state, as the storage gauges read it. */
+    @FunctionalInterface
+    public interface PartitionVisitor {
+        void partition(String topic, int partition, long logStartOffset, long logEndOffset, long activeSegmentBytes);
+    }
+
+    /** Registers the gauges (connection, queue depths, active segment size, log offsets). */
+    public void registerGauges(GaugeSource source) {
+        gauge(BrokerInstruments.CONNECTION_COUNT, m -> m.record(source.connections(), node));
+        gauge(BrokerInstruments.REQUEST_QUEUE_DEPTH, m -> m.record(source.queuedRequests(), node));
+        gauge(BrokerInstruments.RESPONSE_QUEUE_DEPTH, m -> m.record(source.queuedResponses(), node));
+        gauge(BrokerInstruments.SEGMENT_ACTIVE_SIZE, m -> {
+            long[] sum = new long[1];
+            source.forEachPartition((t, p, start, end, active) -> sum[0] += active);
+            m.record(sum[0], node);
+        });
+        gauge(BrokerInstruments.LOG_START_OFFSET, m -> offsets(source, m, true));
+        gauge(BrokerInstruments.LOG_END_OFFSET, m -> offsets(source, m, false));
+    }
+
+    /**
+     * Without {@code metrics.diagnostic.enabled}: one series per node, the sum over its partitions
+     * (end minus start is the number of retained offsets); with it: one series per partition.
+     */
+    private void offsets(GaugeSource source, ObservableLongMeasurement m, boolean start) {
+        if (diagnostic) {
+            source.forEachPartition((t, p, s, e, active) ->
+                    m.record(start ? s : e, Attributes.of(NODE_ID, (long) nodeId, TOPIC, t, PARTITION, (long) p)));
+        } else {
+            long[] sum = new long[1];
+            source.forEachPartition((t, p, s, e, active) -> sum[0] += start ? s : e);
+            m.record(sum[0], node);
+        }
+    }
+
+    /** The {@code result} index of a response error code. */
+    public static int result(short errorCode) {
+        return switch (errorCode) {
+            case Errors.NONE -> SUCCESS;
+            case Errors.THROTTLED -> THROTTLED;
+            default -> ERROR;
+        };
+    }
+
+    static int apiIndex(short apiKey) {
+        for (int i = 0; i < APIS.length; i++) {
+            if (APIS[i] == apiKey) {
+                return i;
+            }
+        }
+        return UNKNOWN_API;
+    }
+
+    /** One answered request: {@code stellflow.request.count} and {@code stellflow.request.latency}. */
+    public void request(short apiKey, int result, long latencyNanos) {
+        int a = apiIndex(apiKey);
+        requests[a][result].increment();
+        requestLatency.record(latencyNanos / NANOS_PER_MS, requestAttrs[a][result]);
+    }
+
+    /** A request header or body that could not be decoded ({@code apiKey} -1 when unknown). */
+    public void decodeError(short apiKey) {
+        decodeErrors[apiIndex(apiKey)].increment();
+    }
+
+    /** One answered Produce request. */
+    public void produceRequest(int result, long latencyNanos) {
+        produceRequests[result].increment();
+        produceLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result]);
+    }
+
+    /** Bytes and records appended by Produce (counted once per appended partition batch set). */
+    public void produced(long bytes, long records) {
+        produceBytes.add(bytes);
+        produceRecords.add(records);
+    }
+
+    /** One answered Fetch request with the records it returned. */
+    public void fetchRequest(int result, long latencyNanos, long bytes, long records) {
+        fetchRequests[result].increment();
+        fetchBytes.add(bytes);
+        fetchRecords.add(records);
+        fetchLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result]);
+    }
+
+    /** A parked Fetch answered after {@code waitNanos}; {@code hit} when an append satisfied it before maxWaitMs. */
+    public void longPoll(boolean hit, long waitNanos) {
+        if (hit) {
+            longPollHits.increment();
+        }
+        longPollWait.record(waitNanos / NANOS_PER_MS, node);
+    }
+
+    void append(long nanos, boolean leader) {
+        appendLatency.record(nanos / NANOS_PER_MS, leader ? leaderAttrs : followerAttrs);
+    }
+
+    void flush(long nanos) {
+        flushLatency.record(nanos / NANOS_PER_MS, node);
+    }
+
+    void segmentRolled() {
+        segmentRolls.increment();
+    }
+
+    void logLoaded(long nanos) {
+        recoveryTime.record(nanos / NANOS_PER_MS, node);
+    }
+
+    void indexRebuilt() {
+        indexRebuilds.increment();
+    }
+
+    void segmentsDeleted(int count) {
+        segmentsDeleted.add(count);
+    }
+
+    /** The storage hooks of every log of this broker (shared instruments, no topic or partition). */
+    public StorageMetrics storage() {
+        return new StorageMetrics(this);
+    }
+
+    /** Stops the callbacks (the provider is closed by its owner). */
+    void close() {
+        for (AutoCloseable r : registrations) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                // The SDK's observable instruments do not throw on close; nothing to recover.
+                throw new IllegalStateException("closing an instrument callback failed", e);
+            }
+        }
+        registrations.clear();
+    }
+
+    private void byResult(ObservableLongMeasurement m, LongAdder[] byResult) {
+        for (int r = 0; r < RESULTS.length; r++) {
+            m.record(byResult[r].sum(), resultAttrs[r]);
+        }
+    }
+
+    private void counter(Instrument i, Consumer<ObservableLongMeasurement> callback) {
+        registrations.add(meter.counterBuilder(i.name()).setUnit(i.unit()).buildWithCallback(callback));
+    }
+
+    private void gauge(Instrument i, Consumer<ObservableLongMeasurement> callback) {
+        registrations.add(
+                meter.gaugeBuilder(i.name()).ofLongs().setUnit(i.unit()).buildWithCallback(callback));
+    }
+
+    private DoubleHistogram histogram(Instrument i) {
+        return meter.histogramBuilder(i.name())
+                .setUnit(i.unit())
+                .setExplicitBucketBoundariesAdvice(BrokerInstruments.LATENCY_BUCKETS_MS)
+                .build();
+    }
+
+    private static LongAdder[] adders(int n) {
+        LongAdder[] a = new LongAdder[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = new LongAdder();
+        }
+        return a;
+    }
+}

@@ -1,0 +1,34 @@
+package io.stellflow.broker.telemetry;
+
+/**
+ * The stable lifecycle event names of {@code spec/metrics.md} ("Log event names"). Each is the first
+ * word of its INFO (or WARN) line, followed by {@code key=value} pairs, so log pipelines can match on
+ * it. Events of subsystems that do not exist yet (controller, replication) are defined here for their
+ * owners to use.
+ *
+ * <p>Thread-safety: constants only.
+ */
+public final class LogEvents {
+    private LogEvents() {}
+
+    /** The broker accepts connections (once per start). */
+    public static final String BROKER_STARTED = "BROKER_STARTED";
+    /** The broker begins an orderly shutdown (once per stop). */
+    public static final String BROKER_STOPPING = "BROKER_STOPPING";
+
+    public static final String CONTROLLER_ELECTED = "CONTROLLER_ELECTED";
+    public static final String BROKER_REGISTERED = "BROKER_REGISTERED";
+    public static final String BROKER_FENCED = "BROKER_FENCED";
+    public static final String PARTITION_LEADER_CHANGED = "PARTITION_LEADER_CHANGED";
+    public static final String PARTITION_REASSIGNED = "PARTITION_REASSIGNED";
+    public static final String ISR_SHRUNK = "ISR_SHRUNK";
+    public static final String ISR_EXPANDED = "ISR_EXPANDED";
+    /** A log was opened after an unclean shutdown and recovered (once per recovered partition). */
+    public static final String LOG_RECOVERED = "LOG_RECOVERED";
+
+    public static final String LOG_TRUNCATED = "LOG_TRUNCATED";
+    /** Retention removed segments of a partition (once per retention pass that removed any). */
+    public static final String SEGMENT_DELETED = "SEGMENT_DELETED";
+    /** An append failed because the log dir's file system is full (once per full episode). */
+    public static final String DISK_FULL = "DISK_FULL";
+}

@@ -1,0 +1,172 @@
+package io.stellflow.broker.telemetry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.HistogramPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.MetricDataType;
+import io.opentelemetry.sdk.metrics.data.PointData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The broker's instruments against the metrics dictionary, declared and as the SDK exports them. */
+class BrokerInstrumentsTest {
+
+    @Test
+    void everyRegisteredInstrumentMatchesItsDictionaryRow() throws Exception {
+        Map<String, MetricsDictionary.Row> dictionary = MetricsDictionary.load();
+        assertThat(dictionary).hasSizeGreaterThan(60);
+        for (Instrument i : BrokerInstruments.REGISTERED) {
+            MetricsDictionary.Row row = dictionary.get(i.name());
+            assertThat(row).as(i.name()).isNotNull();
+            assertThat(row.section()).as(i.name()).startsWith("Broker");
+            assertThat(i.kind().name().toLowerCase(Locale.ROOT)).as(i.name()).isEqualTo(row.kind());
+            assertThat(i.unit()).as(i.name()).isEqualTo(row.unit());
+            assertThat(i.attributes()).as(i.name()).isEqualTo(row.attributes());
+            assertThat(!i.diagnosticAttributes().isEmpty()).as(i.name()).isEqualTo(row.diagnostic());
+        }
+    }
+
+    @Test
+    void everyBrokerAndControllerRowIsRegisteredOrExplicitlyDeferred() throws Exception {
+        Set<String> registered =
+                BrokerInstruments.REGISTERED.stream().map(Instrument::name).collect(Collectors.toSet());
+        for (MetricsDictionary.Row row : MetricsDictionary.load().values()) {
+            if (row.section().equals("Clients")) {
+                continue;
+            }
+            boolean deferred = BrokerInstruments.DEFERRED.stream().anyMatch(row.name()::startsWith);
+            assertThat(registered.contains(row.name()) ^ deferred)
+                    .as(row.name() + " is either registered or deferred, not both")
+                    .isTrue();
+        }
+    }
+
+    @Test
+    void theSdkExportsExactlyTheRegisteredNamesUnitsAndAllowedAttributes() {
+        exportedMatchDictionary(false);
+        exportedMatchDictionary(true);
+    }
+
+    private static void exportedMatchDictionary(boolean diagnostic) {
+        InMemoryMetricReader reader = InMemoryMetricReader.create();
+        try (SdkMeterProvider provider =
+                SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+            BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 7, diagnostic);
+            metrics.registerGauges(new FakeSource());
+            exerciseEverything(metrics);
+
+            Collection<MetricData> exported = reader.collectAllMetrics();
+            Map<String, Instrument> byName =
+                    BrokerInstruments.REGISTERED.stream().collect(Collectors.toMap(Instrument::name, i -> i));
+            assertThat(exported.stream().map(MetricData::getName).collect(Collectors.toSet()))
+                    .isEqualTo(byName.keySet());
+            for (MetricData data : exported) {
+                Instrument i = byName.get(data.getName());
+                assertThat(data.getUnit()).as(data.getName()).isEqualTo(i.unit());
+                assertThat(kind(data.getType())).as(data.getName()).isEqualTo(i.kind());
+                Set<String> allowed = new HashSet<>(i.attributes());
+                if (diagnostic) {
+                    allowed.addAll(i.diagnosticAttributes());
+                }
+                for (PointData p : data.getData().getPoints()) {
+                    Set<String> keys = p.getAttributes().asMap().keySet().stream()
+                            .map(AttributeKey::getKey)
+                            .collect(Collectors.toSet());
+                    assertThat(allowed).as(data.getName()).containsAll(keys);
+                    assertThat(p.getAttributes().get(BrokerMetrics.NODE_ID)).isEqualTo(7L);
+                    if (p instanceof HistogramPointData h) {
+                        assertThat(h.getBoundaries()).isEqualTo(BrokerInstruments.LATENCY_BUCKETS_MS);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void latencyIsRecordedInMillisecondsWithApiAndResult() {
+        InMemoryMetricReader reader = InMemoryMetricReader.create();
+        try (SdkMeterProvider provider =
+                SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+            BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 0, false);
+            metrics.request(ApiKeys.FETCH, BrokerMetrics.result(Errors.OFFSET_OUT_OF_RANGE), 3_000_000L);
+            MetricData latency = reader.collectAllMetrics().stream()
+                    .filter(m -> m.getName().equals("stellflow.request.latency"))
+                    .findFirst()
+                    .orElseThrow();
+            HistogramPointData p =
+                    latency.getHistogramData().getPoints().iterator().next();
+            assertThat(p.getSum()).isEqualTo(3.0);
+            assertThat(p.getAttributes().get(BrokerMetrics.API)).isEqualTo("Fetch");
+            assertThat(p.getAttributes().get(BrokerMetrics.RESULT)).isEqualTo("error");
+        }
+    }
+
+    @Test
+    void resultsMapErrorCodes() {
+        assertThat(BrokerMetrics.result(Errors.NONE)).isEqualTo(BrokerMetrics.SUCCESS);
+        assertThat(BrokerMetrics.result(Errors.THROTTLED)).isEqualTo(BrokerMetrics.THROTTLED);
+        assertThat(BrokerMetrics.result(Errors.CORRUPT_MESSAGE)).isEqualTo(BrokerMetrics.ERROR);
+    }
+
+    private static void exerciseEverything(BrokerMetrics metrics) {
+        metrics.request(ApiKeys.PRODUCE, BrokerMetrics.SUCCESS, 1_000_000);
+        metrics.decodeError(ApiKeys.FETCH);
+        metrics.produceRequest(BrokerMetrics.SUCCESS, 1_000_000);
+        metrics.produced(1024, 10);
+        metrics.fetchRequest(BrokerMetrics.SUCCESS, 2_000_000, 1024, 10);
+        metrics.longPoll(true, 5_000_000);
+        StorageMetrics storage = metrics.storage();
+        storage.append(100_000, true);
+        storage.append(100_000, false);
+        storage.flush(1_000_000);
+        storage.segmentRolled();
+        storage.logLoaded(10_000_000, false);
+        storage.indexRebuilt();
+        storage.segmentsDeleted(2);
+    }
+
+    private static Instrument.Kind kind(MetricDataType type) {
+        return switch (type) {
+            case LONG_SUM, DOUBLE_SUM -> Instrument.Kind.COUNTER;
+            case HISTOGRAM -> Instrument.Kind.HISTOGRAM;
+            case LONG_GAUGE, DOUBLE_GAUGE -> Instrument.Kind.GAUGE;
+            default -> throw new AssertionError("unexpected type " + type);
+        };
+    }
+
+    private static final class FakeSource implements BrokerMetrics.GaugeSource {
+        @Override
+        public long connections() {
+            return 2;
+        }
+
+        @Override
+        public long queuedRequests() {
+            return 1;
+        }
+
+        @Override
+        public long queuedResponses() {
+            return 0;
+        }
+
+        @Override
+        public void forEachPartition(BrokerMetrics.PartitionVisitor visitor) {
+            for (int p : List.of(0, 1)) {
+                visitor.partition("orders", p, 0, 100, 4096);
+            }
+        }
+    }
+}

@@ -1,0 +1,240 @@
+package io.stellflow.client;
+
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.metrics.DoubleHistogram;
+import io.opentelemetry.api.metrics.LongHistogram;
+import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.api.metrics.ObservableLongMeasurement;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * The client instruments of the metrics dictionary ({@code spec/metrics.md}, "Clients"), created on
+ * the {@link OpenTelemetry} instance the application passes to the producer or consumer
+ * ({@link OpenTelemetry#noop()} when it passes none: nothing is exported).
+ *
+ * <p>Attributes: {@code client.type} ({@code producer}, {@code consumer}, {@code admin}) on every
+ * instrument, plus {@code api} and {@code result} where the dictionary allows them. Never the client
+ * id, the broker address or a topic.
+ *
+ * <p>Cost: counters are {@link LongAdder}s read by observable instruments at collection time;
+ * histograms are recorded once per request, batch or poll (never per record) with attribute sets
+ * built at construction. The consumer lag gauge reads a value the poll thread stores.
+ *
+ * <p>Not registered yet: {@code stellflow.consumer.commit.count} and {@code
+ * stellflow.consumer.rebalance.count} (the consumer has no groups or offset commits yet).
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
+public final class ClientMetrics {
+    /** Instrumentation scope name. */
+    public static final String SCOPE = "io.stellflow.client";
+
+    /** Names of every instrument registered, in dictionary order (tests compare them with it). */
+    public static final List<String> REGISTERED = List.of(
+            "stellflow.client.request.count",
+            "stellflow.client.request.latency",
+            "stellflow.client.metadata.refresh.count",
+            "stellflow.producer.batch.size",
+            "stellflow.producer.batch.record.count",
+            "stellflow.producer.send.bytes",
+            "stellflow.producer.send.error.count",
+            "stellflow.producer.retry.count",
+            "stellflow.consumer.fetch.bytes",
+            "stellflow.consumer.fetch.records",
+            "stellflow.consumer.poll.latency",
+            "stellflow.consumer.lag");
+
+    static final int SUCCESS = 0;
+    static final int ERROR = 1;
+    static final int TIMEOUT = 2;
+    static final int THROTTLED = 3;
+    private static final String[] RESULTS = {"success", "error", "timeout", "throttled"};
+    private static final short[] APIS = {
+        ApiKeys.API_VERSIONS,
+        ApiKeys.METADATA,
+        ApiKeys.PRODUCE,
+        ApiKeys.FETCH,
+        ApiKeys.LIST_OFFSETS,
+        ApiKeys.CREATE_TOPIC
+    };
+    private static final double NANOS_PER_MS = 1_000_000.0;
+
+    /** ms buckets, the broker's: 50 us to 60 s. */
+    static final List<Double> LATENCY_BUCKETS_MS = List.of(
+            0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1_000.0, 2_500.0, 5_000.0,
+            10_000.0, 30_000.0, 60_000.0);
+
+    /** Batch size buckets in bytes: 256 B to 64 MiB by 4. */
+    static final List<Long> BATCH_BYTES_BUCKETS =
+            List.of(256L, 1_024L, 4_096L, 16_384L, 65_536L, 262_144L, 1_048_576L, 4_194_304L, 16_777_216L, 67_108_864L);
+
+    /** Records per batch buckets: 1 to 65536 by 4. */
+    static final List<Long> BATCH_RECORDS_BUCKETS = List.of(1L, 4L, 16L, 64L, 256L, 1_024L, 4_096L, 16_384L, 65_536L);
+
+    static final AttributeKey<String> CLIENT_TYPE = AttributeKey.stringKey("client.type");
+    static final AttributeKey<String> API = AttributeKey.stringKey("api");
+    static final AttributeKey<String> RESULT = AttributeKey.stringKey("result");
+
+    private final Meter meter;
+    private final Attributes type;
+    private final Attributes[][] requestAttrs = new Attributes[APIS.length][RESULTS.length];
+    private final Attributes[] resultAttrs = new Attributes[RESULTS.length];
+    private final LongAdder[][] requests = new LongAdder[APIS.length][RESULTS.length];
+    private final LongAdder metadataRefreshes = new LongAdder();
+    private final LongAdder sendBytes = new LongAdder();
+    private final LongAdder[] sendErrors = new LongAdder[RESULTS.length];
+    private final LongAdder retries = new LongAdder();
+    private final LongAdder fetchBytes = new LongAdder();
+    private final LongAdder fetchRecords = new LongAdder();
+    private final DoubleHistogram requestLatency;
+    private final LongHistogram batchSize;
+    private final LongHistogram batchRecords;
+    private final DoubleHistogram pollLatency;
+    private volatile long consumerLag = -1;
+
+    /**
+     * @param openTelemetry the application's SDK, or null for none
+     * @param clientType {@code producer}, {@code consumer} or {@code admin}
+     */
+    public ClientMetrics(OpenTelemetry openTelemetry, String clientType) {
+        this.meter = (openTelemetry == null ? OpenTelemetry.noop() : openTelemetry).getMeter(SCOPE);
+        this.type = Attributes.of(CLIENT_TYPE, clientType);
+        for (int a = 0; a < APIS.length; a++) {
+            for (int r = 0; r < RESULTS.length; r++) {
+                requestAttrs[a][r] =
+                        Attributes.of(CLIENT_TYPE, clientType, API, ApiKeys.name(APIS[a]), RESULT, RESULTS[r]);
+                requests[a][r] = new LongAdder();
+            }
+        }
+        for (int r = 0; r < RESULTS.length; r++) {
+            resultAttrs[r] = Attributes.of(CLIENT_TYPE, clientType, RESULT, RESULTS[r]);
+            sendErrors[r] = new LongAdder();
+        }
+        counter("stellflow.client.request.count", "{request}", m -> {
+            for (int a = 0; a < APIS.length; a++) {
+                for (int r = 0; r < RESULTS.length; r++) {
+                    long v = requests[a][r].sum();
+                    if (v > 0 || r == SUCCESS) {
+                        m.record(v, requestAttrs[a][r]);
+                    }
+                }
+            }
+        });
+        counter("stellflow.client.metadata.refresh.count", "{event}", m -> m.record(metadataRefreshes.sum(), type));
+        requestLatency = meter.histogramBuilder("stellflow.client.request.latency")
+                .setUnit("ms")
+                .setExplicitBucketBoundariesAdvice(LATENCY_BUCKETS_MS)
+                .build();
+        if (clientType.equals("producer")) {
+            counter("stellflow.producer.send.bytes", "By", m -> m.record(sendBytes.sum(), type));
+            counter("stellflow.producer.send.error.count", "{error}", m -> {
+                for (int r = ERROR; r < RESULTS.length; r++) {
+                    m.record(sendErrors[r].sum(), resultAttrs[r]);
+                }
+            });
+            counter("stellflow.producer.retry.count", "{event}", m -> m.record(retries.sum(), type));
+        }
+        batchSize = meter.histogramBuilder("stellflow.producer.batch.size")
+                .setUnit("By")
+                .ofLongs()
+                .setExplicitBucketBoundariesAdvice(BATCH_BYTES_BUCKETS)
+                .build();
+        batchRecords = meter.histogramBuilder("stellflow.producer.batch.record.count")
+                .setUnit("{record}")
+                .ofLongs()
+                .setExplicitBucketBoundariesAdvice(BATCH_RECORDS_BUCKETS)
+                .build();
+        if (clientType.equals("consumer")) {
+            counter("stellflow.consumer.fetch.bytes", "By", m -> m.record(fetchBytes.sum(), type));
+            counter("stellflow.consumer.fetch.records", "{record}", m -> m.record(fetchRecords.sum(), type));
+            meter.gaugeBuilder("stellflow.consumer.lag")
+                    .ofLongs()
+                    .setUnit("{record}")
+                    .buildWithCallback(m -> {
+                        long lag = consumerLag;
+                        if (lag >= 0) {
+                            m.record(lag, type);
+                        }
+                    });
+        }
+        pollLatency = meter.histogramBuilder("stellflow.consumer.poll.latency")
+                .setUnit("ms")
+                .setExplicitBucketBoundariesAdvice(LATENCY_BUCKETS_MS)
+                .build();
+    }
+
+    /** No instruments exported (an application that passed no OpenTelemetry). */
+    static ClientMetrics none(String clientType) {
+        return new ClientMetrics(null, clientType);
+    }
+
+    /** The {@code result} index of an error code: 0 success, timeout for client-side expiry. */
+    static int result(short errorCode, boolean timedOut) {
+        if (timedOut) {
+            return TIMEOUT;
+        }
+        return switch (errorCode) {
+            case Errors.NONE -> SUCCESS;
+            case Errors.THROTTLED -> THROTTLED;
+            default -> ERROR;
+        };
+    }
+
+    /** One request answered (or failed) after {@code nanos}. */
+    void request(short apiKey, int result, long nanos) {
+        for (int a = 0; a < APIS.length; a++) {
+            if (APIS[a] == apiKey) {
+                requests[a][result].increment();
+                requestLatency.record(nanos / NANOS_PER_MS, requestAttrs[a][result]);
+                return;
+            }
+        }
+    }
+
+    void metadataRefreshed() {
+        metadataRefreshes.increment();
+    }
+
+    /** A producer batch went out. */
+    void batchSent(int bytes, int records) {
+        sendBytes.add(bytes);
+        batchSize.record(bytes, type);
+        batchRecords.record(records, type);
+    }
+
+    /** A batch failed for good (its records' futures failed). */
+    void sendFailed(int result) {
+        sendErrors[result == SUCCESS ? ERROR : result].increment();
+    }
+
+    /** A batch goes back for another attempt. */
+    void retried() {
+        retries.increment();
+    }
+
+    /** A Fetch answer's records bytes (what the broker sent for one partition). */
+    void fetched(long bytes) {
+        fetchBytes.add(bytes);
+    }
+
+    /** One {@code poll} call: how long it took and how many records it returned. */
+    void polled(long nanos, int records) {
+        fetchRecords.add(records);
+        pollLatency.record(nanos / NANOS_PER_MS, type);
+    }
+
+    /** Records between the consumer's positions and the partitions' high watermarks (sum). */
+    void consumerLag(long records) {
+        consumerLag = records;
+    }
+
+    private void counter(String name, String unit, Consumer<ObservableLongMeasurement> callback) {
+        meter.counterBuilder(name).setUnit(unit).buildWithCallback(callback);
+    }
+}

@@ -1,0 +1,103 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.PointData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The client instruments against the "Clients" section of shared/spec/metrics.md, as the SDK exports them. */
+class ClientMetricsTest {
+    record Row(String kind, String unit, List<String> attributes) {}
+
+    static Map<String, Row> clientRows() throws Exception {
+        Path dir = Path.of("").toAbsolutePath();
+        Path file = null;
+        for (int i = 0; i < 5 && dir != null; i++, dir = dir.getParent()) {
+            if (Files.isRegularFile(dir.resolve("shared/spec/metrics.md"))) {
+                file = dir.resolve("shared/spec/metrics.md");
+                break;
+            }
+        }
+        assertThat(file)
+                .as("shared/spec/metrics.md above the working directory")
+                .isNotNull();
+        Map<String, Row> rows = new HashMap<>();
+        boolean clients = false;
+        for (String line : Files.readAllLines(file)) {
+            if (line.startsWith("## ")) {
+                clients = line.equals("## Clients");
+            } else if (clients && line.startsWith("| stellflow.")) {
+                String[] c = line.split("\\|");
+                List<String> attrs = new ArrayList<>();
+                for (String a : c[4].split(",")) {
+                    attrs.add(a.trim());
+                }
+                rows.put(c[1].trim(), new Row(c[2].trim(), c[3].trim(), attrs));
+            }
+        }
+        return rows;
+    }
+
+    @Test
+    void exportedClientInstrumentsMatchTheDictionary() throws Exception {
+        Map<String, Row> dictionary = clientRows();
+        assertThat(dictionary).hasSize(14);
+        assertThat(dictionary.keySet()).containsAll(ClientMetrics.REGISTERED);
+        Set<String> exported = new HashSet<>();
+        for (String type : List.of("producer", "consumer")) {
+            InMemoryMetricReader reader = InMemoryMetricReader.create();
+            try (SdkMeterProvider provider =
+                    SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+                ClientMetrics m = new ClientMetrics(
+                        OpenTelemetrySdk.builder().setMeterProvider(provider).build(), type);
+                m.request(ApiKeys.PRODUCE, ClientMetrics.result(Errors.NONE, false), 2_000_000);
+                m.request(ApiKeys.FETCH, ClientMetrics.result(Errors.NONE, true), 2_000_000);
+                m.metadataRefreshed();
+                m.batchSent(16_384, 16);
+                m.sendFailed(ClientMetrics.ERROR);
+                m.retried();
+                m.fetched(4096);
+                m.polled(1_000_000, 4);
+                m.consumerLag(12);
+                for (MetricData d : reader.collectAllMetrics()) {
+                    exported.add(d.getName());
+                    Row row = dictionary.get(d.getName());
+                    assertThat(row).as(d.getName()).isNotNull();
+                    assertThat(d.getUnit()).as(d.getName()).isEqualTo(row.unit());
+                    for (PointData p : d.getData().getPoints()) {
+                        Set<String> keys = p.getAttributes().asMap().keySet().stream()
+                                .map(AttributeKey::getKey)
+                                .collect(Collectors.toSet());
+                        assertThat(row.attributes()).as(d.getName()).containsAll(keys);
+                        assertThat(p.getAttributes().get(ClientMetrics.CLIENT_TYPE))
+                                .isEqualTo(type);
+                    }
+                }
+            }
+        }
+        assertThat(exported).containsExactlyInAnyOrderElementsOf(ClientMetrics.REGISTERED);
+    }
+
+    @Test
+    void withoutAnOpenTelemetryNothingIsExportedAndNothingFails() {
+        ClientMetrics m = new ClientMetrics(null, "producer");
+        m.batchSent(100, 1);
+        m.request(ApiKeys.METADATA, ClientMetrics.TIMEOUT, 1);
+    }
+}

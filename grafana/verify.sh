@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Proves the dashboards and alert rules against a real Prometheus scraping a real broker:
+#   1. installs Prometheus (Debian package) and jq if missing; never leaves the packaged service
+#      running on its default port;
+#   2. starts a broker (bin/stellflow-server.sh, temp config, ephemeral ports, diagnostic series on,
+#      flushes and small segments so the storage panels have data), restarts it once so log load
+#      times are recorded, and runs a short produce + consume load (bin/stellflow-perf.sh) whose
+#      clients export their metrics too;
+#   3. starts Prometheus on 127.0.0.1 with grafana/prometheus.yml (target ports templated) and
+#      grafana/alerts.yml, waits for scrapes;
+#   4. evaluates every PromQL expression of every dashboard panel and alert rule through the HTTP
+#      API: each must parse; each panel query must return data;
+#   5. checks that no exported series carries a forbidden attribute (client id, connection id,
+#      request id, group id, trace id, traffic tag) or an IP address.
+# Usage: grafana/verify.sh   (from anywhere; about 2 minutes). Exit 0 when everything holds.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+home=$(cd "$here/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-verify.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+log() { echo "verify: $*" >&2; }
+fail() { echo "verify: FAILED: $*" >&2; exit 1; }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+
+# --- 1. tools ---------------------------------------------------------------------------------
+need_apt=()
+command -v prometheus >/dev/null || need_apt+=(prometheus)
+command -v jq >/dev/null || need_apt+=(jq)
+command -v curl >/dev/null || need_apt+=(curl)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  log "installing ${need_apt[*]} from Debian packages"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null || fail "apt-get update (root or sudo needed)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null \
+    || fail "apt-get install ${need_apt[*]}"
+  if [[ " ${need_apt[*]} " == *" prometheus "* ]]; then
+    # The package may start its own service on :9090; this script uses its own instance.
+    if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+      as_root systemctl stop prometheus || true
+      as_root systemctl disable prometheus >/dev/null 2>&1 || true
+    elif command -v service >/dev/null; then
+      as_root service prometheus stop >/dev/null 2>&1 || true
+    fi
+  fi
+fi
+command -v promtool >/dev/null || fail "promtool missing (it ships with the prometheus package)"
+
+# --- 2. broker and load -----------------------------------------------------------------------
+free_port() {
+  local p
+  for _ in $(seq 1 50); do
+    p=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+  done
+  fail "no free port"
+}
+cat >"$work/server.properties" <<PROPS
+broker.id=0
+listeners=PLAINTEXT://127.0.0.1:0
+log.dirs=$work/data
+metrics.exporter=prometheus
+metrics.port=0
+metrics.diagnostic.enabled=true
+# Storage panels need flushes and segment rolls within the run.
+log.flush.interval.messages=20000
+log.segment.bytes=4194304
+PROPS
+export STELLFLOW_HEAP_OPTS="-Xms128m -Xmx512m"
+export STELLFLOW_LOG_DIR="$work/logs"   # the rolling log file stays in the temp dir
+start_broker() {
+  "$home/bin/stellflow-server.sh" "$work/server.properties" >"$work/broker-$1.log" 2>&1 &
+  broker_pid=$!
+  pids+=("$broker_pid")
+  for _ in $(seq 1 600); do
+    if grep -q "BROKER_STARTED" "$work/broker-$1.log"; then break; fi
+    kill -0 "$broker_pid" 2>/dev/null || { cat "$work/broker-$1.log" >&2; fail "broker did not start"; }
+    sleep 0.2
+  done
+  line=$(grep "BROKER_STARTED" "$work/broker-$1.log") || fail "no BROKER_STARTED line"
+  broker_port=$(sed -E 's/.*listener=PLAINTEXT:\/\/[^ ]*:([0-9]+) .*/\1/' <<<"$line")
+  metrics_port=$(sed -E 's/.*metricsPort=([0-9]+).*/\1/' <<<"$line")
+  [ "$metrics_port" -gt 0 ] 2>/dev/null || fail "broker has no metrics endpoint: $line"
+}
+stop_broker() {
+  kill "$broker_pid"; wait "$broker_pid" 2>/dev/null || true
+}
+start_broker 1
+log "broker on 127.0.0.1:$broker_port, metrics on :$metrics_port"
+"$home/bin/stellflow-topics.sh" --bootstrap-server "127.0.0.1:$broker_port" --create --topic verify --partitions 2 >/dev/null
+stop_broker
+start_broker 2   # reloads the logs: stellflow.log.recovery.time has samples
+log "restarted: broker on 127.0.0.1:$broker_port, metrics on :$metrics_port"
+
+load_ms=100000   # outlives the checks below: the clients' endpoints close when the load ends
+"$home/bin/stellflow-perf.sh" produce --bootstrap-server "127.0.0.1:$broker_port" --topic verify \
+  --record-size 512 --throughput 3000 --duration-ms "$load_ms" --metrics-port 0 \
+  >"$work/produce.out" 2>"$work/produce.err" &
+pids+=($!)
+"$home/bin/stellflow-perf.sh" consume --bootstrap-server "127.0.0.1:$broker_port" --topic verify \
+  --duration-ms "$load_ms" --timeout-ms "$load_ms" --metrics-port 0 \
+  >"$work/consume.out" 2>"$work/consume.err" &
+pids+=($!)
+client_ports=()
+for f in produce consume; do
+  for _ in $(seq 1 300); do
+    grep -q "client metrics on" "$work/$f.err" 2>/dev/null && break
+    sleep 0.2
+  done
+  p=$(sed -nE 's/.*client metrics on http:\/\/127\.0\.0\.1:([0-9]+)\/metrics.*/\1/p' "$work/$f.err" | head -n 1)
+  [ -n "$p" ] || { cat "$work/$f.err" >&2; fail "$f did not export client metrics"; }
+  client_ports+=("$p")
+done
+log "client metrics on :${client_ports[*]}"
+
+# --- 3. Prometheus ----------------------------------------------------------------------------
+prom_port=$(free_port)
+cp "$here/alerts.yml" "$work/alerts.yml"
+clients=$(printf '"127.0.0.1:%s", ' "${client_ports[@]}")
+sed -e "s/\"127.0.0.1:9464\"/\"127.0.0.1:$metrics_port\"/" \
+    -e "s/\\[\"127.0.0.1:9465\"\\]/[${clients%, }]/" "$here/prometheus.yml" >"$work/prometheus.yml"
+grep -q "127.0.0.1:$metrics_port" "$work/prometheus.yml" || fail "could not template prometheus.yml"
+promtool check config "$work/prometheus.yml" >/dev/null || fail "promtool check config"
+promtool check rules "$work/alerts.yml" >/dev/null || fail "promtool check rules"
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
+  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+api="http://127.0.0.1:$prom_port/api/v1"
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null && break; sleep 0.3; done
+curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null || { cat "$work/prometheus.log" >&2; fail "prometheus did not start"; }
+log "prometheus on 127.0.0.1:$prom_port; waiting for scrapes"
+targets_up() { curl -sf "$api/query" --data-urlencode 'query=count(up == 1)' | jq -r '.data.result[0].value[1] // 0'; }
+for _ in $(seq 1 60); do [ "$(targets_up)" = 3 ] && break; sleep 1; done
+[ "$(targets_up)" = 3 ] || fail "not all 3 targets are up: $(curl -s "$api/targets" | jq -c '[.data.activeTargets[] | {scrapeUrl, health, lastError}]')"
+sleep 40   # several 5 s scrapes of the loaded broker, so 1m rates have points
+# The raw endpoints, while the clients still run (checked in step 5).
+for port in "$metrics_port" "${client_ports[@]}"; do
+  curl -sf "http://127.0.0.1:$port/metrics" >"$work/raw-$port.txt" || fail "cannot scrape :$port"
+done
+
+# --- 4. every expression ----------------------------------------------------------------------
+query() { curl -s "$api/query" --data-urlencode "query=$1"; }
+failures=0
+checked=0
+for board in "$here"/dashboards/*.json; do
+  while IFS= read -r expr; do
+    [ -z "$expr" ] && continue
+    e=${expr//\$__rate_interval/1m}
+    e=${e//\$node/.*}
+    e=${e//\$client_type/.*}
+    r=$(query "$e")
+    checked=$((checked + 1))
+    if [ "$(jq -r .status <<<"$r")" != success ]; then
+      echo "verify: $(basename "$board"): does not parse: $expr -> $(jq -r .error <<<"$r")" >&2; failures=$((failures + 1))
+    elif [ "$(jq '.data.result | length' <<<"$r")" = 0 ]; then
+      echo "verify: $(basename "$board"): no data: $expr" >&2; failures=$((failures + 1))
+    fi
+  done < <(jq -r '.panels[] | .targets[]? | .expr' "$board")
+done
+log "$checked panel queries evaluated"
+rules=0
+while IFS= read -r expr; do
+  r=$(query "$expr")
+  rules=$((rules + 1))
+  if [ "$(jq -r .status <<<"$r")" != success ]; then
+    echo "verify: alert does not parse: $expr -> $(jq -r .error <<<"$r")" >&2; failures=$((failures + 1))
+  fi
+done < <(curl -s "$api/rules" | jq -r '.data.groups[].rules[].query')
+[ "$rules" -gt 0 ] || fail "prometheus loaded no alert rules"
+log "$rules alert rules evaluated"
+# Template variables of the boards must resolve too.
+for m in stellflow_request_count_total stellflow_client_request_count_total; do
+  [ "$(curl -s "$api/series" --data-urlencode "match[]=$m" | jq '.data | length')" -gt 0 ] \
+    || { echo "verify: template variable source $m has no series" >&2; failures=$((failures + 1)); }
+done
+
+# --- 5. forbidden attributes ------------------------------------------------------------------
+forbidden='^(client_id|connection_id|request_id|group_id|trace_id|span_id|traffic_tag|trafficTag|tenant|ip|peer_address|net_peer_ip|net_sock_peer_addr)$'
+series=$(curl -s "$api/series" --data-urlencode 'match[]={__name__=~"stellflow_.+"}')
+[ "$(jq '.data | length' <<<"$series")" -gt 20 ] || fail "too few stellflow series in Prometheus"
+bad=$(jq -r --arg re "$forbidden" '.data[] | to_entries[] | select(.key | test($re)) | .key' <<<"$series" | sort -u)
+[ -z "$bad" ] || { echo "verify: forbidden labels exported: $bad" >&2; failures=$((failures + 1)); }
+# Label values other than Prometheus's own target label (instance) must not be IP addresses.
+ips=$(jq -r '.data[] | to_entries[] | select(.key != "instance") | .value' <<<"$series" \
+  | grep -E '(^|[^0-9])[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}([^0-9]|$)' | sort -u || true)
+[ -z "$ips" ] || { echo "verify: IP addresses in label values: $ips" >&2; failures=$((failures + 1)); }
+for port in "$metrics_port" "${client_ports[@]}"; do
+  if grep -v '^#' "$work/raw-$port.txt" | grep -Eq '(client_id|connection_id|request_id|group_id|trace_id|traffic_tag)='; then
+    echo "verify: forbidden label on the raw endpoint :$port" >&2; failures=$((failures + 1))
+  fi
+done
+
+if [ "$failures" -gt 0 ]; then
+  echo "verify: $failures problem(s); broker log: $work/broker-2.log" >&2
+  tail -n 20 "$work/broker-2.log" >&2 || true
+  exit 1
+fi
+echo "grafana/verify.sh: $checked panel queries returned data, $rules alert rules parse, no forbidden labels"
