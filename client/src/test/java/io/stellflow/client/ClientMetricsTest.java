@@ -21,7 +21,7 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The client instruments against the "Clients" section of shared/spec/metrics.md, as the SDK exports them. */
+/** The client instruments against the "Clients" section of docs/spec/metrics.md, as the SDK exports them. */
 class ClientMetricsTest {
     record Row(String kind, String unit, List<String> attributes) {}
 
@@ -29,14 +29,12 @@ class ClientMetricsTest {
         Path dir = Path.of("").toAbsolutePath();
         Path file = null;
         for (int i = 0; i < 5 && dir != null; i++, dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("shared/spec/metrics.md"))) {
-                file = dir.resolve("shared/spec/metrics.md");
+            if (Files.isRegularFile(dir.resolve("docs/spec/metrics.md"))) {
+                file = dir.resolve("docs/spec/metrics.md");
                 break;
             }
         }
-        assertThat(file)
-                .as("shared/spec/metrics.md above the working directory")
-                .isNotNull();
+        assertThat(file).as("docs/spec/metrics.md above the working directory").isNotNull();
         Map<String, Row> rows = new HashMap<>();
         boolean clients = false;
         for (String line : Files.readAllLines(file)) {

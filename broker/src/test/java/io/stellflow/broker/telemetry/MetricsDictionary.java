@@ -11,7 +11,8 @@ import java.util.Map;
 /**
  * The metrics dictionary ({@code shared/spec/metrics.md}) parsed from its Markdown tables: one row per
  * instrument with its section, kind, unit and attribute keys. Found by walking up from the working
- * directory to a {@code shared/spec/metrics.md} (the repository's sibling {@code shared/}).
+ * directory to the repository's copy {@code docs/spec/metrics.md} (kept identical to the team's
+ * {@code shared/spec/metrics.md}; {@code .ci/run} compares the two when {@code ../shared} exists).
  */
 final class MetricsDictionary {
     record Row(String section, String name, String kind, String unit, List<String> attributes, boolean diagnostic) {}
@@ -21,13 +22,13 @@ final class MetricsDictionary {
     static Path locate() {
         Path dir = Path.of("").toAbsolutePath();
         for (int i = 0; i < 5 && dir != null; i++, dir = dir.getParent()) {
-            Path candidate = dir.resolve("shared/spec/metrics.md");
+            Path candidate = dir.resolve("docs/spec/metrics.md");
             if (Files.isRegularFile(candidate)) {
                 return candidate;
             }
         }
         throw new IllegalStateException(
-                "shared/spec/metrics.md not found above " + Path.of("").toAbsolutePath());
+                "docs/spec/metrics.md not found above " + Path.of("").toAbsolutePath());
     }
 
     static Map<String, Row> load() throws IOException {
