@@ -1,18 +1,28 @@
 package io.stellflow.controller.tools;
 
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.BrokerDescription;
 import io.stellflow.controller.proto.DescribeClusterResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
-/** {@code bin/stellflow-cluster.sh --bootstrap-controller host:port[,...]}: brokers, fenced or not, racks. */
+/**
+ * {@code bin/stellflow-cluster.sh --bootstrap-controller host:port[,...]}: brokers, fenced or not, racks.
+ *
+ * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set
+ * others). Exit status 0, or 1 with {@code error: ...} on stderr when no active controller answered
+ * within {@code --timeout-ms} or it answered with an error.
+ */
 @Command(
         name = "stellflow-cluster",
         mixinStandardHelpOptions = true,
@@ -27,22 +37,27 @@ public final class ClusterCommand implements Callable<Integer> {
     @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
     long timeoutMs;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
         try (ControllerClient c = ControllerClient.builder(bootstrap)
                 .requestTimeout(Duration.ofMillis(timeoutMs))
                 .build()) {
             DescribeClusterResponse r = c.describeCluster();
             if (r.getError() != ErrorCode.NONE) {
-                System.err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                err.println("error: " + r.getError() + " " + r.getErrorMessage());
                 return 1;
             }
-            System.out.printf("ActiveController: %d%nMetadataOffset: %d%n", r.getControllerId(), r.getMetadataOffset());
-            System.out.printf(
+            out.printf("ActiveController: %d%nMetadataOffset: %d%n", r.getControllerId(), r.getMetadataOffset());
+            out.printf(
                     "%-8s %-8s %-10s %-10s %-38s %s%n",
                     "Broker", "Fenced", "Rack", "Epoch", "Incarnation", "Listeners");
             for (BrokerDescription b : r.getBrokersList()) {
-                System.out.printf(
+                out.printf(
                         "%-8d %-8s %-10s %-10d %-38s %s%n",
                         b.getBrokerId(),
                         b.getFenced(),
@@ -53,7 +68,11 @@ public final class ClusterCommand implements Callable<Integer> {
                                 .map(l -> l.getName() + "://" + l.getHost() + ":" + l.getPort())
                                 .collect(Collectors.joining(",")));
             }
+            out.flush();
             return 0;
+        } catch (ControllerUnavailableException e) {
+            err.println("error: " + e.getMessage());
+            return 1;
         }
     }
 

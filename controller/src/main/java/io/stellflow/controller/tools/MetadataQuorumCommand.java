@@ -1,18 +1,26 @@
 package io.stellflow.controller.tools;
 
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.VoterState;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: voters,
  * leader, term, committed index and the lag of each voter, from the active controller.
+ *
+ * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set
+ * others). Exit status 0, or 1 with {@code error: ...} on stderr when no active controller answered
+ * within {@code --timeout-ms} or it answered with an error.
  */
 @Command(
         name = "stellflow-metadata-quorum",
@@ -34,24 +42,29 @@ public final class MetadataQuorumCommand {
         @CommandLine.ParentCommand
         MetadataQuorumCommand parent;
 
+        @Spec
+        CommandSpec spec;
+
         @Override
         public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
             try (ControllerClient c = ControllerClient.builder(parent.bootstrap)
                     .requestTimeout(Duration.ofMillis(parent.timeoutMs))
                     .build()) {
                 DescribeQuorumResponse r = c.describeQuorum();
                 if (r.getError() != ErrorCode.NONE) {
-                    System.err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
                     return 1;
                 }
-                System.out.printf(
+                out.printf(
                         "LeaderId: %d%nTerm: %d%nCommittedIndex: %d%nLastIndex: %d%n",
                         r.getLeaderId(), r.getTerm(), r.getCommittedIndex(), r.getLastIndex());
-                System.out.printf(
+                out.printf(
                         "%-6s %-24s %-12s %-8s %-16s %s%n",
                         "Id", "RaftEndpoint", "MatchIndex", "Lag", "LastContactMs", "Status");
                 for (VoterState v : r.getVotersList()) {
-                    System.out.printf(
+                    out.printf(
                             "%-6d %-24s %-12d %-8d %-16d %s%n",
                             v.getId(),
                             v.getRaftEndpoint(),
@@ -60,7 +73,11 @@ public final class MetadataQuorumCommand {
                             v.getLastContactMsAgo(),
                             v.getId() == r.getLeaderId() ? "Leader" : "Follower");
                 }
+                out.flush();
                 return 0;
+            } catch (ControllerUnavailableException e) {
+                err.println("error: " + e.getMessage());
+                return 1;
             }
         }
     }
