@@ -3,6 +3,7 @@ package io.stellflow.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.TestCluster.FakeBroker;
+import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.MetadataRecords;
@@ -10,6 +11,8 @@ import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.AlterPartitionRequest;
 import io.stellflow.controller.proto.AlterPartitionResponse;
+import io.stellflow.controller.proto.BrokerHeartbeatRequest;
+import io.stellflow.controller.proto.BrokerHeartbeatResponse;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
@@ -178,6 +181,53 @@ class ControllerQuorumTest {
                     .build());
             assertThat(stale.getError()).isEqualTo(ErrorCode.INVALID_UPDATE_VERSION);
             assertThat(leader.image().offset()).isEqualTo(before);
+
+            // A stale broker epoch: the same AlterPartition, right but for the broker epoch.
+            long epoch = leader.image().broker(p.leader()).brokerEpoch();
+            AlterPartitionResponse staleBroker = client.alterPartition(AlterPartitionRequest.newBuilder()
+                    .setBrokerId(p.leader())
+                    .setBrokerEpoch(epoch - 1)
+                    .setTopicId(MetadataRecords.uuid(t.id()))
+                    .setPartition(0)
+                    .setLeaderEpoch(p.leaderEpoch())
+                    .setPartitionEpoch(p.partitionEpoch())
+                    .addNewIsr(p.leader())
+                    .build());
+            assertThat(staleBroker.getError()).isEqualTo(ErrorCode.STALE_BROKER_EPOCH);
+            assertThat(staleBroker.getErrorMessage()).contains("epoch " + (epoch - 1) + " is not current");
+            assertThat(leader.image().offset()).isEqualTo(before);
+            assertThat(leader.image().topic("a.b").partition(0)).isEqualTo(p);
+
+            // Heartbeats of a broker's previous incarnation (its old epoch) are rejected too: they neither
+            // unfence the new incarnation nor fence it, and write nothing.
+            long oldEpoch = leader.image().broker(2).brokerEpoch();
+            FakeBroker b2 = new FakeBroker(2, "");
+            b2.register(client); // a new incarnation of broker 2: new epoch, fenced until caught up
+            assertThat(b2.epoch).isGreaterThan(oldEpoch);
+            assertThat(leader.image().broker(2).brokerEpoch()).isEqualTo(b2.epoch);
+            long registered = leader.image().offset();
+            BrokerRegistration incarnation = leader.image().broker(2);
+            for (boolean wantFence : new boolean[] {false, true}) {
+                BrokerHeartbeatResponse hb = client.brokerHeartbeat(BrokerHeartbeatRequest.newBuilder()
+                        .setBrokerId(2)
+                        .setBrokerEpoch(oldEpoch)
+                        .setMetadataOffset(Long.MAX_VALUE)
+                        .setWantFence(wantFence)
+                        .build());
+                assertThat(hb.getError()).as("wantFence=%s", wantFence).isEqualTo(ErrorCode.STALE_BROKER_EPOCH);
+                assertThat(hb.getErrorMessage()).contains("is not the current " + b2.epoch);
+                assertThat(leader.image().offset()).isEqualTo(registered);
+                assertThat(leader.image().broker(2)).isEqualTo(incarnation);
+            }
+            assertThat(incarnation.fenced()).isTrue();
+            BrokerHeartbeatResponse unknown = client.brokerHeartbeat(BrokerHeartbeatRequest.newBuilder()
+                    .setBrokerId(42)
+                    .setBrokerEpoch(registered)
+                    .setMetadataOffset(Long.MAX_VALUE)
+                    .build());
+            assertThat(unknown.getError()).isEqualTo(ErrorCode.BROKER_ID_NOT_REGISTERED);
+            assertThat(leader.image().offset()).isEqualTo(registered);
+            assertThat(leader.image().broker(42)).isNull();
         }
     }
 

@@ -43,6 +43,7 @@ import io.stellflow.controller.proto.TopicResult;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The gRPC control plane of one controller. Requests are answered only while this node is the
@@ -447,6 +448,12 @@ public final class ControlPlane {
 
     // ---- metadata stream ----
 
+    /** Most deltas taken from the state machine at once for one stream. */
+    private static final int STREAM_BATCH_DELTAS = 256;
+
+    /** How often a stream waiting for its follower (or for new entries) re-checks leadership, ms. */
+    private static final long STREAM_RECHECK_MS = 500;
+
     private void followMetadata(FollowMetadataRequest req, StreamObserver<MetadataEvent> out) {
         ServerCallStreamObserver<MetadataEvent> obs = (ServerCallStreamObserver<MetadataEvent>) out;
         if (!quorum.isActive() || closed) {
@@ -454,10 +461,37 @@ public final class ControlPlane {
             obs.onCompleted();
             return;
         }
-        Thread.ofVirtual().name("metadata-stream").start(() -> stream(req.getFromOffset(), obs));
+        // Flow control: events are sent only while the call is ready (gRPC's outbound buffer is below
+        // its threshold and the follower's HTTP/2 window is open). A slow follower therefore holds back
+        // the stream instead of piling up events in this controller's memory; what it has not read yet
+        // stays in the state machine's retained deltas (or becomes one full image once they roll past).
+        StreamGate gate = new StreamGate();
+        obs.setOnReadyHandler(gate::signal);
+        obs.setOnCancelHandler(gate::signal);
+        Thread.ofVirtual().name("metadata-stream").start(() -> stream(req.getFromOffset(), obs, gate));
     }
 
-    private void stream(long fromOffset, ServerCallStreamObserver<MetadataEvent> obs) {
+    /** Wakes the stream's thread when gRPC reports the call ready again or cancelled. */
+    private static final class StreamGate {
+        synchronized void signal() {
+            notifyAll();
+        }
+
+        /** Waits until the call is ready; false when cancelled or still not ready after {@code maxWaitMs}. */
+        synchronized boolean awaitReady(ServerCallStreamObserver<?> obs, long maxWaitMs) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(maxWaitMs);
+            while (!obs.isReady() && !obs.isCancelled()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+            return !obs.isCancelled();
+        }
+    }
+
+    private void stream(long fromOffset, ServerCallStreamObserver<MetadataEvent> obs, StreamGate gate) {
         MetadataStateMachine sm = quorum.stateMachine();
         long next = fromOffset;
         try {
@@ -472,12 +506,18 @@ public final class ControlPlane {
                     obs.onCompleted();
                     return;
                 }
-                List<MetadataDelta> deltas = sm.awaitDeltasAfter(next, 500);
+                if (!gate.awaitReady(obs, STREAM_RECHECK_MS)) {
+                    continue;
+                }
+                List<MetadataDelta> deltas = sm.awaitDeltasAfter(next, STREAM_RECHECK_MS, STREAM_BATCH_DELTAS);
                 if (deltas == null) {
                     next = sendImage(sm, obs);
                     continue;
                 }
                 for (MetadataDelta d : deltas) {
+                    if (!obs.isReady()) {
+                        break; // the rest after `next` is taken again once the follower has read
+                    }
                     obs.onNext(MetadataEvent.newBuilder().setDelta(d.toProto()).build());
                     metrics.deltaBroadcast();
                     next = d.offset();

@@ -181,12 +181,14 @@ public final class MetadataStateMachine extends BaseStateMachine {
     }
 
     /**
-     * Deltas with offset greater than {@code offset}, waiting up to {@code maxWaitMs} for at least one.
+     * The first {@code maxDeltas} deltas with offset greater than {@code offset}, in offset order,
+     * waiting up to {@code maxWaitMs} for at least one.
      *
      * @return the deltas (possibly empty after the wait), or null when {@code offset} is older than
      *     what is retained (the caller sends the full image instead)
      */
-    public synchronized List<MetadataDelta> awaitDeltasAfter(long offset, long maxWaitMs) throws InterruptedException {
+    public synchronized List<MetadataDelta> awaitDeltasAfter(long offset, long maxWaitMs, int maxDeltas)
+            throws InterruptedException {
         long deadline = System.currentTimeMillis() + maxWaitMs;
         while (image.offset() <= offset) {
             if (offset < retainedFrom) {
@@ -205,6 +207,9 @@ public final class MetadataStateMachine extends BaseStateMachine {
         for (MetadataDelta d : retained) {
             if (d.offset() > offset) {
                 out.add(d);
+                if (out.size() == maxDeltas) {
+                    break;
+                }
             }
         }
         return out;
