@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -87,18 +88,18 @@ class FollowMetadataFlowControlTest {
             // TOPICS entries of ~PARTITIONS_PER_TOPIC partition records each, while the follower
             // reads one event every 100 ms.
             long sentBefore = sent.get();
+            List<String> failures = new CopyOnWriteArrayList<>();
             Thread producer = Thread.ofPlatform().name("create-topics").start(() -> {
-                CreateTopicsRequest.Builder req = CreateTopicsRequest.newBuilder();
                 for (int i = 0; i < TOPICS; i++) {
-                    req.addTopics(CreatableTopic.newBuilder()
-                            .setName("t" + i)
-                            .setNumPartitions(PARTITIONS_PER_TOPIC)
-                            .setReplicationFactor(1));
-                }
-                CreateTopicsResponse r = client.createTopics(req.build());
-                if (r.getError() != ErrorCode.NONE
-                        || r.getTopicsList().stream().anyMatch(t -> t.getError() != ErrorCode.NONE)) {
-                    throw new AssertionError("create topics: " + r);
+                    CreateTopicsResponse r = client.createTopics(CreateTopicsRequest.newBuilder()
+                            .addTopics(CreatableTopic.newBuilder()
+                                    .setName("t" + i)
+                                    .setNumPartitions(PARTITIONS_PER_TOPIC)
+                                    .setReplicationFactor(1))
+                            .build());
+                    if (r.getError() != ErrorCode.NONE || r.getTopics(0).getError() != ErrorCode.NONE) {
+                        failures.add("t" + i + ": " + r);
+                    }
                 }
             });
             List<MetadataEvent> received = new ArrayList<>();
@@ -106,8 +107,12 @@ class FollowMetadataFlowControlTest {
             int deltaBytes = 0;
             while (producer.isAlive() || controller.image().offset() > lastOffset(received, from)) {
                 call.request(1);
-                Object ev = events.poll(10, TimeUnit.SECONDS);
-                assertThat(ev).as("an event within 10 s").isInstanceOf(MetadataEvent.class);
+                Object ev = events.poll(30, TimeUnit.SECONDS);
+                assertThat(ev)
+                        .as(
+                                "event %d within 30 s (controller at offset %d, sent %d)",
+                                received.size() + 1, controller.image().offset(), sent.get() - sentBefore)
+                        .isInstanceOf(MetadataEvent.class);
                 MetadataEvent e = (MetadataEvent) ev;
                 received.add(e);
                 deltaBytes = Math.max(deltaBytes, e.getSerializedSize());
@@ -118,6 +123,7 @@ class FollowMetadataFlowControlTest {
                 }
             }
             producer.join();
+            assertThat(failures).isEmpty();
             call.cancel("done", null);
 
             // Without flow control the controller would have sent (nearly) all TOPICS entries ahead of
