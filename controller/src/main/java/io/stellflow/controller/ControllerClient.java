@@ -42,9 +42,8 @@ import java.util.function.Function;
  * unreachable controller or an answer without a known leader moves on after a short backoff (50 ms,
  * doubling to 250 ms, so a newly elected controller is found within about a quarter second; a
  * longer backoff would only add to the failover time, and a few small requests a second cost the
- * controllers nothing). This
- * repeats until an active controller answers or the request timeout passes.
- * The active controller's answer is returned as is: its {@code error} field carries validation
+ * controllers nothing). This repeats until an active controller answers or the request timeout
+ * passes. The active controller's answer is returned as is: its {@code error} field carries validation
  * errors (for example {@code INVALID_TOPIC_EXCEPTION}) and {@code REQUEST_TIMED_OUT} when the entry
  * did not commit within the controller's {@code controller.request.timeout.ms} (it may still commit).
  *
