@@ -9,8 +9,8 @@
 # --vs-kafka: Apache Kafka 4.x from Maven Central (perf/kafka/fetch-kafka.sh, cached outside the
 #   repo), one KRaft node on 127.0.0.1, Kafka's own ProducerPerformance/ConsumerPerformance, the
 #   same workloads as ours, alternating Stellflow and Kafka case by case, fresh brokers per run.
-# Each case records MB/s, records/s, p50/p99/p99.9 and broker CPU s/GB (utime+stime of the broker
-# pid from /proc before and after the case). Machine limits (iperf3 loopback, fio sequential
+# Each case records MB/s, records/s, p50/p99/p99.9, broker CPU s/GB (utime+stime of the broker
+# pid from /proc before and after the case) and client CPU s/GB (the load tool's CPU, all threads). Machine limits (iperf3 loopback, fio sequential
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
 # results.md,throughput.png,latency.png}; --profile adds CPU and allocation flame graphs of the
 # Stellflow broker (async-profiler) to profiles/.
@@ -116,6 +116,15 @@ wait_port() { # pid port what
 }
 # utime + stime (fields 14 and 15; field 2 is "(java)" without spaces) in clock ticks.
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# children_cpu_ms: sets CHILD_CPU_MS to the user+system CPU ms of every child this shell has reaped
+# so far (the `times` builtin's second line), so a delta around a foreground tool is that tool's
+# CPU, all threads. Call it directly, never as $(children_cpu_ms): a subshell has its own, empty,
+# children times.
+children_cpu_ms() {
+  times >"$WORK/times"
+  CHILD_CPU_MS=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); t += a[1] * 60 + a[2] }
+                 printf "%d\n", t * 1000 }' "$WORK/times")
+}
 
 # --- Stellflow broker ----------------------------------------------------------------------------
 sf_start() { # transport
@@ -229,10 +238,11 @@ kafka_topic() { # name partitions
 # run_case system kind case run topic record_size batch partitions acks linger throughput num transport
 run_case() {
   local system=$1 kind=$2 name=$3 run=$4 topic=$5 size=$6 batch=$7 parts=$8 acks=$9 linger=${10} tput=${11} num=${12} transport=${13}
-  local pid out=$WORK/case.out before after format
+  local pid out=$WORK/case.out before after format client_before client_after
   if [ -n "$CASES_RE" ] && ! [[ "$name" =~ $CASES_RE ]]; then return 0; fi
   [ "$system" = stellflow ] && pid=$SF_PID || pid=$KAFKA_PID
   before=$(cpu_ticks "$pid")
+  children_cpu_ms; client_before=$CHILD_CPU_MS
   set +e
   if [ "$system" = stellflow ] && [ "$kind" = consume ]; then
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" consume --bootstrap-server "$SF_BS" \
@@ -259,6 +269,7 @@ run_case() {
   fi
   local rc=$?
   set -e
+  children_cpu_ms; client_after=$CHILD_CPU_MS
   after=$(cpu_ticks "$pid")
   if [ "$rc" -ne 0 ]; then
     log "$system $name run $run: tool exited with $rc"; tail -n 5 "$WORK/tool.log" "$out" >&2 || true
@@ -266,7 +277,8 @@ run_case() {
   fi
   lab add --cases "$CASES" --format "$format" --output "$out" --system "$system" --case "$name" --run "$run" \
     --kind "$kind" --transport "$transport" --record-size "$size" --batch-size "$batch" --partitions "$parts" \
-    --acks "$acks" --cpu-ticks $((after - before)) --clk-tck "$CLK_TCK" || FAILED=$((FAILED + 1))
+    --acks "$acks" --cpu-ticks $((after - before)) --clk-tck "$CLK_TCK" \
+    --client-cpu-ms $((client_after - client_before)) || FAILED=$((FAILED + 1))
 }
 FAILED=0
 

@@ -71,6 +71,12 @@ public final class LabCommand implements Runnable {
         @Option(names = "--clk-tck", defaultValue = "100", description = "ticks per second (getconf CLK_TCK)")
         long clkTck;
 
+        @Option(
+                names = "--client-cpu-ms",
+                defaultValue = "-1",
+                description = "the load tool's user+system CPU time in ms (-1: not measured)")
+        long clientCpuMs;
+
         @Override
         public Integer call() throws IOException {
             ToolOutput.Summary s =
@@ -97,6 +103,8 @@ public final class LabCommand implements Runnable {
                     s.p999Ms(),
                     LabResult.round(cpuS),
                     gb > 0 ? LabResult.round(cpuS / gb) : -1,
+                    clientCpuMs >= 0 ? LabResult.round(clientCpuMs / 1000.0) : -1,
+                    clientCpuMs >= 0 && gb > 0 ? LabResult.round(clientCpuMs / 1000.0 / gb) : -1,
                     s.errors());
             String line = LabReport.JSON
                     .writer()
@@ -106,7 +114,8 @@ public final class LabCommand implements Runnable {
                     cases, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
             System.out.printf(
                     java.util.Locale.ROOT,
-                    "%-9s %-34s run %d: %8.1f MB/s %10.0f rec/s p50 %s p99 %s p99.9 %s ms, broker CPU %.2f s (%.2f s/GB)%n",
+                    "%-9s %-34s run %d: %8.1f MB/s %10.0f rec/s p50 %s p99 %s p99.9 %s ms, broker CPU %.2f s (%.2f s/GB),"
+                            + " client CPU %.2f s/GB%n",
                     system,
                     caseName,
                     run,
@@ -116,7 +125,8 @@ public final class LabCommand implements Runnable {
                     r.p99Ms(),
                     r.p999Ms(),
                     r.brokerCpuSeconds(),
-                    r.brokerCpuSecondsPerGb());
+                    r.brokerCpuSecondsPerGb(),
+                    r.clientCpuSecondsPerGb());
             return s.records() > 0 && s.errors() == 0 ? 0 : 1;
         }
     }

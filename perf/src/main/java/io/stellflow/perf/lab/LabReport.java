@@ -31,7 +31,8 @@ final class LabReport {
     record Limits(double loopbackMbPerS, double diskWriteMbPerS) {}
 
     /** Stellflow/Kafka ratios of medians; NaN-free: -1 when a side did not measure the value. */
-    record Ratio(String caseName, double throughput, double p99, double p999, double brokerCpuPerGb) {}
+    record Ratio(
+            String caseName, double throughput, double p99, double p999, double brokerCpuPerGb, double totalCpuPerGb) {}
 
     record Report(String note, Limits limits, List<LabResult> medians, List<Ratio> ratios, List<LabResult> runs) {}
 
@@ -92,6 +93,8 @@ final class LabReport {
                     median(g, LabResult::p999Ms),
                     median(g, LabResult::brokerCpuSeconds),
                     median(g, LabResult::brokerCpuSecondsPerGb),
+                    median(g, LabResult::clientCpuSeconds),
+                    median(g, LabResult::clientCpuSecondsPerGb),
                     g.stream().mapToLong(LabResult::errors).sum()));
         }
         return out;
@@ -117,9 +120,17 @@ final class LabReport {
                     ratio(s.mbPerS(), k.mbPerS()),
                     ratio(s.p99Ms(), k.p99Ms()),
                     ratio(s.p999Ms(), k.p999Ms()),
-                    ratio(s.brokerCpuSecondsPerGb(), k.brokerCpuSecondsPerGb())));
+                    ratio(s.brokerCpuSecondsPerGb(), k.brokerCpuSecondsPerGb()),
+                    ratio(totalCpuPerGb(s), totalCpuPerGb(k))));
         }
         return out;
+    }
+
+    /** Broker plus client CPU seconds per GB, or -1 when either was not measured. */
+    static double totalCpuPerGb(LabResult r) {
+        return r.brokerCpuSecondsPerGb() < 0 || r.clientCpuSecondsPerGb() < 0
+                ? -1
+                : r.brokerCpuSecondsPerGb() + r.clientCpuSecondsPerGb();
     }
 
     private static double ratio(double a, double b) {
@@ -146,14 +157,14 @@ final class LabReport {
                 limits.diskWriteMbPerS() > 0 ? fmt(limits.diskWriteMbPerS()) : "n/a"));
         sb.append("Medians of the runs (`runs` column).\n\n");
         sb.append("| system | case | transport | runs | MB/s | records/s | p50 ms | p99 ms | p99.9 ms |"
-                + " broker CPU s/GB | % loopback | % disk |\n");
-        sb.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + " broker CPU s/GB | client CPU s/GB | % loopback | % disk |\n");
+        sb.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<LabResult> sorted = new ArrayList<>(medians);
         sorted.sort(Comparator.comparing(LabResult::caseName).thenComparing(LabResult::system));
         for (LabResult m : sorted) {
             sb.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s |\n",
+                    "| %s | %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
                     m.system(),
                     m.caseName(),
                     m.transport(),
@@ -164,21 +175,24 @@ final class LabReport {
                     opt(m.p99Ms()),
                     opt(m.p999Ms()),
                     opt(m.brokerCpuSecondsPerGb()),
+                    opt(m.clientCpuSecondsPerGb()),
                     pct(m.mbPerS(), limits.loopbackMbPerS()),
                     m.kind().equals("consume") ? "" : pct(m.mbPerS(), limits.diskWriteMbPerS())));
         }
         if (!ratios.isEmpty()) {
             sb.append("\n## Stellflow / Kafka (medians; throughput above 1 is better, latency and CPU below 1)\n\n");
-            sb.append("| case | throughput | p99 | p99.9 | broker CPU s/GB |\n|---|---:|---:|---:|---:|\n");
+            sb.append("| case | throughput | p99 | p99.9 | broker CPU s/GB | broker+client CPU s/GB |\n"
+                    + "|---|---:|---:|---:|---:|---:|\n");
             for (Ratio r : ratios) {
                 sb.append(String.format(
                         Locale.ROOT,
-                        "| %s | %s | %s | %s | %s |\n",
+                        "| %s | %s | %s | %s | %s | %s |\n",
                         r.caseName(),
                         opt(r.throughput()),
                         opt(r.p99()),
                         opt(r.p999()),
-                        opt(r.brokerCpuPerGb())));
+                        opt(r.brokerCpuPerGb()),
+                        opt(r.totalCpuPerGb())));
             }
         }
         return sb.toString();

@@ -4,7 +4,10 @@ package io.stellflow.perf.lab;
  * One measured case of a lab run (run-matrix.sh), one JSON object per line in {@code cases.jsonl}
  * (snake_case names). MB means 2^20 bytes and GB 2^30 bytes; latencies are milliseconds, {@code
  * -1} when the tool does not measure them (Kafka's ConsumerPerformance). {@code brokerCpuSeconds} is the
- * broker process's user+system CPU time over the case, from {@code /proc/<pid>/stat}. Immutable.
+ * broker process's user+system CPU time over the case, from {@code /proc/<pid>/stat}; {@code
+ * clientCpuSeconds} is the load tool's (the client JVM's, all threads) user+system CPU time from its
+ * start to its exit, as the shell's {@code times} reports for its reaped children; {@code -1} when not
+ * measured. Per-GB figures divide by the case's bytes in GB. Immutable.
  *
  * @param system {@code stellflow} or {@code kafka}
  * @param caseName the workload name, the same for both systems so that they can be paired
@@ -31,6 +34,8 @@ public record LabResult(
         double p999Ms,
         double brokerCpuSeconds,
         double brokerCpuSecondsPerGb,
+        double clientCpuSeconds,
+        double clientCpuSecondsPerGb,
         long errors) {
 
     static final double MIB = 1024.0 * 1024.0;

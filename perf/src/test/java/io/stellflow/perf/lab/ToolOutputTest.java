@@ -73,11 +73,14 @@ class ToolOutputTest {
         assertThat(ratios).singleElement().satisfies(r -> {
             assertThat(r.throughput()).isEqualTo(2.0);
             assertThat(r.p99()).isEqualTo(0.5);
+            // broker 1 s/GB + client (p99 stands in) 3 vs 1 + 6
+            assertThat(r.totalCpuPerGb()).isEqualTo(4.0 / 7.0, org.assertj.core.api.Assertions.within(0.001));
         });
     }
 
     private static LabResult result(String system, int run, double mbPerS, double p99) {
         return new LabResult(
-                system, "c", run, "produce", "-", 1024, 1 << 20, 1, "1", 1, 1, 1, mbPerS, 1, 1, p99, p99, 1, 1, 0);
+                system, "c", run, "produce", "-", 1024, 1 << 20, 1, "1", 1, 1, 1, mbPerS, 1, 1, p99, p99, 1, 1, p99,
+                p99, 0);
     }
 }
