@@ -9,16 +9,21 @@ package io.stellflow.storage;
  * <p>Thread-safety: confined to the log's append lock.
  */
 final class FlushPolicy {
-    private final long flushMessages;
-    private final long flushNs;
+    private long flushMessages;
+    private long flushNs;
     private long unflushedRecords;
     private long lastFlushNs;
 
     FlushPolicy(LogConfig config, long nowNs) {
+        reconfigure(config);
+        this.lastFlushNs = nowNs;
+    }
+
+    /** Takes {@code flush.messages} / {@code flush.ms} from {@code config}; counts since the last flush stay. */
+    void reconfigure(LogConfig config) {
         this.flushMessages = config.flushMessages();
         long ms = config.flushMs();
         this.flushNs = ms >= Long.MAX_VALUE / 1_000_000L ? Long.MAX_VALUE : ms * 1_000_000L; // saturated
-        this.lastFlushNs = nowNs;
     }
 
     /** Counts {@code records} just appended; true when a flush is due (by count or by time). */

@@ -37,19 +37,18 @@ final class LogCompaction {
     private static final Logger LOG = LoggerFactory.getLogger(LogCompaction.class);
 
     private final UnifiedLog log;
-    private final LogConfig config;
     private final LogEnvironment env;
     private final ReentrantLock cleanerLock = new ReentrantLock();
 
-    LogCompaction(UnifiedLog log, LogConfig config, LogEnvironment env) {
+    /** Reads the log's current {@link UnifiedLog#config()} at each use (it may change at runtime). */
+    LogCompaction(UnifiedLog log, LogEnvironment env) {
         this.log = log;
-        this.config = config;
         this.env = env;
     }
 
     /** One compaction pass up to {@code highWatermark}; see the class javadoc. */
     CompactionResult run(long highWatermark) throws IOException {
-        if (!config.cleanupPolicy().compact()) {
+        if (!log.config().cleanupPolicy().compact()) {
             return CompactionResult.NONE;
         }
         cleanerLock.lock();
@@ -74,7 +73,7 @@ final class LogCompaction {
             }
             LogCleaner.OffsetMap map = LogCleaner.buildOffsetMap(cleanable, sizes);
             double ratio = map.dirtyRatio();
-            if (ratio < config.minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
+            if (ratio < log.config().minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
                 return new CompactionResult(0, 0, 0, 0, ratio);
             }
             return cleanAll(cleanable, sizes, map, ratio, truncationsAtStart);
@@ -93,7 +92,7 @@ final class LogCompaction {
         for (int i = 0; i < cleanable.length; i++) {
             LogSegment s = cleanable[i];
             long modifiedMs = s.lastAppendTimeMs();
-            boolean dropTombstones = env.nowMs() - modifiedMs >= config.deleteRetentionMs();
+            boolean dropTombstones = env.nowMs() - modifiedMs >= log.config().deleteRetentionMs();
             LogCleaner.Cleaned c = LogCleaner.writeCleaned(s, sizes[i], map, dropTombstones, modifiedMs);
             if (c == null) {
                 continue;
@@ -120,7 +119,7 @@ final class LogCompaction {
     private boolean anyTombstoneExpired(LogSegment[] cleanable) {
         long now = env.nowMs();
         for (LogSegment s : cleanable) {
-            if (now - s.lastAppendTimeMs() >= config.deleteRetentionMs()) {
+            if (now - s.lastAppendTimeMs() >= log.config().deleteRetentionMs()) {
                 return true;
             }
         }

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,7 +66,9 @@ public final class UnifiedLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(UnifiedLog.class);
 
     private final Path dir;
-    private final LogConfig config;
+    /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
+    private volatile LogConfig config;
+
     private final LogEnvironment env;
     private final ReentrantLock appendLock = new ReentrantLock();
 
@@ -96,7 +99,7 @@ public final class UnifiedLog implements AutoCloseable {
         this.dir = dir;
         this.config = config;
         this.env = env;
-        this.compaction = new LogCompaction(this, config, env);
+        this.compaction = new LogCompaction(this, env);
         this.flushPolicy = new FlushPolicy(config, System.nanoTime());
     }
 
@@ -255,7 +258,8 @@ public final class UnifiedLog implements AutoCloseable {
         LogSegment seg = segments[segments.length - 1];
         long first = logEndOffset;
         long next = first;
-        if (seg.isDueToRoll(env.nowMs(), config.segmentMs())) {
+        LogConfig cfg = config; // one volatile read per append
+        if (seg.isDueToRoll(env.nowMs(), cfg.segmentMs())) {
             seg = roll(seg, next);
         }
         int runStart = start;
@@ -272,7 +276,7 @@ public final class UnifiedLog implements AutoCloseable {
                 next = fetchOffset + records.getInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
             }
             long last = next + lastOffsetDelta;
-            if (!seg.fits(runBytes + size, runBatches + 1, last, config.segmentBytes())) {
+            if (!seg.fits(runBytes + size, runBatches + 1, last, cfg.segmentBytes())) {
                 if (runBatches > 0) {
                     commitRun(seg, records, runStart, runBytes, next, lastEpoch);
                 }
@@ -777,9 +781,25 @@ public final class UnifiedLog implements AutoCloseable {
         return dir;
     }
 
-    /** The configuration the log was opened with. */
+    /** The current configuration (as opened, or as last {@link #updateConfig updated}). */
     public LogConfig config() {
         return config;
+    }
+
+    /**
+     * Replaces the configuration (a topic config override changed): the next append rolls at the new
+     * {@code segment.bytes}/{@code segment.ms} and new segments get the new index sizes; retention,
+     * compaction, the null-key check and the flush policy use it from their next run. Segments
+     * already written are not rewritten. Waits for a running append.
+     */
+    public void updateConfig(LogConfig newConfig) {
+        appendLock.lock();
+        try {
+            config = Objects.requireNonNull(newConfig, "newConfig");
+            flushPolicy.reconfigure(newConfig);
+        } finally {
+            appendLock.unlock();
+        }
     }
 
     /**
