@@ -21,9 +21,13 @@ import io.stellflow.controller.proto.DeleteTopicsRequest;
 import io.stellflow.controller.proto.DeleteTopicsResponse;
 import io.stellflow.controller.proto.DescribeClusterRequest;
 import io.stellflow.controller.proto.DescribeClusterResponse;
+import io.stellflow.controller.proto.DescribeConfigsRequest;
+import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.DescribeQuorumRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
+import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
 import java.time.Duration;
@@ -200,6 +204,24 @@ public final class ControllerClient implements AutoCloseable {
                 DescribeClusterRequest.getDefaultInstance(),
                 DescribeClusterResponse::getError,
                 DescribeClusterResponse::getLeader);
+    }
+
+    /** Sets/deletes config overrides of one topic (one entry, all or nothing). */
+    public IncrementalAlterConfigsResponse incrementalAlterConfigs(IncrementalAlterConfigsRequest request) {
+        return call(
+                ControllerRpc.INCREMENTAL_ALTER_CONFIGS,
+                request,
+                IncrementalAlterConfigsResponse::getError,
+                IncrementalAlterConfigsResponse::getLeader);
+    }
+
+    /** The config overrides of one topic. */
+    public DescribeConfigsResponse describeConfigs(String topic) {
+        return call(
+                ControllerRpc.DESCRIBE_CONFIGS,
+                DescribeConfigsRequest.newBuilder().setTopic(topic).build(),
+                DescribeConfigsResponse::getError,
+                DescribeConfigsResponse::getLeader);
     }
 
     /**

@@ -31,6 +31,9 @@ import java.util.Properties;
  *       snapshots (the log before a snapshot is purged)</td></tr>
  *   <tr><td>metadata.delta.retained.entries</td><td>10000</td><td>&gt;= 16; recent committed deltas kept in
  *       memory for FollowMetadata; an older offset gets the full image first</td></tr>
+ *   <tr><td>cluster.id</td><td>none: generated</td><td>not blank; the cluster id the first active
+ *       controller writes into the metadata log (ignored once the log has one; a differing value is
+ *       logged as {@code CLUSTER_ID_MISMATCH}); set the same value on every node, or on none</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable.
@@ -47,13 +50,36 @@ public record ControllerConfig(
         long electionTimeoutMs,
         long requestTimeoutMs,
         long snapshotIntervalEntries,
-        int deltaRetainedEntries) {
+        int deltaRetainedEntries,
+        String clusterId) {
 
     public ControllerConfig {
         voters = List.copyOf(voters);
         if (voters.stream().noneMatch(v -> v.id() == nodeId)) {
             throw new IllegalArgumentException("node.id " + nodeId + " is not in controller.quorum.voters " + voters);
         }
+        if (clusterId != null && clusterId.isBlank()) {
+            throw new IllegalArgumentException("cluster.id must not be blank");
+        }
+    }
+
+    /**
+     * This configuration with {@code cluster.id} set to {@code id} (combined mode: the id already in
+     * the broker's {@code meta.properties} when {@code cluster.id} is not configured).
+     */
+    public ControllerConfig withClusterId(String id) {
+        return new ControllerConfig(
+                nodeId,
+                voters,
+                listenerHost,
+                listenerPort,
+                metadataLogDir,
+                brokerSessionTimeoutMs,
+                electionTimeoutMs,
+                requestTimeoutMs,
+                snapshotIntervalEntries,
+                deltaRetainedEntries,
+                id);
     }
 
     /** Reads and validates the keys in the class comment. */
@@ -86,7 +112,18 @@ public record ControllerConfig(
                 longValue(p, "controller.quorum.election.timeout.ms", 1000, 100, 60_000, false),
                 longValue(p, "controller.request.timeout.ms", 5000, 100, 600_000, false),
                 longValue(p, "metadata.snapshot.interval.entries", 1000, 1, Long.MAX_VALUE, false),
-                (int) longValue(p, "metadata.delta.retained.entries", 10_000, 16, 10_000_000, false));
+                (int) longValue(p, "metadata.delta.retained.entries", 10_000, 16, 10_000_000, false),
+                clusterId(p.getProperty("cluster.id")));
+    }
+
+    private static String clusterId(String raw) {
+        if (raw == null) {
+            return null;
+        }
+        if (raw.isBlank()) {
+            throw new IllegalArgumentException("cluster.id must not be blank");
+        }
+        return raw.trim();
     }
 
     private static long longValue(Properties p, String key, long def, long min, long max, boolean required) {

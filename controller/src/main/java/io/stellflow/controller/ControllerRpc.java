@@ -15,9 +15,13 @@ import io.stellflow.controller.proto.DeleteTopicsRequest;
 import io.stellflow.controller.proto.DeleteTopicsResponse;
 import io.stellflow.controller.proto.DescribeClusterRequest;
 import io.stellflow.controller.proto.DescribeClusterResponse;
+import io.stellflow.controller.proto.DescribeConfigsRequest;
+import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.DescribeQuorumRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.FollowMetadataRequest;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
+import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.controller.proto.MetadataEvent;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
@@ -56,6 +60,15 @@ public final class ControllerRpc {
             "DescribeCluster",
             DescribeClusterRequest.getDefaultInstance(),
             DescribeClusterResponse.getDefaultInstance());
+    public static final MethodDescriptor<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse>
+            INCREMENTAL_ALTER_CONFIGS = unary(
+                    "IncrementalAlterConfigs",
+                    IncrementalAlterConfigsRequest.getDefaultInstance(),
+                    IncrementalAlterConfigsResponse.getDefaultInstance());
+    public static final MethodDescriptor<DescribeConfigsRequest, DescribeConfigsResponse> DESCRIBE_CONFIGS = unary(
+            "DescribeConfigs",
+            DescribeConfigsRequest.getDefaultInstance(),
+            DescribeConfigsResponse.getDefaultInstance());
     public static final MethodDescriptor<FollowMetadataRequest, MetadataEvent> FOLLOW_METADATA =
             MethodDescriptor.<FollowMetadataRequest, MetadataEvent>newBuilder()
                     .setType(MethodDescriptor.MethodType.SERVER_STREAMING)

@@ -5,13 +5,17 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.stellflow.controller.image.BrokerEndpoint;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.proto.ActiveControllerRecord;
+import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.RegisterControllerRecord;
 import io.stellflow.controller.server.ControlPlane;
 import io.stellflow.controller.server.MetadataStateMachine;
 import io.stellflow.controller.server.RaftQuorum;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -29,8 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: Ratis's own threads (transport, log worker, state-machine updater), the gRPC server's
  * executor, one virtual thread per FollowMetadata stream, and one {@code controller-liveness} thread
- * that fences brokers whose session expired (only while active) and announces this controller's
- * endpoint when it becomes leader.
+ * that fences brokers whose session expired (only while active) and announces this controller when
+ * it becomes leader: one entry with the cluster id (the first time: {@code cluster.id}, or a generated
+ * one), its control-plane endpoint (when new) and an {@code ActiveControllerRecord}.
  *
  * <p>Thread-safety: all methods may be called from any thread; {@link #close} is idempotent.
  *
@@ -45,6 +50,7 @@ public final class ControllerServer implements AutoCloseable {
     private final RaftQuorum quorum;
     private final ControlPlane controlPlane;
     private final ScheduledExecutorService timer;
+    private final String proposedClusterId;
     private Server grpc;
     private InetSocketAddress rpcAddress;
     private volatile boolean announced;
@@ -54,6 +60,7 @@ public final class ControllerServer implements AutoCloseable {
         this.config = config;
         this.metrics = metrics;
         this.quorum = new RaftQuorum(config, metrics);
+        this.proposedClusterId = config.clusterId() != null ? config.clusterId() : MetadataRecords.randomClusterId();
         this.controlPlane = new ControlPlane(config, quorum, metrics);
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform()
                 .name("controller-liveness-" + config.nodeId())
@@ -129,23 +136,53 @@ public final class ControllerServer implements AutoCloseable {
         }
     }
 
-    /** Writes this controller's control-plane endpoint when the image does not have it yet. */
+    /**
+     * This controller's first command as leader, one entry: the cluster id when the image has none,
+     * its control-plane endpoint when the image does not have it yet, and that it is the active
+     * controller when the image names another. Nothing when the image already says all of it.
+     */
     private void announce() {
         if (closed || !quorum.isActive()) {
             return;
         }
+        MetadataImage img = quorum.image();
+        List<MetadataRecord> records = new ArrayList<>();
+        if (img.clusterId() == null) {
+            records.add(MetadataRecords.of(
+                    ClusterIdRecord.newBuilder().setClusterId(proposedClusterId).build()));
+        } else if (config.clusterId() != null && !config.clusterId().equals(img.clusterId())) {
+            LOG.error(
+                    "CLUSTER_ID_MISMATCH node={} configured cluster.id={} but the metadata log belongs to cluster {}",
+                    config.nodeId(),
+                    config.clusterId(),
+                    img.clusterId());
+        }
         BrokerEndpoint self = new BrokerEndpoint("CONTROLLER", rpcAddress.getHostString(), rpcAddress.getPort());
-        if (self.equals(quorum.image().controllers().get(config.nodeId()))) {
+        if (!self.equals(img.controllers().get(config.nodeId()))) {
+            records.add(MetadataRecords.of(RegisterControllerRecord.newBuilder()
+                    .setControllerId(config.nodeId())
+                    .setEndpoint(self.toProto())
+                    .build()));
+        }
+        if (img.activeControllerId() != config.nodeId()) {
+            records.add(MetadataRecords.of(ActiveControllerRecord.newBuilder()
+                    .setControllerId(config.nodeId())
+                    .build()));
+        }
+        if (records.isEmpty()) {
             announced = true;
             return;
         }
-        RaftQuorum.Submitted s = quorum.submit(
-                List.of(MetadataRecords.of(RegisterControllerRecord.newBuilder()
-                        .setControllerId(config.nodeId())
-                        .setEndpoint(self.toProto())
-                        .build())),
-                config.requestTimeoutMs());
+        RaftQuorum.Submitted s = quorum.submit(records, config.requestTimeoutMs());
         announced = s.error() == ErrorCode.NONE;
+        if (announced) {
+            LOG.info(
+                    "CONTROLLER_ACTIVE node={} term={} clusterId={} metadataOffset={}",
+                    config.nodeId(),
+                    quorum.currentTerm(),
+                    quorum.image().clusterId(),
+                    s.index());
+        }
     }
 
     /** This controller's {@code node.id}. */
@@ -162,6 +199,15 @@ public final class ControllerServer implements AutoCloseable {
     public String rpcEndpoint() {
         String host = rpcAddress.getHostString();
         return (host.contains(":") ? "[" + host + "]" : host) + ":" + rpcAddress.getPort();
+    }
+
+    /**
+     * The cluster id: the metadata log's once written, before that the one this controller would
+     * write ({@code cluster.id}, or generated at start).
+     */
+    public String clusterId() {
+        String id = quorum.image().clusterId();
+        return id != null ? id : proposedClusterId;
     }
 
     /** Whether this node is the active controller (Raft leader, ready to commit). */

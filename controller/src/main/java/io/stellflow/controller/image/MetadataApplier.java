@@ -1,5 +1,6 @@
 package io.stellflow.controller.image;
 
+import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.ConfigChangeRecord;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.FenceBrokerRecord;
@@ -55,10 +56,14 @@ public final class MetadataApplier {
         private TreeMap<Integer, BrokerRegistration> brokers;
         private TreeMap<String, TopicImage> topics;
         private TreeMap<Integer, BrokerEndpoint> controllers;
+        private String clusterId;
+        private int activeControllerId;
         private ErrorCode error = ErrorCode.INVALID_REQUEST;
 
         Builder(MetadataImage base) {
             this.base = base;
+            this.clusterId = base.clusterId();
+            this.activeControllerId = base.activeControllerId();
         }
 
         private TreeMap<Integer, BrokerRegistration> brokers() {
@@ -89,7 +94,14 @@ public final class MetadataApplier {
 
         MetadataImage rejected(long term, long index) {
             return new MetadataImage(
-                    term, index, base.brokersMap(), base.topicsByNameMap(), base.topicsById(), base.controllersMap());
+                    term,
+                    index,
+                    base.clusterId(),
+                    base.activeControllerId(),
+                    base.brokersMap(),
+                    base.topicsByNameMap(),
+                    base.topicsById(),
+                    base.controllersMap());
         }
 
         MetadataImage build(long term, long index) {
@@ -105,6 +117,8 @@ public final class MetadataApplier {
             return new MetadataImage(
                     term,
                     index,
+                    clusterId,
+                    activeControllerId,
                     brokers != null ? brokers : base.brokersMap(),
                     topics != null ? topics : base.topicsByNameMap(),
                     byId,
@@ -144,8 +158,31 @@ public final class MetadataApplier {
                             BrokerEndpoint.fromProto(r.getRegisterController().getEndpoint()));
                     yield null;
                 }
+                case CLUSTER_ID -> clusterId(r.getClusterId());
+                case ACTIVE_CONTROLLER -> {
+                    int id = r.getActiveController().getControllerId();
+                    if (id < 0) {
+                        yield fail(ErrorCode.INVALID_REQUEST, "controller id " + id + " < 0");
+                    }
+                    activeControllerId = id;
+                    yield null;
+                }
                 case BODY_NOT_SET -> fail(ErrorCode.INVALID_REQUEST, "record has no body");
             };
+        }
+
+        private String clusterId(ClusterIdRecord r) {
+            String id = r.getClusterId();
+            if (id.isBlank()) {
+                return fail(ErrorCode.INVALID_REQUEST, "empty cluster id");
+            }
+            if (clusterId != null && !clusterId.equals(id)) {
+                return fail(
+                        ErrorCode.INCONSISTENT_CLUSTER_ID,
+                        "cluster id '" + id + "' differs from the cluster's '" + clusterId + "'");
+            }
+            clusterId = id;
+            return null;
         }
 
         private String registerBroker(RegisterBrokerRecord r, long index) {

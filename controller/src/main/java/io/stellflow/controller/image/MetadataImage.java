@@ -1,5 +1,7 @@
 package io.stellflow.controller.image;
 
+import io.stellflow.controller.proto.ActiveControllerRecord;
+import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.MetadataSnapshot;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
@@ -14,8 +16,9 @@ import java.util.SortedMap;
 import java.util.UUID;
 
 /**
- * An immutable view of cluster metadata at one metadata offset: registered brokers, topics (by name
- * and by id) with their partitions, and the control-plane endpoints of controllers that have led.
+ * An immutable view of cluster metadata at one metadata offset: the cluster id, the active
+ * controller, registered brokers, topics (by name and by id) with their partitions and config
+ * overrides, and the control-plane endpoints of controllers that have led.
  *
  * <p>Produced only by {@link MetadataApplier} (deterministic: the same entries in the same order give
  * an equal image on every replica, which {@link #equals} compares in full).
@@ -23,12 +26,24 @@ import java.util.UUID;
  * <p>Thread-safety: immutable; share freely.
  */
 public final class MetadataImage {
+    /** {@link #activeControllerId()} before any controller announced itself. */
+    public static final int NO_CONTROLLER = -1;
+
     /** The image before any entry: offset 0, term 0. */
     public static final MetadataImage EMPTY = new MetadataImage(
-            0, 0, Collections.emptySortedMap(), Collections.emptySortedMap(), Map.of(), Collections.emptySortedMap());
+            0,
+            0,
+            null,
+            NO_CONTROLLER,
+            Collections.emptySortedMap(),
+            Collections.emptySortedMap(),
+            Map.of(),
+            Collections.emptySortedMap());
 
     private final long term;
     private final long offset;
+    private final String clusterId;
+    private final int activeControllerId;
     private final SortedMap<Integer, BrokerRegistration> brokers;
     private final SortedMap<String, TopicImage> topicsByName;
     private final Map<UUID, TopicImage> topicsById;
@@ -37,12 +52,16 @@ public final class MetadataImage {
     MetadataImage(
             long term,
             long offset,
+            String clusterId,
+            int activeControllerId,
             SortedMap<Integer, BrokerRegistration> brokers,
             SortedMap<String, TopicImage> topicsByName,
             Map<UUID, TopicImage> topicsById,
             SortedMap<Integer, BrokerEndpoint> controllers) {
         this.term = term;
         this.offset = offset;
+        this.clusterId = clusterId;
+        this.activeControllerId = activeControllerId;
         this.brokers = Collections.unmodifiableSortedMap(brokers);
         this.topicsByName = Collections.unmodifiableSortedMap(topicsByName);
         this.topicsById = Collections.unmodifiableMap(topicsById);
@@ -57,6 +76,23 @@ public final class MetadataImage {
     /** Metadata offset: the Raft index of the last applied entry (0 before any). */
     public long offset() {
         return offset;
+    }
+
+    /**
+     * The cluster id ({@code ClusterIdRecord}), or null before the first active controller wrote it.
+     * Never changes once set.
+     */
+    public String clusterId() {
+        return clusterId;
+    }
+
+    /**
+     * Node id of the controller that last became active ({@code ActiveControllerRecord}), or
+     * {@link #NO_CONTROLLER}. After the active controller dies this names it until its successor's
+     * first entry commits (milliseconds after the election).
+     */
+    public int activeControllerId() {
+        return activeControllerId;
     }
 
     /** Registered brokers by id (ascending). */
@@ -123,14 +159,23 @@ public final class MetadataImage {
     }
 
     /**
-     * This image as records that rebuild it from {@link #EMPTY} (controllers, brokers, then each topic
-     * followed by its partitions), with its term and offset.
+     * This image as records that rebuild it from {@link #EMPTY} (cluster id, active controller,
+     * controllers, brokers, then each topic followed by its partitions), with its term and offset.
      */
     public MetadataSnapshot toSnapshot() {
         MetadataSnapshot.Builder b = MetadataSnapshot.newBuilder()
                 .setVersion(MetadataRecords.VERSION)
                 .setTerm(term)
                 .setIndex(offset);
+        if (clusterId != null) {
+            b.addRecords(MetadataRecords.of(
+                    ClusterIdRecord.newBuilder().setClusterId(clusterId).build()));
+        }
+        if (activeControllerId != NO_CONTROLLER) {
+            b.addRecords(MetadataRecords.of(ActiveControllerRecord.newBuilder()
+                    .setControllerId(activeControllerId)
+                    .build()));
+        }
         for (Map.Entry<Integer, BrokerEndpoint> c : controllers.entrySet()) {
             b.addRecords(MetadataRecords.of(RegisterControllerRecord.newBuilder()
                     .setControllerId(c.getKey())
@@ -197,6 +242,8 @@ public final class MetadataImage {
         return o instanceof MetadataImage m
                 && term == m.term
                 && offset == m.offset
+                && Objects.equals(clusterId, m.clusterId)
+                && activeControllerId == m.activeControllerId
                 && brokers.equals(m.brokers)
                 && topicsByName.equals(m.topicsByName)
                 && controllers.equals(m.controllers);
@@ -204,12 +251,13 @@ public final class MetadataImage {
 
     @Override
     public int hashCode() {
-        return Objects.hash(term, offset, brokers, topicsByName, controllers);
+        return Objects.hash(term, offset, clusterId, activeControllerId, brokers, topicsByName, controllers);
     }
 
     @Override
     public String toString() {
-        return "MetadataImage{term=" + term + ", offset=" + offset + ", brokers=" + brokers.values() + ", topics="
+        return "MetadataImage{term=" + term + ", offset=" + offset + ", clusterId=" + clusterId
+                + ", activeController=" + activeControllerId + ", brokers=" + brokers.values() + ", topics="
                 + topicsByName.values() + ", controllers=" + controllers + "}";
     }
 }

@@ -1,5 +1,7 @@
 package io.stellflow.controller.image;
 
+import io.stellflow.controller.proto.ActiveControllerRecord;
+import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.ConfigChangeRecord;
 import io.stellflow.controller.proto.FenceBrokerRecord;
 import io.stellflow.controller.proto.MetadataRecord;
@@ -12,6 +14,8 @@ import io.stellflow.controller.proto.RemoveTopicRecord;
 import io.stellflow.controller.proto.TopicRecord;
 import io.stellflow.controller.proto.UnfenceBrokerRecord;
 import io.stellflow.controller.proto.Uuid;
+import java.nio.ByteBuffer;
+import java.util.Base64;
 import java.util.UUID;
 
 /**
@@ -76,6 +80,25 @@ public final class MetadataRecords {
         return base(RecordType.REGISTER_CONTROLLER).setRegisterController(r).build();
     }
 
+    public static MetadataRecord of(ClusterIdRecord r) {
+        return base(RecordType.CLUSTER_ID).setClusterId(r).build();
+    }
+
+    public static MetadataRecord of(ActiveControllerRecord r) {
+        return base(RecordType.ACTIVE_CONTROLLER).setActiveController(r).build();
+    }
+
+    /**
+     * A fresh random cluster id: 22 characters, URL-safe base64 (no padding) of a random UUID's 16
+     * bytes (the shape Kafka's {@code kafka-storage.sh random-uuid} prints).
+     */
+    public static String randomClusterId() {
+        UUID uuid = UUID.randomUUID();
+        ByteBuffer bytes = ByteBuffer.allocate(16);
+        bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+    }
+
     /** The record type its body implies (the oneof field number), or UNSPECIFIED when it has none. */
     static RecordType bodyType(MetadataRecord r) {
         return switch (r.getBodyCase()) {
@@ -88,6 +111,8 @@ public final class MetadataRecords {
             case CONFIG_CHANGE -> RecordType.CONFIG_CHANGE;
             case PARTITION_CHANGE -> RecordType.PARTITION_CHANGE;
             case REGISTER_CONTROLLER -> RecordType.REGISTER_CONTROLLER;
+            case CLUSTER_ID -> RecordType.CLUSTER_ID;
+            case ACTIVE_CONTROLLER -> RecordType.ACTIVE_CONTROLLER;
             case BODY_NOT_SET -> RecordType.RECORD_TYPE_UNSPECIFIED;
         };
     }

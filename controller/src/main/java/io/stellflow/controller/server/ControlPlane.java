@@ -9,6 +9,7 @@ import io.stellflow.controller.ControllerMetrics;
 import io.stellflow.controller.ControllerRpc;
 import io.stellflow.controller.image.BrokerEndpoint;
 import io.stellflow.controller.image.BrokerRegistration;
+import io.stellflow.controller.image.MetadataApplier;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.MetadataRecords;
@@ -28,10 +29,14 @@ import io.stellflow.controller.proto.DeleteTopicsRequest;
 import io.stellflow.controller.proto.DeleteTopicsResponse;
 import io.stellflow.controller.proto.DescribeClusterRequest;
 import io.stellflow.controller.proto.DescribeClusterResponse;
+import io.stellflow.controller.proto.DescribeConfigsRequest;
+import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.DescribeQuorumRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.FollowMetadataRequest;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
+import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.controller.proto.MetadataEvent;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionChangeRecord;
@@ -99,6 +104,10 @@ public final class ControlPlane {
                 .addMethod(ControllerRpc.ALTER_PARTITION, ServerCalls.asyncUnaryCall(this::alterPartition))
                 .addMethod(ControllerRpc.DESCRIBE_QUORUM, ServerCalls.asyncUnaryCall(this::describeQuorum))
                 .addMethod(ControllerRpc.DESCRIBE_CLUSTER, ServerCalls.asyncUnaryCall(this::describeCluster))
+                .addMethod(
+                        ControllerRpc.INCREMENTAL_ALTER_CONFIGS,
+                        ServerCalls.asyncUnaryCall(this::incrementalAlterConfigs))
+                .addMethod(ControllerRpc.DESCRIBE_CONFIGS, ServerCalls.asyncUnaryCall(this::describeConfigs))
                 .addMethod(ControllerRpc.FOLLOW_METADATA, ServerCalls.asyncServerStreamingCall(this::followMetadata))
                 .build();
     }
@@ -154,10 +163,38 @@ public final class ControlPlane {
             return;
         }
         MetadataImage img = quorum.image();
+        String clusterId = img.clusterId();
+        if (clusterId == null) {
+            // This controller's first entry (with the cluster id) has not applied yet: the caller
+            // retries (ControllerClient backs off and asks again), so the id has a single writer.
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage("the active controller has not written the cluster id yet; retry")
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        if (!req.getClusterId().isEmpty() && !req.getClusterId().equals(clusterId)) {
+            reply(
+                    out,
+                    r.setError(ErrorCode.INCONSISTENT_CLUSTER_ID)
+                            .setErrorMessage("broker " + req.getBrokerId() + " belongs to cluster '"
+                                    + req.getClusterId()
+                                    + "' (its meta.properties or cluster.id), but this is cluster '"
+                                    + clusterId + "'")
+                            .build());
+            return;
+        }
         BrokerRegistration existing = img.broker(req.getBrokerId());
         if (existing != null && existing.incarnationId().equals(MetadataRecords.uuid(req.getIncarnationId()))) {
             liveness.touch(req.getBrokerId());
-            reply(out, r.setBrokerEpoch(existing.brokerEpoch()).build());
+            reply(
+                    out,
+                    r.setBrokerEpoch(existing.brokerEpoch())
+                            .setClusterId(clusterId)
+                            .build());
             return;
         }
         List<MetadataRecord> records = new ArrayList<>();
@@ -175,7 +212,7 @@ public final class ControlPlane {
         RaftQuorum.Submitted s = commit(records);
         if (s.error() == ErrorCode.NONE) {
             liveness.touch(req.getBrokerId());
-            r.setBrokerEpoch(s.index());
+            r.setBrokerEpoch(s.index()).setClusterId(clusterId);
         } else {
             r.setError(s.error()).setErrorMessage(s.message());
             if (s.error() == ErrorCode.NOT_CONTROLLER) {
@@ -408,7 +445,9 @@ public final class ControlPlane {
         }
         try {
             RaftQuorum.QuorumState q = quorum.describe();
-            r.setLeaderId(q.leaderId())
+            String clusterId = quorum.image().clusterId();
+            r.setClusterId(clusterId == null ? "" : clusterId)
+                    .setLeaderId(q.leaderId())
                     .setTerm(q.term())
                     .setCommittedIndex(q.committedIndex())
                     .setLastIndex(q.lastIndex())
@@ -432,7 +471,9 @@ public final class ControlPlane {
             return;
         }
         MetadataImage img = quorum.image();
-        r.setControllerId(config.nodeId()).setMetadataOffset(img.offset());
+        r.setControllerId(config.nodeId())
+                .setMetadataOffset(img.offset())
+                .setClusterId(img.clusterId() == null ? "" : img.clusterId());
         for (BrokerRegistration b : img.brokers().values()) {
             BrokerDescription.Builder d = BrokerDescription.newBuilder()
                     .setBrokerId(b.id())
@@ -442,6 +483,70 @@ public final class ControlPlane {
                     .setFenced(b.fenced());
             b.listeners().forEach(l -> d.addListeners(l.toProto()));
             r.addBrokers(d);
+        }
+        reply(out, r.build());
+    }
+
+    // ---- configs ----
+
+    private void incrementalAlterConfigs(
+            IncrementalAlterConfigsRequest req, StreamObserver<IncrementalAlterConfigsResponse> out) {
+        IncrementalAlterConfigsResponse.Builder r = IncrementalAlterConfigsResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        MetadataImage img = quorum.image();
+        TopicCommands.Plan plan = topics.planAlterConfigs(img, req);
+        if (plan.error() != ErrorCode.NONE) {
+            reply(out, r.setError(plan.error()).setErrorMessage(plan.message()).build());
+            return;
+        }
+        if (req.getValidateOnly() || plan.records().isEmpty()) {
+            // What the change would give: the plan applied to the image it was made from.
+            MetadataImage preview = MetadataApplier.apply(img, img.term(), img.offset(), plan.records())
+                    .image();
+            reply(out, r.putAllConfig(preview.topic(plan.topicId()).config()).build());
+            return;
+        }
+        RaftQuorum.Submitted s = commit(plan.records());
+        if (s.error() != ErrorCode.NONE) {
+            r.setError(s.error()).setErrorMessage(s.message());
+            if (s.error() == ErrorCode.NOT_CONTROLLER) {
+                r.setLeader(leader());
+            }
+        } else {
+            TopicImage now = quorum.image().topic(plan.topicId());
+            if (now != null) {
+                r.putAllConfig(now.config());
+            }
+        }
+        reply(out, r.build());
+    }
+
+    private void describeConfigs(DescribeConfigsRequest req, StreamObserver<DescribeConfigsResponse> out) {
+        DescribeConfigsResponse.Builder r = DescribeConfigsResponse.newBuilder();
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    r.setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        TopicImage t = quorum.image().topic(req.getTopic());
+        if (t == null) {
+            r.setError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).setErrorMessage("no topic '" + req.getTopic() + "'");
+        } else {
+            r.putAllConfig(t.config());
         }
         reply(out, r.build());
     }

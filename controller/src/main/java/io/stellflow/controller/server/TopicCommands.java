@@ -3,17 +3,23 @@ package io.stellflow.controller.server;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.controller.image.TopicConfigRules;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.image.TopicNames;
+import io.stellflow.controller.proto.AlterableConfig;
+import io.stellflow.controller.proto.ConfigChangeRecord;
+import io.stellflow.controller.proto.ConfigOpType;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreatePartitionsRequest;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionRecord;
 import io.stellflow.controller.proto.TopicRecord;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -61,10 +67,13 @@ final class TopicCommands {
                     "replication factor " + t.getReplicationFactor() + " must be in 1.." + unfenced.size()
                             + " (the number of unfenced brokers)");
         }
+        Map<String, String> config = new TreeMap<>();
         for (Map.Entry<String, String> c : t.getConfigMap().entrySet()) {
-            if (c.getKey().isBlank()) {
-                return Plan.error(ErrorCode.INVALID_CONFIG, "empty config key");
+            String badConfig = TopicConfigRules.validate(c.getKey(), c.getValue());
+            if (badConfig != null) {
+                return Plan.error(ErrorCode.INVALID_CONFIG, "topic '" + t.getName() + "': " + badConfig);
             }
+            config.put(c.getKey(), TopicConfigRules.normalize(c.getValue()));
         }
         UUID id;
         do {
@@ -74,7 +83,7 @@ final class TopicCommands {
         records.add(MetadataRecords.of(TopicRecord.newBuilder()
                 .setTopicId(MetadataRecords.uuid(id))
                 .setName(t.getName())
-                .putAllConfig(t.getConfigMap())
+                .putAllConfig(config)
                 .build()));
         addPartitions(records, id, unfenced, 0, t.getNumPartitions(), t.getReplicationFactor());
         return new Plan(ErrorCode.NONE, "", id, records);
@@ -102,6 +111,54 @@ final class TopicCommands {
         }
         List<MetadataRecord> records = new ArrayList<>();
         addPartitions(records, t.id(), unfenced, current, req.getTotalCount() - current, rf);
+        return new Plan(ErrorCode.NONE, "", t.id(), records);
+    }
+
+    /**
+     * The ConfigChangeRecords of an IncrementalAlterConfigs, in request order; an op that changes
+     * nothing (setting the current value, deleting an absent key) gives no record, so the plan may
+     * have none. A key named twice, an unknown key or a bad value: INVALID_CONFIG for the whole
+     * request.
+     */
+    Plan planAlterConfigs(MetadataImage img, IncrementalAlterConfigsRequest req) {
+        TopicImage t = img.topic(req.getTopic());
+        if (t == null) {
+            return Plan.error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no topic '" + req.getTopic() + "'");
+        }
+        if (req.getConfigsCount() == 0) {
+            return Plan.error(ErrorCode.INVALID_REQUEST, "no config to alter for topic '" + t.name() + "'");
+        }
+        Map<String, String> after = new TreeMap<>(t.config());
+        List<String> seen = new ArrayList<>();
+        List<MetadataRecord> records = new ArrayList<>();
+        for (AlterableConfig c : req.getConfigsList()) {
+            if (seen.contains(c.getKey())) {
+                return Plan.error(ErrorCode.INVALID_CONFIG, "config '" + c.getKey() + "' is altered twice");
+            }
+            seen.add(c.getKey());
+            ConfigChangeRecord.Builder r = ConfigChangeRecord.newBuilder()
+                    .setTopicId(MetadataRecords.uuid(t.id()))
+                    .setKey(c.getKey());
+            if (c.getOp() == ConfigOpType.DELETE) {
+                if (!TopicConfigRules.KEYS.contains(c.getKey())) {
+                    return Plan.error(ErrorCode.INVALID_CONFIG, TopicConfigRules.validate(c.getKey(), c.getValue()));
+                }
+                if (after.remove(c.getKey()) != null) {
+                    records.add(MetadataRecords.of(r.setRemove(true).build()));
+                }
+            } else if (c.getOp() == ConfigOpType.SET) {
+                String bad = TopicConfigRules.validate(c.getKey(), c.getValue());
+                if (bad != null) {
+                    return Plan.error(ErrorCode.INVALID_CONFIG, "topic '" + t.name() + "': " + bad);
+                }
+                String value = TopicConfigRules.normalize(c.getValue());
+                if (!value.equals(after.put(c.getKey(), value))) {
+                    records.add(MetadataRecords.of(r.setValue(value).build()));
+                }
+            } else {
+                return Plan.error(ErrorCode.INVALID_REQUEST, "unknown config op " + c.getOpValue());
+            }
+        }
         return new Plan(ErrorCode.NONE, "", t.id(), records);
     }
 

@@ -17,7 +17,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-cluster.sh --bootstrap-controller host:port[,...]}: brokers, fenced or not, racks.
+ * {@code bin/stellflow-cluster.sh --bootstrap-controller host:port[,...]}: the cluster id, the active
+ * controller, and the brokers, fenced or not, racks.
  *
  * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set
  * others). Exit status 0, or 1 with {@code error: ...} on stderr when no active controller answered
@@ -26,7 +27,7 @@ import picocli.CommandLine.Spec;
 @Command(
         name = "stellflow-cluster",
         mixinStandardHelpOptions = true,
-        description = "Lists the registered brokers: id, fenced, rack, epoch, listeners.")
+        description = "Cluster id, active controller and the registered brokers: id, fenced, rack, epoch, listeners.")
 public final class ClusterCommand implements Callable<Integer> {
     @Option(
             names = {"--bootstrap-controller", "--bootstrap-server"},
@@ -52,7 +53,9 @@ public final class ClusterCommand implements Callable<Integer> {
                 err.println("error: " + r.getError() + " " + r.getErrorMessage());
                 return 1;
             }
-            out.printf("ActiveController: %d%nMetadataOffset: %d%n", r.getControllerId(), r.getMetadataOffset());
+            out.printf(
+                    "ClusterId: %s%nActiveController: %d%nMetadataOffset: %d%n",
+                    r.getClusterId().isEmpty() ? "-" : r.getClusterId(), r.getControllerId(), r.getMetadataOffset());
             out.printf(
                     "%-8s %-8s %-10s %-10s %-38s %s%n",
                     "Broker", "Fenced", "Rack", "Epoch", "Incarnation", "Listeners");

@@ -15,8 +15,8 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: voters,
- * leader, term, committed index and the lag of each voter, from the active controller.
+ * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: cluster
+ * id, voters, leader, term, committed index and the lag of each voter, from the active controller.
  *
  * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set
  * others). Exit status 0, or 1 with {@code error: ...} on stderr when no active controller answered
@@ -37,7 +37,7 @@ public final class MetadataQuorumCommand {
     @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
     long timeoutMs;
 
-    @Command(name = "describe", description = "Voters, leader, term, committed index, lag per voter")
+    @Command(name = "describe", description = "Cluster id, voters, leader, term, committed index, lag per voter")
     static final class Describe implements Callable<Integer> {
         @CommandLine.ParentCommand
         MetadataQuorumCommand parent;
@@ -58,8 +58,12 @@ public final class MetadataQuorumCommand {
                     return 1;
                 }
                 out.printf(
-                        "LeaderId: %d%nTerm: %d%nCommittedIndex: %d%nLastIndex: %d%n",
-                        r.getLeaderId(), r.getTerm(), r.getCommittedIndex(), r.getLastIndex());
+                        "ClusterId: %s%nLeaderId: %d%nTerm: %d%nCommittedIndex: %d%nLastIndex: %d%n",
+                        r.getClusterId().isEmpty() ? "-" : r.getClusterId(),
+                        r.getLeaderId(),
+                        r.getTerm(),
+                        r.getCommittedIndex(),
+                        r.getLastIndex());
                 out.printf(
                         "%-6s %-24s %-12s %-8s %-16s %s%n",
                         "Id", "RaftEndpoint", "MatchIndex", "Lag", "LastContactMs", "Status");

@@ -2,6 +2,8 @@ package io.stellflow.controller.image;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stellflow.controller.proto.ActiveControllerRecord;
+import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionChangeRecord;
@@ -126,5 +128,57 @@ class MetadataApplierTest {
         img = MetadataApplier.apply(img, 2, 6, topicWithPartitions(TOPIC, "t", 4))
                 .image();
         assertThat(MetadataImage.fromSnapshot(img.toSnapshot())).isEqualTo(img);
+    }
+
+    static MetadataRecord clusterId(String id) {
+        return MetadataRecords.of(ClusterIdRecord.newBuilder().setClusterId(id).build());
+    }
+
+    static MetadataRecord active(int id) {
+        return MetadataRecords.of(
+                ActiveControllerRecord.newBuilder().setControllerId(id).build());
+    }
+
+    @Test
+    void theClusterIdIsSetOnceAndAnotherIdRejectsTheWholeEntry() {
+        assertThat(MetadataImage.EMPTY.clusterId()).isNull();
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, List.of(clusterId("c-1"), active(2)))
+                .image();
+        assertThat(img.clusterId()).isEqualTo("c-1");
+        assertThat(img.activeControllerId()).isEqualTo(2);
+
+        ApplyResult same = MetadataApplier.apply(img, 1, 2, List.of(clusterId("c-1")));
+        assertThat(same.ok()).isTrue();
+        assertThat(same.image().clusterId()).isEqualTo("c-1");
+
+        ApplyResult other = MetadataApplier.apply(img, 2, 3, List.of(active(3), broker(1), clusterId("c-2")));
+        assertThat(other.error()).isEqualTo(ErrorCode.INCONSISTENT_CLUSTER_ID);
+        assertThat(other.message()).contains("c-2").contains("c-1");
+        assertThat(other.image().clusterId()).isEqualTo("c-1");
+        assertThat(other.image().activeControllerId())
+                .as("rejected entry changes nothing")
+                .isEqualTo(2);
+        assertThat(other.image().broker(1)).isNull();
+        assertThat(other.image().offset()).isEqualTo(3);
+
+        assertThat(MetadataApplier.apply(img, 2, 4, List.of(clusterId(" "))).error())
+                .isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(MetadataApplier.apply(img, 2, 4, List.of(active(-1))).error())
+                .isEqualTo(ErrorCode.INVALID_REQUEST);
+    }
+
+    @Test
+    void theActiveControllerFollowsTheLastAnnouncementAndSurvivesASnapshot() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, List.of(clusterId("c-1"), active(1)))
+                .image();
+        img = MetadataApplier.apply(img, 2, 2, List.of(broker(1))).image();
+        img = MetadataApplier.apply(img, 3, 3, List.of(active(3))).image();
+        assertThat(img.activeControllerId()).isEqualTo(3);
+        MetadataImage back = MetadataImage.fromSnapshot(img.toSnapshot());
+        assertThat(back).isEqualTo(img);
+        assertThat(back.clusterId()).isEqualTo("c-1");
+        assertThat(back.activeControllerId()).isEqualTo(3);
+        assertThat(MetadataImage.fromSnapshot(MetadataImage.EMPTY.toSnapshot()).activeControllerId())
+                .isEqualTo(MetadataImage.NO_CONTROLLER);
     }
 }

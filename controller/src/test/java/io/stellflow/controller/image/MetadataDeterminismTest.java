@@ -3,6 +3,8 @@ package io.stellflow.controller.image;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.controller.proto.ActiveControllerRecord;
+import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.ConfigChangeRecord;
 import io.stellflow.controller.proto.FenceBrokerRecord;
 import io.stellflow.controller.proto.MetadataRecord;
@@ -37,7 +39,7 @@ class MetadataDeterminismTest {
         MetadataImage view = MetadataImage.EMPTY;
         for (int i = 0; i < count; i++) {
             List<MetadataRecord> cmd = new ArrayList<>();
-            int kind = rnd.nextInt(8);
+            int kind = rnd.nextInt(10);
             List<TopicImage> topics = new ArrayList<>(view.topicsByName().values());
             List<BrokerRegistration> brokers = new ArrayList<>(view.brokers().values());
             switch (kind) {
@@ -109,6 +111,15 @@ class MetadataDeterminismTest {
                                 .build()));
                     }
                 }
+                case 8 ->
+                    // the first applies; a different one later is rejected
+                    cmd.add(MetadataRecords.of(ClusterIdRecord.newBuilder()
+                            .setClusterId("cluster-" + rnd.nextInt(2))
+                            .build()));
+                case 9 ->
+                    cmd.add(MetadataRecords.of(ActiveControllerRecord.newBuilder()
+                            .setControllerId(rnd.nextInt(3))
+                            .build()));
                 default -> {
                     if (!topics.isEmpty()) {
                         TopicImage t = topics.get(rnd.nextInt(topics.size()));

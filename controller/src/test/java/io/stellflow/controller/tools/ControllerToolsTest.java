@@ -7,6 +7,8 @@ import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
@@ -33,8 +35,9 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /**
- * The commands behind {@code bin/stellflow-metadata-quorum.sh} and {@code bin/stellflow-cluster.sh},
- * run in-process (picocli, as the scripts' main methods do) against a running 3-controller quorum.
+ * The commands behind {@code bin/stellflow-metadata-quorum.sh}, {@code bin/stellflow-cluster.sh} and
+ * {@code bin/stellflow-configs.sh}, run in-process (picocli, as the scripts' main methods do) against
+ * a running 3-controller quorum.
  */
 class ControllerToolsTest {
     @TempDir
@@ -94,6 +97,7 @@ class ControllerToolsTest {
                 p.setProperty("controller.listener", endpoints.get(i));
                 p.setProperty("metadata.log.dir", dir.resolve("c" + (i + 1)).toString());
                 p.setProperty("broker.session.timeout.ms", "600000");
+                p.setProperty("cluster.id", "tools-test");
                 servers.add(ControllerServer.start(ControllerConfig.fromProperties(p)));
             }
             long[] epochs = new long[3];
@@ -136,6 +140,7 @@ class ControllerToolsTest {
                 DescribeQuorumResponse after = client.describeQuorum();
                 int leader = (int) field(quorum.out(), "LeaderId");
                 assertThat(leader).isEqualTo(after.getLeaderId()).isBetween(1, 3);
+                assertThat(quorum.out()).startsWith("ClusterId: tools-test\n");
                 assertThat(servers.get(leader - 1).isActive()).isTrue();
                 assertThat(field(quorum.out(), "Term"))
                         .isEqualTo(after.getTerm())
@@ -160,6 +165,7 @@ class ControllerToolsTest {
 
                 Run cluster = run(new ClusterCommand(), "--bootstrap-controller", bootstrap);
                 assertThat(cluster.exit()).as(cluster.err()).isZero();
+                assertThat(cluster.out()).startsWith("ClusterId: tools-test\n");
                 assertThat(field(cluster.out(), "ActiveController")).isEqualTo(leader);
                 assertThat(field(cluster.out(), "MetadataOffset")).isPositive();
                 Map<Integer, List<String>> brokers = table(cluster.out(), "Broker");
@@ -169,6 +175,8 @@ class ControllerToolsTest {
                 assertThat(brokers.get(2).subList(1, 4)).containsExactly("true", "r2", String.valueOf(epochs[2]));
                 assertThat(brokers.get(1).get(5)).isEqualTo("PLAINTEXT://127.0.0.1:9101");
                 assertThat(brokers.get(2).get(5)).isEqualTo("PLAINTEXT://127.0.0.1:9102");
+
+                configsCommandAltersAndDescribesTopicOverrides(client, bootstrap, servers.get(leader - 1));
             }
         } finally {
             servers.forEach(ControllerServer::close);
@@ -189,6 +197,66 @@ class ControllerToolsTest {
         Run bad = run(new ClusterCommand());
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err()).contains("Missing required option: '--bootstrap-controller");
+    }
+
+    private static void configsCommandAltersAndDescribesTopicOverrides(
+            ControllerClient client, String bootstrap, ControllerServer active) {
+        assertThat(client.createTopics(CreateTopicsRequest.newBuilder()
+                                .addTopics(CreatableTopic.newBuilder()
+                                        .setName("cfg")
+                                        .setNumPartitions(1)
+                                        .setReplicationFactor(1)
+                                        .putConfig("segment.ms", "600000"))
+                                .build())
+                        .getTopics(0)
+                        .getError())
+                .isEqualTo(ErrorCode.NONE);
+        Run alter = run(
+                new ConfigsCommand(),
+                "--bootstrap-controller",
+                bootstrap,
+                "--entity-type",
+                "topics",
+                "--entity-name",
+                "cfg",
+                "--alter",
+                "--add-config",
+                "retention.ms=1000,cleanup.policy=[compact,delete]",
+                "--add-config",
+                "segment.bytes=4096",
+                "--delete-config",
+                "segment.ms");
+        assertThat(alter.exit()).as(alter.err()).isZero();
+        assertThat(alter.out())
+                .isEqualTo("Completed updating config for topic cfg.\nConfigs for topic cfg:\n"
+                        + "  cleanup.policy=compact,delete\n  retention.ms=1000\n  segment.bytes=4096\n");
+        assertThat(active.image().topic("cfg").config())
+                .containsExactlyInAnyOrderEntriesOf(
+                        Map.of("cleanup.policy", "compact,delete", "retention.ms", "1000", "segment.bytes", "4096"));
+
+        Run describe = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "cfg", "--describe");
+        assertThat(describe.exit()).as(describe.err()).isZero();
+        assertThat(describe.out()).isEqualTo(alter.out().substring(alter.out().indexOf('\n') + 1));
+
+        Run bad = run(
+                new ConfigsCommand(),
+                "--bootstrap-controller",
+                bootstrap,
+                "--topic",
+                "cfg",
+                "--alter",
+                "--add-config",
+                "retention.ms=5,segment.bytes=10");
+        assertThat(bad.exit()).isEqualTo(1);
+        assertThat(bad.err()).startsWith("error: INVALID_CONFIG").contains("segment.bytes=10 must be >= 1024");
+        assertThat(active.image().topic("cfg").config()).containsEntry("retention.ms", "1000");
+
+        Run unknown = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "nope", "--describe");
+        assertThat(unknown.exit()).isEqualTo(1);
+        assertThat(unknown.err()).startsWith("error: UNKNOWN_TOPIC_OR_PARTITION");
+        Run nothing = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "cfg", "--alter");
+        assertThat(nothing.exit()).isEqualTo(2);
+        assertThat(nothing.err()).contains("--alter needs --add-config and/or --delete-config");
     }
 
     private static boolean allCaughtUp(DescribeQuorumResponse q) {
