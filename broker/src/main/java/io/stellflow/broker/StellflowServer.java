@@ -16,6 +16,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.BrokerLifecycle;
 import io.stellflow.broker.cluster.ClusterMetadataHandler;
 import io.stellflow.broker.cluster.ReplicaManager;
@@ -48,6 +49,7 @@ import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.topic.Topic;
 import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.message.CreateTopicRequest;
@@ -135,6 +137,10 @@ public final class StellflowServer implements AutoCloseable {
     private final BrokerTelemetry telemetry;
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile BrokerEndpoint endpoint;
+    /** The cluster id of {@code meta.properties} (or {@code cluster.id}); null until known in a new broker's dir. */
+    private volatile String clusterId;
+
+    private AutoTopicCreation autoCreate;
     private Channel serverChannel;
     private boolean closing;
 
@@ -221,11 +227,20 @@ public final class StellflowServer implements AutoCloseable {
             telemetry = BrokerTelemetry.create(config.telemetry(), config.brokerId(), spanExporter);
             LogEnvironment environment =
                     LogEnvironment.system().withMetrics(telemetry.metrics().storage());
-            if (clusterConfig.isController()) {
-                controller = ControllerServer.start(clusterConfig.controller());
-            }
             locks = LogDirLock.acquireAll(config.logDirs());
-            BrokerMetadata meta = BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId());
+            // Without a controller the broker owns the cluster id; in a cluster the metadata log does
+            // (a new broker's meta.properties is written once the controller told it the id).
+            BrokerMetadata meta = clusterConfig.metadataLocal()
+                    ? BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId())
+                    : BrokerMetadata.read(logDir, config.brokerId(), config.clusterId());
+            String clusterId = meta != null ? meta.clusterId() : config.clusterId();
+            if (clusterConfig.isController()) {
+                ControllerConfig cc = clusterConfig.controller();
+                if (cc.clusterId() == null && clusterId != null) {
+                    cc = cc.withClusterId(clusterId); // this node's data already belongs to a cluster
+                }
+                controller = ControllerServer.start(cc);
+            }
             ClusterParts parts = null;
             if (clusterConfig.metadataLocal()) {
                 registry = TopicRegistry.open(
@@ -236,8 +251,8 @@ public final class StellflowServer implements AutoCloseable {
             } else {
                 logs = LogManager.start(
                         config.logManagerConfig(), config.logConfig(), environment, UnifiedLog::logEndOffset);
-                ReplicaManager replicas =
-                        new ReplicaManager(config.brokerId(), logs, config.logDirs(), ReplicaStateListener.NONE);
+                ReplicaManager replicas = new ReplicaManager(
+                        config.brokerId(), logs, config.logDirs(), config.logConfig(), ReplicaStateListener.NONE);
                 String bootstrap = clusterConfig.controllerBootstrapServers() != null
                         ? clusterConfig.controllerBootstrapServers()
                         : controller.rpcEndpoint();
@@ -245,9 +260,10 @@ public final class StellflowServer implements AutoCloseable {
                 parts = new ClusterParts(controller, logs, replicas, client);
             }
             server = new StellflowServer(config, locks, registry, parts, transport, telemetry);
-            server.bind(meta.clusterId());
+            server.clusterId = clusterId;
+            server.bind(clusterId);
             if (parts != null) {
-                server.joinCluster();
+                server.joinCluster(logDir, meta == null);
             }
             return server;
         } catch (IOException | RuntimeException e) {
@@ -269,8 +285,12 @@ public final class StellflowServer implements AutoCloseable {
         }
     }
 
-    /** Registers with the controllers and waits (up to 30 s) to catch up on metadata. */
-    private void joinCluster() {
+    /**
+     * Registers with the controllers (with this broker's cluster id, if it has one: the controller
+     * refuses another cluster's broker with INCONSISTENT_CLUSTER_ID) and waits (up to 30 s) to catch up
+     * on metadata. A new broker writes {@code meta.properties} with the cluster's id.
+     */
+    private void joinCluster(Path logDir, boolean newMetaProperties) throws IOException {
         BrokerLifecycle l = new BrokerLifecycle(
                 config.brokerId(),
                 cluster.client(),
@@ -278,7 +298,8 @@ public final class StellflowServer implements AutoCloseable {
                 endpoint.host(),
                 endpoint.port(),
                 config.cluster().rack(),
-                config.cluster().heartbeatIntervalMs());
+                config.cluster().heartbeatIntervalMs(),
+                clusterId);
         lifecycle = l;
         try {
             if (!l.start(Duration.ofSeconds(30))) {
@@ -287,6 +308,11 @@ public final class StellflowServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while joining the cluster", e);
+        }
+        if (newMetaProperties && l.clusterId() != null) {
+            BrokerMetadata.create(logDir, config.brokerId(), l.clusterId());
+            clusterId = l.clusterId();
+            LOG.info("Broker {} joined cluster {} (meta.properties written)", config.brokerId(), clusterId);
         }
     }
 
@@ -311,8 +337,16 @@ public final class StellflowServer implements AutoCloseable {
             handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
             handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
         } else {
-            router = cluster.replicas();
-            handlers.put(ApiKeys.METADATA, new ClusterMetadataHandler(cluster.replicas(), clusterId));
+            autoCreate = config.autoCreateTopicsEnable()
+                    ? new AutoTopicCreation(
+                            cluster.client(),
+                            cluster.replicas(),
+                            config.numPartitions(),
+                            config.cluster().defaultReplicationFactor())
+                    : null;
+            router = autoCreate != null ? autoCreate : cluster.replicas();
+            handlers.put(
+                    ApiKeys.METADATA, new ClusterMetadataHandler(cluster.replicas(), () -> this.clusterId, autoCreate));
             handlers.put(
                     ApiKeys.CREATE_TOPIC,
                     TopicForwardingHandler.createTopic(
@@ -566,6 +600,9 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (appends != null) {
                 appends.close();
+            }
+            if (autoCreate != null) {
+                autoCreate.close();
             }
             timer.stop();
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Errors: {@link #start} keeps retrying while no controller is reachable (logged per client
  * request timeout) and throws {@link IllegalStateException} when the controller refuses the
- * registration.
+ * registration (for example {@code INCONSISTENT_CLUSTER_ID}: the log dirs belong to another cluster).
  */
 public final class BrokerLifecycle implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerLifecycle.class);
@@ -45,6 +45,7 @@ public final class BrokerLifecycle implements AutoCloseable {
     private final Endpoint endpoint;
     private final String rack;
     private final UUID incarnationId = UUID.randomUUID();
+    private volatile String clusterId;
     private volatile long brokerEpoch = -1;
     private volatile boolean fenced = true;
     private volatile boolean closed;
@@ -59,6 +60,8 @@ public final class BrokerLifecycle implements AutoCloseable {
      * @param port advertised data-plane port
      * @param rack {@code broker.rack}, empty when none
      * @param heartbeatIntervalMs {@code broker.heartbeat.interval.ms}
+     * @param clusterId the cluster id this broker's log dirs belong to ({@code meta.properties} or
+     *     {@code cluster.id}), or null for a new broker, which adopts the cluster's
      */
     public BrokerLifecycle(
             int brokerId,
@@ -67,8 +70,10 @@ public final class BrokerLifecycle implements AutoCloseable {
             String host,
             int port,
             String rack,
-            long heartbeatIntervalMs) {
+            long heartbeatIntervalMs,
+            String clusterId) {
         this.brokerId = brokerId;
+        this.clusterId = clusterId;
         this.client = client;
         this.listener = listener;
         this.heartbeatIntervalMs = heartbeatIntervalMs;
@@ -136,11 +141,13 @@ public final class BrokerLifecycle implements AutoCloseable {
                 .setIncarnationId(MetadataRecords.uuid(incarnationId))
                 .addListeners(endpoint)
                 .setRack(rack)
+                .setClusterId(clusterId == null ? "" : clusterId)
                 .build());
         if (r.getError() != ErrorCode.NONE) {
             throw new IllegalStateException(
                     "broker " + brokerId + " registration refused: " + r.getError() + " " + r.getErrorMessage());
         }
+        clusterId = r.getClusterId();
         brokerEpoch = r.getBrokerEpoch();
         fenced = true;
     }
@@ -188,6 +195,11 @@ public final class BrokerLifecycle implements AutoCloseable {
                 .setMetadataOffset(follower == null ? 0 : follower.offset())
                 .setWantFence(wantFence)
                 .build());
+    }
+
+    /** The cluster's id as the controller confirmed it at registration (null before). */
+    public String clusterId() {
+        return brokerEpoch < 0 ? null : clusterId;
     }
 
     /** The broker epoch of the current registration (-1 before). */

@@ -9,7 +9,9 @@ import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.protocol.Errors;
+import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
+import io.stellflow.storage.TopicConfig;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -32,6 +35,13 @@ import org.slf4j.LoggerFactory;
  * longer assigned here) and each hosted partition is made leader or follower as the image says, with
  * its leader epoch. Only then is the image published, so a client that sees this broker as a leader
  * in Metadata finds the partition ready.
+ *
+ * <p>Topic configs: each hosted log runs with the broker's log defaults ({@code log.*} keys) overridden
+ * by the topic's config in the image ({@link TopicConfig} keys; other keys such as
+ * {@code min.insync.replicas} are not log settings); a config change record updates every hosted log
+ * of the topic in place ({@link UnifiedLog#updateConfig}), and logs found on disk at start get their
+ * topic's config with the first image. An override the storage refuses (the controller validates, so
+ * only a newer controller's key could) is logged as {@code TOPIC_CONFIG_INVALID} and the defaults apply.
  *
  * <p>Local layout: the logs live in {@code log.dirs} through the storage {@link LogManager}; each
  * partition directory also holds {@code partition.metadata} with the topic id, so a topic deleted and
@@ -53,13 +63,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     public static final String PARTITION_METADATA_FILE = "partition.metadata";
 
     /**
-     * The partitions of one topic hosted here, indexed by partition id (null: not hosted).
-     * Thread-safety: never mutated after it is put in the map; a change puts a new one.
+     * The partitions of one topic hosted here, indexed by partition id (null: not hosted), and the
+     * topic config overrides their logs run with. Thread-safety: never mutated after it is put in the
+     * map; a change puts a new one.
      */
-    private record HostedTopic(UUID topicId, Partition[] partitions) {}
+    private record HostedTopic(UUID topicId, Partition[] partitions, Map<String, String> config) {}
 
     private final int brokerId;
     private final LogManager logs;
+    private final LogConfig defaults;
     private final ReplicaStateListener roles;
     private final Map<String, HostedTopic> hosted = new ConcurrentHashMap<>();
     private final Set<String> unclaimedAtStart;
@@ -71,12 +83,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
      * @param logs the storage log manager over {@code log.dirs} (loaded; this class deletes logs the
      *     metadata does not assign here)
      * @param logDirs the same {@code log.dirs}, scanned once for the partition directories present at start
+     * @param defaults the broker's log defaults ({@code log.*} keys), which topic configs override
      * @param roles told about every leader/follower transition
      */
-    public ReplicaManager(int brokerId, LogManager logs, List<Path> logDirs, ReplicaStateListener roles)
+    public ReplicaManager(
+            int brokerId, LogManager logs, List<Path> logDirs, LogConfig defaults, ReplicaStateListener roles)
             throws IOException {
         this.brokerId = brokerId;
         this.logs = logs;
+        this.defaults = defaults;
         this.roles = roles;
         this.unclaimedAtStart = partitionDirNames(logDirs);
     }
@@ -89,6 +104,11 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     /** This broker's id. */
     public int brokerId() {
         return brokerId;
+    }
+
+    /** Whether this broker hosts a partition (leader or follower) of {@code topic}; one hash lookup. */
+    public boolean hostsTopic(String topic) {
+        return hosted.containsKey(topic);
     }
 
     /** The hosted partition (leader or follower), or null. */
@@ -216,14 +236,21 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         int count = t.partitions().size();
         Partition[] next = new Partition[count];
         boolean changed = current == null || current.partitions().length != count;
+        boolean configChanged = current != null && !current.config().equals(t.config());
+        LogConfig config = null; // computed once per topic when a log needs it
         boolean any = false;
         for (PartitionImage p : t.partitions()) {
             int id = p.partition();
             Partition cur = current != null && id < current.partitions().length ? current.partitions()[id] : null;
             if (p.replicas().contains(brokerId)) {
+                if (cur == null || configChanged) {
+                    config = config != null ? config : logConfig(t);
+                }
                 if (cur == null) {
-                    cur = open(t, p);
+                    cur = open(t, p, config);
                     changed = true;
+                } else if (configChanged) {
+                    updateConfig(cur.log(), config);
                 }
                 applyRole(cur, p);
                 next[id] = cur;
@@ -238,12 +265,41 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             if (current != null) {
                 hosted.remove(t.name(), current);
             }
-        } else if (changed) {
-            hosted.put(t.name(), new HostedTopic(t.id(), next));
+        } else if (changed || configChanged) {
+            hosted.put(t.name(), new HostedTopic(t.id(), next, t.config()));
+        }
+        if (configChanged && any) {
+            LOG.info("TOPIC_CONFIG_APPLIED topic={} topicId={} config={}", t.name(), t.id(), t.config());
         }
     }
 
-    private Partition open(TopicImage t, PartitionImage p) throws IOException {
+    /** The broker defaults with the topic's log overrides, or the defaults when the storage refuses them. */
+    private LogConfig logConfig(TopicImage t) {
+        Map<String, String> logKeys = new TreeMap<>();
+        for (Map.Entry<String, String> e : t.config().entrySet()) {
+            if (TopicConfig.KEYS.contains(e.getKey())) {
+                logKeys.put(e.getKey(), e.getValue());
+            }
+        }
+        try {
+            return TopicConfig.apply(defaults, logKeys);
+        } catch (IllegalArgumentException e) {
+            LOG.error(
+                    "TOPIC_CONFIG_INVALID topic={} config={}: {}; the broker defaults apply",
+                    t.name(),
+                    t.config(),
+                    e.getMessage());
+            return defaults;
+        }
+    }
+
+    private static void updateConfig(UnifiedLog log, LogConfig config) {
+        if (!log.config().equals(config)) {
+            log.updateConfig(config);
+        }
+    }
+
+    private Partition open(TopicImage t, PartitionImage p, LogConfig config) throws IOException {
         UnifiedLog existing = logs.get(t.name(), p.partition());
         if (existing != null && !t.id().equals(storedTopicId(existing.dir()))) {
             LOG.warn(
@@ -252,7 +308,8 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     t.id());
             logs.delete(t.name(), p.partition());
         }
-        UnifiedLog log = logs.getOrCreate(t.name(), p.partition());
+        UnifiedLog log = logs.getOrCreate(t.name(), p.partition(), config);
+        updateConfig(log, config); // a log found at start was opened with the broker defaults
         if (!t.id().equals(storedTopicId(log.dir()))) {
             Properties props = new Properties();
             props.setProperty("version", "0");

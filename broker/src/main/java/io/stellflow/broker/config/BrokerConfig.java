@@ -43,7 +43,9 @@ import java.util.TreeSet;
  *       log-start-offset checkpoints (0 = only at shutdown)</td></tr>
  *   <tr><td>num.recovery.threads.per.data.dir</td><td>1</td><td>1..64, threads loading logs at start</td></tr>
  *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
- *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty</td></tr>
+ *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
+ *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
+ *       equal its {@code meta.properties}</td></tr>
  *   <tr><td>auto.create.topics.enable</td><td>false</td><td>true or false</td></tr>
  *   <tr><td>transport</td><td>auto</td><td>auto, io_uring, epoll or nio</td></tr>
  *   <tr><td>num.network.threads</td><td>3</td><td>1..256, Netty event loop threads</td></tr>
@@ -282,7 +284,10 @@ public final class BrokerConfig {
         return messageMaxBytes;
     }
 
-    /** {@code cluster.id}, or null to use the persisted or a freshly generated id. */
+    /**
+     * {@code cluster.id}, or null to use the persisted id, or (without a controller) a freshly
+     * generated one, or (in a cluster) the controllers' one.
+     */
     public String clusterId() {
         return clusterId;
     }

@@ -1,17 +1,18 @@
 package io.stellflow.broker.topic;
 
+import io.stellflow.controller.image.MetadataRecords;
 import java.io.IOException;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Base64;
 import java.util.Properties;
-import java.util.UUID;
 
 /**
  * The log directory's identity file {@code meta.properties}: which broker and which cluster the data
- * belongs to. The cluster id is taken from {@code cluster.id} when configured, otherwise from the
- * file, otherwise generated (22 characters, URL-safe base64 of a random UUID) and persisted.
+ * belongs to. Without a controller ({@code metadata.local}) the cluster id is taken from
+ * {@code cluster.id} when configured, otherwise from the file, otherwise generated (22 characters,
+ * URL-safe base64 of a random UUID) and persisted ({@link #loadOrCreate}). A broker of a cluster
+ * {@link #read}s the file, registers with the id it names (or {@code cluster.id}; none for a new
+ * broker) and {@link #create}s it with the cluster's id from the controller when it was absent.
  *
  * <p>Thread-safety: immutable.
  *
@@ -32,6 +33,21 @@ public record BrokerMetadata(int brokerId, String clusterId) {
      */
     public static BrokerMetadata loadOrCreate(Path logDir, int brokerId, String configuredClusterId)
             throws IOException {
+        BrokerMetadata existing = read(logDir, brokerId, configuredClusterId);
+        if (existing != null) {
+            return existing;
+        }
+        return create(logDir, brokerId, configuredClusterId != null ? configuredClusterId : generateClusterId());
+    }
+
+    /**
+     * Reads {@code meta.properties}, or returns null when the directory has none yet.
+     *
+     * @param configuredClusterId {@code cluster.id}, or null
+     * @throws IOException when the file cannot be read, or names another broker or cluster than the
+     *     configuration
+     */
+    public static BrokerMetadata read(Path logDir, int brokerId, String configuredClusterId) throws IOException {
         Path file = logDir.resolve(FILE_NAME);
         if (Files.exists(file)) {
             Properties props = AtomicFiles.readProperties(file);
@@ -50,7 +66,16 @@ public record BrokerMetadata(int brokerId, String clusterId) {
             }
             return new BrokerMetadata(brokerId, storedCluster);
         }
-        String clusterId = configuredClusterId != null ? configuredClusterId : generateClusterId();
+        return null;
+    }
+
+    /**
+     * Writes {@code meta.properties} (atomically: temp file, fsync, rename) for {@code clusterId}.
+     *
+     * @throws IOException when it cannot be written
+     */
+    public static BrokerMetadata create(Path logDir, int brokerId, String clusterId) throws IOException {
+        Path file = logDir.resolve(FILE_NAME);
         Properties props = new Properties();
         props.setProperty("version", "1");
         props.setProperty("broker.id", Integer.toString(brokerId));
@@ -61,9 +86,6 @@ public record BrokerMetadata(int brokerId, String clusterId) {
 
     /** A fresh random cluster id: URL-safe base64 (no padding) of a random UUID's 16 bytes. */
     public static String generateClusterId() {
-        UUID uuid = UUID.randomUUID();
-        ByteBuffer bytes = ByteBuffer.allocate(16);
-        bytes.putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes.array());
+        return MetadataRecords.randomClusterId();
     }
 }

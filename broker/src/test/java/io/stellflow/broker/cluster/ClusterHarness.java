@@ -63,6 +63,7 @@ final class ClusterHarness implements AutoCloseable {
                     "metadata.log.dir", dir.resolve("controller-" + (100 + i)).toString());
             p.setProperty("broker.session.timeout.ms", Long.toString(SESSION_TIMEOUT_MS));
             p.setProperty("controller.quorum.election.timeout.ms", "300");
+            p.setProperty("cluster.id", "cluster-test");
             controllerConfigs.add(ControllerConfig.fromProperties(p));
         }
         brokerPorts = freePorts(brokerCount);

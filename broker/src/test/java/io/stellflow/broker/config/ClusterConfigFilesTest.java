@@ -20,6 +20,7 @@ class ClusterConfigFilesTest {
     @Test
     void everySampleClusterConfigIsValidAndTheNodesAgreeOnTheirQuorum() throws Exception {
         Set<String> voters = new HashSet<>();
+        Set<String> clusterIds = new HashSet<>();
         int files = 0;
         try (DirectoryStream<Path> all = Files.newDirectoryStream(DIR, "*.properties")) {
             for (Path file : all) {
@@ -29,6 +30,11 @@ class ClusterConfigFilesTest {
                 }
                 BrokerConfig config = BrokerConfig.fromProperties(p);
                 assertThat(config.unknownKeys()).as(file.toString()).isEmpty();
+                assertThat(config.clusterId()).as("cluster.id of " + file).isNotNull();
+                clusterIds.add(config.clusterId());
+                if (config.cluster().isController()) {
+                    assertThat(config.cluster().controller().clusterId()).isEqualTo(config.clusterId());
+                }
                 if (config.cluster().isController()) {
                     voters.add(config.cluster().controller().voters().toString());
                     assertThat(config.cluster().controller().metadataLogDir().toString())
@@ -41,6 +47,9 @@ class ClusterConfigFilesTest {
         assertThat(voters)
                 .as("two quorums: combined nodes, dedicated controllers")
                 .hasSize(2);
+        assertThat(clusterIds)
+                .as("one cluster.id per cluster, on its controllers and brokers alike")
+                .containsExactlyInAnyOrder("stellflow-local-3", "stellflow-local-3x3");
     }
 
     @Test
