@@ -3,10 +3,19 @@ package io.stellflow.tools;
 import io.stellflow.client.PartitionInfo;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicDescription;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.Errors;
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
@@ -17,16 +26,29 @@ import picocli.CommandLine.Spec;
 /**
  * {@code stellflow-topics.sh}: create (with {@code --partitions} and {@code --replication-factor}),
  * delete, list and describe topics (leader, leader epoch, replicas and ISR per partition) through any
- * broker. Exit status 0 on success, 1 when the broker rejected the request, 2 for bad arguments. Not
- * thread-safe (one invocation).
+ * broker ({@code --bootstrap-server}). {@code --create} with topic config overrides ({@code --config
+ * k=v}, repeatable; keys as in {@code stellflow-configs.sh}) goes to the active controller instead
+ * ({@code --bootstrap-controller}): CreateTopic on the wire carries no configs. Exit status 0 on
+ * success, 1 when the broker or controller rejected the request, 2 for bad arguments. Not thread-safe
+ * (one invocation).
  */
 @Command(
         name = "stellflow-topics",
         mixinStandardHelpOptions = true,
         description = "Create, delete, list and describe Stellflow topics.")
 public final class TopicsCommand implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    @Option(names = "--bootstrap-server", description = "host:port of a broker")
     String bootstrapServer;
+
+    @Option(
+            names = "--bootstrap-controller",
+            description = "control-plane host:port list of the controllers, for --create with --config")
+    String bootstrapController;
+
+    @Option(
+            names = "--config",
+            description = "topic config override k=v for --create (repeatable; needs --bootstrap-controller)")
+    Map<String, String> configs;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
     Action action;
@@ -57,7 +79,8 @@ public final class TopicsCommand implements Callable<Integer> {
     @Option(
             names = "--replication-factor",
             defaultValue = "-1",
-            description = "replicas per partition for --create (default: the broker's default.replication.factor)")
+            description = "replicas per partition for --create (default: the broker's default.replication.factor;"
+                    + " 1 with --bootstrap-controller)")
     int replicationFactor;
 
     @Option(names = "--command-property", description = "extra client property k=v")
@@ -72,6 +95,22 @@ public final class TopicsCommand implements Callable<Integer> {
         if ((action.create || action.delete) && topic == null) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), (action.create ? "--create" : "--delete") + " needs --topic");
+        }
+        if ((bootstrapServer == null) == (bootstrapController == null)) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "give exactly one of --bootstrap-server and --bootstrap-controller");
+        }
+        if (configs != null && bootstrapController == null) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--config needs --bootstrap-controller (CreateTopic through a broker carries no configs)");
+        }
+        if (bootstrapController != null) {
+            if (!action.create) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--bootstrap-controller supports --create only; use --bootstrap-server");
+            }
+            return createThroughController(out);
         }
         try (StellflowAdmin admin = new StellflowAdmin(ClientProps.of(bootstrapServer, props))) {
             if (action.create) {
@@ -105,6 +144,39 @@ public final class TopicsCommand implements Callable<Integer> {
                 return rc;
             }
         }
+        out.flush();
+        return 0;
+    }
+
+    /** CreateTopics with configs at the active controller; the controller validates every key and value. */
+    private int createThroughController(PrintWriter out) {
+        int rf = replicationFactor > 0 ? replicationFactor : 1;
+        CreatableTopic.Builder t = CreatableTopic.newBuilder()
+                .setName(topic)
+                .setNumPartitions(partitions)
+                .setReplicationFactor(rf);
+        if (configs != null) {
+            t.putAllConfig(configs);
+        }
+        try (ControllerClient c = ControllerClient.builder(bootstrapController)
+                .requestTimeout(Duration.ofSeconds(30))
+                .build()) {
+            CreateTopicsResponse r =
+                    c.createTopics(CreateTopicsRequest.newBuilder().addTopics(t).build());
+            TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
+            if (r.getError() != ErrorCode.NONE || result == null || result.getError() != ErrorCode.NONE) {
+                String why = r.getError() != ErrorCode.NONE || result == null
+                        ? r.getError() + " " + r.getErrorMessage()
+                        : result.getError() + " " + result.getErrorMessage();
+                spec.commandLine().getErr().println("error: CreateTopics " + topic + " refused: " + why);
+                return 1;
+            }
+        } catch (ControllerUnavailableException e) {
+            spec.commandLine().getErr().println("error: " + e.getMessage());
+            return 1;
+        }
+        out.println("Created topic " + topic + " with " + partitions + " partition(s) of " + rf + " replica(s)"
+                + (configs == null ? "." : " and config " + new TreeMap<>(configs) + "."));
         out.flush();
         return 0;
     }

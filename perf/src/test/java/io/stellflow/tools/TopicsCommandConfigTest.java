@@ -1,0 +1,99 @@
+package io.stellflow.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.topic.Partition;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code stellflow-topics.sh --bootstrap-controller ... --create --config k=v}: a combined node in
+ * this JVM; the overrides reach the broker's logs, a bad one is refused with nothing created.
+ */
+class TopicsCommandConfigTest {
+    @TempDir
+    Path dir;
+
+    record Run(int exit, String out, String err) {}
+
+    static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = Tools.commandLine(new TopicsCommand())
+                .setOut(new PrintWriter(out, true))
+                .setErr(new PrintWriter(err, true))
+                .execute(args);
+        return new Run(exit, out.toString(), err.toString());
+    }
+
+    @Test
+    void createWithConfigGoesToTheControllerAndTheBrokersLogsUseIt() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        p.setProperty("log.dirs", dir.resolve("data").toString());
+        p.setProperty("transport", "nio");
+        p.setProperty("metrics.exporter", "none");
+        p.setProperty("controller.quorum.election.timeout.ms", "200");
+        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+            String controller = server.controller().rpcEndpoint();
+            Run ok = run(
+                    "--bootstrap-controller",
+                    controller,
+                    "--create",
+                    "--topic",
+                    "tuned",
+                    "--partitions",
+                    "2",
+                    "--config",
+                    "segment.bytes=2048",
+                    "--config",
+                    "cleanup.policy=compact");
+            assertThat(ok.exit()).as(ok.err()).isZero();
+            assertThat(ok.out())
+                    .isEqualTo("Created topic tuned with 2 partition(s) of 1 replica(s) and config "
+                            + "{cleanup.policy=compact, segment.bytes=2048}.\n");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            for (int partition = 0; partition < 2; partition++) {
+                Partition hosted;
+                while ((hosted = server.replicaManager().hostedPartition("tuned", partition)) == null) {
+                    assertThat(System.nanoTime())
+                            .as("partition %d hosted", partition)
+                            .isLessThan(deadline);
+                    Thread.sleep(20);
+                }
+                assertThat(hosted.log().config().segmentBytes()).isEqualTo(2048);
+                assertThat(hosted.log().config().cleanupPolicy().compact()).isTrue();
+            }
+
+            Run bad = run(
+                    "--bootstrap-controller",
+                    controller,
+                    "--create",
+                    "--topic",
+                    "mistuned",
+                    "--config",
+                    "retention.hours=5");
+            assertThat(bad.exit()).isEqualTo(1);
+            assertThat(bad.err())
+                    .startsWith("error: CreateTopics mistuned refused: INVALID_CONFIG")
+                    .contains("unknown topic config 'retention.hours'");
+            assertThat(server.controller().image().topic("mistuned")).isNull();
+
+            String broker = "127.0.0.1:" + server.port();
+            Run viaBroker =
+                    run("--bootstrap-server", broker, "--create", "--topic", "x", "--config", "segment.bytes=2048");
+            assertThat(viaBroker.exit()).isEqualTo(2);
+            assertThat(viaBroker.err()).contains("--config needs --bootstrap-controller");
+            Run both = run("--bootstrap-server", broker, "--bootstrap-controller", controller, "--list");
+            assertThat(both.exit()).isEqualTo(2);
+            assertThat(both.err()).contains("exactly one of --bootstrap-server and --bootstrap-controller");
+        }
+    }
+}
