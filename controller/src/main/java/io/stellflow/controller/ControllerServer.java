@@ -94,16 +94,22 @@ public final class ControllerServer implements AutoCloseable {
         quorum.start(new MetadataStateMachine.RoleListener() {
             @Override
             public void leaderChanged(RaftPeerId newLeader) {
-                metrics.electionObserved();
-                metrics.epoch(quorum.currentTerm());
-                metrics.active(false);
+                long term = quorum.currentTerm();
+                metrics.epoch(term);
+                metrics.active(false); // until leaderReady: a new leader first commits an entry of its term
                 announced = false;
                 if (newLeader != null) {
+                    boolean self = RaftQuorum.peerId(config.nodeId()).equals(newLeader);
+                    if (self) {
+                        metrics.electionWon(); // counted once per election, by the winner
+                    }
+                    // One line per leader change on every voter: who leads, in which term.
                     LOG.info(
-                            "CONTROLLER_ELECTED node={} leader={} term={}",
+                            "CONTROLLER_ELECTED node={} leader={} term={} self={}",
                             config.nodeId(),
-                            newLeader,
-                            quorum.currentTerm());
+                            RaftQuorum.nodeId(newLeader),
+                            term,
+                            self);
                 }
             }
 
@@ -127,7 +133,11 @@ public final class ControllerServer implements AutoCloseable {
 
     private void tick() {
         try {
-            if (!announced && quorum.isActive()) {
+            boolean active = quorum.isActive();
+            // Ratis reports leader changes and readiness as events; a leader that steps down (cut off
+            // from the majority) is also caught here within one tick.
+            metrics.active(active && !closed);
+            if (!announced && active) {
                 announce();
             }
             controlPlane.checkLiveness();

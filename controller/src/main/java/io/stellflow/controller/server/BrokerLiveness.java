@@ -48,20 +48,20 @@ final class BrokerLiveness {
         MetadataImage img = quorum.image();
         long now = clockNs.getAsLong();
         int fenced = 0;
-        int fencedCount = 0;
         for (BrokerRegistration b : img.brokers().values()) {
             if (b.fenced()) {
-                fencedCount++;
                 continue;
             }
             Long seen = lastSeenNs.putIfAbsent(b.id(), now);
             if (seen == null || now - seen <= sessionTimeoutNs) {
                 continue;
             }
-            metrics.heartbeatTimeout();
             RaftQuorum.Submitted s = quorum.submit(Fencing.fence(quorum.image(), b), requestTimeoutMs);
             if (s.error() == ErrorCode.NONE) {
                 fenced++;
+                // Counted once per expired session, when its fence committed (a failed attempt is
+                // retried on the next check and must not count twice).
+                metrics.heartbeatTimeout();
                 LOG.info(
                         "BROKER_FENCED broker={} epoch={} reason=session_timeout silent_ms={}",
                         b.id(),
@@ -71,7 +71,6 @@ final class BrokerLiveness {
                 LOG.warn("fencing broker {} failed: {} {}", b.id(), s.error(), s.message());
             }
         }
-        metrics.brokers(img.brokers().size(), fencedCount + fenced);
         return fenced;
     }
 }

@@ -6,6 +6,7 @@ import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerMetrics;
+import io.stellflow.controller.ControllerMetrics.CommandResult;
 import io.stellflow.controller.ControllerRpc;
 import io.stellflow.controller.image.BrokerEndpoint;
 import io.stellflow.controller.image.BrokerRegistration;
@@ -49,6 +50,8 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The gRPC control plane of one controller. Requests are answered only while this node is the
@@ -56,10 +59,19 @@ import java.util.concurrent.TimeUnit;
  * the current image first (bad input writes nothing) and then committed through {@link RaftQuorum},
  * whose state machine re-checks it deterministically.
  *
+ * <p>Metrics ({@link ControllerMetrics}): every request that asks for a metadata change (RegisterBroker,
+ * CreateTopics, DeleteTopics, CreatePartitions, AlterPartition, IncrementalAlterConfigs, a heartbeat
+ * that fences or unfences) and reaches the active controller is one command, timed from its arrival to its answer, with result success,
+ * error (bad input, stale epochs, lost leadership; a request with several topics counts its worst) or
+ * timeout; NOT_CONTROLLER redirects, plain heartbeats and queries are not commands. Each delta (or full
+ * image) sent on a FollowMetadata stream counts once.
+ *
  * <p>Thread-safety: handlers run on gRPC executor threads concurrently; state lives in the image
  * (immutable), in {@link BrokerLiveness} (concurrent) and in the Raft log.
  */
 public final class ControlPlane {
+    private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
+
     private final ControllerConfig config;
     private final RaftQuorum quorum;
     private final BrokerLiveness liveness;
@@ -131,13 +143,27 @@ public final class ControlPlane {
     }
 
     private RaftQuorum.Submitted commit(List<MetadataRecord> records) {
-        long start = System.nanoTime();
-        RaftQuorum.Submitted s = quorum.submit(records, config.requestTimeoutMs());
-        String result = s.error() == ErrorCode.NONE
-                ? "success"
-                : s.error() == ErrorCode.REQUEST_TIMED_OUT ? "timeout" : "error";
-        metrics.command(result, (System.nanoTime() - start) / 1e6);
-        return s;
+        return quorum.submit(records, config.requestTimeoutMs());
+    }
+
+    /** The {@code result} of an answer with {@code error}. */
+    static CommandResult result(ErrorCode error) {
+        return switch (error) {
+            case NONE -> CommandResult.SUCCESS;
+            case REQUEST_TIMED_OUT -> CommandResult.TIMEOUT;
+            default -> CommandResult.ERROR;
+        };
+    }
+
+    /** The worse of two results (timeout over error over success), for requests with several items. */
+    static CommandResult worse(CommandResult a, ErrorCode error) {
+        CommandResult b = result(error);
+        return b.ordinal() > a.ordinal() ? b : a;
+    }
+
+    /** One answered command: {@code stellflow.controller.command.count} and {@code .latency}. */
+    private void answered(CommandResult result, long startNs) {
+        metrics.command(result, System.nanoTime() - startNs);
     }
 
     // ---- broker lifecycle ----
@@ -154,7 +180,9 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
         if (req.getBrokerId() < 0 || !req.hasIncarnationId()) {
+            answered(CommandResult.ERROR, startNs);
             reply(
                     out,
                     r.setError(ErrorCode.INVALID_REQUEST)
@@ -177,6 +205,7 @@ public final class ControlPlane {
             return;
         }
         if (!req.getClusterId().isEmpty() && !req.getClusterId().equals(clusterId)) {
+            answered(CommandResult.ERROR, startNs);
             reply(
                     out,
                     r.setError(ErrorCode.INCONSISTENT_CLUSTER_ID)
@@ -190,6 +219,7 @@ public final class ControlPlane {
         BrokerRegistration existing = img.broker(req.getBrokerId());
         if (existing != null && existing.incarnationId().equals(MetadataRecords.uuid(req.getIncarnationId()))) {
             liveness.touch(req.getBrokerId());
+            answered(CommandResult.SUCCESS, startNs);
             reply(
                     out,
                     r.setBrokerEpoch(existing.brokerEpoch())
@@ -213,12 +243,20 @@ public final class ControlPlane {
         if (s.error() == ErrorCode.NONE) {
             liveness.touch(req.getBrokerId());
             r.setBrokerEpoch(s.index()).setClusterId(clusterId);
+            LOG.info(
+                    "BROKER_REGISTERED broker={} epoch={} incarnation={} rack={} previous_epoch={}",
+                    req.getBrokerId(),
+                    s.index(),
+                    MetadataRecords.uuid(req.getIncarnationId()),
+                    req.getRack().isEmpty() ? "none" : req.getRack(),
+                    existing == null ? -1 : existing.brokerEpoch());
         } else {
             r.setError(s.error()).setErrorMessage(s.message());
             if (s.error() == ErrorCode.NOT_CONTROLLER) {
                 r.setLeader(leader());
             }
         }
+        answered(result(s.error()), startNs);
         reply(out, r.build());
     }
 
@@ -234,6 +272,7 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
         MetadataImage img = quorum.image();
         BrokerRegistration b = img.broker(req.getBrokerId());
         if (b == null) {
@@ -255,14 +294,22 @@ public final class ControlPlane {
         }
         liveness.touch(b.id());
         boolean fenced = b.fenced();
+        // A plain heartbeat is liveness (memory only); one that fences or unfences is a command.
+        RaftQuorum.Submitted s = null;
         if (req.getWantFence() && !fenced) {
-            RaftQuorum.Submitted s = commit(Fencing.fence(img, b));
+            s = commit(Fencing.fence(img, b));
             fenced =
                     s.error() == ErrorCode.NONE || quorum.image().broker(b.id()).fenced();
+            if (s.error() == ErrorCode.NONE) {
+                LOG.info("BROKER_FENCED broker={} epoch={} reason=shutdown", b.id(), b.brokerEpoch());
+            }
         } else if (!req.getWantFence() && fenced && req.getMetadataOffset() >= b.brokerEpoch()) {
-            RaftQuorum.Submitted s = commit(Fencing.unfence(img, b));
+            s = commit(Fencing.unfence(img, b));
             BrokerRegistration now = quorum.image().broker(b.id());
             fenced = s.error() != ErrorCode.NONE && (now == null || now.fenced());
+        }
+        if (s != null) {
+            answered(result(s.error()), startNs);
         }
         reply(
                 out,
@@ -283,20 +330,25 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
+        CommandResult result = CommandResult.SUCCESS;
         for (var t : req.getTopicsList()) {
             TopicCommands.Plan plan = topics.planCreate(quorum.image(), t);
             TopicResult.Builder tr = TopicResult.newBuilder().setName(t.getName());
+            result = worse(result, plan.error());
             if (plan.error() != ErrorCode.NONE) {
                 tr.setError(plan.error()).setErrorMessage(plan.message());
             } else if (req.getValidateOnly()) {
                 tr.setTopicId(MetadataRecords.uuid(plan.topicId()));
             } else {
                 RaftQuorum.Submitted s = commit(plan.records());
+                result = worse(result, s.error());
                 if (s.error() == ErrorCode.NONE) {
                     tr.setTopicId(MetadataRecords.uuid(plan.topicId()));
                 } else if (s.error() == ErrorCode.NOT_CONTROLLER || s.error() == ErrorCode.REQUEST_TIMED_OUT) {
                     // Nothing reported as done: the caller sees the request-level error and retries.
                     ControllerLeader l = leader();
+                    answered(result, startNs);
                     reply(
                             out,
                             r.clearTopics()
@@ -311,6 +363,7 @@ public final class ControlPlane {
             }
             r.addTopics(tr);
         }
+        answered(result, startNs);
         reply(out, r.build());
     }
 
@@ -326,22 +379,27 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
+        CommandResult result = CommandResult.SUCCESS;
         for (String name : req.getNamesList()) {
             TopicResult.Builder tr = TopicResult.newBuilder().setName(name);
             TopicImage t = quorum.image().topic(name);
             if (t == null) {
                 tr.setError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION).setErrorMessage("no topic '" + name + "'");
+                result = worse(result, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION);
             } else {
                 RaftQuorum.Submitted s = commit(List.of(MetadataRecords.of(RemoveTopicRecord.newBuilder()
                         .setTopicId(MetadataRecords.uuid(t.id()))
                         .build())));
                 tr.setTopicId(MetadataRecords.uuid(t.id()));
+                result = worse(result, s.error());
                 if (s.error() != ErrorCode.NONE) {
                     tr.setError(s.error()).setErrorMessage(s.message());
                 }
             }
             r.addTopics(tr);
         }
+        answered(result, startNs);
         reply(out, r.build());
     }
 
@@ -357,8 +415,10 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
         TopicCommands.Plan plan = topics.planCreatePartitions(quorum.image(), req);
         if (plan.error() != ErrorCode.NONE) {
+            answered(CommandResult.ERROR, startNs);
             reply(out, r.setError(plan.error()).setErrorMessage(plan.message()).build());
             return;
         }
@@ -366,6 +426,7 @@ public final class ControlPlane {
         if (s.error() != ErrorCode.NONE) {
             r.setError(s.error()).setErrorMessage(s.message());
         }
+        answered(result(s.error()), startNs);
         reply(out, r.build());
     }
 
@@ -381,6 +442,7 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
         MetadataImage img = quorum.image();
         BrokerRegistration b = img.broker(req.getBrokerId());
         var topicId = MetadataRecords.uuid(req.getTopicId());
@@ -407,6 +469,7 @@ public final class ControlPlane {
             }
         }
         if (bad != null) {
+            answered(CommandResult.ERROR, startNs);
             reply(out, r.setError(code).setErrorMessage(bad).build());
             return;
         }
@@ -420,12 +483,12 @@ public final class ControlPlane {
         if (s.error() != ErrorCode.NONE) {
             r.setError(s.error()).setErrorMessage(s.message());
         } else {
-            metrics.partitionChange();
             PartitionImage now = quorum.image().partition(topicId, req.getPartition());
             if (now != null) {
                 r.setPartition(MetadataRecords.partitionRecord(topicId, now));
             }
         }
+        answered(result(s.error()), startNs);
         reply(out, r.build());
     }
 
@@ -502,9 +565,11 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        long startNs = System.nanoTime();
         MetadataImage img = quorum.image();
         TopicCommands.Plan plan = topics.planAlterConfigs(img, req);
         if (plan.error() != ErrorCode.NONE) {
+            answered(CommandResult.ERROR, startNs);
             reply(out, r.setError(plan.error()).setErrorMessage(plan.message()).build());
             return;
         }
@@ -512,6 +577,7 @@ public final class ControlPlane {
             // What the change would give: the plan applied to the image it was made from.
             MetadataImage preview = MetadataApplier.apply(img, img.term(), img.offset(), plan.records())
                     .image();
+            answered(CommandResult.SUCCESS, startNs);
             reply(out, r.putAllConfig(preview.topic(plan.topicId()).config()).build());
             return;
         }
@@ -527,6 +593,7 @@ public final class ControlPlane {
                 r.putAllConfig(now.config());
             }
         }
+        answered(result(s.error()), startNs);
         reply(out, r.build());
     }
 

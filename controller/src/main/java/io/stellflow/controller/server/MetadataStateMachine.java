@@ -3,6 +3,7 @@ package io.stellflow.controller.server;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.stellflow.controller.ControllerMetrics;
 import io.stellflow.controller.image.ApplyResult;
+import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataApplier;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
@@ -10,6 +11,7 @@ import io.stellflow.controller.proto.CommandOutcome;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.MetadataCommand;
 import io.stellflow.controller.proto.MetadataRecord;
+import io.stellflow.controller.proto.RecordType;
 import java.io.File;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -109,7 +111,8 @@ public final class MetadataStateMachine extends BaseStateMachine {
             notifyAll();
         }
         setLastAppliedTermIndex(info.getTermIndex());
-        metrics.replay((System.nanoTime() - startNs) / 1e6);
+        metrics.replay(System.nanoTime() - startNs);
+        reportBrokers(loaded);
         LOG.info(
                 "METADATA_SNAPSHOT_LOADED file={} term={} index={} topics={} brokers={}",
                 file,
@@ -148,6 +151,9 @@ public final class MetadataStateMachine extends BaseStateMachine {
             notifyAll();
         }
         updateLastAppliedTermIndex(term, index);
+        if (r.ok() && changesBrokers(records)) {
+            reportBrokers(r.image());
+        }
         CommandOutcome outcome = CommandOutcome.newBuilder()
                 .setTerm(term)
                 .setIndex(index)
@@ -155,6 +161,27 @@ public final class MetadataStateMachine extends BaseStateMachine {
                 .setErrorMessage(r.message())
                 .build();
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(outcome.toByteArray())));
+    }
+
+    private static boolean changesBrokers(List<MetadataRecord> records) {
+        for (int i = 0; i < records.size(); i++) {
+            RecordType t = records.get(i).getType();
+            if (t == RecordType.REGISTER_BROKER || t == RecordType.FENCE_BROKER || t == RecordType.UNFENCE_BROKER) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The broker gauges from an image this node applied (every controller reports its own view). */
+    private void reportBrokers(MetadataImage img) {
+        int fenced = 0;
+        for (BrokerRegistration b : img.brokers().values()) {
+            if (b.fenced()) {
+                fenced++;
+            }
+        }
+        metrics.brokers(img.brokers().size(), fenced);
     }
 
     @Override

@@ -9,6 +9,7 @@ import io.stellflow.controller.proto.CommandOutcome;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.MetadataCommand;
 import io.stellflow.controller.proto.MetadataRecord;
+import io.stellflow.controller.proto.RecordType;
 import io.stellflow.controller.proto.VoterState;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -115,11 +116,13 @@ public final class RaftQuorum implements AutoCloseable {
                 .build();
     }
 
-    static RaftPeerId peerId(int nodeId) {
+    /** The Ratis peer id of controller {@code nodeId} ({@code c<nodeId>}). */
+    public static RaftPeerId peerId(int nodeId) {
         return RaftPeerId.valueOf("c" + nodeId);
     }
 
-    static int nodeId(RaftPeerId id) {
+    /** The controller node id of a Ratis peer id made by {@link #peerId}. */
+    public static int nodeId(RaftPeerId id) {
         return Integer.parseInt(id.toString().substring(1));
     }
 
@@ -171,7 +174,8 @@ public final class RaftQuorum implements AutoCloseable {
     /**
      * Commits one command (records applied atomically) and waits up to {@code timeoutMs} for the
      * state machine's outcome. NOT_CONTROLLER when this node is not (or no longer) the ready leader,
-     * REQUEST_TIMED_OUT when the entry did not commit in time.
+     * REQUEST_TIMED_OUT when the entry did not commit in time. Reports the entry's append latency and,
+     * once the state machine accepted it, its partition changes ({@link ControllerMetrics}).
      */
     public Submitted submit(List<MetadataRecord> records, long timeoutMs) {
         byte[] bytes = MetadataCommand.newBuilder()
@@ -209,15 +213,31 @@ public final class RaftQuorum implements AutoCloseable {
         if (!reply.isSuccess()) {
             return new Submitted(ErrorCode.NOT_CONTROLLER, String.valueOf(reply.getException()), -1);
         }
-        metrics.logAppend((System.nanoTime() - startNs) / 1e6);
+        metrics.logAppend(System.nanoTime() - startNs);
         try {
             CommandOutcome o =
                     CommandOutcome.parseFrom(reply.getMessage().getContent().toByteArray());
             ErrorCode code = ErrorCode.forNumber(o.getErrorCode());
+            if (code == ErrorCode.NONE) {
+                countPartitionChanges(records);
+            }
             return new Submitted(
                     code == null ? ErrorCode.UNKNOWN_SERVER_ERROR : code, o.getErrorMessage(), o.getIndex());
         } catch (InvalidProtocolBufferException e) {
             return new Submitted(ErrorCode.UNKNOWN_SERVER_ERROR, "unreadable outcome: " + e.getMessage(), -1);
+        }
+    }
+
+    /** Every committed change of an existing partition's leader or ISR, whichever command carried it. */
+    private void countPartitionChanges(List<MetadataRecord> records) {
+        int changes = 0;
+        for (int i = 0; i < records.size(); i++) {
+            if (records.get(i).getType() == RecordType.PARTITION_CHANGE) {
+                changes++;
+            }
+        }
+        if (changes > 0) {
+            metrics.partitionChanges(changes);
         }
     }
 
