@@ -1,3 +1,9 @@
 #!/usr/bin/env bash
-# Runs io.stellflow.controller.tools.ControllerMain (see --help). Finds JDK 25 and builds the controller jar if missing.
-exec "$(dirname "$0")/_launch.sh" controller io.stellflow.controller.tools.ControllerMain "$@"
+# Runs a controller-only node (io.stellflow.broker.ControllerNode): bin/stellflow-controller.sh <file>.
+# The file holds the controller keys (node.id, controller.quorum.voters, controller.listener,
+# metadata.log.dir, ...) and optionally the metrics keys (metrics.exporter, metrics.host, metrics.port);
+# process.roles may be omitted (it must be "controller" when present). The same as
+# bin/stellflow-server.sh with process.roles=controller. Finds JDK 25 and builds the jar if missing.
+home=$(cd "$(dirname "$0")/.." && pwd)
+export STELLFLOW_OPTS="-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml} -Dstellflow.log.dir=${STELLFLOW_LOG_DIR:-$home/logs} ${STELLFLOW_OPTS:-}"
+exec "$home/bin/_launch.sh" broker io.stellflow.broker.ControllerNode "$@"

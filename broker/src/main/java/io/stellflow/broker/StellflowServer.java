@@ -74,6 +74,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,7 +100,8 @@ import org.slf4j.LoggerFactory;
  * {@link AppendService}), one timer-wheel thread for parked Fetches, and no thread per parked Fetch.
  *
  * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code spec/metrics.md} on a Prometheus
- * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}); server spans
+ * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}), with the
+ * embedded controller's metrics on the same endpoint in combined mode; server spans
  * for traced requests with {@code tracing.enabled=true}; lifecycle log events {@code BROKER_STARTED}
  * and {@code BROKER_STOPPING}.
  *
@@ -212,7 +214,7 @@ public final class StellflowServer implements AutoCloseable {
         }
         ClusterConfig clusterConfig = config.cluster();
         if (!clusterConfig.isBroker()) {
-            throw new IllegalArgumentException("process.roles=controller runs no broker: start a ControllerServer");
+            throw new IllegalArgumentException("process.roles=controller runs no broker: start a ControllerNode");
         }
         Path logDir = config.logDirs().get(0);
         Transport transport = Transport.select(config.transport());
@@ -239,7 +241,8 @@ public final class StellflowServer implements AutoCloseable {
                 if (cc.clusterId() == null && clusterId != null) {
                     cc = cc.withClusterId(clusterId); // this node's data already belongs to a cluster
                 }
-                controller = ControllerServer.start(cc);
+                // Combined mode: the controller's instruments go through the broker's SDK and endpoint.
+                controller = ControllerServer.start(cc, telemetry.controllerMetrics());
             }
             ClusterParts parts = null;
             if (clusterConfig.metadataLocal()) {
@@ -630,24 +633,9 @@ public final class StellflowServer implements AutoCloseable {
      * file. Exit code 2 for a bad configuration, 1 when the broker cannot start.
      */
     public static void main(String[] args) throws InterruptedException {
-        if (args.length != 1) {
-            System.err.println("usage: stellflow-server.sh <server.properties>");
-            System.exit(2);
-        }
-        BrokerConfig config;
-        try {
-            config = BrokerConfig.fromProperties(loadProperties(Path.of(args[0])));
-        } catch (ConfigException e) {
-            LOG.error("BROKER_CONFIG_INVALID {}", e.getMessage());
-            System.exit(2);
-            return;
-        } catch (IOException e) {
-            LOG.error("BROKER_CONFIG_INVALID cannot read {}: {}", args[0], e.toString());
-            System.exit(2);
-            return;
-        }
+        BrokerConfig config = configOrExit(args, "stellflow-server.sh <server.properties>", "BROKER", p -> {});
         if (!config.cluster().isBroker()) {
-            runController(config.cluster());
+            ControllerNode.run(config);
             return;
         }
         StellflowServer server;
@@ -662,33 +650,35 @@ public final class StellflowServer implements AutoCloseable {
         server.awaitClosed();
     }
 
-    /** {@code process.roles=controller}: only a controller, until SIGTERM or SIGINT. */
-    private static void runController(ClusterConfig cluster) throws InterruptedException {
-        ControllerServer controller;
-        try {
-            controller = ControllerServer.start(cluster.controller());
-        } catch (IOException | RuntimeException e) {
-            LOG.error("CONTROLLER_START_FAILED {}", e.getMessage(), e);
-            System.exit(1);
-            return;
+    /**
+     * The configuration named by a server main's only argument, a properties file. Exits the JVM with
+     * status 2 after a usage line, or a {@code <event>_CONFIG_INVALID} line naming the bad key, when the
+     * argument is missing or the file unreadable or invalid.
+     *
+     * @param usage the usage line's command and argument
+     * @param event prefix of the error event ({@code BROKER}, {@code CONTROLLER})
+     * @param defaults fills in what the entry point implies before validation; may throw {@link
+     *     ConfigException}
+     */
+    static BrokerConfig configOrExit(String[] args, String usage, String event, Consumer<Properties> defaults) {
+        if (args.length != 1) {
+            System.err.println("usage: " + usage);
+            System.exit(2);
         }
-        LOG.info(
-                "CONTROLLER_STARTED nodeId={} controlPlane={} voters={}",
-                cluster.nodeId(),
-                controller.rpcEndpoint(),
-                cluster.controller().voters());
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            controller.close();
-                            LOG.info("CONTROLLER_STOPPED nodeId={}", cluster.nodeId());
-                            stopped.countDown();
-                        },
-                        "sf-shutdown"));
-        stopped.await();
+        try {
+            Properties props = loadProperties(Path.of(args[0]));
+            defaults.accept(props);
+            return BrokerConfig.fromProperties(props);
+        } catch (ConfigException e) {
+            LOG.error("{}_CONFIG_INVALID {}", event, e.getMessage());
+        } catch (IOException e) {
+            LOG.error("{}_CONFIG_INVALID cannot read {}: {}", event, args[0], e.toString());
+        }
+        System.exit(2);
+        throw new IllegalStateException("unreachable: System.exit returned");
     }
 
+    /** Reads a properties file (UTF-8). */
     private static Properties loadProperties(Path file) throws IOException {
         Properties props = new Properties();
         try (InputStream in = Files.newInputStream(file)) {

@@ -191,16 +191,27 @@ class TelemetryTest {
 
     /** Scrapes the endpoint and parses the text exposition format into samples. */
     static List<Sample> scrape(int port) throws Exception {
+        return parse(fetch(port, "text/plain"));
+    }
+
+    /** The body of {@code GET /metrics} in the format {@code accept} asks for (text or OpenMetrics). */
+    static String fetch(int port, String accept) throws Exception {
         HttpClient http =
                 HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
         HttpResponse<String> response = http.send(
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+                        .header("Accept", accept)
                         .timeout(Duration.ofSeconds(10))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
+        return response.body();
+    }
+
+    /** The samples of an exposition (comment lines skipped). */
+    static List<Sample> parse(String body) {
         List<Sample> samples = new ArrayList<>();
-        for (String line : response.body().split("\n")) {
+        for (String line : body.split("\n")) {
             if (line.isBlank() || line.startsWith("#")) {
                 continue;
             }

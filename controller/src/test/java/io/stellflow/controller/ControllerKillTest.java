@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Three controllers as separate JVM processes ({@link ControllerMain}, the entry point of
- * {@code bin/stellflow-controller.sh}); the Ratis leader is killed with SIGKILL.
+ * Three controllers as separate JVM processes ({@link ControllerMain}, a bare controller launcher of
+ * this module's tests); the Ratis leader is killed with SIGKILL.
  */
 class ControllerKillTest {
     /** Generous: this runs on a 2-core machine shared with other builds (target: under 5 s quiet). */

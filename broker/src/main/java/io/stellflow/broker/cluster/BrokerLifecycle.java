@@ -125,7 +125,7 @@ public final class BrokerLifecycle implements AutoCloseable {
             }
         }
         LOG.info(
-                "BROKER_REGISTERED brokerId={} incarnation={} brokerEpoch={} metadataOffset={} caughtUp={} fenced={}",
+                "BROKER_JOINED brokerId={} incarnation={} brokerEpoch={} metadataOffset={} caughtUp={} fenced={}",
                 brokerId,
                 incarnationId,
                 brokerEpoch,

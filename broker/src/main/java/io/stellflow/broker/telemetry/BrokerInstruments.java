@@ -11,9 +11,9 @@ import java.util.List;
  * their exact names, units and attribute keys, and the ones that wait for their subsystem.
  *
  * <p>Registered now: "Broker: network and requests" (except throttling: no quotas yet), "Broker:
- * produce and fetch" and "Broker: storage". Deferred ({@link #DEFERRED}): replication, coordinators,
- * quotas and the controller; their hook points are {@link ReplicationMetrics} and {@link
- * ControllerMetrics}, which the replication and controller work implement with these names.
+ * produce and fetch" and "Broker: storage"; the "Controller" section is {@link ControllerInstruments}.
+ * Deferred ({@link #DEFERRED}): replication, coordinators and quotas; the replication hook point is
+ * {@link ReplicationMetrics}, which the replication work implements with these names.
  *
  * <p>Thread-safety: constants only.
  */
@@ -105,16 +105,14 @@ public final class BrokerInstruments {
             "stellflow.replica.",
             "stellflow.isr.",
             "stellflow.high_watermark.",
-            "stellflow.partition.",
+            "stellflow.partition.leader.change.",
+            "stellflow.partition.under_replicated.",
+            "stellflow.partition.under_min_isr.",
+            "stellflow.partition.offline.",
             // coordinators: no group coordinator yet
             "stellflow.coordinator.",
             "stellflow.group.",
-            "stellflow.offset.commit.",
-            // controller (ControllerMetrics)
-            "stellflow.controller.",
-            "stellflow.metadata.",
-            "stellflow.broker.",
-            "stellflow.unclean.");
+            "stellflow.offset.commit.");
 
     /** Bucket boundaries of every ms latency histogram: 50 us to 60 s, roughly 1-2.5-5 steps. */
     public static final List<Double> LATENCY_BUCKETS_MS = List.of(

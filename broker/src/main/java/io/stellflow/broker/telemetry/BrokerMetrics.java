@@ -7,8 +7,6 @@ import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
@@ -91,7 +89,7 @@ public final class BrokerMetrics {
     private final DoubleHistogram recoveryTime;
 
     private final Meter meter;
-    private final List<AutoCloseable> registrations = new ArrayList<>();
+    private final InstrumentCallbacks callbacks;
 
     /**
      * Builds every instrument of {@link BrokerInstruments#REGISTERED} except the gauges, which need
@@ -103,6 +101,7 @@ public final class BrokerMetrics {
      */
     public BrokerMetrics(Meter meter, int nodeId, boolean diagnostic) {
         this.meter = meter;
+        this.callbacks = new InstrumentCallbacks(meter);
         this.nodeId = nodeId;
         this.diagnostic = diagnostic;
         this.node = Attributes.of(NODE_ID, (long) nodeId);
@@ -304,15 +303,7 @@ public final class BrokerMetrics {
 
     /** Stops the callbacks (the provider is closed by its owner). */
     void close() {
-        for (AutoCloseable r : registrations) {
-            try {
-                r.close();
-            } catch (Exception e) {
-                // The SDK's observable instruments do not throw on close; nothing to recover.
-                throw new IllegalStateException("closing an instrument callback failed", e);
-            }
-        }
-        registrations.clear();
+        callbacks.close();
     }
 
     private void byResult(ObservableLongMeasurement m, LongAdder[] byResult) {
@@ -322,19 +313,15 @@ public final class BrokerMetrics {
     }
 
     private void counter(Instrument i, Consumer<ObservableLongMeasurement> callback) {
-        registrations.add(meter.counterBuilder(i.name()).setUnit(i.unit()).buildWithCallback(callback));
+        callbacks.counter(i, callback);
     }
 
     private void gauge(Instrument i, Consumer<ObservableLongMeasurement> callback) {
-        registrations.add(
-                meter.gaugeBuilder(i.name()).ofLongs().setUnit(i.unit()).buildWithCallback(callback));
+        callbacks.gauge(i, callback);
     }
 
     private DoubleHistogram histogram(Instrument i) {
-        return meter.histogramBuilder(i.name())
-                .setUnit(i.unit())
-                .setExplicitBucketBoundariesAdvice(BrokerInstruments.LATENCY_BUCKETS_MS)
-                .build();
+        return i.latencyHistogram(meter);
     }
 
     private static LongAdder[] adders(int n) {

@@ -1,35 +1,23 @@
 package io.stellflow.broker.telemetry;
 
-import io.opentelemetry.api.OpenTelemetry;
-import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
-import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.trace.Tracer;
-import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
 import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
-import io.opentelemetry.sdk.metrics.SdkMeterProvider;
-import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
-import io.opentelemetry.sdk.resources.Resource;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.opentelemetry.sdk.trace.samplers.Sampler;
-import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The broker's OpenTelemetry SDK, built from {@link TelemetryConfig}: an {@link SdkMeterProvider}
- * with the chosen exporter (Prometheus scrape endpoint, OTLP push, or none), the broker's
- * instruments ({@link BrokerMetrics}), and with {@code tracing.enabled=true} an {@link
- * SdkTracerProvider} that exports server spans over OTLP (batched).
+ * The broker's OpenTelemetry SDK, built from {@link TelemetryConfig}: the metrics exporter ({@link
+ * MetricsPipeline}: Prometheus scrape endpoint, OTLP push, or none), the broker's instruments ({@link
+ * BrokerMetrics}), in combined mode the embedded controller's instruments on the same endpoint ({@link
+ * #controllerMetrics()}), and with {@code tracing.enabled=true} an {@link SdkTracerProvider} that
+ * exports server spans over OTLP (batched).
  *
  * <p>Resource: {@code service.name=stellflow-broker}, {@code service.instance.id=<broker.id>}.
- *
- * <p>A Prometheus port that cannot be bound does not stop the broker: it logs {@code
- * METRICS_ENDPOINT_FAILED} with the reason and runs without an endpoint (data first, metrics second).
  *
  * <p>Thread-safety: built once at start; {@link #close} is idempotent.
  */
@@ -39,21 +27,22 @@ public final class BrokerTelemetry implements AutoCloseable {
     /** Instrumentation scope of every broker instrument and span. */
     public static final String SCOPE = "io.stellflow.broker";
 
-    private final MetricsEndpoint endpoint;
-    private final SdkMeterProvider otlpMeters;
+    private final MetricsPipeline pipeline;
+    private final int nodeId;
     private final SdkTracerProvider tracerProvider;
     private final BrokerMetrics metrics;
     private final RequestTelemetry requests;
+    private ControllerTelemetry controller;
     private boolean closed;
 
     private BrokerTelemetry(
-            MetricsEndpoint endpoint,
-            SdkMeterProvider otlpMeters,
+            MetricsPipeline pipeline,
+            int nodeId,
             SdkTracerProvider tracerProvider,
             BrokerMetrics metrics,
             RequestTelemetry requests) {
-        this.endpoint = endpoint;
-        this.otlpMeters = otlpMeters;
+        this.pipeline = pipeline;
+        this.nodeId = nodeId;
         this.tracerProvider = tracerProvider;
         this.metrics = metrics;
         this.requests = requests;
@@ -71,52 +60,8 @@ public final class BrokerTelemetry implements AutoCloseable {
      *     tracing.otlp.endpoint} (tests pass an in-memory exporter)
      */
     public static BrokerTelemetry create(TelemetryConfig config, int nodeId, SpanExporter spanExporter) {
-        Resource resource = Resource.getDefault()
-                .merge(Resource.create(Attributes.of(
-                        AttributeKey.stringKey("service.name"),
-                        "stellflow-broker",
-                        AttributeKey.stringKey("service.instance.id"),
-                        Integer.toString(nodeId))));
-        MetricsEndpoint endpoint = null;
-        SdkMeterProvider otlpMeters = null;
-        Meter meter;
-        switch (config.exporter()) {
-            case PROMETHEUS -> {
-                try {
-                    endpoint = MetricsEndpoint.start(config.host(), config.port(), resource);
-                    meter = endpoint.meterProvider().get(SCOPE);
-                    LOG.info(
-                            "Metrics: Prometheus endpoint http://{}:{}/metrics (metrics.port={})",
-                            config.host(),
-                            endpoint.port(),
-                            config.port());
-                } catch (UncheckedIOException e) {
-                    LOG.warn(
-                            "METRICS_ENDPOINT_FAILED {}: {}; the broker runs without a metrics endpoint",
-                            e.getMessage(),
-                            e.getCause().toString());
-                    meter = OpenTelemetry.noop().getMeter(SCOPE);
-                }
-            }
-            case OTLP -> {
-                otlpMeters = SdkMeterProvider.builder()
-                        .setResource(resource)
-                        .registerMetricReader(PeriodicMetricReader.builder(OtlpHttpMetricExporter.builder()
-                                        .setEndpoint(config.otlpMetricsEndpoint())
-                                        .build())
-                                .setInterval(Duration.ofMillis(config.otlpIntervalMs()))
-                                .build())
-                        .build();
-                meter = otlpMeters.get(SCOPE);
-                LOG.info("Metrics: OTLP to {} every {} ms", config.otlpMetricsEndpoint(), config.otlpIntervalMs());
-            }
-            case NONE -> {
-                meter = OpenTelemetry.noop().getMeter(SCOPE);
-                LOG.info("Metrics: not exported (metrics.exporter=none)");
-            }
-            default -> throw new IllegalStateException("unhandled exporter " + config.exporter());
-        }
-        BrokerMetrics metrics = new BrokerMetrics(meter, nodeId, config.diagnostic());
+        MetricsPipeline pipeline = MetricsPipeline.start(config, "stellflow-broker", nodeId);
+        BrokerMetrics metrics = new BrokerMetrics(pipeline.meter(SCOPE), nodeId, config.diagnostic());
         SdkTracerProvider tracerProvider = null;
         Tracer tracer = null;
         if (config.tracingEnabled()) {
@@ -127,7 +72,7 @@ public final class BrokerTelemetry implements AutoCloseable {
                             .build();
             Sampler ratio = Sampler.traceIdRatioBased(config.samplerRatio());
             tracerProvider = SdkTracerProvider.builder()
-                    .setResource(resource)
+                    .setResource(pipeline.resource())
                     .setSampler(Sampler.parentBasedBuilder(ratio)
                             .setRemoteParentSampled(Sampler.alwaysOn())
                             .setRemoteParentNotSampled(ratio)
@@ -140,8 +85,7 @@ public final class BrokerTelemetry implements AutoCloseable {
                     config.samplerRatio(),
                     spanExporter != null ? spanExporter.toString() : config.otlpTracesEndpoint());
         }
-        return new BrokerTelemetry(
-                endpoint, otlpMeters, tracerProvider, metrics, new RequestTelemetry(metrics, tracer));
+        return new BrokerTelemetry(pipeline, nodeId, tracerProvider, metrics, new RequestTelemetry(metrics, tracer));
     }
 
     /** The broker's instruments. */
@@ -154,9 +98,23 @@ public final class BrokerTelemetry implements AutoCloseable {
         return requests;
     }
 
+    /**
+     * The instruments of this node's embedded controller (combined mode), on the broker's meter
+     * provider and endpoint; registered on the first call, closed with this object.
+     */
+    public synchronized ControllerTelemetry controllerMetrics() {
+        if (closed) {
+            throw new IllegalStateException("telemetry is closed");
+        }
+        if (controller == null) {
+            controller = new ControllerTelemetry(pipeline.meter(ControllerTelemetry.SCOPE), nodeId);
+        }
+        return controller;
+    }
+
     /** The bound Prometheus port, or -1 when there is no endpoint. */
     public int metricsPort() {
-        return endpoint == null ? -1 : endpoint.port();
+        return pipeline.port();
     }
 
     /** Exports what is pending (spans, OTLP metrics) within a few seconds; tests use it. */
@@ -164,9 +122,7 @@ public final class BrokerTelemetry implements AutoCloseable {
         if (tracerProvider != null) {
             tracerProvider.forceFlush().join(5, TimeUnit.SECONDS);
         }
-        if (otlpMeters != null) {
-            otlpMeters.forceFlush().join(5, TimeUnit.SECONDS);
-        }
+        pipeline.flush();
     }
 
     /** Flushes and stops the exporters. Idempotent. */
@@ -177,12 +133,10 @@ public final class BrokerTelemetry implements AutoCloseable {
         }
         closed = true;
         metrics.close();
-        if (endpoint != null) {
-            endpoint.close();
+        if (controller != null) {
+            controller.close();
         }
-        if (otlpMeters != null) {
-            otlpMeters.shutdown().join(5, TimeUnit.SECONDS);
-        }
+        pipeline.close();
         if (tracerProvider != null) {
             tracerProvider.shutdown().join(5, TimeUnit.SECONDS);
         }

@@ -1,6 +1,10 @@
 package io.stellflow.broker.telemetry;
 
+import io.opentelemetry.api.metrics.DoubleHistogram;
+import io.opentelemetry.api.metrics.Meter;
+import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * One row of the metrics dictionary ({@code spec/metrics.md}) as this code registers it: the
@@ -42,5 +46,53 @@ public record Instrument(
     /** This instrument with topic and partition as diagnostic attributes. */
     Instrument withDiagnosticTopicPartition() {
         return new Instrument(name, kind, unit, attributes, List.of("topic", "partition"));
+    }
+
+    /**
+     * Registers this counter on {@code meter} as an asynchronous (observable) counter: {@code
+     * callback} reports the cumulative values at collection time, so counting on the caller's path is
+     * a plain add on a {@code LongAdder} or atomic.
+     *
+     * @return the registration; closing it stops the callback
+     * @throws IllegalStateException when this is not a counter
+     */
+    AutoCloseable observeCounter(Meter meter, Consumer<ObservableLongMeasurement> callback) {
+        requireKind(Kind.COUNTER);
+        return meter.counterBuilder(name).setUnit(unit).buildWithCallback(callback);
+    }
+
+    /**
+     * Registers this gauge on {@code meter}; {@code callback} reports the current values at collection
+     * time.
+     *
+     * @return the registration; closing it stops the callback
+     * @throws IllegalStateException when this is not a gauge
+     */
+    AutoCloseable observeGauge(Meter meter, Consumer<ObservableLongMeasurement> callback) {
+        requireKind(Kind.GAUGE);
+        return meter.gaugeBuilder(name).ofLongs().setUnit(unit).buildWithCallback(callback);
+    }
+
+    /**
+     * Builds this histogram on {@code meter} with the explicit ms buckets of {@link
+     * BrokerInstruments#LATENCY_BUCKETS_MS}.
+     *
+     * @throws IllegalStateException when this is not a histogram in {@code ms}
+     */
+    DoubleHistogram latencyHistogram(Meter meter) {
+        requireKind(Kind.HISTOGRAM);
+        if (!unit.equals("ms")) {
+            throw new IllegalStateException(name + " is in " + unit + ", not ms");
+        }
+        return meter.histogramBuilder(name)
+                .setUnit(unit)
+                .setExplicitBucketBoundariesAdvice(BrokerInstruments.LATENCY_BUCKETS_MS)
+                .build();
+    }
+
+    private void requireKind(Kind expected) {
+        if (kind != expected) {
+            throw new IllegalStateException(name + " is a " + kind + ", not a " + expected);
+        }
     }
 }

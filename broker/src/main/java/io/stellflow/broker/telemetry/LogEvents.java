@@ -3,8 +3,8 @@ package io.stellflow.broker.telemetry;
 /**
  * The stable lifecycle event names of {@code spec/metrics.md} ("Log event names"). Each is the first
  * word of its INFO (or WARN) line, followed by {@code key=value} pairs, so log pipelines can match on
- * it. Events of subsystems that do not exist yet (controller, replication) are defined here for their
- * owners to use.
+ * it. The controller module (which cannot see this class) writes the controller events with the same
+ * names; events of subsystems that do not exist yet (replication) are defined here for their owners.
  *
  * <p>Thread-safety: constants only.
  */
@@ -16,9 +16,13 @@ public final class LogEvents {
     /** The broker begins an orderly shutdown (once per stop). */
     public static final String BROKER_STOPPING = "BROKER_STOPPING";
 
+    /** A controller voter learned of a new Raft leader (once per leader change on each voter). */
     public static final String CONTROLLER_ELECTED = "CONTROLLER_ELECTED";
+    /** The active controller committed a broker's (re-)registration (once per new incarnation). */
     public static final String BROKER_REGISTERED = "BROKER_REGISTERED";
+    /** The active controller committed a broker's fencing: session timeout or clean shutdown. */
     public static final String BROKER_FENCED = "BROKER_FENCED";
+
     public static final String PARTITION_LEADER_CHANGED = "PARTITION_LEADER_CHANGED";
     public static final String PARTITION_REASSIGNED = "PARTITION_REASSIGNED";
     public static final String ISR_SHRUNK = "ISR_SHRUNK";

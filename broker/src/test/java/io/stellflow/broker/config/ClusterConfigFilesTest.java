@@ -21,6 +21,7 @@ class ClusterConfigFilesTest {
     void everySampleClusterConfigIsValidAndTheNodesAgreeOnTheirQuorum() throws Exception {
         Set<String> voters = new HashSet<>();
         Set<String> clusterIds = new HashSet<>();
+        Set<Integer> metricsPorts = new HashSet<>();
         int files = 0;
         try (DirectoryStream<Path> all = Files.newDirectoryStream(DIR, "*.properties")) {
             for (Path file : all) {
@@ -30,6 +31,7 @@ class ClusterConfigFilesTest {
                 }
                 BrokerConfig config = BrokerConfig.fromProperties(p);
                 assertThat(config.unknownKeys()).as(file.toString()).isEmpty();
+                metricsPorts.add(config.telemetry().port());
                 assertThat(config.clusterId()).as("cluster.id of " + file).isNotNull();
                 clusterIds.add(config.clusterId());
                 if (config.cluster().isController()) {
@@ -44,6 +46,9 @@ class ClusterConfigFilesTest {
             }
         }
         assertThat(files).isEqualTo(9);
+        assertThat(metricsPorts)
+                .as("one metrics port per process on one machine")
+                .hasSize(9);
         assertThat(voters)
                 .as("two quorums: combined nodes, dedicated controllers")
                 .hasSize(2);

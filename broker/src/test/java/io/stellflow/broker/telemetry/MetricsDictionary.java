@@ -14,12 +14,15 @@ import java.util.Map;
  * directory to the repository's copy {@code docs/spec/metrics.md} (kept identical to the team's
  * {@code shared/spec/metrics.md}; {@code .ci/run} compares the two when {@code ../shared} exists).
  */
-final class MetricsDictionary {
-    record Row(String section, String name, String kind, String unit, List<String> attributes, boolean diagnostic) {}
+public final class MetricsDictionary {
+    /** One instrument row: its section title, name, kind, unit (first word), attribute keys. */
+    public record Row(
+            String section, String name, String kind, String unit, List<String> attributes, boolean diagnostic) {}
 
     private MetricsDictionary() {}
 
-    static Path locate() {
+    /** {@code docs/spec/metrics.md}, found by walking up from the working directory. */
+    public static Path locate() {
         Path dir = Path.of("").toAbsolutePath();
         for (int i = 0; i < 5 && dir != null; i++, dir = dir.getParent()) {
             Path candidate = dir.resolve("docs/spec/metrics.md");
@@ -31,7 +34,8 @@ final class MetricsDictionary {
                 "docs/spec/metrics.md not found above " + Path.of("").toAbsolutePath());
     }
 
-    static Map<String, Row> load() throws IOException {
+    /** Every instrument row, by name, in the dictionary's order. */
+    public static Map<String, Row> load() throws IOException {
         Map<String, Row> rows = new LinkedHashMap<>();
         String section = "";
         for (String line : Files.readAllLines(locate())) {

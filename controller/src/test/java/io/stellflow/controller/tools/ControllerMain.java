@@ -10,15 +10,18 @@ import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 
 /**
- * Runs a controller-only process ({@code process.roles=controller}):
- * {@code bin/stellflow-controller.sh config/controller.properties}. Stops on SIGTERM/SIGINT.
+ * A bare controller process for this module's process tests ({@code ControllerKillTest} starts three
+ * and kills one with SIGKILL): reads a properties file, runs a {@link ControllerServer} without
+ * metrics, stops on SIGTERM/SIGINT. Operators start controller-only nodes with
+ * {@code bin/stellflow-controller.sh} or {@code bin/stellflow-server.sh} (the broker module's
+ * {@code ControllerNode}, which also exports the controller metrics).
  */
 public final class ControllerMain {
     private ControllerMain() {}
 
     public static void main(String[] args) throws IOException, InterruptedException {
         if (args.length != 1) {
-            System.err.println("usage: stellflow-controller.sh <controller.properties>");
+            System.err.println("usage: ControllerMain <controller.properties>");
             System.exit(2);
         }
         Properties p = new Properties();

@@ -1,0 +1,134 @@
+package io.stellflow.broker;
+
+import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.config.ClusterConfig;
+import io.stellflow.broker.config.ConfigException;
+import io.stellflow.broker.telemetry.ControllerTelemetry;
+import io.stellflow.broker.telemetry.MetricsPipeline;
+import io.stellflow.controller.ControllerServer;
+import java.io.IOException;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A controller-only node ({@code process.roles=controller}): a {@link ControllerServer} (Ratis voter
+ * and control plane) with its metrics exported the way a broker exports its own ({@code
+ * metrics.exporter}, {@code metrics.host}, {@code metrics.port} through the same {@link
+ * MetricsPipeline}, resource {@code service.name=stellflow-controller}). Started by {@code
+ * bin/stellflow-server.sh} when the file says {@code process.roles=controller}, and by {@code
+ * bin/stellflow-controller.sh}, where {@code process.roles} may be left out.
+ *
+ * <p>Thread-safety: {@link #close} is idempotent and may be called from any thread.
+ *
+ * <p>Errors: {@link #start} throws {@link IOException} when the metadata dir is unusable or a
+ * controller port cannot be bound, {@link IllegalArgumentException} when the configuration does not
+ * describe a controller-only node. A metrics port that cannot be bound only logs {@code
+ * METRICS_ENDPOINT_FAILED}.
+ */
+public final class ControllerNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ControllerNode.class);
+
+    private final MetricsPipeline pipeline;
+    private final ControllerTelemetry metrics;
+    private final ControllerServer controller;
+
+    private ControllerNode(MetricsPipeline pipeline, ControllerTelemetry metrics, ControllerServer controller) {
+        this.pipeline = pipeline;
+        this.metrics = metrics;
+        this.controller = controller;
+    }
+
+    /**
+     * Starts the metrics exporter, then the controller.
+     *
+     * @throws IllegalArgumentException when {@code config} has a broker role
+     * @throws IOException when the controller cannot start
+     */
+    public static ControllerNode start(BrokerConfig config) throws IOException {
+        ClusterConfig cluster = config.cluster();
+        if (cluster.isBroker() || !cluster.isController()) {
+            throw new IllegalArgumentException("a controller node needs process.roles=controller");
+        }
+        if (!config.unknownKeys().isEmpty()) {
+            LOG.warn("Ignoring unknown configuration keys: {}", config.unknownKeys());
+        }
+        MetricsPipeline pipeline = MetricsPipeline.start(config.telemetry(), "stellflow-controller", cluster.nodeId());
+        ControllerTelemetry metrics =
+                new ControllerTelemetry(pipeline.meter(ControllerTelemetry.SCOPE), cluster.nodeId());
+        ControllerServer controller;
+        try {
+            controller = ControllerServer.start(cluster.controller(), metrics);
+        } catch (IOException | RuntimeException e) {
+            metrics.close();
+            pipeline.close();
+            throw e;
+        }
+        LOG.info(
+                "CONTROLLER_NODE_STARTED nodeId={} controlPlane={} metricsPort={}",
+                cluster.nodeId(),
+                controller.rpcEndpoint(),
+                pipeline.port());
+        return new ControllerNode(pipeline, metrics, controller);
+    }
+
+    /** The controller. */
+    public ControllerServer controller() {
+        return controller;
+    }
+
+    /** The bound Prometheus port, or -1 when there is no endpoint. */
+    public int metricsPort() {
+        return pipeline.port();
+    }
+
+    /** Stops the controller, then its instruments and exporter. Idempotent (each part is). */
+    @Override
+    public void close() {
+        controller.close();
+        metrics.close();
+        pipeline.close();
+    }
+
+    /**
+     * {@code bin/stellflow-controller.sh <file>}: runs a controller-only node until SIGTERM or SIGINT.
+     * {@code process.roles} defaults to {@code controller} here and must not name another role. Exit
+     * code 2 for a bad configuration, 1 when the controller cannot start.
+     */
+    public static void main(String[] args) throws InterruptedException {
+        run(StellflowServer.configOrExit(
+                args, "stellflow-controller.sh <controller.properties>", "CONTROLLER", ControllerNode::controllerRole));
+    }
+
+    private static void controllerRole(Properties props) {
+        String roles = props.getProperty("process.roles");
+        if (roles == null) {
+            props.setProperty("process.roles", "controller");
+        } else if (!roles.trim().equals("controller")) {
+            throw new ConfigException(
+                    "process.roles", roles, "stellflow-controller.sh runs controllers only; use stellflow-server.sh");
+        }
+    }
+
+    /** Runs the node of {@code config} in the foreground until SIGTERM or SIGINT. */
+    static void run(BrokerConfig config) throws InterruptedException {
+        ControllerNode node;
+        try {
+            node = start(config);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("CONTROLLER_START_FAILED {}", e.getMessage(), e);
+            System.exit(1);
+            return;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            node.close();
+                            stopped.countDown();
+                        },
+                        "sf-shutdown"));
+        stopped.await();
+    }
+}

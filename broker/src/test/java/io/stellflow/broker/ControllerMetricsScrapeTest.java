@@ -1,0 +1,277 @@
+package io.stellflow.broker;
+
+import static io.stellflow.broker.TelemetryTest.scrape;
+import static io.stellflow.broker.TelemetryTest.value;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.broker.TelemetryTest.Sample;
+import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.telemetry.MetricsDictionary;
+import io.stellflow.client.StellflowAdmin;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.ErrorCode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The "Controller" instruments of the metrics dictionary as Prometheus scrapes them over HTTP: from a
+ * combined node (the broker's endpoint, {@code metrics.port}) and from a controller-only node ({@code
+ * process.roles=controller}, its own endpoint). Names, Prometheus types, units (OpenMetrics {@code #
+ * UNIT}) and labels are checked against every row of the dictionary's Controller table.
+ */
+class ControllerMetricsScrapeTest {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final String OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+    private static final Pattern TYPE = Pattern.compile("^# TYPE (\\S+) (\\S+)$", Pattern.MULTILINE);
+    private static final Pattern UNIT = Pattern.compile("^# UNIT (\\S+) (\\S+)$", Pattern.MULTILINE);
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aCombinedNodeExportsEveryControllerInstrumentOnTheBrokerEndpoint() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("node.id", "4");
+        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        p.setProperty("log.dirs", dir.resolve("data").toString());
+        p.setProperty("transport", "nio");
+        p.setProperty("controller.quorum.election.timeout.ms", "200");
+        // a snapshot within the first few entries, so the restart below loads one (replay latency)
+        p.setProperty("metadata.snapshot.interval.entries", "2");
+        p.setProperty("metrics.port", "0");
+        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+            List<Sample> before = scrape(server.metricsPort());
+            assertThat(value(before, "stellflow_controller_active", "node_id", "4"))
+                    .isEqualTo(1);
+            assertThat(value(before, "stellflow_controller_election_count_total"))
+                    .isEqualTo(1);
+            assertThat(value(before, "stellflow_controller_epoch")).isGreaterThanOrEqualTo(1);
+            assertThat(value(before, "stellflow_broker_registered_count")).isEqualTo(1);
+            assertThat(value(before, "stellflow_broker_fenced_count")).isZero();
+            assertThat(value(before, "stellflow_unclean_election_count_total")).isZero();
+            double commands = value(before, "stellflow_controller_command_count_total", "result", "success");
+            double appends = value(before, "stellflow_metadata_log_append_latency_milliseconds_count");
+            double deltas = value(before, "stellflow_metadata_delta_broadcast_count_total");
+            assertThat(commands).as("the broker's registration and unfencing").isGreaterThanOrEqualTo(2);
+            assertThat(deltas).as("the broker follows the metadata").isGreaterThanOrEqualTo(1);
+
+            Properties client = new Properties();
+            client.setProperty("bootstrap.servers", "127.0.0.1:" + server.port());
+            try (StellflowAdmin admin = new StellflowAdmin(client)) {
+                admin.createTopic("metered", 2);
+            }
+            List<Sample> after = scrape(server.metricsPort());
+            assertThat(value(after, "stellflow_controller_command_count_total", "result", "success"))
+                    .isEqualTo(commands + 1);
+            assertThat(value(after, "stellflow_controller_command_latency_milliseconds_count", "result", "success"))
+                    .isEqualTo(commands + 1);
+            assertThat(value(after, "stellflow_controller_command_count_total", "result", "error"))
+                    .isZero();
+            assertThat(value(after, "stellflow_metadata_log_append_latency_milliseconds_count"))
+                    .isEqualTo(appends + 1);
+            awaitTrue(
+                    () -> value(scrapeQuietly(server.metricsPort()), "stellflow_metadata_delta_broadcast_count_total")
+                            > deltas,
+                    "the topic's delta sent to the broker");
+            awaitTrue(() -> hasSnapshot(dir.resolve("data-metadata")), "a metadata snapshot");
+        }
+        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+            String text = TelemetryTest.fetch(server.metricsPort(), "text/plain");
+            List<Sample> samples = TelemetryTest.parse(text);
+            assertThat(value(samples, "stellflow_metadata_log_replay_latency_milliseconds_count"))
+                    .as("the restart loaded the snapshot")
+                    .isGreaterThanOrEqualTo(1);
+            assertThat(value(samples, "stellflow_controller_active")).isEqualTo(1);
+            matchesTheDictionary(text, TelemetryTest.fetch(server.metricsPort(), OPENMETRICS), "4");
+        }
+    }
+
+    @Test
+    void aControllerOnlyNodeExportsTheControllerInstrumentsOnItsOwnEndpoint() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("process.roles", "controller");
+        p.setProperty("node.id", "5");
+        p.setProperty("controller.quorum.voters", "5@127.0.0.1:" + freePort());
+        p.setProperty("controller.listener", "127.0.0.1:0");
+        p.setProperty("metadata.log.dir", dir.resolve("metadata").toString());
+        p.setProperty("controller.quorum.election.timeout.ms", "200");
+        p.setProperty("metrics.port", "0");
+        try (ControllerNode node = ControllerNode.start(BrokerConfig.fromProperties(p))) {
+            assertThat(node.metricsPort()).isPositive();
+            awaitTrue(() -> node.controller().isActive(), "the controller active");
+            awaitTrue(
+                    () -> value(scrapeQuietly(node.metricsPort()), "stellflow_controller_active") == 1,
+                    "controller.active = 1");
+            try (ControllerClient client =
+                    ControllerClient.builder(node.controller().rpcEndpoint()).build()) {
+                // No broker is registered: refused, one command with result=error, nothing written.
+                var r = client.createTopics(CreateTopicsRequest.newBuilder()
+                        .addTopics(CreatableTopic.newBuilder()
+                                .setName("orders")
+                                .setNumPartitions(1)
+                                .setReplicationFactor(1))
+                        .build());
+                assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.INVALID_REPLICATION_FACTOR);
+            }
+            String text = TelemetryTest.fetch(node.metricsPort(), "text/plain");
+            List<Sample> samples = TelemetryTest.parse(text);
+            assertThat(value(samples, "stellflow_controller_command_count_total", "node_id", "5", "result", "error"))
+                    .isEqualTo(1);
+            assertThat(value(samples, "stellflow_controller_command_count_total", "result", "success"))
+                    .isZero();
+            assertThat(value(samples, "stellflow_controller_election_count_total"))
+                    .isEqualTo(1);
+            assertThat(value(samples, "stellflow_broker_registered_count")).isZero();
+            assertThat(value(
+                            samples, "target_info", "service_name", "stellflow-controller", "service_instance_id", "5"))
+                    .isEqualTo(1);
+            // Only controller series: a controller process exports no broker instruments.
+            Set<String> controllerNames = expectedSampleNames(MetricsDictionary.load());
+            for (Sample s : samples) {
+                if (s.name().startsWith("stellflow_")) {
+                    assertThat(controllerNames).as(s.name()).contains(s.name());
+                }
+            }
+        }
+    }
+
+    /**
+     * Every row of the Controller table is exported under its Prometheus name with its type, unit and
+     * exactly its labels ({@code le} on buckets); the scope labels and forbidden labels are absent.
+     */
+    private static void matchesTheDictionary(String text, String openMetrics, String nodeId) throws IOException {
+        Map<String, String> types = new HashMap<>();
+        for (Matcher m = TYPE.matcher(openMetrics); m.find(); ) {
+            types.put(m.group(1), m.group(2));
+        }
+        Map<String, String> units = new HashMap<>();
+        for (Matcher m = UNIT.matcher(openMetrics); m.find(); ) {
+            units.put(m.group(1), m.group(2));
+        }
+        List<Sample> samples = TelemetryTest.parse(text);
+        int rows = 0;
+        for (MetricsDictionary.Row row : MetricsDictionary.load().values()) {
+            if (!row.section().equals("Controller")) {
+                continue;
+            }
+            rows++;
+            String family = family(row);
+            assertThat(types.get(family)).as(row.name()).isEqualTo(row.kind());
+            assertThat(units.get(family)).as(row.name()).isEqualTo(row.unit().equals("ms") ? "milliseconds" : null);
+            Set<String> expectedLabels = new HashSet<>();
+            for (String a : row.attributes()) {
+                expectedLabels.add(a.replace('.', '_'));
+            }
+            List<String> names = row.kind().equals("histogram")
+                    ? List.of(family + "_bucket", family + "_sum", family + "_count")
+                    : List.of(row.kind().equals("counter") ? family + "_total" : family);
+            for (String name : names) {
+                List<Sample> series =
+                        samples.stream().filter(s -> s.name().equals(name)).toList();
+                assertThat(series).as(name).isNotEmpty();
+                for (Sample s : series) {
+                    Set<String> labels = new HashSet<>(s.labels().keySet());
+                    if (name.endsWith("_bucket")) {
+                        assertThat(labels.remove("le")).as(name).isTrue();
+                    }
+                    assertThat(labels).as(name + " " + s.labels()).isEqualTo(expectedLabels);
+                    assertThat(s.labels()).as(name).containsEntry("node_id", nodeId);
+                }
+            }
+            if (row.attributes().contains("result")) {
+                assertThat(samples.stream()
+                                .filter(s -> s.name().equals(names.get(names.size() - 1)))
+                                .map(s -> s.labels().get("result")))
+                        .as(row.name() + " results")
+                        .isSubsetOf("success", "error", "timeout")
+                        .contains("success");
+            }
+        }
+        assertThat(rows).isEqualTo(13);
+    }
+
+    /** The Prometheus metric family of a dictionary row: dots to underscores, ms as {@code _milliseconds}. */
+    private static String family(MetricsDictionary.Row row) {
+        String base = row.name().replace('.', '_');
+        return row.unit().equals("ms") ? base + "_milliseconds" : base;
+    }
+
+    private static Set<String> expectedSampleNames(Map<String, MetricsDictionary.Row> dictionary) {
+        Set<String> names = new HashSet<>();
+        for (MetricsDictionary.Row row : dictionary.values()) {
+            if (row.section().equals("Controller")) {
+                String family = family(row);
+                switch (row.kind()) {
+                    case "counter" -> names.add(family + "_total");
+                    case "gauge" -> names.add(family);
+                    default -> names.addAll(List.of(family + "_bucket", family + "_sum", family + "_count"));
+                }
+            }
+        }
+        return names;
+    }
+
+    private static List<Sample> scrapeQuietly(int port) {
+        try {
+            return scrape(port);
+        } catch (Exception e) {
+            return new ArrayList<>();
+        }
+    }
+
+    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (true) {
+            try {
+                if (condition.getAsBoolean()) {
+                    return;
+                }
+            } catch (AssertionError notYet) {
+                // a series not there yet: keep waiting
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out after " + WAIT + " waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** Whether Ratis wrote a snapshot ({@code <metadata.log.dir>/<group>/sm/snapshot.<term>_<index>}). */
+    private static boolean hasSnapshot(Path metadataDir) {
+        try (Stream<Path> found = Files.find(
+                metadataDir,
+                3,
+                (f, attrs) ->
+                        attrs.isRegularFile() && f.getFileName().toString().startsWith("snapshot."))) {
+            return found.findAny().isPresent();
+        } catch (IOException | UncheckedIOException e) {
+            return false; // not created yet, or a file purged during the search
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
