@@ -3,8 +3,9 @@
 #   1. installs Prometheus (Debian package) and jq if missing; never leaves the packaged service
 #      running on its default port;
 #   2. starts a broker (bin/stellflow-server.sh, temp config, ephemeral ports, diagnostic series on,
-#      flushes and small segments so the storage panels have data), restarts it once so log load
-#      times are recorded, and runs a short produce + consume load (bin/stellflow-perf.sh) whose
+#      flushes and small segments so the storage panels have data; combined mode, so its embedded
+#      controller's series are on the same endpoint), restarts it once so log load and metadata
+#      snapshot load times are recorded, and runs a short produce + consume load (bin/stellflow-perf.sh) whose
 #      clients export their metrics too;
 #   3. starts Prometheus on 127.0.0.1 with grafana/prometheus.yml (target ports templated) and
 #      grafana/alerts.yml, waits for scrapes;
@@ -70,6 +71,9 @@ metrics.diagnostic.enabled=true
 # Storage panels need flushes and segment rolls within the run.
 log.flush.interval.messages=20000
 log.segment.bytes=4194304
+# Combined mode (the default): the embedded controller exports on the same endpoint. A metadata
+# snapshot within the first entries, so the restart below loads one (snapshot load time panel).
+metadata.snapshot.interval.entries=3
 PROPS
 export STELLFLOW_HEAP_OPTS="-Xms128m -Xmx512m"
 export STELLFLOW_LOG_DIR="$work/logs"   # the rolling log file stays in the temp dir
@@ -94,7 +98,7 @@ start_broker 1
 log "broker on 127.0.0.1:$broker_port, metrics on :$metrics_port"
 "$home/bin/stellflow-topics.sh" --bootstrap-server "127.0.0.1:$broker_port" --create --topic verify --partitions 2 >/dev/null
 stop_broker
-start_broker 2   # reloads the logs: stellflow.log.recovery.time has samples
+start_broker 2   # reloads the logs and the metadata snapshot: log recovery and snapshot load times have samples
 log "restarted: broker on 127.0.0.1:$broker_port, metrics on :$metrics_port"
 
 load_ms=100000   # outlives the checks below: the clients' endpoints close when the load ends
@@ -174,7 +178,7 @@ done < <(curl -s "$api/rules" | jq -r '.data.groups[].rules[].query')
 [ "$rules" -gt 0 ] || fail "prometheus loaded no alert rules"
 log "$rules alert rules evaluated"
 # Template variables of the boards must resolve too.
-for m in stellflow_request_count_total stellflow_client_request_count_total; do
+for m in stellflow_request_count_total stellflow_client_request_count_total stellflow_controller_active; do
   [ "$(curl -s "$api/series" --data-urlencode "match[]=$m" | jq '.data | length')" -gt 0 ] \
     || { echo "verify: template variable source $m has no series" >&2; failures=$((failures + 1)); }
 done
