@@ -54,8 +54,8 @@ public interface ControllerMetrics {
     /**
      * {@code stellflow.controller.command.count} and {@code .command.latency}: one control-plane
      * request that asks for a metadata change (RegisterBroker, CreateTopics, DeleteTopics,
-     * CreatePartitions, AlterPartition, a heartbeat that fences or unfences) answered by the active
-     * controller.
+     * CreatePartitions, AlterPartition, IncrementalAlterConfigs, a heartbeat that fences or unfences)
+     * answered by the active controller.
      *
      * @param result how the answer ended
      * @param latencyNs request arrival to answer
