@@ -38,6 +38,7 @@ import io.stellflow.broker.handler.TopicService;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.FrameDecoder;
+import io.stellflow.broker.network.FrameReadAllocator;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.telemetry.BrokerMetrics;
@@ -401,9 +402,14 @@ public final class StellflowServer implements AutoCloseable {
                                             "flushes",
                                             new FlushConsolidationHandler(config.flushConsolidationFlushes(), true));
                         }
+                        FrameDecoder frames = new FrameDecoder();
+                        // Reads of a frame spanning many reads go straight into its buffer (no copy).
+                        ch.config()
+                                .setRecvByteBufAllocator(
+                                        new FrameReadAllocator(ch.config().getRecvByteBufAllocator(), frames));
                         ch.pipeline()
                                 .addLast("fetch-writer", FetchResponseWriter.INSTANCE)
-                                .addLast("frames", new FrameDecoder())
+                                .addLast("frames", frames)
                                 .addLast("requests", new ConnectionHandler(dispatcher, requestPool));
                     }
                 });
@@ -461,6 +467,26 @@ public final class StellflowServer implements AutoCloseable {
                         : "file regions copied by Netty through a direct chunk buffer (no io_uring splice on this kernel)";
             case AUTO -> throw new IllegalStateException("unresolved transport");
         };
+    }
+
+    /**
+     * Payload bytes the open connections' frame decoders copied from read buffers ({@code [0]}) and
+     * received straight into frame buffers ({@code [1]}), summed; each read on its event loop. Tests.
+     */
+    long[] framePayloadBytes() {
+        long[] sum = new long[2];
+        for (Channel ch : channels) {
+            FrameDecoder d = ch.pipeline().get(FrameDecoder.class);
+            if (d != null) {
+                long[] one = ch.eventLoop()
+                        .submit(() -> new long[] {d.copiedPayloadBytes(), d.inPlacePayloadBytes()})
+                        .syncUninterruptibly()
+                        .getNow();
+                sum[0] += one[0];
+                sum[1] += one[1];
+            }
+        }
+        return sum;
     }
 
     /** What the gauges read at collection time: connections, queues and partition logs. */

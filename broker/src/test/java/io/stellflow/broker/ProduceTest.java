@@ -3,17 +3,21 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
+import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
+import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,6 +53,35 @@ class ProduceTest {
 
     private long logEnd(String topic, int partition) {
         return server.registry().partition(topic, partition).logEndOffset();
+    }
+
+    @Test
+    void aLargeFrameIsReadStraightIntoItsBufferAndStoredIntact() throws Exception {
+        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+            ByteBuf out = Unpooled.buffer();
+            RecordBatchBuilder builder = new RecordBatchBuilder(out, 1000);
+            SplittableRandom random = new SplittableRandom(7);
+            byte[] value = new byte[1000];
+            for (int i = 0; i < 1000; i++) {
+                random.nextBytes(value);
+                builder.append(1000, null, value);
+            }
+            builder.close();
+            byte[] batch = ByteBufUtil.getBytes(out);
+            out.release();
+            assertThat(Requests.produceOne(client, "t", 0, batch).errorCode()).isEqualTo(Errors.NONE);
+            long[] copiedAndInPlace = server.framePayloadBytes();
+            // The read carrying the length prefix is copied (at most one receive buffer, 64 KiB);
+            // every later read of the ~1 MB frame went into the frame buffer itself.
+            assertThat(copiedAndInPlace[0]).isLessThanOrEqualTo(65_536);
+            assertThat(copiedAndInPlace[1]).isGreaterThan(batch.length - 65_536L);
+            FetchResponse.PartitionData p = Requests.fetchOne(client, Requests.fetch("t", 0, 0, 0, 2 << 20, -1));
+            ByteBuf records = p.records();
+            assertThat(records.readableBytes()).isEqualTo(batch.length);
+            assertThat(ByteBufUtil.getBytes(
+                            records, RecordBatchLayout.MAGIC_OFFSET, batch.length - RecordBatchLayout.MAGIC_OFFSET))
+                    .isEqualTo(Arrays.copyOfRange(batch, RecordBatchLayout.MAGIC_OFFSET, batch.length));
+        }
     }
 
     @Test

@@ -17,8 +17,10 @@ import org.slf4j.LoggerFactory;
  *   <li>A frame with {@code 10 <= frameLength <= maxFrameLength} becomes a buffer of exactly its
  *       payload (header + body, without the 4-byte prefix): a retained slice of the read buffer when
  *       the whole frame arrived in it (no copy), else a pooled direct buffer sized from the length
- *       prefix that the following reads are copied into ({@link FrameAssembly}: one copy per byte,
- *       no growing cumulation). The next handler owns it and must release it.
+ *       prefix ({@link FrameAssembly}: no growing cumulation). The rest of the read that carried the
+ *       prefix is copied into it; the following reads are read straight into it when the channel's
+ *       allocator is a {@link FrameReadAllocator} on this decoder ({@link #readTarget}, no copy),
+ *       else copied. The next handler owns the payload and must release it.
  *   <li>{@code frameLength > maxFrameLength}: the decoder keeps the first 10 payload bytes' worth of
  *       information (apiKey, correlationId), skips the rest as it arrives without buffering it, and
  *       then emits an {@link OversizedFrame}. The connection stays open.
@@ -104,6 +106,26 @@ public final class FrameDecoder extends ByteToMessageDecoder {
         // the following reads as they come), so the cumulation never holds a partial frame.
         assembly.start(ctx.alloc(), frameLength);
         assembly.fill(in);
+    }
+
+    /**
+     * The buffer the channel's next read should go into while a frame spanning reads is in
+     * progress ({@link FrameAssembly#readTarget}), else null. Called by {@link FrameReadAllocator}.
+     *
+     * @return a retained slice of the frame buffer the caller owns, or null
+     */
+    ByteBuf readTarget() {
+        return closed || discardRemaining > 0 ? null : assembly.readTarget();
+    }
+
+    /** Payload bytes copied from read buffers into frame buffers on this connection (tests). */
+    public long copiedPayloadBytes() {
+        return assembly.copiedBytes();
+    }
+
+    /** Payload bytes that were read straight into frame buffers on this connection (tests). */
+    public long inPlacePayloadBytes() {
+        return assembly.inPlaceBytes();
     }
 
     @Override
