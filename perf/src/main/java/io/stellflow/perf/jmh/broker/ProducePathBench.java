@@ -85,6 +85,9 @@ public class ProducePathBench {
         dir = Files.createTempDirectory("sf-produce-bench");
         Properties props = new Properties();
         props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        // A single broker without a controller (the data plane only): registry() is null in a cluster.
+        props.setProperty("process.roles", "broker");
+        props.setProperty("metadata.local", "true");
         props.setProperty("log.dirs", dir.toString());
         props.setProperty("transport", transport);
         props.setProperty("num.append.agents", "1");
