@@ -225,6 +225,11 @@ public final class ControllerServer implements AutoCloseable {
         return quorum.isActive();
     }
 
+    /** This controller's metadata state machine (for tests: snapshot load and apply counts). */
+    MetadataStateMachine stateMachine() {
+        return quorum.stateMachine();
+    }
+
     /** The latest image this controller applied (committed entries only). */
     public MetadataImage image() {
         return quorum.image();

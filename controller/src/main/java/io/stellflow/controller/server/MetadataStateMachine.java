@@ -18,6 +18,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.ratis.io.MD5Hash;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.protocol.Message;
@@ -66,6 +67,10 @@ public final class MetadataStateMachine extends BaseStateMachine {
     private MetadataImage image = MetadataImage.EMPTY;
     /** Every delta with offset > retainedFrom is in {@link #retained}. */
     private long retainedFrom;
+    /** Raft index of the snapshot this instance last loaded, -1 when none (written by Ratis's thread). */
+    private volatile long loadedSnapshotIndex = -1;
+    /** Log entries this instance applied since it was created (written by Ratis's updater thread only). */
+    private final AtomicLong appliedEntries = new AtomicLong();
 
     public MetadataStateMachine(int retainedEntries, ControllerMetrics metrics) {
         this.retainedEntries = retainedEntries;
@@ -111,6 +116,7 @@ public final class MetadataStateMachine extends BaseStateMachine {
             notifyAll();
         }
         setLastAppliedTermIndex(info.getTermIndex());
+        loadedSnapshotIndex = info.getIndex();
         metrics.replay(System.nanoTime() - startNs);
         reportBrokers(loaded);
         LOG.info(
@@ -151,6 +157,7 @@ public final class MetadataStateMachine extends BaseStateMachine {
             notifyAll();
         }
         updateLastAppliedTermIndex(term, index);
+        appliedEntries.incrementAndGet();
         if (r.ok() && changesBrokers(records)) {
             reportBrokers(r.image());
         }
@@ -197,6 +204,22 @@ public final class MetadataStateMachine extends BaseStateMachine {
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file.toPath(), md5), last));
         LOG.info("METADATA_SNAPSHOT_TAKEN file={} term={} index={}", file, last.getTerm(), last.getIndex());
         return last.getIndex();
+    }
+
+    /**
+     * Raft index of the metadata snapshot this state machine last loaded (at start or after a snapshot
+     * install), or -1 when it loaded none. Thread-safe (volatile read).
+     */
+    public long loadedSnapshotIndex() {
+        return loadedSnapshotIndex;
+    }
+
+    /**
+     * Number of metadata log entries this state machine applied since it was created (entries covered
+     * by a loaded snapshot are not counted; Ratis's own configuration entries never are). Thread-safe.
+     */
+    public long appliedEntries() {
+        return appliedEntries.get();
     }
 
     /** Ratis's "no snapshot" index. */
