@@ -6,6 +6,8 @@ import io.stellflow.client.TopicDescription;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreatePartitionsRequest;
+import io.stellflow.controller.proto.CreatePartitionsResponse;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
@@ -28,14 +30,17 @@ import picocli.CommandLine.Spec;
  * delete, list and describe topics (leader, leader epoch, replicas and ISR per partition) through any
  * broker ({@code --bootstrap-server}). {@code --create} with topic config overrides ({@code --config
  * k=v}, repeatable; keys as in {@code stellflow-configs.sh}) goes to the active controller instead
- * ({@code --bootstrap-controller}): CreateTopic on the wire carries no configs. Exit status 0 on
+ * ({@code --bootstrap-controller}): CreateTopic on the wire carries no configs. {@code --alter --topic T
+ * --partitions N} grows a topic to N partitions in total at the active controller
+ * ({@code --bootstrap-controller}); as in Kafka the count can only increase: a smaller or equal N or an
+ * unknown topic is refused by the controller with nothing written. Exit status 0 on
  * success, 1 when the broker or controller rejected the request, 2 for bad arguments. Not thread-safe
  * (one invocation).
  */
 @Command(
         name = "stellflow-topics",
         mixinStandardHelpOptions = true,
-        description = "Create, delete, list and describe Stellflow topics.")
+        description = "Create, alter (grow the partition count), delete, list and describe Stellflow topics.")
 public final class TopicsCommand implements Callable<Integer> {
     @Option(names = "--bootstrap-server", description = "host:port of a broker")
     String bootstrapServer;
@@ -57,6 +62,11 @@ public final class TopicsCommand implements Callable<Integer> {
         @Option(names = "--create", description = "create --topic with --partitions and --replication-factor")
         boolean create;
 
+        @Option(
+                names = "--alter",
+                description = "grow --topic to --partitions in total (only increase; needs --bootstrap-controller)")
+        boolean alter;
+
         @Option(names = "--delete", description = "delete --topic (brokers of a cluster only)")
         boolean delete;
 
@@ -73,7 +83,7 @@ public final class TopicsCommand implements Callable<Integer> {
     @Option(
             names = "--partitions",
             defaultValue = "1",
-            description = "partition count for --create (default ${DEFAULT-VALUE})")
+            description = "partition count for --create (default ${DEFAULT-VALUE}), new total for --alter")
     int partitions;
 
     @Option(
@@ -92,9 +102,13 @@ public final class TopicsCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        if ((action.create || action.delete) && topic == null) {
+        if ((action.create || action.delete || action.alter) && topic == null) {
             throw new CommandLine.ParameterException(
-                    spec.commandLine(), (action.create ? "--create" : "--delete") + " needs --topic");
+                    spec.commandLine(),
+                    (action.create ? "--create" : action.delete ? "--delete" : "--alter") + " needs --topic");
+        }
+        if (action.alter && !spec.commandLine().getParseResult().hasMatchedOption("--partitions")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--alter needs --partitions");
         }
         if ((bootstrapServer == null) == (bootstrapController == null)) {
             throw new CommandLine.ParameterException(
@@ -105,10 +119,19 @@ public final class TopicsCommand implements Callable<Integer> {
                     spec.commandLine(),
                     "--config needs --bootstrap-controller (CreateTopic through a broker carries no configs)");
         }
+        if (action.alter && bootstrapController == null) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--alter needs --bootstrap-controller (CreatePartitions goes to the controller)");
+        }
         if (bootstrapController != null) {
+            if (action.alter) {
+                return alterThroughController(out);
+            }
             if (!action.create) {
                 throw new CommandLine.ParameterException(
-                        spec.commandLine(), "--bootstrap-controller supports --create only; use --bootstrap-server");
+                        spec.commandLine(),
+                        "--bootstrap-controller supports --create and --alter only; use --bootstrap-server");
             }
             return createThroughController(out);
         }
@@ -177,6 +200,31 @@ public final class TopicsCommand implements Callable<Integer> {
         }
         out.println("Created topic " + topic + " with " + partitions + " partition(s) of " + rf + " replica(s)"
                 + (configs == null ? "." : " and config " + new TreeMap<>(configs) + "."));
+        out.flush();
+        return 0;
+    }
+
+    /** CreatePartitions at the active controller; it refuses a decrease, the same count or an unknown topic. */
+    private int alterThroughController(PrintWriter out) {
+        try (ControllerClient c = ControllerClient.builder(bootstrapController)
+                .requestTimeout(Duration.ofSeconds(30))
+                .build()) {
+            CreatePartitionsResponse r = c.createPartitions(CreatePartitionsRequest.newBuilder()
+                    .setName(topic)
+                    .setTotalCount(partitions)
+                    .build());
+            if (r.getError() != ErrorCode.NONE) {
+                spec.commandLine()
+                        .getErr()
+                        .println("error: CreatePartitions " + topic + " refused: " + r.getError() + " "
+                                + r.getErrorMessage());
+                return 1;
+            }
+        } catch (ControllerUnavailableException e) {
+            spec.commandLine().getErr().println("error: " + e.getMessage());
+            return 1;
+        }
+        out.println("Topic " + topic + " now has " + partitions + " partition(s).");
         out.flush();
         return 0;
     }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.controller.image.TopicImage;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -94,6 +95,68 @@ class TopicsCommandConfigTest {
             Run both = run("--bootstrap-server", broker, "--bootstrap-controller", controller, "--list");
             assertThat(both.exit()).isEqualTo(2);
             assertThat(both.err()).contains("exactly one of --bootstrap-server and --bootstrap-controller");
+        }
+    }
+
+    @Test
+    void alterPartitionsOnlyIncreasesAndRefusesBadInputWritingNothing() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        p.setProperty("log.dirs", dir.resolve("data").toString());
+        p.setProperty("transport", "nio");
+        p.setProperty("metrics.exporter", "none");
+        p.setProperty("controller.quorum.election.timeout.ms", "200");
+        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+            String controller = server.controller().rpcEndpoint();
+            Run created =
+                    run("--bootstrap-controller", controller, "--create", "--topic", "growing", "--partitions", "2");
+            assertThat(created.exit()).as(created.err()).isZero();
+            TopicImage before = server.controller().image().topic("growing");
+
+            Run grown = run("--bootstrap-controller", controller, "--alter", "--topic", "growing", "--partitions", "4");
+            assertThat(grown.exit()).as(grown.err()).isZero();
+            assertThat(grown.out()).isEqualTo("Topic growing now has 4 partition(s).\n");
+            TopicImage after = server.controller().image().topic("growing");
+            assertThat(after.id()).isEqualTo(before.id());
+            assertThat(after.partitions()).hasSize(4);
+            assertThat(after.partitions().subList(0, 2)).isEqualTo(before.partitions());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (server.replicaManager().hostedPartition("growing", 3) == null) {
+                assertThat(System.nanoTime()).as("new partition 3 hosted").isLessThan(deadline);
+                Thread.sleep(20);
+            }
+
+            long offset = server.controller().image().offset();
+            for (String total : new String[] {"3", "4"}) {
+                Run refused = run(
+                        "--bootstrap-controller", controller, "--alter", "--topic", "growing", "--partitions", total);
+                assertThat(refused.exit()).isEqualTo(1);
+                assertThat(refused.err())
+                        .startsWith("error: CreatePartitions growing refused: INVALID_PARTITIONS")
+                        .contains("topic has 4");
+            }
+            Run unknown = run("--bootstrap-controller", controller, "--alter", "--topic", "nope", "--partitions", "3");
+            assertThat(unknown.exit()).isEqualTo(1);
+            assertThat(unknown.err()).startsWith("error: CreatePartitions nope refused: UNKNOWN_TOPIC_OR_PARTITION");
+            assertThat(server.controller().image().offset())
+                    .as("nothing written")
+                    .isEqualTo(offset);
+            assertThat(server.controller().image().topic("growing").partitions())
+                    .hasSize(4);
+
+            Run noCount = run("--bootstrap-controller", controller, "--alter", "--topic", "growing");
+            assertThat(noCount.exit()).isEqualTo(2);
+            assertThat(noCount.err()).contains("--alter needs --partitions");
+            Run viaBroker = run(
+                    "--bootstrap-server",
+                    "127.0.0.1:" + server.port(),
+                    "--alter",
+                    "--topic",
+                    "growing",
+                    "--partitions",
+                    "5");
+            assertThat(viaBroker.exit()).isEqualTo(2);
+            assertThat(viaBroker.err()).contains("--alter needs --bootstrap-controller");
         }
     }
 }
