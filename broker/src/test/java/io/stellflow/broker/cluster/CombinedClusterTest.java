@@ -62,8 +62,9 @@ import org.junit.jupiter.api.io.TempDir;
  * config overrides from the controller reach every broker's logs (created, altered, and after a
  * restart); auto-creation through the controller with three broker policies (node 1:
  * {@code auto.create.topics.enable} with 3 partitions of 3 replicas; node 2: enabled with
- * {@code default.replication.factor=4}, more than the brokers; node 3: disabled); last, the active
- * controller's id in Metadata follows a failover. Tests share the cluster and run in order.
+ * {@code default.replication.factor=4}, more than the brokers; node 3: disabled); a produce to a
+ * follower replica is refused with NOT_LEADER_OR_FOLLOWER; last, the active controller's id in
+ * Metadata follows a failover. Tests share the cluster and run in order.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -419,6 +420,32 @@ class CombinedClusterTest {
 
     @Test
     @Order(4)
+    void aProduceToAFollowerReplicaGetsNotLeaderOrFollowerAndTheLeaderTakesIt() throws Exception {
+        PartitionImage p0 = controllerImage().topic("auto-by-metadata").partition(0);
+        int leader = p0.leader() - 1;
+        int follower = p0.replicas().stream()
+                        .filter(id -> id != p0.leader())
+                        .findFirst()
+                        .orElseThrow()
+                - 1;
+        ClusterHarness.await(20_000, "node " + (follower + 1) + " follows partition 0", () -> {
+            Partition h = nodes[follower].replicaManager().hostedPartition("auto-by-metadata", 0);
+            return h != null && !h.isLeader() && h.leaderId() == p0.leader();
+        });
+        Partition onLeader = nodes[leader].replicaManager().hostedPartition("auto-by-metadata", 0);
+        long leaderLeo = onLeader.logEndOffset();
+
+        ProduceResponse.PartitionResponse refused = produceRaw(follower, "auto-by-metadata");
+        assertThat(refused.errorCode()).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+        assertThat(onLeader.logEndOffset()).as("nothing appended").isEqualTo(leaderLeo);
+
+        ProduceResponse.PartitionResponse accepted = produceRaw(leader, "auto-by-metadata");
+        assertThat(accepted.errorCode()).isEqualTo(Errors.NONE);
+        assertThat(onLeader.logEndOffset()).isEqualTo(leaderLeo + 1);
+    }
+
+    @Test
+    @Order(5)
     void theControllerIdInMetadataFollowsAFailoverOfTheActiveController() throws Exception {
         int old = activeIndex();
         String clusterId = controllerImage().clusterId();
