@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * the one holding the recovery point are trusted the same way (they were fsynced before the
  * recovery point was checkpointed); that segment and all later ones are validated batch by batch
  * ({@link Recovery}: CRC-32C, lengths, offsets increasing), truncated at the first invalid byte
- * (later segments are deleted), and their indexes rebuilt. A missing or corrupt checkpoint never
+ * (later segments are deleted), and their indexes rebuilt; such an open reports once to {@link
+ * LogMetrics#logRecovered} (segments scanned, bytes dropped, segments deleted). A missing or corrupt checkpoint never
  * loses data: a bad recovery point means "recover everything", a bad log start offset means "the
  * first segment's base", a bad epoch file is rebuilt from the batch headers.
  *
@@ -63,6 +64,12 @@ final class LogLoader {
     private final LogMetrics metrics;
     private LeaderEpochCache cache;
     private boolean rebuildEpochs;
+
+    /** What an unclean open's recovery did ({@link LogMetrics#logRecovered}); 0 segments = none. */
+    private int segmentsRecovered;
+
+    private long droppedBytes;
+    private int segmentsDeleted;
 
     private LogLoader(Path dir, LogConfig config, LogEnvironment env) {
         this.dir = dir;
@@ -130,6 +137,9 @@ final class LogLoader {
         cache.truncateFromEnd(logEndOffset);
         cache.truncateFromStart(logStartOffset);
         cache.flush();
+        if (segmentsRecovered > 0) {
+            metrics.logRecovered(dir, segmentsRecovered, droppedBytes, segmentsDeleted, logEndOffset);
+        }
         metrics.logLoaded(System.nanoTime() - startNanos, clean);
         return new Loaded(segments, logEndOffset, cache.latestEpoch(), logStartOffset, recoveryPoint, cache);
     }
@@ -263,6 +273,8 @@ final class LogLoader {
             s.rebuildIndexStart(config);
             Recovery.Result r = Recovery.recoverSegment(s, Math.max(next, bases[i]), true, cache::assign);
             metrics.indexRebuilt();
+            segmentsRecovered++;
+            droppedBytes += r.droppedBytes();
             next = r.nextOffset();
             if (r.droppedBytes() > 0 && i < bases.length - 1) {
                 for (int j = i + 1; j < bases.length; j++) {
@@ -272,6 +284,8 @@ final class LogLoader {
                             dir,
                             later.logFile,
                             later.sizeBytes());
+                    droppedBytes += later.sizeBytes();
+                    segmentsDeleted++;
                     later.delete();
                 }
                 break;

@@ -1,5 +1,8 @@
 package io.stellflow.storage;
 
+import java.io.IOException;
+import java.nio.file.Path;
+
 /**
  * Hooks for the storage metrics of {@code spec/metrics.md} ("Broker: storage"): the log reports
  * events and durations, the caller records them (histograms, counters). Gauges are read from the
@@ -7,8 +10,10 @@ package io.stellflow.storage;
  * {@link UnifiedLog#logEndOffset}).
  *
  * <p>Contract for implementations: called on the log's writer thread (or the loading thread), while
- * the log holds its lock, so they must be fast and must not call back into the log; arguments are
- * primitives, so the hot path does not allocate.
+ * the log holds its lock, so they must be fast and must not call back into the log; the per-append
+ * hooks take primitives only, so the hot path does not allocate. The lifecycle hooks ({@link
+ * #logRecovered}, {@link #diskFull}) are rare (once per recovered log, once per full episode of a log)
+ * and name the partition directory.
  */
 public interface LogMetrics {
     /** Does nothing. */
@@ -31,4 +36,32 @@ public interface LogMetrics {
 
     /** {@code stellflow.log.cleanup.segment.count}: segments removed by retention. */
     default void segmentsDeleted(int count) {}
+
+    /**
+     * A log opened without its clean shutdown marker and with segments on disk was recovered
+     * ({@link LogLoader}): called once per recovered log, after the scan, before the log serves
+     * anything. Not called for a clean open or a new (empty) directory.
+     *
+     * @param dir the partition directory ({@code <topic>-<partition>})
+     * @param segmentsRecovered segments validated batch by batch (the one holding the checkpointed
+     *     recovery point and every later one that was reached)
+     * @param droppedBytes bytes removed: the invalid tail of the truncated segment plus every later
+     *     segment deleted after it (records cannot be counted: their headers are what failed)
+     * @param segmentsDeleted whole segments deleted after the truncated one
+     * @param logEndOffset the log end offset after recovery
+     */
+    default void logRecovered(
+            Path dir, int segmentsRecovered, long droppedBytes, int segmentsDeleted, long logEndOffset) {}
+
+    /**
+     * A write of the log failed because its file system is full ({@code ENOSPC} or {@code EDQUOT},
+     * {@link StorageErrors#isNoSpace}): the failing call throws {@code cause} to its caller (the
+     * write is an error, nothing is acknowledged). Called once per full episode of a log: the first
+     * failure after the log was opened or after its last successful append.
+     *
+     * @param dir the partition directory
+     * @param operation {@code append}, {@code flush} or {@code checkpoint}
+     * @param cause the I/O error
+     */
+    default void diskFull(Path dir, String operation, IOException cause) {}
 }

@@ -47,6 +47,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Errors: {@link IOException} for I/O failures; after a failed append the log refuses further
  * appends (the file may hold a partial write) until it is closed and reopened, which recovers it.
+ * An append, flush or checkpoint that fails because the file system is full ({@link
+ * StorageErrors#isNoSpace}) also calls {@link LogMetrics#diskFull}, once per full episode.
  * A record set that is not a well-formed batch sequence is a caller bug: {@link
  * IllegalArgumentException}. Use after close: {@link IllegalStateException} for writes. Expected
  * outcomes are return values ({@link #OFFSET_MISMATCH}, {@link LogStartOffsetResult}).
@@ -89,6 +91,12 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** Guarded by appendLock. */
     private boolean failed;
+
+    /**
+     * Guarded by appendLock: {@link LogMetrics#diskFull} was called since the log was opened or last
+     * appended successfully (one report per full episode).
+     */
+    private boolean diskFullReported;
 
     private final FlushPolicy flushPolicy;
     private long recoveryPoint;
@@ -168,7 +176,11 @@ public final class UnifiedLog implements AutoCloseable {
             }
             guardedAppend(records, start, end, leaderEpoch, true, 0);
             env.metrics().append(System.nanoTime() - startNanos, true);
+            diskFullReported = false;
             return first;
+        } catch (IOException e) {
+            writeFailed("append", e);
+            throw e;
         } finally {
             appendLock.unlock();
         }
@@ -222,9 +234,24 @@ public final class UnifiedLog implements AutoCloseable {
             }
             guardedAppend(records, start, end, 0, false, fetchOffset);
             env.metrics().append(System.nanoTime() - startNanos, false);
+            diskFullReported = false;
             return logEndOffset;
+        } catch (IOException e) {
+            writeFailed("append", e);
+            throw e;
         } finally {
             appendLock.unlock();
+        }
+    }
+
+    /**
+     * Reports a write that failed because the file system is full, once per full episode ({@link
+     * LogMetrics#diskFull}). Under the append lock.
+     */
+    private void writeFailed(String operation, IOException e) {
+        if (!diskFullReported && StorageErrors.isNoSpace(e)) {
+            diskFullReported = true;
+            env.metrics().diskFull(dir, operation, e);
         }
     }
 
@@ -642,6 +669,9 @@ public final class UnifiedLog implements AutoCloseable {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
             writeCheckpointsLocked();
+        } catch (IOException e) {
+            writeFailed("checkpoint", e);
+            throw e;
         } finally {
             appendLock.unlock();
         }
@@ -850,6 +880,9 @@ public final class UnifiedLog implements AutoCloseable {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
             flushLocked();
+        } catch (IOException e) {
+            writeFailed("flush", e);
+            throw e;
         } finally {
             appendLock.unlock();
         }

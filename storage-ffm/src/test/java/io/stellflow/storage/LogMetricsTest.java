@@ -1,10 +1,15 @@
 package io.stellflow.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,6 +28,20 @@ class LogMetricsTest {
         int indexRebuilds;
         int segmentsDeleted;
         long appendNanos;
+        final List<String> recovered = new ArrayList<>();
+        final List<String> diskFull = new ArrayList<>();
+
+        @Override
+        public void logRecovered(
+                Path logDir, int segmentsRecovered, long droppedBytes, int deleted, long logEndOffset) {
+            recovered.add(logDir.getFileName() + " segments=" + segmentsRecovered + " droppedBytes=" + droppedBytes
+                    + " deleted=" + deleted + " leo=" + logEndOffset);
+        }
+
+        @Override
+        public void diskFull(Path logDir, String operation, IOException cause) {
+            diskFull.add(logDir.getFileName() + " " + operation + " " + StorageErrors.isNoSpace(cause));
+        }
 
         @Override
         public void append(long nanos, boolean leader) {
@@ -109,5 +128,89 @@ class LogMetricsTest {
             assertThat(metrics.uncleanLoads).isEqualTo(3); // new leader dir, new follower dir, the crash
             assertThat(metrics.indexRebuilds).isEqualTo(1); // only the segment holding the recovery point
         }
+    }
+
+    private static final LogConfig SMALL_SEGMENTS = LogConfig.builder()
+            .segmentBytes(1024)
+            .indexIntervalBytes(0)
+            .indexMaxBytes(1024)
+            .build();
+
+    @Test
+    void anUncleanOpenReportsItsRecoveryOnceWithTheDroppedBytesAndDeletedSegments() throws IOException {
+        Counting metrics = new Counting();
+        LogEnvironment env = LogEnvironment.system().withMetrics(metrics);
+        Path logDir = dir.resolve("t-0");
+        UnifiedLog log = UnifiedLog.open(logDir, SMALL_SEGMENTS, env);
+        assertThat(metrics.recovered)
+                .as("a new directory is created, not recovered")
+                .isEmpty();
+        for (int i = 0; i < 40; i++) {
+            ByteBuf b = TestBatches.batch(1000 + i);
+            log.appendAsLeader(b, 1);
+            b.release();
+        }
+        assertThat(log.segmentCount()).isGreaterThan(3);
+        log.crashForTesting();
+        List<Path> logs;
+        try (var files = Files.list(logDir)) {
+            logs = files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
+        }
+        long secondBase = Long.parseLong(logs.get(1).getFileName().toString().substring(0, 20));
+        long dropped = 0;
+        for (int i = 1; i < logs.size(); i++) {
+            dropped += Files.size(logs.get(i));
+        }
+        // A byte of the second segment's first batch header (covered by the CRC) flips: that segment
+        // is truncated to 0 bytes and every later one is deleted.
+        try (RandomAccessFile f = new RandomAccessFile(logs.get(1).toFile(), "rw")) {
+            f.seek(30);
+            int b = f.read();
+            f.seek(30);
+            f.write(b ^ 0xff);
+        }
+
+        try (UnifiedLog reopened = UnifiedLog.open(logDir, SMALL_SEGMENTS, env)) {
+            assertThat(reopened.logEndOffset()).isEqualTo(secondBase);
+        }
+        assertThat(metrics.recovered)
+                .containsExactly("t-0 segments=2 droppedBytes=" + dropped + " deleted=" + (logs.size() - 2) + " leo="
+                        + secondBase);
+
+        try (UnifiedLog reopened = UnifiedLog.open(logDir, SMALL_SEGMENTS, env)) {
+            assertThat(reopened.logEndOffset()).isEqualTo(secondBase);
+        }
+        assertThat(metrics.recovered).as("a clean open recovers nothing").hasSize(1);
+    }
+
+    /**
+     * A real {@code ENOSPC}: the active segment's file is a symbolic link to {@code /dev/full}, on
+     * which every {@code write(2)} fails with "No space left on device".
+     */
+    @Test
+    void anAppendOnAFullFileSystemFailsAndIsReportedOncePerEpisode() throws IOException {
+        Path devFull = Path.of("/dev/full");
+        assertThat(devFull).as("Linux's always-full device").exists();
+        Counting metrics = new Counting();
+        LogEnvironment env = LogEnvironment.system().withMetrics(metrics);
+        Path logDir = dir.resolve("full-0");
+        UnifiedLog.open(logDir, LogConfig.defaults(), env).close();
+        Path active = logDir.resolve("00000000000000000000.log");
+        assertThat(Files.size(active)).isZero();
+        Files.delete(active);
+        Files.createSymbolicLink(active, devFull);
+
+        try (UnifiedLog log = UnifiedLog.open(logDir, LogConfig.defaults(), env)) {
+            ByteBuf b = TestBatches.batch(1000);
+            assertThatThrownBy(() -> log.appendAsLeader(b, 0))
+                    .isInstanceOf(IOException.class)
+                    .satisfies(e -> assertThat(StorageErrors.isNoSpace(e)).isTrue());
+            assertThat(log.logEndOffset()).as("nothing acknowledged").isZero();
+            // The log refuses appends until reopened: that error is not a second disk-full report.
+            assertThatThrownBy(() -> log.appendAsLeader(b, 0)).isInstanceOf(IOException.class);
+            b.release();
+        }
+        assertThat(metrics.diskFull).containsExactly("full-0 append true");
+        assertThat(metrics.leaderAppends).isZero();
     }
 }

@@ -27,12 +27,18 @@ public final class LogEvents {
     public static final String PARTITION_REASSIGNED = "PARTITION_REASSIGNED";
     public static final String ISR_SHRUNK = "ISR_SHRUNK";
     public static final String ISR_EXPANDED = "ISR_EXPANDED";
-    /** A log was opened after an unclean shutdown and recovered (once per recovered partition). */
+    /**
+     * A log was opened after an unclean shutdown and recovered (once per recovered partition, with
+     * the bytes and segments dropped; {@link StorageMetrics#logRecovered}).
+     */
     public static final String LOG_RECOVERED = "LOG_RECOVERED";
 
     public static final String LOG_TRUNCATED = "LOG_TRUNCATED";
     /** Retention removed segments of a partition (once per retention pass that removed any). */
     public static final String SEGMENT_DELETED = "SEGMENT_DELETED";
-    /** An append failed because the log dir's file system is full (once per full episode). */
+    /**
+     * An append, flush or checkpoint of a partition failed because its log dir's file system is full
+     * (once per full episode of that log; {@link StorageMetrics#diskFull}).
+     */
     public static final String DISK_FULL = "DISK_FULL";
 }

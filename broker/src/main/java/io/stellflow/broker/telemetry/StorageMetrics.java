@@ -1,6 +1,8 @@
 package io.stellflow.broker.telemetry;
 
 import io.stellflow.storage.LogMetrics;
+import java.io.IOException;
+import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -8,8 +10,14 @@ import org.slf4j.LoggerFactory;
  * The storage hooks ({@link LogMetrics}) of the broker's logs: durations and events go to the
  * broker's shared instruments (no topic or partition attribute); retention logs {@code
  * SEGMENT_DELETED} once per pass that removed segments. The load time of a log is recorded for every
- * open (at start, after an unclean stop with its recovery scan, and for a log created now); the log
- * manager names the partition in its own recovery line.
+ * open (at start, after an unclean stop with its recovery scan, and for a log created now).
+ *
+ * <p>Lifecycle lines, one per event, never per record: {@code LOG_RECOVERED partition=<topic>-<n>
+ * dir=... segmentsRecovered= droppedBytes= segmentsDeleted= logEndOffset=} when a log without its
+ * clean shutdown marker was recovered (INFO, WARN when bytes were dropped); {@code DISK_FULL
+ * partition= dir= operation=append|flush|checkpoint error=...} (ERROR) when a write failed because
+ * the file system is full, once per full episode of a log. The failed write is an error for its
+ * caller (a Produce is answered {@code BROKER_NOT_AVAILABLE}, nothing is acknowledged).
  *
  * <p>Thread-safety: called on the logs' writer or loading threads; holds no mutable state.
  */
@@ -51,5 +59,37 @@ public final class StorageMetrics implements LogMetrics {
     public void segmentsDeleted(int count) {
         metrics.segmentsDeleted(count);
         LOG.info("{} segments={}", LogEvents.SEGMENT_DELETED, count);
+    }
+
+    @Override
+    public void logRecovered(
+            Path dir, int segmentsRecovered, long droppedBytes, int segmentsDeleted, long logEndOffset) {
+        String format =
+                "{} partition={} dir={} segmentsRecovered={} droppedBytes={} segmentsDeleted={} logEndOffset={}";
+        Object[] args = {
+            LogEvents.LOG_RECOVERED,
+            dir.getFileName(),
+            dir,
+            segmentsRecovered,
+            droppedBytes,
+            segmentsDeleted,
+            logEndOffset
+        };
+        if (droppedBytes > 0) {
+            LOG.warn(format, args);
+        } else {
+            LOG.info(format, args);
+        }
+    }
+
+    @Override
+    public void diskFull(Path dir, String operation, IOException cause) {
+        LOG.error(
+                "{} partition={} dir={} operation={} error={}",
+                LogEvents.DISK_FULL,
+                dir.getFileName(),
+                dir,
+                operation,
+                cause.getMessage());
     }
 }

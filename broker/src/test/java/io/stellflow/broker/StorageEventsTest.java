@@ -1,0 +1,138 @@
+package io.stellflow.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.stellflow.broker.telemetry.LogEvents;
+import io.stellflow.broker.telemetry.StorageMetrics;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.FetchResponse.PartitionData;
+import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
+import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.storage.UnifiedLog;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The storage lifecycle events of a real broker ({@link LogEvents#LOG_RECOVERED}, {@link
+ * LogEvents#DISK_FULL}), read from the log lines {@link StorageMetrics} writes.
+ */
+class StorageEventsTest {
+    private static final String FIRST_LOG = "00000000000000000000.log";
+
+    @TempDir
+    Path dir;
+
+    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
+    private Logger logger;
+    private Level levelBefore;
+
+    @BeforeEach
+    void captureStorageEvents() {
+        logger = (Logger) LoggerFactory.getLogger(StorageMetrics.class);
+        levelBefore = logger.getLevel();
+        logger.setLevel(Level.INFO);
+        lines.start();
+        logger.addAppender(lines);
+    }
+
+    @AfterEach
+    void release() {
+        logger.detachAppender(lines);
+        logger.setLevel(levelBefore);
+    }
+
+    private List<String> events(String name) {
+        return lines.list.stream()
+                .map(ILoggingEvent::getFormattedMessage)
+                .filter(m -> m.startsWith(name + " "))
+                .toList();
+    }
+
+    /**
+     * What a kill -9 in the middle of a write leaves: no clean shutdown marker and half a batch at
+     * the end of the active segment. The restarted broker recovers the partition, says so in one
+     * LOG_RECOVERED line naming it and the dropped bytes, and serves every whole batch.
+     */
+    @Test
+    void aRestartAfterAnUncleanStopLogsOneRecoveredLinePerRecoveredPartition() throws Exception {
+        try (StellflowServer server = TestBroker.start(dir);
+                RawClient client = new RawClient(server.port())) {
+            Requests.createTopic(client, "crashed", 2);
+            for (int i = 0; i < 6; i++) {
+                assertThat(Requests.produceOne(client, "crashed", i % 2, Requests.batch(3, 1000 + i))
+                                .errorCode())
+                        .isEqualTo(Errors.NONE);
+            }
+        }
+        Path p0 = dir.resolve("crashed-0");
+        Files.delete(p0.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE));
+        byte[] torn = Requests.batch(3, 2000);
+        int tornBytes = torn.length / 2;
+        try (FileChannel ch = FileChannel.open(p0.resolve(FIRST_LOG), StandardOpenOption.APPEND)) {
+            ch.write(ByteBuffer.wrap(torn, 0, tornBytes));
+        }
+        assertThat(events(LogEvents.LOG_RECOVERED))
+                .as("clean opens are not recoveries")
+                .isEmpty();
+
+        try (StellflowServer server = TestBroker.start(dir);
+                RawClient client = new RawClient(server.port())) {
+            PartitionData fetched = Requests.fetchOne(client, Requests.fetch("crashed", 0, 0, 0));
+            assertThat(RecordBatchReader.decode(fetched.records(), 0)).hasSize(9);
+            assertThat(Requests.produceOne(client, "crashed", 0, Requests.batch(1, 3000))
+                            .baseOffset())
+                    .isEqualTo(9);
+        }
+        assertThat(events(LogEvents.LOG_RECOVERED))
+                .containsExactly("LOG_RECOVERED partition=crashed-0 dir=" + p0 + " segmentsRecovered=1 droppedBytes="
+                        + tornBytes + " segmentsDeleted=0 logEndOffset=9");
+        assertThat(lines.list.stream()
+                        .filter(e -> e.getFormattedMessage().startsWith(LogEvents.LOG_RECOVERED))
+                        .map(ILoggingEvent::getLevel))
+                .containsExactly(Level.WARN);
+    }
+
+    /**
+     * A partition whose active segment is {@code /dev/full} (every write fails with ENOSPC): the
+     * Produce is answered with an error (nothing acknowledged, nothing silently dropped), one
+     * DISK_FULL line names the partition, and a retry is an error again without a second line.
+     */
+    @Test
+    void aProduceOnAFullDiskIsAnErrorAndLogsDiskFullOnce() throws Exception {
+        try (StellflowServer server = TestBroker.start(dir);
+                RawClient client = new RawClient(server.port())) {
+            Requests.createTopic(client, "full", 1);
+        }
+        Path active = dir.resolve("full-0").resolve(FIRST_LOG);
+        assertThat(Files.size(active)).isZero();
+        Files.delete(active);
+        Files.createSymbolicLink(active, Path.of("/dev/full"));
+
+        try (StellflowServer server = TestBroker.start(dir);
+                RawClient client = new RawClient(server.port())) {
+            PartitionResponse first = Requests.produceOne(client, "full", 0, Requests.batch(2, 1000));
+            assertThat(first.errorCode()).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
+            assertThat(first.baseOffset()).isEqualTo(-1L);
+            PartitionResponse retry = Requests.produceOne(client, "full", 0, Requests.batch(2, 1001));
+            assertThat(retry.errorCode()).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
+            PartitionData fetched = Requests.fetchOne(client, Requests.fetch("full", 0, 0, 0));
+            assertThat(fetched.highWatermark()).isZero();
+        }
+        assertThat(events(LogEvents.DISK_FULL))
+                .containsExactly("DISK_FULL partition=full-0 dir=" + dir.resolve("full-0")
+                        + " operation=append error=No space left on device");
+    }
+}

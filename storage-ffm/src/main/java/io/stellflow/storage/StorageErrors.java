@@ -1,0 +1,40 @@
+package io.stellflow.storage;
+
+import java.io.IOException;
+
+/**
+ * Classifies the {@link IOException}s of log writes.
+ *
+ * <p>The JDK reports {@code write(2)}, {@code fsync(2)} and {@code ftruncate(2)} failures as a
+ * plain {@link IOException} whose message is the C library's {@code strerror} text (for example
+ * {@code sun.nio.ch.IOUtil} on a {@code FileChannel} write), and file operations as a {@link
+ * java.nio.file.FileSystemException} whose reason is that text; neither carries the errno. So a full
+ * file system is recognised by glibc's text of {@code ENOSPC} ("No space left on device") and
+ * {@code EDQUOT} ("Disk quota exceeded"), which is what a JVM started in the C or any English
+ * locale sees.
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class StorageErrors {
+    private StorageErrors() {}
+
+    /** glibc's {@code strerror(ENOSPC)}. */
+    static final String NO_SPACE = "No space left on device";
+
+    /** glibc's {@code strerror(EDQUOT)}. */
+    static final String QUOTA_EXCEEDED = "Disk quota exceeded";
+
+    /**
+     * Whether {@code e}, or one of its causes, says that the file system is full or the quota is
+     * used up.
+     */
+    public static boolean isNoSpace(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String message = t.getMessage();
+            if (message != null && (message.contains(NO_SPACE) || message.contains(QUOTA_EXCEEDED))) {
+                return true;
+            }
+        }
+        return false;
+    }
+}
