@@ -5,6 +5,7 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.DoubleHistogram;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
+import io.opentelemetry.context.Context;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import java.util.concurrent.atomic.LongAdder;
@@ -17,8 +18,12 @@ import java.util.function.Consumer;
  * <p>Cost on the request path: counters are {@link LongAdder}s read by asynchronous (observable)
  * instruments at collection time, so counting is one striped add, no allocation, no lock. Latency
  * histograms are recorded once per request (never per record) with attribute sets built once at
- * construction ({@code Attributes[api][result]}), so recording allocates nothing either. Gauges are
- * callbacks evaluated at collection time only.
+ * construction ({@code Attributes[api][result]}), so recording allocates nothing either. Histograms
+ * are recorded with {@link Context#root()}: the SDK would otherwise look the current context up (a
+ * thread-local read) for exemplars, which the broker's meter providers turn off ({@link
+ * MetricsEndpoint}). Gauges are callbacks evaluated at collection time only. Measured per Produce
+ * request (three histogram records, four counter adds) by {@code RequestTelemetryBench}
+ * (docs/observability.md, "Overhead").
  *
  * <p>Attributes: {@code node.id} on every instrument, {@code api} and {@code result} where the
  * dictionary allows them, {@code replica.role} on the append latency; {@code topic} and {@code
@@ -236,7 +241,7 @@ public final class BrokerMetrics {
     public void request(short apiKey, int result, long latencyNanos) {
         int a = apiIndex(apiKey);
         requests[a][result].increment();
-        requestLatency.record(latencyNanos / NANOS_PER_MS, requestAttrs[a][result]);
+        requestLatency.record(latencyNanos / NANOS_PER_MS, requestAttrs[a][result], Context.root());
     }
 
     /** A request header or body that could not be decoded ({@code apiKey} -1 when unknown). */
@@ -247,7 +252,7 @@ public final class BrokerMetrics {
     /** One answered Produce request. */
     public void produceRequest(int result, long latencyNanos) {
         produceRequests[result].increment();
-        produceLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result]);
+        produceLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result], Context.root());
     }
 
     /** Bytes and records appended by Produce (counted once per appended partition batch set). */
@@ -261,7 +266,7 @@ public final class BrokerMetrics {
         fetchRequests[result].increment();
         fetchBytes.add(bytes);
         fetchRecords.add(records);
-        fetchLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result]);
+        fetchLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result], Context.root());
     }
 
     /** A parked Fetch answered after {@code waitNanos}; {@code hit} when an append satisfied it before maxWaitMs. */
@@ -269,15 +274,15 @@ public final class BrokerMetrics {
         if (hit) {
             longPollHits.increment();
         }
-        longPollWait.record(waitNanos / NANOS_PER_MS, node);
+        longPollWait.record(waitNanos / NANOS_PER_MS, node, Context.root());
     }
 
     void append(long nanos, boolean leader) {
-        appendLatency.record(nanos / NANOS_PER_MS, leader ? leaderAttrs : followerAttrs);
+        appendLatency.record(nanos / NANOS_PER_MS, leader ? leaderAttrs : followerAttrs, Context.root());
     }
 
     void flush(long nanos) {
-        flushLatency.record(nanos / NANOS_PER_MS, node);
+        flushLatency.record(nanos / NANOS_PER_MS, node, Context.root());
     }
 
     void segmentRolled() {
@@ -285,7 +290,7 @@ public final class BrokerMetrics {
     }
 
     void logLoaded(long nanos) {
-        recoveryTime.record(nanos / NANOS_PER_MS, node);
+        recoveryTime.record(nanos / NANOS_PER_MS, node, Context.root());
     }
 
     void indexRebuilt() {

@@ -1,6 +1,7 @@
 package io.stellflow.broker.telemetry;
 
 import io.opentelemetry.exporter.prometheus.PrometheusMetricReader;
+import io.opentelemetry.sdk.metrics.ExemplarFilter;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.resources.Resource;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
@@ -17,6 +18,10 @@ import java.io.UncheckedIOException;
  *
  * <p>The reader and server are wired by hand (not {@code PrometheusHttpServer}) because that one
  * does not tell the bound port, and tests bind port 0.
+ *
+ * <p>Exemplars are off ({@link ExemplarFilter#alwaysOff()}): the broker never records inside a
+ * current span (server spans are not made current), so the SDK's default trace-based filter would
+ * keep none, while still consulting the context on every histogram record.
  *
  * <p>Thread-safety: {@link #close} is idempotent; scrapes run on the server's own threads.
  */
@@ -44,6 +49,7 @@ public final class MetricsEndpoint implements AutoCloseable {
                 .build();
         SdkMeterProvider provider = SdkMeterProvider.builder()
                 .setResource(resource)
+                .setExemplarFilter(ExemplarFilter.alwaysOff())
                 .registerMetricReader(reader)
                 .build();
         PrometheusRegistry registry = new PrometheusRegistry();

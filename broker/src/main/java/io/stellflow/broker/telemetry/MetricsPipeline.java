@@ -5,6 +5,7 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.MeterProvider;
 import io.opentelemetry.exporter.otlp.http.metrics.OtlpHttpMetricExporter;
+import io.opentelemetry.sdk.metrics.ExemplarFilter;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.export.PeriodicMetricReader;
 import io.opentelemetry.sdk.resources.Resource;
@@ -82,6 +83,9 @@ public final class MetricsPipeline implements AutoCloseable {
             case OTLP -> {
                 SdkMeterProvider otlp = SdkMeterProvider.builder()
                         .setResource(resource)
+                        // As the Prometheus endpoint: no exemplars (server spans are never current
+                        // on the threads that record, so the trace-based filter would keep none).
+                        .setExemplarFilter(ExemplarFilter.alwaysOff())
                         .registerMetricReader(PeriodicMetricReader.builder(OtlpHttpMetricExporter.builder()
                                         .setEndpoint(config.otlpMetricsEndpoint())
                                         .build())
