@@ -70,6 +70,14 @@ public class ProducePathBench {
     @Param({"nio"})
     public String transport;
 
+    /**
+     * {@code metrics.exporter}: {@code none} (the no-op meter) or {@code prometheus} (the
+     * OpenTelemetry SDK behind a scrape endpoint on an ephemeral port, not scraped here): the
+     * difference is what the default instruments cost per 1 MiB request.
+     */
+    @Param({"none", "prometheus"})
+    public String metricsExporter;
+
     private Path dir;
     private StellflowServer server;
     private SocketChannel socket;
@@ -91,6 +99,8 @@ public class ProducePathBench {
         props.setProperty("log.dirs", dir.toString());
         props.setProperty("transport", transport);
         props.setProperty("num.append.agents", "1");
+        props.setProperty("metrics.exporter", metricsExporter);
+        props.setProperty("metrics.port", "0");
         server = StellflowServer.start(BrokerConfig.fromProperties(props));
         server.registry().create("bench", 1);
         request = buildRequest();
