@@ -12,27 +12,35 @@ module=$1 main=$2
 shift 2
 jar_glob() { ls "$STELLFLOW_HOME/$module"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true; }
 jar=$(jar_glob)
-if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ]; then
-  stale=""
-  if [ -z "$jar" ] || [ ! -d "$STELLFLOW_HOME/$module/target/lib" ]; then
-    stale=yes
-  elif [ -n "$(find "$STELLFLOW_HOME"/*/src "$STELLFLOW_HOME"/*/pom.xml "$STELLFLOW_HOME/pom.xml" -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
-    stale=yes
-  fi
-  if [ -n "$stale" ]; then
-    echo "stellflow: building $module (first run, or sources changed) ..." >&2
-    # flock keeps concurrent launchers (run-matrix starts several) from building at once.
-    (
-      flock 9
+# is_stale: the jar or its runtime classpath is missing, or a source/pom file is newer than the jar.
+is_stale() {
+  jar=$(jar_glob)
+  [ -z "$jar" ] || [ ! -d "$STELLFLOW_HOME/$module/target/lib" ] ||
+    [ -n "$(find "$STELLFLOW_HOME"/*/src "$STELLFLOW_HOME"/*/pom.xml "$STELLFLOW_HOME/pom.xml" -newer "$jar" -type f 2>/dev/null | head -n 1)" ]
+}
+if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ] && is_stale; then
+  # flock keeps concurrent launchers (run-matrix starts several) from building at once; freshness is
+  # checked again once the lock is held, so launchers that queued behind a build reuse its jar.
+  (
+    flock 9
+    if is_stale; then
+      echo "stellflow: building $module (first run, or sources changed) ..." >&2
       cd "$STELLFLOW_HOME" && ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl "$module" -am package >&2
-    ) 9>"$STELLFLOW_HOME/.build.lock"
-    jar=$(jar_glob)
-  fi
+    fi
+  ) 9>"$STELLFLOW_HOME/.build.lock"
+  jar=$(jar_glob)
 fi
 if [ -z "$jar" ]; then
   echo "stellflow: no jar in $module/target; run ./mvnw -DskipTests package" >&2
   exit 1
 fi
+# Tools log WARN+ to stderr only (config/tools-logback.xml), so stdout carries only their output; the
+# servers' launchers pass -Dlogback.configurationFile themselves (config/logback.xml).
+opts=${STELLFLOW_OPTS:-}
+case "$opts" in
+  *logback.configurationFile*) ;;
+  *) opts="-Dlogback.configurationFile=$STELLFLOW_HOME/config/tools-logback.xml $opts" ;;
+esac
 # shellcheck disable=SC2086
 exec "$JAVA_HOME/bin/java" ${STELLFLOW_HEAP_OPTS:--Xms256m -Xmx1g} --enable-native-access=ALL-UNNAMED \
-  ${STELLFLOW_OPTS:-} -cp "$jar:$STELLFLOW_HOME/$module/target/lib/*" "$main" "$@"
+  $opts -cp "$jar:$STELLFLOW_HOME/$module/target/lib/*" "$main" "$@"
