@@ -53,7 +53,6 @@ import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.storage.LogEnvironment;
 import io.stellflow.storage.LogManager;
 import io.stellflow.storage.UnifiedLog;
@@ -373,7 +372,7 @@ public final class StellflowServer implements AutoCloseable {
                         ApiKeys.FETCH,
                         fetch.maxVersion(),
                         ApiKeys.CREATE_TOPIC,
-                        CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR);
+                        handlers.get(ApiKeys.CREATE_TOPIC).maxVersion());
         handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(apis, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 

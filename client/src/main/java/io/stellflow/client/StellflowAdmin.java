@@ -69,15 +69,22 @@ public final class StellflowAdmin implements AutoCloseable {
      *     factor (above the number of live brokers), or an existing topic with another count
      */
     public void createTopic(String name, int partitions, int replicationFactor) {
+        if (partitions <= 0) {
+            throw new StellflowException(
+                    Errors.INVALID_PARTITIONS,
+                    "CreateTopic " + name + ": partition count must be at least 1, got " + partitions);
+        }
         if (replicationFactor == 0 || replicationFactor < -1 || replicationFactor > Short.MAX_VALUE) {
-            throw new StellflowException(Errors.INVALID_REQUEST, "replication factor " + replicationFactor);
+            throw new StellflowException(
+                    Errors.INVALID_REPLICATION_FACTOR,
+                    "CreateTopic " + name + ": replication factor must be at least 1, got " + replicationFactor);
         }
         CreateTopicRequest req = CreateTopicRequest.of(name, partitions, (short) replicationFactor);
         CreateTopicResponse resp = await(
                 network.sendVersioned(
                         config.bootstrapServers().get(0),
                         ApiKeys.CREATE_TOPIC,
-                        CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR,
+                        CreateTopicResponse.VERSION_WITH_ERROR_MESSAGE,
                         version -> {
                             if (version < CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR && replicationFactor > 1) {
                                 throw new StellflowException(
@@ -87,11 +94,11 @@ public final class StellflowAdmin implements AutoCloseable {
                             }
                             return out -> req.write(out, (short) version);
                         },
-                        version -> CreateTopicResponse::read),
+                        version -> b -> CreateTopicResponse.read(b, (short) version)),
                 "CreateTopic " + name);
         for (CreateTopicResponse.CreateTopicPartition p : resp.partitions()) {
             if (p.errorCode() != Errors.NONE) {
-                throw new StellflowException(p.errorCode(), "CreateTopic " + name + " partition " + p.partition());
+                throw new StellflowException(p.errorCode(), createTopicRefusal(name, p, resp.errorMessage()));
             }
         }
         for (int attempt = 0; ; attempt++) {
@@ -189,5 +196,30 @@ public final class StellflowAdmin implements AutoCloseable {
     @Override
     public void close() {
         network.close();
+    }
+
+    /**
+     * The text of a refused CreateTopic: what the code means for a topic, then the broker's reason when
+     * the response carried one (v2), e.g. {@code CreateTopic a.b refused: the name collides with an
+     * existing topic ...: topic 'a.b' collides with existing topic 'a_b'}.
+     */
+    static String createTopicRefusal(String name, CreateTopicResponse.CreateTopicPartition p, String brokerMessage) {
+        String what = switch (p.errorCode()) {
+            case Errors.INVALID_TOPIC -> "illegal topic name (1-249 characters of [a-zA-Z0-9._-], not '.' or '..')";
+            case Errors.TOPIC_ALREADY_EXISTS ->
+                "the topic exists with another partition count, or its name collides with an existing topic"
+                        + " once '.' and '_' are taken as equal";
+            case Errors.INVALID_PARTITIONS -> "invalid partition count";
+            case Errors.INVALID_REPLICATION_FACTOR ->
+                "invalid replication factor (at least 1 and at most the number of live brokers)";
+            case Errors.BROKER_NOT_AVAILABLE -> "no active controller answered in time (retry later)";
+            case Errors.INVALID_REQUEST ->
+                "the broker refused it (bad name, partition count or replication factor, or an existing topic;"
+                        + " the broker log has the reason)";
+            default -> "refused";
+        };
+        String where = p.partition() < 0 ? "" : " partition " + p.partition();
+        return "CreateTopic " + name + where + " refused: " + what
+                + (brokerMessage == null || brokerMessage.isEmpty() ? "" : ": " + brokerMessage);
     }
 }

@@ -13,6 +13,7 @@ import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.CreateTopicRequest;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
@@ -34,7 +35,8 @@ import picocli.CommandLine.Spec;
  * --partitions N} grows a topic to N partitions in total at the active controller
  * ({@code --bootstrap-controller}); as in Kafka the count can only increase: a smaller or equal N or an
  * unknown topic is refused by the controller with nothing written. Exit status 0 on
- * success, 1 when the broker or controller rejected the request, 2 for bad arguments. Not thread-safe
+ * success, 1 when the broker or controller rejected the request, 2 for bad arguments (among them a
+ * {@code --partitions} or {@code --replication-factor} below 1: nothing is sent). Not thread-safe
  * (one invocation).
  */
 @Command(
@@ -80,17 +82,20 @@ public final class TopicsCommand implements Callable<Integer> {
     @Option(names = "--topic", description = "topic name")
     String topic;
 
+    /** Partition count for --create or new total for --alter; null when not given (1). */
     @Option(
             names = "--partitions",
-            defaultValue = "1",
-            description = "partition count for --create (default ${DEFAULT-VALUE}), new total for --alter")
-    int partitions;
+            description = "partition count for --create, at least 1 (default 1), new total for --alter")
+    Integer partitionsOption;
 
+    /** Replication factor for --create; null when not given (the broker's or controller's default). */
     @Option(
             names = "--replication-factor",
-            defaultValue = "-1",
-            description = "replicas per partition for --create (default: the broker's default.replication.factor;"
-                    + " 1 with --bootstrap-controller)")
+            description = "replicas per partition for --create, at least 1 (default: the broker's"
+                    + " default.replication.factor; 1 with --bootstrap-controller)")
+    Integer replicationFactorOption;
+
+    int partitions;
     int replicationFactor;
 
     @Option(names = "--command-property", description = "extra client property k=v")
@@ -110,6 +115,18 @@ public final class TopicsCommand implements Callable<Integer> {
         if (action.alter && !spec.commandLine().getParseResult().hasMatchedOption("--partitions")) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--alter needs --partitions");
         }
+        if (partitionsOption != null && partitionsOption < 1) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--partitions must be at least 1, got " + partitionsOption);
+        }
+        if (replicationFactorOption != null && replicationFactorOption < 1) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--replication-factor must be at least 1, got " + replicationFactorOption);
+        }
+        partitions = partitionsOption == null ? 1 : partitionsOption;
+        replicationFactor = replicationFactorOption == null
+                ? CreateTopicRequest.DEFAULT_REPLICATION_FACTOR
+                : replicationFactorOption;
         if ((bootstrapServer == null) == (bootstrapController == null)) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "give exactly one of --bootstrap-server and --bootstrap-controller");

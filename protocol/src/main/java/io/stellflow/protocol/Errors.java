@@ -1,8 +1,10 @@
 package io.stellflow.protocol;
 
 /**
- * Error codes 0..27 of the documented table (spec §8.1). Codes from 28 upward (spec §8.2) are not
- * allocated yet; v0 responses to SDK clients carry only these codes.
+ * Error codes 0..27 of the documented table (spec §8.1) and the codes allocated from 28 upward (spec
+ * §8.2, in allocation order; a number is never reused). A code from 28 up is sent only in responses to
+ * an API version documented to carry it (CreateTopic v2 for 28..31); v0 responses to SDK clients carry
+ * only 0..27, using the spec's fallback column.
  *
  * <p>Thread-safety: stateless, safe from any thread.
  */
@@ -35,6 +37,14 @@ public final class Errors {
     public static final short INVALID_TXN_STATE = 25;
     public static final short TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 26;
     public static final short PRODUCER_FENCED = 27;
+    /** Illegal topic name (empty, too long, bad characters, or a collision once '.' equals '_'); v0: 3. */
+    public static final short INVALID_TOPIC = 28;
+    /** CreateTopic for an existing topic with another partition count; v0: 3 (§6.14). */
+    public static final short TOPIC_ALREADY_EXISTS = 29;
+    /** Partition count <= 0 or above the limit; v0: 3. */
+    public static final short INVALID_PARTITIONS = 30;
+    /** Replication factor impossible (too few brokers, out of range); v0: 3. */
+    public static final short INVALID_REPLICATION_FACTOR = 31;
 
     /** Highest code of the documented table; both SDKs read anything above as UNKNOWN_SERVER_ERROR. */
     public static final short MAX_DOCUMENTED = PRODUCER_FENCED;
@@ -67,12 +77,19 @@ public final class Errors {
         "TRANSACTION_COORDINATOR_FENCED",
         "INVALID_TXN_STATE",
         "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-        "PRODUCER_FENCED"
+        "PRODUCER_FENCED",
+        "INVALID_TOPIC",
+        "TOPIC_ALREADY_EXISTS",
+        "INVALID_PARTITIONS",
+        "INVALID_REPLICATION_FACTOR"
     };
 
     private Errors() {}
 
-    /** The spec name of {@code code}, or {@code "UNKNOWN(<code>)"} outside 0..27. */
+    /** Highest allocated code. */
+    public static final short MAX_ALLOCATED = INVALID_REPLICATION_FACTOR;
+
+    /** The spec name of {@code code}, or {@code "UNKNOWN(<code>)"} outside 0..{@link #MAX_ALLOCATED}. */
     public static String name(short code) {
         return code >= 0 && code < NAMES.length ? NAMES[code] : "UNKNOWN(" + code + ")";
     }

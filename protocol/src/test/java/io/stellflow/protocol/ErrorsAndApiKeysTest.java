@@ -25,7 +25,9 @@ class ErrorsAndApiKeysTest {
 
     @Test
     void codesOutsideTheTableAreNamedUnknown() {
-        assertThat(Errors.name((short) 28)).isEqualTo("UNKNOWN(28)");
+        assertThat(Errors.name(Errors.INVALID_TOPIC)).isEqualTo("INVALID_TOPIC");
+        assertThat(Errors.name((short) 31)).isEqualTo("INVALID_REPLICATION_FACTOR");
+        assertThat(Errors.name((short) 32)).isEqualTo("UNKNOWN(32)");
         assertThat(Errors.name((short) -1)).isEqualTo("UNKNOWN(-1)");
     }
 

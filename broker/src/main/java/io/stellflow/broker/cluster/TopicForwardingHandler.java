@@ -37,9 +37,11 @@ import org.slf4j.LoggerFactory;
  * partition with its leader epoch; a replication factor of -1 (v0) means
  * {@code default.replication.factor}. A bad name, partition count or replication factor (more than
  * the unfenced brokers), or an existing topic with another count: a single
- * {@code {-1, INVALID_REQUEST, -1}} entry (the reason is logged). No controller reachable or the entry
- * not committed in time: {@code {-1, BROKER_NOT_AVAILABLE, -1}} (retriable; a timed-out entry may
- * still commit).
+ * {@code {-1, code, -1}} entry, where code is {@code INVALID_REQUEST} for v0 and v1 (the spec's v0
+ * fallback) and from v2 on the specific code ({@code INVALID_TOPIC}, {@code TOPIC_ALREADY_EXISTS},
+ * {@code INVALID_PARTITIONS}, {@code INVALID_REPLICATION_FACTOR}) with the controller's reason in the
+ * response's errorMessage (also logged at INFO). No controller reachable or the entry not committed in
+ * time: {@code {-1, BROKER_NOT_AVAILABLE, -1}} (retriable; a timed-out entry may still commit).
  *
  * <p>DeleteTopic: one entry {@code {-1, errorCode, -1}}: {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION}
  * or {@code BROKER_NOT_AVAILABLE}.
@@ -79,31 +81,61 @@ public final class TopicForwardingHandler implements ApiHandler {
 
     @Override
     public short maxVersion() {
-        return apiKey == ApiKeys.CREATE_TOPIC ? CreateTopicRequest.VERSION_WITH_REPLICATION_FACTOR : 0;
+        return apiKey == ApiKeys.CREATE_TOPIC ? CreateTopicResponse.VERSION_WITH_ERROR_MESSAGE : 0;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
-        CreateTopicRequest request =
-                CreateTopicRequest.read(body, context.header().apiVersion());
+        short version = context.header().apiVersion();
+        CreateTopicRequest request = CreateTopicRequest.read(body, version);
         CreateTopicResponse response;
         try {
-            response = apiKey == ApiKeys.CREATE_TOPIC ? create(request) : delete(request.topic());
+            response = apiKey == ApiKeys.CREATE_TOPIC ? create(request, version) : delete(request.topic());
         } catch (ControllerUnavailableException | StatusRuntimeException e) {
             LOG.warn("{} {}: no controller answered: {}", ApiKeys.name(apiKey), request.topic(), e.toString());
-            response = topicError(request.topic(), Errors.BROKER_NOT_AVAILABLE);
+            response = topicError(
+                    request.topic(), Errors.BROKER_NOT_AVAILABLE, "no active controller answered: " + e.getMessage());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             response = topicError(request.topic(), Errors.BROKER_NOT_AVAILABLE);
         }
-        context.respond(response);
+        CreateTopicResponse answer = response;
+        context.respond(out -> answer.write(out, version));
     }
 
-    private CreateTopicResponse create(CreateTopicRequest request) throws InterruptedException {
+    /**
+     * The wire code for a refused CreateTopic: the specific code from v2 on, INVALID_REQUEST (the
+     * spec's v0 fallback) before.
+     */
+    static short createError(ErrorCode controllerError, short version) {
+        if (version < CreateTopicResponse.VERSION_WITH_ERROR_MESSAGE) {
+            return Errors.INVALID_REQUEST;
+        }
+        return switch (controllerError) {
+            case INVALID_TOPIC_EXCEPTION -> Errors.INVALID_TOPIC;
+            case TOPIC_ALREADY_EXISTS -> Errors.TOPIC_ALREADY_EXISTS;
+            case INVALID_PARTITIONS -> Errors.INVALID_PARTITIONS;
+            case INVALID_REPLICATION_FACTOR -> Errors.INVALID_REPLICATION_FACTOR;
+            default -> Errors.INVALID_REQUEST;
+        };
+    }
+
+    private CreateTopicResponse create(CreateTopicRequest request, short version) throws InterruptedException {
         String name = request.topic();
-        int rf = request.replicationFactor() > 0 ? request.replicationFactor() : defaultReplicationFactor;
-        if (request.partitionCount() <= 0 || name.isEmpty()) {
-            return topicError(name, Errors.INVALID_REQUEST);
+        int rf = request.replicationFactor() == CreateTopicRequest.DEFAULT_REPLICATION_FACTOR
+                ? defaultReplicationFactor
+                : request.replicationFactor();
+        if (request.partitionCount() <= 0) {
+            return topicError(
+                    name,
+                    createError(ErrorCode.INVALID_PARTITIONS, version),
+                    "partition count must be at least 1, got " + request.partitionCount());
+        }
+        if (rf <= 0) {
+            return topicError(
+                    name,
+                    createError(ErrorCode.INVALID_REPLICATION_FACTOR, version),
+                    "replication factor must be at least 1, got " + rf);
         }
         CreateTopicsResponse r = controller.createTopics(CreateTopicsRequest.newBuilder()
                 .addTopics(CreatableTopic.newBuilder()
@@ -113,7 +145,10 @@ public final class TopicForwardingHandler implements ApiHandler {
                 .build());
         if (r.getError() != ErrorCode.NONE) {
             LOG.warn("CreateTopic {}: controller answered {} {}", name, r.getError(), r.getErrorMessage());
-            return topicError(name, Errors.BROKER_NOT_AVAILABLE);
+            return topicError(
+                    name,
+                    Errors.BROKER_NOT_AVAILABLE,
+                    "the controller answered " + r.getError() + " " + r.getErrorMessage());
         }
         TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
         UUID topicId;
@@ -122,8 +157,12 @@ public final class TopicForwardingHandler implements ApiHandler {
         } else if (result != null && result.getError() == ErrorCode.TOPIC_ALREADY_EXISTS) {
             TopicImage existing = replicas.image().topic(name);
             if (existing == null || existing.partitions().size() != request.partitionCount()) {
-                LOG.info("CreateTopic {}: {}", name, result.getErrorMessage());
-                return topicError(name, Errors.INVALID_REQUEST);
+                String why = existing == null
+                        ? result.getErrorMessage()
+                        : "topic exists with " + existing.partitions().size() + " partition(s), not "
+                                + request.partitionCount();
+                LOG.info("CreateTopic {}: {}", name, why);
+                return topicError(name, createError(ErrorCode.TOPIC_ALREADY_EXISTS, version), why);
             }
             topicId = existing.id();
         } else {
@@ -134,12 +173,17 @@ public final class TopicForwardingHandler implements ApiHandler {
                     rf,
                     result == null ? "no result" : result.getError(),
                     result == null ? "" : result.getErrorMessage());
-            return topicError(name, Errors.INVALID_REQUEST);
+            return result == null
+                    ? topicError(name, Errors.INVALID_REQUEST, "the controller answered no result")
+                    : topicError(name, createError(result.getError(), version), result.getErrorMessage());
         }
         MetadataImage applied = replicas.awaitImage(img -> hasTopic(img, name, topicId), APPLY_WAIT_MS);
         if (applied == null) {
             LOG.warn("CreateTopic {}: committed but not applied by this broker within {} ms", name, APPLY_WAIT_MS);
-            return topicError(name, Errors.BROKER_NOT_AVAILABLE);
+            return topicError(
+                    name,
+                    Errors.BROKER_NOT_AVAILABLE,
+                    "committed but not applied by this broker within " + APPLY_WAIT_MS + " ms");
         }
         TopicImage t = applied.topic(name);
         if (t.partitions().size() != request.partitionCount()) {
@@ -179,5 +223,10 @@ public final class TopicForwardingHandler implements ApiHandler {
 
     private static CreateTopicResponse topicError(String topic, short errorCode) {
         return new CreateTopicResponse(topic, List.of(new CreateTopicPartition(-1, errorCode, -1)));
+    }
+
+    /** A topic-level error with the reason (sent from v2 on). */
+    private static CreateTopicResponse topicError(String topic, short errorCode, String message) {
+        return new CreateTopicResponse(topic, List.of(new CreateTopicPartition(-1, errorCode, -1)), message);
     }
 }

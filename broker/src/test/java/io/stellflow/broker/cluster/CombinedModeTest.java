@@ -68,11 +68,14 @@ class CombinedModeTest {
                 admin.createTopic("orders", 3); // idempotent
                 assertThatThrownBy(() -> admin.createTopic("orders", 4))
                         .isInstanceOf(StellflowException.class)
+                        .hasMessageContaining("topic exists with 3 partition(s), not 4")
                         .extracting(e -> ((StellflowException) e).errorCode())
-                        .isEqualTo(Errors.INVALID_REQUEST);
+                        .isEqualTo(Errors.TOPIC_ALREADY_EXISTS);
                 assertThatThrownBy(() -> admin.createTopic("wide", 1, 2))
                         .as("replication factor above the broker count")
-                        .isInstanceOf(StellflowException.class);
+                        .isInstanceOf(StellflowException.class)
+                        .extracting(e -> ((StellflowException) e).errorCode())
+                        .isEqualTo(Errors.INVALID_REPLICATION_FACTOR);
                 TopicDescription d = admin.describeTopics(List.of("orders")).get("orders");
                 TopicImage t = server.controller().image().topic("orders");
                 topicId = t.id();
