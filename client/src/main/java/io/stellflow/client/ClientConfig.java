@@ -12,11 +12,14 @@ import java.util.Properties;
  * @param clientId {@code client.id}: sent in every request header
  * @param requestTimeoutMs {@code request.timeout.ms} (default 30000): how long a request may wait
  *     for its response before it fails with a retriable network error
- * @param retries {@code retries} (default 10): attempts after the first for retriable errors
+ * @param retries {@code retries}: attempts after the first for retriable errors (default 10 for the
+ *     admin client and the consumer's offset lookups; the producer's default is
+ *     {@link Integer#MAX_VALUE}, as Kafka's: its sends are bounded by {@code delivery.timeout.ms})
  * @param retryBackoffMs {@code retry.backoff.ms} (default 100): pause before the first retry
  * @param retryBackoffMaxMs {@code retry.backoff.max.ms} (default 1000): the pause doubles with each
- *     further retry of the same request up to this bound (so with the defaults 10 retries span about
- *     7.5 s, longer than a controller needs to fence a dead leader and elect another one)
+ *     further retry of the same request up to this bound (so 10 retries span only about 7.5 s, less
+ *     than the controllers' default {@code broker.session.timeout.ms} of 9 s: the producer therefore
+ *     retries until {@code delivery.timeout.ms} instead of counting)
  * @param connectTimeoutMs {@code socket.connection.setup.timeout.ms} (default 10000)
  */
 public record ClientConfig(
@@ -49,6 +52,18 @@ public record ClientConfig(
             ms *= 2;
         }
         return Math.min(ms, retryBackoffMaxMs);
+    }
+
+    /** This configuration with {@code retries} replaced. */
+    public ClientConfig withRetries(int retries) {
+        return new ClientConfig(
+                bootstrapServers,
+                clientId,
+                requestTimeoutMs,
+                retries,
+                retryBackoffMs,
+                retryBackoffMaxMs,
+                connectTimeoutMs);
     }
 
     /** Reads the common keys; {@code defaultClientId} is used when {@code client.id} is absent. */

@@ -36,6 +36,8 @@ final class ProducerBatch {
     private boolean released;
     int attempts;
     long retryAfterNs;
+    /** The retriable error of the latest failed attempt (for the delivery timeout's message), or null. */
+    StellflowException lastError;
 
     ProducerBatch(
             TopicPartition tp,

@@ -6,7 +6,10 @@ import java.util.Properties;
 /**
  * Producer settings (Kafka names). Immutable; validated at construction.
  *
- * @param common the shared client settings
+ * @param common the shared client settings; {@code retries} defaults to {@link Integer#MAX_VALUE}
+ *     for the producer (Kafka's default): a retriable failure (leader unreachable or moved) is
+ *     retried with backoff until {@code delivery.timeout.ms}; a smaller {@code retries} still caps
+ *     the attempts
  * @param batchSizeBytes {@code batch.size} (default 16384): a partition's batch is sent once it
  *     holds this many bytes; a single larger record gets a batch of its own
  * @param lingerMs {@code linger.ms} (default 5): how long a non-full batch waits for more records
@@ -19,7 +22,10 @@ import java.util.Properties;
  * @param maxBlockMs {@code max.block.ms} (default 60000): longest {@code send} blocks for memory or
  *     metadata
  * @param deliveryTimeoutMs {@code delivery.timeout.ms} (default 120000): a batch not acknowledged
- *     within this time fails
+ *     within this time after it was created fails with {@code NETWORK_ERROR} and a message naming the
+ *     partition, the timeout, the attempts and the last error; it bounds the time spent in retries. A
+ *     batch in flight is not expired: it fails at the latest when its request times out
+ *     ({@code request.timeout.ms}, default 30000), so keep {@code delivery.timeout.ms} above it
  * @param requestTimeoutMsOnBroker {@code timeout.ms} sent in Produce (default 30000)
  */
 public record ProducerConfig(
@@ -34,10 +40,17 @@ public record ProducerConfig(
         long deliveryTimeoutMs,
         int requestTimeoutMsOnBroker) {
 
+    /** The producer's default {@code retries}: unbounded, {@code delivery.timeout.ms} ends a send. */
+    public static final int DEFAULT_RETRIES = Integer.MAX_VALUE;
+
     public static ProducerConfig from(Properties props) {
         ConfigValues v = new ConfigValues(props);
+        ClientConfig common = ClientConfig.from(props, "stellflow-producer");
+        if (props.getProperty("retries") == null) {
+            common = common.withRetries(DEFAULT_RETRIES);
+        }
         return new ProducerConfig(
-                ClientConfig.from(props, "stellflow-producer"),
+                common,
                 v.intValue("batch.size", 16_384, 1, 64 << 20),
                 v.intValue("linger.ms", 5, 0, 3_600_000),
                 parseAcks(v.string("acks", "-1")),

@@ -217,10 +217,8 @@ final class ProducerSender implements Runnable {
             } finally {
                 lock.unlock();
             }
-            StellflowException timeout = new StellflowException(
-                    StellflowException.NETWORK_ERROR, "batch not acknowledged within delivery.timeout.ms");
             for (ProducerBatch b : expired) {
-                b.fail(timeout);
+                b.fail(deliveryTimeout(b));
             }
             finish(expired);
             if (!unknownLeaders.isEmpty()) {
@@ -241,6 +239,19 @@ final class ProducerSender implements Runnable {
                 }
             }
         }
+    }
+
+    /**
+     * The error of a batch that {@code delivery.timeout.ms} expired: its partition, the timeout, the
+     * attempts made and the last attempt's error (for example the leader it could not reach).
+     */
+    private StellflowException deliveryTimeout(ProducerBatch b) {
+        String last = b.lastError == null ? "" : "; last error: " + b.lastError.getMessage();
+        return new StellflowException(
+                StellflowException.NETWORK_ERROR,
+                "produce to " + b.tp + ": batch not acknowledged within delivery.timeout.ms="
+                        + config.deliveryTimeoutMs() + " (" + (b.attempts + 1) + " attempt(s)" + last + ")",
+                b.lastError);
     }
 
     private void expire(long nowNs, List<ProducerBatch> expired) {
@@ -455,8 +466,12 @@ final class ProducerSender implements Runnable {
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
                     q.retrying = true;
+                    StellflowException cause = unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                            ? se
+                            : new StellflowException(code, "produce to " + tp + " failed");
                     for (ProducerBatch b : batches) {
                         network.metrics().retried();
+                        b.lastError = cause;
                         b.attempts++;
                         b.retryAfterNs = nowNs
                                 + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
@@ -465,7 +480,7 @@ final class ProducerSender implements Runnable {
                 } else {
                     StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
                             ? se
-                            : new StellflowException(code, "produce to " + tp + " failed");
+                            : new StellflowException(code, produceFailure(tp, code));
                     int result = ClientMetrics.result(code, false);
                     for (ProducerBatch b : batches) {
                         network.metrics().sendFailed(result);
@@ -501,6 +516,15 @@ final class ProducerSender implements Runnable {
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The message of a refused produce; INVALID_RECORD says its usual cause. */
+    static String produceFailure(TopicPartition tp, short code) {
+        if (code == Errors.INVALID_RECORD) {
+            return "produce to " + tp + " refused: a record was rejected; on a compacted topic"
+                    + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
+        }
+        return "produce to " + tp + " failed";
     }
 
     private static Throwable unwrap(Throwable err) {

@@ -56,6 +56,10 @@ final class FakeBroker implements AutoCloseable {
 
     private final EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
     private final Channel server;
+    /** Accepted connections, closed by {@link #close} so clients see the broker go away at once. */
+    private final io.netty.channel.group.ChannelGroup accepted =
+            new io.netty.channel.group.DefaultChannelGroup(io.netty.util.concurrent.GlobalEventExecutor.INSTANCE);
+
     private final Map<String, Integer> topics = new LinkedHashMap<>();
     private final Map<TopicPartition, List<StoredBatch>> logs = new HashMap<>();
     private final Map<TopicPartition, ArrayDeque<Short>> produceErrors = new HashMap<>();
@@ -68,12 +72,18 @@ final class FakeBroker implements AutoCloseable {
     private final List<Runnable> held = new ArrayList<>();
 
     FakeBroker() throws InterruptedException {
+        this(0);
+    }
+
+    /** A broker on {@code port} of 127.0.0.1 (0: an ephemeral port), e.g. to come back where one died. */
+    FakeBroker(int port) throws InterruptedException {
         server = new ServerBootstrap()
                 .group(group)
                 .channel(NioServerSocketChannel.class)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
+                        accepted.add(ch);
                         ch.pipeline()
                                 .addLast(new LengthFieldBasedFrameDecoder(64 << 20, 0, 4, 0, 4))
                                 .addLast(new SimpleChannelInboundHandler<ByteBuf>() {
@@ -84,7 +94,7 @@ final class FakeBroker implements AutoCloseable {
                                 });
                     }
                 })
-                .bind("127.0.0.1", 0)
+                .bind("127.0.0.1", port)
                 .sync()
                 .channel();
     }
@@ -318,6 +328,7 @@ final class FakeBroker implements AutoCloseable {
     @Override
     public void close() {
         server.close().syncUninterruptibly();
+        accepted.close().syncUninterruptibly();
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
 }

@@ -219,6 +219,25 @@ class StellflowProducerTest {
     }
 
     @Test
+    void invalidRecordSaysThatACompactedTopicNeedsKeys() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.failNextProduce(new TopicPartition("t", 0), Errors.INVALID_RECORD);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
+                assertThat(f.handle((r, e) -> e).get(5, TimeUnit.SECONDS))
+                        .isInstanceOfSatisfying(StellflowException.class, e -> {
+                            assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD);
+                            assertThat(e.getMessage())
+                                    .isEqualTo("produce to t-0 refused: a record was rejected; on a compacted topic"
+                                            + " (cleanup.policy=compact) every record needs a key, otherwise the"
+                                            + " batch was malformed (INVALID_RECORD 14)");
+                        });
+            }
+        }
+    }
+
+    @Test
     void nonRetriableErrorFailsTheFuturesWithTheCode() throws Exception {
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 1);

@@ -96,7 +96,14 @@ final class PartitionAppender {
         }
         // Checked per request: one null key on a compacted topic must not fail the others merged
         // into the same append.
-        return partition.log().acceptsKeys(records) ? Errors.NONE : Errors.INVALID_RECORD;
+        if (!partition.log().acceptsKeys(records)) {
+            // DEBUG only: a misconfigured producer would otherwise fill the log, one line per request.
+            LOG.debug(
+                    "Produce to {} refused with INVALID_RECORD: a record without a key on a compacted topic",
+                    partition);
+            return Errors.INVALID_RECORD;
+        }
+        return Errors.NONE;
     }
 
     private void append(AppendService service, int valid) {

@@ -212,6 +212,10 @@ public final class ProduceHandler implements ApiHandler {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
         }
         if (!partition.log().acceptsKeys(records)) {
+            // DEBUG only: a misconfigured producer would otherwise fill the log, one line per request.
+            LOG.debug(
+                    "Produce to {} refused with INVALID_RECORD: a record without a key on a compacted topic",
+                    partition);
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
         try {
