@@ -24,7 +24,8 @@ class CliParsingTest {
         new CommandLine(cmd).parseArgs("--bootstrap-server", "h:1", "--create", "--topic", "x", "--partitions", "3");
         assertThat(cmd.action.create).isTrue();
         assertThat(cmd.topic).isEqualTo("x");
-        assertThat(cmd.partitions).isEqualTo(3);
+        assertThat(cmd.partitionsOption).isEqualTo(3);
+        assertThat(cmd.replicationFactorOption).as("not given").isNull();
 
         StringWriter err = new StringWriter();
         int rc = Tools.commandLine(new TopicsCommand())
