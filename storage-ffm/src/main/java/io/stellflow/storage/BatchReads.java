@@ -17,12 +17,7 @@ final class BatchReads {
 
     /** See {@link UnifiedLog#read}; {@code upper} is already min(maxOffsetExclusive, LEO). */
     static int visit(
-            LogSegment[] segs,
-            long fetchOffset,
-            int maxBytes,
-            long upper,
-            boolean minOneBatch,
-            UnifiedLog.BatchVisitor visitor)
+            LogSegment[] segs, long fetchOffset, int maxBytes, long upper, boolean minOneBatch, BatchVisitor visitor)
             throws IOException {
         if (fetchOffset >= upper) {
             return 0;
@@ -78,7 +73,7 @@ final class BatchReads {
      * rewritten to {@code baseOffset - fetchOffset} (Fetch v0, spec §6.4 step 5); {@link
      * UnifiedLog#readInto}.
      */
-    static UnifiedLog.BatchVisitor copyingInto(ByteBuf out, long fetchOffset) {
+    static BatchVisitor copyingInto(ByteBuf out, long fetchOffset) {
         return (ch, position, size, base, last) -> {
             int at = out.writerIndex();
             out.ensureWritable(size);

@@ -1,7 +1,6 @@
 package io.stellflow.storage;
 
 import io.stellflow.protocol.record.RecordBatchLayout;
-import io.stellflow.storage.UnifiedLog.TimestampOffset;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 

@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -422,7 +421,7 @@ public final class UnifiedLog implements AutoCloseable {
         logEndOffset = newEnd; // volatile: readers stop below the cut first
         segments = Arrays.copyOf(segs, keep + 1);
         for (int i = keep + 1; i < segs.length; i++) {
-            scheduleDeletion(segs[i]);
+            SegmentDisposal.delete(env.scheduler(), segs[i], config.fileDeleteDelayMs());
         }
         target.truncateAt(cut == null ? target.sizeBytes() : cut.position(), cut == null ? -1 : cut.baseOffset());
         epochCache.truncateFromEnd(newEnd);
@@ -473,7 +472,7 @@ public final class UnifiedLog implements AutoCloseable {
         recoveryPoint = newOffset;
         latestLeaderEpoch = -1;
         for (LogSegment s : old) {
-            scheduleRenamedDeletion(s);
+            SegmentDisposal.deleteRenamed(env.scheduler(), s, config.fileDeleteDelayMs());
         }
         epochCache.clear();
         epochCache.flush();
@@ -546,7 +545,7 @@ public final class UnifiedLog implements AutoCloseable {
                 epochCache.flush();
             }
             for (int i = 0; i < count; i++) {
-                scheduleDeletion(segs[i]);
+                SegmentDisposal.delete(env.scheduler(), segs[i], config.fileDeleteDelayMs());
             }
             env.metrics().segmentsDeleted(count);
             writeCheckpointsLocked();
@@ -590,7 +589,7 @@ public final class UnifiedLog implements AutoCloseable {
         appendLock.lock();
         try {
             LogSegment[] segs = segments;
-            int at = indexOf(segs, old);
+            int at = Arrays.asList(segs).indexOf(old); // LogSegment keeps identity equals
             if (closed
                     || failed
                     || truncations != truncationsAtStart
@@ -612,47 +611,11 @@ public final class UnifiedLog implements AutoCloseable {
                 failed = true;
                 throw e;
             }
-            env.scheduler()
-                    .schedule(
-                            () -> {
-                                try {
-                                    old.abandon(); // its files were replaced: close only, delete nothing
-                                } catch (IOException e) {
-                                    LOG.warn("Could not close the replaced {}", old, e);
-                                }
-                            },
-                            config.fileDeleteDelayMs());
+            SegmentDisposal.abandon(env.scheduler(), old, config.fileDeleteDelayMs());
             return true;
         } finally {
             appendLock.unlock();
         }
-    }
-
-    private static int indexOf(LogSegment[] segs, LogSegment s) {
-        for (int i = 0; i < segs.length; i++) {
-            if (segs[i] == s) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private void scheduleDeletion(LogSegment s) throws IOException {
-        s.renameForDeletion();
-        scheduleRenamedDeletion(s);
-    }
-
-    private void scheduleRenamedDeletion(LogSegment s) {
-        env.scheduler()
-                .schedule(
-                        () -> {
-                            try {
-                                s.deleteRenamed();
-                            } catch (IOException e) {
-                                LOG.warn("Could not delete the files of {}", s, e);
-                            }
-                        },
-                        config.fileDeleteDelayMs());
     }
 
     /**
@@ -704,18 +667,6 @@ public final class UnifiedLog implements AutoCloseable {
         return BatchReads.visit(segs, fetchOffset, maxBytes, upper, minOneBatch, visitor);
     }
 
-    /** Receives whole stored batches from {@link #read}. */
-    public interface BatchVisitor {
-        /**
-         * One stored batch: {@code sizeInBytes} bytes at {@code filePosition} of {@code channel}, with
-         * records at offsets {@code baseOffset..lastOffset}. The stored bytes 0-3 hold baseOffset minus
-         * the segment base (not meaningful to clients; rewrite them); bytes 8-11 hold the leader
-         * epoch of the append.
-         */
-        void batch(FileChannel channel, long filePosition, int sizeInBytes, long baseOffset, long lastOffset)
-                throws IOException;
-    }
-
     /**
      * Convenience: copies what read() visits into {@code out} (at its writerIndex, growing it as
      * needed), rewriting each batch's bytes 0-3 (baseOffsetDelta) to (baseOffset - fetchOffset) as
@@ -754,9 +705,6 @@ public final class UnifiedLog implements AutoCloseable {
         LogSegment[] segs = segments;
         return TimestampSearch.maxTimestamp(segs, logStartOffset, upper);
     }
-
-    /** A record's timestamp (ms) and offset. */
-    public record TimestampOffset(long timestampMs, long offset) {}
 
     /** The offset the next appended record will get. Volatile read; any thread. */
     public long logEndOffset() {

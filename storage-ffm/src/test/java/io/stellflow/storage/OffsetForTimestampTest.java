@@ -23,7 +23,7 @@ class OffsetForTimestampTest {
     }
 
     private static Long offset(UnifiedLog log, long targetMs) throws IOException {
-        UnifiedLog.TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
+        TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
         return found == null ? null : found.offset();
     }
 
@@ -38,7 +38,7 @@ class OffsetForTimestampTest {
             assertThat(offset(log, 3500)).isEqualTo(3);
             assertThat(offset(log, 4000)).isEqualTo(3);
             assertThat(offset(log, 4001)).isNull();
-            assertThat(log.offsetForTimestamp(2000, Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(3000, 1));
+            assertThat(log.offsetForTimestamp(2000, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(3000, 1));
         }
     }
 
@@ -50,7 +50,7 @@ class OffsetForTimestampTest {
             assertThat(offset(log, 7)).isEqualTo(3);
             assertThat(offset(log, 8)).isEqualTo(3);
             assertThat(offset(log, 9)).isNull();
-            assertThat(log.offsetForTimestamp(5, Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(6, 2));
+            assertThat(log.offsetForTimestamp(5, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(6, 2));
         }
     }
 
@@ -58,9 +58,9 @@ class OffsetForTimestampTest {
     void upperBoundHidesLaterRecords() throws IOException {
         try (UnifiedLog log = logWithBatches(new long[] {2, 4, 6, 8}, new long[] {10})) {
             assertThat(log.offsetForTimestamp(5, 2)).isNull();
-            assertThat(log.offsetForTimestamp(5, 3)).isEqualTo(new UnifiedLog.TimestampOffset(6, 2));
+            assertThat(log.offsetForTimestamp(5, 3)).isEqualTo(new TimestampOffset(6, 2));
             assertThat(log.offsetForTimestamp(9, 4)).isNull();
-            assertThat(log.offsetForTimestamp(9, 5)).isEqualTo(new UnifiedLog.TimestampOffset(10, 4));
+            assertThat(log.offsetForTimestamp(9, 5)).isEqualTo(new TimestampOffset(10, 4));
         }
     }
 
@@ -86,8 +86,8 @@ class OffsetForTimestampTest {
     void maxTimestampIsTheFirstRecordWithTheLargestTimestampBelowTheBound() throws IOException {
         try (UnifiedLog log = logWithBatches(
                 new long[] {1000}, new long[] {3000, 4000}, new long[] {2000}, new long[] {4000}, new long[] {500})) {
-            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(4000, 2));
-            assertThat(log.offsetOfMaxTimestamp(2)).isEqualTo(new UnifiedLog.TimestampOffset(1000, 0));
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new TimestampOffset(4000, 2));
+            assertThat(log.offsetOfMaxTimestamp(2)).isEqualTo(new TimestampOffset(1000, 0));
             assertThat(log.offsetOfMaxTimestamp(0)).isNull();
         }
     }
@@ -102,8 +102,8 @@ class OffsetForTimestampTest {
             assertThat(log.segmentCount()).isGreaterThan(2);
             assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE).offset()).isEqualTo(6);
             log.maybeIncrementLogStartOffset(8, Long.MAX_VALUE);
-            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new UnifiedLog.TimestampOffset(2950, 59));
-            assertThat(log.offsetOfMaxTimestamp(40)).isEqualTo(new UnifiedLog.TimestampOffset(1950, 39));
+            assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new TimestampOffset(2950, 59));
+            assertThat(log.offsetOfMaxTimestamp(40)).isEqualTo(new TimestampOffset(1950, 39));
         }
     }
 }

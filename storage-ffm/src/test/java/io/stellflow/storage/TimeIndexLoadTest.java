@@ -28,7 +28,7 @@ class TimeIndexLoadTest {
     }
 
     private static Long offset(UnifiedLog log, long targetMs) throws IOException {
-        UnifiedLog.TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
+        TimestampOffset found = log.offsetForTimestamp(targetMs, Long.MAX_VALUE);
         return found == null ? null : found.offset();
     }
 

@@ -1,5 +1,6 @@
 package io.stellflow.broker.fetch;
 
+import io.stellflow.storage.BatchVisitor;
 import io.stellflow.storage.UnifiedLog;
 import java.nio.channels.FileChannel;
 import java.util.Arrays;
@@ -15,7 +16,7 @@ import java.util.Arrays;
  *
  * <p>Thread-safety: confined to the evaluating thread.
  */
-final class BatchCollector implements UnifiedLog.BatchVisitor {
+final class BatchCollector implements BatchVisitor {
     private final boolean singleSegment;
     private FileChannel[] channels = new FileChannel[16];
     private long[] positions = new long[16];

@@ -13,7 +13,7 @@ import io.stellflow.protocol.message.ListOffsetsRequest.ListOffsetsTopic;
 import io.stellflow.protocol.message.ListOffsetsResponse;
 import io.stellflow.protocol.message.ListOffsetsResponse.ListOffsetsPartitionResponse;
 import io.stellflow.protocol.message.ListOffsetsResponse.ListOffsetsTopicResponse;
-import io.stellflow.storage.UnifiedLog.TimestampOffset;
+import io.stellflow.storage.TimestampOffset;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
