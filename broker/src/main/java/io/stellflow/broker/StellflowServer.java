@@ -44,6 +44,7 @@ import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
+import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
@@ -422,6 +423,9 @@ public final class StellflowServer implements AutoCloseable {
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
         telemetry.metrics().registerGauges(new Gauges());
+        if (cluster == null) {
+            telemetry.metrics().replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
+        }
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
                 LogEvents.BROKER_STARTED,

@@ -11,9 +11,9 @@ import java.util.List;
  * their exact names, units and attribute keys, and the ones that wait for their subsystem.
  *
  * <p>Registered now: "Broker: network and requests" (except throttling: no quotas yet), "Broker:
- * produce and fetch" and "Broker: storage"; the "Controller" section is {@link ControllerInstruments}.
- * Deferred ({@link #DEFERRED}): replication, coordinators and quotas; the replication hook point is
- * {@link ReplicationMetrics}, which the replication work implements with these names.
+ * produce and fetch", "Broker: storage" and "Broker: replication" ({@link ReplicaTelemetry} behind the
+ * {@link ReplicationMetrics} hooks); the "Controller" section is {@link ControllerInstruments}.
+ * Deferred ({@link #DEFERRED}): coordinators and quotas.
  *
  * <p>Thread-safety: constants only.
  */
@@ -64,6 +64,26 @@ public final class BrokerInstruments {
     public static final Instrument LOG_END_OFFSET =
             gauge("stellflow.log.end.offset", "{offset}", "node.id").withDiagnosticTopicPartition();
 
+    // Broker: replication (ReplicaTelemetry)
+    public static final Instrument REPLICA_FETCH_REQUEST_COUNT =
+            counter("stellflow.replica.fetch.request.count", "{request}", "node.id");
+    public static final Instrument REPLICA_FETCH_LATENCY =
+            histogram("stellflow.replica.fetch.latency", "ms", "node.id");
+    public static final Instrument REPLICA_LAG = gauge("stellflow.replica.lag", "By", "node.id", "replica.role");
+    public static final Instrument REPLICA_LAG_TIME =
+            gauge("stellflow.replica.lag.time", "ms", "node.id", "replica.role");
+    public static final Instrument ISR_EXPAND_COUNT = counter("stellflow.isr.expand.count", "{event}", "node.id");
+    public static final Instrument ISR_SHRINK_COUNT = counter("stellflow.isr.shrink.count", "{event}", "node.id");
+    public static final Instrument HIGH_WATERMARK_ADVANCE_COUNT =
+            counter("stellflow.high_watermark.advance.count", "{event}", "node.id");
+    public static final Instrument LEADER_CHANGE_COUNT =
+            counter("stellflow.partition.leader.change.count", "{event}", "node.id");
+    public static final Instrument UNDER_REPLICATED_COUNT =
+            gauge("stellflow.partition.under_replicated.count", "{partition}", "node.id");
+    public static final Instrument UNDER_MIN_ISR_COUNT =
+            gauge("stellflow.partition.under_min_isr.count", "{partition}", "node.id");
+    public static final Instrument OFFLINE_COUNT = gauge("stellflow.partition.offline.count", "{partition}", "node.id");
+
     /** Every instrument a broker registers today. */
     public static final List<Instrument> REGISTERED = List.of(
             REQUEST_COUNT,
@@ -90,7 +110,18 @@ public final class BrokerInstruments {
             REBUILD_INDEX_COUNT,
             CLEANUP_SEGMENT_COUNT,
             LOG_START_OFFSET,
-            LOG_END_OFFSET);
+            LOG_END_OFFSET,
+            REPLICA_FETCH_REQUEST_COUNT,
+            REPLICA_FETCH_LATENCY,
+            REPLICA_LAG,
+            REPLICA_LAG_TIME,
+            ISR_EXPAND_COUNT,
+            ISR_SHRINK_COUNT,
+            HIGH_WATERMARK_ADVANCE_COUNT,
+            LEADER_CHANGE_COUNT,
+            UNDER_REPLICATED_COUNT,
+            UNDER_MIN_ISR_COUNT,
+            OFFLINE_COUNT);
 
     /**
      * Dictionary sections (their instrument name prefixes or names) not registered yet, each waiting
@@ -101,14 +132,6 @@ public final class BrokerInstruments {
             "stellflow.request.throttle.count",
             "stellflow.request.throttle.time",
             "stellflow.quota.throttle.count",
-            // replication (ReplicationMetrics)
-            "stellflow.replica.",
-            "stellflow.isr.",
-            "stellflow.high_watermark.",
-            "stellflow.partition.leader.change.",
-            "stellflow.partition.under_replicated.",
-            "stellflow.partition.under_min_isr.",
-            "stellflow.partition.offline.",
             // coordinators: no group coordinator yet
             "stellflow.coordinator.",
             "stellflow.group.",

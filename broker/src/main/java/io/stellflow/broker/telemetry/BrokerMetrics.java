@@ -95,6 +95,7 @@ public final class BrokerMetrics {
 
     private final Meter meter;
     private final InstrumentCallbacks callbacks;
+    private final ReplicaTelemetry replication;
 
     /**
      * Builds every instrument of {@link BrokerInstruments#REGISTERED} except the gauges, which need
@@ -163,6 +164,7 @@ public final class BrokerMetrics {
         appendLatency = histogram(BrokerInstruments.LOG_APPEND_LATENCY);
         flushLatency = histogram(BrokerInstruments.LOG_FLUSH_LATENCY);
         recoveryTime = histogram(BrokerInstruments.LOG_RECOVERY_TIME);
+        replication = new ReplicaTelemetry(meter, callbacks, nodeId);
     }
 
     /**
@@ -304,6 +306,14 @@ public final class BrokerMetrics {
     /** The storage hooks of every log of this broker (shared instruments, no topic or partition). */
     public StorageMetrics storage() {
         return new StorageMetrics(this);
+    }
+
+    /**
+     * The replication hooks and gauges of this broker (one instance, created with the other
+     * instruments; its gauges need {@link ReplicaTelemetry#registerGauges}).
+     */
+    public ReplicaTelemetry replication() {
+        return replication;
     }
 
     /** Stops the callbacks (the provider is closed by its owner). */

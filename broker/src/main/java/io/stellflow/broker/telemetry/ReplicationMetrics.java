@@ -1,37 +1,41 @@
 package io.stellflow.broker.telemetry;
 
 /**
- * Hook point for the "Broker: replication" instruments of {@code spec/metrics.md}, for the replica
- * manager and fetchers to call when they exist. Nothing implements it yet, so none of these series is
- * exported (a single-node broker has no followers); the implementation registers, with {@code
- * node.id} and where listed {@code replica.role}: {@code stellflow.replica.fetch.request.count},
- * {@code stellflow.replica.fetch.latency} (ms), {@code stellflow.replica.lag} (By), {@code
- * stellflow.replica.lag.time} (ms), {@code stellflow.isr.expand.count}, {@code
- * stellflow.isr.shrink.count}, {@code stellflow.high_watermark.advance.count}, {@code
- * stellflow.partition.leader.change.count} and the partition state gauges {@code
- * stellflow.partition.under_replicated.count}, {@code under_min_isr.count}, {@code offline.count}.
- * ISR changes and leader changes also log {@link LogEvents#ISR_SHRUNK}, {@link
- * LogEvents#ISR_EXPANDED} and {@link LogEvents#PARTITION_LEADER_CHANGED}.
+ * The hooks of the "Broker: replication" instruments of {@code spec/metrics.md}, called by the
+ * replica manager, the leader's follower-fetch path and the replica fetchers. {@link ReplicaTelemetry}
+ * implements them with the dictionary's names; {@link #NOOP} is for brokers without telemetry and
+ * for tests. ISR and leader changes also log {@link LogEvents#ISR_SHRUNK}, {@link
+ * LogEvents#ISR_EXPANDED} and {@link LogEvents#PARTITION_LEADER_CHANGED} (the caller writes the line,
+ * it knows the partition).
  *
- * <p>Contract: called on fetcher or request threads once per fetch or state change (never per
- * record); implementations count into {@code LongAdder}s like {@link BrokerMetrics}.
+ * <p>Contract: called once per fetch or per state change, never per record; implementations count
+ * into {@code LongAdder}s and must not block or allocate.
+ *
+ * <p>Thread-safety: every method may be called from any thread.
  */
 public interface ReplicationMetrics {
     /** Does nothing. */
     ReplicationMetrics NOOP = new ReplicationMetrics() {};
 
-    /** A follower fetch answered by the leader after {@code nanos}. */
+    /**
+     * A replica fetch of this broker's fetcher (this broker is the follower) was answered by the
+     * leader after {@code nanos} from sending it ({@code stellflow.replica.fetch.request.count},
+     * {@code stellflow.replica.fetch.latency}).
+     */
     default void replicaFetch(long nanos) {}
 
-    /** The ISR of a partition grew. */
+    /** This leader committed an ISR expansion of one partition ({@code stellflow.isr.expand.count}). */
     default void isrExpanded() {}
 
-    /** The ISR of a partition shrank. */
+    /** This leader committed an ISR shrink of one partition ({@code stellflow.isr.shrink.count}). */
     default void isrShrunk() {}
 
-    /** A partition's high watermark advanced. */
+    /** A partition's high watermark advanced on this broker ({@code stellflow.high_watermark.advance.count}). */
     default void highWatermarkAdvanced() {}
 
-    /** This broker became or stopped being leader of a partition. */
+    /**
+     * This broker became leader of a partition or stopped being its leader ({@code
+     * stellflow.partition.leader.change.count}).
+     */
     default void leaderChanged() {}
 }

@@ -66,6 +66,7 @@ class BrokerInstrumentsTest {
                 SdkMeterProvider.builder().registerMetricReader(reader).build()) {
             BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 7, diagnostic);
             metrics.registerGauges(new FakeSource());
+            metrics.replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
             exerciseEverything(metrics);
 
             Collection<MetricData> exported = reader.collectAllMetrics();
@@ -128,6 +129,12 @@ class BrokerInstrumentsTest {
         metrics.produced(1024, 10);
         metrics.fetchRequest(BrokerMetrics.SUCCESS, 2_000_000, 1024, 10);
         metrics.longPoll(true, 5_000_000);
+        ReplicationMetrics replication = metrics.replication();
+        replication.replicaFetch(3_000_000);
+        replication.isrExpanded();
+        replication.isrShrunk();
+        replication.highWatermarkAdvanced();
+        replication.leaderChanged();
         StorageMetrics storage = metrics.storage();
         storage.append(100_000, true);
         storage.append(100_000, false);
