@@ -2,6 +2,7 @@
 # The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
 #   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
+#   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
 #   acks 1 / -1, per transport io_uring / epoll / nio (a fresh broker per transport = case group),
 #   then a consume case and a fixed-rate latency case (20,000 records/s of 1 KiB, acks=-1,
@@ -9,6 +10,10 @@
 # --vs-kafka: Apache Kafka 4.x from Maven Central (perf/kafka/fetch-kafka.sh, cached outside the
 #   repo), one KRaft node on 127.0.0.1, Kafka's own ProducerPerformance/ConsumerPerformance, the
 #   same workloads as ours, alternating Stellflow and Kafka case by case, fresh brokers per run.
+# --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
+#   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
+#   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
+#   broker CPU is the sum over the three broker processes.
 # Each case records MB/s, records/s, p50/p99/p99.9, broker CPU s/GB (utime+stime of the broker
 # pid from /proc before and after the case) and client CPU s/GB (the load tool's CPU, all threads). Machine limits (iperf3 loopback, fio sequential
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
@@ -24,6 +29,7 @@ MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENC
 while [ $# -gt 0 ]; do
   case "$1" in
     --vs-kafka) MODE=vs-kafka ;;
+    --cluster3) MODE=cluster3 ;;
     --small) SMALL=yes ;;
     --smoke) SMOKE=yes ;;
     --cases) CASES_RE=$2; shift ;;
@@ -32,7 +38,7 @@ while [ $# -gt 0 ]; do
     --latency-s) LATENCY_S=$2; shift ;;
     --profile) PROFILE=yes ;;
     --no-limits) LIMITS="" ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -73,6 +79,8 @@ CASES="$OUT_DIR/cases.jsonl"
 : >"$CASES"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-lab.XXXXXX")
 SF_PID="" KAFKA_PID=""
+# --cluster3: the broker pids of each system (space-separated); CPU per case is summed over them.
+SF_PIDS="" KAFKA_PIDS=""
 
 stop_pid() {
   local pid=$1
@@ -86,7 +94,7 @@ stop_pid() {
 }
 cleanup() {
   status=$?
-  stop_pid "$SF_PID"; stop_pid "$KAFKA_PID"
+  for p in $SF_PID $KAFKA_PID $SF_PIDS $KAFKA_PIDS; do stop_pid "$p"; done
   if [ "$status" -ne 0 ]; then
     for f in "$WORK"/*.log; do [ -f "$f" ] && { log "tail of $f:"; tail -n 15 "$f" >&2; }; done
   fi
@@ -114,8 +122,9 @@ wait_port() { # pid port what
     sleep 0.1
   done
 }
-# utime + stime (fields 14 and 15; field 2 is "(java)" without spaces) in clock ticks.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+# utime + stime (fields 14 and 15; field 2 is "(java)" without spaces) in clock ticks, summed over
+# the pids given.
+cpu_ticks() { local p t=0; for p in "$@"; do t=$(( t + $(awk '{print $14 + $15}' "/proc/$p/stat") )); done; echo "$t"; }
 # children_cpu_ms: sets CHILD_CPU_MS to the user+system CPU ms of every child this shell has reaped
 # so far (the `times` builtin's second line), so a delta around a foreground tool is that tool's
 # CPU, all threads. Call it directly, never as $(children_cpu_ms): a subshell has its own, empty,
@@ -240,8 +249,9 @@ run_case() {
   local system=$1 kind=$2 name=$3 run=$4 topic=$5 size=$6 batch=$7 parts=$8 acks=$9 linger=${10} tput=${11} num=${12} transport=${13}
   local pid out=$WORK/case.out before after format client_before client_after
   if [ -n "$CASES_RE" ] && ! [[ "$name" =~ $CASES_RE ]]; then return 0; fi
-  [ "$system" = stellflow ] && pid=$SF_PID || pid=$KAFKA_PID
-  before=$(cpu_ticks "$pid")
+  if [ "$system" = stellflow ]; then pid=${SF_PIDS:-$SF_PID}; else pid=${KAFKA_PIDS:-$KAFKA_PID}; fi
+  # shellcheck disable=SC2086
+  before=$(cpu_ticks $pid)
   children_cpu_ms; client_before=$CHILD_CPU_MS
   set +e
   if [ "$system" = stellflow ] && [ "$kind" = consume ]; then
@@ -270,7 +280,8 @@ run_case() {
   local rc=$?
   set -e
   children_cpu_ms; client_after=$CHILD_CPU_MS
-  after=$(cpu_ticks "$pid")
+  # shellcheck disable=SC2086
+  after=$(cpu_ticks $pid)
   if [ "$rc" -ne 0 ]; then
     log "$system $name run $run: tool exited with $rc"; tail -n 5 "$WORK/tool.log" "$out" >&2 || true
     FAILED=$((FAILED + 1)); return 0
