@@ -25,6 +25,8 @@ import io.stellflow.controller.proto.DescribeConfigsRequest;
 import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.DescribeQuorumRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ElectLeadersRequest;
+import io.stellflow.controller.proto.ElectLeadersResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
@@ -222,6 +224,15 @@ public final class ControllerClient implements AutoCloseable {
                 DescribeConfigsRequest.newBuilder().setTopic(topic).build(),
                 DescribeConfigsResponse::getError,
                 DescribeConfigsResponse::getLeader);
+    }
+
+    /**
+     * Preferred or unclean leader elections (one entry for all of them); results per partition. Every
+     * election changes the leader epoch of its partition.
+     */
+    public ElectLeadersResponse electLeaders(ElectLeadersRequest request) {
+        return call(
+                ControllerRpc.ELECT_LEADERS, request, ElectLeadersResponse::getError, ElectLeadersResponse::getLeader);
     }
 
     /**

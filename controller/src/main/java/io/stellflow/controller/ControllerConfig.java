@@ -34,6 +34,16 @@ import java.util.Properties;
  *   <tr><td>cluster.id</td><td>none: generated</td><td>not blank; the cluster id the first active
  *       controller writes into the metadata log (ignored once the log has one; a differing value is
  *       logged as {@code CLUSTER_ID_MISMATCH}); set the same value on every node, or on none</td></tr>
+ *   <tr><td>unclean.leader.election.enable</td><td>false</td><td>true or false; the default of the
+ *       topic config of the same name: whether a partition with no live ISR member may elect a live
+ *       replica outside the ISR (losing what only the ISR had)</td></tr>
+ *   <tr><td>auto.leader.rebalance.enable</td><td>true</td><td>true or false; the active controller
+ *       moves leadership back to preferred replicas (first of each assignment) periodically</td></tr>
+ *   <tr><td>leader.imbalance.check.interval.seconds</td><td>300</td><td>1..86400; how often it
+ *       checks</td></tr>
+ *   <tr><td>leader.imbalance.per.broker.percentage</td><td>10</td><td>0..100; a broker's partitions
+ *       are rebalanced when more than this percentage of those it is the preferred replica of are led
+ *       by another broker</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable.
@@ -51,7 +61,11 @@ public record ControllerConfig(
         long requestTimeoutMs,
         long snapshotIntervalEntries,
         int deltaRetainedEntries,
-        String clusterId) {
+        String clusterId,
+        boolean uncleanLeaderElectionEnable,
+        boolean autoLeaderRebalanceEnable,
+        long leaderImbalanceCheckIntervalSeconds,
+        int leaderImbalancePerBrokerPercentage) {
 
     public ControllerConfig {
         voters = List.copyOf(voters);
@@ -79,7 +93,11 @@ public record ControllerConfig(
                 requestTimeoutMs,
                 snapshotIntervalEntries,
                 deltaRetainedEntries,
-                id);
+                id,
+                uncleanLeaderElectionEnable,
+                autoLeaderRebalanceEnable,
+                leaderImbalanceCheckIntervalSeconds,
+                leaderImbalancePerBrokerPercentage);
     }
 
     /** Reads and validates the keys in the class comment. */
@@ -113,7 +131,26 @@ public record ControllerConfig(
                 longValue(p, "controller.request.timeout.ms", 5000, 100, 600_000, false),
                 longValue(p, "metadata.snapshot.interval.entries", 1000, 1, Long.MAX_VALUE, false),
                 (int) longValue(p, "metadata.delta.retained.entries", 10_000, 16, 10_000_000, false),
-                clusterId(p.getProperty("cluster.id")));
+                clusterId(p.getProperty("cluster.id")),
+                booleanValue(p, "unclean.leader.election.enable", false),
+                booleanValue(p, "auto.leader.rebalance.enable", true),
+                longValue(p, "leader.imbalance.check.interval.seconds", 300, 1, 86_400, false),
+                (int) longValue(p, "leader.imbalance.per.broker.percentage", 10, 0, 100, false));
+    }
+
+    private static boolean booleanValue(Properties p, String key, boolean def) {
+        String v = p.getProperty(key);
+        if (v == null) {
+            return def;
+        }
+        String t = v.strip();
+        if (t.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (t.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException(key + "=" + v + " is not true or false");
     }
 
     private static String clusterId(String raw) {

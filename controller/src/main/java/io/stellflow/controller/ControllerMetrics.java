@@ -54,7 +54,8 @@ public interface ControllerMetrics {
     /**
      * {@code stellflow.controller.command.count} and {@code .command.latency}: one control-plane
      * request that asks for a metadata change (RegisterBroker, CreateTopics, DeleteTopics,
-     * CreatePartitions, AlterPartition, IncrementalAlterConfigs, a heartbeat that fences or unfences)
+     * CreatePartitions, AlterPartition, IncrementalAlterConfigs, ElectLeaders, a heartbeat that fences
+     * or unfences)
      * answered by the active controller.
      *
      * @param result how the answer ended
@@ -92,6 +93,10 @@ public interface ControllerMetrics {
      */
     default void partitionChanges(int count) {}
 
-    /** {@code stellflow.unclean.election.count}: never called today (unclean election is off); exported as 0. */
+    /**
+     * {@code stellflow.unclean.election.count}: one committed unclean leader election (a partition
+     * whose new leader was outside the ISR: {@code unclean.leader.election.enable} or ElectLeaders
+     * UNCLEAN), reported by the active controller.
+     */
     default void uncleanElection() {}
 }

@@ -19,6 +19,8 @@ import io.stellflow.controller.proto.DescribeConfigsRequest;
 import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.DescribeQuorumRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ElectLeadersRequest;
+import io.stellflow.controller.proto.ElectLeadersResponse;
 import io.stellflow.controller.proto.FollowMetadataRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
@@ -69,6 +71,8 @@ public final class ControllerRpc {
             "DescribeConfigs",
             DescribeConfigsRequest.getDefaultInstance(),
             DescribeConfigsResponse.getDefaultInstance());
+    public static final MethodDescriptor<ElectLeadersRequest, ElectLeadersResponse> ELECT_LEADERS =
+            unary("ElectLeaders", ElectLeadersRequest.getDefaultInstance(), ElectLeadersResponse.getDefaultInstance());
     public static final MethodDescriptor<FollowMetadataRequest, MetadataEvent> FOLLOW_METADATA =
             MethodDescriptor.<FollowMetadataRequest, MetadataEvent>newBuilder()
                     .setType(MethodDescriptor.MethodType.SERVER_STREAMING)

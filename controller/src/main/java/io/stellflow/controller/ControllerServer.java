@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: Ratis's own threads (transport, log worker, state-machine updater), the gRPC server's
  * executor, one virtual thread per FollowMetadata stream, and one {@code controller-liveness} thread
- * that fences brokers whose session expired (only while active) and announces this controller when
+ * that fences brokers whose session expired (only while active), gives leaderless partitions a leader
+ * when one became eligible, rebalances leaders to preferred replicas every
+ * {@code leader.imbalance.check.interval.seconds} (when {@code auto.leader.rebalance.enable}), and announces this controller when
  * it becomes leader: one entry with the cluster id (the first time: {@code cluster.id}, or a generated
  * one), its control-plane endpoint (when new) and an {@code ActiveControllerRecord}.
  *
@@ -122,6 +124,10 @@ public final class ControllerServer implements AutoCloseable {
         });
         long checkMs = Math.max(50, Math.min(500, config.brokerSessionTimeoutMs() / 4));
         timer.scheduleWithFixedDelay(this::tick, checkMs, checkMs, TimeUnit.MILLISECONDS);
+        if (config.autoLeaderRebalanceEnable()) {
+            long everyS = config.leaderImbalanceCheckIntervalSeconds();
+            timer.scheduleWithFixedDelay(this::rebalance, everyS, everyS, TimeUnit.SECONDS);
+        }
         LOG.info(
                 "CONTROLLER_STARTED node={} raft={} rpc={} voters={} dir={}",
                 config.nodeId(),
@@ -141,8 +147,17 @@ public final class ControllerServer implements AutoCloseable {
                 announce();
             }
             controlPlane.checkLiveness();
+            controlPlane.electOfflinePartitions();
         } catch (RuntimeException e) {
             LOG.warn("controller timer task failed", e);
+        }
+    }
+
+    private void rebalance() {
+        try {
+            controlPlane.rebalanceLeaders();
+        } catch (RuntimeException e) {
+            LOG.warn("leader rebalance failed", e);
         }
     }
 

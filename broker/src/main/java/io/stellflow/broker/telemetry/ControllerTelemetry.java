@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.LongAdder;
  * construction. No lock and no allocation of ours per call.
  *
  * <p>Every series exists from the first collection: the counters report 0 for each {@code result}
- * until something happens, the unclean election count stays 0 (unclean election is off), and the
+ * until something happens, the unclean election count stays 0 until an unclean election commits, and the
  * gauges report 0 until the controller sets them.
  *
  * <p>Hosted by {@link BrokerTelemetry#controllerMetrics()} in combined mode (the broker's meter

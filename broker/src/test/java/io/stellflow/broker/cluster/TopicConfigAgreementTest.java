@@ -23,10 +23,12 @@ class TopicConfigAgreementTest {
     };
 
     @Test
-    void theControllerAcceptsExactlyTheLogOverridesTheStorageAcceptsPlusTheReplicationKey() {
+    void theControllerAcceptsExactlyTheLogOverridesTheStorageAcceptsPlusTheReplicationKeys() {
         Set<String> extra = new TreeSet<>(TopicConfigRules.KEYS);
         extra.removeAll(TopicConfig.KEYS);
-        assertThat(extra).as("keys that are not log settings").containsExactly("min.insync.replicas");
+        assertThat(extra)
+                .as("keys that are not log settings")
+                .containsExactly("min.insync.replicas", "unclean.leader.election.enable");
         assertThat(TopicConfigRules.KEYS).containsAll(TopicConfig.KEYS);
 
         int checked = 0;

@@ -341,6 +341,18 @@ public final class MetadataApplier {
             if (bad != null) {
                 return fail(ErrorCode.INELIGIBLE_REPLICA, bad);
             }
+            if (r.getLeader() != p.leader() && r.getLeader() != PartitionImage.NO_LEADER) {
+                // A new leader must be live when the entry applies (an election computed before a
+                // concurrent fence of its choice must not commit).
+                BrokerRegistration nb = (brokers != null ? brokers : base.brokersMap()).get(r.getLeader());
+                if (nb == null || nb.fenced()) {
+                    return fail(
+                            ErrorCode.INELIGIBLE_REPLICA,
+                            "new leader " + r.getLeader() + " of " + t.name() + "-" + p.partition()
+                                    + " is fenced or not registered");
+                }
+            }
+            // Every leader change (to another broker or to none) bumps the leader epoch.
             int leaderEpoch = r.getLeader() != p.leader() ? p.leaderEpoch() + 1 : p.leaderEpoch();
             PartitionImage changed = new PartitionImage(
                     p.partition(), p.replicas(), r.getLeader(), leaderEpoch, r.getIsrList(), p.partitionEpoch() + 1);

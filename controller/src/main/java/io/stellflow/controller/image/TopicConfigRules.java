@@ -11,7 +11,9 @@ import java.util.TreeSet;
  * Which topic config overrides the controller accepts (CreateTopics configs, IncrementalAlterConfigs),
  * under Kafka's topic config names. The log keys and their ranges are those of the storage's
  * {@code TopicConfig}/{@code LogConfig} (a broker test checks that both accept and refuse the same
- * values); {@code min.insync.replicas} is stored for replication (issue #6) and not a log setting.
+ * values); {@code min.insync.replicas} (read by partition leaders) and
+ * {@code unclean.leader.election.enable} (read by the controller's elections) are replication settings,
+ * not log settings.
  *
  * <table>
  *   <caption>Keys</caption>
@@ -26,6 +28,7 @@ import java.util.TreeSet;
  *   <tr><td>flush.ms, delete.retention.ms, file.delete.delay.ms</td><td>long &gt;= 0</td></tr>
  *   <tr><td>min.cleanable.dirty.ratio</td><td>double in [0, 1]</td></tr>
  *   <tr><td>min.insync.replicas</td><td>int &gt;= 1</td></tr>
+ *   <tr><td>unclean.leader.election.enable</td><td>true or false (any case)</td></tr>
  * </table>
  * Values are taken with surrounding blanks removed ({@link #normalize}).
  *
@@ -36,6 +39,7 @@ public final class TopicConfigRules {
         INT,
         LONG,
         RATIO,
+        BOOLEAN,
         CLEANUP_POLICY
     }
 
@@ -63,6 +67,7 @@ public final class TopicConfigRules {
         r.put("min.cleanable.dirty.ratio", new Rule(Kind.RATIO, 0));
         r.put("file.delete.delay.ms", new Rule(Kind.LONG, 0));
         r.put("min.insync.replicas", new Rule(Kind.INT, 1));
+        r.put("unclean.leader.election.enable", new Rule(Kind.BOOLEAN, 0));
         return Collections.unmodifiableMap(r);
     }
 
@@ -111,6 +116,10 @@ public final class TopicConfigRules {
                     yield key + "=" + v + " is not a number";
                 }
             }
+            case BOOLEAN ->
+                v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")
+                        ? null
+                        : key + "=" + v + " must be true or false";
             case CLEANUP_POLICY -> cleanupPolicy(key, v);
         };
     }

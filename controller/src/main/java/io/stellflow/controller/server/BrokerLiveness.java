@@ -24,11 +24,13 @@ final class BrokerLiveness {
     private final long sessionTimeoutNs;
     private final LongSupplier clockNs;
     private final ControllerMetrics metrics;
+    private final boolean uncleanDefault;
 
-    BrokerLiveness(long sessionTimeoutMs, LongSupplier clockNs, ControllerMetrics metrics) {
+    BrokerLiveness(long sessionTimeoutMs, LongSupplier clockNs, ControllerMetrics metrics, boolean uncleanDefault) {
         this.sessionTimeoutNs = sessionTimeoutMs * 1_000_000L;
         this.clockNs = clockNs;
         this.metrics = metrics;
+        this.uncleanDefault = uncleanDefault;
     }
 
     void touch(int brokerId) {
@@ -56,9 +58,11 @@ final class BrokerLiveness {
             if (seen == null || now - seen <= sessionTimeoutNs) {
                 continue;
             }
-            RaftQuorum.Submitted s = quorum.submit(Fencing.fence(quorum.image(), b), requestTimeoutMs);
+            Fencing.Plan plan = Fencing.fence(quorum.image(), b, uncleanDefault);
+            RaftQuorum.Submitted s = quorum.submit(plan.records(), requestTimeoutMs);
             if (s.error() == ErrorCode.NONE) {
                 fenced++;
+                Elections.committed(plan.changes(), metrics);
                 // Counted once per expired session, when its fence committed (a failed attempt is
                 // retried on the next check and must not count twice).
                 metrics.heartbeatTimeout();

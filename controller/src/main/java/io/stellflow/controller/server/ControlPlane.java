@@ -34,6 +34,8 @@ import io.stellflow.controller.proto.DescribeConfigsRequest;
 import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.DescribeQuorumRequest;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ElectLeadersRequest;
+import io.stellflow.controller.proto.ElectLeadersResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.FollowMetadataRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
@@ -59,9 +61,14 @@ import org.slf4j.LoggerFactory;
  * the current image first (bad input writes nothing) and then committed through {@link RaftQuorum},
  * whose state machine re-checks it deterministically.
  *
+ * <p>Leader elections: fencing, unfencing and re-registration elect in the same entry as the broker's
+ * change ({@link Fencing}); ElectLeaders (PREFERRED or UNCLEAN) on request, offline partitions and
+ * automatic rebalancing from the controller's timer ({@link LeaderElections}). Rules: {@link Elections}.
+ *
  * <p>Metrics ({@link ControllerMetrics}): every request that asks for a metadata change (RegisterBroker,
- * CreateTopics, DeleteTopics, CreatePartitions, AlterPartition, IncrementalAlterConfigs, a heartbeat
- * that fences or unfences) and reaches the active controller is one command, timed from its arrival to its answer, with result success,
+ * CreateTopics, DeleteTopics, CreatePartitions, AlterPartition, IncrementalAlterConfigs, ElectLeaders, a
+ * heartbeat that fences or unfences) and reaches the active controller is one command, timed from its
+ * arrival to its answer, with result success,
  * error (bad input, stale epochs, lost leadership; a request with several topics counts its worst) or
  * timeout; NOT_CONTROLLER redirects, plain heartbeats and queries are not commands. Each delta (or full
  * image) sent on a FollowMetadata stream counts once.
@@ -77,15 +84,18 @@ public final class ControlPlane {
     private final BrokerLiveness liveness;
     private final ControllerMetrics metrics;
     private final TopicCommands topics;
+    private final LeaderElections elections;
     private volatile boolean closed;
 
     /** Wires the service; {@code ControllerServer} owns its lifecycle. */
     public ControlPlane(ControllerConfig config, RaftQuorum quorum, ControllerMetrics metrics) {
         this.config = config;
         this.quorum = quorum;
-        this.liveness = new BrokerLiveness(config.brokerSessionTimeoutMs(), System::nanoTime, metrics);
+        this.liveness = new BrokerLiveness(
+                config.brokerSessionTimeoutMs(), System::nanoTime, metrics, config.uncleanLeaderElectionEnable());
         this.metrics = metrics;
         this.topics = new TopicCommands();
+        this.elections = new LeaderElections(config, quorum, metrics);
     }
 
     /** Stops answering (NOT_CONTROLLER) and ends metadata streams. */
@@ -105,6 +115,26 @@ public final class ControlPlane {
         }
     }
 
+    /**
+     * Gives leaderless partitions a leader when a replica became eligible; see {@link
+     * LeaderElections#electOfflinePartitions}. No-op unless active. Called by the controller's timer.
+     *
+     * @return the partitions that got a leader
+     */
+    public int electOfflinePartitions() {
+        return closed ? 0 : elections.electOfflinePartitions();
+    }
+
+    /**
+     * One automatic leader rebalance check; see {@link LeaderElections#rebalanceLeaders}. No-op
+     * unless active. Called by the controller's timer every {@code leader.imbalance.check.interval.seconds}.
+     *
+     * @return the partitions whose leader moved back to the preferred replica
+     */
+    public int rebalanceLeaders() {
+        return closed ? 0 : elections.rebalanceLeaders();
+    }
+
     /** The gRPC service definition to add to a server. */
     public ServerServiceDefinition definition() {
         return ServerServiceDefinition.builder(ControllerRpc.SERVICE)
@@ -120,6 +150,7 @@ public final class ControlPlane {
                         ControllerRpc.INCREMENTAL_ALTER_CONFIGS,
                         ServerCalls.asyncUnaryCall(this::incrementalAlterConfigs))
                 .addMethod(ControllerRpc.DESCRIBE_CONFIGS, ServerCalls.asyncUnaryCall(this::describeConfigs))
+                .addMethod(ControllerRpc.ELECT_LEADERS, ServerCalls.asyncUnaryCall(this::electLeaders))
                 .addMethod(ControllerRpc.FOLLOW_METADATA, ServerCalls.asyncServerStreamingCall(this::followMetadata))
                 .build();
     }
@@ -236,11 +267,13 @@ public final class ControlPlane {
                 .setFenced(true)
                 .build()));
         // A new incarnation starts fenced: its old partitions lose it as leader and ISR member.
-        if (existing != null) {
-            records.addAll(Fencing.leaveBroker(img, req.getBrokerId()));
-        }
+        List<Elections.Change> changes = existing == null
+                ? List.of()
+                : Fencing.leaveBroker(img, req.getBrokerId(), config.uncleanLeaderElectionEnable());
+        records.addAll(Elections.records(changes));
         RaftQuorum.Submitted s = commit(records);
         if (s.error() == ErrorCode.NONE) {
+            Elections.committed(changes, metrics);
             liveness.touch(req.getBrokerId());
             r.setBrokerEpoch(s.index()).setClusterId(clusterId);
             LOG.info(
@@ -297,16 +330,22 @@ public final class ControlPlane {
         // A plain heartbeat is liveness (memory only); one that fences or unfences is a command.
         RaftQuorum.Submitted s = null;
         if (req.getWantFence() && !fenced) {
-            s = commit(Fencing.fence(img, b));
+            Fencing.Plan plan = Fencing.fence(img, b, config.uncleanLeaderElectionEnable());
+            s = commit(plan.records());
             fenced =
                     s.error() == ErrorCode.NONE || quorum.image().broker(b.id()).fenced();
             if (s.error() == ErrorCode.NONE) {
+                Elections.committed(plan.changes(), metrics);
                 LOG.info("BROKER_FENCED broker={} epoch={} reason=shutdown", b.id(), b.brokerEpoch());
             }
         } else if (!req.getWantFence() && fenced && req.getMetadataOffset() >= b.brokerEpoch()) {
-            s = commit(Fencing.unfence(img, b));
+            Fencing.Plan plan = Fencing.unfence(img, b, config.uncleanLeaderElectionEnable());
+            s = commit(plan.records());
             BrokerRegistration now = quorum.image().broker(b.id());
             fenced = s.error() != ErrorCode.NONE && (now == null || now.fenced());
+            if (s.error() == ErrorCode.NONE) {
+                Elections.committed(plan.changes(), metrics);
+            }
         }
         if (s != null) {
             answered(result(s.error()), startNs);
@@ -581,13 +620,28 @@ public final class ControlPlane {
             reply(out, r.putAllConfig(preview.topic(plan.topicId()).config()).build());
             return;
         }
-        RaftQuorum.Submitted s = commit(plan.records());
+        // Switching unclean election on (or removing an override that kept it off under a true
+        // default) gives leaderless partitions of the topic a leader in the same entry.
+        MetadataImage after = MetadataApplier.apply(img, img.term(), img.offset(), plan.records())
+                .image();
+        TopicImage afterTopic = after.topic(plan.topicId());
+        List<Elections.Change> elections = new ArrayList<>();
+        Elections.electLeaderless(
+                afterTopic,
+                Elections.live(after),
+                Elections.uncleanEnabled(afterTopic, config.uncleanLeaderElectionEnable()),
+                Elections.Reason.OFFLINE,
+                elections);
+        List<MetadataRecord> records = new ArrayList<>(plan.records());
+        records.addAll(Elections.records(elections));
+        RaftQuorum.Submitted s = commit(records);
         if (s.error() != ErrorCode.NONE) {
             r.setError(s.error()).setErrorMessage(s.message());
             if (s.error() == ErrorCode.NOT_CONTROLLER) {
                 r.setLeader(leader());
             }
         } else {
+            Elections.committed(elections, metrics);
             TopicImage now = quorum.image().topic(plan.topicId());
             if (now != null) {
                 r.putAllConfig(now.config());
@@ -615,6 +669,30 @@ public final class ControlPlane {
         } else {
             r.putAllConfig(t.config());
         }
+        reply(out, r.build());
+    }
+
+    // ---- elections ----
+
+    private void electLeaders(ElectLeadersRequest req, StreamObserver<ElectLeadersResponse> out) {
+        if (!quorum.isActive() || closed) {
+            ControllerLeader l = leader();
+            reply(
+                    out,
+                    ElectLeadersResponse.newBuilder()
+                            .setError(ErrorCode.NOT_CONTROLLER)
+                            .setErrorMessage(notController(l))
+                            .setLeader(l)
+                            .build());
+            return;
+        }
+        long startNs = System.nanoTime();
+        LeaderElections.Answer a = elections.electLeaders(req);
+        ElectLeadersResponse.Builder r = a.response();
+        if (r.getError() == ErrorCode.NOT_CONTROLLER) {
+            r.setLeader(leader());
+        }
+        answered(a.result(), startNs);
         reply(out, r.build());
     }
 

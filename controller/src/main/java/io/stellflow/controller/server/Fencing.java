@@ -7,83 +7,82 @@ import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.FenceBrokerRecord;
 import io.stellflow.controller.proto.MetadataRecord;
-import io.stellflow.controller.proto.PartitionChangeRecord;
 import io.stellflow.controller.proto.UnfenceBrokerRecord;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.function.IntPredicate;
 
 /**
  * Records for fencing and unfencing a broker, with the partition leader/ISR changes that go in the
- * same entry.
+ * same entry (the rules are {@link Elections}').
  *
  * <p>Fencing removes the broker from every ISR (unless it is the last member: the ISR then keeps it
- * and the partition has no leader, as unclean election is off) and moves leadership of the
- * partitions it led to the first replica, in assignment order, that is in the new ISR and unfenced.
- * Unfencing makes the broker leader of leaderless partitions whose ISR holds it.
+ * and the partition has no leader) and moves leadership of the partitions it led to the first
+ * replica, in assignment order, that is in the new ISR and unfenced; when there is none and
+ * {@code unclean.leader.election.enable} holds for the topic, to the first unfenced replica (ISR =
+ * that replica). Unfencing makes the broker leader of leaderless partitions whose ISR holds it (and,
+ * with unclean election enabled, of leaderless partitions with no live ISR member that it replicates).
  *
  * <p>Thread-safety: stateless.
  */
 final class Fencing {
     private Fencing() {}
 
-    static List<MetadataRecord> fence(MetadataImage img, BrokerRegistration b) {
+    /** Records of one entry and the partition changes among them (to report once committed). */
+    record Plan(List<MetadataRecord> records, List<Elections.Change> changes) {}
+
+    static Plan fence(MetadataImage img, BrokerRegistration b, boolean uncleanDefault) {
         List<MetadataRecord> records = new ArrayList<>();
         records.add(MetadataRecords.of(FenceBrokerRecord.newBuilder()
                 .setBrokerId(b.id())
                 .setBrokerEpoch(b.brokerEpoch())
                 .build()));
-        records.addAll(leaveBroker(img, b.id()));
-        return records;
+        List<Elections.Change> changes = leaveBroker(img, b.id(), uncleanDefault);
+        records.addAll(Elections.records(changes));
+        return new Plan(records, changes);
     }
 
     /** Partition changes that take {@code brokerId} out of leadership and ISRs. */
-    static List<MetadataRecord> leaveBroker(MetadataImage img, int brokerId) {
-        List<MetadataRecord> records = new ArrayList<>();
+    static List<Elections.Change> leaveBroker(MetadataImage img, int brokerId, boolean uncleanDefault) {
+        IntPredicate before = Elections.live(img);
+        IntPredicate live = id -> id != brokerId && before.test(id);
+        List<Elections.Change> changes = new ArrayList<>();
         for (TopicImage t : img.topicsByName().values()) {
+            boolean unclean = Elections.uncleanEnabled(t, uncleanDefault);
             for (PartitionImage p : t.partitions()) {
-                if (p.leader() != brokerId && !p.isr().contains(brokerId)) {
-                    continue;
+                Elections.Change c = Elections.afterLeave(t, p, brokerId, live, unclean, Elections.Reason.FENCE);
+                if (c != null) {
+                    changes.add(c);
                 }
-                List<Integer> isr = new ArrayList<>(p.isr());
-                isr.remove(Integer.valueOf(brokerId));
-                if (isr.isEmpty()) {
-                    isr.add(brokerId); // last ISR member stays, leaderless
-                }
-                int leader = PartitionImage.NO_LEADER;
-                for (int r : p.replicas()) {
-                    BrokerRegistration rb = img.broker(r);
-                    if (r != brokerId && isr.contains(r) && rb != null && !rb.fenced()) {
-                        leader = r;
-                        break;
-                    }
-                }
-                if (p.leader() != brokerId && p.leader() != PartitionImage.NO_LEADER && isr.contains(p.leader())) {
-                    leader = p.leader(); // a follower left: the leader stays
-                }
-                if (leader == p.leader() && isr.equals(p.isr())) {
-                    continue;
-                }
-                records.add(change(t, p, leader, isr));
             }
         }
-        return records;
+        return changes;
     }
 
-    static List<MetadataRecord> unfence(MetadataImage img, BrokerRegistration b) {
+    static Plan unfence(MetadataImage img, BrokerRegistration b, boolean uncleanDefault) {
         List<MetadataRecord> records = new ArrayList<>();
         records.add(MetadataRecords.of(UnfenceBrokerRecord.newBuilder()
                 .setBrokerId(b.id())
                 .setBrokerEpoch(b.brokerEpoch())
                 .build()));
+        IntPredicate before = Elections.live(img);
+        IntPredicate live = id -> id == b.id() || before.test(id);
+        List<Elections.Change> changes = new ArrayList<>();
         for (TopicImage t : img.topicsByName().values()) {
+            boolean unclean = Elections.uncleanEnabled(t, uncleanDefault);
             for (PartitionImage p : t.partitions()) {
-                if (p.leader() == PartitionImage.NO_LEADER && p.isr().contains(b.id())) {
-                    records.add(change(t, p, b.id(), p.isr()));
+                if (!p.replicas().contains(b.id())) {
+                    continue;
+                }
+                Elections.Change c = Elections.electLeaderless(t, p, live, unclean, Elections.Reason.UNFENCE);
+                if (c != null) {
+                    changes.add(c);
                 }
             }
         }
-        return records;
+        records.addAll(Elections.records(changes));
+        return new Plan(records, changes);
     }
 
     /** Null when {@code newIsr} is acceptable for {@code p}, otherwise why not. */
@@ -104,15 +103,5 @@ final class Fencing {
             }
         }
         return null;
-    }
-
-    private static MetadataRecord change(TopicImage t, PartitionImage p, int leader, List<Integer> isr) {
-        return MetadataRecords.of(PartitionChangeRecord.newBuilder()
-                .setTopicId(MetadataRecords.uuid(t.id()))
-                .setPartition(p.partition())
-                .setExpectedPartitionEpoch(p.partitionEpoch())
-                .setLeader(leader)
-                .addAllIsr(isr)
-                .build());
     }
 }

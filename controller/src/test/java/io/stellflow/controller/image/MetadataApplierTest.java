@@ -89,6 +89,7 @@ class MetadataApplierTest {
     void partitionChangeChecksThePartitionEpochAndBumpsEpochs() {
         MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, topicWithPartitions(TOPIC, "t", 1))
                 .image();
+        img = MetadataApplier.apply(img, 1, 1, List.of(unfencedBroker(2))).image();
         PartitionChangeRecord change = PartitionChangeRecord.newBuilder()
                 .setTopicId(MetadataRecords.uuid(TOPIC))
                 .setPartition(0)
@@ -107,6 +108,41 @@ class MetadataApplierTest {
         ApplyResult stale = MetadataApplier.apply(next, 1, 3, List.of(MetadataRecords.of(change)));
         assertThat(stale.error()).isEqualTo(ErrorCode.INVALID_UPDATE_VERSION);
         assertThat(stale.image().partition(TOPIC, 0)).isEqualTo(p);
+    }
+
+    static MetadataRecord unfencedBroker(int id) {
+        return broker(id).toBuilder()
+                .setRegisterBroker(broker(id).getRegisterBroker().toBuilder().setFenced(false))
+                .build();
+    }
+
+    @Test
+    void aNewLeaderMustBeRegisteredAndUnfencedWhenTheEntryApplies() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, topicWithPartitions(TOPIC, "t", 1))
+                .image();
+        PartitionChangeRecord toTwo = PartitionChangeRecord.newBuilder()
+                .setTopicId(MetadataRecords.uuid(TOPIC))
+                .setPartition(0)
+                .setExpectedPartitionEpoch(0)
+                .setLeader(2)
+                .addIsr(2)
+                .build();
+        ApplyResult unknown = MetadataApplier.apply(img, 1, 2, List.of(MetadataRecords.of(toTwo)));
+        assertThat(unknown.error()).isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+        assertThat(unknown.message()).contains("new leader 2 of t-0 is fenced or not registered");
+        img = MetadataApplier.apply(img, 1, 3, List.of(broker(2))).image(); // registered, fenced
+        ApplyResult fenced = MetadataApplier.apply(img, 1, 4, List.of(MetadataRecords.of(toTwo)));
+        assertThat(fenced.error()).isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+        assertThat(fenced.image().partition(TOPIC, 0)).isEqualTo(img.partition(TOPIC, 0));
+        // Going leaderless needs no live broker, and bumps the leader epoch too.
+        PartitionChangeRecord none =
+                toTwo.toBuilder().setLeader(PartitionImage.NO_LEADER).build();
+        PartitionImage p = MetadataApplier.apply(img, 1, 5, List.of(MetadataRecords.of(none)))
+                .image()
+                .partition(TOPIC, 0);
+        assertThat(p.leader()).isEqualTo(PartitionImage.NO_LEADER);
+        assertThat(p.leaderEpoch()).isEqualTo(1);
+        assertThat(p.partitionEpoch()).isEqualTo(1);
     }
 
     @Test

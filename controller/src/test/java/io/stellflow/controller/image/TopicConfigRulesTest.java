@@ -24,13 +24,17 @@ class TopicConfigRulesTest {
             {"min.cleanable.dirty.ratio", "1.0"},
             {"file.delete.delay.ms", " 60000 "},
             {"min.insync.replicas", "1"},
+            {"unclean.leader.election.enable", "true"},
+            {"unclean.leader.election.enable", " FALSE "},
         };
         for (String[] c : ok) {
             assertThat(TopicConfigRules.validate(c[0], c[1]))
                     .as("%s=%s", c[0], c[1])
                     .isNull();
         }
-        assertThat(TopicConfigRules.KEYS).hasSize(13).contains("retention.ms", "min.insync.replicas");
+        assertThat(TopicConfigRules.KEYS)
+                .hasSize(14)
+                .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable");
         assertThat(TopicConfigRules.normalize(" 5 ")).isEqualTo("5");
     }
 
@@ -51,6 +55,10 @@ class TopicConfigRulesTest {
         assertThat(TopicConfigRules.validate("cleanup.policy", "shred")).contains("delete, compact or compact,delete");
         assertThat(TopicConfigRules.validate("cleanup.policy", "")).contains("cleanup.policy=");
         assertThat(TopicConfigRules.validate("min.insync.replicas", "0")).contains("must be >= 1");
+        assertThat(TopicConfigRules.validate("unclean.leader.election.enable", "yes"))
+                .isEqualTo("unclean.leader.election.enable=yes must be true or false");
+        assertThat(TopicConfigRules.validate("unclean.leader.election.enable", ""))
+                .isEqualTo("unclean.leader.election.enable= must be true or false");
         assertThat(TopicConfigRules.validate("segment.ms", null)).isEqualTo("segment.ms has no value");
         assertThat(TopicConfigRules.validate(null, "1")).contains("unknown topic config");
     }
