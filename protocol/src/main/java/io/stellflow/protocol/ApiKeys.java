@@ -14,6 +14,11 @@ public final class ApiKeys {
     public static final short CREATE_TOPIC = 50;
     /** DeleteTopic (§6.15): implemented by brokers of a cluster, which forward it to the controller. */
     public static final short DELETE_TOPIC = 51;
+    /**
+     * OffsetForLeaderEpoch (replication range 100-199, spec §5): a follower asks the leader where a
+     * leader epoch ends before it truncates its log ({@code docs/protocol-additions.md}).
+     */
+    public static final short OFFSET_FOR_LEADER_EPOCH = 100;
 
     private ApiKeys() {}
 
@@ -27,6 +32,7 @@ public final class ApiKeys {
             case LIST_OFFSETS -> "ListOffsets";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
+            case OFFSET_FOR_LEADER_EPOCH -> "OffsetForLeaderEpoch";
             default -> "Unknown(" + key + ")";
         };
     }
@@ -39,6 +45,7 @@ public final class ApiKeys {
                 || key == FETCH
                 || key == LIST_OFFSETS
                 || key == CREATE_TOPIC
-                || key == DELETE_TOPIC;
+                || key == DELETE_TOPIC
+                || key == OFFSET_FOR_LEADER_EPOCH;
     }
 }

@@ -3,7 +3,7 @@ package io.stellflow.protocol;
 /**
  * Error codes 0..27 of the documented table (spec §8.1) and the codes allocated from 28 upward (spec
  * §8.2, in allocation order; a number is never reused). A code from 28 up is sent only in responses to
- * an API version documented to carry it (CreateTopic v2 for 28..31); v0 responses to SDK clients carry
+ * an API version documented to carry it (CreateTopic v2 for 28..31, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients carry
  * only 0..27, using the spec's fallback column.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -45,6 +45,17 @@ public final class Errors {
     public static final short INVALID_PARTITIONS = 30;
     /** Replication factor impossible (too few brokers, out of range); v0: 3. */
     public static final short INVALID_REPLICATION_FACTOR = 31;
+    // 32..39: reserved for the leader-side replication codes (NOT_ENOUGH_REPLICAS, ...), issue #6.
+    /**
+     * The request's leader epoch is older than the leader's (a stale follower or client); sent only
+     * in OffsetForLeaderEpoch (broker-to-broker); v0 fallback 9 NOT_LEADER_OR_FOLLOWER.
+     */
+    public static final short FENCED_LEADER_EPOCH = 40;
+    /**
+     * The request's leader epoch is newer than this broker knows (its metadata lags); sent only in
+     * OffsetForLeaderEpoch (broker-to-broker); v0 fallback 9 NOT_LEADER_OR_FOLLOWER.
+     */
+    public static final short UNKNOWN_LEADER_EPOCH = 41;
 
     /** Highest code of the documented table; both SDKs read anything above as UNKNOWN_SERVER_ERROR. */
     public static final short MAX_DOCUMENTED = PRODUCER_FENCED;
@@ -81,16 +92,26 @@ public final class Errors {
         "INVALID_TOPIC",
         "TOPIC_ALREADY_EXISTS",
         "INVALID_PARTITIONS",
-        "INVALID_REPLICATION_FACTOR"
+        "INVALID_REPLICATION_FACTOR",
+        null, // 32..39 reserved (leader-side replication codes)
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        null,
+        "FENCED_LEADER_EPOCH",
+        "UNKNOWN_LEADER_EPOCH"
     };
 
     private Errors() {}
 
     /** Highest allocated code. */
-    public static final short MAX_ALLOCATED = INVALID_REPLICATION_FACTOR;
+    public static final short MAX_ALLOCATED = UNKNOWN_LEADER_EPOCH;
 
-    /** The spec name of {@code code}, or {@code "UNKNOWN(<code>)"} outside 0..{@link #MAX_ALLOCATED}. */
+    /** The spec name of {@code code}, or {@code "UNKNOWN(<code>)"} for a code not allocated (below 0, a reserved gap, above {@link #MAX_ALLOCATED}). */
     public static String name(short code) {
-        return code >= 0 && code < NAMES.length ? NAMES[code] : "UNKNOWN(" + code + ")";
+        return code >= 0 && code < NAMES.length && NAMES[code] != null ? NAMES[code] : "UNKNOWN(" + code + ")";
     }
 }
