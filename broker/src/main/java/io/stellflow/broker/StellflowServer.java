@@ -20,7 +20,6 @@ import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.BrokerLifecycle;
 import io.stellflow.broker.cluster.ClusterMetadataHandler;
 import io.stellflow.broker.cluster.ReplicaManager;
-import io.stellflow.broker.cluster.ReplicaStateListener;
 import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
@@ -33,6 +32,7 @@ import io.stellflow.broker.handler.CreateTopicHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.MetadataHandler;
+import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
 import io.stellflow.broker.handler.TopicService;
 import io.stellflow.broker.network.ApiHandler;
@@ -41,6 +41,7 @@ import io.stellflow.broker.network.FrameDecoder;
 import io.stellflow.broker.network.FrameReadAllocator;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.replication.ReplicaFetcherManager;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
@@ -75,6 +76,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -154,9 +156,14 @@ public final class StellflowServer implements AutoCloseable {
      * @param logs the partition logs
      * @param replicas the applied metadata and hosted partitions
      * @param client the control-plane client
+     * @param fetchers the replica fetchers (follower side of replication)
      */
     private record ClusterParts(
-            ControllerServer controller, LogManager logs, ReplicaManager replicas, ControllerClient client) {}
+            ControllerServer controller,
+            LogManager logs,
+            ReplicaManager replicas,
+            ControllerClient client,
+            ReplicaFetcherManager fetchers) {}
 
     private volatile BrokerLifecycle lifecycle;
 
@@ -224,6 +231,7 @@ public final class StellflowServer implements AutoCloseable {
         TopicRegistry registry = null;
         LogManager logs = null;
         ControllerClient client = null;
+        ReplicaFetcherManager fetchers = null;
         StellflowServer server = null;
         BrokerTelemetry telemetry = null;
         try {
@@ -255,13 +263,24 @@ public final class StellflowServer implements AutoCloseable {
             } else {
                 logs = LogManager.start(
                         config.logManagerConfig(), config.logConfig(), environment, UnifiedLog::logEndOffset);
-                ReplicaManager replicas = new ReplicaManager(
-                        config.brokerId(), logs, config.logDirs(), config.logConfig(), ReplicaStateListener.NONE);
+                // The fetchers look leader addresses up in the replica manager's latest image at
+                // each connection attempt, so they may exist before it does.
+                AtomicReference<ReplicaManager> replicasRef = new AtomicReference<>();
+                fetchers = new ReplicaFetcherManager(
+                        config.brokerId(),
+                        config.replicaFetcher(),
+                        transport,
+                        ReplicaFetcherManager.addressesFrom(
+                                () -> replicasRef.get().image()),
+                        telemetry.metrics().replication());
+                ReplicaManager replicas =
+                        new ReplicaManager(config.brokerId(), logs, config.logDirs(), config.logConfig(), fetchers);
+                replicasRef.set(replicas);
                 String bootstrap = clusterConfig.controllerBootstrapServers() != null
                         ? clusterConfig.controllerBootstrapServers()
                         : controller.rpcEndpoint();
                 client = ControllerClient.builder(bootstrap).build();
-                parts = new ClusterParts(controller, logs, replicas, client);
+                parts = new ClusterParts(controller, logs, replicas, client, fetchers);
             }
             server = new StellflowServer(config, locks, registry, parts, transport, telemetry);
             server.clusterId = clusterId;
@@ -275,6 +294,7 @@ public final class StellflowServer implements AutoCloseable {
                 server.close();
             } else {
                 closeQuietly(registry);
+                closeQuietly(fetchers);
                 closeQuietly(logs);
                 closeQuietly(client);
                 if (locks != null) {
@@ -359,8 +379,11 @@ public final class StellflowServer implements AutoCloseable {
                             config.cluster().defaultReplicationFactor()));
             handlers.put(
                     ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas()));
+            // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
+            handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(cluster.replicas()));
             apis = new java.util.ArrayList<>(IMPLEMENTED_APIS);
             apis.add(ApiKeys.DELETE_TOPIC);
+            apis.add(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
         }
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
         handlers.put(
@@ -618,6 +641,9 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (serverChannel != null) {
                 serverChannel.close().syncUninterruptibly();
+            }
+            if (cluster != null) {
+                closeQuietly(cluster.fetchers()); // no follower append after this, before the logs close
             }
             channels.close().awaitUninterruptibly();
             requestPool.shutdown();

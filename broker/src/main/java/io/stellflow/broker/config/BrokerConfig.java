@@ -67,7 +67,9 @@ import java.util.TreeSet;
  *       the broker stops reading from producing connections</td></tr>
  * </table>
  *
- * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}.
+ * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}; the
+ * replica fetcher keys ({@code replica.fetch.*}, {@code replica.socket.timeout.ms}) by {@link
+ * ReplicaFetcherConfig}.
  *
  * <p>Thread-safety: immutable after {@link #fromProperties}.
  *
@@ -129,7 +131,8 @@ public final class BrokerConfig {
             "append.idle.strategy",
             "queued.max.request.bytes");
 
-    private static final Set<String> KNOWN_KEYS = union(BROKER_KEYS, TelemetryConfig.KEYS);
+    private static final Set<String> KNOWN_KEYS =
+            union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS);
     private static final Set<String> ALL_KEYS = union(KNOWN_KEYS, ClusterConfig.KEYS);
 
     private final int brokerId;
@@ -157,6 +160,7 @@ public final class BrokerConfig {
     private final long queuedMaxRequestBytes;
     private final ClusterConfig cluster;
     private final TelemetryConfig telemetry;
+    private final ReplicaFetcherConfig replicaFetcher;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
@@ -218,6 +222,7 @@ public final class BrokerConfig {
         this.cluster = ClusterConfig.parse(props, configuredBrokerId, listener.port(), logDirs.get(0));
         brokerId = this.cluster.nodeId();
         telemetry = TelemetryConfig.from(props);
+        replicaFetcher = ReplicaFetcherConfig.parse(props);
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
             if (!ALL_KEYS.contains(key)) {
@@ -365,6 +370,11 @@ public final class BrokerConfig {
     /** The telemetry settings ({@code metrics.*}, {@code tracing.*}). */
     public TelemetryConfig telemetry() {
         return telemetry;
+    }
+
+    /** The replica fetcher settings ({@code replica.fetch.*}, {@code replica.socket.timeout.ms}). */
+    public ReplicaFetcherConfig replicaFetcher() {
+        return replicaFetcher;
     }
 
     /** Every key the broker reads (data plane, telemetry and cluster keys). */

@@ -7,11 +7,15 @@ import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.stellflow.broker.config.TransportType;
 import java.util.concurrent.ThreadFactory;
 
@@ -75,6 +79,16 @@ public record Transport(
     /** A new event loop group of {@code threads} threads for this transport. */
     public EventLoopGroup newEventLoopGroup(int threads, ThreadFactory threadFactory) {
         return new MultiThreadIoEventLoopGroup(threads, threadFactory, ioHandlerFactory);
+    }
+
+    /** The client socket channel class of this transport (outgoing connections: replica fetchers). */
+    public Class<? extends SocketChannel> socketChannelClass() {
+        return switch (type) {
+            case IO_URING -> IoUringSocketChannel.class;
+            case EPOLL -> EpollSocketChannel.class;
+            case NIO -> NioSocketChannel.class;
+            case AUTO -> throw new IllegalStateException("unresolved transport");
+        };
     }
 
     private static Transport ioUring() {

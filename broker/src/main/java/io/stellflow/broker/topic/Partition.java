@@ -28,6 +28,9 @@ public final class Partition {
     private volatile int leaderEpoch;
     private volatile int leaderId;
     private volatile boolean leader = true;
+    /** Follower only: the leader's HW capped at this log's end (replication seam, issue #6). */
+    private volatile long followerHighWatermark;
+
     private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
 
     /**
@@ -41,6 +44,7 @@ public final class Partition {
         this.leaderEpoch = leaderEpoch;
         this.log = log;
         this.leaderId = -1;
+        this.followerHighWatermark = log.logStartOffset();
     }
 
     /** Makes this broker the leader at {@code newLeaderEpoch} (stamped into appends from now on). */
@@ -119,7 +123,20 @@ public final class Partition {
      * above it, so once followers exist it must become the ISR's minimum replicated offset.
      */
     public long highWatermark() {
-        return log.logEndOffset();
+        return leader ? log.logEndOffset() : Math.min(followerHighWatermark, log.logEndOffset());
+    }
+
+    /**
+     * Follower only: HW = min({@code leaderHighWatermark}, log end offset); called by the replica
+     * fetcher after each fetch response is applied. Any thread (the partition's fetcher).
+     */
+    public void updateFollowerHighWatermark(long leaderHighWatermark) {
+        followerHighWatermark = Math.min(leaderHighWatermark, log.logEndOffset());
+    }
+
+    /** Follower only: HW = min(HW, log end offset) after the fetcher truncated the log. */
+    public void onFollowerTruncated() {
+        followerHighWatermark = Math.min(followerHighWatermark, log.logEndOffset());
     }
 
     /** Last stable offset; equals the high watermark without transactions. */

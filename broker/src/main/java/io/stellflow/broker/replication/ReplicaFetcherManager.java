@@ -1,0 +1,167 @@
+package io.stellflow.broker.replication;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.stellflow.broker.cluster.ReplicaStateListener;
+import io.stellflow.broker.config.ReplicaFetcherConfig;
+import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.telemetry.ReplicationMetrics;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.controller.image.BrokerEndpoint;
+import io.stellflow.controller.image.BrokerRegistration;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The follower side of replication in a broker of a cluster: told by the {@code ReplicaManager}
+ * about every role change ({@link ReplicaStateListener}), it keeps ONE {@link ReplicaFetcher} per
+ * leader broker carrying all partitions this broker follows from that leader. A partition that
+ * becomes a follower (or gets a new leader or leader epoch) moves to its leader's fetcher, which
+ * reconciles the log by epoch before fetching; one that becomes leader or stops being hosted here
+ * leaves its fetcher before the call returns (no follower append after that). A fetcher left
+ * without partitions is closed.
+ *
+ * <p>Leader addresses come from the latest applied metadata image at each connection attempt (the
+ * first listener of the leader's registration), so a leader that registered in the same metadata
+ * batch is found on the next retry.
+ *
+ * <p>Threads: one event loop of the broker's transport ({@code sf-replica-io}) for all fetcher
+ * connections, one thread per fetcher.
+ *
+ * <p>Thread-safety: the listener methods run on the metadata thread; all public methods are
+ * synchronized (they wait for a fetcher thread at most while it applies one response).
+ */
+public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaFetcherManager.class);
+
+    private final int brokerId;
+    private final ReplicaFetcherConfig config;
+    private final Transport transport;
+    private final IntFunction<InetSocketAddress> addresses;
+    private final ReplicationMetrics metrics;
+    private final EventLoopGroup group;
+    private final Map<Integer, ReplicaFetcher> fetchers = new HashMap<>();
+    private final Map<Integer, Set<Partition>> followed = new HashMap<>();
+    private final Map<Partition, Integer> leaderOf = new HashMap<>();
+    private boolean closed;
+
+    /**
+     * @param brokerId this broker's id (the replicaId of its Fetches)
+     * @param transport the broker's transport (its socket channel class and event loop kind)
+     * @param addresses a leader's data-plane address, or null while the metadata does not know it
+     * @param metrics told about each fetch round trip
+     */
+    public ReplicaFetcherManager(
+            int brokerId,
+            ReplicaFetcherConfig config,
+            Transport transport,
+            IntFunction<InetSocketAddress> addresses,
+            ReplicationMetrics metrics) {
+        this.brokerId = brokerId;
+        this.config = config;
+        this.transport = transport;
+        this.addresses = addresses;
+        this.metrics = metrics;
+        this.group = transport.newEventLoopGroup(1, new DefaultThreadFactory("sf-replica-io", true));
+    }
+
+    /**
+     * Leader addresses from the latest image: the first listener of the broker's registration, or
+     * null when the broker is not registered (yet) or has no listener.
+     */
+    public static IntFunction<InetSocketAddress> addressesFrom(Supplier<MetadataImage> image) {
+        return id -> {
+            BrokerRegistration b = image.get().broker(id);
+            if (b == null || b.listeners().isEmpty()) {
+                return null;
+            }
+            BrokerEndpoint e = b.listeners().get(0);
+            return InetSocketAddress.createUnresolved(e.host(), e.port());
+        };
+    }
+
+    @Override
+    public synchronized void onBecomeFollower(Partition partition, PartitionImage state) {
+        stopFollowing(partition);
+        int leader = state.leader();
+        if (closed || leader == PartitionImage.NO_LEADER || leader == brokerId) {
+            return;
+        }
+        ReplicaFetcher fetcher = fetchers.computeIfAbsent(
+                leader,
+                id -> new ReplicaFetcher(
+                        id, brokerId, config, addresses, group, transport.socketChannelClass(), metrics));
+        followed.computeIfAbsent(leader, id -> new HashSet<>()).add(partition);
+        leaderOf.put(partition, leader);
+        fetcher.add(partition, state.leaderEpoch());
+        LOG.info(
+                "REPLICA_FETCH_STARTED partition={} leader={} leaderEpoch={} logEndOffset={}",
+                partition,
+                leader,
+                state.leaderEpoch(),
+                partition.logEndOffset());
+    }
+
+    @Override
+    public synchronized void onBecomeLeader(Partition partition, PartitionImage state) {
+        stopFollowing(partition);
+    }
+
+    @Override
+    public synchronized void onStopReplica(Partition partition) {
+        stopFollowing(partition);
+    }
+
+    /** Removes {@code partition} from its fetcher (waiting until it is out); closes an emptied fetcher. */
+    private void stopFollowing(Partition partition) {
+        Integer leader = leaderOf.remove(partition);
+        if (leader == null) {
+            return;
+        }
+        ReplicaFetcher fetcher = fetchers.get(leader);
+        fetcher.remove(partition);
+        Set<Partition> set = followed.get(leader);
+        set.remove(partition);
+        if (set.isEmpty()) {
+            followed.remove(leader);
+            fetchers.remove(leader);
+            fetcher.close();
+        }
+    }
+
+    /** Leader ids with a running fetcher (tests and diagnostics). */
+    public synchronized Set<Integer> leaders() {
+        return Set.copyOf(fetchers.keySet());
+    }
+
+    /** Number of partitions followed (tests and diagnostics). */
+    public synchronized int followedPartitions() {
+        return leaderOf.size();
+    }
+
+    /** Stops every fetcher and the connection event loop. Idempotent. */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (ReplicaFetcher f : fetchers.values()) {
+            f.close();
+        }
+        fetchers.clear();
+        followed.clear();
+        leaderOf.clear();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
+    }
+}
