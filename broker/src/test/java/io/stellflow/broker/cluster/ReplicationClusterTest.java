@@ -1,0 +1,316 @@
+package io.stellflow.broker.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.client.ClientConfig;
+import io.stellflow.client.HostPort;
+import io.stellflow.client.NetworkClient;
+import io.stellflow.client.ProducerRecord;
+import io.stellflow.client.StellflowProducer;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerConfig;
+import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
+import io.stellflow.protocol.message.OffsetForLeaderEpochRequest.PartitionEpoch;
+import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
+import io.stellflow.protocol.message.OffsetForLeaderEpochResponse.EpochEndOffset;
+import io.stellflow.storage.UnifiedLog;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Follower-side replication end to end in this JVM: one controller and three brokers
+ * ({@code process.roles=broker}) on 127.0.0.1, topics with replication factor 3. Records produced to
+ * each leader reach both followers' logs byte for byte (offsets, leader epochs, CRCs) with the
+ * follower HW following the leader's; the leader answers OffsetForLeaderEpoch over the wire (and a
+ * follower refuses it); a follower that was down while the leader's log start moved past its log
+ * end restarts its log at the leader's log start. Tests share the cluster and run in order.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ReplicationClusterTest {
+    private static final int N = 3;
+    private static final long WAIT_MS = 30_000;
+
+    private Path dir;
+    private ControllerServer controller;
+    private String bootstrapControllers;
+    private final StellflowServer[] brokers = new StellflowServer[N];
+    private final BrokerConfig[] configs = new BrokerConfig[N];
+    private int[] ports;
+    private NetworkClient network;
+
+    @BeforeAll
+    void startCluster(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        int[] raft = ClusterHarness.freePorts(1);
+        int[] rpc = ClusterHarness.freePorts(1);
+        bootstrapControllers = "127.0.0.1:" + rpc[0];
+        Properties cp = new Properties();
+        cp.setProperty("node.id", "100");
+        cp.setProperty("controller.quorum.voters", "100@127.0.0.1:" + raft[0]);
+        cp.setProperty("controller.listener", bootstrapControllers);
+        cp.setProperty("metadata.log.dir", dir.resolve("controller").toString());
+        cp.setProperty("broker.session.timeout.ms", "3000");
+        cp.setProperty("controller.quorum.election.timeout.ms", "300");
+        cp.setProperty("cluster.id", "replication-test");
+        controller = ControllerServer.start(ControllerConfig.fromProperties(cp));
+        ports = ClusterHarness.freePorts(N);
+        for (int i = 0; i < N; i++) {
+            Properties p = new Properties();
+            p.setProperty("process.roles", "broker");
+            p.setProperty("node.id", Integer.toString(i + 1));
+            p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + ports[i]);
+            p.setProperty("log.dirs", dir.resolve("broker-" + (i + 1)).toString());
+            p.setProperty("cluster.id", "replication-test");
+            p.setProperty("controller.quorum.bootstrap.servers", bootstrapControllers);
+            p.setProperty("broker.heartbeat.interval.ms", "300");
+            p.setProperty("transport", "nio");
+            p.setProperty("metrics.exporter", "none");
+            p.setProperty("num.io.threads", "2");
+            p.setProperty("num.network.threads", "1");
+            p.setProperty("replica.fetch.backoff.ms", "100");
+            p.setProperty("replica.fetch.wait.max.ms", "200");
+            p.setProperty("replica.fetch.max.bytes", "65536"); // many round trips per test
+            configs[i] = BrokerConfig.fromProperties(p);
+            brokers[i] = StellflowServer.start(configs[i]);
+        }
+        Properties np = new Properties();
+        np.setProperty("bootstrap.servers", "127.0.0.1:" + ports[0]);
+        np.setProperty("request.timeout.ms", "10000");
+        network = new NetworkClient(ClientConfig.from(np, "replication-test"));
+    }
+
+    @AfterAll
+    void stopCluster() {
+        if (network != null) {
+            network.close();
+        }
+        for (StellflowServer b : brokers) {
+            if (b != null) {
+                b.close();
+            }
+        }
+        if (controller != null) {
+            controller.close();
+        }
+    }
+
+    private void createTopic(String name, int partitions) throws Exception {
+        try (ControllerClient client =
+                ControllerClient.builder(bootstrapControllers).build()) {
+            CreateTopicsResponse r = client.createTopics(CreateTopicsRequest.newBuilder()
+                    .addTopics(CreatableTopic.newBuilder()
+                            .setName(name)
+                            .setNumPartitions(partitions)
+                            .setReplicationFactor(N))
+                    .build());
+            assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+        }
+        ClusterHarness.await(WAIT_MS, "every replica of " + name + " hosted with its leader", () -> {
+            for (int p = 0; p < partitions; p++) {
+                PartitionImage img = partitionImage(name, p);
+                if (img == null || img.leader() < 0) {
+                    return false;
+                }
+                for (StellflowServer b : brokers) {
+                    Partition hosted = b.replicaManager().hostedPartition(name, p);
+                    if (hosted == null || hosted.leaderEpoch() != img.leaderEpoch()) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        });
+    }
+
+    private PartitionImage partitionImage(String topic, int partition) {
+        MetadataImage image = controller.image();
+        return image.topic(topic) == null ? null : image.topic(topic).partition(partition);
+    }
+
+    private int leaderIndex(String topic, int partition) {
+        return partitionImage(topic, partition).leader() - 1;
+    }
+
+    private Partition replica(int broker, String topic, int partition) {
+        return brokers[broker].replicaManager().hostedPartition(topic, partition);
+    }
+
+    private void produce(String topic, int partition, int records, long seed) throws Exception {
+        Properties pp = new Properties();
+        pp.setProperty("bootstrap.servers", "127.0.0.1:" + ports[leaderIndex(topic, partition)]);
+        pp.setProperty("acks", "1");
+        pp.setProperty("linger.ms", "2");
+        Random random = new Random(seed);
+        try (StellflowProducer producer = new StellflowProducer(pp)) {
+            List<Future<?>> sent = new ArrayList<>();
+            for (int i = 0; i < records; i++) {
+                byte[] value = new byte[1 + random.nextInt(3000)];
+                random.nextBytes(value);
+                sent.add(producer.send(new ProducerRecord(topic, partition, ("k" + i).getBytes(), value)));
+            }
+            for (Future<?> f : sent) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Every stored batch from {@code from} as hex (bytes 0-3 relative to {@code from}). */
+    private static String bytesFrom(UnifiedLog log, long from) throws IOException {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            log.readInto(from, Integer.MAX_VALUE, Long.MAX_VALUE, true, out);
+            return ByteBufUtil.hexDump(out);
+        } finally {
+            out.release();
+        }
+    }
+
+    /** Waits until every replica has the leader's log end, HW and bytes from {@code from}. */
+    private void awaitReplicasIdentical(String topic, int partition, long from) throws Exception {
+        int leader = leaderIndex(topic, partition);
+        ClusterHarness.await(WAIT_MS, "followers of " + topic + "-" + partition + " at the leader's end", () -> {
+            Partition l = replica(leader, topic, partition);
+            for (int i = 0; i < N; i++) {
+                Partition f = replica(i, topic, partition);
+                if (f.logEndOffset() != l.logEndOffset() || f.highWatermark() != l.highWatermark()) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        String expected = bytesFrom(replica(leader, topic, partition).log(), from);
+        assertThat(expected).isNotEmpty();
+        for (int i = 0; i < N; i++) {
+            Partition f = replica(i, topic, partition);
+            assertThat(f.isLeader()).isEqualTo(i == leader);
+            assertThat(bytesFrom(f.log(), from))
+                    .as("broker %d's copy of %s-%d", i + 1, topic, partition)
+                    .isEqualTo(expected);
+        }
+    }
+
+    @Test
+    @Order(1)
+    void followersHoldTheLeadersBatchesByteForByte() throws Exception {
+        createTopic("replicated", 2);
+        for (int p = 0; p < 2; p++) {
+            produce("replicated", p, 400, p);
+        }
+        for (int p = 0; p < 2; p++) {
+            awaitReplicasIdentical("replicated", p, 0);
+            int leader = leaderIndex("replicated", p);
+            assertThat(replica(leader, "replicated", p).logEndOffset()).isEqualTo(400);
+            // Leader epochs are kept: the follower's epoch history ends where the leader's does.
+            for (int i = 0; i < N; i++) {
+                assertThat(replica(i, "replicated", p)
+                                .log()
+                                .endOffsetForEpoch(
+                                        partitionImage("replicated", p).leaderEpoch())
+                                .endOffset())
+                        .isEqualTo(400);
+            }
+        }
+        // More data after the followers caught up arrives through parked (long-poll) fetches.
+        produce("replicated", 0, 50, 7);
+        awaitReplicasIdentical("replicated", 0, 0);
+        int leader = leaderIndex("replicated", 0);
+        for (int i = 0; i < N; i++) {
+            if (i != leader) {
+                assertThat(brokers[i]
+                                .replicaManager()
+                                .hostedPartition("replicated", 0)
+                                .highWatermark())
+                        .isEqualTo(450);
+            }
+        }
+    }
+
+    private EpochEndOffset askEpoch(int broker, String topic, int currentLeaderEpoch, int leaderEpoch)
+            throws Exception {
+        OffsetForLeaderEpochRequest request = new OffsetForLeaderEpochRequest(
+                -1,
+                List.of(new OffsetForLeaderEpochRequest.Topic(
+                        topic, List.of(new PartitionEpoch(0, currentLeaderEpoch, leaderEpoch)))));
+        OffsetForLeaderEpochResponse response = network.send(
+                        new HostPort("127.0.0.1", ports[broker]),
+                        ApiKeys.OFFSET_FOR_LEADER_EPOCH,
+                        request::write,
+                        OffsetForLeaderEpochResponse::read)
+                .get(10, TimeUnit.SECONDS);
+        return response.topics().get(0).partitions().get(0);
+    }
+
+    @Test
+    @Order(2)
+    void theLeaderAnswersOffsetForLeaderEpochAndFollowersRefuseIt() throws Exception {
+        int leader = leaderIndex("replicated", 0);
+        int epoch = partitionImage("replicated", 0).leaderEpoch();
+        long leo = replica(leader, "replicated", 0).logEndOffset();
+        assertThat(askEpoch(leader, "replicated", epoch, epoch))
+                .isEqualTo(new EpochEndOffset(0, Errors.NONE, epoch, leo));
+        assertThat(askEpoch(leader, "replicated", epoch + 1, epoch).errorCode()).isEqualTo(Errors.UNKNOWN_LEADER_EPOCH);
+        int follower = (leader + 1) % N;
+        assertThat(askEpoch(follower, "replicated", epoch, epoch).errorCode()).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+        assertThat(askEpoch(leader, "no-such-topic", -1, 0).errorCode()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+    }
+
+    @Test
+    @Order(3)
+    void aFollowerBelowTheLeadersLogStartRestartsItsLogThere() throws Exception {
+        createTopic("behind", 1);
+        produce("behind", 0, 100, 11);
+        awaitReplicasIdentical("behind", 0, 0);
+        int leader = leaderIndex("behind", 0);
+        int follower = (leader + 1) % N;
+        brokers[follower].close();
+        brokers[follower] = null;
+
+        produce("behind", 0, 100, 12);
+        Partition l = replica(leader, "behind", 0);
+        long newStart = l.logEndOffset();
+        assertThat(newStart).isEqualTo(200);
+        l.log().maybeIncrementLogStartOffset(newStart, l.highWatermark());
+        produce("behind", 0, 30, 13);
+
+        brokers[follower] = StellflowServer.start(configs[follower]);
+        ClusterHarness.await(WAIT_MS, "the restarted follower at the leader's end", () -> {
+            Partition f = replica(follower, "behind", 0);
+            return f != null && f.logEndOffset() == 230;
+        });
+        Partition f = replica(follower, "behind", 0);
+        assertThat(f.logStartOffset()).isEqualTo(newStart);
+        assertThat(f.highWatermark()).isGreaterThanOrEqualTo(f.logStartOffset());
+        assertThat(bytesFrom(f.log(), newStart)).isEqualTo(bytesFrom(l.log(), newStart));
+        awaitReplicasIdentical("behind", 0, newStart);
+    }
+}
