@@ -105,7 +105,8 @@ public final class ReplicaFetcher implements AutoCloseable {
     private boolean ready;
     private boolean closed;
     private long reconnectAtNanos;
-    private long nextWakeNanos = Long.MAX_VALUE;
+    private boolean wakeScheduled;
+    private long wakeAtNanos;
     private int nextCorrelationId;
     private int fetchesInFlight;
     private int connectFailures;
@@ -281,14 +282,18 @@ public final class ReplicaFetcher implements AutoCloseable {
         return l;
     }
 
+    /** Schedules a {@link #pump} at {@code atNanos} unless one is due at or before it. */
     private void wakeAt(long atNanos, long now) {
-        if (nextWakeNanos - now > 0 && atNanos - nextWakeNanos >= 0) {
-            return; // an earlier or equal wake-up is scheduled
+        if (wakeScheduled && atNanos - wakeAtNanos >= 0) {
+            return;
         }
-        nextWakeNanos = atNanos;
+        wakeScheduled = true;
+        wakeAtNanos = atNanos;
         thread.schedule(
                 () -> {
-                    nextWakeNanos = Long.MAX_VALUE;
+                    if (wakeAtNanos == atNanos) {
+                        wakeScheduled = false; // the latest wake-up ran (earlier ones may still come: harmless)
+                    }
                     pump();
                 },
                 Math.max(0, atNanos - now),

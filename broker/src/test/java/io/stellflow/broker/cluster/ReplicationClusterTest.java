@@ -313,4 +313,56 @@ class ReplicationClusterTest {
         assertThat(bytesFrom(f.log(), newStart)).isEqualTo(bytesFrom(l.log(), newStart));
         awaitReplicasIdentical("behind", 0, newStart);
     }
+
+    /**
+     * A leader is stopped with records that never reached its followers (appended to its log on disk
+     * while it is down, as a crash right after a local append would leave them); the controller moves
+     * leadership to a follower at a higher epoch, which takes new writes; the old leader restarts as
+     * a follower, truncates its divergent tail by epoch and ends byte-identical to the new leader.
+     */
+    @Test
+    @Order(4)
+    void anOldLeaderTruncatesItsDivergentTailAndFollowsTheNewLeader() throws Exception {
+        createTopic("diverge", 1);
+        produce("diverge", 0, 60, 21);
+        awaitReplicasIdentical("diverge", 0, 0);
+        int oldLeader = leaderIndex("diverge", 0);
+        int oldEpoch = partitionImage("diverge", 0).leaderEpoch();
+        Path logDir = replica(oldLeader, "diverge", 0).log().dir();
+        brokers[oldLeader].close();
+        brokers[oldLeader] = null;
+        ClusterHarness.await(WAIT_MS, "a new leader for diverge-0", () -> {
+            PartitionImage img = partitionImage("diverge", 0);
+            return img.leader() >= 1 && img.leader() - 1 != oldLeader && img.leaderEpoch() > oldEpoch;
+        });
+        try (UnifiedLog stale = UnifiedLog.open(logDir, io.stellflow.storage.LogConfig.defaults())) {
+            ByteBuf batch = Unpooled.buffer();
+            try {
+                io.stellflow.protocol.record.RecordBatchBuilder b =
+                        new io.stellflow.protocol.record.RecordBatchBuilder(batch, 5_000);
+                for (int i = 0; i < 7; i++) {
+                    b.append(5_000, null, ("never-replicated-" + i).getBytes());
+                }
+                b.close();
+                stale.appendAsLeader(batch, oldEpoch);
+            } finally {
+                batch.release();
+            }
+            assertThat(stale.logEndOffset()).isEqualTo(67);
+        }
+        int newLeader = leaderIndex("diverge", 0);
+        produce("diverge", 0, 25, 22);
+        Partition l = replica(newLeader, "diverge", 0);
+        assertThat(l.logEndOffset()).isEqualTo(85);
+
+        brokers[oldLeader] = StellflowServer.start(configs[oldLeader]);
+        ClusterHarness.await(WAIT_MS, "the old leader following at the new leader's end", () -> {
+            Partition f = replica(oldLeader, "diverge", 0);
+            return f != null && !f.isLeader() && f.logEndOffset() == 85;
+        });
+        Partition f = replica(oldLeader, "diverge", 0);
+        assertThat(f.log().endOffsetForEpoch(oldEpoch).endOffset()).isEqualTo(60);
+        assertThat(bytesFrom(f.log(), 0)).doesNotContain(ByteBufUtil.hexDump("never-replicated".getBytes()));
+        awaitReplicasIdentical("diverge", 0, 0);
+    }
 }

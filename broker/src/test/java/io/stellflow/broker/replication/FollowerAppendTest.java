@@ -1,0 +1,90 @@
+package io.stellflow.broker.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.storage.UnifiedLog;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Applying fetched batches on a follower: batches ending below the log end are skipped (a fetch may
+ * start inside a batch), the rest appended with the leader's offsets and epochs, the HW set from the
+ * leader's but never above the log end; a damaged batch or a gap appends nothing.
+ */
+class FollowerAppendTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void batchesBelowTheLogEndAreSkippedAndTheRestAppendedAsStored() throws Exception {
+        try (UnifiedLog l = ReplicaLogs.open(dir.resolve("leader"));
+                UnifiedLog f = ReplicaLogs.open(dir.resolve("follower"))) {
+            ReplicaLogs.append(l, 2, 3, "a"); // [0-2]
+            ReplicaLogs.append(l, 2, 3, "b"); // [3-5]
+            ReplicaLogs.append(l, 4, 2, "c"); // [6-7]
+            ReplicaLogs.append(f, 2, 3, "a");
+            Partition follower = ReplicaLogs.follower(f, 4);
+            ByteBuf all = ReplicaLogs.read(l, 0); // every batch, deltas from 0: the follower holds the first
+            try {
+                assertThat(FollowerAppend.apply(follower, all, 0, 6)).isEqualTo(FollowerAppend.APPLIED);
+            } finally {
+                all.release();
+            }
+            ReplicaLogs.assertSameBytes(f, l);
+            assertThat(f.latestLeaderEpoch()).isEqualTo(4);
+            assertThat(f.endOffsetForEpoch(2).endOffset()).isEqualTo(6);
+            assertThat(follower.highWatermark()).isEqualTo(6);
+
+            // Nothing new: the HW still follows the leader's, capped at the log end.
+            assertThat(FollowerAppend.apply(follower, null, -1, 100)).isEqualTo(FollowerAppend.APPLIED);
+            assertThat(follower.highWatermark()).isEqualTo(8);
+        }
+    }
+
+    @Test
+    void aBatchWithABadCrcAppendsNothing() throws Exception {
+        try (UnifiedLog l = ReplicaLogs.open(dir.resolve("leader"));
+                UnifiedLog f = ReplicaLogs.open(dir.resolve("follower"))) {
+            ReplicaLogs.append(l, 1, 2, "a");
+            ReplicaLogs.append(l, 1, 2, "b");
+            Partition follower = ReplicaLogs.follower(f, 1);
+            ByteBuf records = ReplicaLogs.read(l, 0);
+            try {
+                int second = RecordBatchLayout.batchSize(records, 0);
+                int last = records.writerIndex() - 1;
+                records.setByte(last, records.getByte(last) ^ 1); // a value byte of the second batch
+                assertThat(second).isLessThan(last);
+                assertThat(FollowerAppend.apply(follower, records, 0, 4)).isEqualTo(FollowerAppend.CORRUPT);
+                assertThat(f.logEndOffset()).isZero();
+                assertThat(FollowerAppend.apply(follower, records.slice(0, second + 20), 0, 4))
+                        .as("a truncated batch")
+                        .isEqualTo(FollowerAppend.CORRUPT);
+                assertThat(f.logEndOffset()).isZero();
+            } finally {
+                records.release();
+            }
+        }
+    }
+
+    @Test
+    void batchesThatDoNotContinueTheLogEndAreRefused() throws Exception {
+        try (UnifiedLog l = ReplicaLogs.open(dir.resolve("leader"));
+                UnifiedLog f = ReplicaLogs.open(dir.resolve("follower"))) {
+            ReplicaLogs.append(l, 1, 2, "a");
+            ReplicaLogs.append(l, 1, 2, "b");
+            Partition follower = ReplicaLogs.follower(f, 1);
+            ByteBuf fromTwo = ReplicaLogs.read(l, 2); // starts at offset 2, the follower is at 0
+            try {
+                assertThat(FollowerAppend.apply(follower, fromTwo, 2, 4)).isEqualTo(FollowerAppend.OFFSET_MISMATCH);
+                assertThat(f.logEndOffset()).isZero();
+                assertThat(follower.highWatermark()).isZero();
+            } finally {
+                fromTwo.release();
+            }
+        }
+    }
+}
