@@ -97,6 +97,15 @@ public final class ReplicaFetcher implements AutoCloseable {
         }
     };
 
+    /** Largest (leader HW - log end offset) over the partitions, as of the last fetch response; any thread. */
+    private volatile long maxLagOffsets;
+
+    /** Oldest caught-up time of a partition that is behind the leader's HW, as of the last response. */
+    private volatile long oldestBehindNanos;
+
+    /** Whether any partition was behind the leader's HW at the last response; any thread. */
+    private volatile boolean anyBehind;
+
     // Confined to the fetcher thread.
     private final Map<Partition, PartitionState> partitions = new LinkedHashMap<>();
     private final Map<Integer, InFlight> inFlight = new HashMap<>();
@@ -120,10 +129,18 @@ public final class ReplicaFetcher implements AutoCloseable {
         boolean removed;
         boolean outOfRangeBefore;
         long notBeforeNanos;
+        /** Last time this log's end reached the leader's HW (or the state was created). */
+        long caughtUpNanos;
+        /** The leader's HW in the last fetch response (-1 before the first). */
+        long leaderHighWatermark = -1;
+        /** This log's end was below {@link #leaderHighWatermark} after the last response. */
+        boolean behind;
 
         PartitionState(Partition partition, int leaderEpoch) {
             this.partition = partition;
             this.leaderEpoch = leaderEpoch;
+            this.notBeforeNanos = System.nanoTime(); // ready now (nanoTime may be negative: no 0 sentinel)
+            this.caughtUpNanos = notBeforeNanos;
         }
     }
 
@@ -163,6 +180,7 @@ public final class ReplicaFetcher implements AutoCloseable {
         this.channelClass = channelClass;
         this.metrics = metrics;
         this.clientId = "stellflow-replica-fetcher-" + brokerId;
+        this.reconnectAtNanos = System.nanoTime();
         this.thread =
                 new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("sf-replica-fetcher-" + leaderId, true));
         this.thread.setRemoveOnCancelPolicy(true);
@@ -185,7 +203,7 @@ public final class ReplicaFetcher implements AutoCloseable {
             if (old != null) {
                 old.removed = true;
             }
-            pump();
+            pumpLogged();
         });
     }
 
@@ -211,16 +229,23 @@ public final class ReplicaFetcher implements AutoCloseable {
         }
     }
 
-    /** Number of partitions followed (tests; waits for the fetcher thread). */
-    int partitionCount() throws Exception {
-        return thread.submit(partitions::size).get(WAIT_MS, TimeUnit.MILLISECONDS);
-    }
-
     private void run(Runnable task) {
         try {
             thread.execute(task);
         } catch (RejectedExecutionException e) {
             // closed
+        }
+    }
+
+    /** {@link #pump} from a task whose exceptions the executor would swallow. */
+    private void pumpLogged() {
+        try {
+            pump();
+        } catch (RuntimeException e) {
+            LOG.error("Replica fetcher of leader {} failed to send; reconnecting", leaderId, e);
+            if (channel != null) {
+                channel.close();
+            }
         }
     }
 
@@ -287,17 +312,21 @@ public final class ReplicaFetcher implements AutoCloseable {
         if (wakeScheduled && atNanos - wakeAtNanos >= 0) {
             return;
         }
-        wakeScheduled = true;
-        wakeAtNanos = atNanos;
-        thread.schedule(
-                () -> {
-                    if (wakeAtNanos == atNanos) {
-                        wakeScheduled = false; // the latest wake-up ran (earlier ones may still come: harmless)
-                    }
-                    pump();
-                },
-                Math.max(0, atNanos - now),
-                TimeUnit.NANOSECONDS);
+        try {
+            thread.schedule(
+                    () -> {
+                        if (wakeAtNanos == atNanos) {
+                            wakeScheduled = false; // the latest wake-up ran (earlier ones may come: harmless)
+                        }
+                        pumpLogged();
+                    },
+                    Math.max(0, atNanos - now),
+                    TimeUnit.NANOSECONDS);
+            wakeScheduled = true;
+            wakeAtNanos = atNanos;
+        } catch (RejectedExecutionException e) {
+            // close() is running
+        }
     }
 
     private void backoff(PartitionState s) {
@@ -376,21 +405,30 @@ public final class ReplicaFetcher implements AutoCloseable {
         if (!closed) {
             LOG.info("REPLICA_FETCHER_DISCONNECTED leader={} retryMs={}", leaderId, config.backoffMs());
             reconnectAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
-            pump();
+            pumpLogged();
         }
     }
 
     private void send(short apiKey, short version, ApiMessage body, List<PartitionState> states) {
         Channel ch = channel;
         int correlationId = nextCorrelationId++;
+        ScheduledFuture<?> timeout;
+        try {
+            timeout = thread.schedule(
+                    () -> onTimeout(ch, correlationId), config.socketTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            return; // close() is running: nothing more is sent
+        }
         ByteBuf frame = ch.alloc().buffer(256);
         try {
             Frames.writeRequest(frame, RequestHeader.of(apiKey, version, correlationId, clientId), body);
         } catch (RuntimeException e) {
             frame.release();
+            timeout.cancel(false);
             throw e;
         }
         InFlight f = new InFlight(apiKey, states);
+        f.timeout = timeout;
         for (PartitionState s : states) {
             s.inFlight = true;
         }
@@ -398,8 +436,6 @@ public final class ReplicaFetcher implements AutoCloseable {
             fetchesInFlight++;
         }
         inFlight.put(correlationId, f);
-        f.timeout =
-                thread.schedule(() -> onTimeout(ch, correlationId), config.socketTimeoutMs(), TimeUnit.MILLISECONDS);
         ch.writeAndFlush(frame).addListener(w -> {
             if (!w.isSuccess()) {
                 ch.close();
@@ -457,7 +493,7 @@ public final class ReplicaFetcher implements AutoCloseable {
             ch.close();
         } finally {
             payload.release();
-            pump();
+            pumpLogged();
         }
     }
 
@@ -487,17 +523,58 @@ public final class ReplicaFetcher implements AutoCloseable {
 
     private void onFetch(List<PartitionState> states, FetchResponseV1 response) {
         int i = 0;
+        long now = System.nanoTime();
         for (FetchResponseV1.Topic t : response.responses()) {
             for (FetchResponseV1.PartitionData d : t.partitions()) {
                 PartitionState s = matching(states, i++, t.topic(), d.partition());
                 if (!s.removed && stillFollowing(s)) {
                     onFetched(s, d);
+                    if (d.errorCode() == Errors.NONE) {
+                        s.leaderHighWatermark = d.highWatermark();
+                        s.behind = s.partition.logEndOffset() < d.highWatermark();
+                        if (!s.behind) {
+                            s.caughtUpNanos = now;
+                        }
+                    }
                 }
             }
         }
         if (i != states.size()) {
             throw new IllegalStateException("Fetch response has " + i + " partitions, the request " + states.size());
         }
+        updateLag(now);
+    }
+
+    /** Recomputes the lag the gauges read: O(partitions) once per fetch response. */
+    private void updateLag(long now) {
+        long maxLag = 0;
+        long oldest = now;
+        boolean behind = false;
+        for (PartitionState s : partitions.values()) {
+            if (s.behind) {
+                behind = true;
+                if (s.caughtUpNanos - oldest < 0) {
+                    oldest = s.caughtUpNanos;
+                }
+            }
+            maxLag = Math.max(maxLag, s.leaderHighWatermark - s.partition.logEndOffset());
+        }
+        maxLagOffsets = maxLag;
+        oldestBehindNanos = oldest;
+        anyBehind = behind;
+    }
+
+    /**
+     * Largest lag of the partitions carried here as of the last fetch response: the leader's high
+     * watermark minus this log's end, in offsets (0 when caught up). Any thread.
+     */
+    public long maxLagOffsets() {
+        return maxLagOffsets;
+    }
+
+    /** Longest time in ms since a partition carried here last reached the leader's HW (0 when all did). Any thread. */
+    public long maxLagTimeMs() {
+        return anyBehind ? TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - oldestBehindNanos) : 0;
     }
 
     private static PartitionState matching(List<PartitionState> states, int i, String topic, int partition) {

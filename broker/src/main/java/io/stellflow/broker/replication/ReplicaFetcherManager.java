@@ -139,6 +139,27 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
         }
     }
 
+    /**
+     * Follower lag for the {@code replica.role=follower} gauges: the largest (leader HW - log end
+     * offset) in offsets over every partition followed here, as of each fetcher's last response.
+     */
+    public synchronized long maxLagOffsets() {
+        long max = 0;
+        for (ReplicaFetcher f : fetchers.values()) {
+            max = Math.max(max, f.maxLagOffsets());
+        }
+        return max;
+    }
+
+    /** The longest time in ms since a partition followed here last reached its leader's HW (0 when all did). */
+    public synchronized long maxLagTimeMs() {
+        long max = 0;
+        for (ReplicaFetcher f : fetchers.values()) {
+            max = Math.max(max, f.maxLagTimeMs());
+        }
+        return max;
+    }
+
     /** Leader ids with a running fetcher (tests and diagnostics). */
     public synchronized Set<Integer> leaders() {
         return Set.copyOf(fetchers.keySet());
