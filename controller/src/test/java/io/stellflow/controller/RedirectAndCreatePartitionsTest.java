@@ -17,7 +17,12 @@ import io.stellflow.controller.proto.CreatePartitionsRequest;
 import io.stellflow.controller.proto.CreatePartitionsResponse;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.ElectLeadersRequest;
+import io.stellflow.controller.proto.ElectLeadersResponse;
+import io.stellflow.controller.proto.ElectionTopicPartitions;
+import io.stellflow.controller.proto.ElectionType;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.PartitionElectionResult;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -108,6 +113,16 @@ class RedirectAndCreatePartitionsTest {
             assertThat(r.getLeader().getEndpoint().getHost()).isEqualTo(leaderEndpoint.host());
             assertThat(r.getLeader().getEndpoint().getPort())
                     .isEqualTo(leader.rpcAddress().getPort());
+            ElectLeadersResponse e = ClientCalls.blockingUnaryCall(
+                    ch,
+                    ControllerRpc.ELECT_LEADERS,
+                    CallOptions.DEFAULT.withDeadlineAfter(5, TimeUnit.SECONDS),
+                    ElectLeadersRequest.newBuilder().setAllTopicPartitions(true).build());
+            assertThat(e.getError()).isEqualTo(ErrorCode.NOT_CONTROLLER);
+            assertThat(e.getResultsCount()).isZero();
+            assertThat(e.getLeader().getLeaderId()).isEqualTo(leader.nodeId());
+            assertThat(e.getLeader().getEndpoint().getPort())
+                    .isEqualTo(leader.rpcAddress().getPort());
         } finally {
             ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
         }
@@ -120,6 +135,14 @@ class RedirectAndCreatePartitionsTest {
             CreateTopicsResponse r = onlyFollower.createTopics(create("via-follower", 2, 2));
             assertThat(r.getError()).isEqualTo(ErrorCode.NONE);
             assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+            ElectLeadersResponse e = onlyFollower.electLeaders(ElectLeadersRequest.newBuilder()
+                    .setElectionType(ElectionType.PREFERRED)
+                    .addTopics(ElectionTopicPartitions.newBuilder().setTopic("via-follower"))
+                    .build());
+            assertThat(e.getError()).isEqualTo(ErrorCode.NONE);
+            assertThat(e.getResultsList())
+                    .extracting(PartitionElectionResult::getError)
+                    .containsExactly(ErrorCode.ELECTION_NOT_NEEDED, ErrorCode.ELECTION_NOT_NEEDED);
         }
         assertThat(activeImage().topic("via-follower").partitions()).hasSize(2);
     }

@@ -1,0 +1,58 @@
+package io.stellflow.controller;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/** The leader election keys of {@link ControllerConfig}: Kafka's defaults, parsing, and refusals. */
+class ControllerConfigElectionKeysTest {
+    static Properties base(String... kv) {
+        Properties p = new Properties();
+        p.setProperty("node.id", "1");
+        p.setProperty("controller.quorum.voters", "1@127.0.0.1:9093");
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    @Test
+    void defaultsAreKafkas() {
+        ControllerConfig c = ControllerConfig.fromProperties(base());
+        assertThat(c.uncleanLeaderElectionEnable()).isFalse();
+        assertThat(c.autoLeaderRebalanceEnable()).isTrue();
+        assertThat(c.leaderImbalanceCheckIntervalSeconds()).isEqualTo(300);
+        assertThat(c.leaderImbalancePerBrokerPercentage()).isEqualTo(10);
+        assertThat(c.withClusterId("x").uncleanLeaderElectionEnable()).isFalse();
+    }
+
+    @Test
+    void valuesAreReadAndKeptByWithClusterId() {
+        ControllerConfig c = ControllerConfig.fromProperties(base(
+                "unclean.leader.election.enable", " TRUE ",
+                "auto.leader.rebalance.enable", "false",
+                "leader.imbalance.check.interval.seconds", "1",
+                "leader.imbalance.per.broker.percentage", "0"));
+        for (ControllerConfig x : new ControllerConfig[] {c, c.withClusterId("x")}) {
+            assertThat(x.uncleanLeaderElectionEnable()).isTrue();
+            assertThat(x.autoLeaderRebalanceEnable()).isFalse();
+            assertThat(x.leaderImbalanceCheckIntervalSeconds()).isEqualTo(1);
+            assertThat(x.leaderImbalancePerBrokerPercentage()).isZero();
+        }
+    }
+
+    @Test
+    void badValuesAreRefusedNamingTheKey() {
+        assertThatThrownBy(() -> ControllerConfig.fromProperties(base("unclean.leader.election.enable", "yes")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("unclean.leader.election.enable=yes is not true or false");
+        assertThatThrownBy(() -> ControllerConfig.fromProperties(base("auto.leader.rebalance.enable", "")))
+                .hasMessageContaining("auto.leader.rebalance.enable");
+        assertThatThrownBy(() -> ControllerConfig.fromProperties(base("leader.imbalance.check.interval.seconds", "0")))
+                .hasMessage("leader.imbalance.check.interval.seconds=0 is out of range 1..86400");
+        assertThatThrownBy(() -> ControllerConfig.fromProperties(base("leader.imbalance.per.broker.percentage", "101")))
+                .hasMessage("leader.imbalance.per.broker.percentage=101 is out of range 0..100");
+    }
+}
