@@ -39,9 +39,11 @@ import org.slf4j.LoggerFactory;
  *       share of not-led preferred partitions exceeds {@code leader.imbalance.per.broker.percentage}.
  * </ul>
  *
- * The {@value #UNCLEAN_KEY} values are checked by {@code TopicConfigRules}. Each result is a {@link Change} that becomes one {@code PartitionChangeRecord} naming the partition
- * epoch it was computed from; the applier rejects it when the partition changed meanwhile, and sets the
- * partition epoch + 1 and, when the leader changed, the leader epoch + 1.
+ * <p>Each result is a {@link Change} that becomes one {@code PartitionChangeRecord} naming the
+ * partition epoch it was computed from; the applier rejects it when the partition changed meanwhile
+ * (or when its new leader is fenced by then), and sets the partition epoch + 1 and, when the leader
+ * changed (to a broker or to none), the leader epoch + 1. The {@value #UNCLEAN_KEY} values are
+ * checked by {@code TopicConfigRules}.
  *
  * <p>Thread-safety: stateless.
  */
