@@ -245,6 +245,10 @@ class LeaderElectionTest {
             assertThat(after.leaderEpoch()).isEqualTo(before.leaderEpoch() + 1);
             assertThat(s.metrics.uncleanElections.get()).isEqualTo(1);
             s.unfence(leader);
+            // dflt's leader takes the returning broker back into its ISR, so the next fence cannot
+            // make dflt unclean again.
+            assertThat(s.alterIsr("dflt", 0, List.of(3 - leader, leader)).getError())
+                    .isEqualTo(ErrorCode.NONE);
 
             // strict: the same situation stays offline (the topic's false wins over the default).
             int strictLeader = s.partition("strict", 0).leader();
