@@ -505,9 +505,13 @@ public final class StellflowServer implements AutoCloseable {
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
         telemetry.metrics().registerGauges(new Gauges());
-        if (cluster == null) {
-            telemetry.metrics().replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
-        }
+        telemetry
+                .metrics()
+                .replication()
+                .registerGauges(
+                        cluster == null
+                                ? ReplicaTelemetry.SINGLE_NODE
+                                : cluster.replicas().gauges());
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
                 LogEvents.BROKER_STARTED,

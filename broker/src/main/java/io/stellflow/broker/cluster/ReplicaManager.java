@@ -2,6 +2,7 @@ package io.stellflow.broker.cluster;
 
 import io.stellflow.broker.replication.HighWatermarkCheckpoint;
 import io.stellflow.broker.telemetry.LogEvents;
+import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.AtomicFiles;
 import io.stellflow.broker.topic.Partition;
@@ -147,6 +148,65 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             }
         }
         return log.logStartOffset();
+    }
+
+    /**
+     * What the replication gauges read ({@link ReplicaTelemetry#registerGauges}): the counts below,
+     * hosted partitions without a leader, and the largest lag per role. Lag in bytes is estimated
+     * from the lag in records times the log's average bytes per record (size over retained records):
+     * the leader does not know the followers' byte positions.
+     */
+    public ReplicaTelemetry.Source gauges() {
+        return new ReplicaTelemetry.Source() {
+            @Override
+            public long underReplicatedPartitions() {
+                return underReplicatedCount();
+            }
+
+            @Override
+            public long underMinIsrPartitions() {
+                return underMinIsrCount();
+            }
+
+            @Override
+            public long offlinePartitions() {
+                long[] n = {0};
+                forEachHostedPartition(p -> {
+                    if (!p.isLeader() && p.leaderId() == PartitionImage.NO_LEADER) {
+                        n[0]++;
+                    }
+                });
+                return n[0];
+            }
+
+            @Override
+            public long maxLagBytes(boolean leaderRole) {
+                long[] max = {0};
+                forEachHostedPartition(p -> {
+                    if (p.isLeader() == leaderRole) {
+                        long records = p.maxLagRecords();
+                        if (records > 0) {
+                            long retained = Math.max(1, p.logEndOffset() - p.logStartOffset());
+                            max[0] = Math.max(
+                                    max[0], records * Math.max(1, p.log().sizeInBytes() / retained));
+                        }
+                    }
+                });
+                return max[0];
+            }
+
+            @Override
+            public long maxLagTimeMs(boolean leaderRole) {
+                long nowMs = System.currentTimeMillis();
+                long[] max = {0};
+                forEachHostedPartition(p -> {
+                    if (p.isLeader() == leaderRole) {
+                        max[0] = Math.max(max[0], p.maxLagTimeMs(nowMs));
+                    }
+                });
+                return max[0];
+            }
+        };
     }
 
     /** Led partitions whose ISR is smaller than their replica set (a gauge source; any thread). */

@@ -71,6 +71,11 @@ public final class Partition {
     private volatile boolean leader = true;
     private volatile long highWatermark;
     private volatile long leaderEpochStartOffset;
+    /** Follower: the leader's HW of the last fetch response ({@link #updateFollowerHighWatermark}). */
+    private volatile long leaderHighWatermarkSeen = UNKNOWN_OFFSET;
+    /** Follower: when this log last reached the leader's HW (ms since the epoch; 0: never). */
+    private volatile long followerCaughtUpTimeMs;
+
     private volatile ReplicaSet replicas;
     private volatile int minInsyncReplicas = 1;
     private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
@@ -444,8 +449,52 @@ public final class Partition {
         if (leader) {
             return;
         }
-        long hw = Math.min(leaderHighWatermark, log.logEndOffset());
+        long leo = log.logEndOffset();
+        long hw = Math.min(leaderHighWatermark, leo);
         highWatermark = Math.max(hw, log.logStartOffset());
+        leaderHighWatermarkSeen = leaderHighWatermark;
+        if (leo >= leaderHighWatermark) {
+            followerCaughtUpTimeMs = System.currentTimeMillis();
+        }
+    }
+
+    /**
+     * Replication lag in records (a gauge, any thread): as leader the largest {@code LEO - follower
+     * LEO} over the followers (a follower that has not fetched counts from 0); as follower {@code
+     * leader HW - LEO} from the last fetch response (0 before one).
+     */
+    public long maxLagRecords() {
+        long leo = log.logEndOffset();
+        if (!leader) {
+            long seen = leaderHighWatermarkSeen;
+            return seen < 0 ? 0 : Math.max(0, seen - leo);
+        }
+        long max = 0;
+        for (FollowerState f : replicas.followers()) {
+            max = Math.max(max, leo - Math.max(0, f.logEndOffset));
+        }
+        return max;
+    }
+
+    /**
+     * Time since a replica was last caught up, ms (a gauge, any thread; 0 when caught up): as leader
+     * the largest over the followers at {@code nowMs}; as follower since this log last reached the
+     * leader's HW.
+     */
+    public long maxLagTimeMs(long nowMs) {
+        long leo = log.logEndOffset();
+        if (!leader) {
+            long seen = leaderHighWatermarkSeen;
+            long since = followerCaughtUpTimeMs;
+            return seen < 0 || leo >= seen || since == 0 ? 0 : Math.max(0, nowMs - since);
+        }
+        long max = 0;
+        for (FollowerState f : replicas.followers()) {
+            if (f.logEndOffset < leo) {
+                max = Math.max(max, nowMs - f.lastCaughtUpTimeMs);
+            }
+        }
+        return max;
     }
 
     /** Follower only: after a truncation, HW = min(HW, log end offset). Ignored on a leader. */

@@ -87,6 +87,7 @@ class PartitionReplicationTest {
         assertThat(p.highWatermark()).as("follower 3 still unknown").isZero();
         p.recordFollowerFetch(3, 7, 2);
         assertThat(p.highWatermark()).isEqualTo(5);
+        assertThat(p.maxLagRecords()).as("follower 2 at 5 of 10").isEqualTo(5);
         p.recordFollowerFetch(2, 10, 3);
         assertThat(p.highWatermark()).isEqualTo(7);
         p.recordFollowerFetch(3, 10, 4);
@@ -251,6 +252,7 @@ class PartitionReplicationTest {
         assertThat(p.highWatermark()).isEqualTo(4);
         p.updateFollowerHighWatermark(100);
         assertThat(p.highWatermark()).as("capped at the follower's LEO").isEqualTo(6);
+        assertThat(p.maxLagRecords()).as("the leader's HW minus this LEO").isEqualTo(94);
         log.truncateTo(4); // a batch boundary
         p.onFollowerTruncated();
         assertThat(p.highWatermark()).isEqualTo(4);
