@@ -267,6 +267,7 @@ public final class StellflowServer implements AutoCloseable {
                         config.logConfig(),
                         BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
                         environment);
+                registry.minInsyncReplicas(config.minInsyncReplicas());
             } else {
                 // Retention and compaction stop below each partition's high watermark.
                 AtomicReference<ReplicaManager> hosted = new AtomicReference<>();
