@@ -41,11 +41,14 @@ import io.stellflow.broker.network.FrameDecoder;
 import io.stellflow.broker.network.FrameReadAllocator;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.replication.HighWatermarkCheckpoint;
+import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.replication.ReplicaFetcherManager;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
+import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
@@ -57,7 +60,6 @@ import io.stellflow.controller.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.storage.LogEnvironment;
 import io.stellflow.storage.LogManager;
-import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -75,6 +77,7 @@ import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -166,6 +169,10 @@ public final class StellflowServer implements AutoCloseable {
             ReplicaFetcherManager fetchers) {}
 
     private volatile BrokerLifecycle lifecycle;
+    /** ISR shrink/expand of the led partitions (cluster mode), or null. */
+    private IsrManager isrManager;
+    /** Writes the HW checkpoints periodically (cluster mode), or null. */
+    private ScheduledExecutorService highWatermarkCheckpointer;
 
     private StellflowServer(
             BrokerConfig config,
@@ -260,9 +267,14 @@ public final class StellflowServer implements AutoCloseable {
                         config.logConfig(),
                         BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
                         environment);
+                registry.minInsyncReplicas(config.minInsyncReplicas());
             } else {
-                logs = LogManager.start(
-                        config.logManagerConfig(), config.logConfig(), environment, UnifiedLog::logEndOffset);
+                // Retention and compaction stop below each partition's high watermark.
+                AtomicReference<ReplicaManager> hosted = new AtomicReference<>();
+                logs = LogManager.start(config.logManagerConfig(), config.logConfig(), environment, log -> {
+                    ReplicaManager r = hosted.get();
+                    return r == null ? log.logStartOffset() : r.highWatermarkOf(log);
+                });
                 // The fetchers look leader addresses up in the replica manager's latest image at
                 // each connection attempt, so they may exist before it does.
                 AtomicReference<ReplicaManager> replicasRef = new AtomicReference<>();
@@ -280,10 +292,14 @@ public final class StellflowServer implements AutoCloseable {
                         ? clusterConfig.controllerBootstrapServers()
                         : controller.rpcEndpoint();
                 client = ControllerClient.builder(bootstrap).build();
+                hosted.set(replicas);
                 parts = new ClusterParts(controller, logs, replicas, client, fetchers);
             }
             server = new StellflowServer(config, locks, registry, parts, transport, telemetry);
             server.clusterId = clusterId;
+            if (parts != null) {
+                server.startReplication();
+            }
             server.bind(clusterId);
             if (parts != null) {
                 server.joinCluster(logDir, meta == null);
@@ -306,6 +322,47 @@ public final class StellflowServer implements AutoCloseable {
                 }
             }
             throw e;
+        }
+    }
+
+    /**
+     * Leader-side replication of a cluster broker, before the first metadata arrives: the replica
+     * manager's settings ({@code min.insync.replicas}), the ISR manager ({@code
+     * replica.lag.time.max.ms}) and the periodic HW checkpoint ({@code
+     * replica.high.watermark.checkpoint.interval.ms}).
+     */
+    private void startReplication() {
+        ReplicaManager replicas = cluster.replicas();
+        ControllerClient client = cluster.client();
+        isrManager = new IsrManager(
+                config.brokerId(),
+                client::alterPartition,
+                () -> {
+                    BrokerLifecycle l = lifecycle;
+                    return l == null ? -1L : l.brokerEpoch();
+                },
+                replicas::forEachHostedPartition,
+                config.replicaLagTimeMaxMs(),
+                System::currentTimeMillis);
+        replicas.configureReplication(config.minInsyncReplicas(), replicationMetrics(), isrManager);
+        isrManager.start();
+        highWatermarkCheckpointer =
+                Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-hw-checkpoint", true));
+        long intervalMs = config.highWatermarkCheckpointIntervalMs();
+        highWatermarkCheckpointer.scheduleWithFixedDelay(
+                this::writeHighWatermarkCheckpoints, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** The replication instruments ({@link ReplicaTelemetry} of the broker's metrics). */
+    private ReplicationMetrics replicationMetrics() {
+        return telemetry.metrics().replication();
+    }
+
+    private void writeHighWatermarkCheckpoints() {
+        try {
+            HighWatermarkCheckpoint.write(config.logDirs(), cluster.replicas()::forEachHostedPartition);
+        } catch (RuntimeException e) {
+            LOG.error("Writing the high watermark checkpoints failed", e);
         }
     }
 
@@ -386,13 +443,16 @@ public final class StellflowServer implements AutoCloseable {
             apis.add(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
         }
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
-        handlers.put(
-                ApiKeys.PRODUCE, new ProduceHandler(router, config.messageMaxBytes(), appends, telemetry.metrics()));
+        ProduceHandler produce =
+                new ProduceHandler(router, config.messageMaxBytes(), appends, telemetry.metrics(), timer);
+        handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
         Map<Short, Short> versions = cluster == null
-                ? Map.of(ApiKeys.FETCH, fetch.maxVersion())
+                ? Map.of(ApiKeys.PRODUCE, produce.maxVersion(), ApiKeys.FETCH, fetch.maxVersion())
                 : Map.of(
+                        ApiKeys.PRODUCE,
+                        produce.maxVersion(),
                         ApiKeys.FETCH,
                         fetch.maxVersion(),
                         ApiKeys.CREATE_TOPIC,
@@ -446,9 +506,13 @@ public final class StellflowServer implements AutoCloseable {
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
         telemetry.metrics().registerGauges(new Gauges());
-        if (cluster == null) {
-            telemetry.metrics().replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
-        }
+        telemetry
+                .metrics()
+                .replication()
+                .registerGauges(
+                        cluster == null
+                                ? ReplicaTelemetry.SINGLE_NODE
+                                : cluster.replicas().gauges());
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
                 LogEvents.BROKER_STARTED,
@@ -658,6 +722,18 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (appends != null) {
                 appends.close();
+            }
+            if (isrManager != null) {
+                isrManager.close();
+            }
+            if (highWatermarkCheckpointer != null) {
+                highWatermarkCheckpointer.shutdownNow();
+                try {
+                    highWatermarkCheckpointer.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                writeHighWatermarkCheckpoints(); // clean shutdown: the last HW of every partition
             }
             if (autoCreate != null) {
                 autoCreate.close();

@@ -47,7 +47,7 @@ class ApiVersionsTest {
     }
 
     @Test
-    void listsExactlyTheImplementedApisWithFetchUpToV1AndOnlyWorkingFeatures() throws Exception {
+    void listsExactlyTheImplementedApisWithProduceAndFetchUpToV1AndOnlyWorkingFeatures() throws Exception {
         RawClient.Response r =
                 client.call(ApiKeys.API_VERSIONS, 1, new ApiVersionsRequest("stellflow-java-sdk", "0.0.1", List.of()));
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
@@ -56,7 +56,7 @@ class ApiVersionsTest {
                 .containsExactly(
                         new ApiVersionRange((short) 0, (short) 0, (short) 0),
                         new ApiVersionRange((short) 1, (short) 0, (short) 0),
-                        new ApiVersionRange((short) 2, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 2, (short) 0, (short) 1),
                         new ApiVersionRange((short) 3, (short) 0, (short) 1),
                         new ApiVersionRange((short) 4, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 0));

@@ -49,6 +49,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * application threads, responses arrive on the I/O thread, the loop runs on its own thread.
  */
 final class ProducerSender implements Runnable {
+    /** Produce v1 (docs/protocol-additions.md): v0 bytes, responses may carry codes 32..34. */
+    static final short PRODUCE_VERSION = 1;
+
     private final ProducerConfig config;
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -399,7 +402,9 @@ final class ProducerSender implements Runnable {
                 return sizeHint;
             }
         };
-        network.send(leader, ApiKeys.PRODUCE, body, ProduceResponse::read)
+        // v1 when the broker offers it: same bytes, but acks=-1 outcomes arrive as NOT_ENOUGH_REPLICAS,
+        // NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT instead of v0's BROKER_NOT_AVAILABLE.
+        network.sendNegotiated(leader, ApiKeys.PRODUCE, PRODUCE_VERSION, body, v -> ProduceResponse::read)
                 .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
     }
 

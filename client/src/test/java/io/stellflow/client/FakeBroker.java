@@ -66,6 +66,12 @@ final class FakeBroker implements AutoCloseable {
     final List<ProduceSeen> produces = new CopyOnWriteArrayList<>();
     final AtomicInteger metadataRequests = new AtomicInteger();
     final AtomicInteger produceRequests = new AtomicInteger();
+    /** The highest Produce version advertised in ApiVersions (0: the spec's v0 only). */
+    volatile short produceMaxVersion = 0;
+    /** The apiVersion of every Produce request received, in order. */
+    final java.util.concurrent.ConcurrentLinkedQueue<Short> produceVersions =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
     final List<Integer> correlationIds = new CopyOnWriteArrayList<>();
     private int holdCount;
     private short holdApiKey = -1;
@@ -163,6 +169,9 @@ final class FakeBroker implements AutoCloseable {
     private void handle(ChannelHandlerContext ctx, ByteBuf frame) {
         RequestHeader h = RequestHeader.read(frame);
         correlationIds.add(h.correlationId());
+        if (h.apiKey() == ApiKeys.PRODUCE) {
+            produceVersions.add(h.apiVersion());
+        }
         ByteBuf body = Unpooled.buffer();
         Consumer<ByteBuf> writer;
         synchronized (this) {
@@ -202,7 +211,8 @@ final class FakeBroker implements AutoCloseable {
     private Consumer<ByteBuf> apiVersions() {
         List<ApiVersionsResponse.ApiVersionRange> ranges = new ArrayList<>();
         for (short k : new short[] {0, 1, 2, 3, 4, 50}) {
-            ranges.add(new ApiVersionsResponse.ApiVersionRange(k, (short) 0, (short) 0));
+            ranges.add(new ApiVersionsResponse.ApiVersionRange(
+                    k, (short) 0, k == ApiKeys.PRODUCE ? produceMaxVersion : (short) 0));
         }
         return new ApiVersionsResponse(ranges, "fake-broker", "0", List.of())::write;
     }

@@ -298,4 +298,26 @@ class StellflowProducerTest {
                     .allSatisfy(p -> assertThat(p.recordCount() % 2).isZero());
         }
     }
+
+    @Test
+    void acksAllOutcomesOfProduceV1AreRetriedWithinTheDeliveryTimeout() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.produceMaxVersion = 1;
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            broker.failNextProduce(tp, Errors.NOT_ENOUGH_REPLICAS);
+            broker.failNextProduce(tp, Errors.REQUEST_TIMED_OUT);
+            broker.failNextProduce(tp, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "linger.ms", "0", "retry.backoff.ms", "10"))) {
+                RecordMetadata md = producer.send(new ProducerRecord("t", 0, null, bytes("v")))
+                        .get(10, TimeUnit.SECONDS);
+                assertThat(md.offset()).isZero();
+            }
+            assertThat(broker.produceRequests.get()).isEqualTo(4);
+            assertThat(broker.produceVersions)
+                    .as("v1 once the broker offers it")
+                    .containsOnly((short) 1);
+        }
+    }
 }

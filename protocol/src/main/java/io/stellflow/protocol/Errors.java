@@ -3,7 +3,7 @@ package io.stellflow.protocol;
 /**
  * Error codes 0..27 of the documented table (spec §8.1) and the codes allocated from 28 upward (spec
  * §8.2, in allocation order; a number is never reused). A code from 28 up is sent only in responses to
- * an API version documented to carry it (CreateTopic v2 for 28..31, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients carry
+ * an API version documented to carry it (CreateTopic v2 for 28..31, Produce v1 for 32..34, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients carry
  * only 0..27, using the spec's fallback column.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -45,7 +45,23 @@ public final class Errors {
     public static final short INVALID_PARTITIONS = 30;
     /** Replication factor impossible (too few brokers, out of range); v0: 3. */
     public static final short INVALID_REPLICATION_FACTOR = 31;
-    // 32..39: reserved for the leader-side replication codes (NOT_ENOUGH_REPLICAS, ...), issue #6.
+    /**
+     * acks=-1 and the partition's ISR is smaller than {@code min.insync.replicas}: rejected before the
+     * append (nothing written); sent in Produce v1, v0: 7.
+     */
+    public static final short NOT_ENOUGH_REPLICAS = 32;
+    /**
+     * acks=-1: appended on the leader, but the ISR fell below {@code min.insync.replicas} before the
+     * wait for the high watermark ended (the records may be on fewer replicas than required); sent in
+     * Produce v1, v0: 7.
+     */
+    public static final short NOT_ENOUGH_REPLICAS_AFTER_APPEND = 33;
+    /**
+     * acks=-1: the high watermark did not pass the appended records within the request's timeoutMs
+     * (the records stay in the leader's log); sent in Produce v1, v0: 7.
+     */
+    public static final short REQUEST_TIMED_OUT = 34;
+    // 35..39: reserved for further replication codes.
     /**
      * The request's leader epoch is older than the leader's (a stale follower or client); sent only
      * in OffsetForLeaderEpoch (broker-to-broker); v0 fallback 9 NOT_LEADER_OR_FOLLOWER.
@@ -93,10 +109,10 @@ public final class Errors {
         "TOPIC_ALREADY_EXISTS",
         "INVALID_PARTITIONS",
         "INVALID_REPLICATION_FACTOR",
-        null, // 32..39 reserved (leader-side replication codes)
-        null,
-        null,
-        null,
+        "NOT_ENOUGH_REPLICAS",
+        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+        "REQUEST_TIMED_OUT",
+        null, // 35..39 reserved
         null,
         null,
         null,
@@ -109,6 +125,24 @@ public final class Errors {
 
     /** Highest allocated code. */
     public static final short MAX_ALLOCATED = UNKNOWN_LEADER_EPOCH;
+
+    /**
+     * The code a response version that predates {@code code} carries instead (spec §8.2 fallback
+     * column): 28..31 become {@link #INVALID_REQUEST}, 32..34 {@link #BROKER_NOT_AVAILABLE} (which both
+     * SDK producers retry), 40..41 {@link #NOT_LEADER_OR_FOLLOWER}; codes 0..27 are returned unchanged.
+     */
+    public static short v0Fallback(short code) {
+        if (code >= INVALID_TOPIC && code <= INVALID_REPLICATION_FACTOR) {
+            return INVALID_REQUEST;
+        }
+        if (code >= NOT_ENOUGH_REPLICAS && code <= REQUEST_TIMED_OUT) {
+            return BROKER_NOT_AVAILABLE;
+        }
+        if (code == FENCED_LEADER_EPOCH || code == UNKNOWN_LEADER_EPOCH) {
+            return NOT_LEADER_OR_FOLLOWER;
+        }
+        return code;
+    }
 
     /** The spec name of {@code code}, or {@code "UNKNOWN(<code>)"} for a code not allocated (below 0, a reserved gap, above {@link #MAX_ALLOCATED}). */
     public static String name(short code) {

@@ -27,8 +27,23 @@ class ErrorsAndApiKeysTest {
     void codesOutsideTheTableAreNamedUnknown() {
         assertThat(Errors.name(Errors.INVALID_TOPIC)).isEqualTo("INVALID_TOPIC");
         assertThat(Errors.name((short) 31)).isEqualTo("INVALID_REPLICATION_FACTOR");
-        assertThat(Errors.name((short) 32)).isEqualTo("UNKNOWN(32)");
+        assertThat(Errors.name((short) 32)).isEqualTo("NOT_ENOUGH_REPLICAS");
+        assertThat(Errors.name((short) 33)).isEqualTo("NOT_ENOUGH_REPLICAS_AFTER_APPEND");
+        assertThat(Errors.name((short) 34)).isEqualTo("REQUEST_TIMED_OUT");
+        assertThat(Errors.name((short) 35)).isEqualTo("UNKNOWN(35)");
         assertThat(Errors.name((short) -1)).isEqualTo("UNKNOWN(-1)");
+    }
+
+    @Test
+    void newCodesFallBackToTheSpecColumnForOlderVersions() {
+        assertThat(Errors.v0Fallback(Errors.NOT_ENOUGH_REPLICAS)).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
+        assertThat(Errors.v0Fallback(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND)).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
+        assertThat(Errors.v0Fallback(Errors.REQUEST_TIMED_OUT)).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
+        assertThat(Errors.v0Fallback(Errors.INVALID_TOPIC)).isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(Errors.v0Fallback(Errors.INVALID_REPLICATION_FACTOR)).isEqualTo(Errors.INVALID_REQUEST);
+        for (short code = 0; code <= Errors.MAX_DOCUMENTED; code++) {
+            assertThat(Errors.v0Fallback(code)).isEqualTo(code);
+        }
     }
 
     @Test

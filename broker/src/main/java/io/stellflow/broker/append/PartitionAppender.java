@@ -129,11 +129,12 @@ final class PartitionAppender {
             service.metrics().produced(appendedBytes, appendedRecords);
             for (int i = 0; i < valid; i++) {
                 AppendRequest r = batch[i];
-                finish(
-                        service,
-                        r,
-                        new PartitionResponse(r.partitionId(), Errors.NONE, base, epoch, NO_LOG_APPEND_TIME, logStart));
+                PartitionResponse ok =
+                        new PartitionResponse(r.partitionId(), Errors.NONE, base, epoch, NO_LOG_APPEND_TIME, logStart);
                 base += recordCounts[i];
+                release(service, r);
+                // acks=-1: waits for the high watermark to pass base (the next request's base offset).
+                r.pending().appended(r.slot(), partition, ok, base);
             }
         } catch (InvalidRecordException e) {
             // Not reached: validate() rejected such requests one by one; nothing was appended.
@@ -162,10 +163,15 @@ final class PartitionAppender {
 
     /** Releases the request's buffer, answers its slot and returns its bytes to the budget. */
     private static void finish(AppendService service, AppendRequest r, PartitionResponse response) {
+        release(service, r);
+        r.pending().complete(r.slot(), response);
+    }
+
+    /** Releases the request's buffer and returns its bytes to the budget. */
+    private static void release(AppendService service, AppendRequest r) {
         int bytes = r.records().readableBytes();
         r.records().release();
         service.released(bytes);
-        r.pending().complete(r.slot(), response);
     }
 
     private PartitionResponse error(AppendRequest r, short code) {

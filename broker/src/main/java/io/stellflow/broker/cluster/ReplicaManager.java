@@ -1,5 +1,9 @@
 package io.stellflow.broker.cluster;
 
+import io.stellflow.broker.replication.HighWatermarkCheckpoint;
+import io.stellflow.broker.telemetry.LogEvents;
+import io.stellflow.broker.telemetry.ReplicaTelemetry;
+import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.AtomicFiles;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
@@ -17,6 +21,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,9 +54,18 @@ import org.slf4j.LoggerFactory;
  * Directories of topics the image does not know are deleted when the first image arrives.
  *
  * <p>Routing ({@link PartitionRouter}): Produce, Fetch and ListOffsets are served only by the leader;
- * a follower (replication is issue #6, {@link ReplicaStateListener}) answers
+ * a follower ({@link ReplicaStateListener} starts its replica fetcher) answers
  * {@code NOT_LEADER_OR_FOLLOWER}, a partition without a leader {@code LEADER_NOT_AVAILABLE}, a
  * topic or partition the image does not know {@code UNKNOWN_TOPIC_OR_PARTITION}.
+ *
+ * <p>Replication (leader side): every applied image hands each hosted partition its committed
+ * assignment ({@link Partition#updateAssignment}: replicas, ISR, partition epoch) before its role,
+ * and its {@code min.insync.replicas} (topic config, else the broker default). An ISR change the
+ * leader proposed (the ISR manager's AlterPartition) takes effect only here, when the committed
+ * metadata carries it; the leader then logs {@code ISR_SHRUNK} / {@code ISR_EXPANDED} with the old
+ * and new ISR, leader epoch and partition epoch. A partition opened at start gets its high
+ * watermark from the log dir's {@code replication-offset-checkpoint} ({@link
+ * HighWatermarkCheckpoint}), 0 without one.
  *
  * <p>Thread-safety: the listener callbacks run on the follower's single thread (the only writer);
  * lookups may run on any thread (immutable image, concurrent map, volatile partition roles).
@@ -77,6 +91,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final Set<String> unclaimedAtStart;
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile boolean firstImageApplied;
+    private final Map<String, Long> checkpointedHighWatermarks;
+    private volatile int defaultMinInsyncReplicas = 1;
+    private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
+    private volatile Partition.IsrChangeTrigger isrTrigger = Partition.IsrChangeTrigger.NONE;
 
     /**
      * @param brokerId this broker's id
@@ -94,6 +112,123 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         this.defaults = defaults;
         this.roles = roles;
         this.unclaimedAtStart = partitionDirNames(logDirs);
+        this.checkpointedHighWatermarks = new ConcurrentHashMap<>(HighWatermarkCheckpoint.readAll(logDirs));
+    }
+
+    /**
+     * Replication settings, set before the first metadata arrives.
+     *
+     * @param defaultMinInsyncReplicas the broker's {@code min.insync.replicas} (&gt;= 1), for topics
+     *     without their own
+     * @param metrics where HW advances, ISR changes and leader changes are counted
+     * @param isrTrigger asked to look at a led partition's ISR when a follower caught up (the ISR
+     *     manager)
+     */
+    public void configureReplication(
+            int defaultMinInsyncReplicas, ReplicationMetrics metrics, Partition.IsrChangeTrigger isrTrigger) {
+        if (defaultMinInsyncReplicas < 1) {
+            throw new IllegalArgumentException("min.insync.replicas must be >= 1: " + defaultMinInsyncReplicas);
+        }
+        this.defaultMinInsyncReplicas = defaultMinInsyncReplicas;
+        this.replicationMetrics = metrics;
+        this.isrTrigger = isrTrigger;
+    }
+
+    /**
+     * The high watermark of the hosted partition whose log is {@code log} (retention and compaction
+     * never go at or above it); the log start offset (nothing to clean) when it is not hosted.
+     */
+    public long highWatermarkOf(UnifiedLog log) {
+        String name = log.dir().getFileName().toString();
+        int dash = name.lastIndexOf('-');
+        if (dash > 0 && dash < name.length() - 1 && isDigits(name.substring(dash + 1))) {
+            Partition p = hostedPartition(name.substring(0, dash), Integer.parseInt(name.substring(dash + 1)));
+            if (p != null && p.log() == log) {
+                return p.highWatermark();
+            }
+        }
+        return log.logStartOffset();
+    }
+
+    /**
+     * What the replication gauges read ({@link ReplicaTelemetry#registerGauges}): the counts below,
+     * hosted partitions without a leader, and the largest lag per role. Lag in bytes is estimated
+     * from the lag in records times the log's average bytes per record (size over retained records):
+     * the leader does not know the followers' byte positions.
+     */
+    public ReplicaTelemetry.Source gauges() {
+        return new ReplicaTelemetry.Source() {
+            @Override
+            public long underReplicatedPartitions() {
+                return underReplicatedCount();
+            }
+
+            @Override
+            public long underMinIsrPartitions() {
+                return underMinIsrCount();
+            }
+
+            @Override
+            public long offlinePartitions() {
+                long[] n = {0};
+                forEachHostedPartition(p -> {
+                    if (!p.isLeader() && p.leaderId() == PartitionImage.NO_LEADER) {
+                        n[0]++;
+                    }
+                });
+                return n[0];
+            }
+
+            @Override
+            public long maxLagBytes(boolean leaderRole) {
+                long[] max = {0};
+                forEachHostedPartition(p -> {
+                    if (p.isLeader() == leaderRole) {
+                        long records = p.maxLagRecords();
+                        if (records > 0) {
+                            long retained = Math.max(1, p.logEndOffset() - p.logStartOffset());
+                            max[0] = Math.max(
+                                    max[0], records * Math.max(1, p.log().sizeInBytes() / retained));
+                        }
+                    }
+                });
+                return max[0];
+            }
+
+            @Override
+            public long maxLagTimeMs(boolean leaderRole) {
+                long nowMs = System.currentTimeMillis();
+                long[] max = {0};
+                forEachHostedPartition(p -> {
+                    if (p.isLeader() == leaderRole) {
+                        max[0] = Math.max(max[0], p.maxLagTimeMs(nowMs));
+                    }
+                });
+                return max[0];
+            }
+        };
+    }
+
+    /** Led partitions whose ISR is smaller than their replica set (a gauge source; any thread). */
+    public int underReplicatedCount() {
+        int[] n = {0};
+        forEachHostedPartition(p -> {
+            if (p.isLeader() && p.inSyncReplicas().size() < p.replicas().size()) {
+                n[0]++;
+            }
+        });
+        return n[0];
+    }
+
+    /** Led partitions whose ISR is smaller than their {@code min.insync.replicas} (a gauge source; any thread). */
+    public int underMinIsrCount() {
+        int[] n = {0};
+        forEachHostedPartition(p -> {
+            if (p.isLeader() && p.inSyncReplicaCount() < p.minInsyncReplicas()) {
+                n[0]++;
+            }
+        });
+        return n[0];
     }
 
     /** The latest image whose changes are applied to the local logs. */
@@ -238,6 +373,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         boolean changed = current == null || current.partitions().length != count;
         boolean configChanged = current != null && !current.config().equals(t.config());
         LogConfig config = null; // computed once per topic when a log needs it
+        int minInsync = minInsyncReplicas(t);
         boolean any = false;
         for (PartitionImage p : t.partitions()) {
             int id = p.partition();
@@ -252,7 +388,8 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 } else if (configChanged) {
                     updateConfig(cur.log(), config);
                 }
-                applyRole(cur, p);
+                cur.minInsyncReplicas(minInsync);
+                applyRole(t, cur, p);
                 next[id] = cur;
                 any = true;
             } else if (cur != null) {
@@ -271,6 +408,23 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         if (configChanged && any) {
             LOG.info("TOPIC_CONFIG_APPLIED topic={} topicId={} config={}", t.name(), t.id(), t.config());
         }
+    }
+
+    /** The topic's {@code min.insync.replicas}, or the broker default when absent or unusable. */
+    private int minInsyncReplicas(TopicImage t) {
+        String v = t.config().get("min.insync.replicas");
+        if (v != null) {
+            try {
+                int n = Integer.parseInt(v.trim());
+                if (n >= 1) {
+                    return n;
+                }
+            } catch (NumberFormatException e) {
+                // falls through: the controller validates, so only a newer controller's value gets here
+            }
+            LOG.error("TOPIC_CONFIG_INVALID topic={} min.insync.replicas={}; the broker default applies", t.name(), v);
+        }
+        return defaultMinInsyncReplicas;
     }
 
     /** The broker defaults with the topic's log overrides, or the defaults when the storage refuses them. */
@@ -317,31 +471,92 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             AtomicFiles.writeProperties(log.dir().resolve(PARTITION_METADATA_FILE), props, "Stellflow partition");
         }
         unclaimedAtStart.remove(LogManager.dirName(t.name(), p.partition()));
-        // Starts as a follower without a leader: nothing is served before applyRole decides.
-        Partition partition = new Partition(t.name(), p.partition(), p.leaderEpoch(), log);
+        // Starts as a follower without a leader: nothing is served before applyRole decides. The HW
+        // starts from the checkpoint (0 without one), never from the log end offset: records above the
+        // checkpointed HW may not be on the other replicas.
+        Long checkpointed = checkpointedHighWatermarks.remove(LogManager.dirName(t.name(), p.partition()));
+        Partition partition = new Partition(
+                t.name(), p.partition(), p.leaderEpoch(), log, brokerId, checkpointed == null ? 0L : checkpointed);
+        partition.metrics(replicationMetrics);
+        partition.isrChangeTrigger(isrTrigger);
         partition.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
         LOG.info(
-                "PARTITION_OPENED partition={}-{} topicId={} logEndOffset={}",
+                "PARTITION_OPENED partition={}-{} topicId={} logEndOffset={} highWatermark={}",
                 t.name(),
                 p.partition(),
                 t.id(),
-                log.logEndOffset());
+                log.logEndOffset(),
+                partition.highWatermark());
         return partition;
     }
 
-    private void applyRole(Partition partition, PartitionImage p) {
+    private void applyRole(TopicImage t, Partition partition, PartitionImage p) {
+        // The assignment first (every metadata change, not only role changes): the ISR a new leader
+        // starts with, and ISR changes this leader proposed, take effect only here.
+        List<Integer> oldIsr = partition.updateAssignment(t.id(), p.replicas(), p.isr(), p.partitionEpoch());
         if (p.leader() == brokerId) {
             if (!partition.isLeader() || partition.leaderEpoch() != p.leaderEpoch()) {
+                boolean wasLeader = partition.isLeader();
                 partition.becomeLeader(p.leaderEpoch());
-                LOG.info("BECAME_LEADER partition={} leaderEpoch={} isr={}", partition, p.leaderEpoch(), p.isr());
+                LOG.info(
+                        "BECAME_LEADER partition={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={} logEndOffset={}",
+                        partition,
+                        p.leaderEpoch(),
+                        p.partitionEpoch(),
+                        p.isr(),
+                        partition.highWatermark(),
+                        partition.logEndOffset());
+                if (!wasLeader) {
+                    replicationMetrics.leaderChanged();
+                }
                 roles.onBecomeLeader(partition, p);
+            } else if (oldIsr != null) {
+                logIsrChange(partition, oldIsr, p);
             }
         } else if (partition.isLeader()
                 || partition.leaderEpoch() != p.leaderEpoch()
                 || partition.leaderId() != p.leader()) {
+            boolean wasLeader = partition.isLeader();
             partition.becomeFollower(p.leader(), p.leaderEpoch());
             LOG.info("BECAME_FOLLOWER partition={} leader={} leaderEpoch={}", partition, p.leader(), p.leaderEpoch());
+            if (wasLeader) {
+                replicationMetrics.leaderChanged();
+            }
             roles.onBecomeFollower(partition, p);
+        }
+    }
+
+    /** ISR_SHRUNK / ISR_EXPANDED (both when one change did both) on the leader, once per committed change. */
+    private void logIsrChange(Partition partition, List<Integer> oldIsr, PartitionImage p) {
+        List<Integer> removed = new ArrayList<>(oldIsr);
+        removed.removeAll(p.isr());
+        List<Integer> added = new ArrayList<>(p.isr());
+        added.removeAll(oldIsr);
+        if (!removed.isEmpty()) {
+            replicationMetrics.isrShrunk();
+            LOG.info(
+                    "{} partition={} oldIsr={} newIsr={} removed={} leaderEpoch={} partitionEpoch={} highWatermark={}",
+                    LogEvents.ISR_SHRUNK,
+                    partition,
+                    oldIsr,
+                    p.isr(),
+                    removed,
+                    p.leaderEpoch(),
+                    p.partitionEpoch(),
+                    partition.highWatermark());
+        }
+        if (!added.isEmpty()) {
+            replicationMetrics.isrExpanded();
+            LOG.info(
+                    "{} partition={} oldIsr={} newIsr={} added={} leaderEpoch={} partitionEpoch={} highWatermark={}",
+                    LogEvents.ISR_EXPANDED,
+                    partition,
+                    oldIsr,
+                    p.isr(),
+                    added,
+                    p.leaderEpoch(),
+                    p.partitionEpoch(),
+                    partition.highWatermark());
         }
     }
 

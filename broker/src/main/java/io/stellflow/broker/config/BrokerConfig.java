@@ -65,6 +65,12 @@ import java.util.TreeSet;
  *   <tr><td>append.idle.strategy</td><td>park</td><td>park or backoff</td></tr>
  *   <tr><td>queued.max.request.bytes</td><td>104857600</td><td>&gt;= 1; queued record bytes above which
  *       the broker stops reading from producing connections</td></tr>
+ *   <tr><td>replica.lag.time.max.ms</td><td>30000</td><td>&gt;= 1; a follower not caught up to the
+ *       leader's log end offset for this long leaves the ISR (checked every half of it)</td></tr>
+ *   <tr><td>min.insync.replicas</td><td>1</td><td>&gt;= 1; default for topics without their own: an
+ *       acks=-1 Produce to a partition with a smaller ISR gets NOT_ENOUGH_REPLICAS</td></tr>
+ *   <tr><td>replica.high.watermark.checkpoint.interval.ms</td><td>5000</td><td>&gt;= 1; how often
+ *       each log dir's {@code replication-offset-checkpoint} is written</td></tr>
  * </table>
  *
  * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}; the
@@ -129,7 +135,10 @@ public final class BrokerConfig {
             "num.append.agents",
             "append.queue.capacity",
             "append.idle.strategy",
-            "queued.max.request.bytes");
+            "queued.max.request.bytes",
+            "replica.lag.time.max.ms",
+            "min.insync.replicas",
+            "replica.high.watermark.checkpoint.interval.ms");
 
     private static final Set<String> KNOWN_KEYS =
             union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS);
@@ -158,6 +167,9 @@ public final class BrokerConfig {
     private final int appendQueueCapacity;
     private final String appendIdleStrategy;
     private final long queuedMaxRequestBytes;
+    private final long replicaLagTimeMaxMs;
+    private final int minInsyncReplicas;
+    private final long highWatermarkCheckpointIntervalMs;
     private final ClusterConfig cluster;
     private final TelemetryConfig telemetry;
     private final ReplicaFetcherConfig replicaFetcher;
@@ -219,6 +231,10 @@ public final class BrokerConfig {
         // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
         // flight is far more than a 2-core machine appends in the time a producer waits.
         queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
+        replicaLagTimeMaxMs = longValue(props, "replica.lag.time.max.ms", 30_000, 1, Long.MAX_VALUE / 2);
+        minInsyncReplicas = intValue(props, "min.insync.replicas", 1, 1, Short.MAX_VALUE);
+        highWatermarkCheckpointIntervalMs =
+                longValue(props, "replica.high.watermark.checkpoint.interval.ms", 5_000, 1, Long.MAX_VALUE / 2);
         this.cluster = ClusterConfig.parse(props, configuredBrokerId, listener.port(), logDirs.get(0));
         brokerId = this.cluster.nodeId();
         telemetry = TelemetryConfig.from(props);
@@ -360,6 +376,21 @@ public final class BrokerConfig {
     /** {@code append.idle.strategy}: park or backoff. */
     public String appendIdleStrategy() {
         return appendIdleStrategy;
+    }
+
+    /** {@code replica.lag.time.max.ms}: how long a follower may stay behind the leader's LEO in the ISR. */
+    public long replicaLagTimeMaxMs() {
+        return replicaLagTimeMaxMs;
+    }
+
+    /** {@code min.insync.replicas}: the broker default for acks=-1 Produces (topics may override it). */
+    public int minInsyncReplicas() {
+        return minInsyncReplicas;
+    }
+
+    /** {@code replica.high.watermark.checkpoint.interval.ms}: how often the HW checkpoints are written. */
+    public long highWatermarkCheckpointIntervalMs() {
+        return highWatermarkCheckpointIntervalMs;
     }
 
     /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */

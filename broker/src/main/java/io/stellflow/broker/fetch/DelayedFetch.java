@@ -18,9 +18,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A Fetch parked in long-poll (decision 9.e). It holds no thread while it waits: it is registered as
- * an {@link AppendListener} on each of its partitions and has a timeout in the broker's timer wheel
- * ({@link HashedWheelTimer}, 1 ms ticks).
- * Each append schedules one re-evaluation on the request handler pool; the Fetch is answered when the
+ * a listener on each of its partitions and has a timeout in the broker's timer wheel
+ * ({@link HashedWheelTimer}, 1 ms ticks). A consumer Fetch reads below the high watermark, so it
+ * listens for HW advances ({@link Partition#addHighWatermarkListener}); a follower Fetch reads up to
+ * the log end offset and listens for appends ({@link Partition#addListener}).
+ * Each wake-up schedules one re-evaluation on the request handler pool; the Fetch is answered when the
  * readable bytes reach {@code minBytes} (or a partition error appears), or with whatever is readable
  * when {@code maxWaitMs} passes. If the connection closes first, it is dropped silently.
  *
@@ -39,6 +41,9 @@ public final class DelayedFetch implements AppendListener {
     private final boolean zeroCopy;
     private final Timer timer;
     private final List<Partition> partitions;
+    /** A follower Fetch reads up to the LEO and wakes on appends; a consumer's waits for the HW. */
+    private final boolean follower;
+
     private final AtomicBoolean done = new AtomicBoolean();
     private final AtomicBoolean checkQueued = new AtomicBoolean();
     private final GenericFutureListener<ChannelFuture> onClose = future -> cancel();
@@ -51,6 +56,7 @@ public final class DelayedFetch implements AppendListener {
         this.pool = pool;
         this.zeroCopy = zeroCopy;
         this.partitions = plan.partitions();
+        this.follower = plan.request().replicaId() >= 0;
     }
 
     /**
@@ -72,7 +78,11 @@ public final class DelayedFetch implements AppendListener {
     private void start(long[] boundsSeen) {
         context.markParked();
         for (Partition partition : partitions) {
-            partition.addListener(this);
+            if (follower) {
+                partition.addListener(this);
+            } else {
+                partition.addHighWatermarkListener(this);
+            }
         }
         context.channel().closeFuture().addListener(onClose);
         try {
@@ -82,7 +92,9 @@ public final class DelayedFetch implements AppendListener {
             return;
         }
         for (int i = 0; i < partitions.size() && i < boundsSeen.length; i++) {
-            if (partitions.get(i).highWatermark() != boundsSeen[i]) {
+            Partition p = partitions.get(i);
+            long bound = follower ? p.logEndOffset() : p.highWatermark();
+            if (bound != boundsSeen[i]) {
                 onAppend();
                 break;
             }
@@ -136,7 +148,11 @@ public final class DelayedFetch implements AppendListener {
             return false;
         }
         for (Partition partition : partitions) {
-            partition.removeListener(this);
+            if (follower) {
+                partition.removeListener(this);
+            } else {
+                partition.removeHighWatermarkListener(this);
+            }
         }
         Timeout t = timeout;
         if (t != null) {

@@ -42,7 +42,8 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      *
      * @param request the partition's request fields
      * @param partition the partition, or null when {@code errorCode} is set
-     * @param errorCode {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION} or {@code NOT_LEADER_OR_FOLLOWER}
+     * @param errorCode {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION}, {@code LEADER_NOT_AVAILABLE} or
+     *     {@code NOT_LEADER_OR_FOLLOWER}
      */
     public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
 
@@ -78,7 +79,8 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
 
     /**
      * Resolves every requested partition (unknown topic or partition, not led here, leader epoch
-     * mismatch).
+     * mismatch, a follower Fetch ({@code replicaId >= 0}) from a broker that is not a follower replica
+     * of the partition: {@code NOT_LEADER_OR_FOLLOWER}).
      *
      * @param version the request's apiVersion (v1 entries carry 8 more bytes, {@link FetchV1Layout})
      */
@@ -95,6 +97,10 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
                 if (partition == null) {
                     partitions.add(new PartitionPlan(p, null, registry.errorFor(topic.topic(), p.partition())));
                 } else if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() != partition.leaderEpoch()) {
+                    partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
+                } else if (request.replicaId() >= 0 && !partition.isFollowerReplica(request.replicaId())) {
+                    // A follower Fetch from a broker that is not a replica of the partition: it holds
+                    // no role the request needs (spec §6.4 step 1).
                     partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else {
                     partitions.add(new PartitionPlan(p, partition, Errors.NONE));

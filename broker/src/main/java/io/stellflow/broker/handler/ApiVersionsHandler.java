@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * ApiVersions (apiKey 0, spec §6.1): lists exactly the implemented APIs, each at [0, its handler's max version] (Fetch [0, 1], the
+ * ApiVersions (apiKey 0, spec §6.1): lists exactly the implemented APIs, each at [0, its handler's max version] (Produce and Fetch [0, 1], the
  * rest [0, 0]), and the
  * features that work. The response is built once.
  *

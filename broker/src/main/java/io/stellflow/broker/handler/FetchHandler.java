@@ -17,7 +17,11 @@ import java.util.concurrent.Executor;
  * Fetch (apiKey 3, spec §6.4). Range checks on the request are done by {@link FetchRequest#read}
  * (header-only {@code INVALID_REQUEST}); partitions are resolved by {@link FetchPlan}, read by
  * {@link FetchReader}. When fewer than {@code minBytes} are readable, {@code maxWaitMs > 0} and no
- * partition has an error, the Fetch is parked as a {@link DelayedFetch} (decision 9.e).
+ * partition has an error, the Fetch is parked as a {@link DelayedFetch} (decision 9.e). A follower
+ * Fetch ({@code replicaId >= 0}) first records each partition's fetch offset as that follower's LEO
+ * on the leader ({@link io.stellflow.broker.topic.Partition#recordFollowerFetch}), which may advance
+ * the high watermark; a broker that is no follower replica of a partition gets {@code
+ * NOT_LEADER_OR_FOLLOWER} for it.
  *
  * <p>Thread-safety: stateless.
  */
@@ -50,6 +54,9 @@ public final class FetchHandler implements ApiHandler {
     public void handle(RequestContext context, ByteBuf body) {
         FetchRequest request = FetchRequest.read(body);
         FetchPlan plan = FetchPlan.resolve(request, registry, context.header().apiVersion());
+        if (request.replicaId() >= 0) {
+            recordFollowerFetch(plan, request.replicaId());
+        }
         FetchResult result = FetchReader.read(plan, context, zeroCopy);
         boolean answerNow = request.maxWaitMs() == 0
                 || request.minBytes() == 0
@@ -61,5 +68,20 @@ public final class FetchHandler implements ApiHandler {
         }
         result.release();
         DelayedFetch.park(context, plan, result, pool, zeroCopy, timer);
+    }
+
+    /**
+     * A follower Fetch (spec §6.4, {@code replicaId >= 0}): each resolved partition records the fetch
+     * offset as the follower's LEO before the read, so the HW in this very response already counts it.
+     */
+    private static void recordFollowerFetch(FetchPlan plan, int replicaId) {
+        long nowMs = System.currentTimeMillis();
+        for (FetchPlan.TopicPlan topic : plan.topics()) {
+            for (FetchPlan.PartitionPlan p : topic.partitions()) {
+                if (p.partition() != null) {
+                    p.partition().recordFollowerFetch(replicaId, p.request().fetchOffset(), nowMs);
+                }
+            }
+        }
     }
 }

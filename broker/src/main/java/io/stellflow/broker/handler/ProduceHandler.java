@@ -1,6 +1,7 @@
 package io.stellflow.broker.handler;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ApiHandler;
@@ -14,15 +15,11 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceRequest.PartitionData;
 import io.stellflow.protocol.message.ProduceRequest.TopicData;
-import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
-import io.stellflow.protocol.message.ProduceResponse.TopicResponse;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
 import java.io.IOException;
-import java.util.ArrayList;
-import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,15 +36,22 @@ import org.slf4j.LoggerFactory;
  *       {@code message.max.bytes});
  *   <li>idempotent or transactional data (producerId &gt;= 0 or a transactionalId): not implemented in
  *       this slice, {@code FEATURE_NOT_ENABLED} (the broker does not advertise them);
+ *   <li>acks=-1 and the partition's committed ISR smaller than its {@code min.insync.replicas}:
+ *       {@code NOT_ENOUGH_REPLICAS}, nothing appended (checked before the hand-off);
  *   <li>append as leader; a write failure gives {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
  *       fallback) and nothing is acknowledged.
  * </ol>
  *
- * <p>With append agents ({@code num.append.agents} &gt; 0, {@link AppendService}) steps 2-4 run on
+ * <p>With append agents ({@code num.append.agents} &gt; 0, {@link AppendService}) steps 2-5 run on
  * the partition's agent; otherwise on the request thread.
  *
- * <p>Every acks value (0, 1, -1) is answered after the local append: on a single node the high
- * watermark equals the log end offset as soon as the append returns (decision 9.i).
+ * <p>acks 0 and 1 are answered after the local append (decision 9.i). acks=-1 is answered once the
+ * partition's high watermark passed the appended records ({@link PendingProduce#appended}: parked in
+ * the timer wheel, no thread held), with {@code REQUEST_TIMED_OUT} after timeoutMs; on a single node
+ * or with an ISR of the leader alone the HW moves with the append, so it answers at once.
+ *
+ * <p>Versions: v0 (spec §6.3) and v1 (same bytes; its responses may carry the codes 32..34 of
+ * docs/protocol-additions.md, which v0 responses replace by 7 BROKER_NOT_AVAILABLE).
  *
  * <p>Thread-safety: stateless; appends to one partition are serialised by its log.
  */
@@ -61,6 +65,7 @@ public final class ProduceHandler implements ApiHandler {
     private final int messageMaxBytes;
     private final AppendService appends;
     private final BrokerMetrics metrics;
+    private final Timer timer;
 
     /**
      * Appends on the request thread (no append agents).
@@ -89,10 +94,38 @@ public final class ProduceHandler implements ApiHandler {
      *     into their own)
      */
     public ProduceHandler(PartitionRouter topics, int messageMaxBytes, AppendService appends, BrokerMetrics metrics) {
+        this(topics, messageMaxBytes, appends, metrics, null);
+    }
+
+    /**
+     * @param topics topic lookups (with auto-creation policy)
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param appends the append agents, or null to append on the request thread
+     * @param metrics where appends on the request thread count bytes and records
+     * @param timer the timer wheel expiring acks=-1 waits; null: a shared daemon timer (tests)
+     */
+    public ProduceHandler(
+            PartitionRouter topics, int messageMaxBytes, AppendService appends, BrokerMetrics metrics, Timer timer) {
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
         this.metrics = metrics;
+        this.timer = timer != null ? timer : SharedTimer.TIMER;
+    }
+
+    /** The timer of handlers built without one, created on first use. */
+    private static final class SharedTimer {
+        static final Timer TIMER = new io.netty.util.HashedWheelTimer(
+                new io.netty.util.concurrent.DefaultThreadFactory("sf-produce-timer", true),
+                1,
+                java.util.concurrent.TimeUnit.MILLISECONDS,
+                512);
+    }
+
+    /** Produce v0 and v1 (v1: the same layout, responses may carry codes 32..34). */
+    @Override
+    public short maxVersion() {
+        return 1;
     }
 
     @Override
@@ -112,34 +145,51 @@ public final class ProduceHandler implements ApiHandler {
             return;
         }
         boolean transactional = request.transactionalId() != null;
-        List<TopicResponse> responses = new ArrayList<>(request.topicData().size());
+        PendingProduce pending = newPending(context, request);
+        int slot = 0;
         for (TopicData topicData : request.topicData()) {
             short topicError = topics.prepareForProduce(topicData.topic());
-            List<PartitionResponse> partitions =
-                    new ArrayList<>(topicData.partitions().size());
             for (PartitionData data : topicData.partitions()) {
+                int s = slot++;
                 if (topicError != Errors.NONE) {
-                    partitions.add(error(data.partition(), topicError, -1, -1L));
+                    pending.complete(s, error(data.partition(), topicError, -1, -1L));
+                    continue;
+                }
+                Partition partition = topics.leaderPartition(topicData.topic(), data.partition());
+                if (partition == null) {
+                    pending.complete(
+                            s, error(data.partition(), topics.errorFor(topicData.topic(), data.partition()), -1, -1L));
+                } else if (request.acks() == -1 && partition.inSyncReplicaCount() < partition.minInsyncReplicas()) {
+                    pending.complete(s, notEnoughReplicas(partition, data.partition()));
                 } else {
-                    Partition partition = topics.leaderPartition(topicData.topic(), data.partition());
-                    partitions.add(
-                            partition == null
-                                    ? error(
-                                            data.partition(),
-                                            topics.errorFor(topicData.topic(), data.partition()),
-                                            -1,
-                                            -1L)
-                                    : produce(partition, data, transactional));
+                    produce(pending, s, partition, data, transactional);
                 }
             }
-            for (PartitionResponse r : partitions) {
-                if (r.errorCode() != Errors.NONE) {
-                    context.markPartitionError();
-                }
-            }
-            responses.add(new TopicResponse(topicData.topic(), partitions));
         }
-        context.respond(new ProduceResponse(responses));
+    }
+
+    private PendingProduce newPending(RequestContext context, ProduceRequest request) {
+        int topicCount = request.topicData().size();
+        String[] names = new String[topicCount];
+        int slots = 0;
+        for (TopicData t : request.topicData()) {
+            slots += t.partitions().size();
+        }
+        int[] topicOfSlot = new int[slots];
+        int slot = 0;
+        for (int t = 0; t < topicCount; t++) {
+            TopicData topicData = request.topicData().get(t);
+            names[t] = topicData.topic();
+            for (int i = 0; i < topicData.partitions().size(); i++) {
+                topicOfSlot[slot++] = t;
+            }
+        }
+        return new PendingProduce(context, names, topicOfSlot, request.acks(), request.timeoutMs(), timer);
+    }
+
+    /** NOT_ENOUGH_REPLICAS (spec §6.3 step 7): acks=-1 with an ISR below min.insync.replicas; nothing appended. */
+    private static PartitionResponse notEnoughReplicas(Partition partition, int partitionId) {
+        return error(partitionId, Errors.NOT_ENOUGH_REPLICAS, partition.leaderEpoch(), partition.logStartOffset());
     }
 
     /**
@@ -151,35 +201,19 @@ public final class ProduceHandler implements ApiHandler {
      */
     private void handOff(RequestContext context, ProduceRequest request) {
         boolean transactional = request.transactionalId() != null;
-        int topicCount = request.topicData().size();
-        String[] names = new String[topicCount];
-        int slots = 0;
-        for (TopicData t : request.topicData()) {
-            slots += t.partitions().size();
-        }
-        int[] topicOfSlot = new int[slots];
-        short[] topicErrors = new short[topicCount];
-        int slot = 0;
-        for (int t = 0; t < topicCount; t++) {
-            TopicData topicData = request.topicData().get(t);
-            names[t] = topicData.topic();
-            topicErrors[t] = topics.prepareForProduce(topicData.topic());
-            for (int i = 0; i < topicData.partitions().size(); i++) {
-                topicOfSlot[slot++] = t;
-            }
-        }
-        PendingProduce pending = new PendingProduce(context, names, topicOfSlot);
+        PendingProduce pending = newPending(context, request);
         ReadGate gate = context.channel().attr(ReadGate.KEY).get();
-        slot = 0;
-        for (int t = 0; t < topicCount; t++) {
-            for (PartitionData data : request.topicData().get(t).partitions()) {
+        int slot = 0;
+        for (TopicData topicData : request.topicData()) {
+            String name = topicData.topic();
+            short topicError = topics.prepareForProduce(name);
+            for (PartitionData data : topicData.partitions()) {
                 int s = slot++;
-                Partition partition =
-                        topicErrors[t] != Errors.NONE ? null : topics.leaderPartition(names[t], data.partition());
-                if (topicErrors[t] != Errors.NONE) {
-                    pending.complete(s, error(data.partition(), topicErrors[t], -1, -1L));
+                Partition partition = topicError != Errors.NONE ? null : topics.leaderPartition(name, data.partition());
+                if (topicError != Errors.NONE) {
+                    pending.complete(s, error(data.partition(), topicError, -1, -1L));
                 } else if (partition == null) {
-                    pending.complete(s, error(data.partition(), topics.errorFor(names[t], data.partition()), -1, -1L));
+                    pending.complete(s, error(data.partition(), topics.errorFor(name, data.partition()), -1, -1L));
                 } else if (data.records() == null || !data.records().isReadable()) {
                     pending.complete(
                             s,
@@ -188,10 +222,23 @@ public final class ProduceHandler implements ApiHandler {
                                     Errors.INVALID_RECORD,
                                     partition.leaderEpoch(),
                                     partition.logStartOffset()));
+                } else if (request.acks() == -1 && partition.inSyncReplicaCount() < partition.minInsyncReplicas()) {
+                    pending.complete(s, notEnoughReplicas(partition, data.partition()));
                 } else {
                     appends.submit(partition, pending, s, data.records().retainedSlice(), transactional, gate);
                 }
             }
+        }
+    }
+
+    private void produce(
+            PendingProduce pending, int slot, Partition partition, PartitionData data, boolean transactional) {
+        PartitionResponse r = produce(partition, data, transactional);
+        if (r.errorCode() != Errors.NONE) {
+            pending.complete(slot, r);
+        } else {
+            int recordCount = RecordBatchValidator.totalRecordCount(data.records());
+            pending.appended(slot, partition, r, r.baseOffset() + recordCount);
         }
     }
 

@@ -1,11 +1,13 @@
 package io.stellflow.broker.topic;
 
 /**
- * Told after records were appended to a {@link Partition}, on the appending thread. Implementations
- * must return quickly (hand the work to an executor) and must not throw.
+ * Told after a {@link Partition} moved, on the thread that moved it: records were appended ({@link
+ * Partition#addListener}), or the high watermark advanced or the replica state changed ({@link
+ * Partition#addHighWatermarkListener}). Implementations must return quickly (hand the work to an
+ * executor, or answer a small response) and must not throw.
  */
 @FunctionalInterface
 public interface AppendListener {
-    /** Records were appended; the partition's log end offset and high watermark moved. */
+    /** The partition moved: check again whatever this listener waits for. */
     void onAppend();
 }

@@ -1,9 +1,15 @@
 package io.stellflow.broker.topic;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -11,57 +17,306 @@ import org.slf4j.LoggerFactory;
 /**
  * One topic partition hosted by this broker: its log, its role (leader or follower, as the
  * controller's metadata says; always leader on a single node without a controller), its leader
- * epoch and the listeners waiting for appends (parked Fetch requests).
+ * epoch, its replica state and the listeners waiting for it to move (parked Fetch and Produce
+ * requests).
  *
- * <p>Without replication (issue #6) the high watermark equals the log end offset and, with no
- * transactions, the last stable offset equals the high watermark.
+ * <p>Replica state (DESIGN §5, Kafka's rules): the assignment comes from the controller's committed
+ * metadata ({@link #updateAssignment}: replicas, ISR, partition epoch), never from local decisions.
+ * As leader the partition keeps, per follower, the follower's LEO (the offset of its last Fetch)
+ * and the last time it was caught up; the high watermark (HW) is the minimum LEO over the ISR, the
+ * leader's own included, and never decreases. While an ISR change this leader proposed is pending
+ * ({@link #prepareIsrChange}), the HW is computed over the union of the committed and the proposed
+ * ISR ("maximal ISR"), so neither a shrink nor an expansion can let the HW pass a replica that may
+ * be in the ISR once the change commits. A follower's HW is what the replica fetcher sets ({@link
+ * #updateFollowerHighWatermark}); a new leader starts from the HW it had (checkpointed or learned as
+ * follower), which may lag until its followers fetch. Without a controller ({@link TopicRegistry})
+ * the replicas and the ISR are this broker alone, so the HW equals the log end offset after every
+ * append.
  *
- * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the
- * {@link UnifiedLog}; listeners are notified after each successful append on the appending thread.
+ * <p>Listeners: append listeners are told after every append (parked follower Fetches read up to the
+ * LEO); high-watermark listeners when the HW advanced or the replica state changed (parked consumer
+ * Fetches read below the HW; parked acks=-1 Produces wait for it).
+ *
+ * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the {@link
+ * UnifiedLog} (one append agent per partition); the HW advances by compare-and-set, so concurrent
+ * appends and follower fetches never move it backwards; assignment and ISR-change state is replaced
+ * as an immutable snapshot under the partition's monitor (metadata and ISR threads only, never the
+ * append or fetch path). Listeners run on the thread that moved the partition.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
 
+    /** Follower LEO before its first Fetch at the current leader epoch. */
+    public static final long UNKNOWN_OFFSET = -1L;
+
+    /** A pending ISR change the controller refused as stale is dropped after this long without news. */
+    static final long PENDING_AWAITING_METADATA_MAX_MS = 30_000;
+
+    private static final VarHandle HIGH_WATERMARK;
+
+    static {
+        try {
+            HIGH_WATERMARK = MethodHandles.lookup().findVarHandle(Partition.class, "highWatermark", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final String topic;
     private final int partition;
     private final UnifiedLog log;
+    private final int localBrokerId;
     private volatile int leaderEpoch;
     private volatile int leaderId;
     private volatile boolean leader = true;
-    /** Follower only: the leader's HW capped at this log's end (replication seam, issue #6). */
-    private volatile long followerHighWatermark;
+    private volatile long highWatermark;
+    private volatile long leaderEpochStartOffset;
+    /** Follower: the leader's HW of the last fetch response ({@link #updateFollowerHighWatermark}). */
+    private volatile long leaderHighWatermarkSeen = UNKNOWN_OFFSET;
+    /** Follower: when this log last reached the leader's HW (ms since the epoch; 0: never). */
+    private volatile long followerCaughtUpTimeMs;
 
+    private volatile ReplicaSet replicas;
+    private volatile int minInsyncReplicas = 1;
+    private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
+    private volatile IsrChangeTrigger isrTrigger = IsrChangeTrigger.NONE;
     private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
+    private final Set<AppendListener> highWatermarkListeners = ConcurrentHashMap.newKeySet();
 
     /**
-     * A partition this broker leads at {@code leaderEpoch} until told otherwise.
+     * Asked to look at a partition's ISR soon (a follower caught up and may rejoin). Implementations
+     * queue the work and return at once: it is called on request threads.
+     */
+    @FunctionalInterface
+    public interface IsrChangeTrigger {
+        /** No ISR management (single node): nothing to do. */
+        IsrChangeTrigger NONE = p -> {};
+
+        /** {@code partition} may need an ISR change. */
+        void isrCheckNeeded(Partition partition);
+    }
+
+    /**
+     * An ISR change this leader proposed and the controller has not yet delivered in the metadata.
+     *
+     * @param topicId the topic's id (AlterPartition names it)
+     * @param leaderEpoch the leader epoch the proposal was made at
+     * @param basePartitionEpoch the partition epoch the change is based on
+     * @param oldIsr the committed ISR when it was proposed
+     * @param newIsr the proposed ISR
+     * @param sinceMs when it was proposed (ms since the epoch)
+     * @param awaitingMetadata true once the controller answered (accepted, or refused as stale): no
+     *     resend, the next metadata decides
+     */
+    public record PendingIsrChange(
+            UUID topicId,
+            int leaderEpoch,
+            int basePartitionEpoch,
+            List<Integer> oldIsr,
+            List<Integer> newIsr,
+            long sinceMs,
+            boolean awaitingMetadata) {}
+
+    /** Per-follower state on the leader; LEO read lock-free, the rest under the object's monitor. */
+    private static final class FollowerState {
+        final int brokerId;
+        volatile long logEndOffset = UNKNOWN_OFFSET;
+        volatile long lastCaughtUpTimeMs;
+        private long lastFetchLeaderLogEndOffset = UNKNOWN_OFFSET;
+        private long lastFetchTimeMs;
+
+        FollowerState(int brokerId) {
+            this.brokerId = brokerId;
+        }
+
+        /** Kafka's rule: caught up at this fetch if it asked for the leader's LEO, or at the previous fetch if it reached what the leader had then. */
+        synchronized void onFetch(long fetchOffset, long leaderLogEndOffset, long nowMs) {
+            if (fetchOffset >= leaderLogEndOffset) {
+                lastCaughtUpTimeMs = Math.max(lastCaughtUpTimeMs, nowMs);
+            } else if (fetchOffset >= lastFetchLeaderLogEndOffset && lastFetchLeaderLogEndOffset >= 0) {
+                lastCaughtUpTimeMs = Math.max(lastCaughtUpTimeMs, lastFetchTimeMs);
+            }
+            logEndOffset = fetchOffset;
+            lastFetchLeaderLogEndOffset = leaderLogEndOffset;
+            lastFetchTimeMs = nowMs;
+        }
+
+        synchronized void reset(long caughtUpTimeMs) {
+            logEndOffset = UNKNOWN_OFFSET;
+            lastFetchLeaderLogEndOffset = UNKNOWN_OFFSET;
+            lastFetchTimeMs = 0;
+            lastCaughtUpTimeMs = caughtUpTimeMs;
+        }
+    }
+
+    /**
+     * The assignment as an immutable snapshot: replicas, committed ISR, partition epoch, the other
+     * replicas' states (objects reused across snapshots), which of them count for the HW, and the
+     * pending ISR change.
+     */
+    private record ReplicaSet(
+            UUID topicId,
+            List<Integer> replicas,
+            List<Integer> isr,
+            int partitionEpoch,
+            FollowerState[] followers,
+            boolean[] inMaximalIsr,
+            PendingIsrChange pending) {
+
+        FollowerState follower(int brokerId) {
+            for (FollowerState f : followers) {
+                if (f.brokerId == brokerId) {
+                    return f;
+                }
+            }
+            return null;
+        }
+    }
+
+    /**
+     * A partition this broker leads at {@code leaderEpoch} until told otherwise, on a single node:
+     * replicas and ISR are this broker alone, the HW follows the log end offset.
      *
      * @param log the partition's open log; closed by whoever owns the partition
      */
     public Partition(String topic, int partition, int leaderEpoch, UnifiedLog log) {
+        this(topic, partition, leaderEpoch, log, -1, log.logEndOffset());
+    }
+
+    /**
+     * A partition of a cluster broker, as leader at {@code leaderEpoch} until the metadata says
+     * otherwise; replicas and ISR are this broker alone until {@link #updateAssignment}.
+     *
+     * @param log the partition's open log; closed by whoever owns the partition
+     * @param localBrokerId this broker's id
+     * @param initialHighWatermark the HW to start from (the checkpointed one; clamped to the log's
+     *     [log start offset, log end offset])
+     */
+    public Partition(
+            String topic,
+            int partition,
+            int leaderEpoch,
+            UnifiedLog log,
+            int localBrokerId,
+            long initialHighWatermark) {
         this.topic = topic;
         this.partition = partition;
         this.leaderEpoch = leaderEpoch;
         this.log = log;
         this.leaderId = -1;
-        this.followerHighWatermark = log.logStartOffset();
+        this.localBrokerId = localBrokerId;
+        this.highWatermark = Math.max(log.logStartOffset(), Math.min(initialHighWatermark, log.logEndOffset()));
+        List<Integer> self = localBrokerId < 0 ? List.of() : List.of(localBrokerId);
+        this.replicas = new ReplicaSet(null, self, self, -1, new FollowerState[0], new boolean[0], null);
     }
 
     /** Makes this broker the leader at {@code newLeaderEpoch} (stamped into appends from now on). */
     public void becomeLeader(int newLeaderEpoch) {
+        becomeLeader(newLeaderEpoch, System.currentTimeMillis());
+    }
+
+    /**
+     * Makes this broker the leader at {@code newLeaderEpoch}. Every follower's LEO becomes unknown
+     * until its first Fetch (the HW waits for the ISR's followers); ISR members count as caught up
+     * at {@code nowMs}, so they get {@code replica.lag.time.max.ms} to fetch before a shrink.
+     */
+    public synchronized void becomeLeader(int newLeaderEpoch, long nowMs) {
+        ReplicaSet s = replicas;
+        for (FollowerState f : s.followers()) {
+            f.reset(s.isr().contains(f.brokerId) ? nowMs : 0L);
+        }
+        leaderEpochStartOffset = log.logEndOffset();
         leaderEpoch = newLeaderEpoch;
         leaderId = -1;
+        if (s.pending() != null) {
+            replicas = withPending(s, null);
+        }
         leader = true;
+        maybeIncrementHighWatermark();
+        notifyHighWatermarkListeners();
     }
 
     /**
      * Makes this broker a follower of {@code newLeaderId} ({@code -1}: no leader) at
      * {@code newLeaderEpoch}: clients get {@code NOT_LEADER_OR_FOLLOWER} for Produce and Fetch.
      */
-    public void becomeFollower(int newLeaderId, int newLeaderEpoch) {
+    public synchronized void becomeFollower(int newLeaderId, int newLeaderEpoch) {
         leader = false;
         leaderEpoch = newLeaderEpoch;
         leaderId = newLeaderId;
+        ReplicaSet s = replicas;
+        if (s.pending() != null) {
+            replicas = withPending(s, null);
+        }
+        notifyHighWatermarkListeners();
+    }
+
+    /**
+     * Applies the committed assignment from the controller's metadata (called on every metadata
+     * change, before the role). Follower states of replicas that stay are kept; a pending ISR change
+     * ends when the partition epoch moved past its base (committed or superseded).
+     *
+     * @param topicId the topic's id
+     * @param replicas assigned replica ids, preferred leader first
+     * @param isr the committed ISR
+     * @param partitionEpoch the committed partition epoch
+     * @return the previous committed ISR when the ISR changed, else null
+     */
+    public synchronized List<Integer> updateAssignment(
+            UUID topicId, List<Integer> replicas, List<Integer> isr, int partitionEpoch) {
+        ReplicaSet s = this.replicas;
+        PendingIsrChange pending = s.pending();
+        if (pending != null && partitionEpoch != pending.basePartitionEpoch()) {
+            pending = null;
+        }
+        if (partitionEpoch == s.partitionEpoch()
+                && replicas.equals(s.replicas())
+                && isr.equals(s.isr())
+                && topicId.equals(s.topicId())
+                && pending == s.pending()) {
+            return null;
+        }
+        List<FollowerState> followers = new ArrayList<>(replicas.size());
+        for (int id : replicas) {
+            if (id != localBrokerId) {
+                FollowerState f = s.follower(id);
+                followers.add(f != null ? f : new FollowerState(id));
+            }
+        }
+        FollowerState[] array = followers.toArray(new FollowerState[0]);
+        this.replicas = new ReplicaSet(
+                topicId,
+                List.copyOf(replicas),
+                List.copyOf(isr),
+                partitionEpoch,
+                array,
+                maximalIsr(array, isr, pending),
+                pending);
+        if (leader) {
+            maybeIncrementHighWatermark();
+        }
+        notifyHighWatermarkListeners();
+        return isr.equals(s.isr()) ? null : s.isr();
+    }
+
+    private static boolean[] maximalIsr(FollowerState[] followers, List<Integer> isr, PendingIsrChange pending) {
+        boolean[] in = new boolean[followers.length];
+        for (int i = 0; i < followers.length; i++) {
+            int id = followers[i].brokerId;
+            in[i] = isr.contains(id) || (pending != null && pending.newIsr().contains(id));
+        }
+        return in;
+    }
+
+    private ReplicaSet withPending(ReplicaSet s, PendingIsrChange pending) {
+        return new ReplicaSet(
+                s.topicId(),
+                s.replicas(),
+                s.isr(),
+                s.partitionEpoch(),
+                s.followers(),
+                maximalIsr(s.followers(), s.isr(), pending),
+                pending);
     }
 
     /** Whether this broker currently leads the partition (serves Produce, Fetch and ListOffsets). */
@@ -89,26 +344,86 @@ public final class Partition {
         return leaderEpoch;
     }
 
-    /** The underlying log (reads). */
+    /** The underlying log (reads; a follower's fetcher appends with {@code appendAsFollower}). */
     public UnifiedLog log() {
         return log;
     }
 
+    /** This broker's id, or -1 on a single node without a controller. */
+    public int localBrokerId() {
+        return localBrokerId;
+    }
+
+    /** The topic's id from the metadata, or null before the first assignment (single node). */
+    public UUID topicId() {
+        return replicas.topicId();
+    }
+
+    /** Assigned replicas, preferred leader first ({@code [self]} or empty on a single node). */
+    public List<Integer> replicas() {
+        return replicas.replicas();
+    }
+
+    /** The committed ISR. */
+    public List<Integer> inSyncReplicas() {
+        return replicas.isr();
+    }
+
+    /** Size of the committed ISR (1 on a single node): what acks=-1 compares with min.insync.replicas. */
+    public int inSyncReplicaCount() {
+        int n = replicas.isr().size();
+        return n == 0 ? 1 : n;
+    }
+
+    /** The committed partition epoch (-1 before the first assignment). */
+    public int partitionEpoch() {
+        return replicas.partitionEpoch();
+    }
+
+    /** The offset this broker's leadership started at (its LEO when it became leader). */
+    public long leaderEpochStartOffset() {
+        return leaderEpochStartOffset;
+    }
+
+    /** {@code min.insync.replicas} for acks=-1 Produces (topic config, else the broker default). */
+    public int minInsyncReplicas() {
+        return minInsyncReplicas;
+    }
+
+    /** Sets {@code min.insync.replicas} (&gt;= 1); wakes parked acks=-1 Produces to re-check. */
+    public void minInsyncReplicas(int value) {
+        if (value < 1) {
+            throw new IllegalArgumentException("min.insync.replicas must be >= 1: " + value);
+        }
+        if (minInsyncReplicas != value) {
+            minInsyncReplicas = value;
+            notifyHighWatermarkListeners();
+        }
+    }
+
+    /** Where HW advances are counted. */
+    public void metrics(ReplicationMetrics replicationMetrics) {
+        this.metrics = replicationMetrics;
+    }
+
+    /** Who is asked to look at the ISR when a follower caught up (the ISR manager). */
+    public void isrChangeTrigger(IsrChangeTrigger trigger) {
+        this.isrTrigger = trigger;
+    }
+
     /**
-     * Appends a validated RecordBatchSet as leader and wakes the listeners.
+     * Appends a validated RecordBatchSet as leader, wakes the append listeners and advances the HW
+     * when the ISR allows (at once when this broker is the only ISR member).
      *
      * @return the offset of the first appended record
      * @throws IOException when the write failed; nothing was acknowledged
      */
     public long appendAsLeader(ByteBuf validatedRecords) throws IOException {
         long baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
-        for (AppendListener listener : listeners) {
-            try {
-                listener.onAppend();
-            } catch (RuntimeException e) {
-                LOG.error("Append listener failed on {}-{}", topic, partition, e);
-            }
+        if (!listeners.isEmpty()) {
+            notify(listeners);
         }
+        maybeIncrementHighWatermark();
         return baseOffset;
     }
 
@@ -118,25 +433,296 @@ public final class Partition {
     }
 
     /**
-     * High watermark; equals the log end offset on a single node. This is the replication hook:
-     * Fetch answers, retention and compaction ({@link TopicRegistry}'s log manager) never go at or
-     * above it, so once followers exist it must become the ISR's minimum replicated offset.
+     * High watermark: records below it are on every ISR member. Leader: min LEO over the (maximal)
+     * ISR, never decreasing; follower: the last value the replica fetcher set. Fetch answers to
+     * consumers, ListOffsets, retention and compaction never go at or above it.
      */
     public long highWatermark() {
-        return leader ? log.logEndOffset() : Math.min(followerHighWatermark, log.logEndOffset());
+        return highWatermark;
     }
 
     /**
-     * Follower only: HW = min({@code leaderHighWatermark}, log end offset); called by the replica
-     * fetcher after each fetch response is applied. Any thread (the partition's fetcher).
+     * Follower only: the leader's HW from a fetch response; HW = min(leaderHighWatermark, log end
+     * offset). Called by the replica fetcher after each response is applied; ignored on a leader.
      */
     public void updateFollowerHighWatermark(long leaderHighWatermark) {
-        followerHighWatermark = Math.min(leaderHighWatermark, log.logEndOffset());
+        if (leader) {
+            return;
+        }
+        long leo = log.logEndOffset();
+        long hw = Math.min(leaderHighWatermark, leo);
+        highWatermark = Math.max(hw, log.logStartOffset());
+        leaderHighWatermarkSeen = leaderHighWatermark;
+        if (leo >= leaderHighWatermark) {
+            followerCaughtUpTimeMs = System.currentTimeMillis();
+        }
     }
 
-    /** Follower only: HW = min(HW, log end offset) after the fetcher truncated the log. */
+    /**
+     * Replication lag in records (a gauge, any thread): as leader the largest {@code LEO - follower
+     * LEO} over the followers (a follower that has not fetched counts from 0); as follower {@code
+     * leader HW - LEO} from the last fetch response (0 before one).
+     */
+    public long maxLagRecords() {
+        long leo = log.logEndOffset();
+        if (!leader) {
+            long seen = leaderHighWatermarkSeen;
+            return seen < 0 ? 0 : Math.max(0, seen - leo);
+        }
+        long max = 0;
+        for (FollowerState f : replicas.followers()) {
+            max = Math.max(max, leo - Math.max(0, f.logEndOffset));
+        }
+        return max;
+    }
+
+    /**
+     * Time since a replica was last caught up, ms (a gauge, any thread; 0 when caught up): as leader
+     * the largest over the followers at {@code nowMs}; as follower since this log last reached the
+     * leader's HW.
+     */
+    public long maxLagTimeMs(long nowMs) {
+        long leo = log.logEndOffset();
+        if (!leader) {
+            long seen = leaderHighWatermarkSeen;
+            long since = followerCaughtUpTimeMs;
+            return seen < 0 || leo >= seen || since == 0 ? 0 : Math.max(0, nowMs - since);
+        }
+        long max = 0;
+        for (FollowerState f : replicas.followers()) {
+            if (f.logEndOffset < leo) {
+                max = Math.max(max, nowMs - f.lastCaughtUpTimeMs);
+            }
+        }
+        return max;
+    }
+
+    /** Follower only: after a truncation, HW = min(HW, log end offset). Ignored on a leader. */
     public void onFollowerTruncated() {
-        followerHighWatermark = Math.min(followerHighWatermark, log.logEndOffset());
+        if (leader) {
+            return;
+        }
+        long leo = log.logEndOffset();
+        if (highWatermark > leo) {
+            highWatermark = leo;
+        }
+    }
+
+    /**
+     * Leader side of a follower Fetch (spec §6.4, {@code replicaId >= 0}): records {@code fetchOffset}
+     * as the follower's LEO and whether it is caught up, advances the HW, and asks the ISR manager to
+     * look when a follower outside the ISR reached the HW. Called once per partition per follower
+     * Fetch, before the read.
+     *
+     * @param replicaId the follower's broker id
+     * @param fetchOffset the offset the follower asked for (its LEO)
+     * @param nowMs the arrival time, ms since the epoch
+     * @return false when {@code replicaId} is not a follower replica of this partition (the Fetch gets
+     *     {@code NOT_LEADER_OR_FOLLOWER} for it); true otherwise
+     */
+    public boolean recordFollowerFetch(int replicaId, long fetchOffset, long nowMs) {
+        ReplicaSet s = replicas;
+        FollowerState f = s.follower(replicaId);
+        if (f == null) {
+            return false;
+        }
+        f.onFetch(fetchOffset, log.logEndOffset(), nowMs);
+        if (leader) {
+            maybeIncrementHighWatermark();
+            if (s.pending() == null
+                    && !s.isr().contains(replicaId)
+                    && fetchOffset >= highWatermark
+                    && fetchOffset >= leaderEpochStartOffset) {
+                isrTrigger.isrCheckNeeded(this);
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code brokerId} is an assigned replica of this partition other than this broker. */
+    public boolean isFollowerReplica(int brokerId) {
+        return replicas.follower(brokerId) != null;
+    }
+
+    /** The follower's LEO as this leader last saw it ({@link #UNKNOWN_OFFSET} before its first fetch or when not a follower). */
+    public long followerLogEndOffset(int replicaId) {
+        FollowerState f = replicas.follower(replicaId);
+        return f == null ? UNKNOWN_OFFSET : f.logEndOffset;
+    }
+
+    /** When the follower was last caught up to this leader's LEO (ms since the epoch; 0: never; -1: not a follower). */
+    public long followerLastCaughtUpTimeMs(int replicaId) {
+        FollowerState f = replicas.follower(replicaId);
+        return f == null ? -1L : f.lastCaughtUpTimeMs;
+    }
+
+    /** The union of the committed ISR and a pending proposal's: the replicas the HW waits for. */
+    public List<Integer> maximalIsr() {
+        ReplicaSet s = replicas;
+        List<Integer> ids = new ArrayList<>(s.isr());
+        if (s.pending() != null) {
+            for (int id : s.pending().newIsr()) {
+                if (!ids.contains(id)) {
+                    ids.add(id);
+                }
+            }
+        }
+        return ids;
+    }
+
+    /** The pending ISR change, or null. */
+    public PendingIsrChange pendingIsrChange() {
+        return replicas.pending();
+    }
+
+    /**
+     * Leader only: decides whether the ISR should change and, if so, records the proposal as pending
+     * (the HW then waits for the union of both ISRs) and returns it for the caller to send with
+     * AlterPartition. Out of the ISR: followers below the leader's LEO that were not caught up within
+     * {@code lagTimeMaxMs} (Kafka's rule: a follower at the LEO is in sync however long ago it fetched); back in:
+     * followers outside the ISR whose LEO reached the HW and this leadership's start offset. The
+     * leader itself always stays.
+     *
+     * @return the proposal, or null when nothing changes, a change is already pending, this broker is
+     *     not the leader, or there is no assignment (single node)
+     */
+    public synchronized PendingIsrChange prepareIsrChange(long nowMs, long lagTimeMaxMs) {
+        ReplicaSet s = replicas;
+        if (!leader || s.topicId() == null || s.pending() != null) {
+            return null;
+        }
+        long hw = highWatermark;
+        long logEnd = log.logEndOffset();
+        List<Integer> next = new ArrayList<>(s.replicas().size());
+        for (int id : s.isr()) {
+            FollowerState f = s.follower(id);
+            if (f == null || f.logEndOffset >= logEnd || nowMs - f.lastCaughtUpTimeMs <= lagTimeMaxMs) {
+                next.add(id); // the leader itself, or a follower at the LEO or caught up recently
+            }
+        }
+        for (FollowerState f : s.followers()) {
+            long leo = f.logEndOffset;
+            if (!s.isr().contains(f.brokerId)
+                    && leo >= hw
+                    && leo >= leaderEpochStartOffset
+                    && nowMs - f.lastCaughtUpTimeMs <= lagTimeMaxMs) {
+                next.add(f.brokerId);
+            }
+        }
+        if (next.size() == s.isr().size() && next.containsAll(s.isr())) {
+            return null;
+        }
+        PendingIsrChange change = new PendingIsrChange(
+                s.topicId(), leaderEpoch, s.partitionEpoch(), s.isr(), List.copyOf(next), nowMs, false);
+        replicas = withPending(s, change);
+        // A follower added to the maximal ISR must not be behind a HW some other thread computed
+        // before the snapshot swap: re-check now that every later computation includes it.
+        for (FollowerState f : s.followers()) {
+            if (!s.isr().contains(f.brokerId) && next.contains(f.brokerId) && f.logEndOffset < highWatermark) {
+                replicas = withPending(s, null);
+                return null;
+            }
+        }
+        return change;
+    }
+
+    /**
+     * The controller answered {@code change}: accepted ({@code awaitMetadata} true: it takes effect
+     * when the metadata delivers it), refused as stale ({@code awaitMetadata} true: newer metadata is
+     * on its way) or refused for good ({@code awaitMetadata} false: the proposal is dropped and the
+     * next check may propose again). No-op when {@code change} is no longer the pending one.
+     */
+    public synchronized void isrChangeAnswered(PendingIsrChange change, boolean awaitMetadata) {
+        ReplicaSet s = replicas;
+        if (s.pending() != change) {
+            return;
+        }
+        replicas = withPending(
+                s,
+                awaitMetadata
+                        ? new PendingIsrChange(
+                                change.topicId(),
+                                change.leaderEpoch(),
+                                change.basePartitionEpoch(),
+                                change.oldIsr(),
+                                change.newIsr(),
+                                change.sinceMs(),
+                                true)
+                        : null);
+        notifyHighWatermarkListeners();
+        if (!awaitMetadata) {
+            maybeIncrementHighWatermark();
+        }
+    }
+
+    /**
+     * Drops a pending change the controller answered long ago ({@value #PENDING_AWAITING_METADATA_MAX_MS}
+     * ms) without the metadata ever moving the partition epoch, so ISR management cannot stall.
+     */
+    public synchronized void expireStalePendingIsrChange(long nowMs) {
+        ReplicaSet s = replicas;
+        PendingIsrChange p = s.pending();
+        if (p != null && p.awaitingMetadata() && nowMs - p.sinceMs() > PENDING_AWAITING_METADATA_MAX_MS) {
+            LOG.warn(
+                    "Pending ISR change of {} {} -> {} (partition epoch {}) never arrived in the metadata; dropped",
+                    this,
+                    p.oldIsr(),
+                    p.newIsr(),
+                    p.basePartitionEpoch());
+            replicas = withPending(s, null);
+            maybeIncrementHighWatermark();
+        }
+    }
+
+    /**
+     * Leader only: HW = min LEO over the maximal ISR if that is higher than the current HW. Runs after
+     * every append and follower fetch: one volatile read per follower, no allocation, no lock.
+     */
+    private void maybeIncrementHighWatermark() {
+        if (!leader) {
+            return;
+        }
+        ReplicaSet s = replicas;
+        long min = log.logEndOffset();
+        FollowerState[] followers = s.followers();
+        boolean[] counted = s.inMaximalIsr();
+        for (int i = 0; i < followers.length; i++) {
+            if (counted[i]) {
+                long leo = followers[i].logEndOffset;
+                if (leo < min) {
+                    min = leo;
+                }
+            }
+        }
+        advanceHighWatermark(min);
+    }
+
+    private void advanceHighWatermark(long candidate) {
+        long current;
+        do {
+            current = highWatermark;
+            if (candidate <= current) {
+                return;
+            }
+        } while (!HIGH_WATERMARK.compareAndSet(this, current, candidate));
+        metrics.highWatermarkAdvanced();
+        notifyHighWatermarkListeners();
+    }
+
+    private void notifyHighWatermarkListeners() {
+        if (!highWatermarkListeners.isEmpty()) {
+            notify(highWatermarkListeners);
+        }
+    }
+
+    private void notify(Set<AppendListener> set) {
+        for (AppendListener listener : set) {
+            try {
+                listener.onAppend();
+            } catch (RuntimeException e) {
+                LOG.error("Listener failed on {}-{}", topic, partition, e);
+            }
+        }
     }
 
     /** Last stable offset; equals the high watermark without transactions. */
@@ -149,19 +735,32 @@ public final class Partition {
         return log.logStartOffset();
     }
 
-    /** Registers a listener for appends (idempotent). */
+    /** Registers a listener told after every append (parked follower Fetches; idempotent). */
     public void addListener(AppendListener listener) {
         listeners.add(listener);
     }
 
-    /** Removes a listener (no-op when absent). */
+    /** Removes an append listener (no-op when absent). */
     public void removeListener(AppendListener listener) {
         listeners.remove(listener);
     }
 
-    /** Number of registered listeners (tests and metrics). */
+    /**
+     * Registers a listener told when the HW advanced or the replica state (role, ISR,
+     * min.insync.replicas) changed: parked consumer Fetches and acks=-1 Produces (idempotent).
+     */
+    public void addHighWatermarkListener(AppendListener listener) {
+        highWatermarkListeners.add(listener);
+    }
+
+    /** Removes a high-watermark listener (no-op when absent). */
+    public void removeHighWatermarkListener(AppendListener listener) {
+        highWatermarkListeners.remove(listener);
+    }
+
+    /** Number of registered listeners of both kinds (tests and metrics). */
     public int listenerCount() {
-        return listeners.size();
+        return listeners.size() + highWatermarkListeners.size();
     }
 
     @Override

@@ -69,6 +69,8 @@ public final class TopicRegistry implements AutoCloseable {
     /** Partitions by log directory name ({@code <topic>-<partition>}), for the high watermark. */
     private final ConcurrentHashMap<String, Partition> byLogName = new ConcurrentHashMap<>();
 
+    private volatile int minInsyncReplicas = 1;
+
     private LogManager logs;
     private boolean closed;
 
@@ -195,12 +197,26 @@ public final class TopicRegistry implements AutoCloseable {
         List<Partition> partitions = new ArrayList<>(partitionCount);
         for (int p = 0; p < partitionCount; p++) {
             UnifiedLog log = logs.getOrCreate(name, p, config);
-            partitions.add(new Partition(name, p, leaderEpoch, log));
+            Partition partition = new Partition(name, p, leaderEpoch, log);
+            partition.minInsyncReplicas(minInsyncReplicas);
+            partitions.add(partition);
         }
         for (Partition p : partitions) {
             byLogName.put(LogManager.dirName(name, p.partition()), p);
         }
         return new Topic(name, topicId, leaderEpoch, List.copyOf(partitions));
+    }
+
+    /**
+     * The broker's {@code min.insync.replicas} for every partition, now and created later: on a single
+     * node the ISR is this broker alone, so a value above 1 refuses every acks=-1 Produce with
+     * {@code NOT_ENOUGH_REPLICAS}, as in Kafka.
+     */
+    public void minInsyncReplicas(int value) {
+        minInsyncReplicas = value;
+        for (Partition p : byLogName.values()) {
+            p.minInsyncReplicas(value);
+        }
     }
 
     /** The directory of one partition's log ({@code <someLogDir>/<topic>-<partition>}), or null. */

@@ -124,6 +124,8 @@ final class ClusterHarness implements AutoCloseable {
         p.setProperty("cluster.id", "cluster-test");
         p.setProperty("controller.quorum.bootstrap.servers", bootstrapControllers);
         p.setProperty("broker.heartbeat.interval.ms", "500");
+        // acks=-1 waits for the ISR: a follower that does not fetch leaves it after 1 s, not 30 s.
+        p.setProperty("replica.lag.time.max.ms", "1000");
         p.setProperty("transport", "nio");
         p.setProperty("num.io.threads", "4");
         p.setProperty("num.network.threads", "2");

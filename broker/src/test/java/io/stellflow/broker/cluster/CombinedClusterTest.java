@@ -130,6 +130,8 @@ class CombinedClusterTest {
         p.setProperty("broker.session.timeout.ms", "3000");
         p.setProperty("broker.heartbeat.interval.ms", "300");
         p.setProperty("log.retention.check.interval.ms", "200");
+        // acks=-1 waits for the ISR: a follower that does not fetch leaves it after 1 s, not 30 s.
+        p.setProperty("replica.lag.time.max.ms", "1000");
         p.setProperty("transport", "nio");
         p.setProperty("metrics.exporter", "none");
         p.setProperty("num.io.threads", "2");

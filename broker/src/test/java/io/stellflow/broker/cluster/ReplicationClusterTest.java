@@ -98,6 +98,8 @@ class ReplicationClusterTest {
             p.setProperty("num.io.threads", "2");
             p.setProperty("num.network.threads", "1");
             p.setProperty("replica.fetch.backoff.ms", "100");
+            // A stopped follower leaves the ISR (and the HW moves on without it) after 2 s, not 30 s.
+            p.setProperty("replica.lag.time.max.ms", "2000");
             p.setProperty("replica.fetch.wait.max.ms", "200");
             p.setProperty("replica.fetch.max.bytes", "65536"); // many round trips per test
             configs[i] = BrokerConfig.fromProperties(p);
@@ -299,7 +301,11 @@ class ReplicationClusterTest {
         Partition l = replica(leader, "behind", 0);
         long newStart = l.logEndOffset();
         assertThat(newStart).isEqualTo(200);
+        // The log start may not pass the HW: wait until the stopped follower left the ISR (after
+        // replica.lag.time.max.ms) and the remaining ISR has all 200 records.
+        ClusterHarness.await(WAIT_MS, "the leader's HW at 200", () -> l.highWatermark() == newStart);
         l.log().maybeIncrementLogStartOffset(newStart, l.highWatermark());
+        assertThat(l.logStartOffset()).isEqualTo(newStart);
         produce("behind", 0, 30, 13);
 
         brokers[follower] = StellflowServer.start(configs[follower]);
