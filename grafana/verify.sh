@@ -5,8 +5,10 @@
 #   2. starts a broker (bin/stellflow-server.sh, temp config, ephemeral ports, diagnostic series on,
 #      flushes and small segments so the storage panels have data; combined mode, so its embedded
 #      controller's series are on the same endpoint), restarts it once so log load and metadata
-#      snapshot load times are recorded, and runs a short produce + consume load (bin/stellflow-perf.sh) whose
-#      clients export their metrics too;
+#      snapshot load times are recorded, then starts two broker-only nodes (ids 1, 2) against its
+#      embedded controller and creates a replicated topic (RF=3, min.insync.replicas=2) so the
+#      replication series (follower fetches, ISR, lag) have data; runs a short produce + consume load
+#      (bin/stellflow-perf.sh) on both topics whose clients export their metrics too;
 #   3. starts Prometheus on 127.0.0.1 with grafana/prometheus.yml (target ports templated) and
 #      grafana/alerts.yml, waits for scrapes;
 #   4. evaluates every PromQL expression of every dashboard panel and alert rule through the HTTP
@@ -61,8 +63,12 @@ free_port() {
   done
   fail "no free port"
 }
+raft_port=$(free_port)
+ctl_port=$(free_port)
 cat >"$work/server.properties" <<PROPS
 broker.id=0
+controller.quorum.voters=0@127.0.0.1:$raft_port
+controller.listener=127.0.0.1:$ctl_port
 listeners=PLAINTEXT://127.0.0.1:0
 log.dirs=$work/data
 metrics.exporter=prometheus
@@ -101,7 +107,43 @@ stop_broker
 start_broker 2   # reloads the logs and the metadata snapshot: log recovery and snapshot load times have samples
 log "restarted: broker on 127.0.0.1:$broker_port, metrics on :$metrics_port"
 
+# Two broker-only nodes following the combined node's controller, and a replicated topic.
+follower_ports=()
+for id in 1 2; do
+  cat >"$work/follower-$id.properties" <<PROPS
+process.roles=broker
+node.id=$id
+controller.quorum.bootstrap.servers=127.0.0.1:$ctl_port
+listeners=PLAINTEXT://127.0.0.1:0
+log.dirs=$work/data-$id
+metrics.exporter=prometheus
+metrics.port=0
+replica.lag.time.max.ms=10000
+PROPS
+  STELLFLOW_LOG_DIR="$work/logs-$id" "$home/bin/stellflow-server.sh" "$work/follower-$id.properties" >"$work/follower-$id.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 1 600); do
+    grep -q "BROKER_STARTED" "$work/follower-$id.log" && break
+    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/follower-$id.log" >&2; fail "broker $id did not start"; }
+    sleep 0.2
+  done
+  p=$(sed -nE 's/.*BROKER_STARTED.*metricsPort=([0-9]+).*/\1/p' "$work/follower-$id.log" | head -n 1)
+  [ -n "$p" ] || fail "broker $id has no metrics endpoint"
+  follower_ports+=("$p")
+done
+for _ in $(seq 1 60); do
+  "$home/bin/stellflow-topics.sh" --bootstrap-controller "127.0.0.1:$ctl_port" --create --topic verify-replicated \
+    --partitions 1 --replication-factor 3 --config min.insync.replicas=2 >"$work/topic-rf3.out" 2>&1 && break
+  sleep 1
+done
+grep -qi "created" "$work/topic-rf3.out" || { cat "$work/topic-rf3.out" >&2; fail "could not create the RF=3 topic"; }
+log "brokers 1 and 2 up (metrics on :${follower_ports[*]}), topic verify-replicated RF=3"
+
 load_ms=100000   # outlives the checks below: the clients' endpoints close when the load ends
+"$home/bin/stellflow-perf.sh" produce --bootstrap-server "127.0.0.1:$broker_port" --topic verify-replicated \
+  --record-size 512 --throughput 1000 --duration-ms "$load_ms" --producer-props acks=-1 \
+  >"$work/produce-rf3.out" 2>"$work/produce-rf3.err" &
+pids+=($!)
 "$home/bin/stellflow-perf.sh" produce --bootstrap-server "127.0.0.1:$broker_port" --topic verify \
   --record-size 512 --throughput 3000 --duration-ms "$load_ms" --metrics-port 0 \
   >"$work/produce.out" 2>"$work/produce.err" &
@@ -126,7 +168,8 @@ log "client metrics on :${client_ports[*]}"
 prom_port=$(free_port)
 cp "$here/alerts.yml" "$work/alerts.yml"
 clients=$(printf '"127.0.0.1:%s", ' "${client_ports[@]}")
-sed -e "s/\"127.0.0.1:9464\"/\"127.0.0.1:$metrics_port\"/" \
+brokers=$(printf '"127.0.0.1:%s", ' "$metrics_port" "${follower_ports[@]}")
+sed -e "s/\\[\"127.0.0.1:9464\"\\]/[${brokers%, }]/" \
     -e "s/\\[\"127.0.0.1:9465\"\\]/[${clients%, }]/" "$here/prometheus.yml" >"$work/prometheus.yml"
 grep -q "127.0.0.1:$metrics_port" "$work/prometheus.yml" || fail "could not template prometheus.yml"
 promtool check config "$work/prometheus.yml" >/dev/null || fail "promtool check config"
@@ -139,11 +182,11 @@ for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/n
 curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null || { cat "$work/prometheus.log" >&2; fail "prometheus did not start"; }
 log "prometheus on 127.0.0.1:$prom_port; waiting for scrapes"
 targets_up() { curl -sf "$api/query" --data-urlencode 'query=count(up == 1)' | jq -r '.data.result[0].value[1] // 0'; }
-for _ in $(seq 1 60); do [ "$(targets_up)" = 3 ] && break; sleep 1; done
-[ "$(targets_up)" = 3 ] || fail "not all 3 targets are up: $(curl -s "$api/targets" | jq -c '[.data.activeTargets[] | {scrapeUrl, health, lastError}]')"
+for _ in $(seq 1 60); do [ "$(targets_up)" = 5 ] && break; sleep 1; done
+[ "$(targets_up)" = 5 ] || fail "not all 5 targets are up: $(curl -s "$api/targets" | jq -c '[.data.activeTargets[] | {scrapeUrl, health, lastError}]')"
 sleep 40   # several 5 s scrapes of the loaded broker, so 1m rates have points
 # The raw endpoints, while the clients still run (checked in step 5).
-for port in "$metrics_port" "${client_ports[@]}"; do
+for port in "$metrics_port" "${follower_ports[@]}" "${client_ports[@]}"; do
   curl -sf "http://127.0.0.1:$port/metrics" >"$work/raw-$port.txt" || fail "cannot scrape :$port"
 done
 
@@ -193,7 +236,7 @@ bad=$(jq -r --arg re "$forbidden" '.data[] | to_entries[] | select(.key | test($
 ips=$(jq -r '.data[] | to_entries[] | select(.key != "instance") | .value' <<<"$series" \
   | grep -E '(^|[^0-9])[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}([^0-9]|$)' | sort -u || true)
 [ -z "$ips" ] || { echo "verify: IP addresses in label values: $ips" >&2; failures=$((failures + 1)); }
-for port in "$metrics_port" "${client_ports[@]}"; do
+for port in "$metrics_port" "${follower_ports[@]}" "${client_ports[@]}"; do
   if grep -v '^#' "$work/raw-$port.txt" | grep -Eq '(client_id|connection_id|request_id|group_id|trace_id|traffic_tag)='; then
     echo "verify: forbidden label on the raw endpoint :$port" >&2; failures=$((failures + 1))
   fi
