@@ -130,6 +130,12 @@ public final class FetchReader {
                         ? logEnd
                         : request.isolationLevel() == FetchRequest.READ_COMMITTED ? lastStable : highWatermark;
                 bounds[resolved++] = bound;
+                if (request.replicaId() < 0 && partition.highWatermarkBelowEpochStart()) {
+                    // A new leader whose HW has not yet caught up with its predecessor's: retriable.
+                    hasError = true;
+                    writeEntry(out, version, id, Errors.NOT_LEADER_OR_FOLLOWER, -1L, -1L, -1L);
+                    continue;
+                }
                 long fetchOffset = p.request().fetchOffset();
                 if (fetchOffset < logStart || fetchOffset > logEnd) {
                     hasError = true;

@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * <p>Partition errors: unknown topic or partition {@code UNKNOWN_TOPIC_OR_PARTITION}; not led by this
  * broker {@code NOT_LEADER_OR_FOLLOWER} (no leader: {@code LEADER_NOT_AVAILABLE});
  * {@code currentLeaderEpoch >= 0} and not the leader's epoch {@code NOT_LEADER_OR_FOLLOWER};
- * {@code maxNumOffsets <= 0} or a timestamp below -2 {@code INVALID_REQUEST}; a read failure
+ * {@code maxNumOffsets <= 0} or a timestamp below -2 {@code INVALID_REQUEST}; a new leader whose HW
+ * has not caught up with its predecessor's ({@link Partition#highWatermarkBelowEpochStart}) {@code
+ * NOT_LEADER_OR_FOLLOWER} (retriable), so a consumer never sees the HW go back; a read failure
  * {@code BROKER_NOT_AVAILABLE}. A replicaId below -1 is a request-level {@code INVALID_REQUEST}.
  *
  * <p>Thread-safety: stateless.
@@ -88,6 +90,11 @@ public final class ListOffsetsHandler implements ApiHandler {
         }
         if (request.maxNumOffsets() <= 0 || request.timestamp() < ListOffsetsRequest.EARLIEST_TIMESTAMP) {
             return error(request.partition(), Errors.INVALID_REQUEST, epoch);
+        }
+        if (partition.highWatermarkBelowEpochStart()) {
+            // A new leader whose HW has not yet caught up with its predecessor's
+            // (Partition#highWatermarkBelowEpochStart).
+            return error(request.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch);
         }
         // Single node: HW == LSO == LEO, so the visible end is the same for clients and brokers.
         long visibleEnd = partition.highWatermark();

@@ -385,6 +385,21 @@ public final class Partition {
         return leaderEpochStartOffset;
     }
 
+    /**
+     * Whether this leader's HW may still be below a HW its predecessor already exposed to consumers.
+     * A new leader starts from the HW it knew as a follower, which lags the old leader's; the old
+     * leader's HW was at most this broker's log end offset when it became leader ({@link
+     * #leaderEpochStartOffset}, every ISR member had it). Until the HW reaches that offset, consumer
+     * Fetch and ListOffsets answer {@code NOT_LEADER_OR_FOLLOWER} (retriable: the SDKs refresh
+     * metadata and retry) rather than a HW lower than one a consumer may have seen, so the HW seen
+     * by consumers never decreases (issue #6). Follower fetches are served: they move the HW.
+     *
+     * @return true only on a leader whose HW is below its leader epoch start offset
+     */
+    public boolean highWatermarkBelowEpochStart() {
+        return leader && highWatermark() < leaderEpochStartOffset;
+    }
+
     /** {@code min.insync.replicas} for acks=-1 Produces (topic config, else the broker default). */
     public int minInsyncReplicas() {
         return minInsyncReplicas;

@@ -140,8 +140,19 @@ class PartitionReplicationTest {
         restarted.becomeLeader(1, 0);
         assertThat(restarted.highWatermark()).isEqualTo(4);
         assertThat(restarted.leaderEpochStartOffset()).isEqualTo(10);
+        assertThat(restarted.highWatermarkBelowEpochStart())
+                .as("consumers are turned away while the HW may be below the predecessor's")
+                .isTrue();
+        restarted.recordFollowerFetch(2, 8, 1);
+        assertThat(restarted.highWatermark()).isEqualTo(8);
+        assertThat(restarted.highWatermarkBelowEpochStart()).isTrue();
         restarted.recordFollowerFetch(2, 10, 1);
         assertThat(restarted.highWatermark()).isEqualTo(10);
+        assertThat(restarted.highWatermarkBelowEpochStart()).isFalse();
+        restarted.becomeFollower(2, 2);
+        assertThat(restarted.highWatermarkBelowEpochStart())
+                .as("never on a follower")
+                .isFalse();
 
         Partition clamped = new Partition("t", 0, 0, log, 1, 99L);
         assertThat(clamped.highWatermark()).as("never above the log end offset").isEqualTo(10);
