@@ -63,7 +63,8 @@ import org.slf4j.LoggerFactory;
  * and its {@code min.insync.replicas} (topic config, else the broker default). An ISR change the
  * leader proposed (the ISR manager's AlterPartition) takes effect only here, when the committed
  * metadata carries it; the leader then logs {@code ISR_SHRUNK} / {@code ISR_EXPANDED} with the old
- * and new ISR, leader epoch and partition epoch. A partition opened at start gets its high
+ * and new ISR, leader epoch and partition epoch. Every leader or leader-epoch change of a hosted
+ * partition logs {@code PARTITION_LEADER_CHANGED} with this broker's new role. A partition opened at start gets its high
  * watermark from the log dir's {@code replication-offset-checkpoint} ({@link
  * HighWatermarkCheckpoint}), 0 without one.
  *
@@ -499,8 +500,11 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 boolean wasLeader = partition.isLeader();
                 partition.becomeLeader(p.leaderEpoch());
                 LOG.info(
-                        "BECAME_LEADER partition={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={} logEndOffset={}",
+                        "{} partition={} role=leader leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
+                                + " logEndOffset={}",
+                        LogEvents.PARTITION_LEADER_CHANGED,
                         partition,
+                        brokerId,
                         p.leaderEpoch(),
                         p.partitionEpoch(),
                         p.isr(),
@@ -518,7 +522,17 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 || partition.leaderId() != p.leader()) {
             boolean wasLeader = partition.isLeader();
             partition.becomeFollower(p.leader(), p.leaderEpoch());
-            LOG.info("BECAME_FOLLOWER partition={} leader={} leaderEpoch={}", partition, p.leader(), p.leaderEpoch());
+            LOG.info(
+                    "{} partition={} role=follower leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
+                            + " logEndOffset={}",
+                    LogEvents.PARTITION_LEADER_CHANGED,
+                    partition,
+                    p.leader(),
+                    p.leaderEpoch(),
+                    p.partitionEpoch(),
+                    p.isr(),
+                    partition.highWatermark(),
+                    partition.logEndOffset());
             if (wasLeader) {
                 replicationMetrics.leaderChanged();
             }

@@ -23,9 +23,19 @@ public final class LogEvents {
     /** The active controller committed a broker's fencing: session timeout or clean shutdown. */
     public static final String BROKER_FENCED = "BROKER_FENCED";
 
+    /**
+     * A hosted partition got a new leader or leader epoch in the applied metadata (once per change on
+     * each replica: partition, role, leader, leader epoch, partition epoch, ISR, HW, log end offset).
+     */
     public static final String PARTITION_LEADER_CHANGED = "PARTITION_LEADER_CHANGED";
+
     public static final String PARTITION_REASSIGNED = "PARTITION_REASSIGNED";
+    /**
+     * The committed metadata removed followers from the ISR of a partition this broker leads (once
+     * per change, on the leader: old and new ISR, leader epoch, partition epoch, HW).
+     */
     public static final String ISR_SHRUNK = "ISR_SHRUNK";
+    /** The committed metadata added followers back to the ISR of a partition this broker leads (as above). */
     public static final String ISR_EXPANDED = "ISR_EXPANDED";
     /**
      * A log was opened after an unclean shutdown and recovered (once per recovered partition, with
