@@ -1,5 +1,9 @@
 package io.stellflow.broker.config;
 
+import static io.stellflow.broker.config.ConfigValues.bool;
+import static io.stellflow.broker.config.ConfigValues.intValue;
+import static io.stellflow.broker.config.ConfigValues.longValue;
+
 import io.stellflow.broker.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
@@ -495,39 +499,5 @@ public final class BrokerConfig {
             throw new ConfigException(key, value, "must not be blank");
         }
         return value.trim();
-    }
-
-    private static int intValue(Properties props, String key, int defaultValue, int min, int max) {
-        long value = longValue(props, key, defaultValue, min, max);
-        return (int) value;
-    }
-
-    private static long longValue(Properties props, String key, long defaultValue, long min, long max) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return defaultValue;
-        }
-        long value;
-        try {
-            value = Long.parseLong(raw.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key, raw, "not an integer");
-        }
-        if (value < min || value > max) {
-            throw new ConfigException(key, raw, "must be in " + min + ".." + max);
-        }
-        return value;
-    }
-
-    private static boolean bool(Properties props, String key, boolean defaultValue) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return defaultValue;
-        }
-        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new ConfigException(key, raw, "must be true or false");
-        };
     }
 }

@@ -1,5 +1,8 @@
 package io.stellflow.broker.config;
 
+import static io.stellflow.broker.config.ConfigValues.bool;
+import static io.stellflow.broker.config.ConfigValues.longValue;
+
 import io.stellflow.controller.ControllerConfig;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -131,7 +134,7 @@ public record ClusterConfig(
         } else {
             nodeId = brokerId == null ? 0 : brokerId;
         }
-        boolean metadataLocal = bool(props, "metadata.local");
+        boolean metadataLocal = bool(props, "metadata.local", false);
         if (metadataLocal && !roles.equals(EnumSet.of(ProcessRole.BROKER))) {
             throw new ConfigException("metadata.local", "true", "needs process.roles=broker");
         }
@@ -203,34 +206,5 @@ public record ClusterConfig(
         } catch (IOException e) {
             throw new ConfigException("controller.quorum.voters", null, "no free port for the default: " + e);
         }
-    }
-
-    private static boolean bool(Properties props, String key) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return false;
-        }
-        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new ConfigException(key, raw, "must be true or false");
-        };
-    }
-
-    private static long longValue(Properties props, String key, long defaultValue, long min, long max) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return defaultValue;
-        }
-        long value;
-        try {
-            value = Long.parseLong(raw.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key, raw, "not an integer");
-        }
-        if (value < min || value > max) {
-            throw new ConfigException(key, raw, "must be in " + min + ".." + max);
-        }
-        return value;
     }
 }

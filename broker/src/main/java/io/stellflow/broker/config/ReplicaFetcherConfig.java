@@ -1,5 +1,7 @@
 package io.stellflow.broker.config;
 
+import static io.stellflow.broker.config.ConfigValues.longValue;
+
 import java.util.Properties;
 import java.util.Set;
 
@@ -63,37 +65,20 @@ public record ReplicaFetcherConfig(
      * @throws ConfigException naming the bad key and value
      */
     public static ReplicaFetcherConfig parse(Properties props) {
-        int fetchMax = (int) value(props, "replica.fetch.max.bytes", 1 << 20, 1, Integer.MAX_VALUE);
-        int responseMax = (int) value(props, "replica.fetch.response.max.bytes", 10 << 20, 1, Integer.MAX_VALUE);
-        long socketTimeoutMs = value(props, "replica.socket.timeout.ms", 30_000, 1, Integer.MAX_VALUE);
-        int waitMaxMs = (int) value(props, "replica.fetch.wait.max.ms", 500, 0, Integer.MAX_VALUE);
+        int fetchMax = (int) longValue(props, "replica.fetch.max.bytes", 1 << 20, 1, Integer.MAX_VALUE);
+        int responseMax = (int) longValue(props, "replica.fetch.response.max.bytes", 10 << 20, 1, Integer.MAX_VALUE);
+        long socketTimeoutMs = longValue(props, "replica.socket.timeout.ms", 30_000, 1, Integer.MAX_VALUE);
+        int waitMaxMs = (int) longValue(props, "replica.fetch.wait.max.ms", 500, 0, Integer.MAX_VALUE);
         if (waitMaxMs > socketTimeoutMs) {
             throw new ConfigException(
                     "replica.fetch.wait.max.ms",
                     Integer.toString(waitMaxMs),
                     "must not exceed replica.socket.timeout.ms " + socketTimeoutMs);
         }
-        int minBytes = (int) value(props, "replica.fetch.min.bytes", 1, 0, Integer.MAX_VALUE);
-        long backoffMs = value(props, "replica.fetch.backoff.ms", 1000, 0, 3_600_000);
-        int maxInFlight = (int) value(props, "replica.fetch.max.in.flight", 2, 1, 64);
+        int minBytes = (int) longValue(props, "replica.fetch.min.bytes", 1, 0, Integer.MAX_VALUE);
+        long backoffMs = longValue(props, "replica.fetch.backoff.ms", 1000, 0, 3_600_000);
+        int maxInFlight = (int) longValue(props, "replica.fetch.max.in.flight", 2, 1, 64);
         return new ReplicaFetcherConfig(
                 fetchMax, responseMax, waitMaxMs, minBytes, backoffMs, maxInFlight, socketTimeoutMs);
-    }
-
-    private static long value(Properties props, String key, long defaultValue, long min, long max) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return defaultValue;
-        }
-        long value;
-        try {
-            value = Long.parseLong(raw.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key, raw, "not an integer");
-        }
-        if (value < min || value > max) {
-            throw new ConfigException(key, raw, "must be in " + min + ".." + max);
-        }
-        return value;
     }
 }

@@ -1,5 +1,8 @@
 package io.stellflow.broker.telemetry;
 
+import static io.stellflow.broker.config.ConfigValues.bool;
+import static io.stellflow.broker.config.ConfigValues.longValue;
+
 import io.stellflow.broker.config.ConfigException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -140,34 +143,5 @@ public record TelemetryConfig(
             throw new ConfigException(key, value, "not a URL: " + e.getReason());
         }
         return value;
-    }
-
-    private static long longValue(Properties props, String key, long defaultValue, long min, long max) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return defaultValue;
-        }
-        long value;
-        try {
-            value = Long.parseLong(raw.trim());
-        } catch (NumberFormatException e) {
-            throw new ConfigException(key, raw, "not an integer");
-        }
-        if (value < min || value > max) {
-            throw new ConfigException(key, raw, "must be in " + min + ".." + max);
-        }
-        return value;
-    }
-
-    private static boolean bool(Properties props, String key, boolean defaultValue) {
-        String raw = props.getProperty(key);
-        if (raw == null) {
-            return defaultValue;
-        }
-        return switch (raw.trim().toLowerCase(Locale.ROOT)) {
-            case "true" -> true;
-            case "false" -> false;
-            default -> throw new ConfigException(key, raw, "must be true or false");
-        };
     }
 }
