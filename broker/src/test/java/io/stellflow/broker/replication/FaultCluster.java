@@ -46,6 +46,8 @@ import java.util.function.BooleanSupplier;
 final class FaultCluster implements AutoCloseable {
     static final long SESSION_TIMEOUT_MS = 2000;
     static final long REPLICA_LAG_MS = 1500;
+    private static final Path CDS_ARCHIVE =
+            Path.of("target", "fault-cluster-broker.jsa").toAbsolutePath();
 
     final Path dir;
     private final int brokerCount;
@@ -173,8 +175,9 @@ final class FaultCluster implements AutoCloseable {
         p.setProperty("num.network.threads", "1");
         p.setProperty("replica.lag.time.max.ms", Long.toString(REPLICA_LAG_MS));
         p.setProperty("replica.fetch.wait.max.ms", "100");
+        p.setProperty("replica.fetch.backoff.ms", "100");
+        p.setProperty("replica.socket.timeout.ms", "2000"); // a frozen or cut leader is noticed in 2 s
         p.setProperty("min.insync.replicas", "2");
-        p.setProperty("unclean.leader.election.enable", "false");
         p.setProperty("log.flush.offset.checkpoint.interval.ms", "500");
         p.setProperty("log.retention.check.interval.ms", "300");
         p.setProperty("log.segment.delete.delay.ms", "0");
@@ -189,7 +192,10 @@ final class FaultCluster implements AutoCloseable {
                         "-Xmx192m",
                         "-XX:TieredStopAtLevel=1",
                         "-XX:+UseSerialGC",
-                        "-Xshare:auto",
+                        // Class data of the first clean exit reused by later starts (restarts are most of
+                        // a kill round's time on a loaded machine); ignored when the class path changed.
+                        "-XX:+AutoCreateSharedArchive",
+                        "-XX:SharedArchiveFile=" + CDS_ARCHIVE,
                         "--enable-native-access=ALL-UNNAMED",
                         "-cp",
                         System.getProperty("java.class.path"),
@@ -402,6 +408,18 @@ final class FaultCluster implements AutoCloseable {
             Thread.sleep(20);
         }
         return true;
+    }
+
+    /** Deletes {@code dir} and everything under it (nothing when it does not exist). */
+    static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
     }
 
     private static int[] freePorts(int n) throws IOException {
