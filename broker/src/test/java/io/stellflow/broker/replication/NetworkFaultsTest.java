@@ -77,9 +77,14 @@ class NetworkFaultsTest {
         return s;
     }
 
-    /** Sends one byte and reads the echo: "ok", "held" (nothing within 400 ms) or "closed". */
-    private static String roundTrip(Socket s, int b) throws IOException {
+    /**
+     * Sends one byte and reads the echo: "ok", "held" (nothing within {@code waitMs}) or "closed". A
+     * held byte is asserted with a short wait, a delivered or closed one with a long wait (a loaded
+     * machine may take seconds to schedule the proxy's threads).
+     */
+    private static String roundTrip(Socket s, int b, int waitMs) throws IOException {
         try {
+            s.setSoTimeout(waitMs);
             s.getOutputStream().write(b);
             s.getOutputStream().flush();
             int got = s.getInputStream().read();
@@ -116,31 +121,33 @@ class NetworkFaultsTest {
         try (Socket b0b1 = connect(toBroker1.port());
                 Socket b0c = connect(broker0ToController.port());
                 Socket b1c = connect(broker1ToController.port())) {
-            assertThat(roundTrip(b0b1, 1)).isEqualTo("ok");
-            assertThat(roundTrip(b0c, 2)).isEqualTo("ok");
-            assertThat(roundTrip(b1c, 3)).isEqualTo("ok");
+            assertThat(roundTrip(b0b1, 1, 10_000)).isEqualTo("ok");
+            assertThat(roundTrip(b0c, 2, 10_000)).isEqualTo("ok");
+            assertThat(roundTrip(b1c, 3, 10_000)).isEqualTo("ok");
 
             net.isolate(0, false);
-            assertThat(roundTrip(b0b1, 4)).as("broker 0 -> broker 1").isEqualTo("held");
-            assertThat(roundTrip(b0c, 5)).as("broker 0 -> controller").isEqualTo("held");
-            assertThat(roundTrip(b1c, 6)).as("broker 1 -> controller").isEqualTo("ok");
+            assertThat(roundTrip(b0b1, 4, 500)).as("broker 0 -> broker 1").isEqualTo("held");
+            assertThat(roundTrip(b0c, 5, 500)).as("broker 0 -> controller").isEqualTo("held");
+            assertThat(roundTrip(b1c, 6, 10_000)).as("broker 1 -> controller").isEqualTo("ok");
             try (Socket fresh = connect(toBroker1.port())) {
-                assertThat(roundTrip(fresh, 7))
+                assertThat(roundTrip(fresh, 7, 500))
                         .as("a new connection during the cut")
                         .isEqualTo("held");
             }
 
             net.heal();
-            assertThat(roundTrip(b0b1, 8)).as("after heal, a held connection").isEqualTo("closed");
-            assertThat(roundTrip(b0c, 9)).isEqualTo("closed");
-            assertThat(roundTrip(b1c, 10)).as("untouched by the cut").isEqualTo("ok");
+            assertThat(roundTrip(b0b1, 8, 10_000))
+                    .as("after heal, a held connection")
+                    .isEqualTo("closed");
+            assertThat(roundTrip(b0c, 9, 10_000)).isEqualTo("closed");
+            assertThat(roundTrip(b1c, 10, 10_000)).as("untouched by the cut").isEqualTo("ok");
             try (Socket fresh = connect(toBroker1.port())) {
-                assertThat(roundTrip(fresh, 11)).isEqualTo("ok");
+                assertThat(roundTrip(fresh, 11, 10_000)).isEqualTo("ok");
             }
 
             net.isolate(1, false);
             try (Socket in = connect(toBroker1.port())) {
-                assertThat(roundTrip(in, 12))
+                assertThat(roundTrip(in, 12, 500))
                         .as("broker 0 -> isolated broker 1")
                         .isEqualTo("held");
             }
@@ -153,15 +160,15 @@ class NetworkFaultsTest {
         NetworkFaults.Proxy toBroker1 = net.brokerProxy(1, echo1.getLocalPort());
         try (Socket client = connect(toBroker1.port())) {
             net.isolate(1, false);
-            assertThat(roundTrip(client, 1))
+            assertThat(roundTrip(client, 1, 10_000))
                     .as("client -> isolated broker, clients not cut")
                     .isEqualTo("ok");
             net.isolate(1, true);
-            assertThat(roundTrip(client, 2))
+            assertThat(roundTrip(client, 2, 500))
                     .as("client -> isolated broker, clients cut")
                     .isEqualTo("held");
             net.heal();
-            assertThat(roundTrip(client, 3)).isEqualTo("closed");
+            assertThat(roundTrip(client, 3, 10_000)).isEqualTo("closed");
         }
     }
 }
