@@ -1,0 +1,373 @@
+package io.stellflow.broker.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.controller.image.PartitionImage;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fault-injection workload checker of issue #6: 3 broker processes (5 with a property) and one in-process controller
+ * on 127.0.0.1, topic {@value #TOPIC} with {@value #PARTITIONS} partitions, replication factor 3 and
+ * {@code min.insync.replicas=2}; two producers with {@code acks=-1} send unique values while one
+ * consumer per partition reads (and records every high watermark it is given); each round injects
+ * one fault, heals it, waits for the cluster to recover and checks (see {@link Ledger}, {@link
+ * ReplicaCheck}):
+ *
+ * <ul>
+ *   <li>no acknowledged value missing or moved: consumers read each one at its acknowledged offset;
+ *   <li>no offset read with two values, no record returned at or above the answer's HW, no gap;
+ *   <li>the HW consumers see never decreases;
+ *   <li>after a restart of all brokers (their logs read from disk while they are down): every ISR
+ *       replica holds the same records, byte for byte, below the highest HW consumers had seen;
+ *   <li>at the end, with the load stopped and the ISR full: all replicas byte-identical and ending at
+ *       the same offset, every acknowledged value at its offset on each.
+ * </ul>
+ *
+ * <p>Faults: SIGKILL of a partition leader or a follower (restarted after a hold), SIGSTOP/SIGCONT of
+ * a broker (sometimes longer than the session timeout), a network cut of one broker from the others
+ * and the controller (sometimes from clients too), and a restart of all brokers (SIGKILL or SIGTERM).
+ *
+ * <p>Each round prints {@code FAULT_ROUND n=.. seed=.. fault=.. result=..}; the round's choices come
+ * from its seed alone. {@code -Dstellflow.checker.rounds=N} (default {@value #DEFAULT_ROUNDS}) sets
+ * the number of rounds (soak: e.g. 1000), {@code -Dstellflow.checker.brokers=5} the number of broker
+ * processes (default 3; the topic keeps replication factor 3), {@code -Dstellflow.checker.seed=S} the first round's seed
+ * (the next ones follow from it), so a failing round re-runs first with {@code
+ * -Dstellflow.checker.seed=<its seed> -Dstellflow.checker.rounds=1}. Timing is not reproduced: a
+ * seed reproduces the fault, the victim and the hold times, not the interleaving.
+ *
+ * <p>Every FAULT_ line is also appended to {@code target/fault-checker/fault-rounds.log} as it happens
+ * (surefire shows the test's output only at the end). Data and broker logs of a failing run stay in {@code target/fault-checker/run-<first seed>} (of
+ * every run with {@code -Dstellflow.checker.keep=true}).
+ */
+class ReplicationFaultCheckerTest {
+    static final String TOPIC = "checked";
+    static final int PARTITIONS = 3;
+    static final int DEFAULT_ROUNDS = 50;
+
+    enum Fault {
+        KILL_LEADER(3),
+        KILL_FOLLOWER(2),
+        PAUSE(2),
+        CUT(3),
+        RESTART_ALL(1);
+
+        final int weight;
+
+        Fault(int weight) {
+            this.weight = weight;
+        }
+
+        static Fault pick(Random r) {
+            int total = 0;
+            for (Fault f : values()) {
+                total += f.weight;
+            }
+            int x = r.nextInt(total);
+            for (Fault f : values()) {
+                x -= f.weight;
+                if (x < 0) {
+                    return f;
+                }
+            }
+            throw new AssertionError();
+        }
+    }
+
+    private FaultCluster cluster;
+    private Ledger ledger;
+    private Workload workload;
+    private Path progressFile;
+
+    /** Prints one line and appends it to {@code target/fault-checker/fault-rounds.log} (live progress). */
+    private void report(String format, Object... args) {
+        String line = String.format(format, args);
+        System.out.print(line);
+        try {
+            Files.writeString(
+                    progressFile,
+                    line,
+                    java.nio.charset.StandardCharsets.UTF_8,
+                    java.nio.file.StandardOpenOption.CREATE,
+                    java.nio.file.StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            System.out.println("(progress file " + progressFile + " not written: " + e + ")");
+        }
+    }
+
+    @Test
+    void noAcknowledgedWriteIsLostAndReplicasAgreeUnderKillsPausesCutsAndRestarts() throws Exception {
+        int rounds = Integer.getInteger("stellflow.checker.rounds", DEFAULT_ROUNDS);
+        int brokers = Integer.getInteger("stellflow.checker.brokers", 3);
+        String seedProperty = System.getProperty("stellflow.checker.seed");
+        long firstSeed = seedProperty == null || seedProperty.isBlank()
+                ? new SecureRandom().nextLong()
+                : Long.parseLong(seedProperty.trim());
+        Path dir = Path.of("target", "fault-checker", "run-" + firstSeed).toAbsolutePath();
+        deleteRecursively(dir);
+        Map<Integer, Long> seeds = new LinkedHashMap<>();
+        Map<Fault, Integer> faultCounts = new EnumMap<>(Fault.class);
+        long startNs = System.nanoTime();
+        ledger = new Ledger(PARTITIONS);
+        progressFile = dir.getParent().resolve("fault-rounds.log");
+        Files.createDirectories(dir.getParent());
+        report("FAULT_CHECKER start rounds=%d brokers=%d seed=%d dir=%s%n", rounds, brokers, firstSeed, dir);
+        try (FaultCluster c = new FaultCluster(dir, brokers, Map.of())) {
+            cluster = c;
+            c.startAll();
+            c.awaitUnfenced(60_000);
+            c.createTopic(TOPIC, PARTITIONS, 3, Map.of("min.insync.replicas", "2"));
+            FaultCluster.await(30_000, "topic led", () -> c.allLed(TOPIC));
+            workload = new Workload(c, TOPIC, ledger, new String[] {"-1", "-1"}, 4);
+            try {
+                workload.start();
+                FaultCluster.await(30_000, "first acknowledgements", () -> ledger.ackedCount.get() > 0);
+                long seed = firstSeed;
+                for (int n = 0; n < rounds; n++) {
+                    seeds.put(n, seed);
+                    Fault f = runRound(n, seed);
+                    faultCounts.merge(f, 1, Integer::sum);
+                    seed = nextSeed(seed);
+                }
+                finalCheck(rounds);
+            } finally {
+                workload.close();
+            }
+        }
+        long elapsedS = (System.nanoTime() - startNs) / 1_000_000_000L;
+        report(
+                "FAULT_CHECKER done rounds=%d faults=%s acked=%d failedSends=%d consumed=%d violations=%d elapsed=%ds%n",
+                rounds,
+                faultCounts,
+                ledger.ackedCount.get(),
+                ledger.failedSends.get(),
+                ledger.consumedCount.get(),
+                ledger.totalViolations(),
+                elapsedS);
+        StringBuilder failing = new StringBuilder();
+        for (int n : ledger.failingRounds()) {
+            failing.append("\n  round ")
+                    .append(n == rounds ? "final" : Integer.toString(n))
+                    .append(
+                            n == rounds
+                                    ? ""
+                                    : " seed=" + seeds.get(n) + " (re-run: -Dstellflow.checker.seed=" + seeds.get(n)
+                                            + " -Dstellflow.checker.rounds=1)");
+        }
+        assertThat(ledger.totalViolations())
+                .as(
+                        "violations (first seed %d; data and broker logs in %s):%s%n%s",
+                        firstSeed, dir, failing, ledger.report())
+                .isZero();
+        assertThat(ledger.ackedCount.get()).as("acknowledged writes").isPositive();
+        if (!Boolean.getBoolean("stellflow.checker.keep")) {
+            deleteRecursively(dir);
+        }
+    }
+
+    /** splitmix64: the next round's seed. */
+    static long nextSeed(long seed) {
+        long z = seed + 0x9E3779B97F4A7C15L;
+        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+        return z ^ (z >>> 31);
+    }
+
+    private Fault runRound(int n, long seed) throws Exception {
+        Random r = new Random(seed);
+        Fault fault = Fault.pick(r);
+        long startNs = System.nanoTime();
+        ledger.round(n);
+        long ackedBefore = ledger.ackedCount.get();
+        Thread.sleep(200 + r.nextInt(400));
+        String what = inject(n, fault, r);
+        long healedNs = System.nanoTime();
+        String phases = settle(n);
+        long v = ledger.violations(n);
+        report(
+                "FAULT_ROUND n=%d seed=%d fault=%s result=%s acked=%d ms=%d (fault %d, recovery %s)%n",
+                n,
+                seed,
+                what,
+                v == 0 ? "PASS" : "FAIL " + ledger.kinds(n),
+                ledger.ackedCount.get() - ackedBefore,
+                (System.nanoTime() - startNs) / 1_000_000,
+                (healedNs - startNs) / 1_000_000,
+                phases);
+        return fault;
+    }
+
+    private int leaderOr(int partition, Random r) {
+        int leader = cluster.leaderOf(TOPIC, partition);
+        return leader >= 0 ? leader : r.nextInt(cluster.size());
+    }
+
+    private String inject(int n, Fault fault, Random r) throws Exception {
+        int partition = r.nextInt(PARTITIONS);
+        switch (fault) {
+            case KILL_LEADER -> {
+                int victim = leaderOr(partition, r);
+                long holdMs = 100 + r.nextInt(1200);
+                cluster.kill9(victim);
+                Thread.sleep(holdMs);
+                cluster.startBroker(victim);
+                return "KILL_LEADER(broker " + FaultCluster.brokerId(victim) + " led p" + partition + ", down " + holdMs
+                        + " ms)";
+            }
+            case KILL_FOLLOWER -> {
+                PartitionImage p = cluster.partition(TOPIC, partition);
+                List<Integer> followers = new ArrayList<>(p.replicas());
+                followers.remove(Integer.valueOf(p.leader()));
+                int victim = FaultCluster.indexOf(followers.get(r.nextInt(followers.size())));
+                long holdMs = 100 + r.nextInt(1200);
+                cluster.kill9(victim);
+                Thread.sleep(holdMs);
+                cluster.startBroker(victim);
+                return "KILL_FOLLOWER(broker " + FaultCluster.brokerId(victim) + " of p" + partition + ", down "
+                        + holdMs + " ms)";
+            }
+            case PAUSE -> {
+                int victim = r.nextBoolean() ? leaderOr(partition, r) : r.nextInt(cluster.size());
+                long holdMs = 300 + r.nextInt(2500);
+                cluster.sigstop(victim);
+                Thread.sleep(holdMs);
+                cluster.sigcont(victim);
+                return "PAUSE(broker " + FaultCluster.brokerId(victim) + " SIGSTOP " + holdMs + " ms)";
+            }
+            case CUT -> {
+                int victim = r.nextBoolean() ? leaderOr(partition, r) : r.nextInt(cluster.size());
+                boolean clientsToo = r.nextInt(3) == 0;
+                long holdMs = 500 + r.nextInt(2500);
+                cluster.isolate(victim, clientsToo);
+                Thread.sleep(holdMs);
+                cluster.heal();
+                return "CUT(broker " + FaultCluster.brokerId(victim) + " from brokers and controller"
+                        + (clientsToo ? " and clients" : "") + ", " + holdMs + " ms)";
+            }
+            case RESTART_ALL -> {
+                boolean hard = r.nextBoolean();
+                long[] bounds = new long[PARTITIONS];
+                List<List<Integer>> isrs = new ArrayList<>();
+                for (int p = 0; p < PARTITIONS; p++) {
+                    bounds[p] = Math.max(0, ledger.maxHwSeen(p)); // first: HW only grows
+                }
+                for (int p = 0; p < PARTITIONS; p++) {
+                    isrs.add(cluster.partition(TOPIC, p).isr());
+                }
+                for (int i = 0; i < cluster.size(); i++) {
+                    if (hard) {
+                        cluster.kill9(i);
+                    } else {
+                        cluster.stop(i);
+                    }
+                }
+                for (int p = 0; p < PARTITIONS; p++) {
+                    List<ReplicaLog> replicas = new ArrayList<>();
+                    for (int id : isrs.get(p)) {
+                        int i = FaultCluster.indexOf(id);
+                        replicas.add(ReplicaLog.read(i, cluster.logDir(i), TOPIC, p));
+                    }
+                    ReplicaCheck.check(ledger, n, p, replicas, bounds[p], false);
+                }
+                cluster.startAll();
+                return "RESTART_ALL(" + (hard ? "SIGKILL" : "SIGTERM") + ", ISR replicas compared below HW seen "
+                        + java.util.Arrays.toString(bounds) + ")";
+            }
+        }
+        throw new AssertionError(fault);
+    }
+
+    /**
+     * Waits for the cluster to recover from a round's fault, then checks what consumers read.
+     *
+     * @return how long each phase took: brokers unfenced, ISR full, consumers caught up (ms)
+     */
+    private String settle(int n) throws InterruptedException {
+        long t0 = System.nanoTime();
+        if (!FaultCluster.poll(30_000, cluster::runningBrokersUnfenced)) {
+            ledger.violation("BROKER_NOT_BACK", -1, "brokers not all unfenced 30 s after the fault healed");
+        }
+        long t1 = System.nanoTime();
+        if (!FaultCluster.poll(20_000, () -> cluster.fullIsr(TOPIC))) {
+            ledger.violation(
+                    "ISR_NOT_RESTORED",
+                    -1,
+                    "20 s after the fault healed: "
+                            + cluster.image().topic(TOPIC).partitions());
+        }
+        long t2 = System.nanoTime();
+        for (int p = 0; p < PARTITIONS; p++) {
+            int partition = p;
+            long target = ledger.maxAckedOffset(p) + 1;
+            if (!FaultCluster.poll(15_000, () -> workload.position(partition) >= target)) {
+                ledger.violation(
+                        "ACKED_UNREADABLE",
+                        p,
+                        "acknowledged offsets up to " + (target - 1) + " but the consumer reached only "
+                                + workload.position(p) + " in 15 s (highest HW seen " + ledger.maxHwSeen(p)
+                                + ", leader broker " + FaultCluster.brokerId(cluster.leaderOf(TOPIC, p)) + ")");
+            }
+            ledger.verifyAcked(p, workload.position(p));
+        }
+        long t3 = System.nanoTime();
+        return "unfenced " + (t1 - t0) / 1_000_000 + " ms, ISR full " + (t2 - t1) / 1_000_000 + " ms, read "
+                + (t3 - t2) / 1_000_000 + " ms";
+    }
+
+    /** Load stopped, cluster settled, brokers stopped cleanly: every replica compared whole. */
+    private void finalCheck(int n) throws Exception {
+        ledger.round(n);
+        workload.stopProducing(30_000);
+        settle(n);
+        Thread.sleep(1000); // followers fetch the last records (replica.fetch.wait.max.ms=100)
+        for (int i = 0; i < cluster.size(); i++) {
+            cluster.stop(i);
+        }
+        for (int p = 0; p < PARTITIONS; p++) {
+            List<ReplicaLog> replicas = new ArrayList<>();
+            for (int i = 0; i < cluster.size(); i++) {
+                replicas.add(ReplicaLog.read(i, cluster.logDir(i), TOPIC, p));
+            }
+            ReplicaCheck.check(ledger, n, p, replicas, Long.MAX_VALUE, true);
+            StringBuilder ends = new StringBuilder();
+            for (ReplicaLog rl : replicas) {
+                ends.append(" broker")
+                        .append(FaultCluster.brokerId(rl.brokerIndex()))
+                        .append("=[")
+                        .append(rl.logStartOffset())
+                        .append(',')
+                        .append(rl.logEndOffset())
+                        .append(')');
+            }
+            report(
+                    "FAULT_FINAL p%d acked=%d maxAcked=%d hwSeen=%d replicas:%s%n",
+                    p, ledger.ackedOf(p).size(), ledger.maxAckedOffset(p), ledger.maxHwSeen(p), ends);
+        }
+        report(
+                "FAULT_ROUND n=final fault=NONE(load stopped, all brokers stopped cleanly, replicas compared whole)"
+                        + " result=%s%n",
+                ledger.violations(n) == 0 ? "PASS" : "FAIL " + ledger.kinds(n));
+    }
+
+    static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
