@@ -158,6 +158,11 @@ class ReplicationFaultScenariosTest {
             for (int f : followers) {
                 cluster.sigstop(f);
             }
+            // A follower's Fetch parked at the leader (replica.fetch.wait.max.ms=100) when the freeze
+            // hit would otherwise be answered with the tail below into the frozen follower's socket,
+            // and appended on SIGCONT (then the tail is legitimately kept, and not divergent): wait
+            // until every parked Fetch was answered empty. Still far inside the lag time and session.
+            Thread.sleep(300);
             List<RecordMetadata> uncommitted = produce(one, topic, "u-", 10);
             // The committed end: 20 records, more if a timed-out acks=-1 attempt was retried.
             long committedEnd = uncommitted.get(0).offset();
