@@ -69,14 +69,7 @@ kafka_cluster_start() {
   dir=$WORK/kafka3-$RANDOM; mkdir -p "$dir"
   for i in 1 2 3; do data[i]=$(free_port); ctl[i]=$(free_port); done
   for i in 1 2 3; do voters+="${voters:+,}$i@127.0.0.1:${ctl[i]}"; done
-  cat >"$dir/log4j2.properties" <<'L4J'
-rootLogger.level=WARN
-rootLogger.appenderRef.stdout.ref=STDOUT
-appender.stdout.type=Console
-appender.stdout.name=STDOUT
-appender.stdout.layout.type=PatternLayout
-appender.stdout.layout.pattern=[%d] %p %m (%c)%n
-L4J
+  kafka_log4j "$dir"
   cluster=$("$JAVA_HOME/bin/java" -cp "$KAFKA_LIB/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool random-uuid)
   KAFKA_PIDS="" KAFKA_BS="" KAFKA_DIR=$dir
   for i in 1 2 3; do
@@ -104,11 +97,7 @@ PROPS
       kafka.tools.StorageTool format -t "$cluster" -c "$dir/node-$i.properties" >"$WORK/kafka-format-$i.log" 2>&1
   done
   for i in 1 2 3; do
-    # JVM flags of Kafka's kafka-server-start.sh / kafka-run-class.sh (heap as for our nodes).
-    # shellcheck disable=SC2086
-    "$JAVA_HOME/bin/java" $KAFKA_CLUSTER_HEAP -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
-      -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -Dlog4j2.configurationFile="$dir/log4j2.properties" \
-      -cp "$KAFKA_LIB/*" kafka.Kafka "$dir/node-$i.properties" >"$WORK/kafka-node-$i.log" 2>&1 &
+    kafka_node "$KAFKA_CLUSTER_HEAP" "$dir" "$dir/node-$i.properties" >"$WORK/kafka-node-$i.log" 2>&1 &
     KAFKA_PIDS+="${KAFKA_PIDS:+ }$!"
     KAFKA_BS+="${KAFKA_BS:+,}127.0.0.1:${data[i]}"
   done

@@ -156,6 +156,24 @@ sf_topic() { # name partitions
 }
 
 # --- Kafka broker (KRaft, combined broker+controller, one node) -----------------------------------
+# Shared with perf/lab-cluster3.sh: Kafka's log4j2 config (WARN to stdout) in a node dir, and one
+# node started with the JVM flags of Kafka's kafka-server-start.sh / kafka-run-class.sh.
+kafka_log4j() { # dir
+  cat >"$1/log4j2.properties" <<'L4J'
+rootLogger.level=WARN
+rootLogger.appenderRef.stdout.ref=STDOUT
+appender.stdout.type=Console
+appender.stdout.name=STDOUT
+appender.stdout.layout.type=PatternLayout
+appender.stdout.layout.pattern=[%d] %p %m (%c)%n
+L4J
+}
+kafka_node() { # heap_opts dir properties (runs in the foreground; callers background it)
+  # shellcheck disable=SC2086
+  exec "$JAVA_HOME/bin/java" $1 -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
+    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -Dlog4j2.configurationFile="$2/log4j2.properties" \
+    -cp "$KAFKA_LIB/*" kafka.Kafka "$3"
+}
 kafka_start() {
   local port cport dir=$WORK/kafka-$RANDOM cluster
   port=$(free_port); cport=$(free_port); mkdir -p "$dir"
@@ -181,21 +199,12 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 $KAFKA_BROKER_SOCKET_PROPS
 PROPS
-  cat >"$dir/log4j2.properties" <<'L4J'
-rootLogger.level=WARN
-rootLogger.appenderRef.stdout.ref=STDOUT
-appender.stdout.type=Console
-appender.stdout.name=STDOUT
-appender.stdout.layout.type=PatternLayout
-appender.stdout.layout.pattern=[%d] %p %m (%c)%n
-L4J
+  kafka_log4j "$dir"
   cluster=$("$JAVA_HOME/bin/java" -cp "$KAFKA_LIB/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" kafka.tools.StorageTool random-uuid)
   "$JAVA_HOME/bin/java" -cp "$KAFKA_LIB/*" -Dlog4j2.configurationFile="$dir/log4j2.properties" \
     kafka.tools.StorageTool format -t "$cluster" -c "$dir/server.properties" >"$WORK/kafka-format.log" 2>&1
   # JVM flags of Kafka's kafka-server-start.sh / kafka-run-class.sh.
-  "$JAVA_HOME/bin/java" -Xms1g -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
-    -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -Dlog4j2.configurationFile="$dir/log4j2.properties" \
-    -cp "$KAFKA_LIB/*" kafka.Kafka "$dir/server.properties" >"$WORK/kafka-broker.log" 2>&1 &
+  kafka_node "-Xms1g -Xmx1g" "$dir" "$dir/server.properties" >"$WORK/kafka-broker.log" 2>&1 &
   KAFKA_PID=$! KAFKA_BS=127.0.0.1:$port KAFKA_DIR=$dir
   wait_port "$KAFKA_PID" "$port" "kafka broker"
   log "kafka broker pid $KAFKA_PID on $KAFKA_BS ($(basename "$(dirname "$KAFKA_LIB")"))"
