@@ -146,6 +146,41 @@ warm_up() { # run
   log "warm-up: $WARMUP_MB MB to each cluster (not recorded)"
 }
 
+
+# --profile: one extra, unrecorded acks=-1 1 KiB produce into a Stellflow cluster alone (the Kafka
+# cluster is not running), with async-profiler on all three brokers at once; one CPU flame graph per
+# broker (profiles/<stamp>-stellflow-rf3-acks-1-node<i>-cpu.html, the partition's leader named in the
+# log line) and the collapsed stacks beside the results.
+profile_cluster3() {
+  local i topic=prof3-$RANDOM pids num=$(( CLUSTER_DATA_MB * 1024 ))
+  profiler_lib
+  mkdir -p "$HOME_DIR/profiles"
+  sf_cluster_start
+  sf_topic3 "$topic"
+  pids=($SF_PIDS)
+  # Warm-up first (as in the recorded runs), so the graphs show the steady state, not C2 at work.
+  STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
+    --topic "$topic" --num-records $(( WARMUP_MB * 1024 )) --record-size 1024 --json \
+    --producer-props acks=-1 batch.size="$MIB" linger.ms=5 >"$WORK/profile-warmup.out" 2>&1 || true
+  for i in 1 2 3; do profiler "${pids[i-1]}" "start,event=cpu,interval=1ms"; done
+  vmstat 1 >"$OUT_DIR/$STAMP-stellflow-rf3-acks-1-vmstat.txt" 2>&1 &
+  local vmstat_pid=$!
+  STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
+    --topic "$topic" --num-records "$num" --record-size 1024 --throughput -1 --json \
+    --producer-props acks=-1 batch.size="$MIB" linger.ms=5 >"$WORK/profile.out" 2>&1 || true
+  kill "$vmstat_pid" 2>/dev/null || true
+  for i in 1 2 3; do
+    profiler "${pids[i-1]}" "dump,collapsed,file=$OUT_DIR/$STAMP-stellflow-rf3-acks-1-node$i-cpu.collapsed"
+    profiler "${pids[i-1]}" "stop,file=$HOME_DIR/profiles/$STAMP-stellflow-rf3-acks-1-node$i-cpu.html"
+  done
+  log "flame graphs: profiles/$STAMP-stellflow-rf3-acks-1-node{1,2,3}-cpu.html ($(tail -n 1 "$WORK/profile.out"))"
+  log "partition leader: $("$HOME_DIR/bin/stellflow-topics.sh" --bootstrap-server "$SF_BS" --describe --topic "$topic" 2>&1 | tr '\n' ' ')"
+  sf_cluster_stop
+}
+if [ -n "$PROFILE" ]; then
+  profile_cluster3 || log "profiling failed"
+fi
+
 for run in $(seq 1 "$RUNS"); do
   log "run $run of $RUNS: fresh clusters"
   sf_cluster_start

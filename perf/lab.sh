@@ -2,7 +2,7 @@
 # The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
 #   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
-#   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB]
+#   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB] [--profile]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
 #   acks 1 / -1, per transport io_uring / epoll / nio (a fresh broker per transport = case group),
 #   then a consume case and a fixed-rate latency case (20,000 records/s of 1 KiB, acks=-1,

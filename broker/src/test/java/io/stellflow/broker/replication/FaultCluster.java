@@ -353,6 +353,19 @@ final class FaultCluster implements AutoCloseable {
         return true;
     }
 
+    /**
+     * Waits until every running broker is registered under its new incarnation and unfenced, then
+     * until every partition of {@code topic} has a full ISR. Checking the ISR alone right after a
+     * restart can pass on the old image: the ISR has not shrunk yet, and the restarted broker's
+     * registration (which removes it from every ISR) is still to come.
+     */
+    void awaitRejoined(String topic, long timeoutMs) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        awaitUnfenced(timeoutMs);
+        long leftMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
+        await(leftMs, "a full ISR of " + topic, () -> fullIsr(topic));
+    }
+
     /** True when every partition of {@code topic} has a leader and all its replicas in the ISR. */
     boolean fullIsr(String topic) {
         TopicImage t = image().topic(topic);

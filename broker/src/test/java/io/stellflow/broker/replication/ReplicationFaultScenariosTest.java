@@ -182,7 +182,7 @@ class ReplicationFaultScenariosTest {
             assertThat(cluster.partition(topic, 0).leaderEpoch()).isGreaterThan(before.leaderEpoch());
             recordAcked(ledger, produce(all, topic, "n-", 10), "n-");
             cluster.startBroker(leader);
-            FaultCluster.await(30_000, "old leader back in the ISR", () -> cluster.fullIsr(topic));
+            cluster.awaitRejoined(topic, 30_000);
             end = committedEnd + 10;
             long readTo = end;
             FaultCluster.await(15_000, "consumer read everything", () -> consumer.position(0) >= readTo);
@@ -236,7 +236,7 @@ class ReplicationFaultScenariosTest {
             ledger.round(10);
             failovers = cluster.partition(topic, 0).leaderEpoch() - startEpoch;
             cluster.startBroker(third);
-            FaultCluster.await(30_000, "full ISR", () -> cluster.fullIsr(topic));
+            cluster.awaitRejoined(topic, 30_000);
             w.stopProducing(30_000);
             long target = ledger.maxAckedOffset(0) + 1;
             FaultCluster.await(15_000, "consumer read everything acknowledged", () -> w.position(0) >= target);
@@ -282,7 +282,7 @@ class ReplicationFaultScenariosTest {
                         role, FaultCluster.brokerId(victim), dropped);
                 Thread.sleep(1000); // the others take writes meanwhile
                 cluster.startBroker(victim);
-                FaultCluster.await(30_000, "broker back in the ISR", () -> cluster.fullIsr(topic));
+                cluster.awaitRejoined(topic, 30_000);
             }
             ledger.round(2);
             w.stopProducing(30_000);
@@ -390,7 +390,7 @@ class ReplicationFaultScenariosTest {
                     "BELOW_LOG_START follower broker %d ends at %d, leader log start %d%n",
                     followerId, followerEnd, leaderStart);
             cluster.startBroker(follower);
-            FaultCluster.await(30_000, "follower back in the ISR", () -> cluster.fullIsr(topic));
+            cluster.awaitRejoined(topic, 30_000);
             recordAcked(ledger, produce(all, topic, "c-", 5), "c-");
             Thread.sleep(500);
 
@@ -433,8 +433,7 @@ class ReplicationFaultScenariosTest {
             for (int i : others) {
                 cluster.startBroker(i);
             }
-            cluster.awaitUnfenced(60_000);
-            FaultCluster.await(30_000, "full ISR", () -> cluster.fullIsr(topic));
+            cluster.awaitRejoined(topic, 60_000);
             Thread.sleep(500);
         }
         List<ReplicaLog> logs = stopAllAndRead(topic);
