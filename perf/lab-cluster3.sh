@@ -130,8 +130,10 @@ both() { # kind name run topic size batch parts acks linger tput num
   done
 }
 create_both() { sf_topic3 "$1"; kafka_topic3 "$1"; }
-# One unrecorded produce per cluster and run (JIT of the produce and replication paths).
-WARMUP_MB=${WARMUP_MB:-$(( CLUSTER_DATA_MB < 128 ? CLUSTER_DATA_MB : 128 ))}
+# One unrecorded produce per cluster and run (JIT of the produce and replication paths). 512 MB: after
+# 128 MB, C2 still took about half of each Stellflow broker's CPU in a profiled 512 MB acks=-1 run
+# (--profile, 2026-12-01), so the cases measured compilation more than either broker.
+WARMUP_MB=${WARMUP_MB:-$(( CLUSTER_DATA_MB < 512 ? CLUSTER_DATA_MB : 512 ))}
 warm_up() { # run
   [ "$WARMUP_MB" -gt 0 ] || return 0
   local topic=warmup-$1 num=$(( WARMUP_MB * 1024 ))

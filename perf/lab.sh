@@ -151,8 +151,18 @@ PROPS
   log "stellflow broker pid $SF_PID on $SF_BS, transport $1"
 }
 sf_stop() { stop_pid "$SF_PID"; SF_PID=""; rm -rf "$SF_DIR"; }
-sf_topic() { # name partitions
-  "$HOME_DIR/bin/stellflow-topics.sh" --bootstrap-server "$SF_BS" --create --topic "$1" --partitions "$2" >/dev/null
+sf_topic() { # name partitions; retried while the fresh broker registers and is unfenced (the data
+  # port opens before that, and a create in between is refused with INVALID_REPLICATION_FACTOR)
+  local i
+  for i in $(seq 1 60); do
+    if "$HOME_DIR/bin/stellflow-topics.sh" --bootstrap-server "$SF_BS" --create --topic "$1" --partitions "$2" \
+         >"$WORK/sf-topic.log" 2>&1; then
+      return 0
+    fi
+    grep -q "INVALID_REPLICATION_FACTOR" "$WORK/sf-topic.log" || break
+    sleep 0.5
+  done
+  log "stellflow topic $1 not created: $(tail -n 2 "$WORK/sf-topic.log")"; return 1
 }
 
 # --- Kafka broker (KRaft, combined broker+controller, one node) -----------------------------------

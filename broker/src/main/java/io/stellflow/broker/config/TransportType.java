@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * The {@code transport} setting: which Netty I/O transport the broker uses. {@link #AUTO} picks the
- * first available of io_uring, epoll and NIO at start.
+ * first available of epoll, io_uring and NIO at start (see {@code Transport#select}).
  */
 public enum TransportType {
     AUTO,

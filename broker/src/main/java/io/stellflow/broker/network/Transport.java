@@ -33,8 +33,12 @@ public record Transport(
         TransportType type, IoHandlerFactory ioHandlerFactory, Class<? extends ServerChannel> serverChannelClass) {
 
     /**
-     * Resolves the configured transport. {@code AUTO} picks io_uring, then epoll, then NIO, whichever
-     * is first available on this machine.
+     * Resolves the configured transport. {@code AUTO} picks epoll, then io_uring, then NIO, whichever
+     * is first available on this machine. Epoll comes first because it measured faster here in every
+     * case side by side (docs/performance.md, "Transport choice"): Netty's io_uring transport sends a
+     * {@code FileRegion} with {@code IORING_OP_SPLICE}, which the kernel hands to its io-wq worker
+     * threads, while epoll uses {@code sendfile} on the event loop; consumer and follower fetches are
+     * all {@code FileRegion}s.
      *
      * @throws IllegalStateException when an explicitly requested native transport is unavailable; the
      *     message carries Netty's reason
@@ -42,11 +46,11 @@ public record Transport(
     public static Transport select(TransportType requested) {
         return switch (requested) {
             case AUTO -> {
-                if (IoUring.isAvailable()) {
-                    yield ioUring();
-                }
                 if (Epoll.isAvailable()) {
                     yield epoll();
+                }
+                if (IoUring.isAvailable()) {
+                    yield ioUring();
                 }
                 yield nio();
             }
