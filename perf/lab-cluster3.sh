@@ -36,6 +36,7 @@ controller.listener=127.0.0.1:${cp[i]}
 controller.quorum.bootstrap.servers=$ctl
 metadata.log.dir=$dir/metadata-$i
 metrics.exporter=none
+transport=${SF_TRANSPORT:-auto}
 PROPS
     STELLFLOW_HEAP_OPTS=$SF_CLUSTER_HEAP STELLFLOW_LOG_DIR=$dir/logs-$i \
       "$HOME_DIR/bin/stellflow-server.sh" "$dir/node-$i.properties" >"$WORK/stellflow-node-$i.log" 2>&1 &

@@ -10,11 +10,9 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.CorruptedFrameException;
 import io.stellflow.protocol.FrameAssembly;
 import io.stellflow.protocol.Frames;
-import java.util.List;
+import io.stellflow.protocol.ResponseFrameDecoder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,47 +64,12 @@ final class LeaderConnection {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast("frames", new ResponseFrames()).addLast("sink", new ToSink(sink));
+                        ch.pipeline()
+                                .addLast("frames", new ResponseFrameDecoder())
+                                .addLast("sink", new ToSink(sink));
                     }
                 })
                 .connect(host, port);
-    }
-
-    /** Splits the stream into payloads: a retained slice when whole in one read, else one assembled buffer. */
-    private static final class ResponseFrames extends ByteToMessageDecoder {
-        private final FrameAssembly assembly = new FrameAssembly();
-
-        @Override
-        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
-            if (assembly.inProgress()) {
-                ByteBuf payload = assembly.fill(in);
-                if (payload != null) {
-                    out.add(payload);
-                }
-                return;
-            }
-            if (in.readableBytes() < Frames.LENGTH_FIELD_SIZE) {
-                return;
-            }
-            int frameLength = in.getInt(in.readerIndex());
-            if (frameLength < 0 || frameLength > Frames.MAX_FRAME_LENGTH) {
-                in.skipBytes(in.readableBytes());
-                throw new CorruptedFrameException("response frame length " + frameLength + " outside [0, "
-                        + Frames.MAX_FRAME_LENGTH + "] from " + ctx.channel().remoteAddress());
-            }
-            in.skipBytes(Frames.LENGTH_FIELD_SIZE);
-            if (in.readableBytes() >= frameLength) {
-                out.add(in.readRetainedSlice(frameLength));
-                return;
-            }
-            assembly.start(ctx.alloc(), frameLength);
-            assembly.fill(in);
-        }
-
-        @Override
-        protected void handlerRemoved0(ChannelHandlerContext ctx) {
-            assembly.release();
-        }
     }
 
     private static final class ToSink extends ChannelInboundHandlerAdapter {

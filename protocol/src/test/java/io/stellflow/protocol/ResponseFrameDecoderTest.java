@@ -1,4 +1,4 @@
-package io.stellflow.client;
+package io.stellflow.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

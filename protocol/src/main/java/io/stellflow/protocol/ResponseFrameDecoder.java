@@ -1,15 +1,14 @@
-package io.stellflow.client;
+package io.stellflow.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.CorruptedFrameException;
-import io.stellflow.protocol.FrameAssembly;
-import io.stellflow.protocol.Frames;
 import java.util.List;
 
 /**
- * Splits a broker's byte stream into response payloads (spec §1.1: int32 length, then that many
+ * Splits a broker's byte stream into response payloads (used by the client and by a follower's
+ * fetcher alike) (spec §1.1: int32 length, then that many
  * bytes): a retained slice of the read buffer when a whole frame arrived in one read, else one
  * pooled direct buffer of exactly the frame's size filled by the following reads ({@link
  * FrameAssembly}: each byte copied once; 4 MiB fetch responses arrive in many reads). The next
@@ -19,7 +18,7 @@ import java.util.List;
  * throws {@link CorruptedFrameException}, which fails every pending request and closes the
  * connection. Thread-safety: one instance per channel, confined to its event loop.
  */
-final class ResponseFrameDecoder extends ByteToMessageDecoder {
+public final class ResponseFrameDecoder extends ByteToMessageDecoder {
     private final FrameAssembly assembly = new FrameAssembly();
 
     @Override
