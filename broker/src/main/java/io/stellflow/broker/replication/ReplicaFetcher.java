@@ -527,8 +527,7 @@ public final class ReplicaFetcher implements AutoCloseable {
         for (FetchResponseV1.Topic t : response.responses()) {
             for (FetchResponseV1.PartitionData d : t.partitions()) {
                 PartitionState s = matching(states, i++, t.topic(), d.partition());
-                if (!s.removed && stillFollowing(s)) {
-                    onFetched(s, d);
+                if (!s.removed && s.partition.runIfFollowing(s.leaderEpoch, () -> onFetched(s, d))) {
                     if (d.errorCode() == Errors.NONE) {
                         s.leaderHighWatermark = d.highWatermark();
                         s.behind = s.partition.logEndOffset() < d.highWatermark();
@@ -585,11 +584,6 @@ public final class ReplicaFetcher implements AutoCloseable {
                     "response entry " + i + " (" + topic + "-" + partition + ") does not match the request");
         }
         return states.get(i);
-    }
-
-    /** The metadata still says this broker follows at the state's epoch (else a new state comes). */
-    private static boolean stillFollowing(PartitionState s) {
-        return !s.partition.isLeader() && s.partition.leaderEpoch() == s.leaderEpoch;
     }
 
     private void onFetched(PartitionState s, FetchResponseV1.PartitionData d) {
@@ -670,8 +664,8 @@ public final class ReplicaFetcher implements AutoCloseable {
         for (OffsetForLeaderEpochResponse.Topic t : response.topics()) {
             for (OffsetForLeaderEpochResponse.EpochEndOffset e : t.partitions()) {
                 PartitionState s = matching(states, i++, t.topic(), e.partition());
-                if (!s.removed && stillFollowing(s)) {
-                    onEpochEnd(s, e);
+                if (!s.removed) {
+                    s.partition.runIfFollowing(s.leaderEpoch, () -> onEpochEnd(s, e));
                 }
             }
         }

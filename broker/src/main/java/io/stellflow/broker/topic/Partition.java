@@ -40,8 +40,10 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the {@link
  * UnifiedLog} (one append agent per partition); the HW advances by compare-and-set, so concurrent
  * appends and follower fetches never move it backwards; assignment and ISR-change state is replaced
- * as an immutable snapshot under the partition's monitor (metadata and ISR threads only, never the
- * append or fetch path). Listeners run on the thread that moved the partition.
+ * as an immutable snapshot under the partition's monitor (metadata and ISR threads, never the leader's
+ * append or fetch path). A follower's fetcher changes the log under the same monitor ({@link
+ * #runIfFollowing}), so role changes never interleave with it. Listeners run on the thread that
+ * moved the partition.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
@@ -249,6 +251,25 @@ public final class Partition {
             replicas = withPending(s, null);
         }
         notifyHighWatermarkListeners();
+    }
+
+    /**
+     * Runs {@code followerWork} (a fetcher's append of fetched batches, a truncation) only while this
+     * broker follows at {@code followerLeaderEpoch}, under the partition's monitor. {@link
+     * #becomeLeader} and {@link #becomeFollower} take the same monitor, so a follower-side change of
+     * the log never interleaves with a role change: a new leader's epoch start offset (its LEO) is
+     * never followed by records the old leader sent, and a new leader's log is never truncated by a
+     * fetcher that has not yet seen the change. Holds the monitor for one append or truncation.
+     *
+     * @return true when the work ran; false (not run) when this broker leads the partition or
+     *     follows at another leader epoch
+     */
+    public synchronized boolean runIfFollowing(int followerLeaderEpoch, Runnable followerWork) {
+        if (leader || leaderEpoch != followerLeaderEpoch) {
+            return false;
+        }
+        followerWork.run();
+        return true;
     }
 
     /**

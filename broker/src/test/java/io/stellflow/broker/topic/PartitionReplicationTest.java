@@ -13,6 +13,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -267,6 +269,50 @@ class PartitionReplicationTest {
         log.truncateTo(4); // a batch boundary
         p.onFollowerTruncated();
         assertThat(p.highWatermark()).isEqualTo(4);
+    }
+
+    @Test
+    void followerWorkRunsOnlyAtItsEpochAndNeverOverlapsBecomingLeader() throws Exception {
+        UnifiedLog log = newLog("t-0");
+        Partition p = new Partition("t", 0, 0, log, 2, 0L);
+        p.updateAssignment(TOPIC_ID, List.of(1, 2), List.of(1, 2), 0);
+        p.becomeFollower(1, 3);
+        AtomicInteger ran = new AtomicInteger();
+        assertThat(p.runIfFollowing(2, ran::incrementAndGet))
+                .as("an older epoch")
+                .isFalse();
+        assertThat(p.runIfFollowing(3, ran::incrementAndGet)).isTrue();
+        assertThat(ran).hasValue(1);
+
+        // A fetcher's append in progress: becoming leader waits for it, so the new epoch starts
+        // after the appended records, and no follower work runs once this broker leads.
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread fetcher = new Thread(() -> p.runIfFollowing(3, () -> {
+            inside.countDown();
+            try {
+                release.await();
+                append(p, 5);
+            } catch (InterruptedException | IOException e) {
+                throw new IllegalStateException(e);
+            }
+        }));
+        fetcher.start();
+        assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread leaderElect = new Thread(() -> p.becomeLeader(4, 0));
+        leaderElect.start();
+        Thread.sleep(100);
+        assertThat(p.isLeader()).as("waits for the follower append").isFalse();
+        release.countDown();
+        fetcher.join(10_000);
+        leaderElect.join(10_000);
+        assertThat(p.isLeader()).isTrue();
+        assertThat(p.leaderEpochStartOffset())
+                .as("after the follower's records")
+                .isEqualTo(5);
+        assertThat(p.runIfFollowing(3, ran::incrementAndGet)).isFalse();
+        assertThat(p.runIfFollowing(4, ran::incrementAndGet)).as("as leader").isFalse();
+        assertThat(ran).hasValue(1);
     }
 
     @Test
