@@ -245,16 +245,23 @@ class ReplicationClusterTest {
         // More data after the followers caught up arrives through parked (long-poll) fetches.
         produce("replicated", 0, 50, 7);
         awaitReplicasIdentical("replicated", 0, 0);
+        // The followers learn HW 450 from the fetch responses after the leader's HW got there (the
+        // copies can be identical one round earlier, at the leader's previous HW).
         int leader = leaderIndex("replicated", 0);
-        for (int i = 0; i < N; i++) {
-            if (i != leader) {
-                assertThat(brokers[i]
-                                .replicaManager()
-                                .hostedPartition("replicated", 0)
-                                .highWatermark())
-                        .isEqualTo(450);
+        ClusterHarness.await(WAIT_MS, "every follower's HW at 450", () -> {
+            for (int i = 0; i < N; i++) {
+                if (i != leader
+                        && brokers[i]
+                                        .replicaManager()
+                                        .hostedPartition("replicated", 0)
+                                        .highWatermark()
+                                != 450) {
+                    return false;
+                }
             }
-        }
+            return true;
+        });
+        assertThat(replica(leader, "replicated", 0).highWatermark()).isEqualTo(450);
     }
 
     private EpochEndOffset askEpoch(int broker, String topic, int currentLeaderEpoch, int leaderEpoch)
