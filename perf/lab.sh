@@ -71,6 +71,12 @@ CLIENT_HEAP="-Xms256m -Xmx1g"
 # Fixed-rate latency counted from the due time (coordinated-omission-aware) in the matrix; from the
 # actual send in --vs-kafka, as Kafka's ProducerPerformance counts it (override: LATENCY_FROM=due).
 LATENCY_FROM=${LATENCY_FROM:-$([ "$MODE" = vs-kafka ] && echo send || echo due)}
+# The fixed-rate latency case starts with LATENCY_WARMUP_S seconds of records sent the same way and
+# left out of the result (--warmup-records on both tools; Kafka's ProducerPerformance has the flag and
+# prints a steady-state summary). Each case starts a fresh client JVM: without it a profile of
+# our load tool showed C2 compiling in about half of its CPU samples over a 10 s case, and both
+# systems' p99 measured their clients' JIT.
+LATENCY_WARMUP_S=${LATENCY_WARMUP_S:-5}
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT_DIR="$HOME_DIR/perf/results/$STAMP"
@@ -266,8 +272,11 @@ kafka_topic() { # name partitions
 # run_case system kind case run topic record_size batch partitions acks linger throughput num transport
 run_case() {
   local system=$1 kind=$2 name=$3 run=$4 topic=$5 size=$6 batch=$7 parts=$8 acks=$9 linger=${10} tput=${11} num=${12} transport=${13}
-  local pid out=$WORK/case.out before after format client_before client_after
+  local pid out=$WORK/case.out before after format client_before client_after warmup=0
   if [ -n "$CASES_RE" ] && ! [[ "$name" =~ $CASES_RE ]]; then return 0; fi
+  if [ "$kind" = latency ] && [ "$tput" -gt 0 ]; then
+    warmup=$(( tput * LATENCY_WARMUP_S )); num=$(( num + warmup ))
+  fi
   if [ "$system" = stellflow ]; then pid=${SF_PIDS:-$SF_PID}; else pid=${KAFKA_PIDS:-$KAFKA_PID}; fi
   # shellcheck disable=SC2086
   before=$(cpu_ticks $pid)
@@ -281,7 +290,8 @@ run_case() {
   elif [ "$system" = stellflow ]; then
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
       --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" --json --name "$name" \
-      --latency-from "$LATENCY_FROM" --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
+      --latency-from "$LATENCY_FROM" --warmup-records "$warmup" \
+      --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
     format=stellflow
   elif [ "$kind" = consume ]; then
     # shellcheck disable=SC2086
@@ -292,7 +302,7 @@ run_case() {
   else
     # shellcheck disable=SC2086
     kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "$(kafka_payload_file "$size")" \
-      --throughput "$tput" --command-property bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" \
+      $([ "$warmup" -gt 0 ] && echo "--warmup-records $warmup") --throughput "$tput" --command-property bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" \
       linger.ms="$linger" $KAFKA_PRODUCER_SOCKET_PROPS >"$out" 2>"$WORK/tool.log"
     format=kafka-producer
   fi
@@ -305,6 +315,9 @@ run_case() {
     log "$system $name run $run: tool exited with $rc"; tail -n 5 "$WORK/tool.log" "$out" >&2 || true
     FAILED=$((FAILED + 1)); return 0
   fi
+  # Every tool's own output is kept beside the results (what the parser read).
+  mkdir -p "$OUT_DIR/tool-output"
+  cp "$out" "$OUT_DIR/tool-output/$system-${name//\//_}-run$run.txt" 2>/dev/null || true
   lab add --cases "$CASES" --format "$format" --output "$out" --system "$system" --case "$name" --run "$run" \
     --kind "$kind" --transport "$transport" --record-size "$size" --batch-size "$batch" --partitions "$parts" \
     --acks "$acks" --cpu-ticks $((after - before)) --clk-tck "$CLK_TCK" \

@@ -156,6 +156,58 @@ class EndToEndTest {
     }
 
     @Test
+    void produceWarmupRecordsAreSentButLeftOutOfTheResult() throws Exception {
+        assertThat(Tools.commandLine(new TopicsCommand())
+                        .execute("--bootstrap-server", bootstrap, "--create", "--topic", "warm", "--partitions", "1"))
+                .isZero();
+        java.io.StringWriter out = new java.io.StringWriter();
+        picocli.CommandLine cl = Tools.commandLine(new PerfCommand());
+        cl.setOut(new java.io.PrintWriter(out));
+        int rc = cl.execute(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "warm",
+                "--record-size",
+                "100",
+                "--num-records",
+                "3000",
+                "--warmup-records",
+                "1000",
+                "--throughput",
+                "20000",
+                "--json",
+                "--producer-props",
+                "acks=-1",
+                "linger.ms=0");
+        assertThat(rc).isZero();
+        com.fasterxml.jackson.databind.JsonNode result = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(out.toString().strip());
+        assertThat(result.get("records").asLong()).as("measured records only").isEqualTo(2000);
+        assertThat(result.get("bytes").asLong()).isEqualTo(2000L * 100);
+        assertThat(result.get("errors").asLong()).isZero();
+        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+            assertThat(admin.listOffsets(new TopicPartition("warm", 0), StellflowAdmin.LATEST))
+                    .as("every record, warm-up included, is in the log")
+                    .isEqualTo(3000);
+        }
+        int bad = Tools.commandLine(new PerfCommand())
+                .setErr(new java.io.PrintWriter(new java.io.StringWriter()))
+                .execute(
+                        "produce",
+                        "--bootstrap-server",
+                        bootstrap,
+                        "--topic",
+                        "warm",
+                        "--num-records",
+                        "5",
+                        "--warmup-records",
+                        "5");
+        assertThat(bad).as("warm-up must leave records to measure").isEqualTo(2);
+    }
+
+    @Test
     void consoleProducerToConsoleConsumerIsByteExact() throws Exception {
         assertThat(Tools.commandLine(new TopicsCommand())
                         .execute("--bootstrap-server", bootstrap, "--create", "--topic", "lines", "--partitions", "1"))

@@ -27,7 +27,7 @@ final class ToolOutput {
     // "500000 records sent, 98000.1 records/sec (95.70 MB/sec), 12.3 ms avg latency, 300.0 ms max
     // latency, 5 ms 50th, 40 ms 95th, 120 ms 99th, 250 ms 99.9th."
     private static final Pattern KAFKA_PRODUCER =
-            Pattern.compile("(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+)"
+            Pattern.compile("(\\d+) (?:steady state )?records sent, ([\\d.]+) records/sec \\(([\\d.]+)"
                     + " MB/sec\\), [\\d.]+ ms avg latency, [\\d.]+ ms max latency, ([\\d.]+) ms 50th, [\\d.]+ ms 95th,"
                     + " ([\\d.]+) ms 99th, ([\\d.]+) ms 99.9th");
 

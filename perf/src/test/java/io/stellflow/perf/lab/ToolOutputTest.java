@@ -25,6 +25,24 @@ class ToolOutputTest {
     }
 
     @Test
+    void withWarmupRecordsTheSteadyStateSummaryOfProducerPerformanceIsTaken() {
+        // Kafka 4.4.0's output with --warmup-records 100000 of --num-records 300000 (2026-12-01).
+        List<String> out = List.of(
+                "Warmup first 100000 records. Steady state results will print after the complete test summary.",
+                "In steady state.",
+                "99962 records sent, 19988.4 records/sec (19.52 MB/sec), 1.1 ms avg latency, 19.0 ms max latency.",
+                "300000 records sent, 19972.039145 records/sec (19.50 MB/sec), 6.66 ms avg latency, 658.00 ms max"
+                        + " latency, 1 ms 50th, 21 ms 95th, 123 ms 99th, 164 ms 99.9th.",
+                "200000 steady state records sent, 19880.715706 records/sec (19.41 MB/sec), 1.00 ms avg latency,"
+                        + " 19.00 ms max latency, 1 ms 50th, 3 ms 95th, 5 ms 99th, 9 ms 99.9th.");
+        ToolOutput.Summary s = ToolOutput.parse("kafka-producer", out, 1024);
+        assertThat(s.records()).isEqualTo(200000);
+        assertThat(s.mbPerS()).isEqualTo(19.41);
+        assertThat(s.p99Ms()).isEqualTo(5);
+        assertThat(s.p999Ms()).isEqualTo(9);
+    }
+
+    @Test
     void usesTheFetchColumnsOfKafkasConsumerPerformance() {
         List<String> out = List.of(
                 "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,"
