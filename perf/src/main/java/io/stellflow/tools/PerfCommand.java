@@ -226,7 +226,7 @@ public final class PerfCommand implements Runnable {
                             LockSupport.parkNanos(waitNs);
                         }
                         long nowNs = System.nanoTime();
-                        sendNs = fromDue ? Math.max(dueNs, nowNs) : nowNs;
+                        sendNs = fromDue ? Math.min(dueNs, nowNs) : nowNs; // late: from due; early: from the send
                     } else {
                         sendNs = System.nanoTime();
                     }
