@@ -34,11 +34,11 @@ public record Transport(
 
     /**
      * Resolves the configured transport. {@code AUTO} picks epoll, then io_uring, then NIO, whichever
-     * is first available on this machine. Epoll comes first because it measured faster here in every
-     * 1 GiB case side by side and with three brokers (docs/performance.md, "Transport choice"): Netty's io_uring transport sends a
-     * {@code FileRegion} with {@code IORING_OP_SPLICE}, which the kernel hands to its io-wq worker
-     * threads, while epoll uses {@code sendfile} on the event loop; consumer and follower fetches are
-     * all {@code FileRegion}s.
+     * is first available on this machine. Epoll comes first because it measured ahead or level here
+     * in every 1 GiB case side by side, and ahead with three brokers (docs/performance.md, "Transport
+     * choice"). Likely cause: Netty's io_uring transport sends a {@code FileRegion} with {@code
+     * IORING_OP_SPLICE}, which the kernel hands to its io-wq worker threads, while epoll uses {@code
+     * sendfile} on the event loop; consumer and follower fetches are all {@code FileRegion}s.
      *
      * @throws IllegalStateException when an explicitly requested native transport is unavailable; the
      *     message carries Netty's reason
