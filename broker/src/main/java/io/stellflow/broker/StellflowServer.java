@@ -74,6 +74,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -169,6 +170,8 @@ public final class StellflowServer implements AutoCloseable {
             ReplicaFetcherManager fetchers) {}
 
     private volatile BrokerLifecycle lifecycle;
+    /** Completes when {@link #joinCluster} returns (joined or gave up waiting); gates CreateTopic. */
+    private final CompletableFuture<Void> joined = new CompletableFuture<>();
     /** ISR shrink/expand of the led partitions (cluster mode), or null. */
     private IsrManager isrManager;
     /** Writes the HW checkpoints periodically (cluster mode), or null. */
@@ -389,6 +392,8 @@ public final class StellflowServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while joining the cluster", e);
+        } finally {
+            joined.complete(null);
         }
         if (newMetaProperties && l.clusterId() != null) {
             BrokerMetadata.create(logDir, config.brokerId(), l.clusterId());
@@ -433,7 +438,8 @@ public final class StellflowServer implements AutoCloseable {
                     TopicForwardingHandler.createTopic(
                             cluster.client(),
                             cluster.replicas(),
-                            config.cluster().defaultReplicationFactor()));
+                            config.cluster().defaultReplicationFactor(),
+                            joined));
             handlers.put(
                     ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas()));
             // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).

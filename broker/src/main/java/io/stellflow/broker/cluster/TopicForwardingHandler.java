@@ -25,6 +25,10 @@ import io.stellflow.protocol.message.CreateTopicResponse.CreateTopicPartition;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,24 +63,42 @@ public final class TopicForwardingHandler implements ApiHandler {
     private final ControllerClient controller;
     private final ReplicaManager replicas;
     private final int defaultReplicationFactor;
+    private final CompletableFuture<?> joined;
 
     private TopicForwardingHandler(
-            short apiKey, ControllerClient controller, ReplicaManager replicas, int defaultReplicationFactor) {
+            short apiKey,
+            ControllerClient controller,
+            ReplicaManager replicas,
+            int defaultReplicationFactor,
+            CompletableFuture<?> joined) {
         this.apiKey = apiKey;
         this.controller = controller;
         this.replicas = replicas;
         this.defaultReplicationFactor = defaultReplicationFactor;
+        this.joined = joined;
     }
 
-    /** The CreateTopic handler ({@code default.replication.factor} for v0 requests). */
+    /**
+     * The CreateTopic handler ({@code default.replication.factor} for v0 requests).
+     *
+     * @param joined completes when this broker's start finished joining the cluster (registered and
+     *     unfenced, or gave up waiting): the data port opens before that, and a CreateTopic that
+     *     arrives in between waits for it (up to {@value #APPLY_WAIT_MS} ms) instead of being
+     *     refused because this broker is not yet an unfenced broker the controller can place
+     *     replicas on (a single node would answer "replication factor 1 must be in 1..0")
+     */
     public static TopicForwardingHandler createTopic(
-            ControllerClient controller, ReplicaManager replicas, int defaultReplicationFactor) {
-        return new TopicForwardingHandler(ApiKeys.CREATE_TOPIC, controller, replicas, defaultReplicationFactor);
+            ControllerClient controller,
+            ReplicaManager replicas,
+            int defaultReplicationFactor,
+            CompletableFuture<?> joined) {
+        return new TopicForwardingHandler(ApiKeys.CREATE_TOPIC, controller, replicas, defaultReplicationFactor, joined);
     }
 
     /** The DeleteTopic handler. */
     public static TopicForwardingHandler deleteTopic(ControllerClient controller, ReplicaManager replicas) {
-        return new TopicForwardingHandler(ApiKeys.DELETE_TOPIC, controller, replicas, 1);
+        return new TopicForwardingHandler(
+                ApiKeys.DELETE_TOPIC, controller, replicas, 1, CompletableFuture.completedFuture(null));
     }
 
     @Override
@@ -90,6 +112,7 @@ public final class TopicForwardingHandler implements ApiHandler {
         CreateTopicRequest request = CreateTopicRequest.read(body, version);
         CreateTopicResponse response;
         try {
+            awaitJoined();
             response = apiKey == ApiKeys.CREATE_TOPIC ? create(request, version) : delete(request.topic());
         } catch (ControllerUnavailableException | StatusRuntimeException e) {
             LOG.warn("{} {}: no controller answered: {}", ApiKeys.name(apiKey), request.topic(), e.toString());
@@ -118,6 +141,18 @@ public final class TopicForwardingHandler implements ApiHandler {
             case INVALID_REPLICATION_FACTOR -> Errors.INVALID_REPLICATION_FACTOR;
             default -> Errors.INVALID_REQUEST;
         };
+    }
+
+    /** Waits (bounded) for this broker's start to finish joining; a broker that gave up proceeds. */
+    private void awaitJoined() throws InterruptedException {
+        if (joined.isDone()) {
+            return;
+        }
+        try {
+            joined.get(APPLY_WAIT_MS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.info("{} while this broker is still joining the cluster: forwarding anyway", ApiKeys.name(apiKey));
+        }
     }
 
     private CreateTopicResponse create(CreateTopicRequest request, short version) throws InterruptedException {
