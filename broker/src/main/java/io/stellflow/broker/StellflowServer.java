@@ -441,7 +441,8 @@ public final class StellflowServer implements AutoCloseable {
                             config.cluster().defaultReplicationFactor(),
                             joined));
             handlers.put(
-                    ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas()));
+                    ApiKeys.DELETE_TOPIC,
+                    TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas(), joined));
             // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
             handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(cluster.replicas()));
             apis = new java.util.ArrayList<>(IMPLEMENTED_APIS);

@@ -95,10 +95,10 @@ public final class TopicForwardingHandler implements ApiHandler {
         return new TopicForwardingHandler(ApiKeys.CREATE_TOPIC, controller, replicas, defaultReplicationFactor, joined);
     }
 
-    /** The DeleteTopic handler. */
-    public static TopicForwardingHandler deleteTopic(ControllerClient controller, ReplicaManager replicas) {
-        return new TopicForwardingHandler(
-                ApiKeys.DELETE_TOPIC, controller, replicas, 1, CompletableFuture.completedFuture(null));
+    /** The DeleteTopic handler ({@code joined}: as for {@link #createTopic}). */
+    public static TopicForwardingHandler deleteTopic(
+            ControllerClient controller, ReplicaManager replicas, CompletableFuture<?> joined) {
+        return new TopicForwardingHandler(ApiKeys.DELETE_TOPIC, controller, replicas, 1, joined);
     }
 
     @Override
