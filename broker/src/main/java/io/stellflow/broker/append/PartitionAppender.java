@@ -121,6 +121,13 @@ final class PartitionAppender {
         int appendedBytes = records.readableBytes();
         try {
             long base = partition.appendAsLeader(records);
+            if (base == Partition.NOT_LEADER) {
+                // Leadership moved after these requests were accepted: nothing was written.
+                for (int i = 0; i < valid; i++) {
+                    finish(service, batch[i], error(batch[i], Errors.NOT_LEADER_OR_FOLLOWER));
+                }
+                return;
+            }
             long logStart = partition.logStartOffset();
             long appendedRecords = 0;
             for (int i = 0; i < valid; i++) {

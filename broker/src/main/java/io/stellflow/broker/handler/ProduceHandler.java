@@ -269,6 +269,9 @@ public final class ProduceHandler implements ApiHandler {
             int bytes = records.readableBytes();
             int recordCount = RecordBatchValidator.totalRecordCount(records);
             long baseOffset = partition.appendAsLeader(records);
+            if (baseOffset == Partition.NOT_LEADER) {
+                return error(data.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch, partition.logStartOffset());
+            }
             metrics.produced(bytes, recordCount);
             return new PartitionResponse(
                     data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());

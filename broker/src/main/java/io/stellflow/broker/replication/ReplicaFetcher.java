@@ -599,7 +599,8 @@ public final class ReplicaFetcher implements AutoCloseable {
                                 leaderId);
                         backoff(s);
                     } else if (result == FollowerAppend.OFFSET_MISMATCH) {
-                        LOG.debug("Fetched data for {} does not continue offset {}", p, p.logEndOffset());
+                        onDiverged(s, d.recordsBaseOffset());
+                        return;
                     }
                     s.outOfRangeBefore = false;
                     UnifiedLog log = p.log();
@@ -629,6 +630,33 @@ public final class ReplicaFetcher implements AutoCloseable {
             LOG.error("REPLICA_APPEND_FAILED partition={} leader={}", p, leaderId, e);
             backoff(s);
         }
+    }
+
+    /**
+     * The leader's batches do not continue this log: the log end offset falls inside one of the
+     * leader's batches, so this log holds a batch the leader does not have although epoch-based
+     * truncation found nothing to remove (a leader epoch history that disagrees with the batches).
+     * Records at or above the high watermark are not committed, so the log goes back to its HW (the
+     * pre-KIP-101 rule, always safe) and is reconciled by epoch again after the backoff. Logged at
+     * WARN once per occurrence, never silently refetched in a loop.
+     */
+    private void onDiverged(PartitionState s, long recordsBaseOffset) throws IOException {
+        Partition p = s.partition;
+        UnifiedLog log = p.log();
+        long leo = log.logEndOffset();
+        long hw = Math.min(p.highWatermark(), leo);
+        FollowerTruncation.apply(p, new FollowerTruncation.Decision(hw, true));
+        s.truncating = true;
+        backoff(s);
+        LOG.warn(
+                "REPLICA_FETCH_DIVERGED partition={} leader={} leaderEpoch={}: the fetched batches (from offset {})"
+                        + " do not continue logEndOffset {}; truncated to the high watermark {} and reconciling again",
+                p,
+                leaderId,
+                s.leaderEpoch,
+                recordsBaseOffset,
+                leo,
+                log.logEndOffset());
     }
 
     /**

@@ -51,6 +51,9 @@ public final class Partition {
     /** Follower LEO before its first Fetch at the current leader epoch. */
     public static final long UNKNOWN_OFFSET = -1L;
 
+    /** {@link #appendAsLeader} result: this broker does not lead the partition; nothing was appended. */
+    public static final long NOT_LEADER = -1L;
+
     /** A pending ISR change the controller refused as stale is dropped after this long without news. */
     static final long PENDING_AWAITING_METADATA_MAX_MS = 30_000;
 
@@ -451,11 +454,26 @@ public final class Partition {
      * Appends a validated RecordBatchSet as leader, wakes the append listeners and advances the HW
      * when the ISR allows (at once when this broker is the only ISR member).
      *
-     * @return the offset of the first appended record
+     * <p>The leadership check and the write happen under the partition's monitor, which {@link
+     * #becomeFollower} also takes: a request accepted while this broker led, but appended after it
+     * learned it follows (an append queue drained late, a process paused and resumed), gets {@link
+     * #NOT_LEADER} and writes nothing. Without that, the follower's log would gain a batch stamped
+     * with the new leader's epoch that the new leader never wrote, which epoch-based truncation
+     * cannot see. Kafka's {@code Partition.appendRecordsToLeader} holds its leader-ISR lock for the
+     * same reason. The monitor is held for the one write (uncontended on the append path: role
+     * changes and ISR bookkeeping are rare).
+     *
+     * @return the offset of the first appended record, or {@link #NOT_LEADER} (nothing appended)
      * @throws IOException when the write failed; nothing was acknowledged
      */
     public long appendAsLeader(ByteBuf validatedRecords) throws IOException {
-        long baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
+        long baseOffset;
+        synchronized (this) {
+            if (!leader) {
+                return NOT_LEADER;
+            }
+            baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
+        }
         if (!listeners.isEmpty()) {
             notify(listeners);
         }

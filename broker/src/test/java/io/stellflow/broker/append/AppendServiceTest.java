@@ -191,4 +191,36 @@ class AppendServiceTest {
                 .containsExactly(0L, -1L, 2L);
         assertThat(partition.logEndOffset()).isEqualTo(5);
     }
+
+    @Test
+    void requestsQueuedWhileLeadingButAppendedAfterBecomingFollowerWriteNothing() throws Exception {
+        service = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
+        service.submit(partition, pending(0), 0, batch(2), false, gate);
+        service.submit(partition, pending(1), 0, batch(3), false, gate);
+        // Metadata says another broker leads now (a paused broker resuming, a slow agent): the
+        // queued requests must not reach this log, which the new leader's fetcher now owns.
+        partition.becomeFollower(2, 1);
+        service.start();
+        await(() -> service.queuedBytes() == 0);
+        List<Short> errors = new ArrayList<>();
+        await(() -> {
+            channel.runPendingTasks();
+            ByteBuf frame;
+            while ((frame = channel.readOutbound()) != null) {
+                frame.skipBytes(4);
+                ResponseHeader.read(frame);
+                errors.add(ProduceResponse.read(frame)
+                        .responses()
+                        .get(0)
+                        .partitions()
+                        .get(0)
+                        .errorCode());
+                frame.release();
+            }
+            return errors.size() == 2;
+        });
+        assertThat(errors).containsOnly(Errors.NOT_LEADER_OR_FOLLOWER);
+        assertThat(partition.logEndOffset()).isZero();
+        assertThat(partition.log().latestLeaderEpoch()).as("no epoch recorded").isNegative();
+    }
 }

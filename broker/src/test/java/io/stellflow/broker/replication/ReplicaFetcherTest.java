@@ -345,4 +345,70 @@ class ReplicaFetcherTest {
         assertThat(p.log().logEndOffset()).isEqualTo(100);
         assertThat(p.highWatermark()).isEqualTo(100);
     }
+
+    @Test
+    void batchesThatDoNotContinueTheLogSendItBackToItsHighWatermarkAndFetchingResumesThere() throws Exception {
+        // The leader: [0..1] and [2..6] at the epoch. The follower: the same [0..1], then a batch
+        // [2..4] the leader never had, at the same epoch (what a late leader append used to leave),
+        // so epoch-based truncation removes nothing and the fetch offset 5 is inside [2..6].
+        UnifiedLog leaderLog = ReplicaLogs.open(dir.resolve("leader"));
+        logs.add(leaderLog);
+        ReplicaLogs.append(leaderLog, EPOCH, 2, "a");
+        ReplicaLogs.append(leaderLog, EPOCH, 5, "b");
+        UnifiedLog log = ReplicaLogs.open(dir.resolve("t-0"));
+        logs.add(log);
+        ReplicaLogs.append(log, EPOCH, 2, "a");
+        ReplicaLogs.append(log, EPOCH, 3, "stale");
+        Partition p = new Partition("t", 0, EPOCH, log);
+        p.becomeFollower(LEADER, EPOCH);
+        p.updateFollowerHighWatermark(2);
+        fetcher.add(p, EPOCH);
+        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 7);
+        Received fetch = leader.next(ApiKeys.FETCH);
+        assertThat(fetchOffset(fetch)).isEqualTo(5);
+        answerRecords(fetch, 5, ReplicaLogs.read(leaderLog, 5), 7);
+
+        // Back to the HW, reconciled again, fetched from there.
+        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 7);
+        Received again = leader.next(ApiKeys.FETCH);
+        assertThat(fetchOffset(again)).isEqualTo(2);
+        assertThat(log.logEndOffset()).isEqualTo(2);
+        answerRecords(again, 2, ReplicaLogs.read(leaderLog, 2), 7);
+        assertThat(fetchOffset(leader.next(ApiKeys.FETCH))).isEqualTo(7);
+        assertThat(ReplicaLogs.bytes(log)).isEqualTo(ReplicaLogs.bytes(leaderLog));
+        assertThat(p.highWatermark()).isEqualTo(7);
+    }
+
+    private static long fetchOffset(Received fetch) {
+        return FetchRequest.read(fetch.body().duplicate())
+                .topicPartitions()
+                .get(0)
+                .partitions()
+                .get(0)
+                .fetchOffset();
+    }
+
+    /** Answers a one-partition Fetch with batches whose baseOffsetDelta counts from {@code base}. */
+    private void answerRecords(Received fetch, long base, ByteBuf records, long highWatermark) throws IOException {
+        try {
+            leader.answer(
+                    fetch.connection(),
+                    fetch.header().correlationId(),
+                    new FetchResponseV1(
+                            0,
+                            List.of(new FetchResponseV1.Topic(
+                                    "t",
+                                    List.of(new FetchResponseV1.PartitionData(
+                                            0,
+                                            Errors.NONE,
+                                            highWatermark,
+                                            0,
+                                            highWatermark,
+                                            List.of(),
+                                            base,
+                                            records))))));
+        } finally {
+            records.release();
+        }
+    }
 }

@@ -8,6 +8,7 @@ import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -57,6 +58,21 @@ class PartitionReplicationTest {
         }
         builder.close();
         p.appendAsLeader(out);
+    }
+
+    /** Writes {@code records} records straight to the log at {@code epoch}, as a fetcher's append does. */
+    private static void appendToLog(UnifiedLog log, int epoch, int records) {
+        ByteBuf out = Unpooled.buffer();
+        RecordBatchBuilder builder = new RecordBatchBuilder(out, 1_000L);
+        for (int i = 0; i < records; i++) {
+            builder.append(1_000L, null, ("f" + i).getBytes(StandardCharsets.UTF_8));
+        }
+        builder.close();
+        try {
+            log.appendAsFollower(out, 0);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Broker 1 leads t-0 with replicas [1, 2, 3] and the given ISR at partition epoch 5. */
@@ -292,8 +308,8 @@ class PartitionReplicationTest {
             inside.countDown();
             try {
                 release.await();
-                append(p, 5);
-            } catch (InterruptedException | IOException e) {
+                appendToLog(log, 3, 5);
+            } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
         }));
@@ -328,5 +344,24 @@ class PartitionReplicationTest {
         p.recordFollowerFetch(2, 2, 1);
         assertThat(advances.get()).isEqualTo(1);
         assertThat(appends.get()).isEqualTo(1);
+    }
+
+    @Test
+    void aFollowerRefusesLeaderAppendsAndWritesNothing() throws IOException {
+        Partition p = leader(List.of(1, 2, 3), 0);
+        append(p, 3);
+        p.becomeFollower(2, 4);
+        ByteBuf out = Unpooled.buffer();
+        RecordBatchBuilder builder = new RecordBatchBuilder(out, 1_000L);
+        builder.append(1_000L, null, "late".getBytes(StandardCharsets.UTF_8));
+        builder.close();
+        assertThat(p.appendAsLeader(out)).isEqualTo(Partition.NOT_LEADER);
+        assertThat(p.logEndOffset()).isEqualTo(3);
+        assertThat(p.log().latestLeaderEpoch())
+                .as("the new leader's epoch is not in this log")
+                .isEqualTo(3);
+        p.becomeLeader(5, 0);
+        append(p, 1);
+        assertThat(p.logEndOffset()).isEqualTo(4);
     }
 }
