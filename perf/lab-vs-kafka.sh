@@ -59,6 +59,7 @@ for run in $(seq 1 "$RUNS"); do
     profiler_lib || log "async-profiler not available"
     profile_case "event=cpu,interval=1ms" "$STAMP-stellflow-produce-1KiB-cpu.html" || log "profiling failed"
     profile_case "event=alloc,alloc=16k" "$STAMP-stellflow-produce-1KiB-alloc.html" || log "profiling failed"
+    profile_kafka_case "event=cpu,interval=1ms" "$STAMP-kafka-produce-1KiB-cpu.html" || log "profiling failed"
   fi
   sf_stop
   kafka_stop

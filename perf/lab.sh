@@ -369,18 +369,36 @@ profiler() { # pid command
 }
 # profile_case start_args html_name: profiles one extra (unrecorded) run of the 1 KiB acks=1 produce
 # case, e.g. profile_case event=cpu,interval=1ms x-cpu.html or profile_case event=alloc,alloc=16k x-alloc.html
+# (PROFILE_MB of 1 KiB records, default the smaller of 1024 and --data-mb).
+PROFILE_MB=${PROFILE_MB:-$(( DATA_MB < 1024 ? DATA_MB : 1024 ))}
 profile_case() {
   local file=$HOME_DIR/profiles/$2 topic=prof-$RANDOM
   mkdir -p "$HOME_DIR/profiles"
   sf_topic "$topic" 1
   profiler "$SF_PID" "start,$1"
   STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
-    --topic "$topic" --num-records $(( DATA_MB * 1024 )) --record-size 1024 --throughput -1 --json \
+    --topic "$topic" --num-records $(( PROFILE_MB * 1024 )) --record-size 1024 --throughput -1 --json \
     --producer-props acks=1 batch.size=1048576 linger.ms=5 >"$WORK/profile.out" 2>&1 || true
   # The collapsed stacks (beside the results) are for grepping; the HTML is the flame graph.
   profiler "$SF_PID" "dump,collapsed,file=$OUT_DIR/${2%.html}.collapsed"
   profiler "$SF_PID" "stop,file=$file"
   log "flame graph: profiles/$2 ($(cat "$WORK/profile.out" | tail -n 1))"
+}
+
+# profile_kafka_case start_args html_name: the same case against the Kafka broker (--vs-kafka), with
+# Kafka's ProducerPerformance, so the two brokers' profiles can be compared frame by frame.
+profile_kafka_case() {
+  local file=$HOME_DIR/profiles/$2 topic=prof-$RANDOM
+  mkdir -p "$HOME_DIR/profiles"
+  kafka_topic "$topic" 1
+  profiler "$KAFKA_PID" "start,$1"
+  # shellcheck disable=SC2086
+  kafka_tool ProducerPerformance --topic "$topic" --num-records $(( PROFILE_MB * 1024 )) \
+    --payload-file "$(kafka_payload_file 1024)" --throughput -1 --command-property bootstrap.servers="$KAFKA_BS" \
+    acks=1 batch.size=1048576 linger.ms=5 $KAFKA_PRODUCER_SOCKET_PROPS >"$WORK/profile.out" 2>&1 || true
+  profiler "$KAFKA_PID" "dump,collapsed,file=$OUT_DIR/${2%.html}.collapsed"
+  profiler "$KAFKA_PID" "stop,file=$file"
+  log "flame graph: profiles/$2 ($(tail -n 1 "$WORK/profile.out"))"
 }
 
 . "$HOME_DIR/perf/lab-$MODE.sh"

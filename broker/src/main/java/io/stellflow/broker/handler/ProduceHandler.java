@@ -117,7 +117,7 @@ public final class ProduceHandler implements ApiHandler {
     private static final class SharedTimer {
         static final Timer TIMER = new io.netty.util.HashedWheelTimer(
                 new io.netty.util.concurrent.DefaultThreadFactory("sf-produce-timer", true),
-                1,
+                10,
                 java.util.concurrent.TimeUnit.MILLISECONDS,
                 512);
     }
