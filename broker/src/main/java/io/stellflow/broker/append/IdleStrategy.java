@@ -13,6 +13,16 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Thread-safety: one instance per agent thread (implementations keep backoff state).
  */
 public interface IdleStrategy {
+    /**
+     * Longest park, ms. Only a safety net: every hand-off unparks the agent, and {@link
+     * LockSupport}'s permit makes an unpark between the agent's last empty pass and its park end
+     * that park at once. Each timed-out park is a wake-up with nothing to do; at 1 ms (the value
+     * until 2026-12-01) an idle or lightly loaded agent woke 1,000 times a second, and parking was
+     * 5.3% of the broker's CPU samples while producing 1 KiB records
+     * ({@code perf/results/20261201T163413Z/*-stellflow-produce-1KiB-cpu.collapsed}).
+     */
+    long MAX_PARK_MS = 100;
+
     /** Called after each work pass with the amount of work done (0 = idle). */
     void idle(int workCount);
 
@@ -20,15 +30,17 @@ public interface IdleStrategy {
     void reset();
 
     /**
-     * {@code append.idle.strategy}: {@code park} (park at once, up to 1 ms; the hand-off unparks),
-     * {@code backoff} (100 spins, 10 yields, then parks from 1 us doubling to 1 ms).
+     * {@code append.idle.strategy}: {@code park} (park at once, up to {@value #MAX_PARK_MS} ms; the
+     * hand-off unparks), {@code backoff} (100 spins, 10 yields, then parks from 1 us doubling to
+     * {@value #MAX_PARK_MS} ms).
      *
      * @throws IllegalArgumentException for another name
      */
     static IdleStrategy named(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
-            case "park" -> new Park(TimeUnit.MILLISECONDS.toNanos(1));
-            case "backoff" -> new Backoff(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(1));
+            case "park" -> new Park(TimeUnit.MILLISECONDS.toNanos(MAX_PARK_MS));
+            case "backoff" ->
+                new Backoff(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(MAX_PARK_MS));
             default -> throw new IllegalArgumentException("unknown idle strategy " + name + " (park or backoff)");
         };
     }
