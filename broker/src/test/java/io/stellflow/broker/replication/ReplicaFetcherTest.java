@@ -324,15 +324,9 @@ class ReplicaFetcherTest {
         FetchRequest request = FetchRequest.read(fetch.body());
         assertThat(request.topicPartitions().get(0).partitions().get(0).fetchOffset())
                 .isEqualTo(5);
-        leader.answer(
-                fetch.connection(),
-                fetch.header().correlationId(),
-                new FetchResponseV1(
-                        0,
-                        List.of(new FetchResponseV1.Topic(
-                                "t",
-                                List.of(new FetchResponseV1.PartitionData(
-                                        0, Errors.OFFSET_OUT_OF_RANGE, 120, 100, 120, List.of(), -1, null))))));
+        answerPartition(
+                fetch,
+                new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 120, 100, 120, List.of(), -1, null));
         Received next = leader.next(ApiKeys.FETCH);
         FetchRequest.FetchPartition fp = FetchRequest.read(next.body())
                 .topicPartitions()
@@ -388,25 +382,21 @@ class ReplicaFetcherTest {
                 .fetchOffset();
     }
 
+    /** Answers a one-partition Fetch of topic "t" with {@code data}. */
+    private void answerPartition(Received fetch, FetchResponseV1.PartitionData data) throws IOException {
+        leader.answer(
+                fetch.connection(),
+                fetch.header().correlationId(),
+                new FetchResponseV1(0, List.of(new FetchResponseV1.Topic("t", List.of(data)))));
+    }
+
     /** Answers a one-partition Fetch with batches whose baseOffsetDelta counts from {@code base}. */
     private void answerRecords(Received fetch, long base, ByteBuf records, long highWatermark) throws IOException {
         try {
-            leader.answer(
-                    fetch.connection(),
-                    fetch.header().correlationId(),
-                    new FetchResponseV1(
-                            0,
-                            List.of(new FetchResponseV1.Topic(
-                                    "t",
-                                    List.of(new FetchResponseV1.PartitionData(
-                                            0,
-                                            Errors.NONE,
-                                            highWatermark,
-                                            0,
-                                            highWatermark,
-                                            List.of(),
-                                            base,
-                                            records))))));
+            answerPartition(
+                    fetch,
+                    new FetchResponseV1.PartitionData(
+                            0, Errors.NONE, highWatermark, 0, highWatermark, List.of(), base, records));
         } finally {
             records.release();
         }
