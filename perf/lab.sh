@@ -142,6 +142,7 @@ children_cpu_ms() {
 }
 
 # --- Stellflow broker ----------------------------------------------------------------------------
+# SF_BROKER_PROPS: extra server.properties lines for the Stellflow broker (A/B runs of one setting).
 sf_start() { # transport
   local port dir=$WORK/sf-$1-$RANDOM
   port=$(free_port); mkdir -p "$dir"
@@ -150,6 +151,7 @@ broker.id=0
 listeners=PLAINTEXT://127.0.0.1:$port
 log.dirs=$dir/data
 transport=$1
+${SF_BROKER_PROPS:-}
 PROPS
   STELLFLOW_OPTS="${SF_BROKER_OPTS:-}" "$HOME_DIR/bin/stellflow-server.sh" "$dir/server.properties" >"$WORK/stellflow-broker.log" 2>&1 &
   SF_PID=$! SF_BS=127.0.0.1:$port SF_DIR=$dir

@@ -508,7 +508,10 @@ public final class StellflowServer implements AutoCloseable {
                         ch.pipeline()
                                 .addLast("fetch-writer", FetchResponseWriter.INSTANCE)
                                 .addLast("frames", frames)
-                                .addLast("requests", new ConnectionHandler(dispatcher, requestPool));
+                                .addLast(
+                                        "requests",
+                                        new ConnectionHandler(
+                                                dispatcher, requestPool, config.produceEventLoopHandoff()));
                     }
                 });
         if (config.socketSendBufferBytes() > 0) {

@@ -82,6 +82,17 @@ public final class AppendService implements AutoCloseable {
     }
 
     /**
+     * Whether {@link #submit} for {@code partition} would queue at once instead of waiting for room
+     * in a full queue (above {@code queued.max.request.bytes} it queues and pauses reads, without
+     * waiting). A hint for the event-loop Produce path: another connection may fill the queue first,
+     * and that submit then waits as it would on a request thread. Never blocks; any thread.
+     */
+    public boolean hasRoom(Partition partition) {
+        PartitionAppender appender = appenders.get(partition);
+        return appender == null || appender.hasRoom();
+    }
+
+    /**
      * Hands one partition's batch set to its agent. The result arrives in {@code pending}.
      *
      * @param records already retained by the caller; ownership passes to the agent

@@ -51,6 +51,11 @@ final class PartitionAppender {
         this.messageMaxBytes = messageMaxBytes;
     }
 
+    /** Whether the queue has room now (a hint: another thread may take it first). Any thread. */
+    boolean hasRoom() {
+        return queue.size() < queue.capacity();
+    }
+
     /** Queues a request; false when the queue is full (the caller applies back-pressure). */
     boolean offer(AppendRequest request) {
         return queue.offer(request);

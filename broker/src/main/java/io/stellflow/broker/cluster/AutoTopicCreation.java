@@ -195,6 +195,11 @@ public final class AutoTopicCreation implements PartitionRouter, AutoCloseable {
     }
 
     @Override
+    public boolean producibleWithoutWaiting(String topic) {
+        return replicas.hostsTopic(topic);
+    }
+
+    @Override
     public Partition leaderPartition(String topic, int partition) {
         return replicas.leaderPartition(topic, partition);
     }

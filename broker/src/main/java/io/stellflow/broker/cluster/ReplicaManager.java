@@ -276,6 +276,12 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         return p != null && p.isLeader() ? p : null;
     }
 
+    /** Always: without auto-creation, preparing a topic for Produce never waits. */
+    @Override
+    public boolean producibleWithoutWaiting(String topic) {
+        return true;
+    }
+
     @Override
     public short errorFor(String topic, int partition) {
         TopicImage t = image.topic(topic);

@@ -67,6 +67,9 @@ import java.util.TreeSet;
  *       partition); 0 = append on the request threads</td></tr>
  *   <tr><td>append.queue.capacity</td><td>1024</td><td>2..1048576 queued Produce requests per partition</td></tr>
  *   <tr><td>append.idle.strategy</td><td>park</td><td>park or backoff</td></tr>
+ *   <tr><td>produce.event.loop.handoff</td><td>true</td><td>true: a Produce that cannot wait (known
+ *       topics, room in the append queues) is decoded and handed to the append queues on the event
+ *       loop; false: every request goes through the request handler pool</td></tr>
  *   <tr><td>queued.max.request.bytes</td><td>104857600</td><td>&gt;= 1; queued record bytes above which
  *       the broker stops reading from producing connections</td></tr>
  *   <tr><td>replica.lag.time.max.ms</td><td>30000</td><td>&gt;= 1; a follower not caught up to the
@@ -139,6 +142,7 @@ public final class BrokerConfig {
             "num.append.agents",
             "append.queue.capacity",
             "append.idle.strategy",
+            "produce.event.loop.handoff",
             "queued.max.request.bytes",
             "replica.lag.time.max.ms",
             "min.insync.replicas",
@@ -162,6 +166,7 @@ public final class BrokerConfig {
     private final int numNetworkThreads;
     private final int numIoThreads;
     private final boolean fetchZeroCopy;
+    private final boolean produceEventLoopHandoff;
     private final int socketSendBufferBytes;
     private final int socketReceiveBufferBytes;
     private final int writeBufferLowWaterMarkBytes;
@@ -213,6 +218,7 @@ public final class BrokerConfig {
         numNetworkThreads = intValue(props, "num.network.threads", 3, 1, 256);
         numIoThreads = intValue(props, "num.io.threads", 8, 1, 1024);
         fetchZeroCopy = bool(props, "fetch.zero.copy", true);
+        produceEventLoopHandoff = bool(props, "produce.event.loop.handoff", true);
         socketSendBufferBytes = socketBuffer(props, "socket.send.buffer.bytes");
         socketReceiveBufferBytes = socketBuffer(props, "socket.receive.buffer.bytes");
         // 512 KiB / 4 MiB: a 1 MiB fetch response (the SDKs' maxBytes) fits below the high mark, so
@@ -335,6 +341,14 @@ public final class BrokerConfig {
     /** {@code num.io.threads}: request handler threads that do the file I/O. */
     public int numIoThreads() {
         return numIoThreads;
+    }
+
+    /**
+     * {@code produce.event.loop.handoff}: a Produce that cannot wait is handed to the append queues
+     * on the event loop, without the request handler pool (only with append agents).
+     */
+    public boolean produceEventLoopHandoff() {
+        return produceEventLoopHandoff;
     }
 
     /** {@code fetch.zero.copy}: Fetch sends log bytes as file regions (sendfile/splice), else copies them. */

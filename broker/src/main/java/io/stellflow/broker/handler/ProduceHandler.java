@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.append.PendingProduce;
-import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.EventLoopApiHandler;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.telemetry.BrokerMetrics;
@@ -43,7 +43,10 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * <p>With append agents ({@code num.append.agents} &gt; 0, {@link AppendService}) steps 2-5 run on
- * the partition's agent; otherwise on the request thread.
+ * the partition's agent; otherwise on the request thread. With agents, a request whose topics are
+ * all known here and whose partitions' queues have room is decoded and handed off on the event loop
+ * ({@link #decodeIfNonBlocking}, {@code produce.event.loop.handoff}); one that may wait (a topic to
+ * auto-create, a full queue) goes through the request handler pool.
  *
  * <p>acks 0 and 1 are answered after the local append (decision 9.i). acks=-1 is answered once the
  * partition's high watermark passed the appended records ({@link PendingProduce#appended}: parked in
@@ -55,7 +58,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: stateless; appends to one partition are serialised by its log.
  */
-public final class ProduceHandler implements ApiHandler {
+public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest> {
     private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
 
     /** logAppendTimeMs is always -1 in v0 (CreateTime only). */
@@ -130,7 +133,36 @@ public final class ProduceHandler implements ApiHandler {
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
+        handleDecoded(context, ProduceRequest.read(body));
+    }
+
+    /**
+     * The request when append agents take it and nothing on its path can wait: every topic is known
+     * here ({@link PartitionRouter#producibleWithoutWaiting}) and every partition led here has room
+     * in its append queue; else null (the request handler pool takes it).
+     */
+    @Override
+    public ProduceRequest decodeIfNonBlocking(ByteBuf body) {
+        if (appends == null) {
+            return null;
+        }
         ProduceRequest request = ProduceRequest.read(body);
+        for (TopicData t : request.topicData()) {
+            if (!topics.producibleWithoutWaiting(t.topic())) {
+                return null;
+            }
+            for (PartitionData p : t.partitions()) {
+                Partition partition = topics.leaderPartition(t.topic(), p.partition());
+                if (partition != null && !appends.hasRoom(partition)) {
+                    return null;
+                }
+            }
+        }
+        return request;
+    }
+
+    @Override
+    public void handleDecoded(RequestContext context, ProduceRequest request) {
         int partitionCount = 0;
         long bytes = 0;
         for (TopicData t : request.topicData()) {
@@ -196,8 +228,9 @@ public final class ProduceHandler implements ApiHandler {
      * The agent path: errors known without the log are answered in their slot at once; every other
      * partition's records are RETAINED (a slice of the request frame, no copy) and handed to its
      * append agent, which validates, appends, releases and fills the slot. The last slot filled sends
-     * the response. Hand-offs run in request order on the connection's serial executor, so a
-     * connection's batches for one partition are queued (and appended) in the order sent.
+     * the response. Hand-offs run in request order (on the event loop, or on the connection's serial
+     * executor when an earlier request of the connection is still there), so a connection's batches
+     * for one partition are queued (and appended) in the order sent.
      */
     private void handOff(RequestContext context, ProduceRequest request) {
         boolean transactional = request.transactionalId() != null;

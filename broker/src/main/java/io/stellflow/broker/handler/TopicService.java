@@ -58,6 +58,11 @@ public final class TopicService implements PartitionRouter {
     }
 
     @Override
+    public boolean producibleWithoutWaiting(String topic) {
+        return registry.topic(topic) != null;
+    }
+
+    @Override
     public Partition leaderPartition(String topic, int partition) {
         return registry.partition(topic, partition);
     }

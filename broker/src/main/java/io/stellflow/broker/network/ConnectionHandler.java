@@ -16,7 +16,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The last inbound handler of a client connection. Hands each request payload from
  * {@link FrameDecoder} to the request handler pool (through a per-connection {@link SerialExecutor},
- * so one connection's requests run in order) and answers discarded oversized frames at once.
+ * so one connection's requests run in order) and answers discarded oversized frames at once. With
+ * event-loop dispatch on, a request the handler can take without blocking (a Produce to hosted
+ * partitions, handed to their append queues) is handled right here instead, when nothing of this
+ * connection is pending in the pool; everything else still goes to the pool.
  *
  * <p>Back pressure ({@link ReadGate}): while more than {@value #PAUSE_READS_ABOVE} requests of this
  * connection wait, reading from the socket is paused; it resumes below {@value #RESUME_READS_BELOW}.
@@ -38,15 +41,31 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     private final RequestDispatcher dispatcher;
     private final SerialExecutor executor;
+    private final boolean eventLoopDispatch;
     private ReadGate gate;
 
     /**
+     * Every request goes through the request handler pool.
+     *
      * @param dispatcher routes requests to the API handlers
      * @param pool the shared request handler pool
      */
     public ConnectionHandler(RequestDispatcher dispatcher, Executor pool) {
+        this(dispatcher, pool, false);
+    }
+
+    /**
+     * @param dispatcher routes requests to the API handlers
+     * @param pool the shared request handler pool
+     * @param eventLoopDispatch whether a request whose handler can take it without blocking
+     *     ({@link EventLoopApiHandler}: Produce to hosted partitions with append agents) is handled on
+     *     the event loop when none of this connection's earlier requests is still queued or running
+     *     in the pool (so the connection's requests keep their order)
+     */
+    public ConnectionHandler(RequestDispatcher dispatcher, Executor pool, boolean eventLoopDispatch) {
         this.dispatcher = dispatcher;
         this.executor = new SerialExecutor(pool);
+        this.eventLoopDispatch = eventLoopDispatch;
     }
 
     @Override
@@ -73,6 +92,10 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof ByteBuf payload) {
+            if (eventLoopDispatch && executor.pending() == 0 && dispatchHere(ctx.channel(), payload)) {
+                payload.release();
+                return;
+            }
             submit(ctx.channel(), payload);
         } else if (msg instanceof OversizedFrame frame) {
             short errorCode = frame.apiKey() == ApiKeys.PRODUCE ? Errors.RECORD_LIST_TOO_LARGE : Errors.INVALID_REQUEST;
@@ -91,6 +114,16 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     /** Requests of this connection read from the socket and not yet handled (the request queue depth). */
     public int pendingRequests() {
         return executor.pending();
+    }
+
+    /** {@link RequestDispatcher#dispatchOnEventLoop}; releases {@code payload} if it throws (a bug). */
+    private boolean dispatchHere(Channel channel, ByteBuf payload) {
+        try {
+            return dispatcher.dispatchOnEventLoop(channel, payload, System.nanoTime());
+        } catch (RuntimeException e) {
+            payload.release();
+            throw e;
+        }
     }
 
     private void submit(Channel channel, ByteBuf payload) {

@@ -124,6 +124,58 @@ public final class RequestDispatcher {
         }
     }
 
+    /**
+     * Handles the request on the calling event loop when its handler can do so without blocking
+     * ({@link EventLoopApiHandler}); returns false, with {@code payload} unread, when it cannot (no
+     * such handler, a header or body the pool path must answer, or work that may block), and the
+     * caller then hands it to the pool. Does not release {@code payload}.
+     */
+    public boolean dispatchOnEventLoop(Channel channel, ByteBuf payload, long receivedNanos) {
+        if (!(handlers.get(RequestHeader.peekApiKey(payload)) instanceof EventLoopApiHandler<?> handler)) {
+            return false;
+        }
+        int start = payload.readerIndex();
+        try {
+            RequestHeader header = RequestHeader.read(payload);
+            if (header.apiVersion() < SUPPORTED_API_VERSION || header.apiVersion() > handler.maxVersion()) {
+                payload.readerIndex(start);
+                return false;
+            }
+            return handleDecoded(channel, header, handler, payload, receivedNanos, start);
+        } catch (ProtocolException e) {
+            payload.readerIndex(start); // the pool path answers it with its error code
+            return false;
+        }
+    }
+
+    private <T> boolean handleDecoded(
+            Channel channel,
+            RequestHeader header,
+            EventLoopApiHandler<T> handler,
+            ByteBuf payload,
+            long receivedNanos,
+            int start) {
+        T request = handler.decodeIfNonBlocking(payload);
+        if (request == null) {
+            payload.readerIndex(start);
+            return false;
+        }
+        RequestContext context = new RequestContext(channel, header, telemetry, receivedNanos);
+        try {
+            handler.handleDecoded(context, request);
+        } catch (RuntimeException e) {
+            try (RequestMdc ignored = RequestMdc.open(header)) {
+                LOG.error(
+                        "Unexpected failure handling {} correlationId {}",
+                        ApiKeys.name(header.apiKey()),
+                        header.correlationId(),
+                        e);
+            }
+            answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
+        }
+        return true;
+    }
+
     private static void answerFailure(RequestContext context, short errorCode) {
         if (!context.responded()) {
             context.respondError(errorCode);

@@ -23,6 +23,16 @@ public interface PartitionRouter {
         return Errors.NONE;
     }
 
+    /**
+     * Whether {@link #prepareForProduce} would return at once for {@code topic}, without creating
+     * it or waiting for a creation (the topic is known here). Asked by the Produce path on the event
+     * loop, which must never block; false (the default) sends the request to the request handler
+     * pool. Never blocks.
+     */
+    default boolean producibleWithoutWaiting(String topic) {
+        return false;
+    }
+
     /** The partition when this broker leads it, else null ({@link #errorFor} says why). */
     Partition leaderPartition(String topic, int partition);
 

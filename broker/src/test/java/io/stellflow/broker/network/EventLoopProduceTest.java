@@ -1,0 +1,163 @@
+package io.stellflow.broker.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.handler.ProduceHandler;
+import io.stellflow.broker.handler.TopicService;
+import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.Frames;
+import io.stellflow.protocol.RequestHeader;
+import io.stellflow.protocol.ResponseHeader;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.storage.LogConfig;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The Produce hand-off on the event loop ({@link ConnectionHandler} with event-loop dispatch, {@link
+ * EventLoopApiHandler}): a Produce to a known topic skips the request handler pool; one that may wait
+ * (a topic to auto-create), any other API, and any request behind one still in the pool go through
+ * the pool, so a connection's requests keep their order. The pool here runs tasks only when the test
+ * says so.
+ */
+class EventLoopProduceTest {
+    @TempDir
+    Path dir;
+
+    private TopicRegistry registry;
+    private AppendService appends;
+    private final ArrayDeque<Runnable> pool = new ArrayDeque<>();
+    private final List<Short> otherApiCalls = new ArrayList<>();
+    private EmbeddedChannel channel;
+
+    @BeforeEach
+    void open() throws Exception {
+        registry = TopicRegistry.open(dir, LogConfig.defaults(), 10);
+        registry.create("t", 1);
+        appends = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
+        appends.start();
+        ProduceHandler produce = new ProduceHandler(new TopicService(registry, true, 1), 1 << 20, appends);
+        ApiHandler other = (context, body) -> {
+            otherApiCalls.add(context.header().apiKey());
+            context.respondError(Errors.NONE);
+        };
+        RequestDispatcher dispatcher = new RequestDispatcher(Map.of(ApiKeys.PRODUCE, produce, ApiKeys.METADATA, other));
+        Executor manual = pool::add;
+        channel = new EmbeddedChannel(new ConnectionHandler(dispatcher, manual, true));
+    }
+
+    @AfterEach
+    void close() {
+        appends.close();
+        Object o;
+        while ((o = channel.readOutbound()) != null) {
+            ReferenceCountUtil.release(o);
+        }
+        channel.finishAndReleaseAll();
+        registry.close();
+    }
+
+    private static ByteBuf payload(short apiKey, int correlationId, ProduceRequest body) {
+        ByteBuf frame = Unpooled.directBuffer();
+        RequestHeader header = RequestHeader.of(apiKey, (short) 0, correlationId, "test");
+        if (body != null) {
+            Frames.writeRequest(frame, header, body);
+        } else {
+            Frames.writeRequest(frame, header, out -> {});
+        }
+        return frame.skipBytes(Frames.LENGTH_FIELD_SIZE);
+    }
+
+    private static ProduceRequest produce(String topic) {
+        ByteBuf records = Unpooled.buffer();
+        RecordBatchBuilder b = new RecordBatchBuilder(records, 1_700_000_000_000L);
+        b.append(1_700_000_000_000L, null, new byte[10]);
+        b.close();
+        return new ProduceRequest(
+                null,
+                (short) 1,
+                30_000,
+                List.of(new ProduceRequest.TopicData(topic, List.of(new ProduceRequest.PartitionData(0, records)))));
+    }
+
+    /** Correlation ids of the responses written so far, waiting up to 10 s for {@code count}. */
+    private List<Integer> responses(int count) throws InterruptedException {
+        List<Integer> ids = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (ids.size() < count && System.nanoTime() < deadline) {
+            channel.runPendingTasks();
+            ByteBuf frame;
+            while ((frame = channel.readOutbound()) != null) {
+                frame.skipBytes(Frames.LENGTH_FIELD_SIZE);
+                ids.add(ResponseHeader.read(frame).correlationId());
+                frame.release();
+            }
+            Thread.sleep(5);
+        }
+        return ids;
+    }
+
+    private void runPool() {
+        Runnable r;
+        while ((r = pool.poll()) != null) {
+            r.run();
+        }
+    }
+
+    @Test
+    void aProduceToAKnownTopicIsHandedOffOnTheEventLoop() throws Exception {
+        channel.writeInbound(payload(ApiKeys.PRODUCE, 1, produce("t")));
+        assertThat(pool).as("no pool task").isEmpty();
+        assertThat(responses(1)).containsExactly(1);
+        assertThat(registry.partition("t", 0).logEndOffset()).isEqualTo(1);
+    }
+
+    @Test
+    void aProduceThatMayWaitAndOtherApisGoThroughThePool() throws Exception {
+        // Auto-creation does file I/O (and, in a cluster, waits for the controller): not on the event loop.
+        channel.writeInbound(payload(ApiKeys.PRODUCE, 1, produce("new-topic")));
+        assertThat(pool).hasSize(1);
+        runPool();
+        assertThat(responses(1)).containsExactly(1);
+        assertThat(registry.topic("new-topic")).isNotNull();
+
+        channel.writeInbound(payload(ApiKeys.METADATA, 2, null));
+        assertThat(otherApiCalls).isEmpty();
+        runPool();
+        assertThat(otherApiCalls).containsExactly(ApiKeys.METADATA);
+        assertThat(responses(1)).containsExactly(2);
+    }
+
+    @Test
+    void aProduceBehindARequestStillInThePoolWaitsForItsTurn() throws Exception {
+        channel.writeInbound(payload(ApiKeys.METADATA, 1, null));
+        channel.writeInbound(payload(ApiKeys.PRODUCE, 2, produce("t")));
+        assertThat(registry.partition("t", 0).logEndOffset())
+                .as("not appended before the earlier request ran")
+                .isZero();
+        runPool();
+        assertThat(responses(2)).containsExactly(1, 2);
+        assertThat(registry.partition("t", 0).logEndOffset()).isEqualTo(1);
+        // Nothing pending any more: the next one is handed off on the event loop again.
+        channel.writeInbound(payload(ApiKeys.PRODUCE, 3, produce("t")));
+        assertThat(pool).isEmpty();
+        assertThat(responses(1)).containsExactly(3);
+    }
+}
