@@ -511,7 +511,9 @@ public final class StellflowServer implements AutoCloseable {
                                 .addLast(
                                         "requests",
                                         new ConnectionHandler(
-                                                dispatcher, requestPool, config.produceEventLoopHandoff()));
+                                                dispatcher,
+                                                requestPool,
+                                                appends != null && config.produceEventLoopHandoff()));
                     }
                 });
         if (config.socketSendBufferBytes() > 0) {

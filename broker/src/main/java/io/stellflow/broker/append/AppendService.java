@@ -82,14 +82,16 @@ public final class AppendService implements AutoCloseable {
     }
 
     /**
-     * Whether {@link #submit} for {@code partition} would queue at once instead of waiting for room
-     * in a full queue (above {@code queued.max.request.bytes} it queues and pauses reads, without
-     * waiting). A hint for the event-loop Produce path: another connection may fill the queue first,
-     * and that submit then waits as it would on a request thread. Never blocks; any thread.
+     * Whether {@code partition}'s queue is at most half full, so that a {@link #submit} queues at once
+     * instead of waiting for room (above {@code queued.max.request.bytes} it queues and pauses reads,
+     * without waiting). The event-loop Produce path asks first; the half left free is the margin
+     * for the other threads that may submit to the same queue between this check and the submit, so
+     * that the event loop does not wait in practice (it would take more concurrent submitters than
+     * half the capacity). Never blocks; any thread.
      */
     public boolean hasRoom(Partition partition) {
         PartitionAppender appender = appenders.get(partition);
-        return appender == null || appender.hasRoom();
+        return appender == null || appender.atMostHalfFull();
     }
 
     /**
@@ -122,6 +124,11 @@ public final class AppendService implements AutoCloseable {
             } while (!appender.offer(request));
         } else if (queued > queuedMaxBytes) {
             pauseReads(gate);
+            if (queuedBytes.get() <= queuedMaxBytes) {
+                // The agent drained below the limit between the offer and the pause, and its
+                // released() found nothing to resume: resume here, or a lone producer stays paused.
+                resumePaused();
+            }
         }
         appender.agent.wake();
     }
@@ -137,10 +144,14 @@ public final class AppendService implements AutoCloseable {
     void released(int bytes) {
         long queued = queuedBytes.addAndGet(-bytes);
         if (queued <= queuedMaxBytes && !paused.isEmpty()) {
-            ReadGate g;
-            while ((g = paused.poll()) != null) {
-                g.resume(ReadGate.APPEND_BACKLOG);
-            }
+            resumePaused();
+        }
+    }
+
+    private void resumePaused() {
+        ReadGate g;
+        while ((g = paused.poll()) != null) {
+            g.resume(ReadGate.APPEND_BACKLOG);
         }
     }
 

@@ -51,9 +51,9 @@ final class PartitionAppender {
         this.messageMaxBytes = messageMaxBytes;
     }
 
-    /** Whether the queue has room now (a hint: another thread may take it first). Any thread. */
-    boolean hasRoom() {
-        return queue.size() < queue.capacity();
+    /** Whether the queue is at most half full now (a hint: other threads may fill it). Any thread. */
+    boolean atMostHalfFull() {
+        return queue.size() <= queue.capacity() / 2;
     }
 
     /** Queues a request; false when the queue is full (the caller applies back-pressure). */

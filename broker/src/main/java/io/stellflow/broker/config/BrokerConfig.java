@@ -68,7 +68,7 @@ import java.util.TreeSet;
  *   <tr><td>append.queue.capacity</td><td>1024</td><td>2..1048576 queued Produce requests per partition</td></tr>
  *   <tr><td>append.idle.strategy</td><td>park</td><td>park or backoff</td></tr>
  *   <tr><td>produce.event.loop.handoff</td><td>true</td><td>true: a Produce that cannot wait (known
- *       topics, room in the append queues) is decoded and handed to the append queues on the event
+ *       topics, append queues at most half full) is decoded and handed to the append queues on the event
  *       loop; false: every request goes through the request handler pool</td></tr>
  *   <tr><td>queued.max.request.bytes</td><td>104857600</td><td>&gt;= 1; queued record bytes above which
  *       the broker stops reading from producing connections</td></tr>

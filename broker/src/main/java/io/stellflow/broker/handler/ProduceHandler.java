@@ -44,9 +44,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With append agents ({@code num.append.agents} &gt; 0, {@link AppendService}) steps 2-5 run on
  * the partition's agent; otherwise on the request thread. With agents, a request whose topics are
- * all known here and whose partitions' queues have room is decoded and handed off on the event loop
- * ({@link #decodeIfNonBlocking}, {@code produce.event.loop.handoff}); one that may wait (a topic to
- * auto-create, a full queue) goes through the request handler pool.
+ * all known here and whose partitions' queues are at most half full is decoded and handed off on
+ * the event loop ({@link #decodeIfNonBlocking}, {@code produce.event.loop.handoff}); one that may
+ * wait (a topic to auto-create, a queue filling up) goes through the request handler pool.
  *
  * <p>acks 0 and 1 are answered after the local append (decision 9.i). acks=-1 is answered once the
  * partition's high watermark passed the appended records ({@link PendingProduce#appended}: parked in
@@ -133,13 +133,14 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
-        handleDecoded(context, ProduceRequest.read(body));
+        handle(context, ProduceRequest.read(body), false);
     }
 
     /**
      * The request when append agents take it and nothing on its path can wait: every topic is known
-     * here ({@link PartitionRouter#producibleWithoutWaiting}) and every partition led here has room
-     * in its append queue; else null (the request handler pool takes it).
+     * here ({@link PartitionRouter#producibleWithoutWaiting}) and every partition led here has an
+     * append queue at most half full ({@link AppendService#hasRoom}); else null (the request handler
+     * pool takes it).
      */
     @Override
     public ProduceRequest decodeIfNonBlocking(ByteBuf body) {
@@ -163,6 +164,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     @Override
     public void handleDecoded(RequestContext context, ProduceRequest request) {
+        handle(context, request, true);
+    }
+
+    private void handle(RequestContext context, ProduceRequest request, boolean onEventLoop) {
         int partitionCount = 0;
         long bytes = 0;
         for (TopicData t : request.topicData()) {
@@ -173,7 +178,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
         context.recordStats(partitionCount, bytes, 0);
         if (appends != null) {
-            handOff(context, request);
+            handOff(context, request, onEventLoop);
             return;
         }
         boolean transactional = request.transactionalId() != null;
@@ -232,14 +237,19 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      * executor when an earlier request of the connection is still there), so a connection's batches
      * for one partition are queued (and appended) in the order sent.
      */
-    private void handOff(RequestContext context, ProduceRequest request) {
+    private void handOff(RequestContext context, ProduceRequest request, boolean onEventLoop) {
         boolean transactional = request.transactionalId() != null;
         PendingProduce pending = newPending(context, request);
         ReadGate gate = context.channel().attr(ReadGate.KEY).get();
         int slot = 0;
         for (TopicData topicData : request.topicData()) {
             String name = topicData.topic();
-            short topicError = topics.prepareForProduce(name);
+            // On the event loop a topic that disappeared since decodeIfNonBlocking looked is not
+            // auto-created here (that may wait): the client retries, and its next request goes
+            // through the pool.
+            short topicError = onEventLoop && !topics.producibleWithoutWaiting(name)
+                    ? Errors.UNKNOWN_TOPIC_OR_PARTITION
+                    : topics.prepareForProduce(name);
             for (PartitionData data : topicData.partitions()) {
                 int s = slot++;
                 Partition partition = topicError != Errors.NONE ? null : topics.leaderPartition(name, data.partition());

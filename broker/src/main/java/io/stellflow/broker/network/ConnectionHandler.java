@@ -116,11 +116,11 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         return executor.pending();
     }
 
-    /** {@link RequestDispatcher#dispatchOnEventLoop}; releases {@code payload} if it throws (a bug). */
+    /** {@link RequestDispatcher#dispatchOnEventLoop}; releases {@code payload} if it throws. */
     private boolean dispatchHere(Channel channel, ByteBuf payload) {
         try {
             return dispatcher.dispatchOnEventLoop(channel, payload, System.nanoTime());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             payload.release();
             throw e;
         }

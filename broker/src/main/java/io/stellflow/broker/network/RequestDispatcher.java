@@ -172,6 +172,16 @@ public final class RequestDispatcher {
                         e);
             }
             answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
+        } catch (OutOfMemoryError e) {
+            // As on the pool path (Netty's OutOfDirectMemoryError writing a response): answered, serving on.
+            try (RequestMdc ignored = RequestMdc.open(header)) {
+                LOG.warn(
+                        "Out of memory handling {} correlationId {}: {}",
+                        ApiKeys.name(header.apiKey()),
+                        header.correlationId(),
+                        e.toString());
+            }
+            answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
         }
         return true;
     }

@@ -33,6 +33,30 @@ final class FollowerAppend {
     private FollowerAppend() {}
 
     /**
+     * The base offset of the first batch in {@code records} whose last offset is at or above {@code
+     * offset} (the batch holding it, or the next one), or -1 when there is none or the framing is
+     * broken. Reads batch headers only.
+     */
+    static long baseOfBatchHolding(ByteBuf records, long recordsBaseOffset, long offset) {
+        if (records == null) {
+            return -1;
+        }
+        int end = records.writerIndex();
+        for (int p = records.readerIndex(); end - p >= RecordBatchLayout.HEADER_SIZE; ) {
+            int size = RecordBatchLayout.batchSize(records, p);
+            if (size < RecordBatchLayout.HEADER_SIZE || size > end - p) {
+                return -1;
+            }
+            long base = recordsBaseOffset + RecordBatchLayout.baseOffsetDelta(records, p);
+            if (base + RecordBatchLayout.lastOffsetDelta(records, p) >= offset) {
+                return base;
+            }
+            p += size;
+        }
+        return -1;
+    }
+
+    /**
      * @param records whole stored batches as Fetch v1 sends them (may be empty or null)
      * @param recordsBaseOffset what the batches' baseOffsetDelta count from
      * @param leaderHighWatermark the leader's HW from the same response

@@ -599,7 +599,7 @@ public final class ReplicaFetcher implements AutoCloseable {
                                 leaderId);
                         backoff(s);
                     } else if (result == FollowerAppend.OFFSET_MISMATCH) {
-                        onDiverged(s, d.recordsBaseOffset());
+                        onDiverged(s, d);
                         return;
                     }
                     s.outOfRangeBefore = false;
@@ -636,25 +636,28 @@ public final class ReplicaFetcher implements AutoCloseable {
      * The leader's batches do not continue this log: the log end offset falls inside one of the
      * leader's batches, so this log holds a batch the leader does not have although epoch-based
      * truncation found nothing to remove (a leader epoch history that disagrees with the batches).
-     * Records at or above the high watermark are not committed, so the log goes back to its HW (the
-     * pre-KIP-101 rule, always safe) and is reconciled by epoch again after the backoff. Logged at
-     * WARN once per occurrence, never silently refetched in a loop.
+     * The log is truncated to the base offset of that leader batch (where the two logs part; the
+     * records below it are the leader's at the same offsets as far as this fetch shows), then
+     * reconciled by epoch again after the backoff. Never to the high watermark: records between this
+     * follower's HW and the leader's may be committed and this replica may be elected (KIP-101). Each
+     * occurrence is logged at WARN; the fetcher never refetches the same offset in a loop.
      */
-    private void onDiverged(PartitionState s, long recordsBaseOffset) throws IOException {
+    private void onDiverged(PartitionState s, FetchResponseV1.PartitionData d) throws IOException {
         Partition p = s.partition;
         UnifiedLog log = p.log();
         long leo = log.logEndOffset();
-        long hw = Math.min(p.highWatermark(), leo);
-        FollowerTruncation.apply(p, new FollowerTruncation.Decision(hw, true));
+        long leaderBatchBase = FollowerAppend.baseOfBatchHolding(d.records(), d.recordsBaseOffset(), leo);
+        long target = leaderBatchBase < 0 ? leo : Math.min(leaderBatchBase, leo);
+        FollowerTruncation.apply(p, new FollowerTruncation.Decision(target, true));
         s.truncating = true;
         backoff(s);
         LOG.warn(
-                "REPLICA_FETCH_DIVERGED partition={} leader={} leaderEpoch={}: the fetched batches (from offset {})"
-                        + " do not continue logEndOffset {}; truncated to the high watermark {} and reconciling again",
+                "REPLICA_FETCH_DIVERGED partition={} leader={} leaderEpoch={}: the leader's batch from offset {}"
+                        + " does not continue logEndOffset {}; truncated to {} and reconciling again",
                 p,
                 leaderId,
                 s.leaderEpoch,
-                recordsBaseOffset,
+                leaderBatchBase,
                 leo,
                 log.logEndOffset());
     }

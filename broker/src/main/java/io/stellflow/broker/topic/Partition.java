@@ -40,10 +40,12 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the {@link
  * UnifiedLog} (one append agent per partition); the HW advances by compare-and-set, so concurrent
  * appends and follower fetches never move it backwards; assignment and ISR-change state is replaced
- * as an immutable snapshot under the partition's monitor (metadata and ISR threads, never the leader's
- * append or fetch path). A follower's fetcher changes the log under the same monitor ({@link
- * #runIfFollowing}), so role changes never interleave with it. Listeners run on the thread that
- * moved the partition.
+ * as an immutable snapshot under the partition's monitor (metadata and ISR threads; never the fetch
+ * path). Both writers of the log take the same monitor for each write: the leader's append ({@link
+ * #appendAsLeader}, which checks leadership under it) and a follower's fetcher ({@link
+ * #runIfFollowing}), so role changes never interleave with a write; a role change waits for the
+ * write in progress, including any wait of that write for the log's own lock (a flush or a
+ * compaction swap). Listeners run on the thread that moved the partition.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
@@ -461,7 +463,8 @@ public final class Partition {
      * with the new leader's epoch that the new leader never wrote, which epoch-based truncation
      * cannot see. Kafka's {@code Partition.appendRecordsToLeader} holds its leader-ISR lock for the
      * same reason. The monitor is held for the one write (uncontended on the append path: role
-     * changes and ISR bookkeeping are rare).
+     * changes and ISR bookkeeping are rare); the write may itself wait for the log's lock (a flush, a
+     * compaction swap), and a role change then waits as long.
      *
      * @return the offset of the first appended record, or {@link #NOT_LEADER} (nothing appended)
      * @throws IOException when the write failed; nothing was acknowledged

@@ -52,7 +52,13 @@ class EventLoopProduceTest {
         registry = TopicRegistry.open(dir, LogConfig.defaults(), 10);
         registry.create("t", 1);
         appends = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
-        appends.start();
+    }
+
+    /** The channel; the append agent starts now unless {@code startAgent} is false. */
+    private void connect(boolean startAgent) {
+        if (startAgent) {
+            appends.start();
+        }
         ProduceHandler produce = new ProduceHandler(new TopicService(registry, true, 1), 1 << 20, appends);
         ApiHandler other = (context, body) -> {
             otherApiCalls.add(context.header().apiKey());
@@ -123,6 +129,7 @@ class EventLoopProduceTest {
 
     @Test
     void aProduceToAKnownTopicIsHandedOffOnTheEventLoop() throws Exception {
+        connect(true);
         channel.writeInbound(payload(ApiKeys.PRODUCE, 1, produce("t")));
         assertThat(pool).as("no pool task").isEmpty();
         assertThat(responses(1)).containsExactly(1);
@@ -131,6 +138,7 @@ class EventLoopProduceTest {
 
     @Test
     void aProduceThatMayWaitAndOtherApisGoThroughThePool() throws Exception {
+        connect(true);
         // Auto-creation does file I/O (and, in a cluster, waits for the controller): not on the event loop.
         channel.writeInbound(payload(ApiKeys.PRODUCE, 1, produce("new-topic")));
         assertThat(pool).hasSize(1);
@@ -147,6 +155,7 @@ class EventLoopProduceTest {
 
     @Test
     void aProduceBehindARequestStillInThePoolWaitsForItsTurn() throws Exception {
+        connect(true);
         channel.writeInbound(payload(ApiKeys.METADATA, 1, null));
         channel.writeInbound(payload(ApiKeys.PRODUCE, 2, produce("t")));
         assertThat(registry.partition("t", 0).logEndOffset())
@@ -159,5 +168,21 @@ class EventLoopProduceTest {
         channel.writeInbound(payload(ApiKeys.PRODUCE, 3, produce("t")));
         assertThat(pool).isEmpty();
         assertThat(responses(1)).containsExactly(3);
+    }
+
+    @Test
+    void onceTheAppendQueueIsHalfFullProducesGoThroughThePoolAndTheEventLoopNeverWaits() throws Exception {
+        connect(false); // the agent does not drain yet: the queue (16) fills
+        for (int id = 1; id <= 12; id++) {
+            channel.writeInbound(payload(ApiKeys.PRODUCE, id, produce("t")));
+        }
+        // Requests 1-9 found the queue at most half full (0..8 queued) and were queued on the event
+        // loop; from request 10 on, the pool takes them (and keeps the order behind them).
+        assertThat(pool).as("one drain task for requests 10-12").hasSize(1);
+        appends.start();
+        assertThat(responses(9)).containsExactly(1, 2, 3, 4, 5, 6, 7, 8, 9);
+        runPool();
+        assertThat(responses(3)).containsExactly(10, 11, 12);
+        assertThat(registry.partition("t", 0).logEndOffset()).isEqualTo(12);
     }
 }

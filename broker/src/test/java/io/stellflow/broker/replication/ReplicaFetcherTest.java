@@ -341,7 +341,7 @@ class ReplicaFetcherTest {
     }
 
     @Test
-    void batchesThatDoNotContinueTheLogSendItBackToItsHighWatermarkAndFetchingResumesThere() throws Exception {
+    void batchesThatDoNotContinueTheLogCutItWhereTheLeadersBatchStartsNotAtItsHighWatermark() throws Exception {
         // The leader: [0..1] and [2..6] at the epoch. The follower: the same [0..1], then a batch
         // [2..4] the leader never had, at the same epoch (what a late leader append used to leave),
         // so epoch-based truncation removes nothing and the fetch offset 5 is inside [2..6].
@@ -355,14 +355,15 @@ class ReplicaFetcherTest {
         ReplicaLogs.append(log, EPOCH, 3, "stale");
         Partition p = new Partition("t", 0, EPOCH, log);
         p.becomeFollower(LEADER, EPOCH);
-        p.updateFollowerHighWatermark(2);
+        p.updateFollowerHighWatermark(0); // behind the leader's HW: records above it may be committed
         fetcher.add(p, EPOCH);
         answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 7);
         Received fetch = leader.next(ApiKeys.FETCH);
         assertThat(fetchOffset(fetch)).isEqualTo(5);
         answerRecords(fetch, 5, ReplicaLogs.read(leaderLog, 5), 7);
 
-        // Back to the HW, reconciled again, fetched from there.
+        // Cut at 2, where the leader's batch [2..6] starts (not at the HW, 0), reconciled again,
+        // fetched from there.
         answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 7);
         Received again = leader.next(ApiKeys.FETCH);
         assertThat(fetchOffset(again)).isEqualTo(2);
