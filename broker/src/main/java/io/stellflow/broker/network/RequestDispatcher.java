@@ -91,8 +91,19 @@ public final class RequestDispatcher {
             context.respondError(Errors.UNSUPPORTED_VERSION);
             return;
         }
+        run(context, () -> handler.handle(context, payload));
+    }
+
+    /**
+     * Runs a handler call and answers what it throws: a malformed body with its error code, a bug
+     * with {@code UNKNOWN_SERVER_ERROR}, and an {@link OutOfMemoryError} (typically Netty's
+     * OutOfDirectMemoryError for a large Fetch response under memory pressure) the same way, so the
+     * request still gets its one response and the broker keeps serving.
+     */
+    private void run(RequestContext context, Runnable call) {
+        RequestHeader header = context.header();
         try {
-            handler.handle(context, payload);
+            call.run();
         } catch (ProtocolException e) {
             telemetry.metrics().decodeError(header.apiKey());
             if (LOG.isDebugEnabled()) {
@@ -111,8 +122,6 @@ public final class RequestDispatcher {
             }
             answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
         } catch (OutOfMemoryError e) {
-            // Typically Netty's OutOfDirectMemoryError for a large Fetch response under memory
-            // pressure: the request still gets its one response and the broker keeps serving.
             try (RequestMdc ignored = RequestMdc.open(header)) {
                 LOG.warn(
                         "Out of memory handling {} correlationId {}: {}",
@@ -161,28 +170,7 @@ public final class RequestDispatcher {
             return false;
         }
         RequestContext context = new RequestContext(channel, header, telemetry, receivedNanos);
-        try {
-            handler.handleDecoded(context, request);
-        } catch (RuntimeException e) {
-            try (RequestMdc ignored = RequestMdc.open(header)) {
-                LOG.error(
-                        "Unexpected failure handling {} correlationId {}",
-                        ApiKeys.name(header.apiKey()),
-                        header.correlationId(),
-                        e);
-            }
-            answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
-        } catch (OutOfMemoryError e) {
-            // As on the pool path (Netty's OutOfDirectMemoryError writing a response): answered, serving on.
-            try (RequestMdc ignored = RequestMdc.open(header)) {
-                LOG.warn(
-                        "Out of memory handling {} correlationId {}: {}",
-                        ApiKeys.name(header.apiKey()),
-                        header.correlationId(),
-                        e.toString());
-            }
-            answerFailure(context, Errors.UNKNOWN_SERVER_ERROR);
-        }
+        run(context, () -> handler.handleDecoded(context, request));
         return true;
     }
 
