@@ -45,16 +45,6 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private ReadGate gate;
 
     /**
-     * Every request goes through the request handler pool.
-     *
-     * @param dispatcher routes requests to the API handlers
-     * @param pool the shared request handler pool
-     */
-    public ConnectionHandler(RequestDispatcher dispatcher, Executor pool) {
-        this(dispatcher, pool, false);
-    }
-
-    /**
      * @param dispatcher routes requests to the API handlers
      * @param pool the shared request handler pool
      * @param eventLoopDispatch whether a request whose handler can take it without blocking

@@ -32,28 +32,36 @@ final class FollowerAppend {
 
     private FollowerAppend() {}
 
+    /** {@link #batchHolding}: no batch reaches the offset. */
+    static final int NO_BATCH = -1;
+
+    /** {@link #batchHolding}: the batch framing is broken (a size or a header overruns the bytes). */
+    static final int BROKEN_FRAMING = -2;
+
     /**
-     * The base offset of the first batch in {@code records} whose last offset is at or above {@code
-     * offset} (the batch holding it, or the next one), or -1 when there is none or the framing is
-     * broken. Reads batch headers only.
+     * Where in {@code records} the first batch whose last offset is at or above {@code offset} starts
+     * (the batch holding it, or the next one): its reader position, {@link #NO_BATCH} or {@link
+     * #BROKEN_FRAMING}. Reads batch headers only, checking the framing of the batches it passes.
      */
-    static long baseOfBatchHolding(ByteBuf records, long recordsBaseOffset, long offset) {
-        if (records == null) {
-            return -1;
-        }
+    static int batchHolding(ByteBuf records, long recordsBaseOffset, long offset) {
         int end = records.writerIndex();
-        for (int p = records.readerIndex(); end - p >= RecordBatchLayout.HEADER_SIZE; ) {
+        for (int p = records.readerIndex(); p < end; ) {
+            if (end - p < RecordBatchLayout.HEADER_SIZE) {
+                return BROKEN_FRAMING;
+            }
             int size = RecordBatchLayout.batchSize(records, p);
             if (size < RecordBatchLayout.HEADER_SIZE || size > end - p) {
-                return -1;
+                return BROKEN_FRAMING;
             }
-            long base = recordsBaseOffset + RecordBatchLayout.baseOffsetDelta(records, p);
-            if (base + RecordBatchLayout.lastOffsetDelta(records, p) >= offset) {
-                return base;
+            long last = recordsBaseOffset
+                    + RecordBatchLayout.baseOffsetDelta(records, p)
+                    + RecordBatchLayout.lastOffsetDelta(records, p);
+            if (last >= offset) {
+                return p;
             }
             p += size;
         }
-        return -1;
+        return NO_BATCH;
     }
 
     /**
@@ -67,26 +75,20 @@ final class FollowerAppend {
             throws IOException {
         UnifiedLog log = partition.log();
         if (records != null && records.isReadable()) {
-            long leo = log.logEndOffset();
+            int first = batchHolding(records, recordsBaseOffset, log.logEndOffset());
+            if (first == BROKEN_FRAMING) {
+                return CORRUPT;
+            }
             int end = records.writerIndex();
-            int first = -1;
-            for (int p = records.readerIndex(); p < end; ) {
+            for (int p = first; p >= 0 && p < end; ) {
                 if (end - p < RecordBatchLayout.HEADER_SIZE) {
                     return CORRUPT;
                 }
                 int size = RecordBatchLayout.batchSize(records, p);
-                if (size < RecordBatchLayout.HEADER_SIZE || size > end - p) {
-                    return CORRUPT;
-                }
-                long last = recordsBaseOffset
-                        + RecordBatchLayout.baseOffsetDelta(records, p)
-                        + RecordBatchLayout.lastOffsetDelta(records, p);
-                if (first < 0 && last >= leo) {
-                    first = p;
-                }
-                if (first >= 0
-                        && (RecordBatchLayout.magic(records, p) != RecordBatchLayout.MAGIC
-                                || RecordBatchLayout.crc(records, p) != RecordBatchLayout.computeCrc(records, p))) {
+                if (size < RecordBatchLayout.HEADER_SIZE
+                        || size > end - p
+                        || RecordBatchLayout.magic(records, p) != RecordBatchLayout.MAGIC
+                        || RecordBatchLayout.crc(records, p) != RecordBatchLayout.computeCrc(records, p)) {
                     return CORRUPT;
                 }
                 p += size;

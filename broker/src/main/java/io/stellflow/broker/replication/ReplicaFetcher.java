@@ -21,6 +21,7 @@ import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -646,7 +647,10 @@ public final class ReplicaFetcher implements AutoCloseable {
         Partition p = s.partition;
         UnifiedLog log = p.log();
         long leo = log.logEndOffset();
-        long leaderBatchBase = FollowerAppend.baseOfBatchHolding(d.records(), d.recordsBaseOffset(), leo);
+        // Only called after FollowerAppend found a well-framed batch reaching the LEO.
+        int pos = FollowerAppend.batchHolding(d.records(), d.recordsBaseOffset(), leo);
+        long leaderBatchBase =
+                pos < 0 ? -1 : d.recordsBaseOffset() + RecordBatchLayout.baseOffsetDelta(d.records(), pos);
         long target = leaderBatchBase < 0 ? leo : Math.min(leaderBatchBase, leo);
         FollowerTruncation.apply(p, new FollowerTruncation.Decision(target, true));
         s.truncating = true;
