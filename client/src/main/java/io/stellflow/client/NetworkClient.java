@@ -11,6 +11,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.FrameReadAllocator;
 import io.stellflow.protocol.ResponseFrameDecoder;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
@@ -161,9 +162,12 @@ public final class NetworkClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ch.pipeline()
-                                .addLast("frames", new ResponseFrameDecoder())
-                                .addLast("responses", conn);
+                        ResponseFrameDecoder frames = new ResponseFrameDecoder();
+                        // Reads of a response spanning many reads go straight into its buffer (no copy).
+                        ch.config()
+                                .setRecvByteBufAllocator(
+                                        new FrameReadAllocator(ch.config().getRecvByteBufAllocator(), frames));
+                        ch.pipeline().addLast("frames", frames).addLast("responses", conn);
                     }
                 })
                 .connect(address.host(), address.port());

@@ -11,14 +11,16 @@ import java.util.List;
  * fetcher alike) (spec §1.1: int32 length, then that many
  * bytes): a retained slice of the read buffer when a whole frame arrived in one read, else one
  * pooled direct buffer of exactly the frame's size filled by the following reads ({@link
- * FrameAssembly}: each byte copied once; 4 MiB fetch responses arrive in many reads). The next
- * handler owns each payload and must release it.
+ * FrameAssembly}; 4 MiB fetch responses arrive in many reads). The rest of the read that carried the
+ * length prefix is copied into it; the following reads go straight into it when the channel's
+ * receive-buffer allocator is a {@link FrameReadAllocator} on this decoder ({@link #readTarget}, no
+ * copy), else they are copied once. The next handler owns each payload and must release it.
  *
  * <p>A length below 0 or above {@value Frames#MAX_FRAME_LENGTH} cannot be resynchronised: the decoder
  * throws {@link CorruptedFrameException}, which fails every pending request and closes the
  * connection. Thread-safety: one instance per channel, confined to its event loop.
  */
-public final class ResponseFrameDecoder extends ByteToMessageDecoder {
+public final class ResponseFrameDecoder extends ByteToMessageDecoder implements FrameReadAllocator.ReadTargets {
     private final FrameAssembly assembly = new FrameAssembly();
 
     @Override
@@ -46,6 +48,27 @@ public final class ResponseFrameDecoder extends ByteToMessageDecoder {
         }
         assembly.start(ctx.alloc(), frameLength);
         assembly.fill(in);
+    }
+
+    /**
+     * The buffer the channel's next read should go into while a frame spanning reads is in
+     * progress ({@link FrameAssembly#readTarget}), else null. Called by {@link FrameReadAllocator}.
+     *
+     * @return a retained slice of the frame buffer the caller owns, or null
+     */
+    @Override
+    public ByteBuf readTarget() {
+        return assembly.readTarget();
+    }
+
+    /** Payload bytes copied from read buffers into frame buffers on this connection (tests). */
+    public long copiedPayloadBytes() {
+        return assembly.copiedBytes();
+    }
+
+    /** Payload bytes that were read straight into frame buffers on this connection (tests). */
+    public long inPlacePayloadBytes() {
+        return assembly.inPlaceBytes();
     }
 
     @Override

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.stellflow.protocol.FrameAssembly;
+import io.stellflow.protocol.FrameReadAllocator;
 import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.RequestHeader;
 import java.util.List;
@@ -30,7 +31,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: one instance per channel, confined to its event loop.
  */
-public final class FrameDecoder extends ByteToMessageDecoder {
+public final class FrameDecoder extends ByteToMessageDecoder implements FrameReadAllocator.ReadTargets {
     private static final Logger LOG = LoggerFactory.getLogger(FrameDecoder.class);
 
     private final int maxFrameLength;
@@ -110,11 +111,13 @@ public final class FrameDecoder extends ByteToMessageDecoder {
 
     /**
      * The buffer the channel's next read should go into while a frame spanning reads is in
-     * progress ({@link FrameAssembly#readTarget}), else null. Called by {@link FrameReadAllocator}.
+     * progress ({@link FrameAssembly#readTarget}), else null (also while an oversized frame is being
+     * skipped or after the connection was given up). Called by {@link FrameReadAllocator}.
      *
      * @return a retained slice of the frame buffer the caller owns, or null
      */
-    ByteBuf readTarget() {
+    @Override
+    public ByteBuf readTarget() {
         return closed || discardRemaining > 0 ? null : assembly.readTarget();
     }
 

@@ -11,6 +11,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.stellflow.protocol.FrameAssembly;
+import io.stellflow.protocol.FrameReadAllocator;
 import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.ResponseFrameDecoder;
 import org.slf4j.Logger;
@@ -64,9 +65,12 @@ final class LeaderConnection {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline()
-                                .addLast("frames", new ResponseFrameDecoder())
-                                .addLast("sink", new ToSink(sink));
+                        ResponseFrameDecoder frames = new ResponseFrameDecoder();
+                        // Fetch responses spanning many reads go straight into their buffer (no copy).
+                        ch.config()
+                                .setRecvByteBufAllocator(
+                                        new FrameReadAllocator(ch.config().getRecvByteBufAllocator(), frames));
+                        ch.pipeline().addLast("frames", frames).addLast("sink", new ToSink(sink));
                     }
                 })
                 .connect(host, port);

@@ -11,6 +11,7 @@ import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.FrameAssembly;
+import io.stellflow.protocol.FrameReadAllocator;
 import io.stellflow.protocol.RequestHeader;
 import java.util.ArrayList;
 import java.util.List;

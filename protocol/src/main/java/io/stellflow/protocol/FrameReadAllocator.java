@@ -1,17 +1,19 @@
-package io.stellflow.broker.network;
+package io.stellflow.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.util.UncheckedBooleanSupplier;
-import io.stellflow.protocol.FrameAssembly;
 
 /**
- * The receive-buffer allocator of one broker connection: while its {@link FrameDecoder} is in the
- * middle of a frame that spans reads, the next read buffer IS the unwritten tail of that frame's
- * buffer ({@link FrameAssembly#readTarget}), so the kernel writes the bytes straight into it and the
- * decoder claims them without a user-space copy. Otherwise (between frames, frames too large to be
- * sized up front) the wrapped allocator decides, as before.
+ * The receive-buffer allocator of one connection whose frame decoder assembles frames with a {@link
+ * FrameAssembly}: while the decoder is in the middle of a frame that spans reads, the next read
+ * buffer IS the unwritten tail of that frame's buffer ({@link FrameAssembly#readTarget}), so the
+ * kernel writes the bytes straight into it and the decoder claims them without a user-space copy.
+ * Otherwise (between frames, frames too large to be sized up front) the wrapped allocator decides.
+ * Used on both ends of the data plane: the broker's request connections (1 MiB produce frames) and
+ * the clients' and followers' connections to a broker ({@link ResponseFrameDecoder}, 4 MiB fetch
+ * responses).
  *
  * <p>Why this is safe on every transport (Netty 4.2): NIO and epoll allocate the next read buffer in
  * their read loop after {@code fireChannelRead} of the previous one has returned, and io_uring
@@ -29,14 +31,25 @@ import io.stellflow.protocol.FrameAssembly;
  * used on its event loop only.
  */
 public final class FrameReadAllocator implements RecvByteBufAllocator {
+    /** A frame decoder that can name the buffer the next read should go into. */
+    public interface ReadTargets {
+        /**
+         * The buffer the channel's next read should go into while a frame spanning reads is in
+         * progress ({@link FrameAssembly#readTarget}), else null.
+         *
+         * @return a retained slice of the frame buffer the caller owns, or null
+         */
+        ByteBuf readTarget();
+    }
+
     private final RecvByteBufAllocator delegate;
-    private final FrameDecoder decoder;
+    private final ReadTargets decoder;
 
     /**
      * @param delegate the channel's configured allocator, used between frames
      * @param decoder the channel's frame decoder, whose frame in progress the reads target
      */
-    public FrameReadAllocator(RecvByteBufAllocator delegate, FrameDecoder decoder) {
+    public FrameReadAllocator(RecvByteBufAllocator delegate, ReadTargets decoder) {
         this.delegate = delegate;
         this.decoder = decoder;
     }
@@ -53,9 +66,9 @@ public final class FrameReadAllocator implements RecvByteBufAllocator {
     }
 
     private static final class InPlaceHandle extends DelegatingHandle implements ExtendedHandle {
-        private final FrameDecoder decoder;
+        private final ReadTargets decoder;
 
-        InPlaceHandle(ExtendedHandle delegate, FrameDecoder decoder) {
+        InPlaceHandle(ExtendedHandle delegate, ReadTargets decoder) {
             super(delegate);
             this.decoder = decoder;
         }

@@ -1,0 +1,126 @@
+package io.stellflow.protocol;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.AdaptiveRecvByteBufAllocator;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Drives {@link ResponseFrameDecoder} the way a transport's read loop does on a client's or a
+ * follower's connection (allocate from the channel's {@link FrameReadAllocator} handle, let the
+ * "kernel" write up to the buffer's writable bytes, fire it), and checks the responses and which
+ * bytes were copied.
+ */
+class ResponseFrameReadAllocatorTest {
+    private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+    private final ResponseFrameDecoder decoder = new ResponseFrameDecoder();
+    private final EmbeddedChannel ch = new EmbeddedChannel(decoder);
+    private final RecvByteBufAllocator.Handle handle =
+            new FrameReadAllocator(new AdaptiveRecvByteBufAllocator(), decoder).newHandle();
+    private final List<ByteBuf> frames = new ArrayList<>();
+
+    @AfterEach
+    void release() {
+        frames.forEach(ByteBuf::release);
+        ch.finishAndReleaseAll();
+    }
+
+    private void frame(int payloadBytes, SplittableRandom random) {
+        byte[] payload = new byte[payloadBytes];
+        random.nextBytes(payload);
+        frames.add(Unpooled.buffer(4 + payloadBytes).writeInt(payloadBytes).writeBytes(payload));
+    }
+
+    private ByteBuf stream() {
+        ByteBuf all = Unpooled.buffer();
+        frames.forEach(f -> all.writeBytes(f, f.readerIndex(), f.readableBytes()));
+        return all;
+    }
+
+    /** One read of at most {@code maxBytes} into the buffer the handle allocates. */
+    private void read(ByteBuf stream, int maxBytes) {
+        ByteBuf buf = handle.allocate(alloc);
+        buf.writeBytes(stream, Math.min(Math.min(maxBytes, buf.writableBytes()), stream.readableBytes()));
+        ch.writeInbound(buf);
+    }
+
+    private void assertResponses() {
+        for (int i = 0; i < frames.size(); i++) {
+            ByteBuf payload = ch.readInbound();
+            ByteBuf expected = frames.get(i);
+            assertThat(payload).as("response %d", i).isNotNull();
+            assertThat(ByteBufUtil.getBytes(payload))
+                    .as("response %d has the sent bytes", i)
+                    .isEqualTo(ByteBufUtil.getBytes(expected, 4, expected.readableBytes() - 4));
+            payload.release();
+        }
+        assertThat((Object) ch.readInbound()).isNull();
+    }
+
+    @Test
+    void aFourMebibyteFetchResponseIsReadStraightIntoItsBuffer() {
+        frame(4 << 20, new SplittableRandom(1));
+        frame(30, new SplittableRandom(2));
+        ByteBuf stream = stream();
+        read(stream, 1000);
+        assertThat(decoder.copiedPayloadBytes())
+                .as("the prefix read's payload bytes")
+                .isEqualTo(996);
+        int reads = 0;
+        while (stream.isReadable()) {
+            read(stream, 65_536);
+            reads++;
+        }
+        stream.release();
+        assertThat(reads).isGreaterThan(60);
+        assertThat(decoder.inPlacePayloadBytes())
+                .as("every later byte of the large response")
+                .isEqualTo((4 << 20) - 996);
+        assertThat(decoder.copiedPayloadBytes())
+                .as("plus the small response, which arrived with its prefix")
+                .isEqualTo(996);
+        assertResponses();
+    }
+
+    @Test
+    void responsesCutAtRandomPlacesComeOutWholeAndLargeOnesMostlyInPlace() {
+        SplittableRandom random = new SplittableRandom(7);
+        int[] sizes = {0, 5, 1 << 20, 3, 200_000, FrameAssembly.MAX_UPFRONT_BYTES + 10, 1, 70_000};
+        for (int size : sizes) {
+            frame(size, random);
+        }
+        ByteBuf stream = stream();
+        while (stream.isReadable()) {
+            read(stream, 1 + random.nextInt(random.nextBoolean() ? 6 : 150_000));
+        }
+        stream.release();
+        assertResponses();
+        assertThat(decoder.inPlacePayloadBytes()).isGreaterThan(FrameAssembly.MAX_UPFRONT_BYTES);
+        long assembled = decoder.copiedPayloadBytes() + decoder.inPlacePayloadBytes();
+        assertThat(assembled)
+                .as("responses larger than any read (1 MiB, 200,000 B, 8 MiB + 10) went through the assembly,"
+                        + " each byte copied once or read in place; small ones may arrive whole and be sliced")
+                .isBetween((1L << 20) + 200_000 + FrameAssembly.MAX_UPFRONT_BYTES + 10, sum(sizes));
+        assertThat(decoder.copiedPayloadBytes())
+                .as("only reads that carried a length prefix (at most 150,000 B each), and one growth above 8 MiB")
+                .isLessThan(sizes.length * 150_000L + FrameAssembly.MAX_UPFRONT_BYTES / 2);
+    }
+
+    private static long sum(int[] sizes) {
+        long total = 0;
+        for (int size : sizes) {
+            total += size;
+        }
+        return total;
+    }
+}
