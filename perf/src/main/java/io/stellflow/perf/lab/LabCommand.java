@@ -77,12 +77,20 @@ public final class LabCommand implements Runnable {
                 description = "the load tool's user+system CPU time in ms (-1: not measured)")
         long clientCpuMs;
 
+        @Option(
+                names = "--warmup-records",
+                defaultValue = "0",
+                description = "records the tool sent before its measured ones (--warmup-records of both load"
+                        + " tools): left out of the throughput and latencies, but their bytes count in the CPU"
+                        + " per GB, since the CPU figures cover the whole case")
+        long warmupRecords;
+
         @Override
         public Integer call() throws IOException {
             ToolOutput.Summary s =
                     ToolOutput.parse(format, Files.readAllLines(output, StandardCharsets.UTF_8), recordSize);
             double cpuS = (double) cpuTicks / clkTck;
-            double gb = s.bytes() / LabResult.GIB;
+            double gb = (s.bytes() + (double) warmupRecords * recordSize) / LabResult.GIB;
             LabResult r = new LabResult(
                     system,
                     caseName,
