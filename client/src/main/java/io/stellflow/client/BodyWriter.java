@@ -1,6 +1,7 @@
 package io.stellflow.client;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.GatheringBuffer;
 
 /** Writes a request body (no header, no frame length) into {@code out}. Message records' {@code write} fits. */
 @FunctionalInterface
@@ -13,5 +14,14 @@ public interface BodyWriter {
      */
     default int sizeHintBytes() {
         return 256;
+    }
+
+    /**
+     * True when the body holds bytes values of at least {@link GatheringBuffer#MIN_APPEND_BYTES} (a
+     * Produce with large batches): the frame is then a {@link GatheringBuffer}, which sends those
+     * values from their own buffers instead of copying them into the frame.
+     */
+    default boolean gathers() {
+        return false;
     }
 }

@@ -7,9 +7,9 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.GatheringBuffer;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
-import io.stellflow.protocol.WireWriter;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -127,8 +127,8 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
         }
         // A request carrying record batches (Produce) goes out as one gathering write of the header and
         // the batches' own buffers, so the record bytes are not copied again on their way to the socket.
-        ByteBuf frame = body.sizeHintBytes() >= WireWriter.GATHER_MIN_BYTES
-                ? WireWriter.gatheringBuffer(ch.alloc())
+        ByteBuf frame = body.gathers()
+                ? GatheringBuffer.direct(ch.alloc())
                 : ch.alloc().directBuffer(Math.max(256, 64 + body.sizeHintBytes()));
         try {
             frame.writeInt(0);

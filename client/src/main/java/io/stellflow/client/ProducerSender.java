@@ -6,6 +6,7 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.GatheringBuffer;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import java.util.ArrayDeque;
@@ -382,15 +383,20 @@ final class ProducerSender implements Runnable {
 
     private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
         int bytes = 64;
+        int largestRecordsBytes = 0;
         ClientMetrics metrics = network.metrics();
         for (List<ProducerBatch> list : batches.values()) {
             bytes += 64;
+            int recordsBytes = 0;
             for (ProducerBatch b : list) {
                 bytes += b.sizeInBytes();
+                recordsBytes += b.sizeInBytes();
                 metrics.batchSent(b.sizeInBytes(), b.recordCount());
             }
+            largestRecordsBytes = Math.max(largestRecordsBytes, recordsBytes);
         }
         int sizeHint = bytes;
+        boolean gathers = largestRecordsBytes >= GatheringBuffer.MIN_APPEND_BYTES;
         BodyWriter body = new BodyWriter() {
             @Override
             public void write(ByteBuf out) {
@@ -400,6 +406,11 @@ final class ProducerSender implements Runnable {
             @Override
             public int sizeHintBytes() {
                 return sizeHint;
+            }
+
+            @Override
+            public boolean gathers() {
+                return gathers;
             }
         };
         // v1 when the broker offers it: same bytes, but acks=-1 outcomes arrive as NOT_ENOUGH_REPLICAS,

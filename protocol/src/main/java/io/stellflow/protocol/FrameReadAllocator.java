@@ -31,7 +31,11 @@ import io.netty.util.UncheckedBooleanSupplier;
  * used on its event loop only.
  */
 public final class FrameReadAllocator implements RecvByteBufAllocator {
-    /** A frame decoder that can name the buffer the next read should go into. */
+    /**
+     * A frame decoder that can name the buffer the next read should go into. Called by the channel's
+     * read handle ({@link Handle#allocate}) on the channel's event loop only, the thread the decoder
+     * runs on.
+     */
     public interface ReadTargets {
         /**
          * The buffer the channel's next read should go into while a frame spanning reads is in

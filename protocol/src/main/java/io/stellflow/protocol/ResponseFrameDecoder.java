@@ -61,12 +61,12 @@ public final class ResponseFrameDecoder extends ByteToMessageDecoder implements 
         return assembly.readTarget();
     }
 
-    /** Payload bytes copied from read buffers into frame buffers on this connection (tests). */
+    /** Payload bytes copied from read buffers into frame buffers on this connection (diagnostics, tests); event loop only. */
     public long copiedPayloadBytes() {
         return assembly.copiedBytes();
     }
 
-    /** Payload bytes that were read straight into frame buffers on this connection (tests). */
+    /** Payload bytes read straight into frame buffers on this connection (diagnostics, tests); event loop only. */
     public long inPlacePayloadBytes() {
         return assembly.inPlaceBytes();
     }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.util.internal.PlatformDependent;
 import io.stellflow.protocol.message.ProduceRequest;
 import java.nio.ByteBuffer;
@@ -15,7 +14,7 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 /**
- * A request written into {@link WireWriter#gatheringBuffer} carries exactly the bytes of the same
+ * A request written into a {@link GatheringBuffer} carries exactly the bytes of the same
  * request written into a plain buffer, holds its large records buffers as retained slices (the same
  * memory, not a copy) and gives them back when released.
  */
@@ -36,8 +35,8 @@ class GatheringBufferTest {
     void aProduceRequestGoesOutByteForByteWithItsLargeBatchesNotCopied() {
         SplittableRandom random = new SplittableRandom(5);
         ByteBuf big1 = records(1 << 20, random);
-        ByteBuf small = records(WireWriter.GATHER_MIN_BYTES - 1, random);
-        ByteBuf big2 = records(WireWriter.GATHER_MIN_BYTES, random);
+        ByteBuf small = records(GatheringBuffer.MIN_APPEND_BYTES - 1, random);
+        ByteBuf big2 = records(GatheringBuffer.MIN_APPEND_BYTES, random);
         ByteBuf big3 = records(300_000, random);
         ProduceRequest request = new ProduceRequest(
                 null,
@@ -54,7 +53,7 @@ class GatheringBufferTest {
                         new ProduceRequest.TopicData(
                                 "t".repeat(249), List.of(new ProduceRequest.PartitionData(7, big3)))));
         ByteBuf plain = alloc.directBuffer();
-        CompositeByteBuf gather = WireWriter.gatheringBuffer(alloc);
+        GatheringBuffer gather = GatheringBuffer.direct(alloc);
         try {
             plain.writeInt(0);
             gather.writeInt(0);
@@ -66,13 +65,16 @@ class GatheringBufferTest {
             gather.setInt(0, gather.writerIndex() - 4);
 
             assertThat(bytes(gather)).as("the same bytes on the wire").isEqualTo(bytes(plain));
+            assertThat(gather.capacity() - gather.writerIndex())
+                    .as("growth after a batch adds the missing bytes and some room, not a doubling of the frame")
+                    .isLessThanOrEqualTo(GatheringBuffer.ROOM_BYTES);
             for (ByteBuf large : List.of(big1, big2, big3)) {
                 assertThat(large.refCnt()).as("held, not copied").isEqualTo(2);
             }
-            assertThat(small.refCnt()).as("below GATHER_MIN_BYTES: copied").isEqualTo(1);
+            assertThat(small.refCnt()).as("below MIN_APPEND_BYTES: copied").isEqualTo(1);
             List<Long> addresses = new ArrayList<>();
             for (ByteBuffer nio : gather.nioBuffers(gather.readerIndex(), gather.readableBytes())) {
-                if (nio.isDirect() && nio.remaining() >= WireWriter.GATHER_MIN_BYTES) {
+                if (nio.isDirect() && nio.remaining() >= GatheringBuffer.MIN_APPEND_BYTES) {
                     addresses.add(PlatformDependent.directBufferAddress(nio));
                 }
             }
@@ -104,7 +106,7 @@ class GatheringBufferTest {
 
     @Test
     void anEmptyGatheringBufferTakesSmallWritesLikeAnyBuffer() {
-        CompositeByteBuf gather = WireWriter.gatheringBuffer(alloc);
+        GatheringBuffer gather = GatheringBuffer.direct(alloc);
         try {
             for (int i = 0; i < 1000; i++) {
                 gather.writeInt(i);

@@ -28,9 +28,9 @@ import java.util.Set;
  * buffer (no copy, no retain), valid only while the frame buffer is alive; retain it (or copy) to
  * keep it longer. It is null when the wire length is -1 (the broker answers that partition with
  * INVALID_RECORD, §6.3 step 4). {@link #write} copies the readable bytes of each records buffer
- * without consuming or releasing it, except into a {@link
- * io.stellflow.protocol.WireWriter#gatheringBuffer}, which keeps records of at least {@link
- * io.stellflow.protocol.WireWriter#GATHER_MIN_BYTES} bytes as retained slices (no copy).
+ * without consuming or releasing it, except into a {@link io.stellflow.protocol.GatheringBuffer},
+ * which keeps records of at least {@link io.stellflow.protocol.GatheringBuffer#MIN_APPEND_BYTES}
+ * bytes as retained slices (no copy).
  *
  * <p>{@link #read} is strict and applies the request-level checks of §6.3: acks in {0, 1, -1},
  * timeoutMs > 0, non-empty topicData and partitions arrays, no (topic, partition) twice; any violation
