@@ -500,11 +500,8 @@ public final class StellflowServer implements AutoCloseable {
                                             "flushes",
                                             new FlushConsolidationHandler(config.flushConsolidationFlushes(), true));
                         }
-                        FrameDecoder frames = new FrameDecoder();
                         // Reads of a frame spanning many reads go straight into its buffer (no copy).
-                        ch.config()
-                                .setRecvByteBufAllocator(
-                                        new FrameReadAllocator(ch.config().getRecvByteBufAllocator(), frames));
+                        FrameDecoder frames = FrameReadAllocator.readInto(ch, new FrameDecoder());
                         ch.pipeline()
                                 .addLast("fetch-writer", FetchResponseWriter.INSTANCE)
                                 .addLast("frames", frames)

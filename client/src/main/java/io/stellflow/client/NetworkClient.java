@@ -162,12 +162,10 @@ public final class NetworkClient implements AutoCloseable {
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel ch) {
-                        ResponseFrameDecoder frames = new ResponseFrameDecoder();
                         // Reads of a response spanning many reads go straight into its buffer (no copy).
-                        ch.config()
-                                .setRecvByteBufAllocator(
-                                        new FrameReadAllocator(ch.config().getRecvByteBufAllocator(), frames));
-                        ch.pipeline().addLast("frames", frames).addLast("responses", conn);
+                        ch.pipeline()
+                                .addLast("frames", FrameReadAllocator.readInto(ch, new ResponseFrameDecoder()))
+                                .addLast("responses", conn);
                     }
                 })
                 .connect(address.host(), address.port());

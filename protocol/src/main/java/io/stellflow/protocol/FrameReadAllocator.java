@@ -2,6 +2,7 @@ package io.stellflow.protocol;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.util.UncheckedBooleanSupplier;
 
@@ -56,6 +57,19 @@ public final class FrameReadAllocator implements RecvByteBufAllocator {
     public FrameReadAllocator(RecvByteBufAllocator delegate, ReadTargets decoder) {
         this.delegate = delegate;
         this.decoder = decoder;
+    }
+
+    /**
+     * Makes {@code decoder} the target of {@code channel}'s reads: wraps the channel's configured
+     * receive-buffer allocator in a {@link FrameReadAllocator} on it. Call from {@code initChannel},
+     * before the first read, and add {@code decoder} to the pipeline.
+     *
+     * @return {@code decoder}
+     */
+    public static <D extends ReadTargets> D readInto(Channel channel, D decoder) {
+        channel.config()
+                .setRecvByteBufAllocator(new FrameReadAllocator(channel.config().getRecvByteBufAllocator(), decoder));
+        return decoder;
     }
 
     @Override

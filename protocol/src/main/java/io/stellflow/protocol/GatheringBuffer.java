@@ -1,5 +1,6 @@
 package io.stellflow.protocol;
 
+import io.netty.buffer.AbstractByteBufAllocator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
@@ -79,10 +80,11 @@ public final class GatheringBuffer extends CompositeByteBuf {
      * The components' allocator: the channel's, except that a buffer that must grow grows by the
      * missing bytes plus {@link #ROOM_BYTES} rather than to the next power of two of its whole size.
      */
-    private static final class RoomAllocator implements ByteBufAllocator {
+    private static final class RoomAllocator extends AbstractByteBufAllocator {
         private final ByteBufAllocator delegate;
 
         RoomAllocator(ByteBufAllocator delegate) {
+            super(true);
             this.delegate = delegate;
         }
 
@@ -92,93 +94,13 @@ public final class GatheringBuffer extends CompositeByteBuf {
         }
 
         @Override
-        public ByteBuf buffer() {
-            return delegate.directBuffer();
-        }
-
-        @Override
-        public ByteBuf buffer(int initialCapacity) {
-            return delegate.directBuffer(initialCapacity);
-        }
-
-        @Override
-        public ByteBuf buffer(int initialCapacity, int maxCapacity) {
+        protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
             return delegate.directBuffer(initialCapacity, maxCapacity);
         }
 
         @Override
-        public ByteBuf ioBuffer() {
-            return delegate.directBuffer();
-        }
-
-        @Override
-        public ByteBuf ioBuffer(int initialCapacity) {
-            return delegate.directBuffer(initialCapacity);
-        }
-
-        @Override
-        public ByteBuf ioBuffer(int initialCapacity, int maxCapacity) {
-            return delegate.directBuffer(initialCapacity, maxCapacity);
-        }
-
-        @Override
-        public ByteBuf heapBuffer() {
-            return delegate.heapBuffer();
-        }
-
-        @Override
-        public ByteBuf heapBuffer(int initialCapacity) {
-            return delegate.heapBuffer(initialCapacity);
-        }
-
-        @Override
-        public ByteBuf heapBuffer(int initialCapacity, int maxCapacity) {
+        protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
             return delegate.heapBuffer(initialCapacity, maxCapacity);
-        }
-
-        @Override
-        public ByteBuf directBuffer() {
-            return delegate.directBuffer();
-        }
-
-        @Override
-        public ByteBuf directBuffer(int initialCapacity) {
-            return delegate.directBuffer(initialCapacity);
-        }
-
-        @Override
-        public ByteBuf directBuffer(int initialCapacity, int maxCapacity) {
-            return delegate.directBuffer(initialCapacity, maxCapacity);
-        }
-
-        @Override
-        public CompositeByteBuf compositeBuffer() {
-            return delegate.compositeDirectBuffer();
-        }
-
-        @Override
-        public CompositeByteBuf compositeBuffer(int maxNumComponents) {
-            return delegate.compositeDirectBuffer(maxNumComponents);
-        }
-
-        @Override
-        public CompositeByteBuf compositeHeapBuffer() {
-            return delegate.compositeHeapBuffer();
-        }
-
-        @Override
-        public CompositeByteBuf compositeHeapBuffer(int maxNumComponents) {
-            return delegate.compositeHeapBuffer(maxNumComponents);
-        }
-
-        @Override
-        public CompositeByteBuf compositeDirectBuffer() {
-            return delegate.compositeDirectBuffer();
-        }
-
-        @Override
-        public CompositeByteBuf compositeDirectBuffer(int maxNumComponents) {
-            return delegate.compositeDirectBuffer(maxNumComponents);
         }
 
         @Override

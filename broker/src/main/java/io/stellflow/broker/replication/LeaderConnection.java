@@ -65,12 +65,10 @@ final class LeaderConnection {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ResponseFrameDecoder frames = new ResponseFrameDecoder();
                         // Fetch responses spanning many reads go straight into their buffer (no copy).
-                        ch.config()
-                                .setRecvByteBufAllocator(
-                                        new FrameReadAllocator(ch.config().getRecvByteBufAllocator(), frames));
-                        ch.pipeline().addLast("frames", frames).addLast("sink", new ToSink(sink));
+                        ch.pipeline()
+                                .addLast("frames", FrameReadAllocator.readInto(ch, new ResponseFrameDecoder()))
+                                .addLast("sink", new ToSink(sink));
                     }
                 })
                 .connect(host, port);
