@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.support.Bufs;
 import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -89,5 +92,76 @@ class RecordBatchBuilderTest {
         b.close();
         b.close();
         assertThatThrownBy(() -> b.append(0, new byte[0], new byte[0])).isInstanceOf(IllegalStateException.class);
+    }
+
+    /**
+     * Records from arrays without headers go through the builder's NIO view, records from buffers the
+     * ByteBuf way: the same records must give the same bytes, in every kind of buffer, also when the
+     * buffer grows (and moves) between records and when a ByteBuf-way record grew it.
+     */
+    @Test
+    void theViewWritesTheBytesTheByteBufWayWrites() {
+        Random random = new Random(7);
+        byte[][] keys = new byte[40][];
+        byte[][] values = new byte[40][];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = i % 5 == 0 ? null : bytes(random, random.nextInt(20));
+            values[i] = i % 7 == 3 ? null : bytes(random, random.nextInt(i % 3 == 0 ? 3000 : 50));
+        }
+        ByteBuf expected = bufs.heap();
+        RecordBatchBuilder reference = new RecordBatchBuilder(expected, 1000);
+        for (int i = 0; i < keys.length; i++) {
+            reference.append(1000 + i, wrapOrNull(keys[i]), wrapOrNull(values[i]), null);
+        }
+        reference.close();
+
+        ByteBuf pooled = PooledByteBufAllocator.DEFAULT.directBuffer(64);
+        List<ByteBuf> outs =
+                List.of(bufs.heap(), bufs.direct(), pooled, Unpooled.buffer(64), bufs.composite(bufs.hex("00"), 0));
+        try {
+            for (ByteBuf out : outs) {
+                out.clear();
+                RecordBatchBuilder b = new RecordBatchBuilder(out, 1000);
+                for (int i = 0; i < keys.length; i++) {
+                    b.append(1000 + i, keys[i], values[i]);
+                }
+                b.close();
+                assertThat(Bufs.hexOf(out)).as(out.getClass().getSimpleName()).isEqualTo(Bufs.hexOf(expected));
+                assertThat(RecordBatchValidator.validate(out, Integer.MAX_VALUE))
+                        .isEqualTo(Errors.NONE);
+            }
+        } finally {
+            pooled.release();
+            outs.get(3).release();
+        }
+    }
+
+    @Test
+    void aRecordWithHeadersThatGrowsTheBufferDoesNotLeaveTheViewBehind() {
+        ByteBuf out = Unpooled.directBuffer(100);
+        try {
+            RecordBatchBuilder b = new RecordBatchBuilder(out, 0);
+            b.append(1, new byte[] {1}, new byte[] {2});
+            b.append(2, null, new byte[500], List.of(new Header("h", new byte[300]))); // grows out
+            b.append(3, new byte[] {3}, new byte[] {4});
+            b.close();
+            List<DecodedRecord> records = RecordBatchReader.decode(out, 0);
+            assertThat(records).extracting(DecodedRecord::timestampMs).containsExactly(1L, 2L, 3L);
+            assertThat(records.get(2).key()).containsExactly(3);
+            assertThat(records.get(2).value()).containsExactly(4);
+            assertThat(RecordBatchValidator.validate(out, Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+        } finally {
+            out.release();
+        }
+    }
+
+    private static byte[] bytes(Random random, int n) {
+        byte[] b = new byte[n];
+        random.nextBytes(b);
+        return b;
+    }
+
+    private ByteBuf wrapOrNull(byte[] b) {
+        return b == null ? null : bufs.wrap(b);
     }
 }
