@@ -40,4 +40,17 @@ public final class Crc32c {
         }
         return (int) crc.getValue();
     }
+
+    /**
+     * Returns the CRC-32C of {@code length} bytes at absolute {@code index} of an NIO buffer as the bits
+     * of an int; the buffer's position and limit are not changed.
+     *
+     * @throws IndexOutOfBoundsException if the region is outside the buffer's limit
+     */
+    public static int compute(ByteBuffer buf, int index, int length) {
+        CRC32C crc = CRC.get();
+        crc.reset();
+        crc.update(buf.slice(index, length));
+        return (int) crc.getValue();
+    }
 }

@@ -8,6 +8,8 @@ import static io.stellflow.protocol.record.RecordBatchLayout.RECORD_LENGTH_SIZE;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.Errors;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * Leader-side validation of a RecordBatchSet on Produce, spec §7.7 steps 1-7 plus the one-batch size
@@ -26,8 +28,9 @@ import io.stellflow.protocol.Errors;
  * increasing, within {@code 0..lastOffsetDelta}). Produce validation still requires {@code
  * recordCount == lastOffsetDelta + 1} and {@code offsetDelta == index} (spec §7.7 step 6-7).
  *
- * <p>Allocation-free (apart from what {@link Crc32c} needs for a direct buffer view); never changes the
- * buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
+ * <p>Allocates two NIO views per call (the record set's and the CRC's region; a set that is not one
+ * region, such as a composite of several buffers, is copied to the heap once instead); never changes
+ * the buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
  * are safe as long as nobody writes to it.
  */
 public final class RecordBatchValidator {
@@ -71,30 +74,46 @@ public final class RecordBatchValidator {
         if (recordSet == null || !recordSet.isReadable()) {
             return Errors.INVALID_RECORD; // step 1
         }
-        int start = recordSet.readerIndex();
-        int end = recordSet.writerIndex();
-        for (int pos = start; pos < end; ) { // step 2
-            int batchLength = framedBatchLength(recordSet, pos, end);
+        ByteBuffer b = view(recordSet, recordSet.readerIndex(), recordSet.readableBytes());
+        int end = b.limit();
+        for (int pos = 0; pos < end; ) { // step 2
+            int batchLength = framedBatchLength(b, pos, end);
             if (batchLength < 0) {
                 return Errors.INVALID_RECORD;
             }
             pos += LOG_OVERHEAD + batchLength;
         }
-        for (int pos = start; pos < end; ) { // steps 3-7
-            short code = validateBatch(recordSet, pos, transactionalIdPresent, compactedAllowed);
+        for (int pos = 0; pos < end; ) { // steps 3-7
+            short code = validateBatch(b, pos, transactionalIdPresent, compactedAllowed);
             if (code != Errors.NONE) {
                 return code;
             }
-            pos += RecordBatchLayout.batchSize(recordSet, pos);
+            pos += batchSize(b, pos);
         }
-        for (int pos = start; pos < end; ) { // step 8, one batch
-            int size = RecordBatchLayout.batchSize(recordSet, pos);
+        for (int pos = 0; pos < end; ) { // step 8, one batch
+            int size = batchSize(b, pos);
             if (size > maxBatchBytes) {
                 return Errors.MESSAGE_TOO_LARGE;
             }
             pos += size;
         }
         return Errors.NONE;
+    }
+
+    /**
+     * {@code length} bytes of {@code buf} at {@code index} as one big-endian NIO buffer whose index 0
+     * is {@code index}: a view sharing the memory when {@code buf} is one region (always on the
+     * broker's produce and replication paths), else a heap copy. Every read of the validation then
+     * goes through this one {@link ByteBuffer} class, instead of compiling each {@link ByteBuf} read for
+     * every buffer class seen (pooled, slice, leak-detector wrapper, composite).
+     */
+    private static ByteBuffer view(ByteBuf buf, int index, int length) {
+        if (buf.nioBufferCount() == 1) {
+            return buf.nioBuffer(index, length).order(ByteOrder.BIG_ENDIAN);
+        }
+        ByteBuffer copy = ByteBuffer.allocate(length);
+        buf.getBytes(index, copy);
+        return copy.flip();
     }
 
     /** Total record count of an already validated set (sum of recordCount); no index change. */
@@ -122,15 +141,19 @@ public final class RecordBatchValidator {
      * 78 and the whole batch fits before {@code end}; otherwise -1.
      */
     static int framedBatchLength(ByteBuf buf, int pos, int end) {
-        int remaining = end - pos;
-        if (remaining < LOG_OVERHEAD) {
-            return -1;
-        }
-        int batchLength = RecordBatchLayout.batchLength(buf, pos);
-        if (batchLength < MIN_BATCH_LENGTH || batchLength > remaining - LOG_OVERHEAD) {
-            return -1;
-        }
-        return batchLength;
+        return end - pos < LOG_OVERHEAD ? -1 : framed(RecordBatchLayout.batchLength(buf, pos), end - pos);
+    }
+
+    private static int framedBatchLength(ByteBuffer b, int pos, int end) {
+        return end - pos < LOG_OVERHEAD ? -1 : framed(b.getInt(pos + RecordBatchLayout.BATCH_LENGTH_OFFSET), end - pos);
+    }
+
+    private static int framed(int batchLength, int remaining) {
+        return batchLength < MIN_BATCH_LENGTH || batchLength > remaining - LOG_OVERHEAD ? -1 : batchLength;
+    }
+
+    private static int batchSize(ByteBuffer b, int batchStart) {
+        return LOG_OVERHEAD + b.getInt(batchStart + RecordBatchLayout.BATCH_LENGTH_OFFSET);
     }
 
     /**
@@ -138,13 +161,22 @@ public final class RecordBatchValidator {
      * fetched compacted batches (class javadoc).
      */
     static short validateBatch(ByteBuf buf, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed) {
-        if (RecordBatchLayout.magic(buf, batchStart) != RecordBatchLayout.MAGIC) {
+        ByteBuffer b = view(buf, batchStart, RecordBatchLayout.batchSize(buf, batchStart));
+        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed);
+    }
+
+    private static short validateBatch(
+            ByteBuffer b, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed) {
+        if (b.get(batchStart + RecordBatchLayout.MAGIC_OFFSET) != RecordBatchLayout.MAGIC) {
             return Errors.INVALID_RECORD; // step 3
         }
-        if (RecordBatchLayout.computeCrc(buf, batchStart) != RecordBatchLayout.crc(buf, batchStart)) {
+        int batchLength = b.getInt(batchStart + RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        int crc = Crc32c.compute(
+                b, batchStart + RecordBatchLayout.CRC_START_OFFSET, RecordBatchLayout.crcCoveredBytes(batchLength));
+        if (crc != b.getInt(batchStart + RecordBatchLayout.CRC_OFFSET)) {
             return Errors.CORRUPT_MESSAGE; // step 4
         }
-        int attributes = RecordBatchLayout.attributes(buf, batchStart); // step 5
+        int attributes = Short.toUnsignedInt(b.getShort(batchStart + RecordBatchLayout.ATTRIBUTES_OFFSET)); // step 5
         int codec = attributes & RecordBatchLayout.COMPRESSION_CODEC_MASK;
         int forbidden = RecordBatchLayout.TIMESTAMP_TYPE_MASK
                 | RecordBatchLayout.CONTROL_FLAG_MASK
@@ -152,7 +184,7 @@ public final class RecordBatchValidator {
         if (codec > MAX_SUPPORTED_CODEC_NUMBER || (attributes & forbidden) != 0) {
             return Errors.INVALID_RECORD;
         }
-        long producerId = RecordBatchLayout.producerId(buf, batchStart);
+        long producerId = b.getLong(batchStart + RecordBatchLayout.PRODUCER_ID_OFFSET);
         if ((attributes & RecordBatchLayout.TRANSACTIONAL_FLAG_MASK) != 0
                 && (producerId < 0 || !transactionalIdPresent)) {
             return Errors.INVALID_RECORD;
@@ -160,17 +192,18 @@ public final class RecordBatchValidator {
         if (codec != 0) {
             return Errors.FEATURE_NOT_ENABLED; // spec 9.o: no codec is supported yet
         }
-        int recordCount = RecordBatchLayout.recordCount(buf, batchStart); // step 6
-        int lastOffsetDelta = RecordBatchLayout.lastOffsetDelta(buf, batchStart);
+        int recordCount = b.getInt(batchStart + RecordBatchLayout.RECORD_COUNT_OFFSET); // step 6
+        int lastOffsetDelta = b.getInt(batchStart + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
         boolean countOk = compactedAllowed ? recordCount <= lastOffsetDelta + 1L : lastOffsetDelta == recordCount - 1;
         if (recordCount < 1 || !countOk) {
             return Errors.INVALID_RECORD;
         }
-        if (RecordBatchLayout.maxTimestamp(buf, batchStart) < RecordBatchLayout.baseTimestamp(buf, batchStart)) {
+        if (b.getLong(batchStart + RecordBatchLayout.MAX_TIMESTAMP_OFFSET)
+                < b.getLong(batchStart + RecordBatchLayout.BASE_TIMESTAMP_OFFSET)) {
             return Errors.INVALID_RECORD;
         }
-        short epoch = RecordBatchLayout.producerEpoch(buf, batchStart);
-        int sequence = RecordBatchLayout.baseSequence(buf, batchStart);
+        short epoch = b.getShort(batchStart + RecordBatchLayout.PRODUCER_EPOCH_OFFSET);
+        int sequence = b.getInt(batchStart + RecordBatchLayout.BASE_SEQUENCE_OFFSET);
         boolean plain = producerId == RecordBatchLayout.NO_PRODUCER_ID
                 && epoch == RecordBatchLayout.NO_PRODUCER_EPOCH
                 && sequence == RecordBatchLayout.NO_SEQUENCE;
@@ -178,9 +211,9 @@ public final class RecordBatchValidator {
         if (!plain && !idempotent) {
             return Errors.INVALID_RECORD;
         }
-        int batchEnd = batchStart + RecordBatchLayout.batchSize(buf, batchStart);
+        int batchEnd = batchStart + LOG_OVERHEAD + batchLength;
         return validateRecords(
-                buf, batchStart + RECORDS_OFFSET, batchEnd, recordCount, compactedAllowed ? lastOffsetDelta : -1);
+                b, batchStart + RECORDS_OFFSET, batchEnd, recordCount, compactedAllowed ? lastOffsetDelta : -1);
     }
 
     /**
@@ -188,7 +221,7 @@ public final class RecordBatchValidator {
      * otherwise it must increase strictly and stay within 0..compactedLastOffsetDelta.
      */
     private static short validateRecords(
-            ByteBuf buf, int pos, int batchEnd, int recordCount, int compactedLastOffsetDelta) {
+            ByteBuffer buf, int pos, int batchEnd, int recordCount, int compactedLastOffsetDelta) {
         long previousDelta = -1;
         for (int index = 0; index < recordCount; index++) {
             if (batchEnd - pos < RECORD_LENGTH_SIZE) {
@@ -200,7 +233,7 @@ public final class RecordBatchValidator {
             }
             int recordEnd = pos + RECORD_LENGTH_SIZE + length;
             int p = pos + RECORD_LENGTH_SIZE;
-            if (buf.getByte(p) != 0) {
+            if (buf.get(p) != 0) {
                 return Errors.INVALID_RECORD; // record attributes
             }
             p += 1 + 8; // attributes, timestampDelta
@@ -224,7 +257,7 @@ public final class RecordBatchValidator {
     }
 
     /** Returns the index after a nullable-bytes field at {@code p}, or -1 if it is invalid or overruns. */
-    private static int skipNullableBytes(ByteBuf buf, int p, int limit) {
+    private static int skipNullableBytes(ByteBuffer buf, int p, int limit) {
         if (p < 0 || limit - p < 4) {
             return -1;
         }
@@ -235,7 +268,7 @@ public final class RecordBatchValidator {
         return p + 4 + Math.max(len, 0);
     }
 
-    private static int skipHeaders(ByteBuf buf, int p, int limit) {
+    private static int skipHeaders(ByteBuffer buf, int p, int limit) {
         if (p < 0 || limit - p < 4) {
             return -1;
         }

@@ -1,6 +1,6 @@
 package io.stellflow.protocol.record;
 
-import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 
 /**
  * Allocation-free strict UTF-8 check (RFC 3629): rejects overlong forms, surrogates (U+D800..DFFF),
@@ -10,12 +10,12 @@ import io.netty.buffer.ByteBuf;
 final class Utf8 {
     private Utf8() {}
 
-    /** True if the {@code length} bytes at absolute {@code index} are valid UTF-8. */
-    static boolean isValid(ByteBuf buf, int index, int length) {
+    /** True if the {@code length} bytes at absolute {@code index} are valid UTF-8 (position and limit unused). */
+    static boolean isValid(ByteBuffer buf, int index, int length) {
         int i = index;
         int end = index + length;
         while (i < end) {
-            int b0 = buf.getByte(i) & 0xFF;
+            int b0 = buf.get(i) & 0xFF;
             if (b0 < 0x80) {
                 i++;
                 continue;
@@ -40,12 +40,12 @@ final class Utf8 {
             if (end - i - 1 < need) {
                 return false;
             }
-            int b1 = buf.getByte(i + 1) & 0xFF;
+            int b1 = buf.get(i + 1) & 0xFF;
             if (b1 < min || b1 > max) {
                 return false;
             }
             for (int k = 2; k <= need; k++) {
-                int bk = buf.getByte(i + k) & 0xFF;
+                int bk = buf.get(i + k) & 0xFF;
                 if (bk < 0x80 || bk > 0xBF) {
                     return false;
                 }

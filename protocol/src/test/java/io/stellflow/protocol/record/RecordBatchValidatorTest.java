@@ -71,6 +71,15 @@ class RecordBatchValidatorTest {
         set.readerIndex(3);
         assertThat(validate(set)).isEqualTo(Errors.NONE);
         assertThat(RecordBatchValidator.totalRecordCount(set)).isEqualTo(2);
+        ByteBuf direct = bufs.direct().writeBytes(set, 0, set.writerIndex()).readerIndex(3);
+        assertThat(validate(direct)).isEqualTo(Errors.NONE);
+        ByteBuf composite = bufs.composite(set.duplicate().readerIndex(0), 40).readerIndex(3);
+        assertThat(validate(composite))
+                .as("a composite is validated from a copy")
+                .isEqualTo(Errors.NONE);
+        composite.setByte(composite.writerIndex() - 2, composite.getByte(composite.writerIndex() - 2) ^ 1);
+        assertThat(validate(composite)).isEqualTo(Errors.CORRUPT_MESSAGE);
+        assertThat(composite.readerIndex()).isEqualTo(3);
     }
 
     @Test

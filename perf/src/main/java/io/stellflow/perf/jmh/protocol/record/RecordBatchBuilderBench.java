@@ -1,0 +1,102 @@
+package io.stellflow.perf.jmh.protocol.record;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.ResourceLeakDetector;
+import io.stellflow.protocol.record.RecordBatchBuilder;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The producer's batch building: one 1 MiB batch of 1 KiB records (1,018 appends from arrays, no key,
+ * no headers, then {@code close()} with its CRC-32C) into a pooled direct buffer, as {@code
+ * ProducerBatch} does with batch.size 1 MiB. Values from SplittableRandom(42). Time per batch.
+ *
+ * <p>{@code buffers}: {@code pooled} builds into the same pooled buffer every time; {@code mixed}
+ * takes turns with a buffer in a leak detector's wrapper (Netty wraps a sample of the producer's batch
+ * buffers), so the JIT sees both classes at every write, as it does in a producer.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g", "-Dio.netty.leakDetection.samplingInterval=1"})
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+public class RecordBatchBuilderBench {
+    static final int BATCH_BYTES = 1 << 20;
+    static final int RECORD_BYTES = 1024;
+    static final long TIMESTAMP_MS = 1_700_000_000_000L;
+
+    @Param({"pooled", "mixed"})
+    public String buffers;
+
+    private ByteBuf[] outs;
+    private int next;
+    private final byte[][] values = new byte[16][RECORD_BYTES];
+    private int records;
+
+    @Setup
+    public void setUp() {
+        SplittableRandom random = new SplittableRandom(42);
+        for (byte[] v : values) {
+            random.nextBytes(v);
+        }
+        ByteBuf pooled = allocate(BATCH_BYTES, false);
+        outs = "mixed".equals(buffers) ? new ByteBuf[] {pooled, allocate(BATCH_BYTES, true)} : new ByteBuf[] {pooled};
+        if (outs[outs.length - 1].getClass() == pooled.getClass() && outs.length > 1) {
+            throw new IllegalStateException("the leak detector did not wrap the buffer");
+        }
+        int perRecord = RecordBatchBuilder.recordSizeInBytes(-1, RECORD_BYTES, List.of());
+        records = (BATCH_BYTES - RecordBatchBuilder.batchOverheadBytes()) / perRecord;
+    }
+
+    /**
+     * A pooled direct buffer, in the leak detector's SIMPLE wrapper (what production wraps a sample of
+     * its buffers in; the fork samples every buffer) or not.
+     */
+    static ByteBuf allocate(int bytes, boolean wrapped) {
+        ResourceLeakDetector.Level level = ResourceLeakDetector.getLevel();
+        ResourceLeakDetector.setLevel(
+                wrapped ? ResourceLeakDetector.Level.SIMPLE : ResourceLeakDetector.Level.DISABLED);
+        try {
+            return PooledByteBufAllocator.DEFAULT.directBuffer(bytes);
+        } finally {
+            ResourceLeakDetector.setLevel(level);
+        }
+    }
+
+    @TearDown
+    public void tearDown() {
+        for (ByteBuf out : outs) {
+            out.release();
+        }
+    }
+
+    @Benchmark
+    public int buildBatch() {
+        ByteBuf out = outs[next];
+        next = next + 1 == outs.length ? 0 : next + 1;
+        out.clear();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, TIMESTAMP_MS);
+        for (int i = 0; i < records; i++) {
+            b.append(TIMESTAMP_MS + i, null, values[i & 15], List.of());
+        }
+        b.close();
+        return b.sizeInBytes();
+    }
+}
