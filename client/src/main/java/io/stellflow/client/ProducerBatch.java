@@ -4,18 +4,21 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * One RecordBatch being filled for one partition, with the futures of its records. The batch
+ * One RecordBatch being filled for one partition, with the callbacks of its records (a {@code send}
+ * future is its own callback, {@link RecordFuture}). The batch
  * bytes live in a pooled direct buffer that is released exactly once, when the batch completes or
  * fails.
  *
- * <p>Thread-safety: guarded by the producer's accumulator lock; futures are completed outside it.
+ * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it.
  */
 final class ProducerBatch {
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerBatch.class);
     /** Record framing without key/value bytes: length 4, attributes 1, timestampDelta 8, offsetDelta 4, key len 4, value len 4, header count 4. */
     static final int RECORD_OVERHEAD = 29;
 
@@ -27,9 +30,11 @@ final class ProducerBatch {
     final int reservedBytes;
     private final ByteBuf buffer;
     private final RecordBatchBuilder builder;
-    private final List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
-    /** Record timestamps, unboxed (no allocation per record once grown). */
+    /** Per record (the first {@link #recordCount} entries): its callback and timestamp; grown by doubling. */
+    private Callback[] callbacks = new Callback[64];
+
     private long[] timestamps = new long[64];
+    private int recordCount;
 
     private final int batchSizeBytes;
     private boolean closed;
@@ -61,7 +66,7 @@ final class ProducerBatch {
     }
 
     /** Appends if the record fits in {@code batch.size} (the first record always fits); else false. */
-    boolean tryAppend(long timestampMs, byte[] key, byte[] value, CompletableFuture<RecordMetadata> future) {
+    boolean tryAppend(long timestampMs, byte[] key, byte[] value, Callback callback) {
         if (closed) {
             return false;
         }
@@ -70,12 +75,13 @@ final class ProducerBatch {
             return false;
         }
         builder.append(timestampMs, key, value, List.of());
-        int i = futures.size();
+        int i = recordCount++;
         if (i == timestamps.length) {
-            timestamps = java.util.Arrays.copyOf(timestamps, i * 2);
+            timestamps = Arrays.copyOf(timestamps, i * 2);
+            callbacks = Arrays.copyOf(callbacks, i * 2);
         }
         timestamps[i] = timestampMs;
-        futures.add(future);
+        callbacks[i] = callback;
         return true;
     }
 
@@ -84,7 +90,7 @@ final class ProducerBatch {
     }
 
     int recordCount() {
-        return futures.size();
+        return recordCount;
     }
 
     /** Seals the batch (fills length, counts and CRC); idempotent. */
@@ -107,15 +113,24 @@ final class ProducerBatch {
     /** Completes record i with offset {@code baseOffset + i}; called outside the lock. */
     void complete(long baseOffset) {
         release();
-        for (int i = 0; i < futures.size(); i++) {
-            futures.get(i).complete(new RecordMetadata(tp.topic(), tp.partition(), baseOffset + i, timestamps[i]));
+        for (int i = 0; i < recordCount; i++) {
+            call(callbacks[i], new RecordMetadata(tp.topic(), tp.partition(), baseOffset + i, timestamps[i]), null);
         }
     }
 
     void fail(RuntimeException e) {
         release();
-        for (CompletableFuture<RecordMetadata> f : futures) {
-            f.completeExceptionally(e);
+        for (int i = 0; i < recordCount; i++) {
+            call(callbacks[i], null, e);
+        }
+    }
+
+    /** Calls one record's callback; what it throws is logged, the other records still complete. */
+    static void call(Callback callback, RecordMetadata metadata, Exception exception) {
+        try {
+            callback.onCompletion(metadata, exception);
+        } catch (RuntimeException e) {
+            LOG.warn("A send callback threw; the other records of the batch are completed anyway", e);
         }
     }
 

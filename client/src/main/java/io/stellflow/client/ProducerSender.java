@@ -18,7 +18,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -115,12 +114,7 @@ final class ProducerSender implements Runnable {
      * @throws StellflowException when memory did not free up in time or the producer is closing
      */
     AppendResult append(
-            TopicPartition tp,
-            long timestampMs,
-            byte[] key,
-            byte[] value,
-            CompletableFuture<RecordMetadata> future,
-            boolean abortOnNewBatch)
+            TopicPartition tp, long timestampMs, byte[] key, byte[] value, Callback callback, boolean abortOnNewBatch)
             throws InterruptedException {
         lock.lock();
         try {
@@ -129,7 +123,7 @@ final class ProducerSender implements Runnable {
             }
             PartitionQueue q = queues.computeIfAbsent(tp, k -> new PartitionQueue());
             ProducerBatch last = q.batches.peekLast();
-            if (last != null && last.tryAppend(timestampMs, key, value, future)) {
+            if (last != null && last.tryAppend(timestampMs, key, value, callback)) {
                 if (last.isFull()) {
                     wakeSender.signal();
                     return AppendResult.BATCH_FULL;
@@ -158,7 +152,7 @@ final class ProducerSender implements Runnable {
             if (last != null) {
                 last.close();
             }
-            batch.tryAppend(timestampMs, key, value, future);
+            batch.tryAppend(timestampMs, key, value, callback);
             q.batches.addLast(batch);
             if (last != null || batch.isFull() || lingerNs == 0) {
                 wakeSender.signal();

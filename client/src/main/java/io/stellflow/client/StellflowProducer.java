@@ -4,8 +4,10 @@ import io.opentelemetry.api.OpenTelemetry;
 import io.stellflow.protocol.Errors;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -15,13 +17,14 @@ import java.util.concurrent.TimeoutException;
  * ProducerConfig}: {@code batch.size}, {@code linger.ms}, {@code acks}, {@code
  * max.in.flight.requests.per.connection}, {@code retries}).
  *
- * <p>Each {@link #send} returns a future that completes with the record's offset once the broker
- * acknowledged its batch (with {@code acks=0} the broker still answers, spec decision 9.i, so the
- * offset is known too), or fails with a {@link StellflowException} carrying the error code.
+ * <p>{@link #send(ProducerRecord)} returns a future that completes with the record's offset once the
+ * broker acknowledged its batch (with {@code acks=0} the broker still answers, spec decision 9.i, so
+ * the offset is known too), or fails with a {@link StellflowException} carrying the error code;
+ * {@link #send(ProducerRecord, Callback)} calls a {@link Callback} with the same outcome instead.
  * Records sent to one partition are written in {@code send} order, retries included.
  *
- * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete on the
- * client's I/O thread: callbacks must be short and must not block (and must not call {@link
+ * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
+ * run on the client's I/O thread: they must be short and must not block (and must not call {@link
  * #flush}).
  */
 public final class StellflowProducer implements AutoCloseable {
@@ -29,6 +32,9 @@ public final class StellflowProducer implements AutoCloseable {
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final Partitioner partitioner = new Partitioner();
+    /** Per topic, its TopicPartition keys by partition (grows when the partition count grows). */
+    private final Map<String, TopicPartition[]> topicPartitions = new ConcurrentHashMap<>();
+
     private final ProducerSender sender;
     private final Thread senderThread;
     private volatile boolean closed;
@@ -70,10 +76,23 @@ public final class StellflowProducer implements AutoCloseable {
      * @throws IllegalStateException when the producer is closed
      */
     public CompletableFuture<RecordMetadata> send(ProducerRecord record) {
+        RecordFuture future = new RecordFuture();
+        send(record, future);
+        return future;
+    }
+
+    /**
+     * Queues one record and calls {@code callback} once when it is acknowledged or has failed, without
+     * a future: one object fewer per record than {@link #send(ProducerRecord)}. Blocks as that method
+     * does; an error found before the record is queued (unknown partition, {@code max.block.ms} passed,
+     * interrupted) is given to {@code callback} on the calling thread.
+     *
+     * @throws IllegalStateException when the producer is closed
+     */
+    public void send(ProducerRecord record, Callback callback) {
         if (closed) {
             throw new IllegalStateException("producer is closed");
         }
-        CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
         try {
             int numPartitions = partitionCount(record.topic());
             int partition;
@@ -93,24 +112,59 @@ public final class StellflowProducer implements AutoCloseable {
                     : record.timestampMs();
             boolean sticky = record.partition() == null && record.key() == null;
             ProducerSender.AppendResult r = sender.append(
-                    new TopicPartition(record.topic(), partition), ts, record.key(), record.value(), future, sticky);
+                    topicPartition(record.topic(), partition, numPartitions),
+                    ts,
+                    record.key(),
+                    record.value(),
+                    callback,
+                    sticky);
             if (r == ProducerSender.AppendResult.ABORTED_NEW_BATCH) {
                 // The sticky partition's batch is done: move on and open the new batch there instead.
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
                 partition = partitioner.partition(record.topic(), null, numPartitions);
                 r = sender.append(
-                        new TopicPartition(record.topic(), partition), ts, null, record.value(), future, false);
+                        topicPartition(record.topic(), partition, numPartitions),
+                        ts,
+                        null,
+                        record.value(),
+                        callback,
+                        false);
             }
             if (r == ProducerSender.AppendResult.BATCH_FULL && sticky) {
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
             }
         } catch (StellflowException e) {
-            future.completeExceptionally(e);
+            ProducerBatch.call(callback, null, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            future.completeExceptionally(e);
+            ProducerBatch.call(callback, null, e);
         }
-        return future;
+    }
+
+    /** The partition's key, one instance per topic and partition (no allocation per record). */
+    private TopicPartition topicPartition(String topic, int partition, int numPartitions) {
+        TopicPartition[] tps = topicPartitions.get(topic);
+        if (tps == null || tps.length < numPartitions) {
+            TopicPartition[] grown = new TopicPartition[numPartitions];
+            for (int p = 0; p < numPartitions; p++) {
+                grown[p] = tps != null && p < tps.length ? tps[p] : new TopicPartition(topic, p);
+            }
+            topicPartitions.put(topic, grown);
+            tps = grown;
+        }
+        return tps[partition];
+    }
+
+    /** The future of {@link #send(ProducerRecord)}: it is also the record's callback. */
+    private static final class RecordFuture extends CompletableFuture<RecordMetadata> implements Callback {
+        @Override
+        public void onCompletion(RecordMetadata metadata, Exception exception) {
+            if (exception != null) {
+                completeExceptionally(exception);
+            } else {
+                complete(metadata);
+            }
+        }
     }
 
     /** The partitions of {@code topic} from Metadata (refreshing it when needed). */

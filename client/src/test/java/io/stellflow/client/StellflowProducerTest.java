@@ -320,4 +320,75 @@ class StellflowProducerTest {
                     .containsOnly((short) 1);
         }
     }
+
+    /** What one callback saw, and on which thread. */
+    private record Outcome(RecordMetadata metadata, Exception exception, Thread thread) {}
+
+    @Test
+    void callbacksGetOffsetsInSendOrderAndAThrowingCallbackDoesNotStopTheOthers() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            List<Outcome> outcomes = java.util.Collections.synchronizedList(new ArrayList<>());
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "batch.size", "200", "linger.ms", "60000"))) {
+                for (int i = 0; i < 10; i++) {
+                    boolean throwing = i == 3;
+                    producer.send(new ProducerRecord("t", 0, null, new byte[60]), (md, e) -> {
+                        outcomes.add(new Outcome(md, e, Thread.currentThread()));
+                        if (throwing) {
+                            throw new IllegalStateException("a callback bug");
+                        }
+                    });
+                }
+                producer.flush();
+            }
+            assertThat(outcomes).hasSize(10);
+            assertThat(outcomes)
+                    .extracting(o -> o.metadata().offset())
+                    .containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L);
+            assertThat(outcomes).allSatisfy(o -> {
+                assertThat(o.exception()).isNull();
+                assertThat(o.metadata().topic()).isEqualTo("t");
+                assertThat(o.thread()).isNotEqualTo(Thread.currentThread());
+            });
+        }
+    }
+
+    @Test
+    void callbacksGetTheBrokersErrorAndAnUnknownPartitionOnTheSendingThread() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 2);
+            broker.failNextProduce(new TopicPartition("t", 0), Errors.CORRUPT_MESSAGE);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                CompletableFuture<Outcome> failed = new CompletableFuture<>();
+                producer.send(
+                        new ProducerRecord("t", 0, null, bytes("x")),
+                        (md, e) -> failed.complete(new Outcome(md, e, Thread.currentThread())));
+                Outcome o = failed.get(5, TimeUnit.SECONDS);
+                assertThat(o.metadata()).isNull();
+                assertThat(o.exception())
+                        .isInstanceOfSatisfying(
+                                StellflowException.class,
+                                e -> assertThat(e.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE));
+
+                List<Outcome> unknown = new ArrayList<>();
+                producer.send(
+                        new ProducerRecord("t", 5, null, bytes("y")),
+                        (md, e) -> unknown.add(new Outcome(md, e, Thread.currentThread())));
+                assertThat(unknown).singleElement().satisfies(u -> {
+                    assertThat(u.thread()).isEqualTo(Thread.currentThread());
+                    assertThat(u.exception())
+                            .isInstanceOfSatisfying(
+                                    StellflowException.class,
+                                    e -> assertThat(e.errorCode()).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION));
+                });
+
+                CompletableFuture<Outcome> ok = new CompletableFuture<>();
+                producer.send(
+                        new ProducerRecord("t", 1, null, bytes("z")),
+                        (md, e) -> ok.complete(new Outcome(md, e, Thread.currentThread())));
+                assertThat(ok.get(5, TimeUnit.SECONDS).metadata().partition()).isEqualTo(1);
+            }
+        }
+    }
 }

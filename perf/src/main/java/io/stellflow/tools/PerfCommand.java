@@ -6,8 +6,10 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.resources.Resource;
 import io.stellflow.broker.telemetry.MetricsEndpoint;
+import io.stellflow.client.Callback;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.ProducerRecord;
+import io.stellflow.client.RecordMetadata;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.StellflowException;
@@ -24,7 +26,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -148,6 +149,35 @@ public final class PerfCommand implements Runnable {
             mixinStandardHelpOptions = true,
             description = "Send fixed-size records as fast as allowed.")
     static final class Produce extends Common implements Callable<Integer> {
+        /** Latency per acknowledged measured record, microseconds (written by the client's I/O thread). */
+        private final Recorder latencyUs = new Recorder(3);
+        /** Records that failed, warm-up included. */
+        private final AtomicLong errors = new AtomicLong();
+
+        /**
+         * One record's completion: its latency when it is measured, else nothing; an error counts
+         * always (a failed warm-up record makes the run unclean too). One object per record, as Kafka's
+         * ProducerPerformance has one callback per record.
+         */
+        private final class Acked implements Callback {
+            private final long sendNs;
+            private final boolean measured;
+
+            Acked(long sendNs, boolean measured) {
+                this.sendNs = sendNs;
+                this.measured = measured;
+            }
+
+            @Override
+            public void onCompletion(RecordMetadata metadata, Exception exception) {
+                if (exception != null) {
+                    errors.incrementAndGet();
+                } else if (measured) { // one latency per acknowledged record: the count too
+                    latencyUs.recordValue(Math.max(1, (System.nanoTime() - sendNs) / 1000));
+                }
+            }
+        }
+
         /** At a fixed rate, park only when the next record is due at least this far ahead (1 ms). */
         static final long PACING_PARK_MIN_NS = 1_000_000;
 
@@ -192,8 +222,6 @@ public final class PerfCommand implements Runnable {
                 throw new CommandLine.ParameterException(
                         spec.commandLine(), "--warmup-records must be in [0, --num-records)");
             }
-            Recorder latencyUs = new Recorder(3);
-            AtomicLong errors = new AtomicLong();
             long sent = 0;
             long startNs;
             long measuredStartNs;
@@ -235,14 +263,7 @@ public final class PerfCommand implements Runnable {
                     } else {
                         sendNs = nowNs;
                     }
-                    CompletableFuture<?> f = producer.send(new ProducerRecord(topic, null, null, value));
-                    f.whenComplete((md, e) -> {
-                        if (e != null) {
-                            errors.incrementAndGet(); // warm-up errors count too: the run is not clean
-                        } else if (measured) { // one latency per acknowledged record: the count too
-                            latencyUs.recordValue(Math.max(1, (System.nanoTime() - sendNs) / 1000));
-                        }
-                    });
+                    producer.send(new ProducerRecord(topic, null, null, value), new Acked(sendNs, measured));
                     sent++;
                 }
                 producer.flush();
