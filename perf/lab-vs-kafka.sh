@@ -38,6 +38,7 @@ warm_up() { # run
 
 for run in $(seq 1 "$RUNS"); do
   log "run $run of $RUNS: fresh brokers"
+  fill_page_cache
   sf_start "$SF_TRANSPORT"
   kafka_start
   warm_up "$run"
@@ -69,7 +70,8 @@ lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.
   --note "perf/run-matrix.sh --vs-kafka --runs $RUNS --data-mb $DATA_MB --latency-s $LATENCY_S; $KAFKA_VERSION; \
 $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side; \
 socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped sizes" || echo 'OS default (autotuned) on both'); \
-Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run." \
+Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run; \
+$([ -n "$FILL" ] && [ -z "$SMOKE" ] && echo "free memory filled with clean page cache before each run" || echo "page cache not pre-filled (--fresh-memory)")." \
   | tee "$WORK/report.txt"
 echo "results: $OUT_DIR"
 [ "$FAILED" -eq 0 ] || { log "$FAILED case(s) failed"; exit 1; }

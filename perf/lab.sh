@@ -2,6 +2,7 @@
 # The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
 #   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
+#                                 [--fresh-memory]
 #   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB] [--profile]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
 #   acks 1 / -1, per transport io_uring / epoll / nio (a fresh broker per transport = case group),
@@ -14,6 +15,9 @@
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
 #   broker CPU is the sum over the three broker processes.
+#   Before each run the free memory is filled with clean page cache (a file of zeros, written and
+#   synced, deleted at the end), so that the brokers' new log pages recycle cached pages as on a
+#   long-running server; --fresh-memory skips that (see docs/performance.md, "page cache").
 # Each case records MB/s, records/s, p50/p99/p99.9, broker CPU s/GB (utime+stime of the broker
 # pid from /proc before and after the case) and client CPU s/GB (the load tool's CPU, all threads). Machine limits (iperf3 loopback, fio sequential
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
@@ -25,7 +29,7 @@ cd "$HOME_DIR"
 # shellcheck source=bin/find-java.sh
 . "$HOME_DIR/bin/find-java.sh"
 
-MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE=""
+MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE="" FILL=yes
 while [ $# -gt 0 ]; do
   case "$1" in
     --vs-kafka) MODE=vs-kafka ;;
@@ -38,7 +42,8 @@ while [ $# -gt 0 ]; do
     --latency-s) LATENCY_S=$2; shift ;;
     --profile) PROFILE=yes ;;
     --no-limits) LIMITS="" ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --fresh-memory) FILL="" ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -87,6 +92,25 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-lab.XXXXXX")
 SF_PID="" KAFKA_PID=""
 # --cluster3: the broker pids of each system (space-separated); CPU per case is summed over them.
 SF_PIDS="" KAFKA_PIDS=""
+
+# fill_page_cache: fills the free memory, less PAGE_CACHE_RESERVE_MB (default 2048, for the JVMs),
+# with clean page cache that stays until the end of the lab run. Why: on this machine (a VM whose
+# host takes freed guest memory back, virtio-balloon free page reporting) a page-cache page taken
+# from free memory costs a host fault, about 1.1-1.5 s of kernel time per GiB written, while one
+# recycled from clean cache costs about 0.3 s (dd: docs/performance.md, "page cache"). A server
+# that has run for a while has its memory full of page cache, so the recycling case is the real
+# one; and the fault cost, paid alike by both brokers, would otherwise make every ratio of CPU per
+# GB look closer to 1 than the brokers' own work is. Skipped by --fresh-memory and --smoke.
+fill_page_cache() {
+  [ -n "$FILL" ] && [ -z "$SMOKE" ] || return 0
+  local free_mb fill_mb
+  free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
+  fill_mb=$(( free_mb - ${PAGE_CACHE_RESERVE_MB:-2048} ))
+  if [ "$fill_mb" -lt 256 ]; then log "page cache: $free_mb MB free, nothing to fill"; return 0; fi
+  mkdir -p "$WORK/page-cache-fill"
+  dd if=/dev/zero of="$WORK/page-cache-fill/fill-$(date +%s%N)" bs=1M count="$fill_mb" conv=fsync status=none
+  log "page cache: filled $fill_mb MB with clean cached pages, $(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 )) MB free"
+}
 
 stop_pid() {
   local pid=$1
