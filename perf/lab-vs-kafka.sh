@@ -71,7 +71,7 @@ lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.
 $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side; \
 socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped sizes" || echo 'OS default (autotuned) on both'); \
 Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run; \
-$([ -n "$FILL" ] && [ -z "$SMOKE" ] && echo "free memory filled with clean page cache before each run" || echo "page cache not pre-filled (--fresh-memory)")." \
+$PAGE_CACHE_NOTE." \
   | tee "$WORK/report.txt"
 echo "results: $OUT_DIR"
 [ "$FAILED" -eq 0 ] || { log "$FAILED case(s) failed"; exit 1; }

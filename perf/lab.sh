@@ -11,13 +11,13 @@
 # --vs-kafka: Apache Kafka 4.x from Maven Central (perf/kafka/fetch-kafka.sh, cached outside the
 #   repo), one KRaft node on 127.0.0.1, Kafka's own ProducerPerformance/ConsumerPerformance, the
 #   same workloads as ours, alternating Stellflow and Kafka case by case, fresh brokers per run.
+#   Before each run the free memory is filled with clean page cache (a file of zeros, written and
+#   synced, deleted at the end), so that the brokers' new log pages recycle cached pages as on a
+#   long-running server; --fresh-memory skips that (see docs/performance.md, "page cache").
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
 #   broker CPU is the sum over the three broker processes.
-#   Before each run the free memory is filled with clean page cache (a file of zeros, written and
-#   synced, deleted at the end), so that the brokers' new log pages recycle cached pages as on a
-#   long-running server; --fresh-memory skips that (see docs/performance.md, "page cache").
 # Each case records MB/s, records/s, p50/p99/p99.9, broker CPU s/GB (utime+stime of the broker
 # pid from /proc before and after the case) and client CPU s/GB (the load tool's CPU, all threads). Machine limits (iperf3 loopback, fio sequential
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
@@ -30,6 +30,7 @@ cd "$HOME_DIR"
 . "$HOME_DIR/bin/find-java.sh"
 
 MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE="" FILL=yes
+PAGE_CACHE_NOTE="page cache not pre-filled"
 while [ $# -gt 0 ]; do
   case "$1" in
     --vs-kafka) MODE=vs-kafka ;;
@@ -94,21 +95,35 @@ SF_PID="" KAFKA_PID=""
 SF_PIDS="" KAFKA_PIDS=""
 
 # fill_page_cache: fills the free memory, less PAGE_CACHE_RESERVE_MB (default 2048, for the JVMs),
-# with clean page cache that stays until the end of the lab run. Why: on this machine (a VM whose
-# host takes freed guest memory back, virtio-balloon free page reporting) a page-cache page taken
-# from free memory costs a host fault, about 1.1-1.5 s of kernel time per GiB written, while one
-# recycled from clean cache costs about 0.3 s (dd: docs/performance.md, "page cache"). A server
+# with clean page cache, kept until the next run's fill or the end of the lab run. Why: on this
+# machine (a VM whose host takes freed guest memory back, virtio-balloon free page reporting) a
+# page-cache page taken from free memory is a host fault: 1.4-1.8 s of kernel time per GiB written,
+# against 0.3 s for pages recycled from clean cache (dd: docs/performance.md, "page cache"). A server
 # that has run for a while has its memory full of page cache, so the recycling case is the real
 # one; and the fault cost, paid alike by both brokers, would otherwise make every ratio of CPU per
 # GB look closer to 1 than the brokers' own work is. Skipped by --fresh-memory and --smoke.
 fill_page_cache() {
-  [ -n "$FILL" ] && [ -z "$SMOKE" ] || return 0
-  local free_mb fill_mb
+  if [ -z "$FILL" ] || [ -n "$SMOKE" ]; then
+    PAGE_CACHE_NOTE="page cache not pre-filled ($([ -n "$SMOKE" ] && echo --smoke || echo --fresh-memory))"
+    return 0
+  fi
+  local dir="$WORK/page-cache-fill" free_mb disk_mb fill_mb
+  if [ "$(stat -f -c %T "$WORK")" = tmpfs ]; then
+    PAGE_CACHE_NOTE="page cache not pre-filled (the lab's work dir is on tmpfs, which cannot be reclaimed)"
+    log "page cache: $WORK is on tmpfs, not filling"; return 0
+  fi
+  rm -rf "$dir"; mkdir -p "$dir" # the previous run's fill: its pages are recycled or freed by now
   free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
   fill_mb=$(( free_mb - ${PAGE_CACHE_RESERVE_MB:-2048} ))
-  if [ "$fill_mb" -lt 256 ]; then log "page cache: $free_mb MB free, nothing to fill"; return 0; fi
-  mkdir -p "$WORK/page-cache-fill"
-  dd if=/dev/zero of="$WORK/page-cache-fill/fill-$(date +%s%N)" bs=1M count="$fill_mb" conv=fsync status=none
+  # Leave disk room for a run's data: both brokers' warm-up and four produce cases, plus 4 GB.
+  disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * (${WARMUP_MB:-512} + 4 * DATA_MB) - 4096 ))
+  if [ "$disk_mb" -lt "$fill_mb" ]; then fill_mb=$disk_mb; fi
+  if [ "$fill_mb" -lt 256 ]; then
+    PAGE_CACHE_NOTE="page cache not pre-filled in the last run ($free_mb MB free, disk room $disk_mb MB)"
+    log "page cache: $free_mb MB free, disk room $disk_mb MB: not filling"; return 0
+  fi
+  dd if=/dev/zero of="$dir/fill" bs=1M count="$fill_mb" conv=fsync status=none
+  PAGE_CACHE_NOTE="free memory filled with clean page cache before each run"
   log "page cache: filled $fill_mb MB with clean cached pages, $(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 )) MB free"
 }
 

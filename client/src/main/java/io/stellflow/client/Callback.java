@@ -7,8 +7,9 @@ package io.stellflow.client;
  * The same contract as Kafka's producer {@code Callback}.
  *
  * <p>Called on the client's I/O thread (or on the sending thread for an error found before the record
- * was queued): it must be short and must not block or call {@link StellflowProducer#flush()}. An
- * exception it throws is logged and does not affect other records.
+ * was queued): it must be short and must not block or call {@link StellflowProducer#flush()}. What
+ * it throws (an Error such as a failed assertion too, but not a {@link VirtualMachineError}) is logged
+ * and does not affect other records.
  */
 @FunctionalInterface
 public interface Callback {

@@ -125,12 +125,21 @@ final class ProducerBatch {
         }
     }
 
-    /** Calls one record's callback; what it throws is logged, the other records still complete. */
+    /**
+     * Calls one record's callback (none when null); what it throws, an Error such as a failed
+     * assertion included, is logged and the other records still complete. Only a {@link
+     * VirtualMachineError} (out of memory, stack overflow) is thrown on.
+     */
     static void call(Callback callback, RecordMetadata metadata, Exception exception) {
+        if (callback == null) {
+            return;
+        }
         try {
             callback.onCompletion(metadata, exception);
-        } catch (RuntimeException e) {
-            LOG.warn("A send callback threw; the other records of the batch are completed anyway", e);
+        } catch (VirtualMachineError e) {
+            throw e;
+        } catch (Throwable t) {
+            LOG.warn("A send callback threw; the other records of the batch are completed anyway", t);
         }
     }
 

@@ -215,10 +215,13 @@ final class ProducerSender implements Runnable {
             } finally {
                 lock.unlock();
             }
-            for (ProducerBatch b : expired) {
-                b.fail(deliveryTimeout(b));
+            try {
+                for (ProducerBatch b : expired) {
+                    b.fail(deliveryTimeout(b));
+                }
+            } finally {
+                finish(expired);
             }
-            finish(expired);
             if (!unknownLeaders.isEmpty()) {
                 refreshMetadata(unknownLeaders);
             }
@@ -506,11 +509,14 @@ final class ProducerSender implements Runnable {
         if (!refresh.isEmpty()) {
             refreshMetadata(refresh);
         }
-        completions.forEach(Runnable::run);
-        finish(done);
+        try {
+            completions.forEach(Runnable::run);
+        } finally {
+            finish(done);
+        }
     }
 
-    /** Counts batches out after their futures completed, so flush() returns with every future done. */
+    /** Counts batches out after their callbacks ran, so flush() returns with every record completed. */
     private void finish(List<ProducerBatch> done) {
         if (done.isEmpty()) {
             return;

@@ -85,7 +85,8 @@ public final class StellflowProducer implements AutoCloseable {
      * Queues one record and calls {@code callback} once when it is acknowledged or has failed, without
      * a future: one object fewer per record than {@link #send(ProducerRecord)}. Blocks as that method
      * does; an error found before the record is queued (unknown partition, {@code max.block.ms} passed,
-     * interrupted) is given to {@code callback} on the calling thread.
+     * interrupted) is given to {@code callback} on the calling thread. A null callback sends without
+     * being told the outcome (as Kafka's {@code send(record, null)}).
      *
      * @throws IllegalStateException when the producer is closed
      */

@@ -10,6 +10,7 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class StellflowProducerTest {
 
@@ -325,7 +326,8 @@ class StellflowProducerTest {
     private record Outcome(RecordMetadata metadata, Exception exception, Thread thread) {}
 
     @Test
-    void callbacksGetOffsetsInSendOrderAndAThrowingCallbackDoesNotStopTheOthers() throws Exception {
+    @Timeout(30) // a throwing callback used to leave flush() waiting forever
+    void callbacksGetOffsetsInSendOrderAndAThrowingCallbackDoesNotStopTheOthersNorFlush() throws Exception {
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 1);
             List<Outcome> outcomes = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -336,7 +338,7 @@ class StellflowProducerTest {
                     producer.send(new ProducerRecord("t", 0, null, new byte[60]), (md, e) -> {
                         outcomes.add(new Outcome(md, e, Thread.currentThread()));
                         if (throwing) {
-                            throw new IllegalStateException("a callback bug");
+                            throw new AssertionError("a callback bug"); // an Error, as a failed assertion
                         }
                     });
                 }
@@ -388,6 +390,21 @@ class StellflowProducerTest {
                         new ProducerRecord("t", 1, null, bytes("z")),
                         (md, e) -> ok.complete(new Outcome(md, e, Thread.currentThread())));
                 assertThat(ok.get(5, TimeUnit.SECONDS).metadata().partition()).isEqualTo(1);
+            }
+        }
+    }
+
+    @Test
+    void aNullCallbackSendsTheRecordWithoutTellingTheOutcome() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                producer.send(new ProducerRecord("t", 0, null, bytes("a")), null);
+                producer.flush();
+                assertThat(producer.send(new ProducerRecord("t", 0, null, bytes("b")))
+                                .get(5, TimeUnit.SECONDS)
+                                .offset())
+                        .isEqualTo(1);
             }
         }
     }

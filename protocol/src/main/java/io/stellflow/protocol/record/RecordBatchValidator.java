@@ -28,9 +28,10 @@ import java.nio.ByteOrder;
  * increasing, within {@code 0..lastOffsetDelta}). Produce validation still requires {@code
  * recordCount == lastOffsetDelta + 1} and {@code offsetDelta == index} (spec §7.7 step 6-7).
  *
- * <p>Allocates two NIO views per call (the record set's and the CRC's region; a set that is not one
- * region, such as a composite of several buffers, is copied to the heap once instead); never changes
- * the buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
+ * <p>Allocates an NIO view of the record set per call (a set that is not one region, such as a
+ * composite of several buffers, is copied to the heap instead) and one slice per batch for its CRC;
+ * {@link #validateBatch(ByteBuf, int, boolean, boolean)}, the reader's per-batch entry, takes a view
+ * (or copy) of that batch alone. Never changes the buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
  * are safe as long as nobody writes to it.
  */
 public final class RecordBatchValidator {
