@@ -10,10 +10,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One RecordBatch being filled for one partition, with the callbacks of its records (a {@code send}
- * future is its own callback, {@link RecordFuture}). The batch
- * bytes live in a pooled direct buffer that is released exactly once, when the batch completes or
- * fails.
+ * One RecordBatch being filled for one partition, with the callbacks of its records (the future of
+ * {@code send(record)} is its own callback). The batch bytes live in a pooled direct buffer that is
+ * released exactly once, when the batch completes or fails.
  *
  * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it.
  */
