@@ -31,8 +31,9 @@ import java.nio.ByteOrder;
  * <p>Allocates an NIO view of the record set per call (a set that is not one region, such as a
  * composite of several buffers, is copied to the heap instead) and one slice per batch for its CRC;
  * {@link #validateBatch(ByteBuf, int, boolean, boolean)}, the reader's per-batch entry, takes a view
- * (or copy) of that batch alone. Never changes the buffer's indexes or reference count. Thread-safety: stateless; concurrent calls on the same buffer
- * are safe as long as nobody writes to it.
+ * (or copy) of that batch alone. Never changes the buffer's indexes or reference count.
+ * Thread-safety: stateless; concurrent calls on the same buffer are safe as long as nobody writes to
+ * it.
  */
 public final class RecordBatchValidator {
     private static final int MAX_SUPPORTED_CODEC_NUMBER = 4;

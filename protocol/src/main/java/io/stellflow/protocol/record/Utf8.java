@@ -10,7 +10,10 @@ import java.nio.ByteBuffer;
 final class Utf8 {
     private Utf8() {}
 
-    /** True if the {@code length} bytes at absolute {@code index} (within the limit) are valid UTF-8; the position is unused. */
+    /**
+     * True if the {@code length} bytes at absolute {@code index} (within the limit) are valid UTF-8;
+     * the position is unused.
+     */
     static boolean isValid(ByteBuffer buf, int index, int length) {
         int i = index;
         int end = index + length;
