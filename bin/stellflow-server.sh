@@ -2,7 +2,8 @@
 # Runs a Stellflow node in the foreground: bin/stellflow-server.sh config/server.properties
 # process.roles in the file picks a broker, a controller, or both (combined mode, the default).
 # Stops cleanly on SIGTERM or Ctrl-C (closes connections, then every log). Finds JDK 25 and builds the
-# broker jar if missing. JVM flags: STELLFLOW_HEAP_OPTS, STELLFLOW_OPTS (see bin/_launch.sh).
+# broker jar if missing. JVM flags: STELLFLOW_HEAP_OPTS, STELLFLOW_OPTS, STELLFLOW_AOT_CACHE and
+# STELLFLOW_AOT=off (see bin/_launch.sh and bin/stellflow-aot-train.sh).
 if [ $# -ne 1 ]; then
   echo "usage: $0 <server.properties>" >&2
   exit 2
@@ -10,4 +11,5 @@ fi
 home=$(cd "$(dirname "$0")/.." && pwd)
 # Logs: console and a rolling file under STELLFLOW_LOG_DIR (default <install>/logs), see config/logback.xml.
 export STELLFLOW_OPTS="-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml} -Dstellflow.log.dir=${STELLFLOW_LOG_DIR:-$home/logs} ${STELLFLOW_OPTS:-}"
-exec "$home/bin/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"
+# The broker's JDK AOT cache, when bin/stellflow-aot-train.sh has made one for this build.
+STELLFLOW_AOT_CACHE=${STELLFLOW_AOT_CACHE:-$home/broker/target/stellflow-broker.aot} exec "$home/bin/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"
