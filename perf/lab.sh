@@ -2,7 +2,7 @@
 # The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
 #   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
-#                                 [--fresh-memory]
+#                                 [--fresh-memory] [--no-aot]
 #   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB] [--profile]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
 #   acks 1 / -1, per transport io_uring / epoll / nio (a fresh broker per transport = case group),
@@ -14,6 +14,10 @@
 #   Before each run the free memory is filled with clean page cache (a file of zeros, written and
 #   synced, deleted at the end), so that the brokers' new log pages recycle cached pages as on a
 #   long-running server; --fresh-memory skips that (see docs/performance.md, "page cache").
+#   Before run 1 both brokers get a JDK AOT cache trained by the same unrecorded workload (ours with
+#   bin/stellflow-aot-train.sh, Kafka's with its own tools), and every run starts them from it, so
+#   the recorded cases measure brokers past their start-up JIT, as a long-running broker is; the
+#   load tools stay fresh JVMs without one. --no-aot starts both without (docs/performance.md, "AOT").
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
@@ -23,13 +27,13 @@
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
 # results.md,throughput.png,latency.png}; --profile adds CPU and allocation flame graphs of the
 # Stellflow broker (async-profiler) to profiles/.
-set -euo pipefail
+set -Eeuo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"
 # shellcheck source=bin/find-java.sh
 . "$HOME_DIR/bin/find-java.sh"
 
-MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE="" FILL=yes
+MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE="" FILL=yes AOT=yes
 PAGE_CACHE_NOTE="page cache not pre-filled"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,7 +48,8 @@ while [ $# -gt 0 ]; do
     --profile) PROFILE=yes ;;
     --no-limits) LIMITS="" ;;
     --fresh-memory) FILL="" ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    --no-aot) AOT="" ;;
+    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -69,6 +74,10 @@ if [ -n "$need_build" ]; then
   ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
 fi
 export STELLFLOW_NO_BUILD=1
+# Brokers start without a JDK AOT cache unless a mode trains one for the run (SF_AOT_CACHE below): a
+# cache a developer trained under broker/target must not slip into the lab's figures unannounced.
+export STELLFLOW_AOT=off
+SF_AOT_CACHE="" KAFKA_AOT_OPTS=""
 PERF_JAR=$(ls perf/target/stellflow-perf-*-SNAPSHOT.jar | grep -v -- '-tests' | head -n 1)
 PERF_CP="$PERF_JAR:$HOME_DIR/perf/target/lib/*"
 lab() { "$JAVA_HOME/bin/java" -Xmx512m -Djava.awt.headless=true -cp "$PERF_CP" io.stellflow.perf.lab.LabCommand "$@"; }
@@ -127,12 +136,12 @@ fill_page_cache() {
   log "page cache: filled $fill_mb MB with clean cached pages, $(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 )) MB free"
 }
 
-stop_pid() {
+stop_pid() { # pid [grace in seconds, default 10, then SIGKILL]
   local pid=$1
   [ -n "$pid" ] || return 0
   if kill -0 "$pid" 2>/dev/null; then
     kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 $(( ${2:-10} * 10 ))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null || true
   fi
   wait "$pid" 2>/dev/null || true
@@ -192,7 +201,8 @@ log.dirs=$dir/data
 transport=$1
 ${SF_BROKER_PROPS:-}
 PROPS
-  STELLFLOW_OPTS="${SF_BROKER_OPTS:-}" "$HOME_DIR/bin/stellflow-server.sh" "$dir/server.properties" >"$WORK/stellflow-broker.log" 2>&1 &
+  STELLFLOW_AOT=$([ -n "$SF_AOT_CACHE" ] && echo on || echo off) STELLFLOW_AOT_CACHE=$SF_AOT_CACHE \
+    STELLFLOW_OPTS="${SF_BROKER_OPTS:-}" "$HOME_DIR/bin/stellflow-server.sh" "$dir/server.properties" >"$WORK/stellflow-broker.log" 2>&1 &
   SF_PID=$! SF_BS=127.0.0.1:$port SF_DIR=$dir
   wait_port "$SF_PID" "$port" "stellflow broker"
   log "stellflow broker pid $SF_PID on $SF_BS, transport $1"
@@ -226,8 +236,9 @@ appender.stdout.layout.pattern=[%d] %p %m (%c)%n
 L4J
 }
 kafka_node() { # heap_opts dir properties (runs in the foreground; callers background it)
+  # KAFKA_AOT_OPTS: the JDK AOT cache flag of --vs-kafka (empty elsewhere).
   # shellcheck disable=SC2086
-  exec "$JAVA_HOME/bin/java" $1 -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
+  exec "$JAVA_HOME/bin/java" $1 $KAFKA_AOT_OPTS -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 \
     -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true -Dlog4j2.configurationFile="$2/log4j2.properties" \
     -cp "$KAFKA_LIB/*" kafka.Kafka "$3"
 }
