@@ -3,9 +3,10 @@
 # classpath (target/lib) when they are missing or older than any source file, then runs the class.
 # Usage: bin/_launch.sh <module-dir> <main-class> [args...]
 # Environment: STELLFLOW_HEAP_OPTS (default -Xms256m -Xmx1g), STELLFLOW_OPTS (extra JVM flags),
-# STELLFLOW_NO_BUILD=1 to never build (fails if the jar is missing), STELLFLOW_AOT_CACHE (a JDK AOT
-# cache file, see bin/stellflow-aot-train.sh: used when it exists and is newer than the module's jar
-# and runtime classpath, skipped otherwise) and STELLFLOW_AOT=off to start without one.
+# STELLFLOW_NO_BUILD=1 to never build (fails if the jar is missing), STELLFLOW_AOT=off to start
+# without a JDK AOT cache. _STELLFLOW_LAUNCH_AOT_CACHE is set by bin/stellflow-server.sh only (the
+# broker's cache, see bin/stellflow-aot-train.sh), so a tool never gets the broker's cache: used when
+# it exists and is newer than the module's jar and runtime classpath, skipped otherwise.
 set -euo pipefail
 STELLFLOW_HOME=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=bin/find-java.sh
@@ -45,7 +46,7 @@ case "$opts" in
 esac
 # A JDK AOT cache belongs to the exact jars it was trained with; the JVM would refuse a stale one with
 # a warning, so a cache older than any jar on the classpath is left out here instead.
-aot=${STELLFLOW_AOT_CACHE:-}
+aot=${_STELLFLOW_LAUNCH_AOT_CACHE:-}
 if [ -n "$aot" ] && [ "${STELLFLOW_AOT:-on}" != off ] && [ -s "$aot" ] && [ "$aot" -nt "$jar" ] &&
   [ -z "$(find "$STELLFLOW_HOME/$module/target/lib" -newer "$aot" -type f 2>/dev/null | head -n 1)" ]; then
   opts="-XX:AOTCache=$aot $opts"

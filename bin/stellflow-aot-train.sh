@@ -15,22 +15,30 @@
 # The workload: 1 KiB and 16 KiB records with acks 1 and -1 (batch 1 MiB, linger 5 ms), then a fetch
 # of the 1 KiB topic from the start. Not in it: a fixed-rate run with linger 0 (a request per record
 # or few). Trained with one, the cache made later 1 KiB bulk cases compile for 0.8-1.4 s of CPU each,
-# against 0.0-0.2 s without (docs/performance.md, "AOT caches"). To train on real traffic instead,
+# against 0.0-0.2 s without (docs/performance.md, "Night of 2026-12-02"). To train on real traffic instead,
 # start a broker with STELLFLOW_AOT=off STELLFLOW_OPTS=-XX:AOTCacheOutput=FILE, stop it afterwards.
-# Exit status: 0 with the cache written; 1 if the broker or a run failed (the old cache is kept).
+# Other JVM flags in STELLFLOW_OPTS and STELLFLOW_HEAP_OPTS apply to the training and checking brokers
+# too: train with the flags the brokers run with, or the JVM may refuse the cache.
+# Exit status: 0 with the cache written; 1 if the broker or a run failed (the old cache is kept);
+# 2 for a bad argument.
 set -euo pipefail
 home=$(cd "$(dirname "$0")/.." && pwd)
 out=$home/broker/target/stellflow-broker.aot mb=256
 while [ $# -gt 0 ]; do
   case $1 in
-    --out) out=$2; shift ;;
-    --mb) mb=$2; shift ;;
+    --out | --mb)
+      [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; }
+      if [ "$1" = --out ]; then out=$2; else mb=$2; fi
+      shift ;;
     -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 log() { echo "stellflow-aot-train: $*" >&2; }
+case $mb in '' | *[!0-9]*) log "--mb must be a whole number of MB"; exit 2 ;; esac
+broker_opts=${STELLFLOW_OPTS:-} # the brokers' extra JVM flags; the tools below run without them
+unset STELLFLOW_OPTS
 work=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-aot.XXXXXX")
 broker_pid=""
 cleanup() {
@@ -62,10 +70,13 @@ start_broker() {
   done
 }
 
+# Build first if anything is missing or stale: the perf module's build (-pl perf -am) covers the
+# broker and the tools, and the broker's port wait below must not include a build.
+"$home/bin/stellflow-perf.sh" --version >/dev/null
+export STELLFLOW_NO_BUILD=1
 # The JVM writes the cache when it exits; it is moved into place only after a broker opened it.
-start_broker train STELLFLOW_AOT=off STELLFLOW_OPTS="-XX:AOTCacheOutput=$work/broker.aot"
+start_broker train STELLFLOW_AOT=off STELLFLOW_OPTS="$broker_opts -XX:AOTCacheOutput=$work/broker.aot"
 bs=127.0.0.1:$port
-export STELLFLOW_NO_BUILD=1 # the server launcher built what was missing
 topic() { # name: retried while the fresh broker registers (INVALID_REPLICATION_FACTOR before that)
   for _ in $(seq 1 60); do
     "$home/bin/stellflow-topics.sh" --bootstrap-server "$bs" --create --topic "$1" --partitions 1 >"$work/topic.out" 2>&1 && return 0
@@ -92,13 +103,14 @@ if [ ! -s "$work/broker.aot" ]; then
   log "no cache written; the broker's output:"; tail -n 20 "$work/train.out" >&2; exit 1
 fi
 # A cache the JVM cannot use is ignored with a warning: check that a broker opens this one cleanly.
-start_broker verify STELLFLOW_AOT=on STELLFLOW_AOT_CACHE="$work/broker.aot" STELLFLOW_OPTS=-Xlog:aot=info
+start_broker verify STELLFLOW_AOT=on STELLFLOW_AOT_CACHE="$work/broker.aot" STELLFLOW_OPTS="$broker_opts -Xlog:aot=info"
 kill "$broker_pid"
 wait "$broker_pid" || true
 broker_pid=""
-if ! grep -q "Opened AOT cache" "$work/verify.out" || grep -Eq '\[(warning|error) *\]\[aot' "$work/verify.out"; then
+if ! grep -q "Opened AOT cache" "$work/verify.out" || grep -Eq '\[(warning|error) *\]\[(aot|cds)' "$work/verify.out"; then
   log "a broker did not open the new cache cleanly:"; grep -E '\[aot' "$work/verify.out" | grep -v '\[info' | head -n 10 >&2; exit 1
 fi
 mkdir -p "$(dirname "$out")"
-mv "$work/broker.aot" "$out.tmp" && mv "$out.tmp" "$out"
+mv "$work/broker.aot" "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
 log "wrote $out ($(($(stat -c %s "$out") / 1048576)) MB); a broker started from it"

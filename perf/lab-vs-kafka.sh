@@ -50,7 +50,7 @@ AOT_NOTE="brokers started without JDK AOT caches (--no-aot)"
 aot_train() {
   [ -n "$AOT" ] || return 0
   log "AOT: training both brokers' JDK AOT caches ($AOT_MB MB per produce run, not recorded)"
-  "$HOME_DIR/bin/stellflow-aot-train.sh" --out "$WORK/stellflow-broker.aot" --mb "$AOT_MB" \
+  STELLFLOW_OPTS="${SF_BROKER_OPTS:-}" "$HOME_DIR/bin/stellflow-aot-train.sh" --out "$WORK/stellflow-broker.aot" --mb "$AOT_MB" \
     >"$WORK/aot-train.log" 2>&1 || { log "stellflow AOT training failed"; tail -n 10 "$WORK/aot-train.log" >&2; return 1; }
   KAFKA_AOT_OPTS="-XX:AOTCacheOutput=$WORK/kafka-broker.aot"
   kafka_start

@@ -17,7 +17,7 @@
 #   Before run 1 both brokers get a JDK AOT cache trained by the same unrecorded workload (ours with
 #   bin/stellflow-aot-train.sh, Kafka's with its own tools), and every run starts them from it, so
 #   the recorded cases measure brokers past their start-up JIT, as a long-running broker is; the
-#   load tools stay fresh JVMs without one. --no-aot starts both without (docs/performance.md, "AOT").
+#   load tools stay fresh JVMs without one. --no-aot starts both without (docs/performance.md, 2026-12-02).
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
@@ -27,7 +27,7 @@
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
 # results.md,throughput.png,latency.png}; --profile adds CPU and allocation flame graphs of the
 # Stellflow broker (async-profiler) to profiles/.
-set -Eeuo pipefail
+set -euo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"
 # shellcheck source=bin/find-java.sh
@@ -49,7 +49,7 @@ while [ $# -gt 0 ]; do
     --no-limits) LIMITS="" ;;
     --fresh-memory) FILL="" ;;
     --no-aot) AOT="" ;;
-    -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

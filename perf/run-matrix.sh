@@ -17,6 +17,9 @@
 # 4. Prints a table and writes perf/results/<timestamp>/results.json (one object per case).
 # Exit status: 0 when everything passed, non-zero on any failure.
 set -euo pipefail
+# No perf mode starts a broker from a JDK AOT cache a developer trained under broker/target, unless
+# it says so (perf/lab.sh --vs-kafka trains its own): figures must not change unannounced.
+export STELLFLOW_AOT=off
 
 if [ "${1:-}" = "--telemetry-overhead" ]; then
   shift
