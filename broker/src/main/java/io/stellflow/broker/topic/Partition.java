@@ -571,11 +571,17 @@ public final class Partition {
      * look when a follower outside the ISR reached the HW. Called once per partition per follower
      * Fetch, before the read.
      *
+     * <p>A fetch offset outside [log start offset, log end offset] records nothing: the read answers
+     * it {@code OFFSET_OUT_OF_RANGE}, and a follower that asks for offsets this leader does not have
+     * (after an unclean election, or a truncation that could only go to its own HW) does not hold
+     * them, so it must count neither towards the HW nor as caught up for the ISR (Kafka updates a
+     * follower's state only after a successful read for the same reason).
+     *
      * @param replicaId the follower's broker id
      * @param fetchOffset the offset the follower asked for (its LEO)
      * @param nowMs the arrival time, ms since the epoch
      * @return false when {@code replicaId} is not a follower replica of this partition (the Fetch gets
-     *     {@code NOT_LEADER_OR_FOLLOWER} for it); true otherwise
+     *     {@code NOT_LEADER_OR_FOLLOWER} for it); true otherwise, whether or not the offset was in range
      */
     public boolean recordFollowerFetch(int replicaId, long fetchOffset, long nowMs) {
         ReplicaSet s = replicas;
@@ -583,7 +589,11 @@ public final class Partition {
         if (f == null) {
             return false;
         }
-        f.onFetch(fetchOffset, log.logEndOffset(), nowMs);
+        long logEnd = log.logEndOffset();
+        if (fetchOffset > logEnd || fetchOffset < log.logStartOffset()) {
+            return true;
+        }
+        f.onFetch(fetchOffset, logEnd, nowMs);
         if (leader) {
             maybeIncrementHighWatermark();
             if (s.pending() == null

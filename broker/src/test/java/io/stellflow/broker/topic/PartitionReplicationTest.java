@@ -252,6 +252,35 @@ class PartitionReplicationTest {
     }
 
     @Test
+    void aFetchOffsetThisLeaderDoesNotHaveCountsNeitherForTheHighWatermarkNorForTheIsr() throws IOException {
+        Partition p = leader(List.of(1, 2), 0);
+        AtomicInteger triggers = new AtomicInteger();
+        p.isrChangeTrigger(x -> triggers.incrementAndGet());
+        append(p, 10);
+        p.recordFollowerFetch(2, 10, 5);
+        assertThat(p.highWatermark()).isEqualTo(10);
+
+        // Replica 3 asks for offsets past this leader's log end (it kept a tail the leader never had).
+        assertThat(p.recordFollowerFetch(3, 25, 6)).isTrue();
+        assertThat(p.followerLogEndOffset(3)).isEqualTo(Partition.UNKNOWN_OFFSET);
+        assertThat(triggers.get()).as("not a candidate for the ISR").isZero();
+        assertThat(p.prepareIsrChange(7, LAG_MS)).as("not added to the ISR").isNull();
+
+        // An ISR member asking past the log end is not counted as caught up either.
+        append(p, 5);
+        p.recordFollowerFetch(2, 40, 8);
+        assertThat(p.followerLogEndOffset(2)).isEqualTo(10);
+        assertThat(p.highWatermark()).isEqualTo(10);
+        Partition.PendingIsrChange shrink = p.prepareIsrChange(8 + 2 * LAG_MS, LAG_MS);
+        assertThat(shrink.newIsr()).as("2 lagged since offset 10").containsExactly(1);
+
+        // Once it asks for an offset the leader has, it counts again.
+        p.isrChangeAnswered(shrink, false);
+        p.recordFollowerFetch(3, 15, 9);
+        assertThat(p.followerLogEndOffset(3)).isEqualTo(15);
+    }
+
+    @Test
     void aNewLeaderEpochClearsThePendingChangeAndResetsFollowerState() throws IOException {
         Partition p = leader(List.of(1, 2, 3), 0);
         append(p, 3);
