@@ -8,6 +8,7 @@ import io.stellflow.broker.topic.AtomicFiles;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.MetadataListener;
+import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
@@ -153,9 +154,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
 
     /**
      * What the replication gauges read ({@link ReplicaTelemetry#registerGauges}): the counts below,
-     * hosted partitions without a leader, and the largest lag per role. Lag in bytes is estimated
-     * from the lag in records times the log's average bytes per record (size over retained records):
-     * the leader does not know the followers' byte positions.
+     * offline partitions ({@link #offlinePartitions}), and the largest lag per role. Lag in bytes is
+     * estimated from the lag in records times the log's average bytes per record (size over retained
+     * records): the leader does not know the followers' byte positions.
      */
     public ReplicaTelemetry.Source gauges() {
         return new ReplicaTelemetry.Source() {
@@ -171,13 +172,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
 
             @Override
             public long offlinePartitions() {
-                long[] n = {0};
-                forEachHostedPartition(p -> {
-                    if (!p.isLeader() && p.leaderId() == PartitionImage.NO_LEADER) {
-                        n[0]++;
-                    }
-                });
-                return n[0];
+                return ReplicaManager.offlinePartitions(image, brokerId);
             }
 
             @Override
@@ -219,6 +214,28 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             }
         });
         return n[0];
+    }
+
+    /**
+     * The {@code stellflow.partition.offline.count} this broker reports: every partition of the
+     * cluster without a leader when {@code brokerId} is the lowest-id unfenced broker of {@code img},
+     * else 0. One broker reports the whole cluster's count, so the sum over brokers counts each
+     * offline partition once, including one whose replicas are all down (no hosting broker could
+     * report that one); Kafka's active controller reports its {@code OfflinePartitionsCount} the same
+     * way. Brokers decide from their own images: while these differ (for one metadata round trip)
+     * the sum can count a partition twice or not at all. With no unfenced broker nobody reports.
+     *
+     * @param img the metadata image this broker applied last
+     * @param brokerId this broker's id
+     * @return offline partitions (0 or more)
+     */
+    static long offlinePartitions(MetadataImage img, int brokerId) {
+        for (BrokerRegistration b : img.brokers().values()) {
+            if (!b.fenced()) {
+                return b.id() == brokerId ? img.leaderlessPartitionCount() : 0;
+            }
+        }
+        return 0;
     }
 
     /** Led partitions whose ISR is smaller than their {@code min.insync.replicas} (a gauge source; any thread). */

@@ -32,13 +32,18 @@ public final class ReplicaTelemetry implements ReplicationMetrics {
         /** Partitions led here whose ISR is smaller than their {@code min.insync.replicas}. */
         long underMinIsrPartitions();
 
-        /** Partitions hosted here that the metadata shows without a leader. */
+        /**
+         * Partitions of the whole cluster that the metadata shows without a leader, reported by one
+         * broker only (see {@code ReplicaManager#gauges}) so that the sum over brokers counts each
+         * partition once; 0 on every other broker.
+         */
         long offlinePartitions();
 
         /**
-         * The largest replication lag in bytes: as leader, over the followers of the partitions led
-         * here (leader's log end offset minus the follower's, in bytes); as follower, over the
-         * partitions followed here (the leader's high watermark minus this log end offset, in bytes).
+         * The largest replication lag in bytes, an estimate: as leader, over the followers of the
+         * partitions led here (leader's log end offset minus the follower's); as follower, over the
+         * partitions followed here (the leader's high watermark minus this log end offset). Both are
+         * known in offsets; the implementation converts with the log's average bytes per record.
          */
         long maxLagBytes(boolean leaderRole);
 

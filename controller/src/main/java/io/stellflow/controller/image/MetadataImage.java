@@ -116,6 +116,22 @@ public final class MetadataImage {
         return ids;
     }
 
+    /**
+     * Partitions without a leader ({@link PartitionImage#NO_LEADER}): offline, neither produce nor
+     * consume works for them until a replica is elected. Walks every partition (O(partitions)).
+     */
+    public int leaderlessPartitionCount() {
+        int n = 0;
+        for (TopicImage t : topicsByName.values()) {
+            for (PartitionImage p : t.partitions()) {
+                if (p.leader() == PartitionImage.NO_LEADER) {
+                    n++;
+                }
+            }
+        }
+        return n;
+    }
+
     /** Topics by name (ascending). */
     public SortedMap<String, TopicImage> topicsByName() {
         return topicsByName;
