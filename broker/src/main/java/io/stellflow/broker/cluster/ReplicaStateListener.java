@@ -4,18 +4,19 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.image.PartitionImage;
 
 /**
- * The hook replication (issue #6) plugs into: told when a hosted partition becomes leader, becomes a
- * follower of another broker, or stops being hosted here. A follower would start its replica fetcher
- * in {@link #onBecomeFollower}; a leader would start tracking follower fetch offsets in
- * {@link #onBecomeLeader}.
+ * Told when a hosted partition becomes leader, becomes a follower of another broker, or stops being
+ * hosted here, after {@link ReplicaManager} changed the {@link Partition}'s role. The replication
+ * implementation is {@link io.stellflow.broker.replication.ReplicaFetcherManager}: it adds a
+ * follower's partition to the fetcher of its leader and takes it out of that fetcher on any other
+ * change (the leader side, follower fetch offsets, lives in {@link Partition} itself).
  *
- * <p>Thread-safety: called on the metadata follower's single thread, in metadata order; an
- * implementation must not block for long (metadata delivery waits for it).
+ * <p>Thread-safety: called on the metadata follower's single thread, in metadata order. Metadata
+ * delivery waits for each call, so an implementation must not wait on anything slow: taking a
+ * partition out of a fetcher waits for a fetch response being applied to that fetcher's logs
+ * (normally milliseconds, at most 30 s before it is logged and given up), as Kafka's
+ * {@code removeFetcherForPartitions} waits for its fetcher's partition lock.
  */
 public interface ReplicaStateListener {
-    /** No replication yet: followers hold their log and serve nothing. */
-    ReplicaStateListener NONE = new ReplicaStateListener() {};
-
     /** {@code partition} is now led by this broker at {@code state.leaderEpoch()}. */
     default void onBecomeLeader(Partition partition, PartitionImage state) {}
 

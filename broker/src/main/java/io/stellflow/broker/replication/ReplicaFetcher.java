@@ -98,15 +98,6 @@ public final class ReplicaFetcher implements AutoCloseable {
         }
     };
 
-    /** Largest (leader HW - log end offset) over the partitions, as of the last fetch response; any thread. */
-    private volatile long maxLagOffsets;
-
-    /** Oldest caught-up time of a partition that is behind the leader's HW, as of the last response. */
-    private volatile long oldestBehindNanos;
-
-    /** Whether any partition was behind the leader's HW at the last response; any thread. */
-    private volatile boolean anyBehind;
-
     // Confined to the fetcher thread.
     private final Map<Partition, PartitionState> partitions = new LinkedHashMap<>();
     private final Map<Integer, InFlight> inFlight = new HashMap<>();
@@ -130,18 +121,11 @@ public final class ReplicaFetcher implements AutoCloseable {
         boolean removed;
         boolean outOfRangeBefore;
         long notBeforeNanos;
-        /** Last time this log's end reached the leader's HW (or the state was created). */
-        long caughtUpNanos;
-        /** The leader's HW in the last fetch response (-1 before the first). */
-        long leaderHighWatermark = -1;
-        /** This log's end was below {@link #leaderHighWatermark} after the last response. */
-        boolean behind;
 
         PartitionState(Partition partition, int leaderEpoch) {
             this.partition = partition;
             this.leaderEpoch = leaderEpoch;
             this.notBeforeNanos = System.nanoTime(); // ready now (nanoTime may be negative: no 0 sentinel)
-            this.caughtUpNanos = notBeforeNanos;
         }
     }
 
@@ -161,9 +145,14 @@ public final class ReplicaFetcher implements AutoCloseable {
     /**
      * @param leaderId the leader broker this fetcher copies from
      * @param brokerId this broker (the Fetch replicaId)
+     * @param config {@code replica.fetch.max.bytes} (per partition), {@code
+     *     replica.fetch.response.max.bytes}, {@code replica.fetch.wait.max.ms}, {@code
+     *     replica.fetch.min.bytes}, {@code replica.fetch.backoff.ms}, {@code replica.fetch.max.in.flight}
+     *     and {@code replica.socket.timeout.ms}
      * @param addresses the leader's data-plane address from the latest metadata, or null while unknown
      * @param group event loops for the connection
      * @param channelClass the broker transport's socket channel class
+     * @param metrics told about each fetch round trip ({@code stellflow.replica.fetch.*})
      */
     ReplicaFetcher(
             int leaderId,
@@ -524,57 +513,17 @@ public final class ReplicaFetcher implements AutoCloseable {
 
     private void onFetch(List<PartitionState> states, FetchResponseV1 response) {
         int i = 0;
-        long now = System.nanoTime();
         for (FetchResponseV1.Topic t : response.responses()) {
             for (FetchResponseV1.PartitionData d : t.partitions()) {
                 PartitionState s = matching(states, i++, t.topic(), d.partition());
-                if (!s.removed && s.partition.runIfFollowing(s.leaderEpoch, () -> onFetched(s, d))) {
-                    if (d.errorCode() == Errors.NONE) {
-                        s.leaderHighWatermark = d.highWatermark();
-                        s.behind = s.partition.logEndOffset() < d.highWatermark();
-                        if (!s.behind) {
-                            s.caughtUpNanos = now;
-                        }
-                    }
+                if (!s.removed) {
+                    s.partition.runIfFollowing(s.leaderEpoch, () -> onFetched(s, d));
                 }
             }
         }
         if (i != states.size()) {
             throw new IllegalStateException("Fetch response has " + i + " partitions, the request " + states.size());
         }
-        updateLag(now);
-    }
-
-    /** Recomputes the lag the gauges read: O(partitions) once per fetch response. */
-    private void updateLag(long now) {
-        long maxLag = 0;
-        long oldest = now;
-        boolean behind = false;
-        for (PartitionState s : partitions.values()) {
-            if (s.behind) {
-                behind = true;
-                if (s.caughtUpNanos - oldest < 0) {
-                    oldest = s.caughtUpNanos;
-                }
-            }
-            maxLag = Math.max(maxLag, s.leaderHighWatermark - s.partition.logEndOffset());
-        }
-        maxLagOffsets = maxLag;
-        oldestBehindNanos = oldest;
-        anyBehind = behind;
-    }
-
-    /**
-     * Largest lag of the partitions carried here as of the last fetch response: the leader's high
-     * watermark minus this log's end, in offsets (0 when caught up). Any thread.
-     */
-    public long maxLagOffsets() {
-        return maxLagOffsets;
-    }
-
-    /** Longest time in ms since a partition carried here last reached the leader's HW (0 when all did). Any thread. */
-    public long maxLagTimeMs() {
-        return anyBehind ? TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - oldestBehindNanos) : 0;
     }
 
     private static PartitionState matching(List<PartitionState> states, int i, String topic, int partition) {

@@ -57,6 +57,8 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
 
     /**
      * @param brokerId this broker's id (the replicaId of its Fetches)
+     * @param config the {@code replica.fetch.*} and {@code replica.socket.timeout.ms} settings every
+     *     fetcher uses
      * @param transport the broker's transport (its socket channel class and event loop kind)
      * @param addresses a leader's data-plane address, or null while the metadata does not know it
      * @param metrics told about each fetch round trip
@@ -90,10 +92,28 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
         };
     }
 
+    /**
+     * Starts (or restarts) fetching {@code partition} from {@code state.leader()} at its leader epoch.
+     * A new leader epoch of the same leader keeps that leader's fetcher, thread and connection: the
+     * partition's state in it is replaced (reconciled by epoch again before it fetches; an answer
+     * for the old epoch is dropped, and {@link Partition#runIfFollowing} refuses it anyway). Any
+     * other change takes the partition out of its old fetcher first.
+     */
     @Override
     public synchronized void onBecomeFollower(Partition partition, PartitionImage state) {
-        stopFollowing(partition);
         int leader = state.leader();
+        Integer current = leaderOf.get(partition);
+        if (!closed && current != null && current == leader) {
+            fetchers.get(leader).add(partition, state.leaderEpoch());
+            LOG.info(
+                    "REPLICA_FETCH_STARTED partition={} leader={} leaderEpoch={} logEndOffset={} (same fetcher)",
+                    partition,
+                    leader,
+                    state.leaderEpoch(),
+                    partition.logEndOffset());
+            return;
+        }
+        stopFollowing(partition);
         if (closed || leader == PartitionImage.NO_LEADER || leader == brokerId) {
             return;
         }
@@ -122,7 +142,12 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
         stopFollowing(partition);
     }
 
-    /** Removes {@code partition} from its fetcher (waiting until it is out); closes an emptied fetcher. */
+    /**
+     * Removes {@code partition} from its fetcher, waiting until that fetcher's thread will not touch
+     * the log again (a response being applied finishes first; at most 30 s), and closes an emptied
+     * fetcher. The partition's own role check ({@link Partition#runIfFollowing}) already keeps a late
+     * response out of a log that leads; the wait also keeps it out of a log about to be deleted.
+     */
     private void stopFollowing(Partition partition) {
         Integer leader = leaderOf.remove(partition);
         if (leader == null) {
@@ -137,27 +162,6 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
             fetchers.remove(leader);
             fetcher.close();
         }
-    }
-
-    /**
-     * Follower lag for the {@code replica.role=follower} gauges: the largest (leader HW - log end
-     * offset) in offsets over every partition followed here, as of each fetcher's last response.
-     */
-    public synchronized long maxLagOffsets() {
-        long max = 0;
-        for (ReplicaFetcher f : fetchers.values()) {
-            max = Math.max(max, f.maxLagOffsets());
-        }
-        return max;
-    }
-
-    /** The longest time in ms since a partition followed here last reached its leader's HW (0 when all did). */
-    public synchronized long maxLagTimeMs() {
-        long max = 0;
-        for (ReplicaFetcher f : fetchers.values()) {
-            max = Math.max(max, f.maxLagTimeMs());
-        }
-        return max;
     }
 
     /** Leader ids with a running fetcher (tests and diagnostics). */

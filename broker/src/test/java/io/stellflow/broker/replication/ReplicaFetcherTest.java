@@ -11,6 +11,7 @@ import io.stellflow.broker.config.TransportType;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -313,6 +314,41 @@ class ReplicaFetcherTest {
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(900);
         assertThat(again.connection()).isGreaterThan(outstanding.get(0).connection());
         assertThat(again.header().apiKey()).isEqualTo(ApiKeys.FETCH);
+    }
+
+    @Test
+    void aNewLeaderEpochOfTheSameLeaderKeepsTheFetcherAndItsConnectionAndReconcilesAgain() throws Exception {
+        Transport nio = Transport.select(TransportType.NIO);
+        ReplicaFetcherManager manager = new ReplicaFetcherManager(
+                FOLLOWER,
+                new ReplicaFetcherConfig(4096, 65536, 200, 1, 50, 2, 30_000),
+                nio,
+                id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
+                ReplicationMetrics.NOOP);
+        try {
+            Partition p = follower(0, 2);
+            manager.onBecomeFollower(p, new PartitionImage(0, List.of(LEADER, FOLLOWER), LEADER, EPOCH, List.of(1), 1));
+            Received epochs = leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
+            answerEpochs(epochs, 2);
+            Received fetch = leader.next(ApiKeys.FETCH); // held: a long poll in flight at the change
+
+            p.becomeFollower(LEADER, EPOCH + 1);
+            manager.onBecomeFollower(
+                    p, new PartitionImage(0, List.of(LEADER, FOLLOWER), LEADER, EPOCH + 1, List.of(1), 2));
+            Received again = leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
+            assertThat(again.connection())
+                    .as("same connection")
+                    .isEqualTo(epochs.connection())
+                    .isEqualTo(fetch.connection());
+            OffsetForLeaderEpochRequest req = OffsetForLeaderEpochRequest.read(again.body());
+            assertThat(req.topics().get(0).partitions().get(0).currentLeaderEpoch())
+                    .isEqualTo(EPOCH + 1);
+            assertThat(manager.leaders()).containsExactly(LEADER);
+            assertThat(manager.followedPartitions()).isEqualTo(1);
+            assertThat(leader.sockets).as("no second connection").hasSize(1);
+        } finally {
+            manager.close();
+        }
     }
 
     @Test
