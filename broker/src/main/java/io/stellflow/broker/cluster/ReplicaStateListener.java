@@ -4,8 +4,9 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.image.PartitionImage;
 
 /**
- * Told when a hosted partition becomes leader, becomes a follower of another broker, or stops being
- * hosted here, after {@link ReplicaManager} changed the {@link Partition}'s role. The replication
+ * Told when a hosted partition becomes leader or a follower of another broker (after {@link
+ * ReplicaManager} changed the {@link Partition}'s role), or stops being hosted here (before its log is
+ * deleted). The replication
  * implementation is {@link io.stellflow.broker.replication.ReplicaFetcherManager}: it adds a
  * follower's partition to the fetcher of its leader and takes it out of that fetcher on any other
  * change (the leader side, follower fetch offsets, lives in {@link Partition} itself).
@@ -13,7 +14,8 @@ import io.stellflow.controller.image.PartitionImage;
  * <p>Thread-safety: called on the metadata follower's single thread, in metadata order. Metadata
  * delivery waits for each call, so an implementation must not wait on anything slow: taking a
  * partition out of a fetcher waits for a fetch response being applied to that fetcher's logs
- * (normally milliseconds, at most 30 s before it is logged and given up), as Kafka's
+ * (normally milliseconds, at most 30 s before it is logged and given up; closing an emptied fetcher
+ * waits for its thread the same way), as Kafka's
  * {@code removeFetcherForPartitions} waits for its fetcher's partition lock.
  */
 public interface ReplicaStateListener {

@@ -92,28 +92,13 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
         };
     }
 
-    /**
-     * Starts (or restarts) fetching {@code partition} from {@code state.leader()} at its leader epoch.
-     * A new leader epoch of the same leader keeps that leader's fetcher, thread and connection: the
-     * partition's state in it is replaced (reconciled by epoch again before it fetches; an answer
-     * for the old epoch is dropped, and {@link Partition#runIfFollowing} refuses it anyway). Any
-     * other change takes the partition out of its old fetcher first.
-     */
     @Override
     public synchronized void onBecomeFollower(Partition partition, PartitionImage state) {
-        int leader = state.leader();
-        Integer current = leaderOf.get(partition);
-        if (!closed && current != null && current == leader) {
-            fetchers.get(leader).add(partition, state.leaderEpoch());
-            LOG.info(
-                    "REPLICA_FETCH_STARTED partition={} leader={} leaderEpoch={} logEndOffset={} (same fetcher)",
-                    partition,
-                    leader,
-                    state.leaderEpoch(),
-                    partition.logEndOffset());
-            return;
-        }
+        // Always a fresh start, even for a new epoch of the same leader: that case mostly means this
+        // broker missed the metadata in between (paused, cut off), when the old connection may be
+        // half-open and would otherwise hold the partition until replica.socket.timeout.ms.
         stopFollowing(partition);
+        int leader = state.leader();
         if (closed || leader == PartitionImage.NO_LEADER || leader == brokerId) {
             return;
         }
@@ -145,7 +130,7 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
     /**
      * Removes {@code partition} from its fetcher, waiting until that fetcher's thread will not touch
      * the log again (a response being applied finishes first; at most 30 s), and closes an emptied
-     * fetcher. The partition's own role check ({@link Partition#runIfFollowing}) already keeps a late
+     * fetcher (which waits for its thread to end, at most another 30 s). The partition's own role check ({@link Partition#runIfFollowing}) already keeps a late
      * response out of a log that leads; the wait also keeps it out of a log about to be deleted.
      */
     private void stopFollowing(Partition partition) {
