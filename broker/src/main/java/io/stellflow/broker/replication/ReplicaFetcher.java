@@ -618,22 +618,39 @@ public final class ReplicaFetcher implements AutoCloseable {
     /**
      * The fetch offset is outside the leader's log: below its log start (this log is emptied and
      * restarts at the leader's log start) or above its end (this log has a tail the leader does not:
-     * reconcile by epoch again).
+     * reconcile by epoch again). Out of range above the end a second time in a row, right after
+     * reconciling, means the epochs could not find where the logs part (the fallback to this log's own
+     * high watermark, when the leader knows none of its epochs, can stay above the leader's end after
+     * an unclean election or a leader that lost its unflushed tail): this log is emptied and restarts
+     * at the leader's log start too. Kafka cuts to the leader's end offset there; starting over costs
+     * a refetch but keeps no prefix that nothing compared.
      */
     private void onOutOfRange(PartitionState s, long leaderLogStart) throws IOException {
         Partition p = s.partition;
         UnifiedLog log = p.log();
         long leo = log.logEndOffset();
-        if (leaderLogStart > leo) {
+        boolean unreconcilable = s.outOfRangeBefore && leaderLogStart >= 0;
+        if (leaderLogStart > leo || unreconcilable) {
             log.truncateFullyAndStartAt(leaderLogStart);
             p.onFollowerTruncated();
             p.updateFollowerHighWatermark(leaderLogStart);
-            LOG.info(
-                    "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}",
-                    p,
-                    leaderId,
-                    leo,
-                    leaderLogStart);
+            if (unreconcilable && leaderLogStart <= leo) {
+                LOG.warn(
+                        "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}: still"
+                                + " above the leader's log end after reconciling by epoch",
+                        p,
+                        leaderId,
+                        leo,
+                        leaderLogStart);
+            } else {
+                LOG.info(
+                        "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}",
+                        p,
+                        leaderId,
+                        leo,
+                        leaderLogStart);
+            }
+            s.outOfRangeBefore = false;
             return;
         }
         s.truncating = true;

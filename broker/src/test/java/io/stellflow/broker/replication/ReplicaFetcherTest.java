@@ -11,7 +11,6 @@ import io.stellflow.broker.config.TransportType;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
-import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -317,38 +316,39 @@ class ReplicaFetcherTest {
     }
 
     @Test
-    void aNewLeaderEpochOfTheSameLeaderKeepsTheFetcherAndItsConnectionAndReconcilesAgain() throws Exception {
-        Transport nio = Transport.select(TransportType.NIO);
-        ReplicaFetcherManager manager = new ReplicaFetcherManager(
-                FOLLOWER,
-                new ReplicaFetcherConfig(4096, 65536, 200, 1, 50, 2, 30_000),
-                nio,
-                id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
-                ReplicationMetrics.NOOP);
-        try {
-            Partition p = follower(0, 2);
-            manager.onBecomeFollower(p, new PartitionImage(0, List.of(LEADER, FOLLOWER), LEADER, EPOCH, List.of(1), 1));
-            Received epochs = leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
-            answerEpochs(epochs, 2);
-            Received fetch = leader.next(ApiKeys.FETCH); // held: a long poll in flight at the change
-
-            p.becomeFollower(LEADER, EPOCH + 1);
-            manager.onBecomeFollower(
-                    p, new PartitionImage(0, List.of(LEADER, FOLLOWER), LEADER, EPOCH + 1, List.of(1), 2));
-            Received again = leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
-            assertThat(again.connection())
-                    .as("same connection")
-                    .isEqualTo(epochs.connection())
-                    .isEqualTo(fetch.connection());
-            OffsetForLeaderEpochRequest req = OffsetForLeaderEpochRequest.read(again.body());
-            assertThat(req.topics().get(0).partitions().get(0).currentLeaderEpoch())
-                    .isEqualTo(EPOCH + 1);
-            assertThat(manager.leaders()).containsExactly(LEADER);
-            assertThat(manager.followedPartitions()).isEqualTo(1);
-            assertThat(leader.sockets).as("no second connection").hasSize(1);
-        } finally {
-            manager.close();
-        }
+    void outOfRangeAboveTheLeadersEndAgainAfterReconcilingRestartsTheLogAtTheLeadersLogStart() throws Exception {
+        Partition p = follower(0, 10);
+        fetcher.add(p, EPOCH);
+        // The leader's answers keep the whole log (as when the follower falls back to its own HW), yet
+        // its log ends below: every Fetch at 10 is out of range.
+        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 10);
+        Received first = leader.next(ApiKeys.FETCH);
+        assertThat(FetchRequest.read(first.body())
+                        .topicPartitions()
+                        .get(0)
+                        .partitions()
+                        .get(0)
+                        .fetchOffset())
+                .isEqualTo(10);
+        answerPartition(
+                first, new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 4, 0, 4, List.of(), -1, null));
+        // Once: reconcile by epoch again, keep the log.
+        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 10);
+        assertThat(p.log().logEndOffset()).isEqualTo(10);
+        Received second = leader.next(ApiKeys.FETCH);
+        answerPartition(
+                second, new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 4, 0, 4, List.of(), -1, null));
+        // Twice in a row: start over at the leader's log start instead of looping.
+        Received next = leader.next(ApiKeys.FETCH);
+        assertThat(FetchRequest.read(next.body())
+                        .topicPartitions()
+                        .get(0)
+                        .partitions()
+                        .get(0)
+                        .fetchOffset())
+                .isZero();
+        assertThat(p.log().logEndOffset()).isZero();
+        assertThat(p.highWatermark()).isZero();
     }
 
     @Test
