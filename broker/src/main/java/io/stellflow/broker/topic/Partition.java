@@ -78,6 +78,8 @@ public final class Partition {
     private volatile boolean leader = true;
     private volatile long highWatermark;
     private volatile long leaderEpochStartOffset;
+    /** When this broker last became leader, ms since the epoch (0 before). */
+    private volatile long leaderSinceMs;
     /** Follower: the leader's HW of the last fetch response ({@link #updateFollowerHighWatermark}). */
     private volatile long leaderHighWatermarkSeen = UNKNOWN_OFFSET;
     /** Follower: when this log last reached the leader's HW (ms since the epoch; 0: never). */
@@ -233,6 +235,7 @@ public final class Partition {
             f.reset(s.isr().contains(f.brokerId) ? nowMs : 0L);
         }
         leaderEpochStartOffset = log.logEndOffset();
+        leaderSinceMs = nowMs;
         leaderEpoch = newLeaderEpoch;
         leaderId = -1;
         if (s.pending() != null) {
@@ -535,8 +538,8 @@ public final class Partition {
 
     /**
      * Time since a replica was last caught up, ms (a gauge, any thread; 0 when caught up): as leader
-     * the largest over the followers at {@code nowMs}; as follower since this log last reached the
-     * leader's HW.
+     * the largest over the followers at {@code nowMs}, a follower not caught up during this leadership
+     * counting from its start; as follower since this log last reached the leader's HW.
      */
     public long maxLagTimeMs(long nowMs) {
         long leo = log.logEndOffset();
@@ -548,7 +551,7 @@ public final class Partition {
         long max = 0;
         for (FollowerState f : replicas.followers()) {
             if (f.logEndOffset < leo) {
-                max = Math.max(max, nowMs - f.lastCaughtUpTimeMs);
+                max = Math.max(max, nowMs - Math.max(f.lastCaughtUpTimeMs, leaderSinceMs));
             }
         }
         return max;

@@ -281,6 +281,17 @@ class PartitionReplicationTest {
     }
 
     @Test
+    void aFollowerNeverCaughtUpInThisLeadershipLagsSinceItsStartNotSince1970() throws IOException {
+        Partition p = leader(List.of(1, 2), 100_000);
+        append(p, 5);
+        p.recordFollowerFetch(2, 5, 100_100);
+        // 3 is outside the ISR and has not fetched: its lag runs from the leadership's start.
+        assertThat(p.maxLagTimeMs(100_500)).isEqualTo(500);
+        p.recordFollowerFetch(3, 5, 100_600);
+        assertThat(p.maxLagTimeMs(100_700)).isZero();
+    }
+
+    @Test
     void aNewLeaderEpochClearsThePendingChangeAndResetsFollowerState() throws IOException {
         Partition p = leader(List.of(1, 2, 3), 0);
         append(p, 3);
