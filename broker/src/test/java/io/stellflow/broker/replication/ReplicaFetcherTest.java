@@ -228,6 +228,16 @@ class ReplicaFetcherTest {
         return ids;
     }
 
+    /** The fetch offset of the first partition of a Fetch request. */
+    private static long firstFetchOffset(Received fetch) {
+        return FetchRequest.read(fetch.body().duplicate())
+                .topicPartitions()
+                .get(0)
+                .partitions()
+                .get(0)
+                .fetchOffset();
+    }
+
     /** An empty answer to a Fetch: no records, HW = each fetch offset. */
     private void answerEmpty(Received r, FetchRequest f) throws IOException {
         List<FetchResponseV1.Topic> topics = new ArrayList<>();
@@ -323,13 +333,7 @@ class ReplicaFetcherTest {
         // its log ends below: every Fetch at 10 is out of range.
         answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 10);
         Received first = leader.next(ApiKeys.FETCH);
-        assertThat(FetchRequest.read(first.body())
-                        .topicPartitions()
-                        .get(0)
-                        .partitions()
-                        .get(0)
-                        .fetchOffset())
-                .isEqualTo(10);
+        assertThat(firstFetchOffset(first)).isEqualTo(10);
         answerPartition(
                 first, new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 4, 0, 4, List.of(), -1, null));
         // Once: reconcile by epoch again, keep the log.
@@ -340,13 +344,7 @@ class ReplicaFetcherTest {
                 second, new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 4, 0, 4, List.of(), -1, null));
         // Twice in a row: start over at the leader's log start instead of looping.
         Received next = leader.next(ApiKeys.FETCH);
-        assertThat(FetchRequest.read(next.body())
-                        .topicPartitions()
-                        .get(0)
-                        .partitions()
-                        .get(0)
-                        .fetchOffset())
-                .isZero();
+        assertThat(firstFetchOffset(next)).isZero();
         assertThat(p.log().logEndOffset()).isZero();
         assertThat(p.highWatermark()).isZero();
     }
@@ -357,9 +355,7 @@ class ReplicaFetcherTest {
         fetcher.add(p, EPOCH);
         answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 5);
         Received fetch = leader.next(ApiKeys.FETCH);
-        FetchRequest request = FetchRequest.read(fetch.body());
-        assertThat(request.topicPartitions().get(0).partitions().get(0).fetchOffset())
-                .isEqualTo(5);
+        assertThat(firstFetchOffset(fetch)).isEqualTo(5);
         answerPartition(
                 fetch,
                 new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 120, 100, 120, List.of(), -1, null));

@@ -83,6 +83,19 @@ class PartitionReplicationTest {
         return p;
     }
 
+    /**
+     * Broker 1 leads with ISR [1, 2] (3 outside), 10 records, follower 2 fetched at 10 at time 5: HW
+     * 10. ISR checks the partition asks for are counted in {@code triggers}.
+     */
+    private Partition leaderAtTenWithIsrOneTwo(AtomicInteger triggers) throws IOException {
+        Partition p = leader(List.of(1, 2), 0);
+        p.isrChangeTrigger(x -> triggers.incrementAndGet());
+        append(p, 10);
+        p.recordFollowerFetch(2, 10, 5);
+        assertThat(p.highWatermark()).isEqualTo(10);
+        return p;
+    }
+
     @Test
     void singleNodeHighWatermarkFollowsTheLogEndOffset() throws IOException {
         Partition p = new Partition("t", 0, 0, newLog("single-0"));
@@ -223,12 +236,8 @@ class PartitionReplicationTest {
 
     @Test
     void aFollowerReturnsWhenItReachesTheHighWatermarkAndCountsWhileTheExpansionIsPending() throws IOException {
-        Partition p = leader(List.of(1, 2), 0);
         AtomicInteger triggers = new AtomicInteger();
-        p.isrChangeTrigger(x -> triggers.incrementAndGet());
-        append(p, 10);
-        p.recordFollowerFetch(2, 10, 5);
-        assertThat(p.highWatermark()).isEqualTo(10);
+        Partition p = leaderAtTenWithIsrOneTwo(triggers);
 
         p.recordFollowerFetch(3, 7, 6);
         assertThat(triggers.get()).as("below the HW").isZero();
@@ -253,12 +262,8 @@ class PartitionReplicationTest {
 
     @Test
     void aFetchOffsetThisLeaderDoesNotHaveCountsNeitherForTheHighWatermarkNorForTheIsr() throws IOException {
-        Partition p = leader(List.of(1, 2), 0);
         AtomicInteger triggers = new AtomicInteger();
-        p.isrChangeTrigger(x -> triggers.incrementAndGet());
-        append(p, 10);
-        p.recordFollowerFetch(2, 10, 5);
-        assertThat(p.highWatermark()).isEqualTo(10);
+        Partition p = leaderAtTenWithIsrOneTwo(triggers);
 
         // Replica 3 asks for offsets past this leader's log end (it kept a tail the leader never had).
         assertThat(p.recordFollowerFetch(3, 25, 6)).isTrue();
