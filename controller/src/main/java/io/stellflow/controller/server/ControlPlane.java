@@ -78,6 +78,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ControlPlane {
     private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
+    /** Attempts of a registration whose partition changes raced another committed change. */
+    private static final int REGISTER_ATTEMPTS = 5;
 
     private final ControllerConfig config;
     private final RaftQuorum quorum;
@@ -221,6 +223,23 @@ public final class ControlPlane {
                             .build());
             return;
         }
+        registerBroker(req, out, r, startNs, 0);
+    }
+
+    /**
+     * One attempt at registering: reads the image, builds the registration and the partition changes
+     * of the broker's previous incarnation from it, and commits them as one entry. When another
+     * change of those partitions committed in between ({@code INVALID_UPDATE_VERSION}, or {@code
+     * INELIGIBLE_REPLICA} for a leader it chose), the entry is refused as a whole and the attempt is
+     * made again from the newer image, up to {@link #REGISTER_ATTEMPTS} times (a broker whose
+     * registration is refused does not start).
+     */
+    private void registerBroker(
+            RegisterBrokerRequest req,
+            StreamObserver<RegisterBrokerResponse> out,
+            RegisterBrokerResponse.Builder r,
+            long startNs,
+            int attempt) {
         MetadataImage img = quorum.image();
         String clusterId = img.clusterId();
         if (clusterId == null) {
@@ -272,6 +291,16 @@ public final class ControlPlane {
                 : Fencing.leaveBroker(img, req.getBrokerId(), config.uncleanLeaderElectionEnable());
         records.addAll(Elections.records(changes));
         RaftQuorum.Submitted s = commit(records);
+        boolean raced = !changes.isEmpty()
+                && (s.error() == ErrorCode.INVALID_UPDATE_VERSION || s.error() == ErrorCode.INELIGIBLE_REPLICA);
+        if (raced && attempt + 1 < REGISTER_ATTEMPTS) {
+            LOG.info(
+                    "Registration of broker {} raced a partition change ({}); building it again",
+                    req.getBrokerId(),
+                    s.message());
+            registerBroker(req, out, r, startNs, attempt + 1);
+            return;
+        }
         if (s.error() == ErrorCode.NONE) {
             Elections.committed(changes, metrics);
             liveness.touch(req.getBrokerId());
