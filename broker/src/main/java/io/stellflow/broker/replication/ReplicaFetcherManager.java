@@ -130,8 +130,9 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
     /**
      * Removes {@code partition} from its fetcher, waiting until that fetcher's thread will not touch
      * the log again (a response being applied finishes first; at most 30 s), and closes an emptied
-     * fetcher (which waits for its thread to end, at most another 30 s). The partition's own role check ({@link Partition#runIfFollowing}) already keeps a late
-     * response out of a log that leads; the wait also keeps it out of a log about to be deleted.
+     * fetcher (which waits for its thread to end, at most another 30 s). The partition's own role
+     * check ({@link Partition#runIfFollowing}) already keeps a late response out of a log that leads;
+     * the wait also keeps it out of a log about to be deleted.
      */
     private void stopFollowing(Partition partition) {
         Integer leader = leaderOf.remove(partition);
