@@ -228,14 +228,26 @@ class ReplicaFetcherTest {
         return ids;
     }
 
-    /** The fetch offset of the first partition of a Fetch request. */
-    private static long firstFetchOffset(Received fetch) {
-        return FetchRequest.read(fetch.body().duplicate())
-                .topicPartitions()
-                .get(0)
-                .partitions()
-                .get(0)
-                .fetchOffset();
+    /** Adds {@code p} to the fetcher, answers its epoch request with {@code endOffset}, returns its first Fetch. */
+    private Received firstFetchAfterEpochs(Partition p, long endOffset) throws Exception {
+        fetcher.add(p, EPOCH);
+        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), endOffset);
+        return leader.next(ApiKeys.FETCH);
+    }
+
+    /** Answers a one-partition Fetch with OFFSET_OUT_OF_RANGE and the leader's HW and log start offset. */
+    private void answerOutOfRange(Received fetch, long highWatermark, long logStartOffset) throws IOException {
+        answerPartition(
+                fetch,
+                new FetchResponseV1.PartitionData(
+                        0,
+                        Errors.OFFSET_OUT_OF_RANGE,
+                        highWatermark,
+                        logStartOffset,
+                        highWatermark,
+                        List.of(),
+                        -1,
+                        null));
     }
 
     /** An empty answer to a Fetch: no records, HW = each fetch offset. */
@@ -328,23 +340,18 @@ class ReplicaFetcherTest {
     @Test
     void outOfRangeAboveTheLeadersEndAgainAfterReconcilingRestartsTheLogAtTheLeadersLogStart() throws Exception {
         Partition p = follower(0, 10);
-        fetcher.add(p, EPOCH);
         // The leader's answers keep the whole log (as when the follower falls back to its own HW), yet
         // its log ends below: every Fetch at 10 is out of range.
-        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 10);
-        Received first = leader.next(ApiKeys.FETCH);
-        assertThat(firstFetchOffset(first)).isEqualTo(10);
-        answerPartition(
-                first, new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 4, 0, 4, List.of(), -1, null));
+        Received first = firstFetchAfterEpochs(p, 10);
+        assertThat(fetchOffset(first)).isEqualTo(10);
+        answerOutOfRange(first, 4, 0);
         // Once: reconcile by epoch again, keep the log.
         answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 10);
         assertThat(p.log().logEndOffset()).isEqualTo(10);
-        Received second = leader.next(ApiKeys.FETCH);
-        answerPartition(
-                second, new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 4, 0, 4, List.of(), -1, null));
+        answerOutOfRange(leader.next(ApiKeys.FETCH), 4, 0);
         // Twice in a row: start over at the leader's log start instead of looping.
         Received next = leader.next(ApiKeys.FETCH);
-        assertThat(firstFetchOffset(next)).isZero();
+        assertThat(fetchOffset(next)).isZero();
         assertThat(p.log().logEndOffset()).isZero();
         assertThat(p.highWatermark()).isZero();
     }
@@ -352,13 +359,9 @@ class ReplicaFetcherTest {
     @Test
     void outOfRangeBelowTheLeadersLogStartRestartsTheLogThere() throws Exception {
         Partition p = follower(0, 5);
-        fetcher.add(p, EPOCH);
-        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 5);
-        Received fetch = leader.next(ApiKeys.FETCH);
-        assertThat(firstFetchOffset(fetch)).isEqualTo(5);
-        answerPartition(
-                fetch,
-                new FetchResponseV1.PartitionData(0, Errors.OFFSET_OUT_OF_RANGE, 120, 100, 120, List.of(), -1, null));
+        Received fetch = firstFetchAfterEpochs(p, 5);
+        assertThat(fetchOffset(fetch)).isEqualTo(5);
+        answerOutOfRange(fetch, 120, 100);
         Received next = leader.next(ApiKeys.FETCH);
         FetchRequest.FetchPartition fp = FetchRequest.read(next.body())
                 .topicPartitions()
@@ -388,9 +391,7 @@ class ReplicaFetcherTest {
         Partition p = new Partition("t", 0, EPOCH, log);
         p.becomeFollower(LEADER, EPOCH);
         p.updateFollowerHighWatermark(0); // behind the leader's HW: records above it may be committed
-        fetcher.add(p, EPOCH);
-        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 7);
-        Received fetch = leader.next(ApiKeys.FETCH);
+        Received fetch = firstFetchAfterEpochs(p, 7);
         assertThat(fetchOffset(fetch)).isEqualTo(5);
         answerRecords(fetch, 5, ReplicaLogs.read(leaderLog, 5), 7);
 
