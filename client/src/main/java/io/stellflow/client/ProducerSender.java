@@ -244,12 +244,15 @@ final class ProducerSender implements Runnable {
 
     /**
      * The error of a batch that {@code delivery.timeout.ms} expired: its partition, the timeout, the
-     * attempts made and the last attempt's error (for example the leader it could not reach).
+     * attempts made and the last attempt's error (for example the leader it could not reach). Its
+     * code is the last attempt's (for example 32 NOT_ENOUGH_REPLICAS while the ISR stayed below
+     * {@code min.insync.replicas}), or {@link StellflowException#NETWORK_ERROR} when no attempt got
+     * an answer.
      */
     private StellflowException deliveryTimeout(ProducerBatch b) {
         String last = b.lastError == null ? "" : "; last error: " + b.lastError.getMessage();
         return new StellflowException(
-                StellflowException.NETWORK_ERROR,
+                b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
                 "produce to " + b.tp + ": batch not acknowledged within delivery.timeout.ms="
                         + config.deliveryTimeoutMs() + " (" + (b.attempts + 1) + " attempt(s)" + last + ")",
                 b.lastError);

@@ -3,6 +3,7 @@ package io.stellflow.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.protocol.Errors;
 import java.nio.charset.StandardCharsets;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
@@ -68,6 +69,28 @@ class ProducerDeliveryTimeoutTest {
                         .isGreaterThanOrEqualTo(1500);
                 assertThat(second.produces).isNotEmpty();
             }
+        }
+    }
+
+    @Test
+    void aDeliveryTimeoutAfterBrokerAnswersCarriesTheLastAnswersCode() throws Exception {
+        FakeBroker broker = new FakeBroker();
+        broker.createTopic("t", 1);
+        TopicPartition tp = new TopicPartition("t", 0);
+        for (int i = 0; i < 200; i++) {
+            broker.failNextProduce(tp, Errors.NOT_ENOUGH_REPLICAS); // the ISR stays below min.insync.replicas
+        }
+        try (StellflowProducer producer = new StellflowProducer(props(broker.port(), "delivery.timeout.ms", "1000"))) {
+            CompletableFuture<RecordMetadata> refused = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
+            assertThatThrownBy(() -> refused.get(30, TimeUnit.SECONDS))
+                    .cause()
+                    .isInstanceOf(StellflowException.class)
+                    .hasMessageContaining("not acknowledged within delivery.timeout.ms=1000")
+                    .hasMessageContaining("(NOT_ENOUGH_REPLICAS 32)")
+                    .satisfies(e ->
+                            assertThat(((StellflowException) e).errorCode()).isEqualTo(Errors.NOT_ENOUGH_REPLICAS));
+        } finally {
+            broker.close();
         }
     }
 

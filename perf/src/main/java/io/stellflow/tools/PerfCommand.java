@@ -28,6 +28,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -153,6 +154,8 @@ public final class PerfCommand implements Runnable {
         private final Recorder latencyUs = new Recorder(3);
         /** Records that failed, warm-up included. */
         private final AtomicLong errors = new AtomicLong();
+        /** The first failure, printed on stderr at the end (the count alone does not say why). */
+        private final AtomicReference<Exception> firstError = new AtomicReference<>();
 
         /**
          * One record's completion: its latency when it is measured, else nothing; an error counts
@@ -172,6 +175,7 @@ public final class PerfCommand implements Runnable {
             public void onCompletion(RecordMetadata metadata, Exception exception) {
                 if (exception != null) {
                     errors.incrementAndGet();
+                    firstError.compareAndSet(null, exception);
                 } else if (measured) { // one latency per acknowledged record: the count too
                     latencyUs.recordValue(Math.max(1, (System.nanoTime() - sendNs) / 1000));
                 }
@@ -280,6 +284,10 @@ public final class PerfCommand implements Runnable {
                     h,
                     errors.get());
             print(r);
+            Exception first = firstError.get();
+            if (first != null) {
+                System.err.println(errors.get() + " record(s) failed; the first: " + first.getMessage());
+            }
             return errors.get() == 0 ? 0 : 1;
         }
     }
