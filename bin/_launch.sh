@@ -15,11 +15,12 @@ module=$1 main=$2
 shift 2
 jar_glob() { ls "$STELLFLOW_HOME/$module"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true; }
 jar=$(jar_glob)
-# is_stale: the jar or its runtime classpath is missing, or a source/pom file is newer than the jar.
+# is_stale: the jar or its runtime classpath is missing, or a main source, resource or pom file is
+# newer than the jar (test sources do not go into the jars, so changing them builds nothing).
 is_stale() {
   jar=$(jar_glob)
   [ -z "$jar" ] || [ ! -d "$STELLFLOW_HOME/$module/target/lib" ] ||
-    [ -n "$(find "$STELLFLOW_HOME"/*/src "$STELLFLOW_HOME"/*/pom.xml "$STELLFLOW_HOME/pom.xml" -newer "$jar" -type f 2>/dev/null | head -n 1)" ]
+    [ -n "$(find "$STELLFLOW_HOME"/*/src/main "$STELLFLOW_HOME"/*/pom.xml "$STELLFLOW_HOME/pom.xml" -newer "$jar" -type f 2>/dev/null | head -n 1)" ]
 }
 if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ] && is_stale; then
   # flock keeps concurrent launchers (run-matrix starts several) from building at once; freshness is
@@ -29,6 +30,9 @@ if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ] && is_stale; then
     if is_stale; then
       echo "stellflow: building $module (first run, or sources changed) ..." >&2
       cd "$STELLFLOW_HOME" && ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl "$module" -am package >&2
+      # Maven leaves a module's jar untouched when its own classes did not change (a change in a
+      # module it depends on only refreshes target/lib): mark it built, or every launch would build.
+      touch "$(jar_glob)"
     fi
   ) 9>"$STELLFLOW_HOME/.build.lock"
   jar=$(jar_glob)
@@ -51,6 +55,9 @@ if [ -n "$aot" ] && [ "${STELLFLOW_AOT:-on}" != off ] && [ -s "$aot" ] && [ "$ao
   [ -z "$(find "$STELLFLOW_HOME/$module/target/lib" -newer "$aot" -type f 2>/dev/null | head -n 1)" ]; then
   opts="-XX:AOTCache=$aot $opts"
 fi
+# --sun-misc-unsafe-memory-access=allow: libraries (Netty, protobuf, Ratis' shaded Netty) still use
+# sun.misc.Unsafe's memory access; JDK 24+ warns on stderr at their first use unless it is allowed
+# (JEP 498). Allowing it changes nothing else.
 # shellcheck disable=SC2086
 exec "$JAVA_HOME/bin/java" ${STELLFLOW_HEAP_OPTS:--Xms256m -Xmx1g} --enable-native-access=ALL-UNNAMED \
-  $opts -cp "$jar:$STELLFLOW_HOME/$module/target/lib/*" "$main" "$@"
+  --sun-misc-unsafe-memory-access=allow $opts -cp "$jar:$STELLFLOW_HOME/$module/target/lib/*" "$main" "$@"
