@@ -41,8 +41,14 @@ broker_opts=${STELLFLOW_OPTS:-} # the brokers' extra JVM flags; the tools below 
 unset STELLFLOW_OPTS
 work=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-aot.XXXXXX")
 broker_pid=""
+# On an interrupt: the training JVM's children too. A JDK 25 JVM with -XX:AOTCacheOutput writes the
+# cache as it exits by starting a second JVM (the assembly phase, JEP 514), which would otherwise
+# outlive the script and write into the removed work dir.
 cleanup() {
-  if [ -n "$broker_pid" ] && kill -0 "$broker_pid" 2>/dev/null; then kill -9 "$broker_pid" 2>/dev/null || true; fi
+  if [ -n "$broker_pid" ]; then
+    pkill -9 -P "$broker_pid" 2>/dev/null || true
+    kill -9 "$broker_pid" 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -71,17 +71,30 @@ aot_train() {
   stop_pid "$KAFKA_PID" 120; KAFKA_PID="" # the JVM writes the cache as it exits
   rm -rf "$KAFKA_DIR"
   [ -s "$WORK/kafka-broker.aot" ] || { log "kafka AOT training wrote no cache"; tail -n 10 "$WORK/kafka-broker.log" >&2; return 1; }
-  SF_AOT_CACHE=$WORK/stellflow-broker.aot KAFKA_AOT_OPTS="-XX:AOTCache=$WORK/kafka-broker.aot"
+  # -Xlog:aot=info: each broker's log says whether its JVM opened the cache (aot_opened below).
+  SF_AOT_CACHE=$WORK/stellflow-broker.aot KAFKA_AOT_OPTS="-XX:AOTCache=$WORK/kafka-broker.aot -Xlog:aot=info"
+  SF_BROKER_OPTS="${SF_BROKER_OPTS:-} -Xlog:aot=info"
   AOT_NOTE="both brokers started from a JDK AOT cache trained by the same unrecorded workload ($AOT_MB MB per produce run)"
   log "AOT: caches ready ($(( $(stat -c %s "$SF_AOT_CACHE") / 1048576 )) MB Stellflow, $(( $(stat -c %s "$WORK/kafka-broker.aot") / 1048576 )) MB Kafka)"
 }
 aot_train
+# aot_opened log system: a JVM that cannot use a cache (another JDK build, other jars or flags) warns
+# and starts without it; the run would then compare a broker with its cache against one without.
+aot_opened() {
+  [ -n "$SF_AOT_CACHE" ] || return 0
+  if ! grep -q "Opened AOT cache" "$1" || grep -Eq '\[(warning|error) *\]\[(aot|cds)' "$1"; then
+    log "$2 broker did not open its AOT cache cleanly:"; grep -E '\[(aot|cds)' "$1" | grep -v '\[info' | head -n 5 >&2
+    exit 1
+  fi
+}
 
 for run in $(seq 1 "$RUNS"); do
   log "run $run of $RUNS: fresh brokers"
   fill_page_cache
   sf_start "$SF_TRANSPORT"
   kafka_start
+  aot_opened "$WORK/stellflow-broker.log" stellflow
+  aot_opened "$WORK/kafka-broker.log" kafka
   warm_up "$run"
   for size in 1024 16384; do
     label=$([ "$size" = 1024 ] && echo 1KiB || echo 16KiB)
