@@ -1,9 +1,12 @@
 package io.stellflow.perf.jmh.broker;
 
+import java.util.AbstractQueue;
+import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.jctools.queues.MpscArrayQueue;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -24,11 +27,15 @@ import org.openjdk.jmh.infra.Control;
 /**
  * The event loop -> append agent hand-off: one producer thread offers, one consumer thread polls,
  * through a bounded JCTools {@link MpscArrayQueue} (what the broker uses), an {@link
- * ArrayBlockingQueue} (capacity 1024 entries, the per-partition append queue bound) or an
- * unbounded {@link ConcurrentLinkedQueue} (a fresh one per iteration; it allocates a node per
- * offer, which {@code -prof gc} shows). Both sides spin (with {@link Thread#onSpinWait}) on full or
- * empty until JMH stops the iteration, so the score is hand-offs per second on each side; on this
- * 2-core machine the two threads take both cores.
+ * ArrayBlockingQueue} (capacity 1024 entries, the per-partition append queue bound), an unbounded
+ * {@link ConcurrentLinkedQueue} (a fresh one per iteration; it allocates a node per offer, which
+ * {@code -prof gc} shows), or the same queue bounded at 1024 by an atomic count
+ * ({@code concurrent-linked-bounded}: the broker needs a bound for back-pressure, and this is what
+ * a bound costs on top of that queue). Both sides spin (with {@link Thread#onSpinWait}) on full or
+ * empty until JMH stops the iteration. The figure to compare is the {@code poll} score: hand-offs
+ * completed per second. The {@code offer} score of the unbounded queue counts elements that are
+ * never polled within the iteration (its producer never waits). On this 2-core machine the two
+ * threads take both cores.
  */
 @State(Scope.Group)
 @BenchmarkMode(Mode.Throughput)
@@ -42,7 +49,7 @@ public class AppendQueueHandoffBench {
     static final int CAPACITY = 1024;
     private static final Object ELEMENT = new Object();
 
-    @Param({"jctools-mpsc", "array-blocking", "concurrent-linked"})
+    @Param({"jctools-mpsc", "array-blocking", "concurrent-linked", "concurrent-linked-bounded"})
     public String queue;
 
     private Queue<Object> q;
@@ -53,8 +60,53 @@ public class AppendQueueHandoffBench {
             case "jctools-mpsc" -> new MpscArrayQueue<>(CAPACITY);
             case "array-blocking" -> new ArrayBlockingQueue<>(CAPACITY);
             case "concurrent-linked" -> new ConcurrentLinkedQueue<>();
+            case "concurrent-linked-bounded" -> new CountedQueue(CAPACITY);
             default -> throw new IllegalArgumentException("unknown queue " + queue);
         };
+    }
+
+    /** {@link ConcurrentLinkedQueue} with an atomic element count that refuses offers at capacity. */
+    static final class CountedQueue extends AbstractQueue<Object> {
+        private final ConcurrentLinkedQueue<Object> q = new ConcurrentLinkedQueue<>();
+        private final AtomicInteger count = new AtomicInteger();
+        private final int capacity;
+
+        CountedQueue(int capacity) {
+            this.capacity = capacity;
+        }
+
+        @Override
+        public boolean offer(Object e) {
+            if (count.get() >= capacity) {
+                return false;
+            }
+            count.incrementAndGet();
+            return q.offer(e);
+        }
+
+        @Override
+        public Object poll() {
+            Object e = q.poll();
+            if (e != null) {
+                count.decrementAndGet();
+            }
+            return e;
+        }
+
+        @Override
+        public Object peek() {
+            return q.peek();
+        }
+
+        @Override
+        public int size() {
+            return count.get();
+        }
+
+        @Override
+        public Iterator<Object> iterator() {
+            return q.iterator();
+        }
     }
 
     @Benchmark
