@@ -129,7 +129,8 @@ final class EndToEnd extends PerfCommand.Common implements Callable<Integer> {
                 received * recordSize,
                 endNs - startNs,
                 h,
-                errors.get() + Math.max(0, lost)));
+                errors.get() + Math.max(0, lost),
+                producers));
         return errors.get() == 0 && lost <= 0 ? 0 : 1;
     }
 

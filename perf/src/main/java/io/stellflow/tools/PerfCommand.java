@@ -42,7 +42,8 @@ import picocli.CommandLine.Spec;
  * tools. Prints one summary line (or one JSON object with {@code --json}) to stdout. Produce
  * latency is send-to-acknowledgement per record, counted from the time the record was due when
  * {@code --throughput} sets a fixed rate (coordinated-omission-aware); consume latency is the
- * duration of each {@code poll} that returned records; {@code end-to-end} is send-to-receive. Not thread-safe (one invocation).
+ * duration of each {@code poll} that returned records; {@code end-to-end} is send-to-receive. {@code
+ * produce --producers N} sends from N threads into one result. Not thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-perf",
@@ -213,6 +214,23 @@ public final class PerfCommand implements Runnable {
                         + " --warmup-records (default ${DEFAULT-VALUE})")
         long warmupRecords;
 
+        @Option(
+                names = "--producers",
+                defaultValue = "1",
+                description = "sender threads (default ${DEFAULT-VALUE}); each sends its share of --num-records,"
+                        + " --warmup-records and --throughput (split as evenly as possible). They share one"
+                        + " producer, as the threads of a Kafka application usually share one thread-safe"
+                        + " KafkaProducer (one connection per broker, batches filled by every thread): what a"
+                        + " Kafka user expects. Kafka's ProducerPerformance has one thread and one producer,"
+                        + " which the default matches. See --producer-per-thread")
+        int producers;
+
+        @Option(
+                names = "--producer-per-thread",
+                description = "give each --producers thread its own producer (own connections, batches and"
+                        + " sender thread, as end-to-end does) instead of the one shared producer")
+        boolean producerPerThread;
+
         @Override
         public Integer call() throws InterruptedException {
             validateLimits();
@@ -226,52 +244,45 @@ public final class PerfCommand implements Runnable {
                 throw new CommandLine.ParameterException(
                         spec.commandLine(), "--warmup-records must be in [0, --num-records)");
             }
-            long sent = 0;
+            if (producers < 1) {
+                throw new CommandLine.ParameterException(spec.commandLine(), "--producers must be >= 1");
+            }
+            int clientCount = producerPerThread ? producers : 1;
+            if (clientCount > 1 && metricsPort != null) {
+                // The producers' instruments would report the same series; the export would keep one.
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--metrics-port exports one producer: not with --producer-per-thread");
+            }
             long startNs;
             long measuredStartNs;
             long endNs;
             OpenTelemetry otel = openTelemetry("producer");
-            try (StellflowProducer producer =
-                    new StellflowProducer(ClientProps.of(bootstrapServer, producerProps), otel)) {
-                producer.partitionsFor(topic); // metadata before the clock starts
-                startNs = System.nanoTime();
-                measuredStartNs = startNs;
-                long deadlineNs = deadlineNs(startNs);
-                double intervalNs = throughput > 0 ? 1e9 / throughput : 0;
-                while (sent < numRecords) {
-                    // One clock read per record unthrottled (the deadline, the send time); the loop
-                    // used to read it twice, a few percent of the tool's CPU at 400,000 records/s.
-                    long nowNs = System.nanoTime();
-                    if (nowNs >= deadlineNs) {
-                        break;
-                    }
-                    if (sent == warmupRecords && sent > 0) {
-                        measuredStartNs = nowNs; // the warm-up is over: the result starts here
-                    }
-                    boolean measured = sent >= warmupRecords;
-                    // At a fixed rate the latency counts from when the record was due, not from when
-                    // the (possibly late) send happened: no coordinated omission. The sender parks only
-                    // when at least PACING_PARK_MIN_NS ahead and then sends what is due in one burst,
-                    // as Kafka's ProducerPerformance does (its throttler sleeps in 2 ms steps): a park
-                    // per record (20,000 wake-ups a second) cost more CPU than the broker under test. A
-                    // record sent before it was due counts from its send.
-                    long sendNs;
-                    if (intervalNs > 0) {
-                        long dueNs = startNs + (long) (sent * intervalNs);
-                        long waitNs = dueNs - nowNs;
-                        if (waitNs >= PACING_PARK_MIN_NS) {
-                            LockSupport.parkNanos(waitNs);
-                            nowNs = System.nanoTime();
-                        }
-                        sendNs = fromDue ? Math.min(dueNs, nowNs) : nowNs; // late: from due; early: from the send
-                    } else {
-                        sendNs = nowNs;
-                    }
-                    producer.send(new ProducerRecord(topic, null, null, value), new Acked(sendNs, measured));
-                    sent++;
+            List<StellflowProducer> clients = new ArrayList<>(clientCount);
+            try {
+                for (int i = 0; i < clientCount; i++) {
+                    clients.add(new StellflowProducer(ClientProps.of(bootstrapServer, producerProps), otel));
+                    clients.get(i).partitionsFor(topic); // metadata before the clock starts
                 }
-                producer.flush();
+                startNs = System.nanoTime();
+                long deadlineNs = deadlineNs(startNs);
+                if (producers == 1) { // on this thread, as before --producers: nothing shared per record
+                    double intervalNs = throughput > 0 ? 1e9 / throughput : 0;
+                    measuredStartNs = sendRecords(
+                            clients.get(0), value, numRecords, warmupRecords, startNs, deadlineNs, intervalNs, fromDue);
+                } else {
+                    measuredStartNs = sendOnThreads(clients, value, startNs, deadlineNs, fromDue);
+                }
+                if (measuredStartNs == Long.MAX_VALUE) {
+                    measuredStartNs = startNs; // stopped in the warm-up: nothing measured
+                }
+                for (StellflowProducer producer : clients) {
+                    producer.flush();
+                }
                 endNs = System.nanoTime();
+            } finally {
+                for (StellflowProducer producer : clients) {
+                    producer.close();
+                }
             }
             closeMetrics();
             Histogram h = latencyUs.getIntervalHistogram();
@@ -282,13 +293,120 @@ public final class PerfCommand implements Runnable {
                     acked * recordSize,
                     endNs - measuredStartNs,
                     h,
-                    errors.get());
+                    errors.get(),
+                    producers);
             print(r);
             Exception first = firstError.get();
             if (first != null) {
                 System.err.println(errors.get() + " record(s) failed; the first: " + first.getMessage());
             }
             return errors.get() == 0 ? 0 : 1;
+        }
+
+        /**
+         * The hot loop: sends {@code count} records, the first {@code warmup} of them left out of the
+         * result, the k-th due at {@code startNs + k * intervalNs} when {@code intervalNs > 0}. Every
+         * sender thread runs it with its own counters; per record it shares only the producer and the
+         * thread-safe {@link Recorder} and counters its callbacks write (as with one thread).
+         *
+         * @return when the warm-up ended (the first measured record), {@code startNs} without warm-up,
+         *     or {@link Long#MAX_VALUE} when the loop stopped before its warm-up ended
+         */
+        private long sendRecords(
+                StellflowProducer producer,
+                byte[] value,
+                long count,
+                long warmup,
+                long startNs,
+                long deadlineNs,
+                double intervalNs,
+                boolean fromDue) {
+            long sent = 0;
+            long measuredStartNs = warmup > 0 ? Long.MAX_VALUE : startNs;
+            while (sent < count) {
+                // One clock read per record unthrottled (the deadline, the send time); the loop
+                // used to read it twice, a few percent of the tool's CPU at 400,000 records/s.
+                long nowNs = System.nanoTime();
+                if (nowNs >= deadlineNs) {
+                    break;
+                }
+                if (sent == warmup && sent > 0) {
+                    measuredStartNs = nowNs; // the warm-up is over: the result starts here
+                }
+                boolean measured = sent >= warmup;
+                // At a fixed rate the latency counts from when the record was due, not from when
+                // the (possibly late) send happened: no coordinated omission. The sender parks only
+                // when at least PACING_PARK_MIN_NS ahead and then sends what is due in one burst,
+                // as Kafka's ProducerPerformance does (its throttler sleeps in 2 ms steps): a park
+                // per record (20,000 wake-ups a second) cost more CPU than the broker under test. A
+                // record sent before it was due counts from its send.
+                long sendNs;
+                if (intervalNs > 0) {
+                    long dueNs = startNs + (long) (sent * intervalNs);
+                    long waitNs = dueNs - nowNs;
+                    if (waitNs >= PACING_PARK_MIN_NS) {
+                        LockSupport.parkNanos(waitNs);
+                        nowNs = System.nanoTime();
+                    }
+                    sendNs = fromDue ? Math.min(dueNs, nowNs) : nowNs; // late: from due; early: from the send
+                } else {
+                    sendNs = nowNs;
+                }
+                producer.send(new ProducerRecord(topic, null, null, value), new Acked(sendNs, measured));
+                sent++;
+            }
+            return measuredStartNs;
+        }
+
+        /**
+         * Runs {@link #sendRecords} on {@code producers} threads and waits for them. Thread i sends the
+         * records i, i + producers, i + 2 * producers, ... of one schedule: with a fixed {@code
+         * --throughput} the k-th record overall is due at {@code startNs + k / throughput}, as with one
+         * thread. Thread i uses {@code clients.get(i % clients.size())}.
+         *
+         * @return the earliest start of a thread's measured records, or {@link Long#MAX_VALUE}
+         */
+        private long sendOnThreads(
+                List<StellflowProducer> clients, byte[] value, long startNs, long deadlineNs, boolean fromDue)
+                throws InterruptedException {
+            double intervalNs = throughput > 0 ? 1e9 * producers / throughput : 0;
+            long[] measuredStartNs = new long[producers]; // each slot written by its thread, read after join
+            Throwable[] failures = new Throwable[producers];
+            Thread[] threads = new Thread[producers];
+            for (int i = 0; i < producers; i++) {
+                int id = i;
+                StellflowProducer producer = clients.get(i % clients.size());
+                long count = share(numRecords, i);
+                long warmup = share(warmupRecords, i);
+                long firstDueNs = startNs + (long) (intervalNs * i / producers);
+                threads[i] = Thread.ofPlatform().name("perf-producer-" + i).start(() -> {
+                    try {
+                        measuredStartNs[id] = sendRecords(
+                                producer, value, count, warmup, firstDueNs, deadlineNs, intervalNs, fromDue);
+                    } catch (RuntimeException | Error e) {
+                        failures[id] = e;
+                    }
+                });
+            }
+            long earliestNs = Long.MAX_VALUE;
+            for (int i = 0; i < producers; i++) {
+                threads[i].join();
+                earliestNs = Math.min(earliestNs, measuredStartNs[i]);
+            }
+            for (int i = 0; i < producers; i++) {
+                if (failures[i] != null) {
+                    throw new IllegalStateException("producer thread " + i + " failed", failures[i]);
+                }
+            }
+            return earliestNs;
+        }
+
+        /** Thread i's share of {@code total} records: the first {@code total % producers} threads get one more. */
+        private long share(long total, int i) {
+            if (total == Long.MAX_VALUE) {
+                return total; // no --num-records: every thread sends until --duration-ms
+            }
+            return total / producers + (i < total % producers ? 1 : 0);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.stellflow.tools;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -8,7 +9,8 @@ import org.HdrHistogram.Histogram;
 /**
  * One load-generator result, printed as a line of text or as JSON (snake_case field names: {@code
  * name, records, bytes, elapsed_ms, mb_per_s, records_per_s, p50_ms, p99_ms, p999_ms, max_ms,
- * errors}). MB means 2^20 bytes. Latencies in milliseconds. Immutable.
+ * errors}, and {@code producers}, the sender threads, from {@code produce} and {@code end-to-end}
+ * only). MB means 2^20 bytes. Latencies in milliseconds. Immutable.
  */
 public record PerfResult(
         String name,
@@ -21,14 +23,27 @@ public record PerfResult(
         double p99Ms,
         double p999Ms,
         double maxMs,
-        long errors) {
+        long errors,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Integer producers) {
 
     private static final ObjectMapper JSON = JsonMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .build();
 
-    /** Builds a result; {@code latencyUs} holds latencies in microseconds. */
+    /** Builds a result without a producer count; {@code latencyUs} holds latencies in microseconds. */
     static PerfResult of(String name, long records, long bytes, long elapsedNs, Histogram latencyUs, long errors) {
+        return of(name, records, bytes, elapsedNs, latencyUs, errors, null);
+    }
+
+    /** Builds a result; {@code producers} is the number of sender threads, or null when none apply. */
+    static PerfResult of(
+            String name,
+            long records,
+            long bytes,
+            long elapsedNs,
+            Histogram latencyUs,
+            long errors,
+            Integer producers) {
         double seconds = Math.max(elapsedNs, 1) / 1e9;
         return new PerfResult(
                 name,
@@ -41,7 +56,8 @@ public record PerfResult(
                 ms(latencyUs, 99.0),
                 ms(latencyUs, 99.9),
                 round(latencyUs.getTotalCount() == 0 ? 0 : latencyUs.getMaxValue() / 1000.0),
-                errors);
+                errors,
+                producers);
     }
 
     private static double ms(Histogram h, double percentile) {
@@ -61,9 +77,9 @@ public record PerfResult(
         }
     }
 
-    /** A human-readable summary line. */
+    /** A human-readable summary line; it names the producers only when there are several. */
     public String toText() {
-        return String.format(
+        String line = String.format(
                 java.util.Locale.ROOT,
                 "%s: %d records, %.1f MB in %.2f s: %.1f records/s, %.2f MB/s; latency ms p50 %.3f p99 %.3f p99.9 %.3f max %.3f; errors %d",
                 name,
@@ -77,5 +93,6 @@ public record PerfResult(
                 p999Ms,
                 maxMs,
                 errors);
+        return producers != null && producers > 1 ? line + "; producers " + producers : line;
     }
 }

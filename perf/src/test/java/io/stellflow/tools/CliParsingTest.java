@@ -164,7 +164,12 @@ class CliParsingTest {
         assertThat(n.get("p50_ms").asDouble()).isCloseTo(1.0, org.assertj.core.api.Assertions.within(0.01));
         assertThat(n.get("p99_ms").asDouble()).isCloseTo(3.0, org.assertj.core.api.Assertions.within(0.01));
         assertThat(n.has("p999_ms")).isTrue();
-        assertThat(r.toText()).contains("records/s").contains("MB/s");
+        assertThat(n.has("producers")).as("only from produce and end-to-end").isFalse();
+        assertThat(r.toText()).contains("records/s").contains("MB/s").doesNotContain("producers");
+        PerfResult three = PerfResult.of("case", 2_000, 2L << 20, 2_000_000_000L, h, 0, 3);
+        assertThat(new ObjectMapper().readTree(three.toJson()).get("producers").asInt())
+                .isEqualTo(3);
+        assertThat(three.toText()).endsWith("; producers 3");
     }
 
     @Test
