@@ -26,6 +26,7 @@ import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.ConfigException;
 import io.stellflow.broker.config.Listener;
 import io.stellflow.broker.fetch.FetchResponseWriter;
+import io.stellflow.broker.fetch.OutboundSizeEstimator;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.CreateTopicHandler;
@@ -38,6 +39,7 @@ import io.stellflow.broker.handler.TopicService;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.FrameDecoder;
+import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.replication.HighWatermarkCheckpoint;
@@ -486,6 +488,8 @@ public final class StellflowServer implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.SO_KEEPALIVE, true)
+                // File regions count with their bytes toward the water marks (Netty counts them as 0).
+                .childOption(ChannelOption.MESSAGE_SIZE_ESTIMATOR, OutboundSizeEstimator.INSTANCE)
                 .childOption(
                         ChannelOption.WRITE_BUFFER_WATER_MARK,
                         new WriteBufferWaterMark(
@@ -594,6 +598,40 @@ public final class StellflowServer implements AutoCloseable {
             }
         }
         return sum;
+    }
+
+    /**
+     * One connection's back pressure as its event loop sees it: the {@link ReadGate} reasons holding
+     * reads paused (0 = reading), whether the channel reads, its requests waiting for the pool, and
+     * its unsent response bytes (as counted against the write-buffer water marks). Tests.
+     */
+    record ConnectionState(int pauseReasons, boolean autoRead, int pendingRequests, long unsentBytes) {}
+
+    /** The state of the connection whose client end is {@code clientAddress}, or null when there is none. Tests. */
+    ConnectionState connectionState(InetSocketAddress clientAddress) {
+        for (Channel ch : channels) {
+            // By port: the native transports' remote addresses need not equal the client's own.
+            if (ch.remoteAddress() instanceof InetSocketAddress remote && remote.getPort() == clientAddress.getPort()) {
+                return ch.eventLoop()
+                        .submit(() -> {
+                            ConnectionHandler h = ch.pipeline().get(ConnectionHandler.class);
+                            ChannelOutboundBuffer out = ch.unsafe().outboundBuffer();
+                            return new ConnectionState(
+                                    h == null ? 0 : h.gate().reasons(),
+                                    ch.config().isAutoRead(),
+                                    h == null ? 0 : h.pendingRequests(),
+                                    out == null ? 0 : out.totalPendingWriteBytes());
+                        })
+                        .syncUninterruptibly()
+                        .getNow();
+            }
+        }
+        return null;
+    }
+
+    /** Produce record bytes queued for the append agents and not yet appended (0 without agents). Tests. */
+    long queuedRequestBytes() {
+        return appends == null ? 0 : appends.queuedBytes();
     }
 
     /** What the gauges read at collection time: connections, queues and partition logs. */

@@ -73,6 +73,11 @@ public final class FetchResponseFrame extends AbstractReferenceCounted {
         return head.readableBytes() - Frames.LENGTH_FIELD_SIZE + regionBytes;
     }
 
+    /** Log bytes in the regions (sent from the files, not held in memory). */
+    public long regionBytes() {
+        return regionBytes;
+    }
+
     /** Writes the payload size into the length prefix; false when it exceeds the frame limit. */
     public boolean seal() {
         long payload = payloadBytes();

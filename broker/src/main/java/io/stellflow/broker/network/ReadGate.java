@@ -57,6 +57,11 @@ public final class ReadGate {
         });
     }
 
+    /** The reasons holding reads paused now, OR-ed bits; 0 when reading (event loop only; tests). */
+    public int reasons() {
+        return reasons;
+    }
+
     /** Whether reads are paused now (event loop only; tests). */
     public boolean isPaused() {
         return !channel.config().isAutoRead();

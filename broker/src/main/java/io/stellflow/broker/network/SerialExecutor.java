@@ -5,6 +5,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,7 +17,10 @@ import org.slf4j.LoggerFactory;
  * <p>A drain runs at most {@value #MAX_TASKS_PER_DRAIN} tasks, then yields the pool thread so one busy
  * connection cannot starve the others.
  *
- * <p>Thread-safety: {@link #execute} may be called from any thread.
+ * <p>While {@code ready} is false (a connection whose client does not read its responses) no further
+ * task starts: they wait, in order, until {@link #resume} after {@code ready} turned true again.
+ *
+ * <p>Thread-safety: {@link #execute} and {@link #resume} may be called from any thread.
  *
  * <p>Errors: a task that throws is logged and does not stop later tasks; {@link #execute} throws
  * {@link RejectedExecutionException} when the pool is shut down.
@@ -34,9 +38,27 @@ public final class SerialExecutor implements Executor {
     /** One drain task per executor, not a new method reference per schedule (one fewer object per request). */
     private final Runnable drainTask = this::drain;
 
+    private final BooleanSupplier ready;
+
     /** @param pool the shared executor the tasks run on */
     public SerialExecutor(Executor pool) {
+        this(pool, () -> true);
+    }
+
+    /**
+     * @param pool the shared executor the tasks run on
+     * @param ready checked before each task; false holds the remaining tasks until {@link #resume}
+     */
+    public SerialExecutor(Executor pool, BooleanSupplier ready) {
         this.pool = pool;
+        this.ready = ready;
+    }
+
+    /** Runs held tasks again once {@code ready} holds; call after it turned true. */
+    public void resume() {
+        if (!tasks.isEmpty() && ready.getAsBoolean()) {
+            schedule();
+        }
     }
 
     @Override
@@ -71,23 +93,27 @@ public final class SerialExecutor implements Executor {
 
     private void drain() {
         try {
-            runTasks(MAX_TASKS_PER_DRAIN);
+            runTasks(MAX_TASKS_PER_DRAIN, true);
         } finally {
             scheduled.set(false);
         }
-        if (!tasks.isEmpty()) {
+        // Checked after clearing scheduled: a resume() that found it still set is not lost.
+        if (!tasks.isEmpty() && ready.getAsBoolean()) {
             try {
                 schedule();
             } catch (RejectedExecutionException e) {
                 // The pool is shutting down: finish the queue here so every task (and the buffer it
                 // owns) is completed exactly once.
-                runTasks(Integer.MAX_VALUE);
+                runTasks(Integer.MAX_VALUE, false);
             }
         }
     }
 
-    private void runTasks(int max) {
+    private void runTasks(int max, boolean whenReady) {
         for (int i = 0; i < max; i++) {
+            if (whenReady && !ready.getAsBoolean()) {
+                return;
+            }
             Runnable task = tasks.poll();
             if (task == null) {
                 return;
