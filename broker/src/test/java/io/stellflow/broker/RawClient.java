@@ -36,7 +36,22 @@ final class RawClient implements AutoCloseable {
     }
 
     RawClient(int port) throws IOException {
+        this(port, -1, -1);
+    }
+
+    /**
+     * A client with fixed socket buffers (bytes; -1 keeps the OS default), set before connecting so
+     * that small ones also bound the TCP window: back-pressure tests keep the kernel from absorbing
+     * what the broker refuses to read or the client refuses to receive.
+     */
+    RawClient(int port, int sendBufferBytes, int receiveBufferBytes) throws IOException {
         socket = new Socket();
+        if (sendBufferBytes > 0) {
+            socket.setSendBufferSize(sendBufferBytes);
+        }
+        if (receiveBufferBytes > 0) {
+            socket.setReceiveBufferSize(receiveBufferBytes);
+        }
         socket.connect(new InetSocketAddress("127.0.0.1", port), DEFAULT_TIMEOUT_MS);
         socket.setTcpNoDelay(true);
         socket.setSoTimeout(DEFAULT_TIMEOUT_MS);
@@ -125,6 +140,11 @@ final class RawClient implements AutoCloseable {
         } catch (IOException e) {
             return true; // connection reset
         }
+    }
+
+    /** This end's address: the broker sees it as the connection's remote address. */
+    InetSocketAddress localAddress() {
+        return (InetSocketAddress) socket.getLocalSocketAddress();
     }
 
     void setTimeoutMs(int timeoutMs) throws IOException {
