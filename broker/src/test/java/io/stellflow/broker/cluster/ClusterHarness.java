@@ -1,5 +1,6 @@
 package io.stellflow.broker.cluster;
 
+import io.stellflow.broker.TestTransports;
 import io.stellflow.client.ClientConfig;
 import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
@@ -26,7 +27,8 @@ import java.util.function.BooleanSupplier;
  * A cluster on 127.0.0.1 for tests: {@code controllers} in-process controller-only nodes and
  * {@code brokers} brokers, each a child JVM ({@code process.roles=broker}) so a test can kill -9 one.
  * Ports are allocated up front (bind, close, reuse), data under one temp dir, child logs in
- * {@code <dir>/broker-<id>.log}.
+ * {@code <dir>/broker-<id>.log}. Each broker keeps one transport across restarts, rotated over nio,
+ * epoll and io_uring ({@link TestTransports}), so leaders and followers of every test run on all three.
  */
 final class ClusterHarness implements AutoCloseable {
     static final long SESSION_TIMEOUT_MS = 3000;
@@ -36,6 +38,9 @@ final class ClusterHarness implements AutoCloseable {
     final ControllerServer[] controllers;
     final int[] brokerPorts;
     final Process[] brokers;
+    /** The {@code transport} of each broker index. */
+    final String[] transports;
+
     final String bootstrapControllers;
     final NetworkClient network;
 
@@ -68,6 +73,8 @@ final class ClusterHarness implements AutoCloseable {
         }
         brokerPorts = freePorts(brokerCount);
         brokers = new Process[brokerCount];
+        transports = TestTransports.forBrokers(brokerCount);
+        System.out.println(TestTransports.describe("ClusterHarness", transports, brokerId(0)));
         Properties cp = new Properties();
         cp.setProperty("bootstrap.servers", "127.0.0.1:" + brokerPorts[0]);
         cp.setProperty("request.timeout.ms", "5000");
@@ -126,12 +133,12 @@ final class ClusterHarness implements AutoCloseable {
         p.setProperty("broker.heartbeat.interval.ms", "500");
         // acks=-1 waits for the ISR: a follower that does not fetch leaves it after 1 s, not 30 s.
         p.setProperty("replica.lag.time.max.ms", "1000");
-        p.setProperty("transport", "nio");
+        p.setProperty("transport", transports[i]);
         p.setProperty("num.io.threads", "4");
         p.setProperty("num.network.threads", "2");
         Path file = dir.resolve("broker-" + id + ".properties");
         try (OutputStream out = Files.newOutputStream(file)) {
-            p.store(out, "cluster test broker " + id);
+            p.store(out, "cluster test broker " + id + " on " + transports[i]);
         }
         String java = ProcessHandle.current().info().command().orElseThrow();
         brokers[i] = new ProcessBuilder(

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.TestTransports;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.Partition;
@@ -64,7 +65,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code auto.create.topics.enable} with 3 partitions of 3 replicas; node 2: enabled with
  * {@code default.replication.factor=4}, more than the brokers; node 3: disabled); a produce to a
  * follower replica is refused with NOT_LEADER_OR_FOLLOWER; last, the active controller's id in
- * Metadata follows a failover. Tests share the cluster and run in order.
+ * Metadata follows a failover. Tests share the cluster and run in order. The nodes rotate over nio,
+ * epoll and io_uring ({@link TestTransports}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -77,6 +79,7 @@ class CombinedClusterTest {
     private String voters;
     private String bootstrapControllers;
     private int[] rpcPorts;
+    private String[] transports;
     private NetworkClient network;
 
     @BeforeAll
@@ -85,6 +88,8 @@ class CombinedClusterTest {
         dataPorts = ClusterHarness.freePorts(N);
         int[] raft = ClusterHarness.freePorts(N);
         rpcPorts = ClusterHarness.freePorts(N);
+        transports = TestTransports.forBrokers(N);
+        System.out.println(TestTransports.describe("CombinedClusterTest", transports, 1));
         StringBuilder v = new StringBuilder();
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < N; i++) {
@@ -132,7 +137,7 @@ class CombinedClusterTest {
         p.setProperty("log.retention.check.interval.ms", "200");
         // acks=-1 waits for the ISR: a follower that does not fetch leaves it after 1 s, not 30 s.
         p.setProperty("replica.lag.time.max.ms", "1000");
-        p.setProperty("transport", "nio");
+        p.setProperty("transport", transports[i]);
         p.setProperty("metrics.exporter", "none");
         p.setProperty("num.io.threads", "2");
         p.setProperty("num.network.threads", "1");

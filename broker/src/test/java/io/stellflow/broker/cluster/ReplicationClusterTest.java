@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.TestTransports;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.client.ClientConfig;
@@ -52,7 +53,9 @@ import org.junit.jupiter.api.io.TempDir;
  * each leader reach both followers' logs byte for byte (offsets, leader epochs, CRCs) with the
  * follower HW following the leader's; the leader answers OffsetForLeaderEpoch over the wire (and a
  * follower refuses it); a follower that was down while the leader's log start moved past its log
- * end restarts its log at the leader's log start. Tests share the cluster and run in order.
+ * end restarts its log at the leader's log start. Tests share the cluster and run in order. The
+ * brokers rotate over nio, epoll and io_uring ({@link TestTransports}): followers fetch across
+ * transports.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -66,6 +69,7 @@ class ReplicationClusterTest {
     private final StellflowServer[] brokers = new StellflowServer[N];
     private final BrokerConfig[] configs = new BrokerConfig[N];
     private int[] ports;
+    private String[] transports;
     private NetworkClient network;
 
     @BeforeAll
@@ -84,6 +88,8 @@ class ReplicationClusterTest {
         cp.setProperty("cluster.id", "replication-test");
         controller = ControllerServer.start(ControllerConfig.fromProperties(cp));
         ports = ClusterHarness.freePorts(N);
+        transports = TestTransports.forBrokers(N);
+        System.out.println(TestTransports.describe("ReplicationClusterTest", transports, 1));
         for (int i = 0; i < N; i++) {
             Properties p = new Properties();
             p.setProperty("process.roles", "broker");
@@ -93,7 +99,7 @@ class ReplicationClusterTest {
             p.setProperty("cluster.id", "replication-test");
             p.setProperty("controller.quorum.bootstrap.servers", bootstrapControllers);
             p.setProperty("broker.heartbeat.interval.ms", "300");
-            p.setProperty("transport", "nio");
+            p.setProperty("transport", transports[i]);
             p.setProperty("metrics.exporter", "none");
             p.setProperty("num.io.threads", "2");
             p.setProperty("num.network.threads", "1");

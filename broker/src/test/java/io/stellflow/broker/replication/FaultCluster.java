@@ -1,5 +1,6 @@
 package io.stellflow.broker.replication;
 
+import io.stellflow.broker.TestTransports;
 import io.stellflow.client.HostPort;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
@@ -38,7 +39,9 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Timeouts are short so faults resolve in seconds: {@link #SESSION_TIMEOUT_MS} to fence a silent
  * broker, heartbeats every 250 ms, {@code replica.lag.time.max.ms} {@link #REPLICA_LAG_MS}. Data and
- * child logs ({@code broker-<id>.log}) live under {@link #dir}.
+ * child logs ({@code broker-<id>.log}) live under {@link #dir}. Each broker keeps one transport
+ * across restarts, rotated over nio, epoll and io_uring ({@link TestTransports}): faults hit leaders
+ * and followers on every transport, and followers fetch across transports.
  *
  * <p>Thread-safety: broker lifecycle methods from the test thread; {@link #image}, {@link #leaderOf},
  * {@link #address} from any thread.
@@ -59,6 +62,9 @@ final class FaultCluster implements AutoCloseable {
     private final NetworkFaults.Proxy[] brokerProxies;
     private final NetworkFaults.Proxy[] controllerProxies;
     private final Process[] brokers;
+    /** The {@code transport} of each broker index. */
+    private final String[] transports;
+
     private final boolean[] frozen;
     /** Broker epoch of each broker's registration before its last start (-1: none). */
     private final long[] epochBeforeStart;
@@ -74,6 +80,8 @@ final class FaultCluster implements AutoCloseable {
         this.realPorts = new int[brokerCount];
         System.arraycopy(ports, 2, realPorts, 0, brokerCount);
         this.brokers = new Process[brokerCount];
+        this.transports = TestTransports.forBrokers(brokerCount);
+        System.out.println(transports());
         this.frozen = new boolean[brokerCount];
         this.epochBeforeStart = new long[brokerCount];
         this.net = new NetworkFaults(this::pids);
@@ -105,6 +113,11 @@ final class FaultCluster implements AutoCloseable {
 
     int size() {
         return brokerCount;
+    }
+
+    /** One line naming each broker's transport: {@code FaultCluster transports: broker 1=nio, ...}. */
+    String transports() {
+        return TestTransports.describe("FaultCluster", transports, brokerId(0));
     }
 
     String bootstrapControllers() {
@@ -170,7 +183,7 @@ final class FaultCluster implements AutoCloseable {
         p.setProperty("controller.quorum.bootstrap.servers", "127.0.0.1:" + controllerProxies[i].port());
         p.setProperty("controller.request.timeout.ms", "1500");
         p.setProperty("broker.heartbeat.interval.ms", "250");
-        p.setProperty("transport", "nio");
+        p.setProperty("transport", transports[i]);
         p.setProperty("num.io.threads", "2");
         p.setProperty("num.network.threads", "1");
         p.setProperty("replica.lag.time.max.ms", Long.toString(REPLICA_LAG_MS));
@@ -184,7 +197,7 @@ final class FaultCluster implements AutoCloseable {
         extraBrokerProps.forEach(p::setProperty);
         Path file = dir.resolve("broker-" + id + ".properties");
         try (OutputStream out = Files.newOutputStream(file)) {
-            p.store(out, "fault test broker " + id);
+            p.store(out, "fault test broker " + id + " on " + transports[i]);
         }
         String java = ProcessHandle.current().info().command().orElseThrow();
         brokers[i] = new ProcessBuilder(

@@ -125,6 +125,7 @@ class ReplicationFaultCheckerTest {
         report("FAULT_CHECKER start rounds=%d brokers=%d seed=%d dir=%s%n", rounds, brokers, firstSeed, dir);
         try (FaultCluster c = new FaultCluster(dir, brokers, Map.of())) {
             cluster = c;
+            report("FAULT_CHECKER %s%n", c.transports());
             c.startAll();
             c.awaitUnfenced(60_000);
             c.createTopic(TOPIC, PARTITIONS, 3, Map.of("min.insync.replicas", "2"));
