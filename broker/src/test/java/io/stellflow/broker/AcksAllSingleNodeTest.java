@@ -10,13 +10,22 @@ import java.nio.file.Path;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * acks=-1 on a single node without a controller: the ISR is the broker alone, so the HW moves with
  * the append and acks=-1 is answered at once; with {@code min.insync.replicas=2} every acks=-1
  * Produce is refused before the append (NOT_ENOUGH_REPLICAS in v1, 7 in v0) while acks=1 works.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class AcksAllSingleNodeTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -34,7 +43,7 @@ class AcksAllSingleNodeTest {
 
     @Test
     void acksAllIsAnsweredAtOnceWhenTheLeaderIsTheWholeIsr() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "t", 1);
             for (short version = 0; version <= 1; version++) {
@@ -48,7 +57,7 @@ class AcksAllSingleNodeTest {
 
     @Test
     void minInsyncReplicasAboveOneRefusesAcksAllBeforeTheAppend() throws Exception {
-        Properties props = TestBroker.props(dir, "nio");
+        Properties props = TestBroker.props(dir, transport);
         props.setProperty("min.insync.replicas", "2");
         try (StellflowServer server = TestBroker.start(props);
                 RawClient client = new RawClient(server.port())) {

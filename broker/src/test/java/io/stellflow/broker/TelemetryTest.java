@@ -21,13 +21,22 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A real broker with {@code metrics.port=0}: produce and fetch over a socket, then scrape
  * {@code /metrics} over HTTP and check the series of the metrics dictionary, their values, and that no
- * series carries a forbidden attribute.
+ * series carries a forbidden attribute. Every test runs on each transport (skipped where one is
+ * unavailable): requests and fetches served by the native event loops are counted like NIO's.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class TelemetryTest {
+    @Parameter
+    String transport;
+
     /** Labels the dictionary forbids on every metric, as Prometheus spells them. */
     static final Set<String> FORBIDDEN_LABELS = Set.of(
             "client_id",
@@ -53,7 +62,7 @@ class TelemetryTest {
 
     @Test
     void scrapeShowsRequestProduceFetchAndStorageSeriesWithOnlyAllowedLabels() throws Exception {
-        Properties props = TestBroker.props(logDir, "nio");
+        Properties props = TestBroker.props(logDir, transport);
         props.setProperty("broker.id", "3");
         try (StellflowServer server = TestBroker.start(props)) {
             assertThat(server.metricsPort()).isPositive();
@@ -141,7 +150,7 @@ class TelemetryTest {
 
     @Test
     void diagnosticSwitchAddsTopicAndPartitionToTheOffsetGaugesOnly() throws Exception {
-        Properties props = TestBroker.props(logDir, "nio");
+        Properties props = TestBroker.props(logDir, transport);
         props.setProperty("metrics.diagnostic.enabled", "true");
         try (StellflowServer server = TestBroker.start(props);
                 RawClient client = new RawClient(server.port())) {
@@ -163,7 +172,7 @@ class TelemetryTest {
 
     @Test
     void aRestartRecordsTheLoadTimeOfEveryPartitionLog() throws Exception {
-        Properties props = TestBroker.props(logDir, "nio");
+        Properties props = TestBroker.props(logDir, transport);
         try (StellflowServer server = TestBroker.start(props);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "reloaded", 3);
@@ -177,7 +186,7 @@ class TelemetryTest {
 
     @Test
     void exporterNoneServesNothingAndTheBrokerStillWorks() throws Exception {
-        Properties props = TestBroker.props(logDir, "nio");
+        Properties props = TestBroker.props(logDir, transport);
         props.setProperty("metrics.exporter", "none");
         try (StellflowServer server = TestBroker.start(props);
                 RawClient client = new RawClient(server.port())) {
