@@ -1,12 +1,9 @@
 package io.stellflow.broker;
 
 import io.stellflow.broker.config.BrokerConfig;
-import io.stellflow.broker.config.TransportType;
-import io.stellflow.broker.network.Transport;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Properties;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * Starts brokers for tests: 127.0.0.1, ephemeral port, a given log dir and transport; a single broker
@@ -15,10 +12,12 @@ import org.junit.jupiter.api.Assumptions;
 final class TestBroker {
     private TestBroker() {}
 
-    /** Properties for {@code transport}; skips the calling test when that transport is unavailable here. */
+    /**
+     * Properties for {@code transport}; skips the calling test when that transport is unavailable here
+     * or not selected by {@code -Dstellflow.test.transports} ({@link TestTransports#assumeSelected}).
+     */
     static Properties props(Path logDir, String transport) {
-        Assumptions.assumeTrue(
-                Transport.isAvailable(TransportType.parse("transport", transport)), transport + " is unavailable");
+        TestTransports.assumeSelected(transport);
         Properties props = new Properties();
         props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
         // a single broker without a controller: these tests are about the data plane

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Assumptions;
  * <p>{@code -Dstellflow.test.transports=nio} (or a comma list such as {@code epoll,io_uring}) runs
  * every cluster on the given transports only, a single-transport pass for an operator; a listed
  * transport that is unavailable here skips the test, as {@link TestBroker#props} does. The default
- * rotation is every transport available here, the others are dropped with a line on stdout.
+ * rotation is every transport available here, the others are dropped with a line on stdout. Tests
+ * parameterized over the transports skip the unlisted ones ({@link #assumeSelected}).
  * {@code -Dstellflow.test.transports.offset=k} shifts the rotation (which broker gets which).
  *
  * <p>Thread-safety: stateless.
@@ -59,6 +60,23 @@ public final class TestTransports {
             out.add(t.configName());
         }
         return out;
+    }
+
+    /**
+     * Skips the calling test unless {@code transport} runs here and, when {@value #PROPERTY} is set, is
+     * listed there: a test parameterized over the transports then runs only the operator's pass.
+     */
+    public static void assumeSelected(String transport) {
+        TransportType type = TransportType.parse("transport", transport);
+        Assumptions.assumeTrue(Transport.isAvailable(type), transport + " is unavailable");
+        String listed = System.getProperty(PROPERTY, "").trim();
+        if (!listed.isEmpty()) {
+            boolean selected = false;
+            for (String name : listed.split(",")) {
+                selected |= TransportType.parse(PROPERTY, name.trim()) == type;
+            }
+            Assumptions.assumeTrue(selected, transport + " is not in -D" + PROPERTY + "=" + listed);
+        }
     }
 
     /** The {@code transport} setting of broker index {@code index} in a cluster using {@code rotation}. */
