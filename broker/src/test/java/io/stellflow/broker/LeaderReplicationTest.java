@@ -33,14 +33,17 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.AfterParameterizedClassInvocation;
+import org.junit.jupiter.params.BeforeParameterizedClassInvocation;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Leader-side replication against a real combined node (broker 1 with its controller) and a second,
@@ -52,13 +55,21 @@ import org.junit.jupiter.api.io.TempDir;
  * append once the ISR shrank below min.insync.replicas; the ISR shrinks after
  * replica.lag.time.max.ms and grows back at the HW only through the controller's metadata; a Fetch
  * from a broker that is no replica gets NOT_LEADER_OR_FOLLOWER; the HW checkpoint is written on
- * shutdown and a restarted broker starts each partition's HW from it.
+ * shutdown and a restarted broker starts each partition's HW from it. The whole ordered sequence runs
+ * on each transport (skipped where one is unavailable): a raw follower Fetch is served like a
+ * broker's, with a {@code FileRegion} (sendfile on epoll, splice on io_uring).
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class LeaderReplicationTest {
     private static final int LAG_MS = 3000;
     private static final short PRODUCE_V1 = 1;
+
+    /** The whole class runs once per transport, on one instance (field injection before each run). */
+    @Parameter
+    String transport;
 
     private Path dir;
 
@@ -69,15 +80,16 @@ class LeaderReplicationTest {
     private RawClient follower;
     private RawClient producer;
 
-    @BeforeAll
+    @BeforeParameterizedClassInvocation(injectArguments = false)
     void start(@TempDir Path tempDir) throws Exception {
-        dir = tempDir;
+        TestTransports.assumeSelected(transport);
+        dir = tempDir.resolve(transport); // a fresh data dir per run, whatever the temp dir's scope
         Properties p = new Properties();
         p.setProperty("node.id", "1");
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
         p.setProperty("log.dirs", dir.resolve("data").toString());
         p.setProperty("cluster.id", "leader-replication-test");
-        p.setProperty("transport", "nio");
+        p.setProperty("transport", transport);
         p.setProperty("metrics.port", "0");
         p.setProperty("controller.quorum.election.timeout.ms", "200");
         p.setProperty("broker.heartbeat.interval.ms", "200");
@@ -107,7 +119,7 @@ class LeaderReplicationTest {
         producer = new RawClient(server.port());
     }
 
-    @AfterAll
+    @AfterParameterizedClassInvocation(injectArguments = false)
     void stop() throws Exception {
         if (follower != null) {
             follower.close();
@@ -124,6 +136,12 @@ class LeaderReplicationTest {
         if (controller != null) {
             controller.close();
         }
+        // One instance serves every transport's run: a run skipped by its assumption closes nothing twice.
+        follower = null;
+        producer = null;
+        server = null;
+        fakeFollower = null;
+        controller = null;
     }
 
     /** Creates a topic of 2 partitions on brokers 1 and 2 and returns a partition broker 1 leads. */
