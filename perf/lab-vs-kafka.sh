@@ -78,14 +78,21 @@ aot_train() {
   log "AOT: caches ready ($(( $(stat -c %s "$SF_AOT_CACHE") / 1048576 )) MB Stellflow, $(( $(stat -c %s "$WORK/kafka-broker.aot") / 1048576 )) MB Kafka)"
 }
 aot_train
-# aot_opened log system: a JVM that cannot use a cache (another JDK build, other jars or flags) warns
-# and starts without it; the run would then compare a broker with its cache against one without.
+# aot_opened log system: a JVM that cannot use a cache (another JDK build, other jars or flags) says
+# so and starts without it; the run would then compare a broker with its cache against one without.
+# Required: the cache opened and its AOT-linked classes in use, and no error or refusal. Other AOT
+# warnings are listed, not fatal: Kafka's JVM warns that a few method adapters saved in the cache
+# ("Failed to link AdapterHandlerEntry") are generated again at start, and still uses the cache.
 aot_opened() {
   [ -n "$SF_AOT_CACHE" ] || return 0
-  if ! grep -q "Opened AOT cache" "$1" || grep -Eq '\[(warning|error) *\]\[(aot|cds)' "$1"; then
+  if ! grep -q "Opened AOT cache" "$1" || ! grep -q "Using AOT-linked classes: true" "$1" \
+    || grep -Eiq '\[error *\]\[(aot|cds)|\[warning *\]\[(aot|cds)[^]]*\].*(unable|mismatch|disabled|cannot|not used)' "$1"; then
     log "$2 broker did not open its AOT cache cleanly:"; grep -E '\[(aot|cds)' "$1" | grep -v '\[info' | head -n 5 >&2
     exit 1
   fi
+  local warnings
+  warnings=$(grep -Ec '\[warning *\]\[(aot|cds)' "$1" || true)
+  [ "$warnings" -eq 0 ] || log "$2 broker uses its AOT cache ($warnings AOT warning(s), e.g. $(grep -Em1 '\[warning *\]\[(aot|cds)' "$1" | cut -c1-120))"
 }
 
 for run in $(seq 1 "$RUNS"); do
