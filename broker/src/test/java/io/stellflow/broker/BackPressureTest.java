@@ -126,15 +126,7 @@ class BackPressureTest {
         assertSent(sent);
 
         for (int i = 0; i < requests; i++) {
-            RawClient.Response r = producer.receive();
-            assertThat(r.correlationId()).isEqualTo(i);
-            PartitionResponse p = ProduceResponse.read(r.body())
-                    .responses()
-                    .get(0)
-                    .partitions()
-                    .get(0);
-            assertThat(p.errorCode()).isEqualTo(Errors.NONE);
-            assertThat(p.baseOffset()).isEqualTo((long) i * recordsPerBatch);
+            assertProduced(producer.receive(), i, (long) i * recordsPerBatch);
         }
         assertThat(partition.logEndOffset())
                 .as("nothing lost or duplicated")
@@ -251,15 +243,7 @@ class BackPressureTest {
             assertThat(state(lister).pendingRequests()).isEqualTo(paused.pendingRequests());
         }
         for (int i = 0; i < produces; i++) {
-            RawClient.Response r = producer.receive();
-            assertThat(r.correlationId()).isEqualTo(i);
-            PartitionResponse p = ProduceResponse.read(r.body())
-                    .responses()
-                    .get(0)
-                    .partitions()
-                    .get(0);
-            assertThat(p.errorCode()).isEqualTo(Errors.NONE);
-            assertThat(p.baseOffset()).isEqualTo(i);
+            assertProduced(producer.receive(), i, i);
         }
         for (int i = 0; i < requests; i++) {
             RawClient.Response r = lister.receive();
@@ -295,6 +279,15 @@ class BackPressureTest {
             }
         });
         return done;
+    }
+
+    /** {@code r} answers Produce {@code correlationId} without error, appended at {@code baseOffset}. */
+    private static void assertProduced(RawClient.Response r, int correlationId, long baseOffset) {
+        assertThat(r.correlationId()).isEqualTo(correlationId);
+        PartitionResponse p =
+                ProduceResponse.read(r.body()).responses().get(0).partitions().get(0);
+        assertThat(p.errorCode()).isEqualTo(Errors.NONE);
+        assertThat(p.baseOffset()).isEqualTo(baseOffset);
     }
 
     private void assertSent(CountDownLatch sent) throws InterruptedException {

@@ -32,6 +32,9 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The "Controller" instruments of the metrics dictionary as Prometheus scrapes them over HTTP: from a
@@ -39,7 +42,13 @@ import org.junit.jupiter.api.io.TempDir;
  * process.roles=controller}, its own endpoint). Names, Prometheus types, units (OpenMetrics {@code #
  * UNIT}) and labels are checked against every row of the dictionary's Controller table.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class ControllerMetricsScrapeTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final String OPENMETRICS = "application/openmetrics-text; version=1.0.0; charset=utf-8";
     private static final Pattern TYPE = Pattern.compile("^# TYPE (\\S+) (\\S+)$", Pattern.MULTILINE);
@@ -54,7 +63,8 @@ class ControllerMetricsScrapeTest {
         p.setProperty("node.id", "4");
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
         p.setProperty("log.dirs", dir.resolve("data").toString());
-        p.setProperty("transport", "nio");
+        TestTransports.assumeSelected(transport);
+        p.setProperty("transport", transport);
         p.setProperty("controller.quorum.election.timeout.ms", "200");
         // a snapshot within the first few entries, so the restart below loads one (replay latency)
         p.setProperty("metadata.snapshot.interval.entries", "2");

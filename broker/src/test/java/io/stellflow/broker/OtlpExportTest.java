@@ -18,12 +18,21 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code metrics.exporter=otlp} and {@code tracing.enabled=true} push OTLP/HTTP protobuf to the
  * configured endpoints: a JDK HTTP server on 127.0.0.1 stands in for the collector.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class OtlpExportTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path logDir;
 
@@ -48,7 +57,7 @@ class OtlpExportTest {
         collector.start();
         try {
             String base = "http://127.0.0.1:" + collector.getAddress().getPort();
-            Properties props = TestBroker.props(logDir, "nio");
+            Properties props = TestBroker.props(logDir, transport);
             props.setProperty("metrics.exporter", "otlp");
             props.setProperty("metrics.otlp.endpoint", base + "/v1/metrics");
             props.setProperty("metrics.otlp.interval.ms", "1000");

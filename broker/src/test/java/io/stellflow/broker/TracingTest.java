@@ -18,9 +18,18 @@ import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Server spans for requests whose header carries a W3C trace context, exported to memory. */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class TracingTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
     private static final String PARENT_SPAN_ID = "00f067aa0ba902b7";
 
@@ -46,7 +55,7 @@ class TracingTest {
     }
 
     private StellflowServer start(InMemorySpanExporter spans, String ratio) throws Exception {
-        Properties props = TestBroker.props(logDir, "nio");
+        Properties props = TestBroker.props(logDir, transport);
         props.setProperty("tracing.enabled", "true");
         props.setProperty("tracing.sampler.ratio", ratio);
         return StellflowServer.start(BrokerConfig.fromProperties(props), spans);
@@ -126,7 +135,7 @@ class TracingTest {
     @Test
     void tracingOffRecordsNoSpanEvenForTracedRequests() throws Exception {
         InMemorySpanExporter spans = InMemorySpanExporter.create();
-        Properties props = TestBroker.props(logDir, "nio");
+        Properties props = TestBroker.props(logDir, transport);
         try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(props), spans);
                 RawClient client = new RawClient(server.port())) {
             client.send(

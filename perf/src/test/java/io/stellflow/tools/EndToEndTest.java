@@ -3,7 +3,6 @@ package io.stellflow.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.StellflowServer;
-import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.RecordMetadata;
@@ -37,14 +36,7 @@ class EndToEndTest {
 
     @BeforeEach
     void startBroker() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("broker.id", "0");
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        // a single broker without a controller: these tests are about the data plane
-        p.setProperty("process.roles", "broker");
-        p.setProperty("metadata.local", "true");
-        p.setProperty("log.dirs", dataDir.toString());
-        server = StellflowServer.start(BrokerConfig.fromProperties(p));
+        server = InProcessBroker.start(dataDir);
         bootstrap = "127.0.0.1:" + server.port();
     }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stellflow.broker.StellflowServer;
-import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicPartition;
 import java.io.PrintWriter;
@@ -28,13 +27,7 @@ class PerfCommandProducersTest {
 
     @BeforeEach
     void startBroker() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("broker.id", "0");
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        p.setProperty("process.roles", "broker"); // one broker without a controller: the data plane only
-        p.setProperty("metadata.local", "true");
-        p.setProperty("log.dirs", dataDir.toString());
-        server = StellflowServer.start(BrokerConfig.fromProperties(p));
+        server = InProcessBroker.start(dataDir);
         bootstrap = "127.0.0.1:" + server.port();
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.TestTransports;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.PartitionInfo;
@@ -28,13 +29,22 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The single-node default: {@code process.roles} unset means combined mode, a broker with an embedded
  * one-voter controller; topics come from the controller, survive a restart with the same id, and the
  * data plane works as before.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class CombinedModeTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -43,7 +53,8 @@ class CombinedModeTest {
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
         p.setProperty("log.dirs", dir.resolve("data").toString());
         p.setProperty("cluster.id", "combined-test");
-        p.setProperty("transport", "nio");
+        TestTransports.assumeSelected(transport);
+        p.setProperty("transport", transport);
         p.setProperty("controller.quorum.election.timeout.ms", "200");
         return StellflowServer.start(BrokerConfig.fromProperties(p));
     }

@@ -44,13 +44,7 @@ class EndToEndRestartTest {
     Path dataDir;
 
     private StellflowServer start() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("broker.id", "0");
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        // a single broker without a controller: these tests are about the data plane
-        p.setProperty("process.roles", "broker");
-        p.setProperty("metadata.local", "true");
-        p.setProperty("log.dirs", dataDir.toString());
+        Properties p = SingleBroker.props(dataDir);
         p.setProperty("transport", transport);
         org.junit.jupiter.api.Assumptions.assumeTrue(
                 io.stellflow.broker.network.Transport.isAvailable(
@@ -63,12 +57,7 @@ class EndToEndRestartTest {
     }
 
     private static Properties clientProps(StellflowServer server, String... kv) {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", "127.0.0.1:" + server.port());
-        for (int i = 0; i < kv.length; i += 2) {
-            p.setProperty(kv[i], kv[i + 1]);
-        }
-        return p;
+        return SingleBroker.clientProps(server, kv);
     }
 
     /** Value of record i: its index, then filler so that records have different lengths. */

@@ -53,13 +53,7 @@ class MultiAgentProduceTest {
     Path dataDir;
 
     private StellflowServer start() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("broker.id", "0");
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        // a single broker without a controller: this test is about the append path
-        p.setProperty("process.roles", "broker");
-        p.setProperty("metadata.local", "true");
-        p.setProperty("log.dirs", dataDir.toString());
+        Properties p = SingleBroker.props(dataDir);
         p.setProperty("metrics.port", "0");
         p.setProperty("num.append.agents", Integer.toString(agents));
         p.setProperty("append.idle.strategy", idleStrategy);
@@ -67,12 +61,7 @@ class MultiAgentProduceTest {
     }
 
     private static Properties clientProps(StellflowServer server, String... kv) {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", "127.0.0.1:" + server.port());
-        for (int i = 0; i < kv.length; i += 2) {
-            p.setProperty(kv[i], kv[i + 1]);
-        }
-        return p;
+        return SingleBroker.clientProps(server, kv);
     }
 
     /** Value of producer {@code producer}'s record {@code seq}: both, then filler of varying length. */
