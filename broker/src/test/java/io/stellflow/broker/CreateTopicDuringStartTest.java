@@ -18,6 +18,9 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A single node on its embedded controller (the README's default) opens its data port before it has
@@ -25,7 +28,13 @@ import org.junit.jupiter.api.io.TempDir;
  * wait for the port do) waits for the broker to join instead of being refused with "replication
  * factor 1 must be in 1..0".
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class CreateTopicDuringStartTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     @TempDir
     Path dir;
 
@@ -48,6 +57,8 @@ class CreateTopicDuringStartTest {
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + port);
         p.setProperty("log.dirs", dir.resolve("data").toString());
         p.setProperty("metrics.port", "0");
+        TestTransports.assumeSelected(transport);
+        p.setProperty("transport", transport);
         BrokerConfig config = BrokerConfig.fromProperties(p);
         starting = CompletableFuture.supplyAsync(() -> {
             try {

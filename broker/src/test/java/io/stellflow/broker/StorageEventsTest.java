@@ -23,13 +23,22 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.slf4j.LoggerFactory;
 
 /**
  * The storage lifecycle events of a real broker ({@link LogEvents#LOG_RECOVERED}, {@link
  * LogEvents#DISK_FULL}), read from the log lines {@link StorageMetrics} writes.
  */
+@ParameterizedClass
+@ValueSource(strings = {"nio", "epoll", "io_uring"})
 class StorageEventsTest {
+    /** Every test of this class runs on each transport (skipped where one is unavailable). */
+    @Parameter
+    String transport;
+
     private static final String FIRST_LOG = "00000000000000000000.log";
 
     @TempDir
@@ -68,7 +77,7 @@ class StorageEventsTest {
      */
     @Test
     void aRestartAfterAnUncleanStopLogsOneRecoveredLinePerRecoveredPartition() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "crashed", 2);
             for (int i = 0; i < 6; i++) {
@@ -88,7 +97,7 @@ class StorageEventsTest {
                 .as("clean opens are not recoveries")
                 .isEmpty();
 
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             PartitionData fetched = Requests.fetchOne(client, Requests.fetch("crashed", 0, 0, 0));
             assertThat(RecordBatchReader.decode(fetched.records(), 0)).hasSize(9);
@@ -112,7 +121,7 @@ class StorageEventsTest {
      */
     @Test
     void aProduceOnAFullDiskIsAnErrorAndLogsDiskFullOnce() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "full", 1);
         }
@@ -121,7 +130,7 @@ class StorageEventsTest {
         Files.delete(active);
         Files.createSymbolicLink(active, Path.of("/dev/full"));
 
-        try (StellflowServer server = TestBroker.start(dir);
+        try (StellflowServer server = TestBroker.start(dir, transport);
                 RawClient client = new RawClient(server.port())) {
             PartitionResponse first = Requests.produceOne(client, "full", 0, Requests.batch(2, 1000));
             assertThat(first.errorCode()).isEqualTo(Errors.BROKER_NOT_AVAILABLE);

@@ -32,10 +32,6 @@ final class TestBroker {
         return props;
     }
 
-    static StellflowServer start(Path logDir) throws IOException {
-        return start(props(logDir, "nio"));
-    }
-
     static StellflowServer start(Path logDir, String transport) throws IOException {
         return start(props(logDir, transport));
     }

@@ -29,7 +29,7 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * Several append agents ({@code num.append.agents} above 1, both idle strategies): three producers on
+ * Several append agents ({@code num.append.agents} above 1, both idle strategies, on each transport): three producers on
  * three threads send to all seven partitions at once, with small batches so that many requests of
  * different connections meet in each partition's queue. Partition i belongs to agent i mod n, one
  * writer per log; two writers on one log would show as a gap, a duplicate or an offset other than the
@@ -37,13 +37,16 @@ import org.junit.jupiter.params.provider.CsvSource;
  * offsets are contiguous from 0, and each producer's records of a partition keep their send order.
  */
 @ParameterizedClass
-@CsvSource({"2, park", "3, backoff"})
+@CsvSource({"2, park, nio", "3, backoff, epoll", "2, backoff, io_uring"})
 class MultiAgentProduceTest {
     @Parameter(0)
     int agents;
 
     @Parameter(1)
     String idleStrategy;
+
+    @Parameter(2)
+    String transport;
 
     private static final int PARTITIONS = 7;
     private static final int PRODUCERS = 3;
@@ -55,6 +58,8 @@ class MultiAgentProduceTest {
     private StellflowServer start() throws Exception {
         Properties p = SingleBroker.props(dataDir);
         p.setProperty("metrics.port", "0");
+        io.stellflow.broker.TestTransports.assumeSelected(transport);
+        p.setProperty("transport", transport);
         p.setProperty("num.append.agents", Integer.toString(agents));
         p.setProperty("append.idle.strategy", idleStrategy);
         return StellflowServer.start(BrokerConfig.fromProperties(p));
