@@ -182,8 +182,10 @@ class BackPressureTest {
                         Requests.fetchOne(other, Requests.fetch("t", 0, 3, 0)).records()))
                 .isEqualTo(body(batches[3]));
 
-        ConnectionState still = state(slow);
-        assertThat(has(still, ReadGate.UNWRITABLE)).isTrue();
+        // Still held: the kernel may take a few more bytes and the connection turn writable for a
+        // moment (seen once on io_uring in CI), but while the client reads nothing it pauses again,
+        // and what the broker holds stays bounded.
+        ConnectionState still = awaitState(slow, s -> has(s, ReadGate.UNWRITABLE));
         assertThat(still.unsentBytes()).isLessThanOrEqualTo(highBytes + responseBytes);
 
         for (int i = 0; i < fetches; i++) {

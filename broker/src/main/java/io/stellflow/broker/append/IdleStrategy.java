@@ -32,17 +32,38 @@ public interface IdleStrategy {
     /**
      * {@code append.idle.strategy}: {@code park} (park at once, up to {@value #MAX_PARK_MS} ms; the
      * hand-off unparks), {@code backoff} (100 spins, 10 yields, then parks from 1 us doubling to
-     * {@value #MAX_PARK_MS} ms).
+     * {@value #MAX_PARK_MS} ms), or the fully qualified name of a class implementing this interface
+     * with a public no-argument constructor (one instance per agent; it must not spin without end,
+     * see above).
      *
-     * @throws IllegalArgumentException for another name
+     * @throws IllegalArgumentException for an unknown name, or a class that cannot be loaded, does not
+     *     implement {@code IdleStrategy} or has no public no-argument constructor
      */
     static IdleStrategy named(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
             case "park" -> new Park(TimeUnit.MILLISECONDS.toNanos(MAX_PARK_MS));
             case "backoff" ->
                 new Backoff(100, 10, TimeUnit.MICROSECONDS.toNanos(1), TimeUnit.MILLISECONDS.toNanos(MAX_PARK_MS));
-            default -> throw new IllegalArgumentException("unknown idle strategy " + name + " (park or backoff)");
+            default -> {
+                if (!name.contains(".")) {
+                    throw new IllegalArgumentException(
+                            "unknown idle strategy " + name + " (park, backoff or a class name)");
+                }
+                yield instantiate(name);
+            }
         };
+    }
+
+    private static IdleStrategy instantiate(String className) {
+        try {
+            Class<?> type = Class.forName(className, true, IdleStrategy.class.getClassLoader());
+            if (!IdleStrategy.class.isAssignableFrom(type)) {
+                throw new IllegalArgumentException(className + " does not implement " + IdleStrategy.class.getName());
+            }
+            return (IdleStrategy) type.getConstructor().newInstance();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw new IllegalArgumentException("idle strategy class " + className + " cannot be created: " + e, e);
+        }
     }
 
     /** Parks for {@code parkNs} whenever idle. */

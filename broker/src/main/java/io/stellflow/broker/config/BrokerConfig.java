@@ -4,6 +4,7 @@ import static io.stellflow.broker.config.ConfigValues.bool;
 import static io.stellflow.broker.config.ConfigValues.intValue;
 import static io.stellflow.broker.config.ConfigValues.longValue;
 
+import io.stellflow.broker.append.IdleStrategy;
 import io.stellflow.broker.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
@@ -66,7 +67,8 @@ import java.util.TreeSet;
  *   <tr><td>num.append.agents</td><td>1</td><td>0..64 append agent threads (single writer per
  *       partition); 0 = append on the request threads</td></tr>
  *   <tr><td>append.queue.capacity</td><td>1024</td><td>2..1048576 queued Produce requests per partition</td></tr>
- *   <tr><td>append.idle.strategy</td><td>park</td><td>park or backoff</td></tr>
+ *   <tr><td>append.idle.strategy</td><td>park</td><td>park, backoff, or the class name of an
+ *       {@link io.stellflow.broker.append.IdleStrategy} with a public no-argument constructor</td></tr>
  *   <tr><td>produce.event.loop.handoff</td><td>true</td><td>true: a Produce that cannot wait (known
  *       topics, append queues at most half full) is decoded and handed to the append queues on the event
  *       loop; false: every request goes through the request handler pool</td></tr>
@@ -234,9 +236,15 @@ public final class BrokerConfig {
         flushConsolidationFlushes = intValue(props, "socket.flush.consolidation.flushes", 256, 0, 1 << 20);
         numAppendAgents = intValue(props, "num.append.agents", 1, 0, 64);
         appendQueueCapacity = intValue(props, "append.queue.capacity", 1024, 2, 1 << 20);
-        appendIdleStrategy = string(props, "append.idle.strategy", "park").toLowerCase(Locale.ROOT);
-        if (!appendIdleStrategy.equals("park") && !appendIdleStrategy.equals("backoff")) {
-            throw new ConfigException("append.idle.strategy", appendIdleStrategy, "must be park or backoff");
+        String idle = string(props, "append.idle.strategy", "park");
+        appendIdleStrategy = idle.contains(".") ? idle : idle.toLowerCase(Locale.ROOT); // class names keep their case
+        try {
+            IdleStrategy.named(appendIdleStrategy); // a class that cannot be created fails at start, not in an agent
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(
+                    "append.idle.strategy",
+                    appendIdleStrategy,
+                    "must be park, backoff or an IdleStrategy class: " + e.getMessage());
         }
         // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
         // flight is far more than a 2-core machine appends in the time a producer waits.
@@ -391,7 +399,7 @@ public final class BrokerConfig {
         return appendQueueCapacity;
     }
 
-    /** {@code append.idle.strategy}: park or backoff. */
+    /** {@code append.idle.strategy}: park, backoff or an {@code IdleStrategy} class name. */
     public String appendIdleStrategy() {
         return appendIdleStrategy;
     }
