@@ -85,10 +85,13 @@ final class NetworkFaults implements AutoCloseable {
                 }
             }
         }
-        isolated = -1;
+        // Closed before the cut is lifted: a pump holding bytes of a cut connection must see it
+        // closed, not the link healed, or it would deliver what the cut held (a CI run saw a held
+        // byte echoed after heal).
         for (Proxy.Conn c : toClose) {
             c.close();
         }
+        isolated = -1;
     }
 
     int isolated() {
