@@ -5,8 +5,11 @@ import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.ConfigException;
 import io.stellflow.broker.telemetry.ControllerTelemetry;
 import io.stellflow.broker.telemetry.MetricsPipeline;
+import io.stellflow.controller.ControllerConfig;
+import io.stellflow.controller.ControllerMetrics;
 import io.stellflow.controller.ControllerServer;
 import java.io.IOException;
+import java.net.BindException;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -40,6 +43,34 @@ public final class ControllerNode implements AutoCloseable {
         this.controller = controller;
     }
 
+    /** Start attempts of a controller whose Raft port was picked, not configured. */
+    private static final int PICKED_PORT_ATTEMPTS = 5;
+
+    /**
+     * Starts the controller of {@code cluster} with settings {@code config}. When its Raft port was
+     * picked ({@link ClusterConfig#raftPortPicked()}: a one-node quorum on a port-0 listener) and
+     * another process took it between the pick and Ratis's bind, another free port is picked, up to
+     * {@value #PICKED_PORT_ATTEMPTS} attempts; a configured port is never replaced.
+     *
+     * @throws BindException when the Raft port is taken (configured, or still after every attempt)
+     * @throws IOException when the controller cannot start for another reason
+     */
+    static ControllerServer startController(ClusterConfig cluster, ControllerConfig config, ControllerMetrics metrics)
+            throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return ControllerServer.start(config, metrics);
+            } catch (BindException e) {
+                if (!cluster.raftPortPicked() || attempt >= PICKED_PORT_ATTEMPTS) {
+                    throw e;
+                }
+                LOG.warn(
+                        "CONTROLLER_RAFT_PORT_TAKEN attempt={} {}; picking another free port", attempt, e.getMessage());
+                config = cluster.withPickedRaftPort(config);
+            }
+        }
+    }
+
     /**
      * Starts the metrics exporter, then the controller.
      *
@@ -59,7 +90,7 @@ public final class ControllerNode implements AutoCloseable {
                 new ControllerTelemetry(pipeline.meter(ControllerTelemetry.SCOPE), cluster.nodeId());
         ControllerServer controller;
         try {
-            controller = ControllerServer.start(cluster.controller(), metrics);
+            controller = startController(cluster, cluster.controller(), metrics);
         } catch (IOException | RuntimeException e) {
             metrics.close();
             pipeline.close();

@@ -271,7 +271,7 @@ public final class StellflowServer implements AutoCloseable {
                     cc = cc.withClusterId(clusterId); // this node's data already belongs to a cluster
                 }
                 // Combined mode: the controller's instruments go through the broker's SDK and endpoint.
-                controller = ControllerServer.start(cc, telemetry.controllerMetrics());
+                controller = ControllerNode.startController(clusterConfig, cc, telemetry.controllerMetrics());
             }
             ClusterParts parts = null;
             if (clusterConfig.metadataLocal()) {

@@ -9,13 +9,12 @@ import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.telemetry.MetricsDictionary;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.ErrorCode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -121,7 +120,7 @@ class ControllerMetricsScrapeTest {
         Properties p = new Properties();
         p.setProperty("process.roles", "controller");
         p.setProperty("node.id", "5");
-        p.setProperty("controller.quorum.voters", "5@127.0.0.1:" + freePort());
+        p.setProperty("controller.quorum.voters", "5@127.0.0.1:" + LoopbackPorts.pick());
         p.setProperty("controller.listener", "127.0.0.1:0");
         p.setProperty("metadata.log.dir", dir.resolve("metadata").toString());
         p.setProperty("controller.quorum.election.timeout.ms", "200");
@@ -276,12 +275,6 @@ class ControllerMetricsScrapeTest {
             return found.findAny().isPresent();
         } catch (IOException | UncheckedIOException e) {
             return false; // not created yet, or a file purged during the search
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 }

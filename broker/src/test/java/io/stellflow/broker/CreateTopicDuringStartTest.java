@@ -3,13 +3,13 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
 import io.stellflow.protocol.message.CreateTopicResponse.CreateTopicPartition;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.util.Properties;
@@ -49,10 +49,12 @@ class CreateTopicDuringStartTest {
 
     @Test
     void createTopicRightAfterThePortOpensSucceeds() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
-        }
+        // The data port, and the next two for the embedded controller's Raft and gRPC ports.
+        int[] ports;
+        do {
+            ports = LoopbackPorts.pick(3); // consecutive unless one was in use
+        } while (ports[2] != ports[0] + 2);
+        int port = ports[0];
         Properties p = new Properties();
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + port);
         p.setProperty("log.dirs", dir.resolve("data").toString());

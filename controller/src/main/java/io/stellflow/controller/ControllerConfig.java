@@ -100,6 +100,36 @@ public record ControllerConfig(
                 leaderImbalancePerBrokerPercentage);
     }
 
+    /**
+     * This configuration of a one-voter quorum with that voter's (this node's) Raft port set to
+     * {@code raftPort}; the voter's host stays.
+     *
+     * @throws IllegalStateException when the quorum has more than one voter (their addresses are
+     *     shared configuration, not this node's to change)
+     */
+    public ControllerConfig withSoleVoterRaftPort(int raftPort) {
+        if (voters.size() != 1) {
+            throw new IllegalStateException("the quorum has " + voters.size() + " voters: " + voters);
+        }
+        QuorumVoter self = self();
+        return new ControllerConfig(
+                nodeId,
+                List.of(new QuorumVoter(self.id(), self.host(), raftPort)),
+                listenerHost,
+                listenerPort,
+                metadataLogDir,
+                brokerSessionTimeoutMs,
+                electionTimeoutMs,
+                requestTimeoutMs,
+                snapshotIntervalEntries,
+                deltaRetainedEntries,
+                clusterId,
+                uncleanLeaderElectionEnable,
+                autoLeaderRebalanceEnable,
+                leaderImbalanceCheckIntervalSeconds,
+                leaderImbalancePerBrokerPercentage);
+    }
+
     /** Reads and validates the keys in the class comment. */
     public static ControllerConfig fromProperties(Properties p) {
         int nodeId = (int) longValue(p, "node.id", -1, 0, Integer.MAX_VALUE, true);

@@ -220,6 +220,11 @@ public final class ControllerServer implements AutoCloseable {
         return rpcAddress;
     }
 
+    /** {@code host:port} this controller's Raft server listens on (its entry in the voters). */
+    public String raftAddress() {
+        return config.self().raftAddress();
+    }
+
     /** {@code host:port} of {@link #rpcAddress()}, for {@code controller.quorum.bootstrap.servers}. */
     public String rpcEndpoint() {
         String host = rpcAddress.getHostString();

@@ -90,8 +90,8 @@ class ControllerKillTest {
 
     @Test
     void kill9OfTheLeaderControllerProcessFailsOverAndTheRestartedOneCatchesUp() throws Exception {
-        int[] raft = TestCluster.freePorts(3);
-        int[] rpc = TestCluster.freePorts(3);
+        int[] raft = LoopbackPorts.pick(3);
+        int[] rpc = LoopbackPorts.pick(3);
         StringBuilder voters = new StringBuilder();
         StringBuilder bootstrap = new StringBuilder();
         for (int i = 0; i < 3; i++) {

@@ -175,7 +175,7 @@ class LeaderElectionCommandTest {
 
     @Test
     void withNoControllerReachableItFailsWithStatus1() throws Exception {
-        String nothing = "127.0.0.1:" + TestCluster.freePorts(1)[0];
+        String nothing = "127.0.0.1:" + LoopbackPorts.pick(1)[0];
         Run r = run(
                 "--bootstrap-controller",
                 nothing,

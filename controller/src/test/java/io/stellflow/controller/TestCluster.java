@@ -8,8 +8,6 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +23,8 @@ final class TestCluster implements AutoCloseable {
     final ControllerServer[] servers;
 
     TestCluster(Path dir, int n, Properties extra) throws IOException {
-        int[] raft = freePorts(n);
-        int[] rpc = freePorts(n);
+        int[] raft = LoopbackPorts.pick(n);
+        int[] rpc = LoopbackPorts.pick(n);
         String voters = "";
         for (int i = 0; i < n; i++) {
             voters += (i == 0 ? "" : ",") + (i + 1) + "@127.0.0.1:" + raft[i];
@@ -96,24 +94,6 @@ final class TestCluster implements AutoCloseable {
             }
             Thread.sleep(20);
         }
-    }
-
-    static int[] freePorts(int n) throws IOException {
-        int[] ports = new int[n];
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                s.setReuseAddress(true);
-                held.add(s);
-                ports[i] = s.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
-        }
-        return ports;
     }
 
     /** A test-driven broker: registers, then heartbeats when told to. */

@@ -4,9 +4,8 @@ import static io.stellflow.broker.config.ConfigValues.bool;
 import static io.stellflow.broker.config.ConfigValues.longValue;
 
 import io.stellflow.controller.ControllerConfig;
+import io.stellflow.controller.LoopbackPorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -58,6 +57,9 @@ import java.util.Set;
  * @param defaultReplicationFactor {@code default.replication.factor}
  * @param metadataLocal {@code metadata.local}
  * @param controller the controller settings, or null when this process is not a controller
+ * @param raftPortPicked whether the controller's Raft port was picked here (a one-node quorum with
+ *     no {@code controller.quorum.voters} and a data-plane listener on port 0), so another free port
+ *     may replace it when it is taken before the Raft server binds it ({@link #withPickedRaftPort})
  */
 public record ClusterConfig(
         Set<ProcessRole> roles,
@@ -67,7 +69,8 @@ public record ClusterConfig(
         String rack,
         int defaultReplicationFactor,
         boolean metadataLocal,
-        ControllerConfig controller) {
+        ControllerConfig controller,
+        boolean raftPortPicked) {
 
     /** A role of {@code process.roles}. */
     public enum ProcessRole {
@@ -150,12 +153,14 @@ public record ClusterConfig(
         String rack = props.getProperty("broker.rack", "").trim();
         int rf = (int) longValue(props, "default.replication.factor", 1, 1, Short.MAX_VALUE);
         ControllerConfig controller = null;
+        boolean raftPortPicked = false;
         if (roles.contains(ProcessRole.CONTROLLER)) {
             Properties cp = new Properties();
             cp.putAll(props);
             cp.setProperty("node.id", Integer.toString(nodeId));
             if (props.getProperty("controller.quorum.voters") == null) {
-                int raftPort = listenerPort > 0 && listenerPort < 65_534 ? listenerPort + 1 : freePort();
+                raftPortPicked = !(listenerPort > 0 && listenerPort < 65_534);
+                int raftPort = raftPortPicked ? freePort() : listenerPort + 1;
                 cp.setProperty("controller.quorum.voters", nodeId + "@127.0.0.1:" + raftPort);
                 if (props.getProperty("controller.listener") == null) {
                     int rpcPort = listenerPort > 0 && listenerPort < 65_534 ? listenerPort + 2 : 0;
@@ -181,7 +186,23 @@ public record ClusterConfig(
                 rack,
                 rf,
                 metadataLocal,
-                controller);
+                controller,
+                raftPortPicked);
+    }
+
+    /**
+     * The controller settings of this process with a newly picked free Raft port, for another start
+     * attempt after the picked one was taken (between the pick and the bind, any process may take
+     * it). Only for {@link #raftPortPicked()} configurations.
+     *
+     * @throws IllegalStateException when the port was configured, not picked
+     * @throws ConfigException when no free port is found
+     */
+    public ControllerConfig withPickedRaftPort(ControllerConfig current) {
+        if (!raftPortPicked) {
+            throw new IllegalStateException("the Raft port was configured, not picked");
+        }
+        return current.withSoleVoterRaftPort(freePort());
     }
 
     private static Set<ProcessRole> parseRoles(String raw) {
@@ -198,11 +219,13 @@ public record ClusterConfig(
         return roles;
     }
 
-    /** A currently free TCP port on 127.0.0.1 (the single-node default Raft port when listening on port 0). */
+    /**
+     * A free TCP port on 127.0.0.1 below the ephemeral range (the single-node default Raft port when
+     * listening on port 0; {@link LoopbackPorts}).
+     */
     private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            s.setReuseAddress(true);
-            return s.getLocalPort();
+        try {
+            return LoopbackPorts.pick();
         } catch (IOException e) {
             throw new ConfigException("controller.quorum.voters", null, "no free port for the default: " + e);
         }

@@ -6,6 +6,7 @@ import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.protocol.ApiKeys;
@@ -13,8 +14,6 @@ import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -46,8 +45,8 @@ final class ClusterHarness implements AutoCloseable {
 
     ClusterHarness(Path dir, int controllerCount, int brokerCount) throws IOException {
         this.dir = dir;
-        int[] raft = freePorts(controllerCount);
-        int[] rpc = freePorts(controllerCount);
+        int[] raft = LoopbackPorts.pick(controllerCount);
+        int[] rpc = LoopbackPorts.pick(controllerCount);
         StringBuilder voters = new StringBuilder();
         StringBuilder bootstrap = new StringBuilder();
         for (int i = 0; i < controllerCount; i++) {
@@ -71,7 +70,7 @@ final class ClusterHarness implements AutoCloseable {
             p.setProperty("cluster.id", "cluster-test");
             controllerConfigs.add(ControllerConfig.fromProperties(p));
         }
-        brokerPorts = freePorts(brokerCount);
+        brokerPorts = LoopbackPorts.pick(brokerCount);
         brokers = new Process[brokerCount];
         transports = TestTransports.forBrokers(brokerCount);
         System.out.println(TestTransports.describe("ClusterHarness", transports, brokerId(0)));
@@ -221,24 +220,6 @@ final class ClusterHarness implements AutoCloseable {
             }
             Thread.sleep(20);
         }
-    }
-
-    static int[] freePorts(int n) throws IOException {
-        int[] ports = new int[n];
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                s.setReuseAddress(true);
-                sockets.add(s);
-                ports[i] = s.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : sockets) {
-                s.close();
-            }
-        }
-        return ports;
     }
 
     @Override

@@ -17,6 +17,7 @@ import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.RecordMetadata;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
@@ -85,9 +86,9 @@ class CombinedClusterTest {
     @BeforeAll
     void startCluster(@TempDir Path tmp) throws Exception {
         dir = tmp;
-        dataPorts = ClusterHarness.freePorts(N);
-        int[] raft = ClusterHarness.freePorts(N);
-        rpcPorts = ClusterHarness.freePorts(N);
+        dataPorts = LoopbackPorts.pick(N);
+        int[] raft = LoopbackPorts.pick(N);
+        rpcPorts = LoopbackPorts.pick(N);
         transports = TestTransports.forBrokers(N);
         System.out.println(TestTransports.describe("CombinedClusterTest", transports, 1));
         StringBuilder v = new StringBuilder();

@@ -17,6 +17,7 @@ import io.stellflow.client.StellflowProducer;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.proto.CreatableTopic;
@@ -75,8 +76,8 @@ class ReplicationClusterTest {
     @BeforeAll
     void startCluster(@TempDir Path tmp) throws Exception {
         dir = tmp;
-        int[] raft = ClusterHarness.freePorts(1);
-        int[] rpc = ClusterHarness.freePorts(1);
+        int[] raft = LoopbackPorts.pick(1);
+        int[] rpc = LoopbackPorts.pick(1);
         bootstrapControllers = "127.0.0.1:" + rpc[0];
         Properties cp = new Properties();
         cp.setProperty("node.id", "100");
@@ -87,7 +88,7 @@ class ReplicationClusterTest {
         cp.setProperty("controller.quorum.election.timeout.ms", "300");
         cp.setProperty("cluster.id", "replication-test");
         controller = ControllerServer.start(ControllerConfig.fromProperties(cp));
-        ports = ClusterHarness.freePorts(N);
+        ports = LoopbackPorts.pick(N);
         transports = TestTransports.forBrokers(N);
         System.out.println(TestTransports.describe("ReplicationClusterTest", transports, 1));
         for (int i = 0; i < N; i++) {

@@ -5,6 +5,7 @@ import io.stellflow.client.HostPort;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
@@ -15,12 +16,9 @@ import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -74,7 +72,7 @@ final class FaultCluster implements AutoCloseable {
         this.brokerCount = brokerCount;
         this.extraBrokerProps = Map.copyOf(extraBrokerProps);
         Files.createDirectories(dir);
-        int[] ports = freePorts(brokerCount + 2);
+        int[] ports = LoopbackPorts.pick(brokerCount + 2);
         this.controllerPort = ports[0];
         int raftPort = ports[1];
         this.realPorts = new int[brokerCount];
@@ -446,24 +444,6 @@ final class FaultCluster implements AutoCloseable {
                 Files.deleteIfExists(p);
             }
         }
-    }
-
-    private static int[] freePorts(int n) throws IOException {
-        int[] ports = new int[n];
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                s.setReuseAddress(true);
-                sockets.add(s);
-                ports[i] = s.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : sockets) {
-                s.close();
-            }
-        }
-        return ports;
     }
 
     @Override

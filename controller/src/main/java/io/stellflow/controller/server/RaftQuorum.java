@@ -12,6 +12,7 @@ import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.RecordType;
 import io.stellflow.controller.proto.VoterState;
 import java.io.IOException;
+import java.net.BindException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.ArrayList;
@@ -43,6 +44,7 @@ import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.ExitUtils;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 
@@ -59,6 +61,17 @@ public final class RaftQuorum implements AutoCloseable {
 
     /** Outcome of {@link #submit}: the state machine's answer, or why there is none. */
     public record Submitted(ErrorCode error, String message, long index) {}
+
+    static {
+        // Ratis answers a gRPC server that cannot start (its port taken) with System.exit(1), which
+        // ends the whole process: a combined node, an embedding application, a test JVM. Disabled here,
+        // the same failure is an ExitException that start() turns into an IOException. ExitUtils
+        // also sets a default uncaught-exception handler when first used, one that would exit (or,
+        // with exit disabled, drop the exception unlogged); the handler in place before is put back.
+        Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+        ExitUtils.disableSystemExit();
+        Thread.setDefaultUncaughtExceptionHandler(before);
+    }
 
     private final ControllerConfig config;
     private final ControllerMetrics metrics;
@@ -126,9 +139,32 @@ public final class RaftQuorum implements AutoCloseable {
         return Integer.parseInt(id.toString().substring(1));
     }
 
+    /**
+     * Starts the Ratis server: binds the Raft port, recovers the metadata log and joins the quorum.
+     *
+     * @throws BindException when the Raft gRPC server cannot start, its port taken (the message names
+     *     the address)
+     * @throws IOException when the metadata log cannot be recovered; the process goes on either way
+     */
     public void start(MetadataStateMachine.RoleListener listener) throws IOException {
         stateMachine.setRoleListener(listener);
-        server.start();
+        try {
+            server.start();
+        } catch (ExitUtils.ExitException e) {
+            // Ratis reports only "Failed to start Grpc server"; its one cause is the bind.
+            BindException bind = new BindException("Raft server of controller " + config.nodeId() + " cannot start on "
+                    + config.self().raftAddress() + ": " + rootMessage(e));
+            bind.initCause(e);
+            throw bind;
+        }
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.toString();
     }
 
     public MetadataStateMachine stateMachine() {

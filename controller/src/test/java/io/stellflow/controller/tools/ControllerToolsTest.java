@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
 import io.stellflow.controller.proto.CreatableTopic;
@@ -14,11 +15,8 @@ import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -79,8 +77,8 @@ class ControllerToolsTest {
 
     @Test
     void quorumDescribeAndClusterPrintVotersLeaderTermCommittedIndexLagAndBrokers() throws Exception {
-        int[] raft = freePorts(3);
-        int[] rpc = freePorts(3);
+        int[] raft = LoopbackPorts.pick(3);
+        int[] rpc = LoopbackPorts.pick(3);
         List<String> voters = new ArrayList<>();
         List<String> endpoints = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
@@ -185,7 +183,7 @@ class ControllerToolsTest {
 
     @Test
     void withNoControllerReachableBothToolsFailWithAClearErrorAndStatus1() throws Exception {
-        String nothing = "127.0.0.1:" + freePorts(1)[0];
+        String nothing = "127.0.0.1:" + LoopbackPorts.pick(1)[0];
         Run quorum =
                 run(new MetadataQuorumCommand(), "--bootstrap-controller", nothing, "--timeout-ms", "300", "describe");
         assertThat(quorum.exit()).isEqualTo(1);
@@ -261,22 +259,5 @@ class ControllerToolsTest {
 
     private static boolean allCaughtUp(DescribeQuorumResponse q) {
         return q.getVotersList().stream().allMatch(v -> v.getLag() == 0 && v.getMatchIndex() >= q.getCommittedIndex());
-    }
-
-    private static int[] freePorts(int n) throws IOException {
-        int[] ports = new int[n];
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(s);
-                ports[i] = s.getLocalPort();
-            }
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
-        }
-        return ports;
     }
 }
