@@ -23,7 +23,8 @@ import java.util.Set;
  *       {@code broker,controller} (combined mode, the single-node default)</td></tr>
  *   <tr><td>node.id</td><td>broker.id</td><td>&gt;= 0; when both are set they must be equal</td></tr>
  *   <tr><td>controller.quorum.voters</td><td>combined mode only: one voter
- *       {@code <node.id>@127.0.0.1:<listener port + 1>} (a free port when the listener port is 0)</td>
+ *       {@code <node.id>@127.0.0.1:<listener port + 1>} (when the listener port is 0: a free port
+ *       below the ephemeral range, replaced at start if taken by then)</td>
  *       <td>{@code id@host:raftPort,...}, 1, 3 or 5 voters</td></tr>
  *   <tr><td>controller.listener</td><td>with the implicit one voter: {@code 127.0.0.1:<listener port
  *       + 2>} (ephemeral when the listener port is 0); otherwise 127.0.0.1:9094</td><td>host:port of the
