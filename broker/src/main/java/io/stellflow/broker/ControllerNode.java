@@ -48,11 +48,13 @@ public final class ControllerNode implements AutoCloseable {
 
     /**
      * Starts the controller of {@code cluster} with settings {@code config}. When its Raft port was
-     * picked ({@link ClusterConfig#raftPortPicked()}: a one-node quorum on a port-0 listener) and
+     * picked ({@link ClusterConfig#raftPortPicked()}: a one-node quorum without configured voters
+     * and without a data-plane listener port to derive it from, e.g. listener port 0) and
      * another process took it between the pick and Ratis's bind, another free port is picked, up to
      * {@value #PICKED_PORT_ATTEMPTS} attempts; a configured port is never replaced.
      *
-     * @throws BindException when the Raft port is taken (configured, or still after every attempt)
+     * @throws BindException when the Raft port is taken (configured, or still after every attempt, or
+     *     no other free port found: then with that {@link ConfigException} suppressed)
      * @throws IOException when the controller cannot start for another reason
      */
     static ControllerServer startController(ClusterConfig cluster, ControllerConfig config, ControllerMetrics metrics)
@@ -66,7 +68,12 @@ public final class ControllerNode implements AutoCloseable {
                 }
                 LOG.warn(
                         "CONTROLLER_RAFT_PORT_TAKEN attempt={} {}; picking another free port", attempt, e.getMessage());
-                config = cluster.withPickedRaftPort(config);
+                try {
+                    config = cluster.withPickedRaftPort(config);
+                } catch (ConfigException noPort) {
+                    e.addSuppressed(noPort);
+                    throw e;
+                }
             }
         }
     }

@@ -104,10 +104,15 @@ public record ControllerConfig(
      * This configuration of a one-voter quorum with that voter's (this node's) Raft port set to
      * {@code raftPort}; the voter's host stays.
      *
+     * @param raftPort 1..65535
      * @throws IllegalStateException when the quorum has more than one voter (their addresses are
      *     shared configuration, not this node's to change)
+     * @throws IllegalArgumentException when {@code raftPort} is out of range
      */
     public ControllerConfig withSoleVoterRaftPort(int raftPort) {
+        if (raftPort < 1 || raftPort > 65_535) {
+            throw new IllegalArgumentException("Raft port " + raftPort + " out of range 1..65535");
+        }
         if (voters.size() != 1) {
             throw new IllegalStateException("the quorum has " + voters.size() + " voters: " + voters);
         }

@@ -36,14 +36,22 @@ public final class LoopbackPorts {
     /**
      * {@code n} distinct ports that could be bound on 127.0.0.1 at the time of the call.
      *
-     * @throws IOException when the loopback address cannot be bound at all
+     * @throws IOException when no port in the range can be bound (or, in the fallback, bind(0) fails)
      */
     public static synchronized int[] pick(int n) throws IOException {
         int[] ports = new int[n];
         if (HIGH_EXCLUSIVE - LOW < 1000) {
-            for (int i = 0; i < n; i++) {
-                try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                    ports[i] = s.getLocalPort(); // bound one at a time: the kernel may repeat a port
+            ServerSocket[] held = new ServerSocket[n];
+            try {
+                for (int i = 0; i < n; i++) {
+                    held[i] = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                    ports[i] = held[i].getLocalPort(); // all held until the last: distinct
+                }
+            } finally {
+                for (ServerSocket s : held) {
+                    if (s != null) {
+                        s.close();
+                    }
                 }
             }
             return ports;

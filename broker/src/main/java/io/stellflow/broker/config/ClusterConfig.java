@@ -59,7 +59,8 @@ import java.util.Set;
  * @param metadataLocal {@code metadata.local}
  * @param controller the controller settings, or null when this process is not a controller
  * @param raftPortPicked whether the controller's Raft port was picked here (a one-node quorum with
- *     no {@code controller.quorum.voters} and a data-plane listener on port 0), so another free port
+ *     no {@code controller.quorum.voters} and no listener port + 1 to use: listener port 0, 65534 or
+ *     65535, or no data-plane listener), so another free port
  *     may replace it when it is taken before the Raft server binds it ({@link #withPickedRaftPort})
  */
 public record ClusterConfig(

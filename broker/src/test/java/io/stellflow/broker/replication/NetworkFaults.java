@@ -40,6 +40,8 @@ final class NetworkFaults implements AutoCloseable {
     private final List<Proxy> proxies = new ArrayList<>();
     private volatile int isolated = -1;
     private volatile boolean clientsCut;
+    /** Heals so far; a connection accepted during a cut and registered after its heal is closed too. */
+    private volatile long heals;
 
     /** @param brokerPids the pid of broker index i at index i (-1 when it is down), read on each accept */
     NetworkFaults(Supplier<long[]> brokerPids) {
@@ -77,6 +79,7 @@ final class NetworkFaults implements AutoCloseable {
     void heal() {
         List<Proxy.Conn> toClose = new ArrayList<>();
         synchronized (this) {
+            heals++; // before the list is taken: see Proxy.serve
             for (Proxy p : proxies) {
                 for (Proxy.Conn c : p.conns) {
                     if (blocked(c.source, p.target)) {
@@ -99,7 +102,11 @@ final class NetworkFaults implements AutoCloseable {
     }
 
     private boolean blocked(int source, int target) {
-        int iso = isolated;
+        return blocked(isolated, clientsCut, source, target);
+    }
+
+    /** Whether the cut of broker {@code iso} (none when negative) blocks source -> target. */
+    private static boolean blocked(int iso, boolean clientsCut, int source, int target) {
         if (iso < 0) {
             return false;
         }
@@ -165,6 +172,9 @@ final class NetworkFaults implements AutoCloseable {
         }
 
         private void serve(Socket downstream) {
+            long healsAtAccept = heals;
+            int cutAtAccept = isolated;
+            boolean clientsCutAtAccept = clientsCut;
             int source = fixedSource;
             if (source == CLIENT - 100) {
                 long[] pids = brokerPids.get();
@@ -189,7 +199,9 @@ final class NetworkFaults implements AutoCloseable {
             }
             Conn c = new Conn(source, downstream, upstream);
             conns.add(c);
-            if (closed) {
+            // A heal that took its list before this connection was registered did not close it;
+            // a connection its cut blocked is closed here instead, as the heal would have.
+            if (closed || (heals != healsAtAccept && blocked(cutAtAccept, clientsCutAtAccept, source, target))) {
                 c.close();
                 return;
             }

@@ -65,11 +65,13 @@ public final class RaftQuorum implements AutoCloseable {
     static {
         // Ratis answers a gRPC server that cannot start (its port taken) with System.exit(1), which
         // ends the whole process: a combined node, an embedding application, a test JVM. Disabled here,
-        // the same failure is an ExitException that start() turns into an IOException. ExitUtils
-        // also sets a default uncaught-exception handler when first used, one that would exit (or,
-        // with exit disabled, drop the exception unlogged); the handler in place before is put back.
+        // the same failure is an ExitException that start() turns into a BindException. ExitUtils
+        // also sets a default uncaught-exception handler when first used, one that "terminates" on any
+        // uncaught exception (exits, or with exit disabled logs "Terminating with exit status -1"):
+        // turned off, and the handler in place before (the JVM's own when none) is put back.
         Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
         ExitUtils.disableSystemExit();
+        ExitUtils.setTerminateOnUncaughtException(false);
         Thread.setDefaultUncaughtExceptionHandler(before);
     }
 

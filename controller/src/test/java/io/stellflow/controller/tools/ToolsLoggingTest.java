@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.LoopbackPorts;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,13 +42,9 @@ class ToolsLoggingTest {
 
     @Test
     void metadataQuorumDescribePrintsOnlyItsOutputOnStdout() throws Exception {
-        int raft;
-        int rpc;
-        try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                ServerSocket b = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            raft = a.getLocalPort();
-            rpc = b.getLocalPort();
-        }
+        int[] ports = LoopbackPorts.pick(2);
+        int raft = ports[0];
+        int rpc = ports[1];
         Properties p = new Properties();
         p.setProperty("node.id", "1");
         p.setProperty("controller.quorum.voters", "1@127.0.0.1:" + raft);
