@@ -125,7 +125,7 @@ fill_page_cache() {
   free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
   fill_mb=$(( free_mb - ${PAGE_CACHE_RESERVE_MB:-2048} ))
   # Leave disk room for a run's data: both brokers' warm-up and four produce cases, plus 4 GB.
-  disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * (${WARMUP_MB:-512} + 4 * DATA_MB) - 4096 ))
+  disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * (${WARMUP_MB:-2048} + 4 * DATA_MB) - 4096 ))
   if [ "$disk_mb" -lt "$fill_mb" ]; then fill_mb=$disk_mb; fi
   if [ "$fill_mb" -lt 256 ]; then
     PAGE_CACHE_NOTE="page cache not pre-filled in the last run ($free_mb MB free, disk room $disk_mb MB)"
