@@ -82,22 +82,7 @@ public record ControllerConfig(
      * the broker's {@code meta.properties} when {@code cluster.id} is not configured).
      */
     public ControllerConfig withClusterId(String id) {
-        return new ControllerConfig(
-                nodeId,
-                voters,
-                listenerHost,
-                listenerPort,
-                metadataLogDir,
-                brokerSessionTimeoutMs,
-                electionTimeoutMs,
-                requestTimeoutMs,
-                snapshotIntervalEntries,
-                deltaRetainedEntries,
-                id,
-                uncleanLeaderElectionEnable,
-                autoLeaderRebalanceEnable,
-                leaderImbalanceCheckIntervalSeconds,
-                leaderImbalancePerBrokerPercentage);
+        return with(voters, id);
     }
 
     /**
@@ -117,9 +102,14 @@ public record ControllerConfig(
             throw new IllegalStateException("the quorum has " + voters.size() + " voters: " + voters);
         }
         QuorumVoter self = self();
+        return with(List.of(new QuorumVoter(self.id(), self.host(), raftPort)), clusterId);
+    }
+
+    /** This configuration with {@code voters} and {@code cluster.id} replaced. */
+    private ControllerConfig with(List<QuorumVoter> newVoters, String newClusterId) {
         return new ControllerConfig(
                 nodeId,
-                List.of(new QuorumVoter(self.id(), self.host(), raftPort)),
+                newVoters,
                 listenerHost,
                 listenerPort,
                 metadataLogDir,
@@ -128,7 +118,7 @@ public record ControllerConfig(
                 requestTimeoutMs,
                 snapshotIntervalEntries,
                 deltaRetainedEntries,
-                clusterId,
+                newClusterId,
                 uncleanLeaderElectionEnable,
                 autoLeaderRebalanceEnable,
                 leaderImbalanceCheckIntervalSeconds,
