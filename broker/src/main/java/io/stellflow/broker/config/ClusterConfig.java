@@ -165,7 +165,7 @@ public record ClusterConfig(
                 int raftPort = raftPortPicked ? freePort() : listenerPort + 1;
                 cp.setProperty("controller.quorum.voters", nodeId + "@127.0.0.1:" + raftPort);
                 if (props.getProperty("controller.listener") == null) {
-                    int rpcPort = listenerPort > 0 && listenerPort < 65_534 ? listenerPort + 2 : 0;
+                    int rpcPort = raftPortPicked ? 0 : listenerPort + 2;
                     cp.setProperty("controller.listener", "127.0.0.1:" + rpcPort);
                 }
             }

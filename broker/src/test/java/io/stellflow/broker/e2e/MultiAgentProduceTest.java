@@ -3,6 +3,7 @@ package io.stellflow.broker.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.TestTransports;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.ProducerRecord;
@@ -58,7 +59,7 @@ class MultiAgentProduceTest {
     private StellflowServer start() throws Exception {
         Properties p = SingleBroker.props(dataDir);
         p.setProperty("metrics.port", "0");
-        io.stellflow.broker.TestTransports.assumeSelected(transport);
+        TestTransports.assumeSelected(transport);
         p.setProperty("transport", transport);
         p.setProperty("num.append.agents", Integer.toString(agents));
         p.setProperty("append.idle.strategy", idleStrategy);
