@@ -15,7 +15,7 @@
 # The workload: 1 KiB and 16 KiB records with acks 1 and -1 (batch 1 MiB, linger 5 ms), then a fetch
 # of the 1 KiB topic from the start. Not in it: a fixed-rate run with linger 0 (a request per record
 # or few). Trained with one, the cache made later 1 KiB bulk cases compile for 0.8-1.4 s of CPU each,
-# against 0.0-0.2 s without (docs/performance.md, "Night of 2026-12-02"). To train on real traffic instead,
+# against 0.0-0.2 s without (docs/performance.md, "JDK AOT caches for both brokers"). To train on real traffic instead,
 # start a broker with STELLFLOW_AOT=off STELLFLOW_OPTS=-XX:AOTCacheOutput=FILE, stop it afterwards.
 # Other JVM flags in STELLFLOW_OPTS and STELLFLOW_HEAP_OPTS apply to the training and checking brokers
 # too: train with the flags the brokers run with, or the JVM may refuse the cache.

@@ -17,7 +17,7 @@
 #   Before run 1 both brokers get a JDK AOT cache trained by the same unrecorded workload (ours with
 #   bin/stellflow-aot-train.sh, Kafka's with its own tools), and every run starts them from it, so
 #   the recorded cases measure brokers past their start-up JIT, as a long-running broker is; the
-#   load tools stay fresh JVMs without one. --no-aot starts both without (docs/performance.md, 2026-12-02).
+#   load tools stay fresh JVMs without one. --no-aot starts both without (docs/performance.md, "JDK AOT caches").
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
