@@ -21,7 +21,8 @@ SF_TRANSPORT=${SF_TRANSPORT:-auto}
 # WARMUP_MB (default: the smaller of 2048 and twice --data-mb; 0 = none) per broker and run. 512 MB
 # was the default until 2026-12-02 02:00, 1024 MB until 10:25: from an AOT cache our broker still
 # compiled for 0.4 s in the first 1 GiB case after a 512 MB warm-up (0.0-0.08 s in the next ones),
-# 0.13-0.15 s (15-17% of its samples) after 1024 MB (perf/results/20261202T0800Z-first-case-jit/).
+# 0.13-0.15 s (15-17% of its samples) after 1024 MB (perf/results/20261202T0800Z-first-case-jit/, in
+# git history at 5156c72).
 # After 2048 MB the first case's broker CPU medians were 0.82 s/GB (ours) and 1.64 (Kafka's), against
 # 1.21 and 2.03 after 1024 MB (perf/results/20261202T100912Z/ and 20261202T070217Z/).
 WARMUP_MB=${WARMUP_MB:-$(( DATA_MB < 1024 ? 2 * DATA_MB : 2048 ))}

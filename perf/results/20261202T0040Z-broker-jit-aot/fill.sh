@@ -1,1 +1,0 @@
-rm -rf /tmp/exp/fill; mkdir -p /tmp/exp/fill; free=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 - ${RESERVE:-3072} )); dd if=/dev/zero of=/tmp/exp/fill/f bs=1M count=$free conv=fsync status=none; echo "filled $free MB"

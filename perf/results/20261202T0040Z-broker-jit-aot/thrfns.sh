@@ -1,2 +1,0 @@
-thr_snap() { for t in /proc/$1/task/*; do echo "$(cat $t/comm 2>/dev/null | tr -d '0-9' | tr ' ' '_') $(awk '{print $14, $15}' $t/stat 2>/dev/null)"; done | awk 'NF==3 {u[$1]+=$2; s[$1]+=$3} END {for (k in u) print k, u[k], s[k]}' | sort > $2; }
-thr_diff() { join -a2 -e0 -o 0,1.2,1.3,2.2,2.3 $1 $2 | awk '{du=$4-$2; ds=$5-$3; tu+=du; ts+=ds; if (du+ds>=3) printf "%s=%d+%d ", $1, du, ds} END {printf "TOTAL=%d+%d", tu, ts}'; echo; }
