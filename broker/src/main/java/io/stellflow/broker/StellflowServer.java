@@ -38,7 +38,6 @@ import io.stellflow.broker.handler.ProduceHandler;
 import io.stellflow.broker.handler.TopicService;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ConnectionHandler;
-import io.stellflow.broker.network.FrameDecoder;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
@@ -59,6 +58,7 @@ import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.FrameDecoder;
 import io.stellflow.protocol.FrameReadAllocator;
 import io.stellflow.storage.LogEnvironment;
 import io.stellflow.storage.LogManager;
@@ -505,7 +505,7 @@ public final class StellflowServer implements AutoCloseable {
                                             new FlushConsolidationHandler(config.flushConsolidationFlushes(), true));
                         }
                         // Reads of a frame spanning many reads go straight into its buffer (no copy).
-                        FrameDecoder frames = FrameReadAllocator.readInto(ch, new FrameDecoder());
+                        FrameDecoder frames = FrameReadAllocator.readInto(ch, FrameDecoder.forRequests());
                         ch.pipeline()
                                 .addLast("fetch-writer", FetchResponseWriter.INSTANCE)
                                 .addLast("frames", frames)

@@ -11,8 +11,8 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.FrameDecoder;
 import io.stellflow.protocol.FrameReadAllocator;
-import io.stellflow.protocol.ResponseFrameDecoder;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import java.util.List;
@@ -164,7 +164,7 @@ public final class NetworkClient implements AutoCloseable {
                     protected void initChannel(SocketChannel ch) {
                         // Reads of a response spanning many reads go straight into its buffer (no copy).
                         ch.pipeline()
-                                .addLast("frames", FrameReadAllocator.readInto(ch, new ResponseFrameDecoder()))
+                                .addLast("frames", FrameReadAllocator.readInto(ch, FrameDecoder.forResponses()))
                                 .addLast("responses", conn);
                     }
                 })

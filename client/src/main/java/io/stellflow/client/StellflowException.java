@@ -33,20 +33,12 @@ public final class StellflowException extends RuntimeException {
     }
 
     /**
-     * Codes the clients retry: network errors, 7, 8, 9 and 10 (spec section 8.1), and the acks=-1
-     * outcomes of Produce v1 (docs/protocol-additions.md): 32 NOT_ENOUGH_REPLICAS, 33
-     * NOT_ENOUGH_REPLICAS_AFTER_APPEND and 34 REQUEST_TIMED_OUT (the ISR may grow back or catch up;
-     * a retry of 33 or 34 may duplicate records, as in Kafka without idempotence).
+     * Codes the clients retry: network errors and the codes the error table marks retriable ({@link
+     * Errors#isRetriable}: 7, 8, 9 and 10 of spec section 8.1, the acks=-1 outcomes 32, 33 and 34 of
+     * Produce v1, docs/protocol-additions.md).
      */
     public static boolean isRetriable(short code) {
-        return code == NETWORK_ERROR
-                || code == Errors.BROKER_NOT_AVAILABLE
-                || code == Errors.LEADER_NOT_AVAILABLE
-                || code == Errors.NOT_LEADER_OR_FOLLOWER
-                || code == Errors.UNKNOWN_TOPIC_OR_PARTITION
-                || code == Errors.NOT_ENOUGH_REPLICAS
-                || code == Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
-                || code == Errors.REQUEST_TIMED_OUT;
+        return code == NETWORK_ERROR || Errors.isRetriable(code);
     }
 
     private static String codeName(short code) {

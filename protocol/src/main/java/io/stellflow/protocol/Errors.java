@@ -1,12 +1,20 @@
 package io.stellflow.protocol;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Error codes 0..27 of the documented table (spec §8.1) and the codes allocated from 28 upward (spec
  * §8.2, in allocation order; a number is never reused). A code from 28 up is sent only in responses to
  * an API version documented to carry it (CreateTopic v2 for 28..31, Produce v1 for 32..34, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients carry
  * only 0..27, using the spec's fallback column.
  *
- * <p>Thread-safety: stateless, safe from any thread.
+ * <p>This is the one error table (code, name, retriable, stale metadata, v0 fallback; {@link
+ * #entries}): the clients and the replica fetcher ask it whether to retry, the broker asks it for
+ * the fallback of an older response version. {@code ErrorsTableTest} checks it against the spec's
+ * §8.1 and §8.2 tables and {@code docs/protocol-additions.md}.
+ *
+ * <p>Thread-safety: immutable after class initialisation, safe from any thread.
  */
 public final class Errors {
     public static final short NONE = 0;
@@ -76,76 +84,133 @@ public final class Errors {
     /** Highest code of the documented table; both SDKs read anything above as UNKNOWN_SERVER_ERROR. */
     public static final short MAX_DOCUMENTED = PRODUCER_FENCED;
 
-    private static final String[] NAMES = {
-        "NONE",
-        "UNKNOWN_SERVER_ERROR",
-        "UNSUPPORTED_VERSION",
-        "INVALID_REQUEST",
-        "AUTHENTICATION_FAILED",
-        "AUTHORIZATION_FAILED",
-        "THROTTLED",
-        "BROKER_NOT_AVAILABLE",
-        "LEADER_NOT_AVAILABLE",
-        "NOT_LEADER_OR_FOLLOWER",
-        "UNKNOWN_TOPIC_OR_PARTITION",
-        "OFFSET_OUT_OF_RANGE",
-        "MESSAGE_TOO_LARGE",
-        "RECORD_LIST_TOO_LARGE",
-        "INVALID_RECORD",
-        "CORRUPT_MESSAGE",
-        "COORDINATOR_NOT_AVAILABLE",
-        "NOT_COORDINATOR",
-        "CONCURRENT_TRANSACTIONS",
-        "FENCED_INSTANCE_ID",
-        "FEATURE_NOT_ENABLED",
-        "INVALID_PRODUCER_EPOCH",
-        "OUT_OF_ORDER_SEQUENCE_NUMBER",
-        "DUPLICATE_SEQUENCE_NUMBER",
-        "TRANSACTION_COORDINATOR_FENCED",
-        "INVALID_TXN_STATE",
-        "TRANSACTIONAL_ID_AUTHORIZATION_FAILED",
-        "PRODUCER_FENCED",
-        "INVALID_TOPIC",
-        "TOPIC_ALREADY_EXISTS",
-        "INVALID_PARTITIONS",
-        "INVALID_REPLICATION_FACTOR",
-        "NOT_ENOUGH_REPLICAS",
-        "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
-        "REQUEST_TIMED_OUT",
-        null, // 35..39 reserved
-        null,
-        null,
-        null,
-        null,
-        "FENCED_LEADER_EPOCH",
-        "UNKNOWN_LEADER_EPOCH"
-    };
-
-    private Errors() {}
-
     /** Highest allocated code. */
     public static final short MAX_ALLOCATED = UNKNOWN_LEADER_EPOCH;
 
     /**
+     * One row of the error table.
+     *
+     * @param code the wire code
+     * @param name the spec name (§8.1, §8.2)
+     * @param retriable whether Stellflow's clients and the replica fetcher retry the request after a
+     *     back-off (and, the clients, a metadata refresh); for 0..27 it is the spec's "Java retries"
+     *     column
+     * @param staleMetadata whether the code says the sender's view of leaders, epochs or topics is out
+     *     of date (retriable once metadata catches up): 8, 9, 10, 40, 41
+     * @param v0Fallback the code sent instead in a response version that predates this code (§8.2
+     *     fallback column); the code itself for 0..27
+     */
+    public record Entry(short code, String name, boolean retriable, boolean staleMetadata, short v0Fallback) {}
+
+    /** The table, indexed by code; null for a reserved gap (35..39). */
+    private static final Entry[] TABLE = new Entry[MAX_ALLOCATED + 1];
+
+    private static final List<Entry> ENTRIES;
+
+    static {
+        plain(NONE, "NONE");
+        plain(UNKNOWN_SERVER_ERROR, "UNKNOWN_SERVER_ERROR");
+        plain(UNSUPPORTED_VERSION, "UNSUPPORTED_VERSION");
+        plain(INVALID_REQUEST, "INVALID_REQUEST");
+        plain(AUTHENTICATION_FAILED, "AUTHENTICATION_FAILED");
+        plain(AUTHORIZATION_FAILED, "AUTHORIZATION_FAILED");
+        plain(THROTTLED, "THROTTLED");
+        add(BROKER_NOT_AVAILABLE, "BROKER_NOT_AVAILABLE", true, false, BROKER_NOT_AVAILABLE);
+        add(LEADER_NOT_AVAILABLE, "LEADER_NOT_AVAILABLE", true, true, LEADER_NOT_AVAILABLE);
+        add(NOT_LEADER_OR_FOLLOWER, "NOT_LEADER_OR_FOLLOWER", true, true, NOT_LEADER_OR_FOLLOWER);
+        add(UNKNOWN_TOPIC_OR_PARTITION, "UNKNOWN_TOPIC_OR_PARTITION", true, true, UNKNOWN_TOPIC_OR_PARTITION);
+        plain(OFFSET_OUT_OF_RANGE, "OFFSET_OUT_OF_RANGE");
+        plain(MESSAGE_TOO_LARGE, "MESSAGE_TOO_LARGE");
+        plain(RECORD_LIST_TOO_LARGE, "RECORD_LIST_TOO_LARGE");
+        plain(INVALID_RECORD, "INVALID_RECORD");
+        plain(CORRUPT_MESSAGE, "CORRUPT_MESSAGE");
+        plain(COORDINATOR_NOT_AVAILABLE, "COORDINATOR_NOT_AVAILABLE");
+        plain(NOT_COORDINATOR, "NOT_COORDINATOR");
+        plain(CONCURRENT_TRANSACTIONS, "CONCURRENT_TRANSACTIONS");
+        plain(FENCED_INSTANCE_ID, "FENCED_INSTANCE_ID");
+        plain(FEATURE_NOT_ENABLED, "FEATURE_NOT_ENABLED");
+        plain(INVALID_PRODUCER_EPOCH, "INVALID_PRODUCER_EPOCH");
+        plain(OUT_OF_ORDER_SEQUENCE_NUMBER, "OUT_OF_ORDER_SEQUENCE_NUMBER");
+        plain(DUPLICATE_SEQUENCE_NUMBER, "DUPLICATE_SEQUENCE_NUMBER");
+        plain(TRANSACTION_COORDINATOR_FENCED, "TRANSACTION_COORDINATOR_FENCED");
+        plain(INVALID_TXN_STATE, "INVALID_TXN_STATE");
+        plain(TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED");
+        plain(PRODUCER_FENCED, "PRODUCER_FENCED");
+        add(INVALID_TOPIC, "INVALID_TOPIC", false, false, INVALID_REQUEST);
+        add(TOPIC_ALREADY_EXISTS, "TOPIC_ALREADY_EXISTS", false, false, INVALID_REQUEST);
+        add(INVALID_PARTITIONS, "INVALID_PARTITIONS", false, false, INVALID_REQUEST);
+        add(INVALID_REPLICATION_FACTOR, "INVALID_REPLICATION_FACTOR", false, false, INVALID_REQUEST);
+        // The ISR may grow back or catch up; a retry of 33 or 34 may duplicate records (as in Kafka
+        // without idempotence).
+        add(NOT_ENOUGH_REPLICAS, "NOT_ENOUGH_REPLICAS", true, false, BROKER_NOT_AVAILABLE);
+        add(NOT_ENOUGH_REPLICAS_AFTER_APPEND, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", true, false, BROKER_NOT_AVAILABLE);
+        add(REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", true, false, BROKER_NOT_AVAILABLE);
+        add(FENCED_LEADER_EPOCH, "FENCED_LEADER_EPOCH", true, true, NOT_LEADER_OR_FOLLOWER);
+        add(UNKNOWN_LEADER_EPOCH, "UNKNOWN_LEADER_EPOCH", true, true, NOT_LEADER_OR_FOLLOWER);
+        List<Entry> entries = new ArrayList<>();
+        for (Entry e : TABLE) {
+            if (e != null) {
+                entries.add(e);
+            }
+        }
+        ENTRIES = List.copyOf(entries);
+    }
+
+    private Errors() {}
+
+    private static void plain(short code, String name) {
+        add(code, name, false, false, code);
+    }
+
+    private static void add(short code, String name, boolean retriable, boolean staleMetadata, short v0Fallback) {
+        if (TABLE[code] != null) {
+            throw new IllegalStateException("error code " + code + " allocated twice");
+        }
+        TABLE[code] = new Entry(code, name, retriable, staleMetadata, v0Fallback);
+    }
+
+    /** Every allocated code, in code order. */
+    public static List<Entry> entries() {
+        return ENTRIES;
+    }
+
+    /** The row of {@code code}, or null for a code not allocated (below 0, a reserved gap, above {@link #MAX_ALLOCATED}). */
+    public static Entry entry(short code) {
+        return code >= 0 && code < TABLE.length ? TABLE[code] : null;
+    }
+
+    /**
+     * Whether a request that failed with {@code code} may succeed when retried after a back-off (the
+     * table's retriable column; false for a code not allocated). No allocation: hot-path safe.
+     */
+    public static boolean isRetriable(short code) {
+        Entry e = entry(code);
+        return e != null && e.retriable();
+    }
+
+    /**
+     * Whether {@code code} says the sender's metadata (leader, leader epoch, topic) is stale: 8, 9,
+     * 10, 40, 41. Every such code is also retriable.
+     */
+    public static boolean isStaleMetadata(short code) {
+        Entry e = entry(code);
+        return e != null && e.staleMetadata();
+    }
+
+    /**
      * The code a response version that predates {@code code} carries instead (spec §8.2 fallback
      * column): 28..31 become {@link #INVALID_REQUEST}, 32..34 {@link #BROKER_NOT_AVAILABLE} (which both
-     * SDK producers retry), 40..41 {@link #NOT_LEADER_OR_FOLLOWER}; codes 0..27 are returned unchanged.
+     * SDK producers retry), 40..41 {@link #NOT_LEADER_OR_FOLLOWER}; codes 0..27 and codes not
+     * allocated are returned unchanged.
      */
     public static short v0Fallback(short code) {
-        if (code >= INVALID_TOPIC && code <= INVALID_REPLICATION_FACTOR) {
-            return INVALID_REQUEST;
-        }
-        if (code >= NOT_ENOUGH_REPLICAS && code <= REQUEST_TIMED_OUT) {
-            return BROKER_NOT_AVAILABLE;
-        }
-        if (code == FENCED_LEADER_EPOCH || code == UNKNOWN_LEADER_EPOCH) {
-            return NOT_LEADER_OR_FOLLOWER;
-        }
-        return code;
+        Entry e = entry(code);
+        return e != null ? e.v0Fallback() : code;
     }
 
     /** The spec name of {@code code}, or {@code "UNKNOWN(<code>)"} for a code not allocated (below 0, a reserved gap, above {@link #MAX_ALLOCATED}). */
     public static String name(short code) {
-        return code >= 0 && code < NAMES.length && NAMES[code] != null ? NAMES[code] : "UNKNOWN(" + code + ")";
+        Entry e = entry(code);
+        return e != null ? e.name() : "UNKNOWN(" + code + ")";
     }
 }

@@ -13,7 +13,7 @@ import io.netty.util.UncheckedBooleanSupplier;
  * kernel writes the bytes straight into it and the decoder claims them without a user-space copy.
  * Otherwise (between frames, frames too large to be sized up front) the wrapped allocator decides.
  * Used on both ends of the data plane: the broker's request connections (1 MiB produce frames) and
- * the clients' and followers' connections to a broker ({@link ResponseFrameDecoder}, 4 MiB fetch
+ * the clients' and followers' connections to a broker ({@link FrameDecoder#forResponses}, 4 MiB fetch
  * responses).
  *
  * <p>Why this is safe on every transport (Netty 4.2): NIO and epoll allocate the next read buffer in

@@ -16,14 +16,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Drives {@link ResponseFrameDecoder} the way a transport's read loop does on a client's or a
+ * Drives a response {@link FrameDecoder} the way a transport's read loop does on a client's or a
  * follower's connection (allocate from the channel's {@link FrameReadAllocator} handle, let the
  * "kernel" write up to the buffer's writable bytes, fire it), and checks the responses and which
  * bytes were copied.
  */
 class ResponseFrameReadAllocatorTest {
     private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-    private final ResponseFrameDecoder decoder = new ResponseFrameDecoder();
+    private final FrameDecoder decoder = FrameDecoder.forResponses();
     private final EmbeddedChannel ch = new EmbeddedChannel(decoder);
     private final RecvByteBufAllocator.Handle handle =
             new FrameReadAllocator(new AdaptiveRecvByteBufAllocator(), decoder).newHandle();

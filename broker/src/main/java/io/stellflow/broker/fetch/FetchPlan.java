@@ -9,7 +9,7 @@ import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchRequest.FetchPartition;
 import io.stellflow.protocol.message.FetchRequest.FetchTopic;
-import java.nio.charset.StandardCharsets;
+import io.stellflow.protocol.message.FetchResponseLayout;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -25,9 +25,6 @@ import java.util.List;
  * @param envelopeBytes size of the response payload without any records bytes
  */
 public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelopeBytes) {
-
-    /** Response bytes per partition before its records: partition, errorCode, HW, logStart, LSO, aborted count, records length. */
-    static final int PARTITION_ENVELOPE_BYTES = 4 + 2 + 8 + 8 + 8 + 4 + 4;
 
     /**
      * One request topic.
@@ -82,14 +79,14 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      * mismatch, a follower Fetch ({@code replicaId >= 0}) from a broker that is not a follower replica
      * of the partition: {@code NOT_LEADER_OR_FOLLOWER}).
      *
-     * @param version the request's apiVersion (v1 entries carry 8 more bytes, {@link FetchV1Layout})
+     * @param version the request's apiVersion (v1 entries carry 8 more bytes, {@link FetchResponseLayout})
      */
     public static FetchPlan resolve(FetchRequest request, PartitionRouter registry, short version) {
-        int partitionEnvelope = version >= 1 ? FetchV1Layout.PARTITION_ENVELOPE_BYTES : PARTITION_ENVELOPE_BYTES;
-        long envelope = ResponseHeader.SIZE + 4 + 4;
+        int partitionEnvelope = FetchResponseLayout.partitionEnvelopeBytes(version);
+        long envelope = ResponseHeader.SIZE + FetchResponseLayout.BODY_HEADER_BYTES;
         List<TopicPlan> topics = new ArrayList<>(request.topicPartitions().size());
         for (FetchTopic topic : request.topicPartitions()) {
-            envelope += 2 + topic.topic().getBytes(StandardCharsets.UTF_8).length + 4;
+            envelope += FetchResponseLayout.topicHeaderBytes(topic.topic());
             List<PartitionPlan> partitions = new ArrayList<>(topic.partitions().size());
             for (FetchPartition p : topic.partitions()) {
                 envelope += partitionEnvelope;

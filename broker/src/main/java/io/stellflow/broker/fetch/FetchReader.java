@@ -6,19 +6,19 @@ import io.stellflow.broker.fetch.FetchPlan.TopicPlan;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;
-import io.stellflow.protocol.WireWriter;
 import io.stellflow.protocol.message.FetchRequest;
-import io.stellflow.protocol.message.FetchResponse;
-import io.stellflow.protocol.message.FetchResponse.PartitionData;
+import io.stellflow.protocol.message.FetchResponseEncoder;
+import io.stellflow.protocol.message.FetchResponseLayout;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
-import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Evaluates a {@link FetchPlan} into a {@link FetchResponseFrame} (spec §6.4 steps 2-5, decisions
- * 9.d, 9.f, 9.g; Fetch v1: {@link FetchV1Layout}).
+ * 9.d, 9.f, 9.g). The bytes are {@link FetchResponseLayout}'s, v0 and v1, written by a {@link
+ * FetchResponseEncoder}; this class decides which batches go out and whether they are file regions
+ * or copied bytes.
  *
  * <ul>
  *   <li>Readable bound: the high watermark for consumers at isolationLevel 0, the last stable offset at
@@ -45,14 +45,11 @@ import org.slf4j.LoggerFactory;
 public final class FetchReader {
     private static final Logger LOG = LoggerFactory.getLogger(FetchReader.class);
 
-    /** Frame offset of a partition entry's errorCode, relative to the entry start (after partition id). */
-    private static final int ERROR_CODE_DELTA = 4;
-
     /**
-     * Head bytes to reserve per expected batch in zero-copy mode (the 4-byte patch), for the first
+     * Head bytes to reserve per expected batch in zero-copy mode (the v0 4-byte patch), for the first
      * allocation only; the head grows if more batches come.
      */
-    private static final int PATCH_BYTES = 4;
+    private static final int PATCH_BYTES = FetchResponseLayout.V0_BATCH_PREFIX_BYTES;
 
     private FetchReader() {}
 
@@ -108,17 +105,16 @@ public final class FetchReader {
         boolean hasError = false;
         long[] bounds = new long[plan.partitions().size()];
         int resolved = 0;
-        BatchCollector batches = new BatchCollector(version >= 1);
-        out.writeInt(0); // sessionId: no fetch sessions
-        out.writeInt(plan.topics().size());
+        BatchCollector batches = new BatchCollector(version >= FetchResponseLayout.VERSION_1);
+        FetchResponseEncoder encoder =
+                new FetchResponseEncoder().wrap(out, version, plan.topics().size());
         for (TopicPlan topic : plan.topics()) {
-            WireWriter.writeString(out, topic.topic(), "topic");
-            out.writeInt(topic.partitions().size());
+            encoder.topic(topic.topic(), topic.partitions().size());
             for (PartitionPlan p : topic.partitions()) {
                 int id = p.request().partition();
                 if (p.partition() == null) {
                     hasError = true;
-                    writeEntry(out, version, id, p.errorCode(), -1L, -1L, -1L);
+                    encoder.partition(id, p.errorCode(), -1L, -1L, -1L);
                     continue;
                 }
                 Partition partition = p.partition();
@@ -133,21 +129,20 @@ public final class FetchReader {
                 if (request.replicaId() < 0 && partition.highWatermarkBelowEpochStart()) {
                     // A new leader whose HW has not yet caught up with its predecessor's: retriable.
                     hasError = true;
-                    writeEntry(out, version, id, Errors.NOT_LEADER_OR_FOLLOWER, -1L, -1L, -1L);
+                    encoder.partition(id, Errors.NOT_LEADER_OR_FOLLOWER, -1L, -1L, -1L);
                     continue;
                 }
                 long fetchOffset = p.request().fetchOffset();
                 if (fetchOffset < logStart || fetchOffset > logEnd) {
                     hasError = true;
-                    writeEntry(out, version, id, Errors.OFFSET_OUT_OF_RANGE, highWatermark, logStart, lastStable);
+                    encoder.partition(id, Errors.OFFSET_OUT_OF_RANGE, highWatermark, logStart, lastStable);
                     continue;
                 }
-                int entryStart = out.writerIndex();
-                int lengthIndex = writeEntry(out, version, id, Errors.NONE, highWatermark, logStart, lastStable);
+                encoder.partition(id, Errors.NONE, highWatermark, logStart, lastStable);
                 if (fetchOffset >= bound || remaining <= 0) {
                     continue;
                 }
-                int recordsStart = out.writerIndex();
+                int recordsStart = encoder.recordsStart();
                 int regionMark = frame.regionCount();
                 try {
                     batches.reset();
@@ -163,48 +158,24 @@ public final class FetchReader {
                     if (bytes == 0) {
                         continue;
                     }
-                    if (version >= 1) {
-                        emitV1(frame, batches, zeroCopy, lengthIndex);
+                    if (version >= FetchResponseLayout.VERSION_1) {
+                        emitV1(frame, encoder, batches, zeroCopy);
                     } else {
-                        emitV0(frame, batches, fetchOffset, zeroCopy);
+                        emitV0(frame, encoder, batches, fetchOffset, zeroCopy);
                     }
-                    out.setInt(lengthIndex, bytes);
+                    encoder.recordsLength(bytes);
                     remaining -= bytes;
                     total += bytes;
                     totalRecords += batches.records();
                 } catch (IOException e) {
                     LOG.error("Fetch read on {} at offset {} failed", partition, fetchOffset, e);
                     frame.truncate(regionMark, recordsStart);
-                    out.setInt(lengthIndex, 0);
-                    if (version >= 1) {
-                        out.setLong(lengthIndex - FetchV1Layout.RECORDS_BASE_OFFSET_SIZE, -1L);
-                    }
-                    out.setShort(entryStart + ERROR_CODE_DELTA, Errors.BROKER_NOT_AVAILABLE);
+                    encoder.failPartition(Errors.BROKER_NOT_AVAILABLE);
                     hasError = true;
                 }
             }
         }
         return new FetchResult(frame, total, hasError, bounds, totalRecords);
-    }
-
-    /**
-     * Writes a partition entry with an empty records field (v1: recordsBaseOffset -1); returns the
-     * index of its records length.
-     */
-    private static int writeEntry(
-            ByteBuf out,
-            short version,
-            int partition,
-            short errorCode,
-            long highWatermark,
-            long logStart,
-            long lastStable) {
-        if (version >= 1) {
-            return FetchV1Layout.writePartitionHeader(out, partition, errorCode, highWatermark, logStart, lastStable);
-        }
-        FetchResponse.writePartitionHeader(
-                out, new PartitionData(partition, errorCode, highWatermark, logStart, lastStable, List.of(), null), 0);
-        return out.writerIndex() - 4;
     }
 
     /**
@@ -246,24 +217,32 @@ public final class FetchReader {
         return batches.totalBytes();
     }
 
-    /** v0: each batch with bytes 0-3 rewritten to {@code baseOffset - fetchOffset}. */
-    private static void emitV0(FetchResponseFrame frame, BatchCollector batches, long fetchOffset, boolean zeroCopy)
+    /**
+     * v0: each batch with bytes 0-3 rewritten to {@code baseOffset - fetchOffset}: zero-copy, the 4
+     * new bytes in the head and the rest of the batch as a region; copy mode, the batch read into
+     * the head and patched there.
+     */
+    private static void emitV0(
+            FetchResponseFrame frame,
+            FetchResponseEncoder encoder,
+            BatchCollector batches,
+            long fetchOffset,
+            boolean zeroCopy)
             throws IOException {
         ByteBuf out = frame.head();
         for (int i = 0; i < batches.count(); i++) {
-            int delta = Math.toIntExact(batches.baseOffset(i) - fetchOffset);
             long position = batches.position(i);
             int size = batches.size(i);
             if (zeroCopy) {
-                out.writeInt(delta);
+                encoder.v0BatchPrefix(batches.baseOffset(i), fetchOffset);
                 frame.addRegion(new SegmentFileRegion(
                         batches.channel(i),
-                        position + RecordBatchLayout.BATCH_LENGTH_OFFSET,
-                        size - RecordBatchLayout.BATCH_LENGTH_OFFSET));
+                        position + FetchResponseLayout.V0_BATCH_PREFIX_BYTES,
+                        size - FetchResponseLayout.V0_BATCH_PREFIX_BYTES));
             } else {
                 int at = out.writerIndex();
                 copy(batches, i, position, size, out);
-                out.setInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET, delta);
+                encoder.v0RewriteBatchPrefix(at, batches.baseOffset(i), fetchOffset);
             }
         }
     }
@@ -272,23 +251,24 @@ public final class FetchReader {
      * v1: the stored bytes of the collected batches (contiguous, one segment), with
      * recordsBaseOffset = the first batch's base offset minus its stored baseOffsetDelta.
      */
-    private static void emitV1(FetchResponseFrame frame, BatchCollector batches, boolean zeroCopy, int lengthIndex)
+    private static void emitV1(
+            FetchResponseFrame frame, FetchResponseEncoder encoder, BatchCollector batches, boolean zeroCopy)
             throws IOException {
         ByteBuf out = frame.head();
         long position = batches.position(0);
         int total = batches.totalBytes();
         int storedDelta;
         if (zeroCopy) {
-            out.ensureWritable(4);
-            readFully(batches, 0, position, 4, out, out.writerIndex());
-            storedDelta = out.getInt(out.writerIndex());
+            out.ensureWritable(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            readFully(batches, 0, position, RecordBatchLayout.BATCH_LENGTH_OFFSET, out, out.writerIndex());
+            storedDelta = RecordBatchLayout.baseOffsetDelta(out, out.writerIndex());
             frame.addRegion(new SegmentFileRegion(batches.channel(0), position, total));
         } else {
             int at = out.writerIndex();
             copy(batches, 0, position, total, out);
-            storedDelta = out.getInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+            storedDelta = RecordBatchLayout.baseOffsetDelta(out, at);
         }
-        out.setLong(lengthIndex - FetchV1Layout.RECORDS_BASE_OFFSET_SIZE, batches.baseOffset(0) - storedDelta);
+        encoder.v1RecordsBaseOffset(FetchResponseLayout.v1RecordsBaseOffset(batches.baseOffset(0), storedDelta));
     }
 
     private static void copy(BatchCollector batches, int i, long position, int size, ByteBuf out) throws IOException {

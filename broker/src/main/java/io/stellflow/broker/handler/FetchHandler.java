@@ -6,11 +6,11 @@ import io.stellflow.broker.fetch.DelayedFetch;
 import io.stellflow.broker.fetch.FetchPlan;
 import io.stellflow.broker.fetch.FetchReader;
 import io.stellflow.broker.fetch.FetchResult;
-import io.stellflow.broker.fetch.FetchV1Layout;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchResponseLayout;
 import java.util.concurrent.Executor;
 
 /**
@@ -44,10 +44,10 @@ public final class FetchHandler implements ApiHandler {
         this.timer = timer;
     }
 
-    /** Fetch v0 (spec §6.4) and v1 ({@link FetchV1Layout}). */
+    /** Fetch v0 (spec §6.4) and v1 ({@link FetchResponseLayout}). */
     @Override
     public short maxVersion() {
-        return FetchV1Layout.VERSION;
+        return FetchResponseLayout.VERSION_1;
     }
 
     @Override

@@ -6,7 +6,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
 import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.FrameDecoder;
+import io.stellflow.protocol.OversizedFrame;
 import java.io.IOException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -14,9 +15,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The last inbound handler of a client connection. Hands each request payload from
+ * The last inbound handler of a client connection. Hands each request payload from the request
  * {@link FrameDecoder} to the request handler pool (through a per-connection {@link SerialExecutor},
- * so one connection's requests run in order) and answers discarded oversized frames at once. With
+ * so one connection's requests run in order), answers discarded oversized frames at once and logs a
+ * stream the decoder gave up on ({@link FrameDecoder.UnsyncableFrame}; the decoder closes it). With
  * event-loop dispatch on, a request the handler can take without blocking (a Produce to hosted
  * partitions, handed to their append queues) is handled right here instead, when nothing of this
  * connection is pending in the pool; everything else still goes to the pool.
@@ -107,7 +109,7 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             }
             submit(ctx.channel(), payload);
         } else if (msg instanceof OversizedFrame frame) {
-            short errorCode = frame.apiKey() == ApiKeys.PRODUCE ? Errors.RECORD_LIST_TOO_LARGE : Errors.INVALID_REQUEST;
+            short errorCode = frame.answerErrorCode();
             LOG.warn(
                     "Discarded an oversized {} request of {} bytes from {} (correlationId {})",
                     ApiKeys.name(frame.apiKey()),
@@ -118,6 +120,18 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         } else {
             ReferenceCountUtil.release(msg);
         }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof FrameDecoder.UnsyncableFrame frame) {
+            LOG.warn(
+                    "Closing connection from {}: frameLength {} (negative or below 10 bytes), cannot stay in sync",
+                    ctx.channel().remoteAddress(),
+                    frame.frameLength());
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     /** Requests of this connection read from the socket and not yet handled (the request queue depth). */

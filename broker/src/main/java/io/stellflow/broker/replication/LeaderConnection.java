@@ -11,9 +11,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.stellflow.protocol.FrameAssembly;
+import io.stellflow.protocol.FrameDecoder;
 import io.stellflow.protocol.FrameReadAllocator;
 import io.stellflow.protocol.Frames;
-import io.stellflow.protocol.ResponseFrameDecoder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +67,7 @@ final class LeaderConnection {
                     protected void initChannel(Channel ch) {
                         // Fetch responses spanning many reads go straight into their buffer (no copy).
                         ch.pipeline()
-                                .addLast("frames", FrameReadAllocator.readInto(ch, new ResponseFrameDecoder()))
+                                .addLast("frames", FrameReadAllocator.readInto(ch, FrameDecoder.forResponses()))
                                 .addLast("sink", new ToSink(sink));
                     }
                 })

@@ -559,20 +559,18 @@ public final class ReplicaFetcher implements AutoCloseable {
                     }
                 }
                 case Errors.OFFSET_OUT_OF_RANGE -> onOutOfRange(s, d.logStartOffset());
-                case Errors.NOT_LEADER_OR_FOLLOWER,
-                        Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                        Errors.LEADER_NOT_AVAILABLE,
-                        Errors.FENCED_LEADER_EPOCH,
-                        Errors.UNKNOWN_LEADER_EPOCH -> {
-                    LOG.debug(
-                            "Fetch of {} from leader {}: {}; waiting for metadata",
-                            p,
-                            leaderId,
-                            Errors.name(d.errorCode()));
-                    backoff(s);
-                }
                 default -> {
-                    LOG.warn("Fetch of {} from leader {} failed: {}", p, leaderId, Errors.name(d.errorCode()));
+                    // The error table decides: a leadership or epoch change in flight is expected
+                    // (the metadata catches up, then the fetch succeeds); anything else is worth a WARN.
+                    if (Errors.isStaleMetadata(d.errorCode())) {
+                        LOG.debug(
+                                "Fetch of {} from leader {}: {}; waiting for metadata",
+                                p,
+                                leaderId,
+                                Errors.name(d.errorCode()));
+                    } else {
+                        LOG.warn("Fetch of {} from leader {} failed: {}", p, leaderId, Errors.name(d.errorCode()));
+                    }
                     backoff(s);
                 }
             }

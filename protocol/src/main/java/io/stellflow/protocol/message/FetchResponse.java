@@ -16,7 +16,9 @@ import java.util.List;
 /**
  * Fetch response v0 (spec §6.4): one entry per request topic and partition, in request order, never
  * omitted. Offsets (highWatermark, logStartOffset, lastStableOffset) are "next offset" bounds, -1 if
- * unknown.
+ * unknown. The bytes are {@link FetchResponseLayout}'s; this record is the reference codec (the
+ * clients decode with it, tests encode with it); the broker writes its responses with {@link
+ * FetchResponseEncoder}, which {@code FetchResponseEncoderTest} checks against this class.
  *
  * <p>Buffer ownership: {@link #write} copies the readable bytes of each {@code records} buffer without
  * consuming or releasing it, and writes a null {@code records} as length 0 (the broker always sends
@@ -70,15 +72,6 @@ public record FetchResponse(int sessionId, List<FetchableTopicResponse> response
             p.writeInt(records.readableBytes());
             p.writeBytes(records, records.readerIndex(), records.readableBytes());
         }
-    }
-
-    /**
-     * Writes one partition entry up to and including the records length prefix ({@code recordsBytes}),
-     * but not the records: for a zero-copy sender that appends the batches itself.
-     */
-    public static void writePartitionHeader(ByteBuf out, PartitionData partition, int recordsBytes) {
-        writePartitionPrefix(out, partition);
-        out.writeInt(recordsBytes);
     }
 
     private static void writePartitionPrefix(ByteBuf p, PartitionData d) {

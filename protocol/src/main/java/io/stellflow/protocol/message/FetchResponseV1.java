@@ -41,9 +41,10 @@ import java.util.List;
  * <p>Worked example: a segment with base offset 0 holds batches [0-2] [3-6] [7]; a Fetch v1 at
  * offset 5 returns recordsBaseOffset 0 and the batches [3-6] [7] with their stored
  * baseOffsetDelta 3 and 7; the record with offsetDelta 2 in the first batch is at 0 + 3 + 2 = 5
- * (the client skips offsets 3 and 4, below its position). The broker's zero-copy writer of this
- * layout is {@code io.stellflow.broker.fetch.FetchV1Layout}; this class is the reference codec
- * ({@link #write} copies the records, for tests and copy-mode senders).
+ * (the client skips offsets 3 and 4, below its position). The byte layout, offsets and sizes are
+ * {@link FetchResponseLayout}'s; the broker writes it with {@link FetchResponseEncoder} (zero-copy
+ * and copy mode alike); this class is the reference codec ({@link #write} copies the records, for
+ * tests; the client and the replica fetcher decode with {@link #read}).
  *
  * <p>Buffer ownership and errors as {@link FetchResponse}: {@link #write} copies the readable bytes
  * of {@code records} without consuming or releasing them (null is written as length 0); on {@link
@@ -54,7 +55,7 @@ import java.util.List;
  * @param responses per topic, in request order
  */
 public record FetchResponseV1(int sessionId, List<Topic> responses) implements ApiMessage {
-    /** The apiVersion of this layout. */
+    /** The apiVersion of this layout ({@link FetchResponseLayout#VERSION_1}). */
     public static final short VERSION = 1;
 
     public FetchResponseV1 {

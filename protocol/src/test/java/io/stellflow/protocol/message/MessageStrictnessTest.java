@@ -242,19 +242,5 @@ class MessageStrictnessTest {
         assertThat(records.readableBytes()).isZero();
     }
 
-    @Test
-    void fetchResponsePartitionHeaderMatchesTheFullEncodingPrefix() {
-        ByteBuf recs = bufs.hex("0102030405");
-        FetchResponse.PartitionData p = new FetchResponse.PartitionData(
-                1, Errors.NONE, 9, 0, 9, List.of(new FetchResponse.AbortedTransaction(4, 5)), recs);
-        ByteBuf full = encode(new FetchResponse(0, List.of(new FetchResponse.FetchableTopicResponse("t", List.of(p)))));
-        ByteBuf header = bufs.heap();
-        FetchResponse.writePartitionHeader(header, p, recs.readableBytes());
-        int partitionStart = 4 + 4 + 3 + 4;
-        assertThat(Bufs.hexOf(full.slice(partitionStart, header.readableBytes())))
-                .isEqualTo(Bufs.hexOf(header));
-        assertThat(full.readableBytes()).isEqualTo(partitionStart + header.readableBytes() + 5);
-    }
-
     private record Case(ApiMessage message, Function<ByteBuf, ApiMessage> reader) {}
 }

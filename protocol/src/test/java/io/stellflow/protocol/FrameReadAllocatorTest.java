@@ -1,4 +1,4 @@
-package io.stellflow.broker.network;
+package io.stellflow.protocol;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -9,10 +9,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.FrameAssembly;
-import io.stellflow.protocol.FrameReadAllocator;
-import io.stellflow.protocol.RequestHeader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableSet;
@@ -22,13 +18,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Drives {@link FrameDecoder} the way a transport's read loop does (allocate from the channel's
+ * Drives a request {@link FrameDecoder} the way a transport's read loop does (allocate from the channel's
  * {@link FrameReadAllocator} handle, let the "kernel" write up to the buffer's writable bytes, fire
  * it), with the stream cut at chosen points, and checks the payloads and which bytes were copied.
  */
 class FrameReadAllocatorTest {
     private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-    private final FrameDecoder decoder = new FrameDecoder();
+    private final FrameDecoder decoder = FrameDecoder.forRequests();
     private final EmbeddedChannel ch = new EmbeddedChannel(decoder);
     private final RecvByteBufAllocator.Handle handle =
             new FrameReadAllocator(new AdaptiveRecvByteBufAllocator(), decoder).newHandle();
