@@ -77,8 +77,10 @@ start_broker() {
 }
 
 # Build first if anything is missing or stale: the perf module's build (-pl perf -am) covers the
-# broker and the tools, and the broker's port wait below must not include a build.
+# broker and the load generator, the tools module's the topics tool; the broker's port wait below
+# must not include a build.
 "$home/bin/stellflow-perf.sh" --version >/dev/null
+"$home/bin/stellflow-topics.sh" --version >/dev/null
 export STELLFLOW_NO_BUILD=1
 # The JVM writes the cache when it exits; it is moved into place only after a broker opened it.
 start_broker train STELLFLOW_AOT=off STELLFLOW_OPTS="$broker_opts -XX:AOTCacheOutput=$work/broker.aot"

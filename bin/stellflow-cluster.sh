@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
-# Runs io.stellflow.controller.tools.ClusterCommand (see --help). Finds JDK 25 and builds the controller jar if missing.
-exec "$(dirname "$0")/_launch.sh" controller io.stellflow.controller.tools.ClusterCommand "$@"
+# Runs io.stellflow.tools.ClusterCommand (see --help). Finds JDK 25 and builds the tools jar if missing.
+exec "$(dirname "$0")/_launch.sh" tools io.stellflow.tools.ClusterCommand "$@"

@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
-# Runs io.stellflow.controller.tools.ConfigsCommand (see --help). Finds JDK 25 and builds the controller jar if missing.
-exec "$(dirname "$0")/_launch.sh" controller io.stellflow.controller.tools.ConfigsCommand "$@"
+# Runs io.stellflow.tools.ConfigsCommand (see --help). Finds JDK 25 and builds the tools jar if missing.
+exec "$(dirname "$0")/_launch.sh" tools io.stellflow.tools.ConfigsCommand "$@"

@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
-# Runs io.stellflow.tools.ConsoleConsumer (see --help). Finds JDK 25 and builds the perf jar if missing.
-exec "$(dirname "$0")/_launch.sh" perf io.stellflow.tools.ConsoleConsumer "$@"
+# Runs io.stellflow.tools.ConsoleConsumer (see --help). Finds JDK 25 and builds the tools jar if missing.
+exec "$(dirname "$0")/_launch.sh" tools io.stellflow.tools.ConsoleConsumer "$@"

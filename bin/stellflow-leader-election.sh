@@ -1,3 +1,3 @@
 #!/usr/bin/env bash
-# Runs io.stellflow.controller.tools.LeaderElectionCommand (see --help). Finds JDK 25 and builds the controller jar if missing.
-exec "$(dirname "$0")/_launch.sh" controller io.stellflow.controller.tools.LeaderElectionCommand "$@"
+# Runs io.stellflow.tools.LeaderElectionCommand (see --help). Finds JDK 25 and builds the tools jar if missing.
+exec "$(dirname "$0")/_launch.sh" tools io.stellflow.tools.LeaderElectionCommand "$@"

@@ -6,7 +6,7 @@
 #                                         produce throughput with metrics.exporter=none vs prometheus,
 #                                         side by side (perf/telemetry-overhead.sh)
 # --quick:
-# 1. Builds the broker and tool jars once if missing or stale (./mvnw -q -Dmaven.test.skip=true -pl perf -am package), so the launchers
+# 1. Builds the broker, tools and perf jars once if missing or stale (./mvnw -q -Dmaven.test.skip=true -pl tools,perf -am package), so the launchers
 #    below never build.
 # 2. Starts a fresh broker on 127.0.0.1, a free port and a temporary data dir (removed on exit).
 # 3. (a) Streams a real text file of several MB (JDK legal notices, licenses, docs of this machine)
@@ -42,7 +42,7 @@ log() { printf '[run-matrix] %s\n' "$*" >&2; }
 
 # --- 1. build once -----------------------------------------------------------------------------
 need_build=""
-for m in broker perf; do
+for m in broker tools perf; do
   jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
   if [ -z "$jar" ] || [ ! -d "$m/target/lib" ]; then
     need_build=yes
@@ -51,8 +51,8 @@ for m in broker perf; do
   fi
 done
 if [ -n "$need_build" ]; then
-  log "building the broker and the tools (./mvnw -q -Dmaven.test.skip=true -pl perf -am package) ..."
-  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+  log "building the broker, the tools and the load generator (./mvnw -q -Dmaven.test.skip=true -pl tools,perf -am package) ..."
+  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
 fi
 export STELLFLOW_NO_BUILD=1
 

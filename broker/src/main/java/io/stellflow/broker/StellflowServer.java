@@ -19,11 +19,11 @@ import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.BrokerLifecycle;
 import io.stellflow.broker.cluster.ClusterMetadataHandler;
+import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
 import io.stellflow.broker.cluster.ReplicaManager;
 import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
-import io.stellflow.broker.config.ConfigException;
 import io.stellflow.broker.config.Listener;
 import io.stellflow.broker.fetch.FetchResponseWriter;
 import io.stellflow.broker.fetch.OutboundSizeEstimator;
@@ -41,7 +41,6 @@ import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
-import io.stellflow.broker.replication.HighWatermarkCheckpoint;
 import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.replication.ReplicaFetcherManager;
 import io.stellflow.broker.telemetry.BrokerMetrics;
@@ -57,25 +56,22 @@ import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.node.ControllerNode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.FrameDecoder;
 import io.stellflow.protocol.FrameReadAllocator;
+import io.stellflow.server.common.config.ConfigFiles;
 import io.stellflow.storage.LogEnvironment;
 import io.stellflow.storage.LogManager;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -83,7 +79,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -271,7 +266,7 @@ public final class StellflowServer implements AutoCloseable {
                     cc = cc.withClusterId(clusterId); // this node's data already belongs to a cluster
                 }
                 // Combined mode: the controller's instruments go through the broker's SDK and endpoint.
-                controller = ControllerNode.startController(clusterConfig, cc, telemetry.controllerMetrics());
+                controller = ControllerNode.startController(cc, telemetry.controllerMetrics());
             }
             ClusterParts parts = null;
             if (clusterConfig.metadataLocal()) {
@@ -819,9 +814,11 @@ public final class StellflowServer implements AutoCloseable {
      * file. Exit code 2 for a bad configuration, 1 when the broker cannot start.
      */
     public static void main(String[] args) throws InterruptedException {
-        BrokerConfig config = configOrExit(args, "stellflow-server.sh <server.properties>", "BROKER", p -> {});
+        BrokerConfig config = ConfigFiles.parseOrExit(
+                args, "stellflow-server.sh <server.properties>", "BROKER", LOG, BrokerConfig::fromProperties);
         if (!config.cluster().isBroker()) {
-            ControllerNode.run(config);
+            ControllerNode.run(
+                    new ControllerNode.Config(config.cluster().controller(), config.telemetry(), config.unknownKeys()));
             return;
         }
         StellflowServer server;
@@ -834,42 +831,5 @@ public final class StellflowServer implements AutoCloseable {
         }
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "sf-shutdown"));
         server.awaitClosed();
-    }
-
-    /**
-     * The configuration named by a server main's only argument, a properties file. Exits the JVM with
-     * status 2 after a usage line, or a {@code <event>_CONFIG_INVALID} line naming the bad key, when the
-     * argument is missing or the file unreadable or invalid.
-     *
-     * @param usage the usage line's command and argument
-     * @param event prefix of the error event ({@code BROKER}, {@code CONTROLLER})
-     * @param defaults fills in what the entry point implies before validation; may throw {@link
-     *     ConfigException}
-     */
-    static BrokerConfig configOrExit(String[] args, String usage, String event, Consumer<Properties> defaults) {
-        if (args.length != 1) {
-            System.err.println("usage: " + usage);
-            System.exit(2);
-        }
-        try {
-            Properties props = loadProperties(Path.of(args[0]));
-            defaults.accept(props);
-            return BrokerConfig.fromProperties(props);
-        } catch (ConfigException e) {
-            LOG.error("{}_CONFIG_INVALID {}", event, e.getMessage());
-        } catch (IOException e) {
-            LOG.error("{}_CONFIG_INVALID cannot read {}: {}", event, args[0], e.toString());
-        }
-        System.exit(2);
-        throw new IllegalStateException("unreachable: System.exit returned");
-    }
-
-    /** Reads a properties file (UTF-8). */
-    private static Properties loadProperties(Path file) throws IOException {
-        Properties props = new Properties();
-        try (InputStream in = Files.newInputStream(file)) {
-            props.load(new InputStreamReader(in, StandardCharsets.UTF_8));
-        }
-        return props;
     }
 }

@@ -1,18 +1,14 @@
 package io.stellflow.broker;
 
-import static io.stellflow.broker.TelemetryTest.scrape;
-import static io.stellflow.broker.TelemetryTest.value;
+import static io.stellflow.server.common.telemetry.PrometheusScrape.scrape;
+import static io.stellflow.server.common.telemetry.PrometheusScrape.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.stellflow.broker.TelemetryTest.Sample;
 import io.stellflow.broker.config.BrokerConfig;
-import io.stellflow.broker.telemetry.MetricsDictionary;
 import io.stellflow.client.StellflowAdmin;
-import io.stellflow.controller.ControllerClient;
-import io.stellflow.controller.LoopbackPorts;
-import io.stellflow.controller.proto.CreatableTopic;
-import io.stellflow.controller.proto.CreateTopicsRequest;
-import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.server.common.telemetry.MetricsDictionary;
+import io.stellflow.server.common.telemetry.PrometheusScrape;
+import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -36,10 +32,10 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The "Controller" instruments of the metrics dictionary as Prometheus scrapes them over HTTP: from a
- * combined node (the broker's endpoint, {@code metrics.port}) and from a controller-only node ({@code
- * process.roles=controller}, its own endpoint). Names, Prometheus types, units (OpenMetrics {@code #
- * UNIT}) and labels are checked against every row of the dictionary's Controller table.
+ * The "Controller" instruments of the metrics dictionary as Prometheus scrapes them over HTTP from a
+ * combined node (the broker's endpoint, {@code metrics.port}); a controller-only node's own endpoint
+ * is the controller module's {@code ControllerNodeTest}. Names, Prometheus types, units (OpenMetrics
+ * {@code # UNIT}) and labels are checked against every row of the dictionary's Controller table.
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
@@ -105,62 +101,13 @@ class ControllerMetricsScrapeTest {
             awaitTrue(() -> hasSnapshot(dir.resolve("data-metadata")), "a metadata snapshot");
         }
         try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
-            String text = TelemetryTest.fetch(server.metricsPort(), "text/plain");
-            List<Sample> samples = TelemetryTest.parse(text);
+            String text = PrometheusScrape.fetch(server.metricsPort(), "text/plain");
+            List<Sample> samples = PrometheusScrape.parse(text);
             assertThat(value(samples, "stellflow_metadata_log_replay_latency_milliseconds_count"))
                     .as("the restart loaded the snapshot")
                     .isGreaterThanOrEqualTo(1);
             assertThat(value(samples, "stellflow_controller_active")).isEqualTo(1);
-            matchesTheDictionary(text, TelemetryTest.fetch(server.metricsPort(), OPENMETRICS), "4");
-        }
-    }
-
-    @Test
-    void aControllerOnlyNodeExportsTheControllerInstrumentsOnItsOwnEndpoint() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("process.roles", "controller");
-        p.setProperty("node.id", "5");
-        p.setProperty("controller.quorum.voters", "5@127.0.0.1:" + LoopbackPorts.pick());
-        p.setProperty("controller.listener", "127.0.0.1:0");
-        p.setProperty("metadata.log.dir", dir.resolve("metadata").toString());
-        p.setProperty("controller.quorum.election.timeout.ms", "200");
-        p.setProperty("metrics.port", "0");
-        try (ControllerNode node = ControllerNode.start(BrokerConfig.fromProperties(p))) {
-            assertThat(node.metricsPort()).isPositive();
-            awaitTrue(() -> node.controller().isActive(), "the controller active");
-            awaitTrue(
-                    () -> value(scrapeQuietly(node.metricsPort()), "stellflow_controller_active") == 1,
-                    "controller.active = 1");
-            try (ControllerClient client =
-                    ControllerClient.builder(node.controller().rpcEndpoint()).build()) {
-                // No broker is registered: refused, one command with result=error, nothing written.
-                var r = client.createTopics(CreateTopicsRequest.newBuilder()
-                        .addTopics(CreatableTopic.newBuilder()
-                                .setName("orders")
-                                .setNumPartitions(1)
-                                .setReplicationFactor(1))
-                        .build());
-                assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.INVALID_REPLICATION_FACTOR);
-            }
-            String text = TelemetryTest.fetch(node.metricsPort(), "text/plain");
-            List<Sample> samples = TelemetryTest.parse(text);
-            assertThat(value(samples, "stellflow_controller_command_count_total", "node_id", "5", "result", "error"))
-                    .isEqualTo(1);
-            assertThat(value(samples, "stellflow_controller_command_count_total", "result", "success"))
-                    .isZero();
-            assertThat(value(samples, "stellflow_controller_election_count_total"))
-                    .isEqualTo(1);
-            assertThat(value(samples, "stellflow_broker_registered_count")).isZero();
-            assertThat(value(
-                            samples, "target_info", "service_name", "stellflow-controller", "service_instance_id", "5"))
-                    .isEqualTo(1);
-            // Only controller series: a controller process exports no broker instruments.
-            Set<String> controllerNames = expectedSampleNames(MetricsDictionary.load());
-            for (Sample s : samples) {
-                if (s.name().startsWith("stellflow_")) {
-                    assertThat(controllerNames).as(s.name()).contains(s.name());
-                }
-            }
+            matchesTheDictionary(text, PrometheusScrape.fetch(server.metricsPort(), OPENMETRICS), "4");
         }
     }
 
@@ -177,7 +124,7 @@ class ControllerMetricsScrapeTest {
         for (Matcher m = UNIT.matcher(openMetrics); m.find(); ) {
             units.put(m.group(1), m.group(2));
         }
-        List<Sample> samples = TelemetryTest.parse(text);
+        List<Sample> samples = PrometheusScrape.parse(text);
         int rows = 0;
         for (MetricsDictionary.Row row : MetricsDictionary.load().values()) {
             if (!row.section().equals("Controller")) {
@@ -223,21 +170,6 @@ class ControllerMetricsScrapeTest {
     private static String family(MetricsDictionary.Row row) {
         String base = row.name().replace('.', '_');
         return row.unit().equals("ms") ? base + "_milliseconds" : base;
-    }
-
-    private static Set<String> expectedSampleNames(Map<String, MetricsDictionary.Row> dictionary) {
-        Set<String> names = new HashSet<>();
-        for (MetricsDictionary.Row row : dictionary.values()) {
-            if (row.section().equals("Controller")) {
-                String family = family(row);
-                switch (row.kind()) {
-                    case "counter" -> names.add(family + "_total");
-                    case "gauge" -> names.add(family);
-                    default -> names.addAll(List.of(family + "_bucket", family + "_sum", family + "_count"));
-                }
-            }
-        }
-        return names;
     }
 
     private static List<Sample> scrapeQuietly(int port) {

@@ -3,8 +3,8 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.cluster.BrokerLifecycle;
+import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
 import io.stellflow.broker.config.BrokerConfig;
-import io.stellflow.broker.replication.HighWatermarkCheckpoint;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.MetadataListener;

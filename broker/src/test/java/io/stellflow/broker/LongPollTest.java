@@ -3,8 +3,8 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stellflow.broker.config.TransportType;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.network.TransportType;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiVersionsRequest;

@@ -1,7 +1,7 @@
 package io.stellflow.broker;
 
-import io.stellflow.broker.config.TransportType;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.network.TransportType;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Assumptions;

@@ -2,7 +2,12 @@ package io.stellflow.client;
 
 import java.util.Properties;
 
-/** Typed, validated reads of Kafka-style client properties. Errors name the key and the value. */
+/**
+ * Typed, validated reads of Kafka-style client properties. Errors name the key and the value.
+ *
+ * <p>The client's own copy, not server-common's {@code ConfigValues}: the client depends on {@code
+ * protocol} only (the layering test checks it), so an application embedding it pulls in no server code.
+ */
 final class ConfigValues {
     private final Properties props;
 

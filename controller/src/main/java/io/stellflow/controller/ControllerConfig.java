@@ -1,8 +1,16 @@
 package io.stellflow.controller;
 
+import static io.stellflow.server.common.config.ConfigValues.bool;
+import static io.stellflow.server.common.config.ConfigValues.intValue;
+import static io.stellflow.server.common.config.ConfigValues.longValue;
+import static io.stellflow.server.common.config.ConfigValues.requiredLong;
+
+import io.stellflow.server.common.config.ConfigException;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;
+import java.util.Set;
 
 /**
  * The validated controller configuration, read from Kafka-style properties. Keys not listed here are
@@ -46,9 +54,18 @@ import java.util.Properties;
  *       by another broker</td></tr>
  * </table>
  *
+ * The values are read with the servers' one parser ({@code ConfigValues}); {@link #forNode} adds the
+ * defaults a node derives from its own data-plane settings when these keys are absent.
+ *
  * <p>Thread-safety: immutable.
  *
- * <p>Errors: {@link IllegalArgumentException} with the bad key and value.
+ * <p>Errors: {@link IllegalArgumentException} with the bad key and value (a {@link ConfigException}
+ * for a value that does not parse or is out of range).
+ *
+ * @param raftPortPicked whether the Raft port was picked by {@link #forNode} (a one-node quorum
+ *     without configured voters and without a data-plane listener port to derive it from), so another
+ *     free port may replace it when it is taken before the Raft server binds it ({@link
+ *     #withPickedRaftPort})
  */
 public record ControllerConfig(
         int nodeId,
@@ -65,7 +82,25 @@ public record ControllerConfig(
         boolean uncleanLeaderElectionEnable,
         boolean autoLeaderRebalanceEnable,
         long leaderImbalanceCheckIntervalSeconds,
-        int leaderImbalancePerBrokerPercentage) {
+        int leaderImbalancePerBrokerPercentage,
+        boolean raftPortPicked) {
+
+    /** Every key {@link #fromProperties} reads. */
+    public static final Set<String> KEYS = Set.of(
+            "node.id",
+            "controller.quorum.voters",
+            "controller.listener",
+            "metadata.log.dir",
+            "broker.session.timeout.ms",
+            "controller.quorum.election.timeout.ms",
+            "controller.request.timeout.ms",
+            "metadata.snapshot.interval.entries",
+            "metadata.delta.retained.entries",
+            "cluster.id",
+            "unclean.leader.election.enable",
+            "auto.leader.rebalance.enable",
+            "leader.imbalance.check.interval.seconds",
+            "leader.imbalance.per.broker.percentage");
 
     public ControllerConfig {
         voters = List.copyOf(voters);
@@ -105,6 +140,21 @@ public record ControllerConfig(
         return with(List.of(new QuorumVoter(self.id(), self.host(), raftPort)), clusterId);
     }
 
+    /**
+     * This configuration with a newly picked free Raft port, for another start attempt after the
+     * picked one was taken (between the pick and the bind, any process may take it). Only for {@link
+     * #raftPortPicked()} configurations.
+     *
+     * @throws IllegalStateException when the port was configured, not picked
+     * @throws ConfigException when no free port is found
+     */
+    public ControllerConfig withPickedRaftPort() {
+        if (!raftPortPicked) {
+            throw new IllegalStateException("the Raft port was configured, not picked");
+        }
+        return withSoleVoterRaftPort(freePort());
+    }
+
     /** This configuration with {@code voters} and {@code cluster.id} replaced. */
     private ControllerConfig with(List<QuorumVoter> newVoters, String newClusterId) {
         return new ControllerConfig(
@@ -122,27 +172,80 @@ public record ControllerConfig(
                 uncleanLeaderElectionEnable,
                 autoLeaderRebalanceEnable,
                 leaderImbalanceCheckIntervalSeconds,
-                leaderImbalancePerBrokerPercentage);
+                leaderImbalancePerBrokerPercentage,
+                raftPortPicked);
     }
 
     /** Reads and validates the keys in the class comment. */
     public static ControllerConfig fromProperties(Properties p) {
-        int nodeId = (int) longValue(p, "node.id", -1, 0, Integer.MAX_VALUE, true);
+        return fromProperties(p, false);
+    }
+
+    /**
+     * The controller settings of node {@code nodeId} whose {@code process.roles} include {@code
+     * controller}, with the defaults it derives from its data-plane settings:
+     *
+     * <ul>
+     *   <li>without {@code controller.quorum.voters}: one voter {@code <nodeId>@127.0.0.1:<dataPlanePort
+     *       + 1>}, and (without {@code controller.listener}) the control plane on {@code
+     *       127.0.0.1:<dataPlanePort + 2>}; when {@code dataPlanePort} is 0, 65534 or 65535, a free port
+     *       below the ephemeral range ({@link LoopbackPorts}) and an ephemeral control plane, marked
+     *       {@link #raftPortPicked()};
+     *   <li>without {@code metadata.log.dir}: {@code <firstLogDir>-metadata}, a sibling of the first
+     *       data directory (never inside it).
+     * </ul>
+     *
+     * @param props the node's properties ({@code node.id} in them is replaced by {@code nodeId})
+     * @param nodeId the node's id as the caller read it ({@code node.id} or {@code broker.id})
+     * @param dataPlanePort the node's data-plane listener port, 0 = ephemeral
+     * @param firstLogDir the node's first data directory
+     * @throws ConfigException naming the bad key
+     */
+    public static ControllerConfig forNode(Properties props, int nodeId, int dataPlanePort, Path firstLogDir) {
+        Properties cp = new Properties();
+        cp.putAll(props);
+        cp.setProperty("node.id", Integer.toString(nodeId));
+        boolean picked = false;
+        if (props.getProperty("controller.quorum.voters") == null) {
+            picked = !(dataPlanePort > 0 && dataPlanePort < 65_534);
+            int raftPort = picked ? freePort() : dataPlanePort + 1;
+            cp.setProperty("controller.quorum.voters", nodeId + "@127.0.0.1:" + raftPort);
+            if (props.getProperty("controller.listener") == null) {
+                int rpcPort = picked ? 0 : dataPlanePort + 2;
+                cp.setProperty("controller.listener", "127.0.0.1:" + rpcPort);
+            }
+        }
+        if (props.getProperty("metadata.log.dir") == null) {
+            Path abs = firstLogDir.toAbsolutePath().normalize();
+            Path sibling = abs.resolveSibling(abs.getFileName() + "-metadata");
+            cp.setProperty("metadata.log.dir", sibling.toString());
+        }
+        try {
+            return fromProperties(cp, picked);
+        } catch (ConfigException e) {
+            throw e;
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("controller", null, e.getMessage());
+        }
+    }
+
+    private static ControllerConfig fromProperties(Properties p, boolean raftPortPicked) {
+        int nodeId = (int) requiredLong(p, "node.id", 0, Integer.MAX_VALUE);
         List<QuorumVoter> voters = QuorumVoter.parseList(p.getProperty("controller.quorum.voters"));
         String listener = p.getProperty("controller.listener", "127.0.0.1:9094").trim();
         int colon = listener.lastIndexOf(':');
         if (colon <= 0) {
-            throw new IllegalArgumentException("controller.listener '" + listener + "' is not host:port");
+            throw new ConfigException("controller.listener", listener, "is not host:port");
         }
         String host = listener.substring(0, colon);
         int port;
         try {
             port = Integer.parseInt(listener.substring(colon + 1));
         } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("controller.listener '" + listener + "' is not host:port");
+            throw new ConfigException("controller.listener", listener, "is not host:port");
         }
         if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException("controller.listener port " + port + " out of range 0..65535");
+            throw new ConfigException("controller.listener", listener, "port must be in 0..65535");
         }
         return new ControllerConfig(
                 nodeId,
@@ -151,31 +254,17 @@ public record ControllerConfig(
                 port,
                 Path.of(p.getProperty("metadata.log.dir", "/tmp/stellflow-metadata")
                         .trim()),
-                longValue(p, "broker.session.timeout.ms", 9000, 100, 3_600_000, false),
-                longValue(p, "controller.quorum.election.timeout.ms", 1000, 100, 60_000, false),
-                longValue(p, "controller.request.timeout.ms", 5000, 100, 600_000, false),
-                longValue(p, "metadata.snapshot.interval.entries", 1000, 1, Long.MAX_VALUE, false),
-                (int) longValue(p, "metadata.delta.retained.entries", 10_000, 16, 10_000_000, false),
+                longValue(p, "broker.session.timeout.ms", 9000, 100, 3_600_000),
+                longValue(p, "controller.quorum.election.timeout.ms", 1000, 100, 60_000),
+                longValue(p, "controller.request.timeout.ms", 5000, 100, 600_000),
+                longValue(p, "metadata.snapshot.interval.entries", 1000, 1, Long.MAX_VALUE),
+                intValue(p, "metadata.delta.retained.entries", 10_000, 16, 10_000_000),
                 clusterId(p.getProperty("cluster.id")),
-                booleanValue(p, "unclean.leader.election.enable", false),
-                booleanValue(p, "auto.leader.rebalance.enable", true),
-                longValue(p, "leader.imbalance.check.interval.seconds", 300, 1, 86_400, false),
-                (int) longValue(p, "leader.imbalance.per.broker.percentage", 10, 0, 100, false));
-    }
-
-    private static boolean booleanValue(Properties p, String key, boolean def) {
-        String v = p.getProperty(key);
-        if (v == null) {
-            return def;
-        }
-        String t = v.strip();
-        if (t.equalsIgnoreCase("true")) {
-            return true;
-        }
-        if (t.equalsIgnoreCase("false")) {
-            return false;
-        }
-        throw new IllegalArgumentException(key + "=" + v + " is not true or false");
+                bool(p, "unclean.leader.election.enable", false),
+                bool(p, "auto.leader.rebalance.enable", true),
+                longValue(p, "leader.imbalance.check.interval.seconds", 300, 1, 86_400),
+                intValue(p, "leader.imbalance.per.broker.percentage", 10, 0, 100),
+                raftPortPicked);
     }
 
     private static String clusterId(String raw) {
@@ -183,29 +272,21 @@ public record ControllerConfig(
             return null;
         }
         if (raw.isBlank()) {
-            throw new IllegalArgumentException("cluster.id must not be blank");
+            throw new ConfigException("cluster.id", raw, "must not be blank");
         }
         return raw.trim();
     }
 
-    private static long longValue(Properties p, String key, long def, long min, long max, boolean required) {
-        String v = p.getProperty(key);
-        if (v == null) {
-            if (required) {
-                throw new IllegalArgumentException(key + " is required");
-            }
-            return def;
-        }
-        long x;
+    /**
+     * A free TCP port on 127.0.0.1 below the ephemeral range (the single-node default Raft port when
+     * listening on port 0; {@link LoopbackPorts}).
+     */
+    private static int freePort() {
         try {
-            x = Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(key + "=" + v + " is not a number");
+            return LoopbackPorts.pick();
+        } catch (IOException e) {
+            throw new ConfigException("controller.quorum.voters", null, "no free port for the default: " + e);
         }
-        if (x < min || x > max) {
-            throw new IllegalArgumentException(key + "=" + v + " is out of range " + min + ".." + max);
-        }
-        return x;
     }
 
     /** This node's voter entry. */

@@ -3,6 +3,7 @@ package io.stellflow.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.server.common.config.ConfigException;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
@@ -46,13 +47,16 @@ class ControllerConfigElectionKeysTest {
     @Test
     void badValuesAreRefusedNamingTheKey() {
         assertThatThrownBy(() -> ControllerConfig.fromProperties(base("unclean.leader.election.enable", "yes")))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("unclean.leader.election.enable=yes is not true or false");
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("Invalid value 'yes' for configuration key 'unclean.leader.election.enable': "
+                        + "must be true or false");
         assertThatThrownBy(() -> ControllerConfig.fromProperties(base("auto.leader.rebalance.enable", "")))
                 .hasMessageContaining("auto.leader.rebalance.enable");
         assertThatThrownBy(() -> ControllerConfig.fromProperties(base("leader.imbalance.check.interval.seconds", "0")))
-                .hasMessage("leader.imbalance.check.interval.seconds=0 is out of range 1..86400");
+                .hasMessage("Invalid value '0' for configuration key 'leader.imbalance.check.interval.seconds': "
+                        + "must be in 1..86400");
         assertThatThrownBy(() -> ControllerConfig.fromProperties(base("leader.imbalance.per.broker.percentage", "101")))
-                .hasMessage("leader.imbalance.per.broker.percentage=101 is out of range 0..100");
+                .hasMessage("Invalid value '101' for configuration key 'leader.imbalance.per.broker.percentage': "
+                        + "must be in 0..100");
     }
 }

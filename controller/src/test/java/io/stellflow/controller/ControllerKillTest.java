@@ -10,7 +10,6 @@ import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.VoterState;
-import io.stellflow.controller.tools.ControllerMain;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -37,13 +37,13 @@ import org.junit.jupiter.api.io.TempDir;
  * rebalancing. Brokers are fenced by their clean-shutdown heartbeat ({@code want_fence}) so the
  * tests do not wait for session timeouts.
  */
-class LeaderElectionTest {
+public class LeaderElectionTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     @TempDir
     Path dir;
 
-    static Properties props(String... kv) {
+    public static Properties props(String... kv) {
         Properties p = new Properties();
         p.setProperty("broker.session.timeout.ms", "600000");
         p.setProperty("controller.quorum.election.timeout.ms", "200");
@@ -54,13 +54,13 @@ class LeaderElectionTest {
     }
 
     /** One controller and brokers 1..n, unfenced. */
-    static final class Setup implements AutoCloseable {
-        final TestCluster cluster;
+    public static final class Setup implements AutoCloseable {
+        public final TestCluster cluster;
         final ControllerClient client;
         final ControllerMetricsHooksTest.Recording metrics = new ControllerMetricsHooksTest.Recording();
         final Map<Integer, FakeBroker> brokers = new HashMap<>();
 
-        Setup(Path dir, int n, Properties p) throws Exception {
+        public Setup(Path dir, int n, Properties p) throws Exception {
             cluster = new TestCluster(dir, 1, p);
             cluster.servers[0] = ControllerServer.start(cluster.configs.get(0), metrics);
             client = cluster.client(WAIT);
@@ -72,15 +72,15 @@ class LeaderElectionTest {
             }
         }
 
-        MetadataImage image() {
+        public MetadataImage image() {
             return cluster.servers[0].image();
         }
 
-        PartitionImage partition(String topic, int p) {
+        public PartitionImage partition(String topic, int p) {
             return image().topic(topic).partition(p);
         }
 
-        void createTopic(String name, int partitions, int rf, Map<String, String> config) {
+        public void createTopic(String name, int partitions, int rf, Map<String, String> config) {
             var r = client.createTopics(CreateTopicsRequest.newBuilder()
                     .addTopics(CreatableTopic.newBuilder()
                             .setName(name)
@@ -92,7 +92,7 @@ class LeaderElectionTest {
         }
 
         /** A clean-shutdown heartbeat: the controller fences the broker. */
-        void fence(int id) {
+        public void fence(int id) {
             var r = client.brokerHeartbeat(BrokerHeartbeatRequest.newBuilder()
                     .setBrokerId(id)
                     .setBrokerEpoch(brokers.get(id).epoch)
@@ -103,13 +103,13 @@ class LeaderElectionTest {
         }
 
         /** A caught-up heartbeat: the controller unfences the broker. */
-        void unfence(int id) {
+        public void unfence(int id) {
             assertThat(brokers.get(id).heartbeat(client, Long.MAX_VALUE).getFenced())
                     .isFalse();
         }
 
         /** The partition's leader asks for a new ISR (what a broker leader does on shrink/expand). */
-        AlterPartitionResponse alterIsr(String topic, int part, List<Integer> isr) {
+        public AlterPartitionResponse alterIsr(String topic, int part, List<Integer> isr) {
             TopicImage t = image().topic(topic);
             PartitionImage p = t.partition(part);
             return client.alterPartition(AlterPartitionRequest.newBuilder()

@@ -18,7 +18,7 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 /** In-process controllers on 127.0.0.1 with pre-allocated ports, for tests. */
-final class TestCluster implements AutoCloseable {
+public final class TestCluster implements AutoCloseable {
     final List<ControllerConfig> configs = new ArrayList<>();
     final ControllerServer[] servers;
 
@@ -59,7 +59,7 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
-    String bootstrap() {
+    public String bootstrap() {
         return configs.stream()
                 .map(c -> c.listenerHost() + ":" + c.listenerPort())
                 .collect(Collectors.joining(","));

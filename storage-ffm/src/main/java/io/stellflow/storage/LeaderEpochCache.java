@@ -1,5 +1,6 @@
 package io.stellflow.storage;
 
+import io.stellflow.server.common.file.CheckpointFile.CorruptCheckpointException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,7 +23,7 @@ import java.util.List;
  * synchronized so {@link #endOffsetFor} and {@link #latestEpoch} may be called from any thread.
  *
  * <p>Errors: I/O failures writing the file as {@link IOException}; a file that does not parse as
- * {@link Checkpoints.CorruptCheckpointException} from {@link #load}.
+ * {@link CorruptCheckpointException} from {@link #load}.
  */
 final class LeaderEpochCache {
     static final String FILE_NAME = "leader-epoch-checkpoint";
@@ -51,7 +52,7 @@ final class LeaderEpochCache {
     /**
      * Loads the checkpoint of {@code dir} (empty when missing).
      *
-     * @throws Checkpoints.CorruptCheckpointException bad count, bad line, or entries not strictly
+     * @throws CorruptCheckpointException bad count, bad line, or entries not strictly
      *     increasing
      */
     static LeaderEpochCache load(Path dir) throws IOException {
@@ -61,17 +62,17 @@ final class LeaderEpochCache {
             return cache;
         }
         if (body.isEmpty()) {
-            throw new Checkpoints.CorruptCheckpointException(cache.file, "missing entry count");
+            throw new CorruptCheckpointException(cache.file, "missing entry count");
         }
         long count = Checkpoints.parseLong(cache.file, body.getFirst());
         if (count != body.size() - 1) {
-            throw new Checkpoints.CorruptCheckpointException(
+            throw new CorruptCheckpointException(
                     cache.file, "count " + count + " but " + (body.size() - 1) + " entry lines");
         }
         for (int i = 1; i < body.size(); i++) {
             String[] parts = body.get(i).trim().split(" ");
             if (parts.length != 2) {
-                throw new Checkpoints.CorruptCheckpointException(cache.file, "bad entry line '" + body.get(i) + "'");
+                throw new CorruptCheckpointException(cache.file, "bad entry line '" + body.get(i) + "'");
             }
             long epoch = Checkpoints.parseLong(cache.file, parts[0]);
             long start = Checkpoints.parseLong(cache.file, parts[1]);
@@ -80,7 +81,7 @@ final class LeaderEpochCache {
                     || epoch > Integer.MAX_VALUE
                     || start < 0
                     || (last != null && (epoch <= last.epoch() || start <= last.startOffset()))) {
-                throw new Checkpoints.CorruptCheckpointException(
+                throw new CorruptCheckpointException(
                         cache.file, "entry '" + body.get(i) + "' out of order or out of range");
             }
             cache.entries.add(new Entry((int) epoch, start));

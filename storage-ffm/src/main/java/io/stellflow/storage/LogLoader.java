@@ -1,6 +1,7 @@
 package io.stellflow.storage;
 
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.server.common.file.CheckpointFile.CorruptCheckpointException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -207,7 +208,7 @@ final class LogLoader {
         try {
             cache = LeaderEpochCache.load(dir);
             rebuildEpochs = hasSegments && !LeaderEpochCache.exists(dir);
-        } catch (Checkpoints.CorruptCheckpointException e) {
+        } catch (CorruptCheckpointException e) {
             LOG.warn("{}; rebuilding it from the batch headers", e.getMessage());
             cache = LeaderEpochCache.empty(dir);
             rebuildEpochs = true;
@@ -220,7 +221,7 @@ final class LogLoader {
     private long readCheckpoint(String name, long missing, String fallback) throws IOException {
         try {
             return Checkpoints.readOffset(dir.resolve(name), missing);
-        } catch (Checkpoints.CorruptCheckpointException e) {
+        } catch (CorruptCheckpointException e) {
             LOG.warn("{}; {}", e.getMessage(), fallback);
             return missing;
         }

@@ -1,12 +1,14 @@
 package io.stellflow.storage;
 
+import io.stellflow.server.common.topic.TopicConfigRules;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
 /**
  * Topic-level overrides of a broker's {@link LogConfig}, under Kafka's topic config names, as given
- * when a topic is created and persisted with it.
+ * when a topic is created and persisted with it. The keys and their value rules are those of {@link
+ * TopicConfigRules}; this class maps each log key to its {@link LogConfig} setting.
  *
  * <table>
  *   <caption>Keys (broker-level name in parentheses)</caption>
@@ -27,20 +29,11 @@ import java.util.Set;
  * <p>Thread-safety: stateless.
  */
 public final class TopicConfig {
-    /** Every topic-level key {@link #apply} accepts. */
-    public static final Set<String> KEYS = Set.of(
-            "cleanup.policy",
-            "retention.ms",
-            "retention.bytes",
-            "segment.bytes",
-            "segment.ms",
-            "segment.index.bytes",
-            "index.interval.bytes",
-            "flush.messages",
-            "flush.ms",
-            "delete.retention.ms",
-            "min.cleanable.dirty.ratio",
-            "file.delete.delay.ms");
+    /**
+     * Every topic-level key {@link #apply} accepts: the log keys of the one topic-config key table,
+     * {@link TopicConfigRules#LOG_KEYS}.
+     */
+    public static final Set<String> KEYS = TopicConfigRules.LOG_KEYS;
 
     private TopicConfig() {}
 

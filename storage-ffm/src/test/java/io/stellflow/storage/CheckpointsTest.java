@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.server.common.file.CheckpointFile.CorruptCheckpointException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,7 +46,7 @@ class CheckpointsTest {
         for (String bad : List.of("", "1\n5\n", "0\n", "0\nabc\n", "0\n-3\n", "0\n1\n2\n")) {
             Files.writeString(file, bad);
             assertThatThrownBy(() -> Checkpoints.readOffset(file, 0))
-                    .isInstanceOf(Checkpoints.CorruptCheckpointException.class)
+                    .isInstanceOf(CorruptCheckpointException.class)
                     .hasMessageContaining(file.toString());
         }
     }

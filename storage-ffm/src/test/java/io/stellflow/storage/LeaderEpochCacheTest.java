@@ -3,6 +3,7 @@ package io.stellflow.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.server.common.file.CheckpointFile.CorruptCheckpointException;
 import io.stellflow.storage.LeaderEpochCache.Entry;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -73,7 +74,7 @@ class LeaderEpochCacheTest {
         for (String bad : new String[] {"0\n2\n1 0\n", "0\n2\n3 10\n2 20\n", "0\n1\n1\n", "0\n"}) {
             Files.writeString(file, bad);
             assertThatThrownBy(() -> LeaderEpochCache.load(dir))
-                    .isInstanceOf(Checkpoints.CorruptCheckpointException.class)
+                    .isInstanceOf(CorruptCheckpointException.class)
                     .hasMessageContaining(file.toString());
         }
     }

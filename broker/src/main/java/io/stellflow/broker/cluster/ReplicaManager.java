@@ -1,10 +1,8 @@
 package io.stellflow.broker.cluster;
 
-import io.stellflow.broker.replication.HighWatermarkCheckpoint;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
-import io.stellflow.broker.topic.AtomicFiles;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.MetadataListener;
@@ -14,6 +12,7 @@ import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.protocol.Errors;
+import io.stellflow.server.common.file.AtomicFiles;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import io.stellflow.storage.TopicConfig;

@@ -1,11 +1,14 @@
 package io.stellflow.broker.config;
 
-import static io.stellflow.broker.config.ConfigValues.bool;
-import static io.stellflow.broker.config.ConfigValues.intValue;
-import static io.stellflow.broker.config.ConfigValues.longValue;
+import static io.stellflow.server.common.config.ConfigValues.bool;
+import static io.stellflow.server.common.config.ConfigValues.intValue;
+import static io.stellflow.server.common.config.ConfigValues.longValue;
+import static io.stellflow.server.common.config.ConfigValues.string;
 
 import io.stellflow.broker.append.IdleStrategy;
-import io.stellflow.broker.telemetry.TelemetryConfig;
+import io.stellflow.broker.network.TransportType;
+import io.stellflow.server.common.config.ConfigException;
+import io.stellflow.server.common.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import java.nio.file.Path;
@@ -510,16 +513,5 @@ public final class BrokerConfig {
             throw new ConfigException(key, "0", "must be -1 (OS default) or > 0");
         }
         return value;
-    }
-
-    private static String string(Properties props, String key, String defaultValue) {
-        String value = props.getProperty(key);
-        if (value == null) {
-            return defaultValue;
-        }
-        if (value.isBlank()) {
-            throw new ConfigException(key, value, "must not be blank");
-        }
-        return value.trim();
     }
 }

@@ -1,11 +1,10 @@
 package io.stellflow.broker.config;
 
-import static io.stellflow.broker.config.ConfigValues.bool;
-import static io.stellflow.broker.config.ConfigValues.longValue;
+import static io.stellflow.server.common.config.ConfigValues.bool;
+import static io.stellflow.server.common.config.ConfigValues.longValue;
 
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.LoopbackPorts;
-import java.io.IOException;
+import io.stellflow.server.common.config.ConfigException;
 import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.Locale;
@@ -45,7 +44,7 @@ import java.util.Set;
  * The controller keys of {@link ControllerConfig} ({@code broker.session.timeout.ms},
  * {@code controller.quorum.election.timeout.ms}, {@code controller.request.timeout.ms},
  * {@code metadata.snapshot.interval.entries}, {@code metadata.delta.retained.entries}) are read by
- * {@link ControllerConfig#fromProperties} when this process is a controller.
+ * {@link ControllerConfig#forNode} when this process is a controller.
  *
  * <p>Thread-safety: immutable.
  *
@@ -61,7 +60,8 @@ import java.util.Set;
  * @param raftPortPicked whether the controller's Raft port was picked here (a one-node quorum with
  *     no {@code controller.quorum.voters} and no listener port + 1 to use: listener port 0, 65534 or
  *     65535, or no data-plane listener), so another free port
- *     may replace it when it is taken before the Raft server binds it ({@link #withPickedRaftPort})
+ *     may replace it when it is taken before the Raft server binds it ({@link
+ *     ControllerConfig#withPickedRaftPort})
  */
 public record ClusterConfig(
         Set<ProcessRole> roles,
@@ -157,28 +157,8 @@ public record ClusterConfig(
         ControllerConfig controller = null;
         boolean raftPortPicked = false;
         if (roles.contains(ProcessRole.CONTROLLER)) {
-            Properties cp = new Properties();
-            cp.putAll(props);
-            cp.setProperty("node.id", Integer.toString(nodeId));
-            if (props.getProperty("controller.quorum.voters") == null) {
-                raftPortPicked = !(listenerPort > 0 && listenerPort < 65_534);
-                int raftPort = raftPortPicked ? freePort() : listenerPort + 1;
-                cp.setProperty("controller.quorum.voters", nodeId + "@127.0.0.1:" + raftPort);
-                if (props.getProperty("controller.listener") == null) {
-                    int rpcPort = raftPortPicked ? 0 : listenerPort + 2;
-                    cp.setProperty("controller.listener", "127.0.0.1:" + rpcPort);
-                }
-            }
-            if (props.getProperty("metadata.log.dir") == null) {
-                Path abs = firstLogDir.toAbsolutePath().normalize();
-                Path sibling = abs.resolveSibling(abs.getFileName() + "-metadata");
-                cp.setProperty("metadata.log.dir", sibling.toString());
-            }
-            try {
-                controller = ControllerConfig.fromProperties(cp);
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException("controller", null, e.getMessage());
-            }
+            controller = ControllerConfig.forNode(props, nodeId, listenerPort, firstLogDir);
+            raftPortPicked = controller.raftPortPicked();
         }
         return new ClusterConfig(
                 roles,
@@ -190,21 +170,6 @@ public record ClusterConfig(
                 metadataLocal,
                 controller,
                 raftPortPicked);
-    }
-
-    /**
-     * The controller settings of this process with a newly picked free Raft port, for another start
-     * attempt after the picked one was taken (between the pick and the bind, any process may take
-     * it). Only for {@link #raftPortPicked()} configurations.
-     *
-     * @throws IllegalStateException when the port was configured, not picked
-     * @throws ConfigException when no free port is found
-     */
-    public ControllerConfig withPickedRaftPort(ControllerConfig current) {
-        if (!raftPortPicked) {
-            throw new IllegalStateException("the Raft port was configured, not picked");
-        }
-        return current.withSoleVoterRaftPort(freePort());
     }
 
     private static Set<ProcessRole> parseRoles(String raw) {
@@ -219,17 +184,5 @@ public record ClusterConfig(
             }
         }
         return roles;
-    }
-
-    /**
-     * A free TCP port on 127.0.0.1 below the ephemeral range (the single-node default Raft port when
-     * listening on port 0; {@link LoopbackPorts}).
-     */
-    private static int freePort() {
-        try {
-            return LoopbackPorts.pick();
-        } catch (IOException e) {
-            throw new ConfigException("controller.quorum.voters", null, "no free port for the default: " + e);
-        }
     }
 }

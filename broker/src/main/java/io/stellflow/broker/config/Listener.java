@@ -1,5 +1,7 @@
 package io.stellflow.broker.config;
 
+import io.stellflow.server.common.config.ConfigException;
+
 /**
  * One listener endpoint parsed from {@code listeners} or {@code advertised.listeners}, in Kafka's
  * {@code PLAINTEXT://host:port} form. Only the PLAINTEXT security protocol exists in this slice.

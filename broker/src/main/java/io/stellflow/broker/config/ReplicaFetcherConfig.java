@@ -1,7 +1,8 @@
 package io.stellflow.broker.config;
 
-import static io.stellflow.broker.config.ConfigValues.longValue;
+import static io.stellflow.server.common.config.ConfigValues.longValue;
 
+import io.stellflow.server.common.config.ConfigException;
 import java.util.Properties;
 import java.util.Set;
 

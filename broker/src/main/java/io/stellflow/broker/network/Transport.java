@@ -16,7 +16,6 @@ import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
-import io.stellflow.broker.config.TransportType;
 import java.util.concurrent.ThreadFactory;
 
 /**

@@ -1,9 +1,10 @@
 package io.stellflow.broker.telemetry;
 
-import static io.stellflow.broker.telemetry.Instrument.counter;
-import static io.stellflow.broker.telemetry.Instrument.gauge;
-import static io.stellflow.broker.telemetry.Instrument.histogram;
+import static io.stellflow.server.common.telemetry.Instrument.counter;
+import static io.stellflow.server.common.telemetry.Instrument.gauge;
+import static io.stellflow.server.common.telemetry.Instrument.histogram;
 
+import io.stellflow.server.common.telemetry.Instrument;
 import java.util.List;
 
 /**
@@ -12,7 +13,7 @@ import java.util.List;
  *
  * <p>Registered now: "Broker: network and requests" (except throttling: no quotas yet), "Broker:
  * produce and fetch", "Broker: storage" and "Broker: replication" ({@link ReplicaTelemetry} behind the
- * {@link ReplicationMetrics} hooks); the "Controller" section is {@link ControllerInstruments}.
+ * {@link ReplicationMetrics} hooks); the "Controller" section is the controller module's {@code ControllerInstruments}.
  * Deferred ({@link #DEFERRED}): coordinators and quotas.
  *
  * <p>Thread-safety: constants only.
@@ -137,8 +138,6 @@ public final class BrokerInstruments {
             "stellflow.group.",
             "stellflow.offset.commit.");
 
-    /** Bucket boundaries of every ms latency histogram: 50 us to 60 s, roughly 1-2.5-5 steps. */
-    public static final List<Double> LATENCY_BUCKETS_MS = List.of(
-            0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1_000.0, 2_500.0, 5_000.0,
-            10_000.0, 30_000.0, 60_000.0);
+    /** Bucket boundaries of every ms latency histogram ({@link Instrument#LATENCY_BUCKETS_MS}). */
+    public static final List<Double> LATENCY_BUCKETS_MS = Instrument.LATENCY_BUCKETS_MS;
 }

@@ -8,6 +8,8 @@ import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.context.Context;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.server.common.telemetry.Instrument;
+import io.stellflow.server.common.telemetry.InstrumentCallbacks;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 

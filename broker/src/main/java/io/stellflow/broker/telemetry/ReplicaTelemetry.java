@@ -4,6 +4,7 @@ import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.metrics.DoubleHistogram;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.context.Context;
+import io.stellflow.server.common.telemetry.InstrumentCallbacks;
 import java.util.concurrent.atomic.LongAdder;
 
 /**

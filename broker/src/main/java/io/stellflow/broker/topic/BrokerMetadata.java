@@ -1,6 +1,7 @@
 package io.stellflow.broker.topic;
 
 import io.stellflow.controller.image.MetadataRecords;
+import io.stellflow.server.common.file.AtomicFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

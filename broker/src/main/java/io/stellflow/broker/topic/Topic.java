@@ -1,5 +1,6 @@
 package io.stellflow.broker.topic;
 
+import io.stellflow.server.common.topic.TopicNames;
 import java.util.List;
 import java.util.UUID;
 

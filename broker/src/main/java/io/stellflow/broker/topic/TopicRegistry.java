@@ -1,5 +1,7 @@
 package io.stellflow.broker.topic;
 
+import io.stellflow.server.common.file.AtomicFiles;
+import io.stellflow.server.common.topic.TopicNames;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogEnvironment;
 import io.stellflow.storage.LogManager;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.config.BrokerConfig;
-import io.stellflow.broker.config.ConfigException;
+import io.stellflow.server.common.config.ConfigException;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;

@@ -3,6 +3,8 @@ package io.stellflow.broker.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.broker.network.TransportType;
+import io.stellflow.server.common.config.ConfigException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;

@@ -3,6 +3,7 @@ package io.stellflow.broker.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.server.common.config.ConfigException;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 

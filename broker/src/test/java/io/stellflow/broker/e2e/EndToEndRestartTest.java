@@ -48,7 +48,7 @@ class EndToEndRestartTest {
         p.setProperty("transport", transport);
         org.junit.jupiter.api.Assumptions.assumeTrue(
                 io.stellflow.broker.network.Transport.isAvailable(
-                        io.stellflow.broker.config.TransportType.parse("transport", transport)),
+                        io.stellflow.broker.network.TransportType.parse("transport", transport)),
                 transport + " unavailable");
         // Small segments so the 100k records (about 3.7 MB per partition) span several segments
         // and the restart reloads a rolled log, not one file.

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.uring.IoUringServerSocketChannel;
-import io.stellflow.broker.config.TransportType;
 import org.junit.jupiter.api.Test;
 
 class TransportTest {

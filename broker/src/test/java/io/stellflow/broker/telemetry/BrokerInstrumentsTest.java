@@ -6,11 +6,13 @@ import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
-import io.opentelemetry.sdk.metrics.data.MetricDataType;
 import io.opentelemetry.sdk.metrics.data.PointData;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
+import io.stellflow.controller.telemetry.ControllerInstruments;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.server.common.telemetry.Instrument;
+import io.stellflow.server.common.telemetry.MetricsDictionary;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -77,7 +79,9 @@ class BrokerInstrumentsTest {
             for (MetricData data : exported) {
                 Instrument i = byName.get(data.getName());
                 assertThat(data.getUnit()).as(data.getName()).isEqualTo(i.unit());
-                assertThat(kind(data.getType())).as(data.getName()).isEqualTo(i.kind());
+                assertThat(MetricsDictionary.kind(data.getType()))
+                        .as(data.getName())
+                        .isEqualTo(i.kind());
                 Set<String> allowed = new HashSet<>(i.attributes());
                 if (diagnostic) {
                     allowed.addAll(i.diagnosticAttributes());
@@ -143,15 +147,6 @@ class BrokerInstrumentsTest {
         storage.logLoaded(10_000_000, false);
         storage.indexRebuilt();
         storage.segmentsDeleted(2);
-    }
-
-    static Instrument.Kind kind(MetricDataType type) {
-        return switch (type) {
-            case LONG_SUM, DOUBLE_SUM -> Instrument.Kind.COUNTER;
-            case HISTOGRAM -> Instrument.Kind.HISTOGRAM;
-            case LONG_GAUGE, DOUBLE_GAUGE -> Instrument.Kind.GAUGE;
-            default -> throw new AssertionError("unexpected type " + type);
-        };
     }
 
     private static final class FakeSource implements BrokerMetrics.GaugeSource {

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.topic.TopicRegistry.CreateStatus;
+import io.stellflow.server.common.file.AtomicFiles;
+import io.stellflow.server.common.topic.TopicNames;
 import io.stellflow.storage.LogConfig;
 import java.io.IOException;
 import java.nio.file.Files;

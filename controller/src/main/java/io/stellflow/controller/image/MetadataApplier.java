@@ -10,6 +10,7 @@ import io.stellflow.controller.proto.PartitionRecord;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
 import io.stellflow.controller.proto.TopicRecord;
 import io.stellflow.controller.proto.UnfenceBrokerRecord;
+import io.stellflow.server.common.topic.TopicNames;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

@@ -7,6 +7,7 @@ import io.stellflow.controller.proto.MetadataSnapshot;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
 import io.stellflow.controller.proto.RegisterControllerRecord;
 import io.stellflow.controller.proto.TopicRecord;
+import io.stellflow.server.common.topic.TopicNames;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

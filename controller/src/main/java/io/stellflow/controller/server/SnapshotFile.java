@@ -1,15 +1,12 @@
 package io.stellflow.controller.server;
 
 import io.stellflow.controller.proto.MetadataSnapshot;
+import io.stellflow.server.common.file.AtomicFiles;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.zip.CRC32C;
 
 /**
@@ -28,8 +25,9 @@ import java.util.zip.CRC32C;
  * Example: an empty image (payload {@code 08 01}, 2 bytes) is 22 bytes long: {@code 53 46 4D 53 00 00
  * 00 01 00 00 00 00 00 00 00 02 <crc> 08 01}.
  *
- * <p>Written as temp file, fsync, atomic rename, fsync of the directory; a crash leaves the old set
- * of snapshots plus at most a {@code .tmp} file. Read with every field checked.
+ * <p>Written with {@link AtomicFiles} (temp file, fsync, atomic rename, fsync of the directory); a
+ * crash leaves the old set of snapshots plus at most a {@code .tmp} file. Read with every field
+ * checked.
  *
  * <p>Thread-safety: stateless.
  *
@@ -52,24 +50,7 @@ public final class SnapshotFile {
         ByteBuffer header = ByteBuffer.allocate(HEADER_BYTES).order(ByteOrder.BIG_ENDIAN);
         header.putInt(MAGIC).putInt(FORMAT_VERSION).putLong(payload.length).putInt((int) crc.getValue());
         header.flip();
-        Path dir = file.toAbsolutePath().getParent();
-        Path temp = dir.resolve(file.getFileName() + ".tmp");
-        try (FileChannel ch = FileChannel.open(
-                temp, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            ByteBuffer body = ByteBuffer.wrap(payload);
-            while (header.hasRemaining() || body.hasRemaining()) {
-                ch.write(new ByteBuffer[] {header, body});
-            }
-            ch.force(true);
-        }
-        try {
-            Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(temp, file, StandardCopyOption.REPLACE_EXISTING);
-        }
-        try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-            d.force(true);
-        }
+        AtomicFiles.write(file, header, ByteBuffer.wrap(payload));
     }
 
     /** Reads and verifies a snapshot file. */

@@ -1,0 +1,40 @@
+package io.stellflow.perf;
+
+import io.stellflow.client.StellflowException;
+import java.util.Map;
+import java.util.Properties;
+import picocli.CommandLine;
+
+/**
+ * The load generator's picocli setup and client properties, as the tools module's {@code Tools} and
+ * {@code ClientProps} do it: perf and tools are both leaves of the module graph (neither may depend
+ * on the other, the layering test checks it), so the lab keeps its own two small helpers.
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class Cli {
+    private Cli() {}
+
+    /** A command line on which client errors print one line to stderr and exit with status 1. */
+    static CommandLine commandLine(Object command) {
+        CommandLine cl = new CommandLine(command);
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            if (ex instanceof StellflowException || ex instanceof IllegalArgumentException) {
+                commandLine.getErr().println("error: " + ex.getMessage());
+                return 1;
+            }
+            throw ex;
+        });
+        return cl;
+    }
+
+    /** Client {@link Properties}: {@code bootstrap.servers} plus {@code k=v} overrides (may be null). */
+    static Properties clientProps(String bootstrap, Map<String, String> overrides) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        if (overrides != null) {
+            overrides.forEach(p::setProperty);
+        }
+        return p;
+    }
+}

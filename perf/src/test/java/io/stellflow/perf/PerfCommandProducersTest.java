@@ -1,0 +1,167 @@
+package io.stellflow.perf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stellflow.broker.StellflowServer;
+import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.TopicPartition;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** {@code stellflow-perf.sh produce --producers N} against a real broker in-process on 127.0.0.1:0. */
+class PerfCommandProducersTest {
+    @TempDir
+    Path dataDir;
+
+    private StellflowServer server;
+    private String bootstrap;
+
+    @BeforeEach
+    void startBroker() throws Exception {
+        server = InProcessBroker.start(dataDir);
+        bootstrap = "127.0.0.1:" + server.port();
+    }
+
+    @AfterEach
+    void stopBroker() {
+        server.close();
+    }
+
+    @Test
+    void threeProducerThreadsSendEveryRecordThroughOneSharedProducer() throws Exception {
+        createTopic("three", 2);
+        JsonNode result = perf(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "three",
+                "--record-size",
+                "100",
+                "--num-records",
+                "3001", // not a multiple of 3: one thread sends one more
+                "--throughput",
+                "-1",
+                "--producers",
+                "3",
+                "--json",
+                "--producer-props",
+                "acks=-1",
+                "linger.ms=1");
+        assertThat(result.get("producers").asInt()).isEqualTo(3);
+        assertThat(result.get("records").asLong()).as("acknowledged").isEqualTo(3001);
+        assertThat(result.get("bytes").asLong()).isEqualTo(3001L * 100);
+        assertThat(result.get("errors").asLong()).isZero();
+        assertThat(result.get("p999_ms").asDouble())
+                .isGreaterThanOrEqualTo(result.get("p50_ms").asDouble());
+        assertThat(logEndOffset("three", 0) + logEndOffset("three", 1))
+                .as("every record is in the log once")
+                .isEqualTo(3001);
+    }
+
+    @Test
+    void twoProducerThreadsHoldAFixedThroughputTogether() throws Exception {
+        createTopic("rate", 2);
+        long target = 4000;
+        JsonNode result = perf(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "rate",
+                "--record-size",
+                "100",
+                "--num-records",
+                "7000",
+                "--warmup-records",
+                "1001", // split 501 + 500, as the records are
+                "--throughput",
+                Long.toString(target),
+                "--producers",
+                "2",
+                "--producer-per-thread",
+                "--json",
+                "--producer-props",
+                "acks=1",
+                "linger.ms=0");
+        assertThat(result.get("producers").asInt()).isEqualTo(2);
+        assertThat(result.get("records").asLong()).as("measured records only").isEqualTo(5999);
+        assertThat(result.get("errors").asLong()).isZero();
+        // Record k overall is due k / target s after the start, so the rate cannot be much above the
+        // target; a loose floor because other builds share this machine's cores.
+        assertThat(result.get("records_per_s").asDouble()).isBetween(0.6 * target, 1.1 * target);
+        assertThat(logEndOffset("rate", 0) + logEndOffset("rate", 1))
+                .as("warm-up records are sent too")
+                .isEqualTo(7000);
+    }
+
+    @Test
+    void producersMustBePositiveAndPerThreadProducersCannotExportMetrics() {
+        StringWriter err = new StringWriter();
+        int rc = Cli.commandLine(new PerfCommand())
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "produce",
+                        "--bootstrap-server",
+                        bootstrap,
+                        "--topic",
+                        "t",
+                        "--num-records",
+                        "5",
+                        "--producers",
+                        "0");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("--producers must be >= 1");
+        rc = Cli.commandLine(new PerfCommand())
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "produce",
+                        "--bootstrap-server",
+                        bootstrap,
+                        "--topic",
+                        "t",
+                        "--num-records",
+                        "5",
+                        "--producers",
+                        "2",
+                        "--producer-per-thread",
+                        "--metrics-port",
+                        "0");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("not with --producer-per-thread");
+    }
+
+    private long logEndOffset(String topic, int partition) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+            return admin.listOffsets(new TopicPartition(topic, partition), StellflowAdmin.LATEST);
+        }
+    }
+
+    private void createTopic(String name, int partitions) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+            admin.createTopic(name, partitions);
+        }
+    }
+
+    /** Runs {@code bin/stellflow-perf.sh} in-process; returns its JSON result (the command must succeed). */
+    private JsonNode perf(String... args) throws Exception {
+        StringWriter out = new StringWriter();
+        CommandLine cl = Cli.commandLine(new PerfCommand());
+        cl.setOut(new PrintWriter(out));
+        assertThat(cl.execute(args)).isZero();
+        return new ObjectMapper().readTree(out.toString().strip());
+    }
+}

@@ -1,0 +1,74 @@
+package io.stellflow.server.common.topic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class TopicConfigRulesTest {
+    @Test
+    void legalValuesPassAtTheirBoundsAndBlanksAroundAreIgnored() {
+        String[][] ok = {
+            {"cleanup.policy", "delete"},
+            {"cleanup.policy", " Compact , DELETE "},
+            {"retention.ms", "-1"},
+            {"retention.bytes", "0"},
+            {"segment.bytes", "1024"},
+            {"segment.bytes", String.valueOf(Integer.MAX_VALUE)},
+            {"segment.ms", "1"},
+            {"segment.index.bytes", "8"},
+            {"index.interval.bytes", "0"},
+            {"flush.messages", "1"},
+            {"flush.ms", "0"},
+            {"delete.retention.ms", "0"},
+            {"min.cleanable.dirty.ratio", "0"},
+            {"min.cleanable.dirty.ratio", "1.0"},
+            {"file.delete.delay.ms", " 60000 "},
+            {"min.insync.replicas", "1"},
+            {"unclean.leader.election.enable", "true"},
+            {"unclean.leader.election.enable", " FALSE "},
+        };
+        for (String[] c : ok) {
+            assertThat(TopicConfigRules.validate(c[0], c[1]))
+                    .as("%s=%s", c[0], c[1])
+                    .isNull();
+        }
+        assertThat(TopicConfigRules.KEYS)
+                .hasSize(14)
+                .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable");
+        assertThat(TopicConfigRules.normalize(" 5 ")).isEqualTo("5");
+    }
+
+    @Test
+    void unknownKeysAndBadValuesAreRefusedNamingKeyAndValue() {
+        assertThat(TopicConfigRules.validate("retention.hours", "1"))
+                .contains("unknown topic config 'retention.hours'")
+                .contains("retention.ms");
+        assertThat(TopicConfigRules.validate("segment.bytes", "1023")).isEqualTo("segment.bytes=1023 must be >= 1024");
+        assertThat(TopicConfigRules.validate("segment.bytes", "3000000000")).contains("is not an int");
+        assertThat(TopicConfigRules.validate("retention.ms", "-2")).isEqualTo("retention.ms=-2 must be >= -1");
+        assertThat(TopicConfigRules.validate("retention.ms", "1d")).isEqualTo("retention.ms=1d is not a long");
+        assertThat(TopicConfigRules.validate("flush.messages", "0")).contains("must be >= 1");
+        assertThat(TopicConfigRules.validate("min.cleanable.dirty.ratio", "NaN"))
+                .contains("must be in [0, 1]");
+        assertThat(TopicConfigRules.validate("min.cleanable.dirty.ratio", "1.5"))
+                .contains("must be in [0, 1]");
+        assertThat(TopicConfigRules.validate("cleanup.policy", "shred")).contains("delete, compact or compact,delete");
+        assertThat(TopicConfigRules.validate("cleanup.policy", "")).contains("cleanup.policy=");
+        assertThat(TopicConfigRules.validate("min.insync.replicas", "0")).contains("must be >= 1");
+        assertThat(TopicConfigRules.validate("unclean.leader.election.enable", "yes"))
+                .isEqualTo("unclean.leader.election.enable=yes must be true or false");
+        assertThat(TopicConfigRules.validate("unclean.leader.election.enable", ""))
+                .isEqualTo("unclean.leader.election.enable= must be true or false");
+        assertThat(TopicConfigRules.validate("segment.ms", null)).isEqualTo("segment.ms has no value");
+        assertThat(TopicConfigRules.validate(null, "1")).contains("unknown topic config");
+    }
+
+    @Test
+    void theLogKeysAreEveryKeyButTheReplicationSettings() {
+        assertThat(TopicConfigRules.LOG_KEYS)
+                .hasSize(12)
+                .contains("cleanup.policy", "retention.ms", "segment.bytes", "min.cleanable.dirty.ratio")
+                .doesNotContain("min.insync.replicas", "unclean.leader.election.enable");
+        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(14);
+    }
+}

@@ -1,0 +1,51 @@
+package io.stellflow.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.server.common.topic.TopicConfigRules;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The controller validates topic configs with the key table ({@link TopicConfigRules}, without the
+ * storage module); the brokers apply them with the storage's {@link TopicConfig}. Both must accept
+ * and refuse the same keys and values, or a config the controller committed would not reach the logs.
+ */
+class TopicConfigAgreementTest {
+    private static final String[] VALUES = {
+        "-2", "-1", "0", "1", "7", "8", "1023", "1024", " 4096 ", "2147483647", "2147483648", "9223372036854775807",
+        "0.0", "0.5", "1", "1.5", "-0.1", "NaN", "x", "", "delete", "compact", "compact,delete", " Delete , COMPACT ",
+        "compact,", "shred"
+    };
+
+    @Test
+    void theControllerAcceptsExactlyTheLogOverridesTheStorageAcceptsPlusTheReplicationKeys() {
+        Set<String> extra = new TreeSet<>(TopicConfigRules.KEYS);
+        extra.removeAll(TopicConfig.KEYS);
+        assertThat(extra)
+                .as("keys that are not log settings")
+                .containsExactly("min.insync.replicas", "unclean.leader.election.enable");
+        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfig.KEYS);
+
+        int checked = 0;
+        for (String key : TopicConfig.KEYS) {
+            for (String value : VALUES) {
+                boolean storage;
+                try {
+                    TopicConfig.apply(LogConfig.defaults(), Map.of(key, value));
+                    storage = true;
+                } catch (IllegalArgumentException e) {
+                    storage = false;
+                }
+                boolean controller = TopicConfigRules.validate(key, value) == null;
+                assertThat(controller)
+                        .as("%s='%s': storage %s", key, value, storage ? "accepts" : "refuses")
+                        .isEqualTo(storage);
+                checked++;
+            }
+        }
+        assertThat(checked).isEqualTo(TopicConfig.KEYS.size() * VALUES.length);
+    }
+}

@@ -1,0 +1,157 @@
+package io.stellflow.tools;
+
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
+import io.stellflow.controller.proto.AlterableConfig;
+import io.stellflow.controller.proto.ConfigOpType;
+import io.stellflow.controller.proto.DescribeConfigsResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
+import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
+import io.stellflow.server.common.topic.TopicConfigRules;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bin/stellflow-configs.sh --bootstrap-controller host:port[,...] --entity-type topics
+ * --entity-name <topic> (--describe | --alter [--add-config k=v,...] [--delete-config k,...])}: the
+ * config overrides of a topic, through the active controller (IncrementalAlterConfigs /
+ * DescribeConfigs). All changes of one {@code --alter} commit as one metadata entry or none does;
+ * every broker then applies them to its logs of the topic. Keys: {@link TopicConfigRules}.
+ *
+ * <p>Output goes to the picocli command line's out/err writers. Exit status 0; 1 with {@code error:
+ * ...} on stderr when the controller refused the change (unknown topic, unknown key, bad value) or
+ * none answered within {@code --timeout-ms}; 2 for bad arguments.
+ */
+@Command(
+        name = "stellflow-configs",
+        mixinStandardHelpOptions = true,
+        description = "Describes and alters topic config overrides (retention.ms, segment.bytes, cleanup.policy, ...).")
+public final class ConfigsCommand implements Callable<Integer> {
+    @Option(
+            names = {"--bootstrap-controller", "--bootstrap-server"},
+            required = true,
+            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
+    String bootstrap;
+
+    @Option(names = "--entity-type", defaultValue = "topics", description = "Only 'topics' (default ${DEFAULT-VALUE})")
+    String entityType;
+
+    @Option(
+            names = {"--entity-name", "--topic"},
+            required = true,
+            description = "The topic")
+    String topic;
+
+    @ArgGroup(exclusive = true, multiplicity = "1")
+    Action action;
+
+    static final class Action {
+        @Option(names = "--describe", description = "print the topic's overrides")
+        boolean describe;
+
+        @Option(names = "--alter", description = "apply --add-config and --delete-config")
+        boolean alter;
+    }
+
+    /**
+     * A comma splits only where the next item is a {@code key=}, so a list value stays whole:
+     * {@code cleanup.policy=compact,delete} (or Kafka's {@code cleanup.policy=[compact,delete]}).
+     */
+    @Option(
+            names = "--add-config",
+            split = ",(?=[^,=]+=)",
+            description = "key=value[,key=value...] to set (with --alter); repeatable")
+    Map<String, String> add;
+
+    @Option(names = "--delete-config", split = ",", description = "key[,key...] to remove (with --alter)")
+    List<String> delete;
+
+    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
+    long timeoutMs;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        if (!entityType.equals("topics")) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--entity-type must be 'topics' (the only configurable entity)");
+        }
+        boolean changes = (add != null && !add.isEmpty()) || (delete != null && !delete.isEmpty());
+        if (action.alter && !changes) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--alter needs --add-config and/or --delete-config");
+        }
+        if (action.describe && changes) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--add-config and --delete-config go with --alter");
+        }
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        try (ControllerClient c = ControllerClient.builder(bootstrap)
+                .requestTimeout(Duration.ofMillis(timeoutMs))
+                .build()) {
+            Map<String, String> config;
+            if (action.describe) {
+                DescribeConfigsResponse r = c.describeConfigs(topic);
+                if (r.getError() != ErrorCode.NONE) {
+                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                    return 1;
+                }
+                config = r.getConfigMap();
+            } else {
+                IncrementalAlterConfigsRequest.Builder req =
+                        IncrementalAlterConfigsRequest.newBuilder().setTopic(topic);
+                if (add != null) {
+                    add.forEach((k, v) -> req.addConfigs(AlterableConfig.newBuilder()
+                            .setKey(k.strip())
+                            .setValue(unbracket(v))
+                            .setOp(ConfigOpType.SET)));
+                }
+                if (delete != null) {
+                    delete.forEach(k -> req.addConfigs(
+                            AlterableConfig.newBuilder().setKey(k.strip()).setOp(ConfigOpType.DELETE)));
+                }
+                IncrementalAlterConfigsResponse r = c.incrementalAlterConfigs(req.build());
+                if (r.getError() != ErrorCode.NONE) {
+                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                    return 1;
+                }
+                out.println("Completed updating config for topic " + topic + ".");
+                config = r.getConfigMap();
+            }
+            out.println("Configs for topic " + topic + ":");
+            if (config.isEmpty()) {
+                out.println("  (none: the brokers' defaults apply)");
+            }
+            new TreeMap<>(config).forEach((k, v) -> out.println("  " + k + "=" + v));
+            out.flush();
+            return 0;
+        } catch (ControllerUnavailableException e) {
+            err.println("error: " + e.getMessage());
+            return 1;
+        }
+    }
+
+    /** {@code [a,b]} -> {@code a,b} (Kafka's list syntax); anything else as given. */
+    static String unbracket(String v) {
+        String t = v.strip();
+        return t.length() >= 2 && t.startsWith("[") && t.endsWith("]") ? t.substring(1, t.length() - 1) : v;
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new ConfigsCommand()).execute(args));
+    }
+}

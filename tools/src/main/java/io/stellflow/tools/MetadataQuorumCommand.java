@@ -1,0 +1,92 @@
+package io.stellflow.tools;
+
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.ControllerUnavailableException;
+import io.stellflow.controller.proto.DescribeQuorumResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.VoterState;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: cluster
+ * id, voters, leader, term, committed index and the lag of each voter, from the active controller.
+ *
+ * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set
+ * others). Exit status 0, or 1 with {@code error: ...} on stderr when no active controller answered
+ * within {@code --timeout-ms} or it answered with an error.
+ */
+@Command(
+        name = "stellflow-metadata-quorum",
+        mixinStandardHelpOptions = true,
+        description = "Describes the controller (metadata) quorum.",
+        subcommands = {MetadataQuorumCommand.Describe.class})
+public final class MetadataQuorumCommand {
+    @Option(
+            names = {"--bootstrap-controller", "--bootstrap-server"},
+            required = true,
+            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
+    String bootstrap;
+
+    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
+    long timeoutMs;
+
+    @Command(name = "describe", description = "Cluster id, voters, leader, term, committed index, lag per voter")
+    static final class Describe implements Callable<Integer> {
+        @CommandLine.ParentCommand
+        MetadataQuorumCommand parent;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            PrintWriter out = spec.commandLine().getOut();
+            PrintWriter err = spec.commandLine().getErr();
+            try (ControllerClient c = ControllerClient.builder(parent.bootstrap)
+                    .requestTimeout(Duration.ofMillis(parent.timeoutMs))
+                    .build()) {
+                DescribeQuorumResponse r = c.describeQuorum();
+                if (r.getError() != ErrorCode.NONE) {
+                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
+                    return 1;
+                }
+                out.printf(
+                        "ClusterId: %s%nLeaderId: %d%nTerm: %d%nCommittedIndex: %d%nLastIndex: %d%n",
+                        r.getClusterId().isEmpty() ? "-" : r.getClusterId(),
+                        r.getLeaderId(),
+                        r.getTerm(),
+                        r.getCommittedIndex(),
+                        r.getLastIndex());
+                out.printf(
+                        "%-6s %-24s %-12s %-8s %-16s %s%n",
+                        "Id", "RaftEndpoint", "MatchIndex", "Lag", "LastContactMs", "Status");
+                for (VoterState v : r.getVotersList()) {
+                    out.printf(
+                            "%-6d %-24s %-12d %-8d %-16d %s%n",
+                            v.getId(),
+                            v.getRaftEndpoint(),
+                            v.getMatchIndex(),
+                            v.getLag(),
+                            v.getLastContactMsAgo(),
+                            v.getId() == r.getLeaderId() ? "Leader" : "Follower");
+                }
+                out.flush();
+                return 0;
+            } catch (ControllerUnavailableException e) {
+                err.println("error: " + e.getMessage());
+                return 1;
+            }
+        }
+    }
+
+    public static void main(String[] args) {
+        System.exit(new CommandLine(new MetadataQuorumCommand()).execute(args));
+    }
+}

@@ -1,0 +1,108 @@
+package io.stellflow.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class CliParsingTest {
+
+    @Test
+    void topicsCommandNeedsExactlyOneAction() {
+        TopicsCommand cmd = new TopicsCommand();
+        new CommandLine(cmd).parseArgs("--bootstrap-server", "h:1", "--create", "--topic", "x", "--partitions", "3");
+        assertThat(cmd.action.create).isTrue();
+        assertThat(cmd.topic).isEqualTo("x");
+        assertThat(cmd.partitionsOption).isEqualTo(3);
+        assertThat(cmd.replicationFactorOption).as("not given").isNull();
+
+        StringWriter err = new StringWriter();
+        int rc = Tools.commandLine(new TopicsCommand())
+                .setErr(new PrintWriter(err))
+                .execute("--bootstrap-server", "h:1", "--list", "--describe");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("mutually exclusive");
+    }
+
+    @Test
+    void consoleProducerMapsShortcutsAndPropertiesToProducerConfig() {
+        ConsoleProducer cmd = new ConsoleProducer();
+        new CommandLine(cmd)
+                .parseArgs(
+                        "--bootstrap-server",
+                        "h:1",
+                        "--topic",
+                        "t",
+                        "--acks",
+                        "all",
+                        "--batch-size",
+                        "100",
+                        "--linger-ms",
+                        "3",
+                        "--producer-property",
+                        "max.in.flight.requests.per.connection=2",
+                        "--property",
+                        "parse.key=true",
+                        "--property",
+                        "key.separator=::");
+        Properties p = cmd.producerProperties();
+        assertThat(p.getProperty("acks")).isEqualTo("all");
+        assertThat(p.getProperty("batch.size")).isEqualTo("100");
+        assertThat(p.getProperty("linger.ms")).isEqualTo("3");
+        assertThat(p.getProperty("max.in.flight.requests.per.connection")).isEqualTo("2");
+        assertThat(p.getProperty("bootstrap.servers")).isEqualTo("h:1");
+        assertThat(cmd.separator()).isEqualTo("::".getBytes(StandardCharsets.UTF_8));
+
+        ConsoleProducer plain = new ConsoleProducer();
+        new CommandLine(plain).parseArgs("--bootstrap-server", "h:1", "--topic", "t");
+        assertThat(plain.separator()).isNull();
+        ConsoleProducer dflt = new ConsoleProducer();
+        new CommandLine(dflt).parseArgs("--bootstrap-server", "h:1", "--topic", "t", "--property", "parse.key=true");
+        assertThat(dflt.separator()).isEqualTo(new byte[] {'\t'});
+    }
+
+    @Test
+    void lineSplitterKeepsEveryByteExceptTheNewlines() throws IOException {
+        byte[] input = "a\r\n\nü€ line\n\u0000\u00ff last".getBytes(StandardCharsets.UTF_8);
+        ConsoleProducer.LineSplitter s = new ConsoleProducer.LineSplitter(new ByteArrayInputStream(input));
+        List<String> lines = new ArrayList<>();
+        byte[] line;
+        while ((line = s.next()) != null) {
+            lines.add(new String(line, StandardCharsets.UTF_8));
+        }
+        assertThat(lines).containsExactly("a\r", "", "ü€ line", "\u0000\u00ff last");
+    }
+
+    @Test
+    void lineSplitterHandlesLinesLongerThanItsBuffer() throws IOException {
+        byte[] big = new byte[200_000];
+        java.util.Arrays.fill(big, (byte) 'x');
+        byte[] input = new byte[big.length * 2 + 2];
+        System.arraycopy(big, 0, input, 0, big.length);
+        input[big.length] = '\n';
+        System.arraycopy(big, 0, input, big.length + 1, big.length);
+        input[input.length - 1] = '\n';
+        ConsoleProducer.LineSplitter s = new ConsoleProducer.LineSplitter(new ByteArrayInputStream(input));
+        assertThat(s.next()).isEqualTo(big);
+        assertThat(s.next()).isEqualTo(big);
+        assertThat(s.next()).isNull();
+    }
+
+    @Test
+    void consoleConsumerRejectsOffsetWithoutPartition() {
+        StringWriter err = new StringWriter();
+        int rc = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new PrintWriter(err))
+                .execute("--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "5");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("--offset needs --partition");
+    }
+}
