@@ -61,8 +61,13 @@ public final class UnifiedLog implements AutoCloseable {
     /** Present in the partition directory only after a clean {@link #close}. */
     public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
 
-    /** Returned by {@link #appendAsFollower} when the records do not continue the log end offset. */
-    public static final long OFFSET_MISMATCH = -1L;
+    /**
+     * Returned by {@link #appendAsFollower} (instead of the log end offset, which is &gt;= 0) when the
+     * records do not continue the log end offset: nothing was written, refetch from {@link
+     * #logEndOffset}. -2, distinct from every other negative offset code of the append and
+     * replication path (docs/ownership.md, "Return codes"); -1 means "unknown" there.
+     */
+    public static final long OFFSET_MISMATCH = -2L;
 
     private static final Logger LOG = LoggerFactory.getLogger(UnifiedLog.class);
 

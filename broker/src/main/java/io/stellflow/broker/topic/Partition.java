@@ -47,11 +47,15 @@ import org.slf4j.LoggerFactory;
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
 
-    /** Follower LEO before its first Fetch at the current leader epoch. */
+    /** An offset not known (yet): a follower's LEO before its first Fetch at the current leader epoch. */
     public static final long UNKNOWN_OFFSET = -1L;
 
-    /** {@link #appendAsLeader} result: this broker does not lead the partition; nothing was appended. */
-    public static final long NOT_LEADER = -1L;
+    /**
+     * {@link #appendAsLeader} result instead of a base offset (&gt;= 0): this broker does not lead
+     * the partition; nothing was appended, answer {@code NOT_LEADER_OR_FOLLOWER}. -3, distinct from
+     * {@link #UNKNOWN_OFFSET} and {@link UnifiedLog#OFFSET_MISMATCH} (docs/ownership.md, "Return codes").
+     */
+    public static final long NOT_LEADER = -3L;
 
     /** A pending ISR change the controller refused as stale is dropped after this long without news. */
     static final long PENDING_AWAITING_METADATA_MAX_MS = 30_000;
