@@ -154,7 +154,7 @@ public final class AppendService implements AutoCloseable {
             return closed ? CLOSED : NOT_LEADER;
         }
         int bytes = records.readableBytes();
-        if (!appender.offer(new AppendRequest(pending, slot, partition.partition(), records, transactional, gate))) {
+        if (!appender.offer(new AppendRequest(pending, slot, partition.partition(), records, transactional))) {
             pauseReads(gate);
             if (!appender.isFull() && queuedBytes.get() <= queuedMaxBytes) {
                 // The agent made room between the offer and the pause, and its released() found

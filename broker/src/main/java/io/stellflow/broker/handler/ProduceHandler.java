@@ -317,7 +317,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                             continueOnPool(context, request, pending, gate, s, records);
                             return;
                         }
-                        code = submitWhenRoom(partition, pending, s, records, transactional, gate);
+                        code = submitWhenRoom(partition, pending, s, records, transactional);
                     }
                     if (code != AppendService.QUEUED) {
                         records.release();
@@ -328,21 +328,21 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
     }
 
-    /** Request thread: submits again every {@link AppendService#BACK_PRESSURE_PARK_NS} while the queue is full. */
+    /**
+     * Request thread, after a {@link AppendService#BACK_PRESSURED} submit paused the connection's
+     * reads: submits again every {@link AppendService#BACK_PRESSURE_PARK_NS} until the queue takes
+     * it. The retries pass no gate: pausing again on each would register the connection for resuming
+     * 20,000 times a second while the agent is stuck (a slow disk, a compaction swap).
+     */
     private int submitWhenRoom(
-            Partition partition,
-            PendingProduce pending,
-            int slot,
-            ByteBuf records,
-            boolean transactional,
-            ReadGate gate) {
+            Partition partition, PendingProduce pending, int slot, ByteBuf records, boolean transactional) {
         int code;
         do {
             LockSupport.parkNanos(AppendService.BACK_PRESSURE_PARK_NS);
             if (Thread.currentThread().isInterrupted()) {
                 return AppendService.CLOSED; // the pool is being stopped: the broker is closing
             }
-            code = appends.submit(partition, pending, slot, records, transactional, gate);
+            code = appends.submit(partition, pending, slot, records, transactional, null);
         } while (code == AppendService.BACK_PRESSURED);
         return code;
     }
