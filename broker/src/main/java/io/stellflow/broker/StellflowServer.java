@@ -21,6 +21,7 @@ import io.stellflow.broker.cluster.BrokerLifecycle;
 import io.stellflow.broker.cluster.ClusterMetadataHandler;
 import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
 import io.stellflow.broker.cluster.ReplicaManager;
+import io.stellflow.broker.cluster.ReplicaStateListener;
 import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
@@ -353,6 +354,10 @@ public final class StellflowServer implements AutoCloseable {
                 config.replicaLagTimeMaxMs(),
                 System::currentTimeMillis);
         replicas.configureReplication(config.minInsyncReplicas(), replicationMetrics(), isrManager);
+        if (appends != null) {
+            // A partition's append queue goes with its leadership (it became a follower or left).
+            replicas.addReplicaStateListener(ReplicaStateListener.whenNotLeading(appends::remove));
+        }
         isrManager.start();
         highWatermarkCheckpointer =
                 Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-hw-checkpoint", true));
@@ -627,6 +632,11 @@ public final class StellflowServer implements AutoCloseable {
     /** Produce record bytes queued for the append agents and not yet appended (0 without agents). Tests. */
     long queuedRequestBytes() {
         return appends == null ? 0 : appends.queuedBytes();
+    }
+
+    /** The append agents' service, or null with {@code num.append.agents=0}. Tests and diagnostics. */
+    public AppendService appendService() {
+        return appends;
     }
 
     /** What the gauges read at collection time: connections, queues and partition logs. */

@@ -26,6 +26,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * reason stops the broker reading one connection while it holds, bounds what the broker keeps for
  * it, leaves other connections served, and lets go again with every request answered once, in order.
  *
- * <p>The append agent is held by taking the partition's monitor ({@link Partition#appendAsLeader}
+ * <p>The append agent is held by holding the log's write lock ({@link Partition#appendAsLeader}
  * appends under it), so the backlog builds up at a known point. Socket buffers are fixed at 64 KiB
  * on both ends (Linux doubles them: about 128 KiB each), so the kernel cannot absorb what the broker
  * refuses to read; a sender blocked in {@code write} shows it.
@@ -108,10 +109,12 @@ class BackPressureTest {
             producer.send(ApiKeys.PRODUCE, i, Requests.produce("t", 0, batches[i], (short) 1));
         });
 
-        synchronized (partition) {
+        Lock writes = partition.log().writeLock();
+        writes.lock();
+        try {
             ConnectionState paused = awaitState(producer, s -> has(s, ReadGate.APPEND_BACKLOG));
             assertThat(paused.autoRead()).isFalse();
-            // The agent waits for the monitor, so nothing leaves the queue: the bytes only grow.
+            // The agent waits for the write lock, so nothing leaves the queue: the bytes only grow.
             long queued = server.queuedRequestBytes();
             assertThat(queued)
                     .as("queued bytes: past the limit by at most the request that crossed it")
@@ -122,6 +125,8 @@ class BackPressureTest {
                     .isFalse();
             assertThat(server.queuedRequestBytes()).isEqualTo(queued);
             assertThat(state(producer).pauseReasons()).isEqualTo(ReadGate.APPEND_BACKLOG);
+        } finally {
+            writes.unlock();
         }
         assertSent(sent);
 
@@ -226,11 +231,13 @@ class BackPressureTest {
         int requests = 10_000; // ~580 KB of ListOffsets: more than both socket buffers and one read hold
         RawClient lister = connect(SOCKET_BUFFER_BYTES, SOCKET_BUFFER_BYTES);
         CountDownLatch sent;
-        synchronized (partition) {
+        Lock writes = partition.log().writeLock();
+        writes.lock();
+        try {
             for (int i = 0; i < produces; i++) {
                 producer.send(ApiKeys.PRODUCE, i, Requests.produce("t", 0, Requests.g2(), (short) 1));
             }
-            // The queue is full and the request thread waits in submit (the request is still pending).
+            // The queue is full and the request thread waits for room (the request is still pending).
             awaitState(producer, s -> has(s, ReadGate.APPEND_BACKLOG) && s.pendingRequests() > 0);
 
             ListOffsetsRequest latest = new ListOffsetsRequest(
@@ -251,6 +258,8 @@ class BackPressureTest {
                     .as("the sender is blocked: the broker reads no further")
                     .isFalse();
             assertThat(state(lister).pendingRequests()).isEqualTo(paused.pendingRequests());
+        } finally {
+            writes.unlock();
         }
         for (int i = 0; i < produces; i++) {
             assertProduced(producer.receive(), i, i);

@@ -6,7 +6,7 @@ package io.stellflow.storage;
  * Long.MAX_VALUE} for both) it never asks for a flush: durability is left to the OS page cache and
  * replication, as in Kafka (docs/durability.md).
  *
- * <p>Thread-safety: confined to the log's append lock.
+ * <p>Thread-safety: confined to the log's write lock.
  */
 final class FlushPolicy {
     private long flushMessages;

@@ -19,7 +19,7 @@ import java.util.List;
  * new end; raising the log start offset moves the start of the epoch holding it up to it. Negative
  * epochs are not recorded.
  *
- * <p>Thread-safety: mutations come from the log's writer (under its append lock); every method is
+ * <p>Thread-safety: mutations come from the log's writer (under its write lock); every method is
  * synchronized so {@link #endOffsetFor} and {@link #latestEpoch} may be called from any thread.
  *
  * <p>Errors: I/O failures writing the file as {@link IOException}; a file that does not parse as

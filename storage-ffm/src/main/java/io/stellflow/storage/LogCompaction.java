@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * those without anything to remove are left as they are).
  *
  * <p>Swap protocol, per segment, oldest first: {@code <base>.log.cleaned} is written and fsynced
- * without blocking appends or reads; then, under the append lock, it is renamed to {@code
+ * without blocking appends or reads; then, under the write lock, it is renamed to {@code
  * <base>.log.swap} (the commit point, directory fsynced), the old indexes are deleted, the swap file
  * is renamed over {@code <base>.log} (directory fsynced), and the new segment is opened with rebuilt
  * indexes (a scan of that segment while appends wait) and published. A crash before the commit
@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * truncated, deleted or grown meanwhile is skipped.
  *
  * <p>Thread-safety: {@link #run} may be called from any thread; runs are serialized by a lock that
- * is taken before the log's append lock and never while holding it.
+ * is taken before the log's write lock and never while holding it.
  */
 final class LogCompaction {
     private static final Logger LOG = LoggerFactory.getLogger(LogCompaction.class);

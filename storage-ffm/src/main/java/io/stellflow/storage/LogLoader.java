@@ -159,7 +159,7 @@ final class LogLoader {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + swapSuffix)) {
             for (Path f : files) {
                 long base = parseBase(f, swapSuffix);
-                if (base < 0) {
+                if (base == NOT_A_SEGMENT_NAME) {
                     continue;
                 }
                 LOG.warn("Completing the interrupted compaction swap of {}", f);
@@ -187,7 +187,7 @@ final class LogLoader {
     /**
      * Second half of a compaction swap, after the commit point: replaces the log with its {@code
      * .swap} file and opens it as a sealed segment with rebuilt indexes. Called under the log's
-     * append lock.
+     * write lock.
      */
     static LogSegment completeSwap(Path dir, long base, LogConfig config) throws IOException {
         replaceWithSwap(dir, base);
@@ -331,7 +331,7 @@ final class LogLoader {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + LogSegment.LOG_SUFFIX)) {
             for (Path f : files) {
                 long base = parseBase(f, LogSegment.LOG_SUFFIX);
-                if (base >= 0) {
+                if (base != NOT_A_SEGMENT_NAME) {
                     bases.add(base);
                 }
             }
@@ -349,7 +349,7 @@ final class LogLoader {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
                 for (Path f : files) {
                     long base = parseBase(f, suffix);
-                    if (base >= 0 && Arrays.binarySearch(bases, base) < 0) {
+                    if (base != NOT_A_SEGMENT_NAME && Arrays.binarySearch(bases, base) < 0) {
                         LOG.warn("Deleting index {} without a log", f);
                         Files.delete(f);
                     }
@@ -366,15 +366,19 @@ final class LogLoader {
         }
     }
 
+    /** {@link #parseBase}: the name is not a 20-digit base offset and the suffix (not a segment file). */
+    static final long NOT_A_SEGMENT_NAME = -1L;
+
+    /** The base offset (&gt;= 0) a segment file's name gives, or {@link #NOT_A_SEGMENT_NAME}. */
     static long parseBase(Path file, String suffix) {
         String name = file.getFileName().toString();
         String stem = name.substring(0, name.length() - suffix.length());
         if (stem.length() != 20) {
-            return -1;
+            return NOT_A_SEGMENT_NAME;
         }
         for (int i = 0; i < stem.length(); i++) {
             if (stem.charAt(i) < '0' || stem.charAt(i) > '9') {
-                return -1;
+                return NOT_A_SEGMENT_NAME;
             }
         }
         return Long.parseLong(stem);

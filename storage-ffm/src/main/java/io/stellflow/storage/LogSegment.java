@@ -17,7 +17,7 @@ import java.nio.file.attribute.BasicFileAttributes;
  * baseOffsetDelta = batch base offset - segment base offset and the leader epoch stamped), its
  * {@link OffsetIndex} ({@code .index}) and its {@link TimeIndex} ({@code .timeindex}).
  *
- * <p>Thread-safety: one writer (the owning {@link UnifiedLog} under its append lock) calls {@link
+ * <p>Thread-safety: one writer (the owning {@link UnifiedLog} under its write lock) calls {@link
  * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo}, {@link #truncateAt} and {@link
  * #close}; readers may call {@link #sizeBytes}, {@link #lookup}, {@link #timeLookup}, {@link
  * #maxTimestampMs} and {@link #readFully} concurrently. {@link #sizeBytes} is a volatile published

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,13 +36,12 @@ import org.slf4j.LoggerFactory;
  * log end offset and {@link #checkpoint} persists it (with the log start offset), which bounds the
  * recovery work after a crash.
  *
- * <p>Thread-safety: all methods may be called from any thread; appends, truncation, retention,
- * flush and close are serialized by the log (single writer at a time, a lock); reads ({@link
- * #read}, {@link #readInto}, {@link #offsetForTimestamp}, {@link #endOffsetForEpoch}) run
- * concurrently with appends and only see fully written batches: the log end offset is a volatile
- * published after the batch bytes and index entries are written. Reads racing with {@link #close}
- * may fail with {@link ClosedChannelException}; reads racing with {@link #truncateTo} may fail with
- * an {@link IOException} or return batches that the truncation removes. Segments removed by
+ * <p>Thread-safety: any thread. Every write (append, truncation, retention, log start offset,
+ * compaction swap, flush, checkpoint, config change, close) holds the log's {@link #writeLock};
+ * reads ({@link #read}, {@link #offsetForTimestamp}, {@link #endOffsetForEpoch}) take no lock and
+ * see only whole batches (the volatile log end offset is published after the bytes and index
+ * entries). Reads racing with {@link #close} may fail with {@link ClosedChannelException}, with
+ * {@link #truncateTo} with an {@link IOException} or return batches it removes; segments removed by
  * retention or truncation stay readable for {@link LogConfig#fileDeleteDelayMs()}.
  *
  * <p>Errors: {@link IOException} for I/O failures; after a failed append the log refuses further
@@ -61,8 +61,13 @@ public final class UnifiedLog implements AutoCloseable {
     /** Present in the partition directory only after a clean {@link #close}. */
     public static final String CLEAN_SHUTDOWN_FILE = ".clean-shutdown";
 
-    /** Returned by {@link #appendAsFollower} when the records do not continue the log end offset. */
-    public static final long OFFSET_MISMATCH = -1L;
+    /**
+     * Returned by {@link #appendAsFollower} (instead of the log end offset, which is &gt;= 0) when the
+     * records do not continue the log end offset: nothing was written, refetch from {@link
+     * #logEndOffset}. -2, distinct from every other negative offset code of the append and
+     * replication path (docs/ownership.md, "Return codes"); -1 means "unknown" there.
+     */
+    public static final long OFFSET_MISMATCH = -2L;
 
     private static final Logger LOG = LoggerFactory.getLogger(UnifiedLog.class);
 
@@ -71,12 +76,12 @@ public final class UnifiedLog implements AutoCloseable {
     private volatile LogConfig config;
 
     private final LogEnvironment env;
-    private final ReentrantLock appendLock = new ReentrantLock();
+    private final ReentrantLock writeLock = new ReentrantLock();
 
     /** Runs {@link #compact}; it swaps cleaned segments in only through {@link #swapCleaned}. */
     private final LogCompaction compaction;
 
-    /** Bumped (under the append lock) by every truncation; a compaction spanning one swaps nothing. */
+    /** Bumped (under the write lock) by every truncation; a compaction spanning one swaps nothing. */
     private volatile long truncations;
 
     /** Copy-on-write, ordered by base offset; published before the LEO that needs it. */
@@ -88,11 +93,11 @@ public final class UnifiedLog implements AutoCloseable {
     private volatile boolean closed;
     private LeaderEpochCache epochCache;
 
-    /** Guarded by appendLock. */
+    /** Guarded by writeLock. */
     private boolean failed;
 
     /**
-     * Guarded by appendLock: {@link LogMetrics#diskFull} was called since the log was opened or last
+     * Guarded by writeLock: {@link LogMetrics#diskFull} was called since the log was opened or last
      * appended successfully (one report per full episode).
      */
     private boolean diskFullReported;
@@ -165,7 +170,7 @@ public final class UnifiedLog implements AutoCloseable {
         if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(records, start, end)) {
             throw new InvalidRecordException("a record with a null key on compacted log " + dir);
         }
-        appendLock.lock();
+        writeLock.lock();
         try {
             checkWritable();
             long startNanos = System.nanoTime();
@@ -181,7 +186,7 @@ public final class UnifiedLog implements AutoCloseable {
             writeFailed("append", e);
             throw e;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -210,7 +215,7 @@ public final class UnifiedLog implements AutoCloseable {
         int start = records.readerIndex();
         int end = records.writerIndex();
         RecordSets.checkWholeBatches(records, start, end);
-        appendLock.lock();
+        writeLock.lock();
         try {
             checkWritable();
             long startNanos = System.nanoTime();
@@ -239,13 +244,13 @@ public final class UnifiedLog implements AutoCloseable {
             writeFailed("append", e);
             throw e;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
     /**
      * Reports a write that failed because the file system is full, once per full episode ({@link
-     * LogMetrics#diskFull}). Under the append lock.
+     * LogMetrics#diskFull}). Under the write lock.
      */
     private void writeFailed(String operation, IOException e) {
         if (!diskFullReported && StorageErrors.isNoSpace(e)) {
@@ -389,7 +394,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public long truncateTo(long offset) throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             checkWritable();
             return truncateToLocked(offset);
@@ -397,7 +402,7 @@ public final class UnifiedLog implements AutoCloseable {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             throw e;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -447,7 +452,7 @@ public final class UnifiedLog implements AutoCloseable {
         if (newOffset < 0) {
             throw new IllegalArgumentException("negative offset " + newOffset + " for " + dir);
         }
-        appendLock.lock();
+        writeLock.lock();
         try {
             checkWritable();
             truncateFullyLocked(newOffset);
@@ -455,7 +460,7 @@ public final class UnifiedLog implements AutoCloseable {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             throw e;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -489,7 +494,7 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public LogStartOffsetResult maybeIncrementLogStartOffset(long newLogStartOffset, long highWatermark)
             throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             checkWritable();
             if (newLogStartOffset > Math.min(highWatermark, logEndOffset)) {
@@ -504,7 +509,7 @@ public final class UnifiedLog implements AutoCloseable {
             writeCheckpointsLocked();
             return LogStartOffsetResult.INCREMENTED;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -528,7 +533,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public int deleteOldSegments(long highWatermark) throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             checkWritable();
             LogSegment[] segs = segments;
@@ -552,7 +557,7 @@ public final class UnifiedLog implements AutoCloseable {
             LOG.info("Retention deleted {} segment(s) of {}; log start offset {}", count, dir, logStartOffset);
             return count;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -563,7 +568,7 @@ public final class UnifiedLog implements AutoCloseable {
      * tombstone that is the last for its key once its segment was last modified {@link
      * LogConfig#deleteRetentionMs()} or more ago. Offsets are kept (removed records leave gaps; format
      * in {@link LogCleaner}). Cleaned files are written without blocking appends or reads and swapped
-     * in under the append lock; a crash at any point is completed or rolled back by {@link #open}.
+     * in under the write lock; a crash at any point is completed or rolled back by {@link #open}.
      * Rules, thresholds and the swap protocol: {@link LogCompaction}. With {@code compact,delete}
      * call {@link #deleteOldSegments} too: retention is separate.
      *
@@ -580,13 +585,13 @@ public final class UnifiedLog implements AutoCloseable {
 
     /**
      * Swaps the cleaned file {@code c} in for the sealed segment {@code old} ({@link LogCompaction}),
-     * under the append lock. Returns false (and deletes {@code c}) when {@code old} changed since it
+     * under the write lock. Returns false (and deletes {@code c}) when {@code old} changed since it
      * was cleaned: truncated (the truncation count moved from {@code truncationsAtStart}), deleted,
      * now the active segment, or resized; also when the log is closed or failed.
      */
     boolean swapCleaned(LogSegment old, int sizeAtClean, LogCleaner.Cleaned c, long truncationsAtStart)
             throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             LogSegment[] segs = segments;
             int at = Arrays.asList(segs).indexOf(old); // LogSegment keeps identity equals
@@ -614,7 +619,7 @@ public final class UnifiedLog implements AutoCloseable {
             SegmentDisposal.abandon(env.scheduler(), old, config.fileDeleteDelayMs());
             return true;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -626,7 +631,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public void checkpoint() throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             if (closed) {
                 throw new IllegalStateException("log " + dir + " is closed");
@@ -636,7 +641,7 @@ public final class UnifiedLog implements AutoCloseable {
             writeFailed("checkpoint", e);
             throw e;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -706,6 +711,18 @@ public final class UnifiedLog implements AutoCloseable {
         return TimestampSearch.maxTimestamp(segs, logStartOffset, upper);
     }
 
+    /**
+     * The lock every write of this log holds (see the class comment). A caller that must make a
+     * decision and a write atomic holds it around both: the broker's {@code Partition} holds it for
+     * its leadership check and the append, and for role changes. Reentrant: the log's own methods
+     * take it again. Lock order: a caller's own locks before this one; nothing is locked while
+     * holding it but the log's internals. Held for one write: microseconds for an append, up to an
+     * index rebuild for a compaction swap (a scan of one segment).
+     */
+    public Lock writeLock() {
+        return writeLock;
+    }
+
     /** The offset the next appended record will get. Volatile read; any thread. */
     public long logEndOffset() {
         return logEndOffset;
@@ -731,11 +748,11 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** Offset below which everything is fsynced (in memory; {@link #checkpoint} persists it). */
     public long recoveryPoint() {
-        appendLock.lock();
+        writeLock.lock();
         try {
             return recoveryPoint;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -768,15 +785,15 @@ public final class UnifiedLog implements AutoCloseable {
      * Replaces the configuration (a topic config override changed): the next append rolls at the new
      * {@code segment.bytes}/{@code segment.ms} and new segments get the new index sizes; retention,
      * compaction, the null-key check and the flush policy use it from their next run. Segments
-     * already written are not rewritten. Waits for a running append.
+     * already written are not rewritten. Waits for a running write.
      */
     public void updateConfig(LogConfig newConfig) {
-        appendLock.lock();
+        writeLock.lock();
         try {
             config = Objects.requireNonNull(newConfig, "newConfig");
             flushPolicy.reconfigure(newConfig);
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -822,7 +839,7 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** fsyncs every segment's log and indexes that changed and raises the recovery point. Blocks writes. */
     public void flush() throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             if (closed) {
                 throw new IllegalStateException("log " + dir + " is closed");
@@ -832,7 +849,7 @@ public final class UnifiedLog implements AutoCloseable {
             writeFailed("flush", e);
             throw e;
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -841,14 +858,14 @@ public final class UnifiedLog implements AutoCloseable {
      * the indexes, writing checkpoints or the clean shutdown marker.
      */
     void crashForTesting() throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             closed = true;
             for (LogSegment s : segments) {
                 s.abandon();
             }
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 
@@ -858,7 +875,7 @@ public final class UnifiedLog implements AutoCloseable {
      */
     @Override
     public void close() throws IOException {
-        appendLock.lock();
+        writeLock.lock();
         try {
             if (closed) {
                 return;
@@ -889,7 +906,7 @@ public final class UnifiedLog implements AutoCloseable {
                 LogLoader.writeCleanShutdownMarker(dir);
             }
         } finally {
-            appendLock.unlock();
+            writeLock.unlock();
         }
     }
 }

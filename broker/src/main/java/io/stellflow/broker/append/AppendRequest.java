@@ -1,7 +1,6 @@
 package io.stellflow.broker.append;
 
 import io.netty.buffer.ByteBuf;
-import io.stellflow.broker.network.ReadGate;
 
 /**
  * One partition's RecordBatchSet from one Produce request, queued for that partition's append
@@ -10,14 +9,13 @@ import io.stellflow.broker.network.ReadGate;
  * <p>Buffer ownership: {@code records} is a RETAINED slice of the request frame (retained by the
  * producer of this request before it is offered, so the frame stays alive after the request
  * handler returns and releases its own reference). The agent releases it exactly once, after the
- * append (or after answering an error); {@link AppendService#close} releases what is left.
+ * append (or after answering an error); a removed queue, or {@link AppendService#close}, answers
+ * and releases what is left.
  *
  * @param pending the request's response, slot {@code slot} is this partition
  * @param slot this partition's index in the response
  * @param partitionId the partition id (for the response)
  * @param records the retained batch set, not yet validated
  * @param transactional whether the request carried a transactionalId
- * @param gate the connection's back-pressure switch (resumed when the backlog clears)
  */
-record AppendRequest(
-        PendingProduce pending, int slot, int partitionId, ByteBuf records, boolean transactional, ReadGate gate) {}
+record AppendRequest(PendingProduce pending, int slot, int partitionId, ByteBuf records, boolean transactional) {}

@@ -1,41 +1,77 @@
 package io.stellflow.broker.append;
 
+import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.Errors;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * The lock-free append path (DESIGN §3): per-partition bounded MPSC queues ({@link
- * PartitionAppender}) drained by {@code num.append.agents} {@link AppendAgent}s; partition i of
- * the broker (in first-use order) belongs to agent i mod n, so each log has one writer.
+ * The append path (DESIGN §3): per-partition bounded MPSC queues ({@link PartitionAppender})
+ * drained by {@code num.append.agents} {@link AppendAgent}s, so each log has one leader-side writer.
+ * A partition gets its queue on its first Produce while it leads here, on the agent with the fewest
+ * queues (partition i in first-use order on agent i mod n while none is removed), and loses it with
+ * its leadership ({@link #remove}: it became a follower, or left this broker) or at {@link #close}.
  *
- * <p>Back-pressure instead of unbounded buffering: when a partition's queue is full, or the bytes
- * queued over all partitions pass {@code queued.max.request.bytes}, the submitting connection's
- * {@link ReadGate} pauses ({@link ReadGate#APPEND_BACKLOG}); agents resume every paused connection
- * once the queued bytes are back under the limit. A request that meets a full queue waits on its
- * request thread (parking 50 us at a time) until the agent makes room; no request is dropped.
+ * <p>Back-pressure instead of unbounded buffering or waiting: {@link #submit} never blocks. When a
+ * partition's queue is full it returns {@link #BACK_PRESSURED}; when the bytes queued over all
+ * partitions pass {@code queued.max.request.bytes} it queues and returns {@link #QUEUED}. Both pause
+ * the submitting connection's {@link ReadGate} ({@link ReadGate#APPEND_BACKLOG}); agents resume
+ * every paused connection once the queued bytes are back under the limit.
  *
  * <p>Buffer ownership at the hand-off: {@link #submit} takes a request whose {@code records} the
- * caller has already retained; from then on the agent owns that reference (released after append).
+ * caller has already retained; on {@link #QUEUED} the agent owns that reference (released after the
+ * append), on any other code the caller still does.
  *
- * <p>Thread-safety: {@link #submit} from any thread; {@link #close} once, after the request threads
- * have stopped.
+ * <p>Thread-safety: {@link #submit}, {@link #hasRoom} and {@link #remove} from any thread; {@link
+ * #close} once, after the request threads have stopped. Creating and removing a queue take this
+ * service's lock (once per partition leadership, never per request).
  */
 public final class AppendService implements AutoCloseable {
-    private static final long FULL_QUEUE_PARK_NS = 50_000;
+    /** {@link #submit}: handed to the partition's agent, which answers the slot and releases the records. */
+    public static final int QUEUED = 0;
+
+    /**
+     * {@link #submit}: the partition's queue is full; nothing was queued and the caller still owns the
+     * records. The connection's reads are paused ({@link ReadGate#APPEND_BACKLOG}) until the agent
+     * made room. A request thread submits again after {@link #BACK_PRESSURE_PARK_NS}; the event loop
+     * never waits: it hands the rest of the request to the request pool, in the connection's order.
+     */
+    public static final int BACK_PRESSURED = 1;
+
+    /**
+     * {@link #submit}: the partition is not led here (any more): nothing was queued; answer {@code
+     * NOT_LEADER_OR_FOLLOWER} and release the records.
+     */
+    public static final int NOT_LEADER = 2;
+
+    /**
+     * {@link #submit}: the service is closed (the broker is stopping): nothing was queued; answer
+     * {@code BROKER_NOT_AVAILABLE} and release the records.
+     */
+    public static final int CLOSED = 3;
+
+    /**
+     * How long a request thread parks after {@link #BACK_PRESSURED} before it submits again: 50 us
+     * (the wait this service did itself before it returned a code), so a waiting thread offers at
+     * most 20,000 times a second, each time one small request object; a Produce round trip is 1 ms or
+     * more, so the wait adds at most 5% to a request that met a full queue.
+     */
+    public static final long BACK_PRESSURE_PARK_NS = 50_000;
 
     private final AppendAgent[] agents;
+    private final int[] queuesPerAgent;
     private final int queueCapacity;
     private final long queuedMaxBytes;
     private final int messageMaxBytes;
+    /** Written under its own monitor (creation and removal); read lock-free by {@link #submit}. */
     private final ConcurrentHashMap<Partition, PartitionAppender> appenders = new ConcurrentHashMap<>();
-    private final AtomicInteger nextAgent = new AtomicInteger();
+
     private final AtomicLong queuedBytes = new AtomicLong();
     private final ConcurrentLinkedQueue<ReadGate> paused = new ConcurrentLinkedQueue<>();
     private final BrokerMetrics metrics;
@@ -66,6 +102,7 @@ public final class AppendService implements AutoCloseable {
             BrokerMetrics metrics) {
         this.metrics = metrics;
         this.agents = new AppendAgent[agentCount];
+        this.queuesPerAgent = new int[agentCount];
         this.queueCapacity = queueCapacity;
         this.queuedMaxBytes = queuedMaxBytes;
         this.messageMaxBytes = messageMaxBytes;
@@ -83,11 +120,10 @@ public final class AppendService implements AutoCloseable {
 
     /**
      * Whether {@code partition}'s queue is at most half full, so that a {@link #submit} queues at once
-     * instead of waiting for room (above {@code queued.max.request.bytes} it queues and pauses reads,
-     * without waiting). The event-loop Produce path asks first; the half left free is the margin
-     * for the other threads that may submit to the same queue between this check and the submit, so
-     * that the event loop does not wait in practice (it would take more concurrent submitters than
-     * half the capacity). Never blocks; any thread.
+     * (above {@code queued.max.request.bytes} it queues and pauses reads). The event-loop Produce path
+     * asks first; the half left free is the margin for the other threads that may submit to the same
+     * queue between this check and the submit (it would take more concurrent submitters than half the
+     * capacity to fill it; if they do, the submit says {@link #BACK_PRESSURED}). Any thread.
      */
     public boolean hasRoom(Partition partition) {
         PartitionAppender appender = appenders.get(partition);
@@ -95,34 +131,47 @@ public final class AppendService implements AutoCloseable {
     }
 
     /**
-     * Hands one partition's batch set to its agent. The result arrives in {@code pending}.
+     * Hands one partition's batch set to its agent, which fills slot {@code slot} of {@code pending}.
+     * Never blocks.
      *
-     * @param records already retained by the caller; ownership passes to the agent
+     * @param records already retained by the caller; on {@link #QUEUED} ownership passes to the agent
+     * @param gate the connection's back-pressure switch (null: none)
+     * @return {@link #QUEUED}, {@link #BACK_PRESSURED}, {@link #NOT_LEADER} or {@link #CLOSED}; each
+     *     says what the caller does next
      */
-    public void submit(
+    public int submit(
             Partition partition,
             PendingProduce pending,
             int slot,
-            io.netty.buffer.ByteBuf records,
+            ByteBuf records,
             boolean transactional,
             ReadGate gate) {
-        PartitionAppender appender = appenders.computeIfAbsent(partition, this::newAppender);
-        AppendRequest request = new AppendRequest(pending, slot, partition.partition(), records, transactional, gate);
+        if (closed) {
+            return CLOSED;
+        }
+        PartitionAppender appender = appenders.get(partition);
+        if (appender == null && (appender = newAppender(partition)) == null) {
+            return closed ? CLOSED : NOT_LEADER;
+        }
         int bytes = records.readableBytes();
-        long queued = queuedBytes.addAndGet(bytes);
-        if (!appender.offer(request)) {
+        if (!appender.offer(new AppendRequest(pending, slot, partition.partition(), records, transactional))) {
             pauseReads(gate);
-            do {
-                if (closed) {
-                    // Shutting down (a request thread that outlived the pool's grace period): the
-                    // agents are gone, answer instead of waiting for room that never comes.
-                    PartitionAppender.reject(this, request, partition);
-                    return;
-                }
-                appender.agent.wake();
-                LockSupport.parkNanos(FULL_QUEUE_PARK_NS);
-            } while (!appender.offer(request));
-        } else if (queued > queuedMaxBytes) {
+            if (!appender.isFull() && queuedBytes.get() <= queuedMaxBytes) {
+                // The agent made room between the offer and the pause, and its released() found
+                // nothing to resume: resume here, or the connection waits for a release that may not come.
+                resumePaused();
+            }
+            appender.agent.wake();
+            return BACK_PRESSURED;
+        }
+        long queued = queuedBytes.addAndGet(bytes); // after the offer: what the agent will release
+        if (appender.isRetired()) {
+            // Removed (or closed) since the lookup: the request is answered with the queue, by the
+            // agent when it lets go of it, or here when it already has.
+            appender.sweepIfLetGo(this);
+            return QUEUED;
+        }
+        if (queued > queuedMaxBytes) {
             pauseReads(gate);
             if (queuedBytes.get() <= queuedMaxBytes) {
                 // The agent drained below the limit between the offer and the pause, and its
@@ -131,6 +180,58 @@ public final class AppendService implements AutoCloseable {
             }
         }
         appender.agent.wake();
+        return QUEUED;
+    }
+
+    /** The partition's appender, created on the least loaded agent; null when it does not lead or the service closed. */
+    private PartitionAppender newAppender(Partition partition) {
+        synchronized (appenders) {
+            PartitionAppender existing = appenders.get(partition);
+            if (existing != null) {
+                return existing;
+            }
+            // Under the lock remove() takes: a partition that stopped leading before its remove()
+            // gets no new queue (its role change happened before that call).
+            if (closed || !partition.isLeader()) {
+                return null;
+            }
+            int agent = 0;
+            for (int i = 1; i < agents.length; i++) {
+                if (queuesPerAgent[i] < queuesPerAgent[agent]) {
+                    agent = i;
+                }
+            }
+            PartitionAppender appender =
+                    new PartitionAppender(partition, agents[agent], queueCapacity, messageMaxBytes);
+            queuesPerAgent[agent]++;
+            appenders.put(partition, appender);
+            agents[agent].command(appender);
+            return appender;
+        }
+    }
+
+    /**
+     * Stops appending to {@code partition} here: its queue leaves the service and its agent (on the
+     * agent's next pass), and requests still queued are answered {@code NOT_LEADER_OR_FOLLOWER}. Call
+     * after the partition stopped leading ({@link Partition#becomeFollower}), when it becomes a
+     * follower or leaves this broker, so that no submit creates a new queue for it. A later
+     * leadership gets a new queue. No-op for a partition without one. Any thread; does not wait.
+     */
+    public void remove(Partition partition) {
+        PartitionAppender appender;
+        synchronized (appenders) {
+            appender = appenders.remove(partition);
+            if (appender == null) {
+                return;
+            }
+            for (int i = 0; i < agents.length; i++) {
+                if (agents[i] == appender.agent) {
+                    queuesPerAgent[i]--;
+                }
+            }
+        }
+        appender.retire(Errors.NOT_LEADER_OR_FOLLOWER);
+        appender.agent.command(appender);
     }
 
     private void pauseReads(ReadGate gate) {
@@ -165,19 +266,41 @@ public final class AppendService implements AutoCloseable {
         return queuedBytes.get();
     }
 
-    private PartitionAppender newAppender(Partition partition) {
-        AppendAgent agent = agents[Math.floorMod(nextAgent.getAndIncrement(), agents.length)];
-        PartitionAppender appender = new PartitionAppender(partition, agent, queueCapacity, messageMaxBytes);
-        agent.assign(appender);
-        return appender;
+    /** Partitions with an append queue now (tests and diagnostics). */
+    public int appenderCount() {
+        return appenders.size();
     }
 
-    /** Appends what is queued, stops the agents, fails and releases anything left. Idempotent. */
+    /**
+     * Queues the agents poll on each pass, as of their last applied command (tests and diagnostics):
+     * lags {@link #appenderCount} until each agent's next pass.
+     */
+    public int polledQueueCount() {
+        int n = 0;
+        for (AppendAgent a : agents) {
+            n += a.polledQueues();
+        }
+        return n;
+    }
+
+    /**
+     * Appends what is queued, stops the agents, answers anything left {@code BROKER_NOT_AVAILABLE}
+     * and drops every queue. Idempotent.
+     */
     @Override
     public void close() {
-        closed = true;
+        synchronized (appenders) {
+            if (closed) {
+                return;
+            }
+            closed = true; // no queue is created from now on
+        }
         for (AppendAgent a : agents) {
             a.close();
+        }
+        synchronized (appenders) {
+            appenders.clear();
+            Arrays.fill(queuesPerAgent, 0);
         }
     }
 }

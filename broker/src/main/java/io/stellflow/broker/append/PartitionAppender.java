@@ -23,7 +23,14 @@ import org.slf4j.LoggerFactory;
  * (one gather {@code write(2)} of up to {@value #MAX_GATHER_REQUESTS} requests or {@value
  * #MAX_GATHER_BYTES} bytes), hands each request its base offset, and releases the buffers.
  *
- * <p>Thread-safety: {@link #offer} from any thread; {@link #drain} confined to the owning agent.
+ * <p>Life: created on a partition's first Produce while it leads here, polled by its agent until it
+ * is {@link #retire retired} (its partition stopped leading, left this broker, or the broker
+ * closes). A retired appender appends nothing more: once its agent {@link #letGo let go} of the
+ * queue, what is queued, and what a late {@link #offer} adds ({@link #sweepIfLetGo}), is answered
+ * with the retirement's error code.
+ *
+ * <p>Thread-safety: {@link #offer} from any thread; {@link #drain} confined to the owning agent
+ * until it lets go; after that the queue is polled only under this object's monitor.
  */
 final class PartitionAppender {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionAppender.class);
@@ -44,6 +51,15 @@ final class PartitionAppender {
     private final AppendRequest[] batch = new AppendRequest[MAX_GATHER_REQUESTS];
     private final int[] recordCounts = new int[MAX_GATHER_REQUESTS];
 
+    /** Set once; from then on nothing is appended ({@link #retire}). */
+    private volatile boolean retired;
+
+    /** The error the queued requests get once retired; written before {@link #retired}. */
+    private short retiredError;
+
+    /** Guarded by this: the agent polls the queue no more (it is answered under this monitor). */
+    private boolean letGo;
+
     PartitionAppender(Partition partition, AppendAgent agent, int capacity, int messageMaxBytes) {
         this.partition = partition;
         this.agent = agent;
@@ -56,16 +72,64 @@ final class PartitionAppender {
         return queue.size() <= queue.capacity() / 2;
     }
 
+    /** Whether the queue is full now (a hint: the agent may be draining it). Any thread. */
+    boolean isFull() {
+        return queue.size() >= queue.capacity();
+    }
+
     /** Queues a request; false when the queue is full (the caller applies back-pressure). */
     boolean offer(AppendRequest request) {
         return queue.offer(request);
     }
 
     /**
+     * Retires this appender (the first call decides the error code; later calls change nothing):
+     * from now on nothing is appended, and its requests are answered with {@code errorCode} once the
+     * agent lets go. Any thread; the caller then tells the agent ({@link AppendAgent#command}).
+     */
+    synchronized void retire(short errorCode) {
+        if (!retired) {
+            retiredError = errorCode;
+            retired = true;
+        }
+    }
+
+    /** Whether {@link #retire} was called. Any thread. */
+    boolean isRetired() {
+        return retired;
+    }
+
+    /** Agent thread, after it removed this appender from its pass: answers what is queued. */
+    synchronized void letGo(AppendService service) {
+        letGo = true;
+        failQueued(service);
+    }
+
+    /**
+     * After an {@link #offer} that found this appender retired: answers the queue if the agent has
+     * let go (else the agent's {@link #letGo} will). Any thread.
+     */
+    synchronized void sweepIfLetGo(AppendService service) {
+        if (letGo) {
+            failQueued(service);
+        }
+    }
+
+    private void failQueued(AppendService service) {
+        AppendRequest r;
+        while ((r = queue.poll()) != null) {
+            finish(service, r, error(r, retiredError));
+        }
+    }
+
+    /**
      * Appends what is queued (up to the gather limits); returns the number of requests handled, 0
-     * when the queue was empty.
+     * when the queue was empty or the appender is retired (its agent answers the queue next pass).
      */
     int drain(AppendService service) {
+        if (retired) {
+            return 0;
+        }
         int n = 0;
         long bytes = 0;
         int valid = 0;
@@ -189,28 +253,6 @@ final class PartitionAppender {
     private PartitionResponse error(AppendRequest r, short code) {
         return new PartitionResponse(
                 r.partitionId(), code, -1L, partition.leaderEpoch(), NO_LOG_APPEND_TIME, partition.logStartOffset());
-    }
-
-    /** Answers a request that was never queued with {@code BROKER_NOT_AVAILABLE} and releases it. */
-    static void reject(AppendService service, AppendRequest r, Partition partition) {
-        finish(
-                service,
-                r,
-                new PartitionResponse(
-                        r.partitionId(),
-                        Errors.BROKER_NOT_AVAILABLE,
-                        -1L,
-                        partition.leaderEpoch(),
-                        NO_LOG_APPEND_TIME,
-                        partition.logStartOffset()));
-    }
-
-    /** Releases and fails everything still queued (shutdown after the agent stopped). */
-    void failAll(AppendService service) {
-        AppendRequest r;
-        while ((r = queue.poll()) != null) {
-            finish(service, r, error(r, Errors.BROKER_NOT_AVAILABLE));
-        }
     }
 
     /** Whether any batch of a validated set carries a producer id (idempotent or transactional data). */

@@ -87,7 +87,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final int brokerId;
     private final LogManager logs;
     private final LogConfig defaults;
-    private final ReplicaStateListener roles;
+    private volatile ReplicaStateListener roles;
     private final Map<String, HostedTopic> hosted = new ConcurrentHashMap<>();
     private final Set<String> unclaimedAtStart;
     private volatile MetadataImage image = MetadataImage.EMPTY;
@@ -133,6 +133,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         this.defaultMinInsyncReplicas = defaultMinInsyncReplicas;
         this.replicationMetrics = metrics;
         this.isrTrigger = isrTrigger;
+    }
+
+    /**
+     * Also tells {@code listener} about every transition, after the listeners already there (the
+     * broker's append queues: {@code AppendService#remove} when a partition stops leading or leaves).
+     * Set before the first metadata arrives.
+     */
+    public void addReplicaStateListener(ReplicaStateListener listener) {
+        roles = ReplicaStateListener.both(roles, listener);
     }
 
     /**
@@ -416,7 +425,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 next[id] = cur;
                 any = true;
             } else if (cur != null) {
-                roles.onStopReplica(cur);
+                stopReplica(cur);
                 deleteLog(t.name(), id);
                 changed = true;
             }
@@ -600,12 +609,21 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         hosted.remove(name, topic);
         for (Partition p : topic.partitions()) {
             if (p != null) {
-                roles.onStopReplica(p);
-                p.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
+                stopReplica(p);
                 deleteLog(name, p.partition());
             }
         }
         LOG.info("TOPIC_DELETED_LOCALLY topic={} topicId={}", name, topic.topicId());
+    }
+
+    /**
+     * A hosted partition leaves this broker: it stops leading first (a request that still holds it
+     * gets NOT_LEADER_OR_FOLLOWER, and no append queue is created for it again), then the listeners
+     * let go of it (its fetcher, its append queue); its log is deleted next.
+     */
+    private void stopReplica(Partition p) {
+        p.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
+        roles.onStopReplica(p);
     }
 
     private void deleteLog(String topic, int partition) {

@@ -2,6 +2,7 @@ package io.stellflow.broker.cluster;
 
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.image.PartitionImage;
+import java.util.function.Consumer;
 
 /**
  * Told when a hosted partition becomes leader or a follower of another broker (after {@link
@@ -25,6 +26,47 @@ public interface ReplicaStateListener {
     /** {@code partition} now follows {@code state.leader()} (-1: no leader) at {@code state.leaderEpoch()}. */
     default void onBecomeFollower(Partition partition, PartitionImage state) {}
 
-    /** {@code partition} is no longer hosted here (topic deleted or replica moved); its log is deleted next. */
+    /**
+     * {@code partition} is no longer hosted here (topic deleted or replica moved): it already follows
+     * no leader ({@link Partition#becomeFollower}), its log is deleted next.
+     */
     default void onStopReplica(Partition partition) {}
+
+    /** Runs {@code action} whenever a partition stops being led here: it became a follower or left. */
+    static ReplicaStateListener whenNotLeading(Consumer<Partition> action) {
+        return new ReplicaStateListener() {
+            @Override
+            public void onBecomeFollower(Partition partition, PartitionImage state) {
+                action.accept(partition);
+            }
+
+            @Override
+            public void onStopReplica(Partition partition) {
+                action.accept(partition);
+            }
+        };
+    }
+
+    /** Tells {@code first}, then {@code second}, about every transition. */
+    static ReplicaStateListener both(ReplicaStateListener first, ReplicaStateListener second) {
+        return new ReplicaStateListener() {
+            @Override
+            public void onBecomeLeader(Partition partition, PartitionImage state) {
+                first.onBecomeLeader(partition, state);
+                second.onBecomeLeader(partition, state);
+            }
+
+            @Override
+            public void onBecomeFollower(Partition partition, PartitionImage state) {
+                first.onBecomeFollower(partition, state);
+                second.onBecomeFollower(partition, state);
+            }
+
+            @Override
+            public void onStopReplica(Partition partition) {
+                first.onStopReplica(partition);
+                second.onStopReplica(partition);
+            }
+        };
+    }
 }

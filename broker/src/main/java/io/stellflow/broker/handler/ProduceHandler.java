@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.append.PendingProduce;
+import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.EventLoopApiHandler;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
@@ -20,6 +21,10 @@ import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -56,7 +61,12 @@ import org.slf4j.LoggerFactory;
  * <p>Versions: v0 (spec §6.3) and v1 (same bytes; its responses may carry the codes 32..34 of
  * docs/protocol-additions.md, which v0 responses replace by 7 BROKER_NOT_AVAILABLE).
  *
- * <p>Thread-safety: stateless; appends to one partition are serialised by its log.
+ * <p>Back pressure: a full append queue ({@link AppendService#BACK_PRESSURED}) pauses the
+ * connection's reads; a request thread waits for room, the event loop hands the rest of the request
+ * to the pool in the connection's order. No request is dropped.
+ *
+ * <p>Thread-safety: stateless; a partition's appends are made by its append agent (without agents:
+ * by request threads, one at a time under the log's write lock).
  */
 public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest> {
     private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
@@ -238,11 +248,35 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      * for one partition are queued (and appended) in the order sent.
      */
     private void handOff(RequestContext context, ProduceRequest request, boolean onEventLoop) {
-        boolean transactional = request.transactionalId() != null;
         PendingProduce pending = newPending(context, request);
         ReadGate gate = context.channel().attr(ReadGate.KEY).get();
+        handOff(context, request, pending, gate, 0, null, onEventLoop);
+    }
+
+    /**
+     * Hands off slots {@code fromSlot} onwards; {@code held} is slot {@code fromSlot}'s records,
+     * already retained (the rest of a request the event loop passed on), or null.
+     *
+     * <p>A full queue ({@link AppendService#BACK_PRESSURED}, the connection's reads paused): a request
+     * thread parks and submits again until the agent made room; the event loop never waits, it
+     * passes this slot and the later ones to the request pool in the connection's order ({@link
+     * ConnectionHandler#executeInOrder}).
+     */
+    private void handOff(
+            RequestContext context,
+            ProduceRequest request,
+            PendingProduce pending,
+            ReadGate gate,
+            int fromSlot,
+            ByteBuf held,
+            boolean onEventLoop) {
+        boolean transactional = request.transactionalId() != null;
         int slot = 0;
         for (TopicData topicData : request.topicData()) {
+            if (slot + topicData.partitions().size() <= fromSlot) {
+                slot += topicData.partitions().size();
+                continue;
+            }
             String name = topicData.topic();
             // On the event loop a topic that disappeared since decodeIfNonBlocking looked is not
             // auto-created here (that may wait): the client retries, and its next request goes
@@ -252,12 +286,19 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                     : topics.prepareForProduce(name);
             for (PartitionData data : topicData.partitions()) {
                 int s = slot++;
+                if (s < fromSlot) {
+                    continue;
+                }
+                ByteBuf mine = s == fromSlot ? held : null;
                 Partition partition = topicError != Errors.NONE ? null : topics.leaderPartition(name, data.partition());
                 if (topicError != Errors.NONE) {
+                    release(mine);
                     pending.complete(s, error(data.partition(), topicError, -1, -1L));
                 } else if (partition == null) {
+                    release(mine);
                     pending.complete(s, error(data.partition(), topics.errorFor(name, data.partition()), -1, -1L));
                 } else if (data.records() == null || !data.records().isReadable()) {
+                    release(mine);
                     pending.complete(
                             s,
                             error(
@@ -266,11 +307,108 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                                     partition.leaderEpoch(),
                                     partition.logStartOffset()));
                 } else if (request.acks() == -1 && partition.inSyncReplicaCount() < partition.minInsyncReplicas()) {
+                    release(mine);
                     pending.complete(s, notEnoughReplicas(partition, data.partition()));
                 } else {
-                    appends.submit(partition, pending, s, data.records().retainedSlice(), transactional, gate);
+                    ByteBuf records = mine != null ? mine : data.records().retainedSlice();
+                    int code = appends.submit(partition, pending, s, records, transactional, gate);
+                    if (code == AppendService.BACK_PRESSURED) {
+                        if (onEventLoop) {
+                            continueOnPool(context, request, pending, gate, s, records);
+                            return;
+                        }
+                        code = submitWhenRoom(partition, pending, s, records, transactional);
+                    }
+                    if (code != AppendService.QUEUED) {
+                        records.release();
+                        pending.complete(s, notQueued(code, partition, data.partition()));
+                    }
                 }
             }
+        }
+    }
+
+    /**
+     * Request thread, after a {@link AppendService#BACK_PRESSURED} submit paused the connection's
+     * reads: submits again every {@link AppendService#BACK_PRESSURE_PARK_NS} until the queue takes
+     * it. The retries pass no gate: pausing again on each would register the connection for resuming
+     * 20,000 times a second while the agent is stuck (a slow disk, a compaction swap).
+     */
+    private int submitWhenRoom(
+            Partition partition, PendingProduce pending, int slot, ByteBuf records, boolean transactional) {
+        int code;
+        do {
+            LockSupport.parkNanos(AppendService.BACK_PRESSURE_PARK_NS);
+            if (Thread.currentThread().isInterrupted()) {
+                return AppendService.CLOSED; // the pool is being stopped: the broker is closing
+            }
+            code = appends.submit(partition, pending, slot, records, transactional, null);
+        } while (code == AppendService.BACK_PRESSURED);
+        return code;
+    }
+
+    /**
+     * The event loop met a full queue at {@code slot} (holding its retained {@code records}): the
+     * slots from there on are handed off on the request pool, after this connection's requests
+     * already there and before its later ones. The later slots' records are slices of the frame the
+     * event loop releases on return, so they are retained until the pool is done with them.
+     */
+    private void continueOnPool(
+            RequestContext context,
+            ProduceRequest request,
+            PendingProduce pending,
+            ReadGate gate,
+            int slot,
+            ByteBuf records) {
+        List<ByteBuf> frameRefs = new ArrayList<>();
+        int s = 0;
+        for (TopicData t : request.topicData()) {
+            for (PartitionData p : t.partitions()) {
+                if (s++ > slot && p.records() != null) {
+                    frameRefs.add(p.records().retain());
+                }
+            }
+        }
+        Runnable rest = () -> {
+            try {
+                handOff(context, request, pending, gate, slot, records, false);
+            } finally {
+                frameRefs.forEach(ByteBuf::release);
+            }
+        };
+        ConnectionHandler connection =
+                context.channel().attr(ConnectionHandler.KEY).get();
+        if (connection == null) {
+            rest.run(); // a channel without the broker's pipeline (a test): wait right here
+            return;
+        }
+        try {
+            connection.executeInOrder(rest);
+        } catch (RejectedExecutionException e) {
+            // The pool is shut down: the broker is closing.
+            frameRefs.forEach(ByteBuf::release);
+            records.release();
+            s = 0;
+            for (TopicData t : request.topicData()) {
+                for (PartitionData p : t.partitions()) {
+                    if (s >= slot) {
+                        pending.complete(s, error(p.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
+                    }
+                    s++;
+                }
+            }
+        }
+    }
+
+    /** The answer for a partition {@link AppendService#submit} did not queue ({@code code}). */
+    private static PartitionResponse notQueued(int code, Partition partition, int partitionId) {
+        short error = code == AppendService.NOT_LEADER ? Errors.NOT_LEADER_OR_FOLLOWER : Errors.BROKER_NOT_AVAILABLE;
+        return error(partitionId, error, partition.leaderEpoch(), partition.logStartOffset());
+    }
+
+    private static void release(ByteBuf held) {
+        if (held != null) {
+            held.release();
         }
     }
 

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.FrameDecoder;
@@ -43,6 +44,9 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     static final int RESUME_READS_BELOW = 32;
 
+    /** The handler of a client connection, set when it is added ({@link #executeInOrder}). */
+    public static final AttributeKey<ConnectionHandler> KEY = AttributeKey.valueOf("stellflow.connection");
+
     private final RequestDispatcher dispatcher;
     private final SerialExecutor executor;
     private volatile Channel channel;
@@ -71,6 +75,19 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         channel = ctx.channel();
         gate = new ReadGate(ctx.channel());
         ctx.channel().attr(ReadGate.KEY).set(gate);
+        ctx.channel().attr(KEY).set(this);
+    }
+
+    /**
+     * Runs {@code task} on the request handler pool after this connection's requests already there
+     * and before any it reads later (event-loop dispatch waits while a task is pending): the rest of
+     * a request the event loop could not finish without waiting keeps the connection's order. Any
+     * thread.
+     *
+     * @throws RejectedExecutionException the pool is shut down (the task did not run)
+     */
+    public void executeInOrder(Runnable task) {
+        executor.execute(task);
     }
 
     /** This connection's back-pressure switch. */

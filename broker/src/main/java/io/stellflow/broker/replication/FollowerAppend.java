@@ -18,7 +18,8 @@ import java.io.IOException;
  * <p>Buffer ownership: the records bytes are modified in place (bytes 0-3 of each appended batch,
  * as the log's append does) and neither released nor retained.
  *
- * <p>Thread-safety: stateless; the caller is the partition's only follower-side writer.
+ * <p>Thread-safety: stateless; called by the partition's fetcher inside {@link
+ * Partition#runIfFollowing} (the log's write lock held).
  */
 final class FollowerAppend {
     /** {@link #apply} result: records appended (or none to append). */

@@ -30,8 +30,9 @@ import java.io.IOException;
  * ends at 40), so it truncates to 40 and asks for epoch 1: {@code (1, 40)}, own {@code (1, 40)}:
  * truncate to 40, done; fetching resumes at 40.
  *
- * <p>Thread-safety: stateless; the caller (the partition's fetcher) is the log's only follower-side
- * writer.
+ * <p>Thread-safety: stateless; {@link #apply} is called by the partition's fetcher inside {@link
+ * Partition#runIfFollowing} (the log's write lock held, so the decision and the truncation see the
+ * same log).
  */
 final class FollowerTruncation {
     private FollowerTruncation() {}

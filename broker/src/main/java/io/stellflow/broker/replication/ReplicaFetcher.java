@@ -60,9 +60,10 @@ import org.slf4j.LoggerFactory;
  * or an undecodable response closes the connection; it is re-established after the backoff, with
  * ApiVersions first (the leader must offer Fetch v1 and OffsetForLeaderEpoch).
  *
- * <p>Threads: one thread of its own ({@code sf-replica-fetcher-<leader>}) owns all state and does
- * the log writes (single writer of the follower logs it carries); the Netty event loop only frames
- * bytes and hands each response over. Allocation per request and response, none per record.
+ * <p>Threads: one thread of its own ({@code sf-replica-fetcher-<leader>}) owns all state and makes
+ * the follower-side writes of the logs it carries (appends, truncations, log start offsets), each
+ * inside {@link Partition#runIfFollowing}; the Netty event loop only frames bytes and hands each
+ * response over. Allocation per request and response, none per record.
  *
  * <p>Thread-safety: {@link #add}, {@link #remove} and {@link #close} may be called from any thread
  * (they queue to the fetcher thread; {@link #remove} waits for it).
@@ -597,8 +598,8 @@ public final class ReplicaFetcher implements AutoCloseable {
         // Only called after FollowerAppend found a well-framed batch reaching the LEO.
         int pos = FollowerAppend.batchHolding(d.records(), d.recordsBaseOffset(), leo);
         long leaderBatchBase =
-                pos < 0 ? -1 : d.recordsBaseOffset() + RecordBatchLayout.baseOffsetDelta(d.records(), pos);
-        long target = leaderBatchBase < 0 ? leo : Math.min(leaderBatchBase, leo);
+                pos < 0 ? leo : d.recordsBaseOffset() + RecordBatchLayout.baseOffsetDelta(d.records(), pos);
+        long target = Math.min(leaderBatchBase, leo);
         FollowerTruncation.apply(p, new FollowerTruncation.Decision(target, true));
         s.truncating = true;
         backoff(s);
@@ -708,16 +709,21 @@ public final class ReplicaFetcher implements AutoCloseable {
         }
     }
 
-    /** A log without epoch history has nothing to ask: truncate to the HW (a no-op when empty). */
+    /**
+     * A log without epoch history has nothing to ask: truncate to the HW (a no-op when empty), only
+     * while still following at the fetcher's epoch (as every follower write).
+     */
     private void truncateLocally(PartitionState s) {
-        Partition p = s.partition;
-        try {
-            FollowerTruncation.apply(p, new FollowerTruncation.Decision(p.highWatermark(), true));
-            s.truncating = false;
-        } catch (IOException | RuntimeException e) {
-            LOG.error("REPLICA_TRUNCATION_FAILED partition={} leader={}", p, leaderId, e);
-            backoff(s);
-        }
+        s.partition.runIfFollowing(s.leaderEpoch, () -> {
+            Partition p = s.partition;
+            try {
+                FollowerTruncation.apply(p, new FollowerTruncation.Decision(p.highWatermark(), true));
+                s.truncating = false;
+            } catch (IOException | RuntimeException e) {
+                LOG.error("REPLICA_TRUNCATION_FAILED partition={} leader={}", p, leaderId, e);
+                backoff(s);
+            }
+        });
     }
 
     // ---- requests ----

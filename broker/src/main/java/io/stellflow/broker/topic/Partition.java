@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,24 +38,24 @@ import org.slf4j.LoggerFactory;
  * LEO); high-watermark listeners when the HW advanced or the replica state changed (parked consumer
  * Fetches read below the HW; parked acks=-1 Produces wait for it).
  *
- * <p>Thread-safety: all methods may be called from any thread. Appends are serialised by the {@link
- * UnifiedLog} (one append agent per partition); the HW advances by compare-and-set, so concurrent
- * appends and follower fetches never move it backwards; assignment and ISR-change state is replaced
- * as an immutable snapshot under the partition's monitor (metadata and ISR threads; never the fetch
- * path). Both writers of the log take the same monitor for each write: the leader's append ({@link
- * #appendAsLeader}, which checks leadership under it) and a follower's fetcher ({@link
- * #runIfFollowing}), so role changes never interleave with a write; a role change waits for the
- * write in progress, including any wait of that write for the log's own lock (a flush or a
- * compaction swap). Listeners run on the thread that moved the partition.
+ * <p>Thread-safety: any thread. Log writes and role changes hold the log's {@link
+ * UnifiedLog#writeLock} (so a write never interleaves with a role change); the replica set is an
+ * immutable snapshot replaced under this object's monitor (taken before the write lock, never
+ * after); a leader's HW only rises, by compare-and-set. Listeners run on the thread that moved the
+ * partition. Which thread writes when: docs/ownership.md.
  */
 public final class Partition {
     private static final Logger LOG = LoggerFactory.getLogger(Partition.class);
 
-    /** Follower LEO before its first Fetch at the current leader epoch. */
+    /** An offset not known (yet): a follower's LEO before its first Fetch at the current leader epoch. */
     public static final long UNKNOWN_OFFSET = -1L;
 
-    /** {@link #appendAsLeader} result: this broker does not lead the partition; nothing was appended. */
-    public static final long NOT_LEADER = -1L;
+    /**
+     * {@link #appendAsLeader} result instead of a base offset (&gt;= 0): this broker does not lead
+     * the partition; nothing was appended, answer {@code NOT_LEADER_OR_FOLLOWER}. -3, distinct from
+     * {@link #UNKNOWN_OFFSET} and {@link UnifiedLog#OFFSET_MISMATCH} (docs/ownership.md, "Return codes").
+     */
+    public static final long NOT_LEADER = -3L;
 
     /** A pending ISR change the controller refused as stale is dropped after this long without news. */
     static final long PENDING_AWAITING_METADATA_MAX_MS = 30_000;
@@ -234,14 +235,20 @@ public final class Partition {
         for (FollowerState f : s.followers()) {
             f.reset(s.isr().contains(f.brokerId) ? nowMs : 0L);
         }
-        leaderEpochStartOffset = log.logEndOffset();
-        leaderSinceMs = nowMs;
-        leaderEpoch = newLeaderEpoch;
-        leaderId = -1;
         if (s.pending() != null) {
             replicas = withPending(s, null);
         }
-        leader = true;
+        Lock writes = log.writeLock();
+        writes.lock(); // after a follower write in progress: the epoch starts at the LEO it leaves
+        try {
+            leaderEpochStartOffset = log.logEndOffset();
+            leaderSinceMs = nowMs;
+            leaderEpoch = newLeaderEpoch;
+            leaderId = -1;
+            leader = true;
+        } finally {
+            writes.unlock();
+        }
         maybeIncrementHighWatermark();
         notifyHighWatermarkListeners();
     }
@@ -251,9 +258,15 @@ public final class Partition {
      * {@code newLeaderEpoch}: clients get {@code NOT_LEADER_OR_FOLLOWER} for Produce and Fetch.
      */
     public synchronized void becomeFollower(int newLeaderId, int newLeaderEpoch) {
-        leader = false;
-        leaderEpoch = newLeaderEpoch;
-        leaderId = newLeaderId;
+        Lock writes = log.writeLock();
+        writes.lock(); // after a leader append in progress; none starts after this
+        try {
+            leader = false;
+            leaderEpoch = newLeaderEpoch;
+            leaderId = newLeaderId;
+        } finally {
+            writes.unlock();
+        }
         ReplicaSet s = replicas;
         if (s.pending() != null) {
             replicas = withPending(s, null);
@@ -262,22 +275,29 @@ public final class Partition {
     }
 
     /**
-     * Runs {@code followerWork} (a fetcher's append of fetched batches, a truncation) only while this
-     * broker follows at {@code followerLeaderEpoch}, under the partition's monitor. {@link
-     * #becomeLeader} and {@link #becomeFollower} take the same monitor, so a follower-side change of
-     * the log never interleaves with a role change: a new leader's epoch start offset (its LEO) is
-     * never followed by records the old leader sent, and a new leader's log is never truncated by a
-     * fetcher that has not yet seen the change. Holds the monitor for one append or truncation.
+     * Runs {@code followerWork} (a fetcher's append of fetched batches, a truncation, a log start
+     * offset change) only while this broker follows at {@code followerLeaderEpoch}, holding the log's
+     * {@link UnifiedLog#writeLock}. {@link #becomeLeader} and {@link #becomeFollower} take the same
+     * lock, so a follower-side change of the log never interleaves with a role change: a new leader's
+     * epoch start offset (its LEO) is never followed by records the old leader sent, and a new
+     * leader's log is never truncated by a fetcher that has not yet seen the change. {@code
+     * followerWork} must not call a {@code synchronized} method of this class (lock order).
      *
      * @return true when the work ran; false (not run) when this broker leads the partition or
      *     follows at another leader epoch
      */
-    public synchronized boolean runIfFollowing(int followerLeaderEpoch, Runnable followerWork) {
-        if (leader || leaderEpoch != followerLeaderEpoch) {
-            return false;
+    public boolean runIfFollowing(int followerLeaderEpoch, Runnable followerWork) {
+        Lock writes = log.writeLock();
+        writes.lock();
+        try {
+            if (leader || leaderEpoch != followerLeaderEpoch) {
+                return false;
+            }
+            followerWork.run();
+            return true;
+        } finally {
+            writes.unlock();
         }
-        followerWork.run();
-        return true;
     }
 
     /**
@@ -373,7 +393,7 @@ public final class Partition {
         return leaderEpoch;
     }
 
-    /** The underlying log (reads; a follower's fetcher appends with {@code appendAsFollower}). */
+    /** The underlying log (reads; a follower's fetcher writes it inside {@link #runIfFollowing}). */
     public UnifiedLog log() {
         return log;
     }
@@ -459,26 +479,29 @@ public final class Partition {
      * Appends a validated RecordBatchSet as leader, wakes the append listeners and advances the HW
      * when the ISR allows (at once when this broker is the only ISR member).
      *
-     * <p>The leadership check and the write happen under the partition's monitor, which {@link
-     * #becomeFollower} also takes: a request accepted while this broker led, but appended after it
-     * learned it follows (an append queue drained late, a process paused and resumed), gets {@link
-     * #NOT_LEADER} and writes nothing. Without that, the follower's log would gain a batch stamped
-     * with the new leader's epoch that the new leader never wrote, which epoch-based truncation
-     * cannot see. Kafka's {@code Partition.appendRecordsToLeader} holds its leader-ISR lock for the
-     * same reason. The monitor is held for the one write (uncontended on the append path: role
-     * changes and ISR bookkeeping are rare); the write may itself wait for the log's lock (a flush, a
-     * compaction swap), and a role change then waits as long.
+     * <p>The leadership check and the write hold the log's {@link UnifiedLog#writeLock}, which
+     * {@link #becomeFollower} also takes: a request accepted while this broker led, but appended
+     * after it learned it follows (an append queue drained late, a process paused and resumed), gets
+     * {@link #NOT_LEADER} and writes nothing. Without that, the follower's log would gain a batch
+     * stamped with the new leader's epoch that the new leader never wrote, which epoch-based
+     * truncation cannot see. Kafka's {@code Partition.appendRecordsToLeader} holds its leader-ISR
+     * lock for the same reason. One lock, uncontended on the append path (the append agent is the
+     * only leader writer; role changes, retention and checkpoints are rare), held for the one write.
      *
      * @return the offset of the first appended record, or {@link #NOT_LEADER} (nothing appended)
      * @throws IOException when the write failed; nothing was acknowledged
      */
     public long appendAsLeader(ByteBuf validatedRecords) throws IOException {
         long baseOffset;
-        synchronized (this) {
+        Lock writes = log.writeLock();
+        writes.lock();
+        try {
             if (!leader) {
                 return NOT_LEADER;
             }
             baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
+        } finally {
+            writes.unlock();
         }
         if (!listeners.isEmpty()) {
             notify(listeners);

@@ -8,30 +8,36 @@ import io.netty.channel.embedded.EmbeddedChannel;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.Partition;
-import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
+import io.stellflow.storage.UnifiedLog;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Back-pressure and ordering of the append agents, with the agent started late to fill queues. */
+/**
+ * Back-pressure, ordering and the life of the append queues, with the agent started late to fill
+ * them: {@link AppendService#submit}'s codes, and a queue's removal with its leadership.
+ */
 class AppendServiceTest {
     @TempDir
     Path dir;
 
-    TopicRegistry registry;
+    UnifiedLog log;
     Partition partition;
     EmbeddedChannel channel;
     ReadGate gate;
@@ -39,21 +45,20 @@ class AppendServiceTest {
 
     @BeforeEach
     void open() throws Exception {
-        registry = TopicRegistry.open(dir, LogConfig.defaults(), 10);
-        registry.create("t", 1);
-        partition = registry.partition("t", 0);
+        log = UnifiedLog.open(dir.resolve("t-0"), LogConfig.defaults());
+        partition = new Partition("t", 0, 0, log); // leads on a single node
         channel = new EmbeddedChannel();
         gate = new ReadGate(channel);
     }
 
     @AfterEach
-    void close() {
+    void close() throws Exception {
         if (service != null) {
             service.close();
         }
         releaseOutbound();
         channel.finishAndReleaseAll();
-        registry.close();
+        log.close();
     }
 
     private static ByteBuf batch(int records) {
@@ -122,7 +127,8 @@ class AppendServiceTest {
     void queuedBytesAboveTheLimitPauseReadsUntilTheAgentCatchesUp() throws Exception {
         service = new AppendService(1, "park", 1024, 1000, 1 << 20);
         for (int i = 0; i < 3; i++) {
-            service.submit(partition, pending(i), 0, batch(5), false, gate);
+            assertThat(service.submit(partition, pending(i), 0, batch(5), false, gate))
+                    .isEqualTo(AppendService.QUEUED);
         }
         channel.runPendingTasks();
         assertThat(channel.config().isAutoRead())
@@ -138,27 +144,163 @@ class AppendServiceTest {
     }
 
     @Test
-    void aFullQueuePausesReadsAndHoldsTheSubmitterUntilThereIsRoom() throws Exception {
+    void aFullQueueIsBackPressuredWithoutWaitingAndPausesReadsUntilTheAgentMadeRoom() throws Exception {
         service = new AppendService(1, "backoff", 2, Long.MAX_VALUE, 1 << 20);
-        service.submit(partition, pending(0), 0, batch(1), false, gate);
-        service.submit(partition, pending(1), 0, batch(1), false, gate);
-        CountDownLatch submitted = new CountDownLatch(1);
-        Thread third = new Thread(() -> {
-            service.submit(partition, pending(2), 0, batch(1), false, gate);
-            submitted.countDown();
-        });
-        third.start();
-        assertThat(submitted.await(200, TimeUnit.MILLISECONDS))
-                .as("held while full")
-                .isFalse();
+        assertThat(service.submit(partition, pending(0), 0, batch(1), false, gate))
+                .isEqualTo(AppendService.QUEUED);
+        assertThat(service.submit(partition, pending(1), 0, batch(1), false, gate))
+                .isEqualTo(AppendService.QUEUED);
+        ByteBuf third = batch(1);
+        assertThat(service.submit(partition, pending(2), 0, third, false, gate))
+                .as("returns at once")
+                .isEqualTo(AppendService.BACK_PRESSURED);
+        assertThat(third.refCnt()).as("still the caller's").isEqualTo(1);
         channel.runPendingTasks();
         assertThat(channel.config().isAutoRead()).as("paused on a full queue").isFalse();
         service.start();
-        assertThat(submitted.await(10, TimeUnit.SECONDS)).isTrue();
         await(() -> service.queuedBytes() == 0);
         channel.runPendingTasks();
-        assertThat(channel.config().isAutoRead()).isTrue();
+        assertThat(channel.config().isAutoRead())
+                .as("resumed once the agent made room")
+                .isTrue();
+        assertThat(service.submit(partition, pending(2), 0, third, false, gate)).isEqualTo(AppendService.QUEUED);
         assertThat(awaitResponses(3)).containsExactly(0L, 1L, 2L);
+        await(() -> third.refCnt() == 0);
+    }
+
+    @Test
+    void aPartitionThatDoesNotLeadGetsNoQueueAndAClosedServiceQueuesNothing() throws Exception {
+        service = new AppendService(2, "park", 16, Long.MAX_VALUE, 1 << 20);
+        service.start();
+        partition.becomeFollower(2, 1);
+        ByteBuf records = batch(1);
+        assertThat(service.submit(partition, pending(0), 0, records, false, gate))
+                .isEqualTo(AppendService.NOT_LEADER);
+        assertThat(service.appenderCount()).isZero();
+        partition.becomeLeader(2);
+        assertThat(service.submit(partition, pending(0), 0, records, false, gate))
+                .isEqualTo(AppendService.QUEUED);
+        assertThat(awaitResponses(1)).containsExactly(0L);
+        service.close();
+        ByteBuf late = batch(1);
+        assertThat(service.submit(partition, pending(1), 0, late, false, gate)).isEqualTo(AppendService.CLOSED);
+        assertThat(late.refCnt()).as("still the caller's").isEqualTo(1);
+        late.release();
+        assertThat(service.appenderCount()).isZero();
+        assertThat(service.polledQueueCount()).isZero();
+    }
+
+    @Test
+    void aRemovedQueueAnswersWhatItHeldNotLeaderAndIsPolledNoMore() throws Exception {
+        service = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
+        ByteBuf first = batch(2);
+        ByteBuf second = batch(3);
+        service.submit(partition, pending(0), 0, first, false, gate);
+        service.submit(partition, pending(1), 0, second, false, gate);
+        assertThat(service.appenderCount()).isEqualTo(1);
+        partition.becomeFollower(2, 1); // then its queue goes, as the replica manager does it
+        service.remove(partition);
+        assertThat(service.appenderCount()).isZero();
+        service.start();
+        assertThat(awaitErrors(2)).containsOnly(Errors.NOT_LEADER_OR_FOLLOWER);
+        await(() -> service.polledQueueCount() == 0);
+        assertThat(first.refCnt()).isZero();
+        assertThat(second.refCnt()).isZero();
+        assertThat(service.queuedBytes()).isZero();
+        assertThat(partition.logEndOffset()).as("nothing appended").isZero();
+    }
+
+    /**
+     * Submitters racing with the partition's queue being removed and created again (leadership lost
+     * and regained): every request is answered exactly once and its buffer released exactly once,
+     * whether it was appended, refused at the door, or caught in a removed queue.
+     */
+    @Test
+    void submitsRacingWithRemovalAreEachAnsweredOnceAndReleasedOnce() throws Exception {
+        service = new AppendService(2, "backoff", 8, Long.MAX_VALUE, 1 << 20);
+        service.start();
+        int threads = 3;
+        int perThread = 400;
+        List<EmbeddedChannel> answers = new CopyOnWriteArrayList<>();
+        List<ByteBuf> buffers = new CopyOnWriteArrayList<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> submitters = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            submitters.add(Thread.ofPlatform().start(() -> {
+                try {
+                    for (int i = 0; i < perThread; i++) {
+                        EmbeddedChannel c = new EmbeddedChannel();
+                        answers.add(c);
+                        RequestContext context =
+                                new RequestContext(c, RequestHeader.of(ApiKeys.PRODUCE, (short) 0, i, "t"));
+                        PendingProduce p = new PendingProduce(context, new String[] {"t"}, new int[] {0});
+                        ByteBuf records = batch(1);
+                        buffers.add(records);
+                        int code;
+                        while ((code = service.submit(partition, p, 0, records, false, null))
+                                == AppendService.BACK_PRESSURED) {
+                            LockSupport.parkNanos(AppendService.BACK_PRESSURE_PARK_NS);
+                        }
+                        if (code != AppendService.QUEUED) {
+                            records.release();
+                            p.complete(0, new PartitionResponse(0, Errors.NOT_LEADER_OR_FOLLOWER, -1L, 0, -1L, 0L));
+                        }
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            }));
+        }
+        for (int epoch = 1; submitters.stream().anyMatch(Thread::isAlive); epoch += 2) {
+            partition.becomeFollower(2, epoch);
+            service.remove(partition);
+            Thread.sleep(1);
+            partition.becomeLeader(epoch + 1);
+            Thread.sleep(1);
+        }
+        for (Thread t : submitters) {
+            t.join();
+        }
+        assertThat(failure.get()).isNull();
+        await(() -> service.queuedBytes() == 0);
+        for (EmbeddedChannel c : answers) {
+            await(() -> {
+                c.runPendingTasks();
+                return c.outboundMessages().size() == 1;
+            });
+        }
+        for (ByteBuf b : buffers) {
+            assertThat(b.refCnt()).isZero();
+        }
+        for (EmbeddedChannel c : answers) {
+            c.finishAndReleaseAll();
+        }
+        partition.becomeFollower(2, Integer.MAX_VALUE);
+        service.remove(partition);
+        await(() -> service.polledQueueCount() == 0);
+        assertThat(service.appenderCount()).isZero();
+    }
+
+    /** Error codes of the next {@code count} responses (waits up to 10 s). */
+    private List<Short> awaitErrors(int count) throws InterruptedException {
+        List<Short> errors = new ArrayList<>();
+        await(() -> {
+            channel.runPendingTasks();
+            ByteBuf frame;
+            while ((frame = channel.readOutbound()) != null) {
+                frame.skipBytes(4);
+                ResponseHeader.read(frame);
+                errors.add(ProduceResponse.read(frame)
+                        .responses()
+                        .get(0)
+                        .partitions()
+                        .get(0)
+                        .errorCode());
+                frame.release();
+            }
+            return errors.size() >= count;
+        });
+        return errors;
     }
 
     @Test
@@ -201,25 +343,7 @@ class AppendServiceTest {
         // queued requests must not reach this log, which the new leader's fetcher now owns.
         partition.becomeFollower(2, 1);
         service.start();
-        await(() -> service.queuedBytes() == 0);
-        List<Short> errors = new ArrayList<>();
-        await(() -> {
-            channel.runPendingTasks();
-            ByteBuf frame;
-            while ((frame = channel.readOutbound()) != null) {
-                frame.skipBytes(4);
-                ResponseHeader.read(frame);
-                errors.add(ProduceResponse.read(frame)
-                        .responses()
-                        .get(0)
-                        .partitions()
-                        .get(0)
-                        .errorCode());
-                frame.release();
-            }
-            return errors.size() == 2;
-        });
-        assertThat(errors).containsOnly(Errors.NOT_LEADER_OR_FOLLOWER);
+        assertThat(awaitErrors(2)).containsOnly(Errors.NOT_LEADER_OR_FOLLOWER);
         assertThat(partition.logEndOffset()).isZero();
         assertThat(partition.log().latestLeaderEpoch()).as("no epoch recorded").isNegative();
     }

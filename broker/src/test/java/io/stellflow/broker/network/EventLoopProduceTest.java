@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.handler.ProduceHandler;
 import io.stellflow.broker.handler.TopicService;
 import io.stellflow.broker.topic.TopicRegistry;
@@ -16,6 +17,7 @@ import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
 import java.nio.file.Path;
@@ -46,11 +48,13 @@ class EventLoopProduceTest {
     private final ArrayDeque<Runnable> pool = new ArrayDeque<>();
     private final List<Short> otherApiCalls = new ArrayList<>();
     private EmbeddedChannel channel;
+    private ProduceHandler produce;
 
     @BeforeEach
     void open() throws Exception {
         registry = TopicRegistry.open(dir, LogConfig.defaults(), 10);
         registry.create("t", 1);
+        registry.create("u", 2);
         appends = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
     }
 
@@ -59,7 +63,7 @@ class EventLoopProduceTest {
         if (startAgent) {
             appends.start();
         }
-        ProduceHandler produce = new ProduceHandler(new TopicService(registry, true, 1), 1 << 20, appends);
+        produce = new ProduceHandler(new TopicService(registry, true, 1), 1 << 20, appends);
         ApiHandler other = (context, body) -> {
             otherApiCalls.add(context.header().apiKey());
             context.respondError(Errors.NONE);
@@ -92,15 +96,19 @@ class EventLoopProduceTest {
     }
 
     private static ProduceRequest produce(String topic) {
-        ByteBuf records = Unpooled.buffer();
-        RecordBatchBuilder b = new RecordBatchBuilder(records, 1_700_000_000_000L);
-        b.append(1_700_000_000_000L, null, new byte[10]);
-        b.close();
         return new ProduceRequest(
                 null,
                 (short) 1,
                 30_000,
-                List.of(new ProduceRequest.TopicData(topic, List.of(new ProduceRequest.PartitionData(0, records)))));
+                List.of(new ProduceRequest.TopicData(topic, List.of(new ProduceRequest.PartitionData(0, batch())))));
+    }
+
+    private static ByteBuf batch() {
+        ByteBuf records = Unpooled.buffer();
+        RecordBatchBuilder b = new RecordBatchBuilder(records, 1_700_000_000_000L);
+        b.append(1_700_000_000_000L, null, new byte[10]);
+        b.close();
+        return records;
     }
 
     /** Correlation ids of the responses written so far, waiting up to 10 s for {@code count}. */
@@ -184,5 +192,68 @@ class EventLoopProduceTest {
         runPool();
         assertThat(responses(3)).containsExactly(10, 11, 12);
         assertThat(registry.partition("t", 0).logEndOffset()).isEqualTo(12);
+    }
+
+    /**
+     * The race {@link AppendService#hasRoom} leaves open: other threads filled a queue between the
+     * event loop's check and its submit. The event loop does not wait: the partitions from the full
+     * one on go to the pool, ahead of the connection's later requests (which append after them), and
+     * the connection's reads pause until the agent made room.
+     */
+    @Test
+    void aQueueFullAtTheEventLoopsSubmitSendsTheRestOfTheRequestToThePoolInOrder() throws Exception {
+        connect(false);
+        EmbeddedChannel others = new EmbeddedChannel();
+        for (int i = 0; i < 16; i++) { // another connection fills u-1's queue
+            RequestContext c = new RequestContext(others, RequestHeader.of(ApiKeys.PRODUCE, (short) 0, 100 + i, "o"));
+            PendingProduce p = new PendingProduce(c, new String[] {"u"}, new int[] {0});
+            assertThat(appends.submit(registry.partition("u", 1), p, 0, batch(), false, null))
+                    .isEqualTo(AppendService.QUEUED);
+        }
+        ProduceRequest request = produceTo("u", 0, 1);
+        RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.PRODUCE, (short) 0, 1, "test"));
+        produce.handleDecoded(context, request); // returns at once: the event loop never waits
+        request.topicData().get(0).partitions().forEach(p -> p.records().release()); // the frame's reference
+        assertThat(pool).as("the rest of request 1 on the pool").hasSize(1);
+        assertThat(channel.config().isAutoRead()).as("reads paused").isFalse();
+        channel.writeInbound(payload(ApiKeys.PRODUCE, 2, produceTo("u", 1)));
+        assertThat(pool).as("request 2 behind it, in the same drain task").hasSize(1);
+        appends.start();
+        Thread runner = Thread.ofPlatform().start(this::runPool); // request 1's rest waits for room
+        Map<Integer, List<Long>> baseOffsets = new java.util.TreeMap<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (baseOffsets.size() < 2 && System.nanoTime() < deadline) {
+            channel.runPendingTasks();
+            ByteBuf frame;
+            while ((frame = channel.readOutbound()) != null) {
+                frame.skipBytes(Frames.LENGTH_FIELD_SIZE);
+                int id = ResponseHeader.read(frame).correlationId();
+                List<Long> bases = new ArrayList<>();
+                for (ProduceResponse.PartitionResponse r :
+                        ProduceResponse.read(frame).responses().get(0).partitions()) {
+                    assertThat(r.errorCode()).isEqualTo(Errors.NONE);
+                    bases.add(r.baseOffset());
+                }
+                baseOffsets.put(id, bases);
+                frame.release();
+            }
+            Thread.sleep(5);
+        }
+        runner.join(10_000);
+        assertThat(baseOffsets)
+                .as("u-1: the 16 queued first, then request 1, then request 2")
+                .containsExactly(Map.entry(1, List.of(0L, 16L)), Map.entry(2, List.of(17L)));
+        channel.runPendingTasks();
+        assertThat(channel.config().isAutoRead()).as("resumed").isTrue();
+        others.finishAndReleaseAll();
+    }
+
+    /** A Produce of one single-record batch to each of {@code partitions} of {@code topic}. */
+    private static ProduceRequest produceTo(String topic, int... partitions) {
+        List<ProduceRequest.PartitionData> data = new ArrayList<>();
+        for (int p : partitions) {
+            data.add(new ProduceRequest.PartitionData(p, batch()));
+        }
+        return new ProduceRequest(null, (short) 1, 30_000, List.of(new ProduceRequest.TopicData(topic, data)));
     }
 }
