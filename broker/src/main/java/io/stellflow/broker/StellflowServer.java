@@ -629,6 +629,11 @@ public final class StellflowServer implements AutoCloseable {
         return null;
     }
 
+    /** The partition logs over every log dir of a broker with a controller. Tests (placement). */
+    LogManager logManager() {
+        return cluster.logs();
+    }
+
     /** Produce record bytes queued for the append agents and not yet appended (0 without agents). Tests. */
     long queuedRequestBytes() {
         return appends == null ? 0 : appends.queuedBytes();

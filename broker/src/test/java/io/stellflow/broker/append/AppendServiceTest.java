@@ -7,8 +7,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.LocalPartitions;
 import io.stellflow.broker.topic.Partition;
-import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
@@ -31,7 +31,7 @@ class AppendServiceTest {
     @TempDir
     Path dir;
 
-    TopicRegistry registry;
+    LocalPartitions registry;
     Partition partition;
     EmbeddedChannel channel;
     ReadGate gate;
@@ -39,7 +39,7 @@ class AppendServiceTest {
 
     @BeforeEach
     void open() throws Exception {
-        registry = TopicRegistry.open(dir, LogConfig.defaults(), 10);
+        registry = LocalPartitions.open(dir, LogConfig.defaults());
         registry.create("t", 1);
         partition = registry.partition("t", 0);
         channel = new EmbeddedChannel();
@@ -47,7 +47,7 @@ class AppendServiceTest {
     }
 
     @AfterEach
-    void close() {
+    void close() throws Exception {
         if (service != null) {
             service.close();
         }
