@@ -1,7 +1,7 @@
 package io.stellflow.controller.image;
 
 /**
- * Topic name rules (the broker's {@code TopicNames} delegates here): non-empty, at most {@value #MAX_LENGTH} characters,
+ * Topic name rules: non-empty, at most {@value #MAX_LENGTH} characters,
  * only {@code [a-zA-Z0-9._-]}, not {@code .} or {@code ..}; and two names collide when they are equal
  * once {@code .} and {@code _} are treated alike (metric names would clash).
  *
