@@ -30,13 +30,10 @@ import io.stellflow.broker.fetch.FetchResponseWriter;
 import io.stellflow.broker.fetch.OutboundSizeEstimator;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
-import io.stellflow.broker.handler.CreateTopicHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.ListOffsetsHandler;
-import io.stellflow.broker.handler.MetadataHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
-import io.stellflow.broker.handler.TopicService;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.ReadGate;
@@ -52,8 +49,6 @@ import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
-import io.stellflow.broker.topic.Topic;
-import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerServer;
@@ -84,20 +79,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Stellflow broker: binds the listener and serves the v0 data-plane APIs (ApiVersions, Metadata,
- * Produce, Fetch, ListOffsets, CreateTopic; DeleteTopic in a cluster).
+ * A Stellflow broker: binds the listener and serves the data-plane APIs (ApiVersions, Metadata,
+ * Produce, Fetch, ListOffsets, CreateTopic, DeleteTopic; OffsetForLeaderEpoch between brokers).
  *
- * <p>Modes ({@link ClusterConfig}): in a cluster ({@code process.roles=broker}, or
- * {@code broker,controller}, the single-node default, which first starts an embedded
- * {@link ControllerServer}) the broker registers with the controllers, follows their committed
- * metadata into a {@link ReplicaManager} (the source of truth for topics, leaders and local logs),
- * forwards CreateTopic/DeleteTopic to the active controller and serves Produce/Fetch/ListOffsets only
- * for the partitions it leads. With {@code metadata.local=true} it is a single broker without a
- * controller that keeps its topics in a {@link TopicRegistry} under the first log dir.
+ * <p>Roles ({@link ClusterConfig}): {@code process.roles=broker,controller}, the single-node default,
+ * first starts an embedded one-voter {@link ControllerServer} (combined mode); {@code
+ * process.roles=broker} joins the controllers of a cluster. Either way the broker registers with the
+ * controllers, follows their committed metadata into a {@link ReplicaManager} (the source of truth
+ * for topics, leaders and local logs), forwards CreateTopic/DeleteTopic to the active controller and
+ * serves Produce/Fetch/ListOffsets only for the partitions it leads.
  *
  * <p>Storage: partitions over every {@code log.dirs} entry (a {@link LogManager}: the least loaded dir
- * gets a new partition; retention, compaction and checkpoints run periodically); with
- * {@code metadata.local} the {@link TopicRegistry} keeps broker and topic metadata in the first dir.
+ * gets a new partition; retention, compaction and checkpoints run periodically); the first dir holds
+ * {@code meta.properties} (broker and cluster id).
  *
  * <p>Threads: one acceptor and {@code num.network.threads} Netty event loops (framing and socket I/O
  * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
@@ -130,11 +124,12 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.PRODUCE,
             ApiKeys.FETCH,
             ApiKeys.LIST_OFFSETS,
-            ApiKeys.CREATE_TOPIC);
+            ApiKeys.CREATE_TOPIC,
+            ApiKeys.DELETE_TOPIC,
+            ApiKeys.OFFSET_FOR_LEADER_EPOCH);
 
     private final BrokerConfig config;
     private final List<LogDirLock> locks;
-    private final TopicRegistry registry;
     private final ClusterParts cluster;
     private final ExecutorService requestPool;
     private final EventLoopGroup acceptorGroup;
@@ -155,7 +150,7 @@ public final class StellflowServer implements AutoCloseable {
     private boolean closing;
 
     /**
-     * What a broker of a cluster owns besides the data plane.
+     * What a broker owns besides the data plane.
      *
      * @param controller the embedded controller (combined mode), or null
      * @param logs the partition logs
@@ -173,22 +168,20 @@ public final class StellflowServer implements AutoCloseable {
     private volatile BrokerLifecycle lifecycle;
     /** Completes when {@link #joinCluster} returns (joined or gave up waiting); gates CreateTopic. */
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
-    /** ISR shrink/expand of the led partitions (cluster mode), or null. */
+    /** ISR shrink/expand of the led partitions; null until {@link #startReplication}. */
     private IsrManager isrManager;
-    /** Writes the HW checkpoints periodically (cluster mode), or null. */
+    /** Writes the HW checkpoints periodically; null until {@link #startReplication}. */
     private ScheduledExecutorService highWatermarkCheckpointer;
 
     private StellflowServer(
             BrokerConfig config,
             List<LogDirLock> locks,
-            TopicRegistry registry,
             ClusterParts cluster,
             Transport transport,
             BrokerTelemetry telemetry) {
         this.config = config;
         this.telemetry = telemetry;
         this.locks = locks;
-        this.registry = registry;
         this.cluster = cluster;
         this.transport = transport;
         this.requestPool =
@@ -244,7 +237,6 @@ public final class StellflowServer implements AutoCloseable {
         Transport transport = Transport.select(config.transport());
         ControllerServer controller = null;
         List<LogDirLock> locks = null;
-        TopicRegistry registry = null;
         LogManager logs = null;
         ControllerClient client = null;
         ReplicaFetcherManager fetchers = null;
@@ -255,11 +247,9 @@ public final class StellflowServer implements AutoCloseable {
             LogEnvironment environment =
                     LogEnvironment.system().withMetrics(telemetry.metrics().storage());
             locks = LogDirLock.acquireAll(config.logDirs());
-            // Without a controller the broker owns the cluster id; in a cluster the metadata log does
-            // (a new broker's meta.properties is written once the controller told it the id).
-            BrokerMetadata meta = clusterConfig.metadataLocal()
-                    ? BrokerMetadata.loadOrCreate(logDir, config.brokerId(), config.clusterId())
-                    : BrokerMetadata.read(logDir, config.brokerId(), config.clusterId());
+            // The metadata log owns the cluster id (a new broker's meta.properties is written once the
+            // controller told it the id).
+            BrokerMetadata meta = BrokerMetadata.read(logDir, config.brokerId(), config.clusterId());
             String clusterId = meta != null ? meta.clusterId() : config.clusterId();
             if (clusterConfig.isController()) {
                 ControllerConfig cc = clusterConfig.controller();
@@ -269,56 +259,40 @@ public final class StellflowServer implements AutoCloseable {
                 // Combined mode: the controller's instruments go through the broker's SDK and endpoint.
                 controller = ControllerNode.startController(cc, telemetry.controllerMetrics());
             }
-            ClusterParts parts = null;
-            if (clusterConfig.metadataLocal()) {
-                registry = TopicRegistry.open(
-                        config.logManagerConfig(),
-                        config.logConfig(),
-                        BrokerConfig.MAX_PARTITIONS_PER_TOPIC,
-                        environment);
-                registry.minInsyncReplicas(config.minInsyncReplicas());
-            } else {
-                // Retention and compaction stop below each partition's high watermark.
-                AtomicReference<ReplicaManager> hosted = new AtomicReference<>();
-                logs = LogManager.start(config.logManagerConfig(), config.logConfig(), environment, log -> {
-                    ReplicaManager r = hosted.get();
-                    return r == null ? log.logStartOffset() : r.highWatermarkOf(log);
-                });
-                // The fetchers look leader addresses up in the replica manager's latest image at
-                // each connection attempt, so they may exist before it does.
-                AtomicReference<ReplicaManager> replicasRef = new AtomicReference<>();
-                fetchers = new ReplicaFetcherManager(
-                        config.brokerId(),
-                        config.replicaFetcher(),
-                        transport,
-                        ReplicaFetcherManager.addressesFrom(
-                                () -> replicasRef.get().image()),
-                        telemetry.metrics().replication());
-                ReplicaManager replicas =
-                        new ReplicaManager(config.brokerId(), logs, config.logDirs(), config.logConfig(), fetchers);
-                replicasRef.set(replicas);
-                String bootstrap = clusterConfig.controllerBootstrapServers() != null
-                        ? clusterConfig.controllerBootstrapServers()
-                        : controller.rpcEndpoint();
-                client = ControllerClient.builder(bootstrap).build();
-                hosted.set(replicas);
-                parts = new ClusterParts(controller, logs, replicas, client, fetchers);
-            }
-            server = new StellflowServer(config, locks, registry, parts, transport, telemetry);
+            // Retention and compaction stop below each partition's high watermark.
+            AtomicReference<ReplicaManager> hosted = new AtomicReference<>();
+            logs = LogManager.start(config.logManagerConfig(), config.logConfig(), environment, log -> {
+                ReplicaManager r = hosted.get();
+                return r == null ? log.logStartOffset() : r.highWatermarkOf(log);
+            });
+            // The fetchers look leader addresses up in the replica manager's latest image at
+            // each connection attempt, so they may exist before it does.
+            AtomicReference<ReplicaManager> replicasRef = new AtomicReference<>();
+            fetchers = new ReplicaFetcherManager(
+                    config.brokerId(),
+                    config.replicaFetcher(),
+                    transport,
+                    ReplicaFetcherManager.addressesFrom(() -> replicasRef.get().image()),
+                    telemetry.metrics().replication());
+            ReplicaManager replicas =
+                    new ReplicaManager(config.brokerId(), logs, config.logDirs(), config.logConfig(), fetchers);
+            replicasRef.set(replicas);
+            String bootstrap = clusterConfig.controllerBootstrapServers() != null
+                    ? clusterConfig.controllerBootstrapServers()
+                    : controller.rpcEndpoint();
+            client = ControllerClient.builder(bootstrap).build();
+            hosted.set(replicas);
+            ClusterParts parts = new ClusterParts(controller, logs, replicas, client, fetchers);
+            server = new StellflowServer(config, locks, parts, transport, telemetry);
             server.clusterId = clusterId;
-            if (parts != null) {
-                server.startReplication();
-            }
+            server.startReplication();
             server.bind(clusterId);
-            if (parts != null) {
-                server.joinCluster(logDir, meta == null);
-            }
+            server.joinCluster(logDir, meta == null);
             return server;
         } catch (IOException | RuntimeException e) {
             if (server != null) {
                 server.close();
             } else {
-                closeQuietly(registry);
                 closeQuietly(fetchers);
                 closeQuietly(logs);
                 closeQuietly(client);
@@ -425,56 +399,38 @@ public final class StellflowServer implements AutoCloseable {
 
     private void bind(String clusterId) {
         Map<Short, ApiHandler> handlers = new LinkedHashMap<>();
-        PartitionRouter router;
-        List<Short> apis = IMPLEMENTED_APIS;
-        if (cluster == null) {
-            TopicService topics = new TopicService(registry, config.autoCreateTopicsEnable(), config.numPartitions());
-            router = topics;
-            handlers.put(ApiKeys.METADATA, new MetadataHandler(topics, () -> endpoint));
-            handlers.put(ApiKeys.CREATE_TOPIC, new CreateTopicHandler(registry));
-        } else {
-            autoCreate = config.autoCreateTopicsEnable()
-                    ? new AutoTopicCreation(
-                            cluster.client(),
-                            cluster.replicas(),
-                            config.numPartitions(),
-                            config.cluster().defaultReplicationFactor())
-                    : null;
-            router = autoCreate != null ? autoCreate : cluster.replicas();
-            handlers.put(
-                    ApiKeys.METADATA, new ClusterMetadataHandler(cluster.replicas(), () -> this.clusterId, autoCreate));
-            handlers.put(
-                    ApiKeys.CREATE_TOPIC,
-                    TopicForwardingHandler.createTopic(
-                            cluster.client(),
-                            cluster.replicas(),
-                            config.cluster().defaultReplicationFactor(),
-                            joined));
-            handlers.put(
-                    ApiKeys.DELETE_TOPIC,
-                    TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas(), joined));
-            // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
-            handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(cluster.replicas()));
-            apis = new java.util.ArrayList<>(IMPLEMENTED_APIS);
-            apis.add(ApiKeys.DELETE_TOPIC);
-            apis.add(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
-        }
+        autoCreate = config.autoCreateTopicsEnable()
+                ? new AutoTopicCreation(
+                        cluster.client(),
+                        cluster.replicas(),
+                        config.numPartitions(),
+                        config.cluster().defaultReplicationFactor())
+                : null;
+        PartitionRouter router = autoCreate != null ? autoCreate : cluster.replicas();
+        handlers.put(
+                ApiKeys.METADATA, new ClusterMetadataHandler(cluster.replicas(), () -> this.clusterId, autoCreate));
+        handlers.put(
+                ApiKeys.CREATE_TOPIC,
+                TopicForwardingHandler.createTopic(
+                        cluster.client(), cluster.replicas(), config.cluster().defaultReplicationFactor(), joined));
+        handlers.put(
+                ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(cluster.client(), cluster.replicas(), joined));
+        // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
+        handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(cluster.replicas()));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
         ProduceHandler produce =
                 new ProduceHandler(router, config.messageMaxBytes(), appends, telemetry.metrics(), timer);
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
-        Map<Short, Short> versions = cluster == null
-                ? Map.of(ApiKeys.PRODUCE, produce.maxVersion(), ApiKeys.FETCH, fetch.maxVersion())
-                : Map.of(
-                        ApiKeys.PRODUCE,
-                        produce.maxVersion(),
-                        ApiKeys.FETCH,
-                        fetch.maxVersion(),
-                        ApiKeys.CREATE_TOPIC,
-                        handlers.get(ApiKeys.CREATE_TOPIC).maxVersion());
-        handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(apis, versions));
+        Map<Short, Short> versions = Map.of(
+                ApiKeys.PRODUCE,
+                produce.maxVersion(),
+                ApiKeys.FETCH,
+                fetch.maxVersion(),
+                ApiKeys.CREATE_TOPIC,
+                handlers.get(ApiKeys.CREATE_TOPIC).maxVersion());
+        handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
         Listener listener = config.listener();
@@ -527,13 +483,7 @@ public final class StellflowServer implements AutoCloseable {
         int boundPort = ((InetSocketAddress) serverChannel.localAddress()).getPort();
         endpoint = advertisedEndpoint(boundPort, clusterId);
         telemetry.metrics().registerGauges(new Gauges());
-        telemetry
-                .metrics()
-                .replication()
-                .registerGauges(
-                        cluster == null
-                                ? ReplicaTelemetry.SINGLE_NODE
-                                : cluster.replicas().gauges());
+        telemetry.metrics().replication().registerGauges(cluster.replicas().gauges());
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
                 LogEvents.BROKER_STARTED,
@@ -629,6 +579,11 @@ public final class StellflowServer implements AutoCloseable {
         return null;
     }
 
+    /** The partition logs over every log dir. Tests (placement). */
+    LogManager logManager() {
+        return cluster.logs();
+    }
+
     /** Produce record bytes queued for the append agents and not yet appended (0 without agents). Tests. */
     long queuedRequestBytes() {
         return appends == null ? 0 : appends.queuedBytes();
@@ -673,16 +628,7 @@ public final class StellflowServer implements AutoCloseable {
 
         @Override
         public void forEachPartition(BrokerMetrics.PartitionVisitor visitor) {
-            if (registry != null) {
-                for (Topic topic : registry.topics()) {
-                    for (Partition p : topic.partitions()) {
-                        visit(visitor, p);
-                    }
-                }
-            }
-            if (cluster != null) {
-                cluster.replicas().forEachHostedPartition(p -> visit(visitor, p));
-            }
+            cluster.replicas().forEachHostedPartition(p -> visit(visitor, p));
         }
 
         private static void visit(BrokerMetrics.PartitionVisitor visitor, Partition p) {
@@ -715,22 +661,17 @@ public final class StellflowServer implements AutoCloseable {
         return transport;
     }
 
-    /** The topics of a broker without a controller ({@code metadata.local}); null in a cluster. */
-    public TopicRegistry registry() {
-        return registry;
-    }
-
-    /** The applied metadata and hosted partitions of a broker in a cluster; null with {@code metadata.local}. */
+    /** The applied metadata and hosted partitions. */
     public ReplicaManager replicaManager() {
-        return cluster == null ? null : cluster.replicas();
+        return cluster.replicas();
     }
 
     /** The embedded controller (combined mode), or null. */
     public ControllerServer controller() {
-        return cluster == null ? null : cluster.controller();
+        return cluster.controller();
     }
 
-    /** The cluster membership (registration, heartbeats), or null with {@code metadata.local}. */
+    /** The cluster membership (registration, heartbeats); null until {@link #start} joined. */
     public BrokerLifecycle lifecycle() {
         return lifecycle;
     }
@@ -766,9 +707,7 @@ public final class StellflowServer implements AutoCloseable {
             if (serverChannel != null) {
                 serverChannel.close().syncUninterruptibly();
             }
-            if (cluster != null) {
-                closeQuietly(cluster.fetchers()); // no follower append after this, before the logs close
-            }
+            closeQuietly(cluster.fetchers()); // no follower append after this, before the logs close
             channels.close().awaitUninterruptibly();
             requestPool.shutdown();
             try {
@@ -802,17 +741,10 @@ public final class StellflowServer implements AutoCloseable {
             acceptorGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             workerGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly();
             telemetry.close();
-            if (registry != null) {
-                registry.close();
-            }
-            if (cluster != null) {
-                closeQuietly(cluster.logs());
-                closeQuietly(cluster.client());
-            }
+            closeQuietly(cluster.logs());
+            closeQuietly(cluster.client());
             LogDirLock.releaseAll(locks);
-            if (cluster != null) {
-                closeQuietly(cluster.controller());
-            }
+            closeQuietly(cluster.controller());
             LOG.info("BROKER_STOPPED brokerId={}", config.brokerId());
         } finally {
             closed.countDown();

@@ -6,16 +6,15 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ProduceResponse;
-import java.nio.file.Path;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * acks=-1 on a single node without a controller: the ISR is the broker alone, so the HW moves with
+ * acks=-1 on a single combined node (one broker, one replica per partition): the ISR is the broker alone, so the HW moves with
  * the append and acks=-1 is answered at once; with {@code min.insync.replicas=2} every acks=-1
  * Produce is refused before the append (NOT_ENOUGH_REPLICAS in v1, 7 in v0) while acks=1 works.
  */
@@ -26,8 +25,8 @@ class AcksAllSingleNodeTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     private static ProduceResponse.PartitionResponse produce(RawClient client, short version, short acks)
             throws Exception {
@@ -43,30 +42,30 @@ class AcksAllSingleNodeTest {
 
     @Test
     void acksAllIsAnsweredAtOnceWhenTheLeaderIsTheWholeIsr() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir, transport);
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = NODES.start(transport);
+        try (RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "t", 1);
             for (short version = 0; version <= 1; version++) {
                 ProduceResponse.PartitionResponse r = produce(client, version, (short) -1);
                 assertThat(r.errorCode()).isEqualTo(Errors.NONE);
                 assertThat(r.baseOffset()).isEqualTo(2L * version);
             }
-            assertThat(server.registry().partition("t", 0).highWatermark()).isEqualTo(4);
+            assertThat(TestBroker.partition(server, "t", 0).highWatermark()).isEqualTo(4);
         }
     }
 
     @Test
     void minInsyncReplicasAboveOneRefusesAcksAllBeforeTheAppend() throws Exception {
-        Properties props = TestBroker.props(dir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("min.insync.replicas", "2");
-        try (StellflowServer server = TestBroker.start(props);
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = NODES.start(props);
+        try (RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "t", 1);
             assertThat(produce(client, (short) 1, (short) -1).errorCode()).isEqualTo(Errors.NOT_ENOUGH_REPLICAS);
             assertThat(produce(client, (short) 0, (short) -1).errorCode()).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
-            assertThat(server.registry().partition("t", 0).logEndOffset()).isZero();
+            assertThat(TestBroker.partition(server, "t", 0).logEndOffset()).isZero();
             assertThat(produce(client, (short) 1, (short) 1).errorCode()).isEqualTo(Errors.NONE);
-            assertThat(server.registry().partition("t", 0).logEndOffset()).isEqualTo(2);
+            assertThat(TestBroker.partition(server, "t", 0).logEndOffset()).isEqualTo(2);
         }
     }
 }

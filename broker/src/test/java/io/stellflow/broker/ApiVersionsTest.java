@@ -8,12 +8,11 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.ApiVersionsResponse.ApiVersionRange;
-import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -28,26 +27,26 @@ class ApiVersionsTest {
     static final String G1 = "0000003d0000000000020000000100026331ffffffff00ffffffffffff00ffff000000127374656c6c666c"
             + "6f772d6a6176612d73646b0005302e302e3100000000";
 
-    @TempDir
-    Path dir;
+    /** ApiVersions changes no broker state: one node per transport serves every test. */
+    @RegisterExtension
+    static final TestBroker.Shared BROKERS = new TestBroker.Shared();
 
-    StellflowServer server;
     RawClient client;
 
     @BeforeEach
-    void start() throws Exception {
-        server = TestBroker.start(dir, transport);
-        client = new RawClient(server.port());
+    void connect() throws Exception {
+        client = new RawClient(BROKERS.get(transport).port());
     }
 
     @AfterEach
-    void stop() throws Exception {
-        client.close();
-        server.close();
+    void disconnect() throws Exception {
+        if (client != null) {
+            client.close();
+        }
     }
 
     @Test
-    void listsExactlyTheImplementedApisWithProduceAndFetchUpToV1AndOnlyWorkingFeatures() throws Exception {
+    void listsExactlyTheImplementedApisWithTheirMaxVersionsAndOnlyWorkingFeatures() throws Exception {
         RawClient.Response r =
                 client.call(ApiKeys.API_VERSIONS, 1, new ApiVersionsRequest("stellflow-java-sdk", "0.0.1", List.of()));
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
@@ -59,7 +58,9 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 2, (short) 0, (short) 1),
                         new ApiVersionRange((short) 3, (short) 0, (short) 1),
                         new ApiVersionRange((short) 4, (short) 0, (short) 0),
-                        new ApiVersionRange((short) 50, (short) 0, (short) 0));
+                        new ApiVersionRange((short) 50, (short) 0, (short) 2),
+                        new ApiVersionRange((short) 51, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 100, (short) 0, (short) 0));
         assertThat(body.brokerSoftwareName()).isEqualTo("stellflow-broker");
         assertThat(body.brokerSoftwareVersion()).isNotEmpty();
         assertThat(body.supportedFeatures()).containsExactly("fetch.long_poll");
@@ -71,7 +72,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(6);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(8);
     }
 
     @Test

@@ -17,7 +17,6 @@ import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -30,7 +29,7 @@ import java.util.concurrent.locks.Lock;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -57,8 +56,8 @@ class BackPressureTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     StellflowServer server;
     final List<RawClient> clients = new ArrayList<>();
@@ -73,9 +72,6 @@ class BackPressureTest {
         if (sender != null) {
             sender.join(10_000);
         }
-        if (server != null) {
-            server.close();
-        }
     }
 
     private RawClient connect(int sendBufferBytes, int receiveBufferBytes) throws Exception {
@@ -87,13 +83,13 @@ class BackPressureTest {
     @Test
     void queuedRequestBytesAboveTheLimitStopReadingThePipelineUntilTheAgentCatchesUp() throws Exception {
         long queuedMaxBytes = 2L << 20;
-        Properties props = TestBroker.props(dir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("queued.max.request.bytes", Long.toString(queuedMaxBytes));
         props.setProperty("socket.receive.buffer.bytes", Integer.toString(SOCKET_BUFFER_BYTES));
-        server = TestBroker.start(props);
+        server = NODES.start(props);
         RawClient admin = connect(-1, -1);
         Requests.createTopic(admin, "t", 1);
-        Partition partition = server.registry().partition("t", 0);
+        Partition partition = TestBroker.partition(server, "t", 0);
 
         // 24 requests of one 512 KiB batch (4 records of 128 KiB, distinct random bytes): 12 MiB,
         // far more than the limit plus the two socket buffers.
@@ -150,12 +146,12 @@ class BackPressureTest {
     void aClientThatDoesNotReadItsFetchResponsesIsNotReadFromUntilItDrainsThem(boolean zeroCopy) throws Exception {
         int lowBytes = 64 * 1024;
         int highBytes = 256 * 1024;
-        Properties props = TestBroker.props(dir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("fetch.zero.copy", Boolean.toString(zeroCopy));
         props.setProperty("socket.write.buffer.low.water.mark.bytes", Integer.toString(lowBytes));
         props.setProperty("socket.write.buffer.high.water.mark.bytes", Integer.toString(highBytes));
         props.setProperty("socket.send.buffer.bytes", Integer.toString(SOCKET_BUFFER_BYTES));
-        server = TestBroker.start(props);
+        server = NODES.start(props);
         RawClient admin = connect(-1, -1);
         Requests.createTopic(admin, "t", 1);
         int batchCount = 8;
@@ -215,16 +211,16 @@ class BackPressureTest {
 
     @Test
     void moreThan128RequestsWaitingForTheHandlerPoolStopReadingUntilItCatchesUp() throws Exception {
-        Properties props = TestBroker.props(dir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         // One request thread, held by a Produce that waits for room in a full append queue.
         props.setProperty("num.io.threads", "1");
         props.setProperty("append.queue.capacity", "2");
         props.setProperty("socket.receive.buffer.bytes", Integer.toString(SOCKET_BUFFER_BYTES));
-        server = TestBroker.start(props);
+        server = NODES.start(props);
         RawClient admin = connect(-1, -1);
         Requests.createTopic(admin, "t", 1);
         Requests.createTopic(admin, "empty", 1);
-        Partition partition = server.registry().partition("t", 0);
+        Partition partition = TestBroker.partition(server, "t", 0);
 
         RawClient producer = connect(-1, -1);
         int produces = 10; // the agent takes at most what the queue of 2 held, then the rest waits

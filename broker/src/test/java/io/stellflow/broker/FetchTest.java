@@ -14,13 +14,13 @@ import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,30 +32,32 @@ class FetchTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path dir;
+    /** One node per transport; each test has a topic of its own, named after it. */
+    @RegisterExtension
+    static final TestBroker.Shared BROKERS = new TestBroker.Shared();
 
-    StellflowServer server;
     RawClient client;
+    String topic;
 
     @BeforeEach
-    void start() throws Exception {
-        server = TestBroker.start(dir, transport);
-        client = new RawClient(server.port());
-        Requests.createTopic(client, "orders", 2);
+    void start(TestInfo test) throws Exception {
+        client = new RawClient(BROKERS.get(transport).port());
+        topic = test.getTestMethod().orElseThrow().getName();
+        Requests.createTopic(client, topic, 2);
     }
 
     @AfterEach
     void stop() throws Exception {
-        client.close();
-        server.close();
+        if (client != null) {
+            client.close();
+        }
     }
 
     @Test
     void goldenG7ShapeFromOffsetZero() throws Exception {
-        Requests.produceOne(client, "orders", 0, Requests.g2());
-        Requests.produceOne(client, "orders", 0, Requests.g2());
-        PartitionData p = Requests.fetchOne(client, Requests.fetch("orders", 0, 0, 0));
+        Requests.produceOne(client, topic, 0, Requests.g2());
+        Requests.produceOne(client, topic, 0, Requests.g2());
+        PartitionData p = Requests.fetchOne(client, Requests.fetch(topic, 0, 0, 0));
         assertThat(p.errorCode()).isEqualTo(Errors.NONE);
         assertThat(p.highWatermark()).isEqualTo(2);
         assertThat(p.lastStableOffset()).isEqualTo(2);
@@ -81,10 +83,10 @@ class FetchTest {
 
     @Test
     void fetchInsideABatchGetsANegativeDeltaAndTheWholeBatch() throws Exception {
-        Requests.produceOne(client, "orders", 0, Requests.batch(3, 10)); // 0-2
-        Requests.produceOne(client, "orders", 0, Requests.batch(4, 20)); // 3-6
-        Requests.produceOne(client, "orders", 0, Requests.batch(1, 30)); // 7
-        PartitionData p = Requests.fetchOne(client, Requests.fetch("orders", 0, 5, 0));
+        Requests.produceOne(client, topic, 0, Requests.batch(3, 10)); // 0-2
+        Requests.produceOne(client, topic, 0, Requests.batch(4, 20)); // 3-6
+        Requests.produceOne(client, topic, 0, Requests.batch(1, 30)); // 7
+        PartitionData p = Requests.fetchOne(client, Requests.fetch(topic, 0, 5, 0));
         assertThat(RecordBatchLayout.baseOffsetDelta(p.records(), 0)).isEqualTo(-2);
         List<DecodedRecord> decoded = RecordBatchReader.decode(p.records(), 5);
         assertThat(decoded).extracting(DecodedRecord::offset).containsExactly(3L, 4L, 5L, 6L, 7L);
@@ -92,19 +94,19 @@ class FetchTest {
 
     @Test
     void offsetRangeRules() throws Exception {
-        Requests.produceOne(client, "orders", 0, Requests.batch(2, 10));
-        PartitionData atEnd = Requests.fetchOne(client, Requests.fetch("orders", 0, 2, 0));
+        Requests.produceOne(client, topic, 0, Requests.batch(2, 10));
+        PartitionData atEnd = Requests.fetchOne(client, Requests.fetch(topic, 0, 2, 0));
         assertThat(atEnd.errorCode()).isEqualTo(Errors.NONE);
         assertThat(atEnd.records().readableBytes()).isZero();
         assertThat(atEnd.highWatermark()).isEqualTo(2);
 
-        PartitionData above = Requests.fetchOne(client, Requests.fetch("orders", 0, 3, 500));
+        PartitionData above = Requests.fetchOne(client, Requests.fetch(topic, 0, 3, 500));
         assertThat(above.errorCode()).isEqualTo(Errors.OFFSET_OUT_OF_RANGE);
         assertThat(above.highWatermark()).isEqualTo(2);
         assertThat(above.logStartOffset()).isZero();
         assertThat(above.records().readableBytes()).isZero();
 
-        PartitionData below = Requests.fetchOne(client, Requests.fetch("orders", 0, -1, 0));
+        PartitionData below = Requests.fetchOne(client, Requests.fetch(topic, 0, -1, 0));
         assertThat(below.errorCode()).isEqualTo(Errors.OFFSET_OUT_OF_RANGE);
     }
 
@@ -116,12 +118,12 @@ class FetchTest {
         assertThat(unknown.logStartOffset()).isEqualTo(-1);
         assertThat(unknown.lastStableOffset()).isEqualTo(-1);
         assertThat(unknown.records().readableBytes()).isZero();
-        assertThat(Requests.fetchOne(client, Requests.fetch("orders", 9, 0, 0)).errorCode())
+        assertThat(Requests.fetchOne(client, Requests.fetch(topic, 9, 0, 0)).errorCode())
                 .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
-        assertThat(Requests.fetchOne(client, Requests.fetch("orders", 0, 0, 0, 1000, 3))
+        assertThat(Requests.fetchOne(client, Requests.fetch(topic, 0, 0, 0, 1000, 3))
                         .errorCode())
                 .isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
-        assertThat(Requests.fetchOne(client, Requests.fetch("orders", 0, 0, 0, 1000, 0))
+        assertThat(Requests.fetchOne(client, Requests.fetch(topic, 0, 0, 0, 1000, 0))
                         .errorCode())
                 .isEqualTo(Errors.NONE);
     }
@@ -129,14 +131,14 @@ class FetchTest {
     @Test
     void sizeLimitsKeepWholeBatchesAndExemptTheFirstBatch() throws Exception {
         for (int i = 0; i < 3; i++) {
-            Requests.produceOne(client, "orders", 0, Requests.g2()); // 144 bytes each
-            Requests.produceOne(client, "orders", 1, Requests.g2());
+            Requests.produceOne(client, topic, 0, Requests.g2()); // 144 bytes each
+            Requests.produceOne(client, topic, 1, Requests.g2());
         }
         // partitionMaxBytes 100 < one batch: the first batch still comes, whole.
-        PartitionData tiny = Requests.fetchOne(client, Requests.fetch("orders", 0, 0, 0, 100, -1));
+        PartitionData tiny = Requests.fetchOne(client, Requests.fetch(topic, 0, 0, 0, 100, -1));
         assertThat(tiny.records().readableBytes()).isEqualTo(144);
         // 300 bytes: two whole batches (288), never a cut third one.
-        PartitionData two = Requests.fetchOne(client, Requests.fetch("orders", 0, 0, 0, 300, -1));
+        PartitionData two = Requests.fetchOne(client, Requests.fetch(topic, 0, 0, 0, 300, -1));
         assertThat(two.records().readableBytes()).isEqualTo(288);
 
         // Two partitions, maxBytes 200: partition 0 gets one batch; partition 1's first batch
@@ -149,7 +151,7 @@ class FetchTest {
                 (byte) 0,
                 0,
                 List.of(new FetchTopic(
-                        "orders",
+                        topic,
                         List.of(new FetchPartition(0, -1, 0, -1, 1000), new FetchPartition(1, -1, 0, -1, 1000)))));
         RawClient.Response r = client.call(ApiKeys.FETCH, 42, both);
         List<PartitionData> parts =
@@ -168,8 +170,7 @@ class FetchTest {
                 (byte) 0,
                 0,
                 List.of(new FetchTopic(
-                        "orders",
-                        List.of(new FetchPartition(0, -1, 0, -1, 100), new FetchPartition(1, -1, 0, -1, 100)))));
+                        topic, List.of(new FetchPartition(0, -1, 0, -1, 100), new FetchPartition(1, -1, 0, -1, 100)))));
         List<PartitionData> exemptParts = FetchResponse.read(
                         client.call(ApiKeys.FETCH, 43, exempt).body())
                 .responses()
@@ -188,7 +189,7 @@ class FetchTest {
                 100,
                 (byte) 0,
                 0,
-                List.of(new FetchTopic("orders", List.of(new FetchPartition(0, -1, 0, -1, 100)))));
+                List.of(new FetchTopic(topic, List.of(new FetchPartition(0, -1, 0, -1, 100)))));
         RawClient.Response r = client.call(ApiKeys.FETCH, 7, badReplica);
         assertThat(r.errorCode()).isEqualTo(Errors.INVALID_REQUEST);
         assertThat(r.body().readableBytes()).isZero();

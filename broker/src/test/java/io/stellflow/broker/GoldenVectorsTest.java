@@ -4,11 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBufUtil;
 import java.nio.ByteBuffer;
-import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -51,23 +50,22 @@ class GoldenVectorsTest {
                     + "000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e"
                     + "742d74797065000000106170706c69636174696f6e2f6a736f6e";
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
-    StellflowServer server;
     RawClient client;
 
     @BeforeEach
     void start() throws Exception {
-        server = TestBroker.start(dir, transport);
-        client = new RawClient(server.port());
+        client = new RawClient(NODES.start(transport).port());
         Requests.createTopic(client, "orders", 1);
     }
 
     @AfterEach
     void stop() throws Exception {
-        client.close();
-        server.close();
+        if (client != null) {
+            client.close();
+        }
     }
 
     @Test

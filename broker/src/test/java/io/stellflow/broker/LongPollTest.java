@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.network.TransportType;
+import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiVersionsRequest;
@@ -12,33 +13,39 @@ import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
-import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Long-poll Fetch (decision 9.e) on every transport. */
+/**
+ * Long-poll Fetch (decision 9.e) on every transport: one node per transport, each test with a topic
+ * of its own, named after it.
+ */
 class LongPollTest {
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Shared BROKERS = new TestBroker.Shared();
 
     StellflowServer server;
+    String t;
 
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
+    @BeforeEach
+    void name(TestInfo test) {
+        t = test.getTestMethod().orElseThrow().getName();
     }
 
     private RawClient start(String transport) throws Exception {
         assumeTrue(Transport.isAvailable(TransportType.parse("transport", transport)), transport + " unavailable");
-        server = TestBroker.start(dir, transport);
+        server = BROKERS.get(transport);
         RawClient client = new RawClient(server.port());
-        Requests.createTopic(client, "t", 1);
+        Requests.createTopic(client, t, 1);
         return client;
+    }
+
+    private Partition partition() {
+        return TestBroker.partition(server, t, 0);
     }
 
     @ParameterizedTest
@@ -46,12 +53,12 @@ class LongPollTest {
     void fetchAtTheEndIsAnsweredWhenAnotherClientProduces(String transport) throws Exception {
         try (RawClient consumer = start(transport);
                 RawClient producer = new RawClient(server.port())) {
-            Requests.produceOne(producer, "t", 0, Requests.batch(1, 1));
+            Requests.produceOne(producer, t, 0, Requests.batch(1, 1));
             long startNs = System.nanoTime();
-            consumer.send(ApiKeys.FETCH, 500, Requests.fetch("t", 0, 1, 2000));
+            consumer.send(ApiKeys.FETCH, 500, Requests.fetch(t, 0, 1, 2000));
             Thread.sleep(200);
-            assertThat(server.registry().partition("t", 0).listenerCount()).isEqualTo(1);
-            Requests.produceOne(producer, "t", 0, Requests.g2());
+            assertThat(partition().listenerCount()).isEqualTo(1);
+            Requests.produceOne(producer, t, 0, Requests.g2());
             RawClient.Response r = consumer.receive();
             long elapsedMs = (System.nanoTime() - startNs) / 1_000_000;
             assertThat(r.correlationId()).isEqualTo(500);
@@ -61,7 +68,7 @@ class LongPollTest {
             List<DecodedRecord> records = RecordBatchReader.decode(p.records(), 1);
             assertThat(records).extracting(DecodedRecord::offset).containsExactly(1L);
             assertThat(elapsedMs).isLessThan(1900);
-            assertThat(server.registry().partition("t", 0).listenerCount()).isZero();
+            assertThat(partition().listenerCount()).isZero();
         }
     }
 
@@ -70,7 +77,7 @@ class LongPollTest {
     void fetchWithoutDataIsAnsweredEmptyAfterMaxWait(String transport) throws Exception {
         try (RawClient consumer = start(transport)) {
             long startNs = System.nanoTime();
-            PartitionData p = Requests.fetchOne(consumer, Requests.fetch("t", 0, 0, 300));
+            PartitionData p = Requests.fetchOne(consumer, Requests.fetch(t, 0, 0, 300));
             long elapsedMs = (System.nanoTime() - startNs) / 1_000_000;
             assertThat(p.errorCode()).isEqualTo(Errors.NONE);
             assertThat(p.records().readableBytes()).isZero();
@@ -82,9 +89,9 @@ class LongPollTest {
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
     void aParkedFetchDoesNotHoldBackLaterResponsesOnTheConnection(String transport) throws Exception {
         try (RawClient client = start(transport)) {
-            client.send(ApiKeys.FETCH, 1, Requests.fetch("t", 0, 0, 1500));
+            client.send(ApiKeys.FETCH, 1, Requests.fetch(t, 0, 0, 1500));
             client.send(ApiKeys.API_VERSIONS, 2, new ApiVersionsRequest(null, null, List.of()));
-            client.send(ApiKeys.PRODUCE, 3, Requests.produce("t", 0, Requests.g2()));
+            client.send(ApiKeys.PRODUCE, 3, Requests.produce(t, 0, Requests.g2()));
             assertThat(client.receive().correlationId()).isEqualTo(2);
             // The produce wakes the parked fetch; both answers arrive, in either order.
             RawClient.Response a = client.receive();
@@ -97,17 +104,17 @@ class LongPollTest {
     @ValueSource(strings = {"nio"})
     void closingTheConnectionDropsTheParkedFetch(String transport) throws Exception {
         RawClient client = start(transport);
-        client.send(ApiKeys.FETCH, 1, Requests.fetch("t", 0, 0, 30_000));
+        client.send(ApiKeys.FETCH, 1, Requests.fetch(t, 0, 0, 30_000));
         long deadline = System.currentTimeMillis() + 5000;
-        while (server.registry().partition("t", 0).listenerCount() == 0 && System.currentTimeMillis() < deadline) {
+        while (partition().listenerCount() == 0 && System.currentTimeMillis() < deadline) {
             Thread.sleep(10);
         }
-        assertThat(server.registry().partition("t", 0).listenerCount()).isEqualTo(1);
+        assertThat(partition().listenerCount()).isEqualTo(1);
         client.close();
-        while (server.registry().partition("t", 0).listenerCount() != 0 && System.currentTimeMillis() < deadline) {
+        while (partition().listenerCount() != 0 && System.currentTimeMillis() < deadline) {
             Thread.sleep(10);
         }
-        assertThat(server.registry().partition("t", 0).listenerCount()).isZero();
+        assertThat(partition().listenerCount()).isZero();
     }
 
     @ParameterizedTest
@@ -115,9 +122,9 @@ class LongPollTest {
     void minBytesZeroOrMaxWaitZeroAnswerAtOnce(String transport) throws Exception {
         try (RawClient client = start(transport)) {
             long startNs = System.nanoTime();
-            Requests.fetchOne(client, Requests.fetch("t", 0, 0, 0));
+            Requests.fetchOne(client, Requests.fetch(t, 0, 0, 0));
             io.stellflow.protocol.message.FetchRequest minBytesZero = new io.stellflow.protocol.message.FetchRequest(
-                    -1, 5000, 0, 100, (byte) 0, 0, Requests.fetch("t", 0, 0, 0).topicPartitions());
+                    -1, 5000, 0, 100, (byte) 0, 0, Requests.fetch(t, 0, 0, 0).topicPartitions());
             Requests.fetchOne(client, minBytesZero);
             assertThat((System.nanoTime() - startNs) / 1_000_000).isLessThan(2000);
         }

@@ -2,6 +2,7 @@ package io.stellflow.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
@@ -11,7 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,8 +25,8 @@ class MultiLogDirsTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path root;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     private Properties props(List<Path> dirs) {
         Properties props = TestBroker.props(dirs.get(0), transport);
@@ -37,7 +38,10 @@ class MultiLogDirsTest {
 
     @Test
     void partitionsSpreadOverTheLeastLoadedDirsAndAreAllServedAfterARestart() throws Exception {
-        List<Path> dirs = List.of(root.resolve("d1"), root.resolve("d2"), root.resolve("d3"));
+        List<Path> dirs = List.of(
+                NODES.dir().resolve("d1"),
+                NODES.dir().resolve("d2"),
+                NODES.dir().resolve("d3"));
         try (StellflowServer server = TestBroker.start(props(dirs));
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "orders", 4);
@@ -53,9 +57,9 @@ class MultiLogDirsTest {
             assertThat(dirs.get(0).resolve("orders-3")).isDirectory();
             assertThat(dirs.get(1).resolve("audit-0")).isDirectory();
             assertThat(dirs.get(2).resolve("audit-1")).isDirectory();
-            assertThat(server.registry().logManager().partitionCounts()).containsExactly(2, 2, 2);
-            assertThat(dirs.get(0).resolve(".topics")).isDirectory();
-            assertThat(dirs.get(1).resolve(".topics")).doesNotExist();
+            assertThat(server.logManager().partitionCounts()).containsExactly(2, 2, 2);
+            assertThat(dirs.get(0).resolve(BrokerMetadata.FILE_NAME)).isRegularFile();
+            assertThat(dirs.get(1).resolve(BrokerMetadata.FILE_NAME)).doesNotExist();
             // The periodic checkpoint task writes each log's recovery point while the broker runs.
             Path recoveryPoint = dirs.get(2).resolve("orders-2").resolve("recovery-point");
             long deadline = System.currentTimeMillis() + 10_000;
@@ -68,8 +72,8 @@ class MultiLogDirsTest {
             assertThat(dirs.get(p).resolve("orders-" + p).resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE))
                     .exists();
         }
-        try (StellflowServer server = TestBroker.start(props(dirs));
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = NODES.start(props(dirs));
+        try (RawClient client = new RawClient(server.port())) {
             for (int p = 0; p < 4; p++) {
                 PartitionData data = Requests.fetchOne(client, Requests.fetch("orders", p, 0, 0));
                 List<DecodedRecord> records = RecordBatchReader.decode(data.records(), 0);
@@ -84,7 +88,7 @@ class MultiLogDirsTest {
                     .isEqualTo(4);
             Requests.createTopic(client, "late", 1);
             assertThat(dirs.get(0).resolve("late-0")).isDirectory(); // ties go to the first dir
-            assertThat(server.registry().logManager().partitionCounts()).containsExactly(3, 2, 2);
+            assertThat(server.logManager().partitionCounts()).containsExactly(3, 2, 2);
         }
     }
 }

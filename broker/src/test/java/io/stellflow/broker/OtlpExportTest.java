@@ -11,13 +11,12 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,8 +32,8 @@ class OtlpExportTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path logDir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     record Post(String path, String contentType, byte[] body) {}
 
@@ -57,13 +56,14 @@ class OtlpExportTest {
         collector.start();
         try {
             String base = "http://127.0.0.1:" + collector.getAddress().getPort();
-            Properties props = TestBroker.props(logDir, transport);
+            Properties props = TestBroker.props(NODES.dir(), transport);
             props.setProperty("metrics.exporter", "otlp");
             props.setProperty("metrics.otlp.endpoint", base + "/v1/metrics");
             props.setProperty("metrics.otlp.interval.ms", "1000");
             props.setProperty("tracing.enabled", "true");
             props.setProperty("tracing.otlp.endpoint", base + "/v1/traces");
-            try (StellflowServer server = TestBroker.start(props);
+            // Closed here, before the collector stops: its last export goes to a live endpoint.
+            try (StellflowServer server = NODES.start(props);
                     RawClient client = new RawClient(server.port())) {
                 assertThat(server.metricsPort()).isEqualTo(-1);
                 client.send(

@@ -13,14 +13,14 @@ import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
-import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,32 +32,51 @@ class ProduceTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path dir;
+    /** One node per transport for the tests without broker settings of their own. */
+    @RegisterExtension
+    static final TestBroker.Shared BROKERS = new TestBroker.Shared();
 
+    /** Nodes of the tests with broker settings of their own. */
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
+
+    /** The node of this test: the shared one, or one of its own ({@link #ownBroker}). */
     StellflowServer server;
 
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
+    /** Each test's topic, named after it, with 2 partitions. */
+    private String t;
+
+    @BeforeEach
+    void name(TestInfo test) {
+        t = test.getTestMethod().orElseThrow().getName();
     }
 
-    private RawClient startWithTopic(Properties props) throws Exception {
-        server = TestBroker.start(props);
+    /** A client of the shared node, with this test's topic. */
+    private RawClient startWithTopic() throws Exception {
+        server = BROKERS.get(transport);
+        return connectWithTopic();
+    }
+
+    /** A client of a node of this test's own, with {@code props}, and its topic. */
+    private RawClient ownBroker(Properties props) throws Exception {
+        server = NODES.start(props);
+        return connectWithTopic();
+    }
+
+    private RawClient connectWithTopic() throws Exception {
         RawClient client = new RawClient(server.port());
-        Requests.createTopic(client, "t", 2);
+        Requests.createTopic(client, t, 2);
         return client;
     }
 
     private long logEnd(String topic, int partition) {
-        return server.registry().partition(topic, partition).logEndOffset();
+        return TestBroker.partition(server, topic, partition).logEndOffset();
     }
 
     @Test
     void aLargeFrameIsReadStraightIntoItsBufferAndStoredIntact() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+        // Its own node: the frame byte counters sum over every open connection of the broker.
+        try (RawClient client = ownBroker(TestBroker.props(NODES.dir(), transport))) {
             ByteBuf out = Unpooled.buffer();
             RecordBatchBuilder builder = new RecordBatchBuilder(out, 1000);
             SplittableRandom random = new SplittableRandom(7);
@@ -69,13 +88,13 @@ class ProduceTest {
             builder.close();
             byte[] batch = ByteBufUtil.getBytes(out);
             out.release();
-            assertThat(Requests.produceOne(client, "t", 0, batch).errorCode()).isEqualTo(Errors.NONE);
+            assertThat(Requests.produceOne(client, t, 0, batch).errorCode()).isEqualTo(Errors.NONE);
             long[] copiedAndInPlace = server.framePayloadBytes();
             // The read carrying the length prefix is copied (at most one receive buffer, 64 KiB);
             // every later read of the ~1 MB frame went into the frame buffer itself.
             assertThat(copiedAndInPlace[0]).isLessThanOrEqualTo(65_536);
             assertThat(copiedAndInPlace[1]).isGreaterThan(batch.length - 65_536L);
-            FetchResponse.PartitionData p = Requests.fetchOne(client, Requests.fetch("t", 0, 0, 0, 2 << 20, -1));
+            FetchResponse.PartitionData p = Requests.fetchOne(client, Requests.fetch(t, 0, 0, 0, 2 << 20, -1));
             ByteBuf records = p.records();
             assertThat(records.readableBytes()).isEqualTo(batch.length);
             assertThat(ByteBufUtil.getBytes(
@@ -86,25 +105,25 @@ class ProduceTest {
 
     @Test
     void offsetsArePerRecordAcrossBatchesAndRequests() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+        try (RawClient client = startWithTopic()) {
             byte[] twoBatches = Requests.concat(Requests.batch(3, 1000), Requests.batch(2, 2000));
-            PartitionResponse first = Requests.produceOne(client, "t", 0, twoBatches);
+            PartitionResponse first = Requests.produceOne(client, t, 0, twoBatches);
             assertThat(first).isEqualTo(new PartitionResponse(0, Errors.NONE, 0, 0, -1, 0));
-            PartitionResponse second = Requests.produceOne(client, "t", 0, Requests.g2());
+            PartitionResponse second = Requests.produceOne(client, t, 0, Requests.g2());
             assertThat(second.baseOffset()).isEqualTo(5);
-            assertThat(logEnd("t", 0)).isEqualTo(6);
-            assertThat(Requests.produceOne(client, "t", 1, Requests.g2()).baseOffset())
+            assertThat(logEnd(t, 0)).isEqualTo(6);
+            assertThat(Requests.produceOne(client, t, 1, Requests.g2()).baseOffset())
                     .isZero();
         }
     }
 
     @Test
     void everyAcksValueGetsExactlyOneResponseAfterTheAppend() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+        try (RawClient client = startWithTopic()) {
             long offset = 0;
             for (short acks : new short[] {0, 1, -1}) {
                 RawClient.Response r =
-                        client.call(ApiKeys.PRODUCE, 100 + acks, Requests.produce("t", 0, Requests.g2(), acks));
+                        client.call(ApiKeys.PRODUCE, 100 + acks, Requests.produce(t, 0, Requests.g2(), acks));
                 PartitionResponse p = ProduceResponse.read(r.body())
                         .responses()
                         .get(0)
@@ -113,20 +132,20 @@ class ProduceTest {
                 assertThat(p.errorCode()).isEqualTo(Errors.NONE);
                 assertThat(p.baseOffset()).isEqualTo(offset++);
             }
-            assertThat(logEnd("t", 0)).isEqualTo(3);
+            assertThat(logEnd(t, 0)).isEqualTo(3);
         }
     }
 
     @Test
     void partialSuccessKeepsRequestOrderAndHeaderZero() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+        try (RawClient client = startWithTopic()) {
             ProduceRequest request = new ProduceRequest(
                     null,
                     (short) 1,
                     30_000,
                     List.of(
                             new ProduceRequest.TopicData(
-                                    "t",
+                                    t,
                                     List.of(
                                             new ProduceRequest.PartitionData(7, Unpooled.wrappedBuffer(Requests.g2())),
                                             new ProduceRequest.PartitionData(1, Unpooled.wrappedBuffer(Requests.g2())),
@@ -138,7 +157,7 @@ class ProduceTest {
             RawClient.Response r = client.call(ApiKeys.PRODUCE, 5, request);
             assertThat(r.errorCode()).isEqualTo(Errors.NONE);
             ProduceResponse body = ProduceResponse.read(r.body());
-            assertThat(body.responses().get(0).topic()).isEqualTo("t");
+            assertThat(body.responses().get(0).topic()).isEqualTo(t);
             assertThat(body.responses().get(0).partitions())
                     .containsExactly(
                             new PartitionResponse(7, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1, -1, -1),
@@ -151,68 +170,67 @@ class ProduceTest {
 
     @Test
     void invalidBatchesAreRejectedAndNothingIsAppended() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
-            Requests.produceOne(client, "t", 0, Requests.g2());
+        try (RawClient client = startWithTopic()) {
+            Requests.produceOne(client, t, 0, Requests.g2());
 
             byte[] badCrc = Requests.g2();
             badCrc[RecordBatchLayout.CRC_OFFSET] ^= 1;
-            assertThat(Requests.produceOne(client, "t", 0, badCrc).errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE);
+            assertThat(Requests.produceOne(client, t, 0, badCrc).errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE);
 
             byte[] magic2 = Requests.g2();
             magic2[RecordBatchLayout.MAGIC_OFFSET] = 2;
-            assertThat(Requests.produceOne(client, "t", 0, magic2).errorCode()).isEqualTo(Errors.INVALID_RECORD);
+            assertThat(Requests.produceOne(client, t, 0, magic2).errorCode()).isEqualTo(Errors.INVALID_RECORD);
 
             byte[] recordPastEnd = Requests.recordLengthPastBatchEnd();
-            assertThat(Requests.produceOne(client, "t", 0, recordPastEnd).errorCode())
+            assertThat(Requests.produceOne(client, t, 0, recordPastEnd).errorCode())
                     .isEqualTo(Errors.INVALID_RECORD);
 
             byte[] truncated = Arrays.copyOf(Requests.g2(), 100);
-            assertThat(Requests.produceOne(client, "t", 0, truncated).errorCode())
-                    .isEqualTo(Errors.INVALID_RECORD);
+            assertThat(Requests.produceOne(client, t, 0, truncated).errorCode()).isEqualTo(Errors.INVALID_RECORD);
 
             // A good batch followed by a bad one: the whole partition is rejected.
             byte[] goodThenBad = Requests.concat(Requests.g2(), badCrc);
-            assertThat(Requests.produceOne(client, "t", 0, goodThenBad).errorCode())
+            assertThat(Requests.produceOne(client, t, 0, goodThenBad).errorCode())
                     .isEqualTo(Errors.CORRUPT_MESSAGE);
 
-            assertThat(Requests.produceOne(client, "t", 0, new byte[0]).errorCode())
+            assertThat(Requests.produceOne(client, t, 0, new byte[0]).errorCode())
                     .isEqualTo(Errors.INVALID_RECORD);
-            assertThat(logEnd("t", 0)).isEqualTo(1);
+            assertThat(logEnd(t, 0)).isEqualTo(1);
         }
     }
 
     @Test
     void batchAboveMessageMaxBytesIsMessageTooLarge() throws Exception {
-        Properties props = TestBroker.props(dir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("message.max.bytes", "1000");
-        try (RawClient client = startWithTopic(props)) {
+        try (RawClient client = ownBroker(props)) {
             byte[] big = Requests.batchOfSize(1, 2000, 1);
-            assertThat(Requests.produceOne(client, "t", 0, big).errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
-            assertThat(Requests.produceOne(client, "t", 0, Requests.g2()).errorCode())
+            assertThat(Requests.produceOne(client, t, 0, big).errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+            assertThat(Requests.produceOne(client, t, 0, Requests.g2()).errorCode())
                     .isEqualTo(Errors.NONE);
-            assertThat(logEnd("t", 0)).isEqualTo(1);
+            assertThat(logEnd(t, 0)).isEqualTo(1);
         }
     }
 
     @Test
     void idempotentBatchesAreNotSupportedYet() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+        try (RawClient client = startWithTopic()) {
             byte[] batch = Requests.g2();
             ByteBuf buf = Unpooled.wrappedBuffer(batch);
             buf.setLong(RecordBatchLayout.PRODUCER_ID_OFFSET, 5);
             buf.setShort(RecordBatchLayout.PRODUCER_EPOCH_OFFSET, 0);
             buf.setInt(RecordBatchLayout.BASE_SEQUENCE_OFFSET, 0);
             buf.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(buf, 0));
-            assertThat(Requests.produceOne(client, "t", 0, batch).errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED);
-            assertThat(logEnd("t", 0)).isZero();
+            assertThat(Requests.produceOne(client, t, 0, batch).errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED);
+            assertThat(logEnd(t, 0)).isZero();
         }
     }
 
     @Test
     void requestLevelViolationsAreHeaderOnlyInvalidRequest() throws Exception {
-        try (RawClient client = startWithTopic(TestBroker.props(dir, transport))) {
+        try (RawClient client = startWithTopic()) {
             RawClient.Response badAcks =
-                    client.call(ApiKeys.PRODUCE, 1, Requests.produce("t", 0, Requests.g2(), (short) 2));
+                    client.call(ApiKeys.PRODUCE, 1, Requests.produce(t, 0, Requests.g2(), (short) 2));
             assertThat(badAcks.errorCode()).isEqualTo(Errors.INVALID_REQUEST);
             assertThat(badAcks.body().readableBytes()).isZero();
             ProduceRequest duplicate = new ProduceRequest(
@@ -220,25 +238,25 @@ class ProduceTest {
                     (short) 1,
                     1000,
                     List.of(new ProduceRequest.TopicData(
-                            "t",
+                            t,
                             List.of(
                                     new ProduceRequest.PartitionData(0, Unpooled.wrappedBuffer(Requests.g2())),
                                     new ProduceRequest.PartitionData(0, Unpooled.wrappedBuffer(Requests.g2()))))));
             assertThat(client.call(ApiKeys.PRODUCE, 2, duplicate).errorCode()).isEqualTo(Errors.INVALID_REQUEST);
-            assertThat(logEnd("t", 0)).isZero();
+            assertThat(logEnd(t, 0)).isZero();
         }
     }
 
     @Test
     void autoCreateOnProduceWhenEnabled() throws Exception {
-        Properties props = TestBroker.props(dir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("auto.create.topics.enable", "true");
         props.setProperty("num.partitions", "3");
-        server = TestBroker.start(props);
+        server = NODES.start(props);
         try (RawClient client = new RawClient(server.port())) {
             assertThat(Requests.produceOne(client, "fresh", 2, Requests.g2()).errorCode())
                     .isEqualTo(Errors.NONE);
-            assertThat(server.registry().topic("fresh").partitionCount()).isEqualTo(3);
+            assertThat(TestBroker.topic(server, "fresh").partitions()).hasSize(3);
         }
     }
 }

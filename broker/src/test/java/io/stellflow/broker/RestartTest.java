@@ -12,7 +12,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -24,20 +24,20 @@ class RestartTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     @Test
     void everythingProducedIsFetchedBackAfterARestart() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir, transport);
+        try (StellflowServer server = TestBroker.start(NODES.dir(), transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "kept", 2);
             for (int i = 0; i < 10; i++) {
                 Requests.produceOne(client, "kept", i % 2, Requests.batch(i + 1, 1000 + i));
             }
         }
-        try (StellflowServer server = TestBroker.start(dir, transport);
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = NODES.start(transport);
+        try (RawClient client = new RawClient(server.port())) {
             PartitionData p0 = Requests.fetchOne(client, Requests.fetch("kept", 0, 0, 0));
             PartitionData p1 = Requests.fetchOne(client, Requests.fetch("kept", 1, 0, 0));
             List<DecodedRecord> r0 = RecordBatchReader.decode(p0.records(), 0);
@@ -58,24 +58,22 @@ class RestartTest {
 
     @Test
     void aBusyPortFailsStartAndReleasesTheLogDir() throws Exception {
-        Path other = dir.resolve("other");
-        try (StellflowServer server = TestBroker.start(dir.resolve("first"), transport)) {
+        Path other = NODES.dir().resolve("other");
+        try (StellflowServer server = TestBroker.start(NODES.dir().resolve("first"), transport)) {
             Properties props = TestBroker.props(other, transport);
             props.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + server.port());
             assertThatThrownBy(() -> TestBroker.start(props)).isInstanceOf(Exception.class);
         }
-        try (StellflowServer again = TestBroker.start(other, transport)) {
-            assertThat(again.port()).isPositive();
-        }
+        StellflowServer again = NODES.start(other, transport);
+        assertThat(again.port()).isPositive();
     }
 
     @Test
     void aSecondBrokerOnTheSameLogDirIsRefused() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir, transport)) {
-            assertThat(server.port()).isPositive();
-            assertThatThrownBy(() -> TestBroker.start(dir, transport))
-                    .isInstanceOf(IOException.class)
-                    .hasMessageContaining("in use");
-        }
+        StellflowServer server = NODES.start(transport);
+        assertThat(server.port()).isPositive();
+        assertThatThrownBy(() -> TestBroker.start(NODES.dir(), transport))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("in use");
     }
 }

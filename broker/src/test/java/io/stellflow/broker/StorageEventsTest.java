@@ -22,7 +22,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -41,8 +41,8 @@ class StorageEventsTest {
 
     private static final String FIRST_LOG = "00000000000000000000.log";
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
     private Logger logger;
@@ -77,7 +77,7 @@ class StorageEventsTest {
      */
     @Test
     void aRestartAfterAnUncleanStopLogsOneRecoveredLinePerRecoveredPartition() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir, transport);
+        try (StellflowServer server = TestBroker.start(NODES.dir(), transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "crashed", 2);
             for (int i = 0; i < 6; i++) {
@@ -86,7 +86,7 @@ class StorageEventsTest {
                         .isEqualTo(Errors.NONE);
             }
         }
-        Path p0 = dir.resolve("crashed-0");
+        Path p0 = TestBroker.logDir(NODES.dir()).resolve("crashed-0");
         Files.delete(p0.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE));
         byte[] torn = Requests.batch(3, 2000);
         int tornBytes = torn.length / 2;
@@ -97,8 +97,8 @@ class StorageEventsTest {
                 .as("clean opens are not recoveries")
                 .isEmpty();
 
-        try (StellflowServer server = TestBroker.start(dir, transport);
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = NODES.start(transport);
+        try (RawClient client = new RawClient(server.port())) {
             PartitionData fetched = Requests.fetchOne(client, Requests.fetch("crashed", 0, 0, 0));
             assertThat(RecordBatchReader.decode(fetched.records(), 0)).hasSize(9);
             assertThat(Requests.produceOne(client, "crashed", 0, Requests.batch(1, 3000))
@@ -121,17 +121,17 @@ class StorageEventsTest {
      */
     @Test
     void aProduceOnAFullDiskIsAnErrorAndLogsDiskFullOnce() throws Exception {
-        try (StellflowServer server = TestBroker.start(dir, transport);
+        try (StellflowServer server = TestBroker.start(NODES.dir(), transport);
                 RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "full", 1);
         }
-        Path active = dir.resolve("full-0").resolve(FIRST_LOG);
+        Path active = TestBroker.logDir(NODES.dir()).resolve("full-0").resolve(FIRST_LOG);
         assertThat(Files.size(active)).isZero();
         Files.delete(active);
         Files.createSymbolicLink(active, Path.of("/dev/full"));
 
-        try (StellflowServer server = TestBroker.start(dir, transport);
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = NODES.start(transport);
+        try (RawClient client = new RawClient(server.port())) {
             PartitionResponse first = Requests.produceOne(client, "full", 0, Requests.batch(2, 1000));
             assertThat(first.errorCode()).isEqualTo(Errors.BROKER_NOT_AVAILABLE);
             assertThat(first.baseOffset()).isEqualTo(-1L);
@@ -141,7 +141,8 @@ class StorageEventsTest {
             assertThat(fetched.highWatermark()).isZero();
         }
         assertThat(events(LogEvents.DISK_FULL))
-                .containsExactly("DISK_FULL partition=full-0 dir=" + dir.resolve("full-0")
+                .containsExactly("DISK_FULL partition=full-0 dir="
+                        + TestBroker.logDir(NODES.dir()).resolve("full-0")
                         + " operation=append error=No space left on device");
     }
 }

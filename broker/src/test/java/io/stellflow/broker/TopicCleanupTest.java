@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.stellflow.broker.topic.TopicRegistry.CreateStatus;
+import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.DecodedRecord;
@@ -24,15 +24,17 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Per-topic configs through the running broker: time retention deletes old segments, compaction is
- * visible through Fetch, a null key on a compacted topic is INVALID_RECORD with nothing appended,
- * and the topic config survives a restart.
+ * Per-topic configs (given at creation through the controller, {@link TestBroker#createTopic})
+ * through the running broker: time retention deletes old segments, compaction is visible through
+ * Fetch, a null key on a compacted topic is INVALID_RECORD with nothing appended, and the topic config
+ * survives a restart. One node per transport serves the tests without a restart or broker settings
+ * of their own; every topic name is used once per node.
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
@@ -41,28 +43,44 @@ class TopicCleanupTest {
     @Parameter
     String transport;
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Shared BROKERS = new TestBroker.Shared(TopicCleanupTest::fastRetention);
+
+    /** Nodes of the tests with a restart or broker settings of their own. */
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     StellflowServer server;
     RawClient client;
 
     @BeforeEach
     void start() throws Exception {
-        server = TestBroker.start(props());
+        server = BROKERS.get(transport);
         client = new RawClient(server.port());
     }
 
-    private Properties props() {
-        Properties props = TestBroker.props(dir, transport);
+    private static void fastRetention(Properties props) {
         props.setProperty("log.retention.check.interval.ms", "50");
+    }
+
+    private Properties props() throws Exception {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        fastRetention(props);
         return props;
+    }
+
+    /** Moves the test to a node of its own with {@code props} (its client too). */
+    private void startOwn(Properties props) throws Exception {
+        client.close();
+        server = NODES.start(props);
+        client = new RawClient(server.port());
     }
 
     @AfterEach
     void stop() throws Exception {
-        client.close();
-        server.close();
+        if (client != null) {
+            client.close();
+        }
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
@@ -89,18 +107,17 @@ class TopicCleanupTest {
 
     @Test
     void timeRetentionDeletesOldSegmentsThroughTheRunningBroker() throws Exception {
-        assertThat(server.registry()
-                        .create(
-                                "old",
-                                1,
-                                Map.of("segment.bytes", "1024", "retention.ms", "60000", "file.delete.delay.ms", "0"))
-                        .status())
-                .isEqualTo(CreateStatus.CREATED);
+        assertThat(TestBroker.createTopic(
+                        server,
+                        "old",
+                        1,
+                        Map.of("segment.bytes", "1024", "retention.ms", "60000", "file.delete.delay.ms", "0")))
+                .isEqualTo(ErrorCode.NONE);
         long anHourAgo = System.currentTimeMillis() - 3_600_000;
         for (int i = 0; i < 12; i++) {
             Requests.produceOne(client, "old", 0, keyed("k" + i, "v" + i, anHourAgo + i));
         }
-        UnifiedLog log = server.registry().partition("old", 0).log();
+        UnifiedLog log = TestBroker.partition(server, "old", 0).log();
         Path firstSegment = log.dir().resolve("00000000000000000000.log");
         // Everything but the active segment is an hour old, past retention.ms: the retention thread
         // deletes it, up to the high watermark (the log end offset on one node).
@@ -119,7 +136,7 @@ class TopicCleanupTest {
     void compactionIsVisibleThroughFetchAndKeepsTheLatestValuePerKeyAtItsOffset() throws Exception {
         Map<String, String> config =
                 Map.of("cleanup.policy", "compact", "segment.bytes", "1024", "min.cleanable.dirty.ratio", "0.1");
-        assertThat(server.registry().create("state", 1, config).status()).isEqualTo(CreateStatus.CREATED);
+        assertThat(TestBroker.createTopic(server, "state", 1, config)).isEqualTo(ErrorCode.NONE);
         Map<Long, String> produced = new HashMap<>();
         Map<String, Long> lastOffsetOfKey = new HashMap<>();
         long now = System.currentTimeMillis();
@@ -166,7 +183,8 @@ class TopicCleanupTest {
 
     @Test
     void aNullKeyOnACompactedTopicIsInvalidRecordAndNothingIsAppended() throws Exception {
-        server.registry().create("keyed", 1, Map.of("cleanup.policy", "compact"));
+        assertThat(TestBroker.createTopic(server, "keyed", 1, Map.of("cleanup.policy", "compact")))
+                .isEqualTo(ErrorCode.NONE);
         long now = System.currentTimeMillis();
         assertThat(Requests.produceOne(client, "keyed", 0, keyed("a", "1", now)).errorCode())
                 .isEqualTo(Errors.NONE);
@@ -177,7 +195,7 @@ class TopicCleanupTest {
         PartitionResponse mixed =
                 Requests.produceOne(client, "keyed", 0, Requests.concat(keyed("b", "3", now), nullKey));
         assertThat(mixed.errorCode()).isEqualTo(Errors.INVALID_RECORD);
-        assertThat(server.registry().partition("keyed", 0).logEndOffset()).isEqualTo(1);
+        assertThat(TestBroker.partition(server, "keyed", 0).logEndOffset()).isEqualTo(1);
         assertThat(Requests.produceOne(client, "keyed", 0, keyed("c", "4", now)).baseOffset())
                 .isEqualTo(1);
         // The same record set on a topic with the default cleanup.policy=delete is fine.
@@ -187,17 +205,19 @@ class TopicCleanupTest {
 
     @Test
     void topicConfigIsPersistedWithTheTopicAndBadConfigsAreRefused() throws Exception {
-        server.registry().create("kept", 2, Map.of("cleanup.policy", "compact,delete", "retention.bytes", "4096"));
-        assertThat(server.registry()
-                        .create("bad", 1, Map.of("retention.hours", "1"))
-                        .status())
-                .isEqualTo(CreateStatus.INVALID_CONFIG);
-        assertThat(server.registry().topic("bad")).isNull();
-        client.close();
+        startOwn(props());
+        assertThat(TestBroker.createTopic(
+                        server, "kept", 2, Map.of("cleanup.policy", "compact,delete", "retention.bytes", "4096")))
+                .isEqualTo(ErrorCode.NONE);
+        assertThat(TestBroker.createTopic(server, "bad", 1, Map.of("retention.hours", "1")))
+                .isEqualTo(ErrorCode.INVALID_CONFIG);
+        assertThat(TestBroker.topic(server, "bad")).isNull();
         server.close();
-        server = TestBroker.start(props());
-        client = new RawClient(server.port());
-        LogConfig config = server.registry().partition("kept", 1).log().config();
+        startOwn(props());
+        // The restarted broker applies the config of the controller's metadata to the reloaded log.
+        assertThat(server.replicaManager().awaitImage(i -> TestBroker.partition(server, "kept", 1) != null, 10_000))
+                .isNotNull();
+        LogConfig config = TestBroker.partition(server, "kept", 1).log().config();
         assertThat(config.cleanupPolicy()).isEqualTo(LogConfig.CleanupPolicy.COMPACT_DELETE);
         assertThat(config.retentionBytes()).isEqualTo(4096);
         assertThat(Requests.produceOne(client, "kept", 1, keyed(null, "x", 1)).errorCode())
@@ -206,13 +226,11 @@ class TopicCleanupTest {
 
     @Test
     void aNullKeyOnACompactedTopicIsInvalidRecordWhenAppendingOnRequestThreadsToo() throws Exception {
-        client.close();
-        server.close();
         Properties props = props();
         props.setProperty("num.append.agents", "0");
-        server = TestBroker.start(props);
-        client = new RawClient(server.port());
-        server.registry().create("keyed", 1, Map.of("cleanup.policy", "compact"));
+        startOwn(props);
+        assertThat(TestBroker.createTopic(server, "keyed", 1, Map.of("cleanup.policy", "compact")))
+                .isEqualTo(ErrorCode.NONE);
         long now = System.currentTimeMillis();
         assertThat(Requests.produceOne(client, "keyed", 0, keyed(null, "1", now))
                         .errorCode())

@@ -13,11 +13,10 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.MetadataRequest;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,8 +32,8 @@ class TracingTest {
     private static final String TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
     private static final String PARENT_SPAN_ID = "00f067aa0ba902b7";
 
-    @TempDir
-    Path logDir;
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
 
     private static RequestHeader traced(short apiKey, int correlationId, byte traceFlags) {
         return new RequestHeader(
@@ -55,17 +54,17 @@ class TracingTest {
     }
 
     private StellflowServer start(InMemorySpanExporter spans, String ratio) throws Exception {
-        Properties props = TestBroker.props(logDir, transport);
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("tracing.enabled", "true");
         props.setProperty("tracing.sampler.ratio", ratio);
-        return StellflowServer.start(BrokerConfig.fromProperties(props), spans);
+        return NODES.track(StellflowServer.start(BrokerConfig.fromProperties(props), spans));
     }
 
     @Test
     void aTracedProduceGetsAServerSpanParentedOnTheCallersSpan() throws Exception {
         InMemorySpanExporter spans = InMemorySpanExporter.create();
-        try (StellflowServer server = start(spans, "1.0");
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = start(spans, "1.0");
+        try (RawClient client = new RawClient(server.port())) {
             Requests.createTopic(client, "traced", 2);
             byte[] batch = Requests.batch(3, 1L);
             int correlationId = Requests.nextCorrelationId();
@@ -98,8 +97,8 @@ class TracingTest {
     @Test
     void aFailedRequestsSpanCarriesTheErrorCodeAndErrorStatus() throws Exception {
         InMemorySpanExporter spans = InMemorySpanExporter.create();
-        try (StellflowServer server = start(spans, "1.0");
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = start(spans, "1.0");
+        try (RawClient client = new RawClient(server.port())) {
             int correlationId = Requests.nextCorrelationId();
             client.sendWithBody(traced(ApiKeys.FETCH, correlationId, (byte) 1), new byte[] {1, 2});
             assertThat(client.receive().errorCode()).isEqualTo(Errors.INVALID_REQUEST);
@@ -115,8 +114,8 @@ class TracingTest {
     @Test
     void ratioZeroDropsUnsampledCallersButFollowsSampledOnes() throws Exception {
         InMemorySpanExporter spans = InMemorySpanExporter.create();
-        try (StellflowServer server = start(spans, "0.0");
-                RawClient client = new RawClient(server.port())) {
+        StellflowServer server = start(spans, "0.0");
+        try (RawClient client = new RawClient(server.port())) {
             int unsampled = Requests.nextCorrelationId();
             client.send(
                     traced(ApiKeys.API_VERSIONS, unsampled, (byte) 0), new ApiVersionsRequest(null, null, List.of()));
@@ -135,9 +134,9 @@ class TracingTest {
     @Test
     void tracingOffRecordsNoSpanEvenForTracedRequests() throws Exception {
         InMemorySpanExporter spans = InMemorySpanExporter.create();
-        Properties props = TestBroker.props(logDir, transport);
-        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(props), spans);
-                RawClient client = new RawClient(server.port())) {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        StellflowServer server = NODES.track(StellflowServer.start(BrokerConfig.fromProperties(props), spans));
+        try (RawClient client = new RawClient(server.port())) {
             client.send(
                     traced(ApiKeys.API_VERSIONS, Requests.nextCorrelationId(), (byte) 1),
                     new ApiVersionsRequest(null, null, List.of()));

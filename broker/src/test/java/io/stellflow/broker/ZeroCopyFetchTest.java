@@ -18,12 +18,14 @@ import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -32,49 +34,61 @@ import org.junit.jupiter.params.provider.ValueSource;
  * segments, so reads cross segment boundaries), one with {@code fetch.zero.copy=true} on the
  * transport under test and one copying; every v0 and v1 response must be byte-identical. Plus the
  * v1 round trip: stored batches untouched, one segment per partition, offsets from
- * recordsBaseOffset.
+ * recordsBaseOffset. The zero-copy nodes (one per transport) and the copying one (nio) are shared by
+ * the tests, each with a topic of its own.
  */
 class ZeroCopyFetchTest {
     /** Records per batch in each round of {@link #fill}. */
     private static final int[] BATCH_RECORDS = {3, 4, 1};
 
-    @TempDir
-    Path dir;
+    @RegisterExtension
+    static final TestBroker.Shared ZERO_COPY = new TestBroker.Shared(p -> smallSegments(p, true));
 
-    final List<StellflowServer> servers = new ArrayList<>();
+    @RegisterExtension
+    static final TestBroker.Shared COPY = new TestBroker.Shared(p -> smallSegments(p, false));
+
+    @RegisterExtension
+    static final TestBroker.Own NODES = new TestBroker.Own();
+
     final List<RawClient> clients = new ArrayList<>();
+    String t;
+
+    /** Topics are numbered: the copying node serves the runs of every transport. */
+    private static final AtomicInteger RUNS = new AtomicInteger();
+
+    @BeforeEach
+    void name(TestInfo test) {
+        t = test.getTestMethod().orElseThrow().getName() + "-" + RUNS.incrementAndGet();
+    }
 
     @AfterEach
     void stop() throws Exception {
         for (RawClient c : clients) {
             c.close();
         }
-        for (StellflowServer s : servers) {
-            s.close();
-        }
     }
 
-    private RawClient start(String name, String transport, boolean zeroCopy) throws IOException {
-        Properties props = TestBroker.props(dir.resolve(name), transport);
+    private static void smallSegments(Properties props, boolean zeroCopy) {
         props.setProperty("fetch.zero.copy", Boolean.toString(zeroCopy));
         props.setProperty("log.segment.bytes", "16384");
-        StellflowServer server = TestBroker.start(props);
-        servers.add(server);
+    }
+
+    private RawClient start(String transport, boolean zeroCopy) throws IOException {
+        StellflowServer server = (zeroCopy ? ZERO_COPY : COPY).get(transport);
         RawClient client = new RawClient(server.port());
         clients.add(client);
-        Requests.createTopic(client, "t", 2);
+        Requests.createTopic(client, t, 2);
         return client;
     }
 
     /** Same batches to both brokers: 30 batches of 1 KiB-valued records, segments of 16 KiB. */
-    private static long fill(RawClient... brokers) throws IOException {
+    private long fill(RawClient... brokers) throws IOException {
         long next = 0;
         for (int round = 0; round < 10; round++) {
             for (int count : BATCH_RECORDS) {
                 byte[] batch = Requests.batchOfSize(count, 1000, 1_700_000_000_000L + round);
                 for (RawClient c : brokers) {
-                    assertThat(Requests.produceOne(c, "t", 0, batch).baseOffset())
-                            .isEqualTo(next);
+                    assertThat(Requests.produceOne(c, t, 0, batch).baseOffset()).isEqualTo(next);
                 }
                 next += count;
             }
@@ -87,7 +101,7 @@ class ZeroCopyFetchTest {
         return client.receiveRawFrame();
     }
 
-    private static FetchRequest fetch(long offset, int maxBytes) {
+    private FetchRequest fetch(long offset, int maxBytes) {
         return new FetchRequest(
                 -1,
                 0,
@@ -96,7 +110,7 @@ class ZeroCopyFetchTest {
                 (byte) 0,
                 0,
                 List.of(new FetchRequest.FetchTopic(
-                        "t",
+                        t,
                         List.of(
                                 new FetchRequest.FetchPartition(0, -1, offset, -1L, maxBytes),
                                 new FetchRequest.FetchPartition(1, -1, 0, -1L, maxBytes)))));
@@ -110,8 +124,8 @@ class ZeroCopyFetchTest {
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
     void zeroCopyResponsesAreByteIdenticalToTheCopyPath(String transport) throws Exception {
         assumeAvailable(transport);
-        RawClient zero = start("zero", transport, true);
-        RawClient copy = start("copy", "nio", false);
+        RawClient zero = start(transport, true);
+        RawClient copy = start("nio", false);
         long end = fill(zero, copy);
         for (short version = 0; version <= 1; version++) {
             for (long offset = 0; offset <= end; offset += 3) {
@@ -130,7 +144,7 @@ class ZeroCopyFetchTest {
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
     void v0FromEveryOffsetDecodesToTheRightRecords(String transport) throws Exception {
         assumeAvailable(transport);
-        RawClient client = start("b", transport, true);
+        RawClient client = start(transport, true);
         long end = fill(client);
         for (long offset = 0; offset < end; offset++) {
             FetchResponse.PartitionData p = Requests.fetchOne(client, fetch(offset, 1 << 20));
@@ -148,7 +162,7 @@ class ZeroCopyFetchTest {
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
     void v1SendsStoredBatchesOfOneSegmentWithTheirBaseOffset(String transport) throws Exception {
         assumeAvailable(transport);
-        RawClient client = start("b", transport, true);
+        RawClient client = start(transport, true);
         long end = fill(client);
         long position = 0;
         int fetches = 0;
@@ -188,16 +202,16 @@ class ZeroCopyFetchTest {
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
     void largeZeroCopyResponsesArriveWhole(String transport) throws Exception {
         assumeAvailable(transport);
-        Properties props = TestBroker.props(dir.resolve("big"), transport);
+        // A node of its own: larger batches, one segment.
+        Properties props = TestBroker.props(NODES.dir(), transport);
         props.setProperty("message.max.bytes", Integer.toString(4 << 20));
-        StellflowServer server = TestBroker.start(props);
-        servers.add(server);
-        RawClient client = new RawClient(server.port());
+        StellflowServer own = NODES.start(props);
+        RawClient client = new RawClient(own.port());
         clients.add(client);
-        Requests.createTopic(client, "t", 2);
+        Requests.createTopic(client, t, 2);
         byte[] batch = Requests.batchOfSize(100, 20_000, 1_700_000_000_000L); // ~2 MB
         for (int i = 0; i < 8; i++) {
-            Requests.produceOne(client, "t", 0, batch);
+            Requests.produceOne(client, t, 0, batch);
         }
         FetchResponse.PartitionData p = Requests.fetchOne(client, fetch(0, 64 << 20));
         assertThat(p.records().readableBytes()).isEqualTo(8 * batch.length);
@@ -210,7 +224,7 @@ class ZeroCopyFetchTest {
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
     void fetchV2IsUnsupported(String transport) throws Exception {
         assumeAvailable(transport);
-        RawClient client = start("b", transport, true);
+        RawClient client = start(transport, true);
         client.send(RequestHeader.of(ApiKeys.FETCH, (short) 2, 9, "test"), fetch(0, 100));
         RawClient.Response r = client.receive();
         assertThat(r.errorCode()).isEqualTo(Errors.UNSUPPORTED_VERSION);

@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
  * {@code auto.create.topics.enable=true} on a broker of a cluster (decision 9.q): a Metadata or
  * Produce request naming a topic the metadata does not have makes this broker send CreateTopics to the
  * active controller with {@code num.partitions} partitions and {@code default.replication.factor}
- * replicas, and answer once the topic is in this broker's metadata. As in the single-broker mode:
- * an illegal name is never created and answers {@code INVALID_REQUEST}; and as in Kafka a replication
+ * replicas, and answer once the topic is in this broker's metadata. An illegal name is never
+ * created and answers {@code INVALID_REQUEST}; as in Kafka a replication
  * factor above the live brokers fails ({@code INVALID_REPLICATION_FACTOR}, sent to v0 clients as
  * {@code INVALID_REQUEST}), it is not capped.
  *

@@ -327,8 +327,8 @@ public final class BrokerConfig {
     }
 
     /**
-     * {@code cluster.id}, or null to use the persisted id, or (without a controller) a freshly
-     * generated one, or (in a cluster) the controllers' one.
+     * {@code cluster.id}, or null to use the persisted id, or for a new node the controllers' one
+     * (a new combined node's controller generates it).
      */
     public String clusterId() {
         return clusterId;

@@ -37,14 +37,15 @@ import java.util.Set;
  *   <tr><td>broker.rack</td><td>none</td><td>rack id for rack-aware placement</td></tr>
  *   <tr><td>default.replication.factor</td><td>1</td><td>1..32767, for CreateTopic without a
  *       replication factor and for auto-created topics</td></tr>
- *   <tr><td>metadata.local</td><td>false</td><td>true: a single broker without any controller that
- *       keeps topics in its own registry (the pre-cluster single-node mode; data-plane tests and
- *       embedding only); requires {@code process.roles=broker}</td></tr>
  * </table>
  * The controller keys of {@link ControllerConfig} ({@code broker.session.timeout.ms},
  * {@code controller.quorum.election.timeout.ms}, {@code controller.request.timeout.ms},
  * {@code metadata.snapshot.interval.entries}, {@code metadata.delta.retained.entries}) are read by
  * {@link ControllerConfig#forNode} when this process is a controller.
+ *
+ * <p>Removed: {@code metadata.local} (a single broker without any controller) is refused when
+ * {@code true}, since a broker now always runs with a controller; {@code false}, its old default,
+ * is an unknown key like any other (a warning at start).
  *
  * <p>Thread-safety: immutable.
  *
@@ -55,7 +56,6 @@ import java.util.Set;
  * @param heartbeatIntervalMs {@code broker.heartbeat.interval.ms}
  * @param rack {@code broker.rack}, empty when none
  * @param defaultReplicationFactor {@code default.replication.factor}
- * @param metadataLocal {@code metadata.local}
  * @param controller the controller settings, or null when this process is not a controller
  * @param raftPortPicked whether the controller's Raft port was picked here (a one-node quorum with
  *     no {@code controller.quorum.voters} and no listener port + 1 to use: listener port 0, 65534 or
@@ -70,7 +70,6 @@ public record ClusterConfig(
         long heartbeatIntervalMs,
         String rack,
         int defaultReplicationFactor,
-        boolean metadataLocal,
         ControllerConfig controller,
         boolean raftPortPicked) {
 
@@ -91,7 +90,6 @@ public record ClusterConfig(
             "broker.heartbeat.interval.ms",
             "broker.rack",
             "default.replication.factor",
-            "metadata.local",
             "broker.session.timeout.ms",
             "controller.quorum.election.timeout.ms",
             "controller.request.timeout.ms",
@@ -139,15 +137,18 @@ public record ClusterConfig(
         } else {
             nodeId = brokerId == null ? 0 : brokerId;
         }
-        boolean metadataLocal = bool(props, "metadata.local", false);
-        if (metadataLocal && !roles.equals(EnumSet.of(ProcessRole.BROKER))) {
-            throw new ConfigException("metadata.local", "true", "needs process.roles=broker");
+        if (bool(props, "metadata.local", false)) {
+            throw new ConfigException(
+                    "metadata.local",
+                    props.getProperty("metadata.local"),
+                    "removed: every broker runs with a controller; for a single node leave process.roles unset"
+                            + " (broker,controller: combined mode)");
         }
         String bootstrap = props.getProperty("controller.quorum.bootstrap.servers");
         if (bootstrap != null && bootstrap.isBlank()) {
             throw new ConfigException("controller.quorum.bootstrap.servers", bootstrap, "must not be blank");
         }
-        if (!metadataLocal && !roles.contains(ProcessRole.CONTROLLER) && bootstrap == null) {
+        if (!roles.contains(ProcessRole.CONTROLLER) && bootstrap == null) {
             throw new ConfigException(
                     "controller.quorum.bootstrap.servers", null, "required when process.roles=broker");
         }
@@ -167,7 +168,6 @@ public record ClusterConfig(
                 heartbeatMs,
                 rack,
                 rf,
-                metadataLocal,
                 controller,
                 raftPortPicked);
     }

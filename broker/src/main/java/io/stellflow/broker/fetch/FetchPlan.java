@@ -2,7 +2,6 @@ package io.stellflow.broker.fetch;
 
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionRouter;
-import io.stellflow.broker.topic.TopicRegistry;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.ResponseHeader;
@@ -14,7 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A Fetch request resolved against the topic registry once, when it arrives: each requested partition
+ * A Fetch request resolved against the partition router once, when it arrives: each requested partition
  * with its {@link Partition} or the error that applies (spec §6.4 step 1), plus the response envelope
  * size so reads can keep the whole response under the frame limit.
  *
@@ -43,31 +42,6 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      *     {@code NOT_LEADER_OR_FOLLOWER}
      */
     public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
-
-    /** {@link #resolve(FetchRequest, PartitionRouter, short)} against a single broker's registry. */
-    public static FetchPlan resolve(FetchRequest request, TopicRegistry registry, short version) {
-        return resolve(request, localRouter(registry), version);
-    }
-
-    /** {@link #resolve(FetchRequest, TopicRegistry, short)} for Fetch v0. */
-    public static FetchPlan resolve(FetchRequest request, TopicRegistry registry) {
-        return resolve(request, localRouter(registry), (short) 0);
-    }
-
-    /** Every partition of a single broker's registry is led here. */
-    private static PartitionRouter localRouter(TopicRegistry registry) {
-        return new PartitionRouter() {
-            @Override
-            public Partition leaderPartition(String topic, int partition) {
-                return registry.partition(topic, partition);
-            }
-
-            @Override
-            public short errorFor(String topic, int partition) {
-                return Errors.UNKNOWN_TOPIC_OR_PARTITION;
-            }
-        };
-    }
 
     /** {@link #resolve(FetchRequest, PartitionRouter, short)} for Fetch v0. */
     public static FetchPlan resolve(FetchRequest request, PartitionRouter registry) {

@@ -1,6 +1,5 @@
 package io.stellflow.broker.topic;
 
-import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.server.common.file.AtomicFiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -9,11 +8,9 @@ import java.util.Properties;
 
 /**
  * The log directory's identity file {@code meta.properties}: which broker and which cluster the data
- * belongs to. Without a controller ({@code metadata.local}) the cluster id is taken from
- * {@code cluster.id} when configured, otherwise from the file, otherwise generated (22 characters,
- * URL-safe base64 of a random UUID) and persisted ({@link #loadOrCreate}). A broker of a cluster
- * {@link #read}s the file, registers with the id it names (or {@code cluster.id}; none for a new
- * broker) and {@link #create}s it with the cluster's id from the controller when it was absent.
+ * belongs to. A broker {@link #read}s the file, registers with the id it names (or {@code
+ * cluster.id}; none for a new broker) and {@link #create}s it with the cluster's id from the
+ * controller when it was absent.
  *
  * <p>Thread-safety: immutable.
  *
@@ -24,22 +21,6 @@ public record BrokerMetadata(int brokerId, String clusterId) {
 
     /** File name inside the log directory. */
     public static final String FILE_NAME = "meta.properties";
-
-    /**
-     * Loads or creates {@code meta.properties}.
-     *
-     * @param configuredClusterId {@code cluster.id}, or null
-     * @throws IOException when the file cannot be read or written, or when it names another broker or
-     *     cluster than the configuration (the directory belongs to someone else)
-     */
-    public static BrokerMetadata loadOrCreate(Path logDir, int brokerId, String configuredClusterId)
-            throws IOException {
-        BrokerMetadata existing = read(logDir, brokerId, configuredClusterId);
-        if (existing != null) {
-            return existing;
-        }
-        return create(logDir, brokerId, configuredClusterId != null ? configuredClusterId : generateClusterId());
-    }
 
     /**
      * Reads {@code meta.properties}, or returns null when the directory has none yet.
@@ -83,10 +64,5 @@ public record BrokerMetadata(int brokerId, String clusterId) {
         props.setProperty("cluster.id", clusterId);
         AtomicFiles.writeProperties(file, props, "Stellflow broker metadata");
         return new BrokerMetadata(brokerId, clusterId);
-    }
-
-    /** A fresh random cluster id: URL-safe base64 (no padding) of a random UUID's 16 bytes. */
-    public static String generateClusterId() {
-        return MetadataRecords.randomClusterId();
     }
 }

@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * ISR ("maximal ISR"), so neither a shrink nor an expansion can let the HW pass a replica that may
  * be in the ISR once the change commits. A follower's HW is what the replica fetcher sets ({@link
  * #updateFollowerHighWatermark}); a new leader starts from the HW it had (checkpointed or learned as
- * follower), which may lag until its followers fetch. Without a controller ({@link TopicRegistry})
- * the replicas and the ISR are this broker alone, so the HW equals the log end offset after every
- * append.
+ * follower), which may lag until its followers fetch. A partition made with the single-node
+ * constructor (tests) has this broker alone as replicas and ISR, so the HW equals the log end offset
+ * after every append.
  *
  * <p>Listeners: append listeners are told after every append (parked follower Fetches read up to the
  * LEO); high-watermark listeners when the HW advanced or the replica state changed (parked consumer

@@ -4,8 +4,8 @@ import io.stellflow.protocol.Errors;
 
 /**
  * Routes data-plane requests (Produce, Fetch, ListOffsets) to the partitions this broker leads.
- * Two sources implement it: the single-node topic registry (every hosted partition is led here) and,
- * in a cluster, the broker's copy of the controller's metadata image.
+ * The broker's copy of the controller's metadata image implements it ({@code ReplicaManager}), with
+ * {@code AutoTopicCreation} in front when {@code auto.create.topics.enable} is set.
  *
  * <p>Thread-safety: implementations are thread-safe; lookups run on request handler threads and
  * allocate nothing.

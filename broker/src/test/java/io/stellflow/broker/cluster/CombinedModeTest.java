@@ -70,7 +70,6 @@ class CombinedModeTest {
         UUID topicId;
         try (StellflowServer server = start()) {
             assertThat(server.controller()).as("embedded controller").isNotNull();
-            assertThat(server.registry()).as("no local registry").isNull();
             assertThat(Files.isDirectory(dir.resolve("data-metadata")))
                     .as("metadata.log.dir default")
                     .isTrue();

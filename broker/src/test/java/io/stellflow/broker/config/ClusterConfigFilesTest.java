@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.config.ClusterConfig.ProcessRole;
+import io.stellflow.server.common.config.ConfigException;
 import java.io.Reader;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -77,8 +78,25 @@ class ClusterConfigFilesTest {
         assertThatThrownBy(() -> BrokerConfig.fromProperties(p)).hasMessageContaining("node.id");
         p.remove("broker.id");
         assertThat(BrokerConfig.fromProperties(p).brokerId()).isEqualTo(2);
-        p.setProperty("metadata.local", "true");
-        p.setProperty("process.roles", "broker,controller");
-        assertThatThrownBy(() -> BrokerConfig.fromProperties(p)).hasMessageContaining("metadata.local");
+    }
+
+    @Test
+    void theRemovedMetadataLocalIsRefusedWhenTrueAndAnUnknownKeyWhenFalse() {
+        for (String roles : new String[] {"broker", "broker,controller"}) {
+            Properties p = new Properties();
+            p.setProperty("process.roles", roles);
+            p.setProperty("controller.quorum.bootstrap.servers", "127.0.0.1:9094");
+            p.setProperty("metadata.local", "true");
+            // A broker without a controller is gone: starting a cluster broker instead would give
+            // the old config another meaning, so it is refused, naming the key.
+            assertThatThrownBy(() -> BrokerConfig.fromProperties(p))
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("'metadata.local'")
+                    .hasMessageContaining("removed");
+            p.setProperty("metadata.local", "false"); // its old default: what every broker does now
+            BrokerConfig config = BrokerConfig.fromProperties(p);
+            assertThat(config.unknownKeys()).containsExactly("metadata.local");
+            assertThat(BrokerConfig.knownKeys()).doesNotContain("metadata.local");
+        }
     }
 }

@@ -4,19 +4,25 @@ import io.stellflow.broker.StellflowServer;
 import java.nio.file.Path;
 import java.util.Properties;
 
-/** Properties for the end-to-end tests: one broker without a controller on 127.0.0.1:0, and its clients. */
+/**
+ * Properties for the end-to-end tests: one combined node (the broker with its one-voter controller,
+ * as users run a single node) on 127.0.0.1:0, and its clients.
+ */
 final class SingleBroker {
     private SingleBroker() {}
 
-    /** A broker with its log in {@code dataDir}; tests add their own settings. */
+    /**
+     * A node with its data under {@code dataDir} (log dir {@code data}, metadata log {@code
+     * data-metadata}); tests add their own settings.
+     */
     static Properties props(Path dataDir) {
         Properties p = new Properties();
         p.setProperty("broker.id", "0");
         p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        // a single broker without a controller: these tests are about the data plane
-        p.setProperty("process.roles", "broker");
-        p.setProperty("metadata.local", "true");
-        p.setProperty("log.dirs", dataDir.toString());
+        p.setProperty("log.dirs", dataDir.resolve("data").toString());
+        p.setProperty("controller.quorum.election.timeout.ms", "100");
+        // An ephemeral metrics port: parallel test JVMs never fight over 9464.
+        p.setProperty("metrics.port", "0");
         return p;
     }
 

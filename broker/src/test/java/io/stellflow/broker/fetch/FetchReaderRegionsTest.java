@@ -6,7 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.stellflow.broker.network.RequestContext;
-import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.broker.topic.LocalPartitions;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.FetchRequest;
@@ -39,7 +39,7 @@ class FetchReaderRegionsTest {
         return buf;
     }
 
-    private int regionsFor(TopicRegistry registry, short version) {
+    private int regionsFor(LocalPartitions registry, short version) {
         FetchRequest request = new FetchRequest(
                 -1,
                 0,
@@ -66,7 +66,7 @@ class FetchReaderRegionsTest {
 
     @Test
     void v1SendsOneRegionPerPartitionAndV0OnePerBatch() throws Exception {
-        try (TopicRegistry registry = TopicRegistry.open(dir, LogConfig.defaults(), 100)) {
+        try (LocalPartitions registry = LocalPartitions.open(dir, LogConfig.defaults())) {
             registry.create("t", 2);
             for (int p = 0; p < 2; p++) {
                 for (int i = 0; i < BATCHES; i++) {

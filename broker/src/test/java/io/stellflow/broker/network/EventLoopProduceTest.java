@@ -9,8 +9,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.handler.ProduceHandler;
-import io.stellflow.broker.handler.TopicService;
-import io.stellflow.broker.topic.TopicRegistry;
+import io.stellflow.broker.topic.LocalPartitions;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -43,7 +42,7 @@ class EventLoopProduceTest {
     @TempDir
     Path dir;
 
-    private TopicRegistry registry;
+    private LocalPartitions registry;
     private AppendService appends;
     private final ArrayDeque<Runnable> pool = new ArrayDeque<>();
     private final List<Short> otherApiCalls = new ArrayList<>();
@@ -52,7 +51,7 @@ class EventLoopProduceTest {
 
     @BeforeEach
     void open() throws Exception {
-        registry = TopicRegistry.open(dir, LogConfig.defaults(), 10);
+        registry = LocalPartitions.open(dir, LogConfig.defaults(), 1);
         registry.create("t", 1);
         registry.create("u", 2);
         appends = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
@@ -63,7 +62,7 @@ class EventLoopProduceTest {
         if (startAgent) {
             appends.start();
         }
-        produce = new ProduceHandler(new TopicService(registry, true, 1), 1 << 20, appends);
+        produce = new ProduceHandler(registry, 1 << 20, appends);
         ApiHandler other = (context, body) -> {
             otherApiCalls.add(context.header().apiKey());
             context.respondError(Errors.NONE);
@@ -74,7 +73,7 @@ class EventLoopProduceTest {
     }
 
     @AfterEach
-    void close() {
+    void close() throws Exception {
         appends.close();
         Object o;
         while ((o = channel.readOutbound()) != null) {
@@ -152,7 +151,7 @@ class EventLoopProduceTest {
         assertThat(pool).hasSize(1);
         runPool();
         assertThat(responses(1)).containsExactly(1);
-        assertThat(registry.topic("new-topic")).isNotNull();
+        assertThat(registry.hasTopic("new-topic")).isTrue();
 
         channel.writeInbound(payload(ApiKeys.METADATA, 2, null));
         assertThat(otherApiCalls).isEmpty();

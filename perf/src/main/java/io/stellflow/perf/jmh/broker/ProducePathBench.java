@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.client.StellflowAdmin;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -41,7 +42,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The produce path in-process: a broker ({@link StellflowServer}, 127.0.0.1, the given transport,
- * one append agent, a fresh log dir) receives one Produce request of ONE batch of up to 1 MiB (1 KiB
+ * one append agent, a fresh log dir; a combined node, as users run it: its embedded one-voter
+ * controller and the broker's heartbeats to it run beside the benchmark and allocate a little in the
+ * background) receives one Produce request of ONE batch of up to 1 MiB (1 KiB
  * records from SplittableRandom(42), as many as fit, acks=1) per operation over a loopback socket and
  * answers after the append: frame decode (the frame spans many socket reads: {@code
  * FrameAssembly}), header and body decode, hand-off to the partition's MPSC queue, the agent's
@@ -93,16 +96,18 @@ public class ProducePathBench {
         dir = Files.createTempDirectory("sf-produce-bench");
         Properties props = new Properties();
         props.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        // A single broker without a controller (the data plane only): registry() is null in a cluster.
-        props.setProperty("process.roles", "broker");
-        props.setProperty("metadata.local", "true");
-        props.setProperty("log.dirs", dir.toString());
+        // A combined node (the default roles); its metadata log goes to the sibling data-metadata.
+        props.setProperty("log.dirs", dir.resolve("data").toString());
         props.setProperty("transport", transport);
         props.setProperty("num.append.agents", "1");
         props.setProperty("metrics.exporter", metricsExporter);
         props.setProperty("metrics.port", "0");
         server = StellflowServer.start(BrokerConfig.fromProperties(props));
-        server.registry().create("bench", 1);
+        Properties admin = new Properties();
+        admin.setProperty("bootstrap.servers", "127.0.0.1:" + server.port());
+        try (StellflowAdmin topics = new StellflowAdmin(admin)) {
+            topics.createTopic("bench", 1);
+        }
         request = buildRequest();
         response = ByteBuffer.allocateDirect(64 * 1024);
         socket = SocketChannel.open(new InetSocketAddress("127.0.0.1", server.port()));
