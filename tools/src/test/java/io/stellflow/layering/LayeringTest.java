@@ -184,22 +184,12 @@ class LayeringTest {
     record KnownCycle(String from, String to, String fix) {}
 
     static final List<KnownCycle> KNOWN_CYCLES = List.of(
-            // protocol <-> protocol.message: Frames writes ApiMessage bodies; every message uses ApiKeys/Errors.
-            new KnownCycle(
-                    "io\\.stellflow\\.protocol\\.Frames(\\$.*)?",
-                    "io\\.stellflow\\.protocol\\.message\\..*",
-                    "ApiMessage into io.stellflow.protocol, or the frame writers into protocol.message (point 3)"),
             // controller <-> controller.server: ControllerServer assembles the server package, which uses
             // the root's ControllerConfig, ControllerMetrics, ControllerRpc and QuorumVoter.
             new KnownCycle(
                     "io\\.stellflow\\.controller\\.ControllerServer(\\$.*)?",
                     "io\\.stellflow\\.controller\\.server\\..*",
-                    "ControllerServer into io.stellflow.controller.server (about 20 imports)"),
-            // broker.fetch <-> broker.network: RequestContext sends the fetch package's FetchResponseFrame.
-            new KnownCycle(
-                    "io\\.stellflow\\.broker\\.network\\.RequestContext(\\$.*)?",
-                    "io\\.stellflow\\.broker\\.fetch\\..*",
-                    "the Fetch response frame as a protocol flyweight, sent by the network package (point 3)"));
+                    "ControllerServer into io.stellflow.controller.server (about 20 imports)"));
 
     /** Every package under {@code moduleRoot} (the root package included) is one slice. */
     static SliceAssignment packagesOf(String moduleRoot) {

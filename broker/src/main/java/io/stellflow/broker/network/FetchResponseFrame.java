@@ -1,4 +1,4 @@
-package io.stellflow.broker.fetch;
+package io.stellflow.broker.network;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.FileRegion;
