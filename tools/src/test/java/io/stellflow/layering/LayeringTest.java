@@ -189,12 +189,6 @@ class LayeringTest {
                     "io\\.stellflow\\.protocol\\.Frames(\\$.*)?",
                     "io\\.stellflow\\.protocol\\.message\\..*",
                     "ApiMessage into io.stellflow.protocol, or the frame writers into protocol.message (point 3)"),
-            // controller <-> controller.server: ControllerServer assembles the server package, which uses
-            // the root's ControllerConfig, ControllerMetrics, ControllerRpc and QuorumVoter.
-            new KnownCycle(
-                    "io\\.stellflow\\.controller\\.ControllerServer(\\$.*)?",
-                    "io\\.stellflow\\.controller\\.server\\..*",
-                    "ControllerServer into io.stellflow.controller.server (about 20 imports)"),
             // broker.fetch <-> broker.network: RequestContext sends the fetch package's FetchResponseFrame.
             new KnownCycle(
                     "io\\.stellflow\\.broker\\.network\\.RequestContext(\\$.*)?",
