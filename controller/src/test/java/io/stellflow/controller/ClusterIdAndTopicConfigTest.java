@@ -20,6 +20,7 @@ import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.RecordType;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.server.ControllerServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;

@@ -10,6 +10,7 @@ import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.VoterState;
+import io.stellflow.controller.server.ControllerServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

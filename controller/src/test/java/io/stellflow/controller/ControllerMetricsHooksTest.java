@@ -11,6 +11,7 @@ import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.server.ControllerServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -21,6 +21,7 @@ import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
+import io.stellflow.controller.server.ControllerServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

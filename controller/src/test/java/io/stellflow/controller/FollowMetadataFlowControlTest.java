@@ -16,6 +16,7 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.FollowMetadataRequest;
 import io.stellflow.controller.proto.MetadataEvent;
 import io.stellflow.controller.proto.TopicRecord;
+import io.stellflow.controller.server.ControllerServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -21,6 +21,7 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.controller.proto.PartitionElectionResult;
+import io.stellflow.controller.server.ControllerServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;

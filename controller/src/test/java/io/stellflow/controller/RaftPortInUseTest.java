@@ -3,6 +3,7 @@ package io.stellflow.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.controller.server.ControllerServer;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

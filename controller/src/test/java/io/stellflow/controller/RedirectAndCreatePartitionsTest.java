@@ -23,6 +23,7 @@ import io.stellflow.controller.proto.ElectionTopicPartitions;
 import io.stellflow.controller.proto.ElectionType;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.PartitionElectionResult;
+import io.stellflow.controller.server.ControllerServer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;

@@ -7,6 +7,7 @@ import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.server.ControllerServer;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,5 @@
 package io.stellflow.layering;
 
-import static com.tngtech.archunit.base.DescribedPredicate.describe;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -166,30 +165,8 @@ class LayeringTest {
                 .assignedFrom(packagesOf(moduleRoot))
                 .should()
                 .beFreeOfCycles();
-        for (KnownCycle known : KNOWN_CYCLES) {
-            rule = rule.ignoreDependency(nameMatching(known.from()), nameMatching(known.to()));
-        }
         rule.check(classes);
     }
-
-    /**
-     * A package cycle that existed when this test was written (issue 18), tolerated as exactly one
-     * dependency edge so that any other edge closing a cycle still fails. Each goes away with the
-     * change named in {@code fix}; then its entry goes too.
-     *
-     * @param from regex of the depending classes
-     * @param to regex of the classes depended on
-     * @param fix how the cycle is to be broken
-     */
-    record KnownCycle(String from, String to, String fix) {}
-
-    static final List<KnownCycle> KNOWN_CYCLES = List.of(
-            // controller <-> controller.server: ControllerServer assembles the server package, which uses
-            // the root's ControllerConfig, ControllerMetrics, ControllerRpc and QuorumVoter.
-            new KnownCycle(
-                    "io\\.stellflow\\.controller\\.ControllerServer(\\$.*)?",
-                    "io\\.stellflow\\.controller\\.server\\..*",
-                    "ControllerServer into io.stellflow.controller.server (about 20 imports)"));
 
     /** Every package under {@code moduleRoot} (the root package included) is one slice. */
     static SliceAssignment packagesOf(String moduleRoot) {
@@ -231,9 +208,5 @@ class LayeringTest {
                             }
                         })
                 .check(classes);
-    }
-
-    private static DescribedPredicate<JavaClass> nameMatching(String regex) {
-        return describe("name matching " + regex, c -> c.getName().matches(regex));
     }
 }

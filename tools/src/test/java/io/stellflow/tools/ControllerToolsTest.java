@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
@@ -15,6 +14,7 @@ import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.server.ControllerServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;

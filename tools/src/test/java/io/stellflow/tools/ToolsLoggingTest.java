@@ -3,8 +3,8 @@ package io.stellflow.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
+import io.stellflow.controller.server.ControllerServer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

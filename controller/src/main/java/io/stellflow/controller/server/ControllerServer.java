@@ -1,7 +1,9 @@
-package io.stellflow.controller;
+package io.stellflow.controller.server;
 
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.stellflow.controller.ControllerConfig;
+import io.stellflow.controller.ControllerMetrics;
 import io.stellflow.controller.image.BrokerEndpoint;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.MetadataRecords;
@@ -10,9 +12,6 @@ import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.RegisterControllerRecord;
-import io.stellflow.controller.server.ControlPlane;
-import io.stellflow.controller.server.MetadataStateMachine;
-import io.stellflow.controller.server.RaftQuorum;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -245,8 +244,8 @@ public final class ControllerServer implements AutoCloseable {
         return quorum.isActive();
     }
 
-    /** This controller's metadata state machine (for tests: snapshot load and apply counts). */
-    MetadataStateMachine stateMachine() {
+    /** This controller's metadata state machine (for tests and diagnostics: snapshot load and apply counts). */
+    public MetadataStateMachine stateMachine() {
         return quorum.stateMachine();
     }
 
