@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * connection when a request is unanswered after {@code replica.socket.timeout.ms}, a response is
  * undecodable or answers no outstanding request. What the requests mean is the {@link Handler}'s: it
  * gets each response with the attachment its request was sent with (the fetch states it carries).
- * The Netty side (bootstrap, framing) is {@link LeaderConnection}.
+ * The Netty side (bootstrap, framing) is {@link LeaderConnection}. Log events ({@code
+ * REPLICA_FETCHER_*}) keep the {@link ReplicaFetcher} logger they always had.
  *
  * <p>Thread-safety: confined to the fetcher's thread ({@code executor}): every method is called on
  * it, and the Netty event loop hands payloads and closes over to it. Buffer ownership: a response
@@ -48,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * @param <A> what a request carries for its handler (not used by this class)
  */
 final class LeaderChannel<A> {
-    private static final Logger LOG = LoggerFactory.getLogger(LeaderChannel.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaFetcher.class);
 
     /** What the fetcher does with the channel's events; called on the fetcher's thread. */
     interface Handler<A> {

@@ -14,9 +14,7 @@ import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
-import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.storage.UnifiedLog;
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -80,6 +78,7 @@ public final class ReplicaFetcher implements AutoCloseable {
     private final long backoffNanos;
     private final ScheduledThreadPoolExecutor thread;
     private final LeaderChannel<List<FetchState>> leader;
+    private final FollowerResponses responses;
 
     // Confined to the fetcher thread.
     private final Map<Partition, FetchState> partitions = new LinkedHashMap<>();
@@ -137,6 +136,7 @@ public final class ReplicaFetcher implements AutoCloseable {
         this.thread.setRemoveOnCancelPolicy(true);
         // Pending wake-ups and request timeouts must not keep the thread alive after close.
         this.thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.responses = new FollowerResponses(leaderId, nanoClock, backoffNanos);
         this.leader = new LeaderChannel<>(
                 leaderId,
                 brokerId,
@@ -255,7 +255,7 @@ public final class ReplicaFetcher implements AutoCloseable {
             }
             if (s.truncating()) {
                 if (s.partition().log().latestLeaderEpoch() < 0) {
-                    truncateLocally(s); // no epoch history: nothing to ask, fall back to the HW
+                    responses.truncateLocally(s); // no epoch history: nothing to ask, fall back to the HW
                 }
             }
             if (s.truncating()) {
@@ -344,218 +344,10 @@ public final class ReplicaFetcher implements AutoCloseable {
             return;
         }
         switch (apiKey) {
-            case ApiKeys.FETCH -> onFetch(states, FetchResponseV1.read(body));
-            case ApiKeys.OFFSET_FOR_LEADER_EPOCH -> onEpochs(states, OffsetForLeaderEpochResponse.read(body));
+            case ApiKeys.FETCH -> responses.onFetch(states, FetchResponseV1.read(body));
+            case ApiKeys.OFFSET_FOR_LEADER_EPOCH -> responses.onEpochs(states, OffsetForLeaderEpochResponse.read(body));
             default -> throw new IllegalStateException("unexpected apiKey " + apiKey);
         }
-    }
-
-    private void onFetch(List<FetchState> states, FetchResponseV1 response) {
-        int i = 0;
-        for (FetchResponseV1.Topic t : response.responses()) {
-            for (FetchResponseV1.PartitionData d : t.partitions()) {
-                FetchState s = matching(states, i++, t.topic(), d.partition());
-                if (!s.removed()) {
-                    s.partition().runIfFollowing(s.leaderEpoch(), () -> onFetched(s, d));
-                }
-            }
-        }
-        if (i != states.size()) {
-            throw new IllegalStateException("Fetch response has " + i + " partitions, the request " + states.size());
-        }
-    }
-
-    private static FetchState matching(List<FetchState> states, int i, String topic, int partition) {
-        if (i >= states.size()
-                || states.get(i).partition().partition() != partition
-                || !states.get(i).partition().topic().equals(topic)) {
-            throw new IllegalStateException(
-                    "response entry " + i + " (" + topic + "-" + partition + ") does not match the request");
-        }
-        return states.get(i);
-    }
-
-    private void onFetched(FetchState s, FetchResponseV1.PartitionData d) {
-        Partition p = s.partition();
-        try {
-            switch (d.errorCode()) {
-                case Errors.NONE -> {
-                    int result = FollowerAppend.apply(p, d.records(), d.recordsBaseOffset(), d.highWatermark());
-                    if (result == FollowerAppend.CORRUPT) {
-                        LOG.warn(
-                                "REPLICA_FETCH_CORRUPT partition={} leader={}: a fetched batch fails its checks",
-                                p,
-                                leaderId);
-                        backoff(s);
-                    } else if (result == FollowerAppend.OFFSET_MISMATCH) {
-                        onDiverged(s, d);
-                        return;
-                    }
-                    s.fetched();
-                    UnifiedLog log = p.log();
-                    if (d.logStartOffset() > log.logStartOffset()) {
-                        log.maybeIncrementLogStartOffset(d.logStartOffset(), p.highWatermark());
-                    }
-                }
-                case Errors.OFFSET_OUT_OF_RANGE -> onOutOfRange(s, d.logStartOffset());
-                default -> {
-                    // The error table decides: a leadership or epoch change in flight is expected
-                    // (the metadata catches up, then the fetch succeeds); anything else is worth a WARN.
-                    if (Errors.isStaleMetadata(d.errorCode())) {
-                        LOG.debug(
-                                "Fetch of {} from leader {}: {}; waiting for metadata",
-                                p,
-                                leaderId,
-                                Errors.name(d.errorCode()));
-                    } else {
-                        LOG.warn("Fetch of {} from leader {} failed: {}", p, leaderId, Errors.name(d.errorCode()));
-                    }
-                    backoff(s);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.error("REPLICA_APPEND_FAILED partition={} leader={}", p, leaderId, e);
-            backoff(s);
-        }
-    }
-
-    /**
-     * The leader's batches do not continue this log: the log end offset falls inside one of the
-     * leader's batches, so this log holds a batch the leader does not have although epoch-based
-     * truncation found nothing to remove (a leader epoch history that disagrees with the batches).
-     * The log is truncated to the base offset of that leader batch (where the two logs part; the
-     * records below it are the leader's at the same offsets as far as this fetch shows), then
-     * reconciled by epoch again after the backoff. Never to the high watermark: records between this
-     * follower's HW and the leader's may be committed and this replica may be elected (KIP-101). Each
-     * occurrence is logged at WARN; the fetcher never refetches the same offset in a loop.
-     */
-    private void onDiverged(FetchState s, FetchResponseV1.PartitionData d) throws IOException {
-        Partition p = s.partition();
-        UnifiedLog log = p.log();
-        long leo = log.logEndOffset();
-        // Only called after FollowerAppend found a well-framed batch reaching the LEO.
-        int pos = FollowerAppend.batchHolding(d.records(), d.recordsBaseOffset(), leo);
-        long leaderBatchBase =
-                pos < 0 ? leo : d.recordsBaseOffset() + RecordBatchLayout.baseOffsetDelta(d.records(), pos);
-        long target = Math.min(leaderBatchBase, leo);
-        FollowerTruncation.apply(p, new FollowerTruncation.Decision(target, true));
-        s.truncating(true);
-        backoff(s);
-        LOG.warn(
-                "REPLICA_FETCH_DIVERGED partition={} leader={} leaderEpoch={}: the leader's batch from offset {}"
-                        + " does not continue logEndOffset {}; truncated to {} and reconciling again",
-                p,
-                leaderId,
-                s.leaderEpoch(),
-                leaderBatchBase,
-                leo,
-                log.logEndOffset());
-    }
-
-    /**
-     * The fetch offset is outside the leader's log: below its log start (this log is emptied and
-     * restarts at the leader's log start) or above its end (this log has a tail the leader does not:
-     * reconcile by epoch again). Out of range above the end a second time in a row, right after
-     * reconciling, means the epochs could not find where the logs part (the fallback to this log's own
-     * high watermark, when the leader knows none of its epochs, can stay above the leader's end after
-     * an unclean election or a leader that lost its unflushed tail): this log is emptied and restarts
-     * at the leader's log start too. Kafka cuts to the leader's end offset there; starting over costs
-     * a refetch but keeps no prefix that nothing compared.
-     */
-    private void onOutOfRange(FetchState s, long leaderLogStart) throws IOException {
-        Partition p = s.partition();
-        UnifiedLog log = p.log();
-        long leo = log.logEndOffset();
-        int decision = s.outOfRange(leaderLogStart, leo, nanoClock.getAsLong(), backoffNanos);
-        if (decision == FetchState.RECONCILE) {
-            return;
-        }
-        log.truncateFullyAndStartAt(leaderLogStart);
-        p.onFollowerTruncated();
-        p.updateFollowerHighWatermark(leaderLogStart);
-        if (decision == FetchState.RESTART_UNRECONCILABLE) {
-            LOG.warn(
-                    "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}: still"
-                            + " above the leader's log end after reconciling by epoch",
-                    p,
-                    leaderId,
-                    leo,
-                    leaderLogStart);
-        } else {
-            LOG.info(
-                    "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}",
-                    p,
-                    leaderId,
-                    leo,
-                    leaderLogStart);
-        }
-    }
-
-    private void onEpochs(List<FetchState> states, OffsetForLeaderEpochResponse response) {
-        int i = 0;
-        for (OffsetForLeaderEpochResponse.Topic t : response.topics()) {
-            for (OffsetForLeaderEpochResponse.EpochEndOffset e : t.partitions()) {
-                FetchState s = matching(states, i++, t.topic(), e.partition());
-                if (!s.removed()) {
-                    s.partition().runIfFollowing(s.leaderEpoch(), () -> onEpochEnd(s, e));
-                }
-            }
-        }
-        if (i != states.size()) {
-            throw new IllegalStateException(
-                    "OffsetForLeaderEpoch response has " + i + " partitions, the request " + states.size());
-        }
-    }
-
-    private void onEpochEnd(FetchState s, OffsetForLeaderEpochResponse.EpochEndOffset e) {
-        Partition p = s.partition();
-        if (e.errorCode() != Errors.NONE) {
-            LOG.debug("OffsetForLeaderEpoch of {} from leader {}: {}", p, leaderId, Errors.name(e.errorCode()));
-            backoff(s);
-            return;
-        }
-        UnifiedLog log = p.log();
-        long before = log.logEndOffset();
-        int askedEpoch = log.latestLeaderEpoch();
-        try {
-            FollowerTruncation.Decision d =
-                    FollowerTruncation.decide(log, p.highWatermark(), e.leaderEpoch(), e.endOffset());
-            s.truncating(!FollowerTruncation.apply(p, d));
-            if (log.logEndOffset() != before || !s.truncating()) {
-                LOG.info(
-                        "REPLICA_TRUNCATED partition={} leader={} leaderEpoch={} askedEpoch={} answer=({}, {}) "
-                                + "logEndOffset {} -> {} complete={}",
-                        p,
-                        leaderId,
-                        s.leaderEpoch(),
-                        askedEpoch,
-                        e.leaderEpoch(),
-                        e.endOffset(),
-                        before,
-                        log.logEndOffset(),
-                        !s.truncating());
-            }
-        } catch (IOException | RuntimeException ex) {
-            LOG.error("REPLICA_TRUNCATION_FAILED partition={} leader={}", p, leaderId, ex);
-            backoff(s);
-        }
-    }
-
-    /**
-     * A log without epoch history has nothing to ask: truncate to the HW (a no-op when empty), only
-     * while still following at the fetcher's epoch (as every follower write).
-     */
-    private void truncateLocally(FetchState s) {
-        s.partition().runIfFollowing(s.leaderEpoch(), () -> {
-            Partition p = s.partition();
-            try {
-                FollowerTruncation.apply(p, new FollowerTruncation.Decision(p.highWatermark(), true));
-                s.truncating(false);
-            } catch (IOException | RuntimeException e) {
-                LOG.error("REPLICA_TRUNCATION_FAILED partition={} leader={}", p, leaderId, e);
-                backoff(s);
-            }
-        });
     }
 
     // ---- requests ----
