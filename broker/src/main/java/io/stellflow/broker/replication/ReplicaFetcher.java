@@ -9,6 +9,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.config.ReplicaFetcherConfig;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -575,8 +576,12 @@ public final class ReplicaFetcher implements AutoCloseable {
                     backoff(s);
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            LOG.error("REPLICA_APPEND_FAILED partition={} leader={}", p, leaderId, e);
+        } catch (IOException | RuntimeException | Error e) {
+            // Fails the partition (one event per episode, then counted), never the fetcher thread.
+            if (PartitionFailures.writeFailed(p, "follower-append", e, System.currentTimeMillis())) {
+                LOG.error("REPLICA_APPEND_FAILED partition={} leader={}: {}", p, leaderId, e.toString());
+            }
+            metrics.logWriteFailed();
             backoff(s);
         }
     }
