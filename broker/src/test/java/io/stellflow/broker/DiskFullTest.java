@@ -103,6 +103,15 @@ class DiskFullTest {
                         break;
                     }
                 }
+                LoggerFactory.getLogger(DiskFullTest.class)
+                        .info(
+                                "{}: {} Produce requests answered after the fill: {} acknowledged, {} BROKER_NOT_AVAILABLE",
+                                transport,
+                                answers.size(),
+                                answers.stream().filter(c -> c == Errors.NONE).count(),
+                                answers.stream()
+                                        .filter(c -> c == Errors.BROKER_NOT_AVAILABLE)
+                                        .count());
                 assertThat(answers).as("the disk filled up").contains(Errors.BROKER_NOT_AVAILABLE);
                 assertThat(answers).containsOnly(Errors.NONE, Errors.BROKER_NOT_AVAILABLE);
                 assertThat(agentsBefore).as("no append agent died").allMatch(Thread::isAlive);
