@@ -142,14 +142,15 @@ final class PartitionAppender {
                 n++;
                 bytes += r.records().readableBytes();
                 short code = validate(r);
-                AppendRequest polled = r;
-                r = null;
                 if (code != Errors.NONE) {
-                    finish(service, polled, error(polled, code));
+                    AppendRequest refused = r;
+                    r = null; // answered from here on
+                    finish(service, refused, error(refused, code));
                     continue;
                 }
-                recordCounts[valid] = RecordBatchValidator.totalRecordCount(polled.records());
-                batch[valid++] = polled;
+                recordCounts[valid] = RecordBatchValidator.totalRecordCount(r.records());
+                batch[valid++] = r;
+                r = null; // held in batch from here on
             }
         } catch (Throwable e) {
             // A bug in the validation: what this pass holds is answered, the agent goes on.
