@@ -140,9 +140,10 @@ class StorageEventsTest {
             PartitionData fetched = Requests.fetchOne(client, Requests.fetch("full", 0, 0, 0));
             assertThat(fetched.highWatermark()).isZero();
         }
-        assertThat(events(LogEvents.DISK_FULL))
-                .containsExactly("DISK_FULL partition=full-0 dir="
-                        + TestBroker.logDir(NODES.dir()).resolve("full-0")
-                        + " operation=append error=No space left on device");
+        Path partitionDir = TestBroker.logDir(NODES.dir()).resolve("full-0");
+        assertThat(events(LogEvents.DISK_FULL)).hasSize(1);
+        assertThat(events(LogEvents.DISK_FULL).get(0))
+                .matches("DISK_FULL partition=full-0 dir=" + partitionDir + " file=" + partitionDir.resolve(FIRST_LOG)
+                        + " freeBytes=\\d+ operation=append error=No space left on device");
     }
 }

@@ -266,7 +266,8 @@ public final class UnifiedLog implements AutoCloseable {
             throws IOException {
         try {
             appender.append(records, start, end, leaderEpoch, stampEpoch, fetchOffset, config);
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException | Error e) {
+            // Also an Error (a fault in a mapped write): the files and this object may disagree.
             failed = true;
             throw e;
         }

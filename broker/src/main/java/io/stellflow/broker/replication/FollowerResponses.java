@@ -1,6 +1,8 @@
 package io.stellflow.broker.replication;
 
+import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
@@ -32,16 +34,19 @@ final class FollowerResponses {
     private final int leaderId;
     private final LongSupplier nanoClock;
     private final long backoffNanos;
+    private final ReplicationMetrics metrics;
 
     /**
      * @param leaderId the leader the answers come from (named in log events)
      * @param nanoClock the fetcher's clock, for backoffs
      * @param backoffNanos {@code replica.fetch.backoff.ms} in ns
+     * @param metrics counts failed follower writes after the first of an episode
      */
-    FollowerResponses(int leaderId, LongSupplier nanoClock, long backoffNanos) {
+    FollowerResponses(int leaderId, LongSupplier nanoClock, long backoffNanos, ReplicationMetrics metrics) {
         this.leaderId = leaderId;
         this.nanoClock = nanoClock;
         this.backoffNanos = backoffNanos;
+        this.metrics = metrics;
     }
 
     private void backoff(FetchState s) {
@@ -116,8 +121,12 @@ final class FollowerResponses {
                     backoff(s);
                 }
             }
-        } catch (IOException | RuntimeException e) {
-            LOG.error("REPLICA_APPEND_FAILED partition={} leader={}", p, leaderId, e);
+        } catch (IOException | RuntimeException | Error e) {
+            // Fails the partition (one event per episode, then counted), never the fetcher thread.
+            if (PartitionFailures.writeFailed(p, "follower-append", e, System.currentTimeMillis())) {
+                LOG.error("REPLICA_APPEND_FAILED partition={} leader={}: {}", p, leaderId, e.toString());
+            }
+            metrics.logWriteFailed();
             backoff(s);
         }
     }

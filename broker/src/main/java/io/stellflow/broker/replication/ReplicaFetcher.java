@@ -136,7 +136,7 @@ public final class ReplicaFetcher implements AutoCloseable {
         this.thread.setRemoveOnCancelPolicy(true);
         // Pending wake-ups and request timeouts must not keep the thread alive after close.
         this.thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        this.responses = new FollowerResponses(leaderId, nanoClock, backoffNanos);
+        this.responses = new FollowerResponses(leaderId, nanoClock, backoffNanos, metrics);
         this.leader = new LeaderChannel<>(
                 leaderId,
                 brokerId,

@@ -58,6 +58,8 @@ public final class BrokerInstruments {
     public static final Instrument LOG_RECOVERY_TIME = histogram("stellflow.log.recovery.time", "ms", "node.id");
     public static final Instrument REBUILD_INDEX_COUNT =
             counter("stellflow.log.rebuild.index.count", "{event}", "node.id");
+    public static final Instrument LOG_WRITE_ERROR_COUNT =
+            counter("stellflow.log.write.error.count", "{error}", "node.id");
     public static final Instrument CLEANUP_SEGMENT_COUNT =
             counter("stellflow.log.cleanup.segment.count", "{segment}", "node.id");
     public static final Instrument LOG_START_OFFSET =
@@ -109,6 +111,7 @@ public final class BrokerInstruments {
             SEGMENT_ACTIVE_SIZE,
             LOG_RECOVERY_TIME,
             REBUILD_INDEX_COUNT,
+            LOG_WRITE_ERROR_COUNT,
             CLEANUP_SEGMENT_COUNT,
             LOG_START_OFFSET,
             LOG_END_OFFSET,

@@ -51,4 +51,10 @@ public final class LogEvents {
      * (once per full episode of that log; {@link StorageMetrics#diskFull}).
      */
     public static final String DISK_FULL = "DISK_FULL";
+    /**
+     * A write of a partition failed for another reason than a full file system (an I/O error, or a
+     * fault such as an {@link InternalError} in a mapped write): the partition refuses writes from
+     * then on; once per partition ({@code io.stellflow.broker.topic.PartitionFailures}).
+     */
+    public static final String PARTITION_FAILED = "PARTITION_FAILED";
 }

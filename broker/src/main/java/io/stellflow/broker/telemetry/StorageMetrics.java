@@ -1,7 +1,9 @@
 package io.stellflow.broker.telemetry;
 
 import io.stellflow.storage.LogMetrics;
+import io.stellflow.storage.StorageErrors;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * <p>Lifecycle lines, one per event, never per record: {@code LOG_RECOVERED partition=<topic>-<n>
  * dir=... segmentsRecovered= droppedBytes= segmentsDeleted= logEndOffset=} when a log without its
  * clean shutdown marker was recovered (INFO, WARN when bytes were dropped); {@code DISK_FULL
- * partition= dir= operation=append|flush|checkpoint error=...} (ERROR) when a write failed because
+ * partition= dir= file= freeBytes= operation=append|flush|checkpoint error=...} (ERROR) when a write failed because
  * the file system is full, once per full episode of a log. The failed write is an error for its
  * caller (a Produce is answered {@code BROKER_NOT_AVAILABLE}, nothing is acknowledged).
  *
@@ -85,11 +87,22 @@ public final class StorageMetrics implements LogMetrics {
     @Override
     public void diskFull(Path dir, String operation, IOException cause) {
         LOG.error(
-                "{} partition={} dir={} operation={} error={}",
+                "{} partition={} dir={} file={} freeBytes={} operation={} error={}",
                 LogEvents.DISK_FULL,
                 dir.getFileName(),
                 dir,
+                StorageErrors.fileOf(cause),
+                freeBytes(dir),
                 operation,
-                cause.getMessage());
+                StorageErrors.reasonOf(cause));
+    }
+
+    /** Usable bytes of the file system holding {@code dir}, -1 when that cannot be read. */
+    public static long freeBytes(Path dir) {
+        try {
+            return Files.getFileStore(dir).getUsableSpace();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,6 +85,9 @@ public final class Partition {
     private volatile long followerCaughtUpTimeMs;
 
     private final IsrState isrState;
+    /** Set once by the first failed write ({@link PartitionFailures}); null while the partition is healthy. */
+    private final AtomicReference<PartitionFailure> failure = new AtomicReference<>();
+
     private volatile int minInsyncReplicas = 1;
     private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
     private volatile IsrChangeTrigger isrTrigger = IsrChangeTrigger.NONE;
@@ -365,6 +369,11 @@ public final class Partition {
             if (!leader) {
                 return NOT_LEADER;
             }
+            PartitionFailure failed = failure.get();
+            if (failed != null) {
+                throw new IOException(
+                        "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
+            }
             baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
         } finally {
             writes.unlock();
@@ -374,6 +383,22 @@ public final class Partition {
         }
         maybeIncrementHighWatermark();
         return baseOffset;
+    }
+
+    /**
+     * Marks this partition failed: from now on its leader appends fail with an {@link IOException}
+     * (answered with an error) until the broker restarts. The first failure of an episode is kept,
+     * later calls change nothing. Any thread.
+     *
+     * @return true when this call marked it, false when it had already failed
+     */
+    public boolean markFailed(PartitionFailure why) {
+        return failure.compareAndSet(null, why);
+    }
+
+    /** The failure that stopped this partition's writes, or null while it is healthy. Any thread. */
+    public PartitionFailure failure() {
+        return failure.get();
     }
 
     /** Log end offset: the offset the next record gets. */
