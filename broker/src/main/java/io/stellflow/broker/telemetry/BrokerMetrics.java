@@ -86,6 +86,8 @@ public final class BrokerMetrics {
     private final LongAdder segmentRolls = new LongAdder();
     private final LongAdder indexRebuilds = new LongAdder();
     private final LongAdder segmentsDeleted = new LongAdder();
+    private final LongAdder segmentsQuarantined = new LongAdder();
+    private final LongAdder bytesQuarantined = new LongAdder();
 
     private final DoubleHistogram requestLatency;
     private final DoubleHistogram produceLatency;
@@ -158,6 +160,8 @@ public final class BrokerMetrics {
         counter(BrokerInstruments.SEGMENT_ROLL_COUNT, m -> m.record(segmentRolls.sum(), node));
         counter(BrokerInstruments.REBUILD_INDEX_COUNT, m -> m.record(indexRebuilds.sum(), node));
         counter(BrokerInstruments.CLEANUP_SEGMENT_COUNT, m -> m.record(segmentsDeleted.sum(), node));
+        counter(BrokerInstruments.QUARANTINE_SEGMENT_COUNT, m -> m.record(segmentsQuarantined.sum(), node));
+        counter(BrokerInstruments.QUARANTINE_BYTES, m -> m.record(bytesQuarantined.sum(), node));
 
         requestLatency = histogram(BrokerInstruments.REQUEST_LATENCY);
         produceLatency = histogram(BrokerInstruments.PRODUCE_LATENCY);
@@ -303,6 +307,11 @@ public final class BrokerMetrics {
 
     void segmentsDeleted(int count) {
         segmentsDeleted.add(count);
+    }
+
+    void quarantined(int segments, long bytes) {
+        segmentsQuarantined.add(segments);
+        bytesQuarantined.add(bytes);
     }
 
     /** The storage hooks of every log of this broker (shared instruments, no topic or partition). */
