@@ -279,11 +279,12 @@ final class LogLoader {
         // The cache may hold epochs of batches recovery is about to drop; the scan re-adds the rest.
         cache.truncateFromEnd(bases[trustedCount]);
         long next = bases[trustedCount];
+        int lastWithBytes = lastSegmentWithBytes(bases);
         for (int i = trustedCount; i < bases.length; i++) {
             LogSegment s = LogSegment.openForRecovery(dir, bases[i], config);
             loaded.add(s);
             s.rebuildIndexStart(config);
-            boolean laterData = laterSegmentsHoldBytes(bases, i);
+            boolean laterData = lastWithBytes > i;
             Recovery.Scanned r = Recovery.scan(s, Math.max(next, bases[i]), true, cache::assign, !laterData);
             metrics.indexRebuilt();
             segmentsRecovered++;
@@ -343,14 +344,14 @@ final class LogLoader {
         return true;
     }
 
-    /** True when a segment after {@code i} has a non-empty log file. */
-    private boolean laterSegmentsHoldBytes(long[] bases, int i) throws IOException {
-        for (int j = i + 1; j < bases.length; j++) {
+    /** Index of the last segment whose log file is not empty, -1 when all are. */
+    private int lastSegmentWithBytes(long[] bases) throws IOException {
+        for (int j = bases.length - 1; j >= 0; j--) {
             if (Files.size(LogSegment.logPath(dir, bases[j])) > 0) {
-                return true;
+                return j;
             }
         }
-        return false;
+        return -1;
     }
 
     /** Next offset of a trusted segment, walking from its last index entry. */
