@@ -25,11 +25,15 @@ import org.slf4j.LoggerFactory;
  * sanity checks ({@link SegmentIndexCheck}) are rebuilt. After an unclean stop the segments below
  * the one holding the recovery point are trusted the same way (they were fsynced before the
  * recovery point was checkpointed); that segment and all later ones are validated batch by batch
- * ({@link Recovery}: CRC-32C, lengths, offsets increasing), truncated at the first invalid byte
- * (later segments are deleted), and their indexes rebuilt; such an open reports once to {@link
- * LogMetrics#logRecovered} (segments scanned, bytes dropped, segments deleted). A missing or corrupt checkpoint never
- * loses data: a bad recovery point means "recover everything", a bad log start offset means "the
- * first segment's base", a bad epoch file is rebuilt from the batch headers.
+ * ({@link Recovery}: CRC-32C, lengths, offsets increasing) and their indexes rebuilt; such an open
+ * reports once to {@link LogMetrics#logRecovered} (segments scanned, bytes removed, segments
+ * quarantined). At the first invalid byte the log ends, and what follows is either a torn tail
+ * (cut) or corruption (moved to a quarantine directory, {@link SegmentQuarantine}, reported to
+ * {@link LogMetrics#logQuarantined}); {@link #endsLog} defines the two. A trusted segment whose
+ * index is rebuilt is checked the same way (lengths and offsets, no CRC) and any invalid byte in it
+ * is corruption. A missing or corrupt checkpoint never loses data: a bad recovery point means
+ * "recover everything", a bad log start offset means "the first segment's base", a bad epoch file
+ * is rebuilt from the batch headers.
  *
  * <p>An interrupted compaction swap ({@link UnifiedLog#compact}) is finished first: a {@code
  * <base>.log.swap} (written and fsynced completely before it got that name) replaces {@code
@@ -70,7 +74,7 @@ final class LogLoader {
     private int segmentsRecovered;
 
     private long droppedBytes;
-    private int segmentsDeleted;
+    private int segmentsQuarantined;
 
     private LogLoader(Path dir, LogConfig config, LogEnvironment env) {
         this.dir = dir;
@@ -139,7 +143,7 @@ final class LogLoader {
         cache.truncateFromStart(logStartOffset);
         cache.flush();
         if (segmentsRecovered > 0) {
-            metrics.logRecovered(dir, segmentsRecovered, droppedBytes, segmentsDeleted, logEndOffset);
+            metrics.logRecovered(dir, segmentsRecovered, droppedBytes, segmentsQuarantined, logEndOffset);
         }
         metrics.logLoaded(System.nanoTime() - startNanos, clean);
         return new Loaded(segments, logEndOffset, cache.latestEpoch(), logStartOffset, recoveryPoint, cache);
@@ -238,7 +242,7 @@ final class LogLoader {
 
     /**
      * Opens segments {@code [0, firstUntrusted)} as trusted and recovers the rest. Returns the log
-     * end offset.
+     * end offset. Stops at a quarantine ({@link #endsLog}): later segments are gone from the log.
      */
     private long loadSegments(long[] bases, int firstUntrusted, List<LogSegment> loaded) throws IOException {
         int trustedCount = Math.min(firstUntrusted, bases.length);
@@ -249,8 +253,15 @@ final class LogLoader {
             if (!s.hasIndex()) {
                 LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
                 s.rebuildIndexStart(config);
-                Recovery.recoverSegment(s, bases[i], false, Recovery.BatchEpochs.IGNORE);
+                Recovery.Scanned r = Recovery.scan(s, bases[i], false, Recovery.BatchEpochs.IGNORE, false);
                 metrics.indexRebuilt();
+                // A trusted log was fsynced (or closed cleanly): invalid bytes in it are corruption.
+                if (endsLog(r, s, bases, i, true)) {
+                    if (rebuildEpochs) {
+                        walkEpochs(s);
+                    }
+                    return scanTailNextOffset(s);
+                }
             }
             if (rebuildEpochs) {
                 walkEpochs(s);
@@ -268,31 +279,79 @@ final class LogLoader {
         // The cache may hold epochs of batches recovery is about to drop; the scan re-adds the rest.
         cache.truncateFromEnd(bases[trustedCount]);
         long next = bases[trustedCount];
+        int lastWithBytes = lastSegmentWithBytes(bases);
         for (int i = trustedCount; i < bases.length; i++) {
             LogSegment s = LogSegment.openForRecovery(dir, bases[i], config);
             loaded.add(s);
             s.rebuildIndexStart(config);
-            Recovery.Result r = Recovery.recoverSegment(s, Math.max(next, bases[i]), true, cache::assign);
+            boolean laterData = lastWithBytes > i;
+            Recovery.Scanned r = Recovery.scan(s, Math.max(next, bases[i]), true, cache::assign, !laterData);
             metrics.indexRebuilt();
             segmentsRecovered++;
-            droppedBytes += r.droppedBytes();
             next = r.nextOffset();
-            if (r.droppedBytes() > 0 && i < bases.length - 1) {
-                for (int j = i + 1; j < bases.length; j++) {
-                    LogSegment later = LogSegment.openForRecovery(dir, bases[j], config);
-                    LOG.warn(
-                            "Recovery of {}: deleting segment {} ({} bytes) after the truncated one",
-                            dir,
-                            later.logFile,
-                            later.sizeBytes());
-                    droppedBytes += later.sizeBytes();
-                    segmentsDeleted++;
-                    later.delete();
-                }
+            if (endsLog(r, s, bases, i, laterData)) {
                 break;
             }
         }
         return next;
+    }
+
+    /**
+     * Ends the recovery of segment {@code i}: nothing to do when it is valid to its end. Otherwise
+     * the invalid bytes are either a torn tail or corruption. A <b>torn tail</b> is what an
+     * unclean stop leaves at the end of the log: invalid bytes (a partial header, a batch running
+     * past the end of the file, a CRC that does not match what was only partly written) with no whole
+     * valid batch after them in that segment and no bytes in any later segment; it is cut (a plain
+     * truncation, the bytes are dropped), and empty later segments are deleted. Anything else is
+     * <b>corruption</b> (invalid bytes followed by valid data, or in a trusted segment): the tail and
+     * every later segment are moved to a quarantine directory ({@link SegmentQuarantine}), then the
+     * segment is cut. Returns true when the log ends with this segment.
+     */
+    private boolean endsLog(Recovery.Scanned r, LogSegment s, long[] bases, int i, boolean corruptUnlessValid)
+            throws IOException {
+        if (!r.hasInvalidTail()) {
+            Recovery.cut(s, r);
+            return false;
+        }
+        long[] later = Arrays.copyOfRange(bases, i + 1, bases.length);
+        if (!corruptUnlessValid && r.validBatchAfter() == Recovery.NONE_AFTER) {
+            Recovery.cut(s, r);
+            droppedBytes += r.invalidBytes();
+            for (long base : later) {
+                LOG.warn("Recovery of {}: deleting empty segment {} after the truncated one", dir, base);
+                LogSegment.openForRecovery(dir, base, config).delete();
+            }
+            return true;
+        }
+        String reason = r.reason() == null ? "segment larger than 2 GiB" : r.reason();
+        if (r.validBatchAfter() != Recovery.NONE_AFTER) {
+            reason += ", valid batch at position " + r.validBatchAfter();
+        }
+        Quarantined q = SegmentQuarantine.move(dir, nowMs, s, r.validBytes(), reason, later);
+        s.truncateTo(r.validBytes());
+        LOG.warn(
+                "Recovery of {}: invalid data in {} at position {} ({}); moved {} bytes of {} segment(s) to {}",
+                dir,
+                s.logFile,
+                r.validBytes(),
+                reason,
+                q.bytes(),
+                q.segments(),
+                q.quarantineDir());
+        droppedBytes += q.bytes();
+        segmentsQuarantined += later.length;
+        metrics.logQuarantined(q);
+        return true;
+    }
+
+    /** Index of the last segment whose log file is not empty, -1 when all are. */
+    private int lastSegmentWithBytes(long[] bases) throws IOException {
+        for (int j = bases.length - 1; j >= 0; j--) {
+            if (Files.size(LogSegment.logPath(dir, bases[j])) > 0) {
+                return j;
+            }
+        }
+        return -1;
     }
 
     /** Next offset of a trusted segment, walking from its last index entry. */

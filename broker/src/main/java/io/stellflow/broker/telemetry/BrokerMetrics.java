@@ -87,6 +87,8 @@ public final class BrokerMetrics {
     private final LongAdder indexRebuilds = new LongAdder();
     private final LongAdder segmentsDeleted = new LongAdder();
     private final LongAdder logWriteErrors = new LongAdder();
+    private final LongAdder segmentsQuarantined = new LongAdder();
+    private final LongAdder bytesQuarantined = new LongAdder();
 
     private final DoubleHistogram requestLatency;
     private final DoubleHistogram produceLatency;
@@ -160,6 +162,8 @@ public final class BrokerMetrics {
         counter(BrokerInstruments.REBUILD_INDEX_COUNT, m -> m.record(indexRebuilds.sum(), node));
         counter(BrokerInstruments.CLEANUP_SEGMENT_COUNT, m -> m.record(segmentsDeleted.sum(), node));
         counter(BrokerInstruments.LOG_WRITE_ERROR_COUNT, m -> m.record(logWriteErrors.sum(), node));
+        counter(BrokerInstruments.QUARANTINE_SEGMENT_COUNT, m -> m.record(segmentsQuarantined.sum(), node));
+        counter(BrokerInstruments.QUARANTINE_BYTES, m -> m.record(bytesQuarantined.sum(), node));
 
         requestLatency = histogram(BrokerInstruments.REQUEST_LATENCY);
         produceLatency = histogram(BrokerInstruments.PRODUCE_LATENCY);
@@ -314,6 +318,11 @@ public final class BrokerMetrics {
 
     void segmentsDeleted(int count) {
         segmentsDeleted.add(count);
+    }
+
+    void quarantined(int segments, long bytes) {
+        segmentsQuarantined.add(segments);
+        bytesQuarantined.add(bytes);
     }
 
     /** The storage hooks of every log of this broker (shared instruments, no topic or partition). */

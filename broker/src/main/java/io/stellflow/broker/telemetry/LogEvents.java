@@ -42,6 +42,12 @@ public final class LogEvents {
      * the bytes and segments dropped; {@link StorageMetrics#logRecovered}).
      */
     public static final String LOG_RECOVERED = "LOG_RECOVERED";
+    /**
+     * Opening a log found corruption and moved the unreadable part (a segment's tail and every later
+     * segment) to a quarantine directory beside the partition, ERROR (once per such open; {@link
+     * StorageMetrics#logQuarantined}).
+     */
+    public static final String SEGMENT_QUARANTINED = "SEGMENT_QUARANTINED";
 
     public static final String LOG_TRUNCATED = "LOG_TRUNCATED";
     /** Retention removed segments of a partition (once per retention pass that removed any). */

@@ -1,6 +1,7 @@
 package io.stellflow.broker.telemetry;
 
 import io.stellflow.storage.LogMetrics;
+import io.stellflow.storage.Quarantined;
 import io.stellflow.storage.StorageErrors;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,8 +16,11 @@ import org.slf4j.LoggerFactory;
  * open (at start, after an unclean stop with its recovery scan, and for a log created now).
  *
  * <p>Lifecycle lines, one per event, never per record: {@code LOG_RECOVERED partition=<topic>-<n>
- * dir=... segmentsRecovered= droppedBytes= segmentsDeleted= logEndOffset=} when a log without its
- * clean shutdown marker was recovered (INFO, WARN when bytes were dropped); {@code DISK_FULL
+ * dir=... segmentsRecovered= droppedBytes= segmentsQuarantined= logEndOffset=} when a log without its
+ * clean shutdown marker was recovered (INFO, WARN when bytes were removed); {@code
+ * SEGMENT_QUARANTINED partition= dir= file= position= reason= quarantineDir= segments= bytes= files=}
+ * (ERROR) when opening a log moved corrupt data to quarantine (also counted in {@code
+ * stellflow.log.quarantine.segment.count} and {@code stellflow.log.quarantine.bytes}); {@code DISK_FULL
  * partition= dir= file= freeBytes= operation=append|flush|checkpoint error=...} (ERROR) when a write failed because
  * the file system is full, once per full episode of a log. The failed write is an error for its
  * caller (a Produce is answered {@code BROKER_NOT_AVAILABLE}, nothing is acknowledged).
@@ -65,16 +69,16 @@ public final class StorageMetrics implements LogMetrics {
 
     @Override
     public void logRecovered(
-            Path dir, int segmentsRecovered, long droppedBytes, int segmentsDeleted, long logEndOffset) {
+            Path dir, int segmentsRecovered, long droppedBytes, int segmentsQuarantined, long logEndOffset) {
         String format =
-                "{} partition={} dir={} segmentsRecovered={} droppedBytes={} segmentsDeleted={} logEndOffset={}";
+                "{} partition={} dir={} segmentsRecovered={} droppedBytes={} segmentsQuarantined={} logEndOffset={}";
         Object[] args = {
             LogEvents.LOG_RECOVERED,
             dir.getFileName(),
             dir,
             segmentsRecovered,
             droppedBytes,
-            segmentsDeleted,
+            segmentsQuarantined,
             logEndOffset
         };
         if (droppedBytes > 0) {
@@ -82,6 +86,23 @@ public final class StorageMetrics implements LogMetrics {
         } else {
             LOG.info(format, args);
         }
+    }
+
+    @Override
+    public void logQuarantined(Quarantined q) {
+        metrics.quarantined(q.segments(), q.bytes());
+        LOG.error(
+                "{} partition={} dir={} file={} position={} reason={} quarantineDir={} segments={} bytes={} files={}",
+                LogEvents.SEGMENT_QUARANTINED,
+                q.partitionDir().getFileName(),
+                q.partitionDir(),
+                q.file().getFileName(),
+                q.position(),
+                q.reason(),
+                q.quarantineDir(),
+                q.segments(),
+                q.bytes(),
+                String.join(",", q.files()));
     }
 
     @Override
