@@ -3,18 +3,12 @@ package io.stellflow.protocol;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.AdaptiveRecvByteBufAllocator;
-import io.netty.channel.RecvByteBufAllocator;
-import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.NavigableSet;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,18 +16,9 @@ import org.junit.jupiter.api.Test;
  * {@link FrameReadAllocator} handle, let the "kernel" write up to the buffer's writable bytes, fire
  * it), with the stream cut at chosen points, and checks the payloads and which bytes were copied.
  */
-class FrameReadAllocatorTest {
-    private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-    private final FrameDecoder decoder = FrameDecoder.forRequests();
-    private final EmbeddedChannel ch = new EmbeddedChannel(decoder);
-    private final RecvByteBufAllocator.Handle handle =
-            new FrameReadAllocator(new AdaptiveRecvByteBufAllocator(), decoder).newHandle();
-    private final List<ByteBuf> frames = new ArrayList<>();
-
-    @AfterEach
-    void release() {
-        frames.forEach(ByteBuf::release);
-        ch.finishAndReleaseAll();
+class FrameReadAllocatorTest extends FrameReadLoop {
+    FrameReadAllocatorTest() {
+        super(FrameDecoder.forRequests());
     }
 
     /** A frame (4-byte prefix + header + {@code bodyBytes} seeded random bytes). */
@@ -47,41 +32,6 @@ class FrameReadAllocatorTest {
         f.setInt(0, f.readableBytes() - 4);
         frames.add(f);
         return f;
-    }
-
-    /** The frames' bytes back to back. */
-    private ByteBuf stream() {
-        ByteBuf all = Unpooled.buffer();
-        frames.forEach(f -> all.writeBytes(f, f.readerIndex(), f.readableBytes()));
-        return all;
-    }
-
-    /**
-     * One read: at most {@code maxBytes} of {@code stream} go into the buffer the handle allocates.
-     *
-     * @return whether this read copied payload bytes
-     */
-    private boolean read(ByteBuf stream, int maxBytes) {
-        long copiedBefore = decoder.copiedPayloadBytes();
-        ByteBuf buf = handle.allocate(alloc);
-        int n = Math.min(Math.min(maxBytes, buf.writableBytes()), stream.readableBytes());
-        buf.writeBytes(stream, n);
-        ch.writeInbound(buf);
-        return decoder.copiedPayloadBytes() != copiedBefore;
-    }
-
-    private void assertPayloads() {
-        for (int i = 0; i < frames.size(); i++) {
-            ByteBuf payload = ch.readInbound();
-            ByteBuf expected = frames.get(i);
-            assertThat(payload).as("payload %d", i).isNotNull();
-            // One bulk read: the PARANOID leak detector records a stack trace per buffer access.
-            assertThat(ByteBufUtil.getBytes(payload))
-                    .as("payload %d has the sent bytes", i)
-                    .isEqualTo(ByteBufUtil.getBytes(expected, 4, expected.readableBytes() - 4));
-            payload.release();
-        }
-        assertThat((Object) ch.readInbound()).isNull();
     }
 
     @Test

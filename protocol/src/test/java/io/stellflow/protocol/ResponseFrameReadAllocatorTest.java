@@ -3,16 +3,8 @@ package io.stellflow.protocol;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.AdaptiveRecvByteBufAllocator;
-import io.netty.channel.RecvByteBufAllocator;
-import io.netty.channel.embedded.EmbeddedChannel;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,50 +13,15 @@ import org.junit.jupiter.api.Test;
  * "kernel" write up to the buffer's writable bytes, fire it), and checks the responses and which
  * bytes were copied.
  */
-class ResponseFrameReadAllocatorTest {
-    private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
-    private final FrameDecoder decoder = FrameDecoder.forResponses();
-    private final EmbeddedChannel ch = new EmbeddedChannel(decoder);
-    private final RecvByteBufAllocator.Handle handle =
-            new FrameReadAllocator(new AdaptiveRecvByteBufAllocator(), decoder).newHandle();
-    private final List<ByteBuf> frames = new ArrayList<>();
-
-    @AfterEach
-    void release() {
-        frames.forEach(ByteBuf::release);
-        ch.finishAndReleaseAll();
+class ResponseFrameReadAllocatorTest extends FrameReadLoop {
+    ResponseFrameReadAllocatorTest() {
+        super(FrameDecoder.forResponses());
     }
 
     private void frame(int payloadBytes, SplittableRandom random) {
         byte[] payload = new byte[payloadBytes];
         random.nextBytes(payload);
         frames.add(Unpooled.buffer(4 + payloadBytes).writeInt(payloadBytes).writeBytes(payload));
-    }
-
-    private ByteBuf stream() {
-        ByteBuf all = Unpooled.buffer();
-        frames.forEach(f -> all.writeBytes(f, f.readerIndex(), f.readableBytes()));
-        return all;
-    }
-
-    /** One read of at most {@code maxBytes} into the buffer the handle allocates. */
-    private void read(ByteBuf stream, int maxBytes) {
-        ByteBuf buf = handle.allocate(alloc);
-        buf.writeBytes(stream, Math.min(Math.min(maxBytes, buf.writableBytes()), stream.readableBytes()));
-        ch.writeInbound(buf);
-    }
-
-    private void assertResponses() {
-        for (int i = 0; i < frames.size(); i++) {
-            ByteBuf payload = ch.readInbound();
-            ByteBuf expected = frames.get(i);
-            assertThat(payload).as("response %d", i).isNotNull();
-            assertThat(ByteBufUtil.getBytes(payload))
-                    .as("response %d has the sent bytes", i)
-                    .isEqualTo(ByteBufUtil.getBytes(expected, 4, expected.readableBytes() - 4));
-            payload.release();
-        }
-        assertThat((Object) ch.readInbound()).isNull();
     }
 
     @Test
@@ -89,7 +46,7 @@ class ResponseFrameReadAllocatorTest {
         assertThat(decoder.copiedPayloadBytes())
                 .as("plus the small response, which arrived with its prefix")
                 .isEqualTo(996);
-        assertResponses();
+        assertPayloads();
     }
 
     @Test
@@ -104,7 +61,7 @@ class ResponseFrameReadAllocatorTest {
             read(stream, 1 + random.nextInt(random.nextBoolean() ? 6 : 150_000));
         }
         stream.release();
-        assertResponses();
+        assertPayloads();
         assertThat(decoder.inPlacePayloadBytes()).isGreaterThan(FrameAssembly.MAX_UPFRONT_BYTES);
         long assembled = decoder.copiedPayloadBytes() + decoder.inPlacePayloadBytes();
         assertThat(assembled)
