@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.stellflow.broker.StellflowServer.ConnectionState;
+import io.stellflow.broker.BrokerListener.ConnectionState;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.ApiKeys;

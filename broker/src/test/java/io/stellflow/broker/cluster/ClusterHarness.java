@@ -148,7 +148,7 @@ final class ClusterHarness implements AutoCloseable {
                         "--enable-native-access=ALL-UNNAMED",
                         "-cp",
                         System.getProperty("java.class.path"),
-                        "io.stellflow.broker.StellflowServer",
+                        "io.stellflow.broker.StellflowMain",
                         file.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(
