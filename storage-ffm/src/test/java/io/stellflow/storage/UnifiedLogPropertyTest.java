@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.testsupport.TempDirs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +32,7 @@ class UnifiedLogPropertyTest {
             @ForAll @IntRange(min = 1024, max = 4096) int segmentBytes)
             throws IOException {
         LogConfig config = new LogConfig(segmentBytes, indexIntervalBytes, 64, Long.MAX_VALUE, Long.MAX_VALUE);
-        Path dir = Files.createTempDirectory("sf-prop");
+        Path dir = TempDirs.create("sf-prop");
         List<String> model = new ArrayList<>();
         List<Integer> batchStarts = new ArrayList<>();
         UnifiedLog log = UnifiedLog.open(dir, config);
@@ -77,7 +78,7 @@ class UnifiedLogPropertyTest {
             assertReadsMatch(log, model);
         } finally {
             log.close();
-            deleteRecursively(dir);
+            TempDirs.deleteRecursively(dir);
         }
     }
 
@@ -109,14 +110,6 @@ class UnifiedLogPropertyTest {
             UnifiedLogTest.appendRaw(last, b.nioBuffer(0, b.readableBytes() / 2));
         } finally {
             b.release();
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
         }
     }
 }
