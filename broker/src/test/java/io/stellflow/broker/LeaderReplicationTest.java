@@ -25,6 +25,7 @@ import io.stellflow.protocol.message.FetchRequest.FetchTopic;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -63,6 +64,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@IntegrationTest
 class LeaderReplicationTest {
     private static final int LAG_MS = 3000;
     private static final short PRODUCE_V1 = 1;

@@ -13,6 +13,7 @@ import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
@@ -24,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Long-poll Fetch (decision 9.e) on every transport: one node per transport, each test with a topic
  * of its own, named after it.
  */
+@IntegrationTest
 class LongPollTest {
     @RegisterExtension
     static final TestBroker.Shared BROKERS = new TestBroker.Shared();

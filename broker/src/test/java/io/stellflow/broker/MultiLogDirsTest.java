@@ -7,6 +7,7 @@ import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -20,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** Several {@code log.dirs}: placement on the least loaded dir, reload of every dir, checkpoints. */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class MultiLogDirsTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

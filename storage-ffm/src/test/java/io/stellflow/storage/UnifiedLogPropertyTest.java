@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.TempDirs;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -18,6 +19,7 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
 /** Random appends, rolls, clean and crash restarts and torn tails against an in-memory model. */
+@IntegrationTest
 class UnifiedLogPropertyTest {
 
     /**
