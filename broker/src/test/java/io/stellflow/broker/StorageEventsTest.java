@@ -16,6 +16,7 @@ import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -39,6 +40,7 @@ import org.slf4j.LoggerFactory;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class StorageEventsTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

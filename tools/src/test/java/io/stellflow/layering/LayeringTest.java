@@ -13,6 +13,7 @@ import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.library.dependencies.SliceRule;
 import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -28,8 +29,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>Modules are told apart by their root packages: {@code io.stellflow.protocol}, {@code
  * io.stellflow.server.common}, {@code io.stellflow.storage}, {@code io.stellflow.controller}, {@code
- * io.stellflow.broker}, {@code io.stellflow.client}, {@code io.stellflow.tools}.
+ * io.stellflow.broker}, {@code io.stellflow.client}, {@code io.stellflow.tools}, {@code
+ * io.stellflow.testsupport} (test-support: its main classes are test helpers, on test classpaths only).
  */
+@IntegrationTest
 class LayeringTest {
     static final String PROTOCOL = "io.stellflow.protocol..";
     static final String SERVER_COMMON = "io.stellflow.server.common..";
@@ -39,6 +42,7 @@ class LayeringTest {
     static final String CLIENT = "io.stellflow.client..";
     static final String TOOLS = "io.stellflow.tools..";
     static final String PERF = "io.stellflow.perf..";
+    static final String TEST_SUPPORT = "io.stellflow.testsupport..";
 
     private static JavaClasses classes;
 
@@ -53,7 +57,8 @@ class LayeringTest {
                 "io.stellflow.controller",
                 "io.stellflow.broker",
                 "io.stellflow.client",
-                "io.stellflow.tools")) {
+                "io.stellflow.tools",
+                "io.stellflow.testsupport")) {
             assertThat(classes.stream().filter(c -> c.getPackageName().startsWith(root)))
                     .as("main classes of %s", root)
                     .isNotEmpty();
@@ -115,6 +120,23 @@ class LayeringTest {
                 .dependOnClassesThat()
                 .resideInAnyPackage(TOOLS, PERF)
                 .because("tools and perf are leaves")
+                .check(classes);
+    }
+
+    @Test
+    void testSupportUsesNoModuleOfOurs() {
+        onlyOurs(TEST_SUPPORT, TEST_SUPPORT);
+    }
+
+    @Test
+    void noMainClassUsesTestSupport() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(TEST_SUPPORT)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(TEST_SUPPORT)
+                .because("test-support is for tests only: every module names it in test scope (ModuleGraphTest)")
                 .check(classes);
     }
 

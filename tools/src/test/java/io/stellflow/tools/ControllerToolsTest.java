@@ -15,6 +15,7 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
 import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -37,6 +38,7 @@ import picocli.CommandLine;
  * {@code bin/stellflow-configs.sh}, run in-process (picocli, as the scripts' main methods do) against
  * a running 3-controller quorum.
  */
+@IntegrationTest
 class ControllerToolsTest {
     @TempDir
     Path dir;

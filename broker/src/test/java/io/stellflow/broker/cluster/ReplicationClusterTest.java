@@ -31,6 +31,7 @@ import io.stellflow.protocol.message.OffsetForLeaderEpochRequest.PartitionEpoch;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse.EpochEndOffset;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -60,6 +61,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@IntegrationTest
 class ReplicationClusterTest {
     private static final int N = 3;
     private static final long WAIT_MS = 30_000;

@@ -23,6 +23,7 @@ import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -53,6 +54,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code replica.socket.timeout.ms} and a reconnect, and OFFSET_OUT_OF_RANGE below the leader's log
  * start restarting the log there, and a backoff that waits for the fetcher's injected clock.
  */
+@IntegrationTest
 class ReplicaFetcherTest {
     private static final int FOLLOWER = 2;
     private static final int LEADER = 1;

@@ -13,6 +13,7 @@ import io.stellflow.client.TopicPartition;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -52,6 +53,7 @@ import org.junit.jupiter.api.TestInstance;
  * (byte-identical batches, same end offset), then restarts the brokers for the next test.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@IntegrationTest
 class ReplicationFaultScenariosTest {
     private FaultCluster cluster;
     private NetworkClient network;
