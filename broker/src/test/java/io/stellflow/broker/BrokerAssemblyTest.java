@@ -8,6 +8,7 @@ import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.network.TransportType;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.topic.BrokerMetadata;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The assembly per process role: a broker-only node starts no controller, a combined node starts its
  * own first and talks to it; a log dir in use fails the assembly and leaves nothing held.
  */
+@IntegrationTest
 class BrokerAssemblyTest {
     @TempDir
     Path dir;

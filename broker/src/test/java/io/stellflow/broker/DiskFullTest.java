@@ -12,6 +12,7 @@ import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.file.SmallTmpfs;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -35,6 +36,7 @@ import org.slf4j.LoggerFactory;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class DiskFullTest {
     @Parameter
     String transport;
