@@ -243,8 +243,15 @@ public final class FrameDecoderTarget {
         }
     }
 
-    /** Pooled direct buffers, each remembered so the target can check they were all released. */
+    /**
+     * Pooled buffers, each remembered so the target can check they were all released. The initial
+     * capacity is capped at {@value #MAX_INITIAL_BYTES} bytes: a fuzzed length prefix would otherwise
+     * cost an 8 MiB allocation per input ({@code FrameAssembly.MAX_UPFRONT_BYTES}), which dominated the soak
+     * (about 180 inputs/s); the frame buffer then grows as bytes arrive, the path of payloads above that size.
+     */
     private static final class TrackingAllocator extends AbstractByteBufAllocator {
+        static final int MAX_INITIAL_BYTES = 64 << 10;
+
         final List<ByteBuf> allocated = new ArrayList<>();
 
         TrackingAllocator() {
@@ -253,14 +260,16 @@ public final class FrameDecoderTarget {
 
         @Override
         protected ByteBuf newHeapBuffer(int initialCapacity, int maxCapacity) {
-            ByteBuf b = PooledByteBufAllocator.DEFAULT.heapBuffer(initialCapacity, maxCapacity);
+            ByteBuf b = PooledByteBufAllocator.DEFAULT.heapBuffer(
+                    Math.min(initialCapacity, MAX_INITIAL_BYTES), maxCapacity);
             allocated.add(b);
             return b;
         }
 
         @Override
         protected ByteBuf newDirectBuffer(int initialCapacity, int maxCapacity) {
-            ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(initialCapacity, maxCapacity);
+            ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(
+                    Math.min(initialCapacity, MAX_INITIAL_BYTES), maxCapacity);
             allocated.add(b);
             return b;
         }
