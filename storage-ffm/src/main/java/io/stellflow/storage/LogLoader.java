@@ -263,12 +263,17 @@ final class LogLoader {
                     return scanTailNextOffset(s);
                 }
             }
-            if (rebuildEpochs) {
-                walkEpochs(s);
+            if (rebuildEpochs && !walkEpochs(s)) {
+                trustedCount = distrust(s, loaded, i);
+                break;
             }
         }
         if (trustedCount == bases.length) {
-            return scanTailNextOffset(loaded.getLast());
+            long next = walkTail(loaded.getLast());
+            if (next != UNWALKABLE) {
+                return next;
+            }
+            trustedCount = distrust(loaded.getLast(), loaded, trustedCount - 1);
         }
         LOG.info(
                 "No clean shutdown marker in {}, recovering {} of {} segment(s) from base offset {}",
@@ -354,35 +359,97 @@ final class LogLoader {
         return -1;
     }
 
-    /** Next offset of a trusted segment, walking from its last index entry. */
+    /**
+     * A trusted segment whose batch headers do not chain (a length below a batch's minimum or past
+     * the end of the file: its bytes changed after they were fsynced) is not trusted after all: it
+     * is closed and recovered with the segments after it, like those above the recovery point.
+     * Without this the walks would loop forever on a zero or negative length (found by {@code
+     * RecoveryFuzzTest}). Returns the new count of trusted segments, {@code index}.
+     */
+    private int distrust(LogSegment s, List<LogSegment> loaded, int index) throws IOException {
+        LOG.warn(
+                "Batch headers of {} do not chain although the segment is trusted (clean shutdown or below the"
+                        + " recovery point); recovering it",
+                s.logFile);
+        loaded.remove(s);
+        s.close();
+        return index;
+    }
+
+    /** What {@link #walkTail} returns for a segment whose batch headers do not chain. */
+    private static final long UNWALKABLE = -1;
+
+    /**
+     * Next offset of a trusted segment, walking from its last index entry.
+     *
+     * @throws IOException also when the batch headers from there do not chain to the end of the file
+     */
     static long scanTailNextOffset(LogSegment s) throws IOException {
+        long next = walkTail(s);
+        if (next == UNWALKABLE) {
+            throw new IOException("batch headers of " + s.logFile + " do not chain to its end (" + s.sizeBytes()
+                    + " bytes) from its last index entry");
+        }
+        return next;
+    }
+
+    /** {@link #scanTailNextOffset}, or {@link #UNWALKABLE}. */
+    private static long walkTail(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = s.lookup(Long.MAX_VALUE);
         long next = s.baseOffset;
         ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
         while (pos < end) {
-            hdr.clear();
-            s.readFully(hdr, pos);
+            int batchBytes = nextBatchBytes(s, hdr, pos, end);
+            if (batchBytes < 0) {
+                return UNWALKABLE;
+            }
             long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
             next = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET) + 1;
-            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            pos += batchBytes;
         }
         return next;
     }
 
-    /** Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file). */
-    private void walkEpochs(LogSegment s) throws IOException {
+    /**
+     * Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file).
+     *
+     * @return false when the batch headers do not chain to the end of the file
+     */
+    private boolean walkEpochs(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = 0;
         ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
         while (pos < end) {
-            hdr.clear();
-            s.readFully(hdr, pos);
+            int batchBytes = nextBatchBytes(s, hdr, pos, end);
+            if (batchBytes < 0) {
+                return false;
+            }
             cache.assign(
                     hdr.getInt(RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET),
                     s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET));
-            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            pos += batchBytes;
         }
+        return true;
+    }
+
+    /**
+     * Reads the walk header of the batch at {@code pos} into {@code hdr}; returns the batch's size
+     * in bytes, or -1 when it does not fit in {@code [pos, end)} or its length is below a batch's
+     * minimum.
+     */
+    private static int nextBatchBytes(LogSegment s, ByteBuffer hdr, int pos, int end) throws IOException {
+        if (end - pos < WALK_HEADER_BYTES) {
+            return -1;
+        }
+        hdr.clear();
+        s.readFully(hdr, pos);
+        int batchLength = hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH
+                || batchLength > end - pos - RecordBatchLayout.LOG_OVERHEAD) {
+            return -1;
+        }
+        return RecordBatchLayout.LOG_OVERHEAD + batchLength;
     }
 
     private long[] listSegmentBases() throws IOException {
