@@ -141,6 +141,8 @@ class DiskFullTest {
                             + " error=No space left on device");
             assertThat(lines.list.stream()
                             .filter(e -> e.getLevel() == Level.ERROR && e.getThrowableProxy() != null)
+                            // ours only: Ratis may log a JMX name clash of an earlier node in this JVM
+                            .filter(e -> e.getLoggerName().startsWith("io.stellflow."))
                             .map(ILoggingEvent::getFormattedMessage))
                     .as("no stack trace per failed request")
                     .isEmpty();
