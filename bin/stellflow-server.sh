@@ -12,4 +12,4 @@ home=$(cd "$(dirname "$0")/.." && pwd)
 # Logs: console and a rolling file under STELLFLOW_LOG_DIR (default <install>/logs), see config/logback.xml.
 export STELLFLOW_OPTS="-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml} -Dstellflow.log.dir=${STELLFLOW_LOG_DIR:-$home/logs} ${STELLFLOW_OPTS:-}"
 # The broker's JDK AOT cache, when bin/stellflow-aot-train.sh has made one for this build.
-_STELLFLOW_LAUNCH_AOT_CACHE=${STELLFLOW_AOT_CACHE:-$home/broker/target/stellflow-broker.aot} exec "$home/bin/_launch.sh" broker io.stellflow.broker.StellflowServer "$@"
+_STELLFLOW_LAUNCH_AOT_CACHE=${STELLFLOW_AOT_CACHE:-$home/broker/target/stellflow-broker.aot} exec "$home/bin/_launch.sh" broker io.stellflow.broker.StellflowMain "$@"

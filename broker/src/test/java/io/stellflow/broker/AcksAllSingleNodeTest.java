@@ -6,6 +6,7 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -20,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class AcksAllSingleNodeTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

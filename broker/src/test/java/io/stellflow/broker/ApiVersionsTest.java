@@ -8,6 +8,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.ApiVersionsResponse.ApiVersionRange;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,6 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class ApiVersionsTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.stellflow.broker.StellflowServer.ConnectionState;
+import io.stellflow.broker.BrokerListener.ConnectionState;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.ApiKeys;
@@ -17,6 +17,7 @@ import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -47,6 +48,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class BackPressureTest {
     private static final int SOCKET_BUFFER_BYTES = 64 * 1024;
     private static final long WAIT_NS = TimeUnit.SECONDS.toNanos(10);

@@ -14,6 +14,7 @@ import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * One node per transport serves every case (so each case also shows the earlier ones left it
  * healthy); each case has a topic of its own, named after it.
  */
+@IntegrationTest
 class BadInputTest {
     @RegisterExtension
     static final TestBroker.Shared BROKERS = new TestBroker.Shared();

@@ -9,6 +9,8 @@ import io.stellflow.client.StellflowAdmin;
 import io.stellflow.server.common.telemetry.MetricsDictionary;
 import io.stellflow.server.common.telemetry.PrometheusScrape;
 import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -39,6 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class ControllerMetricsScrapeTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter
@@ -181,20 +184,15 @@ class ControllerMetricsScrapeTest {
     }
 
     private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (true) {
-            try {
-                if (condition.getAsBoolean()) {
-                    return;
-                }
-            } catch (AssertionError notYet) {
-                // a series not there yet: keep waiting
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + WAIT + " waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+        // condition may also throw an AssertionError (a series not scraped yet): keep waiting then
+        Wait.untilPasses(
+                WAIT,
+                () -> {
+                    if (!condition.getAsBoolean()) {
+                        throw new AssertionError("not yet: " + what);
+                    }
+                },
+                what);
     }
 
     /** Whether Ratis wrote a snapshot ({@code <metadata.log.dir>/<group>/sm/snapshot.<term>_<index>}). */

@@ -9,6 +9,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
 import io.stellflow.protocol.message.CreateTopicResponse.CreateTopicPartition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
@@ -30,6 +31,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class CreateTopicDuringStartTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -3,6 +3,8 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBufUtil;
+import io.stellflow.testsupport.GoldenVectors;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -19,36 +21,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class GoldenVectorsTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter
     String transport;
 
-    static final String G3 =
-            "000000ce0002000000020000000200026331ffffffff00ffffffffffff00ffff0000ffffffff00007530000000010006"
-                    + "6f72646572730000000100000000000000900000000000000088ffffffff01a99a047f00000000000000000196b37c74"
-                    + "0000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a"
-                    + "6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d747970650000"
-                    + "00106170706c69636174696f6e2f6a736f6e";
+    static final String G3 = GoldenVectors.G3;
 
-    static final String G4 =
-            "0000005f0003000000020000000300026331ffffffff00ffffffffffff00ffff0000ffffffff000001f4000000010010"
-                    + "000000000000000000000100066f72646572730000000100000000ffffffff0000000000000064ffffffffffffffff00"
-                    + "100000";
+    static final String G4 = GoldenVectors.G4;
 
-    static final String G6 =
-            "0000003e0000000200020000000000000000000100066f72646572730000000100000000000000000000000000640000"
-                    + "0003ffffffffffffffff0000000000000000";
+    static final String G6 = GoldenVectors.G6;
 
-    static final String G7 =
-            "00000166000000030002000000000000000000000000000100066f726465727300000001000000000000000000000000"
-                    + "006600000000000000000000000000000066000000000000012000000000000000880000000301a99a047f0000000000"
-                    + "0000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000"
-                    + "000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e"
-                    + "742d74797065000000106170706c69636174696f6e2f6a736f6e00000001000000880000000301a99a047f0000000000"
-                    + "0000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000"
-                    + "000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e"
-                    + "742d74797065000000106170706c69636174696f6e2f6a736f6e";
+    static final String G7 = GoldenVectors.G7;
 
     @RegisterExtension
     static final TestBroker.Own NODES = new TestBroker.Own();

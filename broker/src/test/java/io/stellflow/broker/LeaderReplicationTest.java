@@ -25,6 +25,8 @@ import io.stellflow.protocol.message.FetchRequest.FetchTopic;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -63,6 +65,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@IntegrationTest
 class LeaderReplicationTest {
     private static final int LAG_MS = 3000;
     private static final short PRODUCE_V1 = 1;
@@ -234,10 +237,7 @@ class LeaderReplicationTest {
                 throw new RuntimeException(e);
             }
         });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (partition(topic, p).logEndOffset() < 1 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Wait.until(Duration.ofSeconds(10), () -> partition(topic, p).logEndOffset() >= 1, "the record appended");
         assertThat(partition(topic, p).logEndOffset()).isEqualTo(1);
         Thread.sleep(200);
         assertThat(acked)
@@ -278,10 +278,7 @@ class LeaderReplicationTest {
         try (RawClient consumer = new RawClient(server.port())) {
             int correlationId = Requests.nextCorrelationId();
             consumer.send(ApiKeys.FETCH, correlationId, fetchRequest(-1, topic, p, 0, 8_000));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (partition(topic, p).listenerCount() == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
+            Wait.until(Duration.ofSeconds(5), () -> partition(topic, p).listenerCount() != 0, "the Fetch parked");
             assertThat(partition(topic, p).listenerCount())
                     .as("the consumer Fetch is parked")
                     .isEqualTo(1);
@@ -360,10 +357,7 @@ class LeaderReplicationTest {
                 throw new RuntimeException(e);
             }
         });
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (leader.logEndOffset() < 3 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Wait.until(Duration.ofSeconds(10), () -> leader.logEndOffset() >= 3, "the third record appended");
         followerFetch(2, topic, p, 3);
         ProduceResponse.PartitionResponse r = acked.get(10, TimeUnit.SECONDS);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);

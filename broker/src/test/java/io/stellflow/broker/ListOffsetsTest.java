@@ -8,6 +8,7 @@ import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ListOffsetsResponse.ListOffsetsPartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -20,6 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class ListOffsetsTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -13,6 +13,9 @@ import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.TestInfo;
@@ -24,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Long-poll Fetch (decision 9.e) on every transport: one node per transport, each test with a topic
  * of its own, named after it.
  */
+@IntegrationTest
 class LongPollTest {
     @RegisterExtension
     static final TestBroker.Shared BROKERS = new TestBroker.Shared();
@@ -105,16 +109,10 @@ class LongPollTest {
     void closingTheConnectionDropsTheParkedFetch(String transport) throws Exception {
         RawClient client = start(transport);
         client.send(ApiKeys.FETCH, 1, Requests.fetch(t, 0, 0, 30_000));
-        long deadline = System.currentTimeMillis() + 5000;
-        while (partition().listenerCount() == 0 && System.currentTimeMillis() < deadline) {
-            Thread.sleep(10);
-        }
+        Wait.until(Duration.ofSeconds(5), () -> partition().listenerCount() != 0, "the Fetch parked");
         assertThat(partition().listenerCount()).isEqualTo(1);
         client.close();
-        while (partition().listenerCount() != 0 && System.currentTimeMillis() < deadline) {
-            Thread.sleep(10);
-        }
-        assertThat(partition().listenerCount()).isZero();
+        Wait.until(Duration.ofSeconds(5), () -> partition().listenerCount() == 0, "the parked Fetch dropped");
     }
 
     @ParameterizedTest

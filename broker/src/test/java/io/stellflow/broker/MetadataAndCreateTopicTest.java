@@ -12,6 +12,7 @@ import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.MetadataResponse.Broker;
 import io.stellflow.protocol.message.MetadataResponse.PartitionMetadata;
 import io.stellflow.protocol.message.MetadataResponse.TopicMetadata;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,6 +30,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class MetadataAndCreateTopicTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -7,8 +7,11 @@ import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -20,6 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** Several {@code log.dirs}: placement on the least loaded dir, reload of every dir, checkpoints. */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class MultiLogDirsTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter
@@ -62,11 +66,7 @@ class MultiLogDirsTest {
             assertThat(dirs.get(1).resolve(BrokerMetadata.FILE_NAME)).doesNotExist();
             // The periodic checkpoint task writes each log's recovery point while the broker runs.
             Path recoveryPoint = dirs.get(2).resolve("orders-2").resolve("recovery-point");
-            long deadline = System.currentTimeMillis() + 10_000;
-            while (!Files.exists(recoveryPoint) && System.currentTimeMillis() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(recoveryPoint).exists();
+            Wait.until(Duration.ofSeconds(10), () -> Files.exists(recoveryPoint), "the recovery point written");
         }
         for (int p = 0; p < 3; p++) { // a clean shutdown marker in every dir
             assertThat(dirs.get(p).resolve("orders-" + p).resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE))

@@ -7,6 +7,7 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiVersionsRequest;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -27,6 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class OtlpExportTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.controller.LoopbackPorts;
+import io.stellflow.testsupport.IntegrationTest;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class PickedRaftPortTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

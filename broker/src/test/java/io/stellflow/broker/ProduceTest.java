@@ -13,6 +13,7 @@ import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Properties;
@@ -27,6 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class ProduceTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

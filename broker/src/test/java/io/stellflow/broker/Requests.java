@@ -19,6 +19,7 @@ import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.testsupport.GoldenVectors;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -27,10 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** Request builders and one-call helpers shared by the broker tests. */
 final class Requests {
     /** Golden G2 (spec §7.8): the worked one-record batch, 144 bytes. */
-    static final String G2_HEX = "0000000000000088ffffffff01a99a047f00000000000000000196b37c740000000196b37c7400"
-            + "ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d31303031"
-            + "0000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c696361"
-            + "74696f6e2f6a736f6e";
+    static final String G2_HEX = GoldenVectors.G2;
 
     private static final AtomicInteger CORRELATION = new AtomicInteger(1000);
 

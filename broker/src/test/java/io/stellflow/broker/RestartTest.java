@@ -7,6 +7,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -19,6 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class RestartTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -8,6 +8,7 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
@@ -26,6 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class TelemetryTest {
     @Parameter
     String transport;

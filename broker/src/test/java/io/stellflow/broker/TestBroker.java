@@ -12,12 +12,10 @@ import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.testsupport.TempDirs;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +27,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -197,7 +194,7 @@ final class TestBroker {
         /** This test's data dir, created on first use, deleted after the test's nodes closed. */
         synchronized Path dir() throws IOException {
             if (dir == null) {
-                dir = Files.createTempDirectory("sf-test-node-");
+                dir = TempDirs.create("sf-test-node-");
             }
             return dir;
         }
@@ -248,7 +245,7 @@ final class TestBroker {
                 server.close();
             }
             if (dir != null) {
-                deleteRecursively(dir);
+                TempDirs.deleteRecursively(dir);
             }
             return null;
         }));
@@ -261,18 +258,6 @@ final class TestBroker {
                 CLOSING.remove(f);
                 f.get();
             }
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-                try {
-                    Files.delete(p);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
         }
     }
 
@@ -305,13 +290,13 @@ final class TestBroker {
             StellflowServer server = servers.get(transport);
             if (server == null) {
                 Properties props = props(Path.of("unused"), transport); // skips an unselected transport first
-                Path dir = Files.createTempDirectory("sf-shared-" + transport + "-");
+                Path dir = TempDirs.create("sf-shared-" + transport + "-");
                 props.setProperty("log.dirs", logDir(dir).toString());
                 config.accept(props);
                 try {
                     server = start(props);
                 } catch (IOException | RuntimeException e) {
-                    deleteRecursively(dir);
+                    TempDirs.deleteRecursively(dir);
                     throw e;
                 }
                 dirs.put(transport, dir);

@@ -13,9 +13,12 @@ import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class TopicCleanupTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter
@@ -84,13 +88,7 @@ class TopicCleanupTest {
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.currentTimeMillis() + 15_000;
-        while (!condition.getAsBoolean()) {
-            if (System.currentTimeMillis() > deadline) {
-                throw new AssertionError("timed out waiting until " + what);
-            }
-            Thread.sleep(20);
-        }
+        Wait.until(Duration.ofSeconds(15), condition, what);
     }
 
     /** One single-record batch with a key (null allowed) and a ~200-byte value. */

@@ -13,6 +13,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
@@ -24,6 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** Server spans for requests whose header carries a W3C trace context, exported to memory. */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class TracingTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

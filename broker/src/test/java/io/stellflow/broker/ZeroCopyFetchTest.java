@@ -17,6 +17,7 @@ import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +38,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * recordsBaseOffset. The zero-copy nodes (one per transport) and the copying one (nio) are shared by
  * the tests, each with a topic of its own.
  */
+@IntegrationTest
 class ZeroCopyFetchTest {
     /** Records per batch in each round of {@link #fill}. */
     private static final int[] BATCH_RECORDS = {3, 4, 1};

@@ -20,6 +20,22 @@ final class ConfigValues {
         return v == null ? defaultValue : v.trim();
     }
 
+    /** {@code true} or {@code false} (any case); anything else is an error naming the key. */
+    boolean booleanValue(String key, boolean defaultValue) {
+        String raw = props.getProperty(key);
+        if (raw == null) {
+            return defaultValue;
+        }
+        String v = raw.trim();
+        if (v.equalsIgnoreCase("true")) {
+            return true;
+        }
+        if (v.equalsIgnoreCase("false")) {
+            return false;
+        }
+        throw new IllegalArgumentException("invalid value for " + key + ": '" + raw + "' (true or false)");
+    }
+
     int intValue(String key, int defaultValue, int min, int max) {
         long v = longValue(key, defaultValue, min, max);
         return (int) v;

@@ -478,12 +478,13 @@ public final class StellflowConsumer implements AutoCloseable {
                 }
                 String topic = f.tp.topic();
                 int partition = f.tp.partition();
-                RecordBatchReader.decode(r.records(), r.baseOffset(), (offset, ts, key, value, headers) -> {
-                    if (offset >= s.position) {
-                        out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
-                        s.position = offset + 1;
-                    }
-                });
+                RecordBatchReader.decode(
+                        r.records(), r.baseOffset(), config.checkCrcs(), (offset, ts, key, value, headers) -> {
+                            if (offset >= s.position) {
+                                out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
+                                s.position = offset + 1;
+                            }
+                        });
                 f.release();
             }
         } catch (ProtocolException e) {

@@ -25,4 +25,17 @@ class ConfigTest {
         assertThatThrownBy(() -> ProducerConfig.from(p)).hasMessageContaining("acks");
         assertThatThrownBy(() -> ConsumerConfig.from(new Properties())).hasMessageContaining("bootstrap.servers");
     }
+
+    @Test
+    void checkCrcsIsOnByDefaultAndReadsTrueOrFalseOnly() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "h1:1");
+        assertThat(ConsumerConfig.from(p).checkCrcs()).isTrue();
+        p.setProperty("check.crcs", "FALSE");
+        assertThat(ConsumerConfig.from(p).checkCrcs()).isFalse();
+        p.setProperty("check.crcs", "true");
+        assertThat(ConsumerConfig.from(p).checkCrcs()).isTrue();
+        p.setProperty("check.crcs", "no");
+        assertThatThrownBy(() -> ConsumerConfig.from(p)).hasMessageContaining("check.crcs");
+    }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.protocol.Errors;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.charset.StandardCharsets;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * than 10 backoffs, and fails with a message naming the timeout and the last error once
  * {@code delivery.timeout.ms} has passed.
  */
+@IntegrationTest
 class ProducerDeliveryTimeoutTest {
     private static Properties props(int port, String... kv) {
         Properties p = new Properties();

@@ -137,6 +137,58 @@ class StellflowConsumerTest {
         }
     }
 
+    /**
+     * A batch whose value byte changed after its CRC was computed: with {@code check.crcs=true} (the
+     * default) poll fails with CORRUPT_MESSAGE and hands out nothing of it; with {@code false} the
+     * CRC is not checked and the damaged value reaches the application, as in Kafka.
+     */
+    @Test
+    void checkCrcsDecidesWhetherADamagedValueIsAnErrorOrHandedOut() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            ByteBuf damaged = Unpooled.buffer();
+            RecordBatchBuilder b = new RecordBatchBuilder(damaged, 1000L);
+            b.append(1000L, null, "v2".getBytes(StandardCharsets.UTF_8));
+            b.close();
+            int at = indexOf(damaged, "v2".getBytes(StandardCharsets.UTF_8)) + 1;
+            damaged.setByte(at, '3'); // the value becomes "v3"; the CRC still covers "v2"
+            broker.append(tp, damaged);
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("auto.offset.reset", "earliest");
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(tp));
+                assertThatThrownBy(() -> pollUntil(consumer, 1))
+                        .isInstanceOf(StellflowException.class)
+                        .hasMessageContaining("CORRUPT_MESSAGE")
+                        .satisfies(e ->
+                                assertThat(((StellflowException) e).errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE));
+                assertThat(consumer.position(tp)).isZero();
+            }
+            p.setProperty("check.crcs", "false");
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(tp));
+                assertThat(pollUntil(consumer, 1))
+                        .extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+                        .containsExactly("v3");
+            }
+        }
+    }
+
+    private static int indexOf(ByteBuf buf, byte[] needle) {
+        for (int i = buf.readerIndex(); i + needle.length <= buf.writerIndex(); i++) {
+            boolean match = true;
+            for (int j = 0; j < needle.length && match; j++) {
+                match = buf.getByte(i + j) == needle[j];
+            }
+            if (match) {
+                return i;
+            }
+        }
+        throw new AssertionError("not found");
+    }
+
     @Test
     void aCorruptBatchInOnePartitionNeitherLosesNorRepeatsTheOtherPartitionsRecords() throws Exception {
         try (FakeBroker broker = new FakeBroker()) {

@@ -20,6 +20,8 @@ import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.RecordType;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -35,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * controller), the cluster-id check of broker registration, and topic config overrides: validated at
  * CreateTopics and IncrementalAlterConfigs, stored in the topic, nothing written on bad input.
  */
+@IntegrationTest
 class ClusterIdAndTopicConfigTest {
     @TempDir
     Path dir;

@@ -10,6 +10,8 @@ import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.VoterState;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Three controllers as separate JVM processes ({@link ControllerMain}, a bare controller launcher of
  * this module's tests); the Ratis leader is killed with SIGKILL.
  */
+@IntegrationTest
 class ControllerKillTest {
     /** Generous: this runs on a 2-core machine shared with other builds (target: under 5 s quiet). */
     private static final long FAILOVER_BOUND_MS = 15_000;

@@ -1,5 +1,6 @@
 package io.stellflow.controller;
 
+import io.stellflow.controller.server.ControllerServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -11,6 +11,8 @@ import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * two test-driven brokers, topic commands good and bad, a FollowMetadata stream, a broker whose
  * session expires, a clean-shutdown fence and a restart from a snapshot.
  */
+@IntegrationTest
 class ControllerMetricsHooksTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 

@@ -21,6 +21,8 @@ import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Three in-process controllers on 127.0.0.1 with test-driven brokers. */
+@IntegrationTest
 class ControllerQuorumTest {
     @TempDir
     Path dir;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stellflow.controller.TestCluster.FakeBroker;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Properties;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with two of them stopped, the active one among them, the remaining three still elect a leader and
  * commit metadata changes.
  */
+@IntegrationTest
 class FiveVoterQuorumTest {
     @TempDir
     Path dir;

@@ -16,6 +16,8 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.FollowMetadataRequest;
 import io.stellflow.controller.proto.MetadataEvent;
 import io.stellflow.controller.proto.TopicRecord;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** FollowMetadata holds back for a follower that reads slowly instead of buffering without bound. */
+@IntegrationTest
 class FollowMetadataFlowControlTest {
     private static final int TOPICS = 32;
     private static final int PARTITIONS_PER_TOPIC = 200;

@@ -21,6 +21,8 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.controller.proto.PartitionElectionResult;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * rebalancing. Brokers are fenced by their clean-shutdown heartbeat ({@code want_fence}) so the
  * tests do not wait for session timeouts.
  */
+@IntegrationTest
 public class LeaderElectionTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 

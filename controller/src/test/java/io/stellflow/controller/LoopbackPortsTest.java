@@ -3,6 +3,7 @@ package io.stellflow.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,6 +15,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** {@link LoopbackPorts}: ports below the kernel's ephemeral range, distinct, bindable, in-use ones skipped. */
+@IntegrationTest
 class LoopbackPortsTest {
     @Test
     void picksDistinctBindablePortsBelowTheEphemeralRange() throws IOException {

@@ -3,6 +3,8 @@ package io.stellflow.controller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -17,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the JVM goes on: Ratis's own reaction to a gRPC server that cannot bind is {@code System.exit(1)},
  * which in an embedding process (a broker's tests, a combined node) ends everything at once.
  */
+@IntegrationTest
 class RaftPortInUseTest {
     @TempDir
     Path dir;

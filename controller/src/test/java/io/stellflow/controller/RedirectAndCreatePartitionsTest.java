@@ -23,6 +23,8 @@ import io.stellflow.controller.proto.ElectionTopicPartitions;
 import io.stellflow.controller.proto.ElectionType;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.PartitionElectionResult;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** NOT_CONTROLLER redirects from a follower controller, and CreatePartitions, on one 3-controller quorum. */
+@IntegrationTest
 class RedirectAndCreatePartitionsTest {
     @TempDir
     static Path dir;

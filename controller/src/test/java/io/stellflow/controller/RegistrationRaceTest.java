@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stellflow.controller.TestCluster.FakeBroker;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with INVALID_UPDATE_VERSION, did not start (seen in the replication fault checker in CI). The
  * controller now builds the entry again from the newer image.
  */
+@IntegrationTest
 class RegistrationRaceTest {
     private static final int REGISTRATIONS = 40;
 

@@ -7,6 +7,8 @@ import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -87,13 +89,7 @@ public final class TestCluster implements AutoCloseable {
     }
 
     static void awaitTrue(BooleanSupplier cond, Duration timeout, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + timeout + " waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+        Wait.until(timeout, cond, what);
     }
 
     /** A test-driven broker: registers, then heartbeats when told to. */

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** {@code stellflow-perf.sh produce --producers N} against a real broker in-process on 127.0.0.1:0. */
+@IntegrationTest
 class PerfCommandProducersTest {
     @TempDir
     Path dataDir;

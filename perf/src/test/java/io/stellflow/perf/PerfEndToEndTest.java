@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The load generator's end-to-end and warm-up modes against a real broker in-process on 127.0.0.1:0. */
+@IntegrationTest
 class PerfEndToEndTest {
     @TempDir
     Path dataDir;

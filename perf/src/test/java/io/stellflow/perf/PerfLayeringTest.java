@@ -11,6 +11,7 @@ import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
+import io.stellflow.testsupport.IntegrationTest;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * module): only the JMH benchmarks of the broker ({@code io.stellflow.perf.jmh.broker}) use the
  * broker, the load generator is a client; perf does not use the tools; no package cycles.
  */
+@IntegrationTest
 class PerfLayeringTest {
     private static JavaClasses classes;
 

@@ -1,7 +1,6 @@
 package io.stellflow.protocol;
 
 import io.netty.buffer.ByteBuf;
-import io.stellflow.protocol.message.ApiMessage;
 
 /**
  * Frame limits (spec §1.2) and helpers to write a length-prefixed frame.
@@ -52,7 +51,7 @@ public final class Frames {
     }
 
     /** Writes a whole request frame (length, header, body); returns the frameLength. */
-    public static int writeRequest(ByteBuf out, RequestHeader header, ApiMessage body) {
+    public static int writeRequest(ByteBuf out, RequestHeader header, BodyWriter body) {
         int start = beginFrame(out);
         header.write(out);
         body.write(out);
@@ -63,7 +62,7 @@ public final class Frames {
      * Writes a whole successful response frame: header with errorCode 0 and throttleTimeMs 0, then the
      * body (spec §4.2: errorCode 0 always carries a complete body). Returns the frameLength.
      */
-    public static int writeResponse(ByteBuf out, int correlationId, ApiMessage body) {
+    public static int writeResponse(ByteBuf out, int correlationId, BodyWriter body) {
         int start = beginFrame(out);
         ResponseHeader.of(correlationId, Errors.NONE).write(out);
         body.write(out);

@@ -20,26 +20,24 @@ import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.protocol.support.Bufs;
+import io.stellflow.testsupport.GoldenVectors;
 import java.util.List;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** The golden vectors G1-G7 of spec §10, byte for byte in both directions, and the negative goldens. */
+/**
+ * The golden vectors G1-G7 of spec §10 (test-support's {@link GoldenVectors}, one resource file each),
+ * byte for byte in both directions, and the negative goldens.
+ */
 class GoldenVectorsTest {
-    static final String G1 =
-            "0000003d0000000000020000000100026331ffffffff00ffffffffffff00ffff000000127374656c6c666c6f772d6a6176612d73646b0005302e302e3100000000";
-    static final String G2 =
-            "0000000000000088ffffffff01a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
-    static final String G3 =
-            "000000ce0002000000020000000200026331ffffffff00ffffffffffff00ffff0000ffffffff000075300000000100066f72646572730000000100000000000000900000000000000088ffffffff01a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
-    static final String G4 =
-            "0000005f0003000000020000000300026331ffffffff00ffffffffffff00ffff0000ffffffff000001f4000000010010000000000000000000000100066f72646572730000000100000000ffffffff0000000000000064ffffffffffffffff00100000";
-    static final String G5 = "0000000c000000010002000200000000";
-    static final String G6 =
-            "0000003e0000000200020000000000000000000100066f726465727300000001000000000000000000000000006400000003ffffffffffffffff0000000000000000";
-    static final String G7 =
-            "00000166000000030002000000000000000000000000000100066f726465727300000001000000000000000000000000006600000000000000000000000000000066000000000000012000000000000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e00000001000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
+    static final String G1 = GoldenVectors.G1;
+    static final String G2 = GoldenVectors.G2;
+    static final String G3 = GoldenVectors.G3;
+    static final String G4 = GoldenVectors.G4;
+    static final String G5 = GoldenVectors.G5;
+    static final String G6 = GoldenVectors.G6;
+    static final String G7 = GoldenVectors.G7;
     static final long G2_TIMESTAMP_MS = 1746768000000L;
 
     private final Bufs bufs = new Bufs();
@@ -51,7 +49,7 @@ class GoldenVectorsTest {
 
     /** G7 records: G2 with baseOffsetDelta = delta and partitionLeaderEpoch = 3. */
     static String storedG2(int delta) {
-        return String.format("%08x", delta) + G2.substring(8, 16) + "00000003" + G2.substring(24);
+        return GoldenVectors.storedG2(delta);
     }
 
     private ByteBuf frame(RequestHeader header, Consumer<ByteBuf> body) {

@@ -5,19 +5,23 @@ import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * What a log needs from its surroundings, injectable so tests drive time: a wall clock (ms, for
- * segment append times, rolls and time retention), a scheduler for delayed file deletion ({@code
+ * segment append times, rolls and time retention), a monotonic clock (ns, for the {@code flush.ms}
+ * policy and the append, flush and load latencies), a scheduler for delayed file deletion ({@code
  * file.delete.delay.ms}) and periodic work, and the metrics hooks.
  *
- * <p>Thread-safety: immutable; the clock and scheduler must be safe to call from any thread.
+ * <p>Thread-safety: immutable; the clocks and scheduler must be safe to call from any thread.
  *
  * @param clock wall-clock time source
  * @param scheduler runs a task once after a delay
  * @param metrics storage metric hooks ({@link LogMetrics#NOOP} for none)
+ * @param nanoClock monotonic time in ns, as {@link System#nanoTime()} (only differences count);
+ *     read on the append path, so it must not allocate
  */
-public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetrics metrics) {
+public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetrics metrics, LongSupplier nanoClock) {
 
     /** Runs a task once after {@code delayMs} milliseconds on some thread. */
     @FunctionalInterface
@@ -42,16 +46,27 @@ public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetric
         Objects.requireNonNull(clock, "clock");
         Objects.requireNonNull(scheduler, "scheduler");
         Objects.requireNonNull(metrics, "metrics");
+        Objects.requireNonNull(nanoClock, "nanoClock");
     }
 
-    /** Without metrics. */
+    /** With {@link System#nanoTime()} as the monotonic clock. */
+    public LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetrics metrics) {
+        this(clock, scheduler, metrics, System::nanoTime);
+    }
+
+    /** Without metrics, with {@link System#nanoTime()} as the monotonic clock. */
     public LogEnvironment(InstantSource clock, Scheduler scheduler) {
         this(clock, scheduler, LogMetrics.NOOP);
     }
 
     /** This environment with {@code newMetrics} as the metric hooks. */
     public LogEnvironment withMetrics(LogMetrics newMetrics) {
-        return new LogEnvironment(clock, scheduler, newMetrics);
+        return new LogEnvironment(clock, scheduler, newMetrics, nanoClock);
+    }
+
+    /** This environment with {@code newNanoClock} as the monotonic clock (tests drive {@code flush.ms}). */
+    public LogEnvironment withNanoClock(LongSupplier newNanoClock) {
+        return new LogEnvironment(clock, scheduler, metrics, newNanoClock);
     }
 
     /** The system clock and a shared daemon deletion thread. */
@@ -61,5 +76,9 @@ public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetric
 
     long nowMs() {
         return clock.millis();
+    }
+
+    long nowNs() {
+        return nanoClock.getAsLong();
     }
 }

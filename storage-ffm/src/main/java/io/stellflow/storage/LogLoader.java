@@ -25,11 +25,15 @@ import org.slf4j.LoggerFactory;
  * sanity checks ({@link SegmentIndexCheck}) are rebuilt. After an unclean stop the segments below
  * the one holding the recovery point are trusted the same way (they were fsynced before the
  * recovery point was checkpointed); that segment and all later ones are validated batch by batch
- * ({@link Recovery}: CRC-32C, lengths, offsets increasing), truncated at the first invalid byte
- * (later segments are deleted), and their indexes rebuilt; such an open reports once to {@link
- * LogMetrics#logRecovered} (segments scanned, bytes dropped, segments deleted). A missing or corrupt checkpoint never
- * loses data: a bad recovery point means "recover everything", a bad log start offset means "the
- * first segment's base", a bad epoch file is rebuilt from the batch headers.
+ * ({@link Recovery}: CRC-32C, lengths, offsets increasing) and their indexes rebuilt; such an open
+ * reports once to {@link LogMetrics#logRecovered} (segments scanned, bytes removed, segments
+ * quarantined). At the first invalid byte the log ends, and what follows is either a torn tail
+ * (cut) or corruption (moved to a quarantine directory, {@link SegmentQuarantine}, reported to
+ * {@link LogMetrics#logQuarantined}); {@link #endsLog} defines the two. A trusted segment whose
+ * index is rebuilt is checked the same way (lengths and offsets, no CRC) and any invalid byte in it
+ * is corruption. A missing or corrupt checkpoint never loses data: a bad recovery point means
+ * "recover everything", a bad log start offset means "the first segment's base", a bad epoch file
+ * is rebuilt from the batch headers.
  *
  * <p>An interrupted compaction swap ({@link UnifiedLog#compact}) is finished first: a {@code
  * <base>.log.swap} (written and fsynced completely before it got that name) replaces {@code
@@ -70,7 +74,7 @@ final class LogLoader {
     private int segmentsRecovered;
 
     private long droppedBytes;
-    private int segmentsDeleted;
+    private int segmentsQuarantined;
 
     private LogLoader(Path dir, LogConfig config, LogEnvironment env) {
         this.dir = dir;
@@ -139,7 +143,7 @@ final class LogLoader {
         cache.truncateFromStart(logStartOffset);
         cache.flush();
         if (segmentsRecovered > 0) {
-            metrics.logRecovered(dir, segmentsRecovered, droppedBytes, segmentsDeleted, logEndOffset);
+            metrics.logRecovered(dir, segmentsRecovered, droppedBytes, segmentsQuarantined, logEndOffset);
         }
         metrics.logLoaded(System.nanoTime() - startNanos, clean);
         return new Loaded(segments, logEndOffset, cache.latestEpoch(), logStartOffset, recoveryPoint, cache);
@@ -238,7 +242,7 @@ final class LogLoader {
 
     /**
      * Opens segments {@code [0, firstUntrusted)} as trusted and recovers the rest. Returns the log
-     * end offset.
+     * end offset. Stops at a quarantine ({@link #endsLog}): later segments are gone from the log.
      */
     private long loadSegments(long[] bases, int firstUntrusted, List<LogSegment> loaded) throws IOException {
         int trustedCount = Math.min(firstUntrusted, bases.length);
@@ -249,15 +253,27 @@ final class LogLoader {
             if (!s.hasIndex()) {
                 LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
                 s.rebuildIndexStart(config);
-                Recovery.recoverSegment(s, bases[i], false, Recovery.BatchEpochs.IGNORE);
+                Recovery.Scanned r = Recovery.scan(s, bases[i], false, Recovery.BatchEpochs.IGNORE, false);
                 metrics.indexRebuilt();
+                // A trusted log was fsynced (or closed cleanly): invalid bytes in it are corruption.
+                if (endsLog(r, s, bases, i, true)) {
+                    if (rebuildEpochs) {
+                        walkEpochs(s);
+                    }
+                    return scanTailNextOffset(s);
+                }
             }
-            if (rebuildEpochs) {
-                walkEpochs(s);
+            if (rebuildEpochs && !walkEpochs(s)) {
+                trustedCount = distrust(s, loaded, i);
+                break;
             }
         }
         if (trustedCount == bases.length) {
-            return scanTailNextOffset(loaded.getLast());
+            long next = walkTail(loaded.getLast());
+            if (next != UNWALKABLE) {
+                return next;
+            }
+            trustedCount = distrust(loaded.getLast(), loaded, trustedCount - 1);
         }
         LOG.info(
                 "No clean shutdown marker in {}, recovering {} of {} segment(s) from base offset {}",
@@ -268,62 +284,172 @@ final class LogLoader {
         // The cache may hold epochs of batches recovery is about to drop; the scan re-adds the rest.
         cache.truncateFromEnd(bases[trustedCount]);
         long next = bases[trustedCount];
+        int lastWithBytes = lastSegmentWithBytes(bases);
         for (int i = trustedCount; i < bases.length; i++) {
             LogSegment s = LogSegment.openForRecovery(dir, bases[i], config);
             loaded.add(s);
             s.rebuildIndexStart(config);
-            Recovery.Result r = Recovery.recoverSegment(s, Math.max(next, bases[i]), true, cache::assign);
+            boolean laterData = lastWithBytes > i;
+            Recovery.Scanned r = Recovery.scan(s, Math.max(next, bases[i]), true, cache::assign, !laterData);
             metrics.indexRebuilt();
             segmentsRecovered++;
-            droppedBytes += r.droppedBytes();
             next = r.nextOffset();
-            if (r.droppedBytes() > 0 && i < bases.length - 1) {
-                for (int j = i + 1; j < bases.length; j++) {
-                    LogSegment later = LogSegment.openForRecovery(dir, bases[j], config);
-                    LOG.warn(
-                            "Recovery of {}: deleting segment {} ({} bytes) after the truncated one",
-                            dir,
-                            later.logFile,
-                            later.sizeBytes());
-                    droppedBytes += later.sizeBytes();
-                    segmentsDeleted++;
-                    later.delete();
-                }
+            if (endsLog(r, s, bases, i, laterData)) {
                 break;
             }
         }
         return next;
     }
 
-    /** Next offset of a trusted segment, walking from its last index entry. */
+    /**
+     * Ends the recovery of segment {@code i}: nothing to do when it is valid to its end. Otherwise
+     * the invalid bytes are either a torn tail or corruption. A <b>torn tail</b> is what an
+     * unclean stop leaves at the end of the log: invalid bytes (a partial header, a batch running
+     * past the end of the file, a CRC that does not match what was only partly written) with no whole
+     * valid batch after them in that segment and no bytes in any later segment; it is cut (a plain
+     * truncation, the bytes are dropped), and empty later segments are deleted. Anything else is
+     * <b>corruption</b> (invalid bytes followed by valid data, or in a trusted segment): the tail and
+     * every later segment are moved to a quarantine directory ({@link SegmentQuarantine}), then the
+     * segment is cut. Returns true when the log ends with this segment.
+     */
+    private boolean endsLog(Recovery.Scanned r, LogSegment s, long[] bases, int i, boolean corruptUnlessValid)
+            throws IOException {
+        if (!r.hasInvalidTail()) {
+            Recovery.cut(s, r);
+            return false;
+        }
+        long[] later = Arrays.copyOfRange(bases, i + 1, bases.length);
+        if (!corruptUnlessValid && r.validBatchAfter() == Recovery.NONE_AFTER) {
+            Recovery.cut(s, r);
+            droppedBytes += r.invalidBytes();
+            for (long base : later) {
+                LOG.warn("Recovery of {}: deleting empty segment {} after the truncated one", dir, base);
+                LogSegment.openForRecovery(dir, base, config).delete();
+            }
+            return true;
+        }
+        String reason = r.reason() == null ? "segment larger than 2 GiB" : r.reason();
+        if (r.validBatchAfter() != Recovery.NONE_AFTER) {
+            reason += ", valid batch at position " + r.validBatchAfter();
+        }
+        Quarantined q = SegmentQuarantine.move(dir, nowMs, s, r.validBytes(), reason, later);
+        s.truncateTo(r.validBytes());
+        LOG.warn(
+                "Recovery of {}: invalid data in {} at position {} ({}); moved {} bytes of {} segment(s) to {}",
+                dir,
+                s.logFile,
+                r.validBytes(),
+                reason,
+                q.bytes(),
+                q.segments(),
+                q.quarantineDir());
+        droppedBytes += q.bytes();
+        segmentsQuarantined += later.length;
+        metrics.logQuarantined(q);
+        return true;
+    }
+
+    /** Index of the last segment whose log file is not empty, -1 when all are. */
+    private int lastSegmentWithBytes(long[] bases) throws IOException {
+        for (int j = bases.length - 1; j >= 0; j--) {
+            if (Files.size(LogSegment.logPath(dir, bases[j])) > 0) {
+                return j;
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * A trusted segment whose batch headers do not chain (a length below a batch's minimum or past
+     * the end of the file: its bytes changed after they were fsynced) is not trusted after all: it
+     * is closed and recovered with the segments after it, like those above the recovery point.
+     * Without this the walks would loop forever on a zero or negative length (found by {@code
+     * RecoveryFuzzTest}). Returns the new count of trusted segments, {@code index}.
+     */
+    private int distrust(LogSegment s, List<LogSegment> loaded, int index) throws IOException {
+        LOG.warn(
+                "Batch headers of {} do not chain although the segment is trusted (clean shutdown or below the"
+                        + " recovery point); recovering it",
+                s.logFile);
+        loaded.remove(s);
+        s.close();
+        return index;
+    }
+
+    /** What {@link #walkTail} returns for a segment whose batch headers do not chain. */
+    private static final long UNWALKABLE = -1;
+
+    /**
+     * Next offset of a trusted segment, walking from its last index entry.
+     *
+     * @throws IOException also when the batch headers from there do not chain to the end of the file
+     */
     static long scanTailNextOffset(LogSegment s) throws IOException {
+        long next = walkTail(s);
+        if (next == UNWALKABLE) {
+            throw new IOException("batch headers of " + s.logFile + " do not chain to its end (" + s.sizeBytes()
+                    + " bytes) from its last index entry");
+        }
+        return next;
+    }
+
+    /** {@link #scanTailNextOffset}, or {@link #UNWALKABLE}. */
+    private static long walkTail(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = s.lookup(Long.MAX_VALUE);
         long next = s.baseOffset;
         ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
         while (pos < end) {
-            hdr.clear();
-            s.readFully(hdr, pos);
+            int batchBytes = nextBatchBytes(s, hdr, pos, end);
+            if (batchBytes < 0) {
+                return UNWALKABLE;
+            }
             long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
             next = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET) + 1;
-            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            pos += batchBytes;
         }
         return next;
     }
 
-    /** Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file). */
-    private void walkEpochs(LogSegment s) throws IOException {
+    /**
+     * Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file).
+     *
+     * @return false when the batch headers do not chain to the end of the file
+     */
+    private boolean walkEpochs(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = 0;
         ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
         while (pos < end) {
-            hdr.clear();
-            s.readFully(hdr, pos);
+            int batchBytes = nextBatchBytes(s, hdr, pos, end);
+            if (batchBytes < 0) {
+                return false;
+            }
             cache.assign(
                     hdr.getInt(RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET),
                     s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET));
-            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            pos += batchBytes;
         }
+        return true;
+    }
+
+    /**
+     * Reads the walk header of the batch at {@code pos} into {@code hdr}; returns the batch's size
+     * in bytes, or -1 when it does not fit in {@code [pos, end)} or its length is below a batch's
+     * minimum.
+     */
+    private static int nextBatchBytes(LogSegment s, ByteBuffer hdr, int pos, int end) throws IOException {
+        if (end - pos < WALK_HEADER_BYTES) {
+            return -1;
+        }
+        hdr.clear();
+        s.readFully(hdr, pos);
+        int batchLength = hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+        if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH
+                || batchLength > end - pos - RecordBatchLayout.LOG_OVERHEAD) {
+            return -1;
+        }
+        return RecordBatchLayout.LOG_OVERHEAD + batchLength;
     }
 
     private long[] listSegmentBases() throws IOException {

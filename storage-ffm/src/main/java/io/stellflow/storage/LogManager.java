@@ -144,6 +144,10 @@ public final class LogManager implements AutoCloseable {
                     if (name.startsWith(".")) {
                         continue; // broker metadata (.topics) and other hidden directories
                     }
+                    if (SegmentQuarantine.isQuarantineDir(name)) {
+                        LOG.warn("Not loading {}: segments recovery moved out of a corrupt log", partitionDir);
+                        continue;
+                    }
                     checkName(partitionDir, name);
                     Path other = found.put(name, partitionDir);
                     if (other != null) {

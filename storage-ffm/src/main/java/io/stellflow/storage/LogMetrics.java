@@ -12,8 +12,8 @@ import java.nio.file.Path;
  * <p>Contract for implementations: called on the log's writer thread (or the loading thread), while
  * the log holds its lock, so they must be fast and must not call back into the log; the per-append
  * hooks take primitives only, so the hot path does not allocate. The lifecycle hooks ({@link
- * #logRecovered}, {@link #diskFull}) are rare (once per recovered log, once per full episode of a log)
- * and name the partition directory.
+ * #logRecovered}, {@link #logQuarantined}, {@link #diskFull}) are rare (once per recovered or
+ * quarantining open of a log, once per full episode of a log) and name the partition directory.
  */
 public interface LogMetrics {
     /** Does nothing. */
@@ -45,13 +45,21 @@ public interface LogMetrics {
      * @param dir the partition directory ({@code <topic>-<partition>})
      * @param segmentsRecovered segments validated batch by batch (the one holding the checkpointed
      *     recovery point and every later one that was reached)
-     * @param droppedBytes bytes removed: the invalid tail of the truncated segment plus every later
-     *     segment deleted after it (records cannot be counted: their headers are what failed)
-     * @param segmentsDeleted whole segments deleted after the truncated one
+     * @param droppedBytes bytes removed from the log: a torn tail cut, or the corrupt tail and later
+     *     segments moved to quarantine ({@link #logQuarantined}; records cannot be counted: their
+     *     headers are what failed)
+     * @param segmentsQuarantined whole segments after the corrupt one moved to quarantine
      * @param logEndOffset the log end offset after recovery
      */
     default void logRecovered(
-            Path dir, int segmentsRecovered, long droppedBytes, int segmentsDeleted, long logEndOffset) {}
+            Path dir, int segmentsRecovered, long droppedBytes, int segmentsQuarantined, long logEndOffset) {}
+
+    /**
+     * Opening a log found corruption and moved the unreadable part to a quarantine directory
+     * ({@link Quarantined}); the log ends before it. Called at most once per open, before the log
+     * serves anything, clean or unclean open alike.
+     */
+    default void logQuarantined(Quarantined quarantined) {}
 
     /**
      * A write of the log failed because its file system is full ({@code ENOSPC} or {@code EDQUOT},

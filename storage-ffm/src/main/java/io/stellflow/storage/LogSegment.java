@@ -5,7 +5,9 @@ import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -275,9 +277,16 @@ final class LogSegment {
         int position = sizeBytes;
         ByteBuffer[] parts = buf.nioBuffers(start, length);
         long remaining = length;
-        while (remaining > 0) {
-            long n = log.write(parts);
-            remaining -= n;
+        try {
+            while (remaining > 0) {
+                long n = log.write(parts);
+                remaining -= n;
+            }
+        } catch (FileSystemException | ClosedChannelException e) {
+            throw e;
+        } catch (IOException e) {
+            // The channel's error carries no file name: name it for the operator (DISK_FULL file=).
+            throw FileAllocator.failure(logFile, e.getMessage(), e);
         }
         int p = start;
         int end = start + length;

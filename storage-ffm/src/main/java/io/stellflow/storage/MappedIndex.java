@@ -17,7 +17,9 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * the arena (no cleaner hacks, no {@code Unsafe}).
  *
  * <p>Life cycle: an active index is mapped read-write over its whole preallocated size
- * ({@code maxEntries * entrySize} bytes, zeros after the last entry). {@link #seal} (segment roll)
+ * ({@code maxEntries * entrySize} bytes, zeros after the last entry), allocated on disk before it
+ * is mapped ({@link FileAllocator}: a full disk fails the creation, the roll or the truncation with
+ * an {@link IOException}, never a write into the mapping). {@link #seal} (segment roll)
  * trims the file to {@code entries * entrySize} and remaps it read-only; {@link #close} trims and
  * unmaps; {@link #truncateToEntries} drops entries and maps the index read-write again (log
  * truncation makes a sealed segment active again).
@@ -57,7 +59,24 @@ abstract sealed class MappedIndex implements AutoCloseable permits OffsetIndex, 
                 FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ch.truncate(0);
         }
-        mapWritable();
+        try {
+            mapWritable();
+        } catch (IOException e) {
+            releaseAllocation(e);
+            throw e;
+        }
+    }
+
+    /**
+     * After a failed allocation: trims the file back to its entries, so a partly allocated range
+     * does not keep blocks of a full disk. A failure of that trim is added to {@code cause}.
+     */
+    private void releaseAllocation(IOException cause) {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.truncate((long) entries * entrySize);
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
+        }
     }
 
     /**
@@ -79,11 +98,18 @@ abstract sealed class MappedIndex implements AutoCloseable permits OffsetIndex, 
         return true;
     }
 
+    /**
+     * Allocates the whole preallocated size on disk, then maps it read-write. The allocation comes
+     * first: a mapping past the end of the file would extend it sparsely, and a write into a page
+     * the full file system then cannot give faults ({@code SIGBUS}, an {@link InternalError} at the
+     * append) instead of failing here with an {@link IOException}.
+     */
     private void mapWritable() throws IOException {
+        long sizeBytes = (long) maxEntries * entrySize;
+        FileAllocator.allocate(file, (long) entries * entrySize, sizeBytes);
         Arena newArena = Arena.ofShared();
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-            // Mapping past the end extends the file: this is the preallocation (sparse on Linux).
-            memory = ch.map(MapMode.READ_WRITE, 0, (long) maxEntries * entrySize, newArena);
+            memory = ch.map(MapMode.READ_WRITE, 0, sizeBytes, newArena);
         } catch (IOException | RuntimeException e) {
             newArena.close();
             throw e;
@@ -189,7 +215,18 @@ abstract sealed class MappedIndex implements AutoCloseable permits OffsetIndex, 
             // Trimming zeroes nothing in place: the stale entries past `keep` are cut from the file
             // and the remap re-extends it with zeros, so no stale entry survives a later crash.
             trimAndUnmap(true);
-            mapWritable();
+            try {
+                mapWritable();
+            } catch (IOException e) {
+                // Readers keep a valid (read-only) view of the kept entries; the writer has failed.
+                releaseAllocation(e);
+                try {
+                    mapReadOnly();
+                } catch (IOException | RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
+            }
         } finally {
             mapLock.writeLock().unlock();
         }

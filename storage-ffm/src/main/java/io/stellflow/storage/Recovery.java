@@ -11,8 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Validates a segment's log from its first byte, rebuilds its offset and time indexes, and truncates the log at the
- * first invalid byte.
+ * Validates a segment's log from its first byte, rebuilds its offset and time indexes, and finds the
+ * first invalid byte; {@link #recoverSegment} truncates the log there, {@link #scan} leaves that to the
+ * caller ({@link LogLoader} first moves a corrupt tail to quarantine) and can also say whether a
+ * whole valid batch follows the invalid bytes (corruption rather than a torn tail).
  *
  * <p>A batch is valid when: a whole 57-byte header remains; {@code batchLength >= 78} and the batch
  * fits in the file; magic is 1; the CRC-32C of bytes 17..end matches; {@code lastOffsetDelta >= 0}
@@ -44,6 +46,34 @@ final class Recovery {
     /** What recovery found in one segment. */
     record Result(int validBytes, long nextOffset, int lastLeaderEpoch, long droppedBytes) {}
 
+    /**
+     * What a {@link #scan} found, before anything was cut.
+     *
+     * @param validBytes bytes from the file start that hold whole valid batches (the cut position)
+     * @param fileBytes the file's size in bytes when scanned
+     * @param nextOffset the offset after the last valid batch (or the scan's minimum)
+     * @param lastLeaderEpoch the epoch of the last valid batch, -1 when none
+     * @param reason why the batch at {@code validBytes} is invalid; null when the whole file is valid
+     * @param validBatchAfter file position of the first whole valid batch found after {@code
+     *     validBytes} ({@link #NONE_AFTER} when none or not looked for): valid data after invalid
+     *     data is corruption, not a torn tail
+     */
+    record Scanned(
+            int validBytes, long fileBytes, long nextOffset, int lastLeaderEpoch, String reason, long validBatchAfter) {
+        /** True when bytes follow the valid prefix (a torn tail or corruption). */
+        boolean hasInvalidTail() {
+            return fileBytes > validBytes;
+        }
+
+        /** Bytes after the valid prefix. */
+        long invalidBytes() {
+            return fileBytes - validBytes;
+        }
+    }
+
+    /** {@link Scanned#validBatchAfter} when no valid batch follows the invalid one. */
+    static final long NONE_AFTER = -1L;
+
     private Recovery() {}
 
     /**
@@ -59,8 +89,43 @@ final class Recovery {
      */
     static Result recoverSegment(LogSegment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs)
             throws IOException {
+        Scanned s = scan(segment, minNextOffset, checkCrc, epochs, false);
+        cut(segment, s);
+        return new Result(s.validBytes(), s.nextOffset(), s.lastLeaderEpoch(), s.invalidBytes());
+    }
+
+    /**
+     * Validates and indexes like {@link #recoverSegment} but cuts nothing: the caller decides what
+     * happens to an invalid tail (copy it to quarantine first) and then calls {@link #cut}.
+     *
+     * @param lookPastInvalid also search the bytes after the first invalid batch for a whole valid
+     *     batch ({@link Scanned#validBatchAfter}): every file position is tried as a batch start
+     *     (magic, lengths, counts, CRC-32C), stopping at the first match; bytes of a torn tail are
+     *     few, so this is cheap where it is asked for (the last segment)
+     */
+    static Scanned scan(
+            LogSegment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs, boolean lookPastInvalid)
+            throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            return new Scan(segment, arena).run(minNextOffset, checkCrc, epochs);
+            return new Scan(segment, arena).run(minNextOffset, checkCrc, epochs, lookPastInvalid);
+        }
+    }
+
+    /**
+     * Ends the recovery of a scanned segment: truncates it at {@code s.validBytes()} (WARN with the
+     * file, position, reason and dropped byte count) when bytes follow, else marks the size committed.
+     */
+    static void cut(LogSegment segment, Scanned s) throws IOException {
+        if (s.hasInvalidTail()) {
+            LOG.warn(
+                    "Recovery of {}: invalid data at position {} ({}), truncating it and dropping {} bytes",
+                    segment.logFile,
+                    s.validBytes(),
+                    s.reason() == null ? "segment larger than 2 GiB" : s.reason(),
+                    s.invalidBytes());
+            segment.truncateTo(s.validBytes());
+        } else {
+            segment.recovered(s.validBytes());
         }
     }
 
@@ -95,68 +160,76 @@ final class Recovery {
             return arena.allocate(bytes, 8).asByteBuffer().order(ByteOrder.BIG_ENDIAN);
         }
 
-        Result run(long minNextOffset, boolean checkCrc, BatchEpochs epochs) throws IOException {
+        Scanned run(long minNextOffset, boolean checkCrc, BatchEpochs epochs, boolean lookPastInvalid)
+                throws IOException {
             long fileSize = segment.log.size();
             long nextOffset = Math.max(minNextOffset, segment.baseOffset);
             int lastEpoch = -1;
             int position = 0;
             String reason = null;
             while (position < limit) {
-                if (limit - position < RecordBatchLayout.HEADER_SIZE) {
-                    reason = "partial batch header";
+                reason = invalidAt(position, nextOffset, checkCrc);
+                if (reason != null) {
                     break;
                 }
                 int at = ensure(position, RecordBatchLayout.HEADER_SIZE);
-                int batchLength = buf.getInt(at + RecordBatchLayout.BATCH_LENGTH_OFFSET);
-                long size = RecordBatchLayout.LOG_OVERHEAD + (long) batchLength;
-                if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH || position + size > limit) {
-                    reason = "batchLength " + batchLength + " out of bounds";
-                    break;
-                }
-                byte magic = buf.get(at + RecordBatchLayout.MAGIC_OFFSET);
-                if (magic != RecordBatchLayout.MAGIC) {
-                    reason = "magic " + magic;
-                    break;
-                }
-                int lastOffsetDelta = buf.getInt(at + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
-                int recordCount = buf.getInt(at + RecordBatchLayout.RECORD_COUNT_OFFSET);
+                int size = RecordBatchLayout.LOG_OVERHEAD + buf.getInt(at + RecordBatchLayout.BATCH_LENGTH_OFFSET);
                 long base = segment.baseOffset + buf.getInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-                if (lastOffsetDelta < 0 || recordCount < 1 || recordCount > lastOffsetDelta + 1L) {
-                    reason = "lastOffsetDelta " + lastOffsetDelta + " with recordCount " + recordCount;
-                    break;
-                }
-                if (base < nextOffset) {
-                    reason = "base offset " + base + " below expected " + nextOffset;
-                    break;
-                }
+                int lastOffsetDelta = buf.getInt(at + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
                 int epoch = buf.getInt(at + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET);
                 long maxTimestamp = buf.getLong(at + RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
-                if (checkCrc) {
-                    at = ensure(position, (int) size);
-                    if (crcOf(at, (int) size) != buf.getInt(at + RecordBatchLayout.CRC_OFFSET)) {
-                        reason = "CRC-32C mismatch";
-                        break;
-                    }
-                }
-                segment.indexBatch((int) (base - segment.baseOffset), position, (int) size, maxTimestamp);
+                segment.indexBatch((int) (base - segment.baseOffset), position, size, maxTimestamp);
                 epochs.onBatch(epoch, base);
                 nextOffset = base + lastOffsetDelta + 1;
                 lastEpoch = epoch;
-                position += (int) size;
+                position += size;
             }
-            long dropped = fileSize - position;
-            if (dropped > 0) {
-                LOG.warn(
-                        "Recovery of {}: invalid data at position {} ({}), truncating it and dropping {} bytes",
-                        segment.logFile,
-                        position,
-                        reason == null ? "segment larger than 2 GiB" : reason,
-                        dropped);
-                segment.truncateTo(position);
-            } else {
-                segment.recovered(position);
+            long after = NONE_AFTER;
+            if (lookPastInvalid && reason != null) {
+                for (long p = position + 1L; p <= limit - RecordBatchLayout.HEADER_SIZE; p++) {
+                    if (invalidAt(p, segment.baseOffset, true) == null) {
+                        after = p;
+                        break;
+                    }
+                }
             }
-            return new Result(position, nextOffset, lastEpoch, dropped);
+            return new Scanned(position, fileSize, nextOffset, lastEpoch, reason, after);
+        }
+
+        /**
+         * Why the bytes at file {@code position} are not a whole valid batch whose base offset is
+         * &gt;= {@code minBase} (class comment), or null when they are one.
+         */
+        private String invalidAt(long position, long minBase, boolean checkCrc) throws IOException {
+            if (limit - position < RecordBatchLayout.HEADER_SIZE) {
+                return "partial batch header";
+            }
+            int at = ensure(position, RecordBatchLayout.HEADER_SIZE);
+            byte magic = buf.get(at + RecordBatchLayout.MAGIC_OFFSET);
+            int batchLength = buf.getInt(at + RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            long size = RecordBatchLayout.LOG_OVERHEAD + (long) batchLength;
+            if (batchLength < RecordBatchLayout.MIN_BATCH_LENGTH || position + size > limit) {
+                return "batchLength " + batchLength + " out of bounds";
+            }
+            if (magic != RecordBatchLayout.MAGIC) {
+                return "magic " + magic;
+            }
+            int lastOffsetDelta = buf.getInt(at + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
+            int recordCount = buf.getInt(at + RecordBatchLayout.RECORD_COUNT_OFFSET);
+            long base = segment.baseOffset + buf.getInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+            if (lastOffsetDelta < 0 || recordCount < 1 || recordCount > lastOffsetDelta + 1L) {
+                return "lastOffsetDelta " + lastOffsetDelta + " with recordCount " + recordCount;
+            }
+            if (base < minBase) {
+                return "base offset " + base + " below expected " + minBase;
+            }
+            if (checkCrc) {
+                at = ensure(position, (int) size);
+                if (crcOf(at, (int) size) != buf.getInt(at + RecordBatchLayout.CRC_OFFSET)) {
+                    return "CRC-32C mismatch";
+                }
+            }
+            return null;
         }
 
         /** CRC-32C of bytes 17..size of the batch at buffer index {@code at}. */

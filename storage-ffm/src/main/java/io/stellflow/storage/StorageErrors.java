@@ -1,6 +1,7 @@
 package io.stellflow.storage;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 
 /**
  * Classifies the {@link IOException}s of log writes.
@@ -23,6 +24,32 @@ public final class StorageErrors {
 
     /** glibc's {@code strerror(EDQUOT)}. */
     static final String QUOTA_EXCEEDED = "Disk quota exceeded";
+
+    /**
+     * The file a write failure names: the file of the first {@link FileSystemException} in {@code
+     * e}'s cause chain (log writes and index allocations name theirs), or null.
+     */
+    public static String fileOf(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof FileSystemException f && f.getFile() != null) {
+                return f.getFile();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The reason of a failure without the file name a {@link FileSystemException} puts in front of
+     * it (for example "No space left on device"); the message of other throwables, or their class
+     * name when they have none.
+     */
+    public static String reasonOf(Throwable e) {
+        if (e instanceof FileSystemException f && f.getReason() != null) {
+            return f.getReason();
+        }
+        String message = e.getMessage();
+        return message != null ? message : e.getClass().getName();
+    }
 
     /**
      * Whether {@code e}, or one of its causes, says that the file system is full or the quota is

@@ -7,12 +7,9 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One partition's log: a directory of {@link LogSegment}s named by their 20-digit base offset, plus
@@ -35,6 +32,14 @@ import org.slf4j.LoggerFactory;
  * point is the offset below which everything is known to be fsynced; {@link #flush} raises it to the
  * log end offset and {@link #checkpoint} persists it (with the log start offset), which bounds the
  * recovery work after a crash.
+ *
+ * <p>Parts, each confined to the write lock unless it says otherwise: {@link LogSegments} (the
+ * segment list and the offset range, published to lock-free readers), {@link LogAppender} (places
+ * batches into segments and rolls), {@link LogTruncation} (removes records from either end:
+ * divergence, full truncation, delete-records, retention), {@link LogFlusher} (flush policy,
+ * recovery point, checkpoints), {@link LogCompaction} (cleaning, swapped in by {@link
+ * #swapCleaned}); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link
+ * TimestampSearch} read. This class holds the lock, the failed state and the public contract.
  *
  * <p>Thread-safety: any thread. Every write (append, truncation, retention, log start offset,
  * compaction swap, flush, checkpoint, config change, close) holds the log's {@link #writeLock};
@@ -69,8 +74,6 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static final long OFFSET_MISMATCH = -2L;
 
-    private static final Logger LOG = LoggerFactory.getLogger(UnifiedLog.class);
-
     private final Path dir;
     /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
     private volatile LogConfig config;
@@ -81,17 +84,20 @@ public final class UnifiedLog implements AutoCloseable {
     /** Runs {@link #compact}; it swaps cleaned segments in only through {@link #swapCleaned}. */
     private final LogCompaction compaction;
 
-    /** Bumped (under the write lock) by every truncation; a compaction spanning one swaps nothing. */
-    private volatile long truncations;
+    /** The segments, the start and end offsets and the latest epoch, published to lock-free readers. */
+    private final LogSegments segments;
 
-    /** Copy-on-write, ordered by base offset; published before the LEO that needs it. */
-    private volatile LogSegment[] segments;
+    /** Writes batches at the end, rolling segments ({@link #appendAsLeader}, {@link #appendAsFollower}). */
+    private final LogAppender appender;
 
-    private volatile long logEndOffset;
-    private volatile long logStartOffset;
-    private volatile int latestLeaderEpoch;
+    /** Flush policy, recovery point and checkpoints. Guarded by writeLock. */
+    private final LogFlusher flusher;
+
+    /** Truncation from either end: divergence, full truncation, delete-records, retention. */
+    private final LogTruncation truncation;
+
     private volatile boolean closed;
-    private LeaderEpochCache epochCache;
+    private final LeaderEpochCache epochCache;
 
     /** Guarded by writeLock. */
     private boolean failed;
@@ -102,17 +108,17 @@ public final class UnifiedLog implements AutoCloseable {
      */
     private boolean diskFullReported;
 
-    private final FlushPolicy flushPolicy;
-    private long recoveryPoint;
-    private long checkpointedRecoveryPoint = -1;
-    private long checkpointedLogStartOffset = -1;
-
-    private UnifiedLog(Path dir, LogConfig config, LogEnvironment env) {
+    private UnifiedLog(Path dir, LogConfig config, LogEnvironment env, LogLoader.Loaded loaded) {
         this.dir = dir;
         this.config = config;
         this.env = env;
         this.compaction = new LogCompaction(this, env);
-        this.flushPolicy = new FlushPolicy(config, System.nanoTime());
+        this.segments = new LogSegments(
+                loaded.segments(), loaded.logStartOffset(), loaded.logEndOffset(), loaded.latestLeaderEpoch());
+        this.epochCache = loaded.epochCache();
+        this.flusher = new LogFlusher(dir, config, env, loaded.recoveryPoint());
+        this.appender = new LogAppender(dir, segments, flusher, env);
+        this.truncation = new LogTruncation(dir, segments, epochCache, flusher, env);
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
@@ -129,15 +135,7 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static UnifiedLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
         Files.createDirectories(partitionDir);
-        UnifiedLog log = new UnifiedLog(partitionDir, config, env);
-        LogLoader.Loaded loaded = LogLoader.load(partitionDir, config, env);
-        log.segments = loaded.segments();
-        log.logEndOffset = loaded.logEndOffset();
-        log.logStartOffset = loaded.logStartOffset();
-        log.latestLeaderEpoch = loaded.latestLeaderEpoch();
-        log.recoveryPoint = loaded.recoveryPoint();
-        log.epochCache = loaded.epochCache();
-        return log;
+        return new UnifiedLog(partitionDir, config, env, LogLoader.load(partitionDir, config, env));
     }
 
     /**
@@ -173,13 +171,13 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            long startNanos = System.nanoTime();
-            long first = logEndOffset;
+            long startNs = env.nowNs();
+            long first = segments.endOffset();
             if (epochCache.assign(leaderEpoch, first)) {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, leaderEpoch, true, 0);
-            env.metrics().append(System.nanoTime() - startNanos, true);
+            env.metrics().append(env.nowNs() - startNs, true);
             diskFullReported = false;
             return first;
         } catch (IOException e) {
@@ -218,15 +216,10 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            long startNanos = System.nanoTime();
-            long expected = logEndOffset;
+            long startNs = env.nowNs();
             boolean gapsAllowed = config.cleanupPolicy().compact();
-            for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
-                long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
-                if (gapsAllowed ? base < expected : base != expected) {
-                    return OFFSET_MISMATCH;
-                }
-                expected = base + RecordBatchLayout.lastOffsetDelta(records, p) + 1;
+            if (!LogAppender.continuesLog(records, start, end, fetchOffset, segments.endOffset(), gapsAllowed)) {
+                return OFFSET_MISMATCH;
             }
             boolean epochsChanged = false;
             for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
@@ -237,9 +230,9 @@ public final class UnifiedLog implements AutoCloseable {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, 0, false, fetchOffset);
-            env.metrics().append(System.nanoTime() - startNanos, false);
+            env.metrics().append(env.nowNs() - startNs, false);
             diskFullReported = false;
-            return logEndOffset;
+            return segments.endOffset();
         } catch (IOException e) {
             writeFailed("append", e);
             throw e;
@@ -268,115 +261,16 @@ public final class UnifiedLog implements AutoCloseable {
         }
     }
 
-    private long guardedAppend(
+    private void guardedAppend(
             ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset)
             throws IOException {
         try {
-            return appendLocked(records, start, end, leaderEpoch, stampEpoch, fetchOffset);
-        } catch (IOException e) {
+            appender.append(records, start, end, leaderEpoch, stampEpoch, fetchOffset, config);
+        } catch (IOException | RuntimeException | Error e) {
+            // Also an Error (a fault in a mapped write): the files and this object may disagree.
             failed = true;
             throw e;
         }
-    }
-
-    /**
-     * Leader ({@code stampEpoch}): offsets assigned consecutively from the LEO. Follower: each batch's
-     * base is {@code fetchOffset + its bytes 0-3} (checked by the caller: increasing, gaps allowed).
-     */
-    private long appendLocked(
-            ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset)
-            throws IOException {
-        LogSegment seg = segments[segments.length - 1];
-        long first = logEndOffset;
-        long next = first;
-        LogConfig cfg = config; // one volatile read per append
-        if (seg.isDueToRoll(env.nowMs(), cfg.segmentMs())) {
-            seg = roll(seg, next);
-        }
-        int runStart = start;
-        int runBytes = 0;
-        int runBatches = 0;
-        long recordsAppended = 0;
-        int lastEpoch = leaderEpoch;
-        int p = start;
-        while (p < end) {
-            int batchLength = records.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
-            int lastOffsetDelta = records.getInt(p + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
-            int size = RecordBatchLayout.LOG_OVERHEAD + batchLength;
-            if (!stampEpoch) {
-                next = fetchOffset + records.getInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-            }
-            long last = next + lastOffsetDelta;
-            if (!seg.fits(runBytes + size, runBatches + 1, last, cfg.segmentBytes())) {
-                if (runBatches > 0) {
-                    commitRun(seg, records, runStart, runBytes, next, lastEpoch);
-                }
-                seg = roll(seg, next);
-                runStart = p;
-                runBytes = 0;
-                runBatches = 0;
-            }
-            records.setInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET, (int) (next - seg.baseOffset));
-            if (stampEpoch) {
-                records.setInt(p + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET, leaderEpoch);
-            } else {
-                lastEpoch = records.getInt(p + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET);
-            }
-            runBytes += size;
-            runBatches++;
-            recordsAppended += records.getInt(p + RecordBatchLayout.RECORD_COUNT_OFFSET);
-            next = last + 1;
-            p += size;
-        }
-        commitRun(seg, records, runStart, runBytes, next, lastEpoch);
-        maybeFlush(recordsAppended);
-        return first;
-    }
-
-    private void commitRun(LogSegment seg, ByteBuf records, int runStart, int runBytes, long nextOffset, int epoch)
-            throws IOException {
-        int before = seg.sizeBytes();
-        try {
-            seg.append(records, runStart, runBytes, env.nowMs());
-        } catch (IOException e) {
-            try {
-                seg.truncateTo(before);
-            } catch (IOException suppressed) {
-                e.addSuppressed(suppressed);
-            }
-            throw e;
-        }
-        latestLeaderEpoch = epoch;
-        logEndOffset = nextOffset; // volatile: publishes the run to readers
-    }
-
-    private LogSegment roll(LogSegment current, long baseOffset) throws IOException {
-        current.seal();
-        LogSegment next = LogSegment.create(dir, baseOffset, config, env.nowMs());
-        LogSegment[] old = segments;
-        LogSegment[] grown = Arrays.copyOf(old, old.length + 1);
-        grown[old.length] = next;
-        segments = grown; // volatile: published before any LEO inside the new segment
-        env.metrics().segmentRolled();
-        LOG.debug("Rolled {} to new segment at base offset {}", dir, baseOffset);
-        return next;
-    }
-
-    private void maybeFlush(long recordsAppended) throws IOException {
-        if (flushPolicy.recordAppended(recordsAppended, System.nanoTime())) {
-            flushLocked();
-        }
-    }
-
-    private void flushLocked() throws IOException {
-        long startNanos = System.nanoTime();
-        long leo = logEndOffset;
-        for (LogSegment s : segments) {
-            s.flush();
-        }
-        env.metrics().flush(System.nanoTime() - startNanos);
-        flushPolicy.flushed(System.nanoTime());
-        recoveryPoint = leo;
     }
 
     /**
@@ -397,47 +291,13 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            return truncateToLocked(offset);
+            return truncation.truncateTo(offset, config);
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             throw e;
         } finally {
             writeLock.unlock();
         }
-    }
-
-    private long truncateToLocked(long offset) throws IOException {
-        if (offset >= logEndOffset) {
-            return logEndOffset;
-        }
-        if (offset <= logStartOffset) {
-            truncateFullyLocked(offset);
-            return offset;
-        }
-        truncations++;
-        LogSegment[] segs = segments;
-        int keep = segs.length - 1;
-        while (segs[keep].baseOffset >= offset) {
-            keep--; // stops at 0: offset > logStartOffset >= segs[0].baseOffset
-        }
-        LogSegment target = segs[keep];
-        LogSegment.Cut cut = target.findCut(offset);
-        long newEnd = cut == null ? LogLoader.scanTailNextOffset(target) : cut.baseOffset();
-        logEndOffset = newEnd; // volatile: readers stop below the cut first
-        segments = Arrays.copyOf(segs, keep + 1);
-        for (int i = keep + 1; i < segs.length; i++) {
-            SegmentDisposal.delete(env.scheduler(), segs[i], config.fileDeleteDelayMs());
-        }
-        target.truncateAt(cut == null ? target.sizeBytes() : cut.position(), cut == null ? -1 : cut.baseOffset());
-        epochCache.truncateFromEnd(newEnd);
-        epochCache.flush();
-        latestLeaderEpoch = epochCache.latestEpoch();
-        if (recoveryPoint > newEnd) {
-            recoveryPoint = newEnd;
-            writeCheckpointsLocked(); // a stale, higher recovery point would trust unflushed data
-        }
-        LOG.info("Truncated {} to offset {} (requested {})", dir, newEnd, offset);
-        return newEnd;
     }
 
     /**
@@ -455,34 +315,13 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            truncateFullyLocked(newOffset);
+            truncation.truncateFully(newOffset, config);
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             throw e;
         } finally {
             writeLock.unlock();
         }
-    }
-
-    private void truncateFullyLocked(long newOffset) throws IOException {
-        truncations++;
-        LogSegment[] old = segments;
-        for (LogSegment s : old) {
-            s.renameForDeletion(); // frees the names: the new segment may reuse a base offset
-        }
-        LogSegment fresh = LogSegment.create(dir, newOffset, config, env.nowMs());
-        segments = new LogSegment[] {fresh}; // volatile: before the LEO, so no reader pairs a new LEO with old data
-        logEndOffset = newOffset;
-        logStartOffset = newOffset;
-        recoveryPoint = newOffset;
-        latestLeaderEpoch = -1;
-        for (LogSegment s : old) {
-            SegmentDisposal.deleteRenamed(env.scheduler(), s, config.fileDeleteDelayMs());
-        }
-        epochCache.clear();
-        epochCache.flush();
-        writeCheckpointsLocked();
-        LOG.info("Truncated {} fully; the log now starts at offset {}", dir, newOffset);
     }
 
     /**
@@ -497,17 +336,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            if (newLogStartOffset > Math.min(highWatermark, logEndOffset)) {
-                return LogStartOffsetResult.BEYOND_HIGH_WATERMARK;
-            }
-            if (newLogStartOffset <= logStartOffset) {
-                return LogStartOffsetResult.UNCHANGED;
-            }
-            logStartOffset = newLogStartOffset;
-            epochCache.truncateFromStart(newLogStartOffset);
-            epochCache.flush();
-            writeCheckpointsLocked();
-            return LogStartOffsetResult.INCREMENTED;
+            return truncation.raiseStartOffset(newLogStartOffset, highWatermark);
         } finally {
             writeLock.unlock();
         }
@@ -536,26 +365,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            LogSegment[] segs = segments;
-            int count = Retention.deletablePrefix(
-                    segs, config, env.nowMs(), Math.min(highWatermark, logEndOffset), logStartOffset);
-            if (count == 0) {
-                return 0;
-            }
-            LogSegment[] kept = Arrays.copyOfRange(segs, count, segs.length);
-            segments = kept;
-            if (kept[0].baseOffset > logStartOffset) {
-                logStartOffset = kept[0].baseOffset;
-                epochCache.truncateFromStart(logStartOffset);
-                epochCache.flush();
-            }
-            for (int i = 0; i < count; i++) {
-                SegmentDisposal.delete(env.scheduler(), segs[i], config.fileDeleteDelayMs());
-            }
-            env.metrics().segmentsDeleted(count);
-            writeCheckpointsLocked();
-            LOG.info("Retention deleted {} segment(s) of {}; log start offset {}", count, dir, logStartOffset);
-            return count;
+            return truncation.deleteOldSegments(highWatermark, config);
         } finally {
             writeLock.unlock();
         }
@@ -593,13 +403,12 @@ public final class UnifiedLog implements AutoCloseable {
             throws IOException {
         writeLock.lock();
         try {
-            LogSegment[] segs = segments;
-            int at = Arrays.asList(segs).indexOf(old); // LogSegment keeps identity equals
+            int at = segments.indexOf(old);
             if (closed
                     || failed
-                    || truncations != truncationsAtStart
+                    || truncation.count() != truncationsAtStart
                     || at < 0
-                    || at == segs.length - 1
+                    || at == segments.count() - 1
                     || old.sizeBytes() != sizeAtClean) {
                 Files.deleteIfExists(c.file());
                 return false;
@@ -608,10 +417,8 @@ public final class UnifiedLog implements AutoCloseable {
             Files.move(c.file(), swap, StandardCopyOption.ATOMIC_MOVE);
             Checkpoints.fsyncDir(dir); // commit point
             try {
-                LogSegment fresh = LogLoader.completeSwap(dir, old.baseOffset, config);
-                LogSegment[] replaced = segs.clone();
-                replaced[at] = fresh;
-                segments = replaced; // volatile: new readers use the new file
+                segments.replace(
+                        at, LogLoader.completeSwap(dir, old.baseOffset, config)); // new readers use the new file
             } catch (IOException | RuntimeException e) {
                 failed = true;
                 throw e;
@@ -636,24 +443,12 @@ public final class UnifiedLog implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
-            writeCheckpointsLocked();
+            flusher.writeCheckpoints(segments.startOffset());
         } catch (IOException e) {
             writeFailed("checkpoint", e);
             throw e;
         } finally {
             writeLock.unlock();
-        }
-    }
-
-    private void writeCheckpointsLocked() throws IOException {
-        if (recoveryPoint != checkpointedRecoveryPoint) {
-            Checkpoints.writeOffset(dir.resolve(LogLoader.RECOVERY_POINT_FILE), recoveryPoint);
-            checkpointedRecoveryPoint = recoveryPoint;
-        }
-        long start = logStartOffset;
-        if (start != checkpointedLogStartOffset) {
-            Checkpoints.writeOffset(dir.resolve(LogLoader.LOG_START_OFFSET_FILE), start);
-            checkpointedLogStartOffset = start;
         }
     }
 
@@ -667,8 +462,8 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public int read(long fetchOffset, int maxBytes, long maxOffsetExclusive, boolean minOneBatch, BatchVisitor visitor)
             throws IOException {
-        long upper = Math.min(maxOffsetExclusive, logEndOffset); // volatile LEO read first
-        LogSegment[] segs = segments; // then the segments: at least as new as the LEO
+        long upper = Math.min(maxOffsetExclusive, segments.endOffset()); // volatile LEO read first
+        LogSegment[] segs = segments.snapshot(); // then the segments: at least as new as the LEO
         return BatchReads.visit(segs, fetchOffset, maxBytes, upper, minOneBatch, visitor);
     }
 
@@ -695,9 +490,9 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IOException on I/O failure or a stored batch whose records do not parse
      */
     public TimestampOffset offsetForTimestamp(long targetMs, long maxOffsetExclusive) throws IOException {
-        long upper = Math.min(maxOffsetExclusive, logEndOffset);
-        LogSegment[] segs = segments;
-        return TimestampSearch.search(segs, targetMs, logStartOffset(), upper);
+        long upper = Math.min(maxOffsetExclusive, segments.endOffset());
+        LogSegment[] segs = segments.snapshot();
+        return TimestampSearch.search(segs, targetMs, segments.startOffset(), upper);
     }
 
     /**
@@ -706,9 +501,9 @@ public final class UnifiedLog implements AutoCloseable {
      * ListOffsets MAX_TIMESTAMP. Runs concurrently with appends.
      */
     public TimestampOffset offsetOfMaxTimestamp(long maxOffsetExclusive) throws IOException {
-        long upper = Math.min(maxOffsetExclusive, logEndOffset);
-        LogSegment[] segs = segments;
-        return TimestampSearch.maxTimestamp(segs, logStartOffset, upper);
+        long upper = Math.min(maxOffsetExclusive, segments.endOffset());
+        LogSegment[] segs = segments.snapshot();
+        return TimestampSearch.maxTimestamp(segs, segments.startOffset(), upper);
     }
 
     /**
@@ -725,7 +520,7 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** The offset the next appended record will get. Volatile read; any thread. */
     public long logEndOffset() {
-        return logEndOffset;
+        return segments.endOffset();
     }
 
     /**
@@ -733,24 +528,24 @@ public final class UnifiedLog implements AutoCloseable {
      * #maybeIncrementLogStartOffset} or retention raises it. Volatile read; any thread.
      */
     public long logStartOffset() {
-        return logStartOffset;
+        return segments.startOffset();
     }
 
     /** The epoch of the last appended batch, -1 if the log is empty. Any thread. */
     public int latestLeaderEpoch() {
-        return latestLeaderEpoch;
+        return segments.latestEpoch();
     }
 
     /** Where {@code leaderEpoch} ended ({@link EpochEndOffset}). Any thread. */
     public EpochEndOffset endOffsetForEpoch(int leaderEpoch) {
-        return epochCache.endOffsetFor(leaderEpoch, logEndOffset);
+        return epochCache.endOffsetFor(leaderEpoch, segments.endOffset());
     }
 
     /** Offset below which everything is fsynced (in memory; {@link #checkpoint} persists it). */
     public long recoveryPoint() {
         writeLock.lock();
         try {
-            return recoveryPoint;
+            return flusher.recoveryPoint();
         } finally {
             writeLock.unlock();
         }
@@ -758,17 +553,12 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** Bytes of the active segment's {@code .log} (gauge {@code stellflow.log.segment.active.size}). Any thread. */
     public long activeSegmentSizeBytes() {
-        LogSegment[] segs = segments;
-        return segs[segs.length - 1].sizeBytes();
+        return segments.activeSizeBytes();
     }
 
     /** Total bytes of all segment files ({@code .log} only). Any thread. */
     public long sizeInBytes() {
-        long total = 0;
-        for (LogSegment s : segments) {
-            total += s.sizeBytes();
-        }
-        return total;
+        return segments.sizeBytes();
     }
 
     /** The partition directory. */
@@ -791,7 +581,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             config = Objects.requireNonNull(newConfig, "newConfig");
-            flushPolicy.reconfigure(newConfig);
+            flusher.reconfigure(newConfig);
         } finally {
             writeLock.unlock();
         }
@@ -809,17 +599,17 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** The segments, oldest first (tests). */
     LogSegment[] segmentsForTesting() {
-        return segments;
+        return segments.snapshot();
     }
 
     /** The current segments, oldest first (a snapshot; {@link LogCompaction}). */
     LogSegment[] segments() {
-        return segments;
+        return segments.snapshot();
     }
 
     /** Truncations so far; a compaction spanning a change swaps nothing ({@link #swapCleaned}). */
     long truncationCount() {
-        return truncations;
+        return truncation.count();
     }
 
     /** True once {@link #close} (or a simulated crash) ran. */
@@ -834,7 +624,7 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** Number of segments (diagnostics and tests). */
     public int segmentCount() {
-        return segments.length;
+        return segments.count();
     }
 
     /** fsyncs every segment's log and indexes that changed and raises the recovery point. Blocks writes. */
@@ -844,7 +634,7 @@ public final class UnifiedLog implements AutoCloseable {
             if (closed) {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
-            flushLocked();
+            flusher.flush(segments);
         } catch (IOException e) {
             writeFailed("flush", e);
             throw e;
@@ -861,7 +651,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             closed = true;
-            for (LogSegment s : segments) {
+            for (LogSegment s : segments.snapshot()) {
                 s.abandon();
             }
         } finally {
@@ -883,11 +673,11 @@ public final class UnifiedLog implements AutoCloseable {
             closed = true;
             IOException error = null;
             try {
-                flushLocked();
+                flusher.flush(segments);
             } catch (IOException e) {
                 error = e;
             }
-            for (LogSegment s : segments) {
+            for (LogSegment s : segments.snapshot()) {
                 try {
                     s.close();
                 } catch (IOException e) {
@@ -902,7 +692,7 @@ public final class UnifiedLog implements AutoCloseable {
                 throw error;
             }
             if (!failed) {
-                writeCheckpointsLocked();
+                flusher.writeCheckpoints(segments.startOffset());
                 LogLoader.writeCleanShutdownMarker(dir);
             }
         } finally {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -14,6 +15,7 @@ import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@IntegrationTest
 class ConcurrentReadTest {
     @TempDir
     Path dir;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Readers racing appends, rolls and retention never fail and only see whole, correct batches. */
+@IntegrationTest
 class ConcurrentRetentionTest {
     @TempDir
     Path dir;

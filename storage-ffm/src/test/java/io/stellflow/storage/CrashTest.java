@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is readable, and that the next append continues at the log end offset. Reproduce a run with
  * {@code -Dsf.crash.seed=<seed>} (the seed is printed).
  */
+@IntegrationTest
 class CrashTest {
     @TempDir
     Path dir;

@@ -33,9 +33,9 @@ class LogMetricsTest {
 
         @Override
         public void logRecovered(
-                Path logDir, int segmentsRecovered, long droppedBytes, int deleted, long logEndOffset) {
+                Path logDir, int segmentsRecovered, long droppedBytes, int quarantined, long logEndOffset) {
             recovered.add(logDir.getFileName() + " segments=" + segmentsRecovered + " droppedBytes=" + droppedBytes
-                    + " deleted=" + deleted + " leo=" + logEndOffset);
+                    + " quarantined=" + quarantined + " leo=" + logEndOffset);
         }
 
         @Override
@@ -137,7 +137,7 @@ class LogMetricsTest {
             .build();
 
     @Test
-    void anUncleanOpenReportsItsRecoveryOnceWithTheDroppedBytesAndDeletedSegments() throws IOException {
+    void anUncleanOpenReportsItsRecoveryOnceWithTheRemovedBytesAndQuarantinedSegments() throws IOException {
         Counting metrics = new Counting();
         LogEnvironment env = LogEnvironment.system().withMetrics(metrics);
         Path logDir = dir.resolve("t-0");
@@ -162,7 +162,7 @@ class LogMetricsTest {
             dropped += Files.size(logs.get(i));
         }
         // A byte of the second segment's first batch header (covered by the CRC) flips: that segment
-        // is truncated to 0 bytes and every later one is deleted.
+        // is truncated to 0 bytes and it and every later one are moved to quarantine.
         try (RandomAccessFile f = new RandomAccessFile(logs.get(1).toFile(), "rw")) {
             f.seek(30);
             int b = f.read();
@@ -174,8 +174,8 @@ class LogMetricsTest {
             assertThat(reopened.logEndOffset()).isEqualTo(secondBase);
         }
         assertThat(metrics.recovered)
-                .containsExactly("t-0 segments=2 droppedBytes=" + dropped + " deleted=" + (logs.size() - 2) + " leo="
-                        + secondBase);
+                .containsExactly("t-0 segments=2 droppedBytes=" + dropped + " quarantined=" + (logs.size() - 2)
+                        + " leo=" + secondBase);
 
         try (UnifiedLog reopened = UnifiedLog.open(logDir, SMALL_SEGMENTS, env)) {
             assertThat(reopened.logEndOffset()).isEqualTo(secondBase);

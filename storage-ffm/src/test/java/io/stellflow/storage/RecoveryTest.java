@@ -16,12 +16,21 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class RecoveryTest {
     @TempDir
-    Path dir;
+    Path logDir;
+
+    /** The partition directory; quarantine directories go beside it, in {@link #logDir}. */
+    private Path dir;
+
+    @BeforeEach
+    void partitionDir() {
+        dir = logDir.resolve("t-0");
+    }
 
     private static final LogConfig SMALL = new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE);
     private static final Path FIRST_LOG = Path.of("00000000000000000000.log");
@@ -86,7 +95,7 @@ class RecoveryTest {
     }
 
     @Test
-    void aFlippedByteUnderTheCrcDropsThatBatchAndEverythingAfterIt() throws IOException {
+    void aFlippedByteUnderTheCrcOfTheLastBatchIsCutLikeATornTail() throws IOException {
         UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
         List<Integer> positions = appendSingles(log, 3);
         log.crashForTesting();
@@ -103,7 +112,7 @@ class RecoveryTest {
     }
 
     @Test
-    void corruptionInAnOlderSegmentDropsTheLaterSegments() throws IOException {
+    void corruptionInAnOlderSegmentMovesTheLaterSegmentsToQuarantine() throws IOException {
         UnifiedLog log = UnifiedLog.open(dir, SMALL);
         appendSingles(log, 40);
         assertThat(log.segmentCount()).isGreaterThan(3);
@@ -122,8 +131,14 @@ class RecoveryTest {
             assertThat(allOffsets(reopened, 0))
                     .isEqualTo(LongStream.range(0, secondBase).boxed().toList());
         }
+        Path quarantine;
+        try (var dirs = Files.list(logDir)) {
+            quarantine = dirs.filter(p -> !p.equals(dir)).findFirst().orElseThrow();
+        }
+        assertThat(quarantine.resolve(second.getFileName() + ".tail-0")).exists();
         for (int i = 2; i < logs.size(); i++) {
             assertThat(logs.get(i)).doesNotExist();
+            assertThat(quarantine.resolve(logs.get(i).getFileName())).exists();
         }
     }
 

@@ -34,6 +34,20 @@ class StorageErrorsTest {
     }
 
     @Test
+    void theFileAndTheReasonComeFromTheFirstFileSystemExceptionOfTheChain() {
+        FileSystemException named =
+                new FileSystemException("/d/t-0/00000000000000000000.log", null, "Input/output error");
+        Exception wrapped = new IllegalStateException("append failed", named);
+        assertThat(StorageErrors.fileOf(wrapped)).isEqualTo("/d/t-0/00000000000000000000.log");
+        assertThat(StorageErrors.reasonOf(named)).isEqualTo("Input/output error");
+        assertThat(StorageErrors.fileOf(new IOException("No space left on device")))
+                .isNull();
+        assertThat(StorageErrors.reasonOf(new IOException("No space left on device")))
+                .isEqualTo("No space left on device");
+        assertThat(StorageErrors.reasonOf(new InternalError())).isEqualTo("java.lang.InternalError");
+    }
+
+    @Test
     void otherIoErrorsAreNot() {
         assertThat(StorageErrors.isNoSpace(new IOException("Input/output error")))
                 .isFalse();

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.TempDirs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +19,7 @@ import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.constraints.Size;
 
 /** Random appends, rolls, clean and crash restarts and torn tails against an in-memory model. */
+@IntegrationTest
 class UnifiedLogPropertyTest {
 
     /**
@@ -31,7 +34,7 @@ class UnifiedLogPropertyTest {
             @ForAll @IntRange(min = 1024, max = 4096) int segmentBytes)
             throws IOException {
         LogConfig config = new LogConfig(segmentBytes, indexIntervalBytes, 64, Long.MAX_VALUE, Long.MAX_VALUE);
-        Path dir = Files.createTempDirectory("sf-prop");
+        Path dir = TempDirs.create("sf-prop");
         List<String> model = new ArrayList<>();
         List<Integer> batchStarts = new ArrayList<>();
         UnifiedLog log = UnifiedLog.open(dir, config);
@@ -77,7 +80,7 @@ class UnifiedLogPropertyTest {
             assertReadsMatch(log, model);
         } finally {
             log.close();
-            deleteRecursively(dir);
+            TempDirs.deleteRecursively(dir);
         }
     }
 
@@ -109,14 +112,6 @@ class UnifiedLogPropertyTest {
             UnifiedLogTest.appendRaw(last, b.nioBuffer(0, b.readableBytes() / 2));
         } finally {
             b.release();
-        }
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        try (Stream<Path> files = Files.walk(dir)) {
-            for (Path p : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
         }
     }
 }

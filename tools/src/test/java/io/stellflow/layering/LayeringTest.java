@@ -1,6 +1,5 @@
 package io.stellflow.layering;
 
-import static com.tngtech.archunit.base.DescribedPredicate.describe;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,6 +13,7 @@ import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import com.tngtech.archunit.library.dependencies.SliceRule;
 import com.tngtech.archunit.library.dependencies.SlicesRuleDefinition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -29,8 +29,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>Modules are told apart by their root packages: {@code io.stellflow.protocol}, {@code
  * io.stellflow.server.common}, {@code io.stellflow.storage}, {@code io.stellflow.controller}, {@code
- * io.stellflow.broker}, {@code io.stellflow.client}, {@code io.stellflow.tools}.
+ * io.stellflow.broker}, {@code io.stellflow.client}, {@code io.stellflow.tools}, {@code
+ * io.stellflow.testsupport} (test-support: its main classes are test helpers, on test classpaths only).
  */
+@IntegrationTest
 class LayeringTest {
     static final String PROTOCOL = "io.stellflow.protocol..";
     static final String SERVER_COMMON = "io.stellflow.server.common..";
@@ -40,6 +42,7 @@ class LayeringTest {
     static final String CLIENT = "io.stellflow.client..";
     static final String TOOLS = "io.stellflow.tools..";
     static final String PERF = "io.stellflow.perf..";
+    static final String TEST_SUPPORT = "io.stellflow.testsupport..";
 
     private static JavaClasses classes;
 
@@ -54,7 +57,8 @@ class LayeringTest {
                 "io.stellflow.controller",
                 "io.stellflow.broker",
                 "io.stellflow.client",
-                "io.stellflow.tools")) {
+                "io.stellflow.tools",
+                "io.stellflow.testsupport")) {
             assertThat(classes.stream().filter(c -> c.getPackageName().startsWith(root)))
                     .as("main classes of %s", root)
                     .isNotEmpty();
@@ -120,6 +124,23 @@ class LayeringTest {
     }
 
     @Test
+    void testSupportUsesNoModuleOfOurs() {
+        onlyOurs(TEST_SUPPORT, TEST_SUPPORT);
+    }
+
+    @Test
+    void noMainClassUsesTestSupport() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackage(TEST_SUPPORT)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(TEST_SUPPORT)
+                .because("test-support is for tests only: every module names it in test scope (ModuleGraphTest)")
+                .check(classes);
+    }
+
+    @Test
     void theToolsUseTheClientAndOnlyTheClientSideOfTheController() {
         DescribedPredicate<JavaClass> controllerServerSide =
                 new DescribedPredicate<>("the server side of the controller module (all but ControllerClient, "
@@ -166,40 +187,8 @@ class LayeringTest {
                 .assignedFrom(packagesOf(moduleRoot))
                 .should()
                 .beFreeOfCycles();
-        for (KnownCycle known : KNOWN_CYCLES) {
-            rule = rule.ignoreDependency(nameMatching(known.from()), nameMatching(known.to()));
-        }
         rule.check(classes);
     }
-
-    /**
-     * A package cycle that existed when this test was written (issue 18), tolerated as exactly one
-     * dependency edge so that any other edge closing a cycle still fails. Each goes away with the
-     * change named in {@code fix}; then its entry goes too.
-     *
-     * @param from regex of the depending classes
-     * @param to regex of the classes depended on
-     * @param fix how the cycle is to be broken
-     */
-    record KnownCycle(String from, String to, String fix) {}
-
-    static final List<KnownCycle> KNOWN_CYCLES = List.of(
-            // protocol <-> protocol.message: Frames writes ApiMessage bodies; every message uses ApiKeys/Errors.
-            new KnownCycle(
-                    "io\\.stellflow\\.protocol\\.Frames(\\$.*)?",
-                    "io\\.stellflow\\.protocol\\.message\\..*",
-                    "ApiMessage into io.stellflow.protocol, or the frame writers into protocol.message (point 3)"),
-            // controller <-> controller.server: ControllerServer assembles the server package, which uses
-            // the root's ControllerConfig, ControllerMetrics, ControllerRpc and QuorumVoter.
-            new KnownCycle(
-                    "io\\.stellflow\\.controller\\.ControllerServer(\\$.*)?",
-                    "io\\.stellflow\\.controller\\.server\\..*",
-                    "ControllerServer into io.stellflow.controller.server (about 20 imports)"),
-            // broker.fetch <-> broker.network: RequestContext sends the fetch package's FetchResponseFrame.
-            new KnownCycle(
-                    "io\\.stellflow\\.broker\\.network\\.RequestContext(\\$.*)?",
-                    "io\\.stellflow\\.broker\\.fetch\\..*",
-                    "the Fetch response frame as a protocol flyweight, sent by the network package (point 3)"));
 
     /** Every package under {@code moduleRoot} (the root package included) is one slice. */
     static SliceAssignment packagesOf(String moduleRoot) {
@@ -241,9 +230,5 @@ class LayeringTest {
                             }
                         })
                 .check(classes);
-    }
-
-    private static DescribedPredicate<JavaClass> nameMatching(String regex) {
-        return describe("name matching " + regex, c -> c.getName().matches(regex));
     }
 }

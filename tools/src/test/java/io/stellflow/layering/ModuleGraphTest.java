@@ -51,23 +51,49 @@ class ModuleGraphTest {
     void everyModuleOfTheBuildIsKnownToThisTest() {
         assertThat(graph.keySet())
                 .containsExactlyInAnyOrder(
-                        "protocol", "server-common", "storage-ffm", "controller", "broker", "client", "tools", "perf");
+                        "test-support",
+                        "protocol",
+                        "server-common",
+                        "storage-ffm",
+                        "controller",
+                        "broker",
+                        "client",
+                        "tools",
+                        "perf");
     }
 
     @Test
-    void protocolAndServerCommonDependOnNoModuleOfOurs() {
-        assertThat(graph.get("protocol")).as("protocol").isEmpty();
-        assertThat(graph.get("server-common")).as("server-common").isEmpty();
+    void protocolAndServerCommonDependOnNoModuleOfOursButTestSupportInTests() {
+        assertThat(withoutTestSupport(graph.get("protocol"))).as("protocol").isEmpty();
+        assertThat(withoutTestSupport(graph.get("server-common")))
+                .as("server-common")
+                .isEmpty();
+    }
+
+    @Test
+    void testSupportIsALeafUsedInTestScopeOnly() {
+        assertThat(graph.get("test-support"))
+                .as("test-support depends on no module of ours")
+                .isEmpty();
+        graph.forEach((module, deps) -> {
+            for (Dependency d : deps) {
+                if (d.module().equals("test-support")) {
+                    assertThat(d.isTest())
+                            .as("%s depends on %s: test-support is for tests only", module, d)
+                            .isTrue();
+                }
+            }
+        });
     }
 
     @Test
     void storageDependsOnProtocolAndServerCommonOnly() {
-        assertThat(modules(graph.get("storage-ffm"))).isSubsetOf("protocol", "server-common");
+        assertThat(modules(withoutTestSupport(graph.get("storage-ffm")))).isSubsetOf("protocol", "server-common");
     }
 
     @Test
     void theClientDependsOnProtocolOnly() {
-        assertThat(modules(graph.get("client"))).isSubsetOf("protocol");
+        assertThat(modules(withoutTestSupport(graph.get("client")))).isSubsetOf("protocol");
     }
 
     @Test
@@ -103,6 +129,13 @@ class ModuleGraphTest {
         }
         // controller: its client side only, which LayeringTest checks on the classes.
         assertThat(main).isSubsetOf("protocol", "client", "controller", "server-common");
+    }
+
+    /** {@code deps} but a test-scope test-support (which {@link #testSupportIsALeafUsedInTestScopeOnly} checks). */
+    private static List<Dependency> withoutTestSupport(List<Dependency> deps) {
+        return deps.stream()
+                .filter(d -> !(d.module().equals("test-support") && d.isTest()))
+                .toList();
     }
 
     private static Set<String> modules(List<Dependency> deps) {

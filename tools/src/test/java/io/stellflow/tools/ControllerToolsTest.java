@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
@@ -15,6 +14,8 @@ import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -37,6 +38,7 @@ import picocli.CommandLine;
  * {@code bin/stellflow-configs.sh}, run in-process (picocli, as the scripts' main methods do) against
  * a running 3-controller quorum.
  */
+@IntegrationTest
 class ControllerToolsTest {
     @TempDir
     Path dir;

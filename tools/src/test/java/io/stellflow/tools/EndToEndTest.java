@@ -11,6 +11,7 @@ import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicDescription;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Real broker in-process on 127.0.0.1:0: admin, producer, consumer and the console tools. */
+@IntegrationTest
 class EndToEndTest {
     @TempDir
     Path dataDir;

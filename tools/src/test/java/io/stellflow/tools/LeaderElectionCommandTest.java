@@ -6,6 +6,7 @@ import io.stellflow.controller.LeaderElectionTest;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import picocli.CommandLine;
  * controller with test-driven brokers: per-partition lines, the summary, exit codes 0/1/2, and that
  * argument errors write nothing.
  */
+@IntegrationTest
 class LeaderElectionCommandTest {
     @TempDir
     Path dir;

@@ -3,8 +3,9 @@ package io.stellflow.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * runs in a child JVM with the logging configuration the launcher gives it ({@code config/tools-logback.xml}),
  * against a one-controller quorum, and its stdout holds only the tool's output (no netty/gRPC DEBUG lines).
  */
+@IntegrationTest
 class ToolsLoggingTest {
     private static final Path REPO = Path.of("").toAbsolutePath().getParent();
 

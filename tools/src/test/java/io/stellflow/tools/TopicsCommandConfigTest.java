@@ -6,6 +6,7 @@ import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.image.TopicImage;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code stellflow-topics.sh --bootstrap-controller ... --create --config k=v}: a combined node in
  * this JVM; the overrides reach the broker's logs, a bad one is refused with nothing created.
  */
+@IntegrationTest
 class TopicsCommandConfigTest {
     @TempDir
     Path dir;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * refusal by the controller through the broker ({@code --bootstrap-server}, CreateTopic v2) prints
  * its own code, a human reason and the controller's message (exit 1, nothing created).
  */
+@IntegrationTest
 class TopicsCommandErrorsTest {
     @TempDir
     Path dir;

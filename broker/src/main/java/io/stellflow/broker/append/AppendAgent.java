@@ -38,6 +38,9 @@ final class AppendAgent implements Runnable {
     /** {@link #count} as last published by the agent thread (tests and diagnostics). */
     private volatile int polledQueues;
 
+    /** Agent thread: a failed pass was logged with its trace. */
+    private boolean passFailureLogged;
+
     private volatile boolean running;
     private Thread thread;
     private boolean stopped;
@@ -125,8 +128,10 @@ final class AppendAgent implements Runnable {
         while (running) {
             try {
                 idle.idle(doWork());
-            } catch (RuntimeException e) {
-                LOG.error("Append agent {} failed a pass", name, e);
+            } catch (Throwable e) {
+                // Never the end of the thread: its other partitions' requests would go unanswered.
+                // The appenders answer their own failures; what reaches here is a bug of the agent.
+                passFailed(e);
             }
         }
         try {
@@ -134,10 +139,20 @@ final class AppendAgent implements Runnable {
             while (doWork() > 0) {
                 // drain
             }
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.error("Append agent {} failed its last pass", name, e);
         }
         letGoOfAll();
+    }
+
+    /** Logs a failed pass: the first with its stack trace, later ones at DEBUG (a loop must not flood). */
+    private void passFailed(Throwable e) {
+        if (!passFailureLogged) {
+            passFailureLogged = true;
+            LOG.error("Append agent {} failed a pass; it goes on", name, e);
+        } else {
+            LOG.debug("Append agent {} failed a pass again: {}", name, e.toString());
+        }
     }
 
     /** Retires every assigned appender and answers what it still holds; the agent polls nothing after. */

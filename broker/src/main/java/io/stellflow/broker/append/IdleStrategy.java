@@ -19,7 +19,8 @@ public interface IdleStrategy {
      * that park at once. Each timed-out park is a wake-up with nothing to do; at 1 ms (the value
      * until 2026-12-01) an idle or lightly loaded agent woke 1,000 times a second, and parking was
      * 5.3% of the broker's CPU samples while producing 1 KiB records
-     * ({@code perf/results/20261201T163413Z/*-stellflow-produce-1KiB-cpu.collapsed}).
+     * (the CPU profile of perf run 20261201T163413Z, commit d8a1e0a; its collapsed stacks are in git
+     * history, not in the tree).
      */
     long MAX_PARK_MS = 100;
 

@@ -4,12 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
-import java.io.IOException;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +56,9 @@ final class PartitionAppender {
 
     /** The error the queued requests get once retired; written before {@link #retired}. */
     private short retiredError;
+
+    /** Agent thread: a failed pass was logged with its trace (later ones at DEBUG). */
+    private boolean passFailureLogged;
 
     /** Guarded by this: the agent polls the queue no more (it is answered under this monitor). */
     private boolean letGo;
@@ -133,22 +136,43 @@ final class PartitionAppender {
         int n = 0;
         long bytes = 0;
         int valid = 0;
-        AppendRequest r;
-        while (n < MAX_GATHER_REQUESTS && bytes < MAX_GATHER_BYTES && (r = queue.poll()) != null) {
-            n++;
-            bytes += r.records().readableBytes();
-            short code = validate(r);
-            if (code != Errors.NONE) {
-                finish(service, r, error(r, code));
-                continue;
+        AppendRequest r = null;
+        try {
+            while (n < MAX_GATHER_REQUESTS && bytes < MAX_GATHER_BYTES && (r = queue.poll()) != null) {
+                n++;
+                bytes += r.records().readableBytes();
+                short code = validate(r);
+                if (code != Errors.NONE) {
+                    AppendRequest refused = r;
+                    r = null; // answered from here on
+                    finish(service, refused, error(refused, code));
+                    continue;
+                }
+                recordCounts[valid] = RecordBatchValidator.totalRecordCount(r.records());
+                batch[valid++] = r;
+                r = null; // held in batch from here on
             }
-            recordCounts[valid] = RecordBatchValidator.totalRecordCount(r.records());
-            batch[valid++] = r;
+        } catch (Throwable e) {
+            // A bug in the validation: what this pass holds is answered, the agent goes on.
+            passFailed(service, r, valid, e);
+            return n;
         }
         if (valid > 0) {
             append(service, valid);
         }
         return n;
+    }
+
+    /** Answers the requests a failed pass held (the one being validated, the valid ones so far). */
+    private void passFailed(AppendService service, AppendRequest current, int valid, Throwable e) {
+        logPassFailure(e);
+        if (current != null) {
+            answerFailed(service, current, partition.leaderEpoch());
+        }
+        for (int i = 0; i < valid; i++) {
+            answerFailed(service, batch[i], partition.leaderEpoch());
+            batch[i] = null;
+        }
     }
 
     private short validate(AppendRequest r) {
@@ -188,12 +212,16 @@ final class PartitionAppender {
         }
         int epoch = partition.leaderEpoch();
         int appendedBytes = records.readableBytes();
+        boolean written = false;
         try {
             long base = partition.appendAsLeader(records);
+            written = true;
             if (base == Partition.NOT_LEADER) {
                 // Leadership moved after these requests were accepted: nothing was written.
                 for (int i = 0; i < valid; i++) {
-                    finish(service, batch[i], error(batch[i], Errors.NOT_LEADER_OR_FOLLOWER));
+                    AppendRequest r = batch[i];
+                    batch[i] = null;
+                    finish(service, r, error(r, Errors.NOT_LEADER_OR_FOLLOWER));
                 }
                 return;
             }
@@ -205,6 +233,7 @@ final class PartitionAppender {
             service.metrics().produced(appendedBytes, appendedRecords);
             for (int i = 0; i < valid; i++) {
                 AppendRequest r = batch[i];
+                batch[i] = null; // answered from here on, also if the answer throws
                 PartitionResponse ok =
                         new PartitionResponse(r.partitionId(), Errors.NONE, base, epoch, NO_LOG_APPEND_TIME, logStart);
                 base += recordCounts[i];
@@ -215,17 +244,24 @@ final class PartitionAppender {
         } catch (InvalidRecordException e) {
             // Not reached: validate() rejected such requests one by one; nothing was appended.
             for (int i = 0; i < valid; i++) {
-                finish(service, batch[i], error(batch[i], Errors.INVALID_RECORD));
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.error("Append to {} failed; answering BROKER_NOT_AVAILABLE", partition, e);
-            for (int i = 0; i < valid; i++) {
                 AppendRequest r = batch[i];
-                finish(
-                        service,
-                        r,
-                        new PartitionResponse(
-                                r.partitionId(), Errors.BROKER_NOT_AVAILABLE, -1L, epoch, NO_LOG_APPEND_TIME, -1L));
+                batch[i] = null;
+                finish(service, r, error(r, Errors.INVALID_RECORD));
+            }
+        } catch (Throwable e) {
+            // Any failure of the write (IOException, or an Error such as a fault in a mapped write)
+            // fails these requests and the partition, never the agent (issue #23). After the write,
+            // only answering failed (a bug): the partition stays writable.
+            if (written) {
+                logPassFailure(e);
+            } else {
+                PartitionFailures.writeFailed(partition, "append", e, System.currentTimeMillis());
+            }
+            for (int i = 0; i < valid; i++) {
+                if (batch[i] != null) {
+                    answerFailed(service, batch[i], epoch);
+                    batch[i] = null;
+                }
             }
         } finally {
             if (valid > 1) {
@@ -235,6 +271,26 @@ final class PartitionAppender {
                 batch[i] = null;
             }
         }
+    }
+
+    /** A bug in a pass: logged with its trace once per appender, later at DEBUG. */
+    private void logPassFailure(Throwable e) {
+        if (!passFailureLogged) {
+            passFailureLogged = true;
+            LOG.error("Append pass of {} failed; answering its requests BROKER_NOT_AVAILABLE", partition, e);
+        } else {
+            LOG.debug("Append pass of {} failed again: {}", partition, e.toString());
+        }
+    }
+
+    /** Answers a request whose write failed: {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0 fallback), counted. */
+    private static void answerFailed(AppendService service, AppendRequest r, int epoch) {
+        service.metrics().logWriteFailed();
+        finish(
+                service,
+                r,
+                new PartitionResponse(
+                        r.partitionId(), Errors.BROKER_NOT_AVAILABLE, -1L, epoch, NO_LOG_APPEND_TIME, -1L));
     }
 
     /** Releases the request's buffer, answers its slot and returns its bytes to the budget. */

@@ -3,6 +3,7 @@ package io.stellflow.broker.cluster;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.server.common.file.CheckpointFile;
 import io.stellflow.server.common.file.CheckpointFile.CorruptCheckpointException;
+import io.stellflow.storage.StorageErrors;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -100,10 +101,18 @@ public final class HighWatermarkCheckpoint {
             try {
                 CheckpointFile.writeList(e.getKey().resolve(FILE_NAME), e.getValue());
             } catch (IOException | RuntimeException ex) {
-                LOG.error(
-                        "Writing {} failed; retried at the next interval",
-                        e.getKey().resolve(FILE_NAME),
-                        ex);
+                if (StorageErrors.isNoSpace(ex)) {
+                    // A full disk fails this every interval until space is freed: no trace each time.
+                    LOG.error(
+                            "Writing {} failed; retried at the next interval: {}",
+                            e.getKey().resolve(FILE_NAME),
+                            StorageErrors.reasonOf(ex));
+                } else {
+                    LOG.error(
+                            "Writing {} failed; retried at the next interval",
+                            e.getKey().resolve(FILE_NAME),
+                            ex);
+                }
             }
         }
         return written[0];

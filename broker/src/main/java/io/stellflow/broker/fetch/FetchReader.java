@@ -3,6 +3,7 @@ package io.stellflow.broker.fetch;
 import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.fetch.FetchPlan.PartitionPlan;
 import io.stellflow.broker.fetch.FetchPlan.TopicPlan;
+import io.stellflow.broker.network.FetchResponseFrame;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;

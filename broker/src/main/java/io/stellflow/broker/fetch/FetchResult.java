@@ -1,5 +1,7 @@
 package io.stellflow.broker.fetch;
 
+import io.stellflow.broker.network.FetchResponseFrame;
+
 /**
  * One evaluation of a Fetch: the complete response frame, ready to send, and what decides whether to
  * send it now.

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufHolder;
 import io.netty.channel.FileRegion;
 import io.netty.channel.MessageSizeEstimator;
+import io.stellflow.broker.network.FetchResponseFrame;
 
 /**
  * Sizes outbound messages for the write-buffer water marks ({@code

@@ -11,6 +11,7 @@ import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceRequest;
@@ -458,8 +459,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                     data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
         } catch (InvalidRecordException e) {
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
-        } catch (IOException e) {
-            LOG.error("Append to {} failed; answering BROKER_NOT_AVAILABLE", partition, e);
+        } catch (IOException | Error e) {
+            // As the append agents do: the partition fails, the episode is logged once, no trace per request.
+            PartitionFailures.writeFailed(partition, "append", e, System.currentTimeMillis());
+            metrics.logWriteFailed();
             return error(data.partition(), Errors.BROKER_NOT_AVAILABLE, epoch, -1L);
         }
     }

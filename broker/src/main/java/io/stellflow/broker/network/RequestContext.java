@@ -3,8 +3,6 @@ package io.stellflow.broker.network;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.opentelemetry.api.trace.Span;
-import io.stellflow.broker.fetch.FetchResponseFrame;
-import io.stellflow.broker.fetch.FetchResponseWriter;
 import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;

@@ -2,7 +2,7 @@ package io.stellflow.broker.replication;
 
 import io.grpc.StatusRuntimeException;
 import io.stellflow.broker.topic.Partition;
-import io.stellflow.broker.topic.Partition.PendingIsrChange;
+import io.stellflow.broker.topic.PendingIsrChange;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.AlterPartitionRequest;

@@ -1,8 +1,6 @@
 package io.stellflow.broker.replication;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -11,32 +9,24 @@ import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
-import io.stellflow.protocol.Frames;
-import io.stellflow.protocol.RequestHeader;
-import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ApiMessage;
-import io.stellflow.protocol.message.ApiVersionsRequest;
-import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
-import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.storage.UnifiedLog;
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,6 +50,12 @@ import org.slf4j.LoggerFactory;
  * or an undecodable response closes the connection; it is re-established after the backoff, with
  * ApiVersions first (the leader must offer Fetch v1 and OffsetForLeaderEpoch).
  *
+ * <p>Parts: the per-partition state (epoch, truncating or fetching, backoff, out-of-range memory) is
+ * a {@link FetchState}; the connection, ApiVersions check, correlation ids and request timeouts are
+ * the {@link LeaderChannel}; this class decides what to send and applies the answers. Backoffs,
+ * reconnect delays and fetch latencies read an injected nano clock ({@link System#nanoTime} outside
+ * tests).
+ *
  * <p>Threads: one thread of its own ({@code sf-replica-fetcher-<leader>}) owns all state and makes
  * the follower-side writes of the logs it carries (appends, truncations, log start offsets), each
  * inside {@link Partition#runIfFollowing}; the Netty event loop only frames bytes and hands each
@@ -77,71 +73,19 @@ public final class ReplicaFetcher implements AutoCloseable {
     private final int leaderId;
     private final int brokerId;
     private final ReplicaFetcherConfig config;
-    private final IntFunction<InetSocketAddress> addresses;
-    private final EventLoopGroup group;
-    private final Class<? extends SocketChannel> channelClass;
     private final ReplicationMetrics metrics;
-    private final String clientId;
+    private final LongSupplier nanoClock;
+    private final long backoffNanos;
     private final ScheduledThreadPoolExecutor thread;
-    private final LeaderConnection.Sink sink = new LeaderConnection.Sink() {
-        @Override
-        public void onPayload(Channel channel, ByteBuf payload) {
-            try {
-                thread.execute(() -> handlePayload(channel, payload));
-            } catch (RejectedExecutionException e) {
-                payload.release(); // closed
-            }
-        }
-
-        @Override
-        public void onClosed(Channel channel) {
-            run(() -> handleClosed(channel));
-        }
-    };
+    private final LeaderChannel<List<FetchState>> leader;
+    private final FollowerResponses responses;
 
     // Confined to the fetcher thread.
-    private final Map<Partition, PartitionState> partitions = new LinkedHashMap<>();
-    private final Map<Integer, InFlight> inFlight = new HashMap<>();
-    private Channel channel;
-    private boolean connecting;
-    private boolean ready;
+    private final Map<Partition, FetchState> partitions = new LinkedHashMap<>();
     private boolean closed;
-    private long reconnectAtNanos;
     private boolean wakeScheduled;
     private long wakeAtNanos;
-    private int nextCorrelationId;
     private int fetchesInFlight;
-    private int connectFailures;
-
-    /** One followed partition; confined to the fetcher thread. */
-    static final class PartitionState {
-        final Partition partition;
-        final int leaderEpoch;
-        boolean truncating = true;
-        boolean inFlight;
-        boolean removed;
-        boolean outOfRangeBefore;
-        long notBeforeNanos;
-
-        PartitionState(Partition partition, int leaderEpoch) {
-            this.partition = partition;
-            this.leaderEpoch = leaderEpoch;
-            this.notBeforeNanos = System.nanoTime(); // ready now (nanoTime may be negative: no 0 sentinel)
-        }
-    }
-
-    /** An outstanding request and the partitions it carries, in request order. */
-    private static final class InFlight {
-        final short apiKey;
-        final List<PartitionState> states;
-        final long sentNanos = System.nanoTime();
-        ScheduledFuture<?> timeout;
-
-        InFlight(short apiKey, List<PartitionState> states) {
-            this.apiKey = apiKey;
-            this.states = states;
-        }
-    }
 
     /**
      * @param leaderId the leader broker this fetcher copies from
@@ -163,20 +107,71 @@ public final class ReplicaFetcher implements AutoCloseable {
             EventLoopGroup group,
             Class<? extends SocketChannel> channelClass,
             ReplicationMetrics metrics) {
+        this(leaderId, brokerId, config, addresses, group, channelClass, metrics, System::nanoTime);
+    }
+
+    /**
+     * As above, with the clock that backoffs, reconnect delays and fetch latencies read.
+     *
+     * @param nanoClock a {@link System#nanoTime}-style clock (ns, compared by difference); the
+     *     thread's timers (wake-ups, request timeouts) still wait in real time
+     */
+    ReplicaFetcher(
+            int leaderId,
+            int brokerId,
+            ReplicaFetcherConfig config,
+            IntFunction<InetSocketAddress> addresses,
+            EventLoopGroup group,
+            Class<? extends SocketChannel> channelClass,
+            ReplicationMetrics metrics,
+            LongSupplier nanoClock) {
         this.leaderId = leaderId;
         this.brokerId = brokerId;
         this.config = config;
-        this.addresses = addresses;
-        this.group = group;
-        this.channelClass = channelClass;
         this.metrics = metrics;
-        this.clientId = "stellflow-replica-fetcher-" + brokerId;
-        this.reconnectAtNanos = System.nanoTime();
+        this.nanoClock = nanoClock;
+        this.backoffNanos = TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
         this.thread =
                 new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("sf-replica-fetcher-" + leaderId, true));
         this.thread.setRemoveOnCancelPolicy(true);
         // Pending wake-ups and request timeouts must not keep the thread alive after close.
         this.thread.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        this.responses = new FollowerResponses(leaderId, nanoClock, backoffNanos, metrics);
+        this.leader = new LeaderChannel<>(
+                leaderId,
+                brokerId,
+                config,
+                addresses,
+                group,
+                channelClass,
+                thread,
+                nanoClock,
+                new LeaderChannel.Handler<>() {
+                    @Override
+                    public void pump() {
+                        pumpLogged();
+                    }
+
+                    @Override
+                    public void wakeAt(long atNanos, long nowNanos) {
+                        ReplicaFetcher.this.wakeAt(atNanos, nowNanos);
+                    }
+
+                    @Override
+                    public void onResponse(
+                            short apiKey,
+                            List<FetchState> states,
+                            short headerErrorCode,
+                            long sentNanos,
+                            ByteBuf body) {
+                        handleResponse(apiKey, states, headerErrorCode, sentNanos, body);
+                    }
+
+                    @Override
+                    public void onAbandoned(short apiKey, List<FetchState> states) {
+                        sentRequestDone(apiKey, states);
+                    }
+                });
     }
 
     /** The leader this fetcher copies from. */
@@ -190,9 +185,9 @@ public final class ReplicaFetcher implements AutoCloseable {
      */
     public void add(Partition partition, int leaderEpoch) {
         run(() -> {
-            PartitionState old = partitions.put(partition, new PartitionState(partition, leaderEpoch));
+            FetchState old = partitions.put(partition, new FetchState(partition, leaderEpoch, nanoClock.getAsLong()));
             if (old != null) {
-                old.removed = true;
+                old.markRemoved();
             }
             pumpLogged();
         });
@@ -205,9 +200,9 @@ public final class ReplicaFetcher implements AutoCloseable {
     public void remove(Partition partition) {
         try {
             thread.submit(() -> {
-                        PartitionState s = partitions.remove(partition);
+                        FetchState s = partitions.remove(partition);
                         if (s != null) {
-                            s.removed = true;
+                            s.markRemoved();
                         }
                     })
                     .get(WAIT_MS, TimeUnit.MILLISECONDS);
@@ -234,9 +229,7 @@ public final class ReplicaFetcher implements AutoCloseable {
             pump();
         } catch (RuntimeException e) {
             LOG.error("Replica fetcher of leader {} failed to send; reconnecting", leaderId, e);
-            if (channel != null) {
-                channel.close();
-            }
+            leader.reconnect();
         }
     }
 
@@ -245,37 +238,27 @@ public final class ReplicaFetcher implements AutoCloseable {
         if (closed) {
             return;
         }
-        long now = System.nanoTime();
-        if (channel == null) {
-            if (!connecting) {
-                if (now - reconnectAtNanos >= 0) {
-                    connect(now);
-                } else {
-                    wakeAt(reconnectAtNanos, now);
-                }
-            }
-            return;
-        }
-        if (!ready) {
+        long now = nanoClock.getAsLong();
+        if (!leader.readyToSend(now)) {
             return;
         }
         long earliest = Long.MAX_VALUE;
-        List<PartitionState> truncating = null;
-        List<PartitionState> fetching = null;
-        for (PartitionState s : partitions.values()) {
-            if (s.inFlight) {
+        List<FetchState> truncating = null;
+        List<FetchState> fetching = null;
+        for (FetchState s : partitions.values()) {
+            if (s.inFlight()) {
                 continue;
             }
-            if (s.notBeforeNanos - now > 0) {
-                earliest = Math.min(earliest, s.notBeforeNanos);
+            if (!s.readyAt(now)) {
+                earliest = Math.min(earliest, s.notBeforeNanos());
                 continue;
             }
-            if (s.truncating) {
-                if (s.partition.log().latestLeaderEpoch() < 0) {
-                    truncateLocally(s); // no epoch history: nothing to ask, fall back to the HW
+            if (s.truncating()) {
+                if (s.partition().log().latestLeaderEpoch() < 0) {
+                    responses.truncateLocally(s); // no epoch history: nothing to ask, fall back to the HW
                 }
             }
-            if (s.truncating) {
+            if (s.truncating()) {
                 truncating = add(truncating, s);
             } else {
                 fetching = add(fetching, s);
@@ -292,8 +275,8 @@ public final class ReplicaFetcher implements AutoCloseable {
         }
     }
 
-    private static List<PartitionState> add(List<PartitionState> list, PartitionState s) {
-        List<PartitionState> l = list == null ? new ArrayList<>() : list;
+    private static List<FetchState> add(List<FetchState> list, FetchState s) {
+        List<FetchState> l = list == null ? new ArrayList<>() : list;
         l.add(s);
         return l;
     }
@@ -320,426 +303,67 @@ public final class ReplicaFetcher implements AutoCloseable {
         }
     }
 
-    private void backoff(PartitionState s) {
-        s.notBeforeNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
+    private void backoff(FetchState s) {
+        s.backoff(nanoClock.getAsLong(), backoffNanos);
     }
 
-    // ---- connection ----
-
-    private void connect(long now) {
-        InetSocketAddress address = addresses.apply(leaderId);
-        if (address == null) {
-            LOG.debug("Leader {} has no known endpoint yet; retrying in {} ms", leaderId, config.backoffMs());
-            reconnectAtNanos = now + TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
-            wakeAt(reconnectAtNanos, now);
+    /** Sends one request carrying {@code states}; marks them in flight once it is out. */
+    private void send(short apiKey, short version, ApiMessage body, List<FetchState> states) {
+        if (!leader.send(apiKey, version, body, states)) {
             return;
         }
-        connecting = true;
-        int connectTimeoutMs = (int) Math.min(config.socketTimeoutMs(), 10_000);
-        ChannelFuture future = LeaderConnection.connect(
-                group, channelClass, address.getHostString(), address.getPort(), connectTimeoutMs, sink);
-        future.addListener(f -> run(() -> onConnect(future, address)));
-    }
-
-    private void onConnect(ChannelFuture future, InetSocketAddress address) {
-        connecting = false;
-        Channel ch = future.channel();
-        if (closed) {
-            ch.close();
-            return;
-        }
-        if (!future.isSuccess() || !ch.isActive()) {
-            connectFailures++;
-            if (connectFailures == 1) {
-                LOG.warn(
-                        "REPLICA_FETCHER_CONNECT_FAILED leader={} address={}:{} retryMs={}: {}",
-                        leaderId,
-                        address.getHostString(),
-                        address.getPort(),
-                        config.backoffMs(),
-                        String.valueOf(future.cause()));
-            }
-            long now = System.nanoTime();
-            reconnectAtNanos = now + TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
-            wakeAt(reconnectAtNanos, now);
-            return;
-        }
-        connectFailures = 0;
-        channel = ch;
-        ready = false;
-        LOG.info(
-                "REPLICA_FETCHER_CONNECTED leader={} address={}:{}",
-                leaderId,
-                address.getHostString(),
-                address.getPort());
-        send(
-                ApiKeys.API_VERSIONS,
-                (short) 0,
-                new ApiVersionsRequest("stellflow-replica-fetcher", null, List.of()),
-                List.of());
-    }
-
-    private void handleClosed(Channel ch) {
-        if (ch != channel) {
-            return;
-        }
-        channel = null;
-        ready = false;
-        for (InFlight f : inFlight.values()) {
-            f.timeout.cancel(false);
-            for (PartitionState s : f.states) {
-                s.inFlight = false;
-            }
-        }
-        inFlight.clear();
-        fetchesInFlight = 0;
-        if (!closed) {
-            LOG.info("REPLICA_FETCHER_DISCONNECTED leader={} retryMs={}", leaderId, config.backoffMs());
-            reconnectAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.backoffMs());
-            pumpLogged();
-        }
-    }
-
-    private void send(short apiKey, short version, ApiMessage body, List<PartitionState> states) {
-        Channel ch = channel;
-        int correlationId = nextCorrelationId++;
-        ScheduledFuture<?> timeout;
-        try {
-            timeout = thread.schedule(
-                    () -> onTimeout(ch, correlationId), config.socketTimeoutMs(), TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            return; // close() is running: nothing more is sent
-        }
-        ByteBuf frame = ch.alloc().buffer(256);
-        try {
-            Frames.writeRequest(frame, RequestHeader.of(apiKey, version, correlationId, clientId), body);
-        } catch (RuntimeException e) {
-            frame.release();
-            timeout.cancel(false);
-            throw e;
-        }
-        InFlight f = new InFlight(apiKey, states);
-        f.timeout = timeout;
-        for (PartitionState s : states) {
-            s.inFlight = true;
+        for (FetchState s : states) {
+            s.inFlight(true);
         }
         if (apiKey == ApiKeys.FETCH) {
             fetchesInFlight++;
         }
-        inFlight.put(correlationId, f);
-        ch.writeAndFlush(frame).addListener(w -> {
-            if (!w.isSuccess()) {
-                ch.close();
-            }
-        });
     }
 
-    private void onTimeout(Channel ch, int correlationId) {
-        if (ch == channel && inFlight.containsKey(correlationId)) {
-            LOG.warn(
-                    "REPLICA_FETCHER_TIMEOUT leader={}: no answer in replica.socket.timeout.ms={}; reconnecting",
-                    leaderId,
-                    config.socketTimeoutMs());
-            ch.close();
+    /** A request carrying {@code states} was answered or abandoned: they may be sent again. */
+    private void sentRequestDone(short apiKey, List<FetchState> states) {
+        if (apiKey == ApiKeys.FETCH) {
+            fetchesInFlight--;
+        }
+        for (FetchState s : states) {
+            s.inFlight(false);
         }
     }
 
     // ---- responses ----
 
-    private void handlePayload(Channel ch, ByteBuf payload) {
-        try {
-            if (ch != channel || closed) {
-                return;
-            }
-            ResponseHeader header = ResponseHeader.read(payload);
-            InFlight f = inFlight.remove(header.correlationId());
-            if (f == null) {
-                LOG.warn("Leader {} answered unknown correlationId {}", leaderId, header.correlationId());
-                return;
-            }
-            f.timeout.cancel(false);
-            if (f.apiKey == ApiKeys.FETCH) {
-                fetchesInFlight--;
-                metrics.replicaFetch(System.nanoTime() - f.sentNanos);
-            }
-            for (PartitionState s : f.states) {
-                s.inFlight = false;
-            }
-            if (header.errorCode() != Errors.NONE) {
-                LOG.warn("Leader {} refused {}: {}", leaderId, ApiKeys.name(f.apiKey), Errors.name(header.errorCode()));
-                f.states.forEach(this::backoff);
-                if (f.apiKey == ApiKeys.API_VERSIONS) {
-                    ch.close();
-                }
-                return;
-            }
-            switch (f.apiKey) {
-                case ApiKeys.API_VERSIONS -> onApiVersions(ch, ApiVersionsResponse.read(payload));
-                case ApiKeys.FETCH -> onFetch(f.states, FetchResponseV1.read(payload));
-                case ApiKeys.OFFSET_FOR_LEADER_EPOCH -> onEpochs(f.states, OffsetForLeaderEpochResponse.read(payload));
-                default -> throw new IllegalStateException("unexpected apiKey " + f.apiKey);
-            }
-        } catch (RuntimeException e) {
-            LOG.error("REPLICA_FETCHER_BAD_RESPONSE leader={}; reconnecting", leaderId, e);
-            ch.close();
-        } finally {
-            payload.release();
-            pumpLogged();
+    private void handleResponse(
+            short apiKey, List<FetchState> states, short headerErrorCode, long sentNanos, ByteBuf body) {
+        sentRequestDone(apiKey, states);
+        if (apiKey == ApiKeys.FETCH) {
+            metrics.replicaFetch(nanoClock.getAsLong() - sentNanos);
         }
-    }
-
-    private void onApiVersions(Channel ch, ApiVersionsResponse response) {
-        short fetchMax = -1;
-        boolean epochs = false;
-        for (ApiVersionsResponse.ApiVersionRange r : response.apiVersions()) {
-            if (r.apiKey() == ApiKeys.FETCH) {
-                fetchMax = r.maxVersion();
-            } else if (r.apiKey() == ApiKeys.OFFSET_FOR_LEADER_EPOCH) {
-                epochs = r.minVersion() <= OffsetForLeaderEpochRequest.VERSION;
-            }
-        }
-        if (fetchMax < FetchResponseV1.VERSION || !epochs) {
-            LOG.error(
-                    "REPLICA_FETCHER_UNSUPPORTED leader={}: it offers Fetch up to v{} and {}OffsetForLeaderEpoch; "
-                            + "retrying in {} ms",
-                    leaderId,
-                    fetchMax,
-                    epochs ? "" : "no ",
-                    config.backoffMs());
-            ch.close();
+        if (headerErrorCode != Errors.NONE) {
+            LOG.warn("Leader {} refused {}: {}", leaderId, ApiKeys.name(apiKey), Errors.name(headerErrorCode));
+            states.forEach(this::backoff);
             return;
         }
-        ready = true;
-    }
-
-    private void onFetch(List<PartitionState> states, FetchResponseV1 response) {
-        int i = 0;
-        for (FetchResponseV1.Topic t : response.responses()) {
-            for (FetchResponseV1.PartitionData d : t.partitions()) {
-                PartitionState s = matching(states, i++, t.topic(), d.partition());
-                if (!s.removed) {
-                    s.partition.runIfFollowing(s.leaderEpoch, () -> onFetched(s, d));
-                }
-            }
+        switch (apiKey) {
+            case ApiKeys.FETCH -> responses.onFetch(states, FetchResponseV1.read(body));
+            case ApiKeys.OFFSET_FOR_LEADER_EPOCH -> responses.onEpochs(states, OffsetForLeaderEpochResponse.read(body));
+            default -> throw new IllegalStateException("unexpected apiKey " + apiKey);
         }
-        if (i != states.size()) {
-            throw new IllegalStateException("Fetch response has " + i + " partitions, the request " + states.size());
-        }
-    }
-
-    private static PartitionState matching(List<PartitionState> states, int i, String topic, int partition) {
-        if (i >= states.size()
-                || states.get(i).partition.partition() != partition
-                || !states.get(i).partition.topic().equals(topic)) {
-            throw new IllegalStateException(
-                    "response entry " + i + " (" + topic + "-" + partition + ") does not match the request");
-        }
-        return states.get(i);
-    }
-
-    private void onFetched(PartitionState s, FetchResponseV1.PartitionData d) {
-        Partition p = s.partition;
-        try {
-            switch (d.errorCode()) {
-                case Errors.NONE -> {
-                    int result = FollowerAppend.apply(p, d.records(), d.recordsBaseOffset(), d.highWatermark());
-                    if (result == FollowerAppend.CORRUPT) {
-                        LOG.warn(
-                                "REPLICA_FETCH_CORRUPT partition={} leader={}: a fetched batch fails its checks",
-                                p,
-                                leaderId);
-                        backoff(s);
-                    } else if (result == FollowerAppend.OFFSET_MISMATCH) {
-                        onDiverged(s, d);
-                        return;
-                    }
-                    s.outOfRangeBefore = false;
-                    UnifiedLog log = p.log();
-                    if (d.logStartOffset() > log.logStartOffset()) {
-                        log.maybeIncrementLogStartOffset(d.logStartOffset(), p.highWatermark());
-                    }
-                }
-                case Errors.OFFSET_OUT_OF_RANGE -> onOutOfRange(s, d.logStartOffset());
-                default -> {
-                    // The error table decides: a leadership or epoch change in flight is expected
-                    // (the metadata catches up, then the fetch succeeds); anything else is worth a WARN.
-                    if (Errors.isStaleMetadata(d.errorCode())) {
-                        LOG.debug(
-                                "Fetch of {} from leader {}: {}; waiting for metadata",
-                                p,
-                                leaderId,
-                                Errors.name(d.errorCode()));
-                    } else {
-                        LOG.warn("Fetch of {} from leader {} failed: {}", p, leaderId, Errors.name(d.errorCode()));
-                    }
-                    backoff(s);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            LOG.error("REPLICA_APPEND_FAILED partition={} leader={}", p, leaderId, e);
-            backoff(s);
-        }
-    }
-
-    /**
-     * The leader's batches do not continue this log: the log end offset falls inside one of the
-     * leader's batches, so this log holds a batch the leader does not have although epoch-based
-     * truncation found nothing to remove (a leader epoch history that disagrees with the batches).
-     * The log is truncated to the base offset of that leader batch (where the two logs part; the
-     * records below it are the leader's at the same offsets as far as this fetch shows), then
-     * reconciled by epoch again after the backoff. Never to the high watermark: records between this
-     * follower's HW and the leader's may be committed and this replica may be elected (KIP-101). Each
-     * occurrence is logged at WARN; the fetcher never refetches the same offset in a loop.
-     */
-    private void onDiverged(PartitionState s, FetchResponseV1.PartitionData d) throws IOException {
-        Partition p = s.partition;
-        UnifiedLog log = p.log();
-        long leo = log.logEndOffset();
-        // Only called after FollowerAppend found a well-framed batch reaching the LEO.
-        int pos = FollowerAppend.batchHolding(d.records(), d.recordsBaseOffset(), leo);
-        long leaderBatchBase =
-                pos < 0 ? leo : d.recordsBaseOffset() + RecordBatchLayout.baseOffsetDelta(d.records(), pos);
-        long target = Math.min(leaderBatchBase, leo);
-        FollowerTruncation.apply(p, new FollowerTruncation.Decision(target, true));
-        s.truncating = true;
-        backoff(s);
-        LOG.warn(
-                "REPLICA_FETCH_DIVERGED partition={} leader={} leaderEpoch={}: the leader's batch from offset {}"
-                        + " does not continue logEndOffset {}; truncated to {} and reconciling again",
-                p,
-                leaderId,
-                s.leaderEpoch,
-                leaderBatchBase,
-                leo,
-                log.logEndOffset());
-    }
-
-    /**
-     * The fetch offset is outside the leader's log: below its log start (this log is emptied and
-     * restarts at the leader's log start) or above its end (this log has a tail the leader does not:
-     * reconcile by epoch again). Out of range above the end a second time in a row, right after
-     * reconciling, means the epochs could not find where the logs part (the fallback to this log's own
-     * high watermark, when the leader knows none of its epochs, can stay above the leader's end after
-     * an unclean election or a leader that lost its unflushed tail): this log is emptied and restarts
-     * at the leader's log start too. Kafka cuts to the leader's end offset there; starting over costs
-     * a refetch but keeps no prefix that nothing compared.
-     */
-    private void onOutOfRange(PartitionState s, long leaderLogStart) throws IOException {
-        Partition p = s.partition;
-        UnifiedLog log = p.log();
-        long leo = log.logEndOffset();
-        boolean unreconcilable = s.outOfRangeBefore && leaderLogStart >= 0;
-        if (leaderLogStart > leo || unreconcilable) {
-            log.truncateFullyAndStartAt(leaderLogStart);
-            p.onFollowerTruncated();
-            p.updateFollowerHighWatermark(leaderLogStart);
-            if (unreconcilable && leaderLogStart <= leo) {
-                LOG.warn(
-                        "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}: still"
-                                + " above the leader's log end after reconciling by epoch",
-                        p,
-                        leaderId,
-                        leo,
-                        leaderLogStart);
-            } else {
-                LOG.info(
-                        "REPLICA_TRUNCATED_FULLY partition={} leader={} oldLogEndOffset={} logStartOffset={}",
-                        p,
-                        leaderId,
-                        leo,
-                        leaderLogStart);
-            }
-            s.outOfRangeBefore = false;
-            return;
-        }
-        s.truncating = true;
-        if (s.outOfRangeBefore || leaderLogStart < 0) {
-            backoff(s);
-        }
-        s.outOfRangeBefore = true;
-    }
-
-    private void onEpochs(List<PartitionState> states, OffsetForLeaderEpochResponse response) {
-        int i = 0;
-        for (OffsetForLeaderEpochResponse.Topic t : response.topics()) {
-            for (OffsetForLeaderEpochResponse.EpochEndOffset e : t.partitions()) {
-                PartitionState s = matching(states, i++, t.topic(), e.partition());
-                if (!s.removed) {
-                    s.partition.runIfFollowing(s.leaderEpoch, () -> onEpochEnd(s, e));
-                }
-            }
-        }
-        if (i != states.size()) {
-            throw new IllegalStateException(
-                    "OffsetForLeaderEpoch response has " + i + " partitions, the request " + states.size());
-        }
-    }
-
-    private void onEpochEnd(PartitionState s, OffsetForLeaderEpochResponse.EpochEndOffset e) {
-        Partition p = s.partition;
-        if (e.errorCode() != Errors.NONE) {
-            LOG.debug("OffsetForLeaderEpoch of {} from leader {}: {}", p, leaderId, Errors.name(e.errorCode()));
-            backoff(s);
-            return;
-        }
-        UnifiedLog log = p.log();
-        long before = log.logEndOffset();
-        int askedEpoch = log.latestLeaderEpoch();
-        try {
-            FollowerTruncation.Decision d =
-                    FollowerTruncation.decide(log, p.highWatermark(), e.leaderEpoch(), e.endOffset());
-            s.truncating = !FollowerTruncation.apply(p, d);
-            if (log.logEndOffset() != before || !s.truncating) {
-                LOG.info(
-                        "REPLICA_TRUNCATED partition={} leader={} leaderEpoch={} askedEpoch={} answer=({}, {}) "
-                                + "logEndOffset {} -> {} complete={}",
-                        p,
-                        leaderId,
-                        s.leaderEpoch,
-                        askedEpoch,
-                        e.leaderEpoch(),
-                        e.endOffset(),
-                        before,
-                        log.logEndOffset(),
-                        !s.truncating);
-            }
-        } catch (IOException | RuntimeException ex) {
-            LOG.error("REPLICA_TRUNCATION_FAILED partition={} leader={}", p, leaderId, ex);
-            backoff(s);
-        }
-    }
-
-    /**
-     * A log without epoch history has nothing to ask: truncate to the HW (a no-op when empty), only
-     * while still following at the fetcher's epoch (as every follower write).
-     */
-    private void truncateLocally(PartitionState s) {
-        s.partition.runIfFollowing(s.leaderEpoch, () -> {
-            Partition p = s.partition;
-            try {
-                FollowerTruncation.apply(p, new FollowerTruncation.Decision(p.highWatermark(), true));
-                s.truncating = false;
-            } catch (IOException | RuntimeException e) {
-                LOG.error("REPLICA_TRUNCATION_FAILED partition={} leader={}", p, leaderId, e);
-                backoff(s);
-            }
-        });
     }
 
     // ---- requests ----
 
-    private void sendEpochRequest(List<PartitionState> states) {
-        Map<String, List<PartitionState>> byTopic = byTopic(states);
+    private void sendEpochRequest(List<FetchState> states) {
+        Map<String, List<FetchState>> byTopic = byTopic(states);
         List<OffsetForLeaderEpochRequest.Topic> topics = new ArrayList<>(byTopic.size());
-        List<PartitionState> ordered = new ArrayList<>(states.size());
-        for (Map.Entry<String, List<PartitionState>> e : byTopic.entrySet()) {
+        List<FetchState> ordered = new ArrayList<>(states.size());
+        for (Map.Entry<String, List<FetchState>> e : byTopic.entrySet()) {
             List<OffsetForLeaderEpochRequest.PartitionEpoch> ps =
                     new ArrayList<>(e.getValue().size());
-            for (PartitionState s : e.getValue()) {
+            for (FetchState s : e.getValue()) {
                 ps.add(new OffsetForLeaderEpochRequest.PartitionEpoch(
-                        s.partition.partition(),
-                        s.leaderEpoch,
-                        s.partition.log().latestLeaderEpoch()));
+                        s.partition().partition(),
+                        s.leaderEpoch(),
+                        s.partition().log().latestLeaderEpoch()));
                 ordered.add(s);
             }
             topics.add(new OffsetForLeaderEpochRequest.Topic(e.getKey(), ps));
@@ -752,31 +376,31 @@ public final class ReplicaFetcher implements AutoCloseable {
     }
 
     /** Splits the ready partitions round-robin over the free in-flight slots, one Fetch each. */
-    private void sendFetches(List<PartitionState> ready) {
+    private void sendFetches(List<FetchState> ready) {
         int groups = Math.min(config.maxInFlight() - fetchesInFlight, ready.size());
-        List<List<PartitionState>> split = new ArrayList<>(groups);
+        List<List<FetchState>> split = new ArrayList<>(groups);
         for (int g = 0; g < groups; g++) {
             split.add(new ArrayList<>(ready.size() / groups + 1));
         }
         for (int i = 0; i < ready.size(); i++) {
             split.get(i % groups).add(ready.get(i));
         }
-        for (List<PartitionState> group : split) {
+        for (List<FetchState> group : split) {
             sendFetch(group);
         }
     }
 
-    private void sendFetch(List<PartitionState> states) {
-        Map<String, List<PartitionState>> byTopic = byTopic(states);
+    private void sendFetch(List<FetchState> states) {
+        Map<String, List<FetchState>> byTopic = byTopic(states);
         List<FetchRequest.FetchTopic> topics = new ArrayList<>(byTopic.size());
-        List<PartitionState> ordered = new ArrayList<>(states.size());
-        for (Map.Entry<String, List<PartitionState>> e : byTopic.entrySet()) {
+        List<FetchState> ordered = new ArrayList<>(states.size());
+        for (Map.Entry<String, List<FetchState>> e : byTopic.entrySet()) {
             List<FetchRequest.FetchPartition> ps = new ArrayList<>(e.getValue().size());
-            for (PartitionState s : e.getValue()) {
-                UnifiedLog log = s.partition.log();
+            for (FetchState s : e.getValue()) {
+                UnifiedLog log = s.partition().log();
                 ps.add(new FetchRequest.FetchPartition(
-                        s.partition.partition(),
-                        s.leaderEpoch,
+                        s.partition().partition(),
+                        s.leaderEpoch(),
                         log.logEndOffset(),
                         log.logStartOffset(),
                         config.fetchMaxBytes()));
@@ -795,10 +419,11 @@ public final class ReplicaFetcher implements AutoCloseable {
         send(ApiKeys.FETCH, FetchResponseV1.VERSION, request, ordered);
     }
 
-    private static Map<String, List<PartitionState>> byTopic(List<PartitionState> states) {
-        Map<String, List<PartitionState>> byTopic = new LinkedHashMap<>();
-        for (PartitionState s : states) {
-            byTopic.computeIfAbsent(s.partition.topic(), k -> new ArrayList<>()).add(s);
+    private static Map<String, List<FetchState>> byTopic(List<FetchState> states) {
+        Map<String, List<FetchState>> byTopic = new LinkedHashMap<>();
+        for (FetchState s : states) {
+            byTopic.computeIfAbsent(s.partition().topic(), k -> new ArrayList<>())
+                    .add(s);
         }
         return byTopic;
     }
@@ -808,13 +433,11 @@ public final class ReplicaFetcher implements AutoCloseable {
     public void close() {
         run(() -> {
             closed = true;
-            for (PartitionState s : partitions.values()) {
-                s.removed = true;
+            for (FetchState s : partitions.values()) {
+                s.markRemoved();
             }
             partitions.clear();
-            if (channel != null) {
-                channel.close();
-            }
+            leader.close();
         });
         thread.shutdown();
         try {

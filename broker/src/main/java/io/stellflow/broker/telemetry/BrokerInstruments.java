@@ -58,8 +58,13 @@ public final class BrokerInstruments {
     public static final Instrument LOG_RECOVERY_TIME = histogram("stellflow.log.recovery.time", "ms", "node.id");
     public static final Instrument REBUILD_INDEX_COUNT =
             counter("stellflow.log.rebuild.index.count", "{event}", "node.id");
+    public static final Instrument LOG_WRITE_ERROR_COUNT =
+            counter("stellflow.log.write.error.count", "{error}", "node.id");
     public static final Instrument CLEANUP_SEGMENT_COUNT =
             counter("stellflow.log.cleanup.segment.count", "{segment}", "node.id");
+    public static final Instrument QUARANTINE_SEGMENT_COUNT =
+            counter("stellflow.log.quarantine.segment.count", "{segment}", "node.id");
+    public static final Instrument QUARANTINE_BYTES = counter("stellflow.log.quarantine.bytes", "By", "node.id");
     public static final Instrument LOG_START_OFFSET =
             gauge("stellflow.log.start.offset", "{offset}", "node.id").withDiagnosticTopicPartition();
     public static final Instrument LOG_END_OFFSET =
@@ -109,7 +114,10 @@ public final class BrokerInstruments {
             SEGMENT_ACTIVE_SIZE,
             LOG_RECOVERY_TIME,
             REBUILD_INDEX_COUNT,
+            LOG_WRITE_ERROR_COUNT,
             CLEANUP_SEGMENT_COUNT,
+            QUARANTINE_SEGMENT_COUNT,
+            QUARANTINE_BYTES,
             LOG_START_OFFSET,
             LOG_END_OFFSET,
             REPLICA_FETCH_REQUEST_COUNT,

@@ -86,6 +86,9 @@ public final class BrokerMetrics {
     private final LongAdder segmentRolls = new LongAdder();
     private final LongAdder indexRebuilds = new LongAdder();
     private final LongAdder segmentsDeleted = new LongAdder();
+    private final LongAdder logWriteErrors = new LongAdder();
+    private final LongAdder segmentsQuarantined = new LongAdder();
+    private final LongAdder bytesQuarantined = new LongAdder();
 
     private final DoubleHistogram requestLatency;
     private final DoubleHistogram produceLatency;
@@ -158,6 +161,9 @@ public final class BrokerMetrics {
         counter(BrokerInstruments.SEGMENT_ROLL_COUNT, m -> m.record(segmentRolls.sum(), node));
         counter(BrokerInstruments.REBUILD_INDEX_COUNT, m -> m.record(indexRebuilds.sum(), node));
         counter(BrokerInstruments.CLEANUP_SEGMENT_COUNT, m -> m.record(segmentsDeleted.sum(), node));
+        counter(BrokerInstruments.LOG_WRITE_ERROR_COUNT, m -> m.record(logWriteErrors.sum(), node));
+        counter(BrokerInstruments.QUARANTINE_SEGMENT_COUNT, m -> m.record(segmentsQuarantined.sum(), node));
+        counter(BrokerInstruments.QUARANTINE_BYTES, m -> m.record(bytesQuarantined.sum(), node));
 
         requestLatency = histogram(BrokerInstruments.REQUEST_LATENCY);
         produceLatency = histogram(BrokerInstruments.PRODUCE_LATENCY);
@@ -166,7 +172,7 @@ public final class BrokerMetrics {
         appendLatency = histogram(BrokerInstruments.LOG_APPEND_LATENCY);
         flushLatency = histogram(BrokerInstruments.LOG_FLUSH_LATENCY);
         recoveryTime = histogram(BrokerInstruments.LOG_RECOVERY_TIME);
-        replication = new ReplicaTelemetry(meter, callbacks, nodeId);
+        replication = new ReplicaTelemetry(meter, callbacks, nodeId, logWriteErrors);
     }
 
     /**
@@ -301,8 +307,22 @@ public final class BrokerMetrics {
         indexRebuilds.increment();
     }
 
+    /**
+     * A leader append failed and its request was answered with an error ({@code
+     * stellflow.log.write.error.count}; follower appends count there too, through {@link
+     * ReplicationMetrics#logWriteFailed}). Any thread.
+     */
+    public void logWriteFailed() {
+        logWriteErrors.increment();
+    }
+
     void segmentsDeleted(int count) {
         segmentsDeleted.add(count);
+    }
+
+    void quarantined(int segments, long bytes) {
+        segmentsQuarantined.add(segments);
+        bytesQuarantined.add(bytes);
     }
 
     /** The storage hooks of every log of this broker (shared instruments, no topic or partition). */

@@ -42,6 +42,12 @@ public final class LogEvents {
      * the bytes and segments dropped; {@link StorageMetrics#logRecovered}).
      */
     public static final String LOG_RECOVERED = "LOG_RECOVERED";
+    /**
+     * Opening a log found corruption and moved the unreadable part (a segment's tail and every later
+     * segment) to a quarantine directory beside the partition, ERROR (once per such open; {@link
+     * StorageMetrics#logQuarantined}).
+     */
+    public static final String SEGMENT_QUARANTINED = "SEGMENT_QUARANTINED";
 
     public static final String LOG_TRUNCATED = "LOG_TRUNCATED";
     /** Retention removed segments of a partition (once per retention pass that removed any). */
@@ -51,4 +57,10 @@ public final class LogEvents {
      * (once per full episode of that log; {@link StorageMetrics#diskFull}).
      */
     public static final String DISK_FULL = "DISK_FULL";
+    /**
+     * A write of a partition failed for another reason than a full file system (an I/O error, or a
+     * fault such as an {@link InternalError} in a mapped write): the partition refuses writes from
+     * then on; once per partition ({@code io.stellflow.broker.topic.PartitionFailures}).
+     */
+    public static final String PARTITION_FAILED = "PARTITION_FAILED";
 }

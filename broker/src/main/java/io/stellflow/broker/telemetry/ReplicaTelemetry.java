@@ -65,9 +65,12 @@ public final class ReplicaTelemetry implements ReplicationMetrics {
     private final LongAdder highWatermarkAdvances = new LongAdder();
     private final LongAdder leaderChanges = new LongAdder();
     private final DoubleHistogram replicaFetchLatency;
+    /** Shared with {@link BrokerMetrics#logWriteFailed} (one instrument for leader and follower writes). */
+    private final LongAdder logWriteErrors;
 
-    ReplicaTelemetry(Meter meter, InstrumentCallbacks callbacks, int nodeId) {
+    ReplicaTelemetry(Meter meter, InstrumentCallbacks callbacks, int nodeId, LongAdder logWriteErrors) {
         this.callbacks = callbacks;
+        this.logWriteErrors = logWriteErrors;
         this.node = Attributes.of(BrokerMetrics.NODE_ID, (long) nodeId);
         this.leaderAttrs = Attributes.of(BrokerMetrics.NODE_ID, (long) nodeId, BrokerMetrics.REPLICA_ROLE, "leader");
         this.followerAttrs =
@@ -152,5 +155,10 @@ public final class ReplicaTelemetry implements ReplicationMetrics {
     @Override
     public void leaderChanged() {
         leaderChanges.increment();
+    }
+
+    @Override
+    public void logWriteFailed() {
+        logWriteErrors.increment();
     }
 }

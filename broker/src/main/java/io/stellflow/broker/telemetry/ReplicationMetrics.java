@@ -38,4 +38,7 @@ public interface ReplicationMetrics {
      * stellflow.partition.leader.change.count}).
      */
     default void leaderChanged() {}
+
+    /** A follower append of this broker's fetcher failed ({@code stellflow.log.write.error.count}). */
+    default void logWriteFailed() {}
 }

@@ -1,7 +1,10 @@
 package io.stellflow.broker.telemetry;
 
 import io.stellflow.storage.LogMetrics;
+import io.stellflow.storage.Quarantined;
+import io.stellflow.storage.StorageErrors;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,9 +16,12 @@ import org.slf4j.LoggerFactory;
  * open (at start, after an unclean stop with its recovery scan, and for a log created now).
  *
  * <p>Lifecycle lines, one per event, never per record: {@code LOG_RECOVERED partition=<topic>-<n>
- * dir=... segmentsRecovered= droppedBytes= segmentsDeleted= logEndOffset=} when a log without its
- * clean shutdown marker was recovered (INFO, WARN when bytes were dropped); {@code DISK_FULL
- * partition= dir= operation=append|flush|checkpoint error=...} (ERROR) when a write failed because
+ * dir=... segmentsRecovered= droppedBytes= segmentsQuarantined= logEndOffset=} when a log without its
+ * clean shutdown marker was recovered (INFO, WARN when bytes were removed); {@code
+ * SEGMENT_QUARANTINED partition= dir= file= position= reason= quarantineDir= segments= bytes= files=}
+ * (ERROR) when opening a log moved corrupt data to quarantine (also counted in {@code
+ * stellflow.log.quarantine.segment.count} and {@code stellflow.log.quarantine.bytes}); {@code DISK_FULL
+ * partition= dir= file= freeBytes= operation=append|flush|checkpoint error=...} (ERROR) when a write failed because
  * the file system is full, once per full episode of a log. The failed write is an error for its
  * caller (a Produce is answered {@code BROKER_NOT_AVAILABLE}, nothing is acknowledged).
  *
@@ -63,16 +69,16 @@ public final class StorageMetrics implements LogMetrics {
 
     @Override
     public void logRecovered(
-            Path dir, int segmentsRecovered, long droppedBytes, int segmentsDeleted, long logEndOffset) {
+            Path dir, int segmentsRecovered, long droppedBytes, int segmentsQuarantined, long logEndOffset) {
         String format =
-                "{} partition={} dir={} segmentsRecovered={} droppedBytes={} segmentsDeleted={} logEndOffset={}";
+                "{} partition={} dir={} segmentsRecovered={} droppedBytes={} segmentsQuarantined={} logEndOffset={}";
         Object[] args = {
             LogEvents.LOG_RECOVERED,
             dir.getFileName(),
             dir,
             segmentsRecovered,
             droppedBytes,
-            segmentsDeleted,
+            segmentsQuarantined,
             logEndOffset
         };
         if (droppedBytes > 0) {
@@ -83,13 +89,41 @@ public final class StorageMetrics implements LogMetrics {
     }
 
     @Override
+    public void logQuarantined(Quarantined q) {
+        metrics.quarantined(q.segments(), q.bytes());
+        LOG.error(
+                "{} partition={} dir={} file={} position={} reason={} quarantineDir={} segments={} bytes={} files={}",
+                LogEvents.SEGMENT_QUARANTINED,
+                q.partitionDir().getFileName(),
+                q.partitionDir(),
+                q.file().getFileName(),
+                q.position(),
+                q.reason(),
+                q.quarantineDir(),
+                q.segments(),
+                q.bytes(),
+                String.join(",", q.files()));
+    }
+
+    @Override
     public void diskFull(Path dir, String operation, IOException cause) {
         LOG.error(
-                "{} partition={} dir={} operation={} error={}",
+                "{} partition={} dir={} file={} freeBytes={} operation={} error={}",
                 LogEvents.DISK_FULL,
                 dir.getFileName(),
                 dir,
+                StorageErrors.fileOf(cause),
+                freeBytes(dir),
                 operation,
-                cause.getMessage());
+                StorageErrors.reasonOf(cause));
+    }
+
+    /** Usable bytes of the file system holding {@code dir}, -1 when that cannot be read. */
+    public static long freeBytes(Path dir) {
+        try {
+            return Files.getFileStore(dir).getUsableSpace();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 }

@@ -6,11 +6,11 @@ import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,16 +32,17 @@ import org.slf4j.LoggerFactory;
  * #updateFollowerHighWatermark}); a new leader starts from the HW it had (checkpointed or learned as
  * follower), which may lag until its followers fetch. A partition made with the single-node
  * constructor (tests) has this broker alone as replicas and ISR, so the HW equals the log end offset
- * after every append.
+ * after every append. The replica state and the ISR decisions live in its {@link IsrState}; this
+ * class keeps the role, the HW itself and the listeners, and calls it under its monitor.
  *
  * <p>Listeners: append listeners are told after every append (parked follower Fetches read up to the
  * LEO); high-watermark listeners when the HW advanced or the replica state changed (parked consumer
  * Fetches read below the HW; parked acks=-1 Produces wait for it).
  *
  * <p>Thread-safety: any thread. Log writes and role changes hold the log's {@link
- * UnifiedLog#writeLock} (so a write never interleaves with a role change); the replica set is an
- * immutable snapshot replaced under this object's monitor (taken before the write lock, never
- * after); a leader's HW only rises, by compare-and-set. Listeners run on the thread that moved the
+ * UnifiedLog#writeLock} (so a write never interleaves with a role change); the replica set (its
+ * {@link IsrState}) is an immutable snapshot replaced under this object's monitor (taken before the
+ * write lock, never after); a leader's HW only rises, by compare-and-set. Listeners run on the thread that moved the
  * partition. Which thread writes when: docs/ownership.md.
  */
 public final class Partition {
@@ -56,9 +57,6 @@ public final class Partition {
      * {@link #UNKNOWN_OFFSET} and {@link UnifiedLog#OFFSET_MISMATCH} (docs/ownership.md, "Return codes").
      */
     public static final long NOT_LEADER = -3L;
-
-    /** A pending ISR change the controller refused as stale is dropped after this long without news. */
-    static final long PENDING_AWAITING_METADATA_MAX_MS = 30_000;
 
     private static final VarHandle HIGH_WATERMARK;
 
@@ -86,7 +84,10 @@ public final class Partition {
     /** Follower: when this log last reached the leader's HW (ms since the epoch; 0: never). */
     private volatile long followerCaughtUpTimeMs;
 
-    private volatile ReplicaSet replicas;
+    private final IsrState isrState;
+    /** Set once by the first failed write ({@link PartitionFailures}); null while the partition is healthy. */
+    private final AtomicReference<PartitionFailure> failure = new AtomicReference<>();
+
     private volatile int minInsyncReplicas = 1;
     private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
     private volatile IsrChangeTrigger isrTrigger = IsrChangeTrigger.NONE;
@@ -104,83 +105,6 @@ public final class Partition {
 
         /** {@code partition} may need an ISR change. */
         void isrCheckNeeded(Partition partition);
-    }
-
-    /**
-     * An ISR change this leader proposed and the controller has not yet delivered in the metadata.
-     *
-     * @param topicId the topic's id (AlterPartition names it)
-     * @param leaderEpoch the leader epoch the proposal was made at
-     * @param basePartitionEpoch the partition epoch the change is based on
-     * @param oldIsr the committed ISR when it was proposed
-     * @param newIsr the proposed ISR
-     * @param sinceMs when it was proposed (ms since the epoch)
-     * @param awaitingMetadata true once the controller answered (accepted, or refused as stale): no
-     *     resend, the next metadata decides
-     */
-    public record PendingIsrChange(
-            UUID topicId,
-            int leaderEpoch,
-            int basePartitionEpoch,
-            List<Integer> oldIsr,
-            List<Integer> newIsr,
-            long sinceMs,
-            boolean awaitingMetadata) {}
-
-    /** Per-follower state on the leader; LEO read lock-free, the rest under the object's monitor. */
-    private static final class FollowerState {
-        final int brokerId;
-        volatile long logEndOffset = UNKNOWN_OFFSET;
-        volatile long lastCaughtUpTimeMs;
-        private long lastFetchLeaderLogEndOffset = UNKNOWN_OFFSET;
-        private long lastFetchTimeMs;
-
-        FollowerState(int brokerId) {
-            this.brokerId = brokerId;
-        }
-
-        /** Kafka's rule: caught up at this fetch if it asked for the leader's LEO, or at the previous fetch if it reached what the leader had then. */
-        synchronized void onFetch(long fetchOffset, long leaderLogEndOffset, long nowMs) {
-            if (fetchOffset >= leaderLogEndOffset) {
-                lastCaughtUpTimeMs = Math.max(lastCaughtUpTimeMs, nowMs);
-            } else if (fetchOffset >= lastFetchLeaderLogEndOffset && lastFetchLeaderLogEndOffset >= 0) {
-                lastCaughtUpTimeMs = Math.max(lastCaughtUpTimeMs, lastFetchTimeMs);
-            }
-            logEndOffset = fetchOffset;
-            lastFetchLeaderLogEndOffset = leaderLogEndOffset;
-            lastFetchTimeMs = nowMs;
-        }
-
-        synchronized void reset(long caughtUpTimeMs) {
-            logEndOffset = UNKNOWN_OFFSET;
-            lastFetchLeaderLogEndOffset = UNKNOWN_OFFSET;
-            lastFetchTimeMs = 0;
-            lastCaughtUpTimeMs = caughtUpTimeMs;
-        }
-    }
-
-    /**
-     * The assignment as an immutable snapshot: replicas, committed ISR, partition epoch, the other
-     * replicas' states (objects reused across snapshots), which of them count for the HW, and the
-     * pending ISR change.
-     */
-    private record ReplicaSet(
-            UUID topicId,
-            List<Integer> replicas,
-            List<Integer> isr,
-            int partitionEpoch,
-            FollowerState[] followers,
-            boolean[] inMaximalIsr,
-            PendingIsrChange pending) {
-
-        FollowerState follower(int brokerId) {
-            for (FollowerState f : followers) {
-                if (f.brokerId == brokerId) {
-                    return f;
-                }
-            }
-            return null;
-        }
     }
 
     /**
@@ -216,8 +140,7 @@ public final class Partition {
         this.leaderId = -1;
         this.localBrokerId = localBrokerId;
         this.highWatermark = Math.max(log.logStartOffset(), Math.min(initialHighWatermark, log.logEndOffset()));
-        List<Integer> self = localBrokerId < 0 ? List.of() : List.of(localBrokerId);
-        this.replicas = new ReplicaSet(null, self, self, -1, new FollowerState[0], new boolean[0], null);
+        this.isrState = new IsrState(localBrokerId);
     }
 
     /** Makes this broker the leader at {@code newLeaderEpoch} (stamped into appends from now on). */
@@ -231,13 +154,7 @@ public final class Partition {
      * at {@code nowMs}, so they get {@code replica.lag.time.max.ms} to fetch before a shrink.
      */
     public synchronized void becomeLeader(int newLeaderEpoch, long nowMs) {
-        ReplicaSet s = replicas;
-        for (FollowerState f : s.followers()) {
-            f.reset(s.isr().contains(f.brokerId) ? nowMs : 0L);
-        }
-        if (s.pending() != null) {
-            replicas = withPending(s, null);
-        }
+        isrState.resetForLeadership(nowMs);
         Lock writes = log.writeLock();
         writes.lock(); // after a follower write in progress: the epoch starts at the LEO it leaves
         try {
@@ -267,10 +184,7 @@ public final class Partition {
         } finally {
             writes.unlock();
         }
-        ReplicaSet s = replicas;
-        if (s.pending() != null) {
-            replicas = withPending(s, null);
-        }
+        isrState.clearPending();
         notifyHighWatermarkListeners();
     }
 
@@ -313,59 +227,15 @@ public final class Partition {
      */
     public synchronized List<Integer> updateAssignment(
             UUID topicId, List<Integer> replicas, List<Integer> isr, int partitionEpoch) {
-        ReplicaSet s = this.replicas;
-        PendingIsrChange pending = s.pending();
-        if (pending != null && partitionEpoch != pending.basePartitionEpoch()) {
-            pending = null;
-        }
-        if (partitionEpoch == s.partitionEpoch()
-                && replicas.equals(s.replicas())
-                && isr.equals(s.isr())
-                && topicId.equals(s.topicId())
-                && pending == s.pending()) {
+        List<Integer> before = isrState.isr();
+        if (!isrState.update(topicId, replicas, isr, partitionEpoch)) {
             return null;
         }
-        List<FollowerState> followers = new ArrayList<>(replicas.size());
-        for (int id : replicas) {
-            if (id != localBrokerId) {
-                FollowerState f = s.follower(id);
-                followers.add(f != null ? f : new FollowerState(id));
-            }
-        }
-        FollowerState[] array = followers.toArray(new FollowerState[0]);
-        this.replicas = new ReplicaSet(
-                topicId,
-                List.copyOf(replicas),
-                List.copyOf(isr),
-                partitionEpoch,
-                array,
-                maximalIsr(array, isr, pending),
-                pending);
         if (leader) {
             maybeIncrementHighWatermark();
         }
         notifyHighWatermarkListeners();
-        return isr.equals(s.isr()) ? null : s.isr();
-    }
-
-    private static boolean[] maximalIsr(FollowerState[] followers, List<Integer> isr, PendingIsrChange pending) {
-        boolean[] in = new boolean[followers.length];
-        for (int i = 0; i < followers.length; i++) {
-            int id = followers[i].brokerId;
-            in[i] = isr.contains(id) || (pending != null && pending.newIsr().contains(id));
-        }
-        return in;
-    }
-
-    private ReplicaSet withPending(ReplicaSet s, PendingIsrChange pending) {
-        return new ReplicaSet(
-                s.topicId(),
-                s.replicas(),
-                s.isr(),
-                s.partitionEpoch(),
-                s.followers(),
-                maximalIsr(s.followers(), s.isr(), pending),
-                pending);
+        return isr.equals(before) ? null : before;
     }
 
     /** Whether this broker currently leads the partition (serves Produce, Fetch and ListOffsets). */
@@ -405,28 +275,28 @@ public final class Partition {
 
     /** The topic's id from the metadata, or null before the first assignment (single node). */
     public UUID topicId() {
-        return replicas.topicId();
+        return isrState.topicId();
     }
 
     /** Assigned replicas, preferred leader first ({@code [self]} or empty on a single node). */
     public List<Integer> replicas() {
-        return replicas.replicas();
+        return isrState.replicas();
     }
 
     /** The committed ISR. */
     public List<Integer> inSyncReplicas() {
-        return replicas.isr();
+        return isrState.isr();
     }
 
     /** Size of the committed ISR (1 on a single node): what acks=-1 compares with min.insync.replicas. */
     public int inSyncReplicaCount() {
-        int n = replicas.isr().size();
+        int n = isrState.isr().size();
         return n == 0 ? 1 : n;
     }
 
     /** The committed partition epoch (-1 before the first assignment). */
     public int partitionEpoch() {
-        return replicas.partitionEpoch();
+        return isrState.partitionEpoch();
     }
 
     /** The offset this broker's leadership started at (its LEO when it became leader). */
@@ -499,6 +369,11 @@ public final class Partition {
             if (!leader) {
                 return NOT_LEADER;
             }
+            PartitionFailure failed = failure.get();
+            if (failed != null) {
+                throw new IOException(
+                        "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
+            }
             baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
         } finally {
             writes.unlock();
@@ -508,6 +383,22 @@ public final class Partition {
         }
         maybeIncrementHighWatermark();
         return baseOffset;
+    }
+
+    /**
+     * Marks this partition failed: from now on its leader appends fail with an {@link IOException}
+     * (answered with an error) until the broker restarts. The first failure of an episode is kept,
+     * later calls change nothing. Any thread.
+     *
+     * @return true when this call marked it, false when it had already failed
+     */
+    public boolean markFailed(PartitionFailure why) {
+        return failure.compareAndSet(null, why);
+    }
+
+    /** The failure that stopped this partition's writes, or null while it is healthy. Any thread. */
+    public PartitionFailure failure() {
+        return failure.get();
     }
 
     /** Log end offset: the offset the next record gets. */
@@ -552,11 +443,7 @@ public final class Partition {
             long seen = leaderHighWatermarkSeen;
             return seen < 0 ? 0 : Math.max(0, seen - leo);
         }
-        long max = 0;
-        for (FollowerState f : replicas.followers()) {
-            max = Math.max(max, leo - Math.max(0, f.logEndOffset));
-        }
-        return max;
+        return isrState.maxLagRecords(leo);
     }
 
     /**
@@ -571,13 +458,7 @@ public final class Partition {
             long since = followerCaughtUpTimeMs;
             return seen < 0 || leo >= seen || since == 0 ? 0 : Math.max(0, nowMs - since);
         }
-        long max = 0;
-        for (FollowerState f : replicas.followers()) {
-            if (f.logEndOffset < leo) {
-                max = Math.max(max, nowMs - Math.max(f.lastCaughtUpTimeMs, leaderSinceMs));
-            }
-        }
-        return max;
+        return isrState.maxLagTimeMs(nowMs, leo, leaderSinceMs);
     }
 
     /** Follower only: after a truncation, HW = min(HW, log end offset). Ignored on a leader. */
@@ -610,22 +491,13 @@ public final class Partition {
      *     {@code NOT_LEADER_OR_FOLLOWER} for it); true otherwise, whether or not the offset was in range
      */
     public boolean recordFollowerFetch(int replicaId, long fetchOffset, long nowMs) {
-        ReplicaSet s = replicas;
-        FollowerState f = s.follower(replicaId);
-        if (f == null) {
+        int recorded = isrState.recordFetch(replicaId, fetchOffset, log.logStartOffset(), log.logEndOffset(), nowMs);
+        if (recorded == IsrState.NOT_A_FOLLOWER) {
             return false;
         }
-        long logEnd = log.logEndOffset();
-        if (fetchOffset > logEnd || fetchOffset < log.logStartOffset()) {
-            return true;
-        }
-        f.onFetch(fetchOffset, logEnd, nowMs);
-        if (leader) {
+        if (recorded == IsrState.RECORDED && leader) {
             maybeIncrementHighWatermark();
-            if (s.pending() == null
-                    && !s.isr().contains(replicaId)
-                    && fetchOffset >= highWatermark
-                    && fetchOffset >= leaderEpochStartOffset) {
+            if (isrState.mayRejoin(replicaId, fetchOffset, highWatermark, leaderEpochStartOffset)) {
                 isrTrigger.isrCheckNeeded(this);
             }
         }
@@ -634,38 +506,27 @@ public final class Partition {
 
     /** Whether {@code brokerId} is an assigned replica of this partition other than this broker. */
     public boolean isFollowerReplica(int brokerId) {
-        return replicas.follower(brokerId) != null;
+        return isrState.isFollower(brokerId);
     }
 
     /** The follower's LEO as this leader last saw it ({@link #UNKNOWN_OFFSET} before its first fetch or when not a follower). */
     public long followerLogEndOffset(int replicaId) {
-        FollowerState f = replicas.follower(replicaId);
-        return f == null ? UNKNOWN_OFFSET : f.logEndOffset;
+        return isrState.followerLogEndOffset(replicaId);
     }
 
     /** When the follower was last caught up to this leader's LEO (ms since the epoch; 0: never; -1: not a follower). */
     public long followerLastCaughtUpTimeMs(int replicaId) {
-        FollowerState f = replicas.follower(replicaId);
-        return f == null ? -1L : f.lastCaughtUpTimeMs;
+        return isrState.followerLastCaughtUpTimeMs(replicaId);
     }
 
     /** The union of the committed ISR and a pending proposal's: the replicas the HW waits for. */
     public List<Integer> maximalIsr() {
-        ReplicaSet s = replicas;
-        List<Integer> ids = new ArrayList<>(s.isr());
-        if (s.pending() != null) {
-            for (int id : s.pending().newIsr()) {
-                if (!ids.contains(id)) {
-                    ids.add(id);
-                }
-            }
-        }
-        return ids;
+        return isrState.maximalIsr();
     }
 
     /** The pending ISR change, or null. */
     public PendingIsrChange pendingIsrChange() {
-        return replicas.pending();
+        return isrState.pending();
     }
 
     /**
@@ -680,43 +541,17 @@ public final class Partition {
      *     not the leader, or there is no assignment (single node)
      */
     public synchronized PendingIsrChange prepareIsrChange(long nowMs, long lagTimeMaxMs) {
-        ReplicaSet s = replicas;
-        if (!leader || s.topicId() == null || s.pending() != null) {
+        if (!leader) {
             return null;
         }
-        long hw = highWatermark;
-        long logEnd = log.logEndOffset();
-        List<Integer> next = new ArrayList<>(s.replicas().size());
-        for (int id : s.isr()) {
-            FollowerState f = s.follower(id);
-            if (f == null || f.logEndOffset >= logEnd || nowMs - f.lastCaughtUpTimeMs <= lagTimeMaxMs) {
-                next.add(id); // the leader itself, or a follower at the LEO or caught up recently
-            }
-        }
-        for (FollowerState f : s.followers()) {
-            long leo = f.logEndOffset;
-            if (!s.isr().contains(f.brokerId)
-                    && leo >= hw
-                    && leo >= leaderEpochStartOffset
-                    && nowMs - f.lastCaughtUpTimeMs <= lagTimeMaxMs) {
-                next.add(f.brokerId);
-            }
-        }
-        if (next.size() == s.isr().size() && next.containsAll(s.isr())) {
-            return null;
-        }
-        PendingIsrChange change = new PendingIsrChange(
-                s.topicId(), leaderEpoch, s.partitionEpoch(), s.isr(), List.copyOf(next), nowMs, false);
-        replicas = withPending(s, change);
-        // A follower added to the maximal ISR must not be behind a HW some other thread computed
-        // before the snapshot swap: re-check now that every later computation includes it.
-        for (FollowerState f : s.followers()) {
-            if (!s.isr().contains(f.brokerId) && next.contains(f.brokerId) && f.logEndOffset < highWatermark) {
-                replicas = withPending(s, null);
-                return null;
-            }
-        }
-        return change;
+        return isrState.propose(
+                nowMs,
+                lagTimeMaxMs,
+                leaderEpoch,
+                highWatermark,
+                log.logEndOffset(),
+                leaderEpochStartOffset,
+                this::highWatermark);
     }
 
     /**
@@ -726,22 +561,9 @@ public final class Partition {
      * next check may propose again). No-op when {@code change} is no longer the pending one.
      */
     public synchronized void isrChangeAnswered(PendingIsrChange change, boolean awaitMetadata) {
-        ReplicaSet s = replicas;
-        if (s.pending() != change) {
+        if (!isrState.answered(change, awaitMetadata)) {
             return;
         }
-        replicas = withPending(
-                s,
-                awaitMetadata
-                        ? new PendingIsrChange(
-                                change.topicId(),
-                                change.leaderEpoch(),
-                                change.basePartitionEpoch(),
-                                change.oldIsr(),
-                                change.newIsr(),
-                                change.sinceMs(),
-                                true)
-                        : null);
         notifyHighWatermarkListeners();
         if (!awaitMetadata) {
             maybeIncrementHighWatermark();
@@ -749,20 +571,18 @@ public final class Partition {
     }
 
     /**
-     * Drops a pending change the controller answered long ago ({@value #PENDING_AWAITING_METADATA_MAX_MS}
+     * Drops a pending change the controller answered long ago ({@value IsrState#PENDING_AWAITING_METADATA_MAX_MS}
      * ms) without the metadata ever moving the partition epoch, so ISR management cannot stall.
      */
     public synchronized void expireStalePendingIsrChange(long nowMs) {
-        ReplicaSet s = replicas;
-        PendingIsrChange p = s.pending();
-        if (p != null && p.awaitingMetadata() && nowMs - p.sinceMs() > PENDING_AWAITING_METADATA_MAX_MS) {
+        PendingIsrChange p = isrState.expireStale(nowMs);
+        if (p != null) {
             LOG.warn(
                     "Pending ISR change of {} {} -> {} (partition epoch {}) never arrived in the metadata; dropped",
                     this,
                     p.oldIsr(),
                     p.newIsr(),
                     p.basePartitionEpoch());
-            replicas = withPending(s, null);
             maybeIncrementHighWatermark();
         }
     }
@@ -775,19 +595,7 @@ public final class Partition {
         if (!leader) {
             return;
         }
-        ReplicaSet s = replicas;
-        long min = log.logEndOffset();
-        FollowerState[] followers = s.followers();
-        boolean[] counted = s.inMaximalIsr();
-        for (int i = 0; i < followers.length; i++) {
-            if (counted[i]) {
-                long leo = followers[i].logEndOffset;
-                if (leo < min) {
-                    min = leo;
-                }
-            }
-        }
-        advanceHighWatermark(min);
+        advanceHighWatermark(isrState.highWatermarkCandidate(log.logEndOffset()));
     }
 
     private void advanceHighWatermark(long candidate) {

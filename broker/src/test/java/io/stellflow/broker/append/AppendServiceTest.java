@@ -17,11 +17,12 @@ import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
@@ -116,11 +117,7 @@ class AppendServiceTest {
     }
 
     private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        Wait.until(Duration.ofSeconds(10), condition, "the condition");
     }
 
     @Test

@@ -5,17 +5,19 @@ import io.stellflow.client.ClientConfig;
 import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -148,7 +150,7 @@ final class ClusterHarness implements AutoCloseable {
                         "--enable-native-access=ALL-UNNAMED",
                         "-cp",
                         System.getProperty("java.class.path"),
-                        "io.stellflow.broker.StellflowServer",
+                        "io.stellflow.broker.StellflowMain",
                         file.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(
@@ -213,13 +215,7 @@ final class ClusterHarness implements AutoCloseable {
     }
 
     static void await(long timeoutMs, String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + timeoutMs + " ms waiting for " + what);
-            }
-            Thread.sleep(20);
-        }
+        Wait.until(Duration.ofMillis(timeoutMs), condition, what);
     }
 
     @Override

@@ -20,6 +20,7 @@ import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@IntegrationTest
 class ClusterTest {
     private static final String TOPIC = "orders";
     private static final int PARTITIONS = 6;

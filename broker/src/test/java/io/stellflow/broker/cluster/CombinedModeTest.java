@@ -18,6 +18,7 @@ import io.stellflow.client.TopicPartition;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.protocol.Errors;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,6 +41,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class CombinedModeTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

@@ -11,9 +11,12 @@ import io.stellflow.client.RecordMetadata;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.lang.ref.WeakReference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -30,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing, and no {@link Partition} or {@link UnifiedLog} of them is reachable at all (weak
  * references cleared by the GC). One transport: nothing here depends on it.
  */
+@IntegrationTest
 class PartitionRemovalTest {
     private static final int TOPICS = 10;
     private static final int PARTITIONS_PER_TOPIC = 100;
@@ -149,10 +153,6 @@ class PartitionRemovalTest {
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("within 60 s: %s", what).isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        Wait.until(Duration.ofSeconds(60), condition, what);
     }
 }

@@ -16,7 +16,6 @@ import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
@@ -24,6 +23,7 @@ import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
@@ -31,6 +31,7 @@ import io.stellflow.protocol.message.OffsetForLeaderEpochRequest.PartitionEpoch;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse.EpochEndOffset;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -60,6 +61,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@IntegrationTest
 class ReplicationClusterTest {
     private static final int N = 3;
     private static final long WAIT_MS = 30_000;

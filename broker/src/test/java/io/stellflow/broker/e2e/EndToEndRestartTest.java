@@ -11,6 +11,7 @@ import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,6 +33,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
+@IntegrationTest
 class EndToEndRestartTest {
     /** Every test of this class runs on each transport (skipped where one is unavailable). */
     @Parameter

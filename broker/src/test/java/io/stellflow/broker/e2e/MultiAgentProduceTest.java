@@ -12,6 +12,7 @@ import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.testsupport.IntegrationTest;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,6 +40,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 @ParameterizedClass
 @CsvSource({"2, park, nio", "3, backoff, epoll", "2, backoff, io_uring"})
+@IntegrationTest
 class MultiAgentProduceTest {
     @Parameter(0)
     int agents;

@@ -2,6 +2,8 @@ package io.stellflow.broker.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stellflow.testsupport.Wait;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -75,11 +77,7 @@ class SerialExecutorTest {
             serial.execute(ran::countDown);
             assertThat(ran.await(5, TimeUnit.SECONDS)).isTrue();
             // pending() drops just after a task returns, so the last countDown can be seen first.
-            long deadlineNs = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (serial.pending() > 0 && System.nanoTime() < deadlineNs) {
-                Thread.sleep(1);
-            }
-            assertThat(serial.pending()).isZero();
+            Wait.until(Duration.ofSeconds(5), () -> serial.pending() == 0, "no task pending");
         } finally {
             pool.shutdownNow();
         }

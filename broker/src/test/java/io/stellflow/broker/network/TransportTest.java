@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.stellflow.testsupport.IntegrationTest;
 import org.junit.jupiter.api.Test;
 
+@IntegrationTest
 class TransportTest {
 
     @Test

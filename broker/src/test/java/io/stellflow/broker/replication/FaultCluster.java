@@ -4,7 +4,6 @@ import io.stellflow.broker.TestTransports;
 import io.stellflow.client.HostPort;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerConfig;
-import io.stellflow.controller.ControllerServer;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataImage;
@@ -14,6 +13,9 @@ import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.server.ControllerServer;
+import io.stellflow.testsupport.TempDirs;
+import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -210,7 +212,7 @@ final class FaultCluster implements AutoCloseable {
                         "--enable-native-access=ALL-UNNAMED",
                         "-cp",
                         System.getProperty("java.class.path"),
-                        "io.stellflow.broker.StellflowServer",
+                        "io.stellflow.broker.StellflowMain",
                         file.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(
@@ -417,33 +419,17 @@ final class FaultCluster implements AutoCloseable {
     }
 
     static void await(long timeoutMs, String what, BooleanSupplier condition) throws InterruptedException {
-        if (!poll(timeoutMs, condition)) {
-            throw new AssertionError("timed out after " + timeoutMs + " ms waiting for " + what);
-        }
+        Wait.until(Duration.ofMillis(timeoutMs), condition, what);
     }
 
-    /** Polls {@code condition} every 20 ms up to {@code timeoutMs}; whether it became true. */
+    /** Polls {@code condition} up to {@code timeoutMs} ({@link Wait#poll}); whether it became true. */
     static boolean poll(long timeoutMs, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            Thread.sleep(20);
-        }
-        return true;
+        return Wait.poll(Duration.ofMillis(timeoutMs), condition, "a FaultCluster.poll condition");
     }
 
     /** Deletes {@code dir} and everything under it (nothing when it does not exist). */
     static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        TempDirs.deleteRecursively(dir);
     }
 
     @Override

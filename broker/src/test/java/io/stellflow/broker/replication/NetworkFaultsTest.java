@@ -3,6 +3,7 @@ package io.stellflow.broker.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * those and lets new ones through. "Broker 0" is this JVM's pid, so connections from this test are
  * identified as broker 0's through {@link SocketOwners} and {@code /proc}.
  */
+@IntegrationTest
 class NetworkFaultsTest {
     private final AtomicReference<long[]> pids = new AtomicReference<>(new long[] {-1, -1});
     private NetworkFaults net;

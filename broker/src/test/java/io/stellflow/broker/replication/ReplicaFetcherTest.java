@@ -23,6 +23,7 @@ import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -39,6 +40,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -50,12 +52,15 @@ import org.junit.jupiter.api.io.TempDir;
  * and the log end offsets), partitions split over {@code replica.fetch.max.in.flight} outstanding
  * Fetches with each partition in exactly one, an unanswered Fetch closing the connection after
  * {@code replica.socket.timeout.ms} and a reconnect, and OFFSET_OUT_OF_RANGE below the leader's log
- * start restarting the log there.
+ * start restarting the log there, and a backoff that waits for the fetcher's injected clock.
  */
+@IntegrationTest
 class ReplicaFetcherTest {
     private static final int FOLLOWER = 2;
     private static final int LEADER = 1;
     private static final int EPOCH = 3;
+    /** replica.fetch.backoff.ms = 50, replica.fetch.max.in.flight = 2, replica.socket.timeout.ms = 1500. */
+    private static final ReplicaFetcherConfig CONFIG = new ReplicaFetcherConfig(4096, 65536, 200, 1, 50, 2, 1500);
 
     @TempDir
     Path dir;
@@ -167,11 +172,10 @@ class ReplicaFetcherTest {
         leader = new ScriptedLeader();
         Transport nio = Transport.select(TransportType.NIO);
         group = nio.newEventLoopGroup(1, new DefaultThreadFactory("fetcher-test-io", true));
-        ReplicaFetcherConfig config = new ReplicaFetcherConfig(4096, 65536, 200, 1, 50, 2, 1500);
         fetcher = new ReplicaFetcher(
                 LEADER,
                 FOLLOWER,
-                config,
+                CONFIG,
                 id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
                 group,
                 nio.socketChannelClass(),
@@ -405,6 +409,48 @@ class ReplicaFetcherTest {
         assertThat(fetchOffset(leader.next(ApiKeys.FETCH))).isEqualTo(7);
         assertThat(ReplicaLogs.bytes(log)).isEqualTo(ReplicaLogs.bytes(leaderLog));
         assertThat(p.highWatermark()).isEqualTo(7);
+    }
+
+    @Test
+    void aBackedOffPartitionWaitsForTheFetchersClockNotTheWallClock() throws Exception {
+        fetcher.close();
+        AtomicLong nanos = new AtomicLong(-5_000_000_000L); // nanoTime may be negative
+        fetcher = new ReplicaFetcher(
+                LEADER,
+                FOLLOWER,
+                CONFIG,
+                id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
+                group,
+                Transport.select(TransportType.NIO).socketChannelClass(),
+                ReplicationMetrics.NOOP,
+                nanos::get);
+        Partition p = follower(0, 5);
+        fetcher.add(p, EPOCH);
+        Received epochs = leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH);
+        OffsetForLeaderEpochRequest req = OffsetForLeaderEpochRequest.read(epochs.body());
+        leader.answer(
+                epochs.connection(),
+                epochs.header().correlationId(),
+                new OffsetForLeaderEpochResponse(List.of(new OffsetForLeaderEpochResponse.Topic(
+                        "t",
+                        List.of(new OffsetForLeaderEpochResponse.EpochEndOffset(
+                                req.topics().get(0).partitions().get(0).partition(),
+                                Errors.NOT_LEADER_OR_FOLLOWER,
+                                -1,
+                                -1))))));
+
+        // The 50 ms backoff passes many times over in real time (the fetcher wakes up every 50 ms to
+        // look), but not on the fetcher's clock: nothing is sent.
+        assertThat(leader.requests.poll(500, TimeUnit.MILLISECONDS))
+                .as("sent during the backoff")
+                .isNull();
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(49));
+        assertThat(leader.requests.poll(200, TimeUnit.MILLISECONDS))
+                .as("sent 1 ms before the backoff ends")
+                .isNull();
+        nanos.addAndGet(TimeUnit.MILLISECONDS.toNanos(1));
+        answerEpochs(leader.next(ApiKeys.OFFSET_FOR_LEADER_EPOCH), 5);
+        assertThat(fetchOffset(leader.next(ApiKeys.FETCH))).isEqualTo(5);
     }
 
     private static long fetchOffset(Received fetch) {

@@ -3,18 +3,18 @@ package io.stellflow.broker.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.TempDirs;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -51,6 +51,7 @@ import org.junit.jupiter.api.Test;
  * (surefire shows the test's output only at the end). Data and broker logs of a failing run stay in {@code target/fault-checker/run-<first seed>} (of
  * every run with {@code -Dstellflow.checker.keep=true}).
  */
+@IntegrationTest
 class ReplicationFaultCheckerTest {
     static final String TOPIC = "checked";
     static final int PARTITIONS = 3;
@@ -362,13 +363,6 @@ class ReplicationFaultCheckerTest {
     }
 
     static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(dir)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        TempDirs.deleteRecursively(dir);
     }
 }

@@ -13,7 +13,9 @@ import io.stellflow.client.TopicPartition;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -51,6 +53,7 @@ import org.junit.jupiter.api.TestInstance;
  * (byte-identical batches, same end offset), then restarts the brokers for the next test.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@IntegrationTest
 class ReplicationFaultScenariosTest {
     private FaultCluster cluster;
     private NetworkClient network;
@@ -296,6 +299,55 @@ class ReplicationFaultScenariosTest {
         assertThat(droppedTotal)
                 .as("unflushed bytes dropped in the two crashes")
                 .isPositive();
+        assertClean(ledger);
+    }
+
+    /**
+     * Issue #23 point 6: a follower whose segment has a flipped byte in its first batch (found by
+     * the recovery at its restart after a kill -9) moves the corrupt batch and everything after it to
+     * a quarantine directory beside the partition, comes back with log end offset 0, re-fetches every
+     * record from the leader and ends byte-identical to the other replicas.
+     */
+    @Test
+    void aFollowerWithACorruptBatchQuarantinesItAndRefetchesTheRestFromTheLeader() throws Exception {
+        String topic = "quarantined";
+        createTopic(topic, Map.of());
+        Ledger ledger = new Ledger(1);
+        try (StellflowProducer all = new StellflowProducer(Workload.producerProps(cluster, "-1"))) {
+            for (int round = 0; round < 3; round++) { // one answered round each: three batches at least
+                recordAcked(ledger, produce(all, topic, "q" + round + "-", 50), "q" + round + "-");
+            }
+        }
+        PartitionImage p = cluster.partition(topic, 0);
+        int victim = FaultCluster.indexOf(
+                p.replicas().stream().filter(id -> id != p.leader()).findFirst().orElseThrow());
+        cluster.kill9(victim);
+        Path segment = cluster.logDir(victim).resolve(topic + "-0").resolve("00000000000000000000.log");
+        long size = Files.size(segment);
+        try (FileChannel ch = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer b = ByteBuffer.allocate(RecordBatchLayout.LOG_OVERHEAD);
+            ch.read(b, 0);
+            int firstBatch = RecordBatchLayout.LOG_OVERHEAD + b.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            assertThat(size).as("batches after the first").isGreaterThan(firstBatch);
+            ByteBuffer one = ByteBuffer.allocate(1);
+            ch.read(one, RecordBatchLayout.RECORDS_OFFSET + 3);
+            one.put(0, (byte) (one.get(0) ^ 0x5A));
+            ch.write(one.rewind(), RecordBatchLayout.RECORDS_OFFSET + 3); // inside the CRC-covered records
+        }
+        cluster.startBroker(victim);
+        cluster.awaitRejoined(topic, 30_000);
+        List<Path> quarantines;
+        try (Stream<Path> entries = Files.list(cluster.logDir(victim))) {
+            quarantines = entries.filter(d -> d.getFileName().toString().startsWith(topic + "-0.")
+                            && d.getFileName().toString().endsWith(".quarantine"))
+                    .toList();
+        }
+        assertThat(quarantines).hasSize(1);
+        assertThat(Files.size(quarantines.getFirst().resolve("00000000000000000000.log.tail-0")))
+                .isEqualTo(size);
+        List<ReplicaLog> logs = stopAllAndRead(topic);
+        ReplicaCheck.check(ledger, 0, 0, logs, Long.MAX_VALUE, true);
+        assertThat(logs).allSatisfy(r -> assertThat(r.logEndOffset()).isEqualTo(150));
         assertClean(ledger);
     }
 

@@ -13,6 +13,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.telemetry.Instrument;
 import io.stellflow.server.common.telemetry.MetricsDictionary;
+import io.stellflow.storage.Quarantined;
+import java.nio.file.Path;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -147,6 +149,15 @@ class BrokerInstrumentsTest {
         storage.logLoaded(10_000_000, false);
         storage.indexRebuilt();
         storage.segmentsDeleted(2);
+        storage.logQuarantined(new Quarantined(
+                Path.of("/logs/orders-0"),
+                Path.of("/logs/orders-0/00000000000000000000.log"),
+                120,
+                "CRC-32C mismatch",
+                Path.of("/logs/orders-0.1.quarantine"),
+                List.of("00000000000000000000.log.tail-120"),
+                1,
+                4000));
     }
 
     private static final class FakeSource implements BrokerMetrics.GaugeSource {

@@ -200,7 +200,7 @@ class PartitionReplicationTest {
         assertThat(p.prepareIsrChange(1_000 + LAG_MS, LAG_MS))
                 .as("within the lag time")
                 .isNull();
-        Partition.PendingIsrChange shrink = p.prepareIsrChange(1_100 + LAG_MS + 1, LAG_MS);
+        PendingIsrChange shrink = p.prepareIsrChange(1_100 + LAG_MS + 1, LAG_MS);
         assertThat(shrink).isNotNull();
         assertThat(shrink.newIsr()).containsExactly(1, 2);
         assertThat(shrink.basePartitionEpoch()).isEqualTo(5);
@@ -245,7 +245,7 @@ class PartitionReplicationTest {
 
         p.recordFollowerFetch(3, 10, 8);
         assertThat(triggers.get()).isEqualTo(1);
-        Partition.PendingIsrChange expand = p.prepareIsrChange(9, LAG_MS);
+        PendingIsrChange expand = p.prepareIsrChange(9, LAG_MS);
         assertThat(expand.newIsr()).containsExactly(1, 2, 3);
 
         append(p, 5);
@@ -276,7 +276,7 @@ class PartitionReplicationTest {
         p.recordFollowerFetch(2, 40, 8);
         assertThat(p.followerLogEndOffset(2)).isEqualTo(10);
         assertThat(p.highWatermark()).isEqualTo(10);
-        Partition.PendingIsrChange shrink = p.prepareIsrChange(8 + 2 * LAG_MS, LAG_MS);
+        PendingIsrChange shrink = p.prepareIsrChange(8 + 2 * LAG_MS, LAG_MS);
         assertThat(shrink.newIsr()).as("2 lagged since offset 10").containsExactly(1);
 
         // Once it asks for an offset the leader has, it counts again.

@@ -2,7 +2,7 @@ package io.stellflow.controller.node;
 
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerMetrics;
-import io.stellflow.controller.ControllerServer;
+import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.controller.telemetry.ControllerTelemetry;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.config.ConfigFiles;

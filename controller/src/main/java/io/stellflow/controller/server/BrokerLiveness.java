@@ -43,7 +43,7 @@ final class BrokerLiveness {
     }
 
     /** Fences expired brokers through {@code quorum}; returns how many it fenced. */
-    int checkOnce(RaftQuorum quorum, long requestTimeoutMs) {
+    int checkOnce(Quorum quorum, long requestTimeoutMs) {
         if (!quorum.isActive()) {
             return 0;
         }

@@ -34,10 +34,10 @@ final class LeaderElections {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderElections.class);
 
     private final ControllerConfig config;
-    private final RaftQuorum quorum;
+    private final Quorum quorum;
     private final ControllerMetrics metrics;
 
-    LeaderElections(ControllerConfig config, RaftQuorum quorum, ControllerMetrics metrics) {
+    LeaderElections(ControllerConfig config, Quorum quorum, ControllerMetrics metrics) {
         this.config = config;
         this.quorum = quorum;
         this.metrics = metrics;
@@ -216,13 +216,13 @@ final class LeaderElections {
                             targets.size(),
                             s.index());
                 } else {
-                    result = ControlPlane.worse(result, s.error());
+                    result = Commands.worse(result, s.error());
                     pending.forEach(pr -> pr.setError(s.error()).setErrorMessage(s.message()));
                 }
             }
             for (PartitionElectionResult.Builder pr : results) {
                 if (pr.getError() != ErrorCode.ELECTION_NOT_NEEDED) {
-                    result = ControlPlane.worse(result, pr.getError());
+                    result = Commands.worse(result, pr.getError());
                 }
                 r.addResults(pr);
             }

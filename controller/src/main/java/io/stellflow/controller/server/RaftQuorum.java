@@ -54,7 +54,7 @@ import org.apache.ratis.util.TimeDuration;
  *
  * <p>Thread-safety: {@link #submit} and the read methods may be called from any thread.
  */
-public final class RaftQuorum implements AutoCloseable {
+public final class RaftQuorum implements Quorum, AutoCloseable {
     /** The one Raft group of the metadata quorum; fixed so every voter derives the same id. */
     public static final RaftGroupId GROUP_ID =
             RaftGroupId.valueOf(UUID.nameUUIDFromBytes("stellflow-metadata-quorum".getBytes(StandardCharsets.UTF_8)));
@@ -173,6 +173,7 @@ public final class RaftQuorum implements AutoCloseable {
         return stateMachine;
     }
 
+    @Override
     public MetadataImage image() {
         return stateMachine.image();
     }
@@ -182,6 +183,7 @@ public final class RaftQuorum implements AutoCloseable {
     }
 
     /** Whether this node is the Raft leader and has committed an entry of its term. */
+    @Override
     public boolean isActive() {
         try {
             DivisionInfo i = info();
@@ -192,6 +194,7 @@ public final class RaftQuorum implements AutoCloseable {
     }
 
     /** The leader's node id as this node knows it, or -1. */
+    @Override
     public int leaderId() {
         try {
             RaftPeerId id = info().getLeaderId();
@@ -215,6 +218,7 @@ public final class RaftQuorum implements AutoCloseable {
      * REQUEST_TIMED_OUT when the entry did not commit in time. Reports the entry's append latency and,
      * once the state machine accepted it, its partition changes ({@link ControllerMetrics}).
      */
+    @Override
     public Submitted submit(List<MetadataRecord> records, long timeoutMs) {
         byte[] bytes = MetadataCommand.newBuilder()
                 .setVersion(1)
@@ -282,6 +286,7 @@ public final class RaftQuorum implements AutoCloseable {
     /** Quorum state as the leader sees it (followers' fields are -1 when unknown). */
     public record QuorumState(int leaderId, long term, long committedIndex, long lastIndex, List<VoterState> voters) {}
 
+    @Override
     public QuorumState describe() throws IOException {
         var division = server.getDivision(GROUP_ID);
         DivisionInfo info = division.getInfo();

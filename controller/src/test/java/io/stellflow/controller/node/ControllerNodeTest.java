@@ -14,6 +14,8 @@ import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.telemetry.MetricsDictionary;
 import io.stellflow.server.common.telemetry.PrometheusScrape;
 import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * A controller-only node ({@code process.roles=controller}): its configuration, and the "Controller"
  * instruments of the metrics dictionary on its own Prometheus endpoint, scraped over HTTP.
  */
+@IntegrationTest
 class ControllerNodeTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
@@ -148,19 +151,14 @@ class ControllerNodeTest {
     }
 
     private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (true) {
-            try {
-                if (condition.getAsBoolean()) {
-                    return;
-                }
-            } catch (AssertionError notYet) {
-                // a series not there yet: keep waiting
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + WAIT + " waiting for " + what);
-            }
-            Thread.sleep(50);
-        }
+        // condition may also throw an AssertionError (a series not scraped yet): keep waiting then
+        Wait.untilPasses(
+                WAIT,
+                () -> {
+                    if (!condition.getAsBoolean()) {
+                        throw new AssertionError("not yet: " + what);
+                    }
+                },
+                what);
     }
 }

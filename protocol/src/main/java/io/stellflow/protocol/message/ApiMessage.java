@@ -1,6 +1,7 @@
 package io.stellflow.protocol.message;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.BodyWriter;
 
 /**
  * A v0 request or response body (spec §6). {@link #write} appends the body only: no header, no frame
@@ -10,7 +11,8 @@ import io.netty.buffer.ByteBuf;
  * <p>Implementations are immutable records and thread-safe, except that a record holding a
  * {@code ByteBuf} shares that buffer (see the record's javadoc for ownership).
  */
-public interface ApiMessage {
+public interface ApiMessage extends BodyWriter {
     /** Appends the body at {@code out}'s writerIndex. */
+    @Override
     void write(ByteBuf out);
 }

@@ -66,6 +66,15 @@ public final class RecordBatchReader {
      * @throws ProtocolException as {@link #decode(ByteBuf, long)}
      */
     public static void decode(ByteBuf recordSet, long baseOffset, RecordSink sink) {
+        decode(recordSet, baseOffset, true, sink);
+    }
+
+    /**
+     * As {@link #decode(ByteBuf, long, RecordSink)}; {@code checkCrc} false skips the CRC-32C check
+     * of each batch (the consumer's {@code check.crcs=false}): everything else is still validated, so
+     * a damaged batch may still fail with INVALID_RECORD, or hand out damaged key or value bytes.
+     */
+    public static void decode(ByteBuf recordSet, long baseOffset, boolean checkCrc, RecordSink sink) {
         if (recordSet == null) {
             return;
         }
@@ -78,7 +87,7 @@ public final class RecordBatchReader {
                         Errors.INVALID_RECORD,
                         "truncated or malformed batch at byte " + (pos - recordSet.readerIndex()));
             }
-            short code = RecordBatchValidator.validateBatch(recordSet, pos, true, true);
+            short code = RecordBatchValidator.validateBatch(recordSet, pos, true, true, checkCrc);
             if (code != Errors.NONE) {
                 throw new ProtocolException(
                         code, "invalid batch at byte " + (pos - recordSet.readerIndex()) + ": " + Errors.name(code));

@@ -30,7 +30,7 @@ import java.nio.ByteOrder;
  *
  * <p>Allocates an NIO view of the record set per call (a set that is not one region, such as a
  * composite of several buffers, is copied to the heap instead) and one slice per batch for its CRC;
- * {@link #validateBatch(ByteBuf, int, boolean, boolean)}, the reader's per-batch entry, takes a view
+ * {@link #validateBatch(ByteBuf, int, boolean, boolean, boolean)}, the reader's per-batch entry, takes a view
  * (or copy) of that batch alone. Never changes the buffer's indexes or reference count.
  * Thread-safety: stateless; concurrent calls on the same buffer are safe as long as nobody writes to
  * it.
@@ -86,7 +86,7 @@ public final class RecordBatchValidator {
             pos += LOG_OVERHEAD + batchLength;
         }
         for (int pos = 0; pos < end; ) { // steps 3-7
-            short code = validateBatch(b, pos, transactionalIdPresent, compactedAllowed);
+            short code = validateBatch(b, pos, transactionalIdPresent, compactedAllowed, true);
             if (code != Errors.NONE) {
                 return code;
             }
@@ -163,19 +163,28 @@ public final class RecordBatchValidator {
      * fetched compacted batches (class javadoc).
      */
     static short validateBatch(ByteBuf buf, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed) {
+        return validateBatch(buf, batchStart, transactionalIdPresent, compactedAllowed, true);
+    }
+
+    /** As {@link #validateBatch(ByteBuf, int, boolean, boolean)}; {@code checkCrc} false skips step 4. */
+    static short validateBatch(
+            ByteBuf buf, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed, boolean checkCrc) {
         ByteBuffer b = view(buf, batchStart, RecordBatchLayout.batchSize(buf, batchStart));
-        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed);
+        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed, checkCrc);
     }
 
     private static short validateBatch(
-            ByteBuffer b, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed) {
+            ByteBuffer b, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed, boolean checkCrc) {
         if (b.get(batchStart + RecordBatchLayout.MAGIC_OFFSET) != RecordBatchLayout.MAGIC) {
             return Errors.INVALID_RECORD; // step 3
         }
         int batchLength = b.getInt(batchStart + RecordBatchLayout.BATCH_LENGTH_OFFSET);
-        int crc = Crc32c.compute(
-                b, batchStart + RecordBatchLayout.CRC_START_OFFSET, RecordBatchLayout.crcCoveredBytes(batchLength));
-        if (crc != b.getInt(batchStart + RecordBatchLayout.CRC_OFFSET)) {
+        if (checkCrc
+                && Crc32c.compute(
+                                b,
+                                batchStart + RecordBatchLayout.CRC_START_OFFSET,
+                                RecordBatchLayout.crcCoveredBytes(batchLength))
+                        != b.getInt(batchStart + RecordBatchLayout.CRC_OFFSET)) {
             return Errors.CORRUPT_MESSAGE; // step 4
         }
         int attributes = Short.toUnsignedInt(b.getShort(batchStart + RecordBatchLayout.ATTRIBUTES_OFFSET)); // step 5

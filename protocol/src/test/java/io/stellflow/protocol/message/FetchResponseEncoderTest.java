@@ -15,6 +15,7 @@ import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.support.Bufs;
+import io.stellflow.testsupport.GoldenVectors;
 import java.lang.management.ManagementFactory;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class FetchResponseEncoderTest {
     /** Spec §10 G7: the Fetch v0 response to G4 (correlationId 3), batches at 100 and 101. */
-    static final String G7 =
-            "00000166000000030002000000000000000000000000000100066f726465727300000001000000000000000000000000006600000000000000000000000000000066000000000000012000000000000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e00000001000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
+    static final String G7 = GoldenVectors.G7;
 
     private final Bufs bufs = new Bufs();
 

@@ -11,6 +11,7 @@ import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.support.Bufs;
+import io.stellflow.testsupport.GoldenVectors;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -27,8 +28,7 @@ class FetchResponseV1Test {
             "0000016e000000030002000000000000000000000000000100066f7264657273000000010000000000000000000000000066000000000000000000000000000000660000000000000000000000640000012000000000000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e00000001000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
 
     /** The spec's G2 batch (one record), stored: baseOffsetDelta = delta, partitionLeaderEpoch 3. */
-    static final String G2 =
-            "0000000000000088ffffffff01a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
+    static final String G2 = GoldenVectors.G2;
 
     private final Bufs bufs = new Bufs();
 
@@ -38,7 +38,7 @@ class FetchResponseV1Test {
     }
 
     static String storedG2(int delta) {
-        return String.format("%08x", delta) + G2.substring(8, 16) + "00000003" + G2.substring(24);
+        return GoldenVectors.storedG2(delta);
     }
 
     private FetchResponseV1 g8Response() {

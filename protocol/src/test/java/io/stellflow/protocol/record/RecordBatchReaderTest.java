@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.support.Bufs;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -73,6 +74,20 @@ class RecordBatchReaderTest {
         appendBatch(set, 2, 0);
         set.setByte(set.writerIndex() - 1, set.getByte(set.writerIndex() - 1) ^ 1);
         assertThrowsCode(() -> RecordBatchReader.decode(set, 0), Errors.CORRUPT_MESSAGE);
+    }
+
+    @Test
+    void withoutTheCrcCheckADamagedValueIsDecodedButBrokenStructureIsStillInvalid() {
+        ByteBuf set = bufs.heap();
+        appendBatch(set, 2, 0);
+        int lastValueByte = set.writerIndex() - 4 - 1; // before the record's headerCount
+        set.setByte(lastValueByte, '7');
+        assertThrowsCode(() -> RecordBatchReader.decode(set, 0, true, (o, t, k, v, h) -> {}), Errors.CORRUPT_MESSAGE);
+        List<String> values = new ArrayList<>();
+        RecordBatchReader.decode(set, 0, false, (o, t, k, v, h) -> values.add(new String(v, UTF_8)));
+        assertThat(values).containsExactly("v0", "v7");
+        set.setInt(set.writerIndex() - 4, 5); // headerCount 5 with no header bytes
+        assertThrowsCode(() -> RecordBatchReader.decode(set, 0, false, (o, t, k, v, h) -> {}), Errors.INVALID_RECORD);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.stellflow.server.common.file;
 
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -55,7 +56,8 @@ public final class CheckpointFile {
     /**
      * The body lines of {@code file}, or null when it does not exist.
      *
-     * @throws CorruptCheckpointException when the version line is missing or not {@value #VERSION}
+     * @throws CorruptCheckpointException when the file is not UTF-8 text, or the version line is
+     *     missing or not {@value #VERSION}
      */
     public static List<String> read(Path file) throws IOException {
         List<String> lines;
@@ -63,6 +65,9 @@ public final class CheckpointFile {
             lines = Files.readAllLines(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             return null;
+        } catch (CharacterCodingException e) {
+            // A damaged checkpoint is corrupt like any other bad content, not an I/O failure of the dir.
+            throw new CorruptCheckpointException(file, "not UTF-8 text (" + e + ")");
         }
         if (lines.isEmpty() || !lines.getFirst().equals(String.valueOf(VERSION))) {
             throw new CorruptCheckpointException(

@@ -33,6 +33,17 @@ class CheckpointFileTest {
                 .doesNotExist();
     }
 
+    /** Found by storage-ffm's RecoveryFuzzTest: a flipped byte made the log's open fail with MalformedInputException. */
+    @Test
+    void aCheckpointThatIsNotUtf8IsCorruptNotAnIoFailure() throws IOException {
+        Path file = dir.resolve("recovery-point");
+        Files.write(file, new byte[] {'0', '\n', (byte) 0xff, '\n'});
+        assertThatThrownBy(() -> CheckpointFile.read(file))
+                .isInstanceOf(CorruptCheckpointException.class)
+                .hasMessageContaining("recovery-point")
+                .hasMessageContaining("not UTF-8");
+    }
+
     @Test
     void aCorruptCheckpointIsRefusedNamingTheFileAndTheFault() throws IOException {
         Path file = dir.resolve("cp");

@@ -35,11 +35,24 @@ public final class MetricsDictionary {
                 "docs/spec/metrics.md not found above " + Path.of("").toAbsolutePath());
     }
 
-    /** Every instrument row, by name, in the dictionary's order. */
+    /**
+     * Every instrument row, by name: the dictionary's in its order, then those of {@code
+     * docs/metrics-additions.md} (ours, proposed for the dictionary; same table format) beside it.
+     */
     public static Map<String, Row> load() throws IOException {
         Map<String, Row> rows = new LinkedHashMap<>();
+        Path dictionary = locate();
+        read(dictionary, rows);
+        Path additions = dictionary.getParent().getParent().resolve("metrics-additions.md");
+        if (Files.isRegularFile(additions)) {
+            read(additions, rows);
+        }
+        return rows;
+    }
+
+    private static void read(Path file, Map<String, Row> rows) throws IOException {
         String section = "";
-        for (String line : Files.readAllLines(locate())) {
+        for (String line : Files.readAllLines(file)) {
             if (line.startsWith("## ")) {
                 section = line.substring(3).trim();
                 continue;
@@ -63,7 +76,6 @@ public final class MetricsDictionary {
             }
             rows.put(name, new Row(section, name, kind, unitValue, List.copyOf(attrs), diagnostic));
         }
-        return rows;
     }
 
     /** The dictionary kind of an exported OpenTelemetry metric type. */

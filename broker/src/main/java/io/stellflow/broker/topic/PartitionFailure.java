@@ -1,0 +1,16 @@
+package io.stellflow.broker.topic;
+
+/**
+ * Why a partition stopped taking writes on this broker: the first write (leader append, follower
+ * append) that failed with an I/O error or a {@link Throwable} the writer did not expect. Set once
+ * per episode ({@link Partition#markFailed}); the hook on which log-dir failure handling and
+ * in-place recovery build (issue #23, points 2 and 3).
+ *
+ * @param operation what failed: {@code append} (leader) or {@code follower-append}
+ * @param file the file the error names, or null when it names none
+ * @param reason the error's reason ({@code strerror} text or the throwable's message)
+ * @param error the class of the throwable ({@code java.io.IOException}, {@code
+ *     java.lang.InternalError}, ...)
+ * @param atMs when it failed, ms since the epoch
+ */
+public record PartitionFailure(String operation, String file, String reason, String error, long atMs) {}

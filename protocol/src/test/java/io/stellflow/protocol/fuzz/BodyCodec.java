@@ -1,0 +1,161 @@
+package io.stellflow.protocol.fuzz;
+
+import static io.stellflow.protocol.fuzz.Oracle.check;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.message.ApiMessage;
+import io.stellflow.protocol.message.ApiVersionsRequest;
+import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.CreateTopicRequest;
+import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.message.FetchResponseV1;
+import io.stellflow.protocol.message.ListOffsetsRequest;
+import io.stellflow.protocol.message.ListOffsetsResponse;
+import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
+import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.Predicate;
+
+/**
+ * Every request and response body codec of {@code protocol/message}, per version with its own
+ * layout (spec §6; OffsetForLeaderEpoch: {@code docs/protocol-additions.md}). Fetch v1 requests are
+ * byte-identical to v0, DeleteTopic uses the CreateTopic layouts, CreateTopic response v1 is v0.
+ *
+ * <p>For each: the strict reader, the writer of the same version, whether re-encoding a decoded
+ * body must give back exactly its bytes (all but Fetch responses with a null records field, which
+ * the writer sends as length 0 by design), and the request-level checks {@code read} promises
+ * (spec §6.3-6.5) plus the record sets inside (checked by {@link RecordSetTarget#checkSet}).
+ */
+public enum BodyCodec {
+    API_VERSIONS_REQUEST(ApiVersionsRequest::read, ApiMessage::write),
+    API_VERSIONS_RESPONSE(ApiVersionsResponse::read, ApiMessage::write),
+    METADATA_REQUEST(MetadataRequest::read, ApiMessage::write),
+    METADATA_RESPONSE(MetadataResponse::read, ApiMessage::write),
+    PRODUCE_REQUEST(ProduceRequest::read, ApiMessage::write, m -> true, BodyCodec::checkProduce),
+    PRODUCE_RESPONSE(ProduceResponse::read, ApiMessage::write),
+    FETCH_REQUEST(FetchRequest::read, ApiMessage::write, m -> true, BodyCodec::checkFetchRequest),
+    FETCH_RESPONSE_V0(FetchResponse::read, ApiMessage::write, BodyCodec::noNullRecords, BodyCodec::checkFetchV0),
+    FETCH_RESPONSE_V1(FetchResponseV1::read, ApiMessage::write, BodyCodec::noNullRecordsV1, BodyCodec::checkFetchV1),
+    LIST_OFFSETS_REQUEST(
+            ListOffsetsRequest::read,
+            ApiMessage::write,
+            m -> true,
+            m -> check(
+                    ((ListOffsetsRequest) m).isolationLevel() == 0 || ((ListOffsetsRequest) m).isolationLevel() == 1,
+                    "isolationLevel accepted")),
+    LIST_OFFSETS_RESPONSE(ListOffsetsResponse::read, ApiMessage::write),
+    CREATE_TOPIC_REQUEST_V0(CreateTopicRequest::read, ApiMessage::write),
+    CREATE_TOPIC_REQUEST_V1(
+            b -> CreateTopicRequest.read(b, (short) 1), (m, out) -> ((CreateTopicRequest) m).write(out, (short) 1)),
+    CREATE_TOPIC_RESPONSE_V0(CreateTopicResponse::read, ApiMessage::write),
+    CREATE_TOPIC_RESPONSE_V2(
+            b -> CreateTopicResponse.read(b, (short) 2), (m, out) -> ((CreateTopicResponse) m).write(out, (short) 2)),
+    OFFSET_FOR_LEADER_EPOCH_REQUEST(
+            OffsetForLeaderEpochRequest::read, ApiMessage::write, m -> true, BodyCodec::checkEpochRequest),
+    OFFSET_FOR_LEADER_EPOCH_RESPONSE(OffsetForLeaderEpochResponse::read, ApiMessage::write);
+
+    final Function<ByteBuf, ApiMessage> reader;
+    final BiConsumer<ApiMessage, ByteBuf> writer;
+    final Predicate<ApiMessage> reencodesExactly;
+    final Consumer<ApiMessage> postconditions;
+
+    BodyCodec(Function<ByteBuf, ApiMessage> reader, BiConsumer<ApiMessage, ByteBuf> writer) {
+        this(reader, writer, m -> true, m -> {});
+    }
+
+    BodyCodec(
+            Function<ByteBuf, ApiMessage> reader,
+            BiConsumer<ApiMessage, ByteBuf> writer,
+            Predicate<ApiMessage> reencodesExactly,
+            Consumer<ApiMessage> postconditions) {
+        this.reader = reader;
+        this.writer = writer;
+        this.reencodesExactly = reencodesExactly;
+        this.postconditions = postconditions;
+    }
+
+    /** The fuzz test method and corpus directory name: {@code PRODUCE_REQUEST} is {@code produceRequest}. */
+    public String methodName() {
+        StringBuilder s = new StringBuilder();
+        for (String part : name().toLowerCase(Locale.ROOT).split("_")) {
+            s.append(s.isEmpty() ? part : Character.toUpperCase(part.charAt(0)) + part.substring(1));
+        }
+        return s.toString();
+    }
+
+    private static void checkProduce(ApiMessage m) {
+        ProduceRequest r = (ProduceRequest) m;
+        check(r.acks() == 0 || r.acks() == 1 || r.acks() == -1, "acks " + r.acks() + " accepted");
+        check(r.timeoutMs() > 0, "timeoutMs " + r.timeoutMs() + " accepted");
+        check(!r.topicData().isEmpty(), "empty topicData accepted");
+        Set<String> seen = new HashSet<>();
+        for (ProduceRequest.TopicData t : r.topicData()) {
+            check(!t.partitions().isEmpty(), "empty partitions accepted");
+            for (ProduceRequest.PartitionData p : t.partitions()) {
+                check(seen.add(t.topic() + "\u0000" + p.partition()), "a partition twice accepted");
+                if (p.records() != null) {
+                    RecordSetTarget.checkSet(p.records(), r.transactionalId() != null, 1 << 20, 0L);
+                }
+            }
+        }
+    }
+
+    private static void checkFetchRequest(ApiMessage m) {
+        FetchRequest r = (FetchRequest) m;
+        check(r.replicaId() >= -1 && r.maxWaitMs() >= 0 && r.minBytes() >= 0 && r.maxBytes() > 0, "range accepted");
+        check(r.isolationLevel() == 0 || r.isolationLevel() == 1, "isolationLevel accepted");
+        check(!r.topicPartitions().isEmpty(), "no topics accepted");
+        for (FetchRequest.FetchTopic t : r.topicPartitions()) {
+            check(!t.partitions().isEmpty(), "no partitions accepted");
+            t.partitions().forEach(p -> check(p.partitionMaxBytes() > 0, "partitionMaxBytes accepted"));
+        }
+    }
+
+    private static void checkEpochRequest(ApiMessage m) {
+        OffsetForLeaderEpochRequest r = (OffsetForLeaderEpochRequest) m;
+        check(r.replicaId() >= -1, "replicaId accepted");
+        check(!r.topics().isEmpty(), "no topics accepted");
+        r.topics().forEach(t -> check(!t.partitions().isEmpty(), "no partitions accepted"));
+    }
+
+    private static void checkFetchV0(ApiMessage m) {
+        for (FetchResponse.FetchableTopicResponse t : ((FetchResponse) m).responses()) {
+            for (FetchResponse.PartitionData p : t.partitions()) {
+                if (p.records() != null) {
+                    RecordSetTarget.checkSet(p.records(), true, Integer.MAX_VALUE, 0L);
+                }
+            }
+        }
+    }
+
+    private static void checkFetchV1(ApiMessage m) {
+        for (FetchResponseV1.Topic t : ((FetchResponseV1) m).responses()) {
+            for (FetchResponseV1.PartitionData p : t.partitions()) {
+                if (p.records() != null) {
+                    RecordSetTarget.checkSet(p.records(), true, Integer.MAX_VALUE, 0L);
+                }
+            }
+        }
+    }
+
+    private static boolean noNullRecords(ApiMessage m) {
+        return ((FetchResponse) m)
+                .responses().stream().flatMap(t -> t.partitions().stream()).allMatch(p -> p.records() != null);
+    }
+
+    private static boolean noNullRecordsV1(ApiMessage m) {
+        return ((FetchResponseV1) m)
+                .responses().stream().flatMap(t -> t.partitions().stream()).allMatch(p -> p.records() != null);
+    }
+}
