@@ -10,7 +10,7 @@ import io.stellflow.broker.topic.Partition;
 import java.util.function.Consumer;
 
 /**
- * What the broker's gauges read at collection time ({@code spec/metrics.md}: connection count,
+ * What the broker's gauges read at collection time ({@code docs/spec/metrics.md}: connection count,
  * request and response queue depths, active segment size, log start and end offsets): the open
  * connections of the listener and the hosted partitions of the replica manager. {@link #register}
  * registers them, and the replication gauges ({@link ReplicaManager#gauges}), once the listener is

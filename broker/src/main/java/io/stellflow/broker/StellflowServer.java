@@ -77,7 +77,7 @@ import org.slf4j.LoggerFactory;
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, and no thread per parked Fetch.
  *
- * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code spec/metrics.md} on a Prometheus
+ * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code docs/spec/metrics.md} on a Prometheus
  * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}), with the
  * embedded controller's metrics on the same endpoint in combined mode; server spans
  * for traced requests with {@code tracing.enabled=true}; lifecycle log events {@code BROKER_STARTED}

@@ -15,9 +15,10 @@ import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Golden vectors G3, G4, G6 and G7 (spec §10) against a real broker. The spec's vectors assume
- * offsets 100 and 101 in leader epoch 3; a fresh single-node topic starts at offset 0 in epoch 0, so
- * the expected bytes are the golden ones with exactly those fields patched (and G4 fetches from 0).
+ * Golden vectors G3, G4, G6 and G7 ({@code docs/spec/wire-protocol.md} §10) against a real broker.
+ * The spec's vectors assume offsets 100 and 101 in leader epoch 3; a fresh single-node topic starts
+ * at offset 0 in epoch 0, so the expected bytes are the golden ones with exactly those fields
+ * patched (and G4 fetches from 0).
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})

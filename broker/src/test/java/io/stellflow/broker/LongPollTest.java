@@ -24,8 +24,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Long-poll Fetch (decision 9.e) on every transport: one node per transport, each test with a topic
- * of its own, named after it.
+ * Long-poll Fetch (decision 9.e of {@code docs/spec/wire-protocol.md}) on every transport: one node
+ * per transport, each test with a topic of its own, named after it.
  */
 @IntegrationTest
 class LongPollTest {

@@ -27,7 +27,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /** Request builders and one-call helpers shared by the broker tests. */
 final class Requests {
-    /** Golden G2 (spec §7.8): the worked one-record batch, 144 bytes. */
+    /**
+     * Golden G2 ({@code docs/spec/wire-protocol.md} §7.8): the worked one-record batch, 144 bytes.
+     */
     static final String G2_HEX = GoldenVectors.G2;
 
     private static final AtomicInteger CORRELATION = new AtomicInteger(1000);

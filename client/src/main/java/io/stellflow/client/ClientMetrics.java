@@ -14,8 +14,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
 /**
- * The client instruments of the metrics dictionary ({@code spec/metrics.md}, "Clients"), created on
- * the {@link OpenTelemetry} instance the application passes to the producer or consumer
+ * The client instruments of the metrics dictionary ({@code docs/spec/metrics.md}, "Clients"),
+ * created on the {@link OpenTelemetry} instance the application passes to the producer or consumer
  * ({@link OpenTelemetry#noop()} when it passes none: nothing is exported).
  *
  * <p>Attributes: {@code client.type} ({@code producer}, {@code consumer}, {@code admin}) on every

@@ -16,7 +16,9 @@ import java.util.concurrent.TimeoutException;
 final class OffsetLookup {
     /** Earliest offset (log start). */
     static final long EARLIEST = -2L;
-    /** Latest visible offset (the high watermark, spec decision 9.k). */
+    /**
+     * Latest visible offset (the high watermark, {@code docs/spec/wire-protocol.md} decision 9.k).
+     */
     static final long LATEST = -1L;
 
     private final NetworkClient network;

@@ -33,9 +33,9 @@ import java.util.concurrent.TimeUnit;
  * records, so the broker and the network work on the next chunk while this one is decoded.
  * Fetch v1 is used when the broker advertises it (stored batches sent untouched, record offsets
  * {@code recordsBaseOffset + baseOffsetDelta + offsetDelta}, {@link FetchResponseV1}), else v0
- * (offsets {@code fetchOffset + baseOffsetDelta + offsetDelta}, spec section 6.4); records below
- * the position (a Fetch that starts inside a batch) are skipped, so the application sees each
- * offset once.
+ * (offsets {@code fetchOffset + baseOffsetDelta + offsetDelta}, {@code docs/spec/wire-protocol.md}
+ * §6.4); records below the position (a Fetch that starts inside a batch) are skipped, so the
+ * application sees each offset once.
  *
  * <p>Buffer ownership: a fetched record set holds one reference on its response frame from the
  * I/O thread until {@link #poll} has decoded it (or dropped it as stale, or {@link #close}
@@ -126,8 +126,8 @@ public final class StellflowConsumer implements AutoCloseable {
     }
 
     /**
-     * A consumer that registers the client metrics of {@code spec/metrics.md} ({@code client.type}
-     * consumer, {@link ClientMetrics}) on {@code openTelemetry}.
+     * A consumer that registers the client metrics of {@code docs/spec/metrics.md} ({@code
+     * client.type} consumer, {@link ClientMetrics}) on {@code openTelemetry}.
      *
      * @param openTelemetry the application's OpenTelemetry, or null for no metrics
      */

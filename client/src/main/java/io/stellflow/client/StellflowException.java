@@ -3,8 +3,8 @@ package io.stellflow.client;
 import io.stellflow.protocol.Errors;
 
 /**
- * A request failed with a protocol error code (spec section 8), or could not reach a broker.
- * Thrown directly by blocking calls or used to complete futures exceptionally.
+ * A request failed with a protocol error code ({@code docs/spec/wire-protocol.md} §8), or could not
+ * reach a broker. Thrown directly by blocking calls or used to complete futures exceptionally.
  */
 public final class StellflowException extends RuntimeException {
     /** Error code used for local failures (connection lost, timeout): not a wire code. */
@@ -34,8 +34,8 @@ public final class StellflowException extends RuntimeException {
 
     /**
      * Codes the clients retry: network errors and the codes the error table marks retriable ({@link
-     * Errors#isRetriable}: 7, 8, 9 and 10 of spec section 8.1, the acks=-1 outcomes 32, 33 and 34 of
-     * Produce v1, docs/protocol-additions.md).
+     * Errors#isRetriable}: 7, 8, 9 and 10 of {@code docs/spec/wire-protocol.md} §8.1, the acks=-1
+     * outcomes 32, 33 and 34 of Produce v1, docs/protocol-additions.md).
      */
     public static boolean isRetriable(short code) {
         return code == NETWORK_ERROR || Errors.isRetriable(code);

@@ -18,10 +18,11 @@ import java.util.concurrent.TimeoutException;
  * max.in.flight.requests.per.connection}, {@code retries}).
  *
  * <p>{@link #send(ProducerRecord)} returns a future that completes with the record's offset once the
- * broker acknowledged its batch (with {@code acks=0} the broker still answers, spec decision 9.i, so
- * the offset is known too), or fails with a {@link StellflowException} carrying the error code;
- * {@link #send(ProducerRecord, Callback)} calls a {@link Callback} with the same outcome instead.
- * Records sent to one partition are written in {@code send} order, retries included.
+ * broker acknowledged its batch (with {@code acks=0} the broker still answers, {@code
+ * docs/spec/wire-protocol.md} decision 9.i, so the offset is known too), or fails with a {@link
+ * StellflowException} carrying the error code; {@link #send(ProducerRecord, Callback)} calls a
+ * {@link Callback} with the same outcome instead. Records sent to one partition are written in
+ * {@code send} order, retries included.
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
  * run on the client's I/O thread: they must be short and must not block (and must not call {@link
@@ -48,8 +49,8 @@ public final class StellflowProducer implements AutoCloseable {
     }
 
     /**
-     * A producer that registers the client metrics of {@code spec/metrics.md} ({@code client.type}
-     * producer, {@link ClientMetrics}) on {@code openTelemetry}.
+     * A producer that registers the client metrics of {@code docs/spec/metrics.md} ({@code
+     * client.type} producer, {@link ClientMetrics}) on {@code openTelemetry}.
      *
      * @param openTelemetry the application's OpenTelemetry, or null for no metrics
      */

@@ -1,10 +1,11 @@
 package io.stellflow.controller;
 
 /**
- * Hooks for the controller metrics of {@code spec/metrics.md} ("Controller"). The controller calls
- * them where the event happens; the broker module's {@code ControllerTelemetry} implements them on the
- * OpenTelemetry SDK (it adds the {@code node.id} attribute). Counters are events, gauges are reported
- * by value on change, latencies are in nanoseconds (the implementation exports milliseconds).
+ * Hooks for the controller metrics of {@code docs/spec/metrics.md} ("Controller"). The controller
+ * calls them where the event happens; the broker module's {@code ControllerTelemetry} implements
+ * them on the OpenTelemetry SDK (it adds the {@code node.id} attribute). Counters are events,
+ * gauges are reported by value on change, latencies are in nanoseconds (the implementation exports
+ * milliseconds).
  *
  * <p>Who reports what: the active controller reports commands, appends, partition changes, heartbeat
  * timeouts and delta broadcasts (only it commits and serves FollowMetadata); every controller reports

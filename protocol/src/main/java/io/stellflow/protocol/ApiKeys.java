@@ -1,7 +1,8 @@
 package io.stellflow.protocol;
 
 /**
- * API keys of the v0 data plane (spec §5). Only the keys this broker implements have constants.
+ * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5). Only the keys this broker
+ * implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
  */
@@ -12,11 +13,15 @@ public final class ApiKeys {
     public static final short FETCH = 3;
     public static final short LIST_OFFSETS = 4;
     public static final short CREATE_TOPIC = 50;
-    /** DeleteTopic (§6.15): implemented by brokers of a cluster, which forward it to the controller. */
+    /**
+     * DeleteTopic ({@code docs/spec/wire-protocol.md} §6.15): implemented by brokers of a cluster,
+     * which forward it to the controller.
+     */
     public static final short DELETE_TOPIC = 51;
     /**
-     * OffsetForLeaderEpoch (replication range 100-199, spec §5): a follower asks the leader where a
-     * leader epoch ends before it truncates its log ({@code docs/protocol-additions.md}).
+     * OffsetForLeaderEpoch (replication range 100-199, {@code docs/spec/wire-protocol.md} §5): a
+     * follower asks the leader where a leader epoch ends before it truncates its log ({@code
+     * docs/protocol-additions.md}).
      */
     public static final short OFFSET_FOR_LEADER_EPOCH = 100;
 

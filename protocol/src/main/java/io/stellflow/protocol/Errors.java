@@ -4,10 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Error codes 0..27 of the documented table (spec §8.1) and the codes allocated from 28 upward (spec
- * §8.2, in allocation order; a number is never reused). A code from 28 up is sent only in responses to
- * an API version documented to carry it (CreateTopic v2 for 28..31, Produce v1 for 32..34, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients carry
- * only 0..27, using the spec's fallback column.
+ * Error codes 0..27 of the documented table ({@code docs/spec/wire-protocol.md} §8.1) and the codes
+ * allocated from 28 upward (spec §8.2, in allocation order; a number is never reused). A code from
+ * 28 up is sent only in responses to an API version documented to carry it (CreateTopic v2 for
+ * 28..31, Produce v1 for 32..34, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients
+ * carry only 0..27, using the spec's fallback column.
  *
  * <p>This is the one error table (code, name, retriable, stale metadata, v0 fallback; {@link
  * #entries}): the clients and the replica fetcher ask it whether to retry, the broker asks it for
@@ -47,7 +48,10 @@ public final class Errors {
     public static final short PRODUCER_FENCED = 27;
     /** Illegal topic name (empty, too long, bad characters, or a collision once '.' equals '_'); v0: 3. */
     public static final short INVALID_TOPIC = 28;
-    /** CreateTopic for an existing topic with another partition count; v0: 3 (§6.14). */
+    /**
+     * CreateTopic for an existing topic with another partition count; v0: 3 ({@code
+     * docs/spec/wire-protocol.md} §6.14).
+     */
     public static final short TOPIC_ALREADY_EXISTS = 29;
     /** Partition count <= 0 or above the limit; v0: 3. */
     public static final short INVALID_PARTITIONS = 30;
@@ -91,7 +95,7 @@ public final class Errors {
      * One row of the error table.
      *
      * @param code the wire code
-     * @param name the spec name (§8.1, §8.2)
+     * @param name the spec name ({@code docs/spec/wire-protocol.md} §8.1, §8.2)
      * @param retriable whether Stellflow's clients and the replica fetcher retry the request after a
      *     back-off (and, the clients, a metadata refresh); for 0..27 it is the spec's "Java retries"
      *     column
@@ -198,10 +202,10 @@ public final class Errors {
     }
 
     /**
-     * The code a response version that predates {@code code} carries instead (spec §8.2 fallback
-     * column): 28..31 become {@link #INVALID_REQUEST}, 32..34 {@link #BROKER_NOT_AVAILABLE} (which both
-     * SDK producers retry), 40..41 {@link #NOT_LEADER_OR_FOLLOWER}; codes 0..27 and codes not
-     * allocated are returned unchanged.
+     * The code a response version that predates {@code code} carries instead ({@code
+     * docs/spec/wire-protocol.md} §8.2 fallback column): 28..31 become {@link #INVALID_REQUEST},
+     * 32..34 {@link #BROKER_NOT_AVAILABLE} (which both SDK producers retry), 40..41 {@link
+     * #NOT_LEADER_OR_FOLLOWER}; codes 0..27 and codes not allocated are returned unchanged.
      */
     public static short v0Fallback(short code) {
         Entry e = entry(code);

@@ -4,10 +4,11 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 
 /**
- * Collects the payload of one length-prefixed frame (spec §1.1) that arrives over several socket
- * reads into ONE pooled direct buffer sized from the length prefix. Bytes of the read that carried
- * the length prefix are copied once (socket read buffer to frame buffer); the following reads can
- * go straight into the frame buffer with no user-space copy at all ({@link #readTarget}).
+ * Collects the payload of one length-prefixed frame ({@code docs/spec/wire-protocol.md} §1.1) that
+ * arrives over several socket reads into ONE pooled direct buffer sized from the length prefix.
+ * Bytes of the read that carried the length prefix are copied once (socket read buffer to frame
+ * buffer); the following reads can go straight into the frame buffer with no user-space copy at all
+ * ({@link #readTarget}).
  *
  * <p><b>Why.</b> A cumulating decoder (Netty's {@code ByteToMessageDecoder} with its merge
  * cumulator) copies each read into a cumulation buffer that grows by reallocation (copying what it

@@ -7,11 +7,11 @@ import io.netty.handler.codec.CorruptedFrameException;
 import java.util.List;
 
 /**
- * Splits a connection's inbound byte stream into frame payloads (spec §1.1: int32 frameLength, then
- * that many bytes), on both ends of the data plane: the broker's request connections ({@link
- * #forRequests}) and the clients' and followers' connections to a broker ({@link #forResponses}).
- * The two differ only in what a frame length the decoder will not assemble does ({@link
- * OversizePolicy}).
+ * Splits a connection's inbound byte stream into frame payloads ({@code docs/spec/wire-protocol.md}
+ * §1.1: int32 frameLength, then that many bytes), on both ends of the data plane: the broker's
+ * request connections ({@link #forRequests}) and the clients' and followers' connections to a
+ * broker ({@link #forResponses}). The two differ only in what a frame length the decoder will not
+ * assemble does ({@link OversizePolicy}).
  *
  * <ul>
  *   <li>A frame with a length in range becomes a buffer of exactly its payload (without the 4-byte
@@ -84,7 +84,10 @@ public final class FrameDecoder extends ByteToMessageDecoder implements FrameRea
         this.maxFrameLength = maxFrameLength;
     }
 
-    /** A request decoder with the spec's limit of {@value Frames#MAX_FRAME_LENGTH} payload bytes. */
+    /**
+     * A request decoder with the limit of {@code docs/spec/wire-protocol.md} §1.2, {@value
+     * Frames#MAX_FRAME_LENGTH} payload bytes.
+     */
     public static FrameDecoder forRequests() {
         return forRequests(Frames.MAX_FRAME_LENGTH);
     }
@@ -94,7 +97,10 @@ public final class FrameDecoder extends ByteToMessageDecoder implements FrameRea
         return new FrameDecoder(OversizePolicy.DISCARD_AND_ANSWER, maxFrameLength);
     }
 
-    /** A response decoder with the spec's limit of {@value Frames#MAX_FRAME_LENGTH} payload bytes. */
+    /**
+     * A response decoder with the limit of {@code docs/spec/wire-protocol.md} §1.2, {@value
+     * Frames#MAX_FRAME_LENGTH} payload bytes.
+     */
     public static FrameDecoder forResponses() {
         return new FrameDecoder(OversizePolicy.FAIL, Frames.MAX_FRAME_LENGTH);
     }

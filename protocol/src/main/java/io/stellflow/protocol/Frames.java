@@ -3,7 +3,8 @@ package io.stellflow.protocol;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Frame limits (spec §1.2) and helpers to write a length-prefixed frame.
+ * Frame limits ({@code docs/spec/wire-protocol.md} §1.2) and helpers to write a length-prefixed
+ * frame.
  *
  * <p>A frame is a 4-byte big-endian {@code frameLength} followed by that many payload bytes
  * (header + body). The length does not count itself. Thread-safety: stateless.
@@ -17,7 +18,7 @@ public final class Frames {
     public static final int MIN_RESPONSE_PAYLOAD = ResponseHeader.SIZE;
     /**
      * Payload bytes needed to read apiKey, apiVersion, headerVersion and correlationId. A request
-     * payload shorter than this cannot be answered (spec §1.3).
+     * payload shorter than this cannot be answered ({@code docs/spec/wire-protocol.md} §1.3).
      */
     public static final int MIN_ANSWERABLE_PAYLOAD = 10;
     /** Size in bytes of the frameLength prefix. */
@@ -60,7 +61,8 @@ public final class Frames {
 
     /**
      * Writes a whole successful response frame: header with errorCode 0 and throttleTimeMs 0, then the
-     * body (spec §4.2: errorCode 0 always carries a complete body). Returns the frameLength.
+     * body ({@code docs/spec/wire-protocol.md} §4.2: errorCode 0 always carries a complete body).
+     * Returns the frameLength.
      */
     public static int writeResponse(ByteBuf out, int correlationId, BodyWriter body) {
         int start = beginFrame(out);
@@ -70,8 +72,9 @@ public final class Frames {
     }
 
     /**
-     * Writes a header-only error response frame (spec §4.2): frameLength 12, then the header with
-     * {@code errorCode} and throttleTimeMs 0. Returns the frameLength (12).
+     * Writes a header-only error response frame ({@code docs/spec/wire-protocol.md} §4.2):
+     * frameLength 12, then the header with {@code errorCode} and throttleTimeMs 0. Returns the
+     * frameLength (12).
      *
      * @throws IllegalArgumentException if errorCode is NONE (a success needs a body)
      */

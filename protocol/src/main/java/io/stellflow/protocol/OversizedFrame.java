@@ -2,7 +2,8 @@ package io.stellflow.protocol;
 
 /**
  * Emitted by a request {@link FrameDecoder} after it has read and discarded a frame whose {@code
- * frameLength} exceeded the limit. Carries what is needed to answer it header-only (spec §1.3).
+ * frameLength} exceeded the limit. Carries what is needed to answer it header-only ({@code
+ * docs/spec/wire-protocol.md} §1.3).
  *
  * <p>Thread-safety: immutable.
  *
@@ -12,8 +13,8 @@ package io.stellflow.protocol;
  */
 public record OversizedFrame(short apiKey, int correlationId, int frameLength) {
     /**
-     * The header-only answer's errorCode (spec §1.3): {@code RECORD_LIST_TOO_LARGE} (13) for Produce,
-     * {@code INVALID_REQUEST} (3) for any other API.
+     * The header-only answer's errorCode ({@code docs/spec/wire-protocol.md} §1.3): {@code
+     * RECORD_LIST_TOO_LARGE} (13) for Produce, {@code INVALID_REQUEST} (3) for any other API.
      */
     public short answerErrorCode() {
         return apiKey == ApiKeys.PRODUCE ? Errors.RECORD_LIST_TOO_LARGE : Errors.INVALID_REQUEST;

@@ -6,7 +6,8 @@ package io.stellflow.protocol;
  * version, {@link Errors#CORRUPT_MESSAGE} or {@link Errors#INVALID_RECORD} from record decoding).
  *
  * <p>Stack traces are not filled in: a malformed frame from a client is an expected outcome for the
- * broker, which answers header-only and keeps the connection (spec §1.3), so it must be cheap.
+ * broker, which answers header-only and keeps the connection ({@code docs/spec/wire-protocol.md}
+ * §1.3), so it must be cheap.
  */
 public final class ProtocolException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -18,7 +19,7 @@ public final class ProtocolException extends RuntimeException {
         this.errorCode = errorCode;
     }
 
-    /** The spec §8 error code that describes the failure. */
+    /** The {@code docs/spec/wire-protocol.md} §8 error code that describes the failure. */
     public short errorCode() {
         return errorCode;
     }

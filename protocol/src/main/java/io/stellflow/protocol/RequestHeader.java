@@ -9,9 +9,9 @@ import static io.stellflow.protocol.WireWriter.writeNullableString;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Request header, headerVersion 2 (spec §3): fourteen fields in fixed order, 28 bytes when all seven
- * strings are null. Only apiKey, apiVersion, headerVersion and correlationId sit at fixed payload
- * offsets (0, 2, 4, 6).
+ * Request header, headerVersion 2 ({@code docs/spec/wire-protocol.md} §3): fourteen fields in fixed
+ * order, 28 bytes when all seven strings are null. Only apiKey, apiVersion, headerVersion and
+ * correlationId sit at fixed payload offsets (0, 2, 4, 6).
  *
  * <p>Immutable and thread-safe. {@link #read} is strict: it throws {@link ProtocolException} with
  * {@link Errors#UNSUPPORTED_VERSION} when headerVersion is not 2 and {@link Errors#INVALID_REQUEST}
@@ -136,7 +136,8 @@ public record RequestHeader(
      * The correlationId at payload offset 6 without consuming; for answering unreadable headers.
      *
      * @throws ProtocolException INVALID_REQUEST when fewer than 10 payload bytes are readable (the
-     *     broker then cannot answer and closes the connection, spec §1.3)
+     *     broker then cannot answer and closes the connection, {@code docs/spec/wire-protocol.md}
+     *     §1.3)
      */
     public static int peekCorrelationId(ByteBuf payload) {
         if (payload.readableBytes() < Frames.MIN_ANSWERABLE_PAYLOAD) {

@@ -3,9 +3,9 @@ package io.stellflow.protocol;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Response header (spec §4.1), 12 bytes: correlationId int32, headerVersion int16 (always 2),
- * errorCode int16, throttleTimeMs int32. A non-zero errorCode means a header-only response (spec
- * §4.2).
+ * Response header ({@code docs/spec/wire-protocol.md} §4.1), 12 bytes: correlationId int32,
+ * headerVersion int16 (always 2), errorCode int16, throttleTimeMs int32. A non-zero errorCode means
+ * a header-only response (spec §4.2).
  *
  * <p>Immutable and thread-safe. {@link #read} throws {@link ProtocolException} INVALID_REQUEST when
  * fewer than 12 bytes are readable; it does not judge headerVersion, so a client can still match the

@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.function.Function;
 
 /**
- * Strict readers for the v0 primitive types (spec §2), consuming from a {@link ByteBuf}'s
- * readerIndex.
+ * Strict readers for the v0 primitive types ({@code docs/spec/wire-protocol.md} §2), consuming from
+ * a {@link ByteBuf}'s readerIndex.
  *
  * <p>Every violation throws {@link ProtocolException} with {@link Errors#INVALID_REQUEST}: a body
  * that ends early, a bool byte other than 0 or 1, a string or bytes length below -1, length -1 for a
@@ -177,7 +177,10 @@ public final class WireReader {
         return readArray(in, what, b -> readString(b, what));
     }
 
-    /** Throws unless every byte of {@code in} has been consumed (spec §2: no trailing bytes). */
+    /**
+     * Throws unless every byte of {@code in} has been consumed ({@code docs/spec/wire-protocol.md}
+     * §2: no trailing bytes).
+     */
     public static void ensureFullyRead(ByteBuf in, String what) {
         if (in.isReadable()) {
             throw invalid(what + ": " + in.readableBytes() + " trailing bytes after the last field");

@@ -6,7 +6,8 @@ import java.util.List;
 import java.util.function.BiConsumer;
 
 /**
- * Writers for the v0 primitive types (spec §2), appending at a {@link ByteBuf}'s writerIndex.
+ * Writers for the v0 primitive types ({@code docs/spec/wire-protocol.md} §2), appending at a {@link
+ * ByteBuf}'s writerIndex.
  *
  * <p>Passing a value the wire cannot carry (null for a non-null field, a string longer than 32767
  * UTF-8 bytes) is a bug in the caller and throws {@link IllegalArgumentException}. Source buffers

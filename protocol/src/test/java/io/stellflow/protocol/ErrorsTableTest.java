@@ -21,7 +21,9 @@ import org.junit.jupiter.api.Test;
  * shared/spec/wire-protocol.md} beside the checkout, found by walking up from the working directory.
  */
 class ErrorsTableTest {
-    /** A §8.1 row: code, name, whether the Java SDK retries it. */
+    /**
+     * A {@code docs/spec/wire-protocol.md} §8.1 row: code, name, whether the Java SDK retries it.
+     */
     private record DocumentedRow(short code, String name, boolean javaRetries) {}
 
     /** A row of the allocation table in docs/protocol-additions.md: code, name, fallback code. */
@@ -78,7 +80,10 @@ class ErrorsTableTest {
         return rows;
     }
 
-    /** §8.2's suggested names with the codes their fallback cell names (parenthesised remarks dropped). */
+    /**
+     * {@code docs/spec/wire-protocol.md} §8.2's suggested names with the codes their fallback cell
+     * names (parenthesised remarks dropped).
+     */
     private static Map<String, List<Short>> suggestedFallbacks() throws IOException {
         Map<String, List<Short>> rows = new LinkedHashMap<>();
         for (String line : section(spec(), "**Suggested names**", "## 9.")) {

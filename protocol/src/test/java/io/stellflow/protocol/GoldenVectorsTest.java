@@ -27,8 +27,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The golden vectors G1-G7 of spec §10 (test-support's {@link GoldenVectors}, one resource file each),
- * byte for byte in both directions, and the negative goldens.
+ * The golden vectors G1-G7 of {@code docs/spec/wire-protocol.md} §10 (test-support's {@link
+ * GoldenVectors}, one resource file each), byte for byte in both directions, and the negative
+ * goldens.
  */
 class GoldenVectorsTest {
     static final String G1 = GoldenVectors.G1;

@@ -10,7 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Strict decoding of the primitive types (spec §2). */
+/** Strict decoding of the primitive types ({@code docs/spec/wire-protocol.md} §2). */
 class WireReaderTest {
     private final Bufs bufs = new Bufs();
 

@@ -70,8 +70,8 @@ final class BatchReads {
 
     /**
      * A visitor copying each batch into {@code out} (at its writerIndex, growing it) with bytes 0-3
-     * rewritten to {@code baseOffset - fetchOffset} (Fetch v0, spec §6.4 step 5); {@link
-     * UnifiedLog#readInto}.
+     * rewritten to {@code baseOffset - fetchOffset} (Fetch v0, {@code docs/spec/wire-protocol.md}
+     * §6.4 step 5); {@link UnifiedLog#readInto}.
      */
     static BatchVisitor copyingInto(ByteBuf out, long fetchOffset) {
         return (ch, position, size, base, last) -> {

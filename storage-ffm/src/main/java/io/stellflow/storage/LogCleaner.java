@@ -37,10 +37,11 @@ import java.util.Map;
  * the kept records, at least baseTimestamp) and the CRC-32C, which are recomputed. Kept records are
  * copied byte for byte, so each still carries its original {@code offsetDelta}: record offset =
  * batch base + offsetDelta is its original offset, the batch's last offset is unchanged, and
- * {@code recordCount} may be smaller than {@code lastOffsetDelta + 1} (as in Kafka). Spec §7.7
- * ({@code offsetDelta == index}, {@code lastOffsetDelta == recordCount - 1}) applies to Produce
- * only; consumers compute offsets from offsetDelta. A batch left without records is dropped, so the
- * log has offset gaps: reads return the next batch whose last offset is &gt;= the fetch offset.
+ * {@code recordCount} may be smaller than {@code lastOffsetDelta + 1} (as in Kafka). {@code
+ * docs/spec/wire-protocol.md} §7.7 ({@code offsetDelta == index}, {@code lastOffsetDelta ==
+ * recordCount - 1}) applies to Produce only; consumers compute offsets from offsetDelta. A batch
+ * left without records is dropped, so the log has offset gaps: reads return the next batch whose
+ * last offset is &gt;= the fetch offset.
  *
  * <p>Not compacted: records without a key (appended before the topic became compacted) are kept;
  * compressed batches (no codec is supported yet) are kept whole and their keys not indexed.

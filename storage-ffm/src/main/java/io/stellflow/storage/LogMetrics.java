@@ -4,10 +4,10 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * Hooks for the storage metrics of {@code spec/metrics.md} ("Broker: storage"): the log reports
- * events and durations, the caller records them (histograms, counters). Gauges are read from the
- * log itself ({@link UnifiedLog#activeSegmentSizeBytes}, {@link UnifiedLog#logStartOffset},
- * {@link UnifiedLog#logEndOffset}).
+ * Hooks for the storage metrics of {@code docs/spec/metrics.md} ("Broker: storage"): the log
+ * reports events and durations, the caller records them (histograms, counters). Gauges are read
+ * from the log itself ({@link UnifiedLog#activeSegmentSizeBytes}, {@link
+ * UnifiedLog#logStartOffset}, {@link UnifiedLog#logEndOffset}).
  *
  * <p>Contract for implementations: called on the log's writer thread (or the loading thread), while
  * the log holds its lock, so they must be fast and must not call back into the log; the per-append

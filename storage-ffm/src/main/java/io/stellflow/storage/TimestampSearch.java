@@ -5,8 +5,8 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * ListOffsets by timestamp (wire spec §6.5): the first record in offset order whose timestamp is
- * &gt;= a target, at record granularity.
+ * ListOffsets by timestamp ({@code docs/spec/wire-protocol.md} §6.5): the first record in offset
+ * order whose timestamp is &gt;= a target, at record granularity.
  *
  * <p>Per segment: skipped whole when its max timestamp is below the target; otherwise the time
  * index gives the batch before which no record can match, the offset index turns it into a file
@@ -17,7 +17,9 @@ import java.nio.ByteBuffer;
  * bound the caller read.
  */
 final class TimestampSearch {
-    /** Record field offsets relative to the record start (wire spec §7.4). */
+    /**
+     * Record field offsets relative to the record start ({@code docs/spec/wire-protocol.md} §7.4).
+     */
     private static final int RECORD_LENGTH_OFFSET = 0;
 
     private static final int RECORD_TIMESTAMP_DELTA_OFFSET = 5;

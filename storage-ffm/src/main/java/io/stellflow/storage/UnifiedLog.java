@@ -17,13 +17,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * LogLoader#LOG_START_OFFSET_FILE} and {@value LeaderEpochCache#FILE_NAME} (format and atomic write:
  * {@link Checkpoints}).
  *
- * <p>Storage format: each stored batch is the RecordBatch (wire spec §7) as produced, with bytes 0-3
- * (baseOffsetDelta) = batch base offset - segment base offset and bytes 8-11 (partitionLeaderEpoch) =
- * the epoch passed to {@link #appendAsLeader} (or as stamped by the leader, for {@link
- * #appendAsFollower}). Bytes 17.. (covered by the CRC) are never changed by an append; {@link
- * #compact} rewrites batches of sealed segments (records removed, original offsets kept through
- * offsetDelta, so {@code recordCount} may be below {@code lastOffsetDelta + 1}; CRC recomputed;
- * format in {@link LogCleaner}). A file {@value
+ * <p>Storage format: each stored batch is the RecordBatch ({@code docs/spec/wire-protocol.md} §7)
+ * as produced, with bytes 0-3 (baseOffsetDelta) = batch base offset - segment base offset and bytes
+ * 8-11 (partitionLeaderEpoch) = the epoch passed to {@link #appendAsLeader} (or as stamped by the
+ * leader, for {@link #appendAsFollower}). Bytes 17.. (covered by the CRC) are never changed by an
+ * append; {@link #compact} rewrites batches of sealed segments (records removed, original offsets
+ * kept through offsetDelta, so {@code recordCount} may be below {@code lastOffsetDelta + 1}; CRC
+ * recomputed; format in {@link LogCleaner}). A file {@value
  * #CLEAN_SHUTDOWN_FILE} in the directory marks a clean {@link #close}; without it, {@link #open}
  * validates every batch from the segment holding the checkpointed recovery point on (CRC-32C
  * included), truncates at the first invalid byte and rebuilds those indexes ({@link LogLoader}).
@@ -470,9 +470,9 @@ public final class UnifiedLog implements AutoCloseable {
     /**
      * Convenience: copies what read() visits into {@code out} (at its writerIndex, growing it as
      * needed), rewriting each batch's bytes 0-3 (baseOffsetDelta) to (baseOffset - fetchOffset) as
-     * Fetch v0 requires (spec §6.4 step 5). All other bytes are as stored (bytes 8-11 = the leader
-     * epoch of the append). Returns bytes copied. On an IOException {@code out} may hold a partial
-     * copy.
+     * Fetch v0 requires ({@code docs/spec/wire-protocol.md} §6.4 step 5). All other bytes are as
+     * stored (bytes 8-11 = the leader epoch of the append). Returns bytes copied. On an IOException
+     * {@code out} may hold a partial copy.
      */
     public int readInto(long fetchOffset, int maxBytes, long maxOffsetExclusive, boolean minOneBatch, ByteBuf out)
             throws IOException {
@@ -480,12 +480,12 @@ public final class UnifiedLog implements AutoCloseable {
     }
 
     /**
-     * First record (record granularity, spec §6.5) in offset order with timestamp &gt;= targetMs and
-     * offset &lt; maxOffsetExclusive, or null. Segments whose max timestamp is below targetMs are
-     * skipped; in a candidate segment the time index gives where to start, batches whose
-     * maxTimestamp is below targetMs are skipped by their header, and the first candidate batch's
-     * records are scanned. Records below the log start offset are not considered. Runs concurrently
-     * with appends.
+     * First record (record granularity, {@code docs/spec/wire-protocol.md} §6.5) in offset order
+     * with timestamp &gt;= targetMs and offset &lt; maxOffsetExclusive, or null. Segments whose max
+     * timestamp is below targetMs are skipped; in a candidate segment the time index gives where to
+     * start, batches whose maxTimestamp is below targetMs are skipped by their header, and the
+     * first candidate batch's records are scanned. Records below the log start offset are not
+     * considered. Runs concurrently with appends.
      *
      * @throws IOException on I/O failure or a stored batch whose records do not parse
      */

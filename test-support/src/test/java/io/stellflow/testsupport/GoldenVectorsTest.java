@@ -39,7 +39,7 @@ class GoldenVectorsTest {
     @Test
     void g2IsTheBatchThatG3Carries() {
         assertThat(GoldenVectors.bytes(GoldenVectors.G2)).hasSize(144);
-        // G3's records field starts at frame offset 66 (spec section 10's G3 table).
+        // G3's records field starts at frame offset 66 (docs/spec/wire-protocol.md §10's G3 table).
         assertThat(GoldenVectors.G3.substring(2 * 66)).isEqualTo(GoldenVectors.G2);
     }
 

@@ -12,10 +12,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One partition of an acks=-1 Produce, appended on the leader and waiting for the high watermark to
- * pass it (spec §6.3 step 8). It holds no thread: it is a high-watermark listener of the partition
- * ({@link Partition#addHighWatermarkListener}: told when the HW advances or the ISR, role or
- * min.insync.replicas change) with a timeout in the broker's timer wheel. It ends, exactly once,
- * with:
+ * pass it ({@code docs/spec/wire-protocol.md} §6.3 step 8). It holds no thread: it is a
+ * high-watermark listener of the partition ({@link Partition#addHighWatermarkListener}: told when
+ * the HW advances or the ISR, role or min.insync.replicas change) with a timeout in the broker's
+ * timer wheel. It ends, exactly once, with:
  *
  * <ul>
  *   <li>the append's response (errorCode 0) once HW &gt;= {@code requiredOffset} (every ISR member has

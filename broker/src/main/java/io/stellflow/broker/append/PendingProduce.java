@@ -16,11 +16,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * request order), filled by whichever thread finishes that partition; the thread that fills the last
  * slot sends the response.
  *
- * <p>acks=-1 (spec §6.3 step 8): a successful local append fills its slot only once the partition's
- * high watermark passed the appended records ({@link #appended}); until then the slot waits as a
- * {@link DelayedProduce} (no thread held) that ends with the append's result, or {@code
- * REQUEST_TIMED_OUT} after the request's timeoutMs, or {@code NOT_ENOUGH_REPLICAS_AFTER_APPEND}, or
- * {@code NOT_LEADER_OR_FOLLOWER} when leadership moved. acks=0 and 1 fill it at once.
+ * <p>acks=-1 ({@code docs/spec/wire-protocol.md} §6.3 step 8): a successful local append fills its
+ * slot only once the partition's high watermark passed the appended records ({@link #appended});
+ * until then the slot waits as a {@link DelayedProduce} (no thread held) that ends with the
+ * append's result, or {@code REQUEST_TIMED_OUT} after the request's timeoutMs, or {@code
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND}, or {@code NOT_LEADER_OR_FOLLOWER} when leadership moved.
+ * acks=0 and 1 fill it at once.
  *
  * <p>Versions: codes allocated from 32 go out only in Produce v1 responses; a v0 response carries the
  * spec's fallback ({@link Errors#v0Fallback}: 7 BROKER_NOT_AVAILABLE).

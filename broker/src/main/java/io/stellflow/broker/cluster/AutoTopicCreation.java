@@ -27,13 +27,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code auto.create.topics.enable=true} on a broker of a cluster (decision 9.q): a Metadata or
- * Produce request naming a topic the metadata does not have makes this broker send CreateTopics to the
- * active controller with {@code num.partitions} partitions and {@code default.replication.factor}
- * replicas, and answer once the topic is in this broker's metadata. An illegal name is never
- * created and answers {@code INVALID_REQUEST}; as in Kafka a replication
- * factor above the live brokers fails ({@code INVALID_REPLICATION_FACTOR}, sent to v0 clients as
- * {@code INVALID_REQUEST}), it is not capped.
+ * {@code auto.create.topics.enable=true} on a broker of a cluster (decision 9.q of {@code
+ * docs/spec/wire-protocol.md}): a Metadata or Produce request naming a topic the metadata does not
+ * have makes this broker send CreateTopics to the active controller with {@code num.partitions}
+ * partitions and {@code default.replication.factor} replicas, and answer once the topic is in this
+ * broker's metadata. An illegal name is never created and answers {@code INVALID_REQUEST}; as in
+ * Kafka a replication factor above the live brokers fails ({@code INVALID_REPLICATION_FACTOR}, sent
+ * to v0 clients as {@code INVALID_REQUEST}), it is not capped.
  *
  * <p>Waiting: at most {@link #WAIT_MS} per request; longer (no controller reachable, an election) the
  * answer is {@code LEADER_NOT_AVAILABLE}, which both SDKs and our client retry after a metadata

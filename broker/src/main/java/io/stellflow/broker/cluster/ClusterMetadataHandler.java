@@ -22,13 +22,14 @@ import java.util.Map;
 import java.util.function.Supplier;
 
 /**
- * Metadata (apiKey 1, spec §6.2) of a broker in a cluster, answered from the broker's copy of the
- * controller's metadata image ({@link ReplicaManager#image()}): the cluster id of the metadata log,
- * every unfenced broker with its PLAINTEXT listener, and per partition the leader, leader epoch,
- * replicas, ISR and offline replicas (fenced or unregistered replicas). A partition without a leader
- * carries {@code LEADER_NOT_AVAILABLE}. {@code controllerId} is the active controller's node id when
- * that node is also a listed broker (combined mode), else -1 (spec §6.2: dedicated controllers are not
- * brokers a client can reach; node ids are unique across the cluster).
+ * Metadata (apiKey 1, {@code docs/spec/wire-protocol.md} §6.2) of a broker in a cluster, answered
+ * from the broker's copy of the controller's metadata image ({@link ReplicaManager#image()}): the
+ * cluster id of the metadata log, every unfenced broker with its PLAINTEXT listener, and per
+ * partition the leader, leader epoch, replicas, ISR and offline replicas (fenced or unregistered
+ * replicas). A partition without a leader carries {@code LEADER_NOT_AVAILABLE}. {@code
+ * controllerId} is the active controller's node id when that node is also a listed broker (combined
+ * mode), else -1 (spec §6.2: dedicated controllers are not brokers a client can reach; node ids are
+ * unique across the cluster).
  *
  * <p>Requested topics are answered once each in first-occurrence order; an empty request lists every
  * topic by name; unknown topic {@code UNKNOWN_TOPIC_OR_PARTITION}, or with

@@ -33,9 +33,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * CreateTopic (apiKey 50, spec §6.14, v0 and v1 with a replication factor) and DeleteTopic (apiKey
- * 51, §6.15) on a broker of a cluster: forwarded to the active controller ({@link ControllerClient}
- * finds it), answered once the controller committed the change and this broker applied it.
+ * CreateTopic (apiKey 50, {@code docs/spec/wire-protocol.md} §6.14, v0 and v1 with a replication
+ * factor) and DeleteTopic (apiKey 51, §6.15) on a broker of a cluster: forwarded to the active
+ * controller ({@link ControllerClient} finds it), answered once the controller committed the change
+ * and this broker applied it.
  *
  * <p>CreateTopic: success (or an existing topic with the same partition count) answers one entry per
  * partition with its leader epoch; a replication factor of -1 (v0) means
@@ -127,8 +128,8 @@ public final class TopicForwardingHandler implements ApiHandler {
     }
 
     /**
-     * The wire code for a refused CreateTopic: the specific code from v2 on, INVALID_REQUEST (the
-     * spec's v0 fallback) before.
+     * The wire code for a refused CreateTopic: the specific code from v2 on, INVALID_REQUEST (the v0
+     * fallback of {@code docs/spec/wire-protocol.md} §8.2) before.
      */
     static short createError(ErrorCode controllerError, short version) {
         if (version < CreateTopicResponse.VERSION_WITH_ERROR_MESSAGE) {

@@ -98,12 +98,13 @@ public final class BrokerConfig {
     /** Upper bound on partitions in one topic; keeps one CreateTopic from opening thousands of files. */
     public static final int MAX_PARTITIONS_PER_TOPIC = 10_000;
 
-    /** One 78-byte minimal batch (§7.7 step 2) must fit. */
+    /** One 78-byte minimal batch ({@code docs/spec/wire-protocol.md} §7.7 step 2) must fit. */
     public static final int MIN_MESSAGE_MAX_BYTES = 78;
 
     /**
      * 64 MiB minus 64 KiB: a batch of this size plus any Fetch response envelope (header, topic name of
-     * at most 249 bytes, partition fields) stays below the 67108860-byte frame limit (spec §7.7).
+     * at most 249 bytes, partition fields) stays below the 67108860-byte frame limit ({@code
+     * docs/spec/wire-protocol.md} §7.7).
      */
     public static final int MAX_MESSAGE_MAX_BYTES = 64 * 1024 * 1024 - 64 * 1024;
 

@@ -17,14 +17,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A Fetch parked in long-poll (decision 9.e). It holds no thread while it waits: it is registered as
- * a listener on each of its partitions and has a timeout in the broker's timer wheel
- * ({@link HashedWheelTimer}, 10 ms ticks). A consumer Fetch reads below the high watermark, so it
- * listens for HW advances ({@link Partition#addHighWatermarkListener}); a follower Fetch reads up to
- * the log end offset and listens for appends ({@link Partition#addListener}).
- * Each wake-up schedules one re-evaluation on the request handler pool; the Fetch is answered when the
- * readable bytes reach {@code minBytes} (or a partition error appears), or with whatever is readable
- * when {@code maxWaitMs} passes. If the connection closes first, it is dropped silently.
+ * A Fetch parked in long-poll (decision 9.e of {@code docs/spec/wire-protocol.md}). It holds no
+ * thread while it waits: it is registered as a listener on each of its partitions and has a timeout
+ * in the broker's timer wheel ({@link HashedWheelTimer}, 10 ms ticks). A consumer Fetch reads below
+ * the high watermark, so it listens for HW advances ({@link Partition#addHighWatermarkListener}); a
+ * follower Fetch reads up to the log end offset and listens for appends ({@link
+ * Partition#addListener}). Each wake-up schedules one re-evaluation on the request handler pool;
+ * the Fetch is answered when the readable bytes reach {@code minBytes} (or a partition error
+ * appears), or with whatever is readable when {@code maxWaitMs} passes. If the connection closes
+ * first, it is dropped silently.
  *
  * <p>Other requests on the same connection are not held back: the parked Fetch does not occupy the
  * connection's serial executor.

@@ -14,8 +14,9 @@ import java.util.List;
 
 /**
  * A Fetch request resolved against the partition router once, when it arrives: each requested partition
- * with its {@link Partition} or the error that applies (spec §6.4 step 1), plus the response envelope
- * size so reads can keep the whole response under the frame limit.
+ * with its {@link Partition} or the error that applies ({@code docs/spec/wire-protocol.md} §6.4
+ * step 1), plus the response envelope size so reads can keep the whole response under the frame
+ * limit.
  *
  * <p>Thread-safety: immutable.
  *
@@ -71,7 +72,7 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
                     partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else if (request.replicaId() >= 0 && !partition.isFollowerReplica(request.replicaId())) {
                     // A follower Fetch from a broker that is not a replica of the partition: it holds
-                    // no role the request needs (spec §6.4 step 1).
+                    // no role the request needs (docs/spec/wire-protocol.md §6.4 step 1).
                     partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else {
                     partitions.add(new PartitionPlan(p, partition, Errors.NONE));

@@ -16,10 +16,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Evaluates a {@link FetchPlan} into a {@link FetchResponseFrame} (spec §6.4 steps 2-5, decisions
- * 9.d, 9.f, 9.g). The bytes are {@link FetchResponseLayout}'s, v0 and v1, written by a {@link
- * FetchResponseEncoder}; this class decides which batches go out and whether they are file regions
- * or copied bytes.
+ * Evaluates a {@link FetchPlan} into a {@link FetchResponseFrame} ({@code
+ * docs/spec/wire-protocol.md} §6.4 steps 2-5, decisions 9.d, 9.f, 9.g). The bytes are {@link
+ * FetchResponseLayout}'s, v0 and v1, written by a {@link FetchResponseEncoder}; this class decides
+ * which batches go out and whether they are file regions or copied bytes.
  *
  * <ul>
  *   <li>Readable bound: the high watermark for consumers at isolationLevel 0, the last stable offset at
@@ -197,7 +197,8 @@ public final class FetchReader {
             throws IOException {
         int limit = (int) Math.min(partitionMaxBytes, remaining);
         if (first) {
-            // First partition with data: its first batch is exempt from both limits (decision 9.g).
+            // First partition with data: its first batch is exempt from both limits (decision 9.g
+            // of docs/spec/wire-protocol.md).
             partition.log().read(fetchOffset, limit, bound, true, batches);
             return dropIfAbove(batches, frameBudget);
         }

@@ -13,7 +13,8 @@ import io.stellflow.broker.network.FetchResponseFrame;
  *
  * @param frame the response frame (length placeholder, header, body, file regions)
  * @param recordsBytes total records bytes across partitions (compared with minBytes)
- * @param hasError whether any partition carries an error (answered at once, decision 9.e)
+ * @param hasError whether any partition carries an error (answered at once, decision 9.e of {@code
+ *     docs/spec/wire-protocol.md})
  * @param readableBounds the readable bound seen for each resolved partition, in plan order
  * @param records records in the returned batches (offset span of each batch; metrics only)
  */

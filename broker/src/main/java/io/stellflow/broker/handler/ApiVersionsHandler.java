@@ -11,8 +11,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * ApiVersions (apiKey 0, spec §6.1): lists exactly the implemented APIs, each at [0, its handler's max version] (Produce and Fetch [0, 1], the
- * rest [0, 0]), and the
+ * ApiVersions (apiKey 0, {@code docs/spec/wire-protocol.md} §6.1): lists exactly the implemented
+ * APIs, each at [0, its handler's max version] (Produce and Fetch [0, 1], the rest [0, 0]), and the
  * features that work. The response is built once.
  *
  * <p>Thread-safety: immutable.
@@ -21,7 +21,10 @@ public final class ApiVersionsHandler implements ApiHandler {
     /** Name reported in {@code brokerSoftwareName}. */
     public static final String SOFTWARE_NAME = "stellflow-broker";
 
-    /** Features that really work in this broker: long-poll Fetch (decision 9.e). */
+    /**
+     * Features that really work in this broker: long-poll Fetch (decision 9.e of {@code
+     * docs/spec/wire-protocol.md}).
+     */
     public static final List<String> FEATURES = List.of("fetch.long_poll");
 
     private final ApiVersionsResponse response;

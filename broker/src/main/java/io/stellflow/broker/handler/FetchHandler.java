@@ -14,14 +14,14 @@ import io.stellflow.protocol.message.FetchResponseLayout;
 import java.util.concurrent.Executor;
 
 /**
- * Fetch (apiKey 3, spec §6.4). Range checks on the request are done by {@link FetchRequest#read}
- * (header-only {@code INVALID_REQUEST}); partitions are resolved by {@link FetchPlan}, read by
- * {@link FetchReader}. When fewer than {@code minBytes} are readable, {@code maxWaitMs > 0} and no
- * partition has an error, the Fetch is parked as a {@link DelayedFetch} (decision 9.e). A follower
- * Fetch ({@code replicaId >= 0}) first records each partition's fetch offset as that follower's LEO
- * on the leader ({@link io.stellflow.broker.topic.Partition#recordFollowerFetch}), which may advance
- * the high watermark; a broker that is no follower replica of a partition gets {@code
- * NOT_LEADER_OR_FOLLOWER} for it.
+ * Fetch (apiKey 3, {@code docs/spec/wire-protocol.md} §6.4). Range checks on the request are done
+ * by {@link FetchRequest#read} (header-only {@code INVALID_REQUEST}); partitions are resolved by
+ * {@link FetchPlan}, read by {@link FetchReader}. When fewer than {@code minBytes} are readable,
+ * {@code maxWaitMs > 0} and no partition has an error, the Fetch is parked as a {@link
+ * DelayedFetch} (decision 9.e). A follower Fetch ({@code replicaId >= 0}) first records each
+ * partition's fetch offset as that follower's LEO on the leader ({@link
+ * io.stellflow.broker.topic.Partition#recordFollowerFetch}), which may advance the high watermark;
+ * a broker that is no follower replica of a partition gets {@code NOT_LEADER_OR_FOLLOWER} for it.
  *
  * <p>Thread-safety: stateless.
  */
@@ -44,7 +44,7 @@ public final class FetchHandler implements ApiHandler {
         this.timer = timer;
     }
 
-    /** Fetch v0 (spec §6.4) and v1 ({@link FetchResponseLayout}). */
+    /** Fetch v0 ({@code docs/spec/wire-protocol.md} §6.4) and v1 ({@link FetchResponseLayout}). */
     @Override
     public short maxVersion() {
         return FetchResponseLayout.VERSION_1;
@@ -71,8 +71,9 @@ public final class FetchHandler implements ApiHandler {
     }
 
     /**
-     * A follower Fetch (spec §6.4, {@code replicaId >= 0}): each resolved partition records the fetch
-     * offset as the follower's LEO before the read, so the HW in this very response already counts it.
+     * A follower Fetch ({@code docs/spec/wire-protocol.md} §6.4, {@code replicaId >= 0}): each
+     * resolved partition records the fetch offset as the follower's LEO before the read, so the HW
+     * in this very response already counts it.
      */
     private static void recordFollowerFetch(FetchPlan plan, int replicaId) {
         long nowMs = System.currentTimeMillis();

@@ -21,9 +21,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * ListOffsets (apiKey 4, spec §6.5, decision 9.k). The visible end E is the high watermark for
- * clients at isolationLevel 0, the last stable offset at isolationLevel 1 and the log end offset for
- * brokers ({@code replicaId >= 0}); all three are equal on a single node without transactions.
+ * ListOffsets (apiKey 4, {@code docs/spec/wire-protocol.md} §6.5, decision 9.k). The visible end E
+ * is the high watermark for clients at isolationLevel 0, the last stable offset at isolationLevel 1
+ * and the log end offset for brokers ({@code replicaId >= 0}); all three are equal on a single node
+ * without transactions.
  *
  * <ul>
  *   <li>-2 (earliest): offset = logStartOffset, offsets = up to maxNumOffsets consecutive offsets below E;

@@ -30,8 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Produce (apiKey 2, spec §6.3). Request-level checks (acks, timeoutMs, empty or duplicate entries) are
- * done by {@link ProduceRequest#read}. Per partition, in the spec's order:
+ * Produce (apiKey 2, {@code docs/spec/wire-protocol.md} §6.3). Request-level checks (acks,
+ * timeoutMs, empty or duplicate entries) are done by {@link ProduceRequest#read}. Per partition, in
+ * the spec's order:
  *
  * <ol>
  *   <li>unknown topic or partition: {@code UNKNOWN_TOPIC_OR_PARTITION} (unless auto-created); a
@@ -235,7 +236,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         return new PendingProduce(context, names, topicOfSlot, request.acks(), request.timeoutMs(), timer);
     }
 
-    /** NOT_ENOUGH_REPLICAS (spec §6.3 step 7): acks=-1 with an ISR below min.insync.replicas; nothing appended. */
+    /**
+     * NOT_ENOUGH_REPLICAS ({@code docs/spec/wire-protocol.md} §6.3 step 7): acks=-1 with an ISR
+     * below min.insync.replicas; nothing appended.
+     */
     private static PartitionResponse notEnoughReplicas(Partition partition, int partitionId) {
         return error(partitionId, Errors.NOT_ENOUGH_REPLICAS, partition.leaderEpoch(), partition.logStartOffset());
     }

@@ -16,7 +16,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One request in flight: its header and the channel to answer on. Guarantees exactly one response
- * per request (spec §1.3): the first {@code respond*} call wins, later calls are logged and dropped.
+ * per request ({@code docs/spec/wire-protocol.md} §1.3): the first {@code respond*} call wins,
+ * later calls are logged and dropped.
  *
  * <p>Telemetry: the response that wins reports the request once to {@link RequestTelemetry}, just
  * before it is handed to the channel (so a client that saw its response also sees it counted)
@@ -214,7 +215,7 @@ public final class RequestContext {
         channel.writeAndFlush(frame);
     }
 
-    /** Sends a header-only error response (decision 9.h). */
+    /** Sends a header-only error response (decision 9.h of {@code docs/spec/wire-protocol.md}). */
     public void respondError(short errorCode) {
         if (!responded.compareAndSet(false, true)) {
             LOG.error("Second response to correlationId {} dropped", header.correlationId());

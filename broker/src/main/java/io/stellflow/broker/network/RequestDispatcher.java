@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads the request header, routes the body to its {@link ApiHandler}, and turns request-level
- * failures into header-only responses (spec §3, §4.2, §5):
+ * failures into header-only responses ({@code docs/spec/wire-protocol.md} §3, §4.2, §5):
  *
  * <ol>
  *   <li>Header unreadable: its {@link ProtocolException} code ({@code UNSUPPORTED_VERSION} for a

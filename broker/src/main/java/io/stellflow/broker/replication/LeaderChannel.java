@@ -34,8 +34,9 @@ import org.slf4j.LoggerFactory;
  * metadata; after a failure or a lost connection again once {@code replica.fetch.backoff.ms} passed
  * on the nano clock), checks with ApiVersions that the leader offers Fetch v1 and OffsetForLeaderEpoch,
  * numbers requests (correlation ids), matches each response to its request, and closes the
- * connection when a request is unanswered after {@code replica.socket.timeout.ms}, a response is
- * undecodable or answers no outstanding request. What the requests mean is the {@link Handler}'s: it
+ * connection when a request is unanswered after {@code replica.socket.timeout.ms} or a response is
+ * undecodable; a response that answers no outstanding request is logged and dropped (the
+ * connection stays). What the requests mean is the {@link Handler}'s: it
  * gets each response with the attachment its request was sent with (the fetch states it carries).
  * The Netty side (bootstrap, framing) is {@link LeaderConnection}. Log events ({@code
  * REPLICA_FETCHER_*}) keep the {@link ReplicaFetcher} logger they always had.

@@ -19,9 +19,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Netty side of a fetcher's TCP connection to its leader: connects, splits the leader's byte
- * stream into response payloads (spec §1.1; large Fetch responses assembled in one pooled buffer by
- * {@link FrameAssembly}) and hands every payload and the connection's end to a {@link Sink}. It does
- * no protocol work: the sink runs it on the fetcher's own thread.
+ * stream into response payloads ({@code docs/spec/wire-protocol.md} §1.1; large Fetch responses
+ * assembled in one pooled buffer by {@link FrameAssembly}) and hands every payload and the
+ * connection's end to a {@link Sink}. It does no protocol work: the sink runs it on the fetcher's
+ * own thread.
  *
  * <p>Buffer ownership: the sink owns each payload and must release it. A frame length outside
  * [0, {@value Frames#MAX_FRAME_LENGTH}] cannot be resynchronised: the connection is closed.

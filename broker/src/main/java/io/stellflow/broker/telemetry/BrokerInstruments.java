@@ -8,8 +8,8 @@ import io.stellflow.server.common.telemetry.Instrument;
 import java.util.List;
 
 /**
- * The broker instruments of the metrics dictionary ({@code spec/metrics.md}) that exist today, with
- * their exact names, units and attribute keys, and the ones that wait for their subsystem.
+ * The broker instruments of the metrics dictionary ({@code docs/spec/metrics.md}) that exist today,
+ * with their exact names, units and attribute keys, and the ones that wait for their subsystem.
  *
  * <p>Registered now: "Broker: network and requests" (except throttling: no quotas yet), "Broker:
  * produce and fetch", "Broker: storage" and "Broker: replication" ({@link ReplicaTelemetry} behind the

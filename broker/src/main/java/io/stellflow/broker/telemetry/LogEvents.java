@@ -1,10 +1,11 @@
 package io.stellflow.broker.telemetry;
 
 /**
- * The stable lifecycle event names of {@code spec/metrics.md} ("Log event names"). Each is the first
- * word of its INFO (or WARN) line, followed by {@code key=value} pairs, so log pipelines can match on
- * it. The controller module (which cannot see this class) writes the controller events with the same
- * names; events of subsystems that do not exist yet (replication) are defined here for their owners.
+ * The stable lifecycle event names of {@code docs/spec/metrics.md} ("Log event names"). Each is the
+ * first word of its INFO (or WARN) line, followed by {@code key=value} pairs, so log pipelines can
+ * match on it. The controller module (which cannot see this class) writes the controller events
+ * with the same names; events of subsystems that do not exist yet (replication) are defined here
+ * for their owners.
  *
  * <p>Thread-safety: constants only.
  */

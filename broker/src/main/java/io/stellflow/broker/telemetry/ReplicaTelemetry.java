@@ -8,7 +8,7 @@ import io.stellflow.server.common.telemetry.InstrumentCallbacks;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The "Broker: replication" instruments of {@code spec/metrics.md} ({@link BrokerInstruments}
+ * The "Broker: replication" instruments of {@code docs/spec/metrics.md} ({@link BrokerInstruments}
  * {@code REPLICA_*}, {@code ISR_*}, {@code HIGH_WATERMARK_ADVANCE_COUNT}, {@code LEADER_CHANGE_COUNT},
  * {@code UNDER_REPLICATED_COUNT}, {@code UNDER_MIN_ISR_COUNT}, {@code OFFLINE_COUNT}).
  *

@@ -1,7 +1,7 @@
 package io.stellflow.broker.telemetry;
 
 /**
- * The hooks of the "Broker: replication" instruments of {@code spec/metrics.md}, called by the
+ * The hooks of the "Broker: replication" instruments of {@code docs/spec/metrics.md}, called by the
  * replica manager, the leader's follower-fetch path and the replica fetchers. {@link ReplicaTelemetry}
  * implements them with the dictionary's names; {@link #NOOP} is for brokers without telemetry and
  * for tests. ISR and leader changes also log {@link LogEvents#ISR_SHRUNK}, {@link

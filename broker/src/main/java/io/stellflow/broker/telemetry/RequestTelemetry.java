@@ -18,7 +18,7 @@ import io.stellflow.protocol.RequestHeader;
  * What the request pipeline reports when a request is answered: the request, Produce and Fetch
  * metrics ({@link BrokerMetrics}) and, with {@code tracing.enabled=true}, one server span per request
  * whose header carries a W3C {@code traceId} (32 hex) and {@code spanId} (16 hex), parented on the
- * caller's span (spec §3, fields 6-8).
+ * caller's span ({@code docs/spec/wire-protocol.md} §3, fields 6-8).
  *
  * <p>With tracing off, {@link #startSpan} returns null after one field read: no span, no context, no
  * allocation.

@@ -473,10 +473,10 @@ public final class Partition {
     }
 
     /**
-     * Leader side of a follower Fetch (spec §6.4, {@code replicaId >= 0}): records {@code fetchOffset}
-     * as the follower's LEO and whether it is caught up, advances the HW, and asks the ISR manager to
-     * look when a follower outside the ISR reached the HW. Called once per partition per follower
-     * Fetch, before the read.
+     * Leader side of a follower Fetch ({@code docs/spec/wire-protocol.md} §6.4, {@code replicaId >=
+     * 0}): records {@code fetchOffset} as the follower's LEO and whether it is caught up, advances
+     * the HW, and asks the ISR manager to look when a follower outside the ISR reached the HW.
+     * Called once per partition per follower Fetch, before the read.
      *
      * <p>A fetch offset outside [log start offset, log end offset] records nothing: the read answers
      * it {@code OFFSET_OUT_OF_RANGE}, and a follower that asks for offsets this leader does not have

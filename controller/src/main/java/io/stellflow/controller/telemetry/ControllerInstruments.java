@@ -8,8 +8,9 @@ import io.stellflow.server.common.telemetry.Instrument;
 import java.util.List;
 
 /**
- * The "Controller" instruments of the metrics dictionary ({@code spec/metrics.md}), all thirteen, with
- * their exact names, units and attribute keys; {@link ControllerTelemetry} registers them.
+ * The "Controller" instruments of the metrics dictionary ({@code docs/spec/metrics.md}), all
+ * thirteen, with their exact names, units and attribute keys; {@link ControllerTelemetry} registers
+ * them.
  *
  * <p>Thread-safety: constants only.
  */

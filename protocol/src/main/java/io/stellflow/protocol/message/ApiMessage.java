@@ -4,9 +4,10 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.BodyWriter;
 
 /**
- * A v0 request or response body (spec §6). {@link #write} appends the body only: no header, no frame
- * length. Every implementation also has a strict {@code static X read(ByteBuf body)} that consumes the
- * whole body and throws {@link io.stellflow.protocol.ProtocolException}.
+ * A v0 request or response body ({@code docs/spec/wire-protocol.md} §6). {@link #write} appends the
+ * body only: no header, no frame length. Every implementation also has a strict {@code static X
+ * read(ByteBuf body)} that consumes the whole body and throws {@link
+ * io.stellflow.protocol.ProtocolException}.
  *
  * <p>Implementations are immutable records and thread-safe, except that a record holding a
  * {@code ByteBuf} shares that buffer (see the record's javadoc for ownership).

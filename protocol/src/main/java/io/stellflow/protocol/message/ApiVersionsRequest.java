@@ -10,7 +10,8 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * ApiVersions request v0 (apiKey 0, spec §6.1). All fields are informational.
+ * ApiVersions request v0 (apiKey 0, {@code docs/spec/wire-protocol.md} §6.1). All fields are
+ * informational.
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST on any strict
  * decoding violation (spec §2).

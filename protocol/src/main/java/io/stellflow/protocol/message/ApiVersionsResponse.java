@@ -13,8 +13,8 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * ApiVersions response v0 (spec §6.1): one version range per implemented API, broker software name
- * and version, advertised features (non-null elements).
+ * ApiVersions response v0 ({@code docs/spec/wire-protocol.md} §6.1): one version range per
+ * implemented API, broker software name and version, advertised features (non-null elements).
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST on any strict
  * decoding violation.

@@ -12,11 +12,11 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * CreateTopic request v0 (apiKey 50, spec §6.14) and v1. Only topic and partitionCount matter for
- * CreateTopic v0; fields 3-7 are ignored (the Go SDK sends -1, -1, -1 and empty arrays). v1 (our
- * Java admin client, advertised by brokers of a cluster) appends field 8, {@code replicationFactor}
- * (int16; -1 = the broker's {@code default.replication.factor}). DeleteTopic (apiKey 51, §6.15) uses
- * the same v0 layout with only {@code topic} read.
+ * CreateTopic request v0 (apiKey 50, {@code docs/spec/wire-protocol.md} §6.14) and v1. Only topic
+ * and partitionCount matter for CreateTopic v0; fields 3-7 are ignored (the Go SDK sends -1, -1, -1
+ * and empty arrays). v1 (our Java admin client, advertised by brokers of a cluster) appends field
+ * 8, {@code replicationFactor} (int16; -1 = the broker's {@code default.replication.factor}).
+ * DeleteTopic (apiKey 51, §6.15) uses the same v0 layout with only {@code topic} read.
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST on any strict
  * decoding violation; partitionCount <= 0 is a body-level error left to the broker.

@@ -14,12 +14,13 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * CreateTopic response v0 and v1 (spec §6.14, same layout) and v2 (ours). topic must equal the
- * requested name. On success one entry per partition 0..partitionCount-1; on a topic-level error a
- * single entry {@code {-1, errorCode, -1}}. v2 appends {@code errorMessage} (nullable string: the
- * controller's reason for a topic-level error, null otherwise) and may carry the codes 28..31
- * ({@code INVALID_TOPIC}, {@code TOPIC_ALREADY_EXISTS}, {@code INVALID_PARTITIONS},
- * {@code INVALID_REPLICATION_FACTOR}); v0 and v1 carry {@code INVALID_REQUEST} (3) for them instead.
+ * CreateTopic response v0 and v1 ({@code docs/spec/wire-protocol.md} §6.14, same layout) and v2
+ * (ours). topic must equal the requested name. On success one entry per partition
+ * 0..partitionCount-1; on a topic-level error a single entry {@code {-1, errorCode, -1}}. v2
+ * appends {@code errorMessage} (nullable string: the controller's reason for a topic-level error,
+ * null otherwise) and may carry the codes 28..31 ({@code INVALID_TOPIC}, {@code
+ * TOPIC_ALREADY_EXISTS}, {@code INVALID_PARTITIONS}, {@code INVALID_REPLICATION_FACTOR}); v0 and v1
+ * carry {@code INVALID_REQUEST} (3) for them instead.
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST on any strict
  * decoding violation.

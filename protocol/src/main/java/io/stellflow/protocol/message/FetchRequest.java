@@ -15,8 +15,9 @@ import io.stellflow.protocol.ProtocolException;
 import java.util.List;
 
 /**
- * Fetch request v0 (apiKey 3, spec §6.4). replicaId -1 is a consumer, >= 0 a follower. Byte limits
- * (maxBytes, partitionMaxBytes) are soft caps in bytes; maxWaitMs is the long-poll ceiling in ms.
+ * Fetch request v0 (apiKey 3, {@code docs/spec/wire-protocol.md} §6.4). replicaId -1 is a consumer,
+ * >= 0 a follower. Byte limits (maxBytes, partitionMaxBytes) are soft caps in bytes; maxWaitMs is
+ * the long-poll ceiling in ms.
  *
  * <p>Immutable, thread-safe. {@link #read} is strict and enforces the §6.4 ranges: replicaId >= -1,
  * maxWaitMs >= 0, minBytes >= 0, maxBytes > 0, isolationLevel 0 or 1, partitionMaxBytes > 0,

@@ -14,11 +14,12 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * Fetch response v0 (spec §6.4): one entry per request topic and partition, in request order, never
- * omitted. Offsets (highWatermark, logStartOffset, lastStableOffset) are "next offset" bounds, -1 if
- * unknown. The bytes are {@link FetchResponseLayout}'s; this record is the reference codec (the
- * clients decode with it, tests encode with it); the broker writes its responses with {@link
- * FetchResponseEncoder}, which {@code FetchResponseEncoderTest} checks against this class.
+ * Fetch response v0 ({@code docs/spec/wire-protocol.md} §6.4): one entry per request topic and
+ * partition, in request order, never omitted. Offsets (highWatermark, logStartOffset,
+ * lastStableOffset) are "next offset" bounds, -1 if unknown. The bytes are {@link
+ * FetchResponseLayout}'s; this record is the reference codec (the clients decode with it, tests
+ * encode with it); the broker writes its responses with {@link FetchResponseEncoder}, which {@code
+ * FetchResponseEncoderTest} checks against this class.
  *
  * <p>Buffer ownership: {@link #write} copies the readable bytes of each {@code records} buffer without
  * consuming or releasing it, and writes a null {@code records} as length 0 (the broker always sends

@@ -18,7 +18,8 @@ import io.stellflow.protocol.record.RecordBatchLayout;
  * region, then {@link #v1RecordsBaseOffset}) and {@link #recordsLength}. {@link #failPartition} turns
  * the current partition back into an error entry with no records after the caller dropped what it had
  * added from {@link #recordsStart}. The topic and partition counts are the caller's promise: it
- * writes exactly that many entries (the request's, in request order, spec §6.4).
+ * writes exactly that many entries (the request's, in request order, {@code
+ * docs/spec/wire-protocol.md} §6.4).
  *
  * <p>No allocation, boxing or lambdas in any call (the encoder holds the buffer, the version and the
  * current entry's index), so one instance per evaluation serves every partition and batch. It never

@@ -7,11 +7,12 @@ import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.record.RecordBatchLayout;
 
 /**
- * Byte layout of a Fetch response body (apiKey 3), v0 (spec §6.4, frozen: the public SDKs speak it)
- * and v1 (Stellflow's own version, docs/protocol-additions.md; advertised as Fetch [0, 1]). All
- * integers big-endian; the body follows the 12-byte response header. This is the one description of
- * these bytes: {@link FetchResponseEncoder} writes them on the broker's hot path, {@link
- * FetchResponse} and {@link FetchResponseV1} are the reference codecs (the clients decode with them).
+ * Byte layout of a Fetch response body (apiKey 3), v0 ({@code docs/spec/wire-protocol.md} §6.4,
+ * frozen: the public SDKs speak it) and v1 (Stellflow's own version, docs/protocol-additions.md;
+ * advertised as Fetch [0, 1]). All integers big-endian; the body follows the 12-byte response
+ * header. This is the one description of these bytes: {@link FetchResponseEncoder} writes them on
+ * the broker's hot path, {@link FetchResponse} and {@link FetchResponseV1} are the reference codecs
+ * (the clients decode with them).
  *
  * <pre>
  * body (offsets from the body start)
@@ -65,7 +66,7 @@ import io.stellflow.protocol.record.RecordBatchLayout;
  * <p>Thread-safety: stateless.
  */
 public final class FetchResponseLayout {
-    /** Fetch v0: the spec's frozen layout. */
+    /** Fetch v0: the frozen layout of {@code docs/spec/wire-protocol.md} §6.4. */
     public static final short VERSION_0 = 0;
     /** Fetch v1: {@code recordsBaseOffset} added, stored batches untouched. */
     public static final short VERSION_1 = FetchResponseV1.VERSION;
@@ -140,7 +141,8 @@ public final class FetchResponseLayout {
     }
 
     /**
-     * The v0 baseOffsetDelta of a batch (spec §6.4 step 5): {@code batchBaseOffset - fetchOffset}.
+     * The v0 baseOffsetDelta of a batch ({@code docs/spec/wire-protocol.md} §6.4 step 5): {@code
+     * batchBaseOffset - fetchOffset}.
      *
      * @throws ArithmeticException if the difference does not fit an int32 (a bug: a partition's data
      *     never spans 2^31 offsets from the fetch offset within one response)

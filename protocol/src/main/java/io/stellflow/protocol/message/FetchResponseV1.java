@@ -17,11 +17,11 @@ import java.util.List;
 /**
  * Fetch response v1 body: Stellflow's own Fetch version for its client (and later followers),
  * advertised as Fetch [0, 1] in ApiVersions; the request is byte-identical to v0 with header
- * apiVersion 1. Same as the v0 response (spec §6.4) except that each partition carries {@code
- * recordsBaseOffset} (int64) just before {@code records}: the records are stored batches sent
- * untouched (the broker sends a partition's data as ONE file region instead of patching every
- * batch's bytes 0-3), and a record's offset is {@code recordsBaseOffset + baseOffsetDelta +
- * offsetDelta}.
+ * apiVersion 1. Same as the v0 response ({@code docs/spec/wire-protocol.md} §6.4) except that each
+ * partition carries {@code recordsBaseOffset} (int64) just before {@code records}: the records are
+ * stored batches sent untouched (the broker sends a partition's data as ONE file region instead of
+ * patching every batch's bytes 0-3), and a record's offset is {@code recordsBaseOffset +
+ * baseOffsetDelta + offsetDelta}.
  *
  * <pre>
  * sessionId               int32   always 0

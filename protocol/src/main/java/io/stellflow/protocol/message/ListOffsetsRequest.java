@@ -15,8 +15,8 @@ import io.stellflow.protocol.ProtocolException;
 import java.util.List;
 
 /**
- * ListOffsets request v0 (apiKey 4, spec §6.5). timestamp is in ms: {@link #EARLIEST_TIMESTAMP},
- * {@link #LATEST_TIMESTAMP} or >= 0 for a time lookup.
+ * ListOffsets request v0 (apiKey 4, {@code docs/spec/wire-protocol.md} §6.5). timestamp is in ms:
+ * {@link #EARLIEST_TIMESTAMP}, {@link #LATEST_TIMESTAMP} or >= 0 for a time lookup.
  *
  * <p>Immutable, thread-safe. {@link #read} is strict; isolationLevel other than 0 or 1 throws
  * ProtocolException INVALID_REQUEST. maxNumOffsets <= 0 and timestamps below -2 are per-partition

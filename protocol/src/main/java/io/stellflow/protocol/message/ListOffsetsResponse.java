@@ -15,8 +15,9 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * ListOffsets response v0 (spec §6.5): per partition the resolved offset (-1 on error), the record
- * timestamp in ms for time lookups (-1 otherwise) and up to maxNumOffsets consecutive offsets.
+ * ListOffsets response v0 ({@code docs/spec/wire-protocol.md} §6.5): per partition the resolved
+ * offset (-1 on error), the record timestamp in ms for time lookups (-1 otherwise) and up to
+ * maxNumOffsets consecutive offsets.
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST on any strict
  * decoding violation.

@@ -10,8 +10,9 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * Metadata request v0 (apiKey 1, spec §6.2). An empty {@code topics} list means all topics. The three
- * bools are ignored by the broker in v0 but must be 0 or 1 on the wire.
+ * Metadata request v0 (apiKey 1, {@code docs/spec/wire-protocol.md} §6.2). An empty {@code topics}
+ * list means all topics. The three bools are ignored by the broker in v0 but must be 0 or 1 on the
+ * wire.
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST for a null topic
  * or any strict decoding violation.

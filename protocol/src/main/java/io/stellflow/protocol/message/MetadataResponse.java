@@ -18,8 +18,8 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * Metadata response v0 (spec §6.2): cluster id, controller id (-1 if not among {@code brokers}),
- * live brokers and per-topic partition metadata.
+ * Metadata response v0 ({@code docs/spec/wire-protocol.md} §6.2): cluster id, controller id (-1 if
+ * not among {@code brokers}), live brokers and per-topic partition metadata.
  *
  * <p>Immutable, thread-safe. {@link #write} throws IllegalArgumentException for a null {@code host}
  * or {@code topic} (fields typed string). {@link #read} throws ProtocolException INVALID_REQUEST on

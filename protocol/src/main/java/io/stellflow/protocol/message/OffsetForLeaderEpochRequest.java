@@ -41,7 +41,7 @@ import java.util.List;
  *
  * <p>Immutable, thread-safe. {@link #read} is strict: a replicaId below -1 or an empty topic or
  * partition array throws {@link ProtocolException} INVALID_REQUEST (header-only answer), as do the
- * spec §2 decoding violations.
+ * {@code docs/spec/wire-protocol.md} §2 decoding violations.
  *
  * @param replicaId the asking broker's id, or -1
  * @param topics per topic, its partitions

@@ -22,7 +22,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Produce request v0 (apiKey 2, spec §6.3).
+ * Produce request v0 (apiKey 2, {@code docs/spec/wire-protocol.md} §6.3).
  *
  * <p>Buffer ownership: on {@link #read}, each {@link PartitionData#records()} is a slice of the body
  * buffer (no copy, no retain), valid only while the frame buffer is alive; retain it (or copy) to
@@ -51,7 +51,7 @@ public record ProduceRequest(String transactionalId, short acks, int timeoutMs, 
         }
     }
 
-    /** One partition: a RecordBatchSet (§7), or null. */
+    /** One partition: a RecordBatchSet ({@code docs/spec/wire-protocol.md} §7), or null. */
     public record PartitionData(int partition, ByteBuf records) {}
 
     @Override

@@ -13,9 +13,9 @@ import io.netty.buffer.ByteBuf;
 import java.util.List;
 
 /**
- * Produce response v0 (spec §6.3): one entry per request topic and partition, in request order.
- * baseOffset is the offset of the first record written (-1 on error); logAppendTimeMs is always -1 in
- * v0.
+ * Produce response v0 ({@code docs/spec/wire-protocol.md} §6.3): one entry per request topic and
+ * partition, in request order. baseOffset is the offset of the first record written (-1 on error);
+ * logAppendTimeMs is always -1 in v0.
  *
  * <p>Immutable, thread-safe. {@link #read} throws ProtocolException INVALID_REQUEST on any strict
  * decoding violation.

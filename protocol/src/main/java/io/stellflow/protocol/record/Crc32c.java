@@ -5,9 +5,10 @@ import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 
 /**
- * CRC-32C (Castagnoli) over a region of a {@link ByteBuf} without copying (spec §7.3): heap buffers
- * through their backing array, direct and composite buffers through {@link ByteBuf#nioBuffers(int,
- * int)} views. Check value: ASCII {@code 123456789} gives 0xE3069283.
+ * CRC-32C (Castagnoli) over a region of a {@link ByteBuf} without copying ({@code
+ * docs/spec/wire-protocol.md} §7.3): heap buffers through their backing array, direct and composite
+ * buffers through {@link ByteBuf#nioBuffers(int, int)} views. Check value: ASCII {@code 123456789}
+ * gives 0xE3069283.
  *
  * <p>Thread-safety: stateless (one {@link CRC32C} per thread, reset per call). Indexes of the buffer
  * are not changed.

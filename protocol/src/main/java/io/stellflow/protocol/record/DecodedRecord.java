@@ -5,9 +5,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One record as a consumer sees it (spec §6.4, §7.4): {@code offset = fetchOffset + baseOffsetDelta +
- * offsetDelta}, {@code timestampMs = baseTimestamp + timestampDelta} (ms since the epoch, CreateTime).
- * key and value are null when sent as null. equals and hashCode compare array contents.
+ * One record as a consumer sees it ({@code docs/spec/wire-protocol.md} §6.4, §7.4): {@code offset =
+ * fetchOffset + baseOffsetDelta + offsetDelta}, {@code timestampMs = baseTimestamp +
+ * timestampDelta} (ms since the epoch, CreateTime). key and value are null when sent as null.
+ * equals and hashCode compare array contents.
  *
  * <p>The arrays are not copied: treat them as immutable. Thread-safe if not mutated.
  */

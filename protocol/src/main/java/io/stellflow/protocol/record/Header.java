@@ -3,8 +3,8 @@ package io.stellflow.protocol.record;
 import java.util.Arrays;
 
 /**
- * One record header (spec §7.4): key is a nullable UTF-8 string (at most 32767 bytes), value nullable
- * bytes. equals and hashCode compare the value's content.
+ * One record header ({@code docs/spec/wire-protocol.md} §7.4): key is a nullable UTF-8 string (at
+ * most 32767 bytes), value nullable bytes. equals and hashCode compare the value's content.
  *
  * <p>The value array is not copied: treat it as immutable once built. Thread-safe if not mutated.
  */

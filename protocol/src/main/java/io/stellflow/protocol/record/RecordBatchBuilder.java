@@ -11,11 +11,11 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * Client-side writer of one uncompressed magic-1 batch (spec §7.1, §7.4), written straight into
- * {@code out} from its writerIndex at construction: baseOffsetDelta 0, partitionLeaderEpoch -1,
- * attributes 0, producerId/epoch/baseSequence -1, offsetDelta = index, timestampDelta = record time
- * minus baseTimestampMs. {@link #close()} fills batchLength, lastOffsetDelta, maxTimestamp,
- * recordCount and the CRC.
+ * Client-side writer of one uncompressed magic-1 batch ({@code docs/spec/wire-protocol.md} §7.1,
+ * §7.4), written straight into {@code out} from its writerIndex at construction: baseOffsetDelta 0,
+ * partitionLeaderEpoch -1, attributes 0, producerId/epoch/baseSequence -1, offsetDelta = index,
+ * timestampDelta = record time minus baseTimestampMs. {@link #close()} fills batchLength,
+ * lastOffsetDelta, maxTimestamp, recordCount and the CRC.
  *
  * <p>Not thread-safe: confined to the thread that builds the batch. {@code out} must not be written
  * by anyone else until {@link #close()}. The builder never releases {@code out} nor the key/value
@@ -115,7 +115,8 @@ public final class RecordBatchBuilder {
         if (v == null) {
             return false;
         }
-        // length, attributes, timestampDelta, offsetDelta, key, value, header count (spec §7.1)
+        // length, attributes, timestampDelta, offsetDelta, key, value, header count
+        // (docs/spec/wire-protocol.md §7.4, the record layout)
         v.putInt(at, size - RecordBatchLayout.RECORD_LENGTH_SIZE);
         v.put(at + 4, (byte) 0);
         v.putLong(at + 5, timestampMs - baseTimestampMs);

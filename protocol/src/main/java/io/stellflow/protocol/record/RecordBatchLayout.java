@@ -3,8 +3,9 @@ package io.stellflow.protocol.record;
 import io.netty.buffer.ByteBuf;
 
 /**
- * Byte layout of a magic-1 RecordBatch and its records (spec §7.1, §7.4, §7.5). All integers are
- * big-endian. Offsets are relative to the batch start ("batch offset").
+ * Byte layout of a magic-1 RecordBatch and its records ({@code docs/spec/wire-protocol.md} §7.1,
+ * §7.4, §7.5). All integers are big-endian. Offsets are relative to the batch start ("batch
+ * offset").
  *
  * <pre>
  *  0               4               8               12  13              17      19
@@ -111,7 +112,10 @@ public final class RecordBatchLayout {
         return buf.getInt(batchStart + BASE_OFFSET_DELTA_OFFSET);
     }
 
-    /** Rewrites bytes 0-3 (not covered by the CRC), as Fetch v0 and storage do (spec §6.4 step 5). */
+    /**
+     * Rewrites bytes 0-3 (not covered by the CRC), as Fetch v0 and storage do ({@code
+     * docs/spec/wire-protocol.md} §6.4 step 5).
+     */
     public static void setBaseOffsetDelta(ByteBuf buf, int batchStart, int baseOffsetDelta) {
         buf.setInt(batchStart + BASE_OFFSET_DELTA_OFFSET, baseOffsetDelta);
     }

@@ -12,12 +12,13 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Consumer-side reader of a RecordBatchSet from a Fetch v0 response (spec §6.4, §7.2). Every batch is
- * checked like {@link RecordBatchValidator#validateFetched} does (framing, magic, CRC, attributes,
- * counts, record structure; batches of a compacted log with fewer records than {@code
- * lastOffsetDelta + 1} and gaps in the offsetDeltas are legal), then its records are copied out as
- * {@link DecodedRecord}s with {@code offset = fetchOffset + baseOffsetDelta + offsetDelta}. Records below fetchOffset are not
- * dropped (spec §6.4: the SDKs hand them to the application too).
+ * Consumer-side reader of a RecordBatchSet from a Fetch v0 response ({@code
+ * docs/spec/wire-protocol.md} §6.4, §7.2). Every batch is checked like {@link
+ * RecordBatchValidator#validateFetched} does (framing, magic, CRC, attributes, counts, record
+ * structure; batches of a compacted log with fewer records than {@code lastOffsetDelta + 1} and
+ * gaps in the offsetDeltas are legal), then its records are copied out as {@link DecodedRecord}s
+ * with {@code offset = fetchOffset + baseOffsetDelta + offsetDelta}. Records below fetchOffset are
+ * not dropped (spec §6.4: the SDKs hand them to the application too).
  *
  * <p>Errors: throws {@link ProtocolException} with INVALID_RECORD for a truncated or malformed batch,
  * CORRUPT_MESSAGE for a CRC mismatch, FEATURE_NOT_ENABLED for a compressed batch. The buffer's indexes

@@ -12,9 +12,10 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 /**
- * Leader-side validation of a RecordBatchSet on Produce, spec §7.7 steps 1-7 plus the one-batch size
- * limit of step 8 ({@code MESSAGE_TOO_LARGE}). The first failure decides; checks run in spec step
- * order: the framing walk over all batches (step 2), then steps 3-7 batch by batch, then sizes.
+ * Leader-side validation of a RecordBatchSet on Produce, {@code docs/spec/wire-protocol.md} §7.7
+ * steps 1-7 plus the one-batch size limit of step 8 ({@code MESSAGE_TOO_LARGE}). The first failure
+ * decides; checks run in spec step order: the framing walk over all batches (step 2), then steps
+ * 3-7 batch by batch, then sizes.
  *
  * <p>Returns {@link Errors#NONE} or the first error code: {@link Errors#INVALID_RECORD} (structure,
  * magic, attributes, counts, records), {@link Errors#CORRUPT_MESSAGE} (CRC mismatch), {@link
@@ -54,7 +55,7 @@ public final class RecordBatchValidator {
     /**
      * As {@link #validate(ByteBuf, int)}; {@code transactionalIdPresent} says whether the Produce
      * request carried a non-null transactionalId, which a batch with the isTransactional bit requires
-     * (spec §7.5).
+     * ({@code docs/spec/wire-protocol.md} §7.5).
      */
     public static short validate(ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent) {
         return validate(recordSet, maxBatchBytes, transactionalIdPresent, false);
@@ -201,7 +202,7 @@ public final class RecordBatchValidator {
             return Errors.INVALID_RECORD;
         }
         if (codec != 0) {
-            return Errors.FEATURE_NOT_ENABLED; // spec 9.o: no codec is supported yet
+            return Errors.FEATURE_NOT_ENABLED; // decision 9.o of docs/spec/wire-protocol.md: no codec yet
         }
         int recordCount = b.getInt(batchStart + RecordBatchLayout.RECORD_COUNT_OFFSET); // step 6
         int lastOffsetDelta = b.getInt(batchStart + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);

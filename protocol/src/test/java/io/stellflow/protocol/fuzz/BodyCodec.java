@@ -29,8 +29,9 @@ import java.util.function.Predicate;
 
 /**
  * Every request and response body codec of {@code protocol/message}, per version with its own
- * layout (spec §6; OffsetForLeaderEpoch: {@code docs/protocol-additions.md}). Fetch v1 requests are
- * byte-identical to v0, DeleteTopic uses the CreateTopic layouts, CreateTopic response v1 is v0.
+ * layout ({@code docs/spec/wire-protocol.md} §6; OffsetForLeaderEpoch: {@code
+ * docs/protocol-additions.md}). Fetch v1 requests are byte-identical to v0, DeleteTopic uses the
+ * CreateTopic layouts, CreateTopic response v1 is v0.
  *
  * <p>For each: the strict reader, the writer of the same version, whether re-encoding a decoded
  * body must give back exactly its bytes (all but Fetch responses with a null records field, which

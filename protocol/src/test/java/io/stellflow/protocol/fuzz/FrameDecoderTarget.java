@@ -22,9 +22,10 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 /**
- * Fuzz target: a connection's inbound byte stream through {@link FrameDecoder} (spec §1.1-1.3), in
- * an {@link EmbeddedChannel}, cut into reads of fuzzed sizes and buffer kinds, optionally read in
- * place into the decoder's {@link FrameDecoder#readTarget} as the broker's transports do.
+ * Fuzz target: a connection's inbound byte stream through {@link FrameDecoder} ({@code
+ * docs/spec/wire-protocol.md} §1.1-1.3), in an {@link EmbeddedChannel}, cut into reads of fuzzed
+ * sizes and buffer kinds, optionally read in place into the decoder's {@link
+ * FrameDecoder#readTarget} as the broker's transports do.
  *
  * <p>Input: byte 0 holds flags: bit 0 the response decoder ({@link FrameDecoder#forResponses}) instead
  * of the request one, bits 1-2 the request limit (10, 64, 4096 or {@value Frames#MAX_FRAME_LENGTH}

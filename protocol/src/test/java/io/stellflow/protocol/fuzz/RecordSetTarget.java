@@ -19,10 +19,10 @@ import java.util.List;
 import java.util.zip.CRC32C;
 
 /**
- * Fuzz target: a RecordBatchSet (spec §7) through {@link RecordBatchValidator} (Produce and fetched
- * validation) and the views over a validated set: {@link RecordBatchValidator#batchCount}, {@link
- * RecordBatchValidator#totalRecordCount}, {@link RecordBatchReader#decode} and {@link
- * RecordBatchReader#nextOffset}.
+ * Fuzz target: a RecordBatchSet ({@code docs/spec/wire-protocol.md} §7) through {@link
+ * RecordBatchValidator} (Produce and fetched validation) and the views over a validated set: {@link
+ * RecordBatchValidator#batchCount}, {@link RecordBatchValidator#totalRecordCount}, {@link
+ * RecordBatchReader#decode} and {@link RecordBatchReader#nextOffset}.
  *
  * <p>Input: byte 0 selects the buffer kind ({@link FuzzBuffers#fromInput}); byte 1 holds flags: bit
  * 0 a transactionalId is present, bits 1-2 pick maxBatchBytes (unlimited, 86, 200, 16384), bit 3

@@ -13,9 +13,10 @@ import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 
 /**
- * Fuzz target: a request payload (spec §3, header v2; v0 and v1 must be refused) through {@link
- * RequestHeader#peekApiKey}, {@link RequestHeader#peekCorrelationId} and {@link RequestHeader#read},
- * and the same bytes as a response header ({@link ResponseHeader#read}, spec §4.1).
+ * Fuzz target: a request payload ({@code docs/spec/wire-protocol.md} §3, header v2; v0 and v1 must
+ * be refused) through {@link RequestHeader#peekApiKey}, {@link RequestHeader#peekCorrelationId} and
+ * {@link RequestHeader#read}, and the same bytes as a response header ({@link ResponseHeader#read},
+ * spec §4.1).
  *
  * <p>Input: byte 0 selects the buffer kind ({@link FuzzBuffers#fromInput}), the rest is the payload.
  *

@@ -33,12 +33,13 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The seed corpora of the protocol fuzz targets, made from VALID inputs: the golden vectors of spec
- * §10, the worked examples of {@code docs/protocol-additions.md}, and real encodings of typical
- * messages and record batches (several topics and partitions, nulls, empty arrays, non-ASCII
- * strings, headers, idempotent, transactional, compacted and compressed-flag batches). Committed
- * under {@code src/test/resources/io/stellflow/protocol/fuzz/} where Jazzer and {@link ShortRun}
- * read them; {@code SeedFilesTest} checks the files are these bytes and rewrites them with {@code
+ * The seed corpora of the protocol fuzz targets, made from VALID inputs: the golden vectors of
+ * {@code docs/spec/wire-protocol.md} §10, the worked examples of {@code
+ * docs/protocol-additions.md}, and real encodings of typical messages and record batches (several
+ * topics and partitions, nulls, empty arrays, non-ASCII strings, headers, idempotent,
+ * transactional, compacted and compressed-flag batches). Committed under {@code
+ * src/test/resources/io/stellflow/protocol/fuzz/} where Jazzer and {@link ShortRun} read them;
+ * {@code SeedFilesTest} checks the files are these bytes and rewrites them with {@code
  * -Dstellflow.fuzz.writeSeeds=true}.
  *
  * <p>Every input starts with the buffer selector byte ({@link FuzzBuffers#fromInput}); record set

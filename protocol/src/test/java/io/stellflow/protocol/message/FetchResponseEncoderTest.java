@@ -24,15 +24,18 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link FetchResponseEncoder} against the golden frames (spec §10's G7 for v0, {@link
- * FetchResponseV1Test#G8} for v1), written both ways a broker does it: copy mode (the batches in the
- * same buffer) and zero-copy (only the encoder's bytes in a head buffer, batches beside it as
- * "regions", here spliced back in the order the broker writes them); against the reference codecs
- * {@link FetchResponse} and {@link FetchResponseV1} for seeded random responses; against {@link
- * FetchResponseLayout#validate}; and for allocation.
+ * {@link FetchResponseEncoder} against the golden frames ({@code docs/spec/wire-protocol.md} §10's
+ * G7 for v0, {@link FetchResponseV1Test#G8} for v1), written both ways a broker does it: copy mode
+ * (the batches in the same buffer) and zero-copy (only the encoder's bytes in a head buffer,
+ * batches beside it as "regions", here spliced back in the order the broker writes them); against
+ * the reference codecs {@link FetchResponse} and {@link FetchResponseV1} for seeded random
+ * responses; against {@link FetchResponseLayout#validate}; and for allocation.
  */
 class FetchResponseEncoderTest {
-    /** Spec §10 G7: the Fetch v0 response to G4 (correlationId 3), batches at 100 and 101. */
+    /**
+     * {@code docs/spec/wire-protocol.md} §10 G7: the Fetch v0 response to G4 (correlationId 3),
+     * batches at 100 and 101.
+     */
     static final String G7 = GoldenVectors.G7;
 
     private final Bufs bufs = new Bufs();

@@ -18,16 +18,20 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Fetch v1 response: byte-exact in both directions against a golden frame (spec §10's G7 with
- * {@code recordsBaseOffset} 100 inserted before the records, which keep their stored deltas 0 and
- * 1), offsets counted from recordsBaseOffset, strict decoding.
+ * Fetch v1 response: byte-exact in both directions against a golden frame ({@code
+ * docs/spec/wire-protocol.md} §10's G7 with {@code recordsBaseOffset} 100 inserted before the
+ * records, which keep their stored deltas 0 and 1), offsets counted from recordsBaseOffset, strict
+ * decoding.
  */
 class FetchResponseV1Test {
     /** Response frame, correlationId 3: topic "orders" partition 0, HW 102, two stored G2 batches. */
     static final String G8 =
             "0000016e000000030002000000000000000000000000000100066f7264657273000000010000000000000000000000000066000000000000000000000000000000660000000000000000000000640000012000000000000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e00000001000000880000000301a99a047f00000000000000000196b37c740000000196b37c7400ffffffffffffffffffffffffffff0000000100000053000000000000000000000000000000000a6f726465722d313030310000000e7b22616d6f756e74223a3139397d00000001000c636f6e74656e742d74797065000000106170706c69636174696f6e2f6a736f6e";
 
-    /** The spec's G2 batch (one record), stored: baseOffsetDelta = delta, partitionLeaderEpoch 3. */
+    /**
+     * The G2 batch of {@code docs/spec/wire-protocol.md} §7.8 (one record), stored:
+     * baseOffsetDelta = delta, partitionLeaderEpoch 3.
+     */
     static final String G2 = GoldenVectors.G2;
 
     private final Bufs bufs = new Bufs();

@@ -17,7 +17,10 @@ import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Strict body decoding (spec §2) and the request-level range checks of §6.3-§6.5. */
+/**
+ * Strict body decoding ({@code docs/spec/wire-protocol.md} §2) and the request-level range checks
+ * of §6.3-§6.5.
+ */
 class MessageStrictnessTest {
     private final Bufs bufs = new Bufs();
 

@@ -8,7 +8,10 @@ import io.stellflow.protocol.support.Bufs;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** CRC-32C check value (spec §7.3) on every buffer kind, at a non-zero index. */
+/**
+ * CRC-32C check value ({@code docs/spec/wire-protocol.md} §7.3) on every buffer kind, at a non-zero
+ * index.
+ */
 class Crc32cTest {
     private final Bufs bufs = new Bufs();
 

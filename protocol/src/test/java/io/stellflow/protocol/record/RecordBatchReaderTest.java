@@ -40,7 +40,8 @@ class RecordBatchReaderTest {
 
     @Test
     void offsetsAreFetchOffsetPlusBaseOffsetDeltaPlusOffsetDelta() {
-        // Spec §6.4 last example: fetchOffset 105, stored bases 103 (4 records) and 107.
+        // docs/spec/wire-protocol.md §6.4 last example: fetchOffset 105, stored bases 103 (4
+        // records) and 107.
         ByteBuf set = bufs.heap();
         appendBatch(set, 4, -2);
         appendBatch(set, 2, 2);

@@ -13,7 +13,10 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** Spec §7.7 steps 1-7 and the one-batch size limit, one rule per test. */
+/**
+ * {@code docs/spec/wire-protocol.md} §7.7 steps 1-7 and the one-batch size limit, one rule per
+ * test.
+ */
 class RecordBatchValidatorTest {
     private static final int MAX = 1 << 20;
     private static final long TS = 1_746_768_000_000L;

@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * One row of the metrics dictionary ({@code spec/metrics.md}) as this code registers it: the
+ * One row of the metrics dictionary ({@code docs/spec/metrics.md}) as this code registers it: the
  * OpenTelemetry instrument name, its kind, its UCUM unit and the attribute keys it may carry.
  * The broker's ({@code BrokerInstruments}) and the controller's ({@code ControllerInstruments})
  * instrument lists are made of these; their tests compare them with the dictionary.

@@ -12,9 +12,9 @@ import java.util.Properties;
 import java.util.Set;
 
 /**
- * The validated telemetry settings of a server process (issue 7, {@code spec/metrics.md}): a broker or
- * combined node reads every key; a controller-only node exports metrics only (the {@code tracing.*}
- * keys are read and validated there too, and unused).
+ * The validated telemetry settings of a server process (issue 7, {@code docs/spec/metrics.md}): a
+ * broker or combined node reads every key; a controller-only node exports metrics only (the {@code
+ * tracing.*} keys are read and validated there too, and unused).
  *
  * <table>
  *   <caption>Keys</caption>

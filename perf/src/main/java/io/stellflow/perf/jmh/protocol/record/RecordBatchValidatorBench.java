@@ -22,9 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * Produce-path validation of 1 MiB of 1 KiB records (one batch, as the producer builds it with
- * batch.size 1 MiB) in a direct buffer: {@code validate} (spec §7.7 steps 1-7, CRC-32C over the
- * batch) versus the CRC-32C alone, to show what the checks cost beyond the checksum. Values from
- * SplittableRandom(42). Time per MiB; the score's inverse is MiB/s.
+ * batch.size 1 MiB) in a direct buffer: {@code validate} ({@code docs/spec/wire-protocol.md} §7.7
+ * steps 1-7, CRC-32C over the batch) versus the CRC-32C alone, to show what the checks cost beyond
+ * the checksum. Values from SplittableRandom(42). Time per MiB; the score's inverse is MiB/s.
  *
  * <p>{@code buffers}: {@code pooled} validates the pooled buffer itself every time; {@code mixed}
  * takes turns with a slice of it and a copy in a leak detector's wrapper, the buffer classes a broker
