@@ -1,6 +1,7 @@
 package io.stellflow.broker;
 
 import static io.stellflow.server.common.telemetry.PrometheusScrape.scrape;
+import static io.stellflow.server.common.telemetry.PrometheusScrape.scrapeOrEmpty;
 import static io.stellflow.server.common.telemetry.PrometheusScrape.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -16,14 +17,12 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -97,11 +96,14 @@ class ControllerMetricsScrapeTest {
                     .isZero();
             assertThat(value(after, "stellflow_metadata_log_append_latency_milliseconds_count"))
                     .isEqualTo(appends + 1);
-            awaitTrue(
-                    () -> value(scrapeQuietly(server.metricsPort()), "stellflow_metadata_delta_broadcast_count_total")
-                            > deltas,
+            Wait.untilPasses(
+                    WAIT,
+                    () -> assertThat(value(
+                                    scrapeOrEmpty(server.metricsPort()),
+                                    "stellflow_metadata_delta_broadcast_count_total"))
+                            .isGreaterThan(deltas),
                     "the topic's delta sent to the broker");
-            awaitTrue(() -> hasSnapshot(dir.resolve("data-metadata")), "a metadata snapshot");
+            Wait.until(WAIT, () -> hasSnapshot(dir.resolve("data-metadata")), "a metadata snapshot");
         }
         try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
             String text = PrometheusScrape.fetch(server.metricsPort(), "text/plain");
@@ -134,16 +136,14 @@ class ControllerMetricsScrapeTest {
                 continue;
             }
             rows++;
-            String family = family(row);
+            String family = PrometheusScrape.family(row);
             assertThat(types.get(family)).as(row.name()).isEqualTo(row.kind());
             assertThat(units.get(family)).as(row.name()).isEqualTo(row.unit().equals("ms") ? "milliseconds" : null);
             Set<String> expectedLabels = new HashSet<>();
             for (String a : row.attributes()) {
                 expectedLabels.add(a.replace('.', '_'));
             }
-            List<String> names = row.kind().equals("histogram")
-                    ? List.of(family + "_bucket", family + "_sum", family + "_count")
-                    : List.of(row.kind().equals("counter") ? family + "_total" : family);
+            List<String> names = PrometheusScrape.sampleNames(row);
             for (String name : names) {
                 List<Sample> series =
                         samples.stream().filter(s -> s.name().equals(name)).toList();
@@ -167,32 +167,6 @@ class ControllerMetricsScrapeTest {
             }
         }
         assertThat(rows).isEqualTo(13);
-    }
-
-    /** The Prometheus metric family of a dictionary row: dots to underscores, ms as {@code _milliseconds}. */
-    private static String family(MetricsDictionary.Row row) {
-        String base = row.name().replace('.', '_');
-        return row.unit().equals("ms") ? base + "_milliseconds" : base;
-    }
-
-    private static List<Sample> scrapeQuietly(int port) {
-        try {
-            return scrape(port);
-        } catch (Exception e) {
-            return new ArrayList<>();
-        }
-    }
-
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        // condition may also throw an AssertionError (a series not scraped yet): keep waiting then
-        Wait.untilPasses(
-                WAIT,
-                () -> {
-                    if (!condition.getAsBoolean()) {
-                        throw new AssertionError("not yet: " + what);
-                    }
-                },
-                what);
     }
 
     /** Whether Ratis wrote a snapshot ({@code <metadata.log.dir>/<group>/sm/snapshot.<term>_<index>}). */

@@ -2,6 +2,7 @@ package io.stellflow.perf;
 
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.client.StellflowAdmin;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Properties;
@@ -21,5 +22,12 @@ final class InProcessBroker {
         p.setProperty("log.dirs", dir.resolve("data").toString());
         p.setProperty("controller.quorum.election.timeout.ms", "100");
         return StellflowServer.start(BrokerConfig.fromProperties(p));
+    }
+
+    /** An admin client on {@code server}'s listener; the caller closes it. */
+    static StellflowAdmin admin(StellflowServer server) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "127.0.0.1:" + server.port());
+        return new StellflowAdmin(p);
     }
 }

@@ -3,20 +3,16 @@ package io.stellflow.perf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.testsupport.IntegrationTest;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
-import java.util.Properties;
+import java.util.Arrays;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /** {@code stellflow-perf.sh produce --producers N} against a real broker in-process on 127.0.0.1:0. */
 @IntegrationTest
@@ -108,62 +104,36 @@ class PerfCommandProducersTest {
 
     @Test
     void producersMustBePositiveAndPerThreadProducersCannotExportMetrics() {
-        StringWriter err = new StringWriter();
-        int rc = Cli.commandLine(new PerfCommand())
-                .setErr(new PrintWriter(err))
-                .execute(
-                        "produce",
-                        "--bootstrap-server",
-                        bootstrap,
-                        "--topic",
-                        "t",
-                        "--num-records",
-                        "5",
-                        "--producers",
-                        "0");
-        assertThat(rc).isEqualTo(2);
-        assertThat(err.toString()).contains("--producers must be >= 1");
-        rc = Cli.commandLine(new PerfCommand())
-                .setErr(new PrintWriter(err))
-                .execute(
-                        "produce",
-                        "--bootstrap-server",
-                        bootstrap,
-                        "--topic",
-                        "t",
-                        "--num-records",
-                        "5",
-                        "--producers",
-                        "2",
-                        "--producer-per-thread",
-                        "--metrics-port",
-                        "0");
-        assertThat(rc).isEqualTo(2);
-        assertThat(err.toString()).contains("not with --producer-per-thread");
+        String[] produce = {"produce", "--bootstrap-server", bootstrap, "--topic", "t", "--num-records", "5"};
+        PerfRun none = PerfRun.of(with(produce, "--producers", "0"));
+        assertThat(none.exit()).isEqualTo(2);
+        assertThat(none.err()).contains("--producers must be >= 1");
+        PerfRun exported =
+                PerfRun.of(with(produce, "--producers", "2", "--producer-per-thread", "--metrics-port", "0"));
+        assertThat(exported.exit()).isEqualTo(2);
+        assertThat(exported.err()).contains("not with --producer-per-thread");
+    }
+
+    private static String[] with(String[] args, String... more) {
+        String[] all = Arrays.copyOf(args, args.length + more.length);
+        System.arraycopy(more, 0, all, args.length, more.length);
+        return all;
     }
 
     private long logEndOffset(String topic, int partition) {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", bootstrap);
-        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+        try (StellflowAdmin admin = InProcessBroker.admin(server)) {
             return admin.listOffsets(new TopicPartition(topic, partition), StellflowAdmin.LATEST);
         }
     }
 
     private void createTopic(String name, int partitions) throws Exception {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", bootstrap);
-        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+        try (StellflowAdmin admin = InProcessBroker.admin(server)) {
             admin.createTopic(name, partitions);
         }
     }
 
     /** Runs {@code bin/stellflow-perf.sh} in-process; returns its JSON result (the command must succeed). */
-    private JsonNode perf(String... args) throws Exception {
-        StringWriter out = new StringWriter();
-        CommandLine cl = Cli.commandLine(new PerfCommand());
-        cl.setOut(new PrintWriter(out));
-        assertThat(cl.execute(args)).isZero();
-        return new ObjectMapper().readTree(out.toString().strip());
+    private static JsonNode perf(String... args) throws Exception {
+        return PerfRun.of(args).json();
     }
 }

@@ -2,12 +2,12 @@ package io.stellflow.perf;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
-import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,16 +33,10 @@ class PerfEndToEndTest {
         server.close();
     }
 
-    private Properties props() {
-        Properties p = new Properties();
-        p.setProperty("bootstrap.servers", bootstrap);
-        return p;
-    }
-
     @Test
     void endToEndModeReceivesEveryRecordFromSeveralProducers() throws Exception {
         createTopic("e2e", 2);
-        com.fasterxml.jackson.databind.JsonNode result = perf(
+        JsonNode result = perf(
                 "end-to-end",
                 "--bootstrap-server",
                 bootstrap,
@@ -71,7 +65,7 @@ class PerfEndToEndTest {
     @Test
     void produceWarmupRecordsAreSentButLeftOutOfTheResult() throws Exception {
         createTopic("warm", 1);
-        com.fasterxml.jackson.databind.JsonNode result = perf(
+        JsonNode result = perf(
                 "produce",
                 "--bootstrap-server",
                 bootstrap,
@@ -95,39 +89,32 @@ class PerfEndToEndTest {
         // Latency from the due time, and from the send for a record sent early in a burst: at least
         // a round trip to the broker, never a negative span clamped to 1 us.
         assertThat(result.get("p50_ms").asDouble()).isGreaterThan(0.01);
-        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+        try (StellflowAdmin admin = InProcessBroker.admin(server)) {
             assertThat(admin.listOffsets(new TopicPartition("warm", 0), StellflowAdmin.LATEST))
                     .as("every record, warm-up included, is in the log")
                     .isEqualTo(3000);
         }
-        int bad = Cli.commandLine(new PerfCommand())
-                .setErr(new java.io.PrintWriter(new java.io.StringWriter()))
-                .execute(
-                        "produce",
-                        "--bootstrap-server",
-                        bootstrap,
-                        "--topic",
-                        "warm",
-                        "--num-records",
-                        "5",
-                        "--warmup-records",
-                        "5");
-        assertThat(bad).as("warm-up must leave records to measure").isEqualTo(2);
+        PerfRun bad = PerfRun.of(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "warm",
+                "--num-records",
+                "5",
+                "--warmup-records",
+                "5");
+        assertThat(bad.exit()).as("warm-up must leave records to measure").isEqualTo(2);
     }
 
     private void createTopic(String name, int partitions) throws Exception {
-        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+        try (StellflowAdmin admin = InProcessBroker.admin(server)) {
             admin.createTopic(name, partitions);
         }
     }
 
     /** Runs {@code bin/stellflow-perf.sh} in-process; returns its JSON result (the command must succeed). */
-    private com.fasterxml.jackson.databind.JsonNode perf(String... args) throws Exception {
-        java.io.StringWriter out = new java.io.StringWriter();
-        picocli.CommandLine cl = Cli.commandLine(new PerfCommand());
-        cl.setOut(new java.io.PrintWriter(out));
-        assertThat(cl.execute(args)).isZero();
-        return new com.fasterxml.jackson.databind.ObjectMapper()
-                .readTree(out.toString().strip());
+    private static JsonNode perf(String... args) throws Exception {
+        return PerfRun.of(args).json();
     }
 }

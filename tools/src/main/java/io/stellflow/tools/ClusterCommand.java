@@ -1,19 +1,15 @@
 package io.stellflow.tools;
 
-import io.stellflow.controller.ControllerClient;
-import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.BrokerDescription;
 import io.stellflow.controller.proto.DescribeClusterResponse;
 import io.stellflow.controller.proto.ErrorCode;
-import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -29,29 +25,18 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Cluster id, active controller and the registered brokers: id, fenced, rack, epoch, listeners.")
 public final class ClusterCommand implements Callable<Integer> {
-    @Option(
-            names = {"--bootstrap-controller", "--bootstrap-server"},
-            required = true,
-            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
-    String bootstrap;
-
-    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
-    long timeoutMs;
+    @Mixin
+    ControllerOptions controller;
 
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() {
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try (ControllerClient c = ControllerClient.builder(bootstrap)
-                .requestTimeout(Duration.ofMillis(timeoutMs))
-                .build()) {
+        return controller.run(spec, (c, out, err) -> {
             DescribeClusterResponse r = c.describeCluster();
             if (r.getError() != ErrorCode.NONE) {
-                err.println("error: " + r.getError() + " " + r.getErrorMessage());
-                return 1;
+                return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
             }
             out.printf(
                     "ClusterId: %s%nActiveController: %d%nMetadataOffset: %d%n",
@@ -75,10 +60,7 @@ public final class ClusterCommand implements Callable<Integer> {
             }
             out.flush();
             return 0;
-        } catch (ControllerUnavailableException e) {
-            err.println("error: " + e.getMessage());
-            return 1;
-        }
+        });
     }
 
     public static void main(String[] args) {

@@ -1,7 +1,5 @@
 package io.stellflow.tools;
 
-import io.stellflow.controller.ControllerClient;
-import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.AlterableConfig;
 import io.stellflow.controller.proto.ConfigOpType;
 import io.stellflow.controller.proto.DescribeConfigsResponse;
@@ -9,8 +7,6 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.server.common.topic.TopicConfigRules;
-import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -18,6 +14,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -38,11 +35,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Describes and alters topic config overrides (retention.ms, segment.bytes, cleanup.policy, ...).")
 public final class ConfigsCommand implements Callable<Integer> {
-    @Option(
-            names = {"--bootstrap-controller", "--bootstrap-server"},
-            required = true,
-            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
-    String bootstrap;
+    @Mixin
+    ControllerOptions controller;
 
     @Option(names = "--entity-type", defaultValue = "topics", description = "Only 'topics' (default ${DEFAULT-VALUE})")
     String entityType;
@@ -77,9 +71,6 @@ public final class ConfigsCommand implements Callable<Integer> {
     @Option(names = "--delete-config", split = ",", description = "key[,key...] to remove (with --alter)")
     List<String> delete;
 
-    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
-    long timeoutMs;
-
     @Spec
     CommandSpec spec;
 
@@ -98,17 +89,12 @@ public final class ConfigsCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--add-config and --delete-config go with --alter");
         }
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try (ControllerClient c = ControllerClient.builder(bootstrap)
-                .requestTimeout(Duration.ofMillis(timeoutMs))
-                .build()) {
+        return controller.run(spec, (c, out, err) -> {
             Map<String, String> config;
             if (action.describe) {
                 DescribeConfigsResponse r = c.describeConfigs(topic);
                 if (r.getError() != ErrorCode.NONE) {
-                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
-                    return 1;
+                    return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
                 }
                 config = r.getConfigMap();
             } else {
@@ -126,8 +112,7 @@ public final class ConfigsCommand implements Callable<Integer> {
                 }
                 IncrementalAlterConfigsResponse r = c.incrementalAlterConfigs(req.build());
                 if (r.getError() != ErrorCode.NONE) {
-                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
-                    return 1;
+                    return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
                 }
                 out.println("Completed updating config for topic " + topic + ".");
                 config = r.getConfigMap();
@@ -139,10 +124,7 @@ public final class ConfigsCommand implements Callable<Integer> {
             new TreeMap<>(config).forEach((k, v) -> out.println("  " + k + "=" + v));
             out.flush();
             return 0;
-        } catch (ControllerUnavailableException e) {
-            err.println("error: " + e.getMessage());
-            return 1;
-        }
+        });
     }
 
     /** {@code [a,b]} -> {@code a,b} (Kafka's list syntax); anything else as given. */

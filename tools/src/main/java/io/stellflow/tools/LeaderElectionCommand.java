@@ -1,20 +1,17 @@
 package io.stellflow.tools;
 
-import io.stellflow.controller.ControllerClient;
-import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.ElectLeadersRequest;
 import io.stellflow.controller.proto.ElectLeadersResponse;
 import io.stellflow.controller.proto.ElectionTopicPartitions;
 import io.stellflow.controller.proto.ElectionType;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.PartitionElectionResult;
-import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -45,11 +42,8 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Preferred or unclean leader election for some or all partitions.")
 public final class LeaderElectionCommand implements Callable<Integer> {
-    @Option(
-            names = {"--bootstrap-controller", "--bootstrap-server"},
-            required = true,
-            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
-    String bootstrap;
+    @Mixin
+    ControllerOptions controller;
 
     @Option(
             names = "--election-type",
@@ -66,9 +60,6 @@ public final class LeaderElectionCommand implements Callable<Integer> {
 
     @Option(names = "--all-topic-partitions", description = "Every partition of every topic")
     boolean all;
-
-    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
-    long timeoutMs;
 
     @Spec
     CommandSpec spec;
@@ -103,15 +94,10 @@ public final class LeaderElectionCommand implements Callable<Integer> {
             }
             req.addTopics(tp);
         }
-        PrintWriter out = spec.commandLine().getOut();
-        PrintWriter err = spec.commandLine().getErr();
-        try (ControllerClient c = ControllerClient.builder(bootstrap)
-                .requestTimeout(Duration.ofMillis(timeoutMs))
-                .build()) {
+        return controller.run(spec, (c, out, err) -> {
             ElectLeadersResponse r = c.electLeaders(req.build());
             if (r.getError() != ErrorCode.NONE) {
-                err.println("error: " + r.getError() + " " + r.getErrorMessage());
-                return 1;
+                return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
             }
             int elected = 0;
             int notNeeded = 0;
@@ -139,10 +125,7 @@ public final class LeaderElectionCommand implements Callable<Integer> {
                 return 1;
             }
             return 0;
-        } catch (ControllerUnavailableException e) {
-            err.println("error: " + e.getMessage());
-            return 1;
-        }
+        });
     }
 
     public static void main(String[] args) {

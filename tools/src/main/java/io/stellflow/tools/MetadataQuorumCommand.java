@@ -1,17 +1,13 @@
 package io.stellflow.tools;
 
-import io.stellflow.controller.ControllerClient;
-import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.DescribeQuorumResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.VoterState;
-import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
@@ -28,14 +24,8 @@ import picocli.CommandLine.Spec;
         description = "Describes the controller (metadata) quorum.",
         subcommands = {MetadataQuorumCommand.Describe.class})
 public final class MetadataQuorumCommand {
-    @Option(
-            names = {"--bootstrap-controller", "--bootstrap-server"},
-            required = true,
-            description = "Control-plane host:port list of the controllers (controller.quorum.bootstrap.servers)")
-    String bootstrap;
-
-    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
-    long timeoutMs;
+    @Mixin
+    ControllerOptions controller;
 
     @Command(name = "describe", description = "Cluster id, voters, leader, term, committed index, lag per voter")
     static final class Describe implements Callable<Integer> {
@@ -47,15 +37,10 @@ public final class MetadataQuorumCommand {
 
         @Override
         public Integer call() {
-            PrintWriter out = spec.commandLine().getOut();
-            PrintWriter err = spec.commandLine().getErr();
-            try (ControllerClient c = ControllerClient.builder(parent.bootstrap)
-                    .requestTimeout(Duration.ofMillis(parent.timeoutMs))
-                    .build()) {
+            return parent.controller.run(spec, (c, out, err) -> {
                 DescribeQuorumResponse r = c.describeQuorum();
                 if (r.getError() != ErrorCode.NONE) {
-                    err.println("error: " + r.getError() + " " + r.getErrorMessage());
-                    return 1;
+                    return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
                 }
                 out.printf(
                         "ClusterId: %s%nLeaderId: %d%nTerm: %d%nCommittedIndex: %d%nLastIndex: %d%n",
@@ -79,10 +64,7 @@ public final class MetadataQuorumCommand {
                 }
                 out.flush();
                 return 0;
-            } catch (ControllerUnavailableException e) {
-                err.println("error: " + e.getMessage());
-                return 1;
-            }
+            });
         }
     }
 

@@ -16,8 +16,6 @@ import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.testsupport.IntegrationTest;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,16 +41,8 @@ class ControllerToolsTest {
     @TempDir
     Path dir;
 
-    /** Exit status, stdout and stderr of one command line. */
-    record Run(int exit, String out, String err) {}
-
-    static Run run(Object command, String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        CommandLine cl =
-                new CommandLine(command).setOut(new PrintWriter(out, true)).setErr(new PrintWriter(err, true));
-        int exit = cl.execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    static ToolRun run(Object command, String... args) {
+        return ToolRun.run(new CommandLine(command), args);
     }
 
     static long field(String out, String name) {
@@ -134,7 +124,7 @@ class ControllerToolsTest {
                     q = client.describeQuorum();
                 }
 
-                Run quorum = run(new MetadataQuorumCommand(), "--bootstrap-controller", bootstrap, "describe");
+                ToolRun quorum = run(new MetadataQuorumCommand(), "--bootstrap-controller", bootstrap, "describe");
                 assertThat(quorum.exit()).as(quorum.err()).isZero();
                 assertThat(quorum.err()).isEmpty();
                 DescribeQuorumResponse after = client.describeQuorum();
@@ -163,7 +153,7 @@ class ControllerToolsTest {
                     assertThat(row.get(5)).isEqualTo(id == leader ? "Leader" : "Follower");
                 }
 
-                Run cluster = run(new ClusterCommand(), "--bootstrap-controller", bootstrap);
+                ToolRun cluster = run(new ClusterCommand(), "--bootstrap-controller", bootstrap);
                 assertThat(cluster.exit()).as(cluster.err()).isZero();
                 assertThat(cluster.out()).startsWith("ClusterId: tools-test\n");
                 assertThat(field(cluster.out(), "ActiveController")).isEqualTo(leader);
@@ -186,15 +176,15 @@ class ControllerToolsTest {
     @Test
     void withNoControllerReachableBothToolsFailWithAClearErrorAndStatus1() throws Exception {
         String nothing = "127.0.0.1:" + LoopbackPorts.pick(1)[0];
-        Run quorum =
+        ToolRun quorum =
                 run(new MetadataQuorumCommand(), "--bootstrap-controller", nothing, "--timeout-ms", "300", "describe");
         assertThat(quorum.exit()).isEqualTo(1);
         assertThat(quorum.out()).isEmpty();
         assertThat(quorum.err()).startsWith("error: DescribeQuorum: no active controller answered within 300 ms");
-        Run cluster = run(new ClusterCommand(), "--bootstrap-controller", nothing, "--timeout-ms", "300");
+        ToolRun cluster = run(new ClusterCommand(), "--bootstrap-controller", nothing, "--timeout-ms", "300");
         assertThat(cluster.exit()).isEqualTo(1);
         assertThat(cluster.err()).startsWith("error: DescribeCluster: no active controller answered within 300 ms");
-        Run bad = run(new ClusterCommand());
+        ToolRun bad = run(new ClusterCommand());
         assertThat(bad.exit()).isEqualTo(2);
         assertThat(bad.err()).contains("Missing required option: '--bootstrap-controller");
     }
@@ -211,7 +201,7 @@ class ControllerToolsTest {
                         .getTopics(0)
                         .getError())
                 .isEqualTo(ErrorCode.NONE);
-        Run alter = run(
+        ToolRun alter = run(
                 new ConfigsCommand(),
                 "--bootstrap-controller",
                 bootstrap,
@@ -234,11 +224,12 @@ class ControllerToolsTest {
                 .containsExactlyInAnyOrderEntriesOf(
                         Map.of("cleanup.policy", "compact,delete", "retention.ms", "1000", "segment.bytes", "4096"));
 
-        Run describe = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "cfg", "--describe");
+        ToolRun describe =
+                run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "cfg", "--describe");
         assertThat(describe.exit()).as(describe.err()).isZero();
         assertThat(describe.out()).isEqualTo(alter.out().substring(alter.out().indexOf('\n') + 1));
 
-        Run bad = run(
+        ToolRun bad = run(
                 new ConfigsCommand(),
                 "--bootstrap-controller",
                 bootstrap,
@@ -251,10 +242,11 @@ class ControllerToolsTest {
         assertThat(bad.err()).startsWith("error: INVALID_CONFIG").contains("segment.bytes=10 must be >= 1024");
         assertThat(active.image().topic("cfg").config()).containsEntry("retention.ms", "1000");
 
-        Run unknown = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "nope", "--describe");
+        ToolRun unknown =
+                run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "nope", "--describe");
         assertThat(unknown.exit()).isEqualTo(1);
         assertThat(unknown.err()).startsWith("error: UNKNOWN_TOPIC_OR_PARTITION");
-        Run nothing = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "cfg", "--alter");
+        ToolRun nothing = run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "cfg", "--alter");
         assertThat(nothing.exit()).isEqualTo(2);
         assertThat(nothing.err()).contains("--alter needs --add-config and/or --delete-config");
     }

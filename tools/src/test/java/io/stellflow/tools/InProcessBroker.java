@@ -13,13 +13,31 @@ import java.util.Properties;
 final class InProcessBroker {
     private InProcessBroker() {}
 
-    /** Starts a broker whose data goes under {@code dir}; the caller closes it. */
+    /** Starts broker 0 whose data goes under {@code dir}, with a 100 ms election timeout; the caller closes it. */
     static StellflowServer start(Path dir) throws IOException {
-        Properties p = new Properties();
+        Properties p = base(dir);
         p.setProperty("broker.id", "0");
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        p.setProperty("log.dirs", dir.resolve("data").toString());
         p.setProperty("controller.quorum.election.timeout.ms", "100");
         return StellflowServer.start(BrokerConfig.fromProperties(p));
+    }
+
+    /**
+     * Starts a node for the topics commands' tests: its data under {@code dir}, the broker id left to
+     * the combined-mode default, the NIO transport, no metrics exporter and a 200 ms election timeout;
+     * the caller closes it.
+     */
+    static StellflowServer startNio(Path dir) throws IOException {
+        Properties p = base(dir);
+        p.setProperty("transport", "nio");
+        p.setProperty("metrics.exporter", "none");
+        p.setProperty("controller.quorum.election.timeout.ms", "200");
+        return StellflowServer.start(BrokerConfig.fromProperties(p));
+    }
+
+    private static Properties base(Path dir) {
+        Properties p = new Properties();
+        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        p.setProperty("log.dirs", dir.resolve("data").toString());
+        return p;
     }
 }

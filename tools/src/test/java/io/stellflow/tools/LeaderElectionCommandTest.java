@@ -7,8 +7,6 @@ import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.testsupport.IntegrationTest;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,16 +25,19 @@ class LeaderElectionCommandTest {
     @TempDir
     Path dir;
 
-    record Run(int exit, String out, String err) {}
+    static ToolRun run(String... args) {
+        return ToolRun.run(new CommandLine(new LeaderElectionCommand()), args);
+    }
 
-    static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = new CommandLine(new LeaderElectionCommand())
-                .setOut(new PrintWriter(out, true))
-                .setErr(new PrintWriter(err, true))
-                .execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    /** {@code --bootstrap-controller <bootstrap> --election-type <type> <scope...>}. */
+    static ToolRun elect(String bootstrap, String type, String... scope) {
+        String[] args = new String[4 + scope.length];
+        args[0] = "--bootstrap-controller";
+        args[1] = bootstrap;
+        args[2] = "--election-type";
+        args[3] = type;
+        System.arraycopy(scope, 0, args, 4, scope.length);
+        return run(args);
     }
 
     @Test
@@ -76,7 +77,7 @@ class LeaderElectionCommandTest {
                     });
             List<String> usageErrors = new ArrayList<>();
             for (String[] args : usage) {
-                Run r = run(args);
+                ToolRun r = run(args);
                 assertThat(r.exit()).as(String.join(" ", args)).isEqualTo(2);
                 assertThat(r.out()).isEmpty();
                 usageErrors.add(r.err().lines().findFirst().orElse(""));
@@ -92,8 +93,7 @@ class LeaderElectionCommandTest {
             assertThat(s.image().offset()).as("nothing written").isEqualTo(offset);
 
             // Every preferred replica leads: nothing to do, status 0.
-            Run none =
-                    run("--bootstrap-controller", bootstrap, "--election-type", "PREFERRED", "--all-topic-partitions");
+            ToolRun none = elect(bootstrap, "PREFERRED", "--all-topic-partitions");
             assertThat(none.exit()).as(none.err()).isZero();
             assertThat(none.out().lines().toList())
                     .hasSize(4)
@@ -111,15 +111,7 @@ class LeaderElectionCommandTest {
                 }
             }
             String part = String.valueOf(p1);
-            Run notAvailable = run(
-                    "--bootstrap-controller",
-                    bootstrap,
-                    "--election-type",
-                    "preferred",
-                    "--topic",
-                    "lt",
-                    "--partition",
-                    part);
+            ToolRun notAvailable = elect(bootstrap, "preferred", "--topic", "lt", "--partition", part);
             assertThat(notAvailable.exit()).isEqualTo(1);
             assertThat(notAvailable.out())
                     .startsWith(
@@ -131,15 +123,7 @@ class LeaderElectionCommandTest {
             isr.add(1);
             assertThat(s.alterIsr("lt", p1, isr).getError()).isEqualTo(ErrorCode.NONE);
             int epochBefore = s.partition("lt", p1).leaderEpoch();
-            Run elected = run(
-                    "--bootstrap-controller",
-                    bootstrap,
-                    "--election-type",
-                    "preferred",
-                    "--topic",
-                    "lt",
-                    "--partition",
-                    part);
+            ToolRun elected = elect(bootstrap, "preferred", "--topic", "lt", "--partition", part);
             assertThat(elected.exit()).as(elected.err()).isZero();
             assertThat(s.partition("lt", p1).leader()).isEqualTo(1);
             assertThat(s.partition("lt", p1).leaderEpoch()).isEqualTo(epochBefore + 1);
@@ -154,15 +138,7 @@ class LeaderElectionCommandTest {
             s.fence(l0);
             PartitionImage off = s.partition("lt", 0);
             assertThat(off.leader()).isEqualTo(PartitionImage.NO_LEADER);
-            Run unclean = run(
-                    "--bootstrap-controller",
-                    bootstrap,
-                    "--election-type",
-                    "unclean",
-                    "--topic",
-                    "lt",
-                    "--partition",
-                    "0");
+            ToolRun unclean = elect(bootstrap, "unclean", "--topic", "lt", "--partition", "0");
             assertThat(unclean.exit()).as(unclean.err()).isZero();
             PartitionImage now = s.partition("lt", 0);
             assertThat(now.isr()).containsExactly(now.leader());
@@ -170,7 +146,7 @@ class LeaderElectionCommandTest {
                     .isEqualTo("lt-0: elected leader " + now.leader() + " (leader epoch " + (off.leaderEpoch() + 1)
                             + ")\n" + "unclean election: 1 elected, 0 not needed, 0 failed\n");
 
-            Run unknown = run("--bootstrap-controller", bootstrap, "--election-type", "preferred", "--topic", "nope");
+            ToolRun unknown = elect(bootstrap, "preferred", "--topic", "nope");
             assertThat(unknown.exit()).isEqualTo(1);
             assertThat(unknown.out()).startsWith("nope: UNKNOWN_TOPIC_OR_PARTITION: no topic 'nope'\n");
         }
@@ -179,14 +155,7 @@ class LeaderElectionCommandTest {
     @Test
     void withNoControllerReachableItFailsWithStatus1() throws Exception {
         String nothing = "127.0.0.1:" + LoopbackPorts.pick(1)[0];
-        Run r = run(
-                "--bootstrap-controller",
-                nothing,
-                "--timeout-ms",
-                "300",
-                "--election-type",
-                "preferred",
-                "--all-topic-partitions");
+        ToolRun r = elect(nothing, "preferred", "--timeout-ms", "300", "--all-topic-partitions");
         assertThat(r.exit()).isEqualTo(1);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).startsWith("error: ElectLeaders: no active controller answered within 300 ms");

@@ -3,14 +3,10 @@ package io.stellflow.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.StellflowServer;
-import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.testsupport.IntegrationTest;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
-import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,29 +20,15 @@ class TopicsCommandConfigTest {
     @TempDir
     Path dir;
 
-    record Run(int exit, String out, String err) {}
-
-    static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Tools.commandLine(new TopicsCommand())
-                .setOut(new PrintWriter(out, true))
-                .setErr(new PrintWriter(err, true))
-                .execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    static ToolRun run(String... args) {
+        return ToolRun.run(Tools.commandLine(new TopicsCommand()), args);
     }
 
     @Test
     void createWithConfigGoesToTheControllerAndTheBrokersLogsUseIt() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        p.setProperty("log.dirs", dir.resolve("data").toString());
-        p.setProperty("transport", "nio");
-        p.setProperty("metrics.exporter", "none");
-        p.setProperty("controller.quorum.election.timeout.ms", "200");
-        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+        try (StellflowServer server = InProcessBroker.startNio(dir)) {
             String controller = server.controller().rpcEndpoint();
-            Run ok = run(
+            ToolRun ok = run(
                     "--bootstrap-controller",
                     controller,
                     "--create",
@@ -75,7 +57,7 @@ class TopicsCommandConfigTest {
                 assertThat(hosted.log().config().cleanupPolicy().compact()).isTrue();
             }
 
-            Run bad = run(
+            ToolRun bad = run(
                     "--bootstrap-controller",
                     controller,
                     "--create",
@@ -90,11 +72,11 @@ class TopicsCommandConfigTest {
             assertThat(server.controller().image().topic("mistuned")).isNull();
 
             String broker = "127.0.0.1:" + server.port();
-            Run viaBroker =
+            ToolRun viaBroker =
                     run("--bootstrap-server", broker, "--create", "--topic", "x", "--config", "segment.bytes=2048");
             assertThat(viaBroker.exit()).isEqualTo(2);
             assertThat(viaBroker.err()).contains("--config needs --bootstrap-controller");
-            Run both = run("--bootstrap-server", broker, "--bootstrap-controller", controller, "--list");
+            ToolRun both = run("--bootstrap-server", broker, "--bootstrap-controller", controller, "--list");
             assertThat(both.exit()).isEqualTo(2);
             assertThat(both.err()).contains("exactly one of --bootstrap-server and --bootstrap-controller");
         }
@@ -102,20 +84,15 @@ class TopicsCommandConfigTest {
 
     @Test
     void alterPartitionsOnlyIncreasesAndRefusesBadInputWritingNothing() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        p.setProperty("log.dirs", dir.resolve("data").toString());
-        p.setProperty("transport", "nio");
-        p.setProperty("metrics.exporter", "none");
-        p.setProperty("controller.quorum.election.timeout.ms", "200");
-        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+        try (StellflowServer server = InProcessBroker.startNio(dir)) {
             String controller = server.controller().rpcEndpoint();
-            Run created =
+            ToolRun created =
                     run("--bootstrap-controller", controller, "--create", "--topic", "growing", "--partitions", "2");
             assertThat(created.exit()).as(created.err()).isZero();
             TopicImage before = server.controller().image().topic("growing");
 
-            Run grown = run("--bootstrap-controller", controller, "--alter", "--topic", "growing", "--partitions", "4");
+            ToolRun grown =
+                    run("--bootstrap-controller", controller, "--alter", "--topic", "growing", "--partitions", "4");
             assertThat(grown.exit()).as(grown.err()).isZero();
             assertThat(grown.out()).isEqualTo("Topic growing now has 4 partition(s).\n");
             TopicImage after = server.controller().image().topic("growing");
@@ -130,14 +107,15 @@ class TopicsCommandConfigTest {
 
             long offset = server.controller().image().offset();
             for (String total : new String[] {"3", "4"}) {
-                Run refused = run(
+                ToolRun refused = run(
                         "--bootstrap-controller", controller, "--alter", "--topic", "growing", "--partitions", total);
                 assertThat(refused.exit()).isEqualTo(1);
                 assertThat(refused.err())
                         .startsWith("error: CreatePartitions growing refused: INVALID_PARTITIONS")
                         .contains("topic has 4");
             }
-            Run unknown = run("--bootstrap-controller", controller, "--alter", "--topic", "nope", "--partitions", "3");
+            ToolRun unknown =
+                    run("--bootstrap-controller", controller, "--alter", "--topic", "nope", "--partitions", "3");
             assertThat(unknown.exit()).isEqualTo(1);
             assertThat(unknown.err()).startsWith("error: CreatePartitions nope refused: UNKNOWN_TOPIC_OR_PARTITION");
             assertThat(server.controller().image().offset())
@@ -146,10 +124,10 @@ class TopicsCommandConfigTest {
             assertThat(server.controller().image().topic("growing").partitions())
                     .hasSize(4);
 
-            Run noCount = run("--bootstrap-controller", controller, "--alter", "--topic", "growing");
+            ToolRun noCount = run("--bootstrap-controller", controller, "--alter", "--topic", "growing");
             assertThat(noCount.exit()).isEqualTo(2);
             assertThat(noCount.err()).contains("--alter needs --partitions");
-            Run viaBroker = run(
+            ToolRun viaBroker = run(
                     "--bootstrap-server",
                     "127.0.0.1:" + server.port(),
                     "--alter",

@@ -3,12 +3,8 @@ package io.stellflow.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.StellflowServer;
-import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.testsupport.IntegrationTest;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
-import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -23,27 +19,13 @@ class TopicsCommandErrorsTest {
     @TempDir
     Path dir;
 
-    record Run(int exit, String out, String err) {}
-
-    static Run run(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = Tools.commandLine(new TopicsCommand())
-                .setOut(new PrintWriter(out, true))
-                .setErr(new PrintWriter(err, true))
-                .execute(args);
-        return new Run(exit, out.toString(), err.toString());
+    static ToolRun run(String... args) {
+        return ToolRun.run(Tools.commandLine(new TopicsCommand()), args);
     }
 
     @Test
     void badCreatesFailWithTheirOwnReasonAndCreateNothing() throws Exception {
-        Properties p = new Properties();
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        p.setProperty("log.dirs", dir.resolve("data").toString());
-        p.setProperty("transport", "nio");
-        p.setProperty("metrics.exporter", "none");
-        p.setProperty("controller.quorum.election.timeout.ms", "200");
-        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+        try (StellflowServer server = InProcessBroker.startNio(dir)) {
             String broker = "127.0.0.1:" + server.port();
             String controller = server.controller().rpcEndpoint();
 
@@ -56,17 +38,17 @@ class TopicsCommandErrorsTest {
                 {"--bootstrap-controller", controller, "--partitions", "0"}
             }) {
                 String[] args = {bad[0], bad[1], "--create", "--topic", "never", bad[2], bad[3]};
-                Run r = run(args);
+                ToolRun r = run(args);
                 assertThat(r.exit()).as(String.join(" ", args) + "\n" + r.err()).isEqualTo(2);
                 assertThat(r.err()).contains(bad[2] + " must be at least 1, got " + bad[3]);
                 assertThat(r.out()).isEmpty();
             }
 
-            Run created = run("--bootstrap-server", broker, "--create", "--topic", "a_b", "--partitions", "2");
+            ToolRun created = run("--bootstrap-server", broker, "--create", "--topic", "a_b", "--partitions", "2");
             assertThat(created.exit()).as(created.err()).isZero();
             assertThat(created.out()).isEqualTo("Created topic a_b with 2 partition(s).\n");
 
-            Run collision = run("--bootstrap-server", broker, "--create", "--topic", "a.b");
+            ToolRun collision = run("--bootstrap-server", broker, "--create", "--topic", "a.b");
             assertThat(collision.exit()).isEqualTo(1);
             assertThat(collision.err())
                     .startsWith("error: CreateTopic a.b refused: the topic exists with another partition count, or"
@@ -74,26 +56,27 @@ class TopicsCommandErrorsTest {
                     .contains("a_b")
                     .contains("(TOPIC_ALREADY_EXISTS 29)");
 
-            Run otherCount = run("--bootstrap-server", broker, "--create", "--topic", "a_b", "--partitions", "3");
+            ToolRun otherCount = run("--bootstrap-server", broker, "--create", "--topic", "a_b", "--partitions", "3");
             assertThat(otherCount.exit()).isEqualTo(1);
             assertThat(otherCount.err())
                     .contains("topic exists with 2 partition(s), not 3")
                     .contains("(TOPIC_ALREADY_EXISTS 29)");
 
-            Run badName = run("--bootstrap-server", broker, "--create", "--topic", "no spaces!");
+            ToolRun badName = run("--bootstrap-server", broker, "--create", "--topic", "no spaces!");
             assertThat(badName.exit()).isEqualTo(1);
             assertThat(badName.err())
                     .startsWith("error: CreateTopic no spaces! refused: illegal topic name")
                     .contains("illegal character")
                     .contains("(INVALID_TOPIC 28)");
 
-            Run tooWide = run("--bootstrap-server", broker, "--create", "--topic", "wide", "--replication-factor", "4");
+            ToolRun tooWide =
+                    run("--bootstrap-server", broker, "--create", "--topic", "wide", "--replication-factor", "4");
             assertThat(tooWide.exit()).isEqualTo(1);
             assertThat(tooWide.err())
                     .startsWith("error: CreateTopic wide refused: invalid replication factor")
                     .contains("(INVALID_REPLICATION_FACTOR 31)");
 
-            Run list = run("--bootstrap-server", broker, "--list");
+            ToolRun list = run("--bootstrap-server", broker, "--list");
             assertThat(list.exit()).as(list.err()).isZero();
             assertThat(list.out()).isEqualTo("a_b\n");
         }

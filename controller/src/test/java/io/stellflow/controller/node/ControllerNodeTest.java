@@ -1,6 +1,7 @@
 package io.stellflow.controller.node;
 
-import static io.stellflow.server.common.telemetry.PrometheusScrape.scrape;
+import static io.stellflow.server.common.telemetry.PrometheusScrape.sampleNames;
+import static io.stellflow.server.common.telemetry.PrometheusScrape.scrapeOrEmpty;
 import static io.stellflow.server.common.telemetry.PrometheusScrape.value;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -18,13 +19,11 @@ import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -55,9 +54,11 @@ class ControllerNodeTest {
     void aControllerOnlyNodeExportsTheControllerInstrumentsOnItsOwnEndpoint() throws Exception {
         try (ControllerNode node = ControllerNode.start(ControllerNode.Config.fromProperties(props()))) {
             assertThat(node.metricsPort()).isPositive();
-            awaitTrue(() -> node.controller().isActive(), "the controller active");
-            awaitTrue(
-                    () -> value(scrapeQuietly(node.metricsPort()), "stellflow_controller_active") == 1,
+            Wait.until(WAIT, () -> node.controller().isActive(), "the controller active");
+            Wait.untilPasses(
+                    WAIT,
+                    () -> assertThat(value(scrapeOrEmpty(node.metricsPort()), "stellflow_controller_active"))
+                            .isEqualTo(1),
                     "controller.active = 1");
             try (ControllerClient client =
                     ControllerClient.builder(node.controller().rpcEndpoint()).build()) {
@@ -130,35 +131,9 @@ class ControllerNodeTest {
         Set<String> names = new HashSet<>();
         for (MetricsDictionary.Row row : dictionary.values()) {
             if (row.section().equals("Controller")) {
-                String base = row.name().replace('.', '_');
-                String family = row.unit().equals("ms") ? base + "_milliseconds" : base;
-                switch (row.kind()) {
-                    case "counter" -> names.add(family + "_total");
-                    case "gauge" -> names.add(family);
-                    default -> names.addAll(List.of(family + "_bucket", family + "_sum", family + "_count"));
-                }
+                names.addAll(sampleNames(row));
             }
         }
         return names;
-    }
-
-    private static List<Sample> scrapeQuietly(int port) {
-        try {
-            return scrape(port);
-        } catch (Exception e) {
-            return new ArrayList<>();
-        }
-    }
-
-    private static void awaitTrue(BooleanSupplier condition, String what) throws InterruptedException {
-        // condition may also throw an AssertionError (a series not scraped yet): keep waiting then
-        Wait.untilPasses(
-                WAIT,
-                () -> {
-                    if (!condition.getAsBoolean()) {
-                        throw new AssertionError("not yet: " + what);
-                    }
-                },
-                what);
     }
 }

@@ -32,6 +32,18 @@ public final class PrometheusScrape {
         return parse(fetch(port, "text/plain"));
     }
 
+    /**
+     * {@link #scrape}, or no samples while the endpoint cannot be scraped (not up yet, or a scrape
+     * that failed): for polling until a series appears.
+     */
+    public static List<Sample> scrapeOrEmpty(int port) {
+        try {
+            return scrape(port);
+        } catch (Exception e) {
+            return new ArrayList<>();
+        }
+    }
+
     /** The body of {@code GET /metrics} in the format {@code accept} asks for (text or OpenMetrics). */
     public static String fetch(int port, String accept) throws Exception {
         HttpClient http =
@@ -84,6 +96,32 @@ public final class PrometheusScrape {
                 .as(name + " " + List.of(labelPairs) + " in " + names(samples))
                 .hasSize(1);
         return matching.get(0).value();
+    }
+
+    /**
+     * The Prometheus metric family of a metrics dictionary row: dots to underscores, unit {@code ms}
+     * as the suffix {@code _milliseconds}.
+     */
+    public static String family(MetricsDictionary.Row row) {
+        String base = row.name().replace('.', '_');
+        return row.unit().equals("ms") ? base + "_milliseconds" : base;
+    }
+
+    /**
+     * The sample names a dictionary row is exported under: {@code <family>_total} for a counter, the
+     * family for a gauge, {@code _bucket}, {@code _sum} and {@code _count} (in that order) for a
+     * histogram.
+     *
+     * @throws IllegalArgumentException for any other kind
+     */
+    public static List<String> sampleNames(MetricsDictionary.Row row) {
+        String family = family(row);
+        return switch (row.kind()) {
+            case "counter" -> List.of(family + "_total");
+            case "gauge" -> List.of(family);
+            case "histogram" -> List.of(family + "_bucket", family + "_sum", family + "_count");
+            default -> throw new IllegalArgumentException("kind '" + row.kind() + "' of " + row.name());
+        };
     }
 
     private static List<String> names(List<Sample> samples) {

@@ -1,0 +1,55 @@
+package io.stellflow.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.controller.proto.ErrorCode;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+class ControllerOptionsTest {
+
+    @Test
+    void everyControllerToolTakesBothBootstrapAliasesAndTheSameTimeoutDefault() {
+        ClusterCommand cluster = new ClusterCommand();
+        new CommandLine(cluster).parseArgs("--bootstrap-server", "h:1");
+        assertThat(cluster.controller.bootstrap).isEqualTo("h:1");
+        assertThat(cluster.controller.timeoutMs).isEqualTo(15_000L);
+
+        ConfigsCommand configs = new ConfigsCommand();
+        new CommandLine(configs)
+                .parseArgs("--bootstrap-controller", "h:2", "--timeout-ms", "300", "--topic", "t", "--describe");
+        assertThat(configs.controller.bootstrap).isEqualTo("h:2");
+        assertThat(configs.controller.timeoutMs).isEqualTo(300L);
+
+        LeaderElectionCommand election = new LeaderElectionCommand();
+        new CommandLine(election)
+                .parseArgs("--bootstrap-controller", "h:3", "--election-type", "preferred", "--all-topic-partitions");
+        assertThat(election.controller.bootstrap).isEqualTo("h:3");
+
+        MetadataQuorumCommand quorum = new MetadataQuorumCommand();
+        new CommandLine(quorum).parseArgs("--bootstrap-controller", "h:4", "--timeout-ms", "7", "describe");
+        assertThat(quorum.controller.bootstrap).isEqualTo("h:4");
+        assertThat(quorum.controller.timeoutMs).isEqualTo(7L);
+    }
+
+    @Test
+    void aMissingBootstrapIsAUsageErrorNamingTheOption() {
+        StringWriter err = new StringWriter();
+        int rc = Tools.commandLine(new LeaderElectionCommand())
+                .setErr(new PrintWriter(err))
+                .execute("--election-type", "preferred", "--all-topic-partitions");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).startsWith("Missing required option: '--bootstrap-controller=<bootstrap>'");
+    }
+
+    @Test
+    void aRefusalPrintsTheCodeAndMessageAndExits1() {
+        StringWriter err = new StringWriter();
+        PrintWriter w = new PrintWriter(err, true);
+        assertThat(ControllerOptions.refused(w, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "no topic 'x'"))
+                .isEqualTo(1);
+        assertThat(err.toString()).isEqualTo("error: UNKNOWN_TOPIC_OR_PARTITION no topic 'x'" + System.lineSeparator());
+    }
+}
