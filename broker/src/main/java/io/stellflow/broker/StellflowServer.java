@@ -26,6 +26,7 @@ import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.topic.BrokerMetadata;
+import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.server.ControllerServer;
@@ -75,7 +76,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one acceptor and {@code num.network.threads} Netty event loops (framing and socket I/O
  * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
- * {@link AppendService}), one timer-wheel thread for parked Fetches, and no thread per parked Fetch.
+ * {@link AppendService}), one timer-wheel thread for parked Fetches, one {@code
+ * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), and no thread per parked Fetch.
  *
  * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code docs/spec/metrics.md} on a Prometheus
  * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}), with the
@@ -129,6 +131,8 @@ public final class StellflowServer implements AutoCloseable {
     private final CompletableFuture<Void> joined = new CompletableFuture<>();
     /** ISR shrink/expand and HW checkpoints of the led partitions; null until {@link #startReplication}. */
     private LeaderReplicationTasks replication;
+    /** Recovers partitions failed by a full disk in place; null until started, or when disabled. */
+    private DiskFullRecovery diskFullRecovery;
 
     private StellflowServer(BrokerConfig config, BrokerAssembly parts, Transport transport, BrokerTelemetry telemetry) {
         this.config = config;
@@ -213,7 +217,8 @@ public final class StellflowServer implements AutoCloseable {
      * Leader-side replication of a cluster broker, before the first metadata arrives: the replica
      * manager's settings ({@code min.insync.replicas}), the ISR manager ({@code
      * replica.lag.time.max.ms}) and the periodic HW checkpoint ({@code
-     * replica.high.watermark.checkpoint.interval.ms}).
+     * replica.high.watermark.checkpoint.interval.ms}); and the in-place recovery of partitions
+     * failed by a full disk ({@code log.dir.failure.retry.ms}, {@link DiskFullRecovery}).
      */
     private void startReplication() {
         ReplicaManager replicas = parts.replicas();
@@ -240,6 +245,15 @@ public final class StellflowServer implements AutoCloseable {
                 replicas::forEachHostedPartition,
                 config.highWatermarkCheckpointIntervalMs());
         replication.start();
+        if (config.logDirFailureRetryMs() > 0) {
+            diskFullRecovery = new DiskFullRecovery(
+                    replicas::forEachHostedPartition,
+                    config.logDirFailureRetryMs(),
+                    config.messageMaxBytes(),
+                    DiskFullRecovery.FreeSpace.SYSTEM,
+                    System::currentTimeMillis);
+            diskFullRecovery.start();
+        }
     }
 
     /**
@@ -450,6 +464,7 @@ public final class StellflowServer implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 requestPool.shutdownNow();
             }
+            BrokerAssembly.closeQuietly(diskFullRecovery); // no reopen while the logs close
             if (appends != null) {
                 appends.close();
             }

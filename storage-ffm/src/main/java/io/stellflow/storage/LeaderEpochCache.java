@@ -133,6 +133,22 @@ final class LeaderEpochCache {
         entries.clear();
     }
 
+    /**
+     * Takes the history of {@code loaded}, a cache of the same directory that {@link LogLoader} just
+     * loaded and reconciled with the log ({@link UnifiedLog#reopen}), including whether it still
+     * needs a write.
+     */
+    synchronized void replaceWith(LeaderEpochCache loaded) {
+        List<Entry> fresh = loaded.entries();
+        entries.clear();
+        entries.addAll(fresh);
+        dirty = loaded.isDirty();
+    }
+
+    private synchronized boolean isDirty() {
+        return dirty;
+    }
+
     /** Writes the checkpoint file if anything changed since the last write. */
     synchronized void flush() throws IOException {
         if (!dirty) {

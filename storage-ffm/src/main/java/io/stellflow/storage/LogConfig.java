@@ -237,6 +237,15 @@ public record LogConfig(
         return builder().build();
     }
 
+    /**
+     * Bytes a new segment's indexes take on disk when it is created or rolled: the offset index and
+     * the time index, both allocated at their whole preallocated size ({@link FileAllocator}).
+     * About 2.5 x {@code log.index.size.max.bytes}; what a roll needs free besides the batch.
+     */
+    public long preallocatedIndexBytes() {
+        return indexMaxBytes + TimeIndexLayout.maxBytesFor(indexMaxBytes);
+    }
+
     /** A builder with every key at its default. */
     public static Builder builder() {
         return new Builder();

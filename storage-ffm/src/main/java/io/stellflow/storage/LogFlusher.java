@@ -37,6 +37,16 @@ final class LogFlusher {
         this.recoveryPoint = recoveryPoint;
     }
 
+    /**
+     * The log was reloaded in place ({@link UnifiedLog#reopen}): the recovery point is the loaded
+     * one, and both checkpoints are written again at the next {@link #writeCheckpoints}.
+     */
+    void reloaded(long loadedRecoveryPoint) {
+        recoveryPoint = loadedRecoveryPoint;
+        checkpointedRecoveryPoint = -1;
+        checkpointedLogStartOffset = -1;
+    }
+
     /** A topic config change: the flush policy takes the new values (counts since the last flush stay). */
     void reconfigure(LogConfig config) {
         policy.reconfigure(config);

@@ -215,6 +215,30 @@ final class LogSegments {
         return old;
     }
 
+    /**
+     * Replaces the whole state with a freshly loaded one ({@link UnifiedLog#reopen}: the log was
+     * recovered in place). The end offset is lowered first (when the new one is lower) and published
+     * last, so a lock-free reader never pairs an end offset with a list that lacks its segment.
+     * Write lock.
+     *
+     * @param loaded the segments as loaded, oldest first, at least one
+     * @return the previous segments, for the caller to dispose of
+     */
+    LogSegment[] reload(LogSegment[] loaded, long newStartOffset, long newEndOffset, int newLatestEpoch) {
+        if (loaded.length == 0) {
+            throw new IllegalArgumentException("a log has at least one segment");
+        }
+        LogSegment[] old = segments;
+        if (newEndOffset < endOffset) {
+            endOffset = newEndOffset;
+        }
+        segments = loaded; // volatile: before the end offset
+        startOffset = newStartOffset;
+        latestEpoch = newLatestEpoch;
+        endOffset = newEndOffset;
+        return old;
+    }
+
     private static void checkCount(int count, int min, int max) {
         if (count < min || count > max) {
             throw new IllegalArgumentException("count " + count + " not in [" + min + ", " + max + "]");

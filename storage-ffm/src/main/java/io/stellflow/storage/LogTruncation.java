@@ -45,6 +45,11 @@ final class LogTruncation {
         return count;
     }
 
+    /** The log was reloaded in place ({@link UnifiedLog#reopen}): counts as a truncation for compaction. */
+    void reloaded() {
+        count++;
+    }
+
     /** {@link UnifiedLog#truncateTo}: returns the log end offset afterwards. */
     long truncateTo(long offset, LogConfig config) throws IOException {
         long endOffset = segments.endOffset();

@@ -50,7 +50,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * retention or truncation stay readable for {@link LogConfig#fileDeleteDelayMs()}.
  *
  * <p>Errors: {@link IOException} for I/O failures; after a failed append the log refuses further
- * appends (the file may hold a partial write) until it is closed and reopened, which recovers it.
+ * appends (the file may hold a partial write) until it is closed and opened again, or {@link
+ * #reopen reopened} in place, which recovers it.
  * An append, flush or checkpoint that fails because the file system is full ({@link
  * StorageErrors#isNoSpace}) also calls {@link LogMetrics#diskFull}, once per full episode.
  * A record set that is not a well-formed batch sequence is a caller bug: {@link
@@ -101,6 +102,15 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** Guarded by writeLock. */
     private boolean failed;
+
+    /** Guarded by writeLock: what made the log fail (the cause of the refusals that follow), or null. */
+    private Throwable failedBy;
+
+    /**
+     * Guarded by writeLock: a {@link #reopen} released the segments' files and then failed to load
+     * them again; the segment list holds released segments until a reopen succeeds.
+     */
+    private boolean released;
 
     /**
      * Guarded by writeLock: {@link LogMetrics#diskFull} was called since the log was opened or last
@@ -257,7 +267,8 @@ public final class UnifiedLog implements AutoCloseable {
             throw new IllegalStateException("log " + dir + " is closed");
         }
         if (failed) {
-            throw new IOException("log " + dir + " had a failed write; reopen it to recover");
+            // With the failure as cause: a refusal after a full disk is recognisably a full disk too.
+            throw new IOException("log " + dir + " had a failed write; reopen it to recover", failedBy);
         }
     }
 
@@ -269,6 +280,7 @@ public final class UnifiedLog implements AutoCloseable {
         } catch (IOException | RuntimeException | Error e) {
             // Also an Error (a fault in a mapped write): the files and this object may disagree.
             failed = true;
+            failedBy = e;
             throw e;
         }
     }
@@ -294,6 +306,7 @@ public final class UnifiedLog implements AutoCloseable {
             return truncation.truncateTo(offset, config);
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
+            failedBy = e;
             throw e;
         } finally {
             writeLock.unlock();
@@ -318,6 +331,7 @@ public final class UnifiedLog implements AutoCloseable {
             truncation.truncateFully(newOffset, config);
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
+            failedBy = e;
             throw e;
         } finally {
             writeLock.unlock();
@@ -421,6 +435,7 @@ public final class UnifiedLog implements AutoCloseable {
                         at, LogLoader.completeSwap(dir, old.baseOffset, config)); // new readers use the new file
             } catch (IOException | RuntimeException e) {
                 failed = true;
+                failedBy = e;
                 throw e;
             }
             SegmentDisposal.abandon(env.scheduler(), old, config.fileDeleteDelayMs());
@@ -644,6 +659,67 @@ public final class UnifiedLog implements AutoCloseable {
     }
 
     /**
+     * Reopens this log in place, as a restart would, without closing it for the objects that hold it
+     * (a partition, the log manager, readers): releases every segment's files and mappings without
+     * flushing or trimming them, loads the directory again with {@link LogLoader} (no clean shutdown
+     * marker, so the segments from the checkpointed recovery point on are validated and a torn tail
+     * is cut, as after a crash) and swaps the loaded segments, offsets, recovery point and leader
+     * epoch history in. The log takes appends again: this is how a log whose write failed because
+     * the file system was full recovers once space is free (issue #23). Works whether or not a write
+     * failed; the next full episode reports {@link LogMetrics#diskFull} again.
+     *
+     * <p>Readers that picked a segment before the swap may fail with {@link ClosedChannelException}
+     * (as when racing with {@link #close}); readers after it see the loaded log. The log end offset
+     * is at least every published one: bytes a failed append wrote before a published end offset
+     * are whole, only an unpublished tail can be cut.
+     *
+     * <p>Blocks every write for the load (a scan of the segments from the recovery point on).
+     *
+     * @return the log end offset after the reload
+     * @throws IOException loading failed (for example the disk is full again): the log stays failed,
+     *     refuses appends, and its reads fail until a later {@code reopen} succeeds
+     * @throws IllegalStateException the log is closed
+     */
+    public long reopen() throws IOException {
+        writeLock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException("log " + dir + " is closed");
+            }
+            failed = true; // until the load below succeeded
+            if (!released) {
+                released = true;
+                for (LogSegment s : segments.snapshot()) {
+                    try {
+                        s.abandon();
+                    } catch (IOException e) {
+                        // Closing a channel whose file is reloaded below: nothing to keep from it.
+                    }
+                }
+            }
+            LogLoader.Loaded loaded;
+            try {
+                loaded = LogLoader.load(dir, config, env);
+            } catch (IOException | RuntimeException e) {
+                failedBy = e;
+                throw e;
+            }
+            segments.reload(
+                    loaded.segments(), loaded.logStartOffset(), loaded.logEndOffset(), loaded.latestLeaderEpoch());
+            epochCache.replaceWith(loaded.epochCache());
+            flusher.reloaded(loaded.recoveryPoint());
+            truncation.reloaded();
+            released = false;
+            failed = false;
+            failedBy = null;
+            diskFullReported = false;
+            return segments.endOffset();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
      * Simulates a process crash for tests: releases files and mappings without flushing, trimming
      * the indexes, writing checkpoints or the clean shutdown marker.
      */
@@ -671,6 +747,9 @@ public final class UnifiedLog implements AutoCloseable {
                 return;
             }
             closed = true;
+            if (released) {
+                return; // a failed reopen released the files already; the next open recovers
+            }
             IOException error = null;
             try {
                 flusher.flush(segments);

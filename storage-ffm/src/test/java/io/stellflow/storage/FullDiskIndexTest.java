@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
  * the offset index (or of the time index). The index files are allocated before they are mapped,
  * so that entry lands in an allocated page: the append succeeds, and when the disk is really out of
  * room the appends fail with an {@link IOException} (a roll cannot allocate its indexes, or the log
- * cannot grow), never with an {@link InternalError} from a write into the mapping.
+ * cannot grow), never with an {@link InternalError} from a write into the mapping. Once space is
+ * freed the log recovers in place ({@link UnifiedLog#reopen}) and takes appends again.
  */
 class FullDiskIndexTest {
     private static final int PAGE = 4096;
@@ -86,11 +87,18 @@ class FullDiskIndexTest {
                 }
                 assertThat(failure).isInstanceOf(IOException.class);
                 assertThat(StorageErrors.isNoSpace(failure)).isTrue();
+
+                // Free the space: the log recovers in place and takes appends again.
+                Files.delete(fs.dir().resolve("filler"));
+                long end = log.reopen();
+                assertThat(end).isGreaterThan(entriesBefore);
+                ByteBuf more = batch(100_000);
+                assertThat(log.appendAsLeader(more, 0)).isEqualTo(end);
+                more.release();
             }
-            // Earlier data intact: free the space, reopen (recovery), read every acknowledged batch.
-            Files.delete(fs.dir().resolve("filler"));
+            // Earlier data intact: reopen (recovery), read every acknowledged batch.
             try (UnifiedLog reopened = UnifiedLog.open(dir, CONFIG)) {
-                assertThat(reopened.logEndOffset()).isGreaterThan(entriesBefore);
+                assertThat(reopened.logEndOffset()).isGreaterThan(entriesBefore + 1);
                 ByteBuf out = Unpooled.buffer();
                 reopened.readInto(0, Integer.MAX_VALUE, reopened.logEndOffset(), true, out);
                 assertThat(TestBatches.decode(out, 0)).hasSize((int) reopened.logEndOffset());

@@ -83,6 +83,9 @@ import java.util.TreeSet;
  *       acks=-1 Produce to a partition with a smaller ISR gets NOT_ENOUGH_REPLICAS</td></tr>
  *   <tr><td>replica.high.watermark.checkpoint.interval.ms</td><td>5000</td><td>&gt;= 1; how often
  *       each log dir's {@code replication-offset-checkpoint} is written</td></tr>
+ *   <tr><td>log.dir.failure.retry.ms</td><td>10000</td><td>&gt;= 0; a partition whose write failed
+ *       on a full file system is recovered in place once its dir has room, checked this long after the
+ *       failure and then this often (0 = never: it stays failed until a restart)</td></tr>
  * </table>
  *
  * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}; the
@@ -152,7 +155,8 @@ public final class BrokerConfig {
             "queued.max.request.bytes",
             "replica.lag.time.max.ms",
             "min.insync.replicas",
-            "replica.high.watermark.checkpoint.interval.ms");
+            "replica.high.watermark.checkpoint.interval.ms",
+            "log.dir.failure.retry.ms");
 
     private static final Set<String> KNOWN_KEYS =
             union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS);
@@ -185,6 +189,7 @@ public final class BrokerConfig {
     private final long replicaLagTimeMaxMs;
     private final int minInsyncReplicas;
     private final long highWatermarkCheckpointIntervalMs;
+    private final long logDirFailureRetryMs;
     private final ClusterConfig cluster;
     private final TelemetryConfig telemetry;
     private final ReplicaFetcherConfig replicaFetcher;
@@ -257,6 +262,7 @@ public final class BrokerConfig {
         minInsyncReplicas = intValue(props, "min.insync.replicas", 1, 1, Short.MAX_VALUE);
         highWatermarkCheckpointIntervalMs =
                 longValue(props, "replica.high.watermark.checkpoint.interval.ms", 5_000, 1, Long.MAX_VALUE / 2);
+        logDirFailureRetryMs = longValue(props, "log.dir.failure.retry.ms", 10_000, 0, Long.MAX_VALUE / 2);
         this.cluster = ClusterConfig.parse(props, configuredBrokerId, listener.port(), logDirs.get(0));
         brokerId = this.cluster.nodeId();
         telemetry = TelemetryConfig.from(props);
@@ -421,6 +427,14 @@ public final class BrokerConfig {
     /** {@code replica.high.watermark.checkpoint.interval.ms}: how often the HW checkpoints are written. */
     public long highWatermarkCheckpointIntervalMs() {
         return highWatermarkCheckpointIntervalMs;
+    }
+
+    /**
+     * {@code log.dir.failure.retry.ms}: how long after a no-space failure, and then how often, a
+     * failed partition's dir is checked for room to recover it in place, ms; 0 = never.
+     */
+    public long logDirFailureRetryMs() {
+        return logDirFailureRetryMs;
     }
 
     /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */

@@ -64,4 +64,10 @@ public final class LogEvents {
      * then on; once per partition ({@code io.stellflow.broker.topic.PartitionFailures}).
      */
     public static final String PARTITION_FAILED = "PARTITION_FAILED";
+    /**
+     * A partition whose write had failed on a full file system recovered in place once its log dir
+     * had room again: its log was reopened and its tail recovered, it takes writes again (INFO, once
+     * per recovery; {@code io.stellflow.broker.topic.DiskFullRecovery}).
+     */
+    public static final String PARTITION_RECOVERED = "PARTITION_RECOVERED";
 }

@@ -359,7 +359,8 @@ public final class Partition {
      * only leader writer; role changes, retention and checkpoints are rare), held for the one write.
      *
      * @return the offset of the first appended record, or {@link #NOT_LEADER} (nothing appended)
-     * @throws IOException when the write failed; nothing was acknowledged
+     * @throws IOException when the write failed; nothing was acknowledged ({@link
+     *     PartitionFailedException}: refused, the partition had failed before)
      */
     public long appendAsLeader(ByteBuf validatedRecords) throws IOException {
         long baseOffset;
@@ -371,7 +372,7 @@ public final class Partition {
             }
             PartitionFailure failed = failure.get();
             if (failed != null) {
-                throw new IOException(
+                throw new PartitionFailedException(
                         "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
             }
             baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
@@ -386,14 +387,51 @@ public final class Partition {
     }
 
     /**
-     * Marks this partition failed: from now on its leader appends fail with an {@link IOException}
-     * (answered with an error) until the broker restarts. The first failure of an episode is kept,
-     * later calls change nothing. Any thread.
+     * Marks this partition failed: from now on its leader appends fail with a {@link
+     * PartitionFailedException} (answered with an error) until it recovers in place ({@link
+     * #recoverInPlace}) or the broker restarts. The first failure of an episode is kept, later calls
+     * change nothing. Any thread.
      *
      * @return true when this call marked it, false when it had already failed
      */
     public boolean markFailed(PartitionFailure why) {
         return failure.compareAndSet(null, why);
+    }
+
+    /**
+     * Recovers this failed partition in place, without a restart: holding the log's {@link
+     * UnifiedLog#writeLock} (no append, follower write or role change runs meanwhile), reopens the
+     * log ({@link UnifiedLog#reopen}: the files are loaded again and a torn tail is cut, as at a
+     * start after a crash) and clears the failure. Writes resume in the role the partition has now:
+     * as leader the next Produce appends at the recovered log end offset; as follower the replica
+     * fetcher's next fetch starts there. Called by {@link DiskFullRecovery}; any thread.
+     *
+     * @param expected the failure being recovered; nothing is done when the partition's failure is
+     *     another one (it recovered and failed again meanwhile) or none
+     * @return the log end offset after the recovery, or {@link #UNKNOWN_OFFSET} when nothing was done
+     * @throws IOException the reopen failed (the disk filled again): the partition stays failed
+     */
+    public long recoverInPlace(PartitionFailure expected) throws IOException {
+        long logEndOffset;
+        Lock writes = log.writeLock();
+        writes.lock();
+        try {
+            if (failure.get() != expected) {
+                return UNKNOWN_OFFSET;
+            }
+            logEndOffset = log.reopen();
+            if (highWatermark > logEndOffset) {
+                // Not expected: recovery cuts only bytes that were never published.
+                LOG.warn("{} recovered with log end offset {} below its HW {}", this, logEndOffset, highWatermark);
+                highWatermark = logEndOffset;
+            }
+            failure.compareAndSet(expected, null);
+        } finally {
+            writes.unlock();
+        }
+        maybeIncrementHighWatermark();
+        notifyHighWatermarkListeners();
+        return logEndOffset;
     }
 
     /** The failure that stopped this partition's writes, or null while it is healthy. Any thread. */

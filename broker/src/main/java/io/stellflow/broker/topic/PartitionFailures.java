@@ -12,7 +12,8 @@ import org.slf4j.LoggerFactory;
  * What a writer does with a write of a partition that failed (the agent boundary of issue #23):
  * it marks the partition failed ({@link Partition#markFailed}) and logs the episode once, then the
  * caller answers its request(s) with an error and counts it ({@code stellflow.log.write.error.count});
- * later failures of the same partition log at DEBUG only, without a stack trace.
+ * later failures of the same partition log at DEBUG only, without a stack trace. A write refused
+ * because the partition had already failed ({@link PartitionFailedException}) changes nothing.
  *
  * <p>The one event per episode: {@code DISK_FULL} when the file system is full (the log's storage
  * hook writes it, with file, dir and free space), otherwise {@code PARTITION_FAILED partition= dir=
@@ -35,17 +36,24 @@ public final class PartitionFailures {
      *     had already failed
      */
     public static boolean writeFailed(Partition partition, String operation, Throwable cause, long nowMs) {
+        if (cause instanceof PartitionFailedException) {
+            // A write refused because the partition had already failed: not a failure of its own (it
+            // may even arrive after the partition recovered, which must not fail it again).
+            LOG.debug("Write to failed partition {} refused: {}", partition, cause.getMessage());
+            return false;
+        }
         PartitionFailure failure = new PartitionFailure(
                 operation,
                 StorageErrors.fileOf(cause),
                 StorageErrors.reasonOf(cause),
                 cause.getClass().getName(),
-                nowMs);
+                nowMs,
+                StorageErrors.isNoSpace(cause));
         if (!partition.markFailed(failure)) {
             LOG.debug("Write to failed partition {} refused again: {}", partition, failure.reason());
             return false;
         }
-        if (StorageErrors.isNoSpace(cause)) {
+        if (failure.noSpace()) {
             return true; // DISK_FULL (StorageMetrics.diskFull) already named the file, dir and free space
         }
         Path dir = partition.log().dir();
