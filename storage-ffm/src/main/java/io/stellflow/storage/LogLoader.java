@@ -25,15 +25,15 @@ import org.slf4j.LoggerFactory;
  * sanity checks ({@link SegmentIndexCheck}) are rebuilt. After an unclean stop the segments below
  * the one holding the recovery point are trusted the same way (they were fsynced before the
  * recovery point was checkpointed); that segment and all later ones are validated batch by batch
- * ({@link Recovery}: CRC-32C, lengths, offsets increasing) and their indexes rebuilt; such an open
- * reports once to {@link LogMetrics#logRecovered} (segments scanned, bytes removed, segments
- * quarantined). At the first invalid byte the log ends, and what follows is either a torn tail
- * (cut) or corruption (moved to a quarantine directory, {@link SegmentQuarantine}, reported to
- * {@link LogMetrics#logQuarantined}); {@link #endsLog} defines the two. A trusted segment whose
- * index is rebuilt is checked the same way (lengths and offsets, no CRC) and any invalid byte in it
- * is corruption. A missing or corrupt checkpoint never loses data: a bad recovery point means
- * "recover everything", a bad log start offset means "the first segment's base", a bad epoch file
- * is rebuilt from the batch headers.
+ * ({@link Recovery}: CRC-32C, lengths, offsets increasing and below the next segment's base) and
+ * their indexes rebuilt; such an open reports once to {@link LogMetrics#logRecovered} (segments
+ * scanned, bytes removed, segments quarantined). At the first invalid byte the log ends, and what
+ * follows is either a torn tail (cut) or corruption (moved to a quarantine directory, {@link
+ * SegmentQuarantine}, reported to {@link LogMetrics#logQuarantined}); {@link #endsLog} defines the
+ * two. A trusted segment whose index is rebuilt is checked the same way (lengths and offsets, no
+ * CRC) and any invalid byte in it is corruption. A missing or corrupt checkpoint never loses data: a
+ * bad recovery point means "recover everything", a bad log start offset means "the first segment's
+ * base", a bad epoch file is rebuilt from the batch headers.
  *
  * <p>An interrupted compaction swap ({@link UnifiedLog#compact}) is finished first: a {@code
  * <base>.log.swap} (written and fsynced completely before it got that name) replaces {@code
@@ -253,7 +253,8 @@ final class LogLoader {
             if (!s.hasIndex()) {
                 LOG.warn("Offset or time index of {} missing or inconsistent, rebuilding both from the log", s.logFile);
                 s.rebuildIndexStart(config);
-                Recovery.Scanned r = Recovery.scan(s, bases[i], false, Recovery.BatchEpochs.IGNORE, false);
+                Recovery.Scanned r =
+                        Recovery.scan(s, bases[i], nextBase(bases, i), false, Recovery.BatchEpochs.IGNORE, false);
                 metrics.indexRebuilt();
                 // A trusted log was fsynced (or closed cleanly): invalid bytes in it are corruption.
                 if (endsLog(r, s, bases, i, true)) {
@@ -290,7 +291,8 @@ final class LogLoader {
             loaded.add(s);
             s.rebuildIndexStart(config);
             boolean laterData = lastWithBytes > i;
-            Recovery.Scanned r = Recovery.scan(s, Math.max(next, bases[i]), true, cache::assign, !laterData);
+            Recovery.Scanned r =
+                    Recovery.scan(s, Math.max(next, bases[i]), nextBase(bases, i), true, cache::assign, !laterData);
             metrics.indexRebuilt();
             segmentsRecovered++;
             next = r.nextOffset();
@@ -347,6 +349,11 @@ final class LogLoader {
         segmentsQuarantined += later.length;
         metrics.logQuarantined(q);
         return true;
+    }
+
+    /** The base offset of the segment after {@code bases[i]}, or {@link Recovery#NO_NEXT_SEGMENT}. */
+    private static long nextBase(long[] bases, int i) {
+        return i + 1 < bases.length ? bases[i + 1] : Recovery.NO_NEXT_SEGMENT;
     }
 
     /** Index of the last segment whose log file is not empty, -1 when all are. */

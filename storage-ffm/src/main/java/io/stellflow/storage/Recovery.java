@@ -20,7 +20,12 @@ import org.slf4j.LoggerFactory;
  * fits in the file; magic is 1; the CRC-32C of bytes 17..end matches; {@code lastOffsetDelta >= 0}
  * and {@code 1 <= recordCount <= lastOffsetDelta + 1} (fewer records in a compacted batch, see {@link
  * LogCleaner}); its base offset ({@code segmentBase + baseOffsetDelta}) is &gt;=
- * the previous batch's last offset + 1 (and &gt;= the segment base).
+ * the previous batch's last offset + 1 (and &gt;= the segment base); its last offset ({@code base +
+ * lastOffsetDelta}) is below the next segment's base offset and at most {@code segmentBase +
+ * Integer.MAX_VALUE} (what {@link LogSegment#fits} lets an append put in a segment). The CRC does not
+ * cover the base offset delta, so only these bounds catch a damaged one: without the first, a batch
+ * claiming offsets of a later segment was kept and reads of those offsets went to the later segment
+ * and found nothing (found by {@code RecoveryFuzzTest}).
  *
  * <p>How it reads: the file is read sequentially in chunks of {@value #CHUNK_BYTES} bytes into one
  * direct buffer (off-heap, from a confined {@link Arena} freed when the scan ends), and every batch
@@ -74,6 +79,9 @@ final class Recovery {
     /** {@link Scanned#validBatchAfter} when no valid batch follows the invalid one. */
     static final long NONE_AFTER = -1L;
 
+    /** The {@code nextSegmentBase} of {@link #scan} for the last segment of the log: no such bound. */
+    static final long NO_NEXT_SEGMENT = Long.MAX_VALUE;
+
     private Recovery() {}
 
     /**
@@ -89,7 +97,7 @@ final class Recovery {
      */
     static Result recoverSegment(LogSegment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs)
             throws IOException {
-        Scanned s = scan(segment, minNextOffset, checkCrc, epochs, false);
+        Scanned s = scan(segment, minNextOffset, NO_NEXT_SEGMENT, checkCrc, epochs, false);
         cut(segment, s);
         return new Result(s.validBytes(), s.nextOffset(), s.lastLeaderEpoch(), s.invalidBytes());
     }
@@ -98,16 +106,26 @@ final class Recovery {
      * Validates and indexes like {@link #recoverSegment} but cuts nothing: the caller decides what
      * happens to an invalid tail (copy it to quarantine first) and then calls {@link #cut}.
      *
+     * @param minNextOffset as for {@link #recoverSegment}
+     * @param nextSegmentBase the base offset of the segment after this one ({@link #NO_NEXT_SEGMENT}
+     *     for the last): a batch holding an offset at or above it is invalid
+     * @param checkCrc as for {@link #recoverSegment}
+     * @param epochs as for {@link #recoverSegment}
      * @param lookPastInvalid also search the bytes after the first invalid batch for a whole valid
      *     batch ({@link Scanned#validBatchAfter}): every file position is tried as a batch start
      *     (magic, lengths, counts, CRC-32C), stopping at the first match; bytes of a torn tail are
      *     few, so this is cheap where it is asked for (the last segment)
      */
     static Scanned scan(
-            LogSegment segment, long minNextOffset, boolean checkCrc, BatchEpochs epochs, boolean lookPastInvalid)
+            LogSegment segment,
+            long minNextOffset,
+            long nextSegmentBase,
+            boolean checkCrc,
+            BatchEpochs epochs,
+            boolean lookPastInvalid)
             throws IOException {
         try (Arena arena = Arena.ofConfined()) {
-            return new Scan(segment, arena).run(minNextOffset, checkCrc, epochs, lookPastInvalid);
+            return new Scan(segment, arena, nextSegmentBase).run(minNextOffset, checkCrc, epochs, lookPastInvalid);
         }
     }
 
@@ -142,6 +160,9 @@ final class Recovery {
         private final LogSegment segment;
         private final Arena arena;
         private final long limit;
+        /** Every offset of a valid batch is below this: the next segment's base, or base + 2^31. */
+        private final long offsetLimit;
+
         private final CRC32C crc = new CRC32C();
         private ByteBuffer buf;
         /** File position of buf[0]. */
@@ -149,10 +170,11 @@ final class Recovery {
         /** Valid bytes in buf from 0. */
         private int bufFill;
 
-        Scan(LogSegment segment, Arena arena) throws IOException {
+        Scan(LogSegment segment, Arena arena, long nextSegmentBase) throws IOException {
             this.segment = segment;
             this.arena = arena;
             this.limit = Math.min(segment.log.size(), Integer.MAX_VALUE);
+            this.offsetLimit = Math.min(nextSegmentBase, segment.baseOffset + Integer.MAX_VALUE + 1L);
             this.buf = allocate((int) Math.max(RecordBatchLayout.HEADER_SIZE, Math.min(CHUNK_BYTES, limit)));
         }
 
@@ -198,7 +220,8 @@ final class Recovery {
 
         /**
          * Why the bytes at file {@code position} are not a whole valid batch whose base offset is
-         * &gt;= {@code minBase} (class comment), or null when they are one.
+         * &gt;= {@code minBase} and whose last offset is below {@link #offsetLimit} (class comment),
+         * or null when they are one.
          */
         private String invalidAt(long position, long minBase, boolean checkCrc) throws IOException {
             if (limit - position < RecordBatchLayout.HEADER_SIZE) {
@@ -222,6 +245,9 @@ final class Recovery {
             }
             if (base < minBase) {
                 return "base offset " + base + " below expected " + minBase;
+            }
+            if (base + lastOffsetDelta >= offsetLimit) {
+                return "last offset " + (base + lastOffsetDelta) + " not below the segment's limit " + offsetLimit;
             }
             if (checkCrc) {
                 at = ensure(position, (int) size);

@@ -142,6 +142,70 @@ class RecoveryTest {
         }
     }
 
+    /**
+     * The CRC does not cover a batch's base offset delta. One damaged so that the last batch of a
+     * segment claims offsets of the next segment (found by {@code RecoveryFuzzTest}) was accepted
+     * as an offset gap: the log end moved past the next segment's base, the next segment was
+     * quarantined but stayed as the empty active segment, and reads of the claimed offsets went to
+     * that empty segment and found nothing. That batch is corruption: the log ends before it.
+     */
+    @Test
+    void aBatchClaimingOffsetsOfTheNextSegmentEndsTheLogBeforeIt() throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
+        appendSingles(log, 40);
+        assertThat(log.segmentCount()).isGreaterThan(3);
+        log.crashForTesting();
+        List<Path> logs;
+        try (var files = Files.list(dir)) {
+            logs = files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
+        }
+        long secondBase = Long.parseLong(logs.get(1).getFileName().toString().substring(0, 20));
+        long thirdBase = Long.parseLong(logs.get(2).getFileName().toString().substring(0, 20));
+        List<Integer> starts = DirMutation.batchStarts(Files.readAllBytes(logs.get(1)));
+        int lastBatch = starts.get(starts.size() - 2);
+        overwriteInt(logs.get(1), lastBatch, (int) (thirdBase - secondBase + 1000));
+
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
+            assertThat(reopened.logEndOffset()).isEqualTo(thirdBase - 1);
+            for (long offset = 0; offset < thirdBase - 1; offset++) {
+                assertThat(allOffsets(reopened, offset).getFirst()).isEqualTo(offset);
+            }
+            ByteBuf next = TestBatches.batch(9);
+            assertThat(reopened.appendAsLeader(next, 2)).isEqualTo(thirdBase - 1);
+            next.release();
+            assertThat(allOffsets(reopened, thirdBase - 1)).containsExactly(thirdBase - 1);
+        }
+        for (int i = 2; i < logs.size(); i++) {
+            assertThat(logs.get(i)).doesNotExist();
+        }
+    }
+
+    /** Nor may a batch reach past {@code base + Integer.MAX_VALUE}, which appends never write. */
+    @Test
+    void aBatchWhoseRelativeOffsetsPassAnIntEndsTheLogBeforeIt() throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
+        ByteBuf one = TestBatches.batch(1000);
+        int secondPosition = one.readableBytes();
+        log.appendAsLeader(one, 1);
+        one.release();
+        ByteBuf two = TestBatches.batch(2000, 2001);
+        log.appendAsLeader(two, 1);
+        two.release();
+        log.crashForTesting();
+        overwriteInt(dir.resolve(FIRST_LOG), secondPosition, Integer.MAX_VALUE);
+
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(1);
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L);
+        }
+    }
+
+    private static void overwriteInt(Path file, long position, int value) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.allocate(4).putInt(0, value), position);
+        }
+    }
+
     @Test
     void aZeroedIndexIsRebuiltIdenticallyAndLookupsAreRight() throws IOException {
         try (UnifiedLog log = UnifiedLog.open(dir, SMALL)) {
