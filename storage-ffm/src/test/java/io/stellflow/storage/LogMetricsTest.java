@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -152,23 +151,15 @@ class LogMetricsTest {
         }
         assertThat(log.segmentCount()).isGreaterThan(3);
         log.crashForTesting();
-        List<Path> logs;
-        try (var files = Files.list(logDir)) {
-            logs = files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
-        }
-        long secondBase = Long.parseLong(logs.get(1).getFileName().toString().substring(0, 20));
+        List<Path> logs = SegmentFiles.logFiles(logDir);
+        long secondBase = SegmentFiles.baseOf(logs.get(1));
         long dropped = 0;
         for (int i = 1; i < logs.size(); i++) {
             dropped += Files.size(logs.get(i));
         }
         // A byte of the second segment's first batch header (covered by the CRC) flips: that segment
         // is truncated to 0 bytes and it and every later one are moved to quarantine.
-        try (RandomAccessFile f = new RandomAccessFile(logs.get(1).toFile(), "rw")) {
-            f.seek(30);
-            int b = f.read();
-            f.seek(30);
-            f.write(b ^ 0xff);
-        }
+        RecoveryTest.flipByte(logs.get(1), 30);
 
         try (UnifiedLog reopened = UnifiedLog.open(logDir, SMALL_SEGMENTS, env)) {
             assertThat(reopened.logEndOffset()).isEqualTo(secondBase);
@@ -189,16 +180,10 @@ class LogMetricsTest {
      */
     @Test
     void anAppendOnAFullFileSystemFailsAndIsReportedOncePerEpisode() throws IOException {
-        Path devFull = Path.of("/dev/full");
-        assertThat(devFull).as("Linux's always-full device").exists();
         Counting metrics = new Counting();
         LogEnvironment env = LogEnvironment.system().withMetrics(metrics);
         Path logDir = dir.resolve("full-0");
-        UnifiedLog.open(logDir, LogConfig.defaults(), env).close();
-        Path active = logDir.resolve("00000000000000000000.log");
-        assertThat(Files.size(active)).isZero();
-        Files.delete(active);
-        Files.createSymbolicLink(active, devFull);
+        SegmentFiles.activeSegmentOnDevFull(logDir, env);
 
         try (UnifiedLog log = UnifiedLog.open(logDir, LogConfig.defaults(), env)) {
             ByteBuf b = TestBatches.batch(1000);

@@ -88,9 +88,7 @@ class QuarantineTest {
     }
 
     private List<Path> segmentLogs() throws IOException {
-        try (Stream<Path> files = Files.list(dir)) {
-            return files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
-        }
+        return SegmentFiles.logFiles(dir);
     }
 
     private List<Path> quarantineDirs() throws IOException {

@@ -117,12 +117,9 @@ class RecoveryTest {
         appendSingles(log, 40);
         assertThat(log.segmentCount()).isGreaterThan(3);
         log.crashForTesting();
-        List<Path> logs;
-        try (var files = Files.list(dir)) {
-            logs = files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
-        }
+        List<Path> logs = SegmentFiles.logFiles(dir);
         Path second = logs.get(1);
-        long secondBase = Long.parseLong(second.getFileName().toString().substring(0, 20));
+        long secondBase = SegmentFiles.baseOf(second);
         flipByte(second, 30); // first batch of the second segment, inside the CRC-covered header
 
         try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
@@ -155,12 +152,9 @@ class RecoveryTest {
         appendSingles(log, 40);
         assertThat(log.segmentCount()).isGreaterThan(3);
         log.crashForTesting();
-        List<Path> logs;
-        try (var files = Files.list(dir)) {
-            logs = files.filter(p -> p.toString().endsWith(".log")).sorted().toList();
-        }
-        long secondBase = Long.parseLong(logs.get(1).getFileName().toString().substring(0, 20));
-        long thirdBase = Long.parseLong(logs.get(2).getFileName().toString().substring(0, 20));
+        List<Path> logs = SegmentFiles.logFiles(dir);
+        long secondBase = SegmentFiles.baseOf(logs.get(1));
+        long thirdBase = SegmentFiles.baseOf(logs.get(2));
         List<Integer> starts = DirMutation.batchStarts(Files.readAllBytes(logs.get(1)));
         int lastBatch = starts.get(starts.size() - 2);
         overwriteInt(logs.get(1), lastBatch, (int) (thirdBase - secondBase + 1000));
