@@ -1,16 +1,12 @@
 package io.stellflow.storage;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.stellflow.protocol.fuzz.Corpus;
 import io.stellflow.protocol.fuzz.ShortRun;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,16 +47,6 @@ class RecoveryFuzzTest {
     @Test
     void committedSeedsAreTheGeneratedOnes() throws IOException {
         Path dir = Path.of("src/test/resources/io/stellflow/storage/RecoveryFuzzTestInputs/recovery");
-        for (Map.Entry<String, byte[]> seed : RecoverySeeds.all().entrySet()) {
-            Path file = dir.resolve(seed.getKey());
-            if (Boolean.getBoolean("stellflow.fuzz.writeSeeds")) {
-                Files.createDirectories(dir);
-                Files.write(file, seed.getValue());
-            }
-            assertThat(file)
-                    .as("seed %s (regenerate with -Dstellflow.fuzz.writeSeeds=true)", file)
-                    .exists()
-                    .hasBinaryContent(seed.getValue());
-        }
+        Corpus.assertCommittedSeeds(dir, RecoverySeeds.all());
     }
 }

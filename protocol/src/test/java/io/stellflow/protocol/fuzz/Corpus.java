@@ -1,5 +1,7 @@
 package io.stellflow.protocol.fuzz;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
@@ -8,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -39,5 +42,24 @@ public final class Corpus {
             throw new IllegalStateException("corpus directory " + dir + " is empty");
         }
         return inputs;
+    }
+
+    /**
+     * Asserts that {@code dir} (a corpus directory in the source tree) holds every generated seed
+     * with exactly its bytes; with {@code -Dstellflow.fuzz.writeSeeds=true} it first writes them.
+     */
+    public static void assertCommittedSeeds(Path dir, Map<String, byte[]> seeds) throws IOException {
+        boolean write = Boolean.getBoolean("stellflow.fuzz.writeSeeds");
+        for (Map.Entry<String, byte[]> seed : seeds.entrySet()) {
+            Path file = dir.resolve(seed.getKey());
+            if (write) {
+                Files.createDirectories(dir);
+                Files.write(file, seed.getValue());
+            }
+            assertThat(file)
+                    .as("seed %s (regenerate with -Dstellflow.fuzz.writeSeeds=true)", file)
+                    .exists()
+                    .hasBinaryContent(seed.getValue());
+        }
     }
 }

@@ -1,9 +1,6 @@
 package io.stellflow.protocol.fuzz;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -18,20 +15,8 @@ class SeedFilesTest {
 
     @Test
     void committedSeedsAreTheGeneratedOnes() throws IOException {
-        boolean write = Boolean.getBoolean("stellflow.fuzz.writeSeeds");
         for (Map.Entry<String, Map<String, byte[]>> corpus : SeedFiles.all().entrySet()) {
-            Path dir = DIR.resolve(corpus.getKey());
-            for (Map.Entry<String, byte[]> seed : corpus.getValue().entrySet()) {
-                Path file = dir.resolve(seed.getKey());
-                if (write) {
-                    Files.createDirectories(dir);
-                    Files.write(file, seed.getValue());
-                }
-                assertThat(file)
-                        .as("seed %s (regenerate with -Dstellflow.fuzz.writeSeeds=true)", file)
-                        .exists()
-                        .hasBinaryContent(seed.getValue());
-            }
+            Corpus.assertCommittedSeeds(DIR.resolve(corpus.getKey()), corpus.getValue());
         }
     }
 }
