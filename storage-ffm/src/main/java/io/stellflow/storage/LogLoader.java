@@ -265,7 +265,8 @@ final class LogLoader {
                 }
             }
             if (rebuildEpochs && !walkEpochs(s)) {
-                trustedCount = distrust(s, loaded, i);
+                distrust(s, loaded);
+                trustedCount = i;
                 break;
             }
         }
@@ -274,7 +275,8 @@ final class LogLoader {
             if (next != UNWALKABLE) {
                 return next;
             }
-            trustedCount = distrust(loaded.getLast(), loaded, trustedCount - 1);
+            distrust(loaded.getLast(), loaded);
+            trustedCount--;
         }
         LOG.info(
                 "No clean shutdown marker in {}, recovering {} of {} segment(s) from base offset {}",
@@ -371,16 +373,15 @@ final class LogLoader {
      * the end of the file: its bytes changed after they were fsynced) is not trusted after all: it
      * is closed and recovered with the segments after it, like those above the recovery point.
      * Without this the walks would loop forever on a zero or negative length (found by {@code
-     * RecoveryFuzzTest}). Returns the new count of trusted segments, {@code index}.
+     * RecoveryFuzzTest}). The caller recovers from {@code s} on.
      */
-    private int distrust(LogSegment s, List<LogSegment> loaded, int index) throws IOException {
+    private void distrust(LogSegment s, List<LogSegment> loaded) throws IOException {
         LOG.warn(
                 "Batch headers of {} do not chain although the segment is trusted (clean shutdown or below the"
                         + " recovery point); recovering it",
                 s.logFile);
         loaded.remove(s);
         s.close();
-        return index;
     }
 
     /** What {@link #walkTail} returns for a segment whose batch headers do not chain. */

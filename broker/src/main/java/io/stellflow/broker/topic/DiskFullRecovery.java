@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Time: {@link #checkNow} reads the injected clock (ms since the epoch, the clock of {@link
  * PartitionFailure#atMs}); {@link #start} runs it on one daemon thread {@code sf-disk-full-recovery}
- * every {@code min(retryMs, 1000)} ms, so a check is at most that late. A pass costs one volatile
- * read per hosted partition while none has failed.
+ * every {@code min(retryMs, 1000)} ms, so a check is at most that late. While none has failed, a
+ * pass costs one volatile read per hosted partition and one empty map.
  *
  * <p>Logging: {@code PARTITION_RECOVERED partition= dir= role=leader|follower operation= downMs=
  * freeBytes= logEndOffset=} (INFO) once per recovery; a recovery attempt that fails (the disk filled
