@@ -6,6 +6,7 @@ import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.topic.Partition;
 import java.nio.file.Path;
 import java.util.List;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -64,6 +65,11 @@ final class LeaderReplicationTasks implements AutoCloseable {
         isrManager.start();
         checkpointer.scheduleWithFixedDelay(
                 this::writeCheckpoints, checkpointIntervalMs, checkpointIntervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Registers the checkpoint thread with {@code watchdog} (a probe task beats for it). */
+    void watch(ThreadWatchdog watchdog) {
+        watchdog.watchExecutor("sf-hw-checkpoint", "LeaderReplicationTasks", checkpointer, true, checkpointer::isShutdown);
     }
 
     /** Writes the HW checkpoint of every log dir now (logs a failure). */

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
@@ -172,6 +173,15 @@ public final class ReplicaFetcher implements AutoCloseable {
                         sentRequestDone(apiKey, states);
                     }
                 });
+    }
+
+    /**
+     * Registers the fetcher thread with {@code watchdog}: a probe task beats for it, so a response
+     * whose application blocks for longer than the stall timeout makes it stuck (the broker asks to
+     * be fenced). Dropped by the watchdog once this fetcher is closed.
+     */
+    void watch(ThreadWatchdog watchdog) {
+        watchdog.watchExecutor("sf-replica-fetcher-" + leaderId, "ReplicaFetcher", thread, true, thread::isShutdown);
     }
 
     /** The leader this fetcher copies from. */

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
 import java.util.Map;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -109,6 +110,15 @@ public final class DiskFullRecovery implements AutoCloseable {
         long tickMs = Math.min(retryMs, MAX_TICK_MS);
         executor = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-disk-full-recovery", true));
         executor.scheduleWithFixedDelay(this::checkQuietly, tickMs, tickMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Registers the recovery thread with {@code watchdog} (a probe task beats for it); after {@link
+     * #start}.
+     */
+    public void watch(ThreadWatchdog watchdog) {
+        ScheduledExecutorService e = executor;
+        watchdog.watchExecutor("sf-disk-full-recovery", "DiskFullRecovery", e, true, e::isShutdown);
     }
 
     /**
