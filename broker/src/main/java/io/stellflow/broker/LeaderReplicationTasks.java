@@ -4,9 +4,9 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
 import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.nio.file.Path;
 import java.util.List;
-import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -69,7 +69,8 @@ final class LeaderReplicationTasks implements AutoCloseable {
 
     /** Registers the checkpoint thread with {@code watchdog} (a probe task beats for it). */
     void watch(ThreadWatchdog watchdog) {
-        watchdog.watchExecutor("sf-hw-checkpoint", "LeaderReplicationTasks", checkpointer, true, checkpointer::isShutdown);
+        watchdog.watchExecutor(
+                "sf-hw-checkpoint", "LeaderReplicationTasks", checkpointer, true, checkpointer::isShutdown);
     }
 
     /** Writes the HW checkpoint of every log dir now (logs a failure). */

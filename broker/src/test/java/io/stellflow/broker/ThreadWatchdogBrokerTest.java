@@ -128,7 +128,7 @@ class ThreadWatchdogBrokerTest {
                     .isEqualTo(Errors.NONE);
 
             BlockingIdleStrategy.block();
-            Wait.until(DETECTED, () -> !events(LogEvents.THREAD_STUCK).isEmpty(), "THREAD_STUCK");
+            Wait.until(DETECTED, () -> server.watchdog().fenceWanted(), "THREAD_STUCK of the agent");
 
             long startNs = System.nanoTime();
             PartitionResponse refused = Requests.produceOne(client, "stalled", 0, Requests.batch(1, 2000));
@@ -138,7 +138,9 @@ class ThreadWatchdogBrokerTest {
             assertThat(refused.errorCode()).isIn(Errors.BROKER_NOT_AVAILABLE, Errors.NOT_LEADER_OR_FOLLOWER);
             assertThat(answeredMs).as("answered at once, not after a timeout").isLessThan(2_000);
             RawClient.Response metadata = client.call(
-                    ApiKeys.METADATA, Requests.nextCorrelationId(), new MetadataRequest(List.of(), false, false, false));
+                    ApiKeys.METADATA,
+                    Requests.nextCorrelationId(),
+                    new MetadataRequest(List.of(), false, false, false));
             assertThat(metadata.errorCode()).isEqualTo(Errors.NONE);
 
             Wait.until(DETECTED, () -> server.lifecycle().fenced(), "the broker fenced itself");
@@ -151,7 +153,7 @@ class ThreadWatchdogBrokerTest {
             assertThat(value(samples, "stellflow_thread_stuck_count_total")).isEqualTo(1.0);
 
             BlockingIdleStrategy.release();
-            Wait.until(DETECTED, () -> !events(LogEvents.THREAD_RESUMED).isEmpty(), "THREAD_RESUMED");
+            Wait.until(DETECTED, () -> !server.watchdog().fenceWanted(), "THREAD_RESUMED");
             Wait.until(DETECTED, () -> !server.lifecycle().fenced(), "the broker unfenced");
             Wait.untilPasses(
                     DETECTED,
@@ -161,7 +163,11 @@ class ThreadWatchdogBrokerTest {
             assertThat(RecordBatchReader.decode(fetched.records(), 0))
                     .as("the first and the acknowledged record; nothing refused was appended")
                     .hasSize(2);
-            assertThat(value(scrape(server.metricsPort()), "stellflow_thread_heartbeat_age_milliseconds", "thread", "sf-append-0"))
+            assertThat(value(
+                            scrape(server.metricsPort()),
+                            "stellflow_thread_heartbeat_age_milliseconds",
+                            "thread",
+                            "sf-append-0"))
                     .isLessThan(1_000.0);
         }
         assertThat(events(LogEvents.THREAD_STUCK))
@@ -177,7 +183,8 @@ class ThreadWatchdogBrokerTest {
 
     private static short produceQuietly(RawClient client) {
         try {
-            return Requests.produceOne(client, "stalled", 0, Requests.batch(1, 3000)).errorCode();
+            return Requests.produceOne(client, "stalled", 0, Requests.batch(1, 3000))
+                    .errorCode();
         } catch (Exception e) {
             throw new AssertionError(e);
         }

@@ -1,6 +1,8 @@
 package io.stellflow.broker.cluster;
 
 import io.grpc.StatusRuntimeException;
+import io.stellflow.broker.watchdog.Heartbeat;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.MetadataFollower;
@@ -12,8 +14,6 @@ import io.stellflow.controller.proto.Endpoint;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.RegisterBrokerRequest;
 import io.stellflow.controller.proto.RegisterBrokerResponse;
-import io.stellflow.broker.watchdog.Heartbeat;
-import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;

@@ -230,10 +230,14 @@ public final class BrokerMetrics {
      * stellflow.thread.stuck.count}. Once.
      */
     public void registerThreadGauges(ThreadSource source) {
-        gauge(BrokerInstruments.THREAD_ALIVE, m -> source.forEachThread((t, alive, ageMs) ->
-                m.record(alive ? 1 : 0, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
-        gauge(BrokerInstruments.THREAD_HEARTBEAT_AGE, m -> source.forEachThread(
-                (t, alive, ageMs) -> m.record(ageMs, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
+        gauge(
+                BrokerInstruments.THREAD_ALIVE,
+                m -> source.forEachThread((t, alive, ageMs) ->
+                        m.record(alive ? 1 : 0, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
+        gauge(
+                BrokerInstruments.THREAD_HEARTBEAT_AGE,
+                m -> source.forEachThread(
+                        (t, alive, ageMs) -> m.record(ageMs, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
         counter(BrokerInstruments.THREAD_RESTART_COUNT, m -> m.record(source.restarts(), node));
         counter(BrokerInstruments.THREAD_STUCK_COUNT, m -> m.record(source.stucks(), node));
     }

@@ -124,8 +124,7 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
             return;
         }
         thread = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-watchdog", true));
-        thread.scheduleWithFixedDelay(
-                this::checkQuietly, CHECK_INTERVAL_MS, CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(this::checkQuietly, CHECK_INTERVAL_MS, CHECK_INTERVAL_MS, TimeUnit.MILLISECONDS);
     }
 
     /** A new heartbeat on this watchdog's clock. */
@@ -149,7 +148,8 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
     /**
      * Watches the one thread of {@code executor} (a single-thread executor, or a timer): at every
      * check a probe task is submitted that beats the heartbeat and attaches the thread it runs on, so
-     * a task that blocks the executor for longer than the stall timeout makes it STUCK. A STOPPED
+     * a task that blocks the executor for longer than the stall timeout (plus the check interval, as
+     * its heartbeat is up to one interval old between probes) makes it STUCK. A STOPPED
      * executor thread is restarted by the executor itself on the next probe when {@code
      * replacesDeadThreads} ({@link java.util.concurrent.ThreadPoolExecutor} does); otherwise the
      * broker stays fenced.
@@ -180,7 +180,9 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
                 return replacesDeadThreads;
             }
         };
-        watches.add(new Watch(heartbeat, o, stallTimeoutNs, probe));
+        // A probe beats once per check, so a healthy executor's beat is up to one interval old at
+        // the next check: it is stuck only once its probe waited the whole stall timeout.
+        watches.add(new Watch(heartbeat, o, stallTimeoutNs + TimeUnit.MILLISECONDS.toNanos(CHECK_INTERVAL_MS), probe));
         return heartbeat;
     }
 
@@ -266,7 +268,11 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
         try {
             return w.owner.restart();
         } catch (RuntimeException | OutOfMemoryError e) {
-            LOG.error("Restarting {} of {} failed; the broker stays fenced", w.heartbeat.thread(), w.heartbeat.owner(), e);
+            LOG.error(
+                    "Restarting {} of {} failed; the broker stays fenced",
+                    w.heartbeat.thread(),
+                    w.heartbeat.owner(),
+                    e);
             return false;
         }
     }
@@ -303,7 +309,8 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
         long nowNs = nanoClock.getAsLong();
         for (Watch w : watches) {
             Heartbeat hb = w.heartbeat;
-            visitor.thread(hb.thread(), hb.alive(), Math.max(0, TimeUnit.NANOSECONDS.toMillis(nowNs - hb.lastBeatNs())));
+            visitor.thread(
+                    hb.thread(), hb.alive(), Math.max(0, TimeUnit.NANOSECONDS.toMillis(nowNs - hb.lastBeatNs())));
         }
     }
 
@@ -312,7 +319,11 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
         private static final long serialVersionUID = 1L;
 
         StackOf(Thread t) {
-            super(t == null ? "no thread attached yet" : "stack of " + t.getName() + " (" + t.getState() + ")", null, false, true);
+            super(
+                    t == null ? "no thread attached yet" : "stack of " + t.getName() + " (" + t.getState() + ")",
+                    null,
+                    false,
+                    true);
             if (t != null) {
                 setStackTrace(t.getStackTrace());
             }

@@ -78,6 +78,7 @@ class ThreadWatchdogTest {
         hb.attach(t);
         t.start();
         started.add(t);
+        Wait.until(Duration.ofSeconds(5), () -> t.getState() == Thread.State.WAITING, "the thread waits");
         return t;
     }
 
@@ -195,13 +196,11 @@ class ThreadWatchdogTest {
         assertThat(hb.alive()).isTrue();
         assertThat(hb.worker()).isNotSameAs(first);
         assertThat(watchdog.fenceWanted()).isFalse();
-        assertThat(events(LogEvents.THREAD_STOPPED))
-                .singleElement()
-                .satisfies(e -> {
-                    assertThat(e.getLevel()).isEqualTo(Level.ERROR);
-                    assertThat(e.getFormattedMessage())
-                            .isEqualTo("THREAD_STOPPED thread=sf-append-1 owner=AppendService lastBeatMsAgo=300");
-                });
+        assertThat(events(LogEvents.THREAD_STOPPED)).singleElement().satisfies(e -> {
+            assertThat(e.getLevel()).isEqualTo(Level.ERROR);
+            assertThat(e.getFormattedMessage())
+                    .isEqualTo("THREAD_STOPPED thread=sf-append-1 owner=AppendService lastBeatMsAgo=300");
+        });
     }
 
     @Test
@@ -269,7 +268,8 @@ class ThreadWatchdogTest {
         ExecutorService executor = Executors.newSingleThreadExecutor();
         AtomicBoolean closed = new AtomicBoolean();
         try {
-            Heartbeat hb = watchdog.watchExecutor("sf-hw-checkpoint", "LeaderReplicationTasks", executor, true, closed::get);
+            Heartbeat hb =
+                    watchdog.watchExecutor("sf-hw-checkpoint", "LeaderReplicationTasks", executor, true, closed::get);
             watchdog.checkNow(); // probes: the idle executor beats at once
             Wait.until(Duration.ofSeconds(5), () -> hb.worker() != null, "the probe ran");
             CountDownLatch block = new CountDownLatch(1);
@@ -280,7 +280,10 @@ class ThreadWatchdogTest {
                     Thread.currentThread().interrupt();
                 }
             });
-            advanceMs(STALL_MS + 1);
+            advanceMs(STALL_MS + ThreadWatchdog.CHECK_INTERVAL_MS);
+            watchdog.checkNow(); // a probe's beat may be one interval old: not yet stuck
+            assertThat(watchdog.fenceWanted()).isFalse();
+            advanceMs(1);
             watchdog.checkNow(); // its probe queues behind the blocked task
             assertThat(watchdog.fenceWanted()).isTrue();
             assertThat(events(LogEvents.THREAD_STUCK)).hasSize(1);
