@@ -4,6 +4,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
 import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -64,6 +65,12 @@ final class LeaderReplicationTasks implements AutoCloseable {
         isrManager.start();
         checkpointer.scheduleWithFixedDelay(
                 this::writeCheckpoints, checkpointIntervalMs, checkpointIntervalMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Registers the checkpoint thread with {@code watchdog} (a probe task beats for it). */
+    void watch(ThreadWatchdog watchdog) {
+        watchdog.watchExecutor(
+                "sf-hw-checkpoint", "LeaderReplicationTasks", checkpointer, true, checkpointer::isShutdown);
     }
 
     /** Writes the HW checkpoint of every log dir now (logs a failure). */

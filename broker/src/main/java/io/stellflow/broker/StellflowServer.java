@@ -28,6 +28,7 @@ import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
@@ -77,7 +78,11 @@ import org.slf4j.LoggerFactory;
  * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, one {@code
- * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), and no thread per parked Fetch.
+ * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), and no thread per parked Fetch. The
+ * {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append agents, replica fetchers, timer,
+ * disk-full recovery, HW checkpoint and controller heartbeat threads ({@code
+ * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
+ * broker asks the controller to fence it.
  *
  * <p>Telemetry ({@link BrokerTelemetry}): metrics of {@code docs/spec/metrics.md} on a Prometheus
  * endpoint (default 127.0.0.1:9464), over OTLP or not at all ({@code metrics.exporter}), with the
@@ -118,13 +123,14 @@ public final class StellflowServer implements AutoCloseable {
     private final AppendService appends;
     private final HashedWheelTimer timer;
     private final BrokerTelemetry telemetry;
+    private final ThreadWatchdog watchdog;
     private final CountDownLatch closed = new CountDownLatch(1);
     private volatile BrokerEndpoint endpoint;
     /** The cluster id of {@code meta.properties} (or {@code cluster.id}); null until known in a new broker's dir. */
     private volatile String clusterId;
 
     private AutoTopicCreation autoCreate;
-    private boolean closing;
+    private volatile boolean closing;
 
     private volatile BrokerLifecycle lifecycle;
     /** Completes when {@link #joinCluster} returns (joined or gave up waiting); gates CreateTopic. */
@@ -158,9 +164,22 @@ public final class StellflowServer implements AutoCloseable {
         // Completions (appends, HW moves) never wait for a tick.
         this.timer = new HashedWheelTimer(
                 new DefaultThreadFactory("sf-timer", true), TIMER_TICK_MS, TimeUnit.MILLISECONDS, 512);
+        this.watchdog = new ThreadWatchdog(config.threadStallTimeoutMs(), System::nanoTime);
         if (appends != null) {
             appends.start();
+            appends.watch(watchdog);
         }
+        // A probe on the wheel's thread: a timer task that blocks (a completion that waits) stalls
+        // every parked Fetch and acks=-1 Produce. HashedWheelTimer cannot replace a dead worker.
+        watchdog.watchExecutor(
+                "sf-timer",
+                "HashedWheelTimer",
+                task -> timer.newTimeout(t -> task.run(), 0, TimeUnit.MILLISECONDS),
+                false,
+                () -> closing);
+        parts.fetchers().watch(watchdog);
+        telemetry.metrics().registerThreadGauges(watchdog);
+        watchdog.start();
     }
 
     /**
@@ -245,6 +264,7 @@ public final class StellflowServer implements AutoCloseable {
                 replicas::forEachHostedPartition,
                 config.highWatermarkCheckpointIntervalMs());
         replication.start();
+        replication.watch(watchdog);
         if (config.logDirFailureRetryMs() > 0) {
             diskFullRecovery = new DiskFullRecovery(
                     replicas::forEachHostedPartition,
@@ -253,6 +273,7 @@ public final class StellflowServer implements AutoCloseable {
                     DiskFullRecovery.FreeSpace.SYSTEM,
                     System::currentTimeMillis);
             diskFullRecovery.start();
+            diskFullRecovery.watch(watchdog);
         }
     }
 
@@ -272,6 +293,7 @@ public final class StellflowServer implements AutoCloseable {
                 config.cluster().heartbeatIntervalMs(),
                 clusterId);
         lifecycle = l;
+        l.fenceWhile(watchdog::fenceWanted);
         try {
             if (!l.start(Duration.ofSeconds(30))) {
                 LOG.warn("Broker {} has not caught up on metadata after 30 s; it keeps following", config.brokerId());
@@ -282,6 +304,7 @@ public final class StellflowServer implements AutoCloseable {
         } finally {
             joined.complete(null);
         }
+        l.watch(watchdog);
         if (newMetaProperties && l.clusterId() != null) {
             BrokerMetadata.create(logDir, config.brokerId(), l.clusterId());
             clusterId = l.clusterId();
@@ -388,6 +411,11 @@ public final class StellflowServer implements AutoCloseable {
         return appends;
     }
 
+    /** The watchdog of the broker's worker threads. Tests and diagnostics. */
+    public ThreadWatchdog watchdog() {
+        return watchdog;
+    }
+
     /** The bound Prometheus metrics port, or -1 when metrics are not served over HTTP. */
     public int metricsPort() {
         return telemetry.metricsPort();
@@ -451,6 +479,7 @@ public final class StellflowServer implements AutoCloseable {
             if (l != null) {
                 l.close(); // want-fence first: the controller moves leadership away at once
             }
+            watchdog.close(); // closing owners stop their threads on purpose from here on
             listener.stopAccepting();
             BrokerAssembly.closeQuietly(parts.fetchers()); // no follower append after this, before the logs close
             listener.closeConnections();

@@ -1,5 +1,7 @@
 package io.stellflow.broker.append;
 
+import io.stellflow.broker.watchdog.Heartbeat;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.protocol.Errors;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -14,10 +16,17 @@ import org.slf4j.LoggerFactory;
  * did; the {@link IdleStrategy} decides what to do when that is 0. Request threads {@link #wake} it
  * after a hand-off, so a parked agent starts at once.
  *
- * <p>Thread-safety: the assigned appenders are confined to the agent thread; other threads reach
- * it only through {@link #command} (a queue) and {@link #wake}. Start and close are idempotent.
+ * <p>Watched ({@link ThreadWatchdog}): the loop beats its {@link Heartbeat} once per pass (one
+ * volatile store). A thread that ended while the agent is open is replaced by {@link #restart}: a new
+ * thread that continues with the same assigned appenders and queues. While the watchdog finds the
+ * thread stuck, {@link #refusing} is true and {@link AppendService#submit} queues nothing for it.
+ *
+ * <p>Thread-safety: the assigned appenders are confined to the agent thread (a restarted thread
+ * takes them over after the old one ended: its end happens-before the watchdog's restart); other
+ * threads reach it only through {@link #command} (a queue) and {@link #wake}. Start, restart and
+ * close are idempotent and exclusive.
  */
-final class AppendAgent implements Runnable {
+final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
     private static final Logger LOG = LoggerFactory.getLogger(AppendAgent.class);
 
     private final String name;
@@ -42,13 +51,29 @@ final class AppendAgent implements Runnable {
     private boolean passFailureLogged;
 
     private volatile boolean running;
-    private Thread thread;
-    private boolean stopped;
+    /** Written under this agent's monitor; read lock-free by {@link #wake}. */
+    private volatile Thread thread;
+    /** Written under this agent's monitor; read lock-free by the watchdog ({@link #closed}). */
+    private volatile boolean stopped;
+
+    private final Heartbeat heartbeat;
+
+    /** Set by the watchdog while the thread is stuck: {@link AppendService#submit} refuses. */
+    private volatile boolean refusing;
+
+    /** Test seam ({@link #endThreadForTest}): the loop returns as if the thread had died. */
+    private volatile boolean endForTest;
 
     AppendAgent(String name, AppendService service, IdleStrategy idle) {
         this.name = name;
         this.service = service;
         this.idle = idle;
+        this.heartbeat = new Heartbeat(name, "AppendService", System::nanoTime);
+    }
+
+    /** This agent's heartbeat, beaten once per pass. */
+    Heartbeat heartbeat() {
+        return heartbeat;
     }
 
     /**
@@ -62,11 +87,65 @@ final class AppendAgent implements Runnable {
 
     synchronized void start() {
         if (thread == null && !stopped) {
-            running = true;
-            thread = new Thread(this, name);
-            thread.setDaemon(true);
-            thread.start();
+            startThread();
         }
+    }
+
+    private void startThread() {
+        running = true;
+        Thread t = new Thread(this, name);
+        t.setDaemon(true);
+        heartbeat.attach(t);
+        thread = t;
+        t.start();
+    }
+
+    /**
+     * The watchdog found the thread ended while this agent is open: a new thread continues with the
+     * same assigned appenders, commands and queues (nothing queued is lost or answered twice; a pass
+     * the old thread did not finish leaves its appender to answer its own failure). Returns false
+     * when the agent was closed meanwhile (nothing to restart). Watchdog thread.
+     */
+    @Override
+    public synchronized boolean restart() {
+        if (stopped) {
+            return false;
+        }
+        Thread t = thread;
+        if (t != null && t.isAlive()) {
+            return true; // already running (restarted by an earlier call)
+        }
+        endForTest = false;
+        startThread();
+        LOG.warn("Append agent {} restarted on a new thread with {} queues", name, polledQueues);
+        return true;
+    }
+
+    /** Whether {@link #close} was called: the thread ends on purpose. */
+    @Override
+    public boolean closed() {
+        return stopped;
+    }
+
+    /** The watchdog found the thread stuck ({@code true}) or moving again. */
+    @Override
+    public void stuck(boolean stuck) {
+        refusing = stuck;
+    }
+
+    /** Whether new appends to this agent's partitions are refused (its thread is stuck). Any thread. */
+    boolean refusing() {
+        return refusing;
+    }
+
+    /**
+     * Test seam: makes the loop return after its current pass as if the thread had died (no last
+     * drain, no answers, the appenders stay assigned), the case the watchdog restarts. Tests only.
+     */
+    void endThreadForTest() {
+        endForTest = true;
+        running = false;
+        wake();
     }
 
     void wake() {
@@ -126,6 +205,7 @@ final class AppendAgent implements Runnable {
     @Override
     public void run() {
         while (running) {
+            heartbeat.beat();
             try {
                 idle.idle(doWork());
             } catch (Throwable e) {
@@ -133,6 +213,9 @@ final class AppendAgent implements Runnable {
                 // The appenders answer their own failures; what reaches here is a bug of the agent.
                 passFailed(e);
             }
+        }
+        if (endForTest) {
+            return; // as if the thread had died: nothing drained or answered
         }
         try {
             // Finish what was handed over before close (the request threads have stopped).
@@ -192,6 +275,11 @@ final class AppendAgent implements Runnable {
         }
         if (t.isAlive()) {
             LOG.warn("Append agent {} still busy after 10 s; its queues stay with it", name);
+        } else {
+            // A thread that ended without letting go (it died and was not restarted yet) leaves its
+            // queues unanswered: answer them here (its end happens-before this join). After a normal
+            // end this finds nothing (letting go is idempotent).
+            letGoOfAll();
         }
     }
 }

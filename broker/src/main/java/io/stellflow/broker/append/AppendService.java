@@ -5,6 +5,7 @@ import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.protocol.Errors;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
@@ -55,6 +56,14 @@ public final class AppendService implements AutoCloseable {
      * {@code BROKER_NOT_AVAILABLE} and release the records.
      */
     public static final int CLOSED = 3;
+
+    /**
+     * {@link #submit}: the partition's append agent is stuck (the thread watchdog found its heartbeat
+     * older than {@code broker.thread.stall.timeout.ms}): nothing was queued, so nothing waits for an
+     * agent that may never answer; answer {@code BROKER_NOT_AVAILABLE} and release the records.
+     * Requests queued before the agent stalled are answered when it moves again (or at close).
+     */
+    public static final int AGENT_STUCK = 4;
 
     /**
      * How long a request thread parks after {@link #BACK_PRESSURED} before it submits again: 50 us
@@ -111,6 +120,21 @@ public final class AppendService implements AutoCloseable {
         }
     }
 
+    /**
+     * Registers every agent thread with {@code watchdog}: a thread that ends is restarted on the same
+     * queues; one that is stuck makes {@link #submit} answer {@link #AGENT_STUCK} for its partitions.
+     */
+    public void watch(ThreadWatchdog watchdog) {
+        for (AppendAgent a : agents) {
+            watchdog.watch(a.heartbeat(), a);
+        }
+    }
+
+    /** Test seam ({@link AppendAgent#endThreadForTest}): agent {@code i}'s loop returns as if its thread died. */
+    void endAgentThreadForTest(int i) {
+        agents[i].endThreadForTest();
+    }
+
     /** Starts the agent threads. */
     public void start() {
         for (AppendAgent a : agents) {
@@ -136,8 +160,8 @@ public final class AppendService implements AutoCloseable {
      *
      * @param records already retained by the caller; on {@link #QUEUED} ownership passes to the agent
      * @param gate the connection's back-pressure switch (null: none)
-     * @return {@link #QUEUED}, {@link #BACK_PRESSURED}, {@link #NOT_LEADER} or {@link #CLOSED}; each
-     *     says what the caller does next
+     * @return {@link #QUEUED}, {@link #BACK_PRESSURED}, {@link #NOT_LEADER}, {@link #CLOSED} or {@link
+     *     #AGENT_STUCK}; each says what the caller does next
      */
     public int submit(
             Partition partition,
@@ -152,6 +176,9 @@ public final class AppendService implements AutoCloseable {
         PartitionAppender appender = appenders.get(partition);
         if (appender == null && (appender = newAppender(partition)) == null) {
             return closed ? CLOSED : NOT_LEADER;
+        }
+        if (appender.agent.refusing()) {
+            return AGENT_STUCK; // before the offer: a full queue must not make the caller wait for it
         }
         int bytes = records.readableBytes();
         if (!appender.offer(new AppendRequest(pending, slot, partition.partition(), records, transactional))) {

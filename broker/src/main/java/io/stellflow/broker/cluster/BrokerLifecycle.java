@@ -1,6 +1,8 @@
 package io.stellflow.broker.cluster;
 
 import io.grpc.StatusRuntimeException;
+import io.stellflow.broker.watchdog.Heartbeat;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.MetadataFollower;
@@ -15,6 +17,7 @@ import io.stellflow.controller.proto.RegisterBrokerResponse;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * {@code broker.heartbeat.interval.ms} with the applied offset, re-registers when the controller
  * answers {@code STALE_BROKER_EPOCH} (it fenced this broker), and sends a want-fence heartbeat on a
  * clean shutdown so the controller moves leadership away at once instead of after the session
- * timeout.
+ * timeout. While {@link #fenceWhile}'s condition holds (the thread watchdog found a broker thread
+ * stuck) every heartbeat asks to be fenced; the first one without that ask unfences it again.
  *
  * <p>Threads: one heartbeat thread ({@code broker-heartbeat}); metadata is delivered on the
  * follower's thread ({@code metadata-follower}).
@@ -50,7 +54,10 @@ public final class BrokerLifecycle implements AutoCloseable {
     private volatile boolean fenced = true;
     private volatile boolean closed;
     private MetadataFollower follower;
-    private Thread heartbeats;
+    private volatile Thread heartbeats;
+    private volatile BooleanSupplier wantFence = () -> false;
+    /** Beaten once per heartbeat loop iteration (watched for liveness by the thread watchdog). */
+    private final Heartbeat heartbeat = new Heartbeat("broker-heartbeat", "BrokerLifecycle", System::nanoTime);
 
     /**
      * @param brokerId {@code node.id}
@@ -105,7 +112,7 @@ public final class BrokerLifecycle implements AutoCloseable {
             }
         }
         follower = client.followMetadata(0, listener);
-        heartbeats = Thread.ofPlatform().name("broker-heartbeat").daemon().start(this::heartbeatLoop);
+        startHeartbeats();
         long deadlineNs = System.nanoTime() + catchUpTimeout.toNanos();
         boolean caughtUp = follower.awaitOffset(brokerEpoch, catchUpTimeout);
         // Unfenced once the controller sees (in a heartbeat) that this broker applied its own
@@ -152,8 +159,52 @@ public final class BrokerLifecycle implements AutoCloseable {
         fenced = true;
     }
 
+    private synchronized void startHeartbeats() {
+        Thread t = Thread.ofPlatform().name("broker-heartbeat").daemon().unstarted(this::heartbeatLoop);
+        heartbeat.attach(t);
+        heartbeats = t;
+        t.start();
+    }
+
+    /**
+     * Asks the controller to fence this broker in every heartbeat while {@code condition} holds (the
+     * thread watchdog's {@link ThreadWatchdog#fenceWanted}), so leadership moves away from a broker
+     * with a stuck thread; once it no longer holds, the next heartbeat unfences it. Any thread.
+     */
+    public void fenceWhile(BooleanSupplier condition) {
+        wantFence = condition;
+    }
+
+    /**
+     * Registers the heartbeat thread with {@code watchdog} for liveness (its interval may exceed the
+     * stall timeout): a thread that ended while this membership is open is replaced by a new one.
+     */
+    public void watch(ThreadWatchdog watchdog) {
+        watchdog.watchLiveness(heartbeat, new ThreadWatchdog.Owner() {
+            @Override
+            public boolean closed() {
+                return closed;
+            }
+
+            @Override
+            public boolean restart() {
+                synchronized (BrokerLifecycle.this) {
+                    if (closed) {
+                        return false;
+                    }
+                    Thread t = heartbeats;
+                    if (t == null || !t.isAlive()) {
+                        startHeartbeats();
+                    }
+                    return true;
+                }
+            }
+        });
+    }
+
     private void heartbeatLoop() {
         while (!closed) {
+            heartbeat.beat();
             try {
                 Thread.sleep(heartbeatIntervalMs);
             } catch (InterruptedException e) {
@@ -163,7 +214,8 @@ public final class BrokerLifecycle implements AutoCloseable {
                 return;
             }
             try {
-                BrokerHeartbeatResponse r = heartbeat(false);
+                boolean fenceWanted = wantFence.getAsBoolean();
+                BrokerHeartbeatResponse r = heartbeat(fenceWanted);
                 if (r.getError() == ErrorCode.STALE_BROKER_EPOCH
                         || r.getError() == ErrorCode.BROKER_ID_NOT_REGISTERED) {
                     LOG.warn("BROKER_REREGISTER brokerId={} reason={}", brokerId, r.getError());
@@ -171,10 +223,11 @@ public final class BrokerLifecycle implements AutoCloseable {
                 } else if (r.getError() == ErrorCode.NONE) {
                     if (fenced != r.getFenced()) {
                         LOG.info(
-                                "BROKER_{} brokerId={} brokerEpoch={}",
+                                "BROKER_{} brokerId={} brokerEpoch={} wantFence={}",
                                 r.getFenced() ? "FENCED" : "UNFENCED",
                                 brokerId,
-                                brokerEpoch);
+                                brokerEpoch,
+                                fenceWanted);
                     }
                     fenced = r.getFenced();
                 } else {
@@ -226,10 +279,11 @@ public final class BrokerLifecycle implements AutoCloseable {
             return;
         }
         closed = true;
-        if (heartbeats != null) {
-            heartbeats.interrupt();
+        Thread hb = heartbeats;
+        if (hb != null) {
+            hb.interrupt();
             try {
-                heartbeats.join(TimeUnit.SECONDS.toMillis(5));
+                hb.join(TimeUnit.SECONDS.toMillis(5));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

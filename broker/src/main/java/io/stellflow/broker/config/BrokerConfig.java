@@ -86,6 +86,10 @@ import java.util.TreeSet;
  *   <tr><td>log.dir.failure.retry.ms</td><td>10000</td><td>&gt;= 0; a partition whose write failed
  *       on a full file system is recovered in place once its dir has room, checked this long after the
  *       failure and then this often (0 = never: it stays failed until a restart)</td></tr>
+ *   <tr><td>broker.thread.stall.timeout.ms</td><td>30000</td><td>&gt;= 1000; a watched broker thread
+ *       (append agent, replica fetcher, timer, ...) whose heartbeat is older than this is stuck: its
+ *       partitions refuse appends and the broker asks the controller to fence it until it moves again
+ *       ({@code io.stellflow.broker.watchdog.ThreadWatchdog})</td></tr>
  * </table>
  *
  * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}; the
@@ -156,7 +160,8 @@ public final class BrokerConfig {
             "replica.lag.time.max.ms",
             "min.insync.replicas",
             "replica.high.watermark.checkpoint.interval.ms",
-            "log.dir.failure.retry.ms");
+            "log.dir.failure.retry.ms",
+            "broker.thread.stall.timeout.ms");
 
     private static final Set<String> KNOWN_KEYS =
             union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS);
@@ -190,6 +195,7 @@ public final class BrokerConfig {
     private final int minInsyncReplicas;
     private final long highWatermarkCheckpointIntervalMs;
     private final long logDirFailureRetryMs;
+    private final long threadStallTimeoutMs;
     private final ClusterConfig cluster;
     private final TelemetryConfig telemetry;
     private final ReplicaFetcherConfig replicaFetcher;
@@ -263,6 +269,9 @@ public final class BrokerConfig {
         highWatermarkCheckpointIntervalMs =
                 longValue(props, "replica.high.watermark.checkpoint.interval.ms", 5_000, 1, Long.MAX_VALUE / 2);
         logDirFailureRetryMs = longValue(props, "log.dir.failure.retry.ms", 10_000, 0, Long.MAX_VALUE / 2);
+        // At least 1 s: the watchdog checks once a second, and an idle append agent beats at least
+        // every IdleStrategy.MAX_PARK_MS (100 ms), so a shorter timeout would only add false alarms.
+        threadStallTimeoutMs = longValue(props, "broker.thread.stall.timeout.ms", 30_000, 1_000, Long.MAX_VALUE / 2);
         this.cluster = ClusterConfig.parse(props, configuredBrokerId, listener.port(), logDirs.get(0));
         brokerId = this.cluster.nodeId();
         telemetry = TelemetryConfig.from(props);
@@ -435,6 +444,14 @@ public final class BrokerConfig {
      */
     public long logDirFailureRetryMs() {
         return logDirFailureRetryMs;
+    }
+
+    /**
+     * {@code broker.thread.stall.timeout.ms}: how old a watched thread's heartbeat may get before the
+     * thread counts as stuck, ms (&gt;= 1000).
+     */
+    public long threadStallTimeoutMs() {
+        return threadStallTimeoutMs;
     }
 
     /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */

@@ -7,6 +7,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.config.ReplicaFetcherConfig;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiMessage;
@@ -172,6 +173,15 @@ public final class ReplicaFetcher implements AutoCloseable {
                         sentRequestDone(apiKey, states);
                     }
                 });
+    }
+
+    /**
+     * Registers the fetcher thread with {@code watchdog}: a probe task beats for it, so a response
+     * whose application blocks for longer than the stall timeout makes it stuck (the broker asks to
+     * be fenced). Dropped by the watchdog once this fetcher is closed.
+     */
+    void watch(ThreadWatchdog watchdog) {
+        watchdog.watchExecutor("sf-replica-fetcher-" + leaderId, "ReplicaFetcher", thread, true, thread::isShutdown);
     }
 
     /** The leader this fetcher copies from. */

@@ -7,6 +7,7 @@ import io.stellflow.broker.config.ReplicaFetcherConfig;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.image.BrokerEndpoint;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataImage;
@@ -54,6 +55,8 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
     private final Map<Integer, Set<Partition>> followed = new HashMap<>();
     private final Map<Partition, Integer> leaderOf = new HashMap<>();
     private boolean closed;
+    /** Watches each new fetcher's thread; null until {@link #watch}. */
+    private ThreadWatchdog watchdog;
 
     /**
      * @param brokerId this broker's id (the replicaId of its Fetches)
@@ -102,10 +105,7 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
         if (closed || leader == PartitionImage.NO_LEADER || leader == brokerId) {
             return;
         }
-        ReplicaFetcher fetcher = fetchers.computeIfAbsent(
-                leader,
-                id -> new ReplicaFetcher(
-                        id, brokerId, config, addresses, group, transport.socketChannelClass(), metrics));
+        ReplicaFetcher fetcher = fetchers.computeIfAbsent(leader, this::newFetcher);
         followed.computeIfAbsent(leader, id -> new HashSet<>()).add(partition);
         leaderOf.put(partition, leader);
         fetcher.add(partition, state.leaderEpoch());
@@ -115,6 +115,23 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
                 leader,
                 state.leaderEpoch(),
                 partition.logEndOffset());
+    }
+
+    private ReplicaFetcher newFetcher(int leader) {
+        ReplicaFetcher f =
+                new ReplicaFetcher(leader, brokerId, config, addresses, group, transport.socketChannelClass(), metrics);
+        if (watchdog != null) {
+            f.watch(watchdog);
+        }
+        return f;
+    }
+
+    /** Registers every fetcher thread, running and future, with {@code watchdog}. */
+    public synchronized void watch(ThreadWatchdog watchdog) {
+        this.watchdog = watchdog;
+        for (ReplicaFetcher f : fetchers.values()) {
+            f.watch(watchdog);
+        }
     }
 
     @Override

@@ -90,6 +90,14 @@ public final class BrokerInstruments {
             gauge("stellflow.partition.under_min_isr.count", "{partition}", "node.id");
     public static final Instrument OFFLINE_COUNT = gauge("stellflow.partition.offline.count", "{partition}", "node.id");
 
+    // Broker: threads (the watchdog; docs/metrics-additions.md)
+    public static final Instrument THREAD_ALIVE = gauge("stellflow.thread.alive", "{thread}", "node.id", "thread");
+    public static final Instrument THREAD_HEARTBEAT_AGE =
+            gauge("stellflow.thread.heartbeat.age", "ms", "node.id", "thread");
+    public static final Instrument THREAD_RESTART_COUNT =
+            counter("stellflow.thread.restart.count", "{restart}", "node.id");
+    public static final Instrument THREAD_STUCK_COUNT = counter("stellflow.thread.stuck.count", "{event}", "node.id");
+
     /** Every instrument a broker registers today. */
     public static final List<Instrument> REGISTERED = List.of(
             REQUEST_COUNT,
@@ -130,7 +138,11 @@ public final class BrokerInstruments {
             LEADER_CHANGE_COUNT,
             UNDER_REPLICATED_COUNT,
             UNDER_MIN_ISR_COUNT,
-            OFFLINE_COUNT);
+            OFFLINE_COUNT,
+            THREAD_ALIVE,
+            THREAD_HEARTBEAT_AGE,
+            THREAD_RESTART_COUNT,
+            THREAD_STUCK_COUNT);
 
     /**
      * Dictionary sections (their instrument name prefixes or names) not registered yet, each waiting

@@ -64,6 +64,7 @@ public final class BrokerMetrics {
     static final AttributeKey<String> REPLICA_ROLE = AttributeKey.stringKey("replica.role");
     static final AttributeKey<String> TOPIC = AttributeKey.stringKey("topic");
     static final AttributeKey<Long> PARTITION = AttributeKey.longKey("partition");
+    static final AttributeKey<String> THREAD = AttributeKey.stringKey("thread");
 
     private final int nodeId;
     private final boolean diagnostic;
@@ -198,6 +199,47 @@ public final class BrokerMetrics {
     @FunctionalInterface
     public interface PartitionVisitor {
         void partition(String topic, int partition, long logStartOffset, long logEndOffset, long activeSegmentBytes);
+    }
+
+    /** The watched threads, as the thread gauges read them (the broker's thread watchdog). */
+    public interface ThreadSource {
+        /** Calls {@code visitor} once per watched thread. */
+        void forEachThread(ThreadVisitor visitor);
+
+        /** Watched threads restarted after they ended, since start. */
+        long restarts();
+
+        /** Times a watched thread was found stuck, since start. */
+        long stucks();
+    }
+
+    /** One watched thread's liveness. */
+    @FunctionalInterface
+    public interface ThreadVisitor {
+        /**
+         * @param thread the thread's name
+         * @param alive whether it has not ended
+         * @param heartbeatAgeMs time since its last heartbeat, ms
+         */
+        void thread(String thread, boolean alive, long heartbeatAgeMs);
+    }
+
+    /**
+     * Registers {@code stellflow.thread.alive} and {@code stellflow.thread.heartbeat.age} (one series
+     * per watched thread, attribute {@code thread}), {@code stellflow.thread.restart.count} and {@code
+     * stellflow.thread.stuck.count}. Once.
+     */
+    public void registerThreadGauges(ThreadSource source) {
+        gauge(
+                BrokerInstruments.THREAD_ALIVE,
+                m -> source.forEachThread((t, alive, ageMs) ->
+                        m.record(alive ? 1 : 0, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
+        gauge(
+                BrokerInstruments.THREAD_HEARTBEAT_AGE,
+                m -> source.forEachThread(
+                        (t, alive, ageMs) -> m.record(ageMs, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
+        counter(BrokerInstruments.THREAD_RESTART_COUNT, m -> m.record(source.restarts(), node));
+        counter(BrokerInstruments.THREAD_STUCK_COUNT, m -> m.record(source.stucks(), node));
     }
 
     /** Registers the gauges (connection, queue depths, active segment size, log offsets). */

@@ -70,4 +70,19 @@ public final class LogEvents {
      * per recovery; {@code io.stellflow.broker.topic.DiskFullRecovery}).
      */
     public static final String PARTITION_RECOVERED = "PARTITION_RECOVERED";
+
+    /**
+     * A watched broker thread ended while its owner was open (ERROR, once per stop; {@code thread=
+     * owner= lastBeatMsAgo=}); its work is restarted on a new thread, or the broker stays fenced
+     * ({@code io.stellflow.broker.watchdog.ThreadWatchdog}).
+     */
+    public static final String THREAD_STOPPED = "THREAD_STOPPED";
+    /**
+     * A watched broker thread has not beaten for {@code broker.thread.stall.timeout.ms} (ERROR with
+     * its stack, once per stall; {@code thread= owner= stalledMs=}): its partitions refuse appends and
+     * the broker asks to be fenced until {@link #THREAD_RESUMED}.
+     */
+    public static final String THREAD_STUCK = "THREAD_STUCK";
+    /** A stuck watched thread beats again (INFO, once per stall; {@code thread= owner= stalledMs=}). */
+    public static final String THREAD_RESUMED = "THREAD_RESUMED";
 }

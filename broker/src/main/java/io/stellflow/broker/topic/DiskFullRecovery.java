@@ -3,6 +3,7 @@ package io.stellflow.broker.topic;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.StorageMetrics;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
@@ -109,6 +110,15 @@ public final class DiskFullRecovery implements AutoCloseable {
         long tickMs = Math.min(retryMs, MAX_TICK_MS);
         executor = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-disk-full-recovery", true));
         executor.scheduleWithFixedDelay(this::checkQuietly, tickMs, tickMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Registers the recovery thread with {@code watchdog} (a probe task beats for it); after {@link
+     * #start}.
+     */
+    public void watch(ThreadWatchdog watchdog) {
+        ScheduledExecutorService e = executor;
+        watchdog.watchExecutor("sf-disk-full-recovery", "DiskFullRecovery", e, true, e::isShutdown);
     }
 
     /**

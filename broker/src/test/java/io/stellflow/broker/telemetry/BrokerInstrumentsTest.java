@@ -71,6 +71,7 @@ class BrokerInstrumentsTest {
             BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 7, diagnostic);
             metrics.registerGauges(new FakeSource());
             metrics.replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
+            metrics.registerThreadGauges(new FakeThreads());
             exerciseEverything(metrics);
 
             Collection<MetricData> exported = reader.collectAllMetrics();
@@ -158,6 +159,24 @@ class BrokerInstrumentsTest {
                 List.of("00000000000000000000.log.tail-120"),
                 1,
                 4000));
+    }
+
+    private static final class FakeThreads implements BrokerMetrics.ThreadSource {
+        @Override
+        public void forEachThread(BrokerMetrics.ThreadVisitor visitor) {
+            visitor.thread("sf-append-0", true, 20);
+            visitor.thread("sf-timer", false, 4000);
+        }
+
+        @Override
+        public long restarts() {
+            return 1;
+        }
+
+        @Override
+        public long stucks() {
+            return 2;
+        }
     }
 
     private static final class FakeSource implements BrokerMetrics.GaugeSource {
