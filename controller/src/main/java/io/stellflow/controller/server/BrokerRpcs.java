@@ -175,7 +175,8 @@ final class BrokerRpcs {
                     s.error() == ErrorCode.NONE || quorum.image().broker(b.id()).fenced();
             if (s.error() == ErrorCode.NONE) {
                 commands.elected(plan.changes());
-                LOG.info("BROKER_FENCED broker={} epoch={} reason=shutdown", b.id(), b.brokerEpoch());
+                // The broker asks: at a clean stop, or while its thread watchdog finds a thread stuck.
+                LOG.info("BROKER_FENCED broker={} epoch={} reason=requested", b.id(), b.brokerEpoch());
             }
         } else if (!req.getWantFence() && fenced && req.getMetadataOffset() >= b.brokerEpoch()) {
             Fencing.Plan plan = Fencing.unfence(img, b, uncleanDefault);
