@@ -28,7 +28,10 @@ jar=$(ls perf/target/stellflow-perf-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-te
 if [ -z "$jar" ] || [ ! -d perf/target/lib ] \
    || [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
   echo "[jmh] building the perf jar ..." >&2
-  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+  # -DskipTests, not -Dmaven.test.skip=true: the latter also skips the test-jars (protocol's, which
+  # storage-ffm's tests use), and Maven resolves test-scoped dependencies even when no test runs, so
+  # a fresh checkout with no installed test-jars failed to build.
+  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
   jar=$(ls perf/target/stellflow-perf-*-SNAPSHOT.jar | grep -v -- '-tests' | head -n 1)
 fi
 OUT_DIR="$HOME_DIR/perf/results/$(date -u +%Y%m%dT%H%M%SZ)"
