@@ -29,7 +29,7 @@ if [ "${STELLFLOW_NO_BUILD:-0}" != 1 ] && is_stale; then
     flock 9
     if is_stale; then
       echo "stellflow: building $module (first run, or sources changed) ..." >&2
-      cd "$STELLFLOW_HOME" && ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl "$module" -am package >&2
+      cd "$STELLFLOW_HOME" && ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl "$module" -am package >&2
       # Maven leaves a module's jar untouched when its own classes did not change (a change in a
       # module it depends on only refreshes target/lib): mark it built, or every launch would build.
       touch "$(jar_glob)"

@@ -71,7 +71,7 @@ for m in broker tools perf; do
 done
 if [ -n "$need_build" ]; then
   log "building the broker, the tools and the load generator ..."
-  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
 fi
 export STELLFLOW_NO_BUILD=1
 # Brokers start without a JDK AOT cache unless a mode trains one for the run (SF_AOT_CACHE below): a

@@ -6,7 +6,7 @@
 #                                         produce throughput with metrics.exporter=none vs prometheus,
 #                                         side by side (perf/telemetry-overhead.sh)
 # --quick:
-# 1. Builds the broker, tools and perf jars once if missing or stale (./mvnw -q -Dmaven.test.skip=true -pl tools,perf -am package), so the launchers
+# 1. Builds the broker, tools and perf jars once if missing or stale (./mvnw -q -DskipTests -pl tools,perf -am package), so the launchers
 #    below never build.
 # 2. Starts a fresh broker on 127.0.0.1, a free port and a temporary data dir (removed on exit).
 # 3. (a) Streams a real text file of several MB (JDK legal notices, licenses, docs of this machine)
@@ -51,8 +51,8 @@ for m in broker tools perf; do
   fi
 done
 if [ -n "$need_build" ]; then
-  log "building the broker, the tools and the load generator (./mvnw -q -Dmaven.test.skip=true -pl tools,perf -am package) ..."
-  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+  log "building the broker, the tools and the load generator (./mvnw -q -DskipTests -pl tools,perf -am package) ..."
+  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
 fi
 export STELLFLOW_NO_BUILD=1
 

@@ -53,7 +53,7 @@ for m in broker tools perf; do
 done
 if [ -n "$need_build" ]; then
   log "building the broker, the tools and the load generator ..."
-  ( flock 9; ./mvnw -q -B -Dmaven.test.skip=true -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
+  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
 fi
 export STELLFLOW_NO_BUILD=1
 # shellcheck source=bin/find-java.sh
