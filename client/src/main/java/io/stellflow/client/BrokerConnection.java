@@ -7,6 +7,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.GatheringBuffer;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
@@ -131,10 +132,10 @@ final class BrokerConnection extends SimpleChannelInboundHandler<ByteBuf> {
                 ? GatheringBuffer.direct(ch.alloc())
                 : ch.alloc().directBuffer(Math.max(256, 64 + body.sizeHintBytes()));
         try {
-            frame.writeInt(0);
+            int start = Frames.beginFrame(frame);
             RequestHeader.of(apiKey, version, correlationId, clientId).write(frame);
             body.write(frame);
-            frame.setInt(0, frame.writerIndex() - 4);
+            Frames.endFrame(frame, start); // a request above the frame limit fails here, unsent
         } catch (RuntimeException e) {
             frame.release();
             p.future.completeExceptionally(e);

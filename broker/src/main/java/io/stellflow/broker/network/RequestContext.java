@@ -228,8 +228,12 @@ public final class RequestContext {
     /** A 16-byte header-only response frame: frameLength 12, correlationId, headerVersion 2, errorCode, 0. */
     public static ByteBuf headerOnly(Channel channel, int correlationId, short errorCode) {
         ByteBuf out = channel.alloc().ioBuffer(Frames.LENGTH_FIELD_SIZE + ResponseHeader.SIZE);
-        out.writeInt(ResponseHeader.SIZE);
-        ResponseHeader.of(correlationId, errorCode).write(out);
+        try {
+            Frames.writeErrorResponse(out, correlationId, errorCode);
+        } catch (RuntimeException e) {
+            out.release(); // errorCode NONE: a bug of the caller, which must not leak the buffer too
+            throw e;
+        }
         return out;
     }
 }
