@@ -9,8 +9,11 @@ import io.stellflow.controller.MetadataListener;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.BrokerHeartbeatRequest;
+import io.stellflow.controller.proto.FailedReplica;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.file.AtomicFiles;
 import io.stellflow.storage.LogConfig;
@@ -96,6 +99,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private volatile int defaultMinInsyncReplicas = 1;
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
     private volatile Partition.IsrChangeTrigger isrTrigger = Partition.IsrChangeTrigger.NONE;
+    /** Partitions assigned here whose log could not be created or opened; retried by {@link #retryUnopened}. */
+    private final Map<UnopenedKey, String> unopened = new ConcurrentHashMap<>();
+    /** Serializes reconciliations: the metadata follower's and {@link #retryUnopened}'s. */
+    private final Object reconcileLock = new Object();
+
+    /** A partition of a topic, by topic id. */
+    private record UnopenedKey(UUID topicId, int partition) {}
 
     /**
      * @param brokerId this broker's id
@@ -314,12 +324,61 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         if (p == null) {
             return Errors.UNKNOWN_TOPIC_OR_PARTITION;
         }
+        if (p.leader() == brokerId) {
+            // Led here by the metadata, but not served: its log could not be created (a full or failed
+            // log dir). The heartbeats report it failed, so the controller moves or drops leadership.
+            return Errors.BROKER_NOT_AVAILABLE;
+        }
         return p.leader() == PartitionImage.NO_LEADER ? Errors.LEADER_NOT_AVAILABLE : Errors.NOT_LEADER_OR_FOLLOWER;
+    }
+
+    /**
+     * Adds every replica hosted here that cannot be served to {@code heartbeat}: partitions whose write
+     * failed (a full disk included) or whose log dir is offline, and partitions assigned here whose
+     * log could not be created. The controller takes them out of the ISR and leadership until a later
+     * heartbeat no longer lists them. Called by the heartbeat thread; any thread.
+     */
+    public void addFailedReplicas(BrokerHeartbeatRequest.Builder heartbeat) {
+        for (HostedTopic h : hosted.values()) {
+            for (Partition p : h.partitions()) {
+                if (p != null && p.failure() != null) {
+                    heartbeat.addFailedReplicas(failedReplica(h.topicId(), p.partition()));
+                }
+            }
+        }
+        for (UnopenedKey k : unopened.keySet()) {
+            heartbeat.addFailedReplicas(failedReplica(k.topicId(), k.partition()));
+        }
+    }
+
+    private static FailedReplica failedReplica(UUID topicId, int partition) {
+        return FailedReplica.newBuilder()
+                .setTopicId(MetadataRecords.uuid(topicId))
+                .setPartition(partition)
+                .build();
+    }
+
+    /**
+     * Tries again to create the logs of partitions assigned here whose creation failed (the disk was
+     * full, no log dir could take them), against the last applied image. A no-op while there are none.
+     * Called periodically by the log dir check thread; serialized with the metadata follower.
+     */
+    public void retryUnopened() {
+        if (unopened.isEmpty()) {
+            return;
+        }
+        synchronized (reconcileLock) {
+            if (firstImageApplied && !unopened.isEmpty()) {
+                reconcile(image);
+            }
+        }
     }
 
     @Override
     public void onImage(MetadataImage newImage) {
-        reconcile(newImage);
+        synchronized (reconcileLock) {
+            reconcile(newImage);
+        }
     }
 
     @Override
@@ -328,7 +387,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             publish(newImage);
             return;
         }
-        reconcile(newImage);
+        synchronized (reconcileLock) {
+            reconcile(newImage);
+        }
     }
 
     private void reconcile(MetadataImage next) {
@@ -336,8 +397,8 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             try {
                 reconcileTopic(t);
             } catch (IOException | RuntimeException e) {
-                // The image stays authoritative: requests for this topic's partitions get
-                // NOT_LEADER_OR_FOLLOWER until a later entry or a restart makes the log usable.
+                // The image stays authoritative; a partition whose log could not be created is
+                // handled per partition (openOrRecord), so this is a fault of the topic as a whole.
                 LOG.error("PARTITION_APPLY_FAILED topic={} topicId={}", t.name(), t.id(), e);
             }
         }
@@ -347,6 +408,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 removeTopic(e.getKey(), e.getValue());
             }
         }
+        unopened.keySet().removeIf(k -> {
+            PartitionImage p = next.partition(k.topicId(), k.partition());
+            return p == null || !p.replicas().contains(brokerId);
+        });
         if (!firstImageApplied) {
             firstImageApplied = true;
             for (String dirName : unclaimedAtStart) {
@@ -415,7 +480,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     config = config != null ? config : logConfig(t);
                 }
                 if (cur == null) {
-                    cur = open(t, p, config);
+                    cur = openOrRecord(t, p, config);
+                    if (cur == null) {
+                        continue; // reported failed in heartbeats, retried by retryUnopened
+                    }
                     changed = true;
                 } else if (configChanged) {
                     updateConfig(cur.log(), config);
@@ -485,9 +553,43 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
     }
 
+    /**
+     * {@link #open}, or null when it failed: then the partition is remembered as unopened (reported
+     * failed, retried), with one {@code PARTITION_APPLY_FAILED} ERROR line per episode.
+     */
+    private Partition openOrRecord(TopicImage t, PartitionImage p, LogConfig config) {
+        UnopenedKey key = new UnopenedKey(t.id(), p.partition());
+        try {
+            Partition opened = open(t, p, config);
+            if (unopened.remove(key) != null) {
+                LOG.info("PARTITION_APPLY_RECOVERED partition={}-{} topicId={}", t.name(), p.partition(), t.id());
+            }
+            return opened;
+        } catch (IOException | RuntimeException e) {
+            if (unopened.put(key, e.toString()) == null) {
+                LOG.error(
+                        "PARTITION_APPLY_FAILED partition={}-{} topicId={} leader={}: {}; reported failed to the"
+                                + " controller, retried every second",
+                        t.name(),
+                        p.partition(),
+                        t.id(),
+                        p.leader(),
+                        e.toString());
+            } else {
+                LOG.debug("Creating {}-{} failed again: {}", t.name(), p.partition(), e.toString());
+            }
+            return null;
+        }
+    }
+
     private Partition open(TopicImage t, PartitionImage p, LogConfig config) throws IOException {
         UnifiedLog existing = logs.get(t.name(), p.partition());
-        if (existing != null && !t.id().equals(storedTopicId(existing.dir()))) {
+        UUID storedId = existing == null ? null : storedTopicId(existing.dir());
+        if (existing != null && storedId == null && existing.logEndOffset() == 0 && existing.sizeInBytes() == 0) {
+            // An empty log without partition.metadata: its creation failed before the file was
+            // written (a full disk). Nothing in it can belong to another topic: adopt it.
+            LOG.info("Log {} has no topic id yet and no records; adopting it for topic id {}", existing.dir(), t.id());
+        } else if (existing != null && !t.id().equals(storedId)) {
             LOG.warn(
                     "Log {} belongs to another topic id than {} (a deleted topic of the same name); deleting it",
                     existing.dir(),
