@@ -9,11 +9,9 @@ import io.stellflow.controller.MetadataListener;
 import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
-import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
-import io.stellflow.controller.proto.FailedReplica;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.file.AtomicFiles;
 import io.stellflow.storage.LogConfig;
@@ -71,7 +69,13 @@ import org.slf4j.LoggerFactory;
  * watermark from the log dir's {@code replication-offset-checkpoint} ({@link
  * HighWatermarkCheckpoint}), 0 without one.
  *
- * <p>Thread-safety: the listener callbacks run on the follower's single thread (the only writer);
+ * <p>Storage failures (issue #23): a partition whose log cannot be created is not silently absent:
+ * it is kept in {@link UnopenedPartitions}, answers {@code BROKER_NOT_AVAILABLE} while the image
+ * names this broker its leader, is retried every second ({@link #retryUnopened}) and, with every
+ * hosted partition whose writes failed, is listed in the heartbeats ({@link #addFailedReplicas}).
+ *
+ * <p>Thread-safety: the listener callbacks run on the follower's single thread (the only writer;
+ * {@link #retryUnopened} takes the same lock);
  * lookups may run on any thread (immutable image, concurrent map, volatile partition roles).
  */
 public final class ReplicaManager implements MetadataListener, PartitionRouter {
@@ -100,12 +104,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
     private volatile Partition.IsrChangeTrigger isrTrigger = Partition.IsrChangeTrigger.NONE;
     /** Partitions assigned here whose log could not be created or opened; retried by {@link #retryUnopened}. */
-    private final Map<UnopenedKey, String> unopened = new ConcurrentHashMap<>();
+    private final UnopenedPartitions unopened = new UnopenedPartitions();
     /** Serializes reconciliations: the metadata follower's and {@link #retryUnopened}'s. */
     private final Object reconcileLock = new Object();
-
-    /** A partition of a topic, by topic id. */
-    private record UnopenedKey(UUID topicId, int partition) {}
 
     /**
      * @param brokerId this broker's id
@@ -342,20 +343,11 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         for (HostedTopic h : hosted.values()) {
             for (Partition p : h.partitions()) {
                 if (p != null && p.failure() != null) {
-                    heartbeat.addFailedReplicas(failedReplica(h.topicId(), p.partition()));
+                    heartbeat.addFailedReplicas(UnopenedPartitions.failedReplica(h.topicId(), p.partition()));
                 }
             }
         }
-        for (UnopenedKey k : unopened.keySet()) {
-            heartbeat.addFailedReplicas(failedReplica(k.topicId(), k.partition()));
-        }
-    }
-
-    private static FailedReplica failedReplica(UUID topicId, int partition) {
-        return FailedReplica.newBuilder()
-                .setTopicId(MetadataRecords.uuid(topicId))
-                .setPartition(partition)
-                .build();
+        unopened.addTo(heartbeat);
     }
 
     /**
@@ -408,10 +400,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 removeTopic(e.getKey(), e.getValue());
             }
         }
-        unopened.keySet().removeIf(k -> {
-            PartitionImage p = next.partition(k.topicId(), k.partition());
-            return p == null || !p.replicas().contains(brokerId);
-        });
+        unopened.retainAssigned(next, brokerId);
         if (!firstImageApplied) {
             firstImageApplied = true;
             for (String dirName : unclaimedAtStart) {
@@ -553,31 +542,14 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
     }
 
-    /**
-     * {@link #open}, or null when it failed: then the partition is remembered as unopened (reported
-     * failed, retried), with one {@code PARTITION_APPLY_FAILED} ERROR line per episode.
-     */
+    /** {@link #open}, or null when it failed: then the partition is remembered as {@link #unopened}. */
     private Partition openOrRecord(TopicImage t, PartitionImage p, LogConfig config) {
-        UnopenedKey key = new UnopenedKey(t.id(), p.partition());
         try {
             Partition opened = open(t, p, config);
-            if (unopened.remove(key) != null) {
-                LOG.info("PARTITION_APPLY_RECOVERED partition={}-{} topicId={}", t.name(), p.partition(), t.id());
-            }
+            unopened.opened(t, p);
             return opened;
         } catch (IOException | RuntimeException e) {
-            if (unopened.put(key, e.toString()) == null) {
-                LOG.error(
-                        "PARTITION_APPLY_FAILED partition={}-{} topicId={} leader={}: {}; reported failed to the"
-                                + " controller, retried every second",
-                        t.name(),
-                        p.partition(),
-                        t.id(),
-                        p.leader(),
-                        e.toString());
-            } else {
-                LOG.debug("Creating {}-{} failed again: {}", t.name(), p.partition(), e.toString());
-            }
+            unopened.failed(t, p, e);
             return null;
         }
     }
