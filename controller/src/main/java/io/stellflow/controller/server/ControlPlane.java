@@ -89,7 +89,7 @@ public final class ControlPlane {
         this.brokers = new BrokerRpcs(quorum, liveness, guard, commands, uncleanDefault, storage);
         this.topics = new TopicRpcs(quorum, guard, commands, storage);
         this.partitions = new PartitionRpcs(quorum, guard, commands, elections, storage);
-        this.configs = new ConfigRpcs(quorum, guard, commands, uncleanDefault);
+        this.configs = new ConfigRpcs(quorum, guard, commands, uncleanDefault, storage);
         this.describe = new DescribeRpcs(config.nodeId(), quorum);
         this.stream = new MetadataStream(stateMachine, guard, metrics);
     }

@@ -7,12 +7,15 @@ import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.proto.AlterPartitionRequest;
 import io.stellflow.controller.proto.AlterPartitionResponse;
+import io.stellflow.controller.proto.AlterableConfig;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
 import io.stellflow.controller.proto.ClusterIdRecord;
+import io.stellflow.controller.proto.ConfigOpType;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.FailedReplica;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionRecord;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
@@ -164,6 +167,23 @@ class StorageReportsTest {
         rpcs.heartbeat(heartbeat(3).build());
         assertThat(partitions.alterPartition(expand.build()).getError()).isEqualTo(ErrorCode.NONE);
         assertThat(partition().isr()).containsExactly(1, 2, 3);
+    }
+
+    @Test
+    void switchingUncleanElectionOnDoesNotElectAReportedReplica() {
+        cluster(List.of(1));
+        rpcs.heartbeat(heartbeat(1).addFailedReplicas(failed(0)).build());
+        ConfigRpcs configs = new ConfigRpcs(quorum, new NotControllerGuard(1, quorum), commands, false, storage);
+        assertThat(configs.incrementalAlterConfigs(IncrementalAlterConfigsRequest.newBuilder()
+                                .setTopic("t")
+                                .addConfigs(AlterableConfig.newBuilder()
+                                        .setKey(Elections.UNCLEAN_KEY)
+                                        .setValue("true")
+                                        .setOp(ConfigOpType.SET))
+                                .build())
+                        .getError())
+                .isEqualTo(ErrorCode.NONE);
+        assertThat(partition().leader()).isEqualTo(PartitionImage.NO_LEADER);
     }
 
     @Test
