@@ -4,6 +4,7 @@ import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.MetadataListener;
 import io.stellflow.controller.image.BrokerRegistration;
@@ -342,8 +343,12 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     public void addFailedReplicas(BrokerHeartbeatRequest.Builder heartbeat) {
         for (HostedTopic h : hosted.values()) {
             for (Partition p : h.partitions()) {
-                if (p != null && p.failure() != null) {
-                    heartbeat.addFailedReplicas(UnopenedPartitions.failedReplica(h.topicId(), p.partition()));
+                PartitionFailure f = p == null ? null : p.failure();
+                if (f != null) {
+                    // A full disk still serves reads: it stays leader while no other replica can lead.
+                    heartbeat.addFailedReplicas(UnopenedPartitions.failedReplica(h.topicId(), p.partition()).toBuilder()
+                            .setReadable(f.noSpace())
+                            .build());
                 }
             }
         }

@@ -31,9 +31,15 @@ final class StorageReports {
     /** One partition of one topic, by topic id. */
     record TopicPartitionId(UUID topicId, int partition) {}
 
-    /** One broker's report. */
-    record Report(Set<TopicPartitionId> failed, boolean noWritableLogDir) {
-        static final Report HEALTHY = new Report(Set.of(), false);
+    /**
+     * One broker's report.
+     *
+     * @param failed the replicas it cannot serve
+     * @param readable those of {@code failed} that still serve reads (a full disk)
+     * @param noWritableLogDir no log dir of the broker can take a new replica
+     */
+    record Report(Set<TopicPartitionId> failed, Set<TopicPartitionId> readable, boolean noWritableLogDir) {
+        static final Report HEALTHY = new Report(Set.of(), Set.of(), false);
     }
 
     private final ConcurrentHashMap<Integer, Report> reports = new ConcurrentHashMap<>();
@@ -47,10 +53,15 @@ final class StorageReports {
         Report next = Report.HEALTHY;
         if (req.getFailedReplicasCount() > 0 || req.getNoWritableLogDir()) {
             Set<TopicPartitionId> failed = new HashSet<>();
+            Set<TopicPartitionId> readable = new HashSet<>();
             for (FailedReplica r : req.getFailedReplicasList()) {
-                failed.add(new TopicPartitionId(MetadataRecords.uuid(r.getTopicId()), r.getPartition()));
+                TopicPartitionId id = new TopicPartitionId(MetadataRecords.uuid(r.getTopicId()), r.getPartition());
+                failed.add(id);
+                if (r.getReadable()) {
+                    readable.add(id);
+                }
             }
-            next = new Report(Set.copyOf(failed), req.getNoWritableLogDir());
+            next = new Report(Set.copyOf(failed), Set.copyOf(readable), req.getNoWritableLogDir());
         }
         Report before = reports.put(req.getBrokerId(), next);
         return before == null ? Report.HEALTHY : before;
@@ -99,7 +110,10 @@ final class StorageReports {
      * {@link Elections} rules (as a fence does, but for the listed partitions only): each replica the
      * broker lists as failed leaves the ISR (unless it is the last member: the partition then has no
      * leader) and, if it led, leadership goes to the first other eligible ISR member ({@link
-     * Elections#afterLeave}); each replica listed in {@code before} but no longer, of a partition
+     * Elections#afterLeave}), except that a {@link Report#readable} replica that leads stays leader
+     * while no other ISR member can take over (a full disk on the only up-to-date replica: its
+     * acknowledged records stay readable, and it takes writes again once it recovered in place,
+     * without an election); each replica listed in {@code before} but no longer, of a partition
      * still without a leader, may be elected again ({@link Elections#electLeaderless}). Replicas that
      * recovered while another replica leads rejoin the ISR through the leader's ISR expansion. Empty
      * when nothing changes, so a broker that keeps listing the same replicas plans nothing again.
@@ -124,7 +138,8 @@ final class StorageReports {
                         eligible(others, t, p),
                         Elections.uncleanEnabled(t, uncleanDefault),
                         Elections.Reason.STORAGE);
-                if (c != null) {
+                boolean wouldGoOffline = c != null && c.leader() == PartitionImage.NO_LEADER && c.leaderChanged();
+                if (c != null && !(wouldGoOffline && now.readable().contains(f))) {
                     out.add(c);
                 }
             }

@@ -147,6 +147,28 @@ class StorageReportsTest {
     }
 
     @Test
+    void aReadableReplicaWithoutAnotherIsrMemberKeepsLeading() {
+        cluster(List.of(1));
+        rpcs.heartbeat(heartbeat(1)
+                .addFailedReplicas(failed(0).toBuilder().setReadable(true))
+                .build());
+        assertThat(partition().leader())
+                .as("a full disk: reads go on, no election")
+                .isEqualTo(1);
+        assertThat(quorum.submitted).isEmpty();
+    }
+
+    @Test
+    void aReadableReplicaLosesLeadershipToAnotherIsrMember() {
+        cluster(List.of(1, 2, 3));
+        rpcs.heartbeat(heartbeat(1)
+                .addFailedReplicas(failed(0).toBuilder().setReadable(true))
+                .build());
+        assertThat(partition().leader()).isEqualTo(2);
+        assertThat(partition().isr()).containsExactly(2, 3);
+    }
+
+    @Test
     void aReplicaReportedFailedCannotJoinTheIsrAgainUntilItIsNot() {
         cluster(List.of(1, 2, 3));
         rpcs.heartbeat(heartbeat(3).addFailedReplicas(failed(0)).build());
