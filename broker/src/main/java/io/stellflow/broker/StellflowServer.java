@@ -27,6 +27,7 @@ import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.DiskFullRecovery;
+import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
@@ -78,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * only), {@code num.io.threads} request handler threads (decoding, file I/O of Fetch and metadata),
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, one {@code
- * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), and no thread per parked Fetch. The
+ * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), one {@code sf-log-dir-check} thread ({@link
+ * LogDirFailures}: offline log dirs, retried partition creations), and no thread per parked Fetch. The
  * {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append agents, replica fetchers, timer,
  * disk-full recovery, HW checkpoint and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
@@ -139,6 +141,8 @@ public final class StellflowServer implements AutoCloseable {
     private LeaderReplicationTasks replication;
     /** Recovers partitions failed by a full disk in place; null until started, or when disabled. */
     private DiskFullRecovery diskFullRecovery;
+    /** Takes failed log dirs offline and keeps new partitions off them; null until started. */
+    private LogDirFailures logDirFailures;
 
     private StellflowServer(BrokerConfig config, BrokerAssembly parts, Transport transport, BrokerTelemetry telemetry) {
         this.config = config;
@@ -265,6 +269,16 @@ public final class StellflowServer implements AutoCloseable {
                 config.highWatermarkCheckpointIntervalMs());
         replication.start();
         replication.watch(watchdog);
+        logDirFailures = new LogDirFailures(
+                config.logDirs(),
+                replicas::forEachHostedPartition,
+                config.logConfig().preallocatedIndexBytes() + config.messageMaxBytes(),
+                DiskFullRecovery.FreeSpace.SYSTEM,
+                System::currentTimeMillis,
+                replicas::retryUnopened,
+                p -> parts.logs().get(p.topic(), p.partition()) == p.log());
+        parts.logs().placementFilter(logDirFailures::canPlace);
+        logDirFailures.start();
         if (config.logDirFailureRetryMs() > 0) {
             diskFullRecovery = new DiskFullRecovery(
                     replicas::forEachHostedPartition,
@@ -292,6 +306,12 @@ public final class StellflowServer implements AutoCloseable {
                 config.cluster().rack(),
                 config.cluster().heartbeatIntervalMs(),
                 clusterId);
+        LogDirFailures dirs = logDirFailures;
+        ReplicaManager replicas = parts.replicas();
+        l.storageReport(hb -> {
+            replicas.addFailedReplicas(hb);
+            hb.setNoWritableLogDir(!dirs.hasWritableLogDir());
+        });
         lifecycle = l;
         l.fenceWhile(watchdog::fenceWanted);
         try {
@@ -352,6 +372,7 @@ public final class StellflowServer implements AutoCloseable {
         int boundPort = listener.bind(dispatcher, requestPool, appends != null && config.produceEventLoopHandoff());
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
+        telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
         Listener configured = config.listener();
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
@@ -494,6 +515,7 @@ public final class StellflowServer implements AutoCloseable {
                 requestPool.shutdownNow();
             }
             BrokerAssembly.closeQuietly(diskFullRecovery); // no reopen while the logs close
+            BrokerAssembly.closeQuietly(logDirFailures); // no log creation retried while they close
             if (appends != null) {
                 appends.close();
             }

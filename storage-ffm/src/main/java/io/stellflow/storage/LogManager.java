@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,6 +82,8 @@ public final class LogManager implements AutoCloseable {
     private final Map<String, Path> logDirOf = new ConcurrentHashMap<>();
     private final Object createLock = new Object();
     private volatile boolean closed;
+    /** Which log dirs may get a new partition; every one unless {@link #placementFilter} said otherwise. */
+    private volatile Predicate<Path> placeable = dir -> true;
 
     private LogManager(
             Config config,
@@ -223,9 +226,19 @@ public final class LogManager implements AutoCloseable {
     }
 
     /**
+     * Restricts where new partitions go: only to log dirs {@code placeable} accepts (the broker's
+     * log dir failure handling refuses offline dirs and dirs without room for a new segment). Read at
+     * each creation; any thread.
+     */
+    public void placementFilter(Predicate<Path> placeable) {
+        this.placeable = placeable;
+    }
+
+    /**
      * The log of a partition, created on the log dir holding the fewest partitions (ties: the first
-     * listed) when it does not exist yet.
+     * listed) among those the {@link #placementFilter} accepts, when it does not exist yet.
      *
+     * @throws IOException no log dir accepts a new partition, or creating the log failed
      * @throws IllegalStateException the manager is closed
      */
     public UnifiedLog getOrCreate(String topic, int partition) throws IOException {
@@ -252,7 +265,19 @@ public final class LogManager implements AutoCloseable {
             }
             Path logDir = leastLoadedDir();
             LogConfig cfg = logConfig != null ? logConfig : configForTopic.apply(topic);
-            UnifiedLog log = UnifiedLog.open(logDir.resolve(name), cfg, env);
+            Path partitionDir = logDir.resolve(name);
+            boolean existed = Files.exists(partitionDir);
+            UnifiedLog log;
+            try {
+                log = UnifiedLog.open(partitionDir, cfg, env);
+            } catch (IOException | RuntimeException e) {
+                if (!existed) {
+                    // A half-created log (the disk filled, the dir failed) would be loaded at the next
+                    // start as a log of unknown origin; a later attempt creates it afresh.
+                    deleteTree(partitionDir, e);
+                }
+                throw e;
+            }
             logDirOf.put(name, logDir);
             logs.put(name, log);
             LOG.info("Created log {} in {}", name, logDir);
@@ -287,24 +312,43 @@ public final class LogManager implements AutoCloseable {
         return true;
     }
 
+    /** Deletes {@code dir} and its files, best effort: what cannot be deleted is added to {@code cause}. */
+    private static void deleteTree(Path dir, Throwable cause) {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path path : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (IOException | RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
     /** Every partition log, by directory name {@code <topic>-<partition>} (a snapshot). */
     public Map<String, UnifiedLog> logs() {
         return Map.copyOf(logs);
     }
 
-    private Path leastLoadedDir() {
+    private Path leastLoadedDir() throws IOException {
         Map<Path, Integer> counts = new HashMap<>();
         for (Path dir : logDirOf.values()) {
             counts.merge(dir, 1, Integer::sum);
         }
         Path best = null;
         int bestCount = Integer.MAX_VALUE;
+        Predicate<Path> accepts = placeable;
         for (Path dir : config.logDirs()) {
             int n = counts.getOrDefault(dir, 0);
-            if (n < bestCount) {
+            if (n < bestCount && accepts.test(dir)) {
                 best = dir;
                 bestCount = n;
             }
+        }
+        if (best == null) {
+            throw new IOException("no log dir of " + config.logDirs()
+                    + " can take a new partition (offline, or without room for a new segment)");
         }
         return best;
     }

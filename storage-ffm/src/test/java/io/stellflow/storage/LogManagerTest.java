@@ -65,6 +65,30 @@ class LogManagerTest {
     }
 
     @Test
+    void thePlacementFilterKeepsNewPartitionsOffRefusedDirsAndNoDirLeftIsAnError() throws IOException {
+        List<Path> dirs = List.of(root.resolve("d1"), root.resolve("d2"));
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        try (LogManager manager = start(env, dirs)) {
+            manager.getOrCreate("orders", 0);
+            manager.getOrCreate("orders", 1);
+            manager.placementFilter(dir -> !dir.equals(dirs.get(0)));
+            manager.getOrCreate("orders", 2); // a tie would go to d1
+            assertThat(manager.logDirOf("orders", 2)).isEqualTo(dirs.get(1));
+            assertThat(manager.getOrCreate("orders", 0))
+                    .as("an existing log is found wherever it is")
+                    .isSameAs(manager.get("orders", 0));
+
+            manager.placementFilter(dir -> false);
+            assertThatThrownBy(() -> manager.getOrCreate("orders", 3))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("no log dir of " + dirs + " can take a new partition");
+            assertThat(manager.get("orders", 3)).isNull();
+            assertThat(dirs.get(0).resolve("orders-3")).doesNotExist();
+            assertThat(dirs.get(1).resolve("orders-3")).doesNotExist();
+        }
+    }
+
+    @Test
     void checkpointsAndRetentionRunPeriodicallyAndStopAtClose() throws IOException {
         List<Path> dirs = List.of(root.resolve("d1"));
         ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +59,8 @@ public final class BrokerLifecycle implements AutoCloseable {
     private volatile BooleanSupplier wantFence = () -> false;
     /** Beaten once per heartbeat loop iteration (watched for liveness by the thread watchdog). */
     private final Heartbeat heartbeat = new Heartbeat("broker-heartbeat", "BrokerLifecycle", System::nanoTime);
+
+    private volatile Consumer<BrokerHeartbeatRequest.Builder> storageReport = b -> {};
 
     /**
      * @param brokerId {@code node.id}
@@ -242,12 +245,21 @@ public final class BrokerLifecycle implements AutoCloseable {
     }
 
     private BrokerHeartbeatResponse heartbeat(boolean wantFence) {
-        return client.brokerHeartbeat(BrokerHeartbeatRequest.newBuilder()
+        BrokerHeartbeatRequest.Builder b = BrokerHeartbeatRequest.newBuilder()
                 .setBrokerId(brokerId)
                 .setBrokerEpoch(brokerEpoch)
                 .setMetadataOffset(follower == null ? 0 : follower.offset())
-                .setWantFence(wantFence)
-                .build());
+                .setWantFence(wantFence);
+        storageReport.accept(b);
+        return client.brokerHeartbeat(b.build());
+    }
+
+    /**
+     * Adds this broker's storage state to every heartbeat from now on: its failed replicas and
+     * whether a log dir can take a new partition (issue #23). Set before {@link #start}.
+     */
+    public void storageReport(Consumer<BrokerHeartbeatRequest.Builder> report) {
+        this.storageReport = report;
     }
 
     /** The cluster's id as the controller confirmed it at registration (null before). */

@@ -4,6 +4,7 @@ import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.MetadataListener;
 import io.stellflow.controller.image.BrokerRegistration;
@@ -11,6 +12,7 @@ import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.BrokerHeartbeatRequest;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.file.AtomicFiles;
 import io.stellflow.storage.LogConfig;
@@ -68,7 +70,13 @@ import org.slf4j.LoggerFactory;
  * watermark from the log dir's {@code replication-offset-checkpoint} ({@link
  * HighWatermarkCheckpoint}), 0 without one.
  *
- * <p>Thread-safety: the listener callbacks run on the follower's single thread (the only writer);
+ * <p>Storage failures (issue #23): a partition whose log cannot be created is not silently absent:
+ * it is kept in {@link UnopenedPartitions}, answers {@code BROKER_NOT_AVAILABLE} while the image
+ * names this broker its leader, is retried every second ({@link #retryUnopened}) and, with every
+ * hosted partition whose writes failed, is listed in the heartbeats ({@link #addFailedReplicas}).
+ *
+ * <p>Thread-safety: the listener callbacks run on the follower's single thread (the only writer;
+ * {@link #retryUnopened} takes the same lock);
  * lookups may run on any thread (immutable image, concurrent map, volatile partition roles).
  */
 public final class ReplicaManager implements MetadataListener, PartitionRouter {
@@ -96,6 +104,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private volatile int defaultMinInsyncReplicas = 1;
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
     private volatile Partition.IsrChangeTrigger isrTrigger = Partition.IsrChangeTrigger.NONE;
+    /** Partitions assigned here whose log could not be created or opened; retried by {@link #retryUnopened}. */
+    private final UnopenedPartitions unopened = new UnopenedPartitions();
+    /** Serializes reconciliations: the metadata follower's and {@link #retryUnopened}'s. */
+    private final Object reconcileLock = new Object();
 
     /**
      * @param brokerId this broker's id
@@ -314,12 +326,56 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         if (p == null) {
             return Errors.UNKNOWN_TOPIC_OR_PARTITION;
         }
+        if (p.leader() == brokerId) {
+            // Led here by the metadata, but not served: its log could not be created (a full or failed
+            // log dir). The heartbeats report it failed, so the controller moves or drops leadership.
+            return Errors.BROKER_NOT_AVAILABLE;
+        }
         return p.leader() == PartitionImage.NO_LEADER ? Errors.LEADER_NOT_AVAILABLE : Errors.NOT_LEADER_OR_FOLLOWER;
+    }
+
+    /**
+     * Adds every replica hosted here that cannot be served to {@code heartbeat}: partitions whose write
+     * failed (a full disk included) or whose log dir is offline, and partitions assigned here whose
+     * log could not be created. The controller takes them out of the ISR and leadership until a later
+     * heartbeat no longer lists them. Called by the heartbeat thread; any thread.
+     */
+    public void addFailedReplicas(BrokerHeartbeatRequest.Builder heartbeat) {
+        for (HostedTopic h : hosted.values()) {
+            for (Partition p : h.partitions()) {
+                PartitionFailure f = p == null ? null : p.failure();
+                if (f != null) {
+                    // A full disk still serves reads: it stays leader while no other replica can lead.
+                    heartbeat.addFailedReplicas(UnopenedPartitions.failedReplica(h.topicId(), p.partition()).toBuilder()
+                            .setReadable(f.noSpace())
+                            .build());
+                }
+            }
+        }
+        unopened.addTo(heartbeat);
+    }
+
+    /**
+     * Tries again to create the logs of partitions assigned here whose creation failed (the disk was
+     * full, no log dir could take them), against the last applied image. A no-op while there are none.
+     * Called periodically by the log dir check thread; serialized with the metadata follower.
+     */
+    public void retryUnopened() {
+        if (unopened.isEmpty()) {
+            return;
+        }
+        synchronized (reconcileLock) {
+            if (firstImageApplied && !unopened.isEmpty()) {
+                reconcile(image);
+            }
+        }
     }
 
     @Override
     public void onImage(MetadataImage newImage) {
-        reconcile(newImage);
+        synchronized (reconcileLock) {
+            reconcile(newImage);
+        }
     }
 
     @Override
@@ -328,7 +384,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             publish(newImage);
             return;
         }
-        reconcile(newImage);
+        synchronized (reconcileLock) {
+            reconcile(newImage);
+        }
     }
 
     private void reconcile(MetadataImage next) {
@@ -336,8 +394,8 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             try {
                 reconcileTopic(t);
             } catch (IOException | RuntimeException e) {
-                // The image stays authoritative: requests for this topic's partitions get
-                // NOT_LEADER_OR_FOLLOWER until a later entry or a restart makes the log usable.
+                // The image stays authoritative; a partition whose log could not be created is
+                // handled per partition (openOrRecord), so this is a fault of the topic as a whole.
                 LOG.error("PARTITION_APPLY_FAILED topic={} topicId={}", t.name(), t.id(), e);
             }
         }
@@ -347,6 +405,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 removeTopic(e.getKey(), e.getValue());
             }
         }
+        unopened.retainAssigned(next, brokerId);
         if (!firstImageApplied) {
             firstImageApplied = true;
             for (String dirName : unclaimedAtStart) {
@@ -415,7 +474,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     config = config != null ? config : logConfig(t);
                 }
                 if (cur == null) {
-                    cur = open(t, p, config);
+                    cur = openOrRecord(t, p, config);
+                    if (cur == null) {
+                        continue; // reported failed in heartbeats, retried by retryUnopened
+                    }
                     changed = true;
                 } else if (configChanged) {
                     updateConfig(cur.log(), config);
@@ -485,9 +547,26 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
     }
 
+    /** {@link #open}, or null when it failed: then the partition is remembered as {@link #unopened}. */
+    private Partition openOrRecord(TopicImage t, PartitionImage p, LogConfig config) {
+        try {
+            Partition opened = open(t, p, config);
+            unopened.opened(t, p);
+            return opened;
+        } catch (IOException | RuntimeException e) {
+            unopened.failed(t, p, e);
+            return null;
+        }
+    }
+
     private Partition open(TopicImage t, PartitionImage p, LogConfig config) throws IOException {
         UnifiedLog existing = logs.get(t.name(), p.partition());
-        if (existing != null && !t.id().equals(storedTopicId(existing.dir()))) {
+        UUID storedId = existing == null ? null : storedTopicId(existing.dir());
+        if (existing != null && storedId == null && existing.logEndOffset() == 0 && existing.sizeInBytes() == 0) {
+            // An empty log without partition.metadata: its creation failed before the file was
+            // written (a full disk). Nothing in it can belong to another topic: adopt it.
+            LOG.info("Log {} has no topic id yet and no records; adopting it for topic id {}", existing.dir(), t.id());
+        } else if (existing != null && !t.id().equals(storedId)) {
             LOG.warn(
                     "Log {} belongs to another topic id than {} (a deleted topic of the same name); deleting it",
                     existing.dir(),

@@ -1,6 +1,7 @@
 package io.stellflow.broker.fetch;
 
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
@@ -39,8 +40,8 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      *
      * @param request the partition's request fields
      * @param partition the partition, or null when {@code errorCode} is set
-     * @param errorCode {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION}, {@code LEADER_NOT_AVAILABLE} or
-     *     {@code NOT_LEADER_OR_FOLLOWER}
+     * @param errorCode {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION}, {@code LEADER_NOT_AVAILABLE},
+     *     {@code NOT_LEADER_OR_FOLLOWER} or {@code BROKER_NOT_AVAILABLE} (led here, but on an offline log dir)
      */
     public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
 
@@ -52,7 +53,8 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
     /**
      * Resolves every requested partition (unknown topic or partition, not led here, leader epoch
      * mismatch, a follower Fetch ({@code replicaId >= 0}) from a broker that is not a follower replica
-     * of the partition: {@code NOT_LEADER_OR_FOLLOWER}).
+     * of the partition: {@code NOT_LEADER_OR_FOLLOWER}; led here but its log dir is offline: {@code
+     * BROKER_NOT_AVAILABLE}).
      *
      * @param version the request's apiVersion (v1 entries carry 8 more bytes, {@link FetchResponseLayout})
      */
@@ -68,6 +70,9 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
                 Partition partition = registry.leaderPartition(topic.topic(), p.partition());
                 if (partition == null) {
                     partitions.add(new PartitionPlan(p, null, registry.errorFor(topic.topic(), p.partition())));
+                } else if (offline(partition)) {
+                    // Its log dir is offline: its files are not trusted for reads either (issue #23).
+                    partitions.add(new PartitionPlan(p, null, Errors.BROKER_NOT_AVAILABLE));
                 } else if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() != partition.leaderEpoch()) {
                     partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else if (request.replicaId() >= 0 && !partition.isFollowerReplica(request.replicaId())) {
@@ -81,6 +86,11 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
             topics.add(new TopicPlan(topic.topic(), partitions));
         }
         return new FetchPlan(request, topics, (int) Math.min(envelope, Frames.MAX_FRAME_LENGTH + 1L));
+    }
+
+    private static boolean offline(Partition partition) {
+        PartitionFailure f = partition.failure();
+        return f != null && f.logDirOffline();
     }
 
     /** Largest total of records bytes that still fits the response in one frame; may be &lt;= 0. */

@@ -41,6 +41,9 @@ import org.slf4j.LoggerFactory;
  * follower's high watermark. Up to {@code replica.fetch.max.in.flight} Fetches are outstanding, the
  * ready partitions split across them, each partition in at most one.
  *
+ * <p>A partition whose writes failed ({@link Partition#failure}: a full disk, an offline log dir) is
+ * not fetched until it recovers; it is looked at every {@code replica.fetch.backoff.ms}.
+ *
  * <p>Errors: {@code NOT_LEADER_OR_FOLLOWER}, {@code UNKNOWN_TOPIC_OR_PARTITION}, {@code
  * LEADER_NOT_AVAILABLE}, {@code FENCED_LEADER_EPOCH}, {@code UNKNOWN_LEADER_EPOCH}: the partition
  * backs off {@code replica.fetch.backoff.ms} and retries (new metadata re-adds it with its new
@@ -260,6 +263,14 @@ public final class ReplicaFetcher implements AutoCloseable {
                 continue;
             }
             if (!s.readyAt(now)) {
+                earliest = Math.min(earliest, s.notBeforeNanos());
+                continue;
+            }
+            if (s.partition().failure() != null) {
+                // A replica that cannot write (a full disk, an offline log dir) does not fetch: its
+                // fetch offset would make it look caught up, and the leader would keep proposing it
+                // for the ISR. Looked at again after the backoff; fetches resume once it recovered.
+                backoff(s);
                 earliest = Math.min(earliest, s.notBeforeNanos());
                 continue;
             }

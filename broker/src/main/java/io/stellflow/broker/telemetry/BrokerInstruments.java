@@ -89,6 +89,8 @@ public final class BrokerInstruments {
     public static final Instrument UNDER_MIN_ISR_COUNT =
             gauge("stellflow.partition.under_min_isr.count", "{partition}", "node.id");
     public static final Instrument OFFLINE_COUNT = gauge("stellflow.partition.offline.count", "{partition}", "node.id");
+    /** 1 while a log dir is offline, 0 while it is online; one series per {@code log.dirs} entry. */
+    public static final Instrument LOG_DIR_OFFLINE = gauge("stellflow.log.dir.offline", "{dir}", "node.id", "log.dir");
 
     // Broker: threads (the watchdog; docs/metrics-additions.md)
     public static final Instrument THREAD_ALIVE = gauge("stellflow.thread.alive", "{thread}", "node.id", "thread");
@@ -142,7 +144,8 @@ public final class BrokerInstruments {
             THREAD_ALIVE,
             THREAD_HEARTBEAT_AGE,
             THREAD_RESTART_COUNT,
-            THREAD_STUCK_COUNT);
+            THREAD_STUCK_COUNT,
+            LOG_DIR_OFFLINE);
 
     /**
      * Dictionary sections (their instrument name prefixes or names) not registered yet, each waiting

@@ -10,8 +10,12 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.telemetry.Instrument;
 import io.stellflow.server.common.telemetry.InstrumentCallbacks;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * The broker's OpenTelemetry instruments ({@link BrokerInstruments}) and the hot-path methods that
@@ -65,6 +69,7 @@ public final class BrokerMetrics {
     static final AttributeKey<String> TOPIC = AttributeKey.stringKey("topic");
     static final AttributeKey<Long> PARTITION = AttributeKey.longKey("partition");
     static final AttributeKey<String> THREAD = AttributeKey.stringKey("thread");
+    static final AttributeKey<String> LOG_DIR = AttributeKey.stringKey("log.dir");
 
     private final int nodeId;
     private final boolean diagnostic;
@@ -254,6 +259,22 @@ public final class BrokerMetrics {
         });
         gauge(BrokerInstruments.LOG_START_OFFSET, m -> offsets(source, m, true));
         gauge(BrokerInstruments.LOG_END_OFFSET, m -> offsets(source, m, false));
+    }
+
+    /**
+     * Registers {@code stellflow.log.dir.offline}: per dir of {@code logDirs}, 1 while {@code offline}
+     * says so, else 0. Read at collection time; {@code offline} must be safe on any thread.
+     */
+    public void registerLogDirGauge(List<Path> logDirs, Predicate<Path> offline) {
+        List<Attributes> attrs = new ArrayList<>(logDirs.size());
+        for (Path dir : logDirs) {
+            attrs.add(Attributes.of(NODE_ID, (long) nodeId, LOG_DIR, dir.toString()));
+        }
+        gauge(BrokerInstruments.LOG_DIR_OFFLINE, m -> {
+            for (int i = 0; i < logDirs.size(); i++) {
+                m.record(offline.test(logDirs.get(i)) ? 1 : 0, attrs.get(i));
+            }
+        });
     }
 
     /**

@@ -85,4 +85,11 @@ public final class LogEvents {
     public static final String THREAD_STUCK = "THREAD_STUCK";
     /** A stuck watched thread beats again (INFO, once per stall; {@code thread= owner= stalledMs=}). */
     public static final String THREAD_RESUMED = "THREAD_RESUMED";
+    /**
+     * A log dir went offline (an I/O error other than a full file system, or the dir or a partition
+     * dir on it gone or inaccessible): its partitions are not served on this broker until a restart,
+     * the controller moves their leadership (ERROR, once per dir; {@code
+     * io.stellflow.broker.topic.LogDirFailures}).
+     */
+    public static final String LOG_DIR_OFFLINE = "LOG_DIR_OFFLINE";
 }

@@ -399,6 +399,15 @@ public final class Partition {
     }
 
     /**
+     * Marks this partition failed because its log dir went offline ({@link LogDirFailures}): replaces
+     * any earlier failure, so a no-space failure on a dir that then went offline is not recovered in
+     * place. Any thread.
+     */
+    public void markOffline(PartitionFailure why) {
+        failure.set(why);
+    }
+
+    /**
      * Recovers this failed partition in place, without a restart: holding the log's {@link
      * UnifiedLog#writeLock} (no append, follower write or role change runs meanwhile), reopens the
      * log ({@link UnifiedLog#reopen}: the files are loaded again and a torn tail is cut, as at a

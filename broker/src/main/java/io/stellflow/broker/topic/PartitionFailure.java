@@ -15,8 +15,15 @@ package io.stellflow.broker.topic;
  * @param atMs when it failed, ms since the epoch
  * @param noSpace the file system was full ({@code ENOSPC}/{@code EDQUOT}, {@link
  *     io.stellflow.storage.StorageErrors#isNoSpace}): not a dead disk, {@link DiskFullRecovery}
- *     recovers the partition in place once space is free; other failures stay until a restart (or
- *     the log dir's failure handling)
+ *     recovers the partition in place once space is free; other failures take the partition's log
+ *     dir offline ({@link LogDirFailures}) until a restart
  */
-public record PartitionFailure(
-        String operation, String file, String reason, String error, long atMs, boolean noSpace) {}
+public record PartitionFailure(String operation, String file, String reason, String error, long atMs, boolean noSpace) {
+    /** The {@link #operation} of a partition failed because its log dir went offline ({@link LogDirFailures}). */
+    public static final String LOG_DIR_OFFLINE = "log-dir-offline";
+
+    /** Whether the partition failed because its log dir is offline: it is not served at all, reads included. */
+    public boolean logDirOffline() {
+        return LOG_DIR_OFFLINE.equals(operation);
+    }
+}

@@ -70,6 +70,7 @@ class BrokerInstrumentsTest {
                 SdkMeterProvider.builder().registerMetricReader(reader).build()) {
             BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 7, diagnostic);
             metrics.registerGauges(new FakeSource());
+            metrics.registerLogDirGauge(List.of(Path.of("/data/d1"), Path.of("/data/d2")), d -> d.endsWith("d2"));
             metrics.replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
             metrics.registerThreadGauges(new FakeThreads());
             exerciseEverything(metrics);

@@ -25,8 +25,20 @@ final class BrokerLiveness {
     private final LongSupplier clockNs;
     private final ControllerMetrics metrics;
     private final boolean uncleanDefault;
+    private final StorageReports storage;
 
     BrokerLiveness(long sessionTimeoutMs, LongSupplier clockNs, ControllerMetrics metrics, boolean uncleanDefault) {
+        this(sessionTimeoutMs, clockNs, metrics, uncleanDefault, new StorageReports());
+    }
+
+    /** @param storage the brokers' failed replicas, never elected when a broker is fenced */
+    BrokerLiveness(
+            long sessionTimeoutMs,
+            LongSupplier clockNs,
+            ControllerMetrics metrics,
+            boolean uncleanDefault,
+            StorageReports storage) {
+        this.storage = storage;
         this.sessionTimeoutNs = sessionTimeoutMs * 1_000_000L;
         this.clockNs = clockNs;
         this.metrics = metrics;
@@ -58,7 +70,7 @@ final class BrokerLiveness {
             if (seen == null || now - seen <= sessionTimeoutNs) {
                 continue;
             }
-            Fencing.Plan plan = Fencing.fence(quorum.image(), b, uncleanDefault);
+            Fencing.Plan plan = Fencing.fence(quorum.image(), b, uncleanDefault, storage);
             RaftQuorum.Submitted s = quorum.submit(plan.records(), requestTimeoutMs);
             if (s.error() == ErrorCode.NONE) {
                 fenced++;

@@ -36,16 +36,29 @@ final class BrokerRpcs {
     private final NotControllerGuard guard;
     private final Commands commands;
     private final boolean uncleanDefault;
+    private final StorageReports storage;
 
-    /**
-     * @param uncleanDefault {@code unclean.leader.election.enable} for topics without an override
-     */
     BrokerRpcs(
             Quorum quorum,
             BrokerLiveness liveness,
             NotControllerGuard guard,
             Commands commands,
             boolean uncleanDefault) {
+        this(quorum, liveness, guard, commands, uncleanDefault, new StorageReports());
+    }
+
+    /**
+     * @param uncleanDefault {@code unclean.leader.election.enable} for topics without an override
+     * @param storage where each heartbeat's failed replicas and log dir state are kept
+     */
+    BrokerRpcs(
+            Quorum quorum,
+            BrokerLiveness liveness,
+            NotControllerGuard guard,
+            Commands commands,
+            boolean uncleanDefault,
+            StorageReports storage) {
+        this.storage = storage;
         this.quorum = quorum;
         this.liveness = liveness;
         this.guard = guard;
@@ -113,7 +126,7 @@ final class BrokerRpcs {
                 .build()));
         // A new incarnation starts fenced: its old partitions lose it as leader and ISR member.
         List<Elections.Change> changes =
-                existing == null ? List.of() : Fencing.leaveBroker(img, req.getBrokerId(), uncleanDefault);
+                existing == null ? List.of() : Fencing.leaveBroker(img, req.getBrokerId(), uncleanDefault, storage);
         records.addAll(Elections.records(changes));
         RaftQuorum.Submitted s = commands.commit(records);
         boolean raced = !changes.isEmpty()
@@ -127,6 +140,7 @@ final class BrokerRpcs {
         }
         if (s.error() == ErrorCode.NONE) {
             commands.elected(changes);
+            storage.forget(req.getBrokerId()); // a new process: its heartbeats report afresh
             liveness.touch(req.getBrokerId());
             r.setBrokerEpoch(s.index()).setClusterId(clusterId);
             LOG.info(
@@ -166,10 +180,11 @@ final class BrokerRpcs {
                     .build();
         }
         liveness.touch(b.id());
+        StorageReports.Report before = storage.update(req);
         boolean fenced = b.fenced();
         RaftQuorum.Submitted s = null;
         if (req.getWantFence() && !fenced) {
-            Fencing.Plan plan = Fencing.fence(img, b, uncleanDefault);
+            Fencing.Plan plan = Fencing.fence(img, b, uncleanDefault, storage);
             s = commands.commit(plan.records());
             fenced =
                     s.error() == ErrorCode.NONE || quorum.image().broker(b.id()).fenced();
@@ -179,7 +194,7 @@ final class BrokerRpcs {
                 LOG.info("BROKER_FENCED broker={} epoch={} reason=requested", b.id(), b.brokerEpoch());
             }
         } else if (!req.getWantFence() && fenced && req.getMetadataOffset() >= b.brokerEpoch()) {
-            Fencing.Plan plan = Fencing.unfence(img, b, uncleanDefault);
+            Fencing.Plan plan = Fencing.unfence(img, b, uncleanDefault, storage);
             s = commands.commit(plan.records());
             BrokerRegistration now = quorum.image().broker(b.id());
             fenced = s.error() != ErrorCode.NONE && (now == null || now.fenced());
@@ -190,6 +205,46 @@ final class BrokerRpcs {
         if (s != null) {
             commands.answered(Commands.result(s.error()), startNs);
         }
+        if (!req.getWantFence()) {
+            storageChanges(b.id(), before, storage.report(b.id()));
+        }
         return r.setFenced(fenced).setCommittedOffset(quorum.image().offset()).build();
+    }
+
+    /**
+     * Commits the ISR and leader changes a heartbeat's failed replicas call for ({@link
+     * StorageReports#plan}) as one entry, and logs each committed change as {@code
+     * PARTITION_STORAGE_CHANGE}. Not committed (a race, no quorum): the next heartbeat plans again.
+     */
+    private void storageChanges(int brokerId, StorageReports.Report before, StorageReports.Report now) {
+        List<Elections.Change> changes = storage.plan(quorum.image(), brokerId, before, now, uncleanDefault);
+        if (changes.isEmpty()) {
+            return;
+        }
+        RaftQuorum.Submitted s = commands.commit(Elections.records(changes));
+        if (s.error() != ErrorCode.NONE) {
+            LOG.warn(
+                    "Partition changes for the failed replicas of broker {} not committed ({} {}); the next heartbeat"
+                            + " retries",
+                    brokerId,
+                    s.error(),
+                    s.message());
+            return;
+        }
+        commands.elected(changes);
+        for (Elections.Change c : changes) {
+            LOG.info(
+                    "PARTITION_STORAGE_CHANGE partition={} broker={} replicaFailed={} leader={}->{} isr={}->{}"
+                            + " reason=storage",
+                    c.name(),
+                    brokerId,
+                    now.failed()
+                            .contains(new StorageReports.TopicPartitionId(
+                                    c.topic().id(), c.before().partition())),
+                    c.before().leader(),
+                    c.leader(),
+                    c.before().isr(),
+                    c.isr());
+        }
     }
 }

@@ -3,6 +3,7 @@ package io.stellflow.controller.server;
 import io.stellflow.controller.ControllerMetrics.CommandResult;
 import io.stellflow.controller.image.MetadataApplier;
 import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.DescribeConfigsRequest;
 import io.stellflow.controller.proto.DescribeConfigsResponse;
@@ -12,6 +13,7 @@ import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.controller.proto.MetadataRecord;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntPredicate;
 
 /**
  * The topic config RPCs: IncrementalAlterConfigs (validated by {@link TopicCommands}; a change that
@@ -27,11 +29,23 @@ final class ConfigRpcs {
     private final Commands commands;
     private final boolean uncleanDefault;
     private final TopicCommands topics = new TopicCommands();
+    private final StorageReports storage;
+
+    ConfigRpcs(Quorum quorum, NotControllerGuard guard, Commands commands, boolean uncleanDefault) {
+        this(quorum, guard, commands, uncleanDefault, new StorageReports());
+    }
 
     /**
      * @param uncleanDefault {@code unclean.leader.election.enable} for topics without an override
+     * @param storage replicas their brokers report failed are never elected
      */
-    ConfigRpcs(Quorum quorum, NotControllerGuard guard, Commands commands, boolean uncleanDefault) {
+    ConfigRpcs(
+            Quorum quorum,
+            NotControllerGuard guard,
+            Commands commands,
+            boolean uncleanDefault,
+            StorageReports storage) {
+        this.storage = storage;
         this.quorum = quorum;
         this.guard = guard;
         this.commands = commands;
@@ -64,12 +78,15 @@ final class ConfigRpcs {
                 .image();
         TopicImage afterTopic = after.topic(plan.topicId());
         List<Elections.Change> elections = new ArrayList<>();
-        Elections.electLeaderless(
-                afterTopic,
-                Elections.live(after),
-                Elections.uncleanEnabled(afterTopic, uncleanDefault),
-                Elections.Reason.OFFLINE,
-                elections);
+        IntPredicate live = Elections.live(after);
+        boolean unclean = Elections.uncleanEnabled(afterTopic, uncleanDefault);
+        for (PartitionImage p : afterTopic.partitions()) {
+            Elections.Change c = Elections.electLeaderless(
+                    afterTopic, p, storage.eligible(live, afterTopic, p), unclean, Elections.Reason.OFFLINE);
+            if (c != null) {
+                elections.add(c);
+            }
+        }
         List<MetadataRecord> records = new ArrayList<>(plan.records());
         records.addAll(Elections.records(elections));
         RaftQuorum.Submitted s = commands.commit(records);

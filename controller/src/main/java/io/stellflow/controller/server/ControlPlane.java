@@ -44,12 +44,16 @@ import java.util.function.LongSupplier;
  *
  * <p>Thread-safety: handlers run on gRPC executor threads concurrently, the timer entry points on the
  * controller's timer thread; state lives in the image (immutable), in {@link BrokerLiveness}
- * (concurrent) and in the Raft log.
+ * (concurrent), in {@link StorageReports} (the failed replicas and log dir state each broker's heartbeats
+ * report; concurrent) and in the Raft log.
  */
 public final class ControlPlane {
     private final ControllerConfig config;
     private final Quorum quorum;
     private final BrokerLiveness liveness;
+    /** The brokers' failed replicas and log dir state, from their heartbeats (memory only). */
+    private final StorageReports storage = new StorageReports();
+
     private final NotControllerGuard guard;
     private final LeaderElections elections;
     private final BrokerRpcs brokers;
@@ -77,14 +81,15 @@ public final class ControlPlane {
         this.config = config;
         this.quorum = quorum;
         boolean uncleanDefault = config.uncleanLeaderElectionEnable();
-        this.liveness = new BrokerLiveness(config.brokerSessionTimeoutMs(), nanoClock, metrics, uncleanDefault);
+        this.liveness =
+                new BrokerLiveness(config.brokerSessionTimeoutMs(), nanoClock, metrics, uncleanDefault, storage);
         this.guard = new NotControllerGuard(config.nodeId(), quorum);
-        this.elections = new LeaderElections(config, quorum, metrics);
+        this.elections = new LeaderElections(config, quorum, metrics, storage);
         Commands commands = new Commands(quorum, config.requestTimeoutMs(), metrics, nanoClock);
-        this.brokers = new BrokerRpcs(quorum, liveness, guard, commands, uncleanDefault);
-        this.topics = new TopicRpcs(quorum, guard, commands);
-        this.partitions = new PartitionRpcs(quorum, guard, commands, elections);
-        this.configs = new ConfigRpcs(quorum, guard, commands, uncleanDefault);
+        this.brokers = new BrokerRpcs(quorum, liveness, guard, commands, uncleanDefault, storage);
+        this.topics = new TopicRpcs(quorum, guard, commands, storage);
+        this.partitions = new PartitionRpcs(quorum, guard, commands, elections, storage);
+        this.configs = new ConfigRpcs(quorum, guard, commands, uncleanDefault, storage);
         this.describe = new DescribeRpcs(config.nodeId(), quorum);
         this.stream = new MetadataStream(stateMachine, guard, metrics);
     }
@@ -97,6 +102,7 @@ public final class ControlPlane {
     /** This node just became the active controller: every broker's session restarts now. */
     public void becameActive() {
         liveness.reset();
+        storage.reset();
     }
 
     /** Fences brokers whose session expired (no-op unless active). */

@@ -68,7 +68,12 @@ public final class Elections {
         /** ElectLeaders UNCLEAN. */
         UNCLEAN,
         /** Automatic leader rebalancing back to the preferred replica. */
-        REBALANCE;
+        REBALANCE,
+        /**
+         * A replica's broker reported it failed (a write error, an offline log dir) or, for a leaderless
+         * partition, no longer failed.
+         */
+        STORAGE;
 
         String label() {
             return name().toLowerCase(Locale.ROOT);
@@ -228,9 +233,21 @@ public final class Elections {
      */
     public static List<Change> electLeaderless(
             MetadataImage img, IntPredicate live, boolean uncleanDefault, Reason reason) {
+        return electLeaderless(img, live, uncleanDefault, reason, new StorageReports());
+    }
+
+    /** As {@link #electLeaderless(MetadataImage, IntPredicate, boolean, Reason)}, never electing a failed replica. */
+    static List<Change> electLeaderless(
+            MetadataImage img, IntPredicate live, boolean uncleanDefault, Reason reason, StorageReports storage) {
         List<Change> out = new ArrayList<>();
         for (TopicImage t : img.topicsByName().values()) {
-            electLeaderless(t, live, uncleanEnabled(t, uncleanDefault), reason, out);
+            boolean unclean = uncleanEnabled(t, uncleanDefault);
+            for (PartitionImage p : t.partitions()) {
+                Change c = electLeaderless(t, p, storage.eligible(live, t, p), unclean, reason);
+                if (c != null) {
+                    out.add(c);
+                }
+            }
         }
         return out;
     }
@@ -296,6 +313,11 @@ public final class Elections {
      * where it is in the ISR. In topic-name, then partition order.
      */
     public static List<Change> rebalance(MetadataImage img, IntPredicate live, int percentage) {
+        return rebalance(img, live, percentage, new StorageReports());
+    }
+
+    /** As {@link #rebalance(MetadataImage, IntPredicate, int)}, never electing a failed replica. */
+    static List<Change> rebalance(MetadataImage img, IntPredicate live, int percentage, StorageReports storage) {
         Map<Integer, int[]> counts = new TreeMap<>(); // broker -> {preferred, not led}
         for (TopicImage t : img.topicsByName().values()) {
             for (PartitionImage p : t.partitions()) {
@@ -314,7 +336,7 @@ public final class Elections {
                 if (p.leader() == preferred || !imbalanced(c[1], c[0], percentage)) {
                     continue;
                 }
-                Outcome o = preferred(t, p, live, Reason.REBALANCE);
+                Outcome o = preferred(t, p, storage.eligible(live, t, p), Reason.REBALANCE);
                 if (o.change() != null) {
                     out.add(o.change());
                 }

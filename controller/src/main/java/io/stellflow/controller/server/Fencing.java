@@ -33,25 +33,35 @@ final class Fencing {
     record Plan(List<MetadataRecord> records, List<Elections.Change> changes) {}
 
     static Plan fence(MetadataImage img, BrokerRegistration b, boolean uncleanDefault) {
+        return fence(img, b, uncleanDefault, new StorageReports());
+    }
+
+    /** As {@link #fence(MetadataImage, BrokerRegistration, boolean)}; never elects a replica {@code storage} reports failed. */
+    static Plan fence(MetadataImage img, BrokerRegistration b, boolean uncleanDefault, StorageReports storage) {
         List<MetadataRecord> records = new ArrayList<>();
         records.add(MetadataRecords.of(FenceBrokerRecord.newBuilder()
                 .setBrokerId(b.id())
                 .setBrokerEpoch(b.brokerEpoch())
                 .build()));
-        List<Elections.Change> changes = leaveBroker(img, b.id(), uncleanDefault);
+        List<Elections.Change> changes = leaveBroker(img, b.id(), uncleanDefault, storage);
         records.addAll(Elections.records(changes));
         return new Plan(records, changes);
     }
 
-    /** Partition changes that take {@code brokerId} out of leadership and ISRs. */
-    static List<Elections.Change> leaveBroker(MetadataImage img, int brokerId, boolean uncleanDefault) {
+    /**
+     * Partition changes that take {@code brokerId} out of leadership and ISRs; a new leader is never
+     * a replica {@code storage} reports failed.
+     */
+    static List<Elections.Change> leaveBroker(
+            MetadataImage img, int brokerId, boolean uncleanDefault, StorageReports storage) {
         IntPredicate before = Elections.live(img);
         IntPredicate live = id -> id != brokerId && before.test(id);
         List<Elections.Change> changes = new ArrayList<>();
         for (TopicImage t : img.topicsByName().values()) {
             boolean unclean = Elections.uncleanEnabled(t, uncleanDefault);
             for (PartitionImage p : t.partitions()) {
-                Elections.Change c = Elections.afterLeave(t, p, brokerId, live, unclean, Elections.Reason.FENCE);
+                Elections.Change c = Elections.afterLeave(
+                        t, p, brokerId, storage.eligible(live, t, p), unclean, Elections.Reason.FENCE);
                 if (c != null) {
                     changes.add(c);
                 }
@@ -61,6 +71,11 @@ final class Fencing {
     }
 
     static Plan unfence(MetadataImage img, BrokerRegistration b, boolean uncleanDefault) {
+        return unfence(img, b, uncleanDefault, new StorageReports());
+    }
+
+    /** As {@link #unfence(MetadataImage, BrokerRegistration, boolean)}; never elects a replica {@code storage} reports failed. */
+    static Plan unfence(MetadataImage img, BrokerRegistration b, boolean uncleanDefault, StorageReports storage) {
         List<MetadataRecord> records = new ArrayList<>();
         records.add(MetadataRecords.of(UnfenceBrokerRecord.newBuilder()
                 .setBrokerId(b.id())
@@ -75,7 +90,8 @@ final class Fencing {
                 if (!p.replicas().contains(b.id())) {
                     continue;
                 }
-                Elections.Change c = Elections.electLeaderless(t, p, live, unclean, Elections.Reason.UNFENCE);
+                Elections.Change c = Elections.electLeaderless(
+                        t, p, storage.eligible(live, t, p), unclean, Elections.Reason.UNFENCE);
                 if (c != null) {
                     changes.add(c);
                 }

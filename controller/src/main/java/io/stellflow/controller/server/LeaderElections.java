@@ -36,11 +36,18 @@ final class LeaderElections {
     private final ControllerConfig config;
     private final Quorum quorum;
     private final ControllerMetrics metrics;
+    private final StorageReports storage;
 
     LeaderElections(ControllerConfig config, Quorum quorum, ControllerMetrics metrics) {
+        this(config, quorum, metrics, new StorageReports());
+    }
+
+    /** @param storage the brokers' failed replicas, never elected */
+    LeaderElections(ControllerConfig config, Quorum quorum, ControllerMetrics metrics, StorageReports storage) {
         this.config = config;
         this.quorum = quorum;
         this.metrics = metrics;
+        this.storage = storage;
     }
 
     /**
@@ -57,7 +64,7 @@ final class LeaderElections {
         }
         MetadataImage img = quorum.image();
         List<Elections.Change> changes = Elections.electLeaderless(
-                img, Elections.live(img), config.uncleanLeaderElectionEnable(), Elections.Reason.OFFLINE);
+                img, Elections.live(img), config.uncleanLeaderElectionEnable(), Elections.Reason.OFFLINE, storage);
         return commitElections(changes, "offline partitions");
     }
 
@@ -75,7 +82,7 @@ final class LeaderElections {
         }
         MetadataImage img = quorum.image();
         List<Elections.Change> changes =
-                Elections.rebalance(img, Elections.live(img), config.leaderImbalancePerBrokerPercentage());
+                Elections.rebalance(img, Elections.live(img), config.leaderImbalancePerBrokerPercentage(), storage);
         int n = commitElections(changes, "leader rebalance");
         if (n > 0) {
             LOG.info(
@@ -178,9 +185,10 @@ final class LeaderElections {
                     continue;
                 }
                 pr.setLeader(tg.p().leader()).setLeaderEpoch(tg.p().leaderEpoch());
+                IntPredicate eligible = storage.eligible(live, tg.t(), tg.p());
                 Elections.Outcome o = preferred
-                        ? Elections.preferred(tg.t(), tg.p(), live, reason)
-                        : Elections.unclean(tg.t(), tg.p(), live);
+                        ? Elections.preferred(tg.t(), tg.p(), eligible, reason)
+                        : Elections.unclean(tg.t(), tg.p(), eligible);
                 if (o.change() != null) {
                     changes.add(o.change());
                     pending.add(pr);

@@ -27,8 +27,20 @@ final class PartitionRpcs {
     private final NotControllerGuard guard;
     private final Commands commands;
     private final LeaderElections elections;
+    private final StorageReports storage;
 
     PartitionRpcs(Quorum quorum, NotControllerGuard guard, Commands commands, LeaderElections elections) {
+        this(quorum, guard, commands, elections, new StorageReports());
+    }
+
+    /** @param storage a replica its broker reports failed may not join an ISR */
+    PartitionRpcs(
+            Quorum quorum,
+            NotControllerGuard guard,
+            Commands commands,
+            LeaderElections elections,
+            StorageReports storage) {
+        this.storage = storage;
         this.quorum = quorum;
         this.guard = guard;
         this.commands = commands;
@@ -60,6 +72,11 @@ final class PartitionRpcs {
             bad = "partition epoch " + req.getPartitionEpoch() + " is stale (current " + p.partitionEpoch() + ")";
         } else {
             bad = Fencing.checkIsr(img, p, req.getNewIsrList());
+            for (int replica : req.getNewIsrList()) {
+                if (bad == null && !p.isr().contains(replica) && storage.failed(replica, topicId, p.partition())) {
+                    bad = "broker " + replica + " reports its replica failed and cannot join the ISR";
+                }
+            }
             if (bad != null) {
                 code = ErrorCode.INELIGIBLE_REPLICA;
             }

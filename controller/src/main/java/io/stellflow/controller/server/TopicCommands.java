@@ -33,6 +33,17 @@ final class TopicCommands {
     /** Upper bound on partitions per topic (the broker's MAX_PARTITIONS_PER_TOPIC). */
     static final int MAX_PARTITIONS = 10_000;
 
+    private final StorageReports storage;
+
+    TopicCommands() {
+        this(new StorageReports());
+    }
+
+    /** @param storage new replicas go only to brokers that {@link StorageReports#acceptsNewReplicas} */
+    TopicCommands(StorageReports storage) {
+        this.storage = storage;
+    }
+
     /** A validated command: records to commit, or the error. */
     record Plan(ErrorCode error, String message, UUID topicId, List<MetadataRecord> records) {
         static Plan error(ErrorCode code, String message) {
@@ -65,7 +76,7 @@ final class TopicCommands {
             return Plan.error(
                     ErrorCode.INVALID_REPLICATION_FACTOR,
                     "replication factor " + t.getReplicationFactor() + " must be in 1.." + unfenced.size()
-                            + " (the number of unfenced brokers)");
+                            + " (the number of unfenced brokers" + withoutRoom(img) + ")");
         }
         Map<String, String> config = new TreeMap<>();
         for (Map.Entry<String, String> c : t.getConfigMap().entrySet()) {
@@ -107,7 +118,7 @@ final class TopicCommands {
             return Plan.error(
                     ErrorCode.INVALID_REPLICATION_FACTOR,
                     "replication factor " + rf + " of '" + t.name() + "' exceeds the " + unfenced.size()
-                            + " unfenced brokers");
+                            + " unfenced brokers" + withoutRoom(img));
         }
         List<MetadataRecord> records = new ArrayList<>();
         addPartitions(records, t.id(), unfenced, current, req.getTotalCount() - current, rf);
@@ -180,13 +191,25 @@ final class TopicCommands {
         }
     }
 
-    private static List<BrokerRegistration> unfenced(MetadataImage img) {
+    /** Unfenced brokers that can take a new replica (their last heartbeat named a writable log dir). */
+    private List<BrokerRegistration> unfenced(MetadataImage img) {
         List<BrokerRegistration> out = new ArrayList<>();
         for (BrokerRegistration b : img.brokers().values()) {
-            if (!b.fenced()) {
+            if (!b.fenced() && storage.acceptsNewReplicas(b.id())) {
                 out.add(b);
             }
         }
         return out;
+    }
+
+    /** {@code "; not counted: brokers [..] without a writable log dir"}, or empty when every unfenced broker counts. */
+    private String withoutRoom(MetadataImage img) {
+        List<Integer> full = new ArrayList<>();
+        for (BrokerRegistration b : img.brokers().values()) {
+            if (!b.fenced() && !storage.acceptsNewReplicas(b.id())) {
+                full.add(b.id());
+            }
+        }
+        return full.isEmpty() ? "" : " with a writable log dir; brokers " + full + " have none";
     }
 }

@@ -28,12 +28,18 @@ final class TopicRpcs {
     private final Quorum quorum;
     private final NotControllerGuard guard;
     private final Commands commands;
-    private final TopicCommands topics = new TopicCommands();
+    private final TopicCommands topics;
 
     TopicRpcs(Quorum quorum, NotControllerGuard guard, Commands commands) {
+        this(quorum, guard, commands, new StorageReports());
+    }
+
+    /** @param storage brokers without a writable log dir get no new replica */
+    TopicRpcs(Quorum quorum, NotControllerGuard guard, Commands commands, StorageReports storage) {
         this.quorum = quorum;
         this.guard = guard;
         this.commands = commands;
+        this.topics = new TopicCommands(storage);
     }
 
     /** CreateTopics: one result per topic (its id, or why not), or a request-level error. */
