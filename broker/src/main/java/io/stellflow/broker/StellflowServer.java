@@ -82,7 +82,7 @@ import org.slf4j.LoggerFactory;
  * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), one {@code sf-log-dir-check} thread ({@link
  * LogDirFailures}: offline log dirs, retried partition creations), and no thread per parked Fetch. The
  * {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append agents, replica fetchers, timer,
- * disk-full recovery, HW checkpoint and controller heartbeat threads ({@code
+ * disk-full recovery, log dir check, HW checkpoint and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
  * broker asks the controller to fence it.
  *
@@ -279,6 +279,7 @@ public final class StellflowServer implements AutoCloseable {
                 p -> parts.logs().get(p.topic(), p.partition()) == p.log());
         parts.logs().placementFilter(logDirFailures::canPlace);
         logDirFailures.start();
+        logDirFailures.watch(watchdog);
         if (config.logDirFailureRetryMs() > 0) {
             diskFullRecovery = new DiskFullRecovery(
                     replicas::forEachHostedPartition,

@@ -2,6 +2,7 @@ package io.stellflow.broker.topic;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.telemetry.LogEvents;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -242,6 +243,15 @@ public final class LogDirFailures implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.error("Log dir check failed", e);
         }
+    }
+
+    /**
+     * Registers the check thread with {@code watchdog} (a probe task beats for it); after {@link
+     * #start}. A stuck check (a hung probe of a dead disk) is then an event and fences the broker.
+     */
+    public void watch(ThreadWatchdog watchdog) {
+        ScheduledExecutorService e = executor;
+        watchdog.watchExecutor("sf-log-dir-check", "LogDirFailures", e, true, e::isShutdown);
     }
 
     /** Stops the passes (waits up to 5 s for a running one). Idempotent. */
