@@ -3,9 +3,12 @@ package io.stellflow.broker;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
 import io.stellflow.broker.replication.IsrManager;
+import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
+import io.stellflow.server.common.file.FailureEpisode;
 import java.nio.file.Path;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -27,7 +30,10 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: {@link #start} and {@link #close} are called once each, by the server's starting
  * and closing thread.
  *
- * <p>Errors: a failed checkpoint write is logged and retried at the next interval, never thrown.
+ * <p>Errors: a failed checkpoint write is retried at the next interval, never thrown; its failures
+ * are the {@code hw-checkpoint} task's episodes ({@link FailureEpisode}: one WARN line for the first
+ * failure, later ones counted in {@code stellflow.log.background.error.count} and summarised at most
+ * every 5 minutes, one INFO line once every dir was written again).
  */
 final class LeaderReplicationTasks implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderReplicationTasks.class);
@@ -36,6 +42,7 @@ final class LeaderReplicationTasks implements AutoCloseable {
     private final List<Path> logDirs;
     private final Consumer<Consumer<Partition>> partitions;
     private final long checkpointIntervalMs;
+    private final FailureEpisode checkpointFailures;
     private final ScheduledExecutorService checkpointer =
             Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-hw-checkpoint", true));
 
@@ -44,16 +51,21 @@ final class LeaderReplicationTasks implements AutoCloseable {
      * @param logDirs {@code log.dirs}: every dir gets a checkpoint file
      * @param partitions visits every hosted partition
      * @param checkpointIntervalMs the delay between two checkpoint writes, ms, above 0
+     * @param clock wall clock of the failure episodes
+     * @param failedAgain counts a failed checkpoint write after the first of its episode
      */
     LeaderReplicationTasks(
             IsrManager isrManager,
             List<Path> logDirs,
             Consumer<Consumer<Partition>> partitions,
-            long checkpointIntervalMs) {
+            long checkpointIntervalMs,
+            InstantSource clock,
+            FailureEpisode.RepeatCounter failedAgain) {
         this.isrManager = isrManager;
         this.logDirs = logDirs;
         this.partitions = partitions;
         this.checkpointIntervalMs = checkpointIntervalMs;
+        this.checkpointFailures = new FailureEpisode(BrokerMetrics.HW_CHECKPOINT_TASK, LOG, clock, failedAgain);
     }
 
     /**
@@ -73,12 +85,13 @@ final class LeaderReplicationTasks implements AutoCloseable {
                 "sf-hw-checkpoint", "LeaderReplicationTasks", checkpointer, true, checkpointer::isShutdown);
     }
 
-    /** Writes the HW checkpoint of every log dir now (logs a failure). */
+    /** Writes the HW checkpoint of every log dir now (a failure goes to the task's episode). */
     void writeCheckpoints() {
         try {
-            HighWatermarkCheckpoint.write(logDirs, partitions);
+            HighWatermarkCheckpoint.write(logDirs, partitions, checkpointFailures);
         } catch (RuntimeException e) {
-            LOG.error("Writing the high watermark checkpoints failed", e);
+            // Visiting the partitions failed (a bug): the executor would cancel the task on a throw.
+            checkpointFailures.failed(logDirs.getFirst(), null, e);
         }
     }
 

@@ -40,6 +40,7 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -266,7 +267,9 @@ public final class StellflowServer implements AutoCloseable {
                 isrManager,
                 config.logDirs(),
                 replicas::forEachHostedPartition,
-                config.highWatermarkCheckpointIntervalMs());
+                config.highWatermarkCheckpointIntervalMs(),
+                InstantSource.system(),
+                telemetry.metrics()::backgroundTaskFailedAgain);
         replication.start();
         replication.watch(watchdog);
         logDirFailures = new LogDirFailures(

@@ -2,6 +2,10 @@ package io.stellflow.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
@@ -9,11 +13,14 @@ import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.topic.LocalPartitions;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.server.common.file.FailureEpisode;
 import io.stellflow.storage.LogConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -22,8 +29,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
-/** The HW checkpoints of {@link LeaderReplicationTasks}: written every interval, and once more at close. */
+/**
+ * The HW checkpoints of {@link LeaderReplicationTasks}: written every interval, and once more at
+ * close; a dir whose write keeps failing is one WARN line per episode, not one per interval.
+ */
 class LeaderReplicationTasksTest {
     @TempDir
     Path dir;
@@ -79,7 +90,56 @@ class LeaderReplicationTasksTest {
         }
     }
 
+    @Test
+    void aFailingCheckpointIsOneWarnPerEpisodeCountedAfterwardsAndOneInfoOnceItIsWrittenAgain() throws Exception {
+        Logger log = (Logger) LoggerFactory.getLogger(LeaderReplicationTasks.class);
+        ListAppender<ILoggingEvent> lines = new ListAppender<>();
+        lines.start();
+        log.addAppender(lines);
+        List<String> counted = new ArrayList<>();
+        Files.delete(otherDir);
+        Files.writeString(otherDir, "a file where the log dir should be"); // every write there fails
+        LeaderReplicationTasks replication = replication(3_600_000, counted::add);
+        try {
+            for (int i = 0; i < 50; i++) {
+                replication.writeCheckpoints();
+            }
+            assertThat(HighWatermarkCheckpoint.readAll(List.of(logDir)))
+                    .as("the healthy dir is still written")
+                    .isEqualTo(Map.of("t-0", 3L));
+            List<ILoggingEvent> warnings =
+                    lines.list.stream().filter(e -> e.getLevel() == Level.WARN).toList();
+            assertThat(warnings).hasSize(1);
+            assertThat(warnings.getFirst().getFormattedMessage())
+                    .startsWith("BACKGROUND_TASK_FAILED task=hw-checkpoint dir=" + otherDir.toAbsolutePath() + " file="
+                            + otherDir.toAbsolutePath().resolve(HighWatermarkCheckpoint.FILE_NAME) + ".tmp");
+            assertThat(warnings.getFirst().getThrowableProxy()).isNull();
+            assertThat(counted).hasSize(49).containsOnly("hw-checkpoint");
+
+            Files.delete(otherDir);
+            Files.createDirectories(otherDir);
+            replication.writeCheckpoints();
+            replication.writeCheckpoints();
+
+            assertThat(lines.list.stream().filter(e -> e.getLevel() == Level.INFO))
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .singleElement()
+                    .asString()
+                    .startsWith("BACKGROUND_TASK_RECOVERED task=hw-checkpoint failures=50 ");
+            assertThat(otherDir.resolve(HighWatermarkCheckpoint.FILE_NAME)).exists();
+        } finally {
+            replication.close();
+            log.detachAppender(lines);
+        }
+    }
+
     private LeaderReplicationTasks replication(long intervalMs) {
+        return replication(intervalMs, task -> {
+            throw new AssertionError(task + " failed");
+        });
+    }
+
+    private LeaderReplicationTasks replication(long intervalMs, FailureEpisode.RepeatCounter failedAgain) {
         Consumer<Consumer<Partition>> hosted = visit -> visit.accept(partition);
         IsrManager isr = new IsrManager(
                 1,
@@ -90,7 +150,8 @@ class LeaderReplicationTasksTest {
                 hosted,
                 30_000,
                 System::currentTimeMillis);
-        return new LeaderReplicationTasks(isr, List.of(logDir, otherDir), hosted, intervalMs);
+        return new LeaderReplicationTasks(
+                isr, List.of(logDir, otherDir), hosted, intervalMs, InstantSource.system(), failedAgain);
     }
 
     private void awaitCheckpoint(long hw) throws InterruptedException {

@@ -293,16 +293,41 @@ final class LogLoader {
             loaded.add(s);
             s.rebuildIndexStart(config);
             boolean laterData = lastWithBytes > i;
+            long dataEnd = next; // the next offset after the data of the segments before this one
             Recovery.Scanned r =
                     Recovery.scan(s, Math.max(next, bases[i]), nextBase(bases, i), true, cache::assign, !laterData);
             metrics.indexRebuilt();
             segmentsRecovered++;
             next = r.nextOffset();
             if (endsLog(r, s, bases, i, laterData)) {
+                if (s.sizeBytes() == 0 && i > trustedCount && bases[i] > dataEnd) {
+                    next = dropEmptyLastSegment(s, loaded, dataEnd);
+                }
                 break;
             }
         }
         return next;
+    }
+
+    /**
+     * The log ended in segment {@code s}, cut to nothing, whose base offset lies above the end of the
+     * data before it (a segment between them was lost). Keeping it would leave the log end offset at
+     * its base, past offsets the log does not hold, and the next append would leave a hole; so it is
+     * deleted and the log ends with the data before it (found by {@code RecoveryFuzzTest}: segment
+     * 71 lost, segment 86 torn at its first batch, the log end offset stayed 86 after data ending at
+     * 70). Returns {@code dataEnd}, the log end offset.
+     */
+    private long dropEmptyLastSegment(LogSegment s, List<LogSegment> loaded, long dataEnd) throws IOException {
+        LOG.warn(
+                "Recovery of {}: deleting segment {}, empty after recovery and above the end of the data before"
+                        + " it ({}); the log ends at {}",
+                dir,
+                s.baseOffset,
+                dataEnd,
+                dataEnd);
+        loaded.remove(s);
+        s.delete();
+        return dataEnd;
     }
 
     /**

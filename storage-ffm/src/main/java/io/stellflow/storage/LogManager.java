@@ -1,5 +1,6 @@
 package io.stellflow.storage;
 
+import io.stellflow.server.common.file.FailureEpisode;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -32,10 +33,23 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Errors: a partition found in two log dirs, or a bad partition directory name, fails {@link
  * #start} with {@link IllegalStateException} naming the directories; I/O failures while loading as
- * {@link IOException}. A periodic task's failure on one log is logged and does not stop the others.
+ * {@link IOException}. A periodic task's failure on one log does not stop the others; each task
+ * ({@code checkpoint}, {@code compaction}, {@code retention}) logs its failures as episodes ({@link
+ * FailureEpisode}: one WARN line for the first failure, later ones counted through {@link
+ * LogMetrics#backgroundTaskFailedAgain} and summarised at most every 5 minutes, one INFO line once a
+ * pass succeeds on every log again).
  */
 public final class LogManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
+
+    /** Task name of the recovery-point and log-start-offset checkpoints (log lines, metric attribute). */
+    public static final String CHECKPOINT_TASK = "checkpoint";
+
+    /** Task name of the periodic compaction. */
+    public static final String COMPACTION_TASK = "compaction";
+
+    /** Task name of the periodic retention. */
+    public static final String RETENTION_TASK = "retention";
 
     /**
      * Settings of the manager itself.
@@ -81,6 +95,9 @@ public final class LogManager implements AutoCloseable {
     private final Map<String, UnifiedLog> logs = new ConcurrentHashMap<>();
     private final Map<String, Path> logDirOf = new ConcurrentHashMap<>();
     private final Object createLock = new Object();
+    private final FailureEpisode checkpointFailures;
+    private final FailureEpisode compactionFailures;
+    private final FailureEpisode retentionFailures;
     private volatile boolean closed;
     /** Which log dirs may get a new partition; every one unless {@link #placementFilter} said otherwise. */
     private volatile Predicate<Path> placeable = dir -> true;
@@ -94,6 +111,13 @@ public final class LogManager implements AutoCloseable {
         this.configForTopic = configForTopic;
         this.env = env;
         this.highWatermark = highWatermark;
+        this.checkpointFailures = episode(CHECKPOINT_TASK);
+        this.compactionFailures = episode(COMPACTION_TASK);
+        this.retentionFailures = episode(RETENTION_TASK);
+    }
+
+    private FailureEpisode episode(String task) {
+        return new FailureEpisode(task, LOG, env.clock(), t -> env.metrics().backgroundTaskFailedAgain(t));
     }
 
     /**
@@ -371,7 +395,10 @@ public final class LogManager implements AutoCloseable {
         return out;
     }
 
-    /** Writes every log's recovery-point and log-start-offset checkpoints. Returns failures. */
+    /**
+     * Writes every log's recovery-point and log-start-offset checkpoints. Returns failures (logged
+     * as the {@code checkpoint} task's episode).
+     */
     public int checkpointAll() {
         int failures = 0;
         for (UnifiedLog log : logs.values()) {
@@ -379,39 +406,55 @@ public final class LogManager implements AutoCloseable {
                 log.checkpoint();
             } catch (IOException | IllegalStateException e) {
                 failures++;
-                LOG.warn("Checkpoint of {} failed", log.dir(), e);
+                checkpointFailures.failed(log.dir(), null, e);
             }
+        }
+        if (failures == 0) {
+            checkpointFailures.succeeded();
         }
         return failures;
     }
 
     /**
      * Compacts every log whose cleanup policy includes {@code compact} ({@link UnifiedLog#compact})
-     * up to its high watermark, one log after the other on the calling thread; failures are logged
-     * and the log skipped. The periodic retention task runs this first. Returns the segments
-     * rewritten.
+     * up to its high watermark, one log after the other on the calling thread; a failure is logged
+     * (the {@code compaction} task's episode) and the log skipped. The periodic retention task runs
+     * this first. Returns the segments rewritten.
      */
     public int compactAll() {
         int cleaned = 0;
+        boolean failed = false;
         for (UnifiedLog log : logs.values()) {
             try {
                 cleaned += log.compact(highWatermark.applyAsLong(log)).segmentsCleaned();
             } catch (IOException | IllegalStateException e) {
-                LOG.warn("Compaction of {} failed", log.dir(), e);
+                failed = true;
+                compactionFailures.failed(log.dir(), null, e);
             }
+        }
+        if (!failed) {
+            compactionFailures.succeeded();
         }
         return cleaned;
     }
 
-    /** Applies retention to every log up to its high watermark. Returns the segments deleted. */
+    /**
+     * Applies retention to every log up to its high watermark; a failure is logged (the {@code
+     * retention} task's episode) and the log skipped. Returns the segments deleted.
+     */
     public int retainAll() {
         int deleted = 0;
+        boolean failed = false;
         for (UnifiedLog log : logs.values()) {
             try {
                 deleted += log.deleteOldSegments(highWatermark.applyAsLong(log));
             } catch (IOException | IllegalStateException e) {
-                LOG.warn("Retention of {} failed", log.dir(), e);
+                failed = true;
+                retentionFailures.failed(log.dir(), null, e);
             }
+        }
+        if (!failed) {
+            retentionFailures.succeeded();
         }
         return deleted;
     }

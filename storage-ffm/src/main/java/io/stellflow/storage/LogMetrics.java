@@ -72,4 +72,13 @@ public interface LogMetrics {
      * @param cause the I/O error
      */
     default void diskFull(Path dir, String operation, IOException cause) {}
+
+    /**
+     * {@code stellflow.log.background.error.count}: a periodic task of the {@link LogManager}
+     * ({@code checkpoint}, {@code compaction}, {@code retention}) failed on a log again, after the
+     * first failure of its episode (which the manager logs, {@link
+     * io.stellflow.server.common.file.FailureEpisode}). Called on the task's thread, without a log's
+     * lock held, a few times per task period at most.
+     */
+    default void backgroundTaskFailedAgain(String task) {}
 }

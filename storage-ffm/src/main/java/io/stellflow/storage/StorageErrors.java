@@ -1,18 +1,11 @@
 package io.stellflow.storage;
 
+import io.stellflow.server.common.file.FileErrors;
 import java.io.IOException;
-import java.nio.file.FileSystemException;
 
 /**
- * Classifies the {@link IOException}s of log writes.
- *
- * <p>The JDK reports {@code write(2)}, {@code fsync(2)} and {@code ftruncate(2)} failures as a
- * plain {@link IOException} whose message is the C library's {@code strerror} text (for example
- * {@code sun.nio.ch.IOUtil} on a {@code FileChannel} write), and file operations as a {@link
- * java.nio.file.FileSystemException} whose reason is that text; neither carries the errno. So a full
- * file system is recognised by glibc's text of {@code ENOSPC} ("No space left on device") and
- * {@code EDQUOT} ("Disk quota exceeded"), which is what a JVM started in the C or any English
- * locale sees.
+ * Classifies the {@link IOException}s of log writes: the storage module's names for {@link
+ * FileErrors} (which says how a full file system is recognised without an errno).
  *
  * <p>Thread-safety: stateless.
  */
@@ -20,35 +13,26 @@ public final class StorageErrors {
     private StorageErrors() {}
 
     /** glibc's {@code strerror(ENOSPC)}. */
-    static final String NO_SPACE = "No space left on device";
+    static final String NO_SPACE = FileErrors.NO_SPACE;
 
     /** glibc's {@code strerror(EDQUOT)}. */
-    static final String QUOTA_EXCEEDED = "Disk quota exceeded";
+    static final String QUOTA_EXCEEDED = FileErrors.QUOTA_EXCEEDED;
 
     /**
-     * The file a write failure names: the file of the first {@link FileSystemException} in {@code
-     * e}'s cause chain (log writes and index allocations name theirs), or null.
+     * The file a write failure names: the file of the first {@link java.nio.file.FileSystemException}
+     * in {@code e}'s cause chain (log writes and index allocations name theirs), or null.
      */
     public static String fileOf(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof FileSystemException f && f.getFile() != null) {
-                return f.getFile();
-            }
-        }
-        return null;
+        return FileErrors.fileOf(e);
     }
 
     /**
-     * The reason of a failure without the file name a {@link FileSystemException} puts in front of
-     * it (for example "No space left on device"); the message of other throwables, or their class
-     * name when they have none.
+     * The reason of a failure without the file name a {@link java.nio.file.FileSystemException} puts
+     * in front of it (for example "No space left on device"); the message of other throwables, or
+     * their class name when they have none.
      */
     public static String reasonOf(Throwable e) {
-        if (e instanceof FileSystemException f && f.getReason() != null) {
-            return f.getReason();
-        }
-        String message = e.getMessage();
-        return message != null ? message : e.getClass().getName();
+        return FileErrors.reasonOf(e);
     }
 
     /**
@@ -56,12 +40,6 @@ public final class StorageErrors {
      * used up.
      */
     public static boolean isNoSpace(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            String message = t.getMessage();
-            if (message != null && (message.contains(NO_SPACE) || message.contains(QUOTA_EXCEEDED))) {
-                return true;
-            }
-        }
-        return false;
+        return FileErrors.isNoSpace(e);
     }
 }

@@ -174,6 +174,41 @@ class RecoveryTest {
         }
     }
 
+    /**
+     * A segment lost between two others, and the last one torn to nothing: the log ends with the
+     * data before the lost segment, not at the empty segment's base, so the next append leaves no
+     * hole (RecoveryFuzzTest input {@code crash-91f4e4bc...}: segment 71 lost, segment 86 torn at its
+     * first batch, the log end offset stayed 86 after data ending at 70).
+     */
+    @Test
+    void anEmptyLastSegmentAfterALostOneEndsTheLogAtTheDataBeforeIt() throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
+        appendSingles(log, 40);
+        assertThat(log.segmentCount()).isGreaterThan(3);
+        log.crashForTesting();
+        List<Path> logs = SegmentFiles.logFiles(dir);
+        Path lost = logs.get(logs.size() - 2);
+        Path last = logs.getLast();
+        long lostBase = SegmentFiles.baseOf(lost);
+        Files.delete(lost);
+        Files.delete(dir.resolve(LogSegment.fileStem(lostBase) + LogSegment.INDEX_SUFFIX));
+        try (FileChannel ch = FileChannel.open(last, StandardOpenOption.WRITE)) {
+            ch.truncate(10); // a torn first batch: a partial header
+        }
+
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
+            assertThat(reopened.logEndOffset()).isEqualTo(lostBase);
+            for (long offset = 0; offset < lostBase; offset++) {
+                assertThat(allOffsets(reopened, offset).getFirst()).isEqualTo(offset);
+            }
+            ByteBuf next = TestBatches.batch(9);
+            assertThat(reopened.appendAsLeader(next, 2)).isEqualTo(lostBase);
+            next.release();
+            assertThat(allOffsets(reopened, lostBase)).containsExactly(lostBase);
+        }
+        assertThat(last).doesNotExist();
+    }
+
     /** Nor may a batch reach past {@code base + Integer.MAX_VALUE}, which appends never write. */
     @Test
     void aBatchWhoseRelativeOffsetsPassAnIntEndsTheLogBeforeIt() throws IOException {

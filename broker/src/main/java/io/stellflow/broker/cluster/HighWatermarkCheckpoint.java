@@ -3,7 +3,7 @@ package io.stellflow.broker.cluster;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.server.common.file.CheckpointFile;
 import io.stellflow.server.common.file.CheckpointFile.CorruptCheckpointException;
-import io.stellflow.storage.StorageErrors;
+import io.stellflow.server.common.file.FailureEpisode;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * {@link #readAll} before any write.
  *
  * <p>Errors: an unreadable or corrupt file is logged and skipped at start (its partitions start at
- * HW 0, the safe side: the HW only rises again as followers fetch); a failed write is logged and
- * retried at the next interval.
+ * HW 0, the safe side: the HW only rises again as followers fetch); a failed write is reported to
+ * the caller's {@link FailureEpisode} and retried at the next interval.
  */
 public final class HighWatermarkCheckpoint {
     private static final Logger LOG = LoggerFactory.getLogger(HighWatermarkCheckpoint.class);
@@ -81,11 +81,14 @@ public final class HighWatermarkCheckpoint {
 
     /**
      * Writes the HW of every partition {@code partitions} visits into the checkpoint of the log dir
-     * holding its log; every dir of {@code logDirs} gets a file (empty when it hosts nothing).
+     * holding its log; every dir of {@code logDirs} gets a file (empty when it hosts nothing). A dir
+     * whose write fails is reported to {@code failures} (its episode: one WARN line for the first
+     * failure, later ones counted) and retried at the next call; a call that wrote every dir ends the
+     * episode. Never throws for an I/O failure.
      *
      * @return the number of partitions written
      */
-    public static int write(List<Path> logDirs, Consumer<Consumer<Partition>> partitions) {
+    public static int write(List<Path> logDirs, Consumer<Consumer<Partition>> partitions, FailureEpisode failures) {
         Map<Path, List<String>> byDir = new LinkedHashMap<>();
         for (Path dir : logDirs) {
             byDir.put(dir.toAbsolutePath().normalize(), new ArrayList<>());
@@ -97,23 +100,19 @@ public final class HighWatermarkCheckpoint {
             lines.add(p.topic() + " " + p.partition() + " " + p.highWatermark());
             written[0]++;
         });
+        boolean failed = false;
         for (Map.Entry<Path, List<String>> e : byDir.entrySet()) {
+            Path file = e.getKey().resolve(FILE_NAME);
             try {
-                CheckpointFile.writeList(e.getKey().resolve(FILE_NAME), e.getValue());
+                CheckpointFile.writeList(file, e.getValue());
             } catch (IOException | RuntimeException ex) {
-                if (StorageErrors.isNoSpace(ex)) {
-                    // A full disk fails this every interval until space is freed: no trace each time.
-                    LOG.error(
-                            "Writing {} failed; retried at the next interval: {}",
-                            e.getKey().resolve(FILE_NAME),
-                            StorageErrors.reasonOf(ex));
-                } else {
-                    LOG.error(
-                            "Writing {} failed; retried at the next interval",
-                            e.getKey().resolve(FILE_NAME),
-                            ex);
-                }
+                // A full disk fails this every interval until space is freed: one line per episode.
+                failed = true;
+                failures.failed(e.getKey(), file, ex);
             }
+        }
+        if (!failed) {
+            failures.succeeded();
         }
         return written[0];
     }

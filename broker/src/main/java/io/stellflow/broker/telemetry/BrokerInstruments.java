@@ -60,6 +60,8 @@ public final class BrokerInstruments {
             counter("stellflow.log.rebuild.index.count", "{event}", "node.id");
     public static final Instrument LOG_WRITE_ERROR_COUNT =
             counter("stellflow.log.write.error.count", "{error}", "node.id");
+    public static final Instrument BACKGROUND_ERROR_COUNT =
+            counter("stellflow.log.background.error.count", "{error}", "node.id", "task");
     public static final Instrument CLEANUP_SEGMENT_COUNT =
             counter("stellflow.log.cleanup.segment.count", "{segment}", "node.id");
     public static final Instrument QUARANTINE_SEGMENT_COUNT =
@@ -125,6 +127,7 @@ public final class BrokerInstruments {
             LOG_RECOVERY_TIME,
             REBUILD_INDEX_COUNT,
             LOG_WRITE_ERROR_COUNT,
+            BACKGROUND_ERROR_COUNT,
             CLEANUP_SEGMENT_COUNT,
             QUARANTINE_SEGMENT_COUNT,
             QUARANTINE_BYTES,

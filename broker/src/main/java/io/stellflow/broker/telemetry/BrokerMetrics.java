@@ -10,9 +10,12 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.telemetry.Instrument;
 import io.stellflow.server.common.telemetry.InstrumentCallbacks;
+import io.stellflow.storage.LogManager;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -49,6 +52,16 @@ public final class BrokerMetrics {
 
     static final String[] RESULTS = {"success", "error", "timeout", "throttled"};
 
+    /** Task name of the high watermark checkpoint ({@code replication-offset-checkpoint}). */
+    public static final String HW_CHECKPOINT_TASK = "hw-checkpoint";
+
+    /**
+     * The periodic tasks of {@code stellflow.log.background.error.count}, exported at 0 from the
+     * start so that a rate or an alert sees the series before the first failure.
+     */
+    static final List<String> BACKGROUND_TASKS = List.of(
+            LogManager.CHECKPOINT_TASK, LogManager.COMPACTION_TASK, LogManager.RETENTION_TASK, HW_CHECKPOINT_TASK);
+
     /** The APIs with their own series; anything else is counted under {@code api="Unknown"}. */
     static final short[] APIS = {
         ApiKeys.API_VERSIONS,
@@ -70,6 +83,7 @@ public final class BrokerMetrics {
     static final AttributeKey<Long> PARTITION = AttributeKey.longKey("partition");
     static final AttributeKey<String> THREAD = AttributeKey.stringKey("thread");
     static final AttributeKey<String> LOG_DIR = AttributeKey.stringKey("log.dir");
+    static final AttributeKey<String> TASK = AttributeKey.stringKey("task");
 
     private final int nodeId;
     private final boolean diagnostic;
@@ -93,6 +107,9 @@ public final class BrokerMetrics {
     private final LongAdder indexRebuilds = new LongAdder();
     private final LongAdder segmentsDeleted = new LongAdder();
     private final LongAdder logWriteErrors = new LongAdder();
+    /** By task name; a handful of fixed names (the periodic tasks), so the map stays tiny. */
+    private final Map<String, LongAdder> backgroundErrors = new ConcurrentHashMap<>();
+
     private final LongAdder segmentsQuarantined = new LongAdder();
     private final LongAdder bytesQuarantined = new LongAdder();
 
@@ -134,6 +151,9 @@ public final class BrokerMetrics {
         for (int r = 0; r < RESULTS.length; r++) {
             resultAttrs[r] = Attributes.of(NODE_ID, (long) nodeId, RESULT, RESULTS[r]);
         }
+        for (String task : BACKGROUND_TASKS) {
+            backgroundErrors.put(task, new LongAdder());
+        }
         leaderAttrs = Attributes.of(NODE_ID, (long) nodeId, REPLICA_ROLE, "leader");
         followerAttrs = Attributes.of(NODE_ID, (long) nodeId, REPLICA_ROLE, "follower");
 
@@ -168,6 +188,10 @@ public final class BrokerMetrics {
         counter(BrokerInstruments.REBUILD_INDEX_COUNT, m -> m.record(indexRebuilds.sum(), node));
         counter(BrokerInstruments.CLEANUP_SEGMENT_COUNT, m -> m.record(segmentsDeleted.sum(), node));
         counter(BrokerInstruments.LOG_WRITE_ERROR_COUNT, m -> m.record(logWriteErrors.sum(), node));
+        counter(
+                BrokerInstruments.BACKGROUND_ERROR_COUNT,
+                m -> backgroundErrors.forEach(
+                        (task, n) -> m.record(n.sum(), Attributes.of(NODE_ID, (long) nodeId, TASK, task))));
         counter(BrokerInstruments.QUARANTINE_SEGMENT_COUNT, m -> m.record(segmentsQuarantined.sum(), node));
         counter(BrokerInstruments.QUARANTINE_BYTES, m -> m.record(bytesQuarantined.sum(), node));
 
@@ -377,6 +401,21 @@ public final class BrokerMetrics {
      */
     public void logWriteFailed() {
         logWriteErrors.increment();
+    }
+
+    /**
+     * A periodic background task ({@code checkpoint}, {@code compaction}, {@code retention}, {@code
+     * hw-checkpoint}) failed again after the first failure of its episode, which was logged ({@code
+     * stellflow.log.background.error.count}, attribute {@code task}). Any thread; rare.
+     */
+    public void backgroundTaskFailedAgain(String task) {
+        backgroundErrors.computeIfAbsent(task, t -> new LongAdder()).increment();
+    }
+
+    /** The count of {@link #backgroundTaskFailedAgain} for {@code task} (tests, diagnostics). */
+    public long backgroundTaskErrors(String task) {
+        LongAdder n = backgroundErrors.get(task);
+        return n == null ? 0 : n.sum();
     }
 
     void segmentsDeleted(int count) {

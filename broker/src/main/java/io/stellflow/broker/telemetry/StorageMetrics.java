@@ -1,10 +1,10 @@
 package io.stellflow.broker.telemetry;
 
+import io.stellflow.server.common.file.FileErrors;
 import io.stellflow.storage.LogMetrics;
 import io.stellflow.storage.Quarantined;
 import io.stellflow.storage.StorageErrors;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -118,12 +118,13 @@ public final class StorageMetrics implements LogMetrics {
                 StorageErrors.reasonOf(cause));
     }
 
+    @Override
+    public void backgroundTaskFailedAgain(String task) {
+        metrics.backgroundTaskFailedAgain(task);
+    }
+
     /** Usable bytes of the file system holding {@code dir}, -1 when that cannot be read. */
     public static long freeBytes(Path dir) {
-        try {
-            return Files.getFileStore(dir).getUsableSpace();
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
+        return FileErrors.freeBytes(dir);
     }
 }

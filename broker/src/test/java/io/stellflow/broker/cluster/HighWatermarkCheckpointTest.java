@@ -4,16 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.server.common.file.FailureEpisode;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 /** The {@code replication-offset-checkpoint} format: per log dir, atomic, corrupt files refused. */
 class HighWatermarkCheckpointTest {
@@ -35,12 +38,18 @@ class HighWatermarkCheckpointTest {
             Partition p0 = new Partition("orders", 0, 0, l0, 1, 0L);
             Partition p1 = new Partition("orders", 1, 0, l1, 1, 0L);
             Partition p2 = new Partition("my.topic_x", 12, 0, l2, 1, 0L);
-            int written = HighWatermarkCheckpoint.write(List.of(a, b, empty), visit -> {
-                visit.accept(p0);
-                visit.accept(p1);
-                visit.accept(p2);
-            });
+            FailureEpisode failures = new FailureEpisode(
+                    "hw-checkpoint", LoggerFactory.getLogger(getClass()), InstantSource.system(), task -> {});
+            int written = HighWatermarkCheckpoint.write(
+                    List.of(a, b, empty),
+                    visit -> {
+                        visit.accept(p0);
+                        visit.accept(p1);
+                        visit.accept(p2);
+                    },
+                    failures);
             assertThat(written).isEqualTo(3);
+            assertThat(failures.failures()).isZero();
         }
         assertThat(Files.readString(a.resolve(HighWatermarkCheckpoint.FILE_NAME)))
                 .isEqualTo("0\n2\norders 0 0\nmy.topic_x 12 0\n");

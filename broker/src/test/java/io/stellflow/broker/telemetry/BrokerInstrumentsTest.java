@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
+import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
 import io.opentelemetry.sdk.metrics.data.PointData;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
@@ -120,6 +121,24 @@ class BrokerInstrumentsTest {
             assertThat(p.getSum()).isEqualTo(3.0);
             assertThat(p.getAttributes().get(BrokerMetrics.API)).isEqualTo("Fetch");
             assertThat(p.getAttributes().get(BrokerMetrics.RESULT)).isEqualTo("error");
+        }
+    }
+
+    @Test
+    void backgroundTaskFailuresAreCountedPerTaskFromZero() {
+        InMemoryMetricReader reader = InMemoryMetricReader.create();
+        try (SdkMeterProvider provider =
+                SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+            BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 0, false);
+            metrics.storage().backgroundTaskFailedAgain("retention");
+            metrics.storage().backgroundTaskFailedAgain("retention");
+            metrics.backgroundTaskFailedAgain(BrokerMetrics.HW_CHECKPOINT_TASK);
+            Map<String, Long> byTask = reader.collectAllMetrics().stream()
+                    .filter(m -> m.getName().equals("stellflow.log.background.error.count"))
+                    .flatMap(m -> m.getLongSumData().getPoints().stream())
+                    .collect(Collectors.toMap(p -> p.getAttributes().get(BrokerMetrics.TASK), LongPointData::getValue));
+            assertThat(byTask)
+                    .isEqualTo(Map.of("checkpoint", 0L, "compaction", 0L, "retention", 2L, "hw-checkpoint", 1L));
         }
     }
 

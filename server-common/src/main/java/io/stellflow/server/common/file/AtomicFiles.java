@@ -7,6 +7,7 @@ import java.io.StringWriter;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -71,9 +72,25 @@ public final class AtomicFiles {
                 }
             }
             ch.force(true);
+        } catch (IOException e) {
+            throw namingFile(temp, e);
         }
         Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         fsyncDirectory(dir);
+    }
+
+    /**
+     * A write or fsync failure is a plain {@link IOException} with the C library's text (for example
+     * "No space left on device") and no file: give it the file, keeping it as the cause. Subclasses
+     * (an interrupt, a file-system error that names its file already) pass unchanged.
+     */
+    private static IOException namingFile(Path file, IOException e) {
+        if (e.getClass() != IOException.class) {
+            return e;
+        }
+        FileSystemException named = new FileSystemException(file.toString(), null, e.getMessage());
+        named.initCause(e);
+        return named;
     }
 
     /** Flushes a directory's entries (file creations, renames, deletions) to disk. */
