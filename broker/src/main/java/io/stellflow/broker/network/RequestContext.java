@@ -215,8 +215,18 @@ public final class RequestContext {
         channel.writeAndFlush(frame);
     }
 
-    /** Sends a header-only error response (decision 9.h of {@code docs/spec/wire-protocol.md}). */
+    /**
+     * Sends a header-only error response (decision 9.h of {@code docs/spec/wire-protocol.md}). A
+     * header-only answer always carries an error: {@code Errors.NONE} here is a bug of the caller,
+     * logged and answered {@code UNKNOWN_SERVER_ERROR}, so the request is still answered.
+     */
     public void respondError(short errorCode) {
+        if (errorCode == Errors.NONE) {
+            LOG.error(
+                    "Header-only answer without an error for correlationId {}: UNKNOWN_SERVER_ERROR",
+                    header.correlationId());
+            errorCode = Errors.UNKNOWN_SERVER_ERROR;
+        }
         if (!responded.compareAndSet(false, true)) {
             LOG.error("Second response to correlationId {} dropped", header.correlationId());
             return;
