@@ -6,6 +6,7 @@ import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
+import io.stellflow.server.common.concurrent.ExecutorClose;
 import io.stellflow.server.common.file.FailureEpisode;
 import java.nio.file.Path;
 import java.time.InstantSource;
@@ -103,12 +104,7 @@ final class LeaderReplicationTasks implements AutoCloseable {
     @Override
     public void close() {
         isrManager.close();
-        checkpointer.shutdownNow();
-        try {
-            checkpointer.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        ExecutorClose.shutdownNowAndAwait(checkpointer, 5_000);
         writeCheckpoints(); // clean shutdown: the last HW of every partition
     }
 }

@@ -3,9 +3,7 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.FetchResponse.PartitionData;
@@ -14,6 +12,7 @@ import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.file.SmallTmpfs;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -23,9 +22,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -54,20 +52,8 @@ class DiskFullTest {
     @TempDir
     Path dir;
 
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger root;
-
-    @BeforeEach
-    void captureLogs() {
-        root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-        lines.start();
-        root.addAppender(lines);
-    }
-
-    @AfterEach
-    void release() {
-        root.detachAppender(lines);
-    }
+    @RegisterExtension
+    final LogLines lines = LogLines.root();
 
     private static List<Thread> agents() {
         return Thread.getAllStackTraces().keySet().stream()
@@ -113,13 +99,6 @@ class DiskFullTest {
                 },
                 "a Produce acknowledged after the space was freed, without a restart");
         return base[0];
-    }
-
-    private List<String> messages(String event) {
-        return lines.list.stream()
-                .map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith(event + " "))
-                .toList();
     }
 
     @Test
@@ -195,19 +174,19 @@ class DiskFullTest {
                 assertThat(after.getLast()).isEqualTo(2_000_000L);
                 assertThat(agentsBefore).as("no append agent died").allMatch(Thread::isAlive);
             }
-            assertThat(messages(LogEvents.PARTITION_RECOVERED))
+            assertThat(lines.messages(LogEvents.PARTITION_RECOVERED))
                     .singleElement()
                     .asString()
                     .matches("PARTITION_RECOVERED partition=full-0 dir=" + logDir.resolve("full-0")
                             + " role=leader operation=append downMs=\\d+ freeBytes=\\d+ logEndOffset=\\d+");
-            List<String> diskFull = messages(LogEvents.DISK_FULL);
+            List<String> diskFull = lines.messages(LogEvents.DISK_FULL);
             assertThat(diskFull).as("one DISK_FULL per episode").hasSize(1);
             assertThat(diskFull.get(0))
                     .matches("DISK_FULL partition=full-0 dir=" + logDir.resolve("full-0")
                             + " file=\\S*/full-0/\\d{20}\\.(log|index|timeindex) freeBytes=\\d+ operation=append"
                             + " error=No space left on device");
-            assertThat(lines.list.stream()
-                            .filter(e -> e.getLevel() == Level.ERROR && e.getThrowableProxy() != null)
+            assertThat(lines.withThrowable().stream()
+                            .filter(e -> e.getLevel() == Level.ERROR)
                             // ours only: Ratis may log a JMX name clash of an earlier node in this JVM
                             .filter(e -> e.getLoggerName().startsWith("io.stellflow."))
                             .map(ILoggingEvent::getFormattedMessage))

@@ -3,9 +3,7 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.cluster.HighWatermarkCheckpoint;
@@ -15,6 +13,7 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.server.common.file.FailureEpisode;
 import io.stellflow.storage.LogConfig;
+import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -28,8 +27,8 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * The HW checkpoints of {@link LeaderReplicationTasks}: written every interval, and once more at
@@ -43,6 +42,9 @@ class LeaderReplicationTasksTest {
     private Path otherDir;
     private LocalPartitions partitions;
     private Partition partition;
+
+    @RegisterExtension
+    final LogLines lines = LogLines.of(LeaderReplicationTasks.class);
 
     @BeforeEach
     void setUp() throws IOException {
@@ -92,10 +94,6 @@ class LeaderReplicationTasksTest {
 
     @Test
     void aFailingCheckpointIsOneWarnPerEpisodeCountedAfterwardsAndOneInfoOnceItIsWrittenAgain() throws Exception {
-        Logger log = (Logger) LoggerFactory.getLogger(LeaderReplicationTasks.class);
-        ListAppender<ILoggingEvent> lines = new ListAppender<>();
-        lines.start();
-        log.addAppender(lines);
         List<String> counted = new ArrayList<>();
         Files.delete(otherDir);
         Files.writeString(otherDir, "a file where the log dir should be"); // every write there fails
@@ -107,8 +105,7 @@ class LeaderReplicationTasksTest {
             assertThat(HighWatermarkCheckpoint.readAll(List.of(logDir)))
                     .as("the healthy dir is still written")
                     .isEqualTo(Map.of("t-0", 3L));
-            List<ILoggingEvent> warnings =
-                    lines.list.stream().filter(e -> e.getLevel() == Level.WARN).toList();
+            List<ILoggingEvent> warnings = lines.at(Level.WARN);
             assertThat(warnings).hasSize(1);
             assertThat(warnings.getFirst().getFormattedMessage())
                     .startsWith("BACKGROUND_TASK_FAILED task=hw-checkpoint dir=" + otherDir.toAbsolutePath() + " file="
@@ -121,7 +118,7 @@ class LeaderReplicationTasksTest {
             replication.writeCheckpoints();
             replication.writeCheckpoints();
 
-            assertThat(lines.list.stream().filter(e -> e.getLevel() == Level.INFO))
+            assertThat(lines.at(Level.INFO))
                     .extracting(ILoggingEvent::getFormattedMessage)
                     .singleElement()
                     .asString()
@@ -129,7 +126,6 @@ class LeaderReplicationTasksTest {
             assertThat(otherDir.resolve(HighWatermarkCheckpoint.FILE_NAME)).exists();
         } finally {
             replication.close();
-            log.detachAppender(lines);
         }
     }
 

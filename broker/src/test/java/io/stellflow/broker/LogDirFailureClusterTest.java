@@ -2,9 +2,6 @@ package io.stellflow.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.controller.ControllerClient;
@@ -23,6 +20,7 @@ import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.file.SmallTmpfs;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -41,8 +39,8 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * Issue #23, point 2, in a cluster: one controller and three brokers in this JVM, replication factor
@@ -65,16 +63,15 @@ class LogDirFailureClusterTest {
     private ControllerServer controller;
     private String bootstrapControllers;
     private final StellflowServer[] brokers = new StellflowServer[N];
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger root;
+
+    /** Static: the class's tests share one cluster, its lines are captured from before it starts. */
+    @RegisterExtension
+    static final LogLines LINES = LogLines.root();
 
     @BeforeAll
     void startCluster(@TempDir Path tmp) throws Exception {
         dir = tmp;
         fs = SmallTmpfs.mountOrSkip(6 << 20);
-        root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-        lines.start();
-        root.addAppender(lines);
         int[] raft = LoopbackPorts.pick(1);
         int[] rpc = LoopbackPorts.pick(1);
         bootstrapControllers = "127.0.0.1:" + rpc[0];
@@ -128,9 +125,6 @@ class LogDirFailureClusterTest {
         }
         if (controller != null) {
             controller.close();
-        }
-        if (root != null) {
-            root.detachAppender(lines);
         }
         if (fs != null) {
             fs.close();
@@ -190,10 +184,7 @@ class LogDirFailureClusterTest {
     }
 
     private List<String> offlineEvents(Path logDir) {
-        return lines.list.stream()
-                .map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith(LogEvents.LOG_DIR_OFFLINE + " dir=" + logDir + " "))
-                .toList();
+        return LINES.messages(LogEvents.LOG_DIR_OFFLINE + " dir=" + logDir);
     }
 
     @Test

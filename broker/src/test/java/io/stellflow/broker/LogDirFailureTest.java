@@ -2,9 +2,6 @@ package io.stellflow.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
@@ -16,6 +13,7 @@ import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.file.SmallTmpfs;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import io.stellflow.testsupport.Wait;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,14 +25,12 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Properties;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.slf4j.LoggerFactory;
 
 /**
  * Issue #23, points 2 and 5, on one broker: a log dir that fails while serving goes offline alone
@@ -52,27 +48,8 @@ class LogDirFailureTest {
     @TempDir
     Path dir;
 
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger root;
-
-    @BeforeEach
-    void captureLogs() {
-        root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-        lines.start();
-        root.addAppender(lines);
-    }
-
-    @AfterEach
-    void release() {
-        root.detachAppender(lines);
-    }
-
-    private List<String> messages(String event) {
-        return lines.list.stream()
-                .map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith(event + " "))
-                .toList();
-    }
+    @RegisterExtension
+    final LogLines lines = LogLines.root();
 
     private static PartitionResponse produce(RawClient client, String topic, int partition, byte[] batch) {
         try {
@@ -137,7 +114,7 @@ class LogDirFailureTest {
 
             Wait.until(
                     Duration.ofSeconds(20),
-                    () -> !messages(LogEvents.LOG_DIR_OFFLINE).isEmpty(),
+                    () -> !lines.messages(LogEvents.LOG_DIR_OFFLINE).isEmpty(),
                     "LOG_DIR_OFFLINE for " + d2);
             Wait.until(
                     Duration.ofSeconds(20),
@@ -162,7 +139,7 @@ class LogDirFailureTest {
             assertThat(produce(client, "after", 0, Requests.batch(1, 4000)).errorCode())
                     .isEqualTo(Errors.NONE);
         }
-        List<String> offline = messages(LogEvents.LOG_DIR_OFFLINE);
+        List<String> offline = lines.messages(LogEvents.LOG_DIR_OFFLINE);
         assertThat(offline).as("one event per dir").hasSize(1);
         assertThat(offline.get(0))
                 .startsWith("LOG_DIR_OFFLINE dir=" + d2 + " reason=")
@@ -212,7 +189,7 @@ class LogDirFailureTest {
                             return true;
                         },
                         "CreateTopic refused while the only log dir is full");
-                assertThat(lines.list.stream().map(ILoggingEvent::getFormattedMessage))
+                assertThat(lines.messages())
                         .anyMatch(m ->
                                 m.contains("with a writable log dir; brokers [" + server.brokerId() + "] have none"));
                 for (String name : created) {
@@ -257,7 +234,7 @@ class LogDirFailureTest {
                 }
                 assertThat(timestamps(client, "before", 2)).containsExactly(1000L, 1001L);
             }
-            assertThat(lines.list.stream().map(ILoggingEvent::getFormattedMessage))
+            assertThat(lines.messages())
                     .as("no log of a created topic is taken for another topic's")
                     .noneMatch(m -> m.contains("belongs to another topic id"));
         }

@@ -5,9 +5,7 @@ import static io.stellflow.server.common.telemetry.PrometheusScrape.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.StorageMetrics;
 import io.stellflow.protocol.Errors;
@@ -17,6 +15,7 @@ import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
 import io.stellflow.storage.UnifiedLog;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -24,14 +23,11 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.slf4j.LoggerFactory;
 
 /**
  * The storage lifecycle events of a real broker ({@link LogEvents#LOG_RECOVERED}, {@link
@@ -51,31 +47,8 @@ class StorageEventsTest {
     @RegisterExtension
     static final TestBroker.Own NODES = new TestBroker.Own();
 
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger logger;
-    private Level levelBefore;
-
-    @BeforeEach
-    void captureStorageEvents() {
-        logger = (Logger) LoggerFactory.getLogger(StorageMetrics.class);
-        levelBefore = logger.getLevel();
-        logger.setLevel(Level.INFO);
-        lines.start();
-        logger.addAppender(lines);
-    }
-
-    @AfterEach
-    void release() {
-        logger.detachAppender(lines);
-        logger.setLevel(levelBefore);
-    }
-
-    private List<String> events(String name) {
-        return lines.list.stream()
-                .map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith(name + " "))
-                .toList();
-    }
+    @RegisterExtension
+    final LogLines lines = LogLines.of(StorageMetrics.class).atLevel(Level.INFO);
 
     /**
      * What a kill -9 in the middle of a write leaves: no clean shutdown marker and half a batch at
@@ -100,7 +73,7 @@ class StorageEventsTest {
         try (FileChannel ch = FileChannel.open(p0.resolve(FIRST_LOG), StandardOpenOption.APPEND)) {
             ch.write(ByteBuffer.wrap(torn, 0, tornBytes));
         }
-        assertThat(events(LogEvents.LOG_RECOVERED))
+        assertThat(lines.messages(LogEvents.LOG_RECOVERED))
                 .as("clean opens are not recoveries")
                 .isEmpty();
 
@@ -112,10 +85,10 @@ class StorageEventsTest {
                             .baseOffset())
                     .isEqualTo(9);
         }
-        assertThat(events(LogEvents.LOG_RECOVERED))
+        assertThat(lines.messages(LogEvents.LOG_RECOVERED))
                 .containsExactly("LOG_RECOVERED partition=crashed-0 dir=" + p0 + " segmentsRecovered=1 droppedBytes="
                         + tornBytes + " segmentsQuarantined=0 logEndOffset=9");
-        assertThat(lines.list.stream()
+        assertThat(lines.events().stream()
                         .filter(e -> e.getFormattedMessage().startsWith(LogEvents.LOG_RECOVERED))
                         .map(ILoggingEvent::getLevel))
                 .containsExactly(Level.WARN);
@@ -174,16 +147,16 @@ class StorageEventsTest {
         assertThat(quarantines).hasSize(1);
         String tail = FIRST_LOG + ".tail-" + batchBytes;
         assertThat(Files.size(quarantines.getFirst().resolve(tail))).isEqualTo(size - batchBytes);
-        assertThat(events(LogEvents.SEGMENT_QUARANTINED))
+        assertThat(lines.messages(LogEvents.SEGMENT_QUARANTINED))
                 .containsExactly("SEGMENT_QUARANTINED partition=rotten-0 dir=" + p0 + " file=" + FIRST_LOG
                         + " position=" + batchBytes + " reason=CRC-32C mismatch, valid batch at position "
                         + 2 * batchBytes + " quarantineDir=" + quarantines.getFirst() + " segments=1 bytes="
                         + (size - batchBytes) + " files=" + tail);
-        assertThat(lines.list.stream()
+        assertThat(lines.events().stream()
                         .filter(e -> e.getFormattedMessage().startsWith(LogEvents.SEGMENT_QUARANTINED))
                         .map(ILoggingEvent::getLevel))
                 .containsExactly(Level.ERROR);
-        assertThat(events(LogEvents.LOG_RECOVERED))
+        assertThat(lines.messages(LogEvents.LOG_RECOVERED))
                 .containsExactly("LOG_RECOVERED partition=rotten-0 dir=" + p0 + " segmentsRecovered=1 droppedBytes="
                         + (size - batchBytes) + " segmentsQuarantined=0 logEndOffset=3");
     }
@@ -215,8 +188,8 @@ class StorageEventsTest {
             assertThat(fetched.highWatermark()).isZero();
         }
         Path partitionDir = TestBroker.logDir(NODES.dir()).resolve("full-0");
-        assertThat(events(LogEvents.DISK_FULL)).hasSize(1);
-        assertThat(events(LogEvents.DISK_FULL).get(0))
+        assertThat(lines.messages(LogEvents.DISK_FULL)).hasSize(1);
+        assertThat(lines.messages(LogEvents.DISK_FULL).get(0))
                 .matches("DISK_FULL partition=full-0 dir=" + partitionDir + " file=" + partitionDir.resolve(FIRST_LOG)
                         + " freeBytes=\\d+ operation=append error=No space left on device");
     }

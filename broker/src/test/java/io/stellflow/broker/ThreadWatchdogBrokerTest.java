@@ -5,9 +5,6 @@ import static io.stellflow.server.common.telemetry.PrometheusScrape.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.stellflow.broker.append.AgentSeams;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
@@ -19,15 +16,14 @@ import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import io.stellflow.testsupport.Wait;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.slf4j.LoggerFactory;
 
 /**
  * The thread watchdog against a real broker (issue #23): an append agent whose thread ends is
@@ -42,29 +38,12 @@ class ThreadWatchdogBrokerTest {
     @RegisterExtension
     static final TestBroker.Own NODES = new TestBroker.Own();
 
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger logger;
-
-    @BeforeEach
-    void captureWatchdogEvents() {
-        logger = (Logger) LoggerFactory.getLogger(ThreadWatchdog.class);
-        logger.setLevel(Level.INFO);
-        lines.start();
-        logger.addAppender(lines);
-    }
+    @RegisterExtension
+    final LogLines lines = LogLines.of(ThreadWatchdog.class).atLevel(Level.INFO);
 
     @AfterEach
     void release() {
         BlockingIdleStrategy.release();
-        logger.detachAppender(lines);
-        logger.setLevel(null);
-    }
-
-    private List<String> events(String name) {
-        return lines.list.stream()
-                .map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith(name + " "))
-                .toList();
     }
 
     private Properties props() throws Exception {
@@ -102,11 +81,11 @@ class ThreadWatchdogBrokerTest {
             assertThat(value(samples, "stellflow_thread_alive", "thread", "sf-append-0"))
                     .isEqualTo(1.0);
         }
-        assertThat(events(LogEvents.THREAD_STOPPED))
+        assertThat(lines.messages(LogEvents.THREAD_STOPPED))
                 .singleElement()
                 .asString()
                 .startsWith("THREAD_STOPPED thread=sf-append-0 owner=AppendService lastBeatMsAgo=");
-        assertThat(events(LogEvents.THREAD_STUCK)).isEmpty();
+        assertThat(lines.messages(LogEvents.THREAD_STUCK)).isEmpty();
     }
 
     /**
@@ -170,15 +149,15 @@ class ThreadWatchdogBrokerTest {
                             "sf-append-0"))
                     .isLessThan(1_000.0);
         }
-        assertThat(events(LogEvents.THREAD_STUCK))
+        assertThat(lines.messages(LogEvents.THREAD_STUCK))
                 .singleElement()
                 .asString()
                 .startsWith("THREAD_STUCK thread=sf-append-0 owner=AppendService stalledMs=");
-        assertThat(events(LogEvents.THREAD_RESUMED))
+        assertThat(lines.messages(LogEvents.THREAD_RESUMED))
                 .singleElement()
                 .asString()
                 .startsWith("THREAD_RESUMED thread=sf-append-0 owner=AppendService stalledMs=");
-        assertThat(events(LogEvents.THREAD_STOPPED)).isEmpty();
+        assertThat(lines.messages(LogEvents.THREAD_STOPPED)).isEmpty();
     }
 
     private static short produceQuietly(RawClient client) {

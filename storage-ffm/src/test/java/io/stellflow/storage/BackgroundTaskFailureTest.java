@@ -4,15 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.server.common.file.FailureEpisode;
 import io.stellflow.server.common.file.SmallTmpfs;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,10 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue #23 point 4 for the log manager's periodic tasks on a real full file system (a small
@@ -38,20 +35,10 @@ class BackgroundTaskFailureTest {
     private static final long PERIOD_MS = 1000;
     private static final List<String> TASKS = List.of("checkpoint", "compaction", "retention");
 
-    private final Logger managerLog = (Logger) LoggerFactory.getLogger(LogManager.class);
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
+    @RegisterExtension
+    final LogLines lines = LogLines.of(LogManager.class);
+
     private final Map<String, AtomicLong> counted = new ConcurrentHashMap<>();
-
-    @BeforeEach
-    void capture() {
-        lines.start();
-        managerLog.addAppender(lines);
-    }
-
-    @AfterEach
-    void release() {
-        managerLog.detachAppender(lines);
-    }
 
     private static ByteBuf keyed(long ts, int batch) {
         return keyed(ts, 3, ("value-" + batch).getBytes(StandardCharsets.UTF_8));
@@ -74,9 +61,7 @@ class BackgroundTaskFailureTest {
     }
 
     private List<ILoggingEvent> events(String event, String task) {
-        return lines.list.stream()
-                .filter(e -> e.getFormattedMessage().startsWith(event + " task=" + task + " "))
-                .toList();
+        return lines.events(event + " task=" + task);
     }
 
     @Test
@@ -140,10 +125,10 @@ class BackgroundTaskFailureTest {
                                 .getFirst()
                                 .getFormattedMessage())
                         .contains("reason=No space left on device");
-                assertThat(lines.list.stream().filter(e -> e.getThrowableProxy() != null))
+                assertThat(lines.withThrowable())
                         .as("no stack trace for an I/O error")
                         .isEmpty();
-                assertThat(lines.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN)))
+                assertThat(lines.events().stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.WARN)))
                         .as("the WARN lines of the whole episode: one event and one summary per task")
                         .hasSize(2 * TASKS.size());
                 // Every pass fails on both logs (compaction on the compacted one only), the first failure is logged.

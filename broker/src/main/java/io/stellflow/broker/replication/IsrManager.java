@@ -8,6 +8,7 @@ import io.stellflow.controller.image.MetadataRecords;
 import io.stellflow.controller.proto.AlterPartitionRequest;
 import io.stellflow.controller.proto.AlterPartitionResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.server.common.concurrent.ExecutorClose;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
@@ -209,11 +210,6 @@ public final class IsrManager implements Partition.IsrChangeTrigger, AutoCloseab
     @Override
     public void close() {
         closed = true;
-        executor.shutdownNow();
-        try {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        ExecutorClose.shutdownNowAndAwait(executor, 5_000);
     }
 }

@@ -4,6 +4,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.StorageMetrics;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
+import io.stellflow.server.common.concurrent.ExecutorClose;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
@@ -225,11 +226,6 @@ public final class DiskFullRecovery implements AutoCloseable {
         if (executor == null) {
             return;
         }
-        executor.shutdownNow();
-        try {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        ExecutorClose.shutdownNowAndAwait(executor, 5_000);
     }
 }

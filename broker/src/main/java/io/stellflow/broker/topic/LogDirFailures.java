@@ -3,6 +3,7 @@ package io.stellflow.broker.topic;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
+import io.stellflow.server.common.concurrent.ExecutorClose;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -260,11 +261,6 @@ public final class LogDirFailures implements AutoCloseable {
         if (executor == null) {
             return;
         }
-        executor.shutdownNow();
-        try {
-            executor.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        ExecutorClose.shutdownNowAndAwait(executor, 5_000);
     }
 }

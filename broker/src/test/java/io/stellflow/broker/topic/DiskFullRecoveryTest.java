@@ -3,15 +3,14 @@ package io.stellflow.broker.topic;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import ch.qos.logback.classic.Level;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,8 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * {@link DiskFullRecovery} on a fake clock and a fake free-space reading, over partitions with real
@@ -49,15 +48,14 @@ class DiskFullRecoveryTest {
     private final AtomicInteger freeSpaceReads = new AtomicInteger();
     private final List<Partition> partitions = new ArrayList<>();
     private final List<UnifiedLog> logs = new ArrayList<>();
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger logger;
+
+    @RegisterExtension
+    final LogLines lines = LogLines.of(DiskFullRecovery.class);
+
     private DiskFullRecovery recovery;
 
     @BeforeEach
     void setUp() {
-        logger = (Logger) LoggerFactory.getLogger(DiskFullRecovery.class);
-        lines.start();
-        logger.addAppender(lines);
         recovery = new DiskFullRecovery(
                 action -> partitions.forEach(action),
                 RETRY_MS,
@@ -71,7 +69,6 @@ class DiskFullRecoveryTest {
 
     @AfterEach
     void tearDown() throws IOException {
-        logger.detachAppender(lines);
         recovery.close();
         for (UnifiedLog log : logs) {
             log.close();
@@ -122,10 +119,7 @@ class DiskFullRecoveryTest {
     }
 
     private List<String> recoveredLines() {
-        return lines.list.stream()
-                .map(ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith(LogEvents.PARTITION_RECOVERED + " "))
-                .toList();
+        return lines.messages(LogEvents.PARTITION_RECOVERED);
     }
 
     @Test
@@ -249,9 +243,7 @@ class DiskFullRecoveryTest {
             clockMs.addAndGet(RETRY_MS);
             assertThat(recovery.checkNow()).isZero();
         }
-        assertThat(lines.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.WARN))
-                .as("one WARN per episode")
-                .hasSize(1);
+        assertThat(lines.at(Level.WARN)).as("one WARN per episode").hasSize(1);
         Files.delete(logDir);
         Files.move(aside, logDir);
         freeSpace(p);

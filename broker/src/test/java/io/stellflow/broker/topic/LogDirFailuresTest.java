@@ -3,15 +3,14 @@ package io.stellflow.broker.topic;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
+import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +23,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
-import org.slf4j.LoggerFactory;
 
 /**
  * {@link LogDirFailures} over real logs in two dirs: an I/O error that is not "no space", a removed
@@ -50,17 +49,15 @@ class LogDirFailuresTest {
     /** Partitions being deleted: the log manager let go of them. */
     private final List<Partition> released = new ArrayList<>();
 
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
-    private Logger logger;
+    @RegisterExtension
+    final LogLines lines = LogLines.of(LogDirFailures.class);
+
     private LogDirFailures failures;
 
     @BeforeEach
     void setUp() throws IOException {
         d1 = Files.createDirectory(dir.resolve("d1"));
         d2 = Files.createDirectory(dir.resolve("d2"));
-        logger = (Logger) LoggerFactory.getLogger(LogDirFailures.class);
-        lines.start();
-        logger.addAppender(lines);
         failures = new LogDirFailures(
                 List.of(d1, d2),
                 action -> partitions.forEach(action),
@@ -73,7 +70,6 @@ class LogDirFailuresTest {
 
     @AfterEach
     void tearDown() {
-        logger.detachAppender(lines);
         failures.close();
         for (UnifiedLog log : logs) {
             try {
@@ -93,8 +89,7 @@ class LogDirFailuresTest {
     }
 
     private List<String> offlineLines() {
-        return lines.list.stream()
-                .filter(e -> e.getLevel() == Level.ERROR)
+        return lines.at(Level.ERROR).stream()
                 .map(ILoggingEvent::getFormattedMessage)
                 .filter(m -> m.startsWith(LogEvents.LOG_DIR_OFFLINE + " "))
                 .toList();

@@ -3,10 +3,9 @@ package io.stellflow.broker.watchdog;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
 import io.stellflow.broker.telemetry.LogEvents;
+import io.stellflow.testsupport.LogLines;
 import io.stellflow.testsupport.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,9 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The watchdog's states, driven by a fake nano clock and {@link ThreadWatchdog#checkNow}: a thread
@@ -33,22 +31,13 @@ class ThreadWatchdogTest {
 
     private final AtomicLong clockNs = new AtomicLong(1_000_000_000L);
     private final ThreadWatchdog watchdog = new ThreadWatchdog(STALL_MS, clockNs::get);
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
     private final List<Thread> started = new ArrayList<>();
-    private Logger logger;
 
-    @BeforeEach
-    void capture() {
-        logger = (Logger) LoggerFactory.getLogger(ThreadWatchdog.class);
-        logger.setLevel(Level.INFO);
-        lines.start();
-        logger.addAppender(lines);
-    }
+    @RegisterExtension
+    final LogLines lines = LogLines.of(ThreadWatchdog.class).atLevel(Level.INFO);
 
     @AfterEach
     void release() throws InterruptedException {
-        logger.detachAppender(lines);
-        logger.setLevel(null);
         watchdog.close();
         for (Thread t : started) {
             t.interrupt();
@@ -58,12 +47,6 @@ class ThreadWatchdogTest {
 
     private void advanceMs(long ms) {
         clockNs.addAndGet(TimeUnit.MILLISECONDS.toNanos(ms));
-    }
-
-    private List<ILoggingEvent> events(String name) {
-        return lines.list.stream()
-                .filter(e -> e.getFormattedMessage().startsWith(name + " "))
-                .toList();
     }
 
     /** A thread that waits on {@code latch}, attached to {@code hb}. */
@@ -131,7 +114,7 @@ class ThreadWatchdogTest {
         assertThat(watchdog.fenceWanted()).isFalse();
         assertThat(owner.stuckCalls).isEmpty();
         assertThat(owner.restarts).hasValue(0);
-        assertThat(lines.list).isEmpty();
+        assertThat(lines.events()).isEmpty();
         List<String> seen = new ArrayList<>();
         watchdog.forEachThread((t, alive, ageMs) -> seen.add(t + " " + alive + " " + ageMs));
         assertThat(seen).containsExactly("sf-append-0 true 700");
@@ -156,7 +139,7 @@ class ThreadWatchdogTest {
         assertThat(owner.stuckCalls).containsExactly(true);
         assertThat(watchdog.fenceWanted()).isTrue();
         assertThat(watchdog.stucks()).isEqualTo(1);
-        List<ILoggingEvent> stuck = events(LogEvents.THREAD_STUCK);
+        List<ILoggingEvent> stuck = lines.events(LogEvents.THREAD_STUCK);
         assertThat(stuck).hasSize(1);
         assertThat(stuck.get(0).getLevel()).isEqualTo(Level.ERROR);
         assertThat(stuck.get(0).getFormattedMessage())
@@ -170,10 +153,10 @@ class ThreadWatchdogTest {
         watchdog.checkNow();
         assertThat(owner.stuckCalls).containsExactly(true, false);
         assertThat(watchdog.fenceWanted()).isFalse();
-        assertThat(events(LogEvents.THREAD_RESUMED))
+        assertThat(lines.events(LogEvents.THREAD_RESUMED))
                 .extracting(ILoggingEvent::getFormattedMessage)
                 .containsExactly("THREAD_RESUMED thread=sf-append-0 owner=AppendService stalledMs=6001");
-        assertThat(events(LogEvents.THREAD_STOPPED)).isEmpty();
+        assertThat(lines.events(LogEvents.THREAD_STOPPED)).isEmpty();
         assertThat(owner.restarts).hasValue(0);
     }
 
@@ -196,7 +179,7 @@ class ThreadWatchdogTest {
         assertThat(hb.alive()).isTrue();
         assertThat(hb.worker()).isNotSameAs(first);
         assertThat(watchdog.fenceWanted()).isFalse();
-        assertThat(events(LogEvents.THREAD_STOPPED)).singleElement().satisfies(e -> {
+        assertThat(lines.events(LogEvents.THREAD_STOPPED)).singleElement().satisfies(e -> {
             assertThat(e.getLevel()).isEqualTo(Level.ERROR);
             assertThat(e.getFormattedMessage())
                     .isEqualTo("THREAD_STOPPED thread=sf-append-1 owner=AppendService lastBeatMsAgo=300");
@@ -218,7 +201,7 @@ class ThreadWatchdogTest {
         watchdog.checkNow();
         assertThat(watchdog.fenceWanted()).isTrue();
         assertThat(owner.restarts).hasValue(2);
-        assertThat(events(LogEvents.THREAD_STOPPED)).hasSize(1);
+        assertThat(lines.events(LogEvents.THREAD_STOPPED)).hasSize(1);
         List<Boolean> alive = new ArrayList<>();
         watchdog.forEachThread((t, a, age) -> alive.add(a));
         assertThat(alive).containsExactly(false);
@@ -227,7 +210,7 @@ class ThreadWatchdogTest {
         watchdog.checkNow();
         assertThat(watchdog.fenceWanted()).isFalse();
         assertThat(watchdog.restarts()).isEqualTo(1);
-        assertThat(events(LogEvents.THREAD_STOPPED)).hasSize(1);
+        assertThat(lines.events(LogEvents.THREAD_STOPPED)).hasSize(1);
     }
 
     @Test
@@ -245,7 +228,7 @@ class ThreadWatchdogTest {
         watchdog.checkNow();
 
         assertThat(owner.restarts).hasValue(0);
-        assertThat(lines.list).isEmpty();
+        assertThat(lines.events()).isEmpty();
         List<String> seen = new ArrayList<>();
         watchdog.forEachThread((t, a, age) -> seen.add(t));
         assertThat(seen).isEmpty();
@@ -286,13 +269,13 @@ class ThreadWatchdogTest {
             advanceMs(1);
             watchdog.checkNow(); // its probe queues behind the blocked task
             assertThat(watchdog.fenceWanted()).isTrue();
-            assertThat(events(LogEvents.THREAD_STUCK)).hasSize(1);
+            assertThat(lines.events(LogEvents.THREAD_STUCK)).hasSize(1);
 
             block.countDown();
             Wait.until(Duration.ofSeconds(5), () -> hb.lastBeatNs() == clockNs.get(), "the queued probe beat");
             watchdog.checkNow();
             assertThat(watchdog.fenceWanted()).isFalse();
-            assertThat(events(LogEvents.THREAD_RESUMED)).hasSize(1);
+            assertThat(lines.events(LogEvents.THREAD_RESUMED)).hasSize(1);
 
             closed.set(true);
             executor.shutdown();

@@ -3,9 +3,8 @@ package io.stellflow.server.common.file;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.read.ListAppender;
+import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Path;
@@ -13,43 +12,36 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 class FailureEpisodeTest {
     @TempDir
     Path dir;
 
-    private final Logger logger = (Logger) LoggerFactory.getLogger("failure-episode-test");
-    private final ListAppender<ILoggingEvent> lines = new ListAppender<>();
+    private static final String LOGGER = "failure-episode-test";
+    private final Logger logger = LoggerFactory.getLogger(LOGGER);
+
+    @RegisterExtension
+    final LogLines lines = LogLines.of(LOGGER).atLevel(Level.DEBUG);
+
     private final List<String> counted = new ArrayList<>();
     private long nowMs = 1_000_000;
     private final InstantSource clock = () -> Instant.ofEpochMilli(nowMs);
     private FailureEpisode episode;
 
     @BeforeEach
-    void capture() {
-        lines.start();
-        logger.addAppender(lines);
-        logger.setLevel(Level.DEBUG);
+    void createEpisode() {
         episode = new FailureEpisode("checkpoint", logger, clock, counted::add);
-    }
-
-    @AfterEach
-    void release() {
-        logger.detachAppender(lines);
     }
 
     private static IOException noSpace(String file) {
         FileSystemException e = new FileSystemException(file, null, FileErrors.NO_SPACE);
         return e;
-    }
-
-    private List<ILoggingEvent> at(Level level) {
-        return lines.list.stream().filter(e -> e.getLevel() == level).toList();
     }
 
     @Test
@@ -58,8 +50,8 @@ class FailureEpisodeTest {
                         dir, null, noSpace(dir.resolve("recovery-point.tmp").toString())))
                 .isTrue();
 
-        assertThat(at(Level.WARN)).hasSize(1);
-        ILoggingEvent line = at(Level.WARN).getFirst();
+        assertThat(lines.at(Level.WARN)).hasSize(1);
+        ILoggingEvent line = lines.at(Level.WARN).getFirst();
         assertThat(line.getFormattedMessage())
                 .startsWith("BACKGROUND_TASK_FAILED task=checkpoint dir=" + dir + " file="
                         + dir.resolve("recovery-point.tmp") + " freeBytes=")
@@ -74,7 +66,7 @@ class FailureEpisodeTest {
     void theCallersFileIsNamedWhenTheCauseNamesNone() {
         episode.failed(dir, dir.resolve("f"), new IOException(FileErrors.NO_SPACE));
 
-        assertThat(at(Level.WARN).getFirst().getFormattedMessage()).contains(" file=" + dir.resolve("f") + " ");
+        assertThat(lines.at(Level.WARN).getFirst().getFormattedMessage()).contains(" file=" + dir.resolve("f") + " ");
     }
 
     @Test
@@ -82,11 +74,10 @@ class FailureEpisodeTest {
         episode.failed(dir, null, new IllegalStateException("bug"));
         episode.failed(dir, null, new IllegalStateException("bug"));
 
-        assertThat(at(Level.WARN)).hasSize(1);
-        assertThat(at(Level.WARN).getFirst().getThrowableProxy().getClassName())
+        assertThat(lines.at(Level.WARN)).hasSize(1);
+        assertThat(lines.at(Level.WARN).getFirst().getThrowableProxy().getClassName())
                 .isEqualTo(IllegalStateException.class.getName());
-        assertThat(lines.list.stream().filter(e -> e.getThrowableProxy() != null))
-                .hasSize(1);
+        assertThat(lines.withThrowable()).hasSize(1);
     }
 
     @Test
@@ -96,27 +87,26 @@ class FailureEpisodeTest {
             nowMs += 1000;
             assertThat(episode.failed(dir, null, noSpace("a"))).isFalse();
         }
-        assertThat(at(Level.WARN)).hasSize(1);
+        assertThat(lines.at(Level.WARN)).hasSize(1);
         assertThat(counted).hasSize(299).containsOnly("checkpoint");
 
         nowMs += 1000; // 300 s after the first line
         episode.failed(dir, null, noSpace("a"));
-        assertThat(at(Level.WARN)).hasSize(2);
-        assertThat(at(Level.WARN).get(1).getFormattedMessage())
+        assertThat(lines.at(Level.WARN)).hasSize(2);
+        assertThat(lines.at(Level.WARN).get(1).getFormattedMessage())
                 .isEqualTo("BACKGROUND_TASK_FAILING task=checkpoint failures=300 seconds=300"
                         + " reason=No space left on device: checkpoint failed 300 times in the last 300 s");
-        assertThat(at(Level.WARN).get(1).getThrowableProxy()).isNull();
+        assertThat(lines.at(Level.WARN).get(1).getThrowableProxy()).isNull();
 
         nowMs += 299_000;
         episode.failed(dir, null, noSpace("a"));
-        assertThat(at(Level.WARN)).hasSize(2);
+        assertThat(lines.at(Level.WARN)).hasSize(2);
         nowMs += 1000;
         episode.failed(dir, null, noSpace("a"));
-        assertThat(at(Level.WARN)).hasSize(3);
-        assertThat(at(Level.WARN).get(2).getFormattedMessage()).contains("failed 2 times in the last 300 s");
+        assertThat(lines.at(Level.WARN)).hasSize(3);
+        assertThat(lines.at(Level.WARN).get(2).getFormattedMessage()).contains("failed 2 times in the last 300 s");
         assertThat(counted).hasSize(302);
-        assertThat(lines.list.stream().filter(e -> e.getThrowableProxy() != null))
-                .isEmpty();
+        assertThat(lines.withThrowable()).isEmpty();
     }
 
     @Test
@@ -128,14 +118,14 @@ class FailureEpisodeTest {
 
         assertThat(episode.succeeded()).isTrue();
         assertThat(episode.succeeded()).isFalse();
-        assertThat(at(Level.INFO)).hasSize(1);
-        assertThat(at(Level.INFO).getFirst().getFormattedMessage())
+        assertThat(lines.at(Level.INFO)).hasSize(1);
+        assertThat(lines.at(Level.INFO).getFirst().getFormattedMessage())
                 .isEqualTo("BACKGROUND_TASK_RECOVERED task=checkpoint failures=2 downMs=5000"
                         + " lastReason=No space left on device");
         assertThat(episode.failures()).isZero();
 
         assertThat(episode.failed(dir, null, noSpace("a"))).isTrue();
-        assertThat(at(Level.WARN)).hasSize(2);
+        assertThat(lines.at(Level.WARN)).hasSize(2);
         assertThat(counted).hasSize(1);
     }
 
@@ -143,6 +133,6 @@ class FailureEpisodeTest {
     void anUnreadableDirReportsFreeBytesMinusOne() {
         episode.failed(dir.resolve("missing"), null, noSpace("a"));
 
-        assertThat(at(Level.WARN).getFirst().getFormattedMessage()).contains(" freeBytes=-1 ");
+        assertThat(lines.at(Level.WARN).getFirst().getFormattedMessage()).contains(" freeBytes=-1 ");
     }
 }
