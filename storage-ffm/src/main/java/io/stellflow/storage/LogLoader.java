@@ -35,6 +35,15 @@ import org.slf4j.LoggerFactory;
  * bad recovery point means "recover everything", a bad log start offset means "the first segment's
  * base", a bad epoch file is rebuilt from the batch headers.
  *
+ * <p>Offsets are never handed out twice: recovery never moves the log end offset below the base
+ * offset of a segment file it keeps. A segment's base proves that every offset below it was
+ * handed out (and may have been read); so when batches below a kept segment were lost (an empty
+ * last segment above a lost tail or a lost segment), the log end offset stays at that segment's base
+ * and the lost offsets stay a gap, as compaction leaves (a read inside it returns the next batch).
+ * Reusing them would let a consumer that had read up to the base skip the new records silently, and
+ * a compacted log legitimately ends a sealed segment below the next segment's base. Segments
+ * deleted with a torn tail or moved to a quarantine directory ({@link #endsLog}) are not kept.
+ *
  * <p>An interrupted compaction swap ({@link UnifiedLog#compact}) is finished first: a {@code
  * <base>.log.swap} (written and fsynced completely before it got that name) replaces {@code
  * <base>.log} and that segment's indexes are deleted so they are rebuilt; a {@code .cleaned} file
@@ -293,41 +302,16 @@ final class LogLoader {
             loaded.add(s);
             s.rebuildIndexStart(config);
             boolean laterData = lastWithBytes > i;
-            long dataEnd = next; // the next offset after the data of the segments before this one
             Recovery.Scanned r =
                     Recovery.scan(s, Math.max(next, bases[i]), nextBase(bases, i), true, cache::assign, !laterData);
             metrics.indexRebuilt();
             segmentsRecovered++;
             next = r.nextOffset();
             if (endsLog(r, s, bases, i, laterData)) {
-                if (s.sizeBytes() == 0 && i > trustedCount && bases[i] > dataEnd) {
-                    next = dropEmptyLastSegment(s, loaded, dataEnd);
-                }
                 break;
             }
         }
         return next;
-    }
-
-    /**
-     * The log ended in segment {@code s}, cut to nothing, whose base offset lies above the end of the
-     * data before it (a segment between them was lost). Keeping it would leave the log end offset at
-     * its base, past offsets the log does not hold, and the next append would leave a hole; so it is
-     * deleted and the log ends with the data before it (found by {@code RecoveryFuzzTest}: segment
-     * 71 lost, segment 86 torn at its first batch, the log end offset stayed 86 after data ending at
-     * 70). Returns {@code dataEnd}, the log end offset.
-     */
-    private long dropEmptyLastSegment(LogSegment s, List<LogSegment> loaded, long dataEnd) throws IOException {
-        LOG.warn(
-                "Recovery of {}: deleting segment {}, empty after recovery and above the end of the data before"
-                        + " it ({}); the log ends at {}",
-                dir,
-                s.baseOffset,
-                dataEnd,
-                dataEnd);
-        loaded.remove(s);
-        s.delete();
-        return dataEnd;
     }
 
     /**

@@ -46,7 +46,8 @@ import java.util.concurrent.TimeoutException;
  *       a clean close and reopen that changes the log end or start offset;
  *   <li>when no trusted segment's files changed (the recovery scan's promise): a batch left in the
  *       log that fails {@link RecordBatchValidator#validateFetched}, offsets that do not strictly
- *       increase, an index that disagrees with the log (an offset lookup that does not land on the
+ *       increase, a log end offset other than the last batch's last offset + 1 (the one exception
+ *       below), an index that disagrees with the log (an offset lookup that does not land on the
  *       batch holding the offset, a timestamp lookup that differs from a scan of the records), any
  *       acknowledged batch stored wholly before the first changed byte of the logs (and not below
  *       the log start offset) missing or changed, a log start offset other than the first
@@ -54,6 +55,14 @@ import java.util.concurrent.TimeoutException;
  *       batch's while the epoch checkpoint is intact, and, when no {@code .log} changed at all, any
  *       difference from the acknowledged log.
  * </ul>
+ *
+ * <p>The log end offset rule: offsets are never handed out twice, so recovery never moves the log
+ * end offset below the base offset of a segment file it keeps. When the last segment is empty and
+ * its base lies above the last batch kept + 1 (batches or a segment below it were lost), the log end
+ * offset is that base and the lost offsets are a gap, as compaction leaves; an existing base proves
+ * the offsets below it were handed out (and maybe read), and a compacted log has such an empty
+ * active segment legitimately. Exactly these two log end offsets are allowed: last batch + 1, or
+ * the base of an empty last segment above it; any other gap is a finding.
  *
  * <p>Corruption of trusted segments is not detected at open by design (as Kafka: they were fsynced
  * before the recovery point was checkpointed); for those inputs only the first group holds.
@@ -228,10 +237,17 @@ final class RecoveryFuzzTarget {
             previousLast = s.last();
         }
         if (!batches.isEmpty()) {
+            long afterLast = batches.getLast().last() + 1;
+            long leo = log.logEndOffset();
+            long lastBase = lastSegmentBase(log.dir());
+            boolean gapUpToEmptyLastSegment =
+                    leo == lastBase && lastBase > afterLast && log.activeSegmentSizeBytes() == 0;
             check(
-                    log.logEndOffset() == batches.getLast().last() + 1,
-                    "log end offset " + log.logEndOffset() + " after last batch "
-                            + batches.getLast().last());
+                    leo == afterLast || gapUpToEmptyLastSegment,
+                    "log end offset " + leo + " after last batch "
+                            + batches.getLast().last()
+                            + " (last segment base " + lastBase + ", "
+                            + log.activeSegmentSizeBytes() + " bytes)");
         }
         for (LogImage.Batch a : intact) {
             if (a.lastOffset() < start) {
@@ -268,6 +284,17 @@ final class RecoveryFuzzTarget {
         }
         checkIndexes(log, batches, start);
         return batches;
+    }
+
+    /** The highest base offset of the {@code <base>.log} files in {@code dir}, -1 if none. */
+    private static long lastSegmentBase(Path dir) throws IOException {
+        long last = -1;
+        try (DirectoryStream<Path> logs = Files.newDirectoryStream(dir, "*" + LogSegment.LOG_SUFFIX)) {
+            for (Path p : logs) {
+                last = Math.max(last, LogLoader.parseBase(p.getFileName(), LogSegment.LOG_SUFFIX));
+            }
+        }
+        return last;
     }
 
     /** Offset lookups land on the batch holding the offset; timestamp lookups agree with a scan. */

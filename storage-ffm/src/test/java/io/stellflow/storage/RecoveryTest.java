@@ -175,13 +175,14 @@ class RecoveryTest {
     }
 
     /**
-     * A segment lost between two others, and the last one torn to nothing: the log ends with the
-     * data before the lost segment, not at the empty segment's base, so the next append leaves no
-     * hole (RecoveryFuzzTest input {@code crash-91f4e4bc...}: segment 71 lost, segment 86 torn at its
-     * first batch, the log end offset stayed 86 after data ending at 70).
+     * A segment lost between two others, and the last one torn to nothing: the empty last segment
+     * is kept and its base stays the log end offset (offsets are never handed out twice; the lost
+     * ones are a gap). Commit 48dc58f had deleted that segment and ended the log at the data before
+     * the lost one, handing out the lost offsets again (RecoveryFuzzTest input {@code
+     * crash-91f4e4bc...}: segment 71 lost, segment 86 torn at its first batch); reverted.
      */
     @Test
-    void anEmptyLastSegmentAfterALostOneEndsTheLogAtTheDataBeforeIt() throws IOException {
+    void anEmptyLastSegmentAboveALostSegmentKeepsItsBaseAsTheLogEnd() throws IOException {
         UnifiedLog log = UnifiedLog.open(dir, SMALL);
         appendSingles(log, 40);
         assertThat(log.segmentCount()).isGreaterThan(3);
@@ -196,17 +197,69 @@ class RecoveryTest {
             ch.truncate(10); // a torn first batch: a partial header
         }
 
+        assertGapUpToTheEmptyLastSegment(lostBase, SegmentFiles.baseOf(last));
+        assertThat(last).exists();
+    }
+
+    /**
+     * The last batches of a segment lost and the next (last) segment empty, with no invalid byte
+     * anywhere (RecoveryFuzzTest inputs {@code crash-a49597d1...}, {@code crash-574e361b...}: batches
+     * 83-85 lost, segment 86 empty): the log end offset stays 86, the lost offsets are a gap, and a
+     * read inside it returns the next batch, as in a compacted log.
+     */
+    @Test
+    void anEmptyLastSegmentAboveLostTailBatchesKeepsItsBaseAsTheLogEnd() throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, SMALL);
+        appendSingles(log, 40);
+        assertThat(log.segmentCount()).isGreaterThan(3);
+        log.crashForTesting();
+        List<Path> logs = SegmentFiles.logFiles(dir);
+        Path before = logs.get(logs.size() - 2);
+        Path last = logs.getLast();
+        List<Integer> starts = DirMutation.batchStarts(Files.readAllBytes(before));
+        assertThat(starts).hasSizeGreaterThan(3);
+        int keptBatches = starts.size() - 3; // the last two batches are lost
+        try (FileChannel ch = FileChannel.open(before, StandardOpenOption.WRITE)) {
+            ch.truncate(starts.get(keptBatches));
+        }
+        try (FileChannel ch = FileChannel.open(last, StandardOpenOption.WRITE)) {
+            ch.truncate(0);
+        }
+
+        assertGapUpToTheEmptyLastSegment(SegmentFiles.baseOf(before) + keptBatches, SegmentFiles.baseOf(last));
+    }
+
+    /**
+     * Opens {@link #dir}, whose data ends at {@code dataEnd} below an empty last segment at {@code
+     * lastBase}: the log end offset is {@code lastBase}, the data reads back, the next append lands
+     * at {@code lastBase}, and a read ({@link UnifiedLog#read} and the Fetch copy {@link
+     * UnifiedLog#readInto}) at any offset of the gap returns that batch first; a clean reopen keeps
+     * all of it.
+     */
+    private void assertGapUpToTheEmptyLastSegment(long dataEnd, long lastBase) throws IOException {
+        assertThat(lastBase).isGreaterThan(dataEnd);
         try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
-            assertThat(reopened.logEndOffset()).isEqualTo(lostBase);
-            for (long offset = 0; offset < lostBase; offset++) {
+            assertThat(reopened.logEndOffset()).isEqualTo(lastBase);
+            for (long offset = 0; offset < dataEnd; offset++) {
                 assertThat(allOffsets(reopened, offset).getFirst()).isEqualTo(offset);
             }
-            ByteBuf next = TestBatches.batch(9);
-            assertThat(reopened.appendAsLeader(next, 2)).isEqualTo(lostBase);
+            assertThat(allOffsets(reopened, dataEnd)).isEmpty();
+            ByteBuf next = TestBatches.batch(9, 10);
+            assertThat(reopened.appendAsLeader(next, 2)).isEqualTo(lastBase);
             next.release();
-            assertThat(allOffsets(reopened, lostBase)).containsExactly(lostBase);
+            assertThat(reopened.logEndOffset()).isEqualTo(lastBase + 2);
         }
-        assertThat(last).doesNotExist();
+        try (UnifiedLog reopened = UnifiedLog.open(dir, SMALL)) {
+            assertThat(reopened.logEndOffset()).isEqualTo(lastBase + 2);
+            for (long offset = dataEnd; offset <= lastBase; offset++) {
+                List<Long> bases = new ArrayList<>();
+                reopened.read(
+                        offset, 1, Long.MAX_VALUE, true, (ch, position, size, base, lastOffset) -> bases.add(base));
+                assertThat(bases).as("read at %d in the gap", offset).containsExactly(lastBase);
+                assertThat(allOffsets(reopened, offset)).containsExactly(lastBase, lastBase + 1);
+            }
+            assertThat(allOffsets(reopened, dataEnd - 1)).containsExactly(dataEnd - 1, lastBase, lastBase + 1);
+        }
     }
 
     /** Nor may a batch reach past {@code base + Integer.MAX_VALUE}, which appends never write. */
