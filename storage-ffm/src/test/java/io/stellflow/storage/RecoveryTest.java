@@ -306,6 +306,33 @@ class RecoveryTest {
         }
     }
 
+    /**
+     * The CRC does not cover a batch's leader epoch. A batch whose epoch turned negative was kept
+     * as the last one while the epoch cache, which records no negative epoch, named the previous
+     * epoch as the latest (RecoveryFuzzTest input {@code crash-243afe05...}: {@code latest leader
+     * epoch 4, last batch's -2147483644}). A negative epoch makes the batch invalid: it is cut like
+     * a torn tail.
+     */
+    @Test
+    void aBatchWithANegativeLeaderEpochEndsTheLogBeforeIt() throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
+        List<Integer> positions = appendSingles(log, 2);
+        ByteBuf third = TestBatches.batch(3000);
+        int thirdPosition = positions.get(1) + third.readableBytes();
+        log.appendAsLeader(third, 2);
+        third.release();
+        assertThat(log.latestLeaderEpoch()).isEqualTo(2);
+        log.crashForTesting();
+        overwriteInt(
+                dir.resolve(FIRST_LOG), thirdPosition + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET, 0x80000002);
+
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(2);
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L);
+            assertThat(reopened.latestLeaderEpoch()).isEqualTo(1);
+        }
+    }
+
     private static void overwriteInt(Path file, long position, int value) throws IOException {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
             ch.write(ByteBuffer.allocate(4).putInt(0, value), position);
