@@ -379,7 +379,8 @@ final class LogLoader {
 
     /**
      * A trusted segment whose batch headers do not chain (a length below a batch's minimum or past
-     * the end of the file: its bytes changed after they were fsynced) is not trusted after all: it
+     * the end of the file, or offsets that do not increase from the segment base, {@link
+     * #nextOffsetAfter}: its bytes changed after they were fsynced) is not trusted after all: it
      * is closed and recovered with the segments after it, like those above the recovery point.
      * Without this the walks would loop forever on a zero or negative length (found by {@code
      * RecoveryFuzzTest}). The caller recovers from {@code s} on.
@@ -421,30 +422,57 @@ final class LogLoader {
             if (batchBytes < 0) {
                 return UNWALKABLE;
             }
-            long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-            next = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET) + 1;
+            next = nextOffsetAfter(s, hdr, next);
+            if (next == UNWALKABLE) {
+                return UNWALKABLE;
+            }
             pos += batchBytes;
         }
         return next;
     }
 
     /**
+     * The offset after the batch whose walk header is in {@code hdr}, or {@link #UNWALKABLE} when
+     * its offsets do not chain: a base offset below {@code minBase} (the previous batch's next offset,
+     * or the segment base), a negative {@code lastOffsetDelta}, or a last offset past {@code
+     * segmentBase + Integer.MAX_VALUE}. The bounds {@link Recovery} checks, without the CRC: a
+     * trusted header's offsets become the log end offset, and a damaged one made it negative (found
+     * by {@code RecoveryFuzzTest}).
+     */
+    private static long nextOffsetAfter(LogSegment s, ByteBuffer hdr, long minBase) {
+        long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+        int lastOffsetDelta = hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
+        long last = base + lastOffsetDelta;
+        if (base < minBase || lastOffsetDelta < 0 || last > s.baseOffset + Integer.MAX_VALUE) {
+            return UNWALKABLE;
+        }
+        return last + 1;
+    }
+
+    /**
      * Re-adds every batch's epoch of a trusted segment to the cache (a missing or corrupt file).
      *
-     * @return false when the batch headers do not chain to the end of the file
+     * @return false when the batch headers do not chain to the end of the file ({@link
+     *     #nextBatchBytes}, {@link #nextOffsetAfter})
      */
     private boolean walkEpochs(LogSegment s) throws IOException {
         int end = s.sizeBytes();
         int pos = 0;
+        long next = s.baseOffset;
         ByteBuffer hdr = ByteBuffer.allocate(WALK_HEADER_BYTES);
         while (pos < end) {
             int batchBytes = nextBatchBytes(s, hdr, pos, end);
             if (batchBytes < 0) {
                 return false;
             }
+            long batchNext = nextOffsetAfter(s, hdr, next);
+            if (batchNext == UNWALKABLE) {
+                return false;
+            }
             cache.assign(
                     hdr.getInt(RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET),
                     s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET));
+            next = batchNext;
             pos += batchBytes;
         }
         return true;

@@ -22,10 +22,14 @@ import org.slf4j.LoggerFactory;
  * LogCleaner}); its base offset ({@code segmentBase + baseOffsetDelta}) is &gt;=
  * the previous batch's last offset + 1 (and &gt;= the segment base); its last offset ({@code base +
  * lastOffsetDelta}) is below the next segment's base offset and at most {@code segmentBase +
- * Integer.MAX_VALUE} (what {@link LogSegment#fits} lets an append put in a segment). The CRC does not
- * cover the base offset delta, so only these bounds catch a damaged one: without the first, a batch
- * claiming offsets of a later segment was kept and reads of those offsets went to the later segment
- * and found nothing (found by {@code RecoveryFuzzTest}).
+ * Integer.MAX_VALUE} (what {@link LogSegment#fits} lets an append put in a segment); its {@code
+ * partitionLeaderEpoch} is &gt;= 0 (every append stores a leader's epoch: stamped by {@link
+ * UnifiedLog#appendAsLeader} or copied from the leader's batch). The CRC does not cover the base
+ * offset delta nor the leader epoch, so only these bounds catch a damaged one: without the offset
+ * bounds, a batch claiming offsets of a later segment was kept and reads of those offsets went to the
+ * later segment and found nothing; without the epoch bound, a batch with a negative epoch was kept
+ * as the last one while the epoch cache (which records no negative epoch) named the one before as
+ * the latest (both found by {@code RecoveryFuzzTest}).
  *
  * <p>How it reads: the file is read sequentially in chunks of {@value #CHUNK_BYTES} bytes into one
  * direct buffer (off-heap, from a confined {@link Arena} freed when the scan ends), and every batch
@@ -242,6 +246,10 @@ final class Recovery {
             long base = segment.baseOffset + buf.getInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
             if (lastOffsetDelta < 0 || recordCount < 1 || recordCount > lastOffsetDelta + 1L) {
                 return "lastOffsetDelta " + lastOffsetDelta + " with recordCount " + recordCount;
+            }
+            int epoch = buf.getInt(at + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET);
+            if (epoch < 0) {
+                return "partitionLeaderEpoch " + epoch;
             }
             if (base < minBase) {
                 return "base offset " + base + " below expected " + minBase;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -279,6 +280,56 @@ class RecoveryTest {
         try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
             assertThat(reopened.logEndOffset()).isEqualTo(1);
             assertThat(allOffsets(reopened, 0)).containsExactly(0L);
+        }
+    }
+
+    /**
+     * A trusted segment (clean shutdown) whose last batch's {@code lastOffsetDelta} was damaged:
+     * the tail walk took the header's offsets as the log end offset, which became negative
+     * (RecoveryFuzzTest input {@code crash-1176b595...}: {@code log start offset -1958 outside [0,
+     * -1958]}). Offsets that do not increase from the segment base make the segment untrusted; its
+     * scan then cuts the damaged batch (its CRC no longer matches) like a torn tail.
+     */
+    @Test
+    void aTrustedBatchWithANegativeLastOffsetDeltaIsRecoveredNotTrusted() throws IOException {
+        List<Integer> positions;
+        try (UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults())) {
+            positions = appendSingles(log, 3);
+        }
+        assertThat(dir.resolve(UnifiedLog.CLEAN_SHUTDOWN_FILE)).exists();
+        overwriteInt(dir.resolve(FIRST_LOG), positions.get(2) + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, -2000);
+
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logStartOffset()).isZero();
+            assertThat(reopened.logEndOffset()).isEqualTo(2);
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L);
+        }
+    }
+
+    /**
+     * The CRC does not cover a batch's leader epoch. A batch whose epoch turned negative was kept
+     * as the last one while the epoch cache, which records no negative epoch, named the previous
+     * epoch as the latest (RecoveryFuzzTest input {@code crash-243afe05...}: {@code latest leader
+     * epoch 4, last batch's -2147483644}). A negative epoch makes the batch invalid: it is cut like
+     * a torn tail.
+     */
+    @Test
+    void aBatchWithANegativeLeaderEpochEndsTheLogBeforeIt() throws IOException {
+        UnifiedLog log = UnifiedLog.open(dir, LogConfig.defaults());
+        List<Integer> positions = appendSingles(log, 2);
+        ByteBuf third = TestBatches.batch(3000);
+        int thirdPosition = positions.get(1) + third.readableBytes();
+        log.appendAsLeader(third, 2);
+        third.release();
+        assertThat(log.latestLeaderEpoch()).isEqualTo(2);
+        log.crashForTesting();
+        overwriteInt(
+                dir.resolve(FIRST_LOG), thirdPosition + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET, 0x80000002);
+
+        try (UnifiedLog reopened = UnifiedLog.open(dir, LogConfig.defaults())) {
+            assertThat(reopened.logEndOffset()).isEqualTo(2);
+            assertThat(allOffsets(reopened, 0)).containsExactly(0L, 1L);
+            assertThat(reopened.latestLeaderEpoch()).isEqualTo(1);
         }
     }
 
