@@ -178,7 +178,7 @@ class RecoveryTest {
     /**
      * A segment lost between two others, and the last one torn to nothing: the empty last segment
      * is kept and its base stays the log end offset (offsets are never handed out twice; the lost
-     * ones are a gap). Commit 48dc58f had deleted that segment and ended the log at the data before
+     * ones are a gap). Commit eb66370 had deleted that segment and ended the log at the data before
      * the lost one, handing out the lost offsets again (RecoveryFuzzTest input {@code
      * crash-91f4e4bc...}: segment 71 lost, segment 86 torn at its first batch); reverted.
      */
