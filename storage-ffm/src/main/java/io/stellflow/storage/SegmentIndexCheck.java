@@ -13,7 +13,8 @@ import java.nio.ByteBuffer;
  * time index whose last entry does not equal the max timestamp of the batch it names, or whose last
  * entry is below a batch timestamp in the tail. A batch's max timestamp is always its records' real
  * one ({@link RecordTimestamps}, decision 9.s of {@code docs/spec/wire-protocol.md}): an index
- * written from headers that understate it (before 9.s was implemented) fails here and is rebuilt.
+ * written from headers (before 9.s was implemented) fails here, and is rebuilt, where the batches
+ * checked understate their maximum; earlier entries are not compared with the records.
  *
  * <p>Cost: a binary-search-free pass over the entries plus a walk of at most about {@code
  * log.index.interval.bytes} of batches (the tail after the last offset index entry, each read whole

@@ -29,6 +29,10 @@ import java.nio.ByteOrder;
  * increasing, within {@code 0..lastOffsetDelta}). Produce validation still requires {@code
  * recordCount == lastOffsetDelta + 1} and {@code offsetDelta == index} (spec §7.7 step 6-7).
  *
+ * <p>The record walk of step 7 also reads each record's timestampDelta: {@link #validate(ByteBuf,
+ * int, boolean, BatchMaxTimestamps)} hands each batch's real largest record timestamp to the
+ * append, since the header's maxTimestamp is only a hint (decision 9.s).
+ *
  * <p>Allocates an NIO view of the record set per call (a set that is not one region, such as a
  * composite of several buffers, is copied to the heap instead) and one slice per batch for its CRC;
  * {@link #validateBatch(ByteBuf, int, boolean, boolean, boolean)}, the reader's per-batch entry, takes a view
