@@ -195,7 +195,7 @@ final class ConsumerGroup {
         }
         if (req.serverAssignor() != null && !Assignors.isKnown(req.serverAssignor())) {
             return error(
-                    PendingErrors.UNSUPPORTED_ASSIGNOR,
+                    Errors.UNSUPPORTED_ASSIGNOR,
                     "unknown serverAssignor " + req.serverAssignor() + ", known: " + Assignors.NAMES,
                     req);
         }
@@ -228,7 +228,7 @@ final class ConsumerGroup {
                 ConsumerMember h = members.get(holder);
                 if (!h.staticLeft()) {
                     return error(
-                            PendingErrors.UNRELEASED_INSTANCE_ID,
+                            Errors.UNRELEASED_INSTANCE_ID,
                             "instance id " + req.instanceId() + " is held by live member " + holder,
                             req);
                 }
@@ -242,7 +242,7 @@ final class ConsumerGroup {
         if (m == null) {
             if (members.size() >= config.maxGroupSize()) {
                 return error(
-                        PendingErrors.GROUP_MAX_SIZE_REACHED,
+                        Errors.GROUP_MAX_SIZE_REACHED,
                         "group " + groupId + " has " + members.size() + " members, group.max.size",
                         req);
             }
@@ -297,7 +297,7 @@ final class ConsumerGroup {
     private HeartbeatResult leave(Heartbeat req, long nowMs, List<CoordinatorRecord> out) {
         ConsumerMember m = members.get(req.memberId());
         if (m == null) {
-            return error(PendingErrors.UNKNOWN_MEMBER_ID, "unknown member " + req.memberId(), req);
+            return error(Errors.UNKNOWN_MEMBER_ID, "unknown member " + req.memberId(), req);
         }
         removeMember(m, nowMs, out);
         return new HeartbeatResult(
@@ -313,7 +313,7 @@ final class ConsumerGroup {
     private HeartbeatResult staticLeave(Heartbeat req, long nowMs, List<CoordinatorRecord> out) {
         ConsumerMember m = members.get(req.memberId());
         if (m == null || m.staticLeft()) {
-            return error(PendingErrors.UNKNOWN_MEMBER_ID, "unknown member " + req.memberId(), req);
+            return error(Errors.UNKNOWN_MEMBER_ID, "unknown member " + req.memberId(), req);
         }
         if (m.instanceId == null || !m.instanceId.equals(req.instanceId())) {
             return error(Errors.INVALID_REQUEST, "memberEpoch -2 needs the member's instanceId", req);
@@ -335,7 +335,7 @@ final class ConsumerGroup {
     private HeartbeatResult existing(Heartbeat req, RequestOrigin origin, long nowMs, List<CoordinatorRecord> out) {
         ConsumerMember m = members.get(req.memberId());
         if (m == null || m.staticLeft()) {
-            return error(PendingErrors.UNKNOWN_MEMBER_ID, "unknown member " + req.memberId(), req);
+            return error(Errors.UNKNOWN_MEMBER_ID, "unknown member " + req.memberId(), req);
         }
         if (req.instanceId() != null && !req.instanceId().equals(m.instanceId)) {
             return error(
@@ -353,7 +353,7 @@ final class ConsumerGroup {
                         .isEmpty();
         if (!current && !lostAnswer) {
             return error(
-                    PendingErrors.FENCED_MEMBER_EPOCH,
+                    Errors.FENCED_MEMBER_EPOCH,
                     "member " + m.memberId + " is at epoch " + m.memberEpoch + ", the request has " + req.memberEpoch()
                             + "; rejoin with epoch 0",
                     req);
@@ -634,20 +634,20 @@ final class ConsumerGroup {
     short checkCommitter(String memberId, int memberEpoch) {
         ConsumerMember m = memberId == null ? null : members.get(memberId);
         if (m == null || m.staticLeft()) {
-            return PendingErrors.UNKNOWN_MEMBER_ID;
+            return Errors.UNKNOWN_MEMBER_ID;
         }
         if (memberEpoch > m.memberEpoch) {
-            return PendingErrors.FENCED_MEMBER_EPOCH;
+            return Errors.FENCED_MEMBER_EPOCH;
         }
         if (memberEpoch < m.memberEpoch) {
-            return PendingErrors.STALE_MEMBER_EPOCH;
+            return Errors.STALE_MEMBER_EPOCH;
         }
         return Errors.NONE;
     }
 
     /** Per partition fencing: a checked committer may commit a partition it owns or must revoke. */
     short checkCommitPartition(String memberId, String topic, int partition) {
-        return members.get(memberId).holds(topic, partition) ? Errors.NONE : PendingErrors.STALE_MEMBER_EPOCH;
+        return members.get(memberId).holds(topic, partition) ? Errors.NONE : Errors.STALE_MEMBER_EPOCH;
     }
 
     // ---- storage

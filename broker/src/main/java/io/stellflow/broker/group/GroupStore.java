@@ -11,6 +11,7 @@ import io.stellflow.broker.group.GroupRecords.OffsetValue;
 import io.stellflow.broker.group.GroupRecords.TargetEpochRecord;
 import io.stellflow.broker.group.GroupRecords.TargetMemberRecord;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.OffsetHistoryResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -36,12 +37,12 @@ import java.util.function.Supplier;
  */
 final class GroupStore {
     /** Journal source of a commit (v0, a member of our protocol, or from outside the group). */
-    static final String SOURCE_COMMIT = "commit";
+    static final String SOURCE_COMMIT = OffsetHistoryResponse.SOURCE_COMMIT;
 
     /** Journal source of a v1 commit from outside the group (tools: reset-offsets). */
-    static final String SOURCE_ADMIN_COMMIT = "admin-commit";
+    static final String SOURCE_RESET = OffsetHistoryResponse.SOURCE_RESET;
 
-    static final String SOURCE_DELETE = "delete";
+    static final String SOURCE_DELETE = OffsetHistoryResponse.SOURCE_DELETE;
     static final String SOURCE_EXPIRE = "expire";
     static final String SOURCE_TOPIC_DELETED = "topic-deleted";
 
@@ -186,6 +187,12 @@ final class GroupStore {
         return Errors.NONE;
     }
 
+    /** The journal of a group, newest first; empty when it has none. */
+    List<GroupRecords.JournalEntry> history(String groupId, int maxEntries) {
+        GroupOffsets g = offsets.get(groupId);
+        return g == null ? List.of() : g.history(maxEntries);
+    }
+
     /** The committed offset, or null when none (including an unknown group). */
     OffsetValue fetch(String groupId, TopicPartition tp) {
         GroupOffsets g = offsets.get(groupId);
@@ -202,7 +209,7 @@ final class GroupStore {
         ConsumerGroup g = consumer.get(groupId);
         ClassicGroup c = classic.get(groupId);
         if ((g != null && g.isAssigned(tp.topic(), tp.partition())) || (c != null && !c.isEmpty())) {
-            return PendingErrors.GROUP_SUBSCRIBED_TO_TOPIC;
+            return Errors.GROUP_SUBSCRIBED_TO_TOPIC;
         }
         GroupOffsets o = offsets.get(groupId);
         OffsetValue old = o == null ? null : o.remove(tp, out);
@@ -228,10 +235,10 @@ final class GroupStore {
     /** Deletes a group: NON_EMPTY_GROUP while it has members, GROUP_ID_NOT_FOUND when unknown. */
     short deleteGroup(String groupId, List<CoordinatorRecord> out) {
         if (!exists(groupId)) {
-            return PendingErrors.GROUP_ID_NOT_FOUND;
+            return Errors.GROUP_ID_NOT_FOUND;
         }
         if (hasMembers(groupId)) {
-            return PendingErrors.NON_EMPTY_GROUP;
+            return Errors.NON_EMPTY_GROUP;
         }
         removeGroup(groupId, out);
         return Errors.NONE;
@@ -318,10 +325,13 @@ final class GroupStore {
         return since;
     }
 
-    /** Marks targets stale where subscribed partition counts changed. */
-    void onMetadataChange(long nowMs) {
+    /** Recomputes the targets of groups whose subscribed topics' partition counts changed. */
+    void onMetadataChange(long nowMs, List<CoordinatorRecord> out) {
         for (ConsumerGroup g : consumer.values()) {
             g.onMetadataChange(nowMs);
+            if (g.targetStale()) {
+                g.computeTarget(nowMs, out);
+            }
             nextMemberDeadlineMs = Math.min(nextMemberDeadlineMs, g.nextDeadlineMs());
         }
     }

@@ -129,8 +129,8 @@ class ConsumerGroupTest {
         assertThat(b.assignment()).isEqualTo(t(0, 1, 2, 3, 4, 5));
         assertThat(b.memberEpoch()).isEqualTo(group.groupEpoch());
         // The fenced member is gone: its heartbeats and commits are refused.
-        assertThat(hb("m1", 1, null, null).errorCode()).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
-        assertThat(group.checkCommitter("m1", 1)).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
+        assertThat(hb("m1", 1, null, null).errorCode()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        assertThat(group.checkCommitter("m1", 1)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
     }
 
     @Test
@@ -149,8 +149,8 @@ class ConsumerGroupTest {
     @Test
     void epochsAreCheckedAndALostAnswerIsForgiven() {
         join(List.of("t"));
-        assertThat(hb("m1", 7, null, null).errorCode()).isEqualTo(PendingErrors.FENCED_MEMBER_EPOCH);
-        assertThat(hb("nobody", 1, null, null).errorCode()).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
+        assertThat(hb("m1", 7, null, null).errorCode()).isEqualTo(Errors.FENCED_MEMBER_EPOCH);
+        assertThat(hb("nobody", 1, null, null).errorCode()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
         assertThat(hb(null, 1, null, null).errorCode()).isEqualTo(Errors.INVALID_REQUEST);
         join(List.of("t"));
         hb("m1", 1, null, null);
@@ -163,7 +163,7 @@ class ConsumerGroupTest {
         assertThat(lost.memberEpoch()).isEqualTo(2);
         assertThat(lost.assignment()).isEqualTo(group.member("m1").assigned);
         // ... but not if it claims partitions it does not have.
-        assertThat(hb("m1", 1, null, t(0, 1, 2, 3, 4, 5)).errorCode()).isEqualTo(PendingErrors.FENCED_MEMBER_EPOCH);
+        assertThat(hb("m1", 1, null, t(0, 1, 2, 3, 4, 5)).errorCode()).isEqualTo(Errors.FENCED_MEMBER_EPOCH);
         // A fenced member rejoins with epoch 0 under the same id: it starts from nothing.
         HeartbeatResult rejoin = hb("m1", 0, List.of("t"), null);
         assertThat(rejoin.errorCode()).isEqualTo(Errors.NONE);
@@ -184,15 +184,15 @@ class ConsumerGroupTest {
         assertThat(group.checkCommitPartition("m1", revoked.topic(), revoked.partition()))
                 .isEqualTo(Errors.NONE);
         hb("m1", 1, null, group.member("m1").assigned); // acknowledged: epoch 2
-        assertThat(group.checkCommitter("m1", 1)).isEqualTo(PendingErrors.STALE_MEMBER_EPOCH);
-        assertThat(group.checkCommitter("m1", 3)).isEqualTo(PendingErrors.FENCED_MEMBER_EPOCH);
+        assertThat(group.checkCommitter("m1", 1)).isEqualTo(Errors.STALE_MEMBER_EPOCH);
+        assertThat(group.checkCommitter("m1", 3)).isEqualTo(Errors.FENCED_MEMBER_EPOCH);
         assertThat(group.checkCommitter("m1", 2)).isEqualTo(Errors.NONE);
         assertThat(group.checkCommitPartition("m1", revoked.topic(), revoked.partition()))
-                .isEqualTo(PendingErrors.STALE_MEMBER_EPOCH);
+                .isEqualTo(Errors.STALE_MEMBER_EPOCH);
         hb("m2", 2, null, Assignment.EMPTY);
         assertThat(group.checkCommitPartition("m2", revoked.topic(), revoked.partition()))
                 .isEqualTo(Errors.NONE);
-        assertThat(group.checkCommitter(null, -1)).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
+        assertThat(group.checkCommitter(null, -1)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
     }
 
     @Test
@@ -224,7 +224,7 @@ class ConsumerGroupTest {
         assertThat(group.groupEpoch()).isEqualTo(groupEpoch);
 
         HeartbeatResult dup = hb(null, 0, "inst-a", List.of("t"), null, -1);
-        assertThat(dup.errorCode()).isEqualTo(PendingErrors.UNRELEASED_INSTANCE_ID);
+        assertThat(dup.errorCode()).isEqualTo(Errors.UNRELEASED_INSTANCE_ID);
         assertThat(group.memberCount()).isEqualTo(2);
     }
 
@@ -232,8 +232,8 @@ class ConsumerGroupTest {
     void aStaticMemberThatDoesNotComeBackIsRemovedAfterTheSessionTimeout() {
         hb(null, 0, "inst-a", List.of("t"), null, -1);
         hb("m1", -2, "inst-a", null, null, -1);
-        assertThat(hb("m1", 1, "inst-a", null, null, -1).errorCode()).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
-        assertThat(hb("m1", -2, null, null, null, -1).errorCode()).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
+        assertThat(hb("m1", 1, "inst-a", null, null, -1).errorCode()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        assertThat(hb("m1", -2, null, null, null, -1).errorCode()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
         now += SESSION_MS;
         assertThat(group.expire(now, records)).containsExactly("m1");
         assertThat(group.isEmpty()).isTrue();
@@ -253,7 +253,7 @@ class ConsumerGroupTest {
         HeartbeatResult b = hb("m2", 2, null, Assignment.EMPTY);
         assertThat(b.memberEpoch()).isEqualTo(3);
         assertThat(b.assignment()).isEqualTo(t(0, 1, 2, 3, 4, 5));
-        assertThat(hb("m1", -1, null, null).errorCode()).isEqualTo(PendingErrors.UNKNOWN_MEMBER_ID);
+        assertThat(hb("m1", -1, null, null).errorCode()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
     }
 
     @Test
@@ -282,7 +282,7 @@ class ConsumerGroupTest {
                 now,
                 () -> "x",
                 records);
-        assertThat(r.errorCode()).isEqualTo(PendingErrors.UNSUPPORTED_ASSIGNOR);
+        assertThat(r.errorCode()).isEqualTo(Errors.UNSUPPORTED_ASSIGNOR);
         assertThat(r.errorMessage()).contains("round-robin");
         assertThat(hb(null, 0, null, null).errorCode()).isEqualTo(Errors.INVALID_REQUEST);
         assertThat(hb(null, -3, List.of("t"), null).errorCode()).isEqualTo(Errors.INVALID_REQUEST);
@@ -314,7 +314,7 @@ class ConsumerGroupTest {
                     now,
                     () -> "unused",
                     records);
-            assertThat(r.errorCode()).isEqualTo(i < 2 ? Errors.NONE : PendingErrors.GROUP_MAX_SIZE_REACHED);
+            assertThat(r.errorCode()).isEqualTo(i < 2 ? Errors.NONE : Errors.GROUP_MAX_SIZE_REACHED);
         }
     }
 
