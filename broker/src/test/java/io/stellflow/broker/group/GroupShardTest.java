@@ -158,6 +158,21 @@ class GroupShardTest {
     }
 
     @Test
+    void anEmptyGroupWithoutOffsetsIsDeletedAtTheNextRetentionCheck() {
+        ConsumerGroupHeartbeatResponse a = f.heartbeat("g", null, 0, null, List.of("t"), null);
+        f.run(f.shard.joinGroup(new JoinGroupRequest("v0", "m", 30_000), ShardFixture.ORIGIN, f.nowMs));
+        f.heartbeat("g", a.memberId(), -1, null, null, null);
+        assertThat(f.shard.groupCount()).isEqualTo(2);
+        long check = f.nowMs + f.config.offsetsRetentionCheckIntervalMs();
+        assertThat(f.shard.nextDeadlineMs()).isLessThanOrEqualTo(check);
+        f.run(f.shard.poll(check));
+        // "g" is gone, and so is "v0": its member's 30 s session ended first in the same poll.
+        assertThat(f.shard.describeGroup("g").errorCode()).isEqualTo(Errors.GROUP_ID_NOT_FOUND);
+        assertThat(f.shard.groupCount()).isZero();
+        assertThat(ShardFixture.asMap(f.log)).isEmpty();
+    }
+
+    @Test
     void deletingGroupsOffsetsAndTopicsLeavesTombstonesAndAJournal() {
         f.commitV0("g", "t", 0, 10);
         f.commitV0("g", "t", 1, 20);
