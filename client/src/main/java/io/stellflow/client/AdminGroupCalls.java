@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
 import java.util.function.ToIntFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The admin client's routing of group calls ({@code docs/protocol-additions.md}, apiKeys 5, 6 and
@@ -21,11 +23,14 @@ import java.util.function.ToIntFunction;
  * coordinator; a coordinator that answers NOT_COORDINATOR (17) or COORDINATOR_NOT_AVAILABLE (16,
  * still loading its partition), or that cannot be reached, is looked up again after {@code
  * retry.backoff.ms} doubled per retry (at most {@code retry.backoff.max.ms}), up to {@code retries}
- * times. Blocking; each wait is bounded by {@code request.timeout.ms} plus one second.
+ * times, each retry logged at WARN with the code (at most one line per back-off). Blocking; each wait
+ * is bounded by {@code request.timeout.ms} plus one second.
  *
  * <p>Thread-safety: thread-safe (no state beyond the shared {@link NetworkClient}).
  */
 final class AdminGroupCalls {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminGroupCalls.class);
+
     private final ClientConfig config;
     private final NetworkClient network;
 
@@ -46,7 +51,7 @@ final class AdminGroupCalls {
         List<HostPort> bootstrap = config.bootstrapServers();
         for (int attempt = 0; attempt <= config.retries(); attempt++) {
             if (attempt > 0) {
-                pause(config.retryBackoffMs(attempt));
+                retryAfter(attempt, last.getMessage());
             }
             HostPort to = bootstrap.get(attempt % bootstrap.size());
             try {
@@ -97,7 +102,11 @@ final class AdminGroupCalls {
         T last = null;
         for (int attempt = 0; attempt <= config.retries(); attempt++) {
             if (attempt > 0) {
-                pause(config.retryBackoffMs(attempt));
+                retryAfter(
+                        attempt,
+                        lastNetwork != null
+                                ? lastNetwork.getMessage()
+                                : what + " answered " + Errors.name((short) coordinatorCode.applyAsInt(last)));
             }
             HostPort coordinator = findCoordinator(groupId);
             try {
@@ -170,6 +179,13 @@ final class AdminGroupCalls {
             Thread.currentThread().interrupt();
             throw new StellflowException(StellflowException.NETWORK_ERROR, what + " interrupted", e);
         }
+    }
+
+    /** Logs why retry {@code attempt} happens, then waits its back-off. */
+    private void retryAfter(int attempt, String why) {
+        long ms = config.retryBackoffMs(attempt);
+        LOG.warn("{}; retry {} of {} in {} ms", why, attempt, config.retries(), ms);
+        pause(ms);
     }
 
     private static void pause(long ms) {
