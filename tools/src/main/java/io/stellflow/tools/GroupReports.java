@@ -13,6 +13,7 @@ import io.stellflow.protocol.message.TopicPartitions;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -64,10 +65,14 @@ final class GroupReports {
                 "CONSUMER-ID",
                 "HOST",
                 "CLIENT-ID");
+        Map<String, Integer> partitionCounts = new HashMap<>();
         for (Map.Entry<TopicPartition, Long> e : rows.entrySet()) {
             TopicPartition tp = e.getKey();
             Long current = e.getValue() < 0 ? null : e.getValue();
-            Long end = logEnd(admin, tp);
+            // a deleted topic (or a partition beyond its count) has no log end: skip the lookup, which
+            // would retry until the client's retries ran out
+            int count = partitionCounts.computeIfAbsent(tp.topic(), admin::partitionCount);
+            Long end = tp.partition() < count ? logEnd(admin, tp) : null;
             Long lag = current == null || end == null ? null : Math.max(0, end - current);
             DescribedMember m = owner.get(tp);
             t.row(

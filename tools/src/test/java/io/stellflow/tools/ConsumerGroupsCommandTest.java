@@ -148,6 +148,21 @@ class ConsumerGroupsCommandTest {
     }
 
     @Test
+    void offsetsOfADeletedTopicShowNoLogEnd() {
+        fake.committed.get("idle").put(new TopicPartition("gone", 0), 9L);
+        fake.committed.get("idle").put(new TopicPartition("u", 5), 2L); // beyond u's one partition
+        ToolRun r = run("--describe", "--group", "idle");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(rows(r.out()))
+                .contains(
+                        List.of("idle", "gone", "0", "9", "-", "-", "-", "-", "-"),
+                        List.of("idle", "u", "5", "2", "-", "-", "-", "-", "-"));
+        assertThat(fake.missingPartitionLookups)
+                .as("no lookup the client would retry for seconds")
+                .isZero();
+    }
+
+    @Test
     void membersAndStateViews() {
         assertThat(rows(run("--describe", "--group", "busy", "--members").out()))
                 .containsExactly(

@@ -41,6 +41,9 @@ final class FakeGroupAdmin implements GroupAdmin {
     final Map<TopicPartition, Short> commitErrors = new HashMap<>();
 
     StellflowException unreachable;
+    /** Offset lookups of partitions that do not exist (the real client retries those for seconds). */
+    int missingPartitionLookups;
+
     boolean closed;
 
     void topic(String name, Log... partitions) {
@@ -69,6 +72,7 @@ final class FakeGroupAdmin implements GroupAdmin {
     private Log log(TopicPartition tp) {
         List<Log> t = topics.get(tp.topic());
         if (t == null || tp.partition() >= t.size()) {
+            missingPartitionLookups++;
             throw new StellflowException(Errors.UNKNOWN_TOPIC_OR_PARTITION, "no leader for " + tp);
         }
         return t.get(tp.partition());
