@@ -16,6 +16,7 @@ import java.time.OffsetDateTime;
 import java.time.ZoneId;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -258,7 +259,7 @@ public final class ConsumerGroupsCommand implements Callable<Integer> {
             spec.commandLine().getErr().println("Dry run: nothing was changed. Add --execute to apply this plan.");
             return 0;
         }
-        Map<TopicPartition, Long> offsets = new java.util.LinkedHashMap<>();
+        Map<TopicPartition, Long> offsets = new LinkedHashMap<>();
         plan.forEach(p -> offsets.put(p.partition(), p.newOffset()));
         int failed = 0;
         for (Map.Entry<TopicPartition, Short> e :
