@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
  */
 class GroupBenchTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final long ASSIGN_DELAY_MS = 150;
+    private static final long ASSIGN_DELAY_MS = 80;
 
     @Test
     void rebalanceTimesEachPhaseFromItsStartToTheStableCover() throws Exception {
@@ -50,7 +50,7 @@ class GroupBenchTest {
     void aGroupThatNeverBalancesTimesOutWithAnError() throws Exception {
         FakeGroup group = new FakeGroup(30, ASSIGN_DELAY_MS);
         group.giveEverythingToTheFirst = true;
-        List<JsonNode> lines = run(group, "rebalance", "--members", "2", "--settle-ms", "20", "--timeout-ms", "200");
+        List<JsonNode> lines = run(group, "rebalance", "--members", "2", "--settle-ms", "20", "--timeout-ms", "150");
 
         assertThat(lines.get(0).get("errors").asLong()).isEqualTo(1);
         assertThat(lines.get(0).get("detail").asText()).contains("timed out").contains("members outside 15..15");
@@ -60,7 +60,7 @@ class GroupBenchTest {
     void commitCountsOnlyTheRecordedWindowAndReportsLatency() throws Exception {
         FakeGroup group = new FakeGroup(4, 10);
         List<JsonNode> lines = run(
-                group, "commit", "--members", "4", "--settle-ms", "20", "--warmup-ms", "100", "--duration-ms", "300");
+                group, "commit", "--members", "4", "--settle-ms", "20", "--warmup-ms", "50", "--duration-ms", "200");
 
         JsonNode n = lines.get(0);
         assertThat(n.get("errors").asLong()).isZero();
@@ -68,7 +68,7 @@ class GroupBenchTest {
         assertThat(n.get("records_per_s").asDouble()).isPositive();
         assertThat(n.get("p99_ms").asDouble())
                 .isGreaterThanOrEqualTo(n.get("p50_ms").asDouble());
-        assertThat(n.get("elapsed_ms").asLong()).isBetween(300L, 600L);
+        assertThat(n.get("elapsed_ms").asLong()).isBetween(200L, 500L);
     }
 
     @Test
