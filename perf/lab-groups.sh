@@ -9,8 +9,9 @@
 # Cases (docs/performance.md, "Consumer groups", says exactly what is timed):
 #   rebalance-<M>x<P>-{join,join-one,leave-one}  M members over P partitions (GROUP_SIZES), then one
 #                                                 joins, then one leaves: time to a stable assignment
-#   commit-<N>                                    N members commit their own partitions, one
-#                                                 synchronous commit at a time: commits/s, latency
+#   commit-<N>                                    N members (each N of COMMITTERS, default 8) commit
+#                                                 their own partitions, one synchronous commit at a
+#                                                 time: commits/s, latency
 #   consume-{assign,group}-1KiB-p<P>              one consumer reads DATA_MB of 1 KiB records from P
 #                                                 partitions with assign or with subscribe
 KAFKA_LIB=$("$HOME_DIR/perf/kafka/fetch-kafka.sh")
@@ -24,7 +25,7 @@ CONSUME_PARTITIONS=${CONSUME_PARTITIONS:-8}
 # Rebalance watch: members poll every GROUP_POLL_MS (their listeners run inside poll), a stable
 # cover must hold GROUP_SETTLE_MS unchanged (not counted), a phase fails after GROUP_TIMEOUT_MS.
 GROUP_POLL_MS=${GROUP_POLL_MS:-20} GROUP_SETTLE_MS=${GROUP_SETTLE_MS:-1000} GROUP_TIMEOUT_MS=${GROUP_TIMEOUT_MS:-180000}
-log "groups: $KAFKA_VERSION, $RUNS run(s), sizes $GROUP_SIZES, $COMMITTERS committers for $COMMIT_MS ms," \
+log "groups: $KAFKA_VERSION, $RUNS run(s), sizes $GROUP_SIZES, committers $COMMITTERS for $COMMIT_MS ms," \
   "consume $DATA_MB MB over $CONSUME_PARTITIONS partitions"
 measure_limits
 MIB=1048576
@@ -128,9 +129,11 @@ for run in $(seq 1 "$RUNS"); do
     create_both "rb-$size-$run" "$parts"
     both_groups rebalance "rebalance-$size" "$run" "rb-$size-$run" "$parts" rebalance --members "$members"
   done
-  create_both "commit-$run" "$COMMITTERS"
-  both_groups commit "commit-$COMMITTERS" "$run" "commit-$run" "$COMMITTERS" commit --members "$COMMITTERS" \
-    --warmup-ms "$COMMIT_WARMUP_MS" --duration-ms "$COMMIT_MS" --prop enable.auto.commit=false
+  for n in $COMMITTERS; do
+    create_both "commit-$n-$run" "$n"
+    both_groups commit "commit-$n" "$run" "commit-$n-$run" "$n" commit --members "$n" \
+      --warmup-ms "$COMMIT_WARMUP_MS" --duration-ms "$COMMIT_MS" --prop enable.auto.commit=false
+  done
   create_both "gdata-$run" "$CONSUME_PARTITIONS"
   fill_both "gdata-$run"
   num=$(( DATA_MB * 1024 ))
@@ -145,7 +148,7 @@ done
 lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.json" --fio-json "$OUT_DIR/fio.json" \
   --note "perf/run-matrix.sh --groups --runs $RUNS --data-mb $DATA_MB; $KAFKA_VERSION (group.protocol=consumer, \
 assignor uniform); $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport ${SF_TRANSPORT:-auto}; \
-sizes $GROUP_SIZES; $COMMITTERS committers, $COMMIT_MS ms after $COMMIT_WARMUP_MS ms; consume over $CONSUME_PARTITIONS \
+sizes $GROUP_SIZES; committers $COMMITTERS, $COMMIT_MS ms after $COMMIT_WARMUP_MS ms; consume over $CONSUME_PARTITIONS \
 partitions; members poll every $GROUP_POLL_MS ms, stable cover held $GROUP_SETTLE_MS ms (not counted); both brokers \
 and clients at their shipped group settings; no AOT caches." \
   | tee "$WORK/report.txt"

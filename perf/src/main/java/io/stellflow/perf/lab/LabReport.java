@@ -52,6 +52,11 @@ final class LabReport {
     /** The kind of the group lab's commit cases: records are commits, latencies per commit. */
     static final String COMMIT = "commit";
 
+    /** Case name prefixes of the group lab's consume cases, paired by what follows them. */
+    static final String GROUP_CONSUME = "consume-group-";
+
+    static final String ASSIGN_CONSUME = "consume-assign-";
+
     private LabReport() {}
 
     static List<LabResult> readCases(Path jsonl) throws IOException {
@@ -226,8 +231,35 @@ final class LabReport {
         return sb.toString();
     }
 
-    /** The rebalance and commit cases in their own units (the table above shows them as 0 MB/s). */
+    /**
+     * The rebalance and commit cases in their own units (the table above shows them as 0 MB/s), and
+     * each system's group consume against its assign consume of the same data: a case {@code
+     * consume-group-<rest>} beside {@code consume-assign-<rest>}.
+     */
     private static void groupSection(StringBuilder sb, List<LabResult> sorted) {
+        List<String> pairs = new ArrayList<>();
+        for (LabResult g : sorted) {
+            if (!g.caseName().startsWith(GROUP_CONSUME)) {
+                continue;
+            }
+            String assignName = ASSIGN_CONSUME + g.caseName().substring(GROUP_CONSUME.length());
+            sorted.stream()
+                    .filter(a -> a.system().equals(g.system()) && a.caseName().equals(assignName))
+                    .findFirst()
+                    .ifPresent(a -> pairs.add(String.format(
+                            Locale.ROOT,
+                            "| %s | %s | %s | %s | %s |\n",
+                            g.system(),
+                            g.caseName().substring(GROUP_CONSUME.length()),
+                            fmt(g.mbPerS()),
+                            fmt(a.mbPerS()),
+                            opt(ratio(g.mbPerS(), a.mbPerS())))));
+        }
+        if (!pairs.isEmpty()) {
+            sb.append("\n## Group against assign consume (medians, MB/s)\n\n");
+            sb.append("| system | data | group | assign | group / assign |\n|---|---|---:|---:|---:|\n");
+            pairs.forEach(sb::append);
+        }
         List<LabResult> group = sorted.stream()
                 .filter(m -> m.kind().equals(REBALANCE) || m.kind().equals(COMMIT))
                 .toList();

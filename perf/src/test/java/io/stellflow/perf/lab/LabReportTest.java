@@ -50,6 +50,20 @@ class LabReportTest {
     }
 
     @Test
+    void theMarkdownPairsEachSystemsGroupConsumeWithItsAssignConsume() {
+        List<LabResult> medians = LabReport.medians(List.of(
+                result("stellflow", "consume-group-1KiB-p8", "consume", 1000, 760, 0, -1),
+                result("stellflow", "consume-assign-1KiB-p8", "consume", 1000, 800, 0, -1),
+                result("kafka", "consume-group-1KiB-p8", "consume", 1000, 400, 0, -1)));
+        String md = LabReport.markdown("note", new LabReport.Limits(0, 0), medians, LabReport.ratios(medians));
+
+        assertThat(md)
+                .contains("## Group against assign consume (medians, MB/s)")
+                .contains("| stellflow | 1KiB-p8 | 760.0 | 800.0 | 0.95 |")
+                .doesNotContain("| kafka | 1KiB-p8 |");
+    }
+
+    @Test
     void theMarkdownShowsGroupCasesInTheirOwnUnits() {
         List<LabResult> medians = LabReport.medians(List.of(
                 result("stellflow", "rebalance-3x30-join", "rebalance", 123, 0, 0, -1),
