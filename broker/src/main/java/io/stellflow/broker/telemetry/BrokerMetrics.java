@@ -76,6 +76,7 @@ public final class BrokerMetrics {
     private static final double NANOS_PER_MS = 1_000_000.0;
 
     static final AttributeKey<Long> NODE_ID = AttributeKey.longKey("node.id");
+    static final AttributeKey<String> COORDINATOR_TYPE = AttributeKey.stringKey("coordinator.type");
     static final AttributeKey<String> API = AttributeKey.stringKey("api");
     static final AttributeKey<String> RESULT = AttributeKey.stringKey("result");
     static final AttributeKey<String> REPLICA_ROLE = AttributeKey.stringKey("replica.role");
@@ -120,6 +121,8 @@ public final class BrokerMetrics {
     private final DoubleHistogram appendLatency;
     private final DoubleHistogram flushLatency;
     private final DoubleHistogram recoveryTime;
+    private final DoubleHistogram coordinatorLoadTime;
+    private final Attributes groupCoordinator;
 
     private final Meter meter;
     private final InstrumentCallbacks callbacks;
@@ -202,6 +205,8 @@ public final class BrokerMetrics {
         appendLatency = histogram(BrokerInstruments.LOG_APPEND_LATENCY);
         flushLatency = histogram(BrokerInstruments.LOG_FLUSH_LATENCY);
         recoveryTime = histogram(BrokerInstruments.LOG_RECOVERY_TIME);
+        coordinatorLoadTime = histogram(BrokerInstruments.COORDINATOR_LOAD_TIME);
+        groupCoordinator = node.toBuilder().put(COORDINATOR_TYPE, "group").build();
         replication = new ReplicaTelemetry(meter, callbacks, nodeId, logWriteErrors);
     }
 
@@ -388,6 +393,14 @@ public final class BrokerMetrics {
 
     void logLoaded(long nanos) {
         recoveryTime.record(nanos / NANOS_PER_MS, node, Context.root());
+    }
+
+    /**
+     * The group coordinator loaded a partition of {@code __consumer_offsets} in {@code durationMs}
+     * (from becoming its leader to serving it). Once per load, on the runtime thread.
+     */
+    public void groupCoordinatorLoaded(long durationMs) {
+        coordinatorLoadTime.record((double) durationMs, groupCoordinator, Context.root());
     }
 
     void indexRebuilt() {

@@ -1,0 +1,74 @@
+package io.stellflow.broker.config;
+
+import static io.stellflow.server.common.config.ConfigValues.intValue;
+import static io.stellflow.server.common.config.ConfigValues.longValue;
+
+import io.stellflow.server.common.config.ConfigException;
+import java.util.Properties;
+import java.util.Set;
+
+/**
+ * Settings of the group coordinator and its topic {@code __consumer_offsets} (issue #19), Kafka's key
+ * names and defaults.
+ *
+ * <table>
+ *   <caption>Keys</caption>
+ *   <tr><th>Key</th><th>Default</th><th>Rule</th></tr>
+ *   <tr><td>offsets.topic.num.partitions</td><td>50</td><td>1..{@value BrokerConfig#MAX_PARTITIONS_PER_TOPIC};
+ *       partitions of {@code __consumer_offsets} when it is created (a group's partition depends on it,
+ *       so it never changes afterwards)</td></tr>
+ *   <tr><td>offsets.topic.replication.factor</td><td>3</td><td>1..32767; replicas of {@code
+ *       __consumer_offsets}, capped to the brokers registered when it is created</td></tr>
+ *   <tr><td>offsets.topic.segment.bytes</td><td>104857600</td><td>&gt;= 1024; its {@code segment.bytes}
+ *       (small segments let compaction reach more of the log)</td></tr>
+ *   <tr><td>group.coordinator.threads</td><td>1</td><td>1..64 coordinator runtime threads</td></tr>
+ *   <tr><td>offsets.commit.timeout.ms</td><td>5000</td><td>&gt;= 1; a coordinator write not below the
+ *       high watermark after this long fails with COORDINATOR_NOT_AVAILABLE</td></tr>
+ *   <tr><td>offsets.load.buffer.size</td><td>5242880</td><td>&gt;= 1; bytes read per step when a
+ *       new leader loads a partition</td></tr>
+ * </table>
+ *
+ * <p>Thread-safety: immutable.
+ *
+ * @param numPartitions {@code offsets.topic.num.partitions}
+ * @param replicationFactor {@code offsets.topic.replication.factor}
+ * @param segmentBytes {@code offsets.topic.segment.bytes}
+ * @param threads {@code group.coordinator.threads}
+ * @param commitTimeoutMs {@code offsets.commit.timeout.ms}
+ * @param loadBufferBytes {@code offsets.load.buffer.size}
+ */
+public record GroupCoordinatorConfig(
+        int numPartitions,
+        short replicationFactor,
+        int segmentBytes,
+        int threads,
+        long commitTimeoutMs,
+        int loadBufferBytes) {
+
+    /** The keys read here. */
+    public static final Set<String> KEYS = Set.of(
+            "offsets.topic.num.partitions",
+            "offsets.topic.replication.factor",
+            "offsets.topic.segment.bytes",
+            "group.coordinator.threads",
+            "offsets.commit.timeout.ms",
+            "offsets.load.buffer.size");
+
+    /** Every key at its default. */
+    public static final GroupCoordinatorConfig DEFAULTS = parse(new Properties());
+
+    /**
+     * Reads and validates the keys.
+     *
+     * @throws ConfigException naming the bad key and value
+     */
+    public static GroupCoordinatorConfig parse(Properties props) {
+        return new GroupCoordinatorConfig(
+                intValue(props, "offsets.topic.num.partitions", 50, 1, BrokerConfig.MAX_PARTITIONS_PER_TOPIC),
+                (short) intValue(props, "offsets.topic.replication.factor", 3, 1, Short.MAX_VALUE),
+                intValue(props, "offsets.topic.segment.bytes", 100 << 20, 1024, Integer.MAX_VALUE),
+                intValue(props, "group.coordinator.threads", 1, 1, 64),
+                longValue(props, "offsets.commit.timeout.ms", 5_000, 1, Long.MAX_VALUE / 2),
+                intValue(props, "offsets.load.buffer.size", 5 << 20, 1, Integer.MAX_VALUE));
+    }
+}
