@@ -1,8 +1,9 @@
 package io.stellflow.protocol;
 
 /**
- * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5). Only the keys this broker
- * implements have constants.
+ * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
+ * docs/protocol-additions.md}: the group APIs 20-25, replication from 100). Only the keys this
+ * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
  */
@@ -12,6 +13,34 @@ public final class ApiKeys {
     public static final short PRODUCE = 2;
     public static final short FETCH = 3;
     public static final short LIST_OFFSETS = 4;
+    /** OffsetCommit (§6.6); v1 adds memberId and memberEpoch (commits fenced per member epoch). */
+    public static final short OFFSET_COMMIT = 5;
+    /** OffsetFetch (§6.7); v1: null topics for every partition and a group-level errorCode. */
+    public static final short OFFSET_FETCH = 6;
+    /** FindCoordinator (§6.8): answered by any broker. */
+    public static final short FIND_COORDINATOR = 7;
+    /** Heartbeat (§6.9) of the classic v0 group protocol. */
+    public static final short HEARTBEAT = 8;
+    /** JoinGroup (§6.10) of the classic v0 group protocol: completes at once, no barrier. */
+    public static final short JOIN_GROUP = 9;
+    /** SyncGroup (§6.11) of the classic v0 group protocol: the response is exactly an errorCode. */
+    public static final short SYNC_GROUP = 10;
+    /**
+     * ConsumerGroupHeartbeat ({@code docs/protocol-additions.md}): our group protocol, one heartbeat
+     * carrying the subscription and returning the member's assignment (the KIP-848 model).
+     */
+    public static final short CONSUMER_GROUP_HEARTBEAT = 20;
+    /** ListGroups ({@code docs/protocol-additions.md}): the groups a coordinator hosts. */
+    public static final short LIST_GROUPS = 21;
+    /** DescribeGroups ({@code docs/protocol-additions.md}): state, epochs, members, assignments. */
+    public static final short DESCRIBE_GROUPS = 22;
+    /** DeleteGroups ({@code docs/protocol-additions.md}): removes empty groups and their offsets. */
+    public static final short DELETE_GROUPS = 23;
+    /** OffsetDelete ({@code docs/protocol-additions.md}): removes a group's offsets of partitions. */
+    public static final short OFFSET_DELETE = 24;
+    /** OffsetHistory ({@code docs/protocol-additions.md}): the journal of a group's offset changes. */
+    public static final short OFFSET_HISTORY = 25;
+
     public static final short CREATE_TOPIC = 50;
     /**
      * DeleteTopic ({@code docs/spec/wire-protocol.md} §6.15): implemented by brokers of a cluster,
@@ -35,6 +64,18 @@ public final class ApiKeys {
             case PRODUCE -> "Produce";
             case FETCH -> "Fetch";
             case LIST_OFFSETS -> "ListOffsets";
+            case OFFSET_COMMIT -> "OffsetCommit";
+            case OFFSET_FETCH -> "OffsetFetch";
+            case FIND_COORDINATOR -> "FindCoordinator";
+            case HEARTBEAT -> "Heartbeat";
+            case JOIN_GROUP -> "JoinGroup";
+            case SYNC_GROUP -> "SyncGroup";
+            case CONSUMER_GROUP_HEARTBEAT -> "ConsumerGroupHeartbeat";
+            case LIST_GROUPS -> "ListGroups";
+            case DESCRIBE_GROUPS -> "DescribeGroups";
+            case DELETE_GROUPS -> "DeleteGroups";
+            case OFFSET_DELETE -> "OffsetDelete";
+            case OFFSET_HISTORY -> "OffsetHistory";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
             case OFFSET_FOR_LEADER_EPOCH -> "OffsetForLeaderEpoch";
@@ -49,6 +90,8 @@ public final class ApiKeys {
                 || key == PRODUCE
                 || key == FETCH
                 || key == LIST_OFFSETS
+                || (key >= OFFSET_COMMIT && key <= SYNC_GROUP)
+                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= OFFSET_HISTORY)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
                 || key == OFFSET_FOR_LEADER_EPOCH;

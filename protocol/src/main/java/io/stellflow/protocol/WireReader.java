@@ -162,6 +162,19 @@ public final class WireReader {
         return List.copyOf(list);
     }
 
+    /**
+     * A nullable array (our additions only, {@code docs/protocol-additions.md}; v0 arrays are never
+     * null): count -1 is null, a count below -1 is invalid, otherwise as {@link #readArray}.
+     */
+    public static <T> List<T> readNullableArray(ByteBuf in, String what, Function<ByteBuf, T> entry) {
+        require(in, 4, what);
+        if (in.getInt(in.readerIndex()) == -1) {
+            in.skipBytes(4);
+            return null;
+        }
+        return readArray(in, what, entry);
+    }
+
     /** {@code array<int32>}. */
     public static List<Integer> readInt32Array(ByteBuf in, String what) {
         return readArray(in, what, b -> readInt32(b, what));

@@ -94,6 +94,15 @@ public final class WireWriter {
         }
     }
 
+    /** A nullable array (our additions only): null is written as count -1, else as {@link #writeArray}. */
+    public static <T> void writeNullableArray(ByteBuf out, List<T> values, BiConsumer<ByteBuf, T> entry) {
+        if (values == null) {
+            out.writeInt(-1);
+            return;
+        }
+        writeArray(out, values, entry);
+    }
+
     public static void writeInt32Array(ByteBuf out, List<Integer> values) {
         out.writeInt(values.size());
         for (int i = 0; i < values.size(); i++) {

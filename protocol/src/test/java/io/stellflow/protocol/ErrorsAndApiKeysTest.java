@@ -51,9 +51,32 @@ class ErrorsAndApiKeysTest {
         assertThat(ApiKeys.CREATE_TOPIC).isEqualTo((short) 50);
         assertThat(ApiKeys.name(ApiKeys.PRODUCE)).isEqualTo("Produce");
         assertThat(ApiKeys.name(ApiKeys.CREATE_TOPIC)).isEqualTo("CreateTopic");
-        assertThat(ApiKeys.name((short) 7)).isEqualTo("Unknown(7)");
+        assertThat(ApiKeys.name((short) 11)).isEqualTo("Unknown(11)");
         assertThat(ApiKeys.isKnown(ApiKeys.LIST_OFFSETS)).isTrue();
         assertThat(ApiKeys.isKnown((short) 11)).isFalse();
+    }
+
+    @Test
+    void groupApiKeysHaveTheSpecNumbersAndOurAdditionsFollowFrom20() {
+        short[] keys = {
+            ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.FIND_COORDINATOR, ApiKeys.HEARTBEAT,
+            ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.CONSUMER_GROUP_HEARTBEAT, ApiKeys.LIST_GROUPS,
+            ApiKeys.DESCRIBE_GROUPS, ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_HISTORY
+        };
+        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25};
+        String[] names = {
+            "OffsetCommit", "OffsetFetch", "FindCoordinator", "Heartbeat", "JoinGroup", "SyncGroup",
+            "ConsumerGroupHeartbeat", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "OffsetHistory"
+        };
+        for (int i = 0; i < keys.length; i++) {
+            assertThat(keys[i]).isEqualTo(numbers[i]);
+            assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
+            assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
+        }
+        for (short unallocated : new short[] {11, 19, 26, 49}) {
+            assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
+            assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
+        }
     }
 
     @Test
