@@ -13,9 +13,13 @@ import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.Listener;
+import io.stellflow.broker.coordinator.CoordinatorRuntime;
+import io.stellflow.broker.coordinator.CoordinatorShard;
+import io.stellflow.broker.coordinator.OffsetsTopic;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.FetchHandler;
+import io.stellflow.broker.handler.FindCoordinatorHandler;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
@@ -33,6 +37,7 @@ import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
 import io.stellflow.storage.LogManager;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -115,6 +120,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.PRODUCE,
             ApiKeys.FETCH,
             ApiKeys.LIST_OFFSETS,
+            ApiKeys.FIND_COORDINATOR,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.OFFSET_FOR_LEADER_EPOCH);
@@ -133,6 +139,11 @@ public final class StellflowServer implements AutoCloseable {
     private volatile String clusterId;
 
     private AutoTopicCreation autoCreate;
+    /** Creates {@code __consumer_offsets} on the first group request (whatever auto.create.topics.enable says). */
+    private AutoTopicCreation offsetsTopicCreation;
+    /** The group coordinator's runtime; null until {@link #startReplication}. */
+    private CoordinatorRuntime<? extends CoordinatorShard> groupRuntime;
+
     private volatile boolean closing;
 
     private volatile BrokerLifecycle lifecycle;
@@ -363,6 +374,18 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
+        offsetsTopicCreation = new AutoTopicCreation(
+                client,
+                replicas,
+                topic -> OffsetsTopic.spec(
+                        config.groupCoordinator(),
+                        replicas.image().unfencedBrokerIds().size()));
+        OffsetsTopic offsetsTopic = new OffsetsTopic(replicas, offsetsTopicCreation);
+        CoordinatorRuntime<? extends CoordinatorShard> runtime = groupRuntime;
+        handlers.put(
+                ApiKeys.FIND_COORDINATOR,
+                new FindCoordinatorHandler(
+                        replicas, offsetsTopic, runtime != null ? runtime::status : p -> Errors.NONE));
         Map<Short, Short> versions = Map.of(
                 ApiKeys.PRODUCE,
                 produce.maxVersion(),
@@ -528,6 +551,12 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (autoCreate != null) {
                 autoCreate.close();
+            }
+            if (offsetsTopicCreation != null) {
+                offsetsTopicCreation.close();
+            }
+            if (groupRuntime != null) {
+                groupRuntime.close(); // after the request pool: no command is submitted any more
             }
             timer.stop();
             listener.close();
