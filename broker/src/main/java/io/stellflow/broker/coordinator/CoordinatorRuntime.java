@@ -54,6 +54,18 @@ public final class CoordinatorRuntime<S extends CoordinatorShard> implements Rep
         LoadListener NONE = (partition, records, durationMs) -> {};
     }
 
+    /**
+     * A writing command given the runtime clock's time when it runs.
+     *
+     * @param <S> the shard type
+     * @param <T> the response type
+     */
+    @FunctionalInterface
+    public interface Command<S, T> {
+        /** Runs on the shard's thread; {@code nowMs} is the runtime clock's time. */
+        CoordinatorResult<T> apply(S shard, long nowMs);
+    }
+
     private final String topic;
     private final ConcurrentHashMap<Integer, ShardSlot<S>> slots = new ConcurrentHashMap<>();
     private final CoordinatorThread<S>[] threads;
@@ -107,6 +119,11 @@ public final class CoordinatorRuntime<S extends CoordinatorShard> implements Rep
      *     {@code COORDINATOR_NOT_AVAILABLE}: loading, append failed, not committed in time, closing)
      */
     public <T> CompletableFuture<T> submit(int partition, Function<S, CoordinatorResult<T>> command) {
+        return submit(partition, (Command<S, T>) (shard, nowMs) -> command.apply(shard));
+    }
+
+    /** As {@link #submit(int, Function)}, for a command that needs the runtime clock's time. */
+    public <T> CompletableFuture<T> submit(int partition, Command<S, T> command) {
         CompletableFuture<T> f = new CompletableFuture<>();
         threadOf(partition).execute(new CoordinatorThread.Task() {
             @Override
@@ -156,6 +173,15 @@ public final class CoordinatorRuntime<S extends CoordinatorShard> implements Rep
             return Errors.NOT_COORDINATOR;
         }
         return s.loaded ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+
+    /** The partitions loaded here now, ascending (a snapshot: it may change at once). */
+    public int[] loadedPartitions() {
+        return slots.values().stream()
+                .filter(s -> s.loaded)
+                .mapToInt(s -> s.partitionIndex)
+                .sorted()
+                .toArray();
     }
 
     /** Wakes every runtime thread to look at its timers (after a test moved the injected clock). */

@@ -329,15 +329,14 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
 
     /** Runs a writing command on the shard of {@code index} and answers {@code future} once committed. */
     @SuppressWarnings("unchecked")
-    <T> void write(
-            int index, java.util.function.Function<S, CoordinatorResult<T>> command, CompletableFuture<T> future) {
+    <T> void write(int index, CoordinatorRuntime.Command<S, T> command, CompletableFuture<T> future) {
         ShardSlot<S> s = usable(index, future);
         if (s == null) {
             return;
         }
         CoordinatorResult<T> r;
         try {
-            r = command.apply(s.shard);
+            r = command.apply(s.shard, clock.millis());
         } catch (RuntimeException e) {
             reload(s, "command failed: " + e); // it may have changed part of the state
             future.completeExceptionally(e);

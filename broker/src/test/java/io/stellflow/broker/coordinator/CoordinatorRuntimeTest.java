@@ -257,7 +257,14 @@ class CoordinatorRuntimeTest {
         followerCatchesUp();
         w.get(10, TimeUnit.SECONDS);
         long at = nowMs.get() + 60_000;
-        runtime.submit(0, s -> s.expireAt("gone", at)).get(10, TimeUnit.SECONDS);
+        long[] commandNowMs = new long[1];
+        runtime.submit(0, (CounterShard s, long now) -> {
+                    commandNowMs[0] = now;
+                    return s.expireAt("gone", at);
+                })
+                .get(10, TimeUnit.SECONDS);
+        assertThat(commandNowMs[0]).as("commands get the runtime clock").isEqualTo(nowMs.get());
+        assertThat(runtime.loadedPartitions()).containsExactly(0);
         runtime.wakeup();
         Thread.sleep(50);
         assertThat(partition.logEndOffset()).as("not due yet").isEqualTo(1);
