@@ -7,8 +7,9 @@ import java.util.List;
  * Error codes 0..27 of the documented table ({@code docs/spec/wire-protocol.md} §8.1) and the codes
  * allocated from 28 upward (spec §8.2, in allocation order; a number is never reused). A code from
  * 28 up is sent only in responses to an API version documented to carry it (CreateTopic v2 for
- * 28..31, Produce v1 for 32..34, OffsetForLeaderEpoch for 40..41); v0 responses to SDK clients
- * carry only 0..27, using the spec's fallback column.
+ * 28..31, Produce v1 for 32..34, OffsetForLeaderEpoch for 40..41, OffsetCommit v1, OffsetFetch v1
+ * and the group APIs 20..25 for 42..51); v0 responses to SDK clients carry only 0..27, using the
+ * spec's fallback column.
  *
  * <p>This is the one error table (code, name, retriable, stale metadata, v0 fallback; {@link
  * #entries}): the clients and the replica fetcher ask it whether to retry, the broker asks it for
@@ -84,12 +85,56 @@ public final class Errors {
      * OffsetForLeaderEpoch (broker-to-broker); v0 fallback 9 NOT_LEADER_OR_FOLLOWER.
      */
     public static final short UNKNOWN_LEADER_EPOCH = 41;
+    /**
+     * The memberId is not a member of the group (evicted, left, or never joined); the member must
+     * rejoin with epoch 0. Sent in ConsumerGroupHeartbeat, OffsetCommit v1; v0 fallback 1 (spec
+     * §8.2, on which the Go SDK rejoins).
+     */
+    public static final short UNKNOWN_MEMBER_ID = 42;
+    /**
+     * The member epoch is not one the coordinator can accept (older than the member's, or the
+     * member was fenced): the member must drop its partitions and rejoin with epoch 0. Sent in
+     * ConsumerGroupHeartbeat, OffsetCommit v1; v0 fallback 1.
+     */
+    public static final short FENCED_MEMBER_EPOCH = 43;
+    /**
+     * OffsetCommit v1 with a member epoch older than the member's current one for a partition it
+     * still owns: retry once the next heartbeat brought the new epoch. Sent in OffsetCommit v1; v0
+     * fallback 1.
+     */
+    public static final short STALE_MEMBER_EPOCH = 44;
+    /**
+     * The coordinator has no such group. Sent in the group APIs 20..25 and OffsetFetch v1 (never for
+     * an unknown group in OffsetFetch v0, spec §6.7); v0 fallback 1 (Heartbeat, SyncGroup).
+     */
+    public static final short GROUP_ID_NOT_FOUND = 45;
+    /** DeleteGroups of a group that still has members; v0 fallback 3. */
+    public static final short NON_EMPTY_GROUP = 46;
+    /**
+     * A static member (group.instance.id) joins while another member with the same instance id is
+     * still in the group; sent in ConsumerGroupHeartbeat; v0 fallback 19 FENCED_INSTANCE_ID.
+     */
+    public static final short UNRELEASED_INSTANCE_ID = 47;
+    /** OffsetDelete of a partition a member of the group is assigned; sent in OffsetDelete; v0 fallback 3. */
+    public static final short GROUP_SUBSCRIBED_TO_TOPIC = 48;
+    /** ConsumerGroupHeartbeat names a server assignor the broker does not have; v0 fallback 3. */
+    public static final short UNSUPPORTED_ASSIGNOR = 49;
+    /**
+     * The group has {@code group.max.size} members: the join is refused. Sent in
+     * ConsumerGroupHeartbeat; v0 fallback 3 (JoinGroup v0).
+     */
+    public static final short GROUP_MAX_SIZE_REACHED = 50;
+    /**
+     * Reserved for a later classic-protocol version: a stale generationId in Heartbeat or SyncGroup.
+     * v0 answers 1 instead, as the spec says (§6.9, §8.2).
+     */
+    public static final short ILLEGAL_GENERATION = 51;
 
     /** Highest code of the documented table; both SDKs read anything above as UNKNOWN_SERVER_ERROR. */
     public static final short MAX_DOCUMENTED = PRODUCER_FENCED;
 
     /** Highest allocated code. */
-    public static final short MAX_ALLOCATED = UNKNOWN_LEADER_EPOCH;
+    public static final short MAX_ALLOCATED = ILLEGAL_GENERATION;
 
     /**
      * One row of the error table.
@@ -151,6 +196,18 @@ public final class Errors {
         add(REQUEST_TIMED_OUT, "REQUEST_TIMED_OUT", true, false, BROKER_NOT_AVAILABLE);
         add(FENCED_LEADER_EPOCH, "FENCED_LEADER_EPOCH", true, true, NOT_LEADER_OR_FOLLOWER);
         add(UNKNOWN_LEADER_EPOCH, "UNKNOWN_LEADER_EPOCH", true, true, NOT_LEADER_OR_FOLLOWER);
+        // Group codes: a member must rejoin (not retry) on 42 and 43; 44 clears with the next
+        // heartbeat's epoch, so a commit retried after it may succeed.
+        add(UNKNOWN_MEMBER_ID, "UNKNOWN_MEMBER_ID", false, false, UNKNOWN_SERVER_ERROR);
+        add(FENCED_MEMBER_EPOCH, "FENCED_MEMBER_EPOCH", false, false, UNKNOWN_SERVER_ERROR);
+        add(STALE_MEMBER_EPOCH, "STALE_MEMBER_EPOCH", true, false, UNKNOWN_SERVER_ERROR);
+        add(GROUP_ID_NOT_FOUND, "GROUP_ID_NOT_FOUND", false, false, UNKNOWN_SERVER_ERROR);
+        add(NON_EMPTY_GROUP, "NON_EMPTY_GROUP", false, false, INVALID_REQUEST);
+        add(UNRELEASED_INSTANCE_ID, "UNRELEASED_INSTANCE_ID", false, false, FENCED_INSTANCE_ID);
+        add(GROUP_SUBSCRIBED_TO_TOPIC, "GROUP_SUBSCRIBED_TO_TOPIC", false, false, INVALID_REQUEST);
+        add(UNSUPPORTED_ASSIGNOR, "UNSUPPORTED_ASSIGNOR", false, false, INVALID_REQUEST);
+        add(GROUP_MAX_SIZE_REACHED, "GROUP_MAX_SIZE_REACHED", false, false, INVALID_REQUEST);
+        add(ILLEGAL_GENERATION, "ILLEGAL_GENERATION", false, false, UNKNOWN_SERVER_ERROR);
         List<Entry> entries = new ArrayList<>();
         for (Entry e : TABLE) {
             if (e != null) {
@@ -205,7 +262,9 @@ public final class Errors {
      * The code a response version that predates {@code code} carries instead ({@code
      * docs/spec/wire-protocol.md} §8.2 fallback column): 28..31 become {@link #INVALID_REQUEST},
      * 32..34 {@link #BROKER_NOT_AVAILABLE} (which both SDK producers retry), 40..41 {@link
-     * #NOT_LEADER_OR_FOLLOWER}; codes 0..27 and codes not allocated are returned unchanged.
+     * #NOT_LEADER_OR_FOLLOWER}, the group codes 42..51 {@link #UNKNOWN_SERVER_ERROR}, {@link
+     * #INVALID_REQUEST} or {@link #FENCED_INSTANCE_ID} (see each); codes 0..27 and codes not
+     * allocated are returned unchanged.
      */
     public static short v0Fallback(short code) {
         Entry e = entry(code);

@@ -143,17 +143,47 @@ class ErrorsTableTest {
         assertThat(Errors.entries().getLast().code()).isEqualTo(Errors.MAX_ALLOCATED);
     }
 
+    /**
+     * Codes of our own group protocol ({@code docs/protocol-additions.md}, issue #19) that the spec's
+     * §8.2 does not suggest: allowed by name here, so any other code must still come from §8.2.
+     */
+    private static final List<String> OWN_GROUP_CODES = List.of(
+            "FENCED_MEMBER_EPOCH",
+            "STALE_MEMBER_EPOCH",
+            "NON_EMPTY_GROUP",
+            "UNRELEASED_INSTANCE_ID",
+            "GROUP_SUBSCRIBED_TO_TOPIC",
+            "UNSUPPORTED_ASSIGNOR",
+            "GROUP_MAX_SIZE_REACHED");
+
     @Test
     void allocatedCodesUseTheSpecsSuggestedNamesAndOneOfTheirFallbacks() throws IOException {
         Map<String, List<Short>> suggested = suggestedFallbacks();
         assertThat(suggested).containsKeys("NOT_ENOUGH_REPLICAS", "STORAGE_ERROR", "INVALID_TIMESTAMP");
+        assertThat(suggested).doesNotContainKeys(OWN_GROUP_CODES.toArray(String[]::new));
         for (Errors.Entry e : Errors.entries()) {
-            if (e.code() <= Errors.MAX_DOCUMENTED) {
+            if (e.code() <= Errors.MAX_DOCUMENTED || OWN_GROUP_CODES.contains(e.name())) {
                 continue;
             }
             assertThat(suggested).as("§8.2 names %s", e.name()).containsKey(e.name());
             assertThat(suggested.get(e.name())).as("%s fallback", e.name()).contains(e.v0Fallback());
         }
+    }
+
+    @Test
+    void groupCodesFallBackToCodesTheSdksHandleAndOnlyStaleMemberEpochIsRetriable() {
+        for (short code = Errors.UNKNOWN_MEMBER_ID; code <= Errors.ILLEGAL_GENERATION; code++) {
+            Errors.Entry e = Errors.entry(code);
+            assertThat(e).as("code %d", code).isNotNull();
+            assertThat(e.v0Fallback())
+                    .as(e.name())
+                    .isIn(Errors.UNKNOWN_SERVER_ERROR, Errors.INVALID_REQUEST, Errors.FENCED_INSTANCE_ID);
+            assertThat(e.retriable()).as(e.name()).isEqualTo(code == Errors.STALE_MEMBER_EPOCH);
+        }
+        // The spec's own fallbacks for the three it names (§8.2, §6.9): the Go SDK rejoins on 1.
+        assertThat(Errors.v0Fallback(Errors.UNKNOWN_MEMBER_ID)).isEqualTo(Errors.UNKNOWN_SERVER_ERROR);
+        assertThat(Errors.v0Fallback(Errors.GROUP_ID_NOT_FOUND)).isEqualTo(Errors.UNKNOWN_SERVER_ERROR);
+        assertThat(Errors.v0Fallback(Errors.ILLEGAL_GENERATION)).isEqualTo(Errors.UNKNOWN_SERVER_ERROR);
     }
 
     @Test

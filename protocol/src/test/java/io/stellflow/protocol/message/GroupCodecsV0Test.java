@@ -1,5 +1,7 @@
 package io.stellflow.protocol.message;
 
+import static io.stellflow.protocol.message.BodyGolden.NULL_STRING;
+import static io.stellflow.protocol.message.BodyGolden.str;
 import static io.stellflow.protocol.support.Bufs.hexOf;
 import static io.stellflow.protocol.support.ProtocolAssertions.assertProtocolError;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -16,8 +18,6 @@ import io.stellflow.protocol.message.OffsetFetchResponse.OffsetFetchPartitionRes
 import io.stellflow.protocol.message.OffsetFetchResponse.OffsetFetchTopicResponse;
 import io.stellflow.protocol.support.Bufs;
 import java.util.List;
-import java.util.function.BiConsumer;
-import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -36,28 +36,6 @@ class GroupCodecsV0Test {
         bufs.close();
     }
 
-    /** A golden body: the message, how to write and read it, and the hand-built hex of the spec layout. */
-    private record Golden(
-            String name,
-            Object message,
-            BiConsumer<ByteBuf, Object> writer,
-            Function<ByteBuf, Object> reader,
-            String hex) {}
-
-    private static String str(String ascii) {
-        StringBuilder s = new StringBuilder(String.format("%04x", ascii.length()));
-        for (char c : ascii.toCharArray()) {
-            s.append(String.format("%02x", (int) c));
-        }
-        return s.toString();
-    }
-
-    private static final String NULL_STRING = "ffff";
-
-    private static Golden v0(String name, ApiMessage m, Function<ByteBuf, Object> reader, String hex) {
-        return new Golden(name, m, (out, x) -> ((ApiMessage) x).write(out), reader, hex);
-    }
-
     static final OffsetCommitRequest COMMIT_V0 = new OffsetCommitRequest(
             "g",
             List.of(new OffsetCommitTopic(
@@ -66,9 +44,9 @@ class GroupCodecsV0Test {
     static final OffsetCommitRequest COMMIT_V1 = new OffsetCommitRequest(
             "g", "m-1", 4, List.of(new OffsetCommitTopic("t", List.of(new OffsetCommitPartition(1, 9L, "")))));
 
-    private static List<Golden> goldens() {
+    private static List<BodyGolden> goldens() {
         return List.of(
-                v0(
+                BodyGolden.of(
                         "OffsetCommitRequest v0",
                         COMMIT_V0,
                         OffsetCommitRequest::read,
@@ -78,7 +56,7 @@ class GroupCodecsV0Test {
                                 + "00000002" // partitions count
                                 + "00000000" + "0000000000000005" + NULL_STRING // partition 0, offset 5, metadata null
                                 + "00000002" + "0000000000000007" + str("m")), // partition 2, offset 7, metadata "m"
-                new Golden(
+                new BodyGolden(
                         "OffsetCommitRequest v1",
                         COMMIT_V1,
                         (out, m) -> ((OffsetCommitRequest) m).write(out, (short) 1),
@@ -88,7 +66,7 @@ class GroupCodecsV0Test {
                                 + "00000004" // memberEpoch
                                 + "00000001" + str("t") // topics
                                 + "00000001" + "00000001" + "0000000000000009" + "0000"), // partition 1, offset 9, ""
-                v0(
+                BodyGolden.of(
                         "OffsetCommitResponse",
                         new OffsetCommitResponse(List.of(new OffsetCommitTopicResponse(
                                 "t",
@@ -99,18 +77,18 @@ class GroupCodecsV0Test {
                         "00000001" + str("t") + "00000002" // topics, topic, partitions
                                 + "00000000" + "0000" // partition 0, errorCode 0
                                 + "00000002" + "0011"), // partition 2, errorCode 17
-                v0(
+                BodyGolden.of(
                         "OffsetFetchRequest v0",
                         new OffsetFetchRequest("g", List.of(new OffsetFetchTopic("t", List.of(0, 1)))),
                         OffsetFetchRequest::read,
                         str("g") + "00000001" + str("t") + "00000002" + "00000000" + "00000001"),
-                new Golden(
+                new BodyGolden(
                         "OffsetFetchRequest v1, every partition",
                         new OffsetFetchRequest("g", null),
                         (out, m) -> ((OffsetFetchRequest) m).write(out, (short) 1),
                         b -> OffsetFetchRequest.read(b, (short) 1),
                         str("g") + "ffffffff"),
-                v0(
+                BodyGolden.of(
                         "OffsetFetchResponse v0",
                         new OffsetFetchResponse(List.of(new OffsetFetchTopicResponse(
                                 "t",
@@ -123,86 +101,74 @@ class GroupCodecsV0Test {
                                 // partition, offset, metadata, then errorCode LAST (spec §6.7)
                                 + "00000000" + "ffffffffffffffff" + "0000" + "0000"
                                 + "00000001" + "000000000000002a" + str("x") + "0010"),
-                new Golden(
+                new BodyGolden(
                         "OffsetFetchResponse v1, group-level error",
                         new OffsetFetchResponse(List.of(), Errors.COORDINATOR_NOT_AVAILABLE),
                         (out, m) -> ((OffsetFetchResponse) m).write(out, (short) 1),
                         b -> OffsetFetchResponse.read(b, (short) 1),
                         "00000000" + "0010"),
-                v0(
+                BodyGolden.of(
                         "FindCoordinatorRequest",
                         FindCoordinatorRequest.forGroup("g"),
                         FindCoordinatorRequest::read,
                         str("g") + "00"), // key, keyType 0
-                v0(
+                BodyGolden.of(
                         "FindCoordinatorResponse",
                         new FindCoordinatorResponse(Errors.NONE, 2, "h", 9092),
                         FindCoordinatorResponse::read,
                         "0000" + "00000002" + str("h") + "00002384"),
-                v0(
+                BodyGolden.of(
                         "FindCoordinatorResponse, error",
                         FindCoordinatorResponse.error(Errors.COORDINATOR_NOT_AVAILABLE),
                         FindCoordinatorResponse::read,
                         "0010" + "ffffffff" + NULL_STRING + "ffffffff"),
-                v0(
+                BodyGolden.of(
                         "HeartbeatRequest",
                         new HeartbeatRequest("g", 3, "m"),
                         HeartbeatRequest::read,
                         str("g") + "00000003" + str("m")),
-                v0(
+                BodyGolden.of(
                         "HeartbeatResponse",
                         new HeartbeatResponse(Errors.UNKNOWN_SERVER_ERROR),
                         HeartbeatResponse::read,
                         "0001"),
-                v0(
+                BodyGolden.of(
                         "JoinGroupRequest",
                         new JoinGroupRequest("g", "", 30_000),
                         JoinGroupRequest::read,
                         str("g") + "0000" + "00007530"), // memberId "" (Java default), 30000 ms
-                v0(
+                BodyGolden.of(
                         "JoinGroupRequest, null memberId",
                         new JoinGroupRequest("g", null, 30_000),
                         JoinGroupRequest::read,
                         str("g") + NULL_STRING + "00007530"),
-                v0(
+                BodyGolden.of(
                         "JoinGroupResponse",
                         new JoinGroupResponse(Errors.NONE, 1, "m", "m"),
                         JoinGroupResponse::read,
                         "0000" + "00000001" + str("m") + str("m")),
-                v0(
+                BodyGolden.of(
                         "JoinGroupResponse, error",
                         JoinGroupResponse.error(Errors.INVALID_REQUEST),
                         JoinGroupResponse::read,
                         "0003" + "ffffffff" + NULL_STRING + NULL_STRING),
-                v0(
+                BodyGolden.of(
                         "SyncGroupRequest",
                         new SyncGroupRequest("g", 3, "m"),
                         SyncGroupRequest::read,
                         str("g") + "00000003" + str("m")),
-                v0("SyncGroupResponse", new SyncGroupResponse(Errors.NONE), SyncGroupResponse::read, "0000"));
+                BodyGolden.of(
+                        "SyncGroupResponse", new SyncGroupResponse(Errors.NONE), SyncGroupResponse::read, "0000"));
     }
 
     @Test
     void everyGoldenEncodesToTheHandBuiltBytesAndDecodesBack() {
-        for (Golden g : goldens()) {
-            ByteBuf out = bufs.heap();
-            g.writer().accept(out, g.message());
-            assertThat(hexOf(out)).as(g.name()).isEqualTo(g.hex());
-            assertThat(g.reader().apply(bufs.hex(g.hex()))).as(g.name()).isEqualTo(g.message());
-        }
+        BodyGolden.assertEncodesAndDecodes(goldens(), bufs);
     }
 
     @Test
     void aTrailingByteOrAnyTruncationIsInvalidRequest() {
-        for (Golden g : goldens()) {
-            ByteBuf trailing = bufs.hex(g.hex() + "00");
-            assertProtocolError(() -> g.reader().apply(trailing), Errors.INVALID_REQUEST);
-            int length = g.hex().length() / 2;
-            for (int cut = 0; cut < length; cut++) {
-                ByteBuf truncated = bufs.hex(g.hex().substring(0, 2 * cut));
-                assertProtocolError(() -> g.reader().apply(truncated), Errors.INVALID_REQUEST);
-            }
-        }
+        BodyGolden.assertStrict(goldens(), bufs);
     }
 
     @Test
