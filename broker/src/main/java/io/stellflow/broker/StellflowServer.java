@@ -12,14 +12,18 @@ import io.stellflow.broker.cluster.ReplicaStateListener;
 import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
+import io.stellflow.broker.config.GroupCoordinatorConfig;
 import io.stellflow.broker.config.Listener;
 import io.stellflow.broker.coordinator.CoordinatorRuntime;
-import io.stellflow.broker.coordinator.CoordinatorShard;
+import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
 import io.stellflow.broker.coordinator.OffsetsTopic;
+import io.stellflow.broker.group.GroupShard;
+import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.FindCoordinatorHandler;
+import io.stellflow.broker.handler.GroupHandlers;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
@@ -35,9 +39,9 @@ import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.Errors;
 import io.stellflow.storage.LogManager;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -60,7 +64,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A Stellflow broker, the handle tests and tools hold: {@link #start} assembles and starts it, then
  * it serves the data-plane APIs (ApiVersions, Metadata, Produce, Fetch, ListOffsets, CreateTopic,
- * DeleteTopic; OffsetForLeaderEpoch between brokers) until {@link #close}. {@link StellflowMain} runs
+ * DeleteTopic; OffsetForLeaderEpoch between brokers) and the group APIs (FindCoordinator,
+ * OffsetCommit, OffsetFetch, JoinGroup, SyncGroup, Heartbeat, ConsumerGroupHeartbeat and the group
+ * admin APIs, served by the group coordinator's runtime on {@code __consumer_offsets}) until {@link
+ * #close}. {@link StellflowMain} runs
  * one in the foreground.
  *
  * <p>Parts: the process role's {@link BrokerAssembly} (log dir locks, {@code meta.properties}, the
@@ -120,7 +127,18 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.PRODUCE,
             ApiKeys.FETCH,
             ApiKeys.LIST_OFFSETS,
+            ApiKeys.OFFSET_COMMIT,
+            ApiKeys.OFFSET_FETCH,
             ApiKeys.FIND_COORDINATOR,
+            ApiKeys.HEARTBEAT,
+            ApiKeys.JOIN_GROUP,
+            ApiKeys.SYNC_GROUP,
+            ApiKeys.CONSUMER_GROUP_HEARTBEAT,
+            ApiKeys.LIST_GROUPS,
+            ApiKeys.DESCRIBE_GROUPS,
+            ApiKeys.DELETE_GROUPS,
+            ApiKeys.OFFSET_DELETE,
+            ApiKeys.OFFSET_HISTORY,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.OFFSET_FOR_LEADER_EPOCH);
@@ -141,8 +159,8 @@ public final class StellflowServer implements AutoCloseable {
     private AutoTopicCreation autoCreate;
     /** Creates {@code __consumer_offsets} on the first group request (whatever auto.create.topics.enable says). */
     private AutoTopicCreation offsetsTopicCreation;
-    /** The group coordinator's runtime; null until {@link #startReplication}. */
-    private CoordinatorRuntime<? extends CoordinatorShard> groupRuntime;
+    /** The group coordinator's runtime ({@code __consumer_offsets}); null until {@link #startReplication}. */
+    private CoordinatorRuntime<GroupShard> groupRuntime;
 
     private volatile boolean closing;
 
@@ -274,6 +292,21 @@ public final class StellflowServer implements AutoCloseable {
             // A partition's append queue goes with its leadership (it became a follower or left).
             replicas.addReplicaStateListener(ReplicaStateListener.whenNotLeading(appends::remove));
         }
+        // The group coordinator: a shard per __consumer_offsets partition led here, loaded when
+        // leadership arrives (registered before the first metadata, so no transition is missed).
+        GroupCoordinatorConfig groups = config.groupCoordinator();
+        TopicPartitionCounts counts = topic -> {
+            TopicImage t = replicas.image().topic(topic);
+            return t == null ? -1 : t.partitions().size();
+        };
+        groupRuntime = new CoordinatorRuntime<>(
+                OffsetsTopic.NAME,
+                partition -> new GroupShard(groups.group(), counts),
+                new CoordinatorRuntimeConfig(groups.threads(), groups.commitTimeoutMs(), groups.loadBufferBytes()),
+                InstantSource.system(),
+                (partition, records, durationMs) -> telemetry.metrics().groupCoordinatorLoaded(durationMs));
+        groupRuntime.start();
+        replicas.addReplicaStateListener(groupRuntime);
         replication = new LeaderReplicationTasks(
                 isrManager,
                 config.logDirs(),
@@ -374,25 +407,25 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
+        GroupCoordinatorConfig groups = config.groupCoordinator();
         offsetsTopicCreation = new AutoTopicCreation(
                 client,
                 replicas,
                 topic -> OffsetsTopic.spec(
-                        config.groupCoordinator(),
+                        groups.numPartitions(),
+                        groups.replicationFactor(),
+                        groups.segmentBytes(),
                         replicas.image().unfencedBrokerIds().size()));
         OffsetsTopic offsetsTopic = new OffsetsTopic(replicas, offsetsTopicCreation);
-        CoordinatorRuntime<? extends CoordinatorShard> runtime = groupRuntime;
         handlers.put(
-                ApiKeys.FIND_COORDINATOR,
-                new FindCoordinatorHandler(
-                        replicas, offsetsTopic, runtime != null ? runtime::status : p -> Errors.NONE));
-        Map<Short, Short> versions = Map.of(
-                ApiKeys.PRODUCE,
-                produce.maxVersion(),
-                ApiKeys.FETCH,
-                fetch.maxVersion(),
-                ApiKeys.CREATE_TOPIC,
-                handlers.get(ApiKeys.CREATE_TOPIC).maxVersion());
+                ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(replicas, offsetsTopic, groupRuntime::status));
+        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic).handlers());
+        Map<Short, Short> versions = new LinkedHashMap<>();
+        for (Map.Entry<Short, ApiHandler> h : handlers.entrySet()) {
+            if (h.getValue().maxVersion() > 0) {
+                versions.put(h.getKey(), h.getValue().maxVersion()); // Produce, Fetch, CreateTopic, offsets
+            }
+        }
         handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 

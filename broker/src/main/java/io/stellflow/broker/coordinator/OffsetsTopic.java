@@ -2,7 +2,6 @@ package io.stellflow.broker.coordinator;
 
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.ReplicaManager;
-import io.stellflow.broker.config.GroupCoordinatorConfig;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.protocol.Errors;
@@ -36,14 +35,21 @@ public final class OffsetsTopic {
         this.creation = creation;
     }
 
-    /** The CreateTopics entry for {@code __consumer_offsets} with {@code brokers} registered brokers. */
-    public static CreatableTopic spec(GroupCoordinatorConfig config, int brokers) {
+    /**
+     * The CreateTopics entry for {@code __consumer_offsets}.
+     *
+     * @param numPartitions {@code offsets.topic.num.partitions}
+     * @param replicationFactor {@code offsets.topic.replication.factor}
+     * @param segmentBytes {@code offsets.topic.segment.bytes}
+     * @param brokers brokers registered now (the replication factor is capped to it, at least 1)
+     */
+    public static CreatableTopic spec(int numPartitions, int replicationFactor, int segmentBytes, int brokers) {
         return CreatableTopic.newBuilder()
                 .setName(NAME)
-                .setNumPartitions(config.numPartitions())
-                .setReplicationFactor(Math.max(1, Math.min(config.replicationFactor(), brokers)))
+                .setNumPartitions(numPartitions)
+                .setReplicationFactor(Math.max(1, Math.min(replicationFactor, brokers)))
                 .putConfig("cleanup.policy", "compact")
-                .putConfig("segment.bytes", Integer.toString(config.segmentBytes()))
+                .putConfig("segment.bytes", Integer.toString(segmentBytes))
                 .build();
     }
 
