@@ -307,6 +307,7 @@ public final class StellflowServer implements AutoCloseable {
                 (partition, records, durationMs) -> telemetry.metrics().groupCoordinatorLoaded(durationMs));
         groupRuntime.start();
         replicas.addReplicaStateListener(groupRuntime);
+        replicas.addImageListener(new GroupTopicChanges(groupRuntime));
         replication = new LeaderReplicationTasks(
                 isrManager,
                 config.logDirs(),

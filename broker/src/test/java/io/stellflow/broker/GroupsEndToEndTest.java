@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.coordinator.GroupPartitioner;
 import io.stellflow.broker.coordinator.OffsetsTopic;
+import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.DeleteTopicsRequest;
+import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
@@ -40,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * creates {@code __consumer_offsets} and names this broker; member A joins, syncs, heartbeats and
  * commits; member B joins and fetches A's commit (an unknown group and an uncommitted partition read
  * -1 and "", no error); OffsetCommit without a groupId is INVALID_REQUEST header-only; and after a
- * restart the loaded coordinator still holds the commit.
+ * restart the loaded coordinator still holds the commit. Deleting a topic removes every group's
+ * offsets for it, and a recreated topic starts clean.
  */
 @IntegrationTest
 class GroupsEndToEndTest {
@@ -221,6 +225,50 @@ class GroupsEndToEndTest {
                             .logEndOffset())
                     .as("the group's records are in its partition")
                     .isGreaterThan(0);
+        } finally {
+            server.close();
+        }
+    }
+
+    @Test
+    void deletingATopicRemovesEveryGroupsOffsetsForItAndARecreatedTopicStartsClean() throws Exception {
+        StellflowServer server = TestBroker.start(props(dir));
+        try (Member m = new Member(server.port());
+                ControllerClient controller = ControllerClient.builder(
+                                server.controller().rpcEndpoint())
+                        .build()) {
+            Requests.createTopic(m.client, TOPIC, 2);
+            awaitCoordinator(m);
+            for (String group : List.of(GROUP, "second-group", "third-group")) {
+                assertThat(m.commit(group, 1, 7, "")
+                                .topics()
+                                .get(0)
+                                .partitions()
+                                .get(0)
+                                .errorCode())
+                        .isEqualTo(Errors.NONE);
+                assertThat(m.fetch(group).get(1).offset()).isEqualTo(7);
+            }
+            assertThat(controller
+                            .deleteTopics(DeleteTopicsRequest.newBuilder()
+                                    .addNames(TOPIC)
+                                    .build())
+                            .getError())
+                    .isEqualTo(ErrorCode.NONE);
+            Wait.untilPasses(
+                    Duration.ofSeconds(20),
+                    () -> {
+                        try {
+                            for (String group : List.of(GROUP, "second-group", "third-group")) {
+                                assertThat(m.fetch(group).get(1).offset()).isEqualTo(-1);
+                            }
+                        } catch (IOException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    },
+                    "every group's offsets of the deleted topic are gone");
+            Requests.createTopic(m.client, TOPIC, 2);
+            assertThat(m.fetch(GROUP)).as("the recreated topic starts clean").allMatch(p -> p.offset() == -1);
         } finally {
             server.close();
         }

@@ -32,6 +32,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,6 +98,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final LogManager logs;
     private final LogConfig defaults;
     private volatile ReplicaStateListener roles;
+    private final List<Consumer<MetadataImage>> imageListeners = new CopyOnWriteArrayList<>();
     private final Map<String, HostedTopic> hosted = new ConcurrentHashMap<>();
     private final Set<String> unclaimedAtStart;
     private volatile MetadataImage image = MetadataImage.EMPTY;
@@ -428,6 +431,22 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             image = next;
             notifyAll();
         }
+        for (Consumer<MetadataImage> l : imageListeners) {
+            try {
+                l.accept(next);
+            } catch (RuntimeException e) {
+                LOG.error("Metadata image listener {} failed", l, e); // a bug; the image stays applied
+            }
+        }
+    }
+
+    /**
+     * Also tells {@code listener} every image once it is applied and published (after the replica
+     * state listeners), on the metadata thread: it must return quickly (hand work to its own thread).
+     * The group coordinator learns of deleted topics and partition count changes this way.
+     */
+    public void addImageListener(Consumer<MetadataImage> listener) {
+        imageListeners.add(listener);
     }
 
     /**
