@@ -65,16 +65,12 @@ final class ConsumerGroup {
     private int groupEpoch;
     private String assignor;
     private long emptySinceMs = -1;
-    private int targetEpoch;
-    private final Map<String, Assignment> target = new HashMap<>();
+    private final TargetAssignment target;
     private final TreeMap<String, ConsumerMember> members = new TreeMap<>();
 
     // Derived, rebuilt on load.
     private final Map<String, String> staticMembers = new HashMap<>();
     private final Map<TopicPartition, String> owners = new HashMap<>();
-    private boolean targetStale;
-    private long staleSinceMs = Long.MAX_VALUE;
-    private Map<String, Integer> countsUsed;
 
     /** A heartbeat as the group sees it (the codec's fields; {@code ownedPartitions} null = unchanged). */
     record Heartbeat(
@@ -102,6 +98,7 @@ final class ConsumerGroup {
         this.config = config;
         this.counts = counts;
         this.assignor = config.defaultAssignor();
+        this.target = new TargetAssignment(groupId, counts);
     }
 
     String groupId() {
@@ -113,7 +110,7 @@ final class ConsumerGroup {
     }
 
     int targetEpoch() {
-        return targetEpoch;
+        return target.epoch();
     }
 
     String assignor() {
@@ -142,7 +139,7 @@ final class ConsumerGroup {
     }
 
     Assignment targetOf(String memberId) {
-        return target.getOrDefault(memberId, Assignment.EMPTY);
+        return target.of(memberId);
     }
 
     /** True when a member owns the partition, must revoke it, or is its target. */
@@ -150,12 +147,7 @@ final class ConsumerGroup {
         if (owners.containsKey(new TopicPartition(topic, partition))) {
             return true;
         }
-        for (Assignment a : target.values()) {
-            if (a.contains(topic, partition)) {
-                return true;
-            }
-        }
-        return false;
+        return target.contains(topic, partition);
     }
 
     /** "Empty", "Assigning" (target behind the group epoch), "Reconciling" or "Stable". */
@@ -163,11 +155,11 @@ final class ConsumerGroup {
         if (members.isEmpty()) {
             return "Empty";
         }
-        if (targetEpoch < groupEpoch) {
+        if (target.epoch() < groupEpoch) {
             return "Assigning";
         }
         for (ConsumerMember m : members.values()) {
-            if (m.memberEpoch != targetEpoch
+            if (m.memberEpoch != target.epoch()
                     || !m.pendingRevocation.isEmpty()
                     || !m.assigned.equals(targetOf(m.memberId))) {
                 return "Reconciling";
@@ -285,12 +277,7 @@ final class ConsumerGroup {
         for (TopicPartition tp : m.assigned.union(m.pendingRevocation).partitions()) {
             owners.put(tp, memberId);
         }
-        Assignment t = target.remove(left.memberId);
-        if (t != null) {
-            out.add(GroupRecords.targetMember(groupId, left.memberId, null));
-            target.put(memberId, t);
-            out.add(GroupRecords.targetMember(groupId, memberId, t));
-        }
+        target.rename(left.memberId, memberId, out);
         return m;
     }
 
@@ -400,7 +387,7 @@ final class ConsumerGroup {
         if (req.ownedPartitions() != null) {
             acknowledgeRevocation(m, req.ownedPartitions());
         }
-        if (targetStale && assignmentWork() <= INLINE_ASSIGNMENT_MAX_WORK) {
+        if (target.stale() && target.work(members.values()) <= INLINE_ASSIGNMENT_MAX_WORK) {
             computeTarget(nowMs, out);
         }
         reconcile(m, nowMs);
@@ -437,7 +424,7 @@ final class ConsumerGroup {
             return;
         }
         Assignment goal = targetOf(m.memberId);
-        if (m.memberEpoch == targetEpoch && m.assigned.equals(goal)) {
+        if (m.memberEpoch == target.epoch() && m.assigned.equals(goal)) {
             return;
         }
         Assignment revoke = m.assigned.minus(goal);
@@ -456,9 +443,9 @@ final class ConsumerGroup {
             }
             m.assignmentSent = false;
         }
-        if (m.memberEpoch != targetEpoch) {
+        if (m.memberEpoch != target.epoch()) {
             m.previousMemberEpoch = m.memberEpoch;
-            m.memberEpoch = targetEpoch;
+            m.memberEpoch = target.epoch();
         }
     }
 
@@ -475,9 +462,7 @@ final class ConsumerGroup {
         }
         release(m, m.assigned.union(m.pendingRevocation));
         out.add(GroupRecords.member(groupId, m.memberId, null));
-        if (target.remove(m.memberId) != null) {
-            out.add(GroupRecords.targetMember(groupId, m.memberId, null));
-        }
+        target.remove(m.memberId, out);
         bumpGroupEpoch(nowMs, out);
     }
 
@@ -486,14 +471,7 @@ final class ConsumerGroup {
         assignor = chooseAssignor();
         emptySinceMs = members.isEmpty() ? nowMs : -1;
         out.add(GroupRecords.consumerGroup(groupId, toValue()));
-        markStale(nowMs);
-    }
-
-    private void markStale(long nowMs) {
-        if (!targetStale) {
-            targetStale = true;
-            staleSinceMs = nowMs;
-        }
+        target.markStale(nowMs);
     }
 
     /** The assignor most members name (ties: alphabetical), the configured default when none names one. */
@@ -515,23 +493,11 @@ final class ConsumerGroup {
         return best;
     }
 
-    private long assignmentWork() {
-        long partitions = 0;
-        TreeSet<String> topics = new TreeSet<>();
-        for (ConsumerMember m : members.values()) {
-            topics.addAll(m.subscribedTopics);
-        }
-        for (String t : topics) {
-            partitions += Math.max(0, counts.partitionCount(t));
-        }
-        return partitions * Math.max(1, members.size());
-    }
-
     // ---- target assignment
 
     /** True when {@link #computeTarget} has work. */
     boolean targetStale() {
-        return targetStale;
+        return target.stale();
     }
 
     /**
@@ -540,62 +506,17 @@ final class ConsumerGroup {
      * members see a new target epoch.
      */
     void computeTarget(long nowMs, List<CoordinatorRecord> out) {
-        TreeMap<String, Integer> used = new TreeMap<>();
-        TreeMap<String, PartitionAssignor.MemberSpec> specs = new TreeMap<>();
-        for (ConsumerMember m : members.values()) {
-            for (String t : m.subscribedTopics) {
-                int n = counts.partitionCount(t);
-                if (n > 0) {
-                    used.put(t, n);
-                }
-            }
-            specs.put(m.memberId, new PartitionAssignor.MemberSpec(m.subscribedTopics, targetOf(m.memberId)));
-        }
-        Map<String, Assignment> result = Assignors.get(assignor).assign(specs, used);
-        boolean differs = false;
-        for (ConsumerMember m : members.values()) {
-            if (!result.getOrDefault(m.memberId, Assignment.EMPTY).equals(targetOf(m.memberId))) {
-                differs = true;
-                break;
-            }
-        }
-        if (differs && groupEpoch == targetEpoch) {
+        Map<String, Assignment> result = target.assign(Assignors.get(assignor), members.values());
+        if (target.differs(result, members.values()) && groupEpoch == target.epoch()) {
             groupEpoch++;
             out.add(GroupRecords.consumerGroup(groupId, toValue()));
         }
-        for (ConsumerMember m : members.values()) {
-            Assignment a = result.getOrDefault(m.memberId, Assignment.EMPTY);
-            if (!a.equals(target.get(m.memberId))) {
-                target.put(m.memberId, a);
-                out.add(GroupRecords.targetMember(groupId, m.memberId, a));
-            }
-        }
-        if (targetEpoch != groupEpoch) {
-            targetEpoch = groupEpoch;
-            out.add(GroupRecords.targetEpoch(groupId, targetEpoch));
-        }
-        countsUsed = used;
-        targetStale = false;
-        staleSinceMs = Long.MAX_VALUE;
+        target.install(result, members.values(), groupEpoch, out);
     }
 
     /** Marks the target stale when the partition counts of subscribed topics changed. */
     void onMetadataChange(long nowMs) {
-        if (members.isEmpty()) {
-            return;
-        }
-        TreeMap<String, Integer> now = new TreeMap<>();
-        for (ConsumerMember m : members.values()) {
-            for (String t : m.subscribedTopics) {
-                int n = counts.partitionCount(t);
-                if (n > 0) {
-                    now.put(t, n);
-                }
-            }
-        }
-        if (!now.equals(countsUsed)) {
-            markStale(nowMs);
-        }
+        target.checkMetadata(members.values(), nowMs);
     }
 
     // ---- timers
@@ -618,7 +539,7 @@ final class ConsumerGroup {
 
     /** Earliest session or revocation deadline, or when the target became stale; MAX_VALUE for none. */
     long nextDeadlineMs() {
-        long next = staleSinceMs;
+        long next = target.staleSinceMs();
         for (ConsumerMember m : members.values()) {
             next = Math.min(next, Math.min(m.sessionDeadlineMs, m.revocationDeadlineMs));
         }
@@ -659,13 +580,10 @@ final class ConsumerGroup {
     /** Every record of the stored state, for tests and snapshots. */
     void stateRecords(List<CoordinatorRecord> out) {
         out.add(GroupRecords.consumerGroup(groupId, toValue()));
-        if (targetEpoch > 0) {
-            out.add(GroupRecords.targetEpoch(groupId, targetEpoch));
-        }
         for (ConsumerMember m : members.values()) {
             out.add(GroupRecords.member(groupId, m.memberId, m.toValue()));
         }
-        new TreeMap<>(target).forEach((id, a) -> out.add(GroupRecords.targetMember(groupId, id, a)));
+        target.stateRecords(out);
     }
 
     void loadGroup(ConsumerGroupValue v) {
@@ -683,15 +601,11 @@ final class ConsumerGroup {
     }
 
     void loadTarget(String memberId, Assignment a) {
-        if (a == null) {
-            target.remove(memberId);
-        } else {
-            target.put(memberId, a);
-        }
+        target.load(memberId, a);
     }
 
     void loadTargetEpoch(Integer epoch) {
-        targetEpoch = epoch == null ? 0 : epoch;
+        target.loadEpoch(epoch);
     }
 
     /**
@@ -711,10 +625,7 @@ final class ConsumerGroup {
             m.sessionDeadlineMs = nowMs + config.consumerSessionTimeoutMs();
             m.revocationDeadlineMs = m.pendingRevocation.isEmpty() ? Long.MAX_VALUE : nowMs + m.rebalanceTimeoutMs;
         }
-        countsUsed = null;
-        if (!members.isEmpty()) {
-            markStale(nowMs);
-        }
+        target.onLoaded(!members.isEmpty(), nowMs);
     }
 
     private HeartbeatResult error(short code, String message, Heartbeat req) {
@@ -730,7 +641,7 @@ final class ConsumerGroup {
 
     @Override
     public String toString() {
-        return "ConsumerGroup[" + groupId + " epoch " + groupEpoch + " target " + targetEpoch + " members "
+        return "ConsumerGroup[" + groupId + " epoch " + groupEpoch + " target " + target.epoch() + " members "
                 + Objects.toString(members.keySet()) + "]";
     }
 }

@@ -57,6 +57,7 @@ final class GroupStore {
     final Map<String, ConsumerGroup> consumer = new HashMap<>();
     final Map<String, GroupOffsets> offsets = new HashMap<>();
 
+    /** Runs every {@code offsetsRetentionCheckIntervalMs} from the load (a no-op scan when idle). */
     private long nextRetentionCheckMs = Long.MAX_VALUE;
     /** A lower bound of the earliest member deadline (exact after each poll). */
     private long nextMemberDeadlineMs = Long.MAX_VALUE;
@@ -181,9 +182,6 @@ final class GroupStore {
         if (offset != oldOffset && !routine) {
             g.journal(nowMs, origin, memberId, tp, oldOffset, offset, source, out);
         }
-        if (nextRetentionCheckMs == Long.MAX_VALUE) {
-            nextRetentionCheckMs = nowMs + config.offsetsRetentionCheckIntervalMs();
-        }
         return Errors.NONE;
     }
 
@@ -283,8 +281,7 @@ final class GroupStore {
         }
         if (nowMs >= nextRetentionCheckMs) {
             expireOffsets(nowMs, out);
-            nextRetentionCheckMs =
-                    offsets.isEmpty() ? Long.MAX_VALUE : nowMs + config.offsetsRetentionCheckIntervalMs();
+            nextRetentionCheckMs = nowMs + config.offsetsRetentionCheckIntervalMs();
         }
     }
 
@@ -293,20 +290,26 @@ final class GroupStore {
     }
 
     private void expireOffsets(long nowMs, List<CoordinatorRecord> out) {
-        for (String groupId : new ArrayList<>(offsets.keySet())) {
+        Set<String> ids = new TreeSet<>(offsets.keySet());
+        ids.addAll(classic.keySet());
+        ids.addAll(consumer.keySet());
+        for (String groupId : ids) {
             if (hasMembers(groupId)) {
                 continue;
             }
             long emptySince = emptySinceMs(groupId);
             GroupOffsets o = offsets.get(groupId);
-            for (Map.Entry<TopicPartition, OffsetValue> e : o.all().entrySet()) {
-                long base = Math.max(emptySince, e.getValue().commitTimestampMs());
-                if (nowMs - base >= config.offsetsRetentionMs()) {
-                    o.remove(e.getKey(), out);
-                    o.journal(nowMs, SYSTEM, null, e.getKey(), e.getValue().offset(), -1, SOURCE_EXPIRE, out);
+            if (o != null) {
+                for (Map.Entry<TopicPartition, OffsetValue> e : o.all().entrySet()) {
+                    long base = Math.max(emptySince, e.getValue().commitTimestampMs());
+                    if (nowMs - base >= config.offsetsRetentionMs()) {
+                        o.remove(e.getKey(), out);
+                        o.journal(nowMs, SYSTEM, null, e.getKey(), e.getValue().offset(), -1, SOURCE_EXPIRE, out);
+                    }
                 }
             }
-            if (o.isEmpty()) {
+            // An empty group without offsets is deleted, its journal with it (Kafka does the same).
+            if (o == null || o.isEmpty()) {
                 removeGroup(groupId, out);
             }
         }
@@ -406,7 +409,7 @@ final class GroupStore {
             next = Math.min(next, g.nextDeadlineMs());
         }
         nextMemberDeadlineMs = next;
-        nextRetentionCheckMs = offsets.isEmpty() ? Long.MAX_VALUE : nowMs + config.offsetsRetentionCheckIntervalMs();
+        nextRetentionCheckMs = nowMs + config.offsetsRetentionCheckIntervalMs();
     }
 
     /** Every stored record of the whole state, in a canonical order (replay and snapshot checks). */

@@ -1,8 +1,10 @@
 package io.stellflow.broker.group;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ConsumerGroupHeartbeatRequest;
 import io.stellflow.protocol.message.ConsumerGroupHeartbeatResponse;
 import io.stellflow.protocol.message.DescribeGroupsResponse.DescribedGroup;
 import io.stellflow.protocol.message.HeartbeatRequest;
@@ -16,6 +18,7 @@ import io.stellflow.protocol.message.OffsetHistoryResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.TopicPartitions;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -158,6 +161,21 @@ class GroupShardTest {
     }
 
     @Test
+    void anEmptyGroupWithoutOffsetsIsDeletedAtTheNextRetentionCheck() {
+        ConsumerGroupHeartbeatResponse a = f.heartbeat("g", null, 0, null, List.of("t"), null);
+        f.run(f.shard.joinGroup(new JoinGroupRequest("v0", "m", 30_000), ShardFixture.ORIGIN, f.nowMs));
+        f.heartbeat("g", a.memberId(), -1, null, null, null);
+        assertThat(f.shard.groupCount()).isEqualTo(2);
+        long check = f.nowMs + f.config.offsetsRetentionCheckIntervalMs();
+        assertThat(f.shard.nextDeadlineMs()).isLessThanOrEqualTo(check);
+        f.run(f.shard.poll(check));
+        // "g" is gone, and so is "v0": its member's 30 s session ended first in the same poll.
+        assertThat(f.shard.describeGroup("g").errorCode()).isEqualTo(Errors.GROUP_ID_NOT_FOUND);
+        assertThat(f.shard.groupCount()).isZero();
+        assertThat(ShardFixture.asMap(f.log)).isEmpty();
+    }
+
+    @Test
     void deletingGroupsOffsetsAndTopicsLeavesTombstonesAndAJournal() {
         f.commitV0("g", "t", 0, 10);
         f.commitV0("g", "t", 1, 20);
@@ -230,6 +248,63 @@ class GroupShardTest {
         // A fresh shard loading the log continues the ring where it stopped.
         GroupShard loaded = f.replayed(f.nowMs);
         assertThat(loaded.offsetHistory("g", 100)).isEqualTo(f.shard.offsetHistory("g", 100));
+    }
+
+    @Test
+    void afterAFailoverTheNewLeaderKeepsAssignmentsAndSessionsRestart() {
+        f.topics.put("u", 2);
+        ConsumerGroupHeartbeatResponse a = f.heartbeat("g", null, 0, null, List.of("t", "u"), null);
+        ConsumerGroupHeartbeatResponse b = f.heartbeat("g", null, 0, "inst-b", List.of("t"), null);
+        f.heartbeat("g", a.memberId(), 1, null, null, null);
+        f.commitV0("g", "t", 0, 9);
+        long loadAt = f.nowMs + 40_000; // later than the old leader's deadlines would have been
+        GroupShard fresh = f.replayed(loadAt);
+        assertThat(ShardFixture.asMap(fresh.stateRecords())).isEqualTo(ShardFixture.asMap(f.shard.stateRecords()));
+        // Same metadata: the recomputation after the load writes nothing and moves no epoch.
+        assertThat(fresh.poll(loadAt).records()).isEmpty();
+        assertThat(fresh.describeGroup("g")).isEqualTo(f.shard.describeGroup("g"));
+        // Sessions restarted at the load: nobody expires until loadAt + session timeout.
+        assertThat(fresh.poll(loadAt + f.config.consumerSessionTimeoutMs() - 1).records())
+                .isEmpty();
+        assertThat(fresh.describeGroup("g").members()).hasSize(2);
+        fresh.poll(loadAt + f.config.consumerSessionTimeoutMs());
+        assertThat(fresh.describeGroup("g").members()).isEmpty();
+        assertThat(fresh.fetchOffsets(new OffsetFetchRequest("g", null), (short) 1)
+                        .topics())
+                .hasSize(1);
+        assertThat(b.memberId()).isNotEqualTo(a.memberId());
+    }
+
+    @Test
+    void metadataThatChangedWhileNobodyLedGivesANewTargetAfterTheLoad() {
+        ConsumerGroupHeartbeatResponse a = f.heartbeat("g", null, 0, null, List.of("t"), null);
+        int epoch = f.shard.describeGroup("g").groupEpoch();
+        f.topics.put("t", 6); // grew during the failover
+        GroupShard fresh = f.replayed(f.nowMs);
+        assertThat(fresh.poll(f.nowMs).records()).isNotEmpty();
+        DescribedGroup d = fresh.describeGroup("g");
+        assertThat(d.groupEpoch()).isEqualTo(epoch + 1);
+        assertThat(d.assignmentEpoch()).isEqualTo(epoch + 1);
+        ConsumerGroupHeartbeatResponse r = fresh.consumerGroupHeartbeat(
+                        new ConsumerGroupHeartbeatRequest("g", a.memberId(), epoch, null, null, -1, null, null, null),
+                        ShardFixture.ORIGIN,
+                        f.nowMs)
+                .response();
+        assertThat(r.memberEpoch()).isEqualTo(epoch + 1);
+        assertThat(r.assignment()).containsExactly(new TopicPartitions("t", List.of(0, 1, 2, 3, 4, 5)));
+    }
+
+    @Test
+    void aRecordOfAnUnknownTypeIsRefusedAndChangesNothing() {
+        f.commitV0("g", "t", 0, 9);
+        byte[] key = f.log.get(0).key().clone();
+        key[1] = 42;
+        Map<String, String> before = ShardFixture.asMap(f.shard.stateRecords());
+        assertThatThrownBy(() -> f.shard.replay(7, key, f.log.get(0).value()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("record type 42");
+        assertThat(ShardFixture.asMap(f.shard.stateRecords())).isEqualTo(before);
+        assertThat(f.fetch("g", "t", 0)).isEqualTo(9);
     }
 
     @Test

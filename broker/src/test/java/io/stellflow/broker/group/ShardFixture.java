@@ -35,6 +35,7 @@ final class ShardFixture {
     ShardFixture(GroupConfig config) {
         this.config = config;
         this.shard = new GroupShard(config, t -> topics.getOrDefault(t, -1), () -> "id" + ids.incrementAndGet());
+        shard.onLoaded(nowMs); // an empty partition, loaded
     }
 
     ShardFixture() {
