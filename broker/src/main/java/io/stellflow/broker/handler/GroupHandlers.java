@@ -2,6 +2,7 @@ package io.stellflow.broker.handler;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.coordinator.CoordinatorException;
+import io.stellflow.broker.coordinator.CoordinatorResult;
 import io.stellflow.broker.coordinator.CoordinatorRuntime;
 import io.stellflow.broker.coordinator.GroupPartitioner;
 import io.stellflow.broker.coordinator.OffsetsTopic;
@@ -50,7 +51,8 @@ import org.slf4j.LoggerFactory;
  * docs/protocol-additions.md}): each request is routed to its group's partition of {@code
  * __consumer_offsets} ({@link GroupPartitioner}) and run there by the coordinator runtime on the
  * partition's {@link GroupShard}; the answer is sent when the runtime completes the command (after
- * its records are committed). Request threads never wait for a command.
+ * its records are committed; an OffsetFetch after the shard's earlier writes are, so it never shows
+ * an offset a failover could take back). Request threads never wait for a command.
  *
  * <p>Errors (decision 9.r): in the body, with the header at 0, except OffsetCommit and OffsetFetch
  * with a null or empty groupId, which get {@code INVALID_REQUEST} header-only (§6.6, §6.7). A group
@@ -219,7 +221,10 @@ public final class GroupHandlers {
         run(
                 context,
                 req.groupId(),
-                p -> runtime.read(p, s -> s.fetchOffsets(req, version)).thenApply(r -> versioned(r, version)),
+                // Through submit, not read: the answer waits for the shard's earlier writes to commit,
+                // so a fetched offset is never one a failover could still take back.
+                p -> runtime.submit(p, s -> CoordinatorResult.of(s.fetchOffsets(req, version)))
+                        .thenApply(r -> versioned(r, version)),
                 code -> versioned(fetchError(req, code, version), version));
     }
 
