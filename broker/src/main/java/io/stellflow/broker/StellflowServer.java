@@ -93,9 +93,12 @@ import org.slf4j.LoggerFactory;
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, one {@code
  * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), one {@code sf-log-dir-check} thread ({@link
- * LogDirFailures}: offline log dirs, retried partition creations), and no thread per parked Fetch. The
- * {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append agents, replica fetchers, timer,
- * disk-full recovery, log dir check, HW checkpoint and controller heartbeat threads ({@code
+ * LogDirFailures}: offline log dirs, retried partition creations), {@code group.coordinator.threads}
+ * group coordinator threads ({@code sf-coordinator-__consumer_offsets-<i>}, {@link
+ * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), and no
+ * thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
+ * agents, replica fetchers, timer, disk-full recovery, log dir check, HW checkpoint, group
+ * coordinator and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
  * broker asks the controller to fence it.
  *
@@ -306,6 +309,7 @@ public final class StellflowServer implements AutoCloseable {
                 InstantSource.system(),
                 (partition, records, durationMs) -> telemetry.metrics().groupCoordinatorLoaded(durationMs));
         groupRuntime.start();
+        groupRuntime.watch(watchdog);
         replicas.addReplicaStateListener(groupRuntime);
         replicas.addImageListener(new GroupTopicChanges(groupRuntime));
         replication = new LeaderReplicationTasks(

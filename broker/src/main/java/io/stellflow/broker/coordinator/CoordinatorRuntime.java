@@ -2,6 +2,7 @@ package io.stellflow.broker.coordinator;
 
 import io.stellflow.broker.cluster.ReplicaStateListener;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.Errors;
 import java.time.InstantSource;
@@ -99,6 +100,19 @@ public final class CoordinatorRuntime<S extends CoordinatorShard> implements Rep
     public void start() {
         for (CoordinatorThread<S> t : threads) {
             t.start();
+        }
+    }
+
+    /**
+     * Puts the runtime threads under {@code watchdog} ({@code broker.thread.stall.timeout.ms}): a
+     * probe task goes through each thread's queue at every check, so a thread stuck in a command or a
+     * load step is reported and the broker asks to be fenced (its partitions then move to another
+     * coordinator). A runtime thread only ends at {@link #close}, so none is restarted.
+     */
+    public void watch(ThreadWatchdog watchdog) {
+        for (CoordinatorThread<S> t : threads) {
+            watchdog.watchExecutor(
+                    t.toString(), "CoordinatorRuntime", task -> t.execute(task::run), false, () -> closed);
         }
     }
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailure;
+import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.DecodedRecord;
@@ -352,5 +353,47 @@ class CoordinatorRuntimeTest {
         } finally {
             other.close();
         }
+    }
+
+    @Test
+    void aRuntimeThreadStuckInACommandIsReportedByTheWatchdog() throws Exception {
+        AtomicLong nanos = new AtomicLong();
+        ThreadWatchdog watchdog = new ThreadWatchdog(1_000, nanos::get);
+        runtime.watch(watchdog);
+        lead();
+        watchdog.checkNow(); // its probe beats on the runtime thread
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> {
+                    watchdog.checkNow();
+                    return !watchdog.fenceWanted();
+                },
+                "the runtime thread beats");
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<Long> blocking = runtime.submit(0, s -> {
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return CoordinatorResult.of(0L);
+        });
+        nanos.addAndGet(TimeUnit.SECONDS.toNanos(3)); // past the stall timeout plus one check interval
+        watchdog.checkNow();
+        assertThat(watchdog.stucks()).isEqualTo(1);
+        assertThat(watchdog.fenceWanted()).as("the broker asks to be fenced").isTrue();
+
+        release.countDown();
+        assertThat(blocking.get(10, TimeUnit.SECONDS)).isZero();
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> {
+                    watchdog.checkNow();
+                    return !watchdog.fenceWanted();
+                },
+                "the thread moves again");
+        runtime.close();
+        watchdog.checkNow();
+        assertThat(watchdog.fenceWanted()).as("a closed runtime is not watched").isFalse();
     }
 }
