@@ -424,7 +424,7 @@ public final class StellflowServer implements AutoCloseable {
         OffsetsTopic offsetsTopic = new OffsetsTopic(replicas, offsetsTopicCreation);
         handlers.put(
                 ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(replicas, offsetsTopic, groupRuntime::status));
-        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic).handlers());
+        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic, telemetry.metrics()).handlers());
         Map<Short, Short> versions = new LinkedHashMap<>();
         for (Map.Entry<Short, ApiHandler> h : handlers.entrySet()) {
             if (h.getValue().maxVersion() > 0) {

@@ -10,6 +10,7 @@ import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.RequestOrigin;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiMessage;
@@ -42,6 +43,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,14 +69,17 @@ public final class GroupHandlers {
 
     private final CoordinatorRuntime<GroupShard> runtime;
     private final OffsetsTopic offsets;
+    private final BrokerMetrics metrics;
 
     /**
      * @param runtime the group coordinator's runtime (its shards are the partitions led here)
      * @param offsets the topic (partition count, creation on first use)
+     * @param metrics where OffsetCommit counts and latencies go
      */
-    public GroupHandlers(CoordinatorRuntime<GroupShard> runtime, OffsetsTopic offsets) {
+    public GroupHandlers(CoordinatorRuntime<GroupShard> runtime, OffsetsTopic offsets, BrokerMetrics metrics) {
         this.runtime = runtime;
         this.offsets = offsets;
+        this.metrics = metrics;
     }
 
     /** The handlers by API key, in key order. */
@@ -152,13 +157,29 @@ public final class GroupHandlers {
             RequestContext context,
             String groupId,
             Function<Integer, CompletableFuture<T>> command,
-            Function<Short, ApiMessage> onError) {
+            Function<Short, T> onError) {
+        run(context, groupId, command, onError, r -> {});
+    }
+
+    /** As above; {@code answered} sees the response just before it is sent. */
+    private <T extends ApiMessage> void run(
+            RequestContext context,
+            String groupId,
+            Function<Integer, CompletableFuture<T>> command,
+            Function<Short, T> onError,
+            Consumer<T> answered) {
         int partition = partitionOf(groupId);
         if (partition < 0) {
-            context.respond(onError.apply((short) -partition));
+            T r = onError.apply((short) -partition);
+            answered.accept(r);
+            context.respond(r);
             return;
         }
-        command.apply(partition).whenComplete((r, e) -> context.respond(e == null ? r : onError.apply(codeOf(e))));
+        command.apply(partition).whenComplete((r, e) -> {
+            T answer = e == null ? r : onError.apply(codeOf(e));
+            answered.accept(answer);
+            context.respond(answer);
+        });
     }
 
     private static boolean missing(String groupId) {
@@ -168,6 +189,7 @@ public final class GroupHandlers {
     // ---------------------------------------------------------------- v0 APIs (§6.6-6.11)
 
     private void offsetCommit(RequestContext context, ByteBuf body) {
+        long startNs = System.nanoTime();
         short version = context.header().apiVersion();
         OffsetCommitRequest req = OffsetCommitRequest.read(body, version);
         if (missing(req.groupId())) {
@@ -180,7 +202,19 @@ public final class GroupHandlers {
                 req.groupId(),
                 p -> runtime.submit(p, (GroupShard s, long now) -> s.commitOffsets(req, version, origin, now))
                         .thenApply(r -> version == 0 ? commitForV0(r) : r),
-                code -> commitError(req, code));
+                code -> commitError(req, code),
+                r -> metrics.offsetCommit(BrokerMetrics.result(firstError(r)), System.nanoTime() - startNs));
+    }
+
+    private static short firstError(OffsetCommitResponse r) {
+        for (OffsetCommitResponse.OffsetCommitTopicResponse t : r.topics()) {
+            for (OffsetCommitResponse.OffsetCommitPartitionResponse p : t.partitions()) {
+                if (p.errorCode() != Errors.NONE) {
+                    return p.errorCode();
+                }
+            }
+        }
+        return Errors.NONE;
     }
 
     private static OffsetCommitResponse commitError(OffsetCommitRequest req, short code) {

@@ -69,7 +69,14 @@ public final class BrokerMetrics {
         ApiKeys.PRODUCE,
         ApiKeys.FETCH,
         ApiKeys.LIST_OFFSETS,
-        ApiKeys.CREATE_TOPIC
+        ApiKeys.CREATE_TOPIC,
+        ApiKeys.OFFSET_COMMIT,
+        ApiKeys.OFFSET_FETCH,
+        ApiKeys.FIND_COORDINATOR,
+        ApiKeys.HEARTBEAT,
+        ApiKeys.JOIN_GROUP,
+        ApiKeys.SYNC_GROUP,
+        ApiKeys.CONSUMER_GROUP_HEARTBEAT
     };
 
     private static final int UNKNOWN_API = APIS.length;
@@ -98,6 +105,7 @@ public final class BrokerMetrics {
     private final LongAdder[][] requests = new LongAdder[APIS.length + 1][RESULTS.length];
     private final LongAdder[] decodeErrors = new LongAdder[APIS.length + 1];
     private final LongAdder[] produceRequests = adders(RESULTS.length);
+    private final LongAdder[] offsetCommits = adders(RESULTS.length);
     private final LongAdder produceBytes = new LongAdder();
     private final LongAdder produceRecords = new LongAdder();
     private final LongAdder[] fetchRequests = adders(RESULTS.length);
@@ -122,6 +130,7 @@ public final class BrokerMetrics {
     private final DoubleHistogram flushLatency;
     private final DoubleHistogram recoveryTime;
     private final DoubleHistogram coordinatorLoadTime;
+    private final DoubleHistogram offsetCommitLatency;
     private final Attributes groupCoordinator;
 
     private final Meter meter;
@@ -181,6 +190,7 @@ public final class BrokerMetrics {
             }
         });
         counter(BrokerInstruments.PRODUCE_REQUEST_COUNT, m -> byResult(m, produceRequests));
+        counter(BrokerInstruments.OFFSET_COMMIT_COUNT, m -> byResult(m, offsetCommits));
         counter(BrokerInstruments.PRODUCE_BYTES, m -> m.record(produceBytes.sum(), node));
         counter(BrokerInstruments.PRODUCE_RECORDS, m -> m.record(produceRecords.sum(), node));
         counter(BrokerInstruments.FETCH_REQUEST_COUNT, m -> byResult(m, fetchRequests));
@@ -206,6 +216,7 @@ public final class BrokerMetrics {
         flushLatency = histogram(BrokerInstruments.LOG_FLUSH_LATENCY);
         recoveryTime = histogram(BrokerInstruments.LOG_RECOVERY_TIME);
         coordinatorLoadTime = histogram(BrokerInstruments.COORDINATOR_LOAD_TIME);
+        offsetCommitLatency = histogram(BrokerInstruments.OFFSET_COMMIT_LATENCY);
         groupCoordinator = node.toBuilder().put(COORDINATOR_TYPE, "group").build();
         replication = new ReplicaTelemetry(meter, callbacks, nodeId, logWriteErrors);
     }
@@ -393,6 +404,16 @@ public final class BrokerMetrics {
 
     void logLoaded(long nanos) {
         recoveryTime.record(nanos / NANOS_PER_MS, node, Context.root());
+    }
+
+    /**
+     * One answered OffsetCommit: {@code stellflow.offset.commit.count} and {@code
+     * stellflow.offset.commit.latency} (from the request's arrival at its handler to the answer, the
+     * wait for the HW included). {@code result} is {@link #result} of its first partition error.
+     */
+    public void offsetCommit(int result, long latencyNanos) {
+        offsetCommits[result].increment();
+        offsetCommitLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result], Context.root());
     }
 
     /**

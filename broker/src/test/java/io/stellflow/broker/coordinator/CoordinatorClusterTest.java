@@ -22,8 +22,16 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.FindCoordinatorRequest;
 import io.stellflow.protocol.message.FindCoordinatorResponse;
+import io.stellflow.protocol.message.JoinGroupRequest;
+import io.stellflow.protocol.message.JoinGroupResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.OffsetCommitRequest;
+import io.stellflow.protocol.message.OffsetCommitRequest.OffsetCommitPartition;
+import io.stellflow.protocol.message.OffsetCommitRequest.OffsetCommitTopic;
+import io.stellflow.protocol.message.OffsetCommitResponse;
+import io.stellflow.protocol.message.OffsetFetchRequest;
+import io.stellflow.protocol.message.OffsetFetchResponse;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
@@ -49,7 +57,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The coordinator against three combined nodes (broker + controller) in this JVM: FindCoordinator
  * to any broker creates {@code __consumer_offsets} (compacted, RF 3) and names the leader of the
- * group's partition with its Metadata host and port; bad keys get INVALID_REQUEST in the body. A
+ * group's partition with its Metadata host and port; bad keys get INVALID_REQUEST in the body;
+ * another broker answers the group APIs with NOT_COORDINATOR in the body. A
  * {@link CoordinatorRuntime} with a {@link CounterShard} on each node, over a test topic of RF 3 and
  * min.insync.replicas 2: a write is acknowledged only once every in-sync replica holds it; then the
  * leader's node stops during a stream of writes, and the new leader's loaded shard holds every
@@ -223,6 +232,53 @@ class CoordinatorClusterTest {
                 findCoordinator(1, "g", (byte) 1))) {
             assertThat(r).isEqualTo(FindCoordinatorResponse.error(Errors.INVALID_REQUEST));
         }
+    }
+
+    @Test
+    @Order(2)
+    void aBrokerThatIsNotTheCoordinatorAnswersNotCoordinatorInTheBody() throws Exception {
+        String group = "orders-service";
+        int coordinator =
+                findCoordinator(0, group, FindCoordinatorRequest.KEY_TYPE_GROUP).nodeId();
+        int other = coordinator % N; // the index of another broker (ids are 1..N)
+        HostPort at = new HostPort("127.0.0.1", dataPorts[other]);
+
+        OffsetCommitRequest commit = new OffsetCommitRequest(
+                group,
+                null,
+                OffsetCommitRequest.NO_MEMBER_EPOCH,
+                List.of(new OffsetCommitTopic(
+                        "t", List.of(new OffsetCommitPartition(0, 5, ""), new OffsetCommitPartition(1, 5, "")))));
+        OffsetCommitResponse committed = network.send(
+                        at, ApiKeys.OFFSET_COMMIT, commit::write, OffsetCommitResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(committed.topics().get(0).partitions())
+                .extracting(OffsetCommitResponse.OffsetCommitPartitionResponse::errorCode)
+                .containsExactly(Errors.NOT_COORDINATOR, Errors.NOT_COORDINATOR);
+
+        JoinGroupResponse join = network.send(
+                        at, ApiKeys.JOIN_GROUP, new JoinGroupRequest(group, "", 10_000)::write, JoinGroupResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(join).isEqualTo(JoinGroupResponse.error(Errors.NOT_COORDINATOR));
+
+        OffsetFetchRequest fetch = new OffsetFetchRequest(group, null); // v1: every partition
+        OffsetFetchResponse fetched = network.sendVersioned(
+                        at,
+                        ApiKeys.OFFSET_FETCH,
+                        OffsetFetchRequest.VERSION_WITH_ALL_TOPICS,
+                        v -> out -> fetch.write(out, (short) v),
+                        v -> b -> OffsetFetchResponse.read(b, (short) v))
+                .get(15, TimeUnit.SECONDS);
+        assertThat(fetched.errorCode()).as("v1's group-level code").isEqualTo(Errors.NOT_COORDINATOR);
+
+        JoinGroupResponse atCoordinator = network.send(
+                        new HostPort("127.0.0.1", dataPorts[coordinator - 1]),
+                        ApiKeys.JOIN_GROUP,
+                        new JoinGroupRequest(group, "", 10_000)::write,
+                        JoinGroupResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(atCoordinator.errorCode()).isEqualTo(Errors.NONE);
+        assertThat(atCoordinator.leaderId()).isEqualTo(atCoordinator.memberId());
     }
 
     private int leaderIndex() {
