@@ -3,6 +3,7 @@ package io.stellflow.broker.coordinator;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchReader;
@@ -334,6 +335,14 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         if (s == null) {
             return;
         }
+        if (s.partition.failure() != null) {
+            // Its appends fail until it recovers in place: refuse before the command changes memory
+            // (each failed append would reload the shard from the log).
+            future.completeExceptionally(new CoordinatorException(
+                    Errors.COORDINATOR_NOT_AVAILABLE,
+                    s + " failed: " + s.partition.failure().reason()));
+            return;
+        }
         CoordinatorResult<T> r;
         try {
             r = command.apply(s.shard, clock.millis());
@@ -393,7 +402,10 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         try {
             base = s.partition.appendAsLeader(batch);
         } catch (IOException | RuntimeException e) {
-            reload(s, "append failed: " + e); // first: whoever learns of the failure sees it loading
+            // As the append agents do: the partition is failed (logged once per episode) until it
+            // recovers in place; then the shard is loaded again before anyone learns of the failure.
+            PartitionFailures.writeFailed(s.partition, "append", e, clock.millis());
+            reload(s, "append failed: " + e);
             if (future != null) {
                 future.completeExceptionally(
                         new CoordinatorException(Errors.COORDINATOR_NOT_AVAILABLE, s + ": append failed: " + e));

@@ -290,10 +290,15 @@ class CoordinatorRuntimeTest {
             shardsBefore = shards.size();
         }
 
+        // The partition fails while the command runs (after the runtime's check): its append throws.
         PartitionFailure failure =
                 new PartitionFailure("append", "00000000000000000000.log", "test", "java.io.IOException", 0L, false);
-        partition.markFailed(failure);
-        assertThat(errorOf(runtime.submit(0, s -> s.add("x", 5)))).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        CompletableFuture<Long> failing = runtime.submit(0, s -> {
+            CoordinatorResult<Long> r = s.add("x", 5);
+            partition.markFailed(failure);
+            return r;
+        });
+        assertThat(errorOf(failing)).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
         awaitStatus(Errors.NONE);
         synchronized (shards) {
             assertThat(shards.size()).as("a new shard was loaded").isEqualTo(shardsBefore + 1);
@@ -302,11 +307,41 @@ class CoordinatorRuntimeTest {
                 .as("the applied but unwritten +5 is gone")
                 .isEqualTo(10L);
 
+        assertThat(errorOf(runtime.submit(0, s -> s.add("x", 5))))
+                .as("refused while failed, before the shard changes")
+                .isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        synchronized (shards) {
+            assertThat(shards.size()).as("no second reload").isEqualTo(shardsBefore + 1);
+        }
+        assertThat(runtime.read(0, s -> s.get("x")).get()).isEqualTo(10L);
+
         partition.recoverInPlace(failure);
         CompletableFuture<Long> after = runtime.submit(0, s -> s.add("x", 1));
         Wait.until(Duration.ofSeconds(10), () -> partition.logEndOffset() == 2, "appended");
         followerCatchesUp();
         assertThat(after.get(10, TimeUnit.SECONDS)).isEqualTo(11L);
+    }
+
+    @Test
+    void aCommandThatThrowsFailsWithItsExceptionAndTheShardIsReloaded() throws Exception {
+        lead();
+        followerCatchesUp();
+        CompletableFuture<Long> ok = runtime.submit(0, s -> s.add("x", 3));
+        Wait.until(Duration.ofSeconds(10), () -> partition.logEndOffset() == 1, "appended");
+        followerCatchesUp();
+        ok.get(10, TimeUnit.SECONDS);
+        CompletableFuture<Long> bug = runtime.submit(0, s -> {
+            s.add("x", 100); // changed memory, then failed
+            throw new IllegalStateException("a bug in the shard");
+        });
+        assertThatThrownBy(() -> bug.get(10, TimeUnit.SECONDS))
+                .hasCauseInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("a bug in the shard");
+        awaitStatus(Errors.NONE);
+        assertThat(runtime.read(0, s -> s.get("x")).get())
+                .as("reloaded from the log")
+                .isEqualTo(3L);
+        assertThat(partition.logEndOffset()).isEqualTo(1);
     }
 
     @Test
