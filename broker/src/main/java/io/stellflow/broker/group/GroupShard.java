@@ -46,7 +46,10 @@ import java.util.function.Supplier;
  * partition by member epoch (a member commits only partitions it owns or must still revoke, at its
  * current epoch: STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID otherwise); a v1
  * commit with memberEpoch -1 and no member id comes from outside the group (tools) and is accepted
- * only while the group has no member of our protocol. OffsetFetch never fails (an unknown group or
+ * only while the group has no member of our protocol. A commit that races its member's move to a new
+ * epoch gets STALE_MEMBER_EPOCH; the client retries with the epoch of its next heartbeat. Journal:
+ * every offset change except a consumer's forward commit (see {@link GroupConfig}) is recorded with
+ * its principal, client, member, old and new offset. OffsetFetch never fails (an unknown group or
  * partition is offset -1, metadata "", error 0; §6.7). v0 responses carry only codes 0-27. The
  * request-level checks of spec §6.6/6.7 (null or empty groupId: INVALID_REQUEST header-only) are the
  * handler's.
