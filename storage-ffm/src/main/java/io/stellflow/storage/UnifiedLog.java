@@ -573,7 +573,12 @@ public final class UnifiedLog implements AutoCloseable {
         return segments.startOffset();
     }
 
-    /** The epoch of the last appended batch, -1 if the log is empty. Any thread. */
+    /**
+     * The latest epoch of the leader-epoch cache, -1 if the log is empty: the epoch of the last
+     * appended batch, except after a recovery that lost batches below an empty last segment (the
+     * log end offset stays at that segment's base, see {@link LogLoader}): the epochs that began in
+     * that gap stay, like its offsets. Any thread.
+     */
     public int latestLeaderEpoch() {
         return segments.latestEpoch();
     }
