@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The v0 group path end to end against a real broker, with a minimal client written from {@code
  * docs/spec/wire-protocol.md} §6.6-6.11 (raw frames, the protocol module's codecs): FindCoordinator
  * creates {@code __consumer_offsets} and names this broker; member A joins, syncs, heartbeats and
- * commits; member B joins and fetches A's commit (an unknown group and an uncommitted partition read
+ * commits (a client's Produce to {@code __consumer_offsets} is refused); member B joins and fetches A's commit (an unknown group and an uncommitted partition read
  * -1 and "", no error); OffsetCommit without a groupId is INVALID_REQUEST header-only; and after a
  * restart the loaded coordinator still holds the commit. Deleting a topic removes every group's
  * offsets for it, and a recreated topic starts clean.
@@ -170,6 +170,19 @@ class GroupsEndToEndTest {
             TopicImage offsets = server.replicaManager().image().topic(OffsetsTopic.NAME);
             assertThat(offsets.partitions()).hasSize(3);
             assertThat(offsets.config()).containsEntry("cleanup.policy", "compact");
+
+            // Only the coordinator writes __consumer_offsets: a client's Produce is refused.
+            int groupPartition = GroupPartitioner.partitionFor(GROUP, 3);
+            long endBefore = server.replicaManager()
+                    .hostedPartition(OffsetsTopic.NAME, groupPartition)
+                    .logEndOffset();
+            assertThat(Requests.produceOne(a.client, OffsetsTopic.NAME, groupPartition, Requests.batch(1, 1L))
+                            .errorCode())
+                    .isEqualTo(Errors.INVALID_REQUEST);
+            assertThat(server.replicaManager()
+                            .hostedPartition(OffsetsTopic.NAME, groupPartition)
+                            .logEndOffset())
+                    .isEqualTo(endBefore);
 
             JoinGroupResponse joinA = a.join("");
             assertThat(joinA.errorCode()).isEqualTo(Errors.NONE);

@@ -209,12 +209,15 @@ public final class AutoTopicCreation implements PartitionRouter, AutoCloseable {
 
     @Override
     public short prepareForProduce(String topic) {
+        if (TopicNames.isInternal(topic)) {
+            return Errors.INVALID_TOPIC; // only its coordinator writes it
+        }
         return replicas.hostsTopic(topic) ? Errors.NONE : ensureExists(topic);
     }
 
     @Override
     public boolean producibleWithoutWaiting(String topic) {
-        return replicas.hostsTopic(topic);
+        return replicas.hostsTopic(topic) && !TopicNames.isInternal(topic);
     }
 
     @Override

@@ -15,6 +15,7 @@ import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.file.AtomicFiles;
+import io.stellflow.server.common.topic.TopicNames;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import io.stellflow.storage.TopicConfig;
@@ -319,7 +320,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     /** Always: without auto-creation, preparing a topic for Produce never waits. */
     @Override
     public boolean producibleWithoutWaiting(String topic) {
-        return true;
+        return !TopicNames.isInternal(topic);
+    }
+
+    /** {@code INVALID_TOPIC} for an internal topic: only its coordinator writes it; else {@code NONE}. */
+    @Override
+    public short prepareForProduce(String topic) {
+        return TopicNames.isInternal(topic) ? Errors.INVALID_TOPIC : Errors.NONE;
     }
 
     @Override
