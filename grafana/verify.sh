@@ -7,7 +7,8 @@
 #      controller's series are on the same endpoint), restarts it once so log load and metadata
 #      snapshot load times are recorded, then starts two broker-only nodes (ids 1, 2) against its
 #      embedded controller and creates a replicated topic (RF=3, min.insync.replicas=2) so the
-#      replication series (follower fetches, ISR, lag) have data; runs a short produce + consume load
+#      replication series (follower fetches, ISR, lag) have data; resets a group's offsets (one
+#      OffsetCommit) so the consumer groups series have data; runs a short produce + consume load
 #      (bin/stellflow-perf.sh) on both topics whose clients export their metrics too;
 #   3. starts Prometheus on 127.0.0.1 with grafana/prometheus.yml (target ports templated) and
 #      grafana/alerts.yml, waits for scrapes;
@@ -138,6 +139,12 @@ for _ in $(seq 1 60); do
 done
 grep -qi "created" "$work/topic-rf3.out" || { cat "$work/topic-rf3.out" >&2; fail "could not create the RF=3 topic"; }
 log "brokers 1 and 2 up (metrics on :${follower_ports[*]}), topic verify-replicated RF=3"
+# A group commit (a reset from outside the group, OffsetCommit v1): creates __consumer_offsets, so
+# its leaders load their partitions (coordinator load time) and the commit series have a sample.
+"$home/bin/stellflow-consumer-groups.sh" --bootstrap-server "127.0.0.1:$broker_port" --reset-offsets \
+  --group verify-group --topic verify --to-earliest --execute >"$work/reset.out" 2>&1 \
+  || { cat "$work/reset.out" >&2; fail "could not commit offsets of group verify-group"; }
+log "group verify-group committed (consumer groups panels)"
 
 load_ms=100000   # outlives the checks below: the clients' endpoints close when the load ends
 "$home/bin/stellflow-perf.sh" produce --bootstrap-server "127.0.0.1:$broker_port" --topic verify-replicated \

@@ -304,10 +304,11 @@ public final class StellflowServer implements AutoCloseable {
         };
         groupRuntime = new CoordinatorRuntime<>(
                 OffsetsTopic.NAME,
-                partition -> new GroupShard(groups.group(), counts),
+                partition -> new GroupShard(groups.group(), counts, telemetry.metrics()::groupRebalanced),
                 new CoordinatorRuntimeConfig(groups.threads(), groups.commitTimeoutMs(), groups.loadBufferBytes()),
                 InstantSource.system(),
                 (partition, records, durationMs) -> telemetry.metrics().groupCoordinatorLoaded(durationMs));
+        telemetry.metrics().registerGroupCoordinatorGauge(groupRuntime::loadedEntryCount);
         groupRuntime.start();
         groupRuntime.watch(watchdog);
         replicas.addReplicaStateListener(groupRuntime);

@@ -1,5 +1,7 @@
 package io.stellflow.broker;
 
+import static io.stellflow.server.common.telemetry.PrometheusScrape.scrape;
+import static io.stellflow.server.common.telemetry.PrometheusScrape.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.coordinator.GroupPartitioner;
@@ -27,6 +29,7 @@ import io.stellflow.protocol.message.OffsetFetchResponse;
 import io.stellflow.protocol.message.OffsetFetchResponse.OffsetFetchPartitionResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.SyncGroupResponse;
+import io.stellflow.server.common.telemetry.PrometheusScrape.Sample;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.io.IOException;
@@ -158,6 +161,24 @@ class GroupsEndToEndTest {
         return last[0];
     }
 
+    private static void awaitGroupCount(StellflowServer server, long groups) {
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> {
+                    try {
+                        return value(
+                                        scrape(server.metricsPort()),
+                                        "stellflow_coordinator_group_count",
+                                        "coordinator_type",
+                                        "group")
+                                == groups;
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                "stellflow.coordinator.group.count = " + groups);
+    }
+
     @Test
     void joinSyncCommitAndASecondMemberFetchesTheCommitAlsoAfterARestart() throws Exception {
         StellflowServer server = TestBroker.start(props(dir));
@@ -220,6 +241,16 @@ class GroupsEndToEndTest {
                 assertThat(bad.errorCode()).isEqualTo(Errors.INVALID_REQUEST);
                 assertThat(bad.body().readableBytes()).isZero();
             }
+            // The coordinator instruments (docs/spec/metrics.md): two joins are two generations,
+            // one successful commit, three partitions loaded, and one group, published within ~2 s.
+            List<Sample> samples = scrape(server.metricsPort());
+            assertThat(value(samples, "stellflow_group_rebalance_count_total")).isEqualTo(2);
+            assertThat(value(samples, "stellflow_offset_commit_count_total", "result", "success"))
+                    .isEqualTo(1);
+            assertThat(value(
+                            samples, "stellflow_coordinator_load_time_milliseconds_count", "coordinator_type", "group"))
+                    .isEqualTo(3);
+            awaitGroupCount(server, 1);
         } finally {
             server.close();
         }
@@ -238,6 +269,10 @@ class GroupsEndToEndTest {
                             .logEndOffset())
                     .as("the group's records are in its partition")
                     .isGreaterThan(0);
+            // The load rebuilt the group and counted no rebalance.
+            awaitGroupCount(server, 1);
+            assertThat(value(scrape(server.metricsPort()), "stellflow_group_rebalance_count_total"))
+                    .isZero();
         } finally {
             server.close();
         }

@@ -198,6 +198,22 @@ public final class CoordinatorRuntime<S extends CoordinatorShard> implements Rep
                 .toArray();
     }
 
+    /**
+     * The sum of {@link CoordinatorShard#entryCount} over the shards loaded here (for groups: {@code
+     * stellflow.coordinator.group.count}), as their threads last published it: at the end of each
+     * load and then about once a second, so up to about two seconds old. Any thread; no allocation
+     * and never touches shard state.
+     */
+    public long loadedEntryCount() {
+        long n = 0;
+        for (ShardSlot<S> s : slots.values()) {
+            if (s.loaded) {
+                n += s.publishedEntryCount;
+            }
+        }
+        return n;
+    }
+
     /** Wakes every runtime thread to look at its timers (after a test moved the injected clock). */
     public void wakeup() {
         for (CoordinatorThread<S> t : threads) {

@@ -37,4 +37,13 @@ public interface CoordinatorShard {
 
     /** The earliest time {@link #poll} has work to do, in ms of the runtime clock; Long.MAX_VALUE for none. */
     long nextDeadlineMs();
+
+    /**
+     * How many entries (for groups: groups) the shard holds, for a gauge: the runtime thread reads it
+     * after the load and then at most about once a second, and publishes it for {@link
+     * CoordinatorRuntime#loadedEntryCount}. Must be cheap (no allocation); 0 when not counted.
+     */
+    default long entryCount() {
+        return 0;
+    }
 }

@@ -43,6 +43,13 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
     /** Wait before a failed load is tried again, ms: an I/O error is rarely gone sooner. */
     static final long LOAD_RETRY_MS = 1_000;
 
+    /**
+     * How often the shards' entry counts are published for the gauge, ns (monotonic time, not the
+     * runtime clock: a test's frozen clock must not freeze the gauge). A count is O(entries), so it is
+     * not taken per command.
+     */
+    static final long PUBLISH_INTERVAL_NS = TimeUnit.SECONDS.toNanos(1);
+
     /** A queued unit of work: run it, or, when the runtime closed first, answer it with a code. */
     interface Task {
         void run();
@@ -61,6 +68,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
     private volatile boolean running = true;
     private volatile boolean started;
     private ByteBuf loadBuffer;
+    private long nextPublishNs;
 
     CoordinatorThread(
             String name,
@@ -111,6 +119,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
                 }
                 long now = clock.millis();
                 long next = runTimers(now);
+                publishEntryCounts();
                 long waitMs = Math.min(Math.max(next - now, 0), MAX_IDLE_WAIT_MS);
                 if (waitMs > 0 && running) {
                     task = queue.poll(waitMs, TimeUnit.MILLISECONDS);
@@ -313,6 +322,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
             }
         };
         s.partition.addHighWatermarkListener(s.highWatermarkListener);
+        s.publishedEntryCount = s.shard.entryCount();
         s.loaded = true;
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - s.loadStartNs);
         LOG.info(
@@ -466,6 +476,20 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
     }
 
     // ---------------------------------------------------------------- timers
+
+    /** Publishes each loaded shard's entry count, at most once per {@link #PUBLISH_INTERVAL_NS}. */
+    private void publishEntryCounts() {
+        long nowNs = System.nanoTime();
+        if (nowNs - nextPublishNs < 0) {
+            return;
+        }
+        nextPublishNs = nowNs + PUBLISH_INTERVAL_NS;
+        for (ShardSlot<S> s : slots.values()) {
+            if (owns(s) && s.loaded) {
+                s.publishedEntryCount = s.shard.entryCount();
+            }
+        }
+    }
 
     /** Runs what is due at {@code nowMs}; returns the earliest next deadline (Long.MAX_VALUE: none). */
     private long runTimers(long nowMs) {

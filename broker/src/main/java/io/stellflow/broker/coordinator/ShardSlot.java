@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * high watermark.
  *
  * <p>Thread-safety: confined to its {@link CoordinatorThread}, except {@link #loaded} (read by any
- * thread for FindCoordinator) and {@link #commitCheckQueued} (set by whichever thread moved the
+ * thread for FindCoordinator), {@link #publishedEntryCount} (read by the metrics thread) and {@link #commitCheckQueued} (set by whichever thread moved the
  * partition's high watermark).
  */
 final class ShardSlot<S extends CoordinatorShard> {
@@ -26,6 +26,9 @@ final class ShardSlot<S extends CoordinatorShard> {
 
     /** True once the load ended at the same leader epoch and commands may run. */
     volatile boolean loaded;
+
+    /** {@link CoordinatorShard#entryCount} as last published by the owner thread, for gauges on any thread. */
+    volatile long publishedEntryCount;
 
     long loadNextOffset;
     long loadStartNs;

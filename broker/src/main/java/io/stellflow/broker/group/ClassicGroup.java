@@ -26,6 +26,7 @@ import java.util.Map;
  */
 final class ClassicGroup {
     private final String groupId;
+    private final Runnable rebalanced;
     private int generation;
     private String leaderId;
     private long emptySinceMs;
@@ -38,6 +39,15 @@ final class ClassicGroup {
     record JoinResult(int generation, String memberId, String leaderId) {}
 
     ClassicGroup(String groupId) {
+        this(groupId, () -> {});
+    }
+
+    /**
+     * @param rebalanced run once per live generation bump (a join, an eviction); never by the load
+     *     ({@code stellflow.group.rebalance.count})
+     */
+    ClassicGroup(String groupId, Runnable rebalanced) {
+        this.rebalanced = rebalanced;
         this.groupId = groupId;
         this.emptySinceMs = -1;
     }
@@ -95,6 +105,7 @@ final class ClassicGroup {
         }
         emptySinceMs = -1;
         generation++;
+        rebalanced.run();
         return new JoinResult(generation, memberId, leaderId);
     }
 
@@ -136,6 +147,7 @@ final class ClassicGroup {
                 it.remove();
                 evicted.add(m.memberId());
                 generation++;
+                rebalanced.run();
             }
         }
         if (!evicted.isEmpty()) {

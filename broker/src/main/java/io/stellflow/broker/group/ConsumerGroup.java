@@ -59,6 +59,7 @@ final class ConsumerGroup {
     static final long INLINE_ASSIGNMENT_MAX_WORK = 20_000;
 
     private final String groupId;
+    private final Runnable rebalanced;
     private final GroupConfig config;
     private final TopicPartitionCounts counts;
 
@@ -94,6 +95,16 @@ final class ConsumerGroup {
             Assignment assignment) {}
 
     ConsumerGroup(String groupId, GroupConfig config, TopicPartitionCounts counts) {
+        this(groupId, config, counts, () -> {});
+    }
+
+    /**
+     * @param rebalanced run once per live group epoch bump (a member joined, left or changed its
+     *     subscription, or the target moved with the metadata); never by the load ({@code
+     *     stellflow.group.rebalance.count})
+     */
+    ConsumerGroup(String groupId, GroupConfig config, TopicPartitionCounts counts, Runnable rebalanced) {
+        this.rebalanced = rebalanced;
         this.groupId = groupId;
         this.config = config;
         this.counts = counts;
@@ -468,6 +479,7 @@ final class ConsumerGroup {
 
     private void bumpGroupEpoch(long nowMs, List<CoordinatorRecord> out) {
         groupEpoch++;
+        rebalanced.run();
         assignor = chooseAssignor();
         emptySinceMs = members.isEmpty() ? nowMs : -1;
         out.add(GroupRecords.consumerGroup(groupId, toValue()));
@@ -509,6 +521,7 @@ final class ConsumerGroup {
         Map<String, Assignment> result = target.assign(Assignors.get(assignor), members.values());
         if (target.differs(result, members.values()) && groupEpoch == target.epoch()) {
             groupEpoch++;
+            rebalanced.run();
             out.add(GroupRecords.consumerGroup(groupId, toValue()));
         }
         target.install(result, members.values(), groupEpoch, out);

@@ -59,14 +59,31 @@ import java.util.function.Supplier;
 public final class GroupShard implements CoordinatorShard {
     private final GroupStore store;
 
-    /** A shard whose new member ids end in random UUIDs. */
+    /** A shard whose new member ids end in random UUIDs, counting no rebalances. */
     public GroupShard(GroupConfig config, TopicPartitionCounts counts) {
-        this(config, counts, () -> UUID.randomUUID().toString());
+        this(config, counts, () -> {});
+    }
+
+    /**
+     * A shard whose new member ids end in random UUIDs.
+     *
+     * @param rebalanced run on the shard's thread once per group epoch bump of our protocol and per
+     *     generation bump of a classic group made by a command or a timer (never by the load); the
+     *     broker counts {@code stellflow.group.rebalance.count} with it, so it must be cheap and
+     *     thread-safe across shards
+     */
+    public GroupShard(GroupConfig config, TopicPartitionCounts counts, Runnable rebalanced) {
+        this(config, counts, () -> UUID.randomUUID().toString(), rebalanced);
     }
 
     /** A shard with the given source of member id suffixes (tests use a counter). */
     GroupShard(GroupConfig config, TopicPartitionCounts counts, Supplier<String> memberIdSuffixes) {
-        this.store = new GroupStore(config, counts, memberIdSuffixes);
+        this(config, counts, memberIdSuffixes, () -> {});
+    }
+
+    GroupShard(
+            GroupConfig config, TopicPartitionCounts counts, Supplier<String> memberIdSuffixes, Runnable rebalanced) {
+        this.store = new GroupStore(config, counts, memberIdSuffixes, rebalanced);
     }
 
     // ---- offsets
@@ -391,8 +408,14 @@ public final class GroupShard implements CoordinatorShard {
         return new CoordinatorResult<>(out, null);
     }
 
-    /** Number of groups (either protocol, or offsets only) on this shard. */
+    /** Number of groups (either protocol, or offsets only) on this shard; O(groups), no allocation. */
     public int groupCount() {
+        return store.groupCount();
+    }
+
+    /** {@link #groupCount()}: the runtime publishes it for {@code stellflow.coordinator.group.count}. */
+    @Override
+    public long entryCount() {
         return store.groupCount();
     }
 

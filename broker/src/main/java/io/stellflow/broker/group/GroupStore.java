@@ -52,6 +52,8 @@ final class GroupStore {
     final GroupConfig config;
     final TopicPartitionCounts counts;
     private final Supplier<String> memberIds;
+    /** Run per live group epoch or generation bump (the groups get it; replay never bumps). */
+    private final Runnable rebalanced;
 
     final Map<String, ClassicGroup> classic = new HashMap<>();
     final Map<String, ConsumerGroup> consumer = new HashMap<>();
@@ -62,7 +64,8 @@ final class GroupStore {
     /** A lower bound of the earliest member deadline (exact after each poll). */
     private long nextMemberDeadlineMs = Long.MAX_VALUE;
 
-    GroupStore(GroupConfig config, TopicPartitionCounts counts, Supplier<String> memberIds) {
+    GroupStore(GroupConfig config, TopicPartitionCounts counts, Supplier<String> memberIds, Runnable rebalanced) {
+        this.rebalanced = rebalanced;
         this.config = config;
         this.counts = counts;
         this.memberIds = memberIds;
@@ -78,11 +81,20 @@ final class GroupStore {
         return () -> newMemberId(clientId);
     }
 
+    /** Distinct group ids over the three maps; no allocation (the runtime publishes it for the gauge). */
     int groupCount() {
-        Set<String> ids = new TreeSet<>(classic.keySet());
-        ids.addAll(consumer.keySet());
-        ids.addAll(offsets.keySet());
-        return ids.size();
+        int n = offsets.size();
+        for (String id : classic.keySet()) {
+            if (!offsets.containsKey(id)) {
+                n++;
+            }
+        }
+        for (String id : consumer.keySet()) {
+            if (!offsets.containsKey(id) && !classic.containsKey(id)) {
+                n++;
+            }
+        }
+        return n;
     }
 
     boolean exists(String groupId) {
@@ -108,7 +120,7 @@ final class GroupStore {
             }
             dropConsumerGroup(g, out);
         }
-        return classic.computeIfAbsent(groupId, ClassicGroup::new);
+        return classic.computeIfAbsent(groupId, id -> new ClassicGroup(id, rebalanced));
     }
 
     /** The consumer group {@code groupId}, created when absent; null when a non-empty classic group holds it. */
@@ -121,7 +133,7 @@ final class GroupStore {
             classic.remove(groupId);
             out.add(GroupRecords.classicGroup(groupId, null));
         }
-        return consumer.computeIfAbsent(groupId, id -> new ConsumerGroup(id, config, counts));
+        return consumer.computeIfAbsent(groupId, id -> new ConsumerGroup(id, config, counts, rebalanced));
     }
 
     /** Forgets a consumer group a failed first heartbeat created (nothing of it was written). */
@@ -359,7 +371,8 @@ final class GroupStore {
                 if (r.value() == null) {
                     classic.remove(id);
                 } else {
-                    classic.computeIfAbsent(id, ClassicGroup::new).load(r.value(), 0);
+                    classic.computeIfAbsent(id, k -> new ClassicGroup(k, rebalanced))
+                            .load(r.value(), 0);
                 }
             }
             case ConsumerGroupRecord r -> {
@@ -388,7 +401,7 @@ final class GroupStore {
     }
 
     private ConsumerGroup consumerFor(String id) {
-        return consumer.computeIfAbsent(id, k -> new ConsumerGroup(k, config, counts));
+        return consumer.computeIfAbsent(id, k -> new ConsumerGroup(k, config, counts, rebalanced));
     }
 
     private void dropIfBare(String id) {

@@ -14,7 +14,7 @@ import java.util.List;
  * <p>Registered now: "Broker: network and requests" (except throttling: no quotas yet), "Broker:
  * produce and fetch", "Broker: storage" and "Broker: replication" ({@link ReplicaTelemetry} behind the
  * {@link ReplicationMetrics} hooks); the "Controller" section is the controller module's {@code ControllerInstruments}.
- * Deferred ({@link #DEFERRED}): coordinators and quotas.
+ * "Broker: coordinators and quotas" except quotas. Deferred ({@link #DEFERRED}): quotas.
  *
  * <p>Thread-safety: constants only.
  */
@@ -62,6 +62,12 @@ public final class BrokerInstruments {
             histogram("stellflow.offset.commit.latency", "ms", "node.id", "result");
     public static final Instrument COORDINATOR_LOAD_TIME =
             histogram("stellflow.coordinator.load.time", "ms", "node.id", "coordinator.type");
+
+    // Broker: coordinators
+    public static final Instrument COORDINATOR_GROUP_COUNT =
+            gauge("stellflow.coordinator.group.count", "{group}", "node.id", "coordinator.type");
+    public static final Instrument GROUP_REBALANCE_COUNT =
+            counter("stellflow.group.rebalance.count", "{event}", "node.id");
     public static final Instrument REBUILD_INDEX_COUNT =
             counter("stellflow.log.rebuild.index.count", "{event}", "node.id");
     public static final Instrument LOG_WRITE_ERROR_COUNT =
@@ -134,6 +140,8 @@ public final class BrokerInstruments {
             COORDINATOR_LOAD_TIME,
             OFFSET_COMMIT_COUNT,
             OFFSET_COMMIT_LATENCY,
+            COORDINATOR_GROUP_COUNT,
+            GROUP_REBALANCE_COUNT,
             REBUILD_INDEX_COUNT,
             LOG_WRITE_ERROR_COUNT,
             BACKGROUND_ERROR_COUNT,
@@ -165,12 +173,7 @@ public final class BrokerInstruments {
      */
     public static final List<String> DEFERRED = List.of(
             // quotas: no throttling exists yet
-            "stellflow.request.throttle.count",
-            "stellflow.request.throttle.time",
-            "stellflow.quota.throttle.count",
-            // coordinators: the runtime records its load time; group state comes with the group shard
-            "stellflow.coordinator.group.count",
-            "stellflow.group.");
+            "stellflow.request.throttle.count", "stellflow.request.throttle.time", "stellflow.quota.throttle.count");
 
     /** Bucket boundaries of every ms latency histogram ({@link Instrument#LATENCY_BUCKETS_MS}). */
     public static final List<Double> LATENCY_BUCKETS_MS = Instrument.LATENCY_BUCKETS_MS;

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -116,6 +117,7 @@ public final class BrokerMetrics {
     private final LongAdder indexRebuilds = new LongAdder();
     private final LongAdder segmentsDeleted = new LongAdder();
     private final LongAdder logWriteErrors = new LongAdder();
+    private final LongAdder groupRebalances = new LongAdder();
     /** By task name; a handful of fixed names (the periodic tasks), so the map stays tiny. */
     private final Map<String, LongAdder> backgroundErrors = new ConcurrentHashMap<>();
 
@@ -207,6 +209,7 @@ public final class BrokerMetrics {
                         (task, n) -> m.record(n.sum(), Attributes.of(NODE_ID, (long) nodeId, TASK, task))));
         counter(BrokerInstruments.QUARANTINE_SEGMENT_COUNT, m -> m.record(segmentsQuarantined.sum(), node));
         counter(BrokerInstruments.QUARANTINE_BYTES, m -> m.record(bytesQuarantined.sum(), node));
+        counter(BrokerInstruments.GROUP_REBALANCE_COUNT, m -> m.record(groupRebalances.sum(), node));
 
         requestLatency = histogram(BrokerInstruments.REQUEST_LATENCY);
         produceLatency = histogram(BrokerInstruments.PRODUCE_LATENCY);
@@ -285,6 +288,15 @@ public final class BrokerMetrics {
                         (t, alive, ageMs) -> m.record(ageMs, Attributes.of(NODE_ID, (long) nodeId, THREAD, t))));
         counter(BrokerInstruments.THREAD_RESTART_COUNT, m -> m.record(source.restarts(), node));
         counter(BrokerInstruments.THREAD_STUCK_COUNT, m -> m.record(source.stucks(), node));
+    }
+
+    /**
+     * Registers {@code stellflow.coordinator.group.count} ({@code coordinator.type} "group"): {@code
+     * groups} is read at collection time on the exporter's thread, so it must be thread-safe and cheap
+     * (the group runtime's {@code loadedEntryCount}, which sums counts its threads published). Once.
+     */
+    public void registerGroupCoordinatorGauge(LongSupplier groups) {
+        gauge(BrokerInstruments.COORDINATOR_GROUP_COUNT, m -> m.record(groups.getAsLong(), groupCoordinator));
     }
 
     /** Registers the gauges (connection, queue depths, active segment size, log offsets). */
@@ -422,6 +434,14 @@ public final class BrokerMetrics {
      */
     public void groupCoordinatorLoaded(long durationMs) {
         coordinatorLoadTime.record((double) durationMs, groupCoordinator, Context.root());
+    }
+
+    /**
+     * A group moved to a new epoch (our protocol) or generation (classic) by a command or a timer,
+     * never by a load ({@code stellflow.group.rebalance.count}). Any thread; no allocation.
+     */
+    public void groupRebalanced() {
+        groupRebalances.increment();
     }
 
     void indexRebuilt() {

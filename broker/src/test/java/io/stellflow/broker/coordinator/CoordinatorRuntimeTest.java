@@ -194,6 +194,32 @@ class CoordinatorRuntimeTest {
     }
 
     @Test
+    void theEntryCountOfLoadedShardsIsPublishedAtLoadAfterCommandsAndDroppedWithTheShard() throws Exception {
+        appendDirect(List.of(
+                new CoordinatorRecord(CounterShard.key("a"), CounterShard.value(1)),
+                new CoordinatorRecord(CounterShard.key("b"), CounterShard.value(2))));
+        followerCatchesUp();
+        assertThat(runtime.loadedEntryCount()).as("nothing loaded").isZero();
+
+        lead();
+        assertThat(runtime.loadedEntryCount()).as("published by the load").isEqualTo(2);
+
+        CompletableFuture<Long> c = runtime.submit(0, s -> s.add("c", 1));
+        Wait.until(Duration.ofSeconds(10), () -> partition.logEndOffset() == 3, "appended");
+        followerCatchesUp();
+        assertThat(c.get(10, TimeUnit.SECONDS)).isEqualTo(1L);
+        // Published by the runtime thread about once a second (the test clock stands still).
+        Wait.until(Duration.ofSeconds(10), () -> runtime.loadedEntryCount() == 3, "3 entries published");
+
+        partition.becomeFollower(2, 3);
+        runtime.onBecomeFollower(partition, image(2, 3));
+        awaitStatus(Errors.NOT_COORDINATOR);
+        assertThat(runtime.loadedEntryCount())
+                .as("the dropped shard counts no more")
+                .isZero();
+    }
+
+    @Test
     void losingLeadershipFailsWaitingWritesAndLaterCommandsWithNotCoordinator() throws Exception {
         lead();
         CompletableFuture<Long> waiting = runtime.submit(0, s -> s.add("x", 1));

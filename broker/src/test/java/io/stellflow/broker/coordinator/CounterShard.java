@@ -96,6 +96,12 @@ final class CounterShard implements CoordinatorShard {
         return new CoordinatorResult<>(records, null);
     }
 
+    /** The number of counters, for the runtime's published entry count. */
+    @Override
+    public long entryCount() {
+        return counters.size();
+    }
+
     @Override
     public long nextDeadlineMs() {
         long next = Long.MAX_VALUE;

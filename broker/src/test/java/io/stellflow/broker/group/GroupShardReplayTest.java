@@ -47,6 +47,10 @@ class GroupShardReplayTest {
                         .as("seed %d step %d: replayed", seed, step)
                         .isEqualTo(live);
                 assertThat(fresh.groupCount()).isEqualTo(f.shard.groupCount());
+                assertThat(f.shard.groupCount())
+                        .as("distinct ids over both protocols and offsets")
+                        .isEqualTo(f.shard.listGroups(List.of()).size());
+                assertThat(fresh.entryCount()).isEqualTo(f.shard.groupCount());
                 for (String g : GROUPS) {
                     assertThat(fresh.describeGroup(g)).isEqualTo(f.shard.describeGroup(g));
                     assertThat(fresh.offsetHistory(g, 1000)).isEqualTo(f.shard.offsetHistory(g, 1000));

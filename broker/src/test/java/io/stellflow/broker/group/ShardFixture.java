@@ -29,12 +29,19 @@ final class ShardFixture {
     final GroupConfig config;
     final GroupShard shard;
     final List<CoordinatorRecord> log = new ArrayList<>();
+    /** Group epoch and generation bumps the shard reported (stellflow.group.rebalance.count). */
+    final AtomicInteger rebalances = new AtomicInteger();
+
     private final AtomicInteger ids = new AtomicInteger();
     long nowMs = 1_000_000;
 
     ShardFixture(GroupConfig config) {
         this.config = config;
-        this.shard = new GroupShard(config, t -> topics.getOrDefault(t, -1), () -> "id" + ids.incrementAndGet());
+        this.shard = new GroupShard(
+                config,
+                t -> topics.getOrDefault(t, -1),
+                () -> "id" + ids.incrementAndGet(),
+                rebalances::incrementAndGet);
         shard.onLoaded(nowMs); // an empty partition, loaded
     }
 
@@ -103,7 +110,12 @@ final class ShardFixture {
 
     /** A fresh shard that loads {@link #log} as the runtime would after a failover. */
     GroupShard replayed(long loadNowMs) {
-        GroupShard fresh = new GroupShard(config, t -> topics.getOrDefault(t, -1), () -> "other");
+        return replayed(loadNowMs, () -> {});
+    }
+
+    /** As {@link #replayed(long)}, the fresh shard reporting its rebalances to {@code rebalanced}. */
+    GroupShard replayed(long loadNowMs, Runnable rebalanced) {
+        GroupShard fresh = new GroupShard(config, t -> topics.getOrDefault(t, -1), () -> "other", rebalanced);
         long offset = 0;
         for (CoordinatorRecord r : log) {
             fresh.replay(offset++, r.key(), r.value());

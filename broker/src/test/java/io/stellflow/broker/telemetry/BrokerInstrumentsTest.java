@@ -7,6 +7,7 @@ import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.HistogramPointData;
 import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.MetricDataType;
 import io.opentelemetry.sdk.metrics.data.PointData;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.stellflow.controller.telemetry.ControllerInstruments;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -74,6 +76,7 @@ class BrokerInstrumentsTest {
             metrics.registerLogDirGauge(List.of(Path.of("/data/d1"), Path.of("/data/d2")), d -> d.endsWith("d2"));
             metrics.replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
             metrics.registerThreadGauges(new FakeThreads());
+            metrics.registerGroupCoordinatorGauge(() -> 3);
             exerciseEverything(metrics);
 
             Collection<MetricData> exported = reader.collectAllMetrics();
@@ -143,6 +146,49 @@ class BrokerInstrumentsTest {
     }
 
     @Test
+    void groupCountFollowsTheRuntimeAndRebalancesCountFromZero() {
+        InMemoryMetricReader reader = InMemoryMetricReader.create();
+        try (SdkMeterProvider provider =
+                SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+            BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 3, false);
+            AtomicLong groups = new AtomicLong();
+            metrics.registerGroupCoordinatorGauge(groups::get);
+            assertThat(longPoint(reader.collectAllMetrics(), "stellflow.group.rebalance.count")
+                            .getValue())
+                    .as("a series from the first scrape")
+                    .isZero();
+
+            groups.set(5);
+            metrics.groupRebalanced();
+            metrics.groupRebalanced();
+            Collection<MetricData> exported = reader.collectAllMetrics();
+            LongPointData count = longPoint(exported, "stellflow.coordinator.group.count");
+            assertThat(count.getValue()).isEqualTo(5);
+            assertThat(count.getAttributes().get(BrokerMetrics.COORDINATOR_TYPE))
+                    .isEqualTo("group");
+            assertThat(longPoint(exported, "stellflow.group.rebalance.count").getValue())
+                    .isEqualTo(2);
+
+            groups.set(1);
+            assertThat(longPoint(reader.collectAllMetrics(), "stellflow.coordinator.group.count")
+                            .getValue())
+                    .isEqualTo(1);
+        }
+    }
+
+    private static LongPointData longPoint(Collection<MetricData> exported, String name) {
+        MetricData data = exported.stream()
+                .filter(m -> m.getName().equals(name))
+                .findFirst()
+                .orElseThrow();
+        Collection<LongPointData> points = data.getType() == MetricDataType.LONG_GAUGE
+                ? data.getLongGaugeData().getPoints()
+                : data.getLongSumData().getPoints();
+        assertThat(points).hasSize(1);
+        return points.iterator().next();
+    }
+
+    @Test
     void resultsMapErrorCodes() {
         assertThat(BrokerMetrics.result(Errors.NONE)).isEqualTo(BrokerMetrics.SUCCESS);
         assertThat(BrokerMetrics.result(Errors.THROTTLED)).isEqualTo(BrokerMetrics.THROTTLED);
@@ -172,6 +218,7 @@ class BrokerInstrumentsTest {
         storage.segmentsDeleted(2);
         metrics.groupCoordinatorLoaded(12);
         metrics.offsetCommit(BrokerMetrics.SUCCESS, 3_000_000);
+        metrics.groupRebalanced();
         storage.logQuarantined(new Quarantined(
                 Path.of("/logs/orders-0"),
                 Path.of("/logs/orders-0/00000000000000000000.log"),
