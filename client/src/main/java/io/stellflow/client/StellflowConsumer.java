@@ -9,6 +9,7 @@ import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -57,6 +59,14 @@ public final class StellflowConsumer implements AutoCloseable {
     private final ClientMetrics metrics;
     private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
+    /** Fetch answers taken off {@link #completed} while a blocking group call waited; handed out first. */
+    private final ArrayDeque<CompletedFetch> stashed = new ArrayDeque<>();
+    /** The group member when {@code group.id} is set, else null. */
+    private final ConsumerMembership group;
+    /** Partitions whose position must come from auto.offset.reset because the group has no commit. */
+    private final Set<TopicPartition> noCommittedOffset = new LinkedHashSet<>();
+
+    private boolean subscribed;
     private long lastMetadataRefreshNs;
 
     private volatile boolean closed;
@@ -92,6 +102,9 @@ public final class StellflowConsumer implements AutoCloseable {
             return new FetchResult(errorCode, highWatermark, baseOffset, any ? records.retain() : null);
         }
     }
+
+    /** Put on {@link #completed} when a group response arrives: wakes a waiting consumer call. */
+    private static final CompletedFetch WAKE = new CompletedFetch(null, 0, null, null);
 
     /** One completed Fetch; thread-confined to {@link #poll} once taken off the queue. */
     private static final class CompletedFetch {
@@ -137,15 +150,39 @@ public final class StellflowConsumer implements AutoCloseable {
 
     /** As {@link #StellflowConsumer(Properties, io.opentelemetry.api.OpenTelemetry)}. */
     public StellflowConsumer(ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry) {
+        this(config, openTelemetry, null);
+    }
+
+    /** As above; {@code groupTransport} replaces the wire to the group coordinator (tests), null: the wire. */
+    StellflowConsumer(
+            ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry, GroupTransport groupTransport) {
         this.config = config;
         this.metrics = new ClientMetrics(openTelemetry, "consumer");
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
+        this.group = config.groupId() == null
+                ? null
+                : new ConsumerMembership(
+                        config,
+                        groupTransport != null ? groupTransport : new NetworkGroupTransport(network, metadata),
+                        new Owner(),
+                        () -> completed.offer(WAKE));
     }
 
-    /** Replaces the assignment; positions of partitions that stay assigned are kept. */
+    /**
+     * Replaces the assignment; positions of partitions that stay assigned are kept. With a {@code
+     * group.id}, commits go to the group from outside it (member epoch -1) and auto commit runs.
+     *
+     * @throws IllegalStateException while subscribed
+     */
     public void assign(Collection<TopicPartition> partitions) {
+        if (subscribed) {
+            throw new IllegalStateException("assign() while subscribed: call unsubscribe() first");
+        }
+        if (group != null) {
+            group.startAutoCommit(nowMs());
+        }
         Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
             PartitionState s = assigned.get(tp);
@@ -153,6 +190,239 @@ public final class StellflowConsumer implements AutoCloseable {
         }
         assigned.clear();
         assigned.putAll(next);
+    }
+
+    /**
+     * Joins the group ({@code group.id}) with these topics, or changes the subscription; the
+     * coordinator assigns partitions, and {@code listener} hears of each change ({@link
+     * ConsumerRebalanceListener} gives the order). Partitions arrive from inside {@link #poll}, which
+     * also sends the heartbeats: call it at least once per session timeout (45 s by default).
+     *
+     * @throws IllegalStateException without {@code group.id}, or after {@link #assign} with
+     *     partitions
+     */
+    public void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
+        if (group == null) {
+            throw new IllegalStateException("subscribe() needs group.id");
+        }
+        if (!subscribed && !assigned.isEmpty()) {
+            throw new IllegalStateException("subscribe() after assign(): call unsubscribe() first");
+        }
+        if (topics.isEmpty()) {
+            unsubscribe();
+            return;
+        }
+        for (String t : topics) {
+            if (t == null || t.isBlank()) {
+                throw new IllegalArgumentException("blank topic name in " + topics);
+            }
+        }
+        group.subscribe(topics, listener, nowMs());
+        subscribed = true;
+    }
+
+    /** As {@link #subscribe(Collection, ConsumerRebalanceListener)} with no listener. */
+    public void subscribe(Collection<String> topics) {
+        subscribe(topics, ConsumerRebalanceListener.NONE);
+    }
+
+    /**
+     * Leaves the group (after committing positions with auto commit and {@link
+     * ConsumerRebalanceListener#onPartitionsRevoked}; waits up to {@code default.api.timeout.ms} for
+     * the coordinator to hear it), or drops a manual assignment.
+     */
+    public void unsubscribe() {
+        if (subscribed) {
+            leaveGroup(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.defaultApiTimeoutMs()));
+        }
+        assign(List.of());
+    }
+
+    private void leaveGroup(long deadlineNs) {
+        subscribed = false;
+        CompletableFuture<Void> left = group.leave(nowMs());
+        try {
+            awaitGroup(left, deadlineNs);
+        } finally {
+            if (!left.isDone()) {
+                group.reset(); // the coordinator drops the member after its session timeout
+            }
+        }
+    }
+
+    /** Commits the position of every assigned partition; waits up to {@code default.api.timeout.ms}. */
+    public void commitSync() {
+        commitSync(positions(), Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /** As {@link #commitSync()}, waiting at most {@code timeout}. */
+    public void commitSync(Duration timeout) {
+        commitSync(positions(), timeout);
+    }
+
+    /** Commits {@code offsets} (the next offset to read per partition). */
+    public void commitSync(Map<TopicPartition, Long> offsets) {
+        commitSync(offsets, Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /**
+     * Commits {@code offsets}, retrying coordinator errors (with FindCoordinator and a bounded
+     * back-off) until {@code timeout}.
+     *
+     * @throws StellflowException with the code: FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH or
+     *     UNKNOWN_MEMBER_ID when the member lost a partition it commits (its new owner's offset is
+     *     kept), NETWORK_ERROR or a coordinator code when the time ran out
+     * @throws IllegalStateException without {@code group.id}
+     */
+    public void commitSync(Map<TopicPartition, Long> offsets, Duration timeout) {
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        requireGroup("commitSync");
+        if (offsets.isEmpty()) {
+            return;
+        }
+        CompletableFuture<Void> f =
+                requireGroup("commitSync").commit(offsets, true, nowMs() + timeout.toMillis(), null);
+        awaitGroup(f, deadlineNs);
+        result(f, "commit");
+    }
+
+    /** Commits every assigned partition's position without waiting; errors are logged at debug. */
+    public void commitAsync() {
+        commitAsync(positions(), null);
+    }
+
+    /** As {@link #commitAsync()}; {@code callback} runs from a later consumer call. */
+    public void commitAsync(OffsetCommitCallback callback) {
+        commitAsync(positions(), callback);
+    }
+
+    /**
+     * Sends a commit of {@code offsets} once (no retry: a later commit covers it); {@code callback}
+     * (may be null) runs on this thread from a later {@link #poll} or blocking call.
+     */
+    public void commitAsync(Map<TopicPartition, Long> offsets, OffsetCommitCallback callback) {
+        ConsumerMembership g = requireGroup("commitAsync");
+        g.commit(offsets, false, nowMs() + config.common().requestTimeoutMs(), callback);
+        g.poll(nowMs());
+    }
+
+    /**
+     * The group's committed offsets (OffsetFetch v1) of {@code partitions}; a partition without a
+     * commit is absent. Waits up to {@code default.api.timeout.ms}.
+     */
+    public Map<TopicPartition, Long> committed(Set<TopicPartition> partitions) {
+        return committed(partitions, Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /** As {@link #committed(Set)}, waiting at most {@code timeout}. */
+    public Map<TopicPartition, Long> committed(Set<TopicPartition> partitions, Duration timeout) {
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        CompletableFuture<Map<TopicPartition, Long>> f =
+                requireGroup("committed").fetchCommitted(partitions, nowMs() + timeout.toMillis());
+        awaitGroup(f, deadlineNs);
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        result(f, "committed").forEach((tp, offset) -> {
+            if (offset >= 0) {
+                out.put(tp, offset);
+            }
+        });
+        return out;
+    }
+
+    /** The current subscription's member id (null when not a member); for tools and tests. */
+    public String groupMemberId() {
+        return group == null ? null : group.memberId();
+    }
+
+    private ConsumerMembership requireGroup(String what) {
+        if (group == null) {
+            throw new IllegalStateException(what + "() needs group.id");
+        }
+        return group;
+    }
+
+    private Map<TopicPartition, Long> positions() {
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        assigned.forEach((tp, s) -> {
+            if (s.position >= 0) {
+                out.put(tp, s.position);
+            }
+        });
+        return out;
+    }
+
+    private static <T> T result(CompletableFuture<T> f, String what) {
+        if (!f.isDone()) {
+            throw new StellflowException(StellflowException.NETWORK_ERROR, what + " timed out");
+        }
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            Throwable c = ConsumerMembership.unwrap(e);
+            throw c instanceof StellflowException se
+                    ? se
+                    : new StellflowException(Errors.UNKNOWN_SERVER_ERROR, what + " failed", c);
+        }
+    }
+
+    /**
+     * Drives the group member until {@code f} is done or the deadline passes; fetch answers that
+     * arrive meanwhile are kept for the next {@link #poll}.
+     */
+    private void awaitGroup(CompletableFuture<?> f, long deadlineNs) {
+        while (true) {
+            group.poll(nowMs());
+            long leftNs = deadlineNs - System.nanoTime();
+            if (f.isDone() || leftNs <= 0) {
+                return;
+            }
+            long waitNs = Math.min(leftNs, TimeUnit.MILLISECONDS.toNanos(group.timeToNextEventMs(nowMs()) + 1));
+            try {
+                CompletedFetch c = completed.poll(waitNs, TimeUnit.NANOSECONDS);
+                while (c != null) {
+                    if (c != WAKE) {
+                        stashed.add(c);
+                    }
+                    c = completed.poll();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new StellflowException(StellflowException.NETWORK_ERROR, "interrupted", e);
+            }
+        }
+    }
+
+    private static long nowMs() {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
+    }
+
+    /** The group member's view of this consumer's partitions (application thread only). */
+    private final class Owner implements PartitionOwner {
+        @Override
+        public Map<TopicPartition, Long> positions() {
+            return StellflowConsumer.this.positions();
+        }
+
+        @Override
+        public void partitionsRevoked(Collection<TopicPartition> partitions) {
+            for (TopicPartition tp : partitions) {
+                assigned.remove(tp); // a Fetch in flight for it is dropped as stale when it comes back
+                noCommittedOffset.remove(tp);
+            }
+        }
+
+        @Override
+        public void partitionsAssigned(Map<TopicPartition, Long> committedOffsets) {
+            committedOffsets.forEach((tp, offset) -> {
+                PartitionState s = new PartitionState();
+                if (offset >= 0) {
+                    s.moveTo(offset);
+                } else {
+                    noCommittedOffset.add(tp);
+                }
+                assigned.put(tp, s);
+            });
+        }
     }
 
     /** The currently assigned partitions, in assignment order. */
@@ -242,21 +512,28 @@ public final class StellflowConsumer implements AutoCloseable {
         List<ConsumerRecord> out = new ArrayList<>();
         List<CompletedFetch> ready = new ArrayList<>();
         while (true) {
+            long waitNs = nextRetryWaitNs();
+            if (group != null) {
+                group.poll(nowMs());
+                waitNs = Math.min(waitNs, TimeUnit.MILLISECONDS.toNanos(group.timeToNextEventMs(nowMs()) + 1));
+            }
             resolvePositions();
             sendFetches();
             long leftNs = deadlineNs - System.nanoTime();
-            CompletedFetch f;
+            CompletedFetch f = stashed.poll();
             try {
-                f = leftNs > 0
-                        ? completed.poll(Math.min(leftNs, nextRetryWaitNs()), TimeUnit.NANOSECONDS)
-                        : completed.poll();
+                if (f == null) {
+                    f = leftNs > 0 ? completed.poll(Math.min(leftNs, waitNs), TimeUnit.NANOSECONDS) : completed.poll();
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return out;
             }
             while (f != null) {
-                ready.add(f);
-                f = completed.poll();
+                if (f != WAKE) {
+                    ready.add(f);
+                }
+                f = stashed.isEmpty() ? completed.poll() : stashed.poll();
             }
             if (!ready.isEmpty()) {
                 try {
@@ -321,10 +598,19 @@ public final class StellflowConsumer implements AutoCloseable {
         switch (config.autoOffsetReset()) {
             case "earliest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.EARLIEST));
             case "latest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.LATEST));
-            default ->
+            default -> {
+                if (noCommittedOffset.contains(tp)) {
+                    throw new StellflowException(
+                            Errors.OFFSET_OUT_OF_RANGE,
+                            "group " + config.groupId() + " has no committed offset for " + tp
+                                    + " and auto.offset.reset=none: commit or reset one (stellflow-consumer-groups"
+                                    + " --reset-offsets), or set auto.offset.reset to earliest or latest");
+                }
                 throw new StellflowException(
                         Errors.OFFSET_OUT_OF_RANGE, "no valid position for " + tp + " and auto.offset.reset=none");
+            }
         }
+        noCommittedOffset.remove(tp);
         s.epoch++;
         s.fetchInFlight = false;
     }
@@ -514,12 +800,46 @@ public final class StellflowConsumer implements AutoCloseable {
         }
     }
 
-    /** Closes the connections; fetches in flight are abandoned. */
+    /**
+     * Leaves the group if subscribed (as {@link #unsubscribe}, auto commit first) or, with a manual
+     * assignment and auto commit, commits the positions; waits up to {@code default.api.timeout.ms}
+     * for that, then closes the connections; fetches in flight are abandoned.
+     */
     @Override
     public void close() {
+        close(Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /** As {@link #close()}, waiting at most {@code timeout} for the group. */
+    public void close(Duration timeout) {
+        if (closed) {
+            return;
+        }
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        try {
+            if (group != null && subscribed) {
+                leaveGroup(deadlineNs);
+            } else if (group != null
+                    && config.enableAutoCommit()
+                    && !positions().isEmpty()) {
+                CompletableFuture<Void> f = group.commit(positions(), true, nowMs() + timeout.toMillis(), null);
+                awaitGroup(f, deadlineNs);
+            }
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(StellflowConsumer.class)
+                    .warn("consumer close: leaving group {} failed: {}", config.groupId(), e.toString());
+        } finally {
+            closeNetwork();
+        }
+    }
+
+    private void closeNetwork() {
         closed = true;
         network.close();
         for (CompletedFetch c = completed.poll(); c != null; c = completed.poll()) {
+            c.release();
+        }
+        for (CompletedFetch c = stashed.poll(); c != null; c = stashed.poll()) {
             c.release();
         }
     }
