@@ -1,10 +1,8 @@
 package io.stellflow.client;
 
 import io.stellflow.protocol.Errors;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -12,8 +10,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.Function;
-import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -105,9 +101,9 @@ final class ConsumerMembership {
     /** What a listener threw, or an OffsetFetch error of a reconciliation: thrown once by {@link #poll}. */
     private RuntimeException deferredError;
 
-    private final ArrayDeque<CoordinatorCall<?>> calls = new ArrayDeque<>();
+    private final CoordinatorCalls calls;
     private long nextAutoCommitMs = Long.MAX_VALUE;
-    private CoordinatorCall<Map<TopicPartition, Short>> autoCommit;
+    private CompletableFuture<Map<TopicPartition, Short>> autoCommit;
     private final Map<TopicPartition, Long> lastCommitted = new LinkedHashMap<>();
 
     /**
@@ -124,6 +120,8 @@ final class ConsumerMembership {
         this.owner = owner;
         this.wakeup = wakeup;
         this.locator = new CoordinatorLocator(transport, groupId, config.common(), wakeup);
+        this.calls = new CoordinatorCalls(
+                groupId, locator, config.common(), wakeup, () -> "member " + memberId + " epoch " + memberEpoch);
     }
 
     State state() {
@@ -225,9 +223,8 @@ final class ConsumerMembership {
     CompletableFuture<Void> commit(
             Map<TopicPartition, Long> offsets, boolean retry, long deadlineMs, OffsetCommitCallback callback) {
         Map<TopicPartition, Long> copy = Map.copyOf(offsets);
-        CoordinatorCall<Map<TopicPartition, Short>> call = commitCall(copy, retry, deadlineMs);
-        CompletableFuture<Void> done = call.result.handle((codes, err) -> {
-            Exception e = err == null ? null : (Exception) unwrap(err);
+        CompletableFuture<Void> done = commitCall(copy, retry, deadlineMs).handle((codes, err) -> {
+            Exception e = err == null ? null : (Exception) CoordinatorCalls.unwrap(err);
             if (e == null) {
                 lastCommitted.putAll(copy);
             }
@@ -248,24 +245,18 @@ final class ConsumerMembership {
      */
     CompletableFuture<Map<TopicPartition, Long>> fetchCommitted(Set<TopicPartition> partitions, long deadlineMs) {
         Set<TopicPartition> copy = Set.copyOf(partitions);
-        CoordinatorCall<Map<TopicPartition, Long>> call = new CoordinatorCall<>(
+        return calls.add(
                 "OffsetFetch", c -> transport.fetchOffsets(c, groupId, copy), r -> Errors.NONE, true, deadlineMs);
-        calls.add(call);
-        return call.result;
     }
 
     /** Milliseconds until {@link #poll} has something to do without a response arriving (>= 0). */
     long timeToNextEventMs(long nowMs) {
-        long next = Math.min(locator.nextLookupMs(nowMs), nextAutoCommitMs);
+        long next = Math.min(needsCoordinator() ? locator.nextLookupMs(nowMs) : Long.MAX_VALUE, nextAutoCommitMs);
         boolean known = locator.known();
         if (known && state != State.UNSUBSCRIBED && state != State.FAILED && heartbeat == null) {
             next = Math.min(next, ackPending ? nowMs : nextHeartbeatMs);
         }
-        for (CoordinatorCall<?> c : calls) {
-            if (c.inFlight == null) {
-                next = Math.min(next, known ? Math.max(c.notBeforeMs, nowMs) : c.deadlineMs);
-            }
-        }
+        next = Math.min(next, calls.nextEventMs(nowMs, known));
         return Math.max(0, next - nowMs);
     }
 
@@ -281,17 +272,17 @@ final class ConsumerMembership {
         if (fatal != null) {
             throw fatal;
         }
-        HostPort coordinator = locator.coordinator(nowMs);
+        HostPort coordinator = needsCoordinator() ? locator.coordinator(nowMs) : null;
         handleHeartbeatReply(nowMs);
-        handleCalls(nowMs);
+        calls.handle(nowMs);
         reconcile(nowMs);
         maybeAutoCommit(nowMs);
-        coordinator = locator.coordinator(nowMs);
+        coordinator = needsCoordinator() ? locator.coordinator(nowMs) : null;
         if (coordinator != null) {
             maybeHeartbeat(coordinator, nowMs);
-            sendCalls(coordinator, nowMs);
+            calls.send(coordinator, nowMs);
         } else {
-            failExpiredCalls(nowMs);
+            calls.failExpired(nowMs);
         }
         if (fatal != null) {
             throw fatal;
@@ -301,6 +292,11 @@ final class ConsumerMembership {
             deferredError = null;
             throw e;
         }
+    }
+
+    /** True while the member or a queued call needs the coordinator (no lookup for a consumer at rest). */
+    private boolean needsCoordinator() {
+        return state != State.UNSUBSCRIBED && state != State.FAILED || calls.pending();
     }
 
     // ---- heartbeat ------------------------------------------------------------------------------
@@ -359,7 +355,7 @@ final class ConsumerMembership {
             message = reply.errorMessage();
         } catch (CompletionException e) {
             reply = null;
-            code = errorCode(e.getCause());
+            code = CoordinatorCalls.errorCode(e.getCause());
             message = e.getCause().getMessage();
         }
         if (state == State.UNSUBSCRIBED) {
@@ -367,7 +363,7 @@ final class ConsumerMembership {
         }
         boolean leave = sent.memberEpoch() < 0;
         if (leave) {
-            if (isCoordinatorError(code)) {
+            if (CoordinatorCalls.isCoordinatorError(code)) {
                 locator.markUnknown(nowMs); // the owner waits; the leave goes again to the next one
                 return;
             }
@@ -400,7 +396,7 @@ final class ConsumerMembership {
             if (reply.assignment() != null) {
                 target = new LinkedHashSet<>(reply.assignment());
             }
-        } else if (isFencedCode(code)) {
+        } else if (CoordinatorCalls.isFencedCode(code)) {
             LOG.info("member {} of group {} fenced ({}: {}); rejoining", memberId, groupId, Errors.name(code), message);
             loseAll("fenced");
             state = State.JOINING;
@@ -409,7 +405,7 @@ final class ConsumerMembership {
             target = null;
             resetAcked();
             nextHeartbeatMs = nowMs;
-        } else if (isCoordinatorError(code)) {
+        } else if (CoordinatorCalls.isCoordinatorError(code)) {
             locator.markUnknown(nowMs);
             resetAcked();
             nextHeartbeatMs = nowMs;
@@ -531,7 +527,8 @@ final class ConsumerMembership {
                                 "group {}: commit of revoked partitions {} failed: {}",
                                 groupId,
                                 r.revoked,
-                                unwrap(r.revokeCommit.exceptionNow()).toString());
+                                CoordinatorCalls.unwrap(r.revokeCommit.exceptionNow())
+                                        .toString());
                     }
                     r.step = Step.REVOKE;
                 }
@@ -563,7 +560,7 @@ final class ConsumerMembership {
                         return false;
                     }
                     if (r.offsets.isCompletedExceptionally()) {
-                        Throwable e = unwrap(r.offsets.exceptionNow());
+                        Throwable e = CoordinatorCalls.unwrap(r.offsets.exceptionNow());
                         r.offsets = null; // asked again on the next poll; the heartbeat goes on meanwhile
                         deferError(
                                 e instanceof StellflowException se
@@ -618,7 +615,7 @@ final class ConsumerMembership {
         if (state != State.MEMBER && state != State.UNSUBSCRIBED) {
             return; // no epoch to commit with
         }
-        if (autoCommit != null && !autoCommit.result.isDone()) {
+        if (autoCommit != null && !autoCommit.isDone()) {
             return;
         }
         Map<TopicPartition, Long> changed = new LinkedHashMap<>();
@@ -632,12 +629,14 @@ final class ConsumerMembership {
         }
         Map<TopicPartition, Long> copy = Map.copyOf(changed);
         autoCommit = commitCall(copy, false, nowMs + config.common().requestTimeoutMs());
-        autoCommit.result.whenComplete((codes, err) -> {
+        autoCommit.whenComplete((codes, err) -> {
             if (err == null) {
                 lastCommitted.putAll(copy);
             } else {
                 LOG.debug(
-                        "group {}: auto commit failed: {}", groupId, unwrap(err).toString());
+                        "group {}: auto commit failed: {}",
+                        groupId,
+                        CoordinatorCalls.unwrap(err).toString());
             }
         });
     }
@@ -649,164 +648,17 @@ final class ConsumerMembership {
         }
     }
 
-    private CoordinatorCall<Map<TopicPartition, Short>> commitCall(
+    private CompletableFuture<Map<TopicPartition, Short>> commitCall(
             Map<TopicPartition, Long> offsets, boolean retry, long deadlineMs) {
-        CoordinatorCall<Map<TopicPartition, Short>> call = new CoordinatorCall<>(
+        return calls.add(
                 "OffsetCommit",
                 c -> {
                     boolean inGroup = state == State.MEMBER || state == State.LEAVING;
                     return transport.commitOffsets(
                             c, groupId, inGroup ? memberId : null, inGroup ? memberEpoch : -1, offsets);
                 },
-                ConsumerMembership::firstError,
+                CoordinatorCalls::firstError,
                 retry,
                 deadlineMs);
-        calls.add(call);
-        return call;
-    }
-
-    private static short firstError(Map<TopicPartition, Short> codes) {
-        for (short code : codes.values()) {
-            if (code != Errors.NONE) {
-                return code;
-            }
-        }
-        return Errors.NONE;
-    }
-
-    /** A commit or offset fetch to the coordinator, resent after coordinator errors when allowed. */
-    private static final class CoordinatorCall<T> {
-        final String name;
-        final Function<HostPort, CompletableFuture<T>> send;
-        final ToIntFunction<T> errorOf;
-        final boolean retry;
-        final long deadlineMs;
-        final CompletableFuture<T> result = new CompletableFuture<>();
-        CompletableFuture<T> inFlight;
-        long notBeforeMs = Long.MIN_VALUE;
-        short lastCode = StellflowException.NETWORK_ERROR;
-
-        CoordinatorCall(
-                String name,
-                Function<HostPort, CompletableFuture<T>> send,
-                ToIntFunction<T> errorOf,
-                boolean retry,
-                long deadlineMs) {
-            this.name = name;
-            this.send = send;
-            this.errorOf = errorOf;
-            this.retry = retry;
-            this.deadlineMs = deadlineMs;
-        }
-    }
-
-    private void sendCalls(HostPort coordinator, long nowMs) {
-        for (CoordinatorCall<?> c : calls) {
-            if (c.inFlight == null && (c.notBeforeMs == Long.MIN_VALUE || nowMs - c.notBeforeMs >= 0)) {
-                send(c, coordinator);
-            }
-        }
-        handleCalls(nowMs);
-    }
-
-    private <T> void send(CoordinatorCall<T> c, HostPort coordinator) {
-        c.inFlight = c.send.apply(coordinator);
-        c.inFlight.whenComplete((r, e) -> wakeup.run());
-    }
-
-    private void handleCalls(long nowMs) {
-        // Completing a call runs callbacks, which may queue new calls: go over a snapshot.
-        List<Runnable> completions = new ArrayList<>();
-        for (Iterator<CoordinatorCall<?>> it = calls.iterator(); it.hasNext(); ) {
-            CoordinatorCall<?> c = it.next();
-            if (c.inFlight != null && c.inFlight.isDone() && handle(c, nowMs, completions)) {
-                it.remove();
-            }
-        }
-        completions.forEach(Runnable::run);
-    }
-
-    /** Settles one answered call; true when it is finished (its completion queued). */
-    private <T> boolean handle(CoordinatorCall<T> c, long nowMs, List<Runnable> completions) {
-        CompletableFuture<T> done = c.inFlight;
-        c.inFlight = null;
-        T value = null;
-        short code;
-        Throwable cause = null;
-        try {
-            value = done.join();
-            code = (short) c.errorOf.applyAsInt(value);
-        } catch (CompletionException e) {
-            cause = e.getCause();
-            code = errorCode(cause);
-        }
-        c.lastCode = code;
-        if (code == Errors.NONE) {
-            locator.succeeded();
-            T v = value;
-            completions.add(() -> c.result.complete(v));
-            return true;
-        }
-        boolean coordinatorError = isCoordinatorError(code);
-        if (coordinatorError) {
-            locator.markUnknown(nowMs);
-        }
-        if (c.retry && (coordinatorError || StellflowException.isRetriable(code)) && nowMs - c.deadlineMs < 0) {
-            c.notBeforeMs = coordinatorError ? nowMs : nowMs + config.common().retryBackoffMs();
-            return false;
-        }
-        String what = c.name + " for group " + groupId + " failed";
-        if (isFencedCode(code)) {
-            what = c.name + " for group " + groupId + " refused: member " + memberId + " epoch " + memberEpoch
-                    + " no longer owns the partitions";
-        }
-        StellflowException e = new StellflowException(code, what, cause);
-        completions.add(() -> c.result.completeExceptionally(e));
-        return true;
-    }
-
-    private void failExpiredCalls(long nowMs) {
-        List<Runnable> completions = new ArrayList<>();
-        for (Iterator<CoordinatorCall<?>> it = calls.iterator(); it.hasNext(); ) {
-            CoordinatorCall<?> c = it.next();
-            if (c.inFlight == null && nowMs - c.deadlineMs >= 0) {
-                it.remove();
-                StellflowException e = new StellflowException(
-                        c.lastCode, c.name + " for group " + groupId + ": no coordinator before the deadline");
-                completions.add(() -> c.result.completeExceptionally(e));
-            }
-        }
-        completions.forEach(Runnable::run);
-    }
-
-    // ---- error classes --------------------------------------------------------------------------
-
-    /** The error code a failed future carries ({@link Errors#UNKNOWN_SERVER_ERROR} for a bug). */
-    static short errorCode(Throwable t) {
-        Throwable c = unwrap(t);
-        return c instanceof StellflowException se ? se.errorCode() : Errors.UNKNOWN_SERVER_ERROR;
-    }
-
-    static Throwable unwrap(Throwable t) {
-        Throwable c = t;
-        while (c instanceof CompletionException && c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c;
-    }
-
-    /** The codes that send the member back to FindCoordinator: the coordinator moved or is away. */
-    static boolean isCoordinatorError(short code) {
-        return code == Errors.NOT_COORDINATOR
-                || code == Errors.COORDINATOR_NOT_AVAILABLE
-                || code == Errors.BROKER_NOT_AVAILABLE
-                || code == StellflowException.NETWORK_ERROR;
-    }
-
-    /** The codes that say this member (epoch) is no longer in the group: rejoin with epoch 0. */
-    static boolean isFencedCode(short code) {
-        return code == Errors.FENCED_MEMBER_EPOCH
-                || code == Errors.UNKNOWN_MEMBER_ID
-                || code == Errors.STALE_MEMBER_EPOCH;
     }
 }

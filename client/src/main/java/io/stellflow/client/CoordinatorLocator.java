@@ -53,9 +53,9 @@ final class CoordinatorLocator {
                 coordinator = done.join();
                 return coordinator;
             } catch (CompletionException e) {
-                short code = ConsumerMembership.errorCode(e.getCause());
+                short code = CoordinatorCalls.errorCode(e.getCause());
                 failed(nowMs);
-                if (!ConsumerMembership.isCoordinatorError(code) && !StellflowException.isRetriable(code)) {
+                if (!CoordinatorCalls.isCoordinatorError(code) && !StellflowException.isRetriable(code)) {
                     throw new StellflowException(code, "cannot find the coordinator of group " + groupId, e.getCause());
                 }
             }

@@ -1,11 +1,9 @@
 package io.stellflow.client;
 
-import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.message.FetchRequest;
-import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.time.Duration;
@@ -18,14 +16,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Reads records from manually assigned partitions ({@link #assign}), Kafka style: {@link #poll}
- * returns the records that arrived, each partition's position moves past what was returned.
+ * Reads records from manually assigned partitions ({@link #assign}) or, with {@code group.id}, from
+ * the partitions the group coordinator assigns ({@link #subscribe(Collection,
+ * ConsumerRebalanceListener)}, our group protocol, {@link ConsumerMembership}), Kafka style: {@link
+ * #poll} returns the records that arrived, each partition's position moves past what was returned.
+ * A group member's heartbeats, reconciliation steps, listener calls and auto commits run inside
+ * {@link #poll} and the blocking group calls, on the application thread.
  *
  * <p>Fetching is pipelined: every assigned partition keeps one Fetch in flight (long-polling up
  * to {@code fetch.max.wait.ms} on the broker). The I/O thread only decodes a response's envelope
@@ -63,6 +64,8 @@ public final class StellflowConsumer implements AutoCloseable {
     private final ArrayDeque<CompletedFetch> stashed = new ArrayDeque<>();
     /** The group member when {@code group.id} is set, else null. */
     private final ConsumerMembership group;
+    /** The blocking group calls (commitSync, committed, leave), null without {@code group.id}. */
+    private final GroupCalls groupCalls;
     /** Partitions whose position must come from auto.offset.reset because the group has no commit. */
     private final Set<TopicPartition> noCommittedOffset = new LinkedHashSet<>();
 
@@ -86,47 +89,6 @@ public final class StellflowConsumer implements AutoCloseable {
         void moveTo(long offset) {
             position = offset;
             fetchPosition = offset;
-        }
-    }
-
-    /**
-     * A partition's Fetch answer with the envelope decoded; {@code records} (null when empty) is a
-     * retained slice of the response frame, owned by whoever holds this object.
-     *
-     * @param baseOffset what the batches' baseOffsetDelta counts from (v0: the fetch offset; v1:
-     *     recordsBaseOffset)
-     */
-    private record FetchResult(short errorCode, long highWatermark, long baseOffset, ByteBuf records) {
-        static FetchResult retaining(short errorCode, long highWatermark, long baseOffset, ByteBuf records) {
-            boolean any = errorCode == Errors.NONE && records != null && records.isReadable();
-            return new FetchResult(errorCode, highWatermark, baseOffset, any ? records.retain() : null);
-        }
-    }
-
-    /** Put on {@link #completed} when a group response arrives: wakes a waiting consumer call. */
-    private static final CompletedFetch WAKE = new CompletedFetch(null, 0, null, null);
-
-    /** One completed Fetch; thread-confined to {@link #poll} once taken off the queue. */
-    private static final class CompletedFetch {
-        final TopicPartition tp;
-        final int epoch;
-        final Throwable failure;
-        FetchResult result;
-
-        CompletedFetch(TopicPartition tp, int epoch, FetchResult result, Throwable failure) {
-            this.tp = tp;
-            this.epoch = epoch;
-            this.result = result;
-            this.failure = failure;
-        }
-
-        /** Drops the record bytes (idempotent). */
-        void release() {
-            FetchResult r = result;
-            if (r != null && r.records() != null) {
-                result = new FetchResult(r.errorCode(), r.highWatermark(), r.baseOffset(), null);
-                r.records().release();
-            }
         }
     }
 
@@ -167,7 +129,8 @@ public final class StellflowConsumer implements AutoCloseable {
                         config,
                         groupTransport != null ? groupTransport : new NetworkGroupTransport(network, metadata),
                         new Owner(),
-                        () -> completed.offer(WAKE));
+                        () -> completed.offer(CompletedFetch.WAKE));
+        this.groupCalls = group == null ? null : new GroupCalls(group, config, this::awaitResponse);
     }
 
     /**
@@ -240,14 +203,7 @@ public final class StellflowConsumer implements AutoCloseable {
 
     private void leaveGroup(long deadlineNs) {
         subscribed = false;
-        CompletableFuture<Void> left = group.leave(nowMs());
-        try {
-            awaitGroup(left, deadlineNs);
-        } finally {
-            if (!left.isDone()) {
-                group.reset(); // the coordinator drops the member after its session timeout
-            }
-        }
+        groupCalls.leave(deadlineNs);
     }
 
     /** Commits the position of every assigned partition; waits up to {@code default.api.timeout.ms}. */
@@ -275,15 +231,7 @@ public final class StellflowConsumer implements AutoCloseable {
      * @throws IllegalStateException without {@code group.id}
      */
     public void commitSync(Map<TopicPartition, Long> offsets, Duration timeout) {
-        long deadlineNs = System.nanoTime() + timeout.toNanos();
-        requireGroup("commitSync");
-        if (offsets.isEmpty()) {
-            return;
-        }
-        CompletableFuture<Void> f =
-                requireGroup("commitSync").commit(offsets, true, nowMs() + timeout.toMillis(), null);
-        awaitGroup(f, deadlineNs);
-        result(f, "commit");
+        requireGroup("commitSync").commitSync(offsets, timeout);
     }
 
     /** Commits every assigned partition's position without waiting; errors are logged at debug. */
@@ -301,9 +249,7 @@ public final class StellflowConsumer implements AutoCloseable {
      * (may be null) runs on this thread from a later {@link #poll} or blocking call.
      */
     public void commitAsync(Map<TopicPartition, Long> offsets, OffsetCommitCallback callback) {
-        ConsumerMembership g = requireGroup("commitAsync");
-        g.commit(offsets, false, nowMs() + config.common().requestTimeoutMs(), callback);
-        g.poll(nowMs());
+        requireGroup("commitAsync").commitAsync(offsets, callback);
     }
 
     /**
@@ -316,17 +262,7 @@ public final class StellflowConsumer implements AutoCloseable {
 
     /** As {@link #committed(Set)}, waiting at most {@code timeout}. */
     public Map<TopicPartition, Long> committed(Set<TopicPartition> partitions, Duration timeout) {
-        long deadlineNs = System.nanoTime() + timeout.toNanos();
-        CompletableFuture<Map<TopicPartition, Long>> f =
-                requireGroup("committed").fetchCommitted(partitions, nowMs() + timeout.toMillis());
-        awaitGroup(f, deadlineNs);
-        Map<TopicPartition, Long> out = new LinkedHashMap<>();
-        result(f, "committed").forEach((tp, offset) -> {
-            if (offset >= 0) {
-                out.put(tp, offset);
-            }
-        });
-        return out;
+        return requireGroup("committed").committed(partitions, timeout);
     }
 
     /** The current subscription's member id (null when not a member); for tools and tests. */
@@ -334,11 +270,11 @@ public final class StellflowConsumer implements AutoCloseable {
         return group == null ? null : group.memberId();
     }
 
-    private ConsumerMembership requireGroup(String what) {
-        if (group == null) {
+    private GroupCalls requireGroup(String what) {
+        if (groupCalls == null) {
             throw new IllegalStateException(what + "() needs group.id");
         }
-        return group;
+        return groupCalls;
     }
 
     private Map<TopicPartition, Long> positions() {
@@ -351,49 +287,24 @@ public final class StellflowConsumer implements AutoCloseable {
         return out;
     }
 
-    private static <T> T result(CompletableFuture<T> f, String what) {
-        if (!f.isDone()) {
-            throw new StellflowException(StellflowException.NETWORK_ERROR, what + " timed out");
-        }
+    /** Waits up to {@code waitNs} for a response; fetch answers that arrive are kept for {@link #poll}. */
+    private void awaitResponse(long waitNs) {
         try {
-            return f.join();
-        } catch (CompletionException e) {
-            Throwable c = ConsumerMembership.unwrap(e);
-            throw c instanceof StellflowException se
-                    ? se
-                    : new StellflowException(Errors.UNKNOWN_SERVER_ERROR, what + " failed", c);
-        }
-    }
-
-    /**
-     * Drives the group member until {@code f} is done or the deadline passes; fetch answers that
-     * arrive meanwhile are kept for the next {@link #poll}.
-     */
-    private void awaitGroup(CompletableFuture<?> f, long deadlineNs) {
-        while (true) {
-            group.poll(nowMs());
-            long leftNs = deadlineNs - System.nanoTime();
-            if (f.isDone() || leftNs <= 0) {
-                return;
-            }
-            long waitNs = Math.min(leftNs, TimeUnit.MILLISECONDS.toNanos(group.timeToNextEventMs(nowMs()) + 1));
-            try {
-                CompletedFetch c = completed.poll(waitNs, TimeUnit.NANOSECONDS);
-                while (c != null) {
-                    if (c != WAKE) {
-                        stashed.add(c);
-                    }
-                    c = completed.poll();
+            CompletedFetch c = completed.poll(waitNs, TimeUnit.NANOSECONDS);
+            while (c != null) {
+                if (c != CompletedFetch.WAKE) {
+                    stashed.add(c);
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new StellflowException(StellflowException.NETWORK_ERROR, "interrupted", e);
+                c = completed.poll();
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StellflowException(StellflowException.NETWORK_ERROR, "interrupted", e);
         }
     }
 
     private static long nowMs() {
-        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
+        return GroupCalls.nowMs();
     }
 
     /** The group member's view of this consumer's partitions (application thread only). */
@@ -530,7 +441,7 @@ public final class StellflowConsumer implements AutoCloseable {
                 return out;
             }
             while (f != null) {
-                if (f != WAKE) {
+                if (f != CompletedFetch.WAKE) {
                     ready.add(f);
                 }
                 f = stashed.isEmpty() ? completed.poll() : stashed.poll();
@@ -650,7 +561,8 @@ public final class StellflowConsumer implements AutoCloseable {
                             ApiKeys.FETCH,
                             FetchResponseV1.VERSION,
                             req::write,
-                            version -> version >= 1 ? StellflowConsumer::readV1 : body -> readV0(body, fetchOffset))
+                            version ->
+                                    version >= 1 ? FetchResult::readV1 : body -> FetchResult.readV0(body, fetchOffset))
                     .whenComplete((r, err) -> {
                         CompletedFetch c = new CompletedFetch(tp, epoch, r, err);
                         completed.add(c);
@@ -662,20 +574,6 @@ public final class StellflowConsumer implements AutoCloseable {
         if (needMetadata) {
             refreshMetadata();
         }
-    }
-
-    /** I/O thread: the v0 envelope; the records stay undecoded (retained). */
-    private static FetchResult readV0(ByteBuf body, long fetchOffset) {
-        FetchResponse.PartitionData p =
-                FetchResponse.read(body).responses().get(0).partitions().get(0);
-        return FetchResult.retaining(p.errorCode(), p.highWatermark(), fetchOffset, p.records());
-    }
-
-    /** I/O thread: the v1 envelope (stored batches; offsets count from recordsBaseOffset). */
-    private static FetchResult readV1(ByteBuf body) {
-        FetchResponseV1.PartitionData p =
-                FetchResponseV1.read(body).responses().get(0).partitions().get(0);
-        return FetchResult.retaining(p.errorCode(), p.highWatermark(), p.recordsBaseOffset(), p.records());
     }
 
     private void refreshMetadata() {
@@ -819,11 +717,8 @@ public final class StellflowConsumer implements AutoCloseable {
         try {
             if (group != null && subscribed) {
                 leaveGroup(deadlineNs);
-            } else if (group != null
-                    && config.enableAutoCommit()
-                    && !positions().isEmpty()) {
-                CompletableFuture<Void> f = group.commit(positions(), true, nowMs() + timeout.toMillis(), null);
-                awaitGroup(f, deadlineNs);
+            } else if (group != null && config.enableAutoCommit()) {
+                groupCalls.commitSync(positions(), Duration.ofNanos(Math.max(0, deadlineNs - System.nanoTime())));
             }
         } catch (RuntimeException e) {
             org.slf4j.LoggerFactory.getLogger(StellflowConsumer.class)

@@ -452,4 +452,46 @@ class ConsumerMembershipTest {
         assertThat(coordinator.heartbeats.poll().call().owned()).containsExactly(T0);
         m.poll(nowMs); // once only
     }
+
+    @Test
+    void outsideTheGroupNothingIsAskedUntilACallNeedsTheCoordinatorAndCommitsCarryNoMember() {
+        ConsumerMembership m = member("enable.auto.commit", "false");
+        m.poll(nowMs);
+        assertThat(coordinator.finds).isEmpty(); // an assign-only consumer at rest: no lookup, no wake-ups
+        assertThat(m.timeToNextEventMs(nowMs)).isGreaterThan(3_600_000L);
+
+        CompletableFuture<Void> commit = m.commit(Map.of(T0, 12L), true, nowMs + 5_000, null);
+        m.poll(nowMs);
+        coordinator.finds.poll().answer().complete(A);
+        m.poll(nowMs);
+        ScriptedCoordinator.Commit sent = coordinator.commits.poll();
+        assertThat(sent.memberId()).isNull();
+        assertThat(sent.memberEpoch()).isEqualTo(-1);
+        sent.answer().complete(Map.of(T0, Errors.NONE));
+        m.poll(nowMs);
+        assertThat(commit).isCompleted();
+
+        // A call that finds no coordinator before its deadline fails with the last code it saw.
+        CompletableFuture<Map<TopicPartition, Long>> fetch = m.fetchCommitted(Set.of(T0), nowMs + 1_000);
+        m.poll(nowMs);
+        coordinator
+                .fetches
+                .poll()
+                .answer()
+                .completeExceptionally(new StellflowException(Errors.COORDINATOR_NOT_AVAILABLE, "loading"));
+        m.poll(nowMs);
+        nowMs += 100;
+        m.poll(nowMs);
+        coordinator
+                .finds
+                .poll()
+                .answer()
+                .completeExceptionally(new StellflowException(Errors.COORDINATOR_NOT_AVAILABLE, "loading"));
+        nowMs += 1_000;
+        m.poll(nowMs);
+        assertThat(fetch).isCompletedExceptionally();
+        assertThatThrownBy(fetch::join)
+                .hasCauseInstanceOf(StellflowException.class)
+                .hasMessageContaining("no coordinator before the deadline");
+    }
 }
