@@ -70,6 +70,13 @@ public final class StellflowConsumer implements AutoCloseable {
     private final Set<TopicPartition> noCommittedOffset = new LinkedHashSet<>();
 
     private boolean subscribed;
+    /**
+     * Source of {@code PartitionState.epoch} values, consumer-wide: a Fetch answer counts only for the
+     * state (and seek) it was sent for, also when the partition was revoked and assigned again while
+     * it was in flight (a per-state counter would start at 0 again and take the old answer).
+     */
+    private int fetchEpochs;
+
     private long lastMetadataRefreshNs;
 
     private volatile boolean closed;
@@ -149,7 +156,7 @@ public final class StellflowConsumer implements AutoCloseable {
         Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
             PartitionState s = assigned.get(tp);
-            next.put(tp, s != null ? s : new PartitionState());
+            next.put(tp, s != null ? s : newPartitionState());
         }
         assigned.clear();
         assigned.putAll(next);
@@ -325,7 +332,7 @@ public final class StellflowConsumer implements AutoCloseable {
         @Override
         public void partitionsAssigned(Map<TopicPartition, Long> committedOffsets) {
             committedOffsets.forEach((tp, offset) -> {
-                PartitionState s = new PartitionState();
+                PartitionState s = newPartitionState();
                 if (offset >= 0) {
                     s.moveTo(offset);
                 } else {
@@ -334,6 +341,12 @@ public final class StellflowConsumer implements AutoCloseable {
                 assigned.put(tp, s);
             });
         }
+    }
+
+    private PartitionState newPartitionState() {
+        PartitionState s = new PartitionState();
+        s.epoch = ++fetchEpochs;
+        return s;
     }
 
     /** The currently assigned partitions, in assignment order. */
@@ -348,7 +361,7 @@ public final class StellflowConsumer implements AutoCloseable {
         }
         PartitionState s = state(tp);
         s.moveTo(offset);
-        s.epoch++;
+        s.epoch = ++fetchEpochs;
         s.fetchInFlight = false;
     }
 
@@ -522,7 +535,7 @@ public final class StellflowConsumer implements AutoCloseable {
             }
         }
         noCommittedOffset.remove(tp);
-        s.epoch++;
+        s.epoch = ++fetchEpochs;
         s.fetchInFlight = false;
     }
 
@@ -693,7 +706,7 @@ public final class StellflowConsumer implements AutoCloseable {
         PartitionState s = assigned.get(f.tp);
         if (s != null && s.epoch == f.epoch) {
             s.moveTo(position >= 0 ? position : s.position);
-            s.epoch++;
+            s.epoch = ++fetchEpochs;
             s.fetchInFlight = false;
         }
     }
