@@ -232,9 +232,10 @@ public final class StellflowConsumer implements AutoCloseable {
      * Commits {@code offsets}, retrying coordinator errors (with FindCoordinator and a bounded
      * back-off) until {@code timeout}.
      *
-     * @throws StellflowException with the code: FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH or
-     *     UNKNOWN_MEMBER_ID when the member lost a partition it commits (its new owner's offset is
-     *     kept), NETWORK_ERROR or a coordinator code when the time ran out
+     * @throws StellflowException with the code: FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID when the
+     *     member lost a partition it commits (its new owner's offset is kept); STALE_MEMBER_EPOCH (sent
+     *     again with the member's newer epoch meanwhile), NETWORK_ERROR or a coordinator code when the
+     *     time ran out
      * @throws IllegalStateException without {@code group.id}
      */
     public void commitSync(Map<TopicPartition, Long> offsets, Duration timeout) {

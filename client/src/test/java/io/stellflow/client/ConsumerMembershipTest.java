@@ -387,6 +387,29 @@ class ConsumerMembershipTest {
     }
 
     @Test
+    void aSyncCommitWithAnEpochLeftBehindIsSentAgainWithTheNewEpoch() {
+        ConsumerMembership m = joined(Set.of(T0), "retry.backoff.ms", "100");
+        CompletableFuture<Void> sync = m.commit(Map.of(T0, 5L), true, nowMs + 10_000, null);
+        m.poll(nowMs);
+        ScriptedCoordinator.Commit first = coordinator.commits.poll();
+        assertThat(first.memberEpoch()).isEqualTo(1);
+        nowMs += 3_000;
+        m.poll(nowMs);
+        coordinator.heartbeats.poll().answer().complete(ok("m1", 2, null));
+        m.poll(nowMs);
+        first.answer().complete(Map.of(T0, Errors.STALE_MEMBER_EPOCH));
+        m.poll(nowMs);
+        assertThat(coordinator.commits).isEmpty(); // after retry.backoff.ms
+        nowMs += 100;
+        m.poll(nowMs);
+        ScriptedCoordinator.Commit again = coordinator.commits.poll();
+        assertThat(again.memberEpoch()).isEqualTo(2);
+        again.answer().complete(Map.of(T0, Errors.NONE));
+        m.poll(nowMs);
+        assertThat(sync).isCompleted();
+    }
+
+    @Test
     void leavingRevokesWithACommitThenSendsEpochMinusOneOrMinusTwoForAStaticMember() {
         for (String instance : new String[] {null, "host-1"}) {
             events.clear();
