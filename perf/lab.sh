@@ -4,6 +4,7 @@
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
 #                                 [--fresh-memory] [--no-aot]
 #   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB] [--profile]
+#   perf/run-matrix.sh --groups [--runs N] [--smoke] [--data-mb MB] [--cases REGEX]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
 #   acks 1 / -1, per transport io_uring / epoll / nio (a fresh broker per transport = case group),
 #   then a consume case and a fixed-rate latency case (20,000 records/s of 1 KiB, acks=-1,
@@ -22,6 +23,10 @@
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
 #   broker CPU is the sum over the three broker processes.
+# --groups: consumer groups (issue #19) side by side with Kafka 4.x (group.protocol=consumer): time to
+#   a stable assignment for M members over P partitions, then one joining and one leaving
+#   (GROUP_SIZES, default "10x900 100x1000"; --smoke "3x30 5x50"), commits/s and commit latency of
+#   COMMITTERS members (8), group against assign consume of --data-mb MB (perf/lab-groups.sh).
 # Each case records MB/s, records/s, p50/p99/p99.9, broker CPU s/GB (utime+stime of the broker
 # pid from /proc before and after the case) and client CPU s/GB (the load tool's CPU, all threads). Machine limits (iperf3 loopback, fio sequential
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
@@ -39,6 +44,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --vs-kafka) MODE=vs-kafka ;;
     --cluster3) MODE=cluster3 ;;
+    --groups) MODE=groups ;;
     --small) SMALL=yes ;;
     --smoke) SMOKE=yes ;;
     --cases) CASES_RE=$2; shift ;;
@@ -49,7 +55,7 @@ while [ $# -gt 0 ]; do
     --no-limits) LIMITS="" ;;
     --fresh-memory) FILL="" ;;
     --no-aot) AOT="" ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

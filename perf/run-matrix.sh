@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Stellflow perf matrix.
 #   perf/run-matrix.sh --quick            the short main job (below; CI runs it)
-#   perf/run-matrix.sh [--small] ...      the matrix, and --vs-kafka: see perf/lab.sh --help
+#   perf/run-matrix.sh [--small] ...      the matrix, --vs-kafka, --cluster3 and --groups: see perf/lab.sh --help
 #   perf/run-matrix.sh --telemetry-overhead [--runs N] [--data-mb MB] [--warmup-mb MB] [--profile LABEL]
 #                                         produce throughput with metrics.exporter=none vs prometheus,
 #                                         side by side (perf/telemetry-overhead.sh)

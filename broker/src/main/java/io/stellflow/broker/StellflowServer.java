@@ -12,10 +12,18 @@ import io.stellflow.broker.cluster.ReplicaStateListener;
 import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
+import io.stellflow.broker.config.GroupCoordinatorConfig;
 import io.stellflow.broker.config.Listener;
+import io.stellflow.broker.coordinator.CoordinatorRuntime;
+import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
+import io.stellflow.broker.coordinator.OffsetsTopic;
+import io.stellflow.broker.group.GroupShard;
+import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.FetchHandler;
+import io.stellflow.broker.handler.FindCoordinatorHandler;
+import io.stellflow.broker.handler.GroupHandlers;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
@@ -31,6 +39,7 @@ import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.storage.LogManager;
@@ -55,7 +64,10 @@ import org.slf4j.LoggerFactory;
 /**
  * A Stellflow broker, the handle tests and tools hold: {@link #start} assembles and starts it, then
  * it serves the data-plane APIs (ApiVersions, Metadata, Produce, Fetch, ListOffsets, CreateTopic,
- * DeleteTopic; OffsetForLeaderEpoch between brokers) until {@link #close}. {@link StellflowMain} runs
+ * DeleteTopic; OffsetForLeaderEpoch between brokers) and the group APIs (FindCoordinator,
+ * OffsetCommit, OffsetFetch, JoinGroup, SyncGroup, Heartbeat, ConsumerGroupHeartbeat and the group
+ * admin APIs, served by the group coordinator's runtime on {@code __consumer_offsets}) until {@link
+ * #close}. {@link StellflowMain} runs
  * one in the foreground.
  *
  * <p>Parts: the process role's {@link BrokerAssembly} (log dir locks, {@code meta.properties}, the
@@ -81,9 +93,12 @@ import org.slf4j.LoggerFactory;
  * {@code num.append.agents} append agents (single writer per partition: validation and appends,
  * {@link AppendService}), one timer-wheel thread for parked Fetches, one {@code
  * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), one {@code sf-log-dir-check} thread ({@link
- * LogDirFailures}: offline log dirs, retried partition creations), and no thread per parked Fetch. The
- * {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append agents, replica fetchers, timer,
- * disk-full recovery, log dir check, HW checkpoint and controller heartbeat threads ({@code
+ * LogDirFailures}: offline log dirs, retried partition creations), {@code group.coordinator.threads}
+ * group coordinator threads ({@code sf-coordinator-__consumer_offsets-<i>}, {@link
+ * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), and no
+ * thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
+ * agents, replica fetchers, timer, disk-full recovery, log dir check, HW checkpoint, group
+ * coordinator and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
  * broker asks the controller to fence it.
  *
@@ -115,6 +130,18 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.PRODUCE,
             ApiKeys.FETCH,
             ApiKeys.LIST_OFFSETS,
+            ApiKeys.OFFSET_COMMIT,
+            ApiKeys.OFFSET_FETCH,
+            ApiKeys.FIND_COORDINATOR,
+            ApiKeys.HEARTBEAT,
+            ApiKeys.JOIN_GROUP,
+            ApiKeys.SYNC_GROUP,
+            ApiKeys.CONSUMER_GROUP_HEARTBEAT,
+            ApiKeys.LIST_GROUPS,
+            ApiKeys.DESCRIBE_GROUPS,
+            ApiKeys.DELETE_GROUPS,
+            ApiKeys.OFFSET_DELETE,
+            ApiKeys.OFFSET_HISTORY,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.OFFSET_FOR_LEADER_EPOCH);
@@ -133,6 +160,11 @@ public final class StellflowServer implements AutoCloseable {
     private volatile String clusterId;
 
     private AutoTopicCreation autoCreate;
+    /** Creates {@code __consumer_offsets} on the first group request (whatever auto.create.topics.enable says). */
+    private AutoTopicCreation offsetsTopicCreation;
+    /** The group coordinator's runtime ({@code __consumer_offsets}); null until {@link #startReplication}. */
+    private CoordinatorRuntime<GroupShard> groupRuntime;
+
     private volatile boolean closing;
 
     private volatile BrokerLifecycle lifecycle;
@@ -263,6 +295,23 @@ public final class StellflowServer implements AutoCloseable {
             // A partition's append queue goes with its leadership (it became a follower or left).
             replicas.addReplicaStateListener(ReplicaStateListener.whenNotLeading(appends::remove));
         }
+        // The group coordinator: a shard per __consumer_offsets partition led here, loaded when
+        // leadership arrives (registered before the first metadata, so no transition is missed).
+        GroupCoordinatorConfig groups = config.groupCoordinator();
+        TopicPartitionCounts counts = topic -> {
+            TopicImage t = replicas.image().topic(topic);
+            return t == null ? -1 : t.partitions().size();
+        };
+        groupRuntime = new CoordinatorRuntime<>(
+                OffsetsTopic.NAME,
+                partition -> new GroupShard(groups.group(), counts),
+                new CoordinatorRuntimeConfig(groups.threads(), groups.commitTimeoutMs(), groups.loadBufferBytes()),
+                InstantSource.system(),
+                (partition, records, durationMs) -> telemetry.metrics().groupCoordinatorLoaded(durationMs));
+        groupRuntime.start();
+        groupRuntime.watch(watchdog);
+        replicas.addReplicaStateListener(groupRuntime);
+        replicas.addImageListener(new GroupTopicChanges(groupRuntime));
         replication = new LeaderReplicationTasks(
                 isrManager,
                 config.logDirs(),
@@ -363,13 +412,25 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
-        Map<Short, Short> versions = Map.of(
-                ApiKeys.PRODUCE,
-                produce.maxVersion(),
-                ApiKeys.FETCH,
-                fetch.maxVersion(),
-                ApiKeys.CREATE_TOPIC,
-                handlers.get(ApiKeys.CREATE_TOPIC).maxVersion());
+        GroupCoordinatorConfig groups = config.groupCoordinator();
+        offsetsTopicCreation = new AutoTopicCreation(
+                client,
+                replicas,
+                topic -> OffsetsTopic.spec(
+                        groups.numPartitions(),
+                        groups.replicationFactor(),
+                        groups.segmentBytes(),
+                        replicas.image().unfencedBrokerIds().size()));
+        OffsetsTopic offsetsTopic = new OffsetsTopic(replicas, offsetsTopicCreation);
+        handlers.put(
+                ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(replicas, offsetsTopic, groupRuntime::status));
+        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic, telemetry.metrics()).handlers());
+        Map<Short, Short> versions = new LinkedHashMap<>();
+        for (Map.Entry<Short, ApiHandler> h : handlers.entrySet()) {
+            if (h.getValue().maxVersion() > 0) {
+                versions.put(h.getKey(), h.getValue().maxVersion()); // Produce, Fetch, CreateTopic, offsets
+            }
+        }
         handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
@@ -528,6 +589,12 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (autoCreate != null) {
                 autoCreate.close();
+            }
+            if (offsetsTopicCreation != null) {
+                offsetsTopicCreation.close();
+            }
+            if (groupRuntime != null) {
+                groupRuntime.close(); // after the request pool: no command is submitted any more
             }
             timer.stop();
             listener.close();

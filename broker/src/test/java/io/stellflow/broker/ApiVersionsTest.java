@@ -60,6 +60,18 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 2, (short) 0, (short) 1),
                         new ApiVersionRange((short) 3, (short) 0, (short) 1),
                         new ApiVersionRange((short) 4, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 5, (short) 0, (short) 1),
+                        new ApiVersionRange((short) 6, (short) 0, (short) 1),
+                        new ApiVersionRange((short) 7, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 8, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 9, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 10, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 20, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 21, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 22, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 23, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 24, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 25, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
@@ -74,7 +86,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(8);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(20);
     }
 
     @Test

@@ -11,14 +11,11 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Blocking administrative calls: create topics (CreateTopic, apiKey 50, with a replication factor
  * in v1), delete them (DeleteTopic, apiKey 51), list and describe them (Metadata), and look up
- * offsets (ListOffsets).
+ * offsets (ListOffsets). Consumer groups: {@link #groups()}.
  *
  * <p>Errors: every method throws {@link StellflowException} carrying the protocol error code
  * (for example 3 INVALID_REQUEST for a bad name or a partition count that does not match an
@@ -37,6 +34,7 @@ public final class StellflowAdmin implements AutoCloseable {
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final OffsetLookup offsets;
+    private final AdminGroups groups;
 
     public StellflowAdmin(Properties props) {
         this(ClientConfig.from(props, "stellflow-admin"));
@@ -47,6 +45,12 @@ public final class StellflowAdmin implements AutoCloseable {
         this.network = new NetworkClient(config);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
+        this.groups = new AdminGroups(new AdminGroupCalls(network));
+    }
+
+    /** The consumer-group calls of this client (list, describe, offsets, resets, deletion, history). */
+    public AdminGroups groups() {
+        return groups;
     }
 
     /**
@@ -169,19 +173,7 @@ public final class StellflowAdmin implements AutoCloseable {
     }
 
     private <T> T await(CompletableFuture<T> f, String what) {
-        try {
-            return f.get(config.requestTimeoutMs() + 1000L, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof StellflowException se) {
-                throw se;
-            }
-            throw new StellflowException(Errors.UNKNOWN_SERVER_ERROR, what + " failed", e.getCause());
-        } catch (TimeoutException e) {
-            throw new StellflowException(StellflowException.NETWORK_ERROR, what + " timed out");
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StellflowException(StellflowException.NETWORK_ERROR, what + " interrupted", e);
-        }
+        return AdminGroupCalls.await(f, what, config.requestTimeoutMs());
     }
 
     private static void sleep(long ms) {

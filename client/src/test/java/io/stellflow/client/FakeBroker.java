@@ -73,6 +73,20 @@ final class FakeBroker implements AutoCloseable {
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     final List<Integer> correlationIds = new CopyOnWriteArrayList<>();
+
+    /**
+     * Answers requests of APIs this broker does not serve itself (the group APIs in the admin's
+     * tests): given the header and the body, returns the response body's writer. Null: such a request
+     * is a test failure.
+     */
+    interface ExtraApis {
+        Consumer<ByteBuf> handle(RequestHeader header, ByteBuf body);
+    }
+
+    /** Extra API keys advertised at v0 up to the given max version, answered by {@link #extraApis}. */
+    volatile Map<Short, Short> extraApiVersions = Map.of();
+
+    volatile ExtraApis extraApis;
     private int holdCount;
     private short holdApiKey = -1;
     private final List<Runnable> held = new ArrayList<>();
@@ -182,7 +196,12 @@ final class FakeBroker implements AutoCloseable {
                 case ApiKeys.FETCH -> fetch(FetchRequest.read(frame));
                 case ApiKeys.LIST_OFFSETS -> listOffsets(ListOffsetsRequest.read(frame));
                 case ApiKeys.CREATE_TOPIC -> createTopic(CreateTopicRequest.read(frame));
-                default -> throw new IllegalStateException("unexpected api " + h.apiKey());
+                default -> {
+                    if (extraApis == null) {
+                        throw new IllegalStateException("unexpected api " + h.apiKey());
+                    }
+                    yield extraApis.handle(h, frame);
+                }
             };
         }
         writer.accept(body);
@@ -214,6 +233,7 @@ final class FakeBroker implements AutoCloseable {
             ranges.add(new ApiVersionsResponse.ApiVersionRange(
                     k, (short) 0, k == ApiKeys.PRODUCE ? produceMaxVersion : (short) 0));
         }
+        extraApiVersions.forEach((k, max) -> ranges.add(new ApiVersionsResponse.ApiVersionRange(k, (short) 0, max)));
         return new ApiVersionsResponse(ranges, "fake-broker", "0", List.of())::write;
     }
 

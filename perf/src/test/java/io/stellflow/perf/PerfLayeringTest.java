@@ -1,5 +1,6 @@
 package io.stellflow.perf;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -19,7 +20,8 @@ import org.junit.jupiter.api.Test;
  * The perf lab's part of the layering of {@code ../shared/DESIGN.md} section 2, on its compiled main
  * classes (the tools module's {@code LayeringTest} and {@code ModuleGraphTest} check every other
  * module): only the JMH benchmarks of the broker ({@code io.stellflow.perf.jmh.broker}) use the
- * broker, the load generator is a client; perf does not use the tools; no package cycles.
+ * broker, the load generator is a client; perf does not use the tools; the consumer-group lab driver
+ * needs only the JDK and HdrHistogram; no package cycles.
  */
 @IntegrationTest
 class PerfLayeringTest {
@@ -55,6 +57,19 @@ class PerfLayeringTest {
                 .dependOnClassesThat()
                 .resideInAPackage("io.stellflow.tools..")
                 .because("tools and perf are leaves")
+                .check(classes);
+    }
+
+    @Test
+    void theGroupBenchDriverNeedsOnlyTheJdkAndHdrHistogram() {
+        classes()
+                .that()
+                .resideInAPackage("io.stellflow.perf.groups..")
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage("java..", "org.HdrHistogram..", "io.stellflow.perf.groups..")
+                .because("Kafka's side of the group lab runs it with Kafka's jars and the perf jar only"
+                        + " (perf/kafka/KafkaGroupBench.java)")
                 .check(classes);
     }
 

@@ -1,6 +1,7 @@
 package io.stellflow.storage;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -34,6 +35,12 @@ final class LogAppender {
     private final LogFlusher flusher;
     private final LogEnvironment env;
 
+    /**
+     * The batches' real max timestamps of an append that brought none (follower, or a leader caller
+     * that did not validate with them). Reused, grows to the largest append's batch count.
+     */
+    private final BatchMaxTimestamps readMaxTimestamps = new BatchMaxTimestamps(64);
+
     LogAppender(Path dir, LogSegments segments, LogFlusher flusher, LogEnvironment env) {
         this.dir = dir;
         this.segments = segments;
@@ -64,17 +71,35 @@ final class LogAppender {
      * Appends {@code records[start, end)}. Leader ({@code stampEpoch}): offsets assigned
      * consecutively from the log end offset, {@code leaderEpoch} stamped into every batch. Follower:
      * each batch's base is {@code fetchOffset + its bytes 0-3} (checked by {@link #continuesLog})
-     * and its epoch is kept.
+     * and its epoch is kept. {@code maxTimestamps} holds the real largest record timestamp of each
+     * batch, in order: what the time index, the segment's max timestamp and retention use; null:
+     * read here from the records ({@link RecordTimestamps}, one walk of the record lengths).
      */
     void append(
-            ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset, LogConfig cfg)
+            ByteBuf records,
+            int start,
+            int end,
+            int leaderEpoch,
+            boolean stampEpoch,
+            long fetchOffset,
+            LogConfig cfg,
+            BatchMaxTimestamps maxTimestamps)
             throws IOException {
+        BatchMaxTimestamps maxima = maxTimestamps;
+        if (maxima == null) {
+            maxima = readMaxTimestamps;
+            maxima.clear();
+            for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
+                maxima.add(RecordTimestamps.maxOf(records, p));
+            }
+        }
         LogSegment seg = segments.active();
         long next = segments.endOffset();
         if (seg.isDueToRoll(env.nowMs(), cfg.segmentMs())) {
             seg = roll(next, cfg);
         }
         int runStart = start;
+        int runFirstBatch = 0;
         int runBytes = 0;
         int runBatches = 0;
         long recordsAppended = 0;
@@ -88,9 +113,10 @@ final class LogAppender {
             long last = next + RecordBatchLayout.lastOffsetDelta(records, p);
             if (!seg.fits(runBytes + size, runBatches + 1, last, cfg.segmentBytes())) {
                 if (runBatches > 0) {
-                    commitRun(seg, records, runStart, runBytes, next, lastEpoch);
+                    commitRun(seg, records, runStart, runBytes, next, lastEpoch, maxima, runFirstBatch);
                 }
                 seg = roll(next, cfg);
+                runFirstBatch += runBatches;
                 runStart = p;
                 runBytes = 0;
                 runBatches = 0;
@@ -107,15 +133,23 @@ final class LogAppender {
             next = last + 1;
             p += size;
         }
-        commitRun(seg, records, runStart, runBytes, next, lastEpoch);
+        commitRun(seg, records, runStart, runBytes, next, lastEpoch, maxima, runFirstBatch);
         flusher.appended(recordsAppended, segments);
     }
 
-    private void commitRun(LogSegment seg, ByteBuf records, int runStart, int runBytes, long nextOffset, int epoch)
+    private void commitRun(
+            LogSegment seg,
+            ByteBuf records,
+            int runStart,
+            int runBytes,
+            long nextOffset,
+            int epoch,
+            BatchMaxTimestamps maxTimestamps,
+            int firstBatch)
             throws IOException {
         int before = seg.sizeBytes();
         try {
-            seg.append(records, runStart, runBytes, env.nowMs());
+            seg.append(records, runStart, runBytes, env.nowMs(), maxTimestamps, firstBatch);
         } catch (IOException e) {
             try {
                 seg.truncateTo(before);

@@ -1,6 +1,7 @@
 package io.stellflow.storage;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.EOFException;
 import java.io.IOException;
@@ -45,7 +46,10 @@ final class LogSegment {
     /** Committed size in bytes: readers may read [0, sizeBytes). */
     private volatile int sizeBytes;
 
-    /** Largest batch maxTimestamp in the segment, {@link TimeIndex#NO_TIMESTAMP} if none. */
+    /**
+     * Largest record timestamp in the segment (the batches' real maxima, not their headers'
+     * maxTimestamp: {@link RecordTimestamps}), {@link TimeIndex#NO_TIMESTAMP} if none.
+     */
     private volatile long maxTimestampMs = TimeIndex.NO_TIMESTAMP;
 
     /** Wall-clock ms of the last append (or the file's mtime at load); for time retention. */
@@ -208,7 +212,7 @@ final class LogSegment {
         return flushedSizeBytes;
     }
 
-    /** Largest batch maxTimestamp in the segment, -1 when it has none (volatile read). */
+    /** Largest record timestamp in the segment, -1 when it has none (volatile read). */
     long maxTimestampMs() {
         return maxTimestampMs;
     }
@@ -272,8 +276,12 @@ final class LogSegment {
     /**
      * Writes the already stamped batches in {@code buf[start, start + length)} at the end of the log
      * with one gather write, adds index entries, then publishes the new size. Writer only.
+     *
+     * @param maxTimestamps the real largest record timestamp of each batch; the batches written here
+     *     are entries {@code firstBatch, firstBatch + 1, ...}
      */
-    void append(ByteBuf buf, int start, int length, long nowMs) throws IOException {
+    void append(ByteBuf buf, int start, int length, long nowMs, BatchMaxTimestamps maxTimestamps, int firstBatch)
+            throws IOException {
         int position = sizeBytes;
         ByteBuffer[] parts = buf.nioBuffers(start, length);
         long remaining = length;
@@ -290,13 +298,14 @@ final class LogSegment {
         }
         int p = start;
         int end = start + length;
+        int batch = firstBatch;
         while (p < end) {
             int size = RecordBatchLayout.LOG_OVERHEAD + buf.getInt(p + RecordBatchLayout.BATCH_LENGTH_OFFSET);
             indexBatch(
                     buf.getInt(p + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET),
                     position + (p - start),
                     size,
-                    buf.getLong(p + RecordBatchLayout.MAX_TIMESTAMP_OFFSET));
+                    maxTimestamps.get(batch++));
             p += size;
         }
         lastAppendTimeMs = nowMs;
@@ -309,6 +318,9 @@ final class LogSegment {
     /**
      * Applies the index interval rule to one batch at {@code position}: tracks the max timestamp and,
      * at each offset index entry, adds a time index entry if the max grew. Writer only.
+     *
+     * @param batchMaxTimestampMs the batch's real largest record timestamp (never its header's
+     *     maxTimestamp alone, decision 9.s of {@code docs/spec/wire-protocol.md})
      */
     void indexBatch(int relativeOffset, int position, int sizeInBytes, long batchMaxTimestampMs) {
         if (batchMaxTimestampMs > maxTimestampMs) {
@@ -348,6 +360,20 @@ final class LogSegment {
             }
             p += n;
         }
+    }
+
+    /**
+     * The real largest record timestamp of the {@code size}-byte batch at {@code position} ({@link
+     * RecordTimestamps}); reads the batch whole. Off the append path (checks, truncation). Safe for
+     * concurrent readers.
+     */
+    long batchMaxTimestampMs(int position, int size) throws IOException {
+        if (size < RecordBatchLayout.HEADER_SIZE) {
+            throw new IOException("batch of " + size + " bytes at " + logFile + ":" + position);
+        }
+        ByteBuffer batch = ByteBuffer.allocate(size);
+        readFully(batch, position);
+        return RecordTimestamps.maxOf(batch, 0, size);
     }
 
     /** Cuts the log at {@code sizeBytes} (recovery or a failed write). Writer only. */
@@ -404,7 +430,10 @@ final class LogSegment {
         initRollBaseFromLog();
     }
 
-    /** Max timestamp after a truncation: the last time entry, then a walk of the batches after it. */
+    /**
+     * Max timestamp after a truncation: the last time entry, then a walk of the batches after it
+     * (each read whole for its records' real maximum).
+     */
     private void recomputeMaxTimestamp(ByteBuffer hdr) throws IOException {
         int n = timeIndex.entries();
         long max = TimeIndex.NO_TIMESTAMP;
@@ -419,12 +448,13 @@ final class LogSegment {
         while (pos < end) {
             hdr.clear();
             readFully(hdr, pos);
-            long ts = hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
+            int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            long ts = batchMaxTimestampMs(pos, size);
             if (ts > max) {
                 max = ts;
                 relOfMax = hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
             }
-            pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+            pos += size;
         }
         maxTimestampMs = max;
         relativeOffsetOfMaxTimestamp = relOfMax;

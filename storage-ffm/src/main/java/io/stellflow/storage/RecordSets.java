@@ -10,13 +10,14 @@ final class RecordSets {
     /**
      * Checks the framing the append relies on before anything is changed, so a bad set is rejected
      * whole: whole batches back to back, batchLength and lastOffsetDelta in range. The full
-     * validation (CRC, records) is the caller's (RecordBatchValidator).
+     * validation (CRC, records) is the caller's (RecordBatchValidator). Returns the number of batches.
      */
-    static void checkWholeBatches(ByteBuf records, int start, int end) {
+    static int checkWholeBatches(ByteBuf records, int start, int end) {
         if (start >= end) {
             throw new IllegalArgumentException("empty record set");
         }
         int p = start;
+        int batches = 0;
         while (p < end) {
             if (end - p < RecordBatchLayout.HEADER_SIZE) {
                 throw new IllegalArgumentException("partial batch at " + (p - start) + " of the record set");
@@ -30,6 +31,8 @@ final class RecordSets {
                         + " has batchLength " + batchLength + ", lastOffsetDelta " + lastOffsetDelta);
             }
             p += RecordBatchLayout.LOG_OVERHEAD + batchLength;
+            batches++;
         }
+        return batches;
     }
 }

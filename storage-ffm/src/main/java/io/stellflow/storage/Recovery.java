@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * batch larger than the buffer grows it (to the batch size, at most 2 GiB). One {@code pread} per
  * chunk, no allocation per batch. Before this, each batch was read twice through a heap buffer
  * (header, then the whole batch): 0.70 GB/s on a 1 GiB log in {@code RecoveryScanBench}
- * (docs/performance-storage.md).
+ * (docs/performance-storage.md). The time index takes each batch's real largest record timestamp
+ * from the records in the buffer ({@link RecordTimestamps}), never the header's maxTimestamp alone.
  *
  * <p>Thread-safety: called only while the log is being opened, by the opening thread.
  */
@@ -200,10 +201,11 @@ final class Recovery {
                 }
                 int at = ensure(position, RecordBatchLayout.HEADER_SIZE);
                 int size = RecordBatchLayout.LOG_OVERHEAD + buf.getInt(at + RecordBatchLayout.BATCH_LENGTH_OFFSET);
+                at = ensure(position, size); // whole batch: the index takes its records' real max
                 long base = segment.baseOffset + buf.getInt(at + RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
                 int lastOffsetDelta = buf.getInt(at + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
                 int epoch = buf.getInt(at + RecordBatchLayout.PARTITION_LEADER_EPOCH_OFFSET);
-                long maxTimestamp = buf.getLong(at + RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
+                long maxTimestamp = RecordTimestamps.maxOf(buf, at, size);
                 segment.indexBatch((int) (base - segment.baseOffset), position, size, maxTimestamp);
                 epochs.onBatch(epoch, base);
                 nextOffset = base + lastOffsetDelta + 1;

@@ -10,7 +10,7 @@ final class Retention {
     private Retention() {}
 
     /**
-     * The retention time of a segment (ms since the epoch): its max batch timestamp capped by the
+     * The retention time of a segment (ms since the epoch): its max record timestamp capped by the
      * wall-clock time of its last append; the last append time when it has no timestamps.
      */
     static long retentionTimeMs(LogSegment s) {

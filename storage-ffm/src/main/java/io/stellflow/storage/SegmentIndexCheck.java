@@ -11,11 +11,15 @@ import java.nio.ByteBuffer;
  * not strictly increase (a zero-filled preallocated tail never does), entries pointing outside the
  * log, an offset index whose last entry is not a batch start or that misses entries at the tail, a
  * time index whose last entry does not equal the max timestamp of the batch it names, or whose last
- * entry is below a batch timestamp in the tail.
+ * entry is below a batch timestamp in the tail. A batch's max timestamp is always its records' real
+ * one ({@link RecordTimestamps}, decision 9.s of {@code docs/spec/wire-protocol.md}): an index
+ * written from headers (before 9.s was implemented) fails here, and is rebuilt, where the batches
+ * checked understate their maximum; earlier entries are not compared with the records.
  *
  * <p>Cost: a binary-search-free pass over the entries plus a walk of at most about {@code
- * log.index.interval.bytes} of batch headers (the tail after the last offset index entry) and one
- * such walk to the batch named by the last time entry.
+ * log.index.interval.bytes} of batches (the tail after the last offset index entry, each read whole
+ * for its records' timestamps) and one such walk of headers to the batch named by the last time
+ * entry, read whole.
  *
  * <p>Thread-safety: called by the opening thread only.
  */
@@ -97,15 +101,15 @@ final class SegmentIndexCheck {
                 return null;
             }
             lastRel = hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-            maxTs = Math.max(maxTs, hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET));
+            maxTs = Math.max(maxTs, s.batchMaxTimestampMs(pos, RecordBatchLayout.LOG_OVERHEAD + batchLength));
             pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
         }
         return new Tail(lastRel, maxTs);
     }
 
     /**
-     * maxTimestamp of the batch whose base offset is {@code segmentBase + relativeOffset}, or {@link
-     * Long#MIN_VALUE} when no batch starts there.
+     * The real max record timestamp of the batch whose base offset is {@code segmentBase +
+     * relativeOffset}, or {@link Long#MIN_VALUE} when no batch starts there.
      */
     private static long batchMaxTimestampAt(LogSegment s, OffsetIndex idx, int relativeOffset) throws IOException {
         int pos = idx.lookup(s.baseOffset + relativeOffset);
@@ -115,12 +119,14 @@ final class SegmentIndexCheck {
             hdr.clear();
             s.readFully(hdr, pos);
             int rel = hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-            if (rel == relativeOffset) {
-                return hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
-            }
             int batchLength = hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
-            if (rel > relativeOffset || batchLength < RecordBatchLayout.MIN_BATCH_LENGTH) {
+            if (rel > relativeOffset
+                    || batchLength < RecordBatchLayout.MIN_BATCH_LENGTH
+                    || (long) pos + RecordBatchLayout.LOG_OVERHEAD + batchLength > end) {
                 break;
+            }
+            if (rel == relativeOffset) {
+                return s.batchMaxTimestampMs(pos, RecordBatchLayout.LOG_OVERHEAD + batchLength);
             }
             pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
         }

@@ -6,9 +6,11 @@ import java.nio.ByteOrder;
 /**
  * Binary layout of a segment's sparse time index ({@code <20-digit base offset>.timeindex}).
  *
- * <p>The file is an array of fixed 12-byte entries. Entry {@code (T, r)} says: the largest batch
- * {@code maxTimestamp} in the segment up to that point is {@code T}, and it was first reached by the
- * batch whose base offset is {@code segmentBase + r}. Hence every record before that batch has a
+ * <p>The file is an array of fixed 12-byte entries. Entry {@code (T, r)} says: the largest record
+ * timestamp in the segment up to that point is {@code T}, and it was first reached by the batch
+ * whose base offset is {@code segmentBase + r}. Record timestamps, not the batch headers'
+ * {@code maxTimestamp}: the public SDKs set that equal to {@code baseTimestamp} (decision 9.s of
+ * {@code docs/spec/wire-protocol.md}), so the append takes each batch's maximum from its records. Hence every record before that batch has a
  * timestamp &lt; T, which is what a lookup needs: for a target {@code t}, the last entry with
  * {@code T <= t} gives a batch before which no record can match, so the search starts there.
  * Timestamps and relative offsets both strictly increase from entry to entry.
@@ -20,7 +22,7 @@ import java.nio.ByteOrder;
  *  |          timestampMs          | relativeOffset|
  *  |            int64              |    int32      |
  *  +-------------------------------+---------------+
- *  timestampMs    = max batch maxTimestamp so far (ms since the epoch, &gt;= 0)
+ *  timestampMs    = max record timestamp so far (ms since the epoch, &gt;= 0)
  *  relativeOffset = base offset of the batch that first reached it - segment base offset
  * </pre>
  *

@@ -8,10 +8,15 @@ import java.nio.ByteBuffer;
  * ListOffsets by timestamp ({@code docs/spec/wire-protocol.md} §6.5): the first record in offset
  * order whose timestamp is &gt;= a target, at record granularity.
  *
- * <p>Per segment: skipped whole when its max timestamp is below the target; otherwise the time
- * index gives the batch before which no record can match, the offset index turns it into a file
- * position, and the batches from there are walked by header (those whose maxTimestamp is below the
- * target are skipped unread) and the first candidate batch's records are scanned.
+ * <p>A batch header's maxTimestamp is never trusted ({@code docs/spec/wire-protocol.md} decision
+ * 9.s: both public SDKs send it equal to baseTimestamp whatever the records say). What the search
+ * skips by comes from the records: the append computes each batch's real largest record timestamp
+ * and builds the segment's max timestamp and its time index from those. Per segment: skipped whole
+ * when its max timestamp is below the target; otherwise the time index gives the batch before
+ * which no record can match, the offset index turns it into a file position, and from there every
+ * batch is read whole and its records scanned, until the first record at or after the target. The
+ * scan is bounded by the time index: about {@code log.index.interval.bytes} of log between two
+ * entries when timestamps grow with offsets.
  *
  * <p>Thread-safety: stateless; runs concurrently with appends on the segments array and the upper
  * bound the caller read.
@@ -22,7 +27,7 @@ final class TimestampSearch {
      */
     private static final int RECORD_LENGTH_OFFSET = 0;
 
-    private static final int RECORD_TIMESTAMP_DELTA_OFFSET = 5;
+    private static final int RECORD_TIMESTAMP_DELTA_OFFSET = RecordTimestamps.RECORD_TIMESTAMP_DELTA_OFFSET;
     private static final int RECORD_OFFSET_DELTA_OFFSET = 13;
 
     /** Returned by {@link #scanRecords} when it reached the upper bound before a match. */
@@ -58,12 +63,8 @@ final class TimestampSearch {
                 if (base >= upper) {
                     return null;
                 }
-                if (last >= startOffset && hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET) >= targetMs) {
-                    if (batch.capacity() < size) {
-                        batch = ByteBuffer.allocate(size);
-                    }
-                    batch.clear().limit(size);
-                    s.readFully(batch, pos);
+                if (last >= startOffset) { // the header's maxTimestamp says nothing: read the records
+                    batch = readBatch(s, pos, size, batch);
                     TimestampOffset found = scanRecords(batch, size, base, startOffset, upper, targetMs, s, pos);
                     if (found == PAST_UPPER_BOUND) {
                         return null;
@@ -81,13 +82,15 @@ final class TimestampSearch {
     /**
      * The record with the largest timestamp among offsets {@code [startOffset, upper)} (the first one
      * on ties), or null when the range is empty (ListOffsets MAX_TIMESTAMP). Sealed segments inside
-     * the range answer from their max timestamp; the segments holding {@code startOffset} or {@code
-     * upper} are walked by batch header (batches ending at or past {@code upper} are not considered). Then {@link #search}
-     * for that timestamp finds the record.
+     * the range answer from their max timestamp (the records' real one); the segments holding {@code
+     * startOffset} or {@code upper} are walked batch by batch, each read whole for its records' real
+     * max (batches ending at or past {@code upper} are not considered). Then {@link #search} for that
+     * timestamp finds the record.
      */
     static TimestampOffset maxTimestamp(LogSegment[] segs, long startOffset, long upper) throws IOException {
         long best = Long.MIN_VALUE;
         ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
+        ByteBuffer batch = ByteBuffer.allocate(0);
         for (int i = 0; i < segs.length && segs[i].baseOffset < upper; i++) {
             LogSegment s = segs[i];
             boolean belowStart = i + 1 < segs.length && segs[i + 1].baseOffset <= startOffset;
@@ -107,13 +110,26 @@ final class TimestampSearch {
                 if (last >= upper) {
                     break;
                 }
+                int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
                 if (last >= startOffset) {
-                    best = Math.max(best, hdr.getLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET));
+                    batch = readBatch(s, pos, size, batch);
+                    best = Math.max(best, RecordTimestamps.maxOf(batch, 0, size));
                 }
-                pos += RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+                pos += size;
             }
         }
         return best == Long.MIN_VALUE ? null : search(segs, best, startOffset, upper);
+    }
+
+    /** Reads the {@code size}-byte batch at {@code pos} into {@code reuse}, or a larger buffer it returns. */
+    private static ByteBuffer readBatch(LogSegment s, int pos, int size, ByteBuffer reuse) throws IOException {
+        if (size < RecordBatchLayout.HEADER_SIZE || (long) pos + size > s.sizeBytes()) {
+            throw new IOException("corrupt batch at " + s.logFile + ":" + pos + ": size " + size);
+        }
+        ByteBuffer batch = reuse.capacity() < size ? ByteBuffer.allocate(size) : reuse;
+        batch.clear().limit(size);
+        s.readFully(batch, pos);
+        return batch;
     }
 
     /**

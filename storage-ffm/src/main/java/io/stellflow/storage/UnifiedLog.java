@@ -1,6 +1,7 @@
 package io.stellflow.storage;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
@@ -172,9 +173,27 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public long appendAsLeader(ByteBuf records, int leaderEpoch) throws IOException {
+        return appendAsLeader(records, leaderEpoch, null);
+    }
+
+    /**
+     * As {@link #appendAsLeader(ByteBuf, int)}, with the real largest record timestamp of every batch
+     * as {@link io.stellflow.protocol.record.RecordBatchValidator} computed them while validating
+     * ({@code docs/spec/wire-protocol.md} decision 9.s): they feed the time index, the segment's max
+     * timestamp and time retention, so the append does not walk the records again.
+     *
+     * @param maxTimestamps one entry per batch of {@code records}, in order; null: the log reads them
+     *     from the records itself
+     * @throws IllegalArgumentException also when {@code maxTimestamps} does not hold one entry per batch
+     */
+    public long appendAsLeader(ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps) throws IOException {
         int start = records.readerIndex();
         int end = records.writerIndex();
-        RecordSets.checkWholeBatches(records, start, end);
+        int batches = RecordSets.checkWholeBatches(records, start, end);
+        if (maxTimestamps != null && maxTimestamps.size() != batches) {
+            throw new IllegalArgumentException(
+                    maxTimestamps.size() + " max timestamps for " + batches + " batches in " + dir);
+        }
         if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(records, start, end)) {
             throw new InvalidRecordException("a record with a null key on compacted log " + dir);
         }
@@ -186,7 +205,7 @@ public final class UnifiedLog implements AutoCloseable {
             if (epochCache.assign(leaderEpoch, first)) {
                 epochCache.flush();
             }
-            guardedAppend(records, start, end, leaderEpoch, true, 0);
+            guardedAppend(records, start, end, leaderEpoch, true, 0, maxTimestamps);
             env.metrics().append(env.nowNs() - startNs, true);
             diskFullReported = false;
             return first;
@@ -239,7 +258,7 @@ public final class UnifiedLog implements AutoCloseable {
             if (epochsChanged) {
                 epochCache.flush();
             }
-            guardedAppend(records, start, end, 0, false, fetchOffset);
+            guardedAppend(records, start, end, 0, false, fetchOffset, null);
             env.metrics().append(env.nowNs() - startNs, false);
             diskFullReported = false;
             return segments.endOffset();
@@ -272,11 +291,18 @@ public final class UnifiedLog implements AutoCloseable {
         }
     }
 
+    /** {@code maxTimestamps} null: the appender reads them from the records. */
     private void guardedAppend(
-            ByteBuf records, int start, int end, int leaderEpoch, boolean stampEpoch, long fetchOffset)
+            ByteBuf records,
+            int start,
+            int end,
+            int leaderEpoch,
+            boolean stampEpoch,
+            long fetchOffset,
+            BatchMaxTimestamps maxTimestamps)
             throws IOException {
         try {
-            appender.append(records, start, end, leaderEpoch, stampEpoch, fetchOffset, config);
+            appender.append(records, start, end, leaderEpoch, stampEpoch, fetchOffset, config, maxTimestamps);
         } catch (IOException | RuntimeException | Error e) {
             // Also an Error (a fault in a mapped write): the files and this object may disagree.
             failed = true;
@@ -363,7 +389,8 @@ public final class UnifiedLog implements AutoCloseable {
      * first segment that qualifies for none (deletion is always a prefix), and never deletes the
      * active segment or a segment holding an offset &gt;= {@code highWatermark}.
      *
-     * <p>Time rule: a segment's retention time is its largest batch maxTimestamp, capped by the
+     * <p>Time rule: a segment's retention time is its largest record timestamp (computed from the
+     * records at append, not taken from batch headers: decision 9.s), capped by the
      * wall-clock time of its last append (the {@code .log} file's mtime after a restart); a segment
      * without timestamps uses the last append time. The cap means a record stamped in the future
      * cannot keep a segment forever (it expires {@code retention.ms} after its last append at the
@@ -497,10 +524,10 @@ public final class UnifiedLog implements AutoCloseable {
     /**
      * First record (record granularity, {@code docs/spec/wire-protocol.md} §6.5) in offset order
      * with timestamp &gt;= targetMs and offset &lt; maxOffsetExclusive, or null. Segments whose max
-     * timestamp is below targetMs are skipped; in a candidate segment the time index gives where to
-     * start, batches whose maxTimestamp is below targetMs are skipped by their header, and the
-     * first candidate batch's records are scanned. Records below the log start offset are not
-     * considered. Runs concurrently with appends.
+     * record timestamp is below targetMs are skipped; in a candidate segment the time index gives
+     * where to start and the records of each batch from there are scanned: a header's maxTimestamp
+     * is never trusted (decision 9.s of {@code docs/spec/wire-protocol.md}, {@link TimestampSearch}).
+     * Records below the log start offset are not considered. Runs concurrently with appends.
      *
      * @throws IOException on I/O failure or a stored batch whose records do not parse
      */
@@ -546,7 +573,12 @@ public final class UnifiedLog implements AutoCloseable {
         return segments.startOffset();
     }
 
-    /** The epoch of the last appended batch, -1 if the log is empty. Any thread. */
+    /**
+     * The latest epoch of the leader-epoch cache, -1 if the log is empty: the epoch of the last
+     * appended batch, except after a recovery that lost batches below an empty last segment (the
+     * log end offset stays at that segment's base, see {@link LogLoader}): the epochs that began in
+     * that gap stay, like its offsets. Any thread.
+     */
     public int latestLeaderEpoch() {
         return segments.latestEpoch();
     }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -135,8 +136,10 @@ class LogSegmentsTest {
         ByteBuf batch = TestBatches.batch(1, 2, 3);
         try {
             int bytes = batch.readableBytes();
-            segs.snapshot()[0].append(batch, 0, bytes, 0);
-            segs.active().append(batch, 0, bytes, 0);
+            BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(1);
+            maxTimestamps.add(3);
+            segs.snapshot()[0].append(batch, 0, bytes, 0, maxTimestamps, 0);
+            segs.active().append(batch, 0, bytes, 0, maxTimestamps, 0);
             assertThat(segs.sizeBytes()).isEqualTo(2L * bytes);
             assertThat(segs.activeSizeBytes()).isEqualTo(bytes);
         } finally {

@@ -52,7 +52,8 @@ import java.util.concurrent.TimeoutException;
  *       acknowledged batch stored wholly before the first changed byte of the logs (and not below
  *       the log start offset) missing or changed, a log start offset other than the first
  *       segment's base while its checkpoint is intact, a latest leader epoch other than the last
- *       batch's while the epoch checkpoint is intact, and, when no {@code .log} changed at all, any
+ *       batch's while the epoch checkpoint is intact (except an epoch that began inside the gap
+ *       below an empty last segment, the log end offset rule below), and, when no {@code .log} changed at all, any
  *       difference from the acknowledged log.
  * </ul>
  *
@@ -278,8 +279,15 @@ final class RecoveryFuzzTarget {
         }
         if (!batches.isEmpty() && unchanged(image, files, LeaderEpochCache.FILE_NAME)) {
             int lastEpoch = Unpooled.wrappedBuffer(batches.getLast().bytes()).getInt(8);
+            long lastKept = batches.getLast().last();
+            // The gap rule for epochs: when the log ends at an empty last segment above lost batches,
+            // the epoch cache keeps the epochs that began inside the gap (their start offsets are
+            // below the log end), as it keeps the gap's offsets.
+            boolean epochBeganInGap = log.logEndOffset() > lastKept + 1
+                    && log.latestLeaderEpoch() > lastEpoch
+                    && log.endOffsetForEpoch(lastEpoch).endOffset() > lastKept;
             check(
-                    log.latestLeaderEpoch() == lastEpoch,
+                    log.latestLeaderEpoch() == lastEpoch || epochBeganInGap,
                     "latest leader epoch " + log.latestLeaderEpoch() + ", last batch's " + lastEpoch);
         }
         checkIndexes(log, batches, start);

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -27,6 +28,24 @@ final class TestBatches {
             b.append(ts, null, ("v" + ts).getBytes(StandardCharsets.UTF_8));
         }
         b.close();
+    }
+
+    /**
+     * One batch built as both public SDKs build it (spec decision 9.s): record i has timestamp {@code
+     * baseTimestampMs + timestampDeltasMs[i]}, but the header's maxTimestamp equals baseTimestamp
+     * whatever the deltas say (the CRC is computed over that header, so the batch is valid).
+     */
+    static ByteBuf sdkBatch(long baseTimestampMs, long... timestampDeltasMs) {
+        ByteBuf out = Unpooled.buffer();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, baseTimestampMs);
+        for (long delta : timestampDeltasMs) {
+            long ts = baseTimestampMs + delta;
+            b.append(ts, null, ("v" + ts).getBytes(StandardCharsets.UTF_8));
+        }
+        b.close();
+        out.setLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET, baseTimestampMs);
+        out.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(out, 0));
+        return out;
     }
 
     /** One batch whose records carry the given values (timestamp 1000). */

@@ -7,6 +7,7 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
@@ -51,6 +52,12 @@ final class PartitionAppender {
     private final int messageMaxBytes;
     private final AppendRequest[] batch = new AppendRequest[MAX_GATHER_REQUESTS];
     private final int[] recordCounts = new int[MAX_GATHER_REQUESTS];
+
+    /**
+     * Real largest record timestamp of every batch of the pass's valid requests, in append order,
+     * computed by their validation (decision 9.s of docs/spec/wire-protocol.md); reused per pass.
+     */
+    private final BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(16);
 
     /** Set once; from then on nothing is appended ({@link #retire}). */
     private volatile boolean retired;
@@ -138,6 +145,7 @@ final class PartitionAppender {
         long bytes = 0;
         int valid = 0;
         AppendRequest r = null;
+        maxTimestamps.clear();
         try {
             while (n < MAX_GATHER_REQUESTS && bytes < MAX_GATHER_BYTES && (r = queue.poll()) != null) {
                 n++;
@@ -176,12 +184,22 @@ final class PartitionAppender {
         }
     }
 
+    /** Validates one request; on NONE its batches' max timestamps are in {@link #maxTimestamps}, else none of them. */
     private short validate(AppendRequest r) {
+        int before = maxTimestamps.size();
+        short code = check(r);
+        if (code != Errors.NONE) {
+            maxTimestamps.truncate(before);
+        }
+        return code;
+    }
+
+    private short check(AppendRequest r) {
         ByteBuf records = r.records();
         if (!records.isReadable()) {
             return Errors.INVALID_RECORD;
         }
-        short code = RecordBatchValidator.validate(records, messageMaxBytes, r.transactional());
+        short code = RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps);
         if (code != Errors.NONE) {
             return code;
         }
@@ -215,7 +233,7 @@ final class PartitionAppender {
         int appendedBytes = records.readableBytes();
         boolean written = false;
         try {
-            long base = partition.appendAsLeader(records);
+            long base = partition.appendAsLeader(records, maxTimestamps);
             written = true;
             if (base == Partition.NOT_LEADER) {
                 // Leadership moved after these requests were accepted: nothing was written.

@@ -23,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,8 +64,7 @@ public final class AutoTopicCreation implements PartitionRouter, AutoCloseable {
 
     private final ControllerClient controller;
     private final ReplicaManager replicas;
-    private final int numPartitions;
-    private final int replicationFactor;
+    private final Function<String, CreatableTopic> spec;
     private final ConcurrentHashMap<String, CompletableFuture<Short>> inFlight = new ConcurrentHashMap<>();
     private final ExecutorService creators = Executors.newThreadPerTaskExecutor(
             Thread.ofVirtual().name("auto-create-topic-", 0).factory());
@@ -77,10 +77,29 @@ public final class AutoTopicCreation implements PartitionRouter, AutoCloseable {
      */
     public AutoTopicCreation(
             ControllerClient controller, ReplicaManager replicas, int numPartitions, int replicationFactor) {
+        this(
+                controller,
+                replicas,
+                topic -> CreatableTopic.newBuilder()
+                        .setName(topic)
+                        .setNumPartitions(numPartitions)
+                        .setReplicationFactor(replicationFactor)
+                        .build());
+    }
+
+    /**
+     * Creation with a topic's own settings (an internal topic: {@code __consumer_offsets}).
+     *
+     * @param controller the control-plane client (owned by the caller)
+     * @param replicas this broker's applied metadata
+     * @param spec the CreateTopics entry of a topic name (partitions, replicas, configs), asked on the
+     *     creating thread just before the request is sent
+     */
+    public AutoTopicCreation(
+            ControllerClient controller, ReplicaManager replicas, Function<String, CreatableTopic> spec) {
         this.controller = controller;
         this.replicas = replicas;
-        this.numPartitions = numPartitions;
-        this.replicationFactor = replicationFactor;
+        this.spec = spec;
     }
 
     /**
@@ -132,14 +151,13 @@ public final class AutoTopicCreation implements PartitionRouter, AutoCloseable {
 
     /** One CreateTopics round trip and the wait for this broker to apply it. */
     private short create(String topic) {
+        CreatableTopic creatable = spec.apply(topic);
+        int numPartitions = creatable.getNumPartitions();
+        int replicationFactor = creatable.getReplicationFactor();
         CreateTopicsResponse r;
         try {
-            r = controller.createTopics(CreateTopicsRequest.newBuilder()
-                    .addTopics(CreatableTopic.newBuilder()
-                            .setName(topic)
-                            .setNumPartitions(numPartitions)
-                            .setReplicationFactor(replicationFactor))
-                    .build());
+            r = controller.createTopics(
+                    CreateTopicsRequest.newBuilder().addTopics(creatable).build());
         } catch (ControllerUnavailableException | StatusRuntimeException e) {
             LOG.warn("Auto-creating topic {}: no controller answered: {}", topic, e.toString());
             return Errors.LEADER_NOT_AVAILABLE;
@@ -191,12 +209,15 @@ public final class AutoTopicCreation implements PartitionRouter, AutoCloseable {
 
     @Override
     public short prepareForProduce(String topic) {
+        if (TopicNames.isInternal(topic)) {
+            return Errors.INVALID_TOPIC; // only its coordinator writes it
+        }
         return replicas.hostsTopic(topic) ? Errors.NONE : ensureExists(topic);
     }
 
     @Override
     public boolean producibleWithoutWaiting(String topic) {
-        return replicas.hostsTopic(topic);
+        return replicas.hostsTopic(topic) && !TopicNames.isInternal(topic);
     }
 
     @Override

@@ -14,6 +14,7 @@ import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.MetadataResponse.Broker;
 import io.stellflow.protocol.message.MetadataResponse.PartitionMetadata;
 import io.stellflow.protocol.message.MetadataResponse.TopicMetadata;
+import io.stellflow.server.common.topic.TopicNames;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -146,11 +147,11 @@ public final class ClusterMetadataHandler implements ApiHandler {
             partitions.add(new PartitionMetadata(
                     error, p.partition(), p.leader(), p.leaderEpoch(), p.replicas(), p.isr(), offline));
         }
-        return new TopicMetadata(Errors.NONE, t.name(), false, partitions, 0);
+        return new TopicMetadata(Errors.NONE, t.name(), TopicNames.isInternal(t.name()), partitions, 0);
     }
 
     /** The broker's PLAINTEXT listener (the first listener when none is named so), or null. */
-    static BrokerEndpoint plaintext(BrokerRegistration b) {
+    public static BrokerEndpoint plaintext(BrokerRegistration b) {
         for (BrokerEndpoint e : b.listeners()) {
             if (e.name().equals("PLAINTEXT")) {
                 return e;

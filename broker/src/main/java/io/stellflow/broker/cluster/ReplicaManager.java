@@ -15,6 +15,7 @@ import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.file.AtomicFiles;
+import io.stellflow.server.common.topic.TopicNames;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import io.stellflow.storage.TopicConfig;
@@ -32,6 +33,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -96,6 +99,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final LogManager logs;
     private final LogConfig defaults;
     private volatile ReplicaStateListener roles;
+    private final List<Consumer<MetadataImage>> imageListeners = new CopyOnWriteArrayList<>();
     private final Map<String, HostedTopic> hosted = new ConcurrentHashMap<>();
     private final Set<String> unclaimedAtStart;
     private volatile MetadataImage image = MetadataImage.EMPTY;
@@ -316,7 +320,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     /** Always: without auto-creation, preparing a topic for Produce never waits. */
     @Override
     public boolean producibleWithoutWaiting(String topic) {
-        return true;
+        return !TopicNames.isInternal(topic);
+    }
+
+    /** {@code INVALID_TOPIC} for an internal topic: only its coordinator writes it; else {@code NONE}. */
+    @Override
+    public short prepareForProduce(String topic) {
+        return TopicNames.isInternal(topic) ? Errors.INVALID_TOPIC : Errors.NONE;
     }
 
     @Override
@@ -428,6 +438,22 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             image = next;
             notifyAll();
         }
+        for (Consumer<MetadataImage> l : imageListeners) {
+            try {
+                l.accept(next);
+            } catch (RuntimeException e) {
+                LOG.error("Metadata image listener {} failed", l, e); // a bug; the image stays applied
+            }
+        }
+    }
+
+    /**
+     * Also tells {@code listener} every image once it is applied and published (after the replica
+     * state listeners), on the metadata thread: it must return quickly (hand work to its own thread).
+     * The group coordinator learns of deleted topics and partition count changes this way.
+     */
+    public void addImageListener(Consumer<MetadataImage> listener) {
+        imageListeners.add(listener);
     }
 
     /**

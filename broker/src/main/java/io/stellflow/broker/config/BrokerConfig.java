@@ -94,7 +94,8 @@ import java.util.TreeSet;
  *
  * <p>Telemetry keys ({@code metrics.*}, {@code tracing.*}) are read by {@link TelemetryConfig}; the
  * replica fetcher keys ({@code replica.fetch.*}, {@code replica.socket.timeout.ms}) by {@link
- * ReplicaFetcherConfig}.
+ * ReplicaFetcherConfig}; the group coordinator's ({@code offsets.*}, {@code group.coordinator.threads})
+ * by {@link GroupCoordinatorConfig}.
  *
  * <p>Thread-safety: immutable after {@link #fromProperties}.
  *
@@ -163,8 +164,8 @@ public final class BrokerConfig {
             "log.dir.failure.retry.ms",
             "broker.thread.stall.timeout.ms");
 
-    private static final Set<String> KNOWN_KEYS =
-            union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS);
+    private static final Set<String> KNOWN_KEYS = union(
+            union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS), GroupCoordinatorConfig.KEYS);
     private static final Set<String> ALL_KEYS = union(KNOWN_KEYS, ClusterConfig.KEYS);
 
     private final int brokerId;
@@ -199,6 +200,7 @@ public final class BrokerConfig {
     private final ClusterConfig cluster;
     private final TelemetryConfig telemetry;
     private final ReplicaFetcherConfig replicaFetcher;
+    private final GroupCoordinatorConfig groupCoordinator;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Properties props) {
@@ -276,6 +278,7 @@ public final class BrokerConfig {
         brokerId = this.cluster.nodeId();
         telemetry = TelemetryConfig.from(props);
         replicaFetcher = ReplicaFetcherConfig.parse(props);
+        groupCoordinator = GroupCoordinatorConfig.parse(props);
         Set<String> unknown = new TreeSet<>();
         for (String key : props.stringPropertyNames()) {
             if (!ALL_KEYS.contains(key)) {
@@ -467,6 +470,11 @@ public final class BrokerConfig {
     /** The replica fetcher settings ({@code replica.fetch.*}, {@code replica.socket.timeout.ms}). */
     public ReplicaFetcherConfig replicaFetcher() {
         return replicaFetcher;
+    }
+
+    /** The group coordinator's settings ({@code offsets.*}, {@code group.coordinator.threads}). */
+    public GroupCoordinatorConfig groupCoordinator() {
+        return groupCoordinator;
     }
 
     /** Every key the broker reads (data plane, telemetry and cluster keys). */

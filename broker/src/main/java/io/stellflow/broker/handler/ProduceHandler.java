@@ -18,6 +18,7 @@ import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceRequest.PartitionData;
 import io.stellflow.protocol.message.ProduceRequest.TopicData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
@@ -437,7 +438,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         if (records == null || !records.isReadable()) {
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
-        short validation = RecordBatchValidator.validate(records, messageMaxBytes, transactional);
+        // Per request on this path (no append agents): the batches' real max timestamps (decision 9.s).
+        BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(4);
+        short validation = RecordBatchValidator.validate(records, messageMaxBytes, transactional, maxTimestamps);
         if (validation != Errors.NONE) {
             return error(data.partition(), validation, epoch, partition.logStartOffset());
         }
@@ -454,7 +457,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         try {
             int bytes = records.readableBytes();
             int recordCount = RecordBatchValidator.totalRecordCount(records);
-            long baseOffset = partition.appendAsLeader(records);
+            long baseOffset = partition.appendAsLeader(records, maxTimestamps);
             if (baseOffset == Partition.NOT_LEADER) {
                 return error(data.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch, partition.logStartOffset());
             }

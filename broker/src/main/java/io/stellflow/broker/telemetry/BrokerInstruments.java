@@ -56,6 +56,12 @@ public final class BrokerInstruments {
             counter("stellflow.log.segment.roll.count", "{event}", "node.id");
     public static final Instrument SEGMENT_ACTIVE_SIZE = gauge("stellflow.log.segment.active.size", "By", "node.id");
     public static final Instrument LOG_RECOVERY_TIME = histogram("stellflow.log.recovery.time", "ms", "node.id");
+    public static final Instrument OFFSET_COMMIT_COUNT =
+            counter("stellflow.offset.commit.count", "{request}", "node.id", "result");
+    public static final Instrument OFFSET_COMMIT_LATENCY =
+            histogram("stellflow.offset.commit.latency", "ms", "node.id", "result");
+    public static final Instrument COORDINATOR_LOAD_TIME =
+            histogram("stellflow.coordinator.load.time", "ms", "node.id", "coordinator.type");
     public static final Instrument REBUILD_INDEX_COUNT =
             counter("stellflow.log.rebuild.index.count", "{event}", "node.id");
     public static final Instrument LOG_WRITE_ERROR_COUNT =
@@ -125,6 +131,9 @@ public final class BrokerInstruments {
             SEGMENT_ROLL_COUNT,
             SEGMENT_ACTIVE_SIZE,
             LOG_RECOVERY_TIME,
+            COORDINATOR_LOAD_TIME,
+            OFFSET_COMMIT_COUNT,
+            OFFSET_COMMIT_LATENCY,
             REBUILD_INDEX_COUNT,
             LOG_WRITE_ERROR_COUNT,
             BACKGROUND_ERROR_COUNT,
@@ -159,10 +168,9 @@ public final class BrokerInstruments {
             "stellflow.request.throttle.count",
             "stellflow.request.throttle.time",
             "stellflow.quota.throttle.count",
-            // coordinators: no group coordinator yet
-            "stellflow.coordinator.",
-            "stellflow.group.",
-            "stellflow.offset.commit.");
+            // coordinators: the runtime records its load time; group state comes with the group shard
+            "stellflow.coordinator.group.count",
+            "stellflow.group.");
 
     /** Bucket boundaries of every ms latency histogram ({@link Instrument#LATENCY_BUCKETS_MS}). */
     public static final List<Double> LATENCY_BUCKETS_MS = Instrument.LATENCY_BUCKETS_MS;

@@ -69,13 +69,21 @@ public final class BrokerMetrics {
         ApiKeys.PRODUCE,
         ApiKeys.FETCH,
         ApiKeys.LIST_OFFSETS,
-        ApiKeys.CREATE_TOPIC
+        ApiKeys.CREATE_TOPIC,
+        ApiKeys.OFFSET_COMMIT,
+        ApiKeys.OFFSET_FETCH,
+        ApiKeys.FIND_COORDINATOR,
+        ApiKeys.HEARTBEAT,
+        ApiKeys.JOIN_GROUP,
+        ApiKeys.SYNC_GROUP,
+        ApiKeys.CONSUMER_GROUP_HEARTBEAT
     };
 
     private static final int UNKNOWN_API = APIS.length;
     private static final double NANOS_PER_MS = 1_000_000.0;
 
     static final AttributeKey<Long> NODE_ID = AttributeKey.longKey("node.id");
+    static final AttributeKey<String> COORDINATOR_TYPE = AttributeKey.stringKey("coordinator.type");
     static final AttributeKey<String> API = AttributeKey.stringKey("api");
     static final AttributeKey<String> RESULT = AttributeKey.stringKey("result");
     static final AttributeKey<String> REPLICA_ROLE = AttributeKey.stringKey("replica.role");
@@ -97,6 +105,7 @@ public final class BrokerMetrics {
     private final LongAdder[][] requests = new LongAdder[APIS.length + 1][RESULTS.length];
     private final LongAdder[] decodeErrors = new LongAdder[APIS.length + 1];
     private final LongAdder[] produceRequests = adders(RESULTS.length);
+    private final LongAdder[] offsetCommits = adders(RESULTS.length);
     private final LongAdder produceBytes = new LongAdder();
     private final LongAdder produceRecords = new LongAdder();
     private final LongAdder[] fetchRequests = adders(RESULTS.length);
@@ -120,6 +129,9 @@ public final class BrokerMetrics {
     private final DoubleHistogram appendLatency;
     private final DoubleHistogram flushLatency;
     private final DoubleHistogram recoveryTime;
+    private final DoubleHistogram coordinatorLoadTime;
+    private final DoubleHistogram offsetCommitLatency;
+    private final Attributes groupCoordinator;
 
     private final Meter meter;
     private final InstrumentCallbacks callbacks;
@@ -178,6 +190,7 @@ public final class BrokerMetrics {
             }
         });
         counter(BrokerInstruments.PRODUCE_REQUEST_COUNT, m -> byResult(m, produceRequests));
+        counter(BrokerInstruments.OFFSET_COMMIT_COUNT, m -> byResult(m, offsetCommits));
         counter(BrokerInstruments.PRODUCE_BYTES, m -> m.record(produceBytes.sum(), node));
         counter(BrokerInstruments.PRODUCE_RECORDS, m -> m.record(produceRecords.sum(), node));
         counter(BrokerInstruments.FETCH_REQUEST_COUNT, m -> byResult(m, fetchRequests));
@@ -202,6 +215,9 @@ public final class BrokerMetrics {
         appendLatency = histogram(BrokerInstruments.LOG_APPEND_LATENCY);
         flushLatency = histogram(BrokerInstruments.LOG_FLUSH_LATENCY);
         recoveryTime = histogram(BrokerInstruments.LOG_RECOVERY_TIME);
+        coordinatorLoadTime = histogram(BrokerInstruments.COORDINATOR_LOAD_TIME);
+        offsetCommitLatency = histogram(BrokerInstruments.OFFSET_COMMIT_LATENCY);
+        groupCoordinator = node.toBuilder().put(COORDINATOR_TYPE, "group").build();
         replication = new ReplicaTelemetry(meter, callbacks, nodeId, logWriteErrors);
     }
 
@@ -388,6 +404,24 @@ public final class BrokerMetrics {
 
     void logLoaded(long nanos) {
         recoveryTime.record(nanos / NANOS_PER_MS, node, Context.root());
+    }
+
+    /**
+     * One answered OffsetCommit: {@code stellflow.offset.commit.count} and {@code
+     * stellflow.offset.commit.latency} (from the request's arrival at its handler to the answer, the
+     * wait for the HW included). {@code result} is {@link #result} of its first partition error.
+     */
+    public void offsetCommit(int result, long latencyNanos) {
+        offsetCommits[result].increment();
+        offsetCommitLatency.record(latencyNanos / NANOS_PER_MS, resultAttrs[result], Context.root());
+    }
+
+    /**
+     * The group coordinator loaded a partition of {@code __consumer_offsets} in {@code durationMs}
+     * (from becoming its leader to serving it). Once per load, on the runtime thread.
+     */
+    public void groupCoordinatorLoaded(long durationMs) {
+        coordinatorLoadTime.record((double) durationMs, groupCoordinator, Context.root());
     }
 
     void indexRebuilt() {

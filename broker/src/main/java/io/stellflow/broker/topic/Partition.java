@@ -2,6 +2,7 @@ package io.stellflow.broker.topic;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
+import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
@@ -363,6 +364,15 @@ public final class Partition {
      *     PartitionFailedException}: refused, the partition had failed before)
      */
     public long appendAsLeader(ByteBuf validatedRecords) throws IOException {
+        return appendAsLeader(validatedRecords, null);
+    }
+
+    /**
+     * As {@link #appendAsLeader(ByteBuf)}, with the real largest record timestamp of each batch as
+     * the validation computed them ({@link UnifiedLog#appendAsLeader(ByteBuf, int,
+     * BatchMaxTimestamps)}; null: the log reads them from the records).
+     */
+    public long appendAsLeader(ByteBuf validatedRecords, BatchMaxTimestamps maxTimestamps) throws IOException {
         long baseOffset;
         Lock writes = log.writeLock();
         writes.lock();
@@ -375,7 +385,7 @@ public final class Partition {
                 throw new PartitionFailedException(
                         "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
             }
-            baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch);
+            baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch, maxTimestamps);
         } finally {
             writes.unlock();
         }

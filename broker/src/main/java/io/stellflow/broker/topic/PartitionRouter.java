@@ -17,7 +17,9 @@ public interface PartitionRouter {
      *
      * @return {@code NONE}, or the topic-level error every partition of the request gets
      *     ({@code UNKNOWN_TOPIC_OR_PARTITION}, {@code INVALID_REQUEST}, {@code LEADER_NOT_AVAILABLE}
-     *     while a just-created topic is not yet in this broker's metadata, {@code BROKER_NOT_AVAILABLE})
+     *     while a just-created topic is not yet in this broker's metadata, {@code BROKER_NOT_AVAILABLE},
+     *     {@code INVALID_TOPIC} for an internal topic such as {@code __consumer_offsets}, which only
+     *     its coordinator writes; 3 in Produce v0)
      */
     default short prepareForProduce(String topic) {
         return Errors.NONE;

@@ -15,7 +15,9 @@ import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.storage.LogConfig;
+import io.stellflow.storage.TimestampOffset;
 import io.stellflow.storage.UnifiedLog;
 import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
@@ -329,6 +331,57 @@ class AppendServiceTest {
                 .extracting(ProduceResponse.PartitionResponse::baseOffset)
                 .containsExactly(0L, -1L, 2L);
         assertThat(partition.logEndOffset()).isEqualTo(5);
+    }
+
+    /** Appends a batch as the SDKs build it: records at base + deltas, header maxTimestamp = base. */
+    private static void sdkBatch(ByteBuf out, long baseMs, long... deltasMs) {
+        int start = out.writerIndex();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, baseMs);
+        for (long d : deltasMs) {
+            b.append(baseMs + d, null, new byte[10]);
+        }
+        b.close();
+        out.setLong(start + RecordBatchLayout.MAX_TIMESTAMP_OFFSET, baseMs);
+        out.setInt(start + RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(out, start));
+    }
+
+    /**
+     * Decision 9.s through one gathered pass: the real max timestamps the validation computes stay
+     * aligned with the batches appended when requests between them are refused, by the validation
+     * after a valid first batch (CRC of the second) or after it (a producer id).
+     */
+    @Test
+    void refusedRequestsInAPassLeaveTheOthersIndexedByTheirRecordsRealMaxTimestamp() throws Exception {
+        service = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
+        ByteBuf first = Unpooled.directBuffer();
+        sdkBatch(first, 1_000_000, 0, 5_000); // offsets 0-1
+        sdkBatch(first, 1_010_000, 0, 100); // offsets 2-3
+        ByteBuf corruptSecond = Unpooled.directBuffer();
+        sdkBatch(corruptSecond, 1_020_000, 0, 1);
+        int second = corruptSecond.writerIndex();
+        sdkBatch(corruptSecond, 1_030_000, 0, 1);
+        corruptSecond.setByte(second + RecordBatchLayout.RECORDS_OFFSET + 20, 7); // CRC mismatch
+        ByteBuf idempotent = Unpooled.directBuffer();
+        sdkBatch(idempotent, 1_040_000, 0, 1);
+        idempotent.setLong(RecordBatchLayout.PRODUCER_ID_OFFSET, 5);
+        idempotent.setShort(RecordBatchLayout.PRODUCER_EPOCH_OFFSET, 0);
+        idempotent.setInt(RecordBatchLayout.BASE_SEQUENCE_OFFSET, 0);
+        idempotent.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(idempotent, 0));
+        ByteBuf last = Unpooled.directBuffer();
+        sdkBatch(last, 1_050_000, 0, 3_000, 4_000); // offsets 4-6
+        service.submit(partition, pending(0), 0, first, false, gate);
+        service.submit(partition, pending(1), 0, corruptSecond, false, gate);
+        service.submit(partition, pending(2), 0, idempotent, false, gate);
+        service.submit(partition, pending(3), 0, last, false, gate);
+        service.start();
+        assertThat(awaitErrors(4))
+                .containsExactlyInAnyOrder(
+                        Errors.CORRUPT_MESSAGE, Errors.FEATURE_NOT_ENABLED, Errors.NONE, Errors.NONE);
+        assertThat(log.logEndOffset()).isEqualTo(7);
+        assertThat(log.offsetForTimestamp(1_004_000, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_005_000, 1));
+        assertThat(log.offsetForTimestamp(1_052_500, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_053_000, 5));
+        assertThat(log.offsetForTimestamp(1_054_001, Long.MAX_VALUE)).isNull();
+        assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_054_000, 6));
     }
 
     @Test

@@ -44,6 +44,8 @@ final class ClusterHarness implements AutoCloseable {
 
     final String bootstrapControllers;
     final NetworkClient network;
+    /** Extra broker properties a test sets before starting brokers (applied last). */
+    final Properties brokerOverrides = new Properties();
 
     ClusterHarness(Path dir, int controllerCount, int brokerCount) throws IOException {
         this.dir = dir;
@@ -85,6 +87,11 @@ final class ClusterHarness implements AutoCloseable {
     /** Broker ids are 1..n. */
     static int brokerId(int index) {
         return index + 1;
+    }
+
+    /** The index of broker id {@code id} (ids are 1..n). */
+    static int brokerIndexOf(int id) {
+        return id - 1;
     }
 
     void startControllers() throws IOException {
@@ -137,6 +144,7 @@ final class ClusterHarness implements AutoCloseable {
         p.setProperty("transport", transports[i]);
         p.setProperty("num.io.threads", "4");
         p.setProperty("num.network.threads", "2");
+        p.putAll(brokerOverrides);
         Path file = dir.resolve("broker-" + id + ".properties");
         try (OutputStream out = Files.newOutputStream(file)) {
             p.store(out, "cluster test broker " + id + " on " + transports[i]);

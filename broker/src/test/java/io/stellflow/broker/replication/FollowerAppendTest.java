@@ -3,8 +3,11 @@ package io.stellflow.broker.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.storage.TimestampOffset;
 import io.stellflow.storage.UnifiedLog;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -85,6 +88,43 @@ class FollowerAppendTest {
             } finally {
                 fromTwo.release();
             }
+        }
+    }
+    /**
+     * Decision 9.s: a fetched SDK batch's header says maxTimestamp = baseTimestamp, its records reach
+     * base + 5000 ms; the follower indexes the records' real maximum, so a time lookup on it finds
+     * the record inside the batch, as on the leader.
+     */
+    @Test
+    void theFollowerIndexesTheRecordsRealMaxTimestampNotTheHeaders() throws Exception {
+        try (UnifiedLog l = ReplicaLogs.open(dir.resolve("leader"));
+                UnifiedLog f = ReplicaLogs.open(dir.resolve("follower"))) {
+            for (int i = 0; i < 3; i++) {
+                ByteBuf sdk = Unpooled.buffer();
+                long base = 1_000_000L + 10_000L * i;
+                RecordBatchBuilder b = new RecordBatchBuilder(sdk, base);
+                for (int r = 0; r < 6; r++) {
+                    b.append(base + 1_000L * r, null, new byte[] {(byte) r});
+                }
+                b.close();
+                sdk.setLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET, base);
+                sdk.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(sdk, 0));
+                l.appendAsLeader(sdk, 1);
+                sdk.release();
+            }
+            Partition follower = ReplicaLogs.follower(f, 1);
+            ByteBuf all = ReplicaLogs.read(l, 0);
+            try {
+                assertThat(FollowerAppend.apply(follower, all, 0, 18)).isEqualTo(FollowerAppend.APPLIED);
+            } finally {
+                all.release();
+            }
+            ReplicaLogs.assertSameBytes(f, l);
+            TimestampOffset inLastBatch = new TimestampOffset(1_025_000L, 17);
+            assertThat(f.offsetForTimestamp(1_024_500L, Long.MAX_VALUE)).isEqualTo(inLastBatch);
+            assertThat(l.offsetForTimestamp(1_024_500L, Long.MAX_VALUE)).isEqualTo(inLastBatch);
+            assertThat(f.offsetForTimestamp(1_003_001L, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_004_000L, 4));
+            assertThat(f.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(inLastBatch);
         }
     }
 }

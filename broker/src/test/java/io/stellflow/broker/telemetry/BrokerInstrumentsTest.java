@@ -170,6 +170,8 @@ class BrokerInstrumentsTest {
         storage.logLoaded(10_000_000, false);
         storage.indexRebuilt();
         storage.segmentsDeleted(2);
+        metrics.groupCoordinatorLoaded(12);
+        metrics.offsetCommit(BrokerMetrics.SUCCESS, 3_000_000);
         storage.logQuarantined(new Quarantined(
                 Path.of("/logs/orders-0"),
                 Path.of("/logs/orders-0/00000000000000000000.log"),

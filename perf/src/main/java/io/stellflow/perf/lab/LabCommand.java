@@ -47,7 +47,10 @@ public final class LabCommand implements Runnable {
         @Option(names = "--run", defaultValue = "1")
         int run;
 
-        @Option(names = "--kind", required = true, description = "produce, consume, latency or end-to-end")
+        @Option(
+                names = "--kind",
+                required = true,
+                description = "produce, consume, latency, end-to-end, rebalance or commit")
         String kind;
 
         @Option(names = "--transport", defaultValue = "-")
@@ -120,6 +123,19 @@ public final class LabCommand implements Runnable {
                     .writeValueAsString(r);
             Files.writeString(
                     cases, line + "\n", StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+            if (kind.equals(LabReport.REBALANCE)) {
+                System.out.printf(
+                        java.util.Locale.ROOT,
+                        "%-9s %-34s run %d: %8d ms to a stable assignment, errors %d, broker CPU %.2f s over the"
+                                + " bench run%n",
+                        system,
+                        caseName,
+                        run,
+                        r.elapsedMs(),
+                        r.errors(),
+                        r.brokerCpuSeconds());
+                return s.records() > 0 && s.errors() == 0 ? 0 : 1;
+            }
             System.out.printf(
                     java.util.Locale.ROOT,
                     "%-9s %-34s run %d: %8.1f MB/s %10.0f rec/s p50 %s p99 %s p99.9 %s ms, broker CPU %.2f s (%.2f s/GB),"

@@ -30,11 +30,32 @@ final class LabReport {
     /** Loopback TCP and sequential write bandwidth in MB/s (2^20 bytes), 0 when not measured. */
     record Limits(double loopbackMbPerS, double diskWriteMbPerS) {}
 
-    /** Stellflow/Kafka ratios of medians; NaN-free: -1 when a side did not measure the value. */
+    /**
+     * Stellflow/Kafka ratios of medians; NaN-free: -1 when a side did not measure the value. {@code
+     * throughput} compares MB/s, or records/s where neither side moved bytes (commits/s of the
+     * {@code commit} kind); {@code time} compares {@code elapsed_ms} of the {@code rebalance} kind
+     * (time to a stable assignment), -1 for other kinds.
+     */
     record Ratio(
-            String caseName, double throughput, double p99, double p999, double brokerCpuPerGb, double totalCpuPerGb) {}
+            String caseName,
+            double throughput,
+            double p99,
+            double p999,
+            double brokerCpuPerGb,
+            double totalCpuPerGb,
+            double time) {}
 
     record Report(String note, Limits limits, List<LabResult> medians, List<Ratio> ratios, List<LabResult> runs) {}
+
+    /** The kind of the group lab's rebalance cases: {@code elapsed_ms} is the figure, lower is better. */
+    static final String REBALANCE = "rebalance";
+    /** The kind of the group lab's commit cases: records are commits, latencies per commit. */
+    static final String COMMIT = "commit";
+
+    /** Case name prefixes of the group lab's consume cases, paired by what follows them. */
+    static final String GROUP_CONSUME = "consume-group-";
+
+    static final String ASSIGN_CONSUME = "consume-assign-";
 
     private LabReport() {}
 
@@ -115,13 +136,15 @@ final class LabReport {
             if (!s.system().equals("stellflow") || k == null) {
                 continue;
             }
+            boolean bytes = s.mbPerS() > 0 || k.mbPerS() > 0;
             out.add(new Ratio(
                     s.caseName(),
-                    ratio(s.mbPerS(), k.mbPerS()),
+                    bytes ? ratio(s.mbPerS(), k.mbPerS()) : ratio(s.recordsPerS(), k.recordsPerS()),
                     ratio(s.p99Ms(), k.p99Ms()),
                     ratio(s.p999Ms(), k.p999Ms()),
                     ratio(s.brokerCpuSecondsPerGb(), k.brokerCpuSecondsPerGb()),
-                    ratio(totalCpuPerGb(s), totalCpuPerGb(k))));
+                    ratio(totalCpuPerGb(s), totalCpuPerGb(k)),
+                    s.kind().equals(REBALANCE) ? ratio(s.elapsedMs(), k.elapsedMs()) : -1));
         }
         return out;
     }
@@ -143,7 +166,12 @@ final class LabReport {
         Files.createDirectories(outDir);
         JSON.writeValue(outDir.resolve("results.json").toFile(), new Report(note, limits, medians, ratios, runs));
         Files.writeString(outDir.resolve("results.md"), markdown(note, limits, medians, ratios));
-        Charts.write(outDir, medians);
+        // Rebalance and commit cases move no bytes: the charts show the cases that do.
+        Charts.write(
+                outDir,
+                medians.stream()
+                        .filter(m -> !m.kind().equals(REBALANCE) && !m.kind().equals(COMMIT))
+                        .toList());
     }
 
     static String markdown(String note, Limits limits, List<LabResult> medians, List<Ratio> ratios) {
@@ -179,23 +207,84 @@ final class LabReport {
                     pct(m.mbPerS(), limits.loopbackMbPerS()),
                     m.kind().equals("consume") ? "" : pct(m.mbPerS(), limits.diskWriteMbPerS())));
         }
+        groupSection(sb, sorted);
         if (!ratios.isEmpty()) {
-            sb.append("\n## Stellflow / Kafka (medians; throughput above 1 is better, latency and CPU below 1)\n\n");
-            sb.append("| case | throughput | p99 | p99.9 | broker CPU s/GB | broker+client CPU s/GB |\n"
-                    + "|---|---:|---:|---:|---:|---:|\n");
+            boolean times = ratios.stream().anyMatch(r -> r.time() >= 0);
+            sb.append("\n## Stellflow / Kafka (medians; throughput above 1 is better, latency, CPU"
+                    + (times ? " and rebalance time" : "") + " below 1)\n\n");
+            sb.append("| case | throughput | p99 | p99.9 | broker CPU s/GB | broker+client CPU s/GB |"
+                    + (times ? " rebalance time |" : "") + "\n"
+                    + "|---|---:|---:|---:|---:|---:|" + (times ? "---:|" : "") + "\n");
             for (Ratio r : ratios) {
                 sb.append(String.format(
                         Locale.ROOT,
-                        "| %s | %s | %s | %s | %s | %s |\n",
+                        "| %s | %s | %s | %s | %s | %s |",
                         r.caseName(),
                         opt(r.throughput()),
                         opt(r.p99()),
                         opt(r.p999()),
                         opt(r.brokerCpuPerGb()),
                         opt(r.totalCpuPerGb())));
+                sb.append(times ? " " + opt(r.time()) + " |\n" : "\n");
             }
         }
         return sb.toString();
+    }
+
+    /**
+     * The rebalance and commit cases in their own units (the table above shows them as 0 MB/s), and
+     * each system's group consume against its assign consume of the same data: a case {@code
+     * consume-group-<rest>} beside {@code consume-assign-<rest>}.
+     */
+    private static void groupSection(StringBuilder sb, List<LabResult> sorted) {
+        List<String> pairs = new ArrayList<>();
+        for (LabResult g : sorted) {
+            if (!g.caseName().startsWith(GROUP_CONSUME)) {
+                continue;
+            }
+            String assignName = ASSIGN_CONSUME + g.caseName().substring(GROUP_CONSUME.length());
+            sorted.stream()
+                    .filter(a -> a.system().equals(g.system()) && a.caseName().equals(assignName))
+                    .findFirst()
+                    .ifPresent(a -> pairs.add(String.format(
+                            Locale.ROOT,
+                            "| %s | %s | %s | %s | %s |\n",
+                            g.system(),
+                            g.caseName().substring(GROUP_CONSUME.length()),
+                            fmt(g.mbPerS()),
+                            fmt(a.mbPerS()),
+                            opt(ratio(g.mbPerS(), a.mbPerS())))));
+        }
+        if (!pairs.isEmpty()) {
+            sb.append("\n## Group against assign consume (medians, MB/s)\n\n");
+            sb.append("| system | data | group | assign | group / assign |\n|---|---|---:|---:|---:|\n");
+            pairs.forEach(sb::append);
+        }
+        List<LabResult> group = sorted.stream()
+                .filter(m -> m.kind().equals(REBALANCE) || m.kind().equals(COMMIT))
+                .toList();
+        if (group.isEmpty()) {
+            return;
+        }
+        sb.append("\n## Consumer groups (medians)\n\n");
+        sb.append("| system | case | runs | time to stable ms | commits/s | commit p50 ms | commit p99 ms |"
+                + " commit p99.9 ms | errors |\n");
+        sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (LabResult m : group) {
+            boolean rebalance = m.kind().equals(REBALANCE);
+            sb.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %s | %s | %s | %s | %d |\n",
+                    m.system(),
+                    m.caseName(),
+                    m.run(),
+                    rebalance ? Long.toString(m.elapsedMs()) : "",
+                    rebalance ? "" : String.format(Locale.ROOT, "%.0f", m.recordsPerS()),
+                    rebalance ? "" : opt(m.p50Ms()),
+                    rebalance ? "" : opt(m.p99Ms()),
+                    rebalance ? "" : opt(m.p999Ms()),
+                    m.errors()));
+        }
     }
 
     private static String fmt(double v) {

@@ -29,6 +29,10 @@ import java.nio.ByteOrder;
  * increasing, within {@code 0..lastOffsetDelta}). Produce validation still requires {@code
  * recordCount == lastOffsetDelta + 1} and {@code offsetDelta == index} (spec §7.7 step 6-7).
  *
+ * <p>The record walk of step 7 also reads each record's timestampDelta: {@link #validate(ByteBuf,
+ * int, boolean, BatchMaxTimestamps)} hands each batch's real largest record timestamp to the
+ * append, since the header's maxTimestamp is only a hint (decision 9.s).
+ *
  * <p>Allocates an NIO view of the record set per call (a set that is not one region, such as a
  * composite of several buffers, is copied to the heap instead) and one slice per batch for its CRC;
  * {@link #validateBatch(ByteBuf, int, boolean, boolean, boolean)}, the reader's per-batch entry, takes a view
@@ -58,7 +62,27 @@ public final class RecordBatchValidator {
      * ({@code docs/spec/wire-protocol.md} §7.5).
      */
     public static short validate(ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent) {
-        return validate(recordSet, maxBatchBytes, transactionalIdPresent, false);
+        return validate(recordSet, maxBatchBytes, transactionalIdPresent, false, null);
+    }
+
+    /**
+     * As {@link #validate(ByteBuf, int, boolean)}, and on {@link Errors#NONE} appends to {@code
+     * maxTimestamps} the real largest record timestamp of every batch, in order ({@code
+     * baseTimestamp + timestampDelta} over its records, read in the record walk step 7 does anyway:
+     * no second walk, no allocation per record). Whatever the result, {@code maxTimestamps} holds no
+     * entry of this set when it is not {@link Errors#NONE}.
+     *
+     * @param maxTimestamps where the per-batch maxima go (decision 9.s of {@code
+     *     docs/spec/wire-protocol.md}: the header's maxTimestamp is only a hint)
+     */
+    public static short validate(
+            ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent, BatchMaxTimestamps maxTimestamps) {
+        int before = maxTimestamps.size();
+        short code = validate(recordSet, maxBatchBytes, transactionalIdPresent, false, maxTimestamps);
+        if (code != Errors.NONE) {
+            maxTimestamps.truncate(before);
+        }
+        return code;
     }
 
     /**
@@ -69,11 +93,15 @@ public final class RecordBatchValidator {
      * @param maxBatchBytes largest whole batch (8 + batchLength) in bytes
      */
     public static short validateFetched(ByteBuf recordSet, int maxBatchBytes) {
-        return validate(recordSet, maxBatchBytes, true, true);
+        return validate(recordSet, maxBatchBytes, true, true, null);
     }
 
     private static short validate(
-            ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent, boolean compactedAllowed) {
+            ByteBuf recordSet,
+            int maxBatchBytes,
+            boolean transactionalIdPresent,
+            boolean compactedAllowed,
+            BatchMaxTimestamps maxTimestamps) {
         if (recordSet == null || !recordSet.isReadable()) {
             return Errors.INVALID_RECORD; // step 1
         }
@@ -87,7 +115,7 @@ public final class RecordBatchValidator {
             pos += LOG_OVERHEAD + batchLength;
         }
         for (int pos = 0; pos < end; ) { // steps 3-7
-            short code = validateBatch(b, pos, transactionalIdPresent, compactedAllowed, true);
+            short code = validateBatch(b, pos, transactionalIdPresent, compactedAllowed, true, maxTimestamps);
             if (code != Errors.NONE) {
                 return code;
             }
@@ -171,11 +199,17 @@ public final class RecordBatchValidator {
     static short validateBatch(
             ByteBuf buf, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed, boolean checkCrc) {
         ByteBuffer b = view(buf, batchStart, RecordBatchLayout.batchSize(buf, batchStart));
-        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed, checkCrc);
+        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed, checkCrc, null);
     }
 
+    /** Steps 3-7 for one batch; on success adds its real max record timestamp to {@code maxTimestamps} (if not null). */
     private static short validateBatch(
-            ByteBuffer b, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed, boolean checkCrc) {
+            ByteBuffer b,
+            int batchStart,
+            boolean transactionalIdPresent,
+            boolean compactedAllowed,
+            boolean checkCrc,
+            BatchMaxTimestamps maxTimestamps) {
         if (b.get(batchStart + RecordBatchLayout.MAGIC_OFFSET) != RecordBatchLayout.MAGIC) {
             return Errors.INVALID_RECORD; // step 3
         }
@@ -225,16 +259,31 @@ public final class RecordBatchValidator {
         }
         int batchEnd = batchStart + LOG_OVERHEAD + batchLength;
         return validateRecords(
-                b, batchStart + RECORDS_OFFSET, batchEnd, recordCount, compactedAllowed ? lastOffsetDelta : -1);
+                b,
+                batchStart + RECORDS_OFFSET,
+                batchEnd,
+                recordCount,
+                compactedAllowed ? lastOffsetDelta : -1,
+                b.getLong(batchStart + RecordBatchLayout.BASE_TIMESTAMP_OFFSET),
+                maxTimestamps);
     }
 
     /**
      * Step 7. {@code compactedLastOffsetDelta} &lt; 0: offsetDelta must equal the record index;
-     * otherwise it must increase strictly and stay within 0..compactedLastOffsetDelta.
+     * otherwise it must increase strictly and stay within 0..compactedLastOffsetDelta. On success
+     * adds {@code baseTimestampMs} plus the largest timestampDelta, read in the same walk, to {@code
+     * maxTimestamps} if not null (decision 9.s).
      */
     private static short validateRecords(
-            ByteBuffer buf, int pos, int batchEnd, int recordCount, int compactedLastOffsetDelta) {
+            ByteBuffer buf,
+            int pos,
+            int batchEnd,
+            int recordCount,
+            int compactedLastOffsetDelta,
+            long baseTimestampMs,
+            BatchMaxTimestamps maxTimestamps) {
         long previousDelta = -1;
+        long maxTimestampDelta = Long.MIN_VALUE; // recordCount >= 1 (step 6): at least one record sets it
         for (int index = 0; index < recordCount; index++) {
             if (batchEnd - pos < RECORD_LENGTH_SIZE) {
                 return Errors.INVALID_RECORD;
@@ -248,6 +297,7 @@ public final class RecordBatchValidator {
             if (buf.get(p) != 0) {
                 return Errors.INVALID_RECORD; // record attributes
             }
+            maxTimestampDelta = Math.max(maxTimestampDelta, buf.getLong(p + 1));
             p += 1 + 8; // attributes, timestampDelta
             int offsetDelta = buf.getInt(p);
             boolean deltaOk = compactedLastOffsetDelta < 0
@@ -265,7 +315,13 @@ public final class RecordBatchValidator {
             }
             pos = recordEnd;
         }
-        return pos == batchEnd ? Errors.NONE : Errors.INVALID_RECORD;
+        if (pos != batchEnd) {
+            return Errors.INVALID_RECORD;
+        }
+        if (maxTimestamps != null) {
+            maxTimestamps.add(baseTimestampMs + maxTimestampDelta);
+        }
+        return Errors.NONE;
     }
 
     /** Returns the index after a nullable-bytes field at {@code p}, or -1 if it is invalid or overruns. */

@@ -6,19 +6,43 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.message.ApiMessage;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.ConsumerGroupHeartbeatRequest;
+import io.stellflow.protocol.message.ConsumerGroupHeartbeatResponse;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DeleteGroupsRequest;
+import io.stellflow.protocol.message.DeleteGroupsResponse;
+import io.stellflow.protocol.message.DescribeGroupsRequest;
+import io.stellflow.protocol.message.DescribeGroupsResponse;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
+import io.stellflow.protocol.message.FindCoordinatorRequest;
+import io.stellflow.protocol.message.FindCoordinatorResponse;
+import io.stellflow.protocol.message.HeartbeatRequest;
+import io.stellflow.protocol.message.HeartbeatResponse;
+import io.stellflow.protocol.message.JoinGroupRequest;
+import io.stellflow.protocol.message.JoinGroupResponse;
+import io.stellflow.protocol.message.ListGroupsRequest;
+import io.stellflow.protocol.message.ListGroupsResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
 import io.stellflow.protocol.message.ListOffsetsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.OffsetCommitRequest;
+import io.stellflow.protocol.message.OffsetCommitResponse;
+import io.stellflow.protocol.message.OffsetDeleteRequest;
+import io.stellflow.protocol.message.OffsetDeleteResponse;
+import io.stellflow.protocol.message.OffsetFetchRequest;
+import io.stellflow.protocol.message.OffsetFetchResponse;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
+import io.stellflow.protocol.message.OffsetHistoryRequest;
+import io.stellflow.protocol.message.OffsetHistoryResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.SyncGroupRequest;
+import io.stellflow.protocol.message.SyncGroupResponse;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Set;
@@ -31,7 +55,9 @@ import java.util.function.Predicate;
  * Every request and response body codec of {@code protocol/message}, per version with its own
  * layout ({@code docs/spec/wire-protocol.md} §6; OffsetForLeaderEpoch: {@code
  * docs/protocol-additions.md}). Fetch v1 requests are byte-identical to v0, DeleteTopic uses the
- * CreateTopic layouts, CreateTopic response v1 is v0.
+ * CreateTopic layouts, CreateTopic response v1 is v0, OffsetCommit response v1 is v0. The group
+ * codecs (keys 5-10 and 20-25) have no request-level range check in {@code read}: their ranges
+ * are the broker's, so they carry no postconditions.
  *
  * <p>For each: the strict reader, the writer of the same version, whether re-encoding a decoded
  * body must give back exactly its bytes (all but Fetch responses with a null records field, which
@@ -64,7 +90,37 @@ public enum BodyCodec {
             b -> CreateTopicResponse.read(b, (short) 2), (m, out) -> ((CreateTopicResponse) m).write(out, (short) 2)),
     OFFSET_FOR_LEADER_EPOCH_REQUEST(
             OffsetForLeaderEpochRequest::read, ApiMessage::write, m -> true, BodyCodec::checkEpochRequest),
-    OFFSET_FOR_LEADER_EPOCH_RESPONSE(OffsetForLeaderEpochResponse::read, ApiMessage::write);
+    OFFSET_FOR_LEADER_EPOCH_RESPONSE(OffsetForLeaderEpochResponse::read, ApiMessage::write),
+    OFFSET_COMMIT_REQUEST_V0(OffsetCommitRequest::read, ApiMessage::write),
+    OFFSET_COMMIT_REQUEST_V1(
+            b -> OffsetCommitRequest.read(b, (short) 1), (m, out) -> ((OffsetCommitRequest) m).write(out, (short) 1)),
+    OFFSET_COMMIT_RESPONSE(OffsetCommitResponse::read, ApiMessage::write),
+    OFFSET_FETCH_REQUEST_V0(OffsetFetchRequest::read, ApiMessage::write),
+    OFFSET_FETCH_REQUEST_V1(
+            b -> OffsetFetchRequest.read(b, (short) 1), (m, out) -> ((OffsetFetchRequest) m).write(out, (short) 1)),
+    OFFSET_FETCH_RESPONSE_V0(OffsetFetchResponse::read, ApiMessage::write),
+    OFFSET_FETCH_RESPONSE_V1(
+            b -> OffsetFetchResponse.read(b, (short) 1), (m, out) -> ((OffsetFetchResponse) m).write(out, (short) 1)),
+    FIND_COORDINATOR_REQUEST(FindCoordinatorRequest::read, ApiMessage::write),
+    FIND_COORDINATOR_RESPONSE(FindCoordinatorResponse::read, ApiMessage::write),
+    HEARTBEAT_REQUEST(HeartbeatRequest::read, ApiMessage::write),
+    HEARTBEAT_RESPONSE(HeartbeatResponse::read, ApiMessage::write),
+    JOIN_GROUP_REQUEST(JoinGroupRequest::read, ApiMessage::write),
+    JOIN_GROUP_RESPONSE(JoinGroupResponse::read, ApiMessage::write),
+    SYNC_GROUP_REQUEST(SyncGroupRequest::read, ApiMessage::write),
+    SYNC_GROUP_RESPONSE(SyncGroupResponse::read, ApiMessage::write),
+    CONSUMER_GROUP_HEARTBEAT_REQUEST(ConsumerGroupHeartbeatRequest::read, ApiMessage::write),
+    CONSUMER_GROUP_HEARTBEAT_RESPONSE(ConsumerGroupHeartbeatResponse::read, ApiMessage::write),
+    LIST_GROUPS_REQUEST(ListGroupsRequest::read, ApiMessage::write),
+    LIST_GROUPS_RESPONSE(ListGroupsResponse::read, ApiMessage::write),
+    DESCRIBE_GROUPS_REQUEST(DescribeGroupsRequest::read, ApiMessage::write),
+    DESCRIBE_GROUPS_RESPONSE(DescribeGroupsResponse::read, ApiMessage::write),
+    DELETE_GROUPS_REQUEST(DeleteGroupsRequest::read, ApiMessage::write),
+    DELETE_GROUPS_RESPONSE(DeleteGroupsResponse::read, ApiMessage::write),
+    OFFSET_DELETE_REQUEST(OffsetDeleteRequest::read, ApiMessage::write),
+    OFFSET_DELETE_RESPONSE(OffsetDeleteResponse::read, ApiMessage::write),
+    OFFSET_HISTORY_REQUEST(OffsetHistoryRequest::read, ApiMessage::write),
+    OFFSET_HISTORY_RESPONSE(OffsetHistoryResponse::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

@@ -3,8 +3,16 @@ package io.stellflow.protocol.fuzz;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
 import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -99,6 +107,141 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.OFFSET_FOR_LEADER_EPOCH_RESPONSE, input);
     }
 
+    @FuzzTest
+    void offsetCommitRequestV0(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_COMMIT_REQUEST_V0, input);
+    }
+
+    @FuzzTest
+    void offsetCommitRequestV1(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_COMMIT_REQUEST_V1, input);
+    }
+
+    @FuzzTest
+    void offsetCommitResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_COMMIT_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void offsetFetchRequestV0(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_FETCH_REQUEST_V0, input);
+    }
+
+    @FuzzTest
+    void offsetFetchRequestV1(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_FETCH_REQUEST_V1, input);
+    }
+
+    @FuzzTest
+    void offsetFetchResponseV0(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_FETCH_RESPONSE_V0, input);
+    }
+
+    @FuzzTest
+    void offsetFetchResponseV1(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_FETCH_RESPONSE_V1, input);
+    }
+
+    @FuzzTest
+    void findCoordinatorRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.FIND_COORDINATOR_REQUEST, input);
+    }
+
+    @FuzzTest
+    void findCoordinatorResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.FIND_COORDINATOR_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void heartbeatRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.HEARTBEAT_REQUEST, input);
+    }
+
+    @FuzzTest
+    void heartbeatResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.HEARTBEAT_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void joinGroupRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.JOIN_GROUP_REQUEST, input);
+    }
+
+    @FuzzTest
+    void joinGroupResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.JOIN_GROUP_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void syncGroupRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.SYNC_GROUP_REQUEST, input);
+    }
+
+    @FuzzTest
+    void syncGroupResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.SYNC_GROUP_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void consumerGroupHeartbeatRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.CONSUMER_GROUP_HEARTBEAT_REQUEST, input);
+    }
+
+    @FuzzTest
+    void consumerGroupHeartbeatResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.CONSUMER_GROUP_HEARTBEAT_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void listGroupsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.LIST_GROUPS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void listGroupsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.LIST_GROUPS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void describeGroupsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_GROUPS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeGroupsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_GROUPS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void deleteGroupsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DELETE_GROUPS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void deleteGroupsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DELETE_GROUPS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void offsetDeleteRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_DELETE_REQUEST, input);
+    }
+
+    @FuzzTest
+    void offsetDeleteResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_DELETE_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void offsetHistoryRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_HISTORY_REQUEST, input);
+    }
+
+    @FuzzTest
+    void offsetHistoryResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.OFFSET_HISTORY_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {
@@ -116,5 +259,32 @@ class BodyCodecFuzzTest {
                     .as("a @FuzzTest for %s", codec)
                     .contains(codec.methodName());
         }
+    }
+
+    /**
+     * Every {@code ApiMessage} class of {@code protocol/message} (found in the sources) is the
+     * decoded type of some codec here, so a new body codec cannot be left out of the fuzzing.
+     */
+    @Test
+    void everyApiMessageClassHasACodec() throws IOException {
+        Set<String> covered = new HashSet<>();
+        for (BodyCodec codec : BodyCodec.values()) {
+            List<byte[]> seeds = SeedFiles.bodies(codec);
+            assertThat(seeds).as("seeds of %s", codec).isNotEmpty();
+            covered.add(codec.reader
+                    .apply(Unpooled.wrappedBuffer(seeds.getFirst()))
+                    .getClass()
+                    .getSimpleName());
+        }
+        Set<String> messages = new HashSet<>();
+        try (Stream<Path> files = Files.list(Path.of("src/main/java/io/stellflow/protocol/message"))) {
+            for (Path f : files.toList()) {
+                if (Files.readString(f).contains("implements ApiMessage")) {
+                    messages.add(f.getFileName().toString().replace(".java", ""));
+                }
+            }
+        }
+        assertThat(messages).hasSizeGreaterThan(30);
+        assertThat(covered).containsAll(messages);
     }
 }

@@ -35,7 +35,8 @@ import java.util.Map;
 /**
  * The seed corpora of the protocol fuzz targets, made from VALID inputs: the golden vectors of
  * {@code docs/spec/wire-protocol.md} §10, the worked examples of {@code
- * docs/protocol-additions.md}, and real encodings of typical messages and record batches (several
+ * docs/protocol-additions.md}, and real encodings of typical messages (the group codecs' in
+ * {@link GroupSeedFiles}) and record batches (several
  * topics and partitions, nulls, empty arrays, non-ASCII strings, headers, idempotent,
  * transactional, compacted and compressed-flag batches). Committed under {@code
  * src/test/resources/io/stellflow/protocol/fuzz/} where Jazzer and {@link ShortRun} read them;
@@ -287,6 +288,7 @@ public final class SeedFiles {
                                 new OffsetForLeaderEpochResponse.EpochEndOffset(0, (short) 0, 5, 1200),
                                 OffsetForLeaderEpochResponse.EpochEndOffset.error(1, (short) 40)))))));
             }
+            default -> b.addAll(GroupSeedFiles.bodies(codec));
         }
         return b;
     }

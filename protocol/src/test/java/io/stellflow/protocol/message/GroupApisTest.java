@@ -157,6 +157,21 @@ class GroupApisTest {
                         DeleteGroupsResponse::read,
                         "00000002" + str("g") + "002e" + str("h") + "0000"),
                 BodyGolden.of(
+                        "DeleteGroupsResponse, the additions page's example",
+                        new DeleteGroupsResponse(List.of(new GroupResult("g", Errors.NON_EMPTY_GROUP))),
+                        DeleteGroupsResponse::read,
+                        "00000001 0001 67 002e".replace(" ", "")),
+                BodyGolden.of(
+                        "OffsetHistoryResponse, the additions page's example",
+                        new OffsetHistoryResponse(
+                                Errors.NONE,
+                                List.of(new OffsetHistoryEntry(
+                                        1_000L, "t", 0, 5L, 0L, "reset", "ANONYMOUS", "c", null))),
+                        OffsetHistoryResponse::read,
+                        ("0000 00000001 00000000000003e8 0001 74 00000000 0000000000000005 0000000000000000 0005"
+                                        + " 7265736574 0009 414e4f4e594d4f5553 0001 63 ffff")
+                                .replace(" ", "")),
+                BodyGolden.of(
                         "OffsetDeleteRequest",
                         new OffsetDeleteRequest("g", List.of(new TopicPartitions("t", List.of(1)))),
                         OffsetDeleteRequest::read,

@@ -151,6 +151,8 @@ class OffsetForLeaderEpochTest {
         assertThat(Errors.UNKNOWN_LEADER_EPOCH).isEqualTo((short) 41);
         assertThat(Errors.name(Errors.FENCED_LEADER_EPOCH)).isEqualTo("FENCED_LEADER_EPOCH");
         assertThat(Errors.name(Errors.UNKNOWN_LEADER_EPOCH)).isEqualTo("UNKNOWN_LEADER_EPOCH");
-        assertThat(Errors.name((short) 42)).isEqualTo("UNKNOWN(42)");
+        assertThat(Errors.name((short) 39)).isEqualTo("UNKNOWN(39)");
+        // The next code after 41 went to the consumer groups (issue #19).
+        assertThat(Errors.name((short) 42)).isEqualTo("UNKNOWN_MEMBER_ID");
     }
 }

@@ -12,7 +12,18 @@ public final class TopicNames {
     /** Longest topic name in characters; leaves room for {@code -<partition>} in a 255-byte file name. */
     public static final int MAX_LENGTH = 249;
 
+    /**
+     * The group coordinator's internal topic: committed offsets and group metadata (compacted,
+     * created by the broker on the first group request; issue #19).
+     */
+    public static final String CONSUMER_OFFSETS = "__consumer_offsets";
+
     private TopicNames() {}
+
+    /** Whether {@code name} is a broker-internal topic (Metadata's {@code isInternal}). */
+    public static boolean isInternal(String name) {
+        return CONSUMER_OFFSETS.equals(name);
+    }
 
     /** Null when {@code name} is legal, otherwise why it is not (for an INVALID_TOPIC_EXCEPTION message). */
     public static String validate(String name) {

@@ -1,0 +1,387 @@
+package io.stellflow.broker.coordinator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.TestTransports;
+import io.stellflow.broker.config.BrokerConfig;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.client.ClientConfig;
+import io.stellflow.client.HostPort;
+import io.stellflow.client.NetworkClient;
+import io.stellflow.controller.ControllerClient;
+import io.stellflow.controller.LoopbackPorts;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.controller.proto.CreateTopicsRequest;
+import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.FindCoordinatorRequest;
+import io.stellflow.protocol.message.FindCoordinatorResponse;
+import io.stellflow.protocol.message.JoinGroupRequest;
+import io.stellflow.protocol.message.JoinGroupResponse;
+import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.OffsetCommitRequest;
+import io.stellflow.protocol.message.OffsetCommitRequest.OffsetCommitPartition;
+import io.stellflow.protocol.message.OffsetCommitRequest.OffsetCommitTopic;
+import io.stellflow.protocol.message.OffsetCommitResponse;
+import io.stellflow.protocol.message.OffsetFetchRequest;
+import io.stellflow.protocol.message.OffsetFetchResponse;
+import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The coordinator against three combined nodes (broker + controller) in this JVM: FindCoordinator
+ * to any broker creates {@code __consumer_offsets} (compacted, RF 3) and names the leader of the
+ * group's partition with its Metadata host and port; bad keys get INVALID_REQUEST in the body;
+ * another broker answers the group APIs with NOT_COORDINATOR in the body. A
+ * {@link CoordinatorRuntime} with a {@link CounterShard} on each node, over a test topic of RF 3 and
+ * min.insync.replicas 2: a write is acknowledged only once every in-sync replica holds it; then the
+ * leader's node stops during a stream of writes, and the new leader's loaded shard holds every
+ * acknowledged write. Tests share the cluster and run in order.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@IntegrationTest
+class CoordinatorClusterTest {
+    private static final int N = 3;
+    private static final int OFFSETS_PARTITIONS = 5;
+    private static final String TOPIC = "coord-test";
+
+    private Path dir;
+    private final StellflowServer[] nodes = new StellflowServer[N];
+
+    @SuppressWarnings("unchecked")
+    private final CoordinatorRuntime<CounterShard>[] runtimes = new CoordinatorRuntime[N];
+
+    private int[] dataPorts;
+    private String voters;
+    private String bootstrapControllers;
+    private int[] rpcPorts;
+    private String[] transports;
+    private NetworkClient network;
+
+    @BeforeAll
+    void startCluster(@TempDir Path tmp) throws Exception {
+        dir = tmp;
+        dataPorts = LoopbackPorts.pick(N);
+        int[] raft = LoopbackPorts.pick(N);
+        rpcPorts = LoopbackPorts.pick(N);
+        transports = TestTransports.forBrokers(N);
+        System.out.println(TestTransports.describe("CoordinatorClusterTest", transports, 1));
+        StringBuilder v = new StringBuilder();
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < N; i++) {
+            v.append(i == 0 ? "" : ",").append(i + 1).append("@127.0.0.1:").append(raft[i]);
+            b.append(i == 0 ? "" : ",").append("127.0.0.1:").append(rpcPorts[i]);
+        }
+        voters = v.toString();
+        bootstrapControllers = b.toString();
+        ExecutorService starters = Executors.newFixedThreadPool(N);
+        try {
+            List<Future<StellflowServer>> starting = new ArrayList<>();
+            for (int i = 0; i < N; i++) {
+                int index = i;
+                starting.add(starters.submit(() -> start(index)));
+            }
+            for (int i = 0; i < N; i++) {
+                nodes[i] = starting.get(i).get(60, TimeUnit.SECONDS);
+                runtimes[i] = new CoordinatorRuntime<>(
+                        TOPIC,
+                        CounterShard::new,
+                        new CoordinatorRuntimeConfig(1, 10_000, 4096),
+                        InstantSource.system(),
+                        CoordinatorRuntime.LoadListener.NONE);
+                runtimes[i].start();
+                nodes[i].replicaManager().addReplicaStateListener(runtimes[i]);
+            }
+        } finally {
+            starters.shutdownNow();
+        }
+        Properties cp = new Properties();
+        cp.setProperty("bootstrap.servers", "127.0.0.1:" + dataPorts[0]);
+        cp.setProperty("request.timeout.ms", "10000");
+        network = new NetworkClient(ClientConfig.from(cp, "coordinator-cluster-test"));
+    }
+
+    private StellflowServer start(int i) throws Exception {
+        Properties p = new Properties();
+        p.setProperty("process.roles", "broker,controller");
+        p.setProperty("node.id", Integer.toString(i + 1));
+        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:" + dataPorts[i]);
+        p.setProperty("log.dirs", dir.resolve("node-" + (i + 1)).resolve("data").toString());
+        p.setProperty(
+                "metadata.log.dir",
+                dir.resolve("node-" + (i + 1)).resolve("metadata").toString());
+        p.setProperty("controller.quorum.voters", voters);
+        p.setProperty("controller.listener", "127.0.0.1:" + rpcPorts[i]);
+        p.setProperty("controller.quorum.bootstrap.servers", bootstrapControllers);
+        p.setProperty("controller.quorum.election.timeout.ms", "300");
+        p.setProperty("broker.session.timeout.ms", "3000");
+        p.setProperty("broker.heartbeat.interval.ms", "300");
+        p.setProperty("replica.lag.time.max.ms", "1000");
+        p.setProperty("min.insync.replicas", "2");
+        p.setProperty("transport", transports[i]);
+        p.setProperty("metrics.exporter", "none");
+        p.setProperty("num.io.threads", "2");
+        p.setProperty("num.network.threads", "1");
+        p.setProperty("offsets.topic.num.partitions", Integer.toString(OFFSETS_PARTITIONS));
+        return StellflowServer.start(BrokerConfig.fromProperties(p));
+    }
+
+    @AfterAll
+    void stopCluster() {
+        if (network != null) {
+            network.close();
+        }
+        for (int i = 0; i < N; i++) {
+            if (nodes[i] != null) {
+                nodes[i].close();
+            }
+            if (runtimes[i] != null) {
+                runtimes[i].close();
+            }
+        }
+    }
+
+    private MetadataImage image() {
+        for (StellflowServer s : nodes) {
+            if (s != null) {
+                return s.replicaManager().image();
+            }
+        }
+        throw new IllegalStateException("no node running");
+    }
+
+    private FindCoordinatorResponse findCoordinator(int node, String key, byte keyType) throws Exception {
+        FindCoordinatorRequest req = new FindCoordinatorRequest(key, keyType);
+        return network.send(
+                        new HostPort("127.0.0.1", dataPorts[node]),
+                        ApiKeys.FIND_COORDINATOR,
+                        req::write,
+                        FindCoordinatorResponse::read)
+                .get(15, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @Order(1)
+    void findCoordinatorCreatesTheOffsetsTopicAndEveryBrokerNamesTheLeader() throws Exception {
+        String group = "orders-service";
+        int partition = GroupPartitioner.partitionFor(group, OFFSETS_PARTITIONS);
+        for (int i = 0; i < N; i++) {
+            int node = i;
+            FindCoordinatorResponse[] last = new FindCoordinatorResponse[1];
+            Wait.until(
+                    Duration.ofSeconds(30),
+                    () -> {
+                        try {
+                            last[0] = findCoordinator(node, group, FindCoordinatorRequest.KEY_TYPE_GROUP);
+                        } catch (Exception e) {
+                            return false;
+                        }
+                        return last[0].errorCode() == Errors.NONE;
+                    },
+                    "node " + (i + 1) + " names the coordinator");
+            TopicImage offsets = image().topic(OffsetsTopic.NAME);
+            PartitionImage p = offsets.partition(partition);
+            assertThat(last[0].nodeId()).as("asked node " + (i + 1)).isEqualTo(p.leader());
+            assertThat(last[0].host()).isEqualTo("127.0.0.1");
+            assertThat(last[0].port()).isEqualTo(dataPorts[p.leader() - 1]);
+        }
+        TopicImage offsets = image().topic(OffsetsTopic.NAME);
+        assertThat(offsets.partitions()).hasSize(OFFSETS_PARTITIONS);
+        assertThat(offsets.partitions().get(0).replicas()).hasSize(3);
+        assertThat(offsets.config()).containsEntry("cleanup.policy", "compact");
+        MetadataRequest req = new MetadataRequest(List.of(OffsetsTopic.NAME), false, false, false);
+        MetadataResponse md = network.send(
+                        new HostPort("127.0.0.1", dataPorts[0]), ApiKeys.METADATA, req::write, MetadataResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(md.topics().get(0).isInternal()).isTrue();
+    }
+
+    @Test
+    @Order(2)
+    void badKeysAreInvalidRequestInTheBody() throws Exception {
+        for (FindCoordinatorResponse r : List.of(
+                findCoordinator(1, "", FindCoordinatorRequest.KEY_TYPE_GROUP),
+                findCoordinator(1, null, FindCoordinatorRequest.KEY_TYPE_GROUP),
+                findCoordinator(1, "g", (byte) 1))) {
+            assertThat(r).isEqualTo(FindCoordinatorResponse.error(Errors.INVALID_REQUEST));
+        }
+    }
+
+    @Test
+    @Order(2)
+    void aBrokerThatIsNotTheCoordinatorAnswersNotCoordinatorInTheBody() throws Exception {
+        String group = "orders-service";
+        int coordinator =
+                findCoordinator(0, group, FindCoordinatorRequest.KEY_TYPE_GROUP).nodeId();
+        int other = coordinator % N; // the index of another broker (ids are 1..N)
+        HostPort at = new HostPort("127.0.0.1", dataPorts[other]);
+
+        OffsetCommitRequest commit = new OffsetCommitRequest(
+                group,
+                null,
+                OffsetCommitRequest.NO_MEMBER_EPOCH,
+                List.of(new OffsetCommitTopic(
+                        "t", List.of(new OffsetCommitPartition(0, 5, ""), new OffsetCommitPartition(1, 5, "")))));
+        OffsetCommitResponse committed = network.send(
+                        at, ApiKeys.OFFSET_COMMIT, commit::write, OffsetCommitResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(committed.topics().get(0).partitions())
+                .extracting(OffsetCommitResponse.OffsetCommitPartitionResponse::errorCode)
+                .containsExactly(Errors.NOT_COORDINATOR, Errors.NOT_COORDINATOR);
+
+        JoinGroupResponse join = network.send(
+                        at, ApiKeys.JOIN_GROUP, new JoinGroupRequest(group, "", 10_000)::write, JoinGroupResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(join).isEqualTo(JoinGroupResponse.error(Errors.NOT_COORDINATOR));
+
+        OffsetFetchRequest fetch = new OffsetFetchRequest(group, null); // v1: every partition
+        OffsetFetchResponse fetched = network.sendVersioned(
+                        at,
+                        ApiKeys.OFFSET_FETCH,
+                        OffsetFetchRequest.VERSION_WITH_ALL_TOPICS,
+                        v -> out -> fetch.write(out, (short) v),
+                        v -> b -> OffsetFetchResponse.read(b, (short) v))
+                .get(15, TimeUnit.SECONDS);
+        assertThat(fetched.errorCode()).as("v1's group-level code").isEqualTo(Errors.NOT_COORDINATOR);
+
+        JoinGroupResponse atCoordinator = network.send(
+                        new HostPort("127.0.0.1", dataPorts[coordinator - 1]),
+                        ApiKeys.JOIN_GROUP,
+                        new JoinGroupRequest(group, "", 10_000)::write,
+                        JoinGroupResponse::read)
+                .get(15, TimeUnit.SECONDS);
+        assertThat(atCoordinator.errorCode()).isEqualTo(Errors.NONE);
+        assertThat(atCoordinator.leaderId()).isEqualTo(atCoordinator.memberId());
+    }
+
+    private int leaderIndex() {
+        PartitionImage p = image().topic(TOPIC).partition(0);
+        return p.leader() - 1;
+    }
+
+    @Test
+    @Order(3)
+    void aWriteIsAcknowledgedOnlyOnceEveryInSyncReplicaHoldsIt() throws Exception {
+        try (ControllerClient controller =
+                ControllerClient.builder(bootstrapControllers).build()) {
+            CreateTopicsResponse r = controller.createTopics(CreateTopicsRequest.newBuilder()
+                    .addTopics(CreatableTopic.newBuilder()
+                            .setName(TOPIC)
+                            .setNumPartitions(1)
+                            .setReplicationFactor(3))
+                    .build());
+            assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+        }
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> image().topic(TOPIC) != null
+                        && image().topic(TOPIC).partition(0).isr().size() == 3
+                        && runtimes[leaderIndex()].status(0) == Errors.NONE,
+                "the test topic's leader loaded its shard");
+        int leader = leaderIndex();
+        for (int i = 0; i < N; i++) {
+            if (i != leader) {
+                assertThat(runtimes[i].status(0))
+                        .as("node " + (i + 1) + " follows")
+                        .isEqualTo(Errors.NOT_COORDINATOR);
+            }
+        }
+        for (int k = 1; k <= 20; k++) {
+            long total = runtimes[leader].submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS);
+            assertThat(total).isEqualTo(k);
+            List<Integer> isr = image().topic(TOPIC).partition(0).isr();
+            for (int id : isr) {
+                Partition replica = nodes[id - 1].replicaManager().hostedPartition(TOPIC, 0);
+                assertThat(replica.logEndOffset())
+                        .as("write %d acknowledged: in-sync replica %d holds it", k, id)
+                        .isGreaterThanOrEqualTo(k);
+            }
+            assertThat(isr).as("min.insync.replicas=2").hasSizeGreaterThanOrEqualTo(2);
+        }
+    }
+
+    @Test
+    @Order(4)
+    void theNewLeaderAfterTheLeaderStopsHoldsEveryAcknowledgedWrite() throws Exception {
+        int old = leaderIndex();
+        CoordinatorRuntime<CounterShard> oldRuntime = runtimes[old];
+        List<CompletableFuture<Long>> writes = new ArrayList<>();
+        Thread stopper = Thread.ofPlatform().start(() -> {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            }
+            nodes[old].close();
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        while (System.nanoTime() < deadline && stopper.isAlive()) {
+            CompletableFuture<Long> w = oldRuntime.submit(0, s -> s.add("n", 1));
+            writes.add(w);
+            try {
+                w.get(15, TimeUnit.SECONDS); // one at a time: each acknowledged total is one batch
+            } catch (Exception e) {
+                Thread.sleep(1); // failed, not acknowledged (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE)
+            }
+        }
+        stopper.join(60_000);
+        nodes[old] = null;
+        oldRuntime.close();
+        runtimes[old] = null;
+        long maxAcked = 0;
+        int failed = 0;
+        for (CompletableFuture<Long> w : writes) {
+            if (w.isCompletedExceptionally()) {
+                failed++;
+                assertThat(CoordinatorException.errorCodeOf(
+                                w.handle((x, e) -> e).join()))
+                        .isIn(Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE);
+            } else {
+                maxAcked = Math.max(maxAcked, w.join());
+            }
+        }
+        System.out.println("writes=" + writes.size() + " failed=" + failed + " maxAcked=" + maxAcked);
+        assertThat(maxAcked).as("writes were acknowledged before the stop").isGreaterThan(20);
+
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    PartitionImage p = image().topic(TOPIC).partition(0);
+                    return p.leader() != PartitionImage.NO_LEADER
+                            && p.leader() - 1 != old
+                            && runtimes[p.leader() - 1].status(0) == Errors.NONE;
+                },
+                "a new leader loaded the shard");
+        CoordinatorRuntime<CounterShard> now = runtimes[leaderIndex()];
+        long loaded = now.read(0, s -> s.get("n")).get(15, TimeUnit.SECONDS);
+        assertThat(loaded).as("every acknowledged write survived").isGreaterThanOrEqualTo(maxAcked);
+        assertThat(now.submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS)).isEqualTo(loaded + 1);
+    }
+}

@@ -1,0 +1,82 @@
+package io.stellflow.perf.lab;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class LabReportTest {
+    private static LabResult result(
+            String system, String name, String kind, long elapsedMs, double mbPerS, double recPerS, double p99) {
+        return new LabResult(
+                system, name, 1, kind, "-", 0, 0, 1, "-", 900, 0, elapsedMs, mbPerS, recPerS, -1, p99, -1, 1.0, -1, 1.0,
+                -1, 0);
+    }
+
+    @Test
+    void rebalanceCasesCompareTheirTimeToStable() {
+        List<LabReport.Ratio> ratios = LabReport.ratios(LabReport.medians(List.of(
+                result("stellflow", "rebalance-10x900-join", "rebalance", 400, 0, 0, -1),
+                result("kafka", "rebalance-10x900-join", "rebalance", 5000, 0, 0, -1))));
+
+        assertThat(ratios).singleElement().satisfies(r -> {
+            assertThat(r.time()).isEqualTo(0.08);
+            assertThat(r.throughput()).isEqualTo(-1);
+        });
+    }
+
+    @Test
+    void commitCasesCompareCommitsPerSecondAndLatency() {
+        List<LabReport.Ratio> ratios = LabReport.ratios(LabReport.medians(List.of(
+                result("stellflow", "commit-8", "commit", 10_000, 0, 30_000, 2.0),
+                result("kafka", "commit-8", "commit", 10_000, 0, 10_000, 8.0))));
+
+        assertThat(ratios).singleElement().satisfies(r -> {
+            assertThat(r.throughput()).isEqualTo(3.0);
+            assertThat(r.p99()).isEqualTo(0.25);
+            assertThat(r.time()).isEqualTo(-1);
+        });
+    }
+
+    @Test
+    void byteMovingCasesStillCompareMegabytesPerSecond() {
+        List<LabReport.Ratio> ratios = LabReport.ratios(LabReport.medians(List.of(
+                result("stellflow", "consume-group-1KiB-p8", "consume", 1000, 800, 819_200, -1),
+                result("kafka", "consume-group-1KiB-p8", "consume", 2000, 400, 409_600, -1))));
+
+        assertThat(ratios)
+                .singleElement()
+                .satisfies(r -> assertThat(r.throughput()).isEqualTo(2.0));
+    }
+
+    @Test
+    void theMarkdownPairsEachSystemsGroupConsumeWithItsAssignConsume() {
+        List<LabResult> medians = LabReport.medians(List.of(
+                result("stellflow", "consume-group-1KiB-p8", "consume", 1000, 760, 0, -1),
+                result("stellflow", "consume-assign-1KiB-p8", "consume", 1000, 800, 0, -1),
+                result("kafka", "consume-group-1KiB-p8", "consume", 1000, 400, 0, -1)));
+        String md = LabReport.markdown("note", new LabReport.Limits(0, 0), medians, LabReport.ratios(medians));
+
+        assertThat(md)
+                .contains("## Group against assign consume (medians, MB/s)")
+                .contains("| stellflow | 1KiB-p8 | 760.0 | 800.0 | 0.95 |")
+                .doesNotContain("| kafka | 1KiB-p8 |");
+    }
+
+    @Test
+    void theMarkdownShowsGroupCasesInTheirOwnUnits() {
+        List<LabResult> medians = LabReport.medians(List.of(
+                result("stellflow", "rebalance-3x30-join", "rebalance", 123, 0, 0, -1),
+                result("kafka", "rebalance-3x30-join", "rebalance", 4567, 0, 0, -1),
+                result("stellflow", "commit-2", "commit", 3000, 0, 2500, 1.5)));
+        String md = LabReport.markdown("note", new LabReport.Limits(0, 0), medians, LabReport.ratios(medians));
+
+        assertThat(md)
+                .contains("## Consumer groups (medians)")
+                .contains("| stellflow | rebalance-3x30-join | 1 | 123 |")
+                .contains("| kafka | rebalance-3x30-join | 1 | 4567 |")
+                .contains("| stellflow | commit-2 | 1 |  | 2500 |")
+                .contains("rebalance time |")
+                .contains("| rebalance-3x30-join | n/a | n/a | n/a | n/a | n/a | 0.03 |");
+    }
+}
