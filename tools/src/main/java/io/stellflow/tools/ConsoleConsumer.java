@@ -55,6 +55,13 @@ import picocli.CommandLine.Spec;
 public final class ConsoleConsumer implements Callable<Integer> {
     private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
 
+    /**
+     * With {@code --group} and {@code --timeout-ms}: how long the tool waits for its first partitions
+     * at least. The first member of a group on a new cluster waits for {@code __consumer_offsets} to be
+     * created and loaded (50 partitions), which took several seconds on the 2-core development machine.
+     */
+    private static final long JOIN_TIMEOUT_MS = 30_000;
+
     @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
     String bootstrapServer;
 
@@ -148,7 +155,8 @@ public final class ConsoleConsumer implements Callable<Integer> {
      * without a committed offset starts (auto.offset.reset earliest, else latest). Auto commit runs
      * while printing; on exit each partition's position is moved back to the first record not printed
      * (the {@code --max-messages} cut), so the commit made when leaving the group covers exactly what
-     * was printed.
+     * was printed. {@code --timeout-ms} counts from the first assignment (before it, at least {@link
+     * #JOIN_TIMEOUT_MS}), so joining the group is not counted as time without data.
      */
     private Integer consumeAsGroupMember(Properties props) throws IOException {
         if (partition != null || offset != null) {
@@ -162,8 +170,15 @@ public final class ConsoleConsumer implements Callable<Integer> {
         try (StellflowConsumer consumer = new StellflowConsumer(props)) {
             consumer.subscribe(List.of(topic));
             long lastDataNs = System.nanoTime();
+            boolean assigned = false;
             while (true) {
                 List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(200));
+                if (!assigned && !consumer.assignment().isEmpty()) {
+                    // --timeout-ms counts time without data, not the join (the coordinator may still
+                    // be creating and loading __consumer_offsets on first use).
+                    assigned = true;
+                    lastDataNs = System.nanoTime();
+                }
                 if (!records.isEmpty()) {
                     lastDataNs = System.nanoTime();
                 }
@@ -173,7 +188,11 @@ public final class ConsoleConsumer implements Callable<Integer> {
                     rewindUnprinted(consumer, records.subList(printedNow, records.size()));
                     return 0;
                 }
-                if (maxMessages != null && printed >= maxMessages || idle(lastDataNs)) {
+                boolean idle = assigned
+                        ? idle(lastDataNs)
+                        : timeoutMs != null
+                                && System.nanoTime() - lastDataNs >= Math.max(timeoutMs, JOIN_TIMEOUT_MS) * 1_000_000L;
+                if (maxMessages != null && printed >= maxMessages || idle) {
                     return 0;
                 }
             }
