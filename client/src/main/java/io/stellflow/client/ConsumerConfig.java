@@ -20,6 +20,25 @@ import java.util.Properties;
  *     before its records are handed out; a mismatch fails {@link StellflowConsumer#poll} with
  *     CORRUPT_MESSAGE instead of returning damaged records. false skips only the CRC (the batch and
  *     record structure is still checked), saving its cost per fetched byte
+ * @param groupId {@code group.id} (default none): the consumer group; needed by {@link
+ *     StellflowConsumer#subscribe} and by commits and {@link StellflowConsumer#committed}
+ * @param groupInstanceId {@code group.instance.id} (default none): a static member's stable id; a
+ *     restart within the session timeout keeps its assignment (it leaves with epoch -2, not -1), a
+ *     second consumer with the same id is refused (UNRELEASED_INSTANCE_ID); needs {@code group.id}
+ * @param enableAutoCommit {@code enable.auto.commit} (default true when {@code group.id} is set):
+ *     commit each partition's position every {@code auto.commit.interval.ms}, before a revocation
+ *     and on close; true without {@code group.id} is an error
+ * @param autoCommitIntervalMs {@code auto.commit.interval.ms} (default 5000)
+ * @param groupRemoteAssignor {@code group.remote.assignor}: {@code uniform} or {@code range}, the
+ *     coordinator's assignor this member asks for; null (default) leaves the broker's default
+ * @param maxPollIntervalMs {@code max.poll.interval.ms} (default 300000): sent as the member's
+ *     rebalance timeout, the time the coordinator gives it to revoke partitions before it fences it.
+ *     Heartbeats go out from inside the consumer's calls ({@link StellflowConsumer#poll} and the
+ *     blocking ones), so a consumer that does not call poll within the session timeout the broker
+ *     sets (45 s by default) is removed from the group
+ * @param defaultApiTimeoutMs {@code default.api.timeout.ms} (default 60000): how long {@link
+ *     StellflowConsumer#commitSync()}, {@link StellflowConsumer#committed} and {@link
+ *     StellflowConsumer#close} wait for the coordinator when not given a timeout
  */
 public record ConsumerConfig(
         ClientConfig common,
@@ -28,7 +47,14 @@ public record ConsumerConfig(
         int fetchMaxBytes,
         int maxPartitionFetchBytes,
         String autoOffsetReset,
-        boolean checkCrcs) {
+        boolean checkCrcs,
+        String groupId,
+        String groupInstanceId,
+        boolean enableAutoCommit,
+        int autoCommitIntervalMs,
+        String groupRemoteAssignor,
+        int maxPollIntervalMs,
+        int defaultApiTimeoutMs) {
 
     /** {@code max.partition.fetch.bytes} when not set: 4 MiB. */
     public static final int DEFAULT_MAX_PARTITION_FETCH_BYTES = 4 << 20;
@@ -40,6 +66,23 @@ public record ConsumerConfig(
             throw new IllegalArgumentException(
                     "invalid value for auto.offset.reset: '" + reset + "' (earliest, latest or none)");
         }
+        String groupId = emptyToNull(v.string("group.id", null));
+        String instanceId = emptyToNull(v.string("group.instance.id", null));
+        if (instanceId != null && groupId == null) {
+            throw new IllegalArgumentException("group.instance.id '" + instanceId + "' needs group.id");
+        }
+        boolean autoCommit = v.booleanValue("enable.auto.commit", groupId != null);
+        if (autoCommit && groupId == null) {
+            throw new IllegalArgumentException("enable.auto.commit=true needs group.id");
+        }
+        String assignor = emptyToNull(v.string("group.remote.assignor", null));
+        if (assignor != null) {
+            assignor = assignor.toLowerCase(Locale.ROOT);
+            if (!assignor.equals("uniform") && !assignor.equals("range")) {
+                throw new IllegalArgumentException(
+                        "invalid value for group.remote.assignor: '" + assignor + "' (uniform or range)");
+            }
+        }
         return new ConsumerConfig(
                 ClientConfig.from(props, "stellflow-consumer"),
                 v.intValue("fetch.max.wait.ms", 500, 0, Integer.MAX_VALUE),
@@ -47,6 +90,17 @@ public record ConsumerConfig(
                 v.intValue("fetch.max.bytes", 50 << 20, 1, 64 << 20),
                 v.intValue("max.partition.fetch.bytes", DEFAULT_MAX_PARTITION_FETCH_BYTES, 1, 64 << 20),
                 reset,
-                v.booleanValue("check.crcs", true));
+                v.booleanValue("check.crcs", true),
+                groupId,
+                instanceId,
+                autoCommit,
+                v.intValue("auto.commit.interval.ms", 5000, 1, Integer.MAX_VALUE),
+                assignor,
+                v.intValue("max.poll.interval.ms", 300_000, 1, Integer.MAX_VALUE),
+                v.intValue("default.api.timeout.ms", 60_000, 1, Integer.MAX_VALUE));
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
     }
 }

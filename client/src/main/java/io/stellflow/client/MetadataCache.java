@@ -61,7 +61,8 @@ public final class MetadataCache {
                 .thenApply(this::merge);
     }
 
-    private HostPort anyBroker() {
+    /** A broker to ask: a known one at random, a bootstrap server before the first answer. */
+    HostPort anyBroker() {
         Snapshot s = snapshot;
         List<HostPort> candidates =
                 s.brokers.isEmpty() ? network.config().bootstrapServers() : new ArrayList<>(s.brokers.values());

@@ -1,14 +1,13 @@
 package io.stellflow.client;
 
-import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.message.FetchRequest;
-import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -22,8 +21,12 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Reads records from manually assigned partitions ({@link #assign}), Kafka style: {@link #poll}
- * returns the records that arrived, each partition's position moves past what was returned.
+ * Reads records from manually assigned partitions ({@link #assign}) or, with {@code group.id}, from
+ * the partitions the group coordinator assigns ({@link #subscribe(Collection,
+ * ConsumerRebalanceListener)}, our group protocol, {@link ConsumerMembership}), Kafka style: {@link
+ * #poll} returns the records that arrived, each partition's position moves past what was returned.
+ * A group member's heartbeats, reconciliation steps, listener calls and auto commits run inside
+ * {@link #poll} and the blocking group calls, on the application thread.
  *
  * <p>Fetching is pipelined: every assigned partition keeps one Fetch in flight (long-polling up
  * to {@code fetch.max.wait.ms} on the broker). The I/O thread only decodes a response's envelope
@@ -57,6 +60,23 @@ public final class StellflowConsumer implements AutoCloseable {
     private final ClientMetrics metrics;
     private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
+    /** Fetch answers taken off {@link #completed} while a blocking group call waited; handed out first. */
+    private final ArrayDeque<CompletedFetch> stashed = new ArrayDeque<>();
+    /** The group member when {@code group.id} is set, else null. */
+    private final ConsumerMembership group;
+    /** The blocking group calls (commitSync, committed, leave), null without {@code group.id}. */
+    private final GroupCalls groupCalls;
+    /** Partitions whose position must come from auto.offset.reset because the group has no commit. */
+    private final Set<TopicPartition> noCommittedOffset = new LinkedHashSet<>();
+
+    private boolean subscribed;
+    /**
+     * Source of {@code PartitionState.epoch} values, consumer-wide: a Fetch answer counts only for the
+     * state (and seek) it was sent for, also when the partition was revoked and assigned again while
+     * it was in flight (a per-state counter would start at 0 again and take the old answer).
+     */
+    private int fetchEpochs;
+
     private long lastMetadataRefreshNs;
 
     private volatile boolean closed;
@@ -76,44 +96,6 @@ public final class StellflowConsumer implements AutoCloseable {
         void moveTo(long offset) {
             position = offset;
             fetchPosition = offset;
-        }
-    }
-
-    /**
-     * A partition's Fetch answer with the envelope decoded; {@code records} (null when empty) is a
-     * retained slice of the response frame, owned by whoever holds this object.
-     *
-     * @param baseOffset what the batches' baseOffsetDelta counts from (v0: the fetch offset; v1:
-     *     recordsBaseOffset)
-     */
-    private record FetchResult(short errorCode, long highWatermark, long baseOffset, ByteBuf records) {
-        static FetchResult retaining(short errorCode, long highWatermark, long baseOffset, ByteBuf records) {
-            boolean any = errorCode == Errors.NONE && records != null && records.isReadable();
-            return new FetchResult(errorCode, highWatermark, baseOffset, any ? records.retain() : null);
-        }
-    }
-
-    /** One completed Fetch; thread-confined to {@link #poll} once taken off the queue. */
-    private static final class CompletedFetch {
-        final TopicPartition tp;
-        final int epoch;
-        final Throwable failure;
-        FetchResult result;
-
-        CompletedFetch(TopicPartition tp, int epoch, FetchResult result, Throwable failure) {
-            this.tp = tp;
-            this.epoch = epoch;
-            this.result = result;
-            this.failure = failure;
-        }
-
-        /** Drops the record bytes (idempotent). */
-        void release() {
-            FetchResult r = result;
-            if (r != null && r.records() != null) {
-                result = new FetchResult(r.errorCode(), r.highWatermark(), r.baseOffset(), null);
-                r.records().release();
-            }
         }
     }
 
@@ -137,22 +119,235 @@ public final class StellflowConsumer implements AutoCloseable {
 
     /** As {@link #StellflowConsumer(Properties, io.opentelemetry.api.OpenTelemetry)}. */
     public StellflowConsumer(ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry) {
+        this(config, openTelemetry, null);
+    }
+
+    /** As above; {@code groupTransport} replaces the wire to the group coordinator (tests), null: the wire. */
+    StellflowConsumer(
+            ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry, GroupTransport groupTransport) {
         this.config = config;
         this.metrics = new ClientMetrics(openTelemetry, "consumer");
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
+        this.group = config.groupId() == null
+                ? null
+                : new ConsumerMembership(
+                        config,
+                        groupTransport != null ? groupTransport : new NetworkGroupTransport(network, metadata),
+                        new Owner(),
+                        () -> completed.offer(CompletedFetch.WAKE));
+        this.groupCalls = group == null ? null : new GroupCalls(group, config, this::awaitResponse);
     }
 
-    /** Replaces the assignment; positions of partitions that stay assigned are kept. */
+    /**
+     * Replaces the assignment; positions of partitions that stay assigned are kept. With a {@code
+     * group.id}, commits go to the group from outside it (member epoch -1) and auto commit runs.
+     *
+     * @throws IllegalStateException while subscribed
+     */
     public void assign(Collection<TopicPartition> partitions) {
+        if (subscribed) {
+            throw new IllegalStateException("assign() while subscribed: call unsubscribe() first");
+        }
+        if (group != null) {
+            group.startAutoCommit(nowMs());
+        }
         Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
             PartitionState s = assigned.get(tp);
-            next.put(tp, s != null ? s : new PartitionState());
+            next.put(tp, s != null ? s : newPartitionState());
         }
         assigned.clear();
         assigned.putAll(next);
+    }
+
+    /**
+     * Joins the group ({@code group.id}) with these topics, or changes the subscription; the
+     * coordinator assigns partitions, and {@code listener} hears of each change ({@link
+     * ConsumerRebalanceListener} gives the order). Partitions arrive from inside {@link #poll}, which
+     * also sends the heartbeats: call it at least once per session timeout (45 s by default).
+     *
+     * @throws IllegalStateException without {@code group.id}, or after {@link #assign} with
+     *     partitions
+     */
+    public void subscribe(Collection<String> topics, ConsumerRebalanceListener listener) {
+        if (group == null) {
+            throw new IllegalStateException("subscribe() needs group.id");
+        }
+        if (!subscribed && !assigned.isEmpty()) {
+            throw new IllegalStateException("subscribe() after assign(): call unsubscribe() first");
+        }
+        if (topics.isEmpty()) {
+            unsubscribe();
+            return;
+        }
+        for (String t : topics) {
+            if (t == null || t.isBlank()) {
+                throw new IllegalArgumentException("blank topic name in " + topics);
+            }
+        }
+        group.subscribe(topics, listener, nowMs());
+        subscribed = true;
+    }
+
+    /** As {@link #subscribe(Collection, ConsumerRebalanceListener)} with no listener. */
+    public void subscribe(Collection<String> topics) {
+        subscribe(topics, ConsumerRebalanceListener.NONE);
+    }
+
+    /**
+     * Leaves the group (after committing positions with auto commit and {@link
+     * ConsumerRebalanceListener#onPartitionsRevoked}; waits up to {@code default.api.timeout.ms} for
+     * the coordinator to hear it), or drops a manual assignment.
+     */
+    public void unsubscribe() {
+        if (subscribed) {
+            leaveGroup(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.defaultApiTimeoutMs()));
+        }
+        assign(List.of());
+    }
+
+    private void leaveGroup(long deadlineNs) {
+        subscribed = false;
+        groupCalls.leave(deadlineNs);
+    }
+
+    /** Commits the position of every assigned partition; waits up to {@code default.api.timeout.ms}. */
+    public void commitSync() {
+        commitSync(positions(), Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /** As {@link #commitSync()}, waiting at most {@code timeout}. */
+    public void commitSync(Duration timeout) {
+        commitSync(positions(), timeout);
+    }
+
+    /** Commits {@code offsets} (the next offset to read per partition). */
+    public void commitSync(Map<TopicPartition, Long> offsets) {
+        commitSync(offsets, Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /**
+     * Commits {@code offsets}, retrying coordinator errors (with FindCoordinator and a bounded
+     * back-off) until {@code timeout}.
+     *
+     * @throws StellflowException with the code: FENCED_MEMBER_EPOCH or UNKNOWN_MEMBER_ID when the
+     *     member lost a partition it commits (its new owner's offset is kept); STALE_MEMBER_EPOCH (sent
+     *     again with the member's newer epoch meanwhile), NETWORK_ERROR or a coordinator code when the
+     *     time ran out
+     * @throws IllegalStateException without {@code group.id}
+     */
+    public void commitSync(Map<TopicPartition, Long> offsets, Duration timeout) {
+        requireGroup("commitSync").commitSync(offsets, timeout);
+    }
+
+    /** Commits every assigned partition's position without waiting; errors are logged at debug. */
+    public void commitAsync() {
+        commitAsync(positions(), null);
+    }
+
+    /** As {@link #commitAsync()}; {@code callback} runs from a later consumer call. */
+    public void commitAsync(OffsetCommitCallback callback) {
+        commitAsync(positions(), callback);
+    }
+
+    /**
+     * Sends a commit of {@code offsets} once (no retry: a later commit covers it); {@code callback}
+     * (may be null) runs on this thread from a later {@link #poll} or blocking call.
+     */
+    public void commitAsync(Map<TopicPartition, Long> offsets, OffsetCommitCallback callback) {
+        requireGroup("commitAsync").commitAsync(offsets, callback);
+    }
+
+    /**
+     * The group's committed offsets (OffsetFetch v1) of {@code partitions}; a partition without a
+     * commit is absent. Waits up to {@code default.api.timeout.ms}.
+     */
+    public Map<TopicPartition, Long> committed(Set<TopicPartition> partitions) {
+        return committed(partitions, Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /** As {@link #committed(Set)}, waiting at most {@code timeout}. */
+    public Map<TopicPartition, Long> committed(Set<TopicPartition> partitions, Duration timeout) {
+        return requireGroup("committed").committed(partitions, timeout);
+    }
+
+    /** The current subscription's member id (null when not a member); for tools and tests. */
+    public String groupMemberId() {
+        return group == null ? null : group.memberId();
+    }
+
+    private GroupCalls requireGroup(String what) {
+        if (groupCalls == null) {
+            throw new IllegalStateException(what + "() needs group.id");
+        }
+        return groupCalls;
+    }
+
+    private Map<TopicPartition, Long> positions() {
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        assigned.forEach((tp, s) -> {
+            if (s.position >= 0) {
+                out.put(tp, s.position);
+            }
+        });
+        return out;
+    }
+
+    /** Waits up to {@code waitNs} for a response; fetch answers that arrive are kept for {@link #poll}. */
+    private void awaitResponse(long waitNs) {
+        try {
+            CompletedFetch c = completed.poll(waitNs, TimeUnit.NANOSECONDS);
+            while (c != null) {
+                if (c != CompletedFetch.WAKE) {
+                    stashed.add(c);
+                }
+                c = completed.poll();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StellflowException(StellflowException.NETWORK_ERROR, "interrupted", e);
+        }
+    }
+
+    private static long nowMs() {
+        return GroupCalls.nowMs();
+    }
+
+    /** The group member's view of this consumer's partitions (application thread only). */
+    private final class Owner implements PartitionOwner {
+        @Override
+        public Map<TopicPartition, Long> positions() {
+            return StellflowConsumer.this.positions();
+        }
+
+        @Override
+        public void partitionsRevoked(Collection<TopicPartition> partitions) {
+            for (TopicPartition tp : partitions) {
+                assigned.remove(tp); // a Fetch in flight for it is dropped as stale when it comes back
+                noCommittedOffset.remove(tp);
+            }
+        }
+
+        @Override
+        public void partitionsAssigned(Map<TopicPartition, Long> committedOffsets) {
+            committedOffsets.forEach((tp, offset) -> {
+                PartitionState s = newPartitionState();
+                if (offset >= 0) {
+                    s.moveTo(offset);
+                } else {
+                    noCommittedOffset.add(tp);
+                }
+                assigned.put(tp, s);
+            });
+        }
+    }
+
+    private PartitionState newPartitionState() {
+        PartitionState s = new PartitionState();
+        s.epoch = ++fetchEpochs;
+        return s;
     }
 
     /** The currently assigned partitions, in assignment order. */
@@ -167,7 +362,7 @@ public final class StellflowConsumer implements AutoCloseable {
         }
         PartitionState s = state(tp);
         s.moveTo(offset);
-        s.epoch++;
+        s.epoch = ++fetchEpochs;
         s.fetchInFlight = false;
     }
 
@@ -242,21 +437,28 @@ public final class StellflowConsumer implements AutoCloseable {
         List<ConsumerRecord> out = new ArrayList<>();
         List<CompletedFetch> ready = new ArrayList<>();
         while (true) {
+            long waitNs = nextRetryWaitNs();
+            if (group != null) {
+                group.poll(nowMs());
+                waitNs = Math.min(waitNs, TimeUnit.MILLISECONDS.toNanos(group.timeToNextEventMs(nowMs()) + 1));
+            }
             resolvePositions();
             sendFetches();
             long leftNs = deadlineNs - System.nanoTime();
-            CompletedFetch f;
+            CompletedFetch f = stashed.poll();
             try {
-                f = leftNs > 0
-                        ? completed.poll(Math.min(leftNs, nextRetryWaitNs()), TimeUnit.NANOSECONDS)
-                        : completed.poll();
+                if (f == null) {
+                    f = leftNs > 0 ? completed.poll(Math.min(leftNs, waitNs), TimeUnit.NANOSECONDS) : completed.poll();
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return out;
             }
             while (f != null) {
-                ready.add(f);
-                f = completed.poll();
+                if (f != CompletedFetch.WAKE) {
+                    ready.add(f);
+                }
+                f = stashed.isEmpty() ? completed.poll() : stashed.poll();
             }
             if (!ready.isEmpty()) {
                 try {
@@ -321,11 +523,20 @@ public final class StellflowConsumer implements AutoCloseable {
         switch (config.autoOffsetReset()) {
             case "earliest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.EARLIEST));
             case "latest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.LATEST));
-            default ->
+            default -> {
+                if (noCommittedOffset.contains(tp)) {
+                    throw new StellflowException(
+                            Errors.OFFSET_OUT_OF_RANGE,
+                            "group " + config.groupId() + " has no committed offset for " + tp
+                                    + " and auto.offset.reset=none: commit or reset one (stellflow-consumer-groups"
+                                    + " --reset-offsets), or set auto.offset.reset to earliest or latest");
+                }
                 throw new StellflowException(
                         Errors.OFFSET_OUT_OF_RANGE, "no valid position for " + tp + " and auto.offset.reset=none");
+            }
         }
-        s.epoch++;
+        noCommittedOffset.remove(tp);
+        s.epoch = ++fetchEpochs;
         s.fetchInFlight = false;
     }
 
@@ -364,7 +575,8 @@ public final class StellflowConsumer implements AutoCloseable {
                             ApiKeys.FETCH,
                             FetchResponseV1.VERSION,
                             req::write,
-                            version -> version >= 1 ? StellflowConsumer::readV1 : body -> readV0(body, fetchOffset))
+                            version ->
+                                    version >= 1 ? FetchResult::readV1 : body -> FetchResult.readV0(body, fetchOffset))
                     .whenComplete((r, err) -> {
                         CompletedFetch c = new CompletedFetch(tp, epoch, r, err);
                         completed.add(c);
@@ -376,20 +588,6 @@ public final class StellflowConsumer implements AutoCloseable {
         if (needMetadata) {
             refreshMetadata();
         }
-    }
-
-    /** I/O thread: the v0 envelope; the records stay undecoded (retained). */
-    private static FetchResult readV0(ByteBuf body, long fetchOffset) {
-        FetchResponse.PartitionData p =
-                FetchResponse.read(body).responses().get(0).partitions().get(0);
-        return FetchResult.retaining(p.errorCode(), p.highWatermark(), fetchOffset, p.records());
-    }
-
-    /** I/O thread: the v1 envelope (stored batches; offsets count from recordsBaseOffset). */
-    private static FetchResult readV1(ByteBuf body) {
-        FetchResponseV1.PartitionData p =
-                FetchResponseV1.read(body).responses().get(0).partitions().get(0);
-        return FetchResult.retaining(p.errorCode(), p.highWatermark(), p.recordsBaseOffset(), p.records());
     }
 
     private void refreshMetadata() {
@@ -509,17 +707,48 @@ public final class StellflowConsumer implements AutoCloseable {
         PartitionState s = assigned.get(f.tp);
         if (s != null && s.epoch == f.epoch) {
             s.moveTo(position >= 0 ? position : s.position);
-            s.epoch++;
+            s.epoch = ++fetchEpochs;
             s.fetchInFlight = false;
         }
     }
 
-    /** Closes the connections; fetches in flight are abandoned. */
+    /**
+     * Leaves the group if subscribed (as {@link #unsubscribe}, auto commit first) or, with a manual
+     * assignment and auto commit, commits the positions; waits up to {@code default.api.timeout.ms}
+     * for that, then closes the connections; fetches in flight are abandoned.
+     */
     @Override
     public void close() {
+        close(Duration.ofMillis(config.defaultApiTimeoutMs()));
+    }
+
+    /** As {@link #close()}, waiting at most {@code timeout} for the group. */
+    public void close(Duration timeout) {
+        if (closed) {
+            return;
+        }
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
+        try {
+            if (group != null && subscribed) {
+                leaveGroup(deadlineNs);
+            } else if (group != null && config.enableAutoCommit()) {
+                groupCalls.commitSync(positions(), Duration.ofNanos(Math.max(0, deadlineNs - System.nanoTime())));
+            }
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(StellflowConsumer.class)
+                    .warn("consumer close: leaving group {} failed: {}", config.groupId(), e.toString());
+        } finally {
+            closeNetwork();
+        }
+    }
+
+    private void closeNetwork() {
         closed = true;
         network.close();
         for (CompletedFetch c = completed.poll(); c != null; c = completed.poll()) {
+            c.release();
+        }
+        for (CompletedFetch c = stashed.poll(); c != null; c = stashed.poll()) {
             c.release();
         }
     }

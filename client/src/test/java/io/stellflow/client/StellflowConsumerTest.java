@@ -237,4 +237,34 @@ class StellflowConsumerTest {
             assertThat(badOffsets).containsExactly(1L);
         }
     }
+
+    @Test
+    void aFetchAnsweredAfterItsPartitionWasUnassignedAndAssignedAgainIsDropped() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            appendBatch(broker, tp, 5, 0); // offsets 0-4
+            appendBatch(broker, tp, 5, 5); // offsets 5-9
+            appendBatch(broker, tp, 5, 10); // offsets 10-14
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("max.partition.fetch.bytes", "1"); // one batch per Fetch
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(tp));
+                assertThat(consumer.endOffsets(List.of(tp))).containsEntry(tp, 15L); // leader known: Fetch at once
+                consumer.seek(tp, 10);
+                broker.holdAndReverse(2, io.stellflow.protocol.ApiKeys.FETCH);
+                assertThat(consumer.poll(Duration.ofMillis(200))).isEmpty(); // the Fetch at 10 is held
+                // A group revocation and reassignment does the same: the partition's state is new.
+                consumer.assign(List.of());
+                consumer.assign(List.of(tp));
+                consumer.seek(tp, 0);
+                // The Fetch at 0 is answered first, then the stale one at 10: it must not count.
+                List<ConsumerRecord> got = pollUntil(consumer, 15);
+                assertThat(got)
+                        .extracting(ConsumerRecord::offset)
+                        .containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L, 11L, 12L, 13L, 14L);
+            }
+        }
+    }
 }

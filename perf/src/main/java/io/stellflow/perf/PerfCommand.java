@@ -413,7 +413,7 @@ public final class PerfCommand implements Runnable {
     @Command(
             name = "consume",
             mixinStandardHelpOptions = true,
-            description = "Read a topic from the beginning as fast as possible.")
+            description = "Read a topic from the beginning as fast as possible (--group: as a group member).")
     static final class Consume extends Common implements Callable<Integer> {
         @Option(names = "--consumer-props", arity = "1..*", description = "consumer properties k=v ...")
         Map<String, String> consumerProps = new HashMap<>();
@@ -424,10 +424,21 @@ public final class PerfCommand implements Runnable {
                 description = "stop when no record arrived for this long")
         long timeoutMs;
 
+        @Option(
+                names = "--group",
+                description = "consume as a member of this consumer group (subscribe; the coordinator assigns the"
+                        + " partitions, positions start at the group's committed offsets, else the earliest; the"
+                        + " clock includes joining). Use a new group per run to read the topic again")
+        String group;
+
         @Override
         public Integer call() {
             validateLimits();
             Properties props = Cli.clientProps(bootstrapServer, consumerProps);
+            if (group != null) {
+                props.setProperty("group.id", group);
+                props.putIfAbsent("auto.offset.reset", "earliest");
+            }
             List<TopicPartition> partitions = new ArrayList<>();
             try (StellflowAdmin admin = new StellflowAdmin(props)) {
                 TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
@@ -443,8 +454,12 @@ public final class PerfCommand implements Runnable {
             long lastDataNs;
             OpenTelemetry otel = openTelemetry("consumer");
             try (StellflowConsumer consumer = new StellflowConsumer(props, otel)) {
-                consumer.assign(partitions);
-                consumer.seekToBeginning(partitions);
+                if (group != null) {
+                    consumer.subscribe(List.of(topic));
+                } else {
+                    consumer.assign(partitions);
+                    consumer.seekToBeginning(partitions);
+                }
                 startNs = System.nanoTime();
                 lastDataNs = startNs;
                 long deadlineNs = deadlineNs(startNs);

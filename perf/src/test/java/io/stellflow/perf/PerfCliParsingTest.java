@@ -45,6 +45,22 @@ class PerfCliParsingTest {
     }
 
     @Test
+    void perfConsumeTakesAGroup() {
+        CommandLine.ParseResult pr = new CommandLine(new PerfCommand())
+                .parseArgs(
+                        "consume", "--bootstrap-server", "h:1", "--topic", "t", "--num-records", "5", "--group", "g1");
+        PerfCommand.Consume c =
+                (PerfCommand.Consume) pr.subcommand().commandSpec().userObject();
+        assertThat(c.group).isEqualTo("g1");
+        PerfCommand.Consume plain = (PerfCommand.Consume) new CommandLine(new PerfCommand())
+                .parseArgs("consume", "--bootstrap-server", "h:1", "--topic", "t", "--num-records", "5")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(plain.group).isNull();
+    }
+
+    @Test
     void perfNeedsALimit() {
         StringWriter err = new StringWriter();
         int rc = Cli.commandLine(new PerfCommand())

@@ -107,6 +107,54 @@ class PerfEndToEndTest {
         assertThat(bad.exit()).as("warm-up must leave records to measure").isEqualTo(2);
     }
 
+    @Test
+    void consumeWithAGroupReadsEveryRecordOnceThenResumesAtTheGroupsCommits() throws Exception {
+        createTopic("grouped", 3);
+        perf(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "grouped",
+                "--record-size",
+                "100",
+                "--num-records",
+                "3000",
+                "--json",
+                "--producer-props",
+                "acks=-1");
+        JsonNode first = perf(
+                "consume",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "grouped",
+                "--group",
+                "perf-group",
+                "--num-records",
+                "3000",
+                "--timeout-ms",
+                "5000",
+                "--json");
+        assertThat(first.get("records").asLong()).isEqualTo(3000);
+        assertThat(first.get("bytes").asLong()).isEqualTo(3000L * 100);
+        // The group committed its positions when the run closed: a second run finds nothing new.
+        JsonNode again = perf(
+                "consume",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "grouped",
+                "--group",
+                "perf-group",
+                "--num-records",
+                "1",
+                "--timeout-ms",
+                "2000",
+                "--json");
+        assertThat(again.get("records").asLong()).isZero();
+    }
+
     private void createTopic(String name, int partitions) throws Exception {
         try (StellflowAdmin admin = InProcessBroker.admin(server)) {
             admin.createTopic(name, partitions);

@@ -36,6 +36,10 @@ import picocli.CommandLine.Spec;
  * start time, then partition 1, ...) and then follows all partitions together; {@code
  * --interleave} reads all partitions at once instead (records of different partitions mix).
  *
+ * <p>{@code --group G}: reads as a member of consumer group G (subscribe; the group's committed
+ * offsets, else {@code --from-beginning} or the end), committing what it printed, also when it
+ * stops.
+ *
  * <p>Stops after {@code --max-messages} records, or when no record arrived for {@code
  * --timeout-ms}; otherwise runs until killed. Exit status 0, 1 on a client error, 2 for bad
  * arguments. Not thread-safe (one invocation).
@@ -50,6 +54,13 @@ import picocli.CommandLine.Spec;
         })
 public final class ConsoleConsumer implements Callable<Integer> {
     private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * With {@code --group} and {@code --timeout-ms}: how long the tool waits for its first partitions
+     * at least. The first member of a group on a new cluster waits for {@code __consumer_offsets} to be
+     * created and loaded (50 partitions), which took several seconds on the 2-core development machine.
+     */
+    private static final long JOIN_TIMEOUT_MS = 30_000;
 
     @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
     String bootstrapServer;
@@ -75,6 +86,13 @@ public final class ConsoleConsumer implements Callable<Integer> {
     @Option(names = "--interleave", description = "with several partitions, read them all at once")
     boolean interleave;
 
+    @Option(
+            names = "--group",
+            description = "read as a member of this consumer group: the coordinator assigns the partitions, reading"
+                    + " starts at the group's committed offsets (else the end, or the start with --from-beginning),"
+                    + " and the printed positions are committed")
+    String group;
+
     @Option(names = "--consumer-property", description = "consumer property k=v")
     Map<String, String> consumerProps = new HashMap<>();
 
@@ -92,6 +110,9 @@ public final class ConsoleConsumer implements Callable<Integer> {
         }
         Properties props = ClientProps.of(bootstrapServer, consumerProps);
         props.putIfAbsent("client.id", "stellflow-console-consumer");
+        if (group != null) {
+            return consumeAsGroupMember(props);
+        }
         List<TopicPartition> partitions = partitions(props);
         OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
         try (StellflowConsumer consumer = new StellflowConsumer(props)) {
@@ -127,6 +148,73 @@ public final class ConsoleConsumer implements Callable<Integer> {
             out.flush();
         }
         return 0;
+    }
+
+    /**
+     * {@code --group}: subscribe to the topic; {@code --from-beginning} only decides where a partition
+     * without a committed offset starts (auto.offset.reset earliest, else latest). Auto commit runs
+     * while printing; on exit each partition's position is moved back to the first record not printed
+     * (the {@code --max-messages} cut), so the commit made when leaving the group covers exactly what
+     * was printed. {@code --timeout-ms} counts from the first assignment (before it, at least {@link
+     * #JOIN_TIMEOUT_MS}), so joining the group is not counted as time without data.
+     */
+    private Integer consumeAsGroupMember(Properties props) throws IOException {
+        if (partition != null || offset != null) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--group reads the partitions the group assigns: drop --partition and --offset");
+        }
+        props.setProperty("group.id", group);
+        props.putIfAbsent("auto.offset.reset", fromBeginning ? "earliest" : "latest");
+        OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
+        try (StellflowConsumer consumer = new StellflowConsumer(props)) {
+            consumer.subscribe(List.of(topic));
+            long lastDataNs = System.nanoTime();
+            boolean assigned = false;
+            while (true) {
+                List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(200));
+                if (!assigned && !consumer.assignment().isEmpty()) {
+                    // --timeout-ms counts time without data, not the join (the coordinator may still
+                    // be creating and loading __consumer_offsets on first use).
+                    assigned = true;
+                    lastDataNs = System.nanoTime();
+                }
+                if (!records.isEmpty()) {
+                    lastDataNs = System.nanoTime();
+                }
+                int printedNow = printCount(records);
+                print(records, out);
+                if (printedNow < records.size()) {
+                    rewindUnprinted(consumer, records.subList(printedNow, records.size()));
+                    return 0;
+                }
+                boolean idle = assigned
+                        ? idle(lastDataNs)
+                        : timeoutMs != null
+                                && System.nanoTime() - lastDataNs >= Math.max(timeoutMs, JOIN_TIMEOUT_MS) * 1_000_000L;
+                if (maxMessages != null && printed >= maxMessages || idle) {
+                    return 0;
+                }
+            }
+        } finally {
+            out.flush();
+        }
+    }
+
+    /** How many of {@code records} {@link #print} prints before --max-messages. */
+    private int printCount(List<ConsumerRecord> records) {
+        return maxMessages == null
+                ? records.size()
+                : (int) Math.min(records.size(), Math.max(0, maxMessages - printed));
+    }
+
+    /** Seeks each partition back to its first record in {@code unprinted} (records are in offset order). */
+    private static void rewindUnprinted(StellflowConsumer consumer, List<ConsumerRecord> unprinted) {
+        Map<TopicPartition, Long> first = new HashMap<>();
+        for (ConsumerRecord r : unprinted) {
+            first.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
+        }
+        first.forEach(consumer::seek);
     }
 
     private List<TopicPartition> partitions(Properties props) {

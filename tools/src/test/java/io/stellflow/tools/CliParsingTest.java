@@ -105,4 +105,19 @@ class CliParsingTest {
         assertThat(rc).isEqualTo(2);
         assertThat(err.toString()).contains("--offset needs --partition");
     }
+
+    @Test
+    void consoleConsumerWithAGroupRefusesAPartitionOrAnOffset() {
+        for (String[] extra : new String[][] {{"--partition", "0"}, {"--partition", "0", "--offset", "5"}}) {
+            StringWriter err = new StringWriter();
+            String[] args = new String[] {"--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--group", "g"};
+            String[] all = java.util.Arrays.copyOf(args, args.length + extra.length);
+            System.arraycopy(extra, 0, all, args.length, extra.length);
+            int rc = Tools.commandLine(new ConsoleConsumer())
+                    .setErr(new PrintWriter(err))
+                    .execute(all);
+            assertThat(rc).isEqualTo(2);
+            assertThat(err.toString()).contains("--group reads the partitions the group assigns");
+        }
+    }
 }

@@ -180,6 +180,49 @@ class EndToEndTest {
         }
     }
 
+    @Test
+    void consoleConsumersOfOneGroupPrintEachRecordOnceAcrossRuns() throws Exception {
+        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+            admin.createTopic("grouped", 3);
+        }
+        try (StellflowProducer producer = new StellflowProducer(props("linger.ms", "0"))) {
+            for (int i = 0; i < 30; i++) {
+                producer.send(new ProducerRecord("grouped", i % 3, null, ("r" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            producer.flush();
+        }
+        // The first run stops after 12 records (a poll returns more): the commit it leaves with must
+        // cover exactly those 12, so the second run prints the other 18 and nothing twice.
+        List<String> printed = new ArrayList<>();
+        for (String max : new String[] {"12", "100"}) {
+            ConsoleConsumer consumer = new ConsoleConsumer();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            consumer.stdout = out;
+            assertThat(Tools.commandLine(consumer)
+                            .execute(
+                                    "--bootstrap-server",
+                                    bootstrap,
+                                    "--topic",
+                                    "grouped",
+                                    "--group",
+                                    "console-group",
+                                    "--from-beginning",
+                                    "--max-messages",
+                                    max,
+                                    "--timeout-ms",
+                                    "3000"))
+                    .isZero();
+            List<String> lines = List.of(out.toString(StandardCharsets.UTF_8).split("\n"));
+            assertThat(lines).hasSize(max.equals("12") ? 12 : 18);
+            printed.addAll(lines);
+        }
+        List<String> all = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            all.add("r" + i);
+        }
+        assertThat(printed).containsExactlyInAnyOrderElementsOf(all);
+    }
+
     private void createTopic(String name, int partitions) {
         assertThat(Tools.commandLine(new TopicsCommand())
                         .execute(
