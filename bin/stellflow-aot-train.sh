@@ -61,8 +61,9 @@ start_broker() {
   shift
   port=""
   for _ in $(seq 1 100); do
-    cand=$((20000 + RANDOM % 40000))
-    port_in_use "$cand" || { port=$cand; break; }
+    cand=$((20000 + RANDOM % 12000)) # below the ephemeral range (see perf/run-matrix.sh)
+    port_in_use "$cand" && continue
+    port_in_use $((cand + 1)) || port_in_use $((cand + 2)) || { port=$cand; break; }
   done
   [ -n "$port" ] || { log "no free port"; return 1; }
   printf 'broker.id=0\nlisteners=PLAINTEXT://127.0.0.1:%s\nlog.dirs=%s\n' "$port" "$work/$name/data" >"$work/$name.properties"

@@ -59,7 +59,7 @@ command -v promtool >/dev/null || fail "promtool missing (it ships with the prom
 free_port() {
   local p
   for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((20000 + RANDOM % 12000)) # below the ephemeral range (see perf/run-matrix.sh)
     if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
   done
   fail "no free port"

@@ -77,9 +77,12 @@ trap 'exit 130' INT TERM
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 PORT=""
+# Below the kernel's ephemeral range (32768-60999 by default): a port picked there can be taken as
+# the source port of any outgoing connection between this check and the broker's bind. The broker's
+# embedded controller takes the next two ports (raft, control plane), so all three must be free.
 for _ in $(seq 1 50); do
-  cand=$(( 20000 + RANDOM % 40000 ))
-  if ! port_in_use "$cand"; then PORT=$cand; break; fi
+  cand=$(( 20000 + RANDOM % 12000 ))
+  if ! port_in_use "$cand" && ! port_in_use $((cand + 1)) && ! port_in_use $((cand + 2)); then PORT=$cand; break; fi
 done
 [ -n "$PORT" ] || { log "no free port found"; exit 1; }
 BS="127.0.0.1:$PORT"
