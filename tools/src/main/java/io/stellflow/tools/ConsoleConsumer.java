@@ -164,6 +164,9 @@ public final class ConsoleConsumer implements Callable<Integer> {
                     spec.commandLine(),
                     "--group reads the partitions the group assigns: drop --partition and --offset");
         }
+        if (group.isEmpty()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--group must not be empty");
+        }
         props.setProperty("group.id", group);
         props.putIfAbsent("auto.offset.reset", fromBeginning ? "earliest" : "latest");
         OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
