@@ -221,6 +221,9 @@ public final class ConsoleConsumer implements Callable<Integer> {
     private Integer consumeUntilStopped(Properties props) throws IOException {
         OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
         try (StellflowConsumer consumer = new StellflowConsumer(props)) {
+            // As without --group (and as the perf tool): a topic that does not exist is an error now,
+            // not a silent wait for an assignment that never comes.
+            partitions(props);
             consumer.subscribe(List.of(topic));
             long lastDataNs = System.nanoTime();
             boolean assigned = false;

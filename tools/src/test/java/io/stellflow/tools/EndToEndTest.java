@@ -273,6 +273,18 @@ class EndToEndTest {
         }
     }
 
+    @Test
+    void aGroupConsoleConsumerOfATopicThatDoesNotExistFailsAtOnce() {
+        java.io.StringWriter err = new java.io.StringWriter();
+        long t0 = System.nanoTime();
+        int rc = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new java.io.PrintWriter(err))
+                .execute("--bootstrap-server", bootstrap, "--topic", "nosuch", "--group", "g", "--timeout-ms", "60000");
+        assertThat(rc).isEqualTo(1);
+        assertThat(err.toString()).contains("cannot read topic nosuch");
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
+    }
+
     private void createTopic(String name, int partitions) {
         assertThat(Tools.commandLine(new TopicsCommand())
                         .execute(
