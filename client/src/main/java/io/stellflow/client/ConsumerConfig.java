@@ -1,5 +1,7 @@
 package io.stellflow.client;
 
+import io.stellflow.protocol.WireWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Properties;
 
@@ -68,6 +70,8 @@ public record ConsumerConfig(
         }
         String groupId = emptyToNull(v.string("group.id", null));
         String instanceId = emptyToNull(v.string("group.instance.id", null));
+        requireWireLength("group.id", groupId);
+        requireWireLength("group.instance.id", instanceId);
         if (instanceId != null && groupId == null) {
             throw new IllegalArgumentException("group.instance.id '" + instanceId + "' needs group.id");
         }
@@ -98,6 +102,22 @@ public record ConsumerConfig(
                 assignor,
                 v.intValue("max.poll.interval.ms", 300_000, 1, Integer.MAX_VALUE),
                 v.intValue("default.api.timeout.ms", 60_000, 1, Integer.MAX_VALUE));
+    }
+
+    /**
+     * Refuses an id the wire cannot carry (a protocol STRING is at most {@link
+     * WireWriter#MAX_STRING_BYTES} UTF-8 bytes), so the mistake is named at construction rather than
+     * surfacing later as a failed request.
+     */
+    private static void requireWireLength(String key, String value) {
+        if (value == null) {
+            return;
+        }
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > WireWriter.MAX_STRING_BYTES) {
+            throw new IllegalArgumentException(
+                    key + " is " + bytes + " UTF-8 bytes; the protocol allows at most " + WireWriter.MAX_STRING_BYTES);
+        }
     }
 
     private static String emptyToNull(String s) {

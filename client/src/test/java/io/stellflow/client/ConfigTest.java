@@ -38,4 +38,23 @@ class ConfigTest {
         p.setProperty("check.crcs", "no");
         assertThatThrownBy(() -> ConsumerConfig.from(p)).hasMessageContaining("check.crcs");
     }
+
+    @Test
+    void aGroupIdTheWireCannotCarryIsRefusedNamingTheKeyAndTheLimit() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "h1:1");
+        p.setProperty("group.id", "g".repeat(32_767));
+        assertThat(ConsumerConfig.from(p).groupId()).hasSize(32_767);
+        p.setProperty("group.id", "g".repeat(32_768));
+        assertThatThrownBy(() -> ConsumerConfig.from(p))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("group.id is 32768 UTF-8 bytes")
+                .hasMessageContaining("32767");
+        // Counted in UTF-8 bytes, not chars: 16384 two-byte chars are 32768 bytes.
+        p.setProperty("group.id", "\u00e9".repeat(16_384));
+        assertThatThrownBy(() -> ConsumerConfig.from(p)).hasMessageContaining("group.id is 32768 UTF-8 bytes");
+        p.setProperty("group.id", "g");
+        p.setProperty("group.instance.id", "i".repeat(40_000));
+        assertThatThrownBy(() -> ConsumerConfig.from(p)).hasMessageContaining("group.instance.id is 40000 UTF-8 bytes");
+    }
 }

@@ -436,6 +436,9 @@ public final class PerfCommand implements Runnable {
             validateLimits();
             Properties props = Cli.clientProps(bootstrapServer, consumerProps);
             if (group != null) {
+                if (group.isEmpty()) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "--group must not be empty");
+                }
                 props.setProperty("group.id", group);
                 props.putIfAbsent("auto.offset.reset", "earliest");
             }

@@ -71,6 +71,25 @@ class PerfCliParsingTest {
     }
 
     @Test
+    void perfConsumeRefusesAnEmptyGroupAsAUsageError() {
+        StringWriter err = new StringWriter();
+        int rc = Cli.commandLine(new PerfCommand())
+                .setErr(new PrintWriter(err))
+                .execute(
+                        "consume",
+                        "--bootstrap-server",
+                        "127.0.0.1:1",
+                        "--topic",
+                        "t",
+                        "--num-records",
+                        "5",
+                        "--group",
+                        "");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("--group must not be empty").doesNotContain("Exception");
+    }
+
+    @Test
     void perfResultJsonHasTheAgreedFieldNames() throws Exception {
         Histogram h = new Histogram(3);
         h.recordValue(1000);

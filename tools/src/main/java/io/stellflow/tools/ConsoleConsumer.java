@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -103,6 +105,15 @@ public final class ConsoleConsumer implements Callable<Integer> {
 
     private long printed;
 
+    /** Set by {@link #requestStop} (the SIGTERM / Ctrl-C hook); read by the {@code --group} loop. */
+    private volatile boolean stopRequested;
+
+    /** Counted down once the {@code --group} loop has closed its consumer (committed and left). */
+    private final CountDownLatch groupLoopDone = new CountDownLatch(1);
+
+    /** How long the shutdown hook waits for the consumer to commit and leave the group. */
+    private static final long STOP_WAIT_MS = 10_000;
+
     @Override
     public Integer call() throws IOException {
         if (offset != null && partition == null) {
@@ -164,14 +175,59 @@ public final class ConsoleConsumer implements Callable<Integer> {
                     spec.commandLine(),
                     "--group reads the partitions the group assigns: drop --partition and --offset");
         }
+        if (group.isEmpty()) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--group must not be empty");
+        }
         props.setProperty("group.id", group);
         props.putIfAbsent("auto.offset.reset", fromBeginning ? "earliest" : "latest");
+        // Ctrl-C / SIGTERM: stop the loop and wait for close(), which commits what was printed and
+        // leaves the group, so the partitions move to the other members now, not after the session
+        // timeout.
+        Thread hook = new Thread(
+                () -> {
+                    if (!requestStop(STOP_WAIT_MS)) {
+                        System.err.println("warning: the consumer did not leave the group within " + STOP_WAIT_MS
+                                + " ms; its partitions move after the session timeout");
+                    }
+                },
+                "console-consumer-stop");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return consumeUntilStopped(props);
+        } finally {
+            groupLoopDone.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // The hook is running: it returns now that the loop is done.
+            }
+        }
+    }
+
+    /**
+     * Asks the {@code --group} loop to stop (thread-safe; called by the shutdown hook) and waits up to
+     * {@code waitMs} for it to close its consumer. True when it closed (or was not running a group).
+     */
+    boolean requestStop(long waitMs) {
+        stopRequested = true;
+        try {
+            return group == null || groupLoopDone.await(waitMs, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private Integer consumeUntilStopped(Properties props) throws IOException {
         OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
         try (StellflowConsumer consumer = new StellflowConsumer(props)) {
+            // As without --group (and as the perf tool): a topic that does not exist is an error now,
+            // not a silent wait for an assignment that never comes.
+            partitions(props);
             consumer.subscribe(List.of(topic));
             long lastDataNs = System.nanoTime();
             boolean assigned = false;
-            while (true) {
+            while (!stopRequested) {
                 List<ConsumerRecord> records = consumer.poll(Duration.ofMillis(200));
                 if (!assigned && !consumer.assignment().isEmpty()) {
                     // --timeout-ms counts time without data, not the join (the coordinator may still
@@ -196,6 +252,7 @@ public final class ConsoleConsumer implements Callable<Integer> {
                     return 0;
                 }
             }
+            return 0;
         } finally {
             out.flush();
         }

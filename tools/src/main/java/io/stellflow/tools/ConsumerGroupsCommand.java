@@ -3,10 +3,12 @@ package io.stellflow.tools;
 import io.stellflow.client.StellflowException;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.WireWriter;
 import io.stellflow.protocol.message.DescribeGroupsResponse.DescribedGroup;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.Reader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -432,6 +434,10 @@ public final class ConsumerGroupsCommand implements Callable<Integer> {
         for (String g : groups) {
             if (g.isEmpty()) {
                 throw bad("--group must not be empty");
+            }
+            int bytes = g.getBytes(StandardCharsets.UTF_8).length;
+            if (bytes > WireWriter.MAX_STRING_BYTES) {
+                throw bad("--group is " + bytes + " UTF-8 bytes; a group id is at most " + WireWriter.MAX_STRING_BYTES);
             }
         }
         List<String> views = given(

@@ -120,4 +120,24 @@ class CliParsingTest {
             assertThat(err.toString()).contains("--group reads the partitions the group assigns");
         }
     }
+
+    @Test
+    void consoleConsumerRefusesAnEmptyGroupAsAUsageError() {
+        StringWriter err = new StringWriter();
+        int rc = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new PrintWriter(err))
+                .execute("--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--group", "");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString()).contains("--group must not be empty").doesNotContain("Exception");
+    }
+
+    @Test
+    void consoleConsumerRefusesAGroupTheWireCannotCarryWithOneLine() {
+        StringWriter err = new StringWriter();
+        int rc = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new PrintWriter(err))
+                .execute("--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--group", "g".repeat(40_000));
+        assertThat(rc).isEqualTo(1);
+        assertThat(err.toString()).contains("group.id is 40000 UTF-8 bytes").doesNotContain("\tat ");
+    }
 }

@@ -438,6 +438,8 @@ class ConsumerGroupsCommandTest {
             {"--delete", "--group", "g", "--execute"},
             {"--delete-offsets", "--group", "g"},
             {"--delete-offsets", "--group", "g", "--all-topics"},
+            {"--describe", "--group", ""},
+            {"--describe", "--group", "g".repeat(32_768)},
         };
         for (String[] args : cases) {
             ToolRun r = run(args);

@@ -12,6 +12,7 @@ import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicDescription;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.Wait;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -221,6 +222,67 @@ class EndToEndTest {
             all.add("r" + i);
         }
         assertThat(printed).containsExactlyInAnyOrderElementsOf(all);
+    }
+
+    @Test
+    void aStoppedGroupConsoleConsumerCommitsWhatItPrintedAndLeavesAtOnce() throws Exception {
+        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+            admin.createTopic("stopped", 3);
+        }
+        try (StellflowProducer producer = new StellflowProducer(props("linger.ms", "0"))) {
+            for (int i = 0; i < 30; i++) {
+                producer.send(new ProducerRecord("stopped", i % 3, null, ("r" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            producer.flush();
+        }
+        // No --max-messages and no --timeout-ms: only a stop (what Ctrl-C / SIGTERM's hook asks)
+        // ends it. Auto commit waits 10 minutes, so the commit checked is the one made when leaving.
+        ConsoleConsumer consumer = new ConsoleConsumer();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        consumer.stdout = out;
+        CompletableFuture<Integer> run = CompletableFuture.supplyAsync(() -> Tools.commandLine(consumer)
+                .execute(
+                        "--bootstrap-server",
+                        bootstrap,
+                        "--topic",
+                        "stopped",
+                        "--group",
+                        "stop-group",
+                        "--from-beginning",
+                        "--consumer-property",
+                        "auto.commit.interval.ms=600000"));
+        Wait.until(
+                Duration.ofSeconds(60),
+                () -> out.toString(StandardCharsets.UTF_8).split("\n").length == 30,
+                "the group member printed all 30 records");
+        try (StellflowAdmin admin = new StellflowAdmin(props())) {
+            assertThat(admin.groups().describeGroup("stop-group").members()).hasSize(1);
+
+            assertThat(consumer.requestStop(10_000))
+                    .as("the loop closed its consumer")
+                    .isTrue();
+            assertThat(run.get(10, TimeUnit.SECONDS)).isZero();
+
+            // Left the group (no session timeout to wait for) and committed every printed record.
+            assertThat(admin.groups().describeGroup("stop-group").members()).isEmpty();
+            assertThat(admin.groups().committedOffsets("stop-group"))
+                    .containsOnly(
+                            java.util.Map.entry(new TopicPartition("stopped", 0), 10L),
+                            java.util.Map.entry(new TopicPartition("stopped", 1), 10L),
+                            java.util.Map.entry(new TopicPartition("stopped", 2), 10L));
+        }
+    }
+
+    @Test
+    void aGroupConsoleConsumerOfATopicThatDoesNotExistFailsAtOnce() {
+        java.io.StringWriter err = new java.io.StringWriter();
+        long t0 = System.nanoTime();
+        int rc = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new java.io.PrintWriter(err))
+                .execute("--bootstrap-server", bootstrap, "--topic", "nosuch", "--group", "g", "--timeout-ms", "60000");
+        assertThat(rc).isEqualTo(1);
+        assertThat(err.toString()).contains("cannot read topic nosuch");
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
     }
 
     private void createTopic(String name, int partitions) {
