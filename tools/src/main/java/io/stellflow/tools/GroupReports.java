@@ -142,7 +142,11 @@ final class GroupReports {
         t.print(out);
     }
 
-    /** The reset plan: Kafka's columns plus the current offset (to undo it) and a note when clamped. */
+    /**
+     * The reset plan: Kafka's columns plus the current offset (to undo it) and a note when an offset
+     * was moved (clamped into the log, or the log end for a time after the last record); below the
+     * table one line "NOTE: topic-partition: why" per moved partition, so a clamp is never silent.
+     */
     static void plan(String groupId, List<OffsetResetPlanner.PlannedReset> plan, PrintWriter out) {
         boolean notes = plan.stream().anyMatch(p -> !p.note().isEmpty());
         TextTable t = notes
@@ -163,6 +167,11 @@ final class GroupReports {
             }
         }
         t.print(out);
+        for (OffsetResetPlanner.PlannedReset p : plan) {
+            if (!p.note().isEmpty()) {
+                out.println("NOTE: " + p.partition() + ": " + p.note());
+            }
+        }
     }
 
     static List<TopicPartition> partitions(List<TopicPartitions> list) {
