@@ -2,8 +2,6 @@ package io.stellflow.client;
 
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
-import io.stellflow.protocol.message.FindCoordinatorRequest;
-import io.stellflow.protocol.message.FindCoordinatorResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import java.util.ArrayList;
@@ -55,24 +53,13 @@ final class AdminGroupCalls {
             }
             HostPort to = bootstrap.get(attempt % bootstrap.size());
             try {
-                FindCoordinatorResponse r = await(
-                        network.send(
-                                to,
-                                ApiKeys.FIND_COORDINATOR,
-                                FindCoordinatorRequest.forGroup(groupId)::write,
-                                FindCoordinatorResponse::read),
+                return await(
+                        NetworkGroupTransport.findCoordinator(network, to, groupId),
                         "FindCoordinator " + groupId + " at " + to,
                         config.requestTimeoutMs());
-                if (r.errorCode() == Errors.NONE) {
-                    return new HostPort(r.host(), r.port());
-                }
-                last = new StellflowException(
-                        r.errorCode(), "FindCoordinator for group " + groupId + " at " + to + " refused");
-                if (!isCoordinatorError(r.errorCode()) && !last.retriable()) {
-                    throw last;
-                }
             } catch (StellflowException e) {
-                if (e == last || !e.retriable()) {
+                // a refusal or an unreachable broker: retry coordinator and retriable codes only
+                if (!isCoordinatorError(e.errorCode()) && !e.retriable()) {
                     throw e;
                 }
                 last = e;

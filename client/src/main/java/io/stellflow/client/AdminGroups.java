@@ -43,9 +43,11 @@ public final class AdminGroups {
             Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
 
     private final AdminGroupCalls calls;
+    private final GroupLag.LogEnds logEnds;
 
-    AdminGroups(AdminGroupCalls calls) {
+    AdminGroups(AdminGroupCalls calls, GroupLag.LogEnds logEnds) {
         this.calls = calls;
+        this.logEnds = logEnds;
     }
 
     /**
@@ -144,6 +146,22 @@ public final class AdminGroups {
             }
         }
         return out;
+    }
+
+    /**
+     * The lag of {@code groupId}: DescribeGroups and OffsetFetch at its coordinator, then per topic a
+     * Metadata lookup and per partition a ListOffsets "latest" (the high watermark) at the leader;
+     * see {@link GroupLag} for the rows and what is unknown. A deleted topic or a partition beyond the
+     * topic's count gets an unknown log end at once, without waiting for retries. An unknown group is
+     * returned, not thrown (errorCode 45 in {@link GroupLag#group()}, rows only for offsets it still
+     * has). Blocking: one round trip per call, topic and partition, each bounded as the other calls.
+     *
+     * @throws StellflowException what {@link #describeGroup} and {@link #committedOffsets} throw, or
+     *     NETWORK_ERROR when a leader could not be reached
+     */
+    public GroupLag describeLag(String groupId) {
+        DescribeGroupsResponse.DescribedGroup g = describeGroup(groupId);
+        return GroupLag.of(g, committedOffsets(groupId), logEnds);
     }
 
     /**

@@ -39,11 +39,26 @@ final class NetworkGroupTransport implements GroupTransport {
 
     @Override
     public CompletableFuture<HostPort> findCoordinator(String groupId) {
+        return findCoordinator(network, metadata.anyBroker(), groupId);
+    }
+
+    /**
+     * FindCoordinator v0 (apiKey 7, key type 0: a group; spec §6.8) for {@code groupId} at broker
+     * {@code to}: the one lookup of the client, used by the consumer (through {@link
+     * CoordinatorLocator}) and the admin client ({@link AdminGroupCalls}), which each add their own
+     * retries.
+     *
+     * @return the coordinator's address; completes exceptionally with {@link StellflowException}
+     *     carrying the answer's error code (e.g. 16 COORDINATOR_NOT_AVAILABLE, 20 FEATURE_NOT_ENABLED)
+     *     or the network's failure
+     */
+    static CompletableFuture<HostPort> findCoordinator(NetworkClient network, HostPort to, String groupId) {
         FindCoordinatorRequest req = FindCoordinatorRequest.forGroup(groupId);
-        return network.send(metadata.anyBroker(), ApiKeys.FIND_COORDINATOR, req::write, FindCoordinatorResponse::read)
+        return network.send(to, ApiKeys.FIND_COORDINATOR, req::write, FindCoordinatorResponse::read)
                 .thenApply(r -> {
                     if (r.errorCode() != Errors.NONE) {
-                        throw new StellflowException(r.errorCode(), "FindCoordinator for group " + groupId);
+                        throw new StellflowException(
+                                r.errorCode(), "FindCoordinator for group " + groupId + " at " + to + " refused");
                     }
                     return new HostPort(r.host(), r.port());
                 });

@@ -45,7 +45,17 @@ public final class StellflowAdmin implements AutoCloseable {
         this.network = new NetworkClient(config);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
-        this.groups = new AdminGroups(new AdminGroupCalls(network));
+        this.groups = new AdminGroups(new AdminGroupCalls(network), new GroupLag.LogEnds() {
+            @Override
+            public int partitionCount(String topic) {
+                return StellflowAdmin.this.partitionCount(topic);
+            }
+
+            @Override
+            public long logEndOffset(TopicPartition tp) {
+                return offsets.lookup(tp, LATEST);
+            }
+        });
     }
 
     /** The consumer-group calls of this client (list, describe, offsets, resets, deletion, history). */
@@ -159,6 +169,24 @@ public final class StellflowAdmin implements AutoCloseable {
      */
     public Map<String, TopicDescription> describeTopics(Collection<String> names) {
         return new TreeMap<>(await(metadata.refresh(names), "Metadata"));
+    }
+
+    /**
+     * The partition count of {@code topic} from a fresh Metadata answer, or -1 when the topic does not
+     * exist (UNKNOWN_TOPIC_OR_PARTITION).
+     *
+     * @throws StellflowException the topic's other error code (e.g. 5 LEADER_NOT_AVAILABLE while it is
+     *     being created)
+     */
+    public int partitionCount(String topic) {
+        TopicDescription d = describeTopics(List.of(topic)).get(topic);
+        if (d == null || d.errorCode() == Errors.UNKNOWN_TOPIC_OR_PARTITION) {
+            return -1;
+        }
+        if (d.errorCode() != Errors.NONE) {
+            throw new StellflowException(d.errorCode(), "Metadata of topic " + topic);
+        }
+        return d.partitions().size();
     }
 
     /**

@@ -366,6 +366,22 @@ public final class StellflowConsumer implements AutoCloseable {
         s.fetchInFlight = false;
     }
 
+    /**
+     * Seeks each partition of {@code notConsumed} back to its lowest offset there: for a caller that
+     * takes only the first records of a {@link #poll} (a record-count limit), so the next poll returns
+     * the others again and the positions committed afterwards (auto commit, {@link #close}) cover only
+     * the records it took. An empty list changes nothing.
+     *
+     * @throws IllegalStateException a record's partition is not assigned to this consumer
+     */
+    public void seekBack(Collection<ConsumerRecord> notConsumed) {
+        Map<TopicPartition, Long> first = new LinkedHashMap<>();
+        for (ConsumerRecord r : notConsumed) {
+            first.merge(new TopicPartition(r.topic(), r.partition()), r.offset(), Math::min);
+        }
+        first.forEach(this::seek);
+    }
+
     /** Seeks each partition to its log start offset (ListOffsets -2). */
     public void seekToBeginning(Collection<TopicPartition> partitions) {
         for (TopicPartition tp : partitions) {

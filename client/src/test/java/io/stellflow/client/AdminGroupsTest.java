@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
@@ -24,6 +25,7 @@ import io.stellflow.protocol.message.OffsetFetchResponse;
 import io.stellflow.protocol.message.OffsetHistoryRequest;
 import io.stellflow.protocol.message.OffsetHistoryResponse;
 import io.stellflow.protocol.message.TopicPartitions;
+import io.stellflow.protocol.record.RecordBatchBuilder;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Map;
@@ -253,6 +255,38 @@ class AdminGroupsTest {
             assertThat(offsets)
                     .containsExactly(
                             Map.entry(new TopicPartition("t", 0), 5L), Map.entry(new TopicPartition("t", 1), 7L));
+        }
+    }
+
+    @Test
+    void describeLagJoinsTheGroupWithTheLeadersHighWatermarks() throws Exception {
+        try (FakeBroker b = coordinator((short) 1);
+                StellflowAdmin admin = admin(b)) {
+            // t has one partition holding 9 records; the member owns t-0 and t-1 (beyond the count)
+            b.createTopic("t", 1);
+            ByteBuf buf = Unpooled.buffer();
+            RecordBatchBuilder batch = new RecordBatchBuilder(buf, 1000L);
+            for (int i = 0; i < 9; i++) {
+                batch.append(1000L + i, null, new byte[] {(byte) i});
+            }
+            batch.close();
+            b.append(new TopicPartition("t", 0), buf);
+
+            GroupLag lag = admin.groups().describeLag("g");
+            assertThat(lag.group().state()).isEqualTo("Stable");
+            DescribeGroupsResponse.DescribedMember m1 = lag.group().members().get(0);
+            assertThat(lag.partitions())
+                    .containsExactly(
+                            new GroupLag.PartitionLag(new TopicPartition("t", 0), 5, 9, m1),
+                            new GroupLag.PartitionLag(new TopicPartition("t", 1), 7, GroupLag.UNKNOWN, m1));
+            assertThat(lag.totalLag()).isEqualTo(4);
+            assertThat(lag.idleMembers()).isEmpty();
+            assertThat(seen)
+                    .containsExactly(
+                            ApiKeys.FIND_COORDINATOR,
+                            ApiKeys.DESCRIBE_GROUPS,
+                            ApiKeys.FIND_COORDINATOR,
+                            ApiKeys.OFFSET_FETCH);
         }
     }
 

@@ -72,6 +72,39 @@ class StellflowConsumerTest {
     }
 
     @Test
+    void seekBackReturnsTheRecordsNotTakenAgainPerPartition() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 2);
+            TopicPartition t0 = new TopicPartition("t", 0);
+            TopicPartition t1 = new TopicPartition("t", 1);
+            appendBatch(broker, t0, 5, 0); // offsets 0-4
+            appendBatch(broker, t1, 3, 0); // offsets 0-2
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", broker.bootstrap());
+            p.setProperty("auto.offset.reset", "earliest");
+            try (StellflowConsumer consumer = new StellflowConsumer(p)) {
+                consumer.assign(List.of(t0, t1));
+                List<ConsumerRecord> got = pollUntil(consumer, 8);
+                assertThat(consumer.position(t0)).isEqualTo(5);
+                // give back t0's offsets 2-4 and t1's 1-2, in any order
+                List<ConsumerRecord> back = got.stream()
+                        .filter(r -> r.partition() == 0 ? r.offset() >= 2 : r.offset() >= 1)
+                        .sorted((a, b) -> Long.compare(b.offset(), a.offset()))
+                        .toList();
+                consumer.seekBack(back);
+                assertThat(consumer.position(t0)).isEqualTo(2);
+                assertThat(consumer.position(t1)).isEqualTo(1);
+                assertThat(pollUntil(consumer, 5))
+                        .extracting(r -> r.partition() + ":" + r.offset())
+                        .containsExactlyInAnyOrder("0:2", "0:3", "0:4", "1:1", "1:2");
+
+                consumer.seekBack(List.of());
+                assertThat(consumer.position(t0)).as("nothing to give back").isEqualTo(5);
+            }
+        }
+    }
+
+    @Test
     void producedRecordsComeBackFromSeveralPartitions() throws Exception {
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 3);

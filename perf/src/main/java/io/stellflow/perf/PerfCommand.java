@@ -428,7 +428,9 @@ public final class PerfCommand implements Runnable {
                 names = "--group",
                 description = "consume as a member of this consumer group (subscribe; the coordinator assigns the"
                         + " partitions, positions start at the group's committed offsets, else the earliest; the"
-                        + " clock includes joining). Use a new group per run to read the topic again")
+                        + " clock includes joining; on exit it commits the offset after the last record counted, so"
+                        + " a --num-records cut inside a poll is read again by the next run). Use a new group per"
+                        + " run to read the topic again")
         String group;
 
         @Override
@@ -477,9 +479,16 @@ public final class PerfCommand implements Runnable {
                     }
                     lastDataNs = System.nanoTime();
                     pollUs.recordValue(Math.max(1, (lastDataNs - t0) / 1000));
-                    for (ConsumerRecord r : got) {
+                    // Count at most --num-records; a group member seeks back to the first record
+                    // not counted, so the commit made on close covers exactly the counted records.
+                    int take = (int) Math.min(got.size(), numRecords - records);
+                    for (int i = 0; i < take; i++) {
+                        ConsumerRecord r = got.get(i);
                         records++;
                         bytes += r.value() == null ? 0 : r.value().length;
+                    }
+                    if (take < got.size()) {
+                        consumer.seekBack(got.subList(take, got.size()));
                     }
                 }
             }

@@ -8,6 +8,7 @@ import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -153,6 +154,60 @@ class PerfEndToEndTest {
                 "2000",
                 "--json");
         assertThat(again.get("records").asLong()).isZero();
+    }
+
+    @Test
+    void consumeWithAGroupCommitsExactlyTheRecordsItCounted() throws Exception {
+        createTopic("counted", 3);
+        perf(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "counted",
+                "--record-size",
+                "10",
+                "--num-records",
+                "3000",
+                "--json",
+                "--producer-props",
+                "acks=-1");
+        // 1001 of 3000: the run stops inside a poll (polls return whole fetches), and the records of
+        // that poll it did not count must not be committed.
+        JsonNode first = perf(
+                "consume",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "counted",
+                "--group",
+                "cut",
+                "--num-records",
+                "1001",
+                "--timeout-ms",
+                "5000",
+                "--json");
+        assertThat(first.get("records").asLong()).isEqualTo(1001);
+        try (StellflowAdmin admin = InProcessBroker.admin(server)) {
+            Map<TopicPartition, Long> committed = admin.groups().committedOffsets("cut");
+            assertThat(committed.values().stream().mapToLong(Long::longValue).sum())
+                    .as("committed offsets sum to the records counted: %s", committed)
+                    .isEqualTo(1001);
+        }
+        JsonNode rest = perf(
+                "consume",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                "counted",
+                "--group",
+                "cut",
+                "--num-records",
+                "5000",
+                "--timeout-ms",
+                "3000",
+                "--json");
+        assertThat(rest.get("records").asLong()).as("the rest, none twice").isEqualTo(1999);
     }
 
     private void createTopic(String name, int partitions) throws Exception {

@@ -1,9 +1,9 @@
 package io.stellflow.tools;
 
 import io.stellflow.client.AdminGroups;
+import io.stellflow.client.GroupLag;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowException;
-import io.stellflow.client.TopicDescription;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
@@ -41,14 +41,12 @@ final class ClientGroupAdmin implements GroupAdmin {
 
     @Override
     public int partitionCount(String topic) {
-        TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
-        if (d == null || d.errorCode() == Errors.UNKNOWN_TOPIC_OR_PARTITION) {
-            return -1;
-        }
-        if (d.errorCode() != Errors.NONE) {
-            throw new StellflowException(d.errorCode(), "Metadata of topic " + topic);
-        }
-        return d.partitions().size();
+        return admin.partitionCount(topic);
+    }
+
+    @Override
+    public GroupLag describeLag(String groupId) {
+        return groups.describeLag(groupId);
     }
 
     @Override

@@ -241,7 +241,7 @@ public final class ConsoleConsumer implements Callable<Integer> {
                 int printedNow = printCount(records);
                 print(records, out);
                 if (printedNow < records.size()) {
-                    rewindUnprinted(consumer, records.subList(printedNow, records.size()));
+                    consumer.seekBack(records.subList(printedNow, records.size()));
                     return 0;
                 }
                 boolean idle = assigned
@@ -263,15 +263,6 @@ public final class ConsoleConsumer implements Callable<Integer> {
         return maxMessages == null
                 ? records.size()
                 : (int) Math.min(records.size(), Math.max(0, maxMessages - printed));
-    }
-
-    /** Seeks each partition back to its first record in {@code unprinted} (records are in offset order). */
-    private static void rewindUnprinted(StellflowConsumer consumer, List<ConsumerRecord> unprinted) {
-        Map<TopicPartition, Long> first = new HashMap<>();
-        for (ConsumerRecord r : unprinted) {
-            first.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
-        }
-        first.forEach(consumer::seek);
     }
 
     private List<TopicPartition> partitions(Properties props) {

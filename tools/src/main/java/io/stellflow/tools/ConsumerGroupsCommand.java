@@ -1,5 +1,6 @@
 package io.stellflow.tools;
 
+import io.stellflow.client.GroupLag;
 import io.stellflow.client.StellflowException;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.Errors;
@@ -205,24 +206,28 @@ public final class ConsumerGroupsCommand implements Callable<Integer> {
                 throw e;
             }
         }
+        if (!membersView && !stateView) {
+            GroupLag lag = admin.describeLag(groupId);
+            if (lag.group().errorCode() == Errors.GROUP_ID_NOT_FOUND
+                    && lag.partitions().isEmpty()) {
+                return fail(noSuchGroup(groupId));
+            }
+            if (lag.group().members().isEmpty()) {
+                out.println("Consumer group '" + groupId + "' has no active members.");
+            }
+            GroupReports.offsets(lag, out);
+            return 0;
+        }
         DescribedGroup g = admin.describeGroup(groupId);
-        Map<TopicPartition, Long> committed = membersView || stateView ? Map.of() : admin.committedOffsets(groupId);
-        if (g.errorCode() == Errors.GROUP_ID_NOT_FOUND && committed.isEmpty()) {
+        if (g.errorCode() == Errors.GROUP_ID_NOT_FOUND) {
             return fail(noSuchGroup(groupId));
         }
         if (stateView) {
             GroupReports.state(g, out);
-        } else if (membersView) {
-            if (g.members().isEmpty()) {
-                out.println("Consumer group '" + groupId + "' has no active members.");
-            } else {
-                GroupReports.members(g, out);
-            }
+        } else if (g.members().isEmpty()) {
+            out.println("Consumer group '" + groupId + "' has no active members.");
         } else {
-            if (g.members().isEmpty()) {
-                out.println("Consumer group '" + groupId + "' has no active members.");
-            }
-            GroupReports.offsets(admin, g, committed, out);
+            GroupReports.members(g, out);
         }
         return 0;
     }

@@ -1,5 +1,6 @@
 package io.stellflow.tools;
 
+import io.stellflow.client.GroupLag;
 import io.stellflow.client.StellflowException;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
@@ -25,6 +26,12 @@ interface GroupAdmin extends AutoCloseable {
 
     /** Every committed offset of the group (empty for an unknown group), by topic then partition. */
     Map<TopicPartition, Long> committedOffsets(String groupId);
+
+    /**
+     * The group's lag per partition ({@link io.stellflow.client.AdminGroups#describeLag}); an unknown
+     * group has errorCode 45 in {@link GroupLag#group()}.
+     */
+    GroupLag describeLag(String groupId);
 
     /** The partition count of {@code topic}, or -1 when it does not exist. */
     int partitionCount(String topic);

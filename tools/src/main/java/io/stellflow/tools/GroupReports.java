@@ -1,9 +1,8 @@
 package io.stellflow.tools;
 
 import io.stellflow.client.AdminGroups;
-import io.stellflow.client.StellflowException;
+import io.stellflow.client.GroupLag;
 import io.stellflow.client.TopicPartition;
-import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
 import io.stellflow.protocol.message.DescribeGroupsResponse.DescribedGroup;
 import io.stellflow.protocol.message.DescribeGroupsResponse.DescribedMember;
@@ -13,10 +12,7 @@ import io.stellflow.protocol.message.TopicPartitions;
 import java.io.PrintWriter;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * The tables {@code stellflow-consumer-groups.sh} prints: the group list, {@code --describe}'s
@@ -38,23 +34,12 @@ final class GroupReports {
     }
 
     /**
-     * Kafka's offsets view: one row per partition the group has an offset for or a member owns, with
-     * the committed offset, the log end, the lag and the owner; members that own nothing get a row
-     * of their own.
+     * Kafka's offsets view of {@code lag} ({@link GroupLag}): one row per partition the group has an
+     * offset for or a member owns, with the committed offset, the log end, the lag and the owner;
+     * members that own nothing get a row of their own.
      */
-    static void offsets(GroupAdmin admin, DescribedGroup g, Map<TopicPartition, Long> committed, PrintWriter out) {
-        Map<TopicPartition, DescribedMember> owner = new TreeMap<>(AdminGroups.PARTITION_ORDER);
-        List<DescribedMember> idle = new ArrayList<>();
-        for (DescribedMember m : g.members()) {
-            List<TopicPartition> owned = partitions(m.assignment());
-            owned.forEach(tp -> owner.put(tp, m));
-            if (owned.isEmpty()) {
-                idle.add(m);
-            }
-        }
-        Map<TopicPartition, Long> rows = new TreeMap<>(AdminGroups.PARTITION_ORDER);
-        rows.putAll(committed);
-        owner.keySet().forEach(tp -> rows.putIfAbsent(tp, -1L));
+    static void offsets(GroupLag lag, PrintWriter out) {
+        String groupId = lag.groupId();
         TextTable t = new TextTable(
                 "GROUP",
                 "TOPIC",
@@ -65,31 +50,28 @@ final class GroupReports {
                 "CONSUMER-ID",
                 "HOST",
                 "CLIENT-ID");
-        Map<String, Integer> partitionCounts = new HashMap<>();
-        for (Map.Entry<TopicPartition, Long> e : rows.entrySet()) {
-            TopicPartition tp = e.getKey();
-            Long current = e.getValue() < 0 ? null : e.getValue();
-            // a deleted topic (or a partition beyond its count) has no log end: skip the lookup, which
-            // would retry until the client's retries ran out
-            int count = partitionCounts.computeIfAbsent(tp.topic(), admin::partitionCount);
-            Long end = tp.partition() < count ? logEnd(admin, tp) : null;
-            Long lag = current == null || end == null ? null : Math.max(0, end - current);
-            DescribedMember m = owner.get(tp);
+        for (GroupLag.PartitionLag p : lag.partitions()) {
+            DescribedMember m = p.owner();
             t.row(
-                    g.groupId(),
-                    tp.topic(),
-                    tp.partition(),
-                    current,
-                    end,
-                    lag,
+                    groupId,
+                    p.partition().topic(),
+                    p.partition().partition(),
+                    known(p.committedOffset()),
+                    known(p.logEndOffset()),
+                    known(p.lag()),
                     m == null ? null : m.memberId(),
                     m == null ? null : m.clientHost(),
                     m == null ? null : m.clientId());
         }
-        for (DescribedMember m : idle) {
-            t.row(g.groupId(), null, null, null, null, null, m.memberId(), m.clientHost(), m.clientId());
+        for (DescribedMember m : lag.idleMembers()) {
+            t.row(groupId, null, null, null, null, null, m.memberId(), m.clientHost(), m.clientId());
         }
         t.print(out);
+    }
+
+    /** The value, or null ("-") when it is {@link GroupLag#UNKNOWN}. */
+    private static Long known(long value) {
+        return value == GroupLag.UNKNOWN ? null : value;
     }
 
     static void members(DescribedGroup g, PrintWriter out) {
@@ -160,7 +142,11 @@ final class GroupReports {
         t.print(out);
     }
 
-    /** The reset plan: Kafka's columns plus the current offset (to undo it) and a note when clamped. */
+    /**
+     * The reset plan: Kafka's columns plus the current offset (to undo it) and a note when an offset
+     * was moved (clamped into the log, or the log end for a time after the last record); below the
+     * table one line "NOTE: topic-partition: why" per moved partition, so a clamp is never silent.
+     */
     static void plan(String groupId, List<OffsetResetPlanner.PlannedReset> plan, PrintWriter out) {
         boolean notes = plan.stream().anyMatch(p -> !p.note().isEmpty());
         TextTable t = notes
@@ -181,17 +167,10 @@ final class GroupReports {
             }
         }
         t.print(out);
-    }
-
-    /** The log end, or null when the partition cannot be looked up (its topic was deleted, no leader). */
-    private static Long logEnd(GroupAdmin admin, TopicPartition tp) {
-        try {
-            return admin.latestOffset(tp);
-        } catch (StellflowException e) {
-            if (e.errorCode() == StellflowException.NETWORK_ERROR || e.errorCode() == Errors.UNKNOWN_SERVER_ERROR) {
-                throw e;
+        for (OffsetResetPlanner.PlannedReset p : plan) {
+            if (!p.note().isEmpty()) {
+                out.println("NOTE: " + p.partition() + ": " + p.note());
             }
-            return null;
         }
     }
 

@@ -11,7 +11,8 @@ import java.util.Map;
  * log end (high watermark), {@code --to-datetime} / {@code --by-duration} the first offset whose
  * timestamp is at or after the time (the log end when no record is), {@code --to-offset} the given
  * offset and {@code --shift-by} the committed offset plus the shift, both clamped into [log start, log
- * end] (a note says so). Nothing is changed here; the command prints the plan and applies it only
+ * end] (a shift below 0 included); the plan's note then names the offset asked for, the bound and the
+ * offset used, and the command prints it as a NOTE line per partition. Nothing is changed here; the command prints the plan and applies it only
  * with {@code --execute}.
  *
  * <p>Errors: a {@code --shift-by} of a partition without a committed offset throws {@link
@@ -72,31 +73,48 @@ final class OffsetResetPlanner {
                                             admin.latestOffset(tp),
                                             "no record at or after the time: log end");
                         }
-                        case Target.ToOffset o -> clamped(admin, tp, current, o.offset());
+                        case Target.ToOffset o -> clamped(admin, tp, current, o.offset(), "");
                         case Target.ShiftBy s -> {
                             if (current < 0) {
                                 throw new IllegalArgumentException("--shift-by: group has no committed offset for " + tp
                                         + " to shift from; use --to-offset, --to-earliest or --to-latest for it");
                             }
-                            long wanted = s.delta() >= 0
-                                    ? (current > Long.MAX_VALUE - s.delta() ? Long.MAX_VALUE : current + s.delta())
-                                    : Math.max(0, current + s.delta());
-                            yield clamped(admin, tp, current, wanted);
+                            // current >= 0, so current + a negative delta cannot overflow; it may go
+                            // below 0, which the clamp reports like any offset below the log start
+                            long wanted = s.delta() >= 0 && current > Long.MAX_VALUE - s.delta()
+                                    ? Long.MAX_VALUE
+                                    : current + s.delta();
+                            yield clamped(
+                                    admin,
+                                    tp,
+                                    current,
+                                    wanted,
+                                    current
+                                            + (s.delta() < 0
+                                                    ? " - " + Long.toUnsignedString(-s.delta())
+                                                    : " + " + s.delta())
+                                            + " = ");
                         }
                     });
         }
         return out;
     }
 
-    /** {@code wanted} moved into [log start, log end], with a note when it had to move. */
-    private static PlannedReset clamped(GroupAdmin admin, TopicPartition tp, long current, long wanted) {
+    /**
+     * {@code wanted} moved into [log start, log end], with a note when it had to move that names the
+     * offset asked for ({@code how} says how it was computed, e.g. "3 - 5 = "), the bound and the
+     * offset used.
+     */
+    private static PlannedReset clamped(GroupAdmin admin, TopicPartition tp, long current, long wanted, String how) {
         long start = admin.earliestOffset(tp);
         if (wanted < start) {
-            return new PlannedReset(tp, current, start, wanted + " is below the log start: log start");
+            return new PlannedReset(
+                    tp, current, start, how + wanted + " is below the log start " + start + ": clamped to " + start);
         }
         long end = admin.latestOffset(tp);
         if (wanted > end) {
-            return new PlannedReset(tp, current, end, wanted + " is above the log end: log end");
+            return new PlannedReset(
+                    tp, current, end, how + wanted + " is above the log end " + end + ": clamped to " + end);
         }
         return new PlannedReset(tp, current, wanted, "");
     }

@@ -275,9 +275,11 @@ class ConsumerGroupsCommandTest {
         ToolRun below = run("--reset-offsets", "--group", "idle", "--topic", "t:1", "--to-offset", "1");
         assertThat(rows(below.out()).get(1))
                 .containsExactly(
-                        "idle", "t", "1", "4", "2", "1", "is", "below", "the", "log", "start:", "log", "start");
+                        "idle", "t", "1", "4", "2", "1", "is", "below", "the", "log", "start", "2:", "clamped", "to",
+                        "2");
+        assertThat(below.out()).contains("\nNOTE: t-1: 1 is below the log start 2: clamped to 2\n");
         ToolRun above = run("--reset-offsets", "--group", "idle", "--topic", "t:0", "--to-offset", "99");
-        assertThat(above.out()).contains("99 is above the log end: log end");
+        assertThat(above.out()).contains("NOTE: t-0: 99 is above the log end 5: clamped to 5");
         assertThat(rows(above.out()).get(1).subList(0, 5)).containsExactly("idle", "t", "0", "3", "5");
         ToolRun inside = run("--reset-offsets", "--group", "idle", "--topic", "t:0,1", "--to-offset", "3", "--execute");
         assertThat(inside.exit()).isZero();
@@ -297,6 +299,22 @@ class ConsumerGroupsCommandTest {
         assertThat(none.exit()).isEqualTo(1);
         assertThat(none.err()).contains("no committed offset for t-2", "nothing was changed");
         assertThat(fake.commits).hasSize(1);
+    }
+
+    @Test
+    void aShiftBelowZeroIsClampedToTheLogStartWithANoteLine() {
+        // t-0 is committed at 3 with log start 0, t-1 at 4 with log start 2: -5 goes below both
+        ToolRun r = run("--reset-offsets", "--group", "idle", "--topic", "t:0,1", "--shift-by", "-5", "--execute");
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.out())
+                .contains(
+                        "\nNOTE: t-0: 3 - 5 = -2 is below the log start 0: clamped to 0\n",
+                        "\nNOTE: t-1: 4 - 5 = -1 is below the log start 2: clamped to 2\n");
+        assertThat(rows(r.out()).get(1).subList(0, 5)).containsExactly("idle", "t", "0", "3", "0");
+        assertThat(fake.commits).containsExactly(Map.of(T0, 0L, T1, 2L));
+
+        ToolRun inside = run("--reset-offsets", "--group", "idle", "--topic", "t:0", "--shift-by", "1");
+        assertThat(inside.out()).as("no clamp, no note").doesNotContain("NOTE");
     }
 
     @Test

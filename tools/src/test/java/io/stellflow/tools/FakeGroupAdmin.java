@@ -1,6 +1,7 @@
 package io.stellflow.tools;
 
 import io.stellflow.client.AdminGroups;
+import io.stellflow.client.GroupLag;
 import io.stellflow.client.StellflowException;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.Errors;
@@ -99,6 +100,23 @@ final class FakeGroupAdmin implements GroupAdmin {
         check();
         Map<TopicPartition, Long> c = committed.get(groupId);
         return c == null ? Map.of() : new LinkedHashMap<>(c);
+    }
+
+    /** The client's computation ({@link GroupLag#of}) over this fake's groups and logs. */
+    @Override
+    public GroupLag describeLag(String groupId) {
+        check();
+        return GroupLag.of(describeGroup(groupId), committedOffsets(groupId), new GroupLag.LogEnds() {
+            @Override
+            public int partitionCount(String topic) {
+                return FakeGroupAdmin.this.partitionCount(topic);
+            }
+
+            @Override
+            public long logEndOffset(TopicPartition tp) {
+                return latestOffset(tp);
+            }
+        });
     }
 
     @Override

@@ -45,10 +45,27 @@ class OffsetResetPlannerTest {
     @Test
     void offsetsAndShiftsAreClampedIntoTheLog() {
         assertThat(plan(12, new Target.ToOffset(14))).isEqualTo(new PlannedReset(P, 12, 14, ""));
-        assertThat(plan(12, new Target.ToOffset(0)).newOffset()).isEqualTo(10);
+        assertThat(plan(12, new Target.ToOffset(0)))
+                .isEqualTo(new PlannedReset(P, 12, 10, "0 is below the log start 10: clamped to 10"));
+        assertThat(plan(12, new Target.ToOffset(15)))
+                .isEqualTo(new PlannedReset(P, 12, 14, "15 is above the log end 14: clamped to 14"));
         assertThat(plan(12, new Target.ShiftBy(-1))).isEqualTo(new PlannedReset(P, 12, 11, ""));
-        assertThat(plan(12, new Target.ShiftBy(Long.MIN_VALUE + 1)))
-                .isEqualTo(new PlannedReset(P, 12, 10, "0 is below the log start: log start"));
+        assertThat(plan(12, new Target.ShiftBy(2))).isEqualTo(new PlannedReset(P, 12, 14, ""));
+        assertThat(plan(12, new Target.ShiftBy(3)))
+                .isEqualTo(new PlannedReset(P, 12, 14, "12 + 3 = 15 is above the log end 14: clamped to 14"));
+        assertThat(plan(12, new Target.ShiftBy(-5)))
+                .as("below the log start, above 0")
+                .isEqualTo(new PlannedReset(P, 12, 10, "12 - 5 = 7 is below the log start 10: clamped to 10"));
+        assertThat(plan(12, new Target.ShiftBy(-20)))
+                .as("below 0: the asked offset is shown as computed, not silently raised to 0")
+                .isEqualTo(new PlannedReset(P, 12, 10, "12 - 20 = -8 is below the log start 10: clamped to 10"));
+        assertThat(plan(12, new Target.ShiftBy(Long.MIN_VALUE)))
+                .as("no overflow")
+                .isEqualTo(new PlannedReset(
+                        P,
+                        12,
+                        10,
+                        "12 - 9223372036854775808 = -9223372036854775796 is below the log start 10: clamped to 10"));
         assertThat(plan(12, new Target.ShiftBy(Long.MAX_VALUE)).newOffset())
                 .as("no overflow")
                 .isEqualTo(14);
