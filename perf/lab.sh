@@ -222,10 +222,27 @@ sf_topic() { # name partitions; retried while the fresh broker registers and is 
          >"$WORK/sf-topic.log" 2>&1; then
       return 0
     fi
+    # A create the controller committed but the broker had not applied within the tool's wait (a
+    # topic of many partitions on a busy machine: each new partition's files are fsynced): wait for
+    # every partition to have a leader instead of failing the run.
+    if grep -q "committed but not applied" "$WORK/sf-topic.log"; then
+      sf_wait_leaders "$1" "$2" && return 0
+      break
+    fi
     grep -q "INVALID_REPLICATION_FACTOR" "$WORK/sf-topic.log" || break
     sleep 0.5
   done
   log "stellflow topic $1 not created: $(tail -n 2 "$WORK/sf-topic.log")"; return 1
+}
+sf_wait_leaders() { # name partitions: up to 120 s until --describe shows every partition with a leader
+  local i n
+  for i in $(seq 1 240); do
+    n=$("$HOME_DIR/bin/stellflow-topics.sh" --bootstrap-server "$SF_BS" --describe --topic "$1" 2>/dev/null \
+      | grep -c -E $'\tLeader: [0-9]+' || true)
+    [ "$n" -ge "$2" ] && { log "stellflow topic $1: committed late, all $2 partitions have a leader now"; return 0; }
+    sleep 0.5
+  done
+  return 1
 }
 
 # --- Kafka broker (KRaft, combined broker+controller, one node) -----------------------------------

@@ -33,7 +33,7 @@ import java.util.Set;
  *   <tr><td>group.max.session.timeout.ms</td><td>1800000</td><td>&gt;= group.min.session.timeout.ms</td></tr>
  *   <tr><td>group.consumer.session.timeout.ms</td><td>45000</td><td>&gt;= 1; session of a member of
  *       our protocol (ConsumerGroupHeartbeat)</td></tr>
- *   <tr><td>group.consumer.heartbeat.interval.ms</td><td>5000</td><td>1..session timeout - 1</td></tr>
+ *   <tr><td>group.consumer.heartbeat.interval.ms</td><td>2000</td><td>1..session timeout - 1</td></tr>
  *   <tr><td>group.consumer.assignors</td><td>uniform</td><td>uniform or range: the server assignor of a
  *       group whose members name none</td></tr>
  *   <tr><td>group.max.size</td><td>1000</td><td>&gt;= 1 members per group</td></tr>

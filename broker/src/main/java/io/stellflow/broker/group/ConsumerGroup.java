@@ -58,6 +58,15 @@ final class ConsumerGroup {
      */
     static final long INLINE_ASSIGNMENT_MAX_WORK = 20_000;
 
+    /**
+     * Heartbeat interval, in milliseconds, handed to a member that is not at its target yet (it must
+     * still revoke, or waits for partitions another member is revoking), or while the group's target
+     * is being computed: the configured interval when that is shorter. A member in transition comes
+     * back soon, so a released partition reaches its new owner within this time instead of a whole
+     * interval; a stable member keeps {@code group.consumer.heartbeat.interval.ms}.
+     */
+    static final int RECONCILING_HEARTBEAT_INTERVAL_MS = 250;
+
     private final String groupId;
     private final Runnable rebalanced;
     private final GroupConfig config;
@@ -416,9 +425,19 @@ final class ConsumerGroup {
                 null,
                 m.memberId,
                 m.memberEpoch,
-                config.consumerHeartbeatIntervalMs(),
+                heartbeatIntervalMs(m),
                 config.consumerSessionTimeoutMs(),
                 send);
+    }
+
+    /** The interval for {@code m}'s next heartbeat: short while it or the group is in transition. */
+    private int heartbeatIntervalMs(ConsumerMember m) {
+        int interval = config.consumerHeartbeatIntervalMs();
+        boolean transition = target.stale()
+                || !m.pendingRevocation.isEmpty()
+                || m.memberEpoch != target.epoch()
+                || !m.assigned.equals(targetOf(m.memberId));
+        return transition ? Math.min(interval, RECONCILING_HEARTBEAT_INTERVAL_MS) : interval;
     }
 
     private void acknowledgeRevocation(ConsumerMember m, Assignment owned) {

@@ -116,6 +116,29 @@ class ConsumerGroupTest {
     }
 
     @Test
+    void membersInTransitionAreAskedBackSoonerThanStableOnes() {
+        int stable = CONFIG.consumerHeartbeatIntervalMs();
+        int soon = Math.min(stable, ConsumerGroup.RECONCILING_HEARTBEAT_INTERVAL_MS);
+        assertThat(soon).isLessThan(stable);
+        assertThat(join(List.of("t")).heartbeatIntervalMs()).isEqualTo(stable);
+        // b joins: its target is held by a, so b waits and is asked back soon.
+        HeartbeatResult b = join(List.of("t"));
+        assertThat(b.assignment()).isEqualTo(Assignment.EMPTY);
+        assertThat(b.heartbeatIntervalMs()).isEqualTo(soon);
+        // a learns it must revoke: asked back soon too.
+        HeartbeatResult a = hb("m1", 1, null, null);
+        assertThat(group.member("m1").pendingRevocation.isEmpty()).isFalse();
+        assertThat(a.heartbeatIntervalMs()).isEqualTo(soon);
+        // a acknowledges and is at its target: back to the configured interval.
+        HeartbeatResult ack = hb("m1", 1, null, group.targetOf("m1"));
+        assertThat(ack.heartbeatIntervalMs()).isEqualTo(stable);
+        // b still misses nothing once it got its partitions.
+        HeartbeatResult b2 = hb("m2", 2, null, Assignment.EMPTY);
+        assertThat(b2.assignment()).isEqualTo(group.targetOf("m2"));
+        assertThat(b2.heartbeatIntervalMs()).isEqualTo(stable);
+    }
+
+    @Test
     void aMemberThatDoesNotRevokeWithinItsRebalanceTimeoutIsFenced() {
         hb(null, 0, null, List.of("t"), null, 10_000);
         join(List.of("t"));

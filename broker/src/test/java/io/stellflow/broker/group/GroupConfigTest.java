@@ -11,7 +11,7 @@ class GroupConfigTest {
         GroupConfig c = GroupConfig.defaults();
         assertThat(c.offsetsRetentionMs()).isEqualTo(7L * 24 * 60 * 60 * 1000);
         assertThat(c.consumerSessionTimeoutMs()).isEqualTo(45_000);
-        assertThat(c.consumerHeartbeatIntervalMs()).isEqualTo(5_000);
+        assertThat(c.consumerHeartbeatIntervalMs()).isEqualTo(2_000);
         assertThat(c.defaultAssignor()).isEqualTo("uniform");
         assertThat(c.offsetHistorySlots()).isEqualTo(256);
     }
