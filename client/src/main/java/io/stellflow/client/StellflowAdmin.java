@@ -179,7 +179,8 @@ public final class StellflowAdmin implements AutoCloseable {
      * ascending order; {@code topics} null for all partitions, else only these topics.
      *
      * @throws StellflowException naming the broker when one does not answer or does not serve
-     *     DescribeLogDirs (UNSUPPORTED_VERSION: a broker older than this client)
+     *     DescribeLogDirs (FEATURE_NOT_ENABLED, the answer to an unknown API key: a broker older than
+     *     this client)
      */
     public Map<Integer, DescribeLogDirsResponse> describeLogDirs(List<String> topics) {
         await(metadata.refresh(List.of()), "Metadata");
@@ -198,7 +199,7 @@ public final class StellflowAdmin implements AutoCloseable {
                                         DescribeLogDirsResponse::read),
                                 what));
             } catch (StellflowException e) {
-                if (e.errorCode() == Errors.UNSUPPORTED_VERSION) {
+                if (e.errorCode() == Errors.FEATURE_NOT_ENABLED || e.errorCode() == Errors.UNSUPPORTED_VERSION) {
                     throw new StellflowException(
                             e.errorCode(), what + ": the broker does not serve DescribeLogDirs (older version)", e);
                 }
