@@ -21,6 +21,7 @@ import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
+import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.FindCoordinatorHandler;
 import io.stellflow.broker.handler.GroupHandlers;
@@ -142,6 +143,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DELETE_GROUPS,
             ApiKeys.OFFSET_DELETE,
             ApiKeys.OFFSET_HISTORY,
+            ApiKeys.DESCRIBE_LOG_DIRS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.OFFSET_FOR_LEADER_EPOCH);
@@ -413,6 +415,10 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
+        handlers.put(
+                ApiKeys.DESCRIBE_LOG_DIRS,
+                new DescribeLogDirsHandler(
+                        parts.logs(), dir -> logDirFailures != null && logDirFailures.isOffline(dir)));
         GroupCoordinatorConfig groups = config.groupCoordinator();
         offsetsTopicCreation = new AutoTopicCreation(
                 client,

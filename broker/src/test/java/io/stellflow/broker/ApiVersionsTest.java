@@ -72,6 +72,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 23, (short) 0, (short) 0),
                         new ApiVersionRange((short) 24, (short) 0, (short) 0),
                         new ApiVersionRange((short) 25, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 26, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
@@ -86,7 +87,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(20);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(21);
     }
 
     @Test

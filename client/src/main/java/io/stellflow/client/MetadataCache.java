@@ -62,6 +62,11 @@ public final class MetadataCache {
     }
 
     /** A broker to ask: a known one at random, a bootstrap server before the first answer. */
+    /** The brokers of the last Metadata answer by id (empty before the first). */
+    Map<Integer, HostPort> brokers() {
+        return snapshot.brokers;
+    }
+
     HostPort anyBroker() {
         Snapshot s = snapshot;
         List<HostPort> candidates =

@@ -4,6 +4,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DescribeLogDirsRequest;
+import io.stellflow.protocol.message.DescribeLogDirsResponse;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -198,6 +200,41 @@ public final class StellflowAdmin implements AutoCloseable {
             throw new IllegalArgumentException("spec must be -2, -1 or a timestamp >= 0: " + spec);
         }
         return offsets.lookup(tp, spec);
+    }
+
+    /**
+     * Every broker's log dirs and the partitions in them (DescribeLogDirs, apiKey 26), by broker id in
+     * ascending order; {@code topics} null for all partitions, else only these topics.
+     *
+     * @throws StellflowException naming the broker when one does not answer or does not serve
+     *     DescribeLogDirs (FEATURE_NOT_ENABLED, the answer to an unknown API key: a broker older than
+     *     this client)
+     */
+    public Map<Integer, DescribeLogDirsResponse> describeLogDirs(List<String> topics) {
+        await(metadata.refresh(List.of()), "Metadata");
+        Map<Integer, DescribeLogDirsResponse> out = new TreeMap<>();
+        DescribeLogDirsRequest request = new DescribeLogDirsRequest(topics);
+        for (Map.Entry<Integer, HostPort> b : new TreeMap<>(metadata.brokers()).entrySet()) {
+            String what = "DescribeLogDirs to broker " + b.getKey() + " (" + b.getValue() + ")";
+            try {
+                out.put(
+                        b.getKey(),
+                        await(
+                                network.send(
+                                        b.getValue(),
+                                        ApiKeys.DESCRIBE_LOG_DIRS,
+                                        request::write,
+                                        DescribeLogDirsResponse::read),
+                                what));
+            } catch (StellflowException e) {
+                if (e.errorCode() == Errors.FEATURE_NOT_ENABLED || e.errorCode() == Errors.UNSUPPORTED_VERSION) {
+                    throw new StellflowException(
+                            e.errorCode(), what + ": the broker does not serve DescribeLogDirs (older version)", e);
+                }
+                throw e;
+            }
+        }
+        return out;
     }
 
     private <T> T await(CompletableFuture<T> f, String what) {

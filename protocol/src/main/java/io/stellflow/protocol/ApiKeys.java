@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -40,6 +40,11 @@ public final class ApiKeys {
     public static final short OFFSET_DELETE = 24;
     /** OffsetHistory ({@code docs/protocol-additions.md}): the journal of a group's offset changes. */
     public static final short OFFSET_HISTORY = 25;
+    /**
+     * DescribeLogDirs ({@code docs/protocol-additions.md}): the answering broker's log dirs and the
+     * size of each partition in them.
+     */
+    public static final short DESCRIBE_LOG_DIRS = 26;
 
     public static final short CREATE_TOPIC = 50;
     /**
@@ -76,6 +81,7 @@ public final class ApiKeys {
             case DELETE_GROUPS -> "DeleteGroups";
             case OFFSET_DELETE -> "OffsetDelete";
             case OFFSET_HISTORY -> "OffsetHistory";
+            case DESCRIBE_LOG_DIRS -> "DescribeLogDirs";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
             case OFFSET_FOR_LEADER_EPOCH -> "OffsetForLeaderEpoch";
@@ -91,7 +97,7 @@ public final class ApiKeys {
                 || key == FETCH
                 || key == LIST_OFFSETS
                 || (key >= OFFSET_COMMIT && key <= SYNC_GROUP)
-                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= OFFSET_HISTORY)
+                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_LOG_DIRS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
                 || key == OFFSET_FOR_LEADER_EPOCH;

@@ -12,7 +12,6 @@ import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -32,8 +31,10 @@ import picocli.CommandLine.Spec;
  * by {@code '\n'} (a null value prints as {@code null}); stdout is buffered and flushed after each
  * poll. Diagnostics go to stderr only.
  *
- * <p>Start position: {@code --offset N} (needs {@code --partition}), {@code --from-beginning}, or
- * else the end of each partition. Order across partitions: with several partitions and {@code
+ * <p>Start position: {@code --offset earliest|latest|N} (needs {@code --partition}), {@code
+ * --from-beginning}, or else the end of each partition. {@code --property} keys choose the printed
+ * fields ({@code print.key}, {@code print.partition}, {@code print.offset}, {@code print.timestamp},
+ * {@code key.separator}, ...: {@link RecordFormatter}). Order across partitions: with several partitions and {@code
  * --from-beginning}, the tool prints partition by partition (all of partition 0 up to its end at
  * start time, then partition 1, ...) and then follows all partitions together; {@code
  * --interleave} reads all partitions at once instead (records of different partitions mix).
@@ -55,8 +56,6 @@ import picocli.CommandLine.Spec;
                     + " at start), then follows all partitions; --interleave reads them all at once."
         })
 public final class ConsoleConsumer implements Callable<Integer> {
-    private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
-
     /**
      * With {@code --group} and {@code --timeout-ms}: how long the tool waits for its first partitions
      * at least. The first member of a group on a new cluster waits for {@code __consumer_offsets} to be
@@ -76,8 +75,16 @@ public final class ConsoleConsumer implements Callable<Integer> {
     @Option(names = "--from-beginning", description = "start at the log start offset")
     boolean fromBeginning;
 
-    @Option(names = "--offset", description = "start at this offset (needs --partition)")
-    Long offset;
+    @Option(names = "--offset", description = "start at earliest, latest or this offset (needs --partition)")
+    String offset;
+
+    @Option(
+            names = "--property",
+            description = "output format k=v: print.key, print.partition, print.offset, print.timestamp, print.value,"
+                    + " key.separator (default tab), line.separator, null.literal")
+    Map<String, String> properties;
+
+    private RecordFormatter formatter;
 
     @Option(names = "--max-messages", description = "exit after this many records")
     Long maxMessages;
@@ -119,6 +126,12 @@ public final class ConsoleConsumer implements Callable<Integer> {
         if (offset != null && partition == null) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--offset needs --partition");
         }
+        long startOffset = offset == null ? -1 : parseOffset(offset);
+        try {
+            formatter = RecordFormatter.of(properties);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         Properties props = ClientProps.of(bootstrapServer, consumerProps);
         props.putIfAbsent("client.id", "stellflow-console-consumer");
         if (group != null) {
@@ -128,8 +141,12 @@ public final class ConsoleConsumer implements Callable<Integer> {
         OutputStream out = new BufferedOutputStream(stdout, 1 << 16);
         try (StellflowConsumer consumer = new StellflowConsumer(props)) {
             consumer.assign(partitions);
-            if (offset != null) {
-                consumer.seek(partitions.get(0), offset);
+            if (offset != null && offset.equals("earliest")) {
+                consumer.seekToBeginning(partitions);
+            } else if (offset != null && offset.equals("latest")) {
+                consumer.seekToEnd(partitions);
+            } else if (offset != null) {
+                consumer.seek(partitions.get(0), startOffset);
             } else if (fromBeginning) {
                 consumer.seekToBeginning(partitions);
             } else {
@@ -266,14 +283,21 @@ public final class ConsoleConsumer implements Callable<Integer> {
     }
 
     private List<TopicPartition> partitions(Properties props) {
-        if (partition != null) {
-            return List.of(new TopicPartition(topic, partition));
-        }
         try (StellflowAdmin admin = new StellflowAdmin(props)) {
             TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
             if (d == null || d.errorCode() != Errors.NONE) {
                 throw new StellflowException(
                         d == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : d.errorCode(), "cannot read topic " + topic);
+            }
+            if (partition != null) {
+                // checked here, or the consumer would wait for a leader of a partition that does not exist
+                if (partition < 0 || partition >= d.partitions().size()) {
+                    throw new StellflowException(
+                            Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                            "topic " + topic + " has " + d.partitions().size() + " partition(s), no partition "
+                                    + partition);
+                }
+                return List.of(new TopicPartition(topic, partition));
             }
             List<TopicPartition> out = new ArrayList<>();
             d.partitions().forEach(p -> out.add(new TopicPartition(topic, p.partition())));
@@ -320,15 +344,31 @@ public final class ConsoleConsumer implements Callable<Integer> {
             if (maxMessages != null && printed >= maxMessages) {
                 break;
             }
-            out.write(r.value() == null ? NULL : r.value());
-            out.write('\n');
+            formatter.write(r, out);
             printed++;
         }
         out.flush();
         return maxMessages == null || printed < maxMessages;
     }
 
+    /** {@code --offset}: earliest and latest as -1 (resolved by seeking), else a number >= 0. */
+    private long parseOffset(String value) {
+        if (value.equals("earliest") || value.equals("latest")) {
+            return -1;
+        }
+        try {
+            long n = Long.parseLong(value);
+            if (n >= 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new CommandLine.ParameterException(
+                spec.commandLine(), "--offset must be earliest, latest or an offset >= 0, got '" + value + "'");
+    }
+
     public static void main(String[] args) {
-        System.exit(Tools.commandLine(new ConsoleConsumer()).execute(args));
+        System.exit(OneLineUsageErrors.commandLine(new ConsoleConsumer()).execute(args));
     }
 }

@@ -1,8 +1,6 @@
 package io.stellflow.tools;
 
-import io.stellflow.client.PartitionInfo;
 import io.stellflow.client.StellflowAdmin;
-import io.stellflow.client.TopicDescription;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.CreatableTopic;
@@ -12,11 +10,9 @@ import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
-import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import java.io.PrintWriter;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -98,6 +94,19 @@ public final class TopicsCommand implements Callable<Integer> {
     int partitions;
     int replicationFactor;
 
+    @Option(
+            names = "--under-replicated-partitions",
+            description = "with --describe: only partitions whose ISR is smaller than their replicas")
+    boolean underReplicated;
+
+    @Option(names = "--unavailable-partitions", description = "with --describe: only partitions without a leader")
+    boolean unavailable;
+
+    @Option(
+            names = "--under-min-isr-partitions",
+            description = "not supported yet: Metadata does not carry min.insync.replicas")
+    boolean underMinIsr;
+
     @Option(names = "--command-property", description = "extra client property k=v")
     Map<String, String> props;
 
@@ -163,29 +172,28 @@ public final class TopicsCommand implements Callable<Integer> {
             } else if (action.list) {
                 admin.listTopics().forEach(out::println);
             } else {
-                int rc = 0;
-                for (TopicDescription d : admin.describeTopics(topic == null ? List.of() : List.of(topic))
-                        .values()) {
-                    if (d.errorCode() != Errors.NONE) {
-                        out.println("Topic: " + d.name() + "\tError: " + Errors.name(d.errorCode()));
-                        rc = 1;
-                        continue;
-                    }
-                    out.println("Topic: " + d.name() + "\tPartitionCount: "
-                            + d.partitions().size());
-                    for (PartitionInfo p : d.partitions()) {
-                        out.println("\tTopic: " + d.name() + "\tPartition: " + p.partition() + "\tLeader: "
-                                + p.leaderId()
-                                + "\tLeaderEpoch: " + p.leaderEpoch() + "\tReplicas: " + join(p.replicas()) + "\tIsr: "
-                                + join(p.isr()));
-                    }
-                }
-                out.flush();
-                return rc;
+                return TopicDescriber.describe(admin, topic, describeFilter(), out);
             }
         }
         out.flush();
         return 0;
+    }
+
+    /** The partition filter of --describe; a usage error when given without it or with another. */
+    private TopicDescriber.Filter describeFilter() {
+        if (underMinIsr) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--under-min-isr-partitions is not supported yet: the broker's Metadata does not carry"
+                            + " min.insync.replicas (use --under-replicated-partitions)");
+        }
+        if (underReplicated && unavailable) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "give one of --under-replicated-partitions and --unavailable-partitions");
+        }
+        return underReplicated
+                ? TopicDescriber.Filter.UNDER_REPLICATED
+                : unavailable ? TopicDescriber.Filter.UNAVAILABLE : TopicDescriber.Filter.ALL;
     }
 
     /** CreateTopics with configs at the active controller; the controller validates every key and value. */
@@ -244,17 +252,6 @@ public final class TopicsCommand implements Callable<Integer> {
         out.println("Topic " + topic + " now has " + partitions + " partition(s).");
         out.flush();
         return 0;
-    }
-
-    private static String join(List<Integer> ids) {
-        StringBuilder sb = new StringBuilder();
-        for (Integer id : ids) {
-            if (!sb.isEmpty()) {
-                sb.append(',');
-            }
-            sb.append(id);
-        }
-        return sb.toString();
     }
 
     public static void main(String[] args) {

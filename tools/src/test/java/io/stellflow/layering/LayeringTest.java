@@ -168,7 +168,27 @@ class LayeringTest {
                 .dependOnClassesThat(controllerServerSide)
                 .because("tools depend on the client and the controller client only (DESIGN.md section 2)")
                 .check(classes);
-        onlyOurs(TOOLS, TOOLS, CLIENT, PROTOCOL, CONTROLLER, "io.stellflow.server.common.topic..");
+        onlyOurs(TOOLS, TOOLS, CLIENT, PROTOCOL, CONTROLLER, STORAGE, "io.stellflow.server.common.topic..");
+    }
+
+    @Test
+    void theToolsReadSegmentFilesThroughSegmentDumpOnly() {
+        noClasses()
+                .that()
+                .resideInAPackage(TOOLS)
+                .should()
+                .dependOnClassesThat(new DescribedPredicate<JavaClass>("storage classes other than SegmentDump") {
+                    @Override
+                    public boolean test(JavaClass c) {
+                        String outer = c.getName().contains("$")
+                                ? c.getName().substring(0, c.getName().indexOf('$'))
+                                : c.getName();
+                        return c.getPackageName().startsWith("io.stellflow.storage")
+                                && !outer.equals("io.stellflow.storage.SegmentDump");
+                    }
+                })
+                .because("stellflow-dump-log.sh reads segment files offline through SegmentDump (DESIGN.md section 2)")
+                .check(classes);
     }
 
     @ParameterizedTest

@@ -14,6 +14,8 @@ import io.stellflow.protocol.message.DeleteGroupsRequest;
 import io.stellflow.protocol.message.DeleteGroupsResponse;
 import io.stellflow.protocol.message.DescribeGroupsRequest;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
+import io.stellflow.protocol.message.DescribeLogDirsRequest;
+import io.stellflow.protocol.message.DescribeLogDirsResponse;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
@@ -120,7 +122,9 @@ public enum BodyCodec {
     OFFSET_DELETE_REQUEST(OffsetDeleteRequest::read, ApiMessage::write),
     OFFSET_DELETE_RESPONSE(OffsetDeleteResponse::read, ApiMessage::write),
     OFFSET_HISTORY_REQUEST(OffsetHistoryRequest::read, ApiMessage::write),
-    OFFSET_HISTORY_RESPONSE(OffsetHistoryResponse::read, ApiMessage::write);
+    OFFSET_HISTORY_RESPONSE(OffsetHistoryResponse::read, ApiMessage::write),
+    DESCRIBE_LOG_DIRS_REQUEST(DescribeLogDirsRequest::read, ApiMessage::write),
+    DESCRIBE_LOG_DIRS_RESPONSE(DescribeLogDirsResponse::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

@@ -242,6 +242,16 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.OFFSET_HISTORY_RESPONSE, input);
     }
 
+    @FuzzTest
+    void describeLogDirsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_LOG_DIRS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeLogDirsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_LOG_DIRS_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

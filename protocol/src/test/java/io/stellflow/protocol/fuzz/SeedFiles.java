@@ -11,6 +11,8 @@ import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DescribeLogDirsRequest;
+import io.stellflow.protocol.message.DescribeLogDirsResponse;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
@@ -287,6 +289,25 @@ public final class SeedFiles {
                         List.of(
                                 new OffsetForLeaderEpochResponse.EpochEndOffset(0, (short) 0, 5, 1200),
                                 OffsetForLeaderEpochResponse.EpochEndOffset.error(1, (short) 40)))))));
+            }
+            case DESCRIBE_LOG_DIRS_REQUEST -> {
+                b.add(hex("00000001" + "0001" + "74"));
+                b.add(encode(new DescribeLogDirsRequest(null)));
+                b.add(encode(new DescribeLogDirsRequest(List.of("orders", "pay-é", ""))));
+            }
+            case DESCRIBE_LOG_DIRS_RESPONSE -> {
+                b.add(hex("00000001" + "0002" + "2f64" + "0000" + "0000000000001000" + "0000000000000400" + "00000001"
+                        + "0001" + "74" + "00000000" + "0000000000000082" + "0000000000000002"));
+                b.add(encode(new DescribeLogDirsResponse(List.of(
+                        new DescribeLogDirsResponse.LogDir(
+                                "/data/a",
+                                (short) 0,
+                                1L << 40,
+                                1L << 39,
+                                List.of(
+                                        new DescribeLogDirsResponse.PartitionSize("orders", 0, 1 << 20, 1200),
+                                        new DescribeLogDirsResponse.PartitionSize("orders", 5, 0, 0))),
+                        new DescribeLogDirsResponse.LogDir("/data/b", (short) 7, -1, -1, List.of())))));
             }
             default -> b.addAll(GroupSeedFiles.bodies(codec));
         }

@@ -1,0 +1,193 @@
+package io.stellflow.tools;
+
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.record.Header;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.storage.SegmentDump;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code stellflow-dump-log.sh}: prints a segment's files offline, read-only (works on a stopped
+ * broker's log dir; a running broker's active segment may end in a half-written batch). For a {@code
+ * .log}: one line per batch (base and last offset, record count, position, leader epoch, timestamps,
+ * size, compression, whether the CRC-32C matches); {@code --deep-iteration} adds a line per record
+ * (offset, timestamp, key and value sizes, header keys), {@code --print-data-log} (implies it) the key
+ * and value as UTF-8. For a {@code .index} or {@code .timeindex}: its entries, then a check of each
+ * entry against the segment's {@code .log} beside it; {@code --index-sanity-check} prints only the
+ * check. Files are read through {@link SegmentDump} (the storage's own layouts).
+ *
+ * <p>Exit status 0 when every file was read and found sound, 1 when a file is missing, is not a
+ * segment file, or holds a damaged batch, a damaged tail or an index entry that disagrees with the log
+ * (each printed; a last {@code error:} line on stderr names the file), 2 for bad arguments. Not
+ * thread-safe (one invocation).
+ */
+@Command(
+        name = "stellflow-dump-log",
+        mixinStandardHelpOptions = true,
+        description = "Print the batches and records of segment .log files and the entries of .index/.timeindex files.")
+public final class DumpLogCommand implements Callable<Integer> {
+    @Option(
+            names = "--files",
+            required = true,
+            split = ",",
+            arity = "1..*",
+            description = "segment files: <20-digit base offset>.log, .index or .timeindex (comma- or space-separated)")
+    List<Path> files;
+
+    @Option(names = "--deep-iteration", description = "print every record of each batch")
+    boolean deepIteration;
+
+    @Option(names = "--print-data-log", description = "print each record's key and value (implies --deep-iteration)")
+    boolean printDataLog;
+
+    @Option(names = "--index-sanity-check", description = "for index files: print only the check against the log")
+    boolean indexSanityCheck;
+
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws IOException {
+        PrintWriter out = spec.commandLine().getOut();
+        PrintWriter err = spec.commandLine().getErr();
+        int rc = 0;
+        for (Path file : files) {
+            String problem;
+            try {
+                SegmentDump.baseOffsetOf(file);
+                if (!Files.isRegularFile(file)) {
+                    throw new NoSuchFileException(file.toString());
+                }
+                out.println("Dumping " + file);
+                String name = file.getFileName().toString();
+                problem = name.endsWith(".log") ? dumpLog(file, out) : dumpIndex(file, name.endsWith(".index"), out);
+            } catch (NoSuchFileException e) {
+                problem = "no such file";
+            } catch (IllegalArgumentException e) {
+                out.flush();
+                err.println("error: " + e.getMessage());
+                rc = 1;
+                continue;
+            }
+            out.flush();
+            if (problem != null) {
+                err.println("error: " + file + ": " + problem);
+                rc = 1;
+            }
+        }
+        err.flush();
+        return rc;
+    }
+
+    /** Prints the batches (and records); returns what is wrong with the file, or null. */
+    private String dumpLog(Path file, PrintWriter out) throws IOException {
+        long segmentBase = SegmentDump.baseOffsetOf(file);
+        boolean records = deepIteration || printDataLog;
+        int[] badCrc = {0};
+        out.println("Starting offset: " + segmentBase);
+        SegmentDump.LogWalk walk = SegmentDump.walkLog(file, b -> {
+            if (!b.crcValid()) {
+                badCrc[0]++;
+            }
+            out.println("baseOffset: " + b.baseOffset() + " lastOffset: " + b.lastOffset() + " count: "
+                    + b.recordCount() + " position: " + b.position() + " leaderEpoch: " + b.leaderEpoch()
+                    + " baseTimestamp: " + b.baseTimestampMs() + " maxTimestamp: " + b.maxTimestampMs()
+                    + " size: " + b.sizeBytes() + " compression: " + compression(b.attributes())
+                    + " producerId: " + b.producerId() + " crcValid: " + b.crcValid());
+            if (records) {
+                printRecords(b, segmentBase, out);
+            }
+        });
+        out.println("Batches: " + walk.batches() + ", valid bytes: " + walk.validBytes() + " of " + walk.sizeBytes());
+        if (walk.problem() != null) {
+            out.println("Damaged tail after " + walk.validBytes() + " bytes: " + walk.problem());
+            return "damaged tail: " + walk.problem();
+        }
+        return badCrc[0] == 0 ? null : badCrc[0] + " batch(es) whose CRC does not match";
+    }
+
+    private void printRecords(SegmentDump.Batch b, long segmentBase, PrintWriter out) {
+        try {
+            // The CRC verdict is on the batch line: decode a damaged batch anyway, as far as it goes.
+            RecordBatchReader.decode(b.bytes(), segmentBase, false, (offset, timestampMs, key, value, headers) -> {
+                StringBuilder line = new StringBuilder("| offset: ")
+                        .append(offset)
+                        .append(" timestamp: ")
+                        .append(timestampMs)
+                        .append(" keySize: ")
+                        .append(key == null ? -1 : key.length)
+                        .append(" valueSize: ")
+                        .append(value == null ? -1 : value.length)
+                        .append(" headerKeys: [");
+                for (int i = 0; i < headers.size(); i++) {
+                    Header h = headers.get(i);
+                    line.append(i == 0 ? "" : ",").append(h.key());
+                }
+                line.append(']');
+                if (printDataLog) {
+                    line.append(" key: ").append(text(key)).append(" payload: ").append(text(value));
+                }
+                out.println(line);
+            });
+        } catch (ProtocolException e) {
+            out.println("| records not decoded: " + e.getMessage());
+        }
+    }
+
+    /** Prints the entries (unless --index-sanity-check) and the check; returns what is wrong, or null. */
+    private String dumpIndex(Path file, boolean offsetIndex, PrintWriter out) throws IOException {
+        SegmentDump.IndexDump d = offsetIndex ? SegmentDump.offsetIndex(file) : SegmentDump.timeIndex(file);
+        if (!indexSanityCheck) {
+            for (SegmentDump.IndexEntry e : d.entries()) {
+                out.println(
+                        offsetIndex
+                                ? "offset: " + e.offset() + " position: " + e.value()
+                                : "timestamp: " + e.value() + " offset: " + e.offset());
+            }
+            if (d.preallocatedSlots() > 0) {
+                out.println(
+                        "(" + d.preallocatedSlots() + " empty preallocated slots follow: an active segment's index)");
+            }
+        }
+        for (String p : d.problems()) {
+            out.println("Mismatch: " + p);
+        }
+        if (d.problems().isEmpty()) {
+            out.println(file.getFileName() + " passed the check against "
+                    + SegmentDump.logOf(file).getFileName() + ": " + d.entries().size() + " entries");
+            return null;
+        }
+        return d.problems().size() + " index problem(s)";
+    }
+
+    private static String compression(int attributes) {
+        return switch (attributes & RecordBatchLayout.COMPRESSION_CODEC_MASK) {
+            case 0 -> "none";
+            case 1 -> "gzip";
+            case 2 -> "snappy";
+            case 3 -> "lz4";
+            case 4 -> "zstd";
+            default -> "undefined(" + (attributes & RecordBatchLayout.COMPRESSION_CODEC_MASK) + ")";
+        };
+    }
+
+    private static String text(byte[] bytes) {
+        return bytes == null ? "null" : new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    public static void main(String[] args) {
+        System.exit(OneLineUsageErrors.commandLine(new DumpLogCommand()).execute(args));
+    }
+}

@@ -1,0 +1,174 @@
+package io.stellflow.tools;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stellflow.broker.StellflowServer;
+import io.stellflow.client.ProducerRecord;
+import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.StellflowProducer;
+import io.stellflow.testsupport.IntegrationTest;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code stellflow-console-consumer.sh --offset earliest|latest|N} and the {@code --property print.*}
+ * output fields against a real broker, and one-line errors for bad offsets, properties, topics and
+ * partitions.
+ */
+@IntegrationTest
+class ConsoleConsumerOptionsTest {
+    @TempDir
+    Path dir;
+
+    private StellflowServer server;
+    private String bootstrap;
+
+    @BeforeEach
+    void start() throws Exception {
+        server = InProcessBroker.startNio(dir);
+        bootstrap = "127.0.0.1:" + server.port();
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+            admin.createTopic("fmt", 2);
+        }
+        p.setProperty("acks", "1");
+        try (StellflowProducer producer = new StellflowProducer(p)) {
+            producer.send(new ProducerRecord("fmt", 0, bytes("k0"), bytes("v0"), 1000))
+                    .get(10, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord("fmt", 0, bytes("k1"), bytes("v1"), 2000))
+                    .get(10, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord("fmt", 0, null, bytes("v2"), 3000)).get(10, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord("fmt", 1, bytes("k9"), bytes("v9"), 9000))
+                    .get(10, TimeUnit.SECONDS);
+        }
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    private record Run(int exit, String out, String err) {}
+
+    private Run run(String... args) {
+        ConsoleConsumer consumer = new ConsoleConsumer();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        consumer.stdout = out;
+        StringWriter err = new StringWriter();
+        String[] all = new String[args.length + 4];
+        all[0] = "--bootstrap-server";
+        all[1] = bootstrap;
+        all[2] = "--topic";
+        all[3] = "fmt";
+        System.arraycopy(args, 0, all, 4, args.length);
+        int exit = OneLineUsageErrors.commandLine(consumer)
+                .setErr(new PrintWriter(err, true))
+                .execute(all);
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString());
+    }
+
+    @Test
+    void offsetAndPrintPropertiesChooseWhereToStartAndWhatToPrint() {
+        Run all = run(
+                "--partition",
+                "0",
+                "--offset",
+                "1",
+                "--max-messages",
+                "2",
+                "--property",
+                "print.timestamp=true",
+                "--property",
+                "print.partition=true",
+                "--property",
+                "print.offset=true",
+                "--property",
+                "print.key=true");
+        assertThat(all.exit()).as(all.err()).isZero();
+        assertThat(all.out())
+                .isEqualTo(
+                        "CreateTime:2000\tPartition:0\tOffset:1\tk1\tv1\nCreateTime:3000\tPartition:0\tOffset:2\tnull\tv2\n");
+
+        Run earliest = run(
+                "--partition",
+                "0",
+                "--offset",
+                "earliest",
+                "--max-messages",
+                "1",
+                "--property",
+                "print.key=true",
+                "--property",
+                "key.separator=:");
+        assertThat(earliest.exit()).as(earliest.err()).isZero();
+        assertThat(earliest.out()).isEqualTo("k0:v0\n");
+
+        Run latest = run("--partition", "1", "--offset", "latest", "--timeout-ms", "1000");
+        assertThat(latest.exit()).as(latest.err()).isZero();
+        assertThat(latest.out()).isEmpty();
+
+        Run plain = run("--partition", "1", "--offset", "0", "--max-messages", "1");
+        assertThat(plain.out()).isEqualTo("v9\n");
+    }
+
+    @Test
+    void badOffsetsPropertiesTopicsAndPartitionsFailWithOneLineWithinSeconds() {
+        assertFails(
+                2,
+                "error: --offset must be earliest, latest or an offset >= 0, got '-5'",
+                "--partition",
+                "0",
+                "--offset",
+                "-5");
+        assertFails(
+                2,
+                "error: --offset must be earliest, latest or an offset >= 0, got 'soon'",
+                "--partition",
+                "0",
+                "--offset",
+                "soon");
+        assertFails(2, "error: --property print.key must be true or false, got 'yes'", "--property", "print.key=yes");
+        assertFails(2, "error: unknown --property no.such (known: ", "--property", "no.such=1");
+        assertFails(1, "error: topic fmt has 2 partition(s), no partition 7", "--partition", "7", "--offset", "0");
+    }
+
+    @Test
+    void aMissingTopicFailsWithOneLineWithinSeconds() {
+        long startNs = System.nanoTime();
+        ConsoleConsumer consumer = new ConsoleConsumer();
+        consumer.stdout = new ByteArrayOutputStream();
+        StringWriter err = new StringWriter();
+        int exit = OneLineUsageErrors.commandLine(consumer)
+                .setErr(new PrintWriter(err, true))
+                .execute("--bootstrap-server", bootstrap, "--topic", "nosuch", "--partition", "0", "--offset", "0");
+        assertThat(Duration.ofNanos(System.nanoTime() - startNs)).isLessThan(Duration.ofSeconds(5));
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).startsWith("error: cannot read topic nosuch");
+        assertThat(err.toString().strip().lines()).hasSize(1);
+    }
+
+    private void assertFails(int exit, String errorStart, String... args) {
+        long startNs = System.nanoTime();
+        Run r = run(args);
+        assertThat(Duration.ofNanos(System.nanoTime() - startNs)).isLessThan(Duration.ofSeconds(5));
+        assertThat(r.exit()).as(r.err()).isEqualTo(exit);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err()).startsWith(errorStart);
+        assertThat(r.err().strip().lines()).as(r.err()).hasSize(1);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
