@@ -294,6 +294,9 @@ public final class RaftQuorum implements Quorum, AutoCloseable {
         var lastEntry = division.getRaftLog().getLastEntryTermIndex();
         long last = lastEntry == null ? 0 : lastEntry.getIndex();
         Map<Integer, long[]> followers = new HashMap<>(); // id -> {matchIndex, lastContactMs}
+        // The leader heartbeats every half election timeout (t / 2), so a live voter answers well
+        // within t; Ratis' maximum election timeout (2t) without an answer means it is gone.
+        long unreachableAfterMs = 2 * config.electionTimeoutMs();
         RoleInfoProto role = info.getRoleInfoProto();
         if (role.hasLeaderInfo()) {
             List<ServerRpcProto> list = role.getLeaderInfo().getFollowerInfoList();
@@ -317,7 +320,8 @@ public final class RaftQuorum implements Quorum, AutoCloseable {
                 } else {
                     b.setMatchIndex(f[0])
                             .setLag(f[0] < 0 ? -1 : Math.max(0, last - f[0]))
-                            .setLastContactMsAgo(f[1]);
+                            .setLastContactMsAgo(f[1])
+                            .setUnreachable(f[1] >= unreachableAfterMs);
                 }
             }
             voters.add(b.build());
