@@ -74,6 +74,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 25, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 60, (short) 0, (short) 0),
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
         assertThat(body.brokerSoftwareName()).isEqualTo("stellflow-broker");
         assertThat(body.brokerSoftwareVersion()).isNotEmpty();
@@ -86,7 +87,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(20);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(21);
     }
 
     @Test

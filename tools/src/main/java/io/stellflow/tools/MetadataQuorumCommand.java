@@ -11,7 +11,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: cluster
+ * {@code bin/stellflow-metadata-quorum.sh --bootstrap-server|--bootstrap-controller host:port[,...] describe}: cluster
  * id, voters, leader, term, committed index and the lag of each voter, from the active controller.
  * The status column says {@code Unreachable} for a voter that has not answered the leader for
  * twice {@code controller.quorum.election.timeout.ms}; {@code LastContactMs} is how long ago it
