@@ -14,7 +14,7 @@ import picocli.CommandLine.Spec;
  * {@code bin/stellflow-metadata-quorum.sh --bootstrap-server|--bootstrap-controller host:port[,...] describe}: cluster
  * id, voters, leader, term, committed index and the lag of each voter, from the active controller.
  * The status column says {@code Unreachable} for a voter that has not answered the leader for
- * twice {@code controller.quorum.election.timeout.ms}; {@code LastContactMs} is how long ago it
+ * 2.5 x {@code controller.quorum.election.timeout.ms}; {@code LastContactMs} is how long ago it
  * last did (for a voter that never answered this leader: since the leader took office, plus that
  * timeout).
  *
@@ -74,7 +74,7 @@ public final class MetadataQuorumCommand {
 
     /**
      * {@code Leader}, {@code Follower}, or {@code Unreachable} for a voter the leader has not heard
-     * from for its maximum election timeout (LastContactMs then says for how long).
+     * from for 2.5 election timeouts (LastContactMs then says for how long).
      */
     static String status(VoterState v, int leaderId) {
         if (v.getId() == leaderId) {

@@ -295,8 +295,11 @@ public final class RaftQuorum implements Quorum, AutoCloseable {
         long last = lastEntry == null ? 0 : lastEntry.getIndex();
         Map<Integer, long[]> followers = new HashMap<>(); // id -> {matchIndex, lastContactMs}
         // The leader heartbeats every half election timeout (t / 2), so a live voter answers well
-        // within t; Ratis' maximum election timeout (2t) without an answer means it is gone.
-        long unreachableAfterMs = 2 * config.electionTimeoutMs();
+        // within t. Ratis starts a follower's clock at the leader's election minus its maximum
+        // election timeout (2t), so 2t alone would flag every follower for the first moments of a
+        // term; one more heartbeat interval (t / 2) gives a live voter time to answer first.
+        long t = config.electionTimeoutMs();
+        long unreachableAfterMs = 2 * t + t / 2;
         RoleInfoProto role = info.getRoleInfoProto();
         if (role.hasLeaderInfo()) {
             List<ServerRpcProto> list = role.getLeaderInfo().getFollowerInfoList();
