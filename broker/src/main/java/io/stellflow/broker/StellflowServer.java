@@ -21,6 +21,7 @@ import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
+import io.stellflow.broker.handler.DescribeControllersHandler;
 import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.FindCoordinatorHandler;
@@ -146,6 +147,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DESCRIBE_LOG_DIRS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
+            ApiKeys.DESCRIBE_CONTROLLERS,
             ApiKeys.OFFSET_FOR_LEADER_EPOCH);
 
     private final BrokerConfig config;
@@ -407,6 +409,7 @@ public final class StellflowServer implements AutoCloseable {
                 TopicForwardingHandler.createTopic(
                         client, replicas, config.cluster().defaultReplicationFactor(), joined));
         handlers.put(ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(client, replicas, joined));
+        handlers.put(ApiKeys.DESCRIBE_CONTROLLERS, new DescribeControllersHandler(client.bootstrapEndpoints()));
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);

@@ -75,6 +75,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 26, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 60, (short) 0, (short) 0),
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
         assertThat(body.brokerSoftwareName()).isEqualTo("stellflow-broker");
         assertThat(body.brokerSoftwareVersion()).isNotEmpty();

@@ -4,6 +4,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DescribeControllersRequest;
+import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
 import java.util.ArrayList;
@@ -16,8 +18,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Blocking administrative calls: create topics (CreateTopic, apiKey 50, with a replication factor
- * in v1), delete them (DeleteTopic, apiKey 51), list and describe them (Metadata), and look up
- * offsets (ListOffsets). Consumer groups: {@link #groups()}.
+ * in v1), delete them (DeleteTopic, apiKey 51), list and describe them (Metadata), look up
+ * offsets (ListOffsets) and the controllers' endpoints (DescribeControllers, apiKey 60). Consumer groups: {@link #groups()}.
  *
  * <p>Errors: every method throws {@link StellflowException} carrying the protocol error code
  * (for example 3 INVALID_REQUEST for a bad name or a partition count that does not match an
@@ -189,6 +191,33 @@ public final class StellflowAdmin implements AutoCloseable {
             throw new StellflowException(d.errorCode(), "Metadata of topic " + topic);
         }
         return d.partitions().size();
+    }
+
+    /**
+     * The control-plane endpoints ({@code host:port}, gRPC) the first bootstrap broker uses to reach
+     * the controllers: its {@code controller.quorum.bootstrap.servers}, or its own embedded controller
+     * in combined mode (DescribeControllers, apiKey 60, {@code docs/protocol-additions.md}). The tools
+     * reach the controllers through it when given only broker addresses.
+     *
+     * @throws StellflowException {@code NETWORK_ERROR} when the broker did not answer within {@code
+     *     request.timeout.ms}, 2 UNSUPPORTED_VERSION from a broker without the API
+     */
+    public List<String> describeControllers() {
+        DescribeControllersResponse resp = await(
+                network.send(
+                        config.bootstrapServers().get(0),
+                        ApiKeys.DESCRIBE_CONTROLLERS,
+                        DescribeControllersRequest.INSTANCE::write,
+                        DescribeControllersResponse::read),
+                "DescribeControllers");
+        if (resp.errorCode() != Errors.NONE) {
+            throw new StellflowException(resp.errorCode(), "DescribeControllers");
+        }
+        List<String> endpoints = new ArrayList<>();
+        for (DescribeControllersResponse.ControllerEndpoint e : resp.controllers()) {
+            endpoints.add(e.hostPort());
+        }
+        return endpoints;
     }
 
     /**

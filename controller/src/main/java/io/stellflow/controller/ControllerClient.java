@@ -142,6 +142,11 @@ public final class ControllerClient implements AutoCloseable {
         }
     }
 
+    /** The bootstrap control-plane endpoints ({@code host:port}), in the order given. */
+    public List<String> bootstrapEndpoints() {
+        return bootstrap;
+    }
+
     /** Registers (or re-registers, with a new incarnation id) a broker; returns its broker epoch. */
     public RegisterBrokerResponse registerBroker(RegisterBrokerRequest request) {
         return call(
@@ -290,7 +295,7 @@ public final class ControllerClient implements AutoCloseable {
                         && code != Status.Code.RESOURCE_EXHAUSTED) {
                     throw e;
                 }
-                last = target + ": " + e.getStatus();
+                last = target + ": " + describe(e.getStatus());
                 lastCause = e;
                 leaderHint = null;
                 ch.resetConnectBackoff();
@@ -298,6 +303,31 @@ public final class ControllerClient implements AutoCloseable {
             sleepMs(Math.min(backoffMs, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime()))));
             backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
         }
+    }
+
+    /**
+     * A gRPC failure in an operator's words: {@code unreachable (Connection refused)}, {@code no answer
+     * within the attempt deadline}, ...; never the status' internal details (resolver and load
+     * balancer timings), which say nothing to a user.
+     */
+    static String describe(Status status) {
+        Throwable cause = status.getCause();
+        String why = cause != null && cause.getMessage() != null ? " (" + rootMessage(cause) + ")" : "";
+        return switch (status.getCode()) {
+            case UNAVAILABLE -> "unreachable" + why;
+            case DEADLINE_EXCEEDED -> "no answer within the attempt deadline";
+            case CANCELLED -> "call cancelled";
+            case RESOURCE_EXHAUSTED -> "controller overloaded";
+            default -> status.getCode().name() + why;
+        };
+    }
+
+    private static String rootMessage(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getMessage() != null ? root.getMessage() : root.toString();
     }
 
     static String hostPort(ControllerLeader l) {

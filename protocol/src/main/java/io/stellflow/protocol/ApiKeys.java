@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DescribeControllers 60, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -53,6 +53,11 @@ public final class ApiKeys {
      */
     public static final short DELETE_TOPIC = 51;
     /**
+     * DescribeControllers ({@code docs/protocol-additions.md}): the control-plane endpoints a broker
+     * uses, so tools given broker addresses find the controllers.
+     */
+    public static final short DESCRIBE_CONTROLLERS = 60;
+    /**
      * OffsetForLeaderEpoch (replication range 100-199, {@code docs/spec/wire-protocol.md} §5): a
      * follower asks the leader where a leader epoch ends before it truncates its log ({@code
      * docs/protocol-additions.md}).
@@ -84,6 +89,7 @@ public final class ApiKeys {
             case DESCRIBE_LOG_DIRS -> "DescribeLogDirs";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
+            case DESCRIBE_CONTROLLERS -> "DescribeControllers";
             case OFFSET_FOR_LEADER_EPOCH -> "OffsetForLeaderEpoch";
             default -> "Unknown(" + key + ")";
         };
@@ -100,6 +106,7 @@ public final class ApiKeys {
                 || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_LOG_DIRS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
+                || key == DESCRIBE_CONTROLLERS
                 || key == OFFSET_FOR_LEADER_EPOCH;
     }
 }

@@ -13,7 +13,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-cluster.sh --bootstrap-controller host:port[,...]}: the cluster id, the active
+ * {@code bin/stellflow-cluster.sh --bootstrap-server|--bootstrap-controller host:port[,...]}: the cluster id, the active
  * controller, and the brokers, fenced or not, racks.
  *
  * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set

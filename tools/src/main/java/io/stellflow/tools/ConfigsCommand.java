@@ -20,7 +20,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-configs.sh --bootstrap-controller host:port[,...] --entity-type topics
+ * {@code bin/stellflow-configs.sh --bootstrap-server|--bootstrap-controller host:port[,...] --entity-type topics
  * --entity-name <topic> (--describe | --alter [--add-config k=v,...] [--delete-config k,...])}: the
  * config overrides of a topic, through the active controller (IncrementalAlterConfigs /
  * DescribeConfigs). All changes of one {@code --alter} commit as one metadata entry or none does;

@@ -17,7 +17,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-leader-election.sh --bootstrap-controller host:port[,...] --election-type
+ * {@code bin/stellflow-leader-election.sh --bootstrap-server|--bootstrap-controller host:port[,...] --election-type
  * preferred|unclean (--topic T [--partition P[,P...]] | --all-topic-partitions)}: leader elections
  * through the active controller (ElectLeaders), like Kafka's {@code kafka-leader-election.sh}.
  *

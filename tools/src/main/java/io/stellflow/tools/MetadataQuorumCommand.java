@@ -11,8 +11,12 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/stellflow-metadata-quorum.sh --bootstrap-controller host:port[,...] describe}: cluster
+ * {@code bin/stellflow-metadata-quorum.sh --bootstrap-server|--bootstrap-controller host:port[,...] describe}: cluster
  * id, voters, leader, term, committed index and the lag of each voter, from the active controller.
+ * The status column says {@code Unreachable} for a voter that has not answered the leader for
+ * 2.5 x {@code controller.quorum.election.timeout.ms}; {@code LastContactMs} is how long ago it
+ * last did (for a voter that never answered this leader: since the leader took office, plus that
+ * timeout).
  *
  * <p>Output goes to the picocli command line's out/err writers (stdout/stderr unless a caller set
  * others). Exit status 0, or 1 with {@code error: ...} on stderr when no active controller answered
@@ -60,12 +64,23 @@ public final class MetadataQuorumCommand {
                             v.getMatchIndex(),
                             v.getLag(),
                             v.getLastContactMsAgo(),
-                            v.getId() == r.getLeaderId() ? "Leader" : "Follower");
+                            status(v, r.getLeaderId()));
                 }
                 out.flush();
                 return 0;
             });
         }
+    }
+
+    /**
+     * {@code Leader}, {@code Follower}, or {@code Unreachable} for a voter the leader has not heard
+     * from for 2.5 election timeouts (LastContactMs then says for how long).
+     */
+    static String status(VoterState v, int leaderId) {
+        if (v.getId() == leaderId) {
+            return "Leader";
+        }
+        return v.getUnreachable() ? "Unreachable" : "Follower";
     }
 
     public static void main(String[] args) {

@@ -12,7 +12,6 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import java.io.PrintWriter;
-import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -24,33 +23,41 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code stellflow-topics.sh}: create (with {@code --partitions} and {@code --replication-factor}),
- * delete, list and describe topics (leader, leader epoch, replicas and ISR per partition) through any
- * broker ({@code --bootstrap-server}). {@code --create} with topic config overrides ({@code --config
- * k=v}, repeatable; keys as in {@code stellflow-configs.sh}) goes to the active controller instead
- * ({@code --bootstrap-controller}): CreateTopic on the wire carries no configs. {@code --alter --topic T
- * --partitions N} grows a topic to N partitions in total at the active controller
- * ({@code --bootstrap-controller}); as in Kafka the count can only increase: a smaller or equal N or an
- * unknown topic is refused by the controller with nothing written. Exit status 0 on
- * success, 1 when the broker or controller rejected the request, 2 for bad arguments (among them a
- * {@code --partitions} or {@code --replication-factor} below 1: nothing is sent). Not thread-safe
- * (one invocation).
+ * alter (grow the partition count), delete, list and describe topics (leader, leader epoch, replicas
+ * and ISR per partition). Every action takes the same endpoint: brokers ({@code --bootstrap-server},
+ * as in Kafka) or controllers ({@code --bootstrap-controller}), exactly one of the two
+ * ({@link ClusterAccess} checks the addresses and finds the other plane through the one given).
+ *
+ * <p>Where each action goes: {@code --create} with topic config overrides ({@code --config k=v},
+ * repeatable; keys as in {@code stellflow-configs.sh}) and {@code --alter --topic T --partitions N}
+ * go to the active controller (CreateTopic on the wire carries no configs, and there is no
+ * CreatePartitions on the data plane); {@code --create} without configs given brokers goes to a
+ * broker (CreateTopic v2, the broker's {@code default.replication.factor} when none is given), given
+ * controllers to the controller (1 replica when none is given); delete, list and describe go to a
+ * broker (given controllers: an unfenced registered one). {@code --create --config} through brokers
+ * needs {@code --replication-factor}: the tool cannot know the brokers' default there. As in Kafka
+ * the partition count can only increase: a smaller or equal N or an unknown topic is refused by the
+ * controller with nothing written.
+ *
+ * <p>Exit status 0 on success, 1 when an address is of the wrong kind or unreachable, or the broker
+ * or controller rejected the request, 2 for bad arguments (among them a {@code --partitions} or
+ * {@code --replication-factor} below 1: nothing is sent). Not thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-topics",
         mixinStandardHelpOptions = true,
         description = "Create, alter (grow the partition count), delete, list and describe Stellflow topics.")
 public final class TopicsCommand implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", description = "host:port of a broker")
+    @Option(names = "--bootstrap-server", description = "host:port list of brokers (every action)")
     String bootstrapServer;
 
     @Option(
             names = "--bootstrap-controller",
-            description = "control-plane host:port list of the controllers, for --create with --config")
+            description = "host:port list of the controllers' control planes (controller.listener), instead of"
+                    + " --bootstrap-server")
     String bootstrapController;
 
-    @Option(
-            names = "--config",
-            description = "topic config override k=v for --create (repeatable; needs --bootstrap-controller)")
+    @Option(names = "--config", description = "topic config override k=v for --create (repeatable)")
     Map<String, String> configs;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
@@ -60,12 +67,10 @@ public final class TopicsCommand implements Callable<Integer> {
         @Option(names = "--create", description = "create --topic with --partitions and --replication-factor")
         boolean create;
 
-        @Option(
-                names = "--alter",
-                description = "grow --topic to --partitions in total (only increase; needs --bootstrap-controller)")
+        @Option(names = "--alter", description = "grow --topic to --partitions in total (only increase)")
         boolean alter;
 
-        @Option(names = "--delete", description = "delete --topic (brokers of a cluster only)")
+        @Option(names = "--delete", description = "delete --topic")
         boolean delete;
 
         @Option(names = "--list", description = "list topic names")
@@ -88,7 +93,8 @@ public final class TopicsCommand implements Callable<Integer> {
     @Option(
             names = "--replication-factor",
             description = "replicas per partition for --create, at least 1 (default: the broker's"
-                    + " default.replication.factor; 1 with --bootstrap-controller)")
+                    + " default.replication.factor; 1 with --bootstrap-controller; required with --config and"
+                    + " --bootstrap-server)")
     Integer replicationFactorOption;
 
     int partitions;
@@ -113,6 +119,9 @@ public final class TopicsCommand implements Callable<Integer> {
     @Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** How long a controller call may take, retries included. */
+    static final long CONTROLLER_TIMEOUT_MS = 30_000;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
@@ -136,44 +145,44 @@ public final class TopicsCommand implements Callable<Integer> {
         replicationFactor = replicationFactorOption == null
                 ? CreateTopicRequest.DEFAULT_REPLICATION_FACTOR
                 : replicationFactorOption;
-        if ((bootstrapServer == null) == (bootstrapController == null)) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(), "give exactly one of --bootstrap-server and --bootstrap-controller");
+        ControllerOptions.checkOneBootstrap(spec, bootstrapServer, bootstrapController);
+        if (configs != null && !action.create) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--config is for --create only");
         }
-        if (configs != null && bootstrapController == null) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(),
-                    "--config needs --bootstrap-controller (CreateTopic through a broker carries no configs)");
-        }
-        if (action.alter && bootstrapController == null) {
+        if (configs != null && bootstrapServer != null && replicationFactorOption == null) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(),
-                    "--alter needs --bootstrap-controller (CreatePartitions goes to the controller)");
+                    "--create --config goes to the controller, which has no default replication factor: give"
+                            + " --replication-factor");
         }
-        if (bootstrapController != null) {
+        try (ClusterAccess access =
+                ClusterAccess.open(bootstrapServer, bootstrapController, CONTROLLER_TIMEOUT_MS, props)) {
             if (action.alter) {
-                return alterThroughController(out);
+                return alterThroughController(access.controllers(), out);
             }
-            if (!action.create) {
-                throw new CommandLine.ParameterException(
-                        spec.commandLine(),
-                        "--bootstrap-controller supports --create and --alter only; use --bootstrap-server");
+            if (action.create && (configs != null || bootstrapController != null)) {
+                return createThroughController(access.controllers(), out);
             }
-            return createThroughController(out);
+            return throughBroker(access.brokers(), out);
+        } catch (ClusterAccess.BootstrapException | ControllerUnavailableException e) {
+            spec.commandLine().getErr().println("error: " + e.getMessage());
+            return 1;
         }
-        try (StellflowAdmin admin = new StellflowAdmin(ClientProps.of(bootstrapServer, props))) {
-            if (action.create) {
-                admin.createTopic(topic, partitions, replicationFactor);
-                out.println("Created topic " + topic + " with " + partitions + " partition(s)"
-                        + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
-            } else if (action.delete) {
-                admin.deleteTopic(topic);
-                out.println("Deleted topic " + topic + ".");
-            } else if (action.list) {
-                admin.listTopics().forEach(out::println);
-            } else {
-                return TopicDescriber.describe(admin, topic, describeFilter(), out);
-            }
+    }
+
+    /** Create (without configs), delete, list and describe, through a broker. */
+    private int throughBroker(StellflowAdmin admin, PrintWriter out) {
+        if (action.create) {
+            admin.createTopic(topic, partitions, replicationFactor);
+            out.println("Created topic " + topic + " with " + partitions + " partition(s)"
+                    + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
+        } else if (action.delete) {
+            admin.deleteTopic(topic);
+            out.println("Deleted topic " + topic + ".");
+        } else if (action.list) {
+            admin.listTopics().forEach(out::println);
+        } else {
+            return TopicDescriber.describe(admin, topic, describeFilter(), out);
         }
         out.flush();
         return 0;
@@ -197,7 +206,7 @@ public final class TopicsCommand implements Callable<Integer> {
     }
 
     /** CreateTopics with configs at the active controller; the controller validates every key and value. */
-    private int createThroughController(PrintWriter out) {
+    private int createThroughController(ControllerClient c, PrintWriter out) {
         int rf = replicationFactor > 0 ? replicationFactor : 1;
         CreatableTopic.Builder t = CreatableTopic.newBuilder()
                 .setName(topic)
@@ -206,21 +215,14 @@ public final class TopicsCommand implements Callable<Integer> {
         if (configs != null) {
             t.putAllConfig(configs);
         }
-        try (ControllerClient c = ControllerClient.builder(bootstrapController)
-                .requestTimeout(Duration.ofSeconds(30))
-                .build()) {
-            CreateTopicsResponse r =
-                    c.createTopics(CreateTopicsRequest.newBuilder().addTopics(t).build());
-            TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
-            if (r.getError() != ErrorCode.NONE || result == null || result.getError() != ErrorCode.NONE) {
-                String why = r.getError() != ErrorCode.NONE || result == null
-                        ? r.getError() + " " + r.getErrorMessage()
-                        : result.getError() + " " + result.getErrorMessage();
-                spec.commandLine().getErr().println("error: CreateTopics " + topic + " refused: " + why);
-                return 1;
-            }
-        } catch (ControllerUnavailableException e) {
-            spec.commandLine().getErr().println("error: " + e.getMessage());
+        CreateTopicsResponse r =
+                c.createTopics(CreateTopicsRequest.newBuilder().addTopics(t).build());
+        TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
+        if (r.getError() != ErrorCode.NONE || result == null || result.getError() != ErrorCode.NONE) {
+            String why = r.getError() != ErrorCode.NONE || result == null
+                    ? r.getError() + " " + r.getErrorMessage()
+                    : result.getError() + " " + result.getErrorMessage();
+            spec.commandLine().getErr().println("error: CreateTopics " + topic + " refused: " + why);
             return 1;
         }
         out.println("Created topic " + topic + " with " + partitions + " partition(s) of " + rf + " replica(s)"
@@ -230,23 +232,16 @@ public final class TopicsCommand implements Callable<Integer> {
     }
 
     /** CreatePartitions at the active controller; it refuses a decrease, the same count or an unknown topic. */
-    private int alterThroughController(PrintWriter out) {
-        try (ControllerClient c = ControllerClient.builder(bootstrapController)
-                .requestTimeout(Duration.ofSeconds(30))
-                .build()) {
-            CreatePartitionsResponse r = c.createPartitions(CreatePartitionsRequest.newBuilder()
-                    .setName(topic)
-                    .setTotalCount(partitions)
-                    .build());
-            if (r.getError() != ErrorCode.NONE) {
-                spec.commandLine()
-                        .getErr()
-                        .println("error: CreatePartitions " + topic + " refused: " + r.getError() + " "
-                                + r.getErrorMessage());
-                return 1;
-            }
-        } catch (ControllerUnavailableException e) {
-            spec.commandLine().getErr().println("error: " + e.getMessage());
+    private int alterThroughController(ControllerClient c, PrintWriter out) {
+        CreatePartitionsResponse r = c.createPartitions(CreatePartitionsRequest.newBuilder()
+                .setName(topic)
+                .setTotalCount(partitions)
+                .build());
+        if (r.getError() != ErrorCode.NONE) {
+            spec.commandLine()
+                    .getErr()
+                    .println("error: CreatePartitions " + topic + " refused: " + r.getError() + " "
+                            + r.getErrorMessage());
             return 1;
         }
         out.println("Topic " + topic + " now has " + partitions + " partition(s).");

@@ -11,37 +11,40 @@ import picocli.CommandLine;
 class ControllerOptionsTest {
 
     @Test
-    void everyControllerToolTakesBothBootstrapAliasesAndTheSameTimeoutDefault() {
+    void everyControllerToolTakesBothBootstrapFlagsEachWithItsOwnMeaningAndTheSameTimeoutDefault() {
         ClusterCommand cluster = new ClusterCommand();
         new CommandLine(cluster).parseArgs("--bootstrap-server", "h:1");
-        assertThat(cluster.controller.bootstrap).isEqualTo("h:1");
+        assertThat(cluster.controller.bootstrapServer).isEqualTo("h:1");
+        assertThat(cluster.controller.bootstrapController).isNull();
         assertThat(cluster.controller.timeoutMs).isEqualTo(15_000L);
 
         ConfigsCommand configs = new ConfigsCommand();
         new CommandLine(configs)
                 .parseArgs("--bootstrap-controller", "h:2", "--timeout-ms", "300", "--topic", "t", "--describe");
-        assertThat(configs.controller.bootstrap).isEqualTo("h:2");
+        assertThat(configs.controller.bootstrapController).isEqualTo("h:2");
+        assertThat(configs.controller.bootstrapServer).isNull();
         assertThat(configs.controller.timeoutMs).isEqualTo(300L);
 
         LeaderElectionCommand election = new LeaderElectionCommand();
         new CommandLine(election)
                 .parseArgs("--bootstrap-controller", "h:3", "--election-type", "preferred", "--all-topic-partitions");
-        assertThat(election.controller.bootstrap).isEqualTo("h:3");
+        assertThat(election.controller.bootstrapController).isEqualTo("h:3");
 
         MetadataQuorumCommand quorum = new MetadataQuorumCommand();
         new CommandLine(quorum).parseArgs("--bootstrap-controller", "h:4", "--timeout-ms", "7", "describe");
-        assertThat(quorum.controller.bootstrap).isEqualTo("h:4");
+        assertThat(quorum.controller.bootstrapController).isEqualTo("h:4");
         assertThat(quorum.controller.timeoutMs).isEqualTo(7L);
     }
 
     @Test
-    void aMissingBootstrapIsAUsageErrorNamingTheOption() {
+    void aMissingBootstrapIsAUsageErrorNamingBothOptions() {
         StringWriter err = new StringWriter();
         int rc = Tools.commandLine(new LeaderElectionCommand())
                 .setErr(new PrintWriter(err))
                 .execute("--election-type", "preferred", "--all-topic-partitions");
         assertThat(rc).isEqualTo(2);
-        assertThat(err.toString()).startsWith("Missing required option: '--bootstrap-controller=<bootstrap>'");
+        assertThat(err.toString())
+                .contains("give exactly one of --bootstrap-server (brokers) and --bootstrap-controller (controllers)");
     }
 
     @Test

@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code stellflow-topics.sh --bootstrap-controller ... --create --config k=v}: a combined node in
- * this JVM; the overrides reach the broker's logs, a bad one is refused with nothing created.
+ * {@code stellflow-topics.sh ... --create --config k=v} and {@code --alter}: a combined node in this
+ * JVM; the overrides reach the broker's logs, a bad one is refused with nothing created, and both
+ * work through the broker's address as well as the controller's.
  */
 @IntegrationTest
 class TopicsCommandConfigTest {
@@ -72,13 +73,27 @@ class TopicsCommandConfigTest {
             assertThat(server.controller().image().topic("mistuned")).isNull();
 
             String broker = "127.0.0.1:" + server.port();
-            ToolRun viaBroker =
+            ToolRun noFactor =
                     run("--bootstrap-server", broker, "--create", "--topic", "x", "--config", "segment.bytes=2048");
-            assertThat(viaBroker.exit()).isEqualTo(2);
-            assertThat(viaBroker.err()).contains("--config needs --bootstrap-controller");
+            assertThat(noFactor.exit()).isEqualTo(2);
+            assertThat(noFactor.err()).contains("give --replication-factor");
+            assertThat(server.controller().image().topic("x")).isNull();
+            ToolRun viaBroker = run(
+                    "--bootstrap-server",
+                    broker,
+                    "--create",
+                    "--topic",
+                    "x",
+                    "--replication-factor",
+                    "1",
+                    "--config",
+                    "segment.bytes=2048");
+            assertThat(viaBroker.exit()).as(viaBroker.err()).isZero();
+            assertThat(server.controller().image().topic("x").config()).containsEntry("segment.bytes", "2048");
             ToolRun both = run("--bootstrap-server", broker, "--bootstrap-controller", controller, "--list");
             assertThat(both.exit()).isEqualTo(2);
-            assertThat(both.err()).contains("exactly one of --bootstrap-server and --bootstrap-controller");
+            assertThat(both.err())
+                    .contains("exactly one of --bootstrap-server (brokers) and --bootstrap-controller (controllers)");
         }
     }
 
@@ -135,8 +150,10 @@ class TopicsCommandConfigTest {
                     "growing",
                     "--partitions",
                     "5");
-            assertThat(viaBroker.exit()).isEqualTo(2);
-            assertThat(viaBroker.err()).contains("--alter needs --bootstrap-controller");
+            assertThat(viaBroker.exit()).as(viaBroker.err()).isZero();
+            assertThat(viaBroker.out()).isEqualTo("Topic growing now has 5 partition(s).\n");
+            assertThat(server.controller().image().topic("growing").partitions())
+                    .hasSize(5);
         }
     }
 }

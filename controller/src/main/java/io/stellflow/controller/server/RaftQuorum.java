@@ -294,6 +294,12 @@ public final class RaftQuorum implements Quorum, AutoCloseable {
         var lastEntry = division.getRaftLog().getLastEntryTermIndex();
         long last = lastEntry == null ? 0 : lastEntry.getIndex();
         Map<Integer, long[]> followers = new HashMap<>(); // id -> {matchIndex, lastContactMs}
+        // The leader heartbeats every half election timeout (t / 2), so a live voter answers well
+        // within t. Ratis starts a follower's clock at the leader's election minus its maximum
+        // election timeout (2t), so 2t alone would flag every follower for the first moments of a
+        // term; one more heartbeat interval (t / 2) gives a live voter time to answer first.
+        long t = config.electionTimeoutMs();
+        long unreachableAfterMs = 2 * t + t / 2;
         RoleInfoProto role = info.getRoleInfoProto();
         if (role.hasLeaderInfo()) {
             List<ServerRpcProto> list = role.getLeaderInfo().getFollowerInfoList();
@@ -317,7 +323,8 @@ public final class RaftQuorum implements Quorum, AutoCloseable {
                 } else {
                     b.setMatchIndex(f[0])
                             .setLag(f[0] < 0 ? -1 : Math.max(0, last - f[0]))
-                            .setLastContactMsAgo(f[1]);
+                            .setLastContactMsAgo(f[1])
+                            .setUnreachable(f[1] >= unreachableAfterMs);
                 }
             }
             voters.add(b.build());
