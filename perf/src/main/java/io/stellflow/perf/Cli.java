@@ -28,6 +28,21 @@ final class Cli {
         return cl;
     }
 
+    /**
+     * The perf producer's {@code max.block.ms} unless given, as the console producer's: a missing
+     * topic or an unreachable broker is reported after 5 s, not the library's 60 s.
+     */
+    static final String TOOL_MAX_BLOCK_MS = "5000";
+
+    /** Producer {@link Properties}: {@link #clientProps} with the tools' {@code max.block.ms} default. */
+    static Properties producerProps(String bootstrap, Map<String, String> overrides) {
+        Properties p = clientProps(bootstrap, overrides);
+        if (p.getProperty("max.block.ms") == null) {
+            p.setProperty("max.block.ms", TOOL_MAX_BLOCK_MS);
+        }
+        return p;
+    }
+
     /** Client {@link Properties}: {@code bootstrap.servers} plus {@code k=v} overrides (may be null). */
     static Properties clientProps(String bootstrap, Map<String, String> overrides) {
         Properties p = new Properties();

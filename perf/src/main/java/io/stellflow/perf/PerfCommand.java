@@ -260,7 +260,7 @@ public final class PerfCommand implements Runnable {
             List<StellflowProducer> clients = new ArrayList<>(clientCount);
             try {
                 for (int i = 0; i < clientCount; i++) {
-                    clients.add(new StellflowProducer(Cli.clientProps(bootstrapServer, producerProps), otel));
+                    clients.add(new StellflowProducer(Cli.producerProps(bootstrapServer, producerProps), otel));
                     clients.get(i).partitionsFor(topic); // metadata before the clock starts
                 }
                 startNs = System.nanoTime();
