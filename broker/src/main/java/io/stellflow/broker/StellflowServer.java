@@ -42,6 +42,7 @@ import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.storage.LogManager;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -270,6 +271,30 @@ public final class StellflowServer implements AutoCloseable {
     }
 
     /**
+     * The start error of a data listener that cannot be bound: the key, its value, the system's reason
+     * and what to do. Netty's epoll and io_uring say only {@code bind(..) failed: Address already in
+     * use}, without the address.
+     */
+    static ConfigException listenerUnusable(Listener listener, IOException e) {
+        String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        String address = listener.host() + ":" + listener.port();
+        String todo;
+        if (reason.contains("Address already in use")) {
+            todo = "another process listens on " + address + " (see ss -ltnp 'sport = :" + listener.port()
+                    + "'): stop it, or give listeners another port";
+        } else if (reason.contains("Cannot assign requested address")) {
+            todo = listener.host() + " is not an address of this machine: give listeners one of its addresses,"
+                    + " or 0.0.0.0";
+        } else {
+            todo = "give listeners a host and port this process may bind";
+        }
+        ConfigException c = new ConfigException(
+                "listeners", listener.toString(), "cannot listen on " + address + " (" + reason + "); " + todo);
+        c.initCause(e);
+        return c;
+    }
+
+    /**
      * Leader-side replication of a cluster broker, before the first metadata arrives: the replica
      * manager's settings ({@code min.insync.replicas}), the ISR manager ({@code
      * replica.lag.time.max.ms}) and the periodic HW checkpoint ({@code
@@ -435,7 +460,12 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
-        int boundPort = listener.bind(dispatcher, requestPool, appends != null && config.produceEventLoopHandoff());
+        int boundPort;
+        try {
+            boundPort = listener.bind(dispatcher, requestPool, appends != null && config.produceEventLoopHandoff());
+        } catch (IOException e) {
+            throw listenerUnusable(config.listener(), e);
+        }
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
         telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
