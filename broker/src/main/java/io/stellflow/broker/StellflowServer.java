@@ -254,6 +254,7 @@ public final class StellflowServer implements AutoCloseable {
             server.startReplication();
             server.bind();
             server.joinCluster(config.logDirs().get(0), parts.newMetaProperties());
+            server.logStarted();
             return server;
         } catch (IOException | RuntimeException e) {
             if (server != null) {
@@ -411,7 +412,7 @@ public final class StellflowServer implements AutoCloseable {
         }
     }
 
-    /** Builds the API handlers, binds the listener, registers the gauges and logs {@code BROKER_STARTED}. */
+    /** Builds the API handlers, binds the listener and registers the gauges. */
     private void bind() throws IOException {
         ReplicaManager replicas = parts.replicas();
         ControllerClient client = parts.client();
@@ -469,19 +470,27 @@ public final class StellflowServer implements AutoCloseable {
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
         telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
+        LOG.info("Fetch log bytes: {}", listener.fetchPath());
+    }
+
+    /**
+     * Logs {@code BROKER_STARTED} once the broker has joined the cluster, so the line carries the
+     * cluster id a new broker only learns from the controllers (it said {@code clusterId=null} when
+     * logged at bind time).
+     */
+    private void logStarted() {
         Listener configured = config.listener();
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
                 LogEvents.BROKER_STARTED,
                 config.brokerId(),
                 clusterId,
-                new Listener(configured.securityProtocol(), configured.host(), boundPort),
+                new Listener(configured.securityProtocol(), configured.host(), listener.port()),
                 endpoint.host(),
                 endpoint.port(),
                 listener.transport().type().configName(),
                 config.logDirs(),
                 telemetry.metricsPort());
-        LOG.info("Fetch log bytes: {}", listener.fetchPath());
     }
 
     private BrokerEndpoint advertisedEndpoint(int boundPort, String clusterId) {
