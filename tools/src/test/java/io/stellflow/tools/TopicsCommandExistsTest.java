@@ -17,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @IntegrationTest
 class TopicsCommandExistsTest {
-    private static final long BOUND_MS = 5_000;
+    private static final long BOUND_MS = 10_000;
 
     @TempDir
     Path dir;
