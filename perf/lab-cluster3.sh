@@ -56,7 +56,7 @@ sf_topic3() { # name: RF 3, min.insync.replicas 2; retried while the brokers reg
   local i
   for i in $(seq 1 60); do
     if "$HOME_DIR/bin/stellflow-topics.sh" --bootstrap-controller "$SF_CTL" \
-         --create --topic "$1" --partitions 1 --replication-factor 3 --config min.insync.replicas=2 \
+         --create --if-not-exists --topic "$1" --partitions 1 --replication-factor 3 --config min.insync.replicas=2 \
          >"$WORK/sf-topic.log" 2>&1; then
       return 0
     fi

@@ -1,10 +1,15 @@
 package io.stellflow.broker;
 
+import io.stellflow.server.common.config.ConfigException;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -39,9 +44,14 @@ final class LogDirLock {
      *     JVM) holds the lock
      */
     static LogDirLock acquire(Path logDir) throws IOException {
-        Files.createDirectories(logDir);
         Path file = logDir.resolve(FILE_NAME);
-        FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileChannel channel;
+        try {
+            Files.createDirectories(logDir);
+            channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        } catch (FileSystemException e) {
+            throw unusable(logDir, e);
+        }
         FileLock lock;
         try {
             lock = channel.tryLock();
@@ -56,6 +66,28 @@ final class LogDirLock {
             throw new IOException("Log directory " + logDir + " is in use by another broker (" + file + " is locked)");
         }
         return new LogDirLock(file, channel, lock);
+    }
+
+    /**
+     * The start error of a log dir that cannot be created or written: {@code log.dirs}, the dir, what
+     * the system said about which file, and what to do (instead of a bare {@code
+     * FileAlreadyExistsException} or {@code AccessDeniedException} with a stack trace).
+     */
+    static ConfigException unusable(Path logDir, FileSystemException e) {
+        String what;
+        if (e instanceof FileAlreadyExistsException || e instanceof NotDirectoryException) {
+            what = (e.getFile() == null ? logDir.toString() : e.getFile())
+                    + " is a file, not a directory: point log.dirs at a directory (it is created if missing)";
+        } else if (e instanceof AccessDeniedException) {
+            what = "permission denied on " + e.getFile() + ": make it writable by the broker's user, or point"
+                    + " log.dirs at a writable directory";
+        } else {
+            what = (e.getReason() == null ? e.getClass().getSimpleName() : e.getReason()) + " on " + e.getFile()
+                    + ": point log.dirs at a directory this process can create and write";
+        }
+        ConfigException c = new ConfigException("log.dirs", logDir.toString(), "cannot be used: " + what);
+        c.initCause(e);
+        return c;
     }
 
     /**

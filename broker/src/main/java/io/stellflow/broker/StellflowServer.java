@@ -44,6 +44,7 @@ import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.storage.LogManager;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -257,6 +258,7 @@ public final class StellflowServer implements AutoCloseable {
             server.startReplication();
             server.bind();
             server.joinCluster(config.logDirs().get(0), parts.newMetaProperties());
+            server.logStarted();
             return server;
         } catch (IOException | RuntimeException e) {
             if (server != null) {
@@ -271,6 +273,30 @@ public final class StellflowServer implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * The start error of a data listener that cannot be bound: the key, its value, the system's reason
+     * and what to do. Netty's epoll and io_uring say only {@code bind(..) failed: Address already in
+     * use}, without the address.
+     */
+    static ConfigException listenerUnusable(Listener listener, IOException e) {
+        String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        String address = listener.host() + ":" + listener.port();
+        String todo;
+        if (reason.contains("Address already in use")) {
+            todo = "another process listens on " + address + " (see ss -ltnp 'sport = :" + listener.port()
+                    + "'): stop it, or give listeners another port";
+        } else if (reason.contains("Cannot assign requested address")) {
+            todo = listener.host() + " is not an address of this machine: give listeners one of its addresses,"
+                    + " or 0.0.0.0";
+        } else {
+            todo = "give listeners a host and port this process may bind";
+        }
+        ConfigException c = new ConfigException(
+                "listeners", listener.toString(), "cannot listen on " + address + " (" + reason + "); " + todo);
+        c.initCause(e);
+        return c;
     }
 
     /**
@@ -390,7 +416,7 @@ public final class StellflowServer implements AutoCloseable {
         }
     }
 
-    /** Builds the API handlers, binds the listener, registers the gauges and logs {@code BROKER_STARTED}. */
+    /** Builds the API handlers, binds the listener and registers the gauges. */
     private void bind() throws IOException {
         ReplicaManager replicas = parts.replicas();
         ControllerClient client = parts.client();
@@ -444,23 +470,36 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS, versions));
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
-        int boundPort = listener.bind(dispatcher, requestPool, appends != null && config.produceEventLoopHandoff());
+        int boundPort;
+        try {
+            boundPort = listener.bind(dispatcher, requestPool, appends != null && config.produceEventLoopHandoff());
+        } catch (IOException e) {
+            throw listenerUnusable(config.listener(), e);
+        }
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
         telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
+        LOG.info("Fetch log bytes: {}", listener.fetchPath());
+    }
+
+    /**
+     * Logs {@code BROKER_STARTED} once the broker has joined the cluster, so the line carries the
+     * cluster id a new broker only learns from the controllers (it said {@code clusterId=null} when
+     * logged at bind time).
+     */
+    private void logStarted() {
         Listener configured = config.listener();
         LOG.info(
                 "{} brokerId={} clusterId={} listener={} advertised={}:{} transport={} logDirs={} metricsPort={}",
                 LogEvents.BROKER_STARTED,
                 config.brokerId(),
                 clusterId,
-                new Listener(configured.securityProtocol(), configured.host(), boundPort),
+                new Listener(configured.securityProtocol(), configured.host(), listener.port()),
                 endpoint.host(),
                 endpoint.port(),
                 listener.transport().type().configName(),
                 config.logDirs(),
                 telemetry.metricsPort());
-        LOG.info("Fetch log bytes: {}", listener.fetchPath());
     }
 
     private BrokerEndpoint advertisedEndpoint(int boundPort, String clusterId) {

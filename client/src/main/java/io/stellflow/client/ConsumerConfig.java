@@ -62,6 +62,7 @@ public record ConsumerConfig(
     public static final int DEFAULT_MAX_PARTITION_FETCH_BYTES = 4 << 20;
 
     public static ConsumerConfig from(Properties props) {
+        ClientKeys.check(props, ClientKeys.CONSUMER, "consumer");
         ConfigValues v = new ConfigValues(props);
         String reset = v.string("auto.offset.reset", "latest").toLowerCase(Locale.ROOT);
         if (!reset.equals("earliest") && !reset.equals("latest") && !reset.equals("none")) {

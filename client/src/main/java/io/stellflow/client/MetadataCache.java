@@ -45,6 +45,11 @@ public final class MetadataCache {
         return s.brokers.get(p.leaderId());
     }
 
+    /** Whether no broker has answered a Metadata request yet (only the bootstrap servers are known). */
+    public boolean neverAnswered() {
+        return snapshot.brokers.isEmpty();
+    }
+
     /** The last known description of {@code topic}, or null if never fetched. */
     public TopicDescription topic(String topic) {
         return snapshot.topics.get(topic);

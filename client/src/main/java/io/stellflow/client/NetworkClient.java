@@ -173,7 +173,9 @@ public final class NetworkClient implements AutoCloseable {
             if (!f.isSuccess()) {
                 connections.remove(address, result);
                 result.completeExceptionally(new StellflowException(
-                        StellflowException.NETWORK_ERROR, "cannot connect to " + address, f.cause()));
+                        StellflowException.NETWORK_ERROR,
+                        "cannot connect to " + address + connectFailure(f.cause()),
+                        f.cause()));
                 return;
             }
             Channel ch = cf.channel();
@@ -195,6 +197,17 @@ public final class NetworkClient implements AutoCloseable {
                         }
                     });
         });
+    }
+
+    /** {@code ": <reason>"} of a failed connect (for example "Connection refused"), or "". */
+    private static String connectFailure(Throwable cause) {
+        if (cause == null || cause.getMessage() == null) {
+            return "";
+        }
+        String m = cause.getMessage();
+        // Netty's message is "Connection refused: /127.0.0.1:9099"; the address is named already.
+        int colon = m.indexOf(": ");
+        return ": " + (colon > 0 ? m.substring(0, colon) : m);
     }
 
     @Override

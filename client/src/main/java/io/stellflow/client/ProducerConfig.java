@@ -43,7 +43,15 @@ public record ProducerConfig(
     /** The producer's default {@code retries}: unbounded, {@code delivery.timeout.ms} ends a send. */
     public static final int DEFAULT_RETRIES = Integer.MAX_VALUE;
 
+    /**
+     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code compression.type}
+     * other than {@code none}, {@code enable.idempotence=true}, {@code transactional.id}, {@code
+     * security.protocol} other than {@code PLAINTEXT}); keys it does not read are logged as one WARN.
+     *
+     * @throws IllegalArgumentException naming the bad or refused key and its value
+     */
     public static ProducerConfig from(Properties props) {
+        ClientKeys.check(props, ClientKeys.PRODUCER, "producer");
         ConfigValues v = new ConfigValues(props);
         ClientConfig common = ClientConfig.from(props, "stellflow-producer");
         if (props.getProperty("retries") == null) {

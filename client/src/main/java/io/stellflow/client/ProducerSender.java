@@ -21,6 +21,8 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The producer's record accumulator and its sender thread.
@@ -52,6 +54,15 @@ final class ProducerSender implements Runnable {
     /** Produce v1 (docs/protocol-additions.md): v0 bytes, responses may carry codes 32..34. */
     static final short PRODUCE_VERSION = 1;
 
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerSender.class);
+
+    /**
+     * At most one retry WARN per partition this often. 5 s: a partition retrying NOT_ENOUGH_REPLICAS
+     * every 1 s ({@code retry.backoff.max.ms}) for the default 120 s {@code delivery.timeout.ms}
+     * logs 24 lines instead of 124, and the first one comes at the first retry.
+     */
+    static final long RETRY_WARN_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
+
     private final ProducerConfig config;
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -77,6 +88,8 @@ final class ProducerSender implements Runnable {
         boolean retrying;
         /** Sequence of the next new batch. */
         long nextSequence;
+        /** When this partition last logged a retry WARN; 0 = never. */
+        long lastRetryWarnNs;
 
         /** Puts a batch back at its place in sequence order (the queue is kept sorted). */
         void requeue(ProducerBatch b) {
@@ -250,11 +263,13 @@ final class ProducerSender implements Runnable {
      * an answer.
      */
     private StellflowException deliveryTimeout(ProducerBatch b) {
-        String last = b.lastError == null ? "" : "; last error: " + b.lastError.getMessage();
+        String last = b.lastError == null
+                ? "; no attempt got an answer (no leader known for the partition)"
+                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.getMessage();
         return new StellflowException(
                 b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
-                "produce to " + b.tp + ": batch not acknowledged within delivery.timeout.ms="
-                        + config.deliveryTimeoutMs() + " (" + (b.attempts + 1) + " attempt(s)" + last + ")",
+                "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
+                        + " ms (delivery.timeout.ms), " + (b.attempts + 1) + " attempt(s)" + last,
                 b.lastError);
     }
 
@@ -493,6 +508,7 @@ final class ProducerSender implements Runnable {
                                 + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
                         q.requeue(b);
                     }
+                    warnRetry(q, tp, code, batches.get(0), nowNs);
                 } else {
                     StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
                             ? se
@@ -517,6 +533,30 @@ final class ProducerSender implements Runnable {
         } finally {
             finish(done);
         }
+    }
+
+    /**
+     * Logs one WARN for a retried partition, at most once per {@link #RETRY_WARN_INTERVAL_NS} per
+     * partition: the code, the attempt and how long the retries may go on. Called under {@code lock}.
+     */
+    private void warnRetry(PartitionQueue q, TopicPartition tp, short code, ProducerBatch first, long nowNs) {
+        if (q.lastRetryWarnNs != 0 && nowNs - q.lastRetryWarnNs < RETRY_WARN_INTERVAL_NS) {
+            return;
+        }
+        q.lastRetryWarnNs = nowNs;
+        long leftMs = config.deliveryTimeoutMs() - TimeUnit.NANOSECONDS.toMillis(nowNs - first.createdNs);
+        LOG.warn(
+                "produce to {} failed with {} (attempt {}); retrying for up to {} ms more (delivery.timeout.ms={})",
+                tp,
+                codeName(code),
+                first.attempts,
+                Math.max(0, leftMs),
+                config.deliveryTimeoutMs());
+    }
+
+    /** {@code NAME code} of a wire code, {@code NETWORK_ERROR} for a local failure. */
+    static String codeName(short code) {
+        return code == StellflowException.NETWORK_ERROR ? "NETWORK_ERROR" : Errors.name(code) + " " + code;
     }
 
     /** Counts batches out after their callbacks ran, so flush() returns with every record completed. */

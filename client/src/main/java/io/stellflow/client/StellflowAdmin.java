@@ -40,8 +40,17 @@ public final class StellflowAdmin implements AutoCloseable {
     private final OffsetLookup offsets;
     private final AdminGroups groups;
 
+    /**
+     * An admin client on Kafka-style properties; keys it does not read are logged as one WARN, a
+     * {@code security.protocol} other than PLAINTEXT is refused ({@link IllegalArgumentException}).
+     */
     public StellflowAdmin(Properties props) {
-        this(ClientConfig.from(props, "stellflow-admin"));
+        this(adminConfig(props));
+    }
+
+    private static ClientConfig adminConfig(Properties props) {
+        ClientKeys.check(props, ClientKeys.ADMIN, "admin client");
+        return ClientConfig.from(props, "stellflow-admin");
     }
 
     public StellflowAdmin(ClientConfig config) {

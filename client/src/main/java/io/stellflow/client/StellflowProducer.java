@@ -11,6 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sends records to Stellflow partitions leaders, batched per partition (see {@link
@@ -29,6 +31,7 @@ import java.util.concurrent.TimeoutException;
  * #flush}).
  */
 public final class StellflowProducer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StellflowProducer.class);
     private final ProducerConfig config;
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -180,8 +183,10 @@ public final class StellflowProducer implements AutoCloseable {
         if (t != null && t.errorCode() == Errors.NONE && !t.partitions().isEmpty()) {
             return t.partitions().size();
         }
-        long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
+        long startNs = System.nanoTime();
+        long deadlineNs = startNs + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
         int attempts = 0;
+        long lastWarnNs = 0;
         StellflowException last = null;
         while (attempts++ <= config.common().retries() && System.nanoTime() < deadlineNs) {
             try {
@@ -206,16 +211,68 @@ public final class StellflowProducer implements AutoCloseable {
                     throw last;
                 }
             } catch (TimeoutException e) {
-                last = new StellflowException(StellflowException.NETWORK_ERROR, "metadata for " + topic + " timed out");
+                // The deadline cut the last request short: an earlier answer says more than that.
+                if (last == null) {
+                    last = new StellflowException(
+                            StellflowException.NETWORK_ERROR, "metadata for " + topic + " timed out");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new StellflowException(StellflowException.NETWORK_ERROR, "interrupted", e);
             }
-            sleepQuietly(config.common().retryBackoffMs());
+            long nowNs = System.nanoTime();
+            if (lastWarnNs == 0 || nowNs - lastWarnNs >= ProducerSender.RETRY_WARN_INTERVAL_NS) {
+                lastWarnNs = nowNs;
+                LOG.warn(
+                        "metadata for topic {}: {} (attempt {}); waiting up to max.block.ms={}: {}",
+                        topic,
+                        ProducerSender.codeName(last.errorCode()),
+                        attempts,
+                        config.maxBlockMs(),
+                        last.getMessage());
+            }
+            sleepQuietly(Math.min(
+                    config.common().retryBackoffMs(attempts),
+                    Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNs - System.nanoTime()))));
         }
-        throw last != null
-                ? last
-                : new StellflowException(StellflowException.NETWORK_ERROR, "no metadata for " + topic);
+        throw metadataTimeout(topic, last, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
+    }
+
+    /**
+     * The error of a send whose topic metadata did not come within {@code max.block.ms}: a topic the
+     * brokers say does not exist, or no broker reachable; the code is the last attempt's.
+     */
+    private StellflowException metadataTimeout(String topic, StellflowException last, long waitedMs) {
+        if (last == null) {
+            return new StellflowException(
+                    StellflowException.NETWORK_ERROR,
+                    "topic " + topic + " not present in metadata after " + waitedMs + " ms (max.block.ms="
+                            + config.maxBlockMs() + ")");
+        }
+        short code = last.errorCode();
+        String what;
+        if (code == Errors.UNKNOWN_TOPIC_OR_PARTITION) {
+            what = "topic " + topic + " does not exist (the brokers answered UNKNOWN_TOPIC_OR_PARTITION;"
+                    + " create it with stellflow-topics.sh --create, or enable auto.create.topics.enable on the"
+                    + " brokers)";
+        } else if (code == StellflowException.NETWORK_ERROR && metadata.neverAnswered()) {
+            what = "no broker reachable at bootstrap.servers="
+                    + joined(network.config().bootstrapServers()) + " (last error: " + last.getMessage()
+                    + ")";
+        } else {
+            what = "no metadata for topic " + topic + "; last error " + ProducerSender.codeName(code) + ": "
+                    + last.getMessage();
+        }
+        return new StellflowException(
+                code, what + "; gave up after " + waitedMs + " ms (max.block.ms=" + config.maxBlockMs() + ")", last);
+    }
+
+    private static String joined(List<HostPort> servers) {
+        StringBuilder sb = new StringBuilder();
+        for (HostPort hp : servers) {
+            sb.append(sb.isEmpty() ? "" : ",").append(hp);
+        }
+        return sb.toString();
     }
 
     private static void sleepQuietly(long ms) {

@@ -1,6 +1,7 @@
 package io.stellflow.perf;
 
 import io.stellflow.client.StellflowException;
+import io.stellflow.client.StellflowVersion;
 import java.util.Map;
 import java.util.Properties;
 import picocli.CommandLine;
@@ -12,12 +13,13 @@ import picocli.CommandLine;
  *
  * <p>Thread-safety: stateless.
  */
-final class Cli {
+public final class Cli {
     private Cli() {}
 
     /** A command line on which client errors print one line to stderr and exit with status 1. */
     static CommandLine commandLine(Object command) {
         CommandLine cl = new CommandLine(command);
+        withVersion(cl);
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (ex instanceof StellflowException || ex instanceof IllegalArgumentException) {
                 commandLine.getErr().println("error: " + ex.getMessage());
@@ -28,6 +30,21 @@ final class Cli {
         return cl;
     }
 
+    /**
+     * The perf producer's {@code max.block.ms} unless given, as the console producer's: a missing
+     * topic or an unreachable broker is reported after 5 s, not the library's 60 s.
+     */
+    static final String TOOL_MAX_BLOCK_MS = "5000";
+
+    /** Producer {@link Properties}: {@link #clientProps} with the tools' {@code max.block.ms} default. */
+    static Properties producerProps(String bootstrap, Map<String, String> overrides) {
+        Properties p = clientProps(bootstrap, overrides);
+        if (p.getProperty("max.block.ms") == null) {
+            p.setProperty("max.block.ms", TOOL_MAX_BLOCK_MS);
+        }
+        return p;
+    }
+
     /** Client {@link Properties}: {@code bootstrap.servers} plus {@code k=v} overrides (may be null). */
     static Properties clientProps(String bootstrap, Map<String, String> overrides) {
         Properties p = new Properties();
@@ -36,5 +53,20 @@ final class Cli {
             overrides.forEach(p::setProperty);
         }
         return p;
+    }
+
+    /** Gives {@code cl} and its subcommands {@link VersionProvider} for {@code --version}. */
+    public static CommandLine withVersion(CommandLine cl) {
+        cl.getCommandSpec().versionProvider(new VersionProvider());
+        cl.getSubcommands().values().forEach(Cli::withVersion);
+        return cl;
+    }
+
+    /** {@code --version}: the Stellflow release the lab was built as ({@link StellflowVersion}). */
+    public static final class VersionProvider implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"Stellflow " + StellflowVersion.version()};
+        }
     }
 }

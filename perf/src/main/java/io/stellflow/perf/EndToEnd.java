@@ -153,7 +153,7 @@ final class EndToEnd extends PerfCommand.Common implements Callable<Integer> {
         new SplittableRandom(42 + seed).nextBytes(template);
         double intervalNs = throughput > 0 ? 1e9 * producers / throughput : 0;
         long deadlineNs = deadlineNs(startNs);
-        try (StellflowProducer producer = new StellflowProducer(Cli.clientProps(bootstrapServer, producerProps))) {
+        try (StellflowProducer producer = new StellflowProducer(Cli.producerProps(bootstrapServer, producerProps))) {
             producer.partitionsFor(topic);
             // Stagger the threads over one interval so that they do not all send at the same instant.
             long firstNs = startNs + (long) (intervalNs * seed / producers);

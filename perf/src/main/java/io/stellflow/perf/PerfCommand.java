@@ -99,12 +99,20 @@ public final class PerfCommand implements Runnable {
             if (metricsPort == null) {
                 return null;
             }
-            metricsEndpoint = MetricsEndpoint.start(
-                    "127.0.0.1",
-                    metricsPort,
-                    Resource.getDefault()
-                            .merge(Resource.create(Attributes.of(
-                                    AttributeKey.stringKey("service.name"), "stellflow-perf-" + clientType))));
+            try {
+                metricsEndpoint = MetricsEndpoint.start(
+                        "127.0.0.1",
+                        metricsPort,
+                        Resource.getDefault()
+                                .merge(Resource.create(Attributes.of(
+                                        AttributeKey.stringKey("service.name"), "stellflow-perf-" + clientType))));
+            } catch (java.io.UncheckedIOException e) {
+                // One line and exit 1 (Cli's handler), not a stack trace: usually the port is taken.
+                Throwable cause = e.getCause();
+                throw new IllegalArgumentException("--metrics-port " + metricsPort + ": cannot listen on 127.0.0.1:"
+                        + metricsPort + " (" + (cause == null ? e.getMessage() : cause.getMessage())
+                        + "); give a free port, or 0 for any free one");
+            }
             System.err.println(
                     "stellflow-perf: client metrics on http://127.0.0.1:" + metricsEndpoint.port() + "/metrics");
             return OpenTelemetrySdk.builder()
@@ -260,7 +268,7 @@ public final class PerfCommand implements Runnable {
             List<StellflowProducer> clients = new ArrayList<>(clientCount);
             try {
                 for (int i = 0; i < clientCount; i++) {
-                    clients.add(new StellflowProducer(Cli.clientProps(bootstrapServer, producerProps), otel));
+                    clients.add(new StellflowProducer(Cli.producerProps(bootstrapServer, producerProps), otel));
                     clients.get(i).partitionsFor(topic); // metadata before the clock starts
                 }
                 startNs = System.nanoTime();
@@ -421,7 +429,8 @@ public final class PerfCommand implements Runnable {
         @Option(
                 names = "--timeout-ms",
                 defaultValue = "10000",
-                description = "stop when no record arrived for this long")
+                description = "stop when no record arrived for this long (ms, default ${DEFAULT-VALUE}); short of"
+                        + " --num-records, that is an error (exit 1)")
         long timeoutMs;
 
         @Option(
@@ -457,6 +466,7 @@ public final class PerfCommand implements Runnable {
             long bytes = 0;
             long startNs;
             long lastDataNs;
+            boolean idleTimedOut = false;
             OpenTelemetry otel = openTelemetry("consumer");
             try (StellflowConsumer consumer = new StellflowConsumer(props, otel)) {
                 if (group != null) {
@@ -470,7 +480,11 @@ public final class PerfCommand implements Runnable {
                 long deadlineNs = deadlineNs(startNs);
                 while (records < numRecords) {
                     long t0 = System.nanoTime();
-                    if (t0 >= deadlineNs || t0 - lastDataNs > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+                    if (t0 >= deadlineNs) {
+                        break;
+                    }
+                    if (t0 - lastDataNs > TimeUnit.MILLISECONDS.toNanos(timeoutMs)) {
+                        idleTimedOut = true;
                         break;
                     }
                     List<ConsumerRecord> got = consumer.poll(Duration.ofMillis(100));
@@ -496,6 +510,15 @@ public final class PerfCommand implements Runnable {
             PerfResult r =
                     PerfResult.of(name != null ? name : "consume", records, bytes, lastDataNs - startNs, pollUs, 0);
             print(r);
+            if (idleTimedOut && numRecords != Long.MAX_VALUE) {
+                // Fewer records than asked for: say so and fail, so a script does not take a short
+                // read for a full one (it used to exit 0 after waiting --timeout-ms in silence).
+                PrintWriter err = spec.commandLine().getErr();
+                err.println("error: read " + records + " of --num-records " + numRecords + ": no record arrived for "
+                        + timeoutMs + " ms (--timeout-ms); the topic may hold fewer records");
+                err.flush();
+                return 1;
+            }
             return 0;
         }
     }

@@ -64,6 +64,6 @@ public final class ClusterCommand implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new ClusterCommand()).execute(args));
+        System.exit(Tools.withVersion(new CommandLine(new ClusterCommand())).execute(args));
     }
 }

@@ -65,10 +65,16 @@ public final class ConfigsCommand implements Callable<Integer> {
     @Option(
             names = "--add-config",
             split = ",(?=[^,=]+=)",
+            splitSynopsisLabel = ",", // the help shows the comma, not the regex
+            paramLabel = "key=value",
             description = "key=value[,key=value...] to set (with --alter); repeatable")
     Map<String, String> add;
 
-    @Option(names = "--delete-config", split = ",", description = "key[,key...] to remove (with --alter)")
+    @Option(
+            names = "--delete-config",
+            split = ",",
+            paramLabel = "key",
+            description = "key[,key...] to remove (with --alter)")
     List<String> delete;
 
     @Spec
@@ -134,6 +140,6 @@ public final class ConfigsCommand implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new ConfigsCommand()).execute(args));
+        System.exit(Tools.withVersion(new CommandLine(new ConfigsCommand())).execute(args));
     }
 }

@@ -1,6 +1,8 @@
 package io.stellflow.tools;
 
 import io.stellflow.client.ProducerRecord;
+import io.stellflow.client.RecordMetadata;
+import io.stellflow.client.StellflowException;
 import io.stellflow.client.StellflowProducer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -12,6 +14,8 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine;
@@ -62,6 +66,9 @@ public final class ConsoleProducer implements Callable<Integer> {
     @Option(names = "--linger-ms", description = "linger.ms")
     Integer lingerMs;
 
+    /** The tools' {@code max.block.ms} unless given: long enough for a topic just created to show up. */
+    static final long TOOL_MAX_BLOCK_MS = 5_000;
+
     @Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -79,6 +86,9 @@ public final class ConsoleProducer implements Callable<Integer> {
             p.put("linger.ms", lingerMs.toString());
         }
         p.putIfAbsent("client.id", "stellflow-console-producer");
+        // A tool fails fast: a missing topic or an unreachable --bootstrap-server is reported after
+        // 5 s instead of the library's 60 s (docs/operations.md, "When something is wrong").
+        p.putIfAbsent("max.block.ms", Long.toString(TOOL_MAX_BLOCK_MS));
         return ClientProps.of(bootstrapServer, p);
     }
 
@@ -120,18 +130,29 @@ public final class ConsoleProducer implements Callable<Integer> {
                     key = Arrays.copyOfRange(line, 0, at);
                     value = Arrays.copyOfRange(line, at + sep.length, line.length);
                 }
-                producer.send(new ProducerRecord(topic, partition, key, value)).whenComplete((md, e) -> {
+                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord(topic, partition, key, value));
+                f.whenComplete((md, e) -> {
                     if (e != null) {
                         failed.incrementAndGet();
                         firstError.compareAndSet(null, e);
                     }
                 });
                 sent++;
+                if (f.isCompletedExceptionally()) {
+                    // Failed before it was queued (no such topic or partition, no broker reachable within
+                    // max.block.ms): every further line would wait as long again for the same answer.
+                    break;
+                }
             }
             producer.flush();
         }
         if (failed.get() > 0) {
-            err.println("error: " + failed.get() + " of " + sent + " records failed; first: " + firstError.get());
+            Throwable first = firstError.get();
+            if (first instanceof CompletionException && first.getCause() != null) {
+                first = first.getCause();
+            }
+            String why = first instanceof StellflowException ? first.getMessage() : String.valueOf(first);
+            err.println("error: " + failed.get() + " of " + sent + " record(s) failed; first: " + why);
             err.flush();
             return 1;
         }

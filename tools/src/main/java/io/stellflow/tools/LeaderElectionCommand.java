@@ -129,6 +129,7 @@ public final class LeaderElectionCommand implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new LeaderElectionCommand()).execute(args));
+        System.exit(
+                Tools.withVersion(new CommandLine(new LeaderElectionCommand())).execute(args));
     }
 }

@@ -84,6 +84,7 @@ public final class MetadataQuorumCommand {
     }
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new MetadataQuorumCommand()).execute(args));
+        System.exit(
+                Tools.withVersion(new CommandLine(new MetadataQuorumCommand())).execute(args));
     }
 }

@@ -10,6 +10,7 @@ import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
+import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import java.io.PrintWriter;
 import java.util.Map;
@@ -97,6 +98,18 @@ public final class TopicsCommand implements Callable<Integer> {
                     + " --bootstrap-server)")
     Integer replicationFactorOption;
 
+    @Option(
+            names = "--if-not-exists",
+            description = "with --create: when the topic exists already, do nothing and exit 0 (without it,"
+                    + " creating an existing topic is an error, TOPIC_ALREADY_EXISTS)")
+    boolean ifNotExists;
+
+    @Option(
+            names = "--if-exists",
+            description =
+                    "with --alter, --delete or --describe: when --topic does not exist, do nothing and" + " exit 0")
+    boolean ifExists;
+
     int partitions;
     int replicationFactor;
 
@@ -141,6 +154,16 @@ public final class TopicsCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--replication-factor must be at least 1, got " + replicationFactorOption);
         }
+        if (ifNotExists && !action.create) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--if-not-exists goes with --create only");
+        }
+        if (ifExists && !(action.alter || action.delete || action.describe)) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--if-exists goes with --alter, --delete or --describe only");
+        }
+        if (ifExists && topic == null) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--if-exists needs --topic");
+        }
         partitions = partitionsOption == null ? 1 : partitionsOption;
         replicationFactor = replicationFactorOption == null
                 ? CreateTopicRequest.DEFAULT_REPLICATION_FACTOR
@@ -157,6 +180,9 @@ public final class TopicsCommand implements Callable<Integer> {
         }
         try (ClusterAccess access =
                 ClusterAccess.open(bootstrapServer, bootstrapController, CONTROLLER_TIMEOUT_MS, props)) {
+            if (ifExists && !action.alter && !access.brokers().listTopics().contains(topic)) {
+                return 0; // --if-exists: nothing to delete or describe (--alter: the controller says)
+            }
             if (action.alter) {
                 return alterThroughController(access.controllers(), out);
             }
@@ -173,6 +199,13 @@ public final class TopicsCommand implements Callable<Integer> {
     /** Create (without configs), delete, list and describe, through a broker. */
     private int throughBroker(StellflowAdmin admin, PrintWriter out) {
         if (action.create) {
+            // CreateTopic on the wire answers success for an existing topic of the same partition
+            // count (docs/spec/wire-protocol.md, CreateTopic: clients rely on it), so the tool looks
+            // first. A list, not a describe: Metadata for one topic auto-creates it where
+            // auto.create.topics.enable is on.
+            if (admin.listTopics().contains(topic)) {
+                return alreadyExists();
+            }
             admin.createTopic(topic, partitions, replicationFactor);
             out.println("Created topic " + topic + " with " + partitions + " partition(s)"
                     + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
@@ -205,6 +238,18 @@ public final class TopicsCommand implements Callable<Integer> {
                 : unavailable ? TopicDescriber.Filter.UNAVAILABLE : TopicDescriber.Filter.ALL;
     }
 
+    /** An existing topic given to --create: exit 0 with --if-not-exists, else a TOPIC_ALREADY_EXISTS error. */
+    private int alreadyExists() {
+        if (ifNotExists) {
+            return 0;
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("error: topic " + topic + " already exists (TOPIC_ALREADY_EXISTS " + Errors.TOPIC_ALREADY_EXISTS
+                + "); add --if-not-exists to accept an existing topic, or use --alter to grow it");
+        err.flush();
+        return 1;
+    }
+
     /** CreateTopics with configs at the active controller; the controller validates every key and value. */
     private int createThroughController(ControllerClient c, PrintWriter out) {
         int rf = replicationFactor > 0 ? replicationFactor : 1;
@@ -218,6 +263,12 @@ public final class TopicsCommand implements Callable<Integer> {
         CreateTopicsResponse r =
                 c.createTopics(CreateTopicsRequest.newBuilder().addTopics(t).build());
         TopicResult result = r.getTopicsCount() == 0 ? null : r.getTopics(0);
+        if (r.getError() == ErrorCode.NONE
+                && result != null
+                && result.getError() == ErrorCode.TOPIC_ALREADY_EXISTS
+                && result.getErrorMessage().endsWith("already exists")) {
+            return alreadyExists(); // not a name collision, which stays an error below
+        }
         if (r.getError() != ErrorCode.NONE || result == null || result.getError() != ErrorCode.NONE) {
             String why = r.getError() != ErrorCode.NONE || result == null
                     ? r.getError() + " " + r.getErrorMessage()
@@ -237,6 +288,9 @@ public final class TopicsCommand implements Callable<Integer> {
                 .setName(topic)
                 .setTotalCount(partitions)
                 .build());
+        if (r.getError() == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION && ifExists) {
+            return 0;
+        }
         if (r.getError() != ErrorCode.NONE) {
             spec.commandLine()
                     .getErr()

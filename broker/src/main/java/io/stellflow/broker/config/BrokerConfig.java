@@ -38,9 +38,10 @@ import java.util.TreeSet;
  *   <tr><td>log.index.size.max.bytes</td><td>10485760</td><td>&gt;= 8</td></tr>
  *   <tr><td>log.flush.interval.messages</td><td>9223372036854775807 (never)</td><td>&gt;= 1</td></tr>
  *   <tr><td>log.flush.interval.ms</td><td>9223372036854775807 (never)</td><td>&gt;= 0</td></tr>
- *   <tr><td>log.retention.ms</td><td>604800000 (7 days)</td><td>&gt;= -1 (-1 = no time limit)</td></tr>
+ *   <tr><td>log.retention.ms</td><td>604800000 (7 days)</td><td>&gt;= -1 (-1 = no time limit); or
+ *       log.retention.minutes, log.retention.hours (Kafka's aliases; ms wins over minutes over hours)</td></tr>
  *   <tr><td>log.retention.bytes</td><td>-1 (no limit)</td><td>&gt;= -1, per partition</td></tr>
- *   <tr><td>log.roll.ms</td><td>604800000 (7 days)</td><td>&gt;= 1</td></tr>
+ *   <tr><td>log.roll.ms</td><td>604800000 (7 days)</td><td>&gt;= 1; or log.roll.hours (ms wins)</td></tr>
  *   <tr><td>log.cleanup.policy</td><td>delete</td><td>delete, compact or compact,delete</td></tr>
  *   <tr><td>log.segment.delete.delay.ms</td><td>60000</td><td>&gt;= 0</td></tr>
  *   <tr><td>log.cleaner.delete.retention.ms</td><td>86400000 (1 day)</td><td>&gt;= 0</td></tr>
@@ -132,8 +133,11 @@ public final class BrokerConfig {
             "log.flush.interval.messages",
             "log.flush.interval.ms",
             "log.retention.ms",
+            "log.retention.minutes",
+            "log.retention.hours",
             "log.retention.bytes",
             "log.roll.ms",
+            "log.roll.hours",
             "log.cleanup.policy",
             "log.segment.delete.delay.ms",
             "log.cleaner.delete.retention.ms",
@@ -493,11 +497,51 @@ public final class BrokerConfig {
         return unknownKeys;
     }
 
+    /**
+     * A duration Kafka lets a config give in several units ({@code log.retention.ms}, {@code
+     * log.retention.minutes}, {@code log.retention.hours}): the first key present wins, in the order
+     * given (finest unit first, Kafka's precedence), converted to milliseconds; -1 stays -1 (no limit)
+     * where {@code minMs} allows it.
+     *
+     * @param keysAndUnitMs key, milliseconds per unit of that key, key, milliseconds per unit, ...
+     * @throws ConfigException naming the key whose value is not a number, out of range or overflows
+     */
+    static long aliasedMs(Properties props, long defaultMs, long minMs, Object... keysAndUnitMs) {
+        for (int i = 0; i < keysAndUnitMs.length; i += 2) {
+            String key = (String) keysAndUnitMs[i];
+            int unitMs = (Integer) keysAndUnitMs[i + 1];
+            if (props.getProperty(key) == null) {
+                continue;
+            }
+            long min = minMs < 0 ? -1 : Math.max(1, minMs / unitMs);
+            long v = longValue(props, key, 0, min, Long.MAX_VALUE);
+            if (v < 0) {
+                return -1;
+            }
+            try {
+                return Math.multiplyExact(v, (long) unitMs);
+            } catch (ArithmeticException e) {
+                throw new ConfigException(key, props.getProperty(key), "is too large for a duration in milliseconds");
+            }
+        }
+        return defaultMs;
+    }
+
     private static LogConfig logConfig(Properties props, LogConfig base) {
         LogConfig.Builder b = base.toBuilder()
-                .retentionMs(longValue(props, "log.retention.ms", LogConfig.DEFAULT_RETENTION_MS, -1, Long.MAX_VALUE))
+                .retentionMs(aliasedMs(
+                        props,
+                        LogConfig.DEFAULT_RETENTION_MS,
+                        -1,
+                        "log.retention.ms",
+                        1,
+                        "log.retention.minutes",
+                        60_000,
+                        "log.retention.hours",
+                        3_600_000))
                 .retentionBytes(longValue(props, "log.retention.bytes", -1, -1, Long.MAX_VALUE))
-                .segmentMs(longValue(props, "log.roll.ms", LogConfig.DEFAULT_SEGMENT_MS, 1, Long.MAX_VALUE))
+                .segmentMs(aliasedMs(
+                        props, LogConfig.DEFAULT_SEGMENT_MS, 1, "log.roll.ms", 1, "log.roll.hours", 3_600_000))
                 .fileDeleteDelayMs(longValue(
                         props,
                         "log.segment.delete.delay.ms",

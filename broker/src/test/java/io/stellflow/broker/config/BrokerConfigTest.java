@@ -165,4 +165,46 @@ class BrokerConfigTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("twice");
     }
+
+    /** Issue #22, defect 4: Kafka's sample config says log.retention.hours=168; it used to be dropped. */
+    @Test
+    void kafkasRetentionAndRollAliasesAreHonouredFinestUnitFirst() {
+        BrokerConfig hours = BrokerConfig.fromProperties(props("log.retention.hours", "1", "log.roll.hours", "2"));
+        assertThat(hours.unknownKeys()).isEmpty();
+        assertThat(hours.logConfig().retentionMs()).isEqualTo(3_600_000L);
+        assertThat(hours.logConfig().segmentMs()).isEqualTo(7_200_000L);
+
+        BrokerConfig minutes =
+                BrokerConfig.fromProperties(props("log.retention.hours", "1", "log.retention.minutes", "30"));
+        assertThat(minutes.logConfig().retentionMs()).isEqualTo(1_800_000L);
+
+        BrokerConfig ms = BrokerConfig.fromProperties(props(
+                "log.retention.hours",
+                "1",
+                "log.retention.minutes",
+                "30",
+                "log.retention.ms",
+                "5000",
+                "log.roll.hours",
+                "2",
+                "log.roll.ms",
+                "60000"));
+        assertThat(ms.logConfig().retentionMs()).isEqualTo(5_000L);
+        assertThat(ms.logConfig().segmentMs()).isEqualTo(60_000L);
+
+        assertThat(BrokerConfig.fromProperties(props("log.retention.hours", "-1"))
+                        .logConfig()
+                        .retentionMs())
+                .isEqualTo(-1L);
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.retention.hours", "one")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("log.retention.hours");
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.roll.hours", "0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("log.roll.hours");
+        assertThatThrownBy(() -> BrokerConfig.fromProperties(props("log.retention.hours", "9223372036854775807")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("log.retention.hours")
+                .hasMessageContaining("too large");
+    }
 }

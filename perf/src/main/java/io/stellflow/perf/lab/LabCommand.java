@@ -1,5 +1,6 @@
 package io.stellflow.perf.lab;
 
+import io.stellflow.perf.Cli;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -189,6 +190,6 @@ public final class LabCommand implements Runnable {
 
     public static void main(String[] args) {
         System.setProperty("java.awt.headless", "true");
-        System.exit(new CommandLine(new LabCommand()).execute(args));
+        System.exit(Cli.withVersion(new CommandLine(new LabCommand())).execute(args));
     }
 }

@@ -1,0 +1,56 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Kafka keys the clients cannot honour are refused with the reason instead of being ignored (issue
+ * #22, defect 4: {@code compression.type=zstd} used to produce uncompressed batches without a word);
+ * their no-op values and the keys the clients read pass.
+ */
+class ClientKeysTest {
+    private static Properties props(String... kv) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "127.0.0.1:9092");
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    @Test
+    void unsupportedProducerKeysAreRefusedNamingKeyValueAndReason() {
+        assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "zstd")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("compression.type=zstd is not supported: the producer does not compress batches yet;"
+                        + " use compression.type=none or leave the key out");
+        assertThatThrownBy(() -> ProducerConfig.from(props("enable.idempotence", "true")))
+                .hasMessageStartingWith("enable.idempotence=true is not supported: the producer is not idempotent");
+        assertThatThrownBy(() -> ProducerConfig.from(props("transactional.id", "tx-1")))
+                .hasMessageStartingWith("transactional.id=tx-1 is not supported");
+        assertThatThrownBy(() -> ConsumerConfig.from(props("security.protocol", "SASL_SSL")))
+                .hasMessageStartingWith(
+                        "security.protocol=SASL_SSL is not supported: the client speaks PLAINTEXT only");
+    }
+
+    @Test
+    void theirNoOpValuesAndEveryReadKeyPass() {
+        ProducerConfig p = ProducerConfig.from(props(
+                "compression.type",
+                "NONE",
+                "enable.idempotence",
+                "false",
+                "security.protocol",
+                "plaintext",
+                "linger.ms",
+                "7",
+                "no.such.key",
+                "1"));
+        assertThat(p.lingerMs()).isEqualTo(7);
+        ConsumerConfig c = ConsumerConfig.from(props("isolation.level", "read_committed", "group.id", "g"));
+        assertThat(c.common().bootstrapServers()).hasSize(1);
+    }
+}
