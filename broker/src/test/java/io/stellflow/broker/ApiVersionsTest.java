@@ -88,7 +88,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(21);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(22);
     }
 
     @Test
