@@ -90,18 +90,27 @@ final class GroupLedger {
         }
     }
 
-    /** One read of the group's committed offsets (the next offset to read per partition). */
-    void committed(Map<TopicPartition, Long> offsets, String from) {
+    /**
+     * One read of the group's committed offsets (the next offset to read per partition); reads must
+     * not overlap (an older answer ingested after a newer one would look like a move back).
+     *
+     * @return whether an offset went backwards
+     */
+    boolean committed(Map<TopicPartition, Long> offsets, String from) {
         committedReads.incrementAndGet();
-        offsets.forEach((tp, offset) -> {
-            long prev = maxCommitted.getAndAccumulate(tp.partition(), offset, Math::max);
+        boolean backwards = false;
+        for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+            long offset = e.getValue();
+            long prev = maxCommitted.getAndAccumulate(e.getKey().partition(), offset, Math::max);
             if (offset < prev) {
+                backwards = true;
                 ledger.violation(
                         "COMMIT_BACKWARDS",
-                        tp.partition(),
+                        e.getKey().partition(),
                         "committed offset read as " + prev + ", later as " + offset + " (" + from + ")");
             }
-        });
+        }
+        return backwards;
     }
 
     /** The highest committed offset read for {@code partition}, or -1. */

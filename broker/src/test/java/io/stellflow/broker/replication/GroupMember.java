@@ -257,10 +257,20 @@ final class GroupMember {
         return true;
     }
 
+    private Map<TopicPartition, Long> positionsOf(Collection<TopicPartition> partitions) {
+        Map<TopicPartition, Long> out = new LinkedHashMap<>();
+        for (TopicPartition tp : partitions) {
+            out.put(tp, consumer.position(tp));
+        }
+        return out;
+    }
+
     /** Records the listener's view of what the member owns; commits before a revocation. */
     private final class Listener implements ConsumerRebalanceListener {
         @Override
         public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            System.out.println("GROUP_MEMBER " + name + " (" + memberId + ") revoking " + partitions + " at "
+                    + positionsOf(partitions));
             commit();
             ownedByListener.removeAll(partitions);
             owned = Set.copyOf(ownedByListener);
@@ -268,12 +278,15 @@ final class GroupMember {
 
         @Override
         public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+            System.out.println("GROUP_MEMBER " + name + " (" + consumer.groupMemberId() + ") assigned " + partitions
+                    + " at " + positionsOf(partitions));
             ownedByListener.addAll(partitions);
             owned = Set.copyOf(ownedByListener);
         }
 
         @Override
         public void onPartitionsLost(Collection<TopicPartition> partitions) {
+            System.out.println("GROUP_MEMBER " + name + " (" + memberId + ") lost " + partitions);
             ownedByListener.removeAll(partitions); // no commit: another member may own them now
             owned = Set.copyOf(ownedByListener);
         }
