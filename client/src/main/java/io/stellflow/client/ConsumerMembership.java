@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * revoke ({@code enable.auto.commit}), {@link ConsumerRebalanceListener#onPartitionsRevoked}, stop
  * fetching them, OffsetFetch the committed offsets of the added partitions, start fetching them,
  * {@link ConsumerRebalanceListener#onPartitionsAssigned}, and then a heartbeat at once with the
- * owned partitions, which acknowledges the revocation. FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH or
+ * owned partitions, which acknowledges the revocation. A blocking call made by a listener method
+ * ({@code commitSync} in {@code onPartitionsRevoked}) runs {@link #poll} without any reconciliation
+ * step: the reconciliation goes on once the listener returned. FENCED_MEMBER_EPOCH, STALE_MEMBER_EPOCH or
  * UNKNOWN_MEMBER_ID drops every partition ({@link ConsumerRebalanceListener#onPartitionsLost}, no
  * commit) and rejoins with epoch 0. NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE and lost connections
  * send the member to {@link CoordinatorLocator} (FindCoordinator with a bounded exponential
@@ -103,6 +105,9 @@ final class ConsumerMembership {
 
     private final CoordinatorCalls calls;
     private long nextAutoCommitMs = Long.MAX_VALUE;
+    /** True while a {@link ConsumerRebalanceListener} method runs: no reconciliation step then. */
+    private boolean inListener;
+
     private CompletableFuture<Map<TopicPartition, Short>> autoCommit;
     private final Map<TopicPartition, Long> lastCommitted = new LinkedHashMap<>();
 
@@ -433,10 +438,14 @@ final class ConsumerMembership {
         }
         List<TopicPartition> lost = new ArrayList<>(owned);
         LOG.info("group {}: {} partitions lost ({})", groupId, lost.size(), why);
+        boolean outer = inListener;
+        inListener = true;
         try {
             listener.onPartitionsLost(lost);
         } catch (RuntimeException e) {
             deferError(e);
+        } finally {
+            inListener = outer;
         }
         owner.partitionsRevoked(lost);
         owned.clear();
@@ -484,6 +493,12 @@ final class ConsumerMembership {
     }
 
     private void reconcile(long nowMs) {
+        if (inListener) {
+            // A listener's blocking call (commitSync in onPartitionsRevoked) drives poll: the heartbeat
+            // and the calls go on, the reconciliation waits for the listener to return, else the step
+            // that called the listener would call it again, without end.
+            return;
+        }
         while (true) {
             Reconciliation r = reconciliation;
             if (r == null) {
@@ -535,10 +550,14 @@ final class ConsumerMembership {
                 case REVOKE -> {
                     if (!r.revoked.isEmpty()) {
                         List<TopicPartition> revoked = List.copyOf(r.revoked);
+                        boolean outer = inListener;
+                        inListener = true;
                         try {
                             listener.onPartitionsRevoked(revoked);
                         } catch (RuntimeException e) {
                             deferError(e);
+                        } finally {
+                            inListener = outer;
                         }
                         owner.partitionsRevoked(revoked);
                         owned.removeAll(revoked);
@@ -580,10 +599,14 @@ final class ConsumerMembership {
                         owner.partitionsAssigned(committed);
                     }
                     owned.addAll(r.added);
+                    boolean outer = inListener;
+                    inListener = true;
                     try {
                         listener.onPartitionsAssigned(List.copyOf(r.added));
                     } catch (RuntimeException e) {
                         deferError(e);
+                    } finally {
+                        inListener = outer;
                     }
                     ackPending = true;
                     return true;

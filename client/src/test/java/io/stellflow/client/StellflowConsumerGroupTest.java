@@ -144,6 +144,39 @@ class StellflowConsumerGroupTest {
     }
 
     @Test
+    void aListenerThatCommitsInOnPartitionsRevokedIsCalledOnceAndItsCommitLands() throws Exception {
+        // commitSync inside onPartitionsRevoked drives the member's poll; that poll used to run the
+        // revocation step again, calling the listener again, until the stack overflowed.
+        try (FakeBroker broker = brokerWithFiveRecords()) {
+            InMemoryCoordinator coordinator = new InMemoryCoordinator(Map.of("t", 1));
+            List<String> calls = new ArrayList<>();
+            StellflowConsumer c =
+                    consumer(broker, coordinator, "auto.offset.reset", "earliest", "enable.auto.commit", "false");
+            try {
+                c.subscribe(List.of("t"), new ConsumerRebalanceListener() {
+                    @Override
+                    public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                        calls.add("revoked " + partitions);
+                        c.commitSync();
+                        calls.add("committed " + c.committed(Set.of(TP)));
+                    }
+
+                    @Override
+                    public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                        calls.add("assigned " + partitions);
+                    }
+                });
+                assertThat(pollOffsets(c, 5)).containsExactly(0L, 1L, 2L, 3L, 4L);
+            } finally {
+                c.close();
+            }
+            assertThat(calls).containsExactly("assigned [t-0]", "revoked [t-0]", "committed {t-0=5}");
+            assertThat(coordinator.commits).containsExactly(Map.of(TP, 5L));
+            assertThat(coordinator.heartbeats.getLast().memberEpoch()).isEqualTo(-1);
+        }
+    }
+
+    @Test
     void groupCallsWithoutGroupIdAreRefusedClearly() throws Exception {
         try (FakeBroker broker = brokerWithFiveRecords()) {
             Properties p = new Properties();

@@ -47,6 +47,12 @@ import org.junit.jupiter.api.Test;
  * -Dstellflow.checker.seed=<its seed> -Dstellflow.checker.rounds=1}. Timing is not reproduced: a
  * seed reproduces the fault, the victim and the hold times, not the interleaving.
  *
+ * <p>{@code -Dstellflow.checker.groups=true} adds the consumer-group load of issue #19 ({@link
+ * GroupWorkload}: members join, leave, crash and pause while committing; each partition owned by one
+ * member in the steady state, committed offsets never back, every acknowledged record below the
+ * committed offset delivered, an evicted member's commit refused); {@link GroupFaultCheckerTest} runs
+ * a few rounds with it.
+ *
  * <p>Every FAULT_ line is also appended to {@code target/fault-checker/fault-rounds.log} as it happens
  * (surefire shows the test's output only at the end). Data and broker logs of a failing run stay in {@code target/fault-checker/run-<first seed>} (of
  * every run with {@code -Dstellflow.checker.keep=true}).
@@ -90,6 +96,11 @@ class ReplicationFaultCheckerTest {
     private Ledger ledger;
     private Workload workload;
     private Path progressFile;
+    /** The consumer-group load, or null without {@code -Dstellflow.checker.groups=true}. */
+    private GroupWorkload groupWorkload;
+
+    private String groupSummary = "";
+    private GroupLedger groupLedger;
 
     /** Prints one line and appends it to {@code target/fault-checker/fault-rounds.log} (live progress). */
     private void report(String format, Object... args) {
@@ -109,12 +120,27 @@ class ReplicationFaultCheckerTest {
 
     @Test
     void noAcknowledgedWriteIsLostAndReplicasAgreeUnderKillsPausesCutsAndRestarts() throws Exception {
-        int rounds = Integer.getInteger("stellflow.checker.rounds", DEFAULT_ROUNDS);
-        int brokers = Integer.getInteger("stellflow.checker.brokers", 3);
+        check(
+                Integer.getInteger("stellflow.checker.rounds", DEFAULT_ROUNDS),
+                Boolean.getBoolean("stellflow.checker.groups"));
+    }
+
+    /** The first round's seed: {@code -Dstellflow.checker.seed}, else a random one. */
+    static long firstSeed() {
         String seedProperty = System.getProperty("stellflow.checker.seed");
-        long firstSeed = seedProperty == null || seedProperty.isBlank()
+        return seedProperty == null || seedProperty.isBlank()
                 ? new SecureRandom().nextLong()
                 : Long.parseLong(seedProperty.trim());
+    }
+
+    /**
+     * Runs {@code rounds} rounds on {@code -Dstellflow.checker.brokers} brokers from {@link
+     * #firstSeed}, with the consumer-group load of {@link GroupWorkload} when {@code groups}, and
+     * asserts that no round found a violation.
+     */
+    void check(int rounds, boolean groups) throws Exception {
+        int brokers = Integer.getInteger("stellflow.checker.brokers", 3);
+        long firstSeed = firstSeed();
         Path dir = Path.of("target", "fault-checker", "run-" + firstSeed).toAbsolutePath();
         deleteRecursively(dir);
         Map<Integer, Long> seeds = new LinkedHashMap<>();
@@ -123,8 +149,10 @@ class ReplicationFaultCheckerTest {
         ledger = new Ledger(PARTITIONS);
         progressFile = dir.getParent().resolve("fault-rounds.log");
         Files.createDirectories(dir.getParent());
-        report("FAULT_CHECKER start rounds=%d brokers=%d seed=%d dir=%s%n", rounds, brokers, firstSeed, dir);
-        try (FaultCluster c = new FaultCluster(dir, brokers, Map.of())) {
+        report(
+                "FAULT_CHECKER start rounds=%d brokers=%d groups=%b seed=%d dir=%s%n",
+                rounds, brokers, groups, firstSeed, dir);
+        try (FaultCluster c = new FaultCluster(dir, brokers, groups ? GroupWorkload.brokerProps() : Map.of())) {
             cluster = c;
             report("FAULT_CHECKER %s%n", c.transports());
             c.startAll();
@@ -132,9 +160,15 @@ class ReplicationFaultCheckerTest {
             c.createTopic(TOPIC, PARTITIONS, 3, Map.of("min.insync.replicas", "2"));
             FaultCluster.await(30_000, "topic led", () -> c.allLed(TOPIC));
             workload = new Workload(c, TOPIC, ledger, new String[] {"-1", "-1"}, 4);
+            groupWorkload = groups ? new GroupWorkload(c, TOPIC, ledger) : null;
+            groupLedger = groups ? groupWorkload.ledger() : null;
             try {
                 workload.start();
                 FaultCluster.await(30_000, "first acknowledgements", () -> ledger.ackedCount.get() > 0);
+                if (groupWorkload != null) {
+                    groupWorkload.start();
+                    groupWorkload.awaitSteady(60_000);
+                }
                 long seed = firstSeed;
                 for (int n = 0; n < rounds; n++) {
                     seeds.put(n, seed);
@@ -144,6 +178,7 @@ class ReplicationFaultCheckerTest {
                 }
                 finalCheck(rounds);
             } finally {
+                closeGroups();
                 workload.close();
             }
         }
@@ -157,6 +192,9 @@ class ReplicationFaultCheckerTest {
                 ledger.consumedCount.get(),
                 ledger.totalViolations(),
                 elapsedS);
+        if (groups) {
+            report("FAULT_CHECKER groups %s%n", groupSummary);
+        }
         StringBuilder failing = new StringBuilder();
         for (int n : ledger.failingRounds()) {
             failing.append("\n  round ")
@@ -173,6 +211,15 @@ class ReplicationFaultCheckerTest {
                         firstSeed, dir, failing, ledger.report())
                 .isZero();
         assertThat(ledger.ackedCount.get()).as("acknowledged writes").isPositive();
+        if (groups) {
+            assertThat(groupLedger.deliveries.get())
+                    .as("records handed to group members")
+                    .isPositive();
+            assertThat(groupLedger.commitsOk.get()).as("members' commits").isPositive();
+            assertThat(groupLedger.deliveryChecks.get())
+                    .as("acknowledged records checked as delivered")
+                    .isPositive();
+        }
         if (!Boolean.getBoolean("stellflow.checker.keep")) {
             deleteRecursively(dir);
         }
@@ -192,16 +239,20 @@ class ReplicationFaultCheckerTest {
         long startNs = System.nanoTime();
         ledger.round(n);
         long ackedBefore = ledger.ackedCount.get();
+        // The group's choices come from a stream of their own: a seed injects the same fault with or
+        // without the group load.
+        String groupAction = groupWorkload == null ? "" : " group=" + groupWorkload.act(new Random(~seed));
         Thread.sleep(200 + r.nextInt(400));
         String what = inject(n, fault, r);
         long healedNs = System.nanoTime();
         String phases = settle(n);
         long v = ledger.violations(n);
         report(
-                "FAULT_ROUND n=%d seed=%d fault=%s result=%s acked=%d ms=%d (fault %d, recovery %s)%n",
+                "FAULT_ROUND n=%d seed=%d fault=%s%s result=%s acked=%d ms=%d (fault %d, recovery %s)%n",
                 n,
                 seed,
                 what,
+                groupAction,
                 v == 0 ? "PASS" : "FAIL " + ledger.kinds(n),
                 ledger.ackedCount.get() - ackedBefore,
                 (System.nanoTime() - startNs) / 1_000_000,
@@ -324,7 +375,16 @@ class ReplicationFaultCheckerTest {
         }
         long t3 = System.nanoTime();
         return "unfenced " + (t1 - t0) / 1_000_000 + " ms, ISR full " + (t2 - t1) / 1_000_000 + " ms, read "
-                + (t3 - t2) / 1_000_000 + " ms";
+                + (t3 - t2) / 1_000_000 + " ms" + (groupWorkload == null ? "" : ", " + groupWorkload.settle());
+    }
+
+    /** Closes the group load (its members leave while the brokers run), keeping its summary. */
+    private void closeGroups() throws InterruptedException {
+        if (groupWorkload != null) {
+            groupSummary = groupWorkload.summary();
+            groupWorkload.close();
+            groupWorkload = null;
+        }
     }
 
     /** Load stopped, cluster settled, brokers stopped cleanly: every replica compared whole. */
@@ -332,6 +392,7 @@ class ReplicationFaultCheckerTest {
         ledger.round(n);
         workload.stopProducing(30_000);
         settle(n);
+        closeGroups();
         Thread.sleep(1000); // followers fetch the last records (replica.fetch.wait.max.ms=100)
         for (int i = 0; i < cluster.size(); i++) {
             cluster.stop(i);
