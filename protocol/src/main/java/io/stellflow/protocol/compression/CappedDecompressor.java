@@ -61,8 +61,8 @@ abstract class CappedDecompressor implements Decompressor {
             return finalCode;
         }
         int room = chunk.writableBytes();
-        if (room == 0) {
-            throw new IllegalArgumentException("chunk has no writable bytes: " + chunk);
+        if (room == 0 || chunk.nioBufferCount() != 1) {
+            throw new IllegalArgumentException("chunk must be one region with writable bytes: " + chunk);
         }
         try {
             long left = capBytes - producedBytes;

@@ -10,7 +10,8 @@ import io.netty.buffer.ByteBuf;
  * <p>Buffers: any Netty {@link ByteBuf}, heap or (pooled) direct. {@link #compress} reads the
  * readable bytes of {@code src} without changing its indexes or reference count and appends the
  * container to {@code dst} at its writerIndex, growing it as {@link ByteBuf#ensureWritable(int)}
- * allows; neither buffer is retained or released.
+ * allows ({@code dst} must be one memory region, not a composite of several components, as the
+ * pooled and unpooled buffers are); neither buffer is retained or released.
  *
  * <p>Thread-safety: not thread-safe; a codec keeps native or JDK compressor state that it reuses from
  * call to call, so each owning thread (a producer's sender, a broker's validation agent) has its own.
@@ -26,6 +27,7 @@ public interface CompressionCodec extends AutoCloseable {
      * @return the number of bytes appended to {@code dst}
      * @throws IndexOutOfBoundsException when {@code dst} cannot grow to hold the output (its
      *     maxCapacity is too small): a caller's sizing bug
+     * @throws IllegalArgumentException when {@code dst} is a composite of several components
      * @throws IllegalStateException when the codec is closed
      */
     int compress(ByteBuf src, ByteBuf dst);

@@ -34,7 +34,8 @@ import io.netty.buffer.ByteBuf;
  * <p>Buffers: {@link #reset} takes neither ownership nor a reference count of {@code compressed}:
  * the caller keeps it alive and unchanged until the stream ends or the next reset; its indexes are
  * not changed. {@link #read} appends to {@code chunk} at its writerIndex, never more than its
- * writableBytes (it does not grow it).
+ * writableBytes (it does not grow it); the chunk must be one memory region (heap or direct, not a
+ * composite of several components).
  *
  * <p>Thread-safety: confined to one owning thread. {@link #close} frees native state; idempotent.
  */
@@ -63,7 +64,8 @@ public interface Decompressor extends AutoCloseable {
      *
      * @return bytes appended (> 0, at most {@code chunk.writableBytes()}), or {@link #END_OF_STREAM},
      *     {@link #MALFORMED}, {@link #OVER_CAP}
-     * @throws IllegalArgumentException when {@code chunk} has no writable bytes
+     * @throws IllegalArgumentException when {@code chunk} has no writable bytes or is not one memory
+     *     region (a composite buffer of several components)
      * @throws IllegalStateException when not {@link #reset} since creation, or closed
      */
     int read(ByteBuf chunk);

@@ -26,6 +26,7 @@ import java.util.zip.Inflater;
  * Thread-safety: see {@link CompressionCodec}.
  */
 final class GzipCodec implements CompressionCodec {
+    private boolean closed;
     static final int HEADER_BYTES = 10;
     static final int TRAILER_BYTES = 8;
     private static final int ID1 = 0x1f;
@@ -56,6 +57,12 @@ final class GzipCodec implements CompressionCodec {
 
     @Override
     public int compress(ByteBuf src, ByteBuf dst) {
+        if (closed) {
+            throw new IllegalStateException(type().configName() + " codec is closed");
+        }
+        if (dst.nioBufferCount() != 1) {
+            throw new IllegalArgumentException("dst must be one memory region: " + dst);
+        }
         int start = dst.writerIndex();
         int xfl = level == 9 ? 2 : level == 1 ? 4 : 0;
         dst.ensureWritable(HEADER_BYTES);
@@ -86,6 +93,7 @@ final class GzipCodec implements CompressionCodec {
 
     @Override
     public void close() {
+        closed = true;
         deflater.end();
     }
 

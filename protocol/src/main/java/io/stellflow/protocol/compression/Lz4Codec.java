@@ -28,6 +28,7 @@ import net.jpountz.xxhash.XXHashFactory;
  * Thread-safety: see {@link CompressionCodec}.
  */
 final class Lz4Codec implements CompressionCodec {
+    private boolean closed;
     private static final LZ4Factory LZ4 = LZ4Factory.fastestInstance();
     private static final XXHash32 XXHASH32 = XXHashFactory.fastestInstance().hash32();
 
@@ -45,6 +46,9 @@ final class Lz4Codec implements CompressionCodec {
 
     @Override
     public int compress(ByteBuf src, ByteBuf dst) {
+        if (closed) {
+            throw new IllegalStateException(type().configName() + " codec is closed");
+        }
         int start = dst.writerIndex();
         int length = src.readableBytes();
         try (LZ4FrameOutputStream out = new LZ4FrameOutputStream(
@@ -70,6 +74,7 @@ final class Lz4Codec implements CompressionCodec {
 
     @Override
     public void close() {
+        closed = true;
         // lz4-java's compressors are stateless singletons
     }
 

@@ -22,6 +22,8 @@ import org.xerial.snappy.SnappyFramedOutputStream;
  * no level. Thread-safety: see {@link CompressionCodec}.
  */
 final class SnappyCodec implements CompressionCodec {
+    private boolean closed;
+
     @Override
     public CompressionType type() {
         return CompressionType.SNAPPY;
@@ -29,6 +31,9 @@ final class SnappyCodec implements CompressionCodec {
 
     @Override
     public int compress(ByteBuf src, ByteBuf dst) {
+        if (closed) {
+            throw new IllegalStateException(type().configName() + " codec is closed");
+        }
         int start = dst.writerIndex();
         try (SnappyFramedOutputStream out = new SnappyFramedOutputStream(new ByteBufOutputStream(dst))) {
             src.getBytes(src.readerIndex(), out, src.readableBytes());
@@ -46,6 +51,7 @@ final class SnappyCodec implements CompressionCodec {
 
     @Override
     public void close() {
+        closed = true;
         // the framed streams keep their buffers in snappy-java's own pool
     }
 

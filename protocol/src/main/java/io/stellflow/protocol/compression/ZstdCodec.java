@@ -19,6 +19,7 @@ import java.nio.ByteBuffer;
  * <p>Thread-safety: see {@link CompressionCodec}.
  */
 final class ZstdCodec implements CompressionCodec {
+    private boolean closed;
     /**
      * Largest window a frame may ask the decoder for, as a power of two: 2^23 = 8 MiB, the window of
      * zstd's levels 1-19 at their largest (level 3, Kafka's default, uses at most 2^21); only
@@ -41,6 +42,12 @@ final class ZstdCodec implements CompressionCodec {
 
     @Override
     public int compress(ByteBuf src, ByteBuf dst) {
+        if (closed) {
+            throw new IllegalStateException(type().configName() + " codec is closed");
+        }
+        if (dst.nioBufferCount() != 1) {
+            throw new IllegalArgumentException("dst must be one memory region: " + dst);
+        }
         if (ctx == null) {
             ctx = new ZstdCompressCtx();
         }
@@ -71,6 +78,7 @@ final class ZstdCodec implements CompressionCodec {
 
     @Override
     public void close() {
+        closed = true;
         if (ctx != null) {
             ctx.close();
             ctx = null;
