@@ -14,6 +14,13 @@ import java.io.InputStream;
  * errors): both mean {@link Decompressor#MALFORMED}. Thread-safety: confined to one owning thread.
  */
 abstract class InputStreamDecompressor extends CappedDecompressor {
+    /**
+     * Heap scratch for a direct chunk: 64 KiB, a Snappy chunk's largest payload. Netty's own
+     * InputStream path would allocate a fresh array per read of more than 1 KiB.
+     */
+    private static final int SCRATCH_BYTES = 64 * 1024;
+
+    private byte[] scratch;
     private InputStream stream;
 
     InputStreamDecompressor(CompressionType type) {
@@ -40,9 +47,26 @@ abstract class InputStreamDecompressor extends CappedDecompressor {
     final int fill(ByteBuf dst, int maxBytes) throws MalformedInputException {
         try {
             int n;
-            do {
-                n = dst.writeBytes(stream, maxBytes);
-            } while (n == 0);
+            if (dst.hasArray()) {
+                byte[] array = dst.array();
+                int offset = dst.arrayOffset() + dst.writerIndex();
+                do {
+                    n = stream.read(array, offset, maxBytes);
+                } while (n == 0);
+                if (n > 0) {
+                    dst.writerIndex(dst.writerIndex() + n);
+                }
+            } else {
+                if (scratch == null) {
+                    scratch = new byte[SCRATCH_BYTES];
+                }
+                do {
+                    n = stream.read(scratch, 0, Math.min(maxBytes, SCRATCH_BYTES));
+                } while (n == 0);
+                if (n > 0) {
+                    dst.writeBytes(scratch, 0, n);
+                }
+            }
             return n < 0 ? FILL_END : n;
         } catch (IOException | RuntimeException e) {
             throw new MalformedInputException(type().configName(), e);

@@ -20,7 +20,7 @@ import net.jqwik.api.constraints.Size;
 
 /**
  * Round trips of every codec on record-like data: JSON log lines built from realistic fields, and
- * plain random bytes (incompressible), at any valid level, read back in chunks of any size, with
+ * plain random bytes (incompressible), at any valid level, read back in heap or direct chunks of any size, with
  * the cap at exactly the decompressed size (accepted) and one byte below (refused).
  */
 class CodecRoundTripPropertyTest {
@@ -31,16 +31,17 @@ class CodecRoundTripPropertyTest {
     void logLinesRoundTripAtDefaultLevels(
             @ForAll("codecs") CompressionType type,
             @ForAll("logLines") String lines,
-            @ForAll @IntRange(min = 1, max = 100_000) int chunkBytes) {
+            @ForAll @IntRange(min = 1, max = 100_000) int chunkBytes,
+            @ForAll boolean heapChunk) {
         byte[] data = lines.getBytes(StandardCharsets.UTF_8);
         try (CompressionCodec codec = CompressionCodecs.codec(type);
                 Decompressor d = codec.newDecompressor()) {
             byte[] compressed = Streams.compress(codec, data);
-            Streams.Outcome exact = Streams.decompress(d, compressed, data.length, chunkBytes);
+            Streams.Outcome exact = Streams.decompress(d, compressed, data.length, chunkBytes, heapChunk);
             assertThat(exact.code()).as(exact.failureReason()).isEqualTo(Decompressor.END_OF_STREAM);
             assertThat(exact.bytes()).isEqualTo(data);
             if (data.length > 0) {
-                Streams.Outcome over = Streams.decompress(d, compressed, data.length - 1, chunkBytes);
+                Streams.Outcome over = Streams.decompress(d, compressed, data.length - 1, chunkBytes, heapChunk);
                 assertThat(over.code()).isEqualTo(Decompressor.OVER_CAP);
                 assertThat(over.bytes()).hasSize(data.length - 1);
             }

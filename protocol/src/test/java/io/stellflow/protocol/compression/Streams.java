@@ -29,8 +29,15 @@ final class Streams {
     }
 
     static Outcome decompress(Decompressor d, byte[] compressed, long capBytes, int chunkBytes) {
+        return decompress(d, compressed, capBytes, chunkBytes, false);
+    }
+
+    /** As above, into a pooled heap chunk when {@code heapChunk}, else a pooled direct one. */
+    static Outcome decompress(Decompressor d, byte[] compressed, long capBytes, int chunkBytes, boolean heapChunk) {
         ByteBuf in = direct(compressed);
-        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(chunkBytes, chunkBytes);
+        ByteBuf chunk = heapChunk
+                ? PooledByteBufAllocator.DEFAULT.heapBuffer(chunkBytes, chunkBytes)
+                : PooledByteBufAllocator.DEFAULT.directBuffer(chunkBytes, chunkBytes);
         try {
             d.reset(in, capBytes);
             ByteArrayOutputStream out = new ByteArrayOutputStream();
