@@ -1,0 +1,138 @@
+package io.stellflow.protocol.compression;
+
+import com.github.luben.zstd.EndDirective;
+import com.github.luben.zstd.ZstdCompressCtx;
+import com.github.luben.zstd.ZstdDecompressCtx;
+import com.github.luben.zstd.ZstdException;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+
+/**
+ * zstd: standard Zstandard frames (RFC 8878, magic {@code 28 b5 2f fd}) through zstd-jni's reusable
+ * contexts on ByteBuffer views of the Netty buffers (heap or direct, no copy).
+ *
+ * <p>We write one frame with the content size in its header and no content checksum (the batch's
+ * CRC-32C already covers the compressed bytes end to end). We read one or more concatenated frames,
+ * skippable frames included, as the {@code zstd} tool does; a frame whose window is larger than
+ * {@code 2^}{@value #WINDOW_LOG_MAX} bytes is {@link Decompressor#MALFORMED}.
+ *
+ * <p>Thread-safety: see {@link CompressionCodec}.
+ */
+final class ZstdCodec implements CompressionCodec {
+    private boolean closed;
+    /**
+     * Largest window a frame may ask the decoder for, as a power of two: 2^23 = 8 MiB, the window of
+     * zstd's levels 1-19 at their largest (level 3, Kafka's default, uses at most 2^21); only
+     * {@code --ultra} levels 20-22 and {@code --long} go beyond. It bounds the decoder's native
+     * memory whatever a hostile frame declares (zstd's own default limit is 2^27 = 128 MiB).
+     */
+    static final int WINDOW_LOG_MAX = 23;
+
+    private final int level;
+    private ZstdCompressCtx ctx;
+
+    ZstdCodec(int level) {
+        this.level = level;
+    }
+
+    @Override
+    public CompressionType type() {
+        return CompressionType.ZSTD;
+    }
+
+    @Override
+    public int compress(ByteBuf src, ByteBuf dst) {
+        if (closed) {
+            throw new IllegalStateException(type().configName() + " codec is closed");
+        }
+        if (dst.nioBufferCount() != 1) {
+            throw new IllegalArgumentException("dst must be one memory region: " + dst);
+        }
+        if (ctx == null) {
+            ctx = new ZstdCompressCtx();
+        }
+        ctx.reset();
+        ctx.setLevel(level);
+        ctx.setChecksum(false);
+        ctx.setContentSize(true);
+        ctx.setPledgedSrcSize(src.readableBytes());
+        int start = dst.writerIndex();
+        ByteBuffer in = src.nioBuffer(src.readerIndex(), src.readableBytes());
+        dst.ensureWritable((int) Math.min(Integer.MAX_VALUE, com.github.luben.zstd.Zstd.compressBound(in.remaining())));
+        boolean done = false;
+        while (!done) {
+            ByteBuffer out = dst.nioBuffer(dst.writerIndex(), dst.writableBytes());
+            done = ctx.compressByteBufferStream(out, in, EndDirective.END);
+            dst.writerIndex(dst.writerIndex() + out.position());
+            if (!done) {
+                dst.ensureWritable(64 * 1024);
+            }
+        }
+        return dst.writerIndex() - start;
+    }
+
+    @Override
+    public Decompressor newDecompressor() {
+        return new ZstdDecompressor();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (ctx != null) {
+            ctx.close();
+            ctx = null;
+        }
+    }
+
+    private static final class ZstdDecompressor extends CappedDecompressor {
+        private final ZstdDecompressCtx ctx = new ZstdDecompressCtx();
+        private ByteBuffer in;
+        /** The last call ended a frame: the stream may end here. */
+        private boolean frameDone;
+
+        ZstdDecompressor() {
+            super(CompressionType.ZSTD);
+        }
+
+        @Override
+        void start(ByteBuf compressed) throws MalformedInputException {
+            ctx.reset();
+            ctx.setLongMax(WINDOW_LOG_MAX);
+            in = compressed.nioBuffer();
+            frameDone = false;
+            if (!in.hasRemaining()) {
+                throw new MalformedInputException("zstd: empty input, expected a frame");
+            }
+        }
+
+        @Override
+        int fill(ByteBuf dst, int maxBytes) throws MalformedInputException {
+            while (true) {
+                if (frameDone && !in.hasRemaining()) {
+                    return FILL_END;
+                }
+                int before = in.position();
+                ByteBuffer out = dst.nioBuffer(dst.writerIndex(), maxBytes);
+                try {
+                    frameDone = ctx.decompressByteBufferStream(out, in);
+                } catch (ZstdException e) {
+                    throw new MalformedInputException("zstd: " + e.getMessage());
+                }
+                int n = out.position();
+                if (n > 0) {
+                    dst.writerIndex(dst.writerIndex() + n);
+                    return n;
+                }
+                if (!frameDone && in.position() == before) {
+                    throw new MalformedInputException("zstd: truncated frame");
+                }
+            }
+        }
+
+        @Override
+        void release() {
+            ctx.close();
+        }
+    }
+}
