@@ -73,7 +73,7 @@ class TopicsOneEndpointTest {
                             assertThat(describe.exit())
                                     .as(flag + " describe: " + describe.err())
                                     .isZero();
-                            assertThat(describe.out()).startsWith("Topic: " + plain + "\tPartitionCount: 3\n");
+                            assertThat(describe.out()).startsWith("Topic: " + plain + "\tPartitionCount: 3\t");
                         },
                         "describe shows the third partition");
 
