@@ -12,6 +12,8 @@ import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
 import io.stellflow.protocol.message.DeleteGroupsRequest;
 import io.stellflow.protocol.message.DeleteGroupsResponse;
+import io.stellflow.protocol.message.DescribeControllersRequest;
+import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeGroupsRequest;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
@@ -124,7 +126,9 @@ public enum BodyCodec {
     OFFSET_HISTORY_REQUEST(OffsetHistoryRequest::read, ApiMessage::write),
     OFFSET_HISTORY_RESPONSE(OffsetHistoryResponse::read, ApiMessage::write),
     DESCRIBE_LOG_DIRS_REQUEST(DescribeLogDirsRequest::read, ApiMessage::write),
-    DESCRIBE_LOG_DIRS_RESPONSE(DescribeLogDirsResponse::read, ApiMessage::write);
+    DESCRIBE_LOG_DIRS_RESPONSE(DescribeLogDirsResponse::read, ApiMessage::write),
+    DESCRIBE_CONTROLLERS_REQUEST(DescribeControllersRequest::read, ApiMessage::write),
+    DESCRIBE_CONTROLLERS_RESPONSE(DescribeControllersResponse::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

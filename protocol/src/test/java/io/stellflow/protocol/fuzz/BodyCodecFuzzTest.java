@@ -252,6 +252,16 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.DESCRIBE_LOG_DIRS_RESPONSE, input);
     }
 
+    @FuzzTest
+    void describeControllersRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_CONTROLLERS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeControllersResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_CONTROLLERS_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

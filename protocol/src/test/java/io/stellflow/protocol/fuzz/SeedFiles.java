@@ -11,6 +11,7 @@ import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
 import io.stellflow.protocol.message.FetchRequest;
@@ -308,6 +309,17 @@ public final class SeedFiles {
                                         new DescribeLogDirsResponse.PartitionSize("orders", 0, 1 << 20, 1200),
                                         new DescribeLogDirsResponse.PartitionSize("orders", 5, 0, 0))),
                         new DescribeLogDirsResponse.LogDir("/data/b", (short) 7, -1, -1, List.of())))));
+            }
+            case DESCRIBE_CONTROLLERS_REQUEST -> b.add(new byte[0]);
+            case DESCRIBE_CONTROLLERS_RESPONSE -> {
+                // errorCode 0, one controller "c1":9094
+                b.add(hex("0000" + "00000001" + "0002" + "6331" + "00002386"));
+                b.add(encode(new DescribeControllersResponse(
+                        (short) 0,
+                        List.of(
+                                new DescribeControllersResponse.ControllerEndpoint("127.0.0.1", 9094),
+                                new DescribeControllersResponse.ControllerEndpoint("ctl-é", 19094)))));
+                b.add(encode(new DescribeControllersResponse((short) 15, List.of())));
             }
             default -> b.addAll(GroupSeedFiles.bodies(codec));
         }
