@@ -58,6 +58,26 @@ class GroupShardTest {
     }
 
     @Test
+    void offsetFetchAnswersWhileAMemberJoinsAndPartitionsAreBeingRevoked() {
+        ConsumerGroupHeartbeatResponse a = f.heartbeat("g", null, 0, null, List.of("t"), null);
+        String am = a.memberId();
+        assertThat(f.commit((short) 1, "g", am, 1, "t", 0, 10)).isEqualTo(Errors.NONE);
+        assertThat(f.commit((short) 1, "g", am, 1, "t", 3, 30)).isEqualTo(Errors.NONE);
+        // b joins: the group is reconciling (a must revoke, b waits), and fetches still answer.
+        f.heartbeat("g", null, 0, null, List.of("t"), null);
+        f.heartbeat("g", am, 1, null, null, null);
+        for (short version = 0; version <= 1; version++) {
+            OffsetFetchResponse r = f.shard.fetchOffsets(
+                    new OffsetFetchRequest(
+                            "g", List.of(new OffsetFetchRequest.OffsetFetchTopic("t", List.of(0, 1, 3)))),
+                    version);
+            assertThat(r.topics().get(0).partitions())
+                    .extracting(p -> p.partition() + ":" + p.offset() + ":" + p.errorCode())
+                    .containsExactly("0:10:0", "1:-1:0", "3:30:0");
+        }
+    }
+
+    @Test
     void v1CommitsAreFencedPerPartitionByMemberEpoch() {
         ConsumerGroupHeartbeatResponse a = f.heartbeat("g", null, 0, null, List.of("t"), null);
         assertThat(a.assignment()).containsExactly(new TopicPartitions("t", List.of(0, 1, 2, 3)));
