@@ -17,6 +17,10 @@ import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.ElectLeadersRequest;
+import io.stellflow.controller.proto.ElectLeadersResponse;
+import io.stellflow.controller.proto.ElectionTopicPartitions;
+import io.stellflow.controller.proto.ElectionType;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
@@ -383,5 +387,54 @@ class CoordinatorClusterTest {
         long loaded = now.read(0, s -> s.get("n")).get(15, TimeUnit.SECONDS);
         assertThat(loaded).as("every acknowledged write survived").isGreaterThanOrEqualTo(maxAcked);
         assertThat(now.submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS)).isEqualTo(loaded + 1);
+    }
+
+    @Test
+    @Order(5)
+    void aPreferredLeaderElectionMovesTheCoordinatorWithEveryAcknowledgedWrite() throws Exception {
+        // Order 4 stopped the first leader, the partition's preferred replica: bring it back.
+        int preferred = image().topic(TOPIC).partition(0).replicas().get(0) - 1;
+        assertThat(nodes[preferred])
+                .as("the preferred replica is the node order 4 stopped")
+                .isNull();
+        nodes[preferred] = start(preferred);
+        runtimes[preferred] = new CoordinatorRuntime<>(
+                TOPIC,
+                CounterShard::new,
+                new CoordinatorRuntimeConfig(1, 10_000, 4096),
+                InstantSource.system(),
+                CoordinatorRuntime.LoadListener.NONE);
+        runtimes[preferred].start();
+        nodes[preferred].replicaManager().addReplicaStateListener(runtimes[preferred]);
+        Wait.until(
+                Duration.ofSeconds(60),
+                () -> image().topic(TOPIC).partition(0).isr().contains(preferred + 1),
+                "the preferred replica is back in sync");
+        int before = leaderIndex();
+        assertThat(before).isNotEqualTo(preferred);
+        long total = runtimes[before].submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS);
+
+        try (ControllerClient controller =
+                ControllerClient.builder(bootstrapControllers).build()) {
+            ElectLeadersResponse r = controller.electLeaders(ElectLeadersRequest.newBuilder()
+                    .setElectionType(ElectionType.PREFERRED)
+                    .addTopics(
+                            ElectionTopicPartitions.newBuilder().setTopic(TOPIC).addPartitions(0))
+                    .build());
+            assertThat(r.getError()).isEqualTo(ErrorCode.NONE);
+        }
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> leaderIndex() == preferred && runtimes[preferred].status(0) == Errors.NONE,
+                "the preferred replica leads and loaded the shard");
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> runtimes[before].status(0) == Errors.NOT_COORDINATOR,
+                "the former leader dropped the shard");
+        CoordinatorRuntime<CounterShard> now = runtimes[preferred];
+        assertThat(now.read(0, s -> s.get("n")).get(15, TimeUnit.SECONDS))
+                .as("every acknowledged write moved with the coordinator")
+                .isGreaterThanOrEqualTo(total);
+        assertThat(now.submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS)).isGreaterThan(total);
     }
 }
