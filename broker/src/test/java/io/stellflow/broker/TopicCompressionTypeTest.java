@@ -178,4 +178,25 @@ class TopicCompressionTypeTest {
             assertThat(fromMagic(stored(client, "own").get(0))).isEqualTo(fromMagic(plain));
         }
     }
+
+    @Test
+    void aBatchThatDecompressesPastMessageMaxBytesIsMessageTooLarge() throws Exception {
+        Properties extra = new Properties();
+        extra.setProperty("message.max.bytes", "20000");
+        try (RawClient client = start(extra)) {
+            assertThat(TestBroker.createTopic(server, "plain", 1, Map.of("compression.type", "uncompressed")))
+                    .isEqualTo(ErrorCode.NONE);
+            byte[] plain = CompressedProduceTest.plainBatch(300, 0); // about 40 KB of log lines
+            assertThat(plain.length).isGreaterThan(20_000);
+            byte[] zstd = compress(plain, CompressionType.ZSTD, CompressionConfig.DEFAULT);
+            assertThat(zstd.length).isLessThan(20_000);
+            assertThat(Requests.produceOne(client, "plain", 0, zstd).errorCode())
+                    .isEqualTo(Errors.MESSAGE_TOO_LARGE);
+            byte[] small =
+                    compress(CompressedProduceTest.plainBatch(10, 0), CompressionType.ZSTD, CompressionConfig.DEFAULT);
+            assertThat(Requests.produceOne(client, "plain", 0, small).baseOffset())
+                    .isZero();
+            assertThat(TestBroker.partition(server, "plain", 0).logEndOffset()).isEqualTo(10);
+        }
+    }
 }

@@ -154,9 +154,10 @@ final class PartitionAppender {
                 bytes += r.records().readableBytes();
                 short code = validate(r);
                 if (code == Errors.NONE) {
+                    AppendRequest validated = r;
                     r = rewriteIfNeeded(service, r);
-                    if (CompressionRewriter.largestBatchBytes(r.records())
-                            > messageMaxBytes) { // grown by decompression
+                    if (r != validated // rewritten: decompression may have grown a batch
+                            && CompressionRewriter.largestBatchBytes(r.records()) > messageMaxBytes) {
                         maxTimestamps.truncate(maxTimestamps.size() - RecordBatchValidator.batchCount(r.records()));
                         code = Errors.MESSAGE_TOO_LARGE;
                     }
