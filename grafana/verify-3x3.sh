@@ -107,7 +107,9 @@ check "disk used of every broker's log dir" 'count(stellflow_log_dir_used_bytes 
 check "9 replicas over 3 brokers" 'sum(stellflow_partition_count) == 9 and count(stellflow_partition_count >= 3) == 3' '.data.result | length > 0' 60
 check "3 leaders" 'sum(stellflow_partition_leader_count)' '.data.result[0].value[1] == "3"' 60
 
-# Every panel of the on-call board has data in this layout too.
+# Every panel of the on-call board has data in this layout too (rate() panels need two scrapes of
+# every process within the 1m window first).
+check "CPU rate of all 6 processes" "count(rate(jvm_cpu_time_seconds_total{$jobs_re}[1m]))" '.data.result[0].value[1] == "6"' 30
 while IFS= read -r expr; do
   e=${expr//\$__rate_interval/1m}
   e=${e//\$node/.*}
