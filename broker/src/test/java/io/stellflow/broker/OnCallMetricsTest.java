@@ -101,6 +101,24 @@ class OnCallMetricsTest {
     }
 
     @Test
+    void appendsOnTheRequestThreadAreCountedPerTopicToo() throws Exception {
+        Properties props = twoDirs(true);
+        props.setProperty("num.append.agents", "0"); // ProduceHandler appends itself, no agent
+        StellflowServer server = NODES.start(props);
+        try (RawClient client = new RawClient(server.port())) {
+            Requests.createTopic(client, "direct", 1);
+            byte[] batch = Requests.batch(4, 1L);
+            assertThat(Requests.produceOne(client, "direct", 0, batch).errorCode())
+                    .isEqualTo(Errors.NONE);
+            List<Sample> samples = scrape(server.metricsPort());
+            assertThat(value(samples, "stellflow_topic_produce_bytes_total", "topic", "direct"))
+                    .isEqualTo(batch.length);
+            assertThat(value(samples, "stellflow_topic_produce_records_total", "topic", "direct"))
+                    .isEqualTo(4);
+        }
+    }
+
+    @Test
     void withoutTheTopicDiagnosticNoSeriesCarriesATopic() throws Exception {
         StellflowServer server = NODES.start(twoDirs(false));
         try (RawClient client = new RawClient(server.port())) {
