@@ -321,6 +321,7 @@ public final class StellflowServer implements AutoCloseable {
                 System::currentTimeMillis);
         replicas.configureReplication(
                 config.minInsyncReplicas(), telemetry.metrics().replication(), isrManager);
+        replicas.topicThroughput(telemetry.metrics().topics());
         if (appends != null) {
             // A partition's append queue goes with its leadership (it became a follower or left).
             replicas.addReplicaStateListener(ReplicaStateListener.whenNotLeading(appends::remove));
@@ -479,6 +480,7 @@ public final class StellflowServer implements AutoCloseable {
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
         telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
+        telemetry.metrics().registerCapacityGauges(logDirFailures.logDirs(), BrokerGauges.capacity(replicas));
         LOG.info("Fetch log bytes: {}", listener.fetchPath());
     }
 
