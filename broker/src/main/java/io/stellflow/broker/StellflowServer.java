@@ -322,6 +322,7 @@ public final class StellflowServer implements AutoCloseable {
                 System::currentTimeMillis);
         replicas.configureReplication(
                 config.minInsyncReplicas(), telemetry.metrics().replication(), isrManager);
+        replicas.topicThroughput(telemetry.metrics().topics());
         if (appends != null) {
             // A partition's append queue goes with its leadership (it became a follower or left).
             replicas.addReplicaStateListener(ReplicaStateListener.whenNotLeading(appends::remove));
@@ -485,6 +486,7 @@ public final class StellflowServer implements AutoCloseable {
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
         telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
+        telemetry.metrics().registerCapacityGauges(logDirFailures.logDirs(), BrokerGauges.capacity(replicas));
         LOG.info("Fetch log bytes: {}", listener.fetchPath());
     }
 

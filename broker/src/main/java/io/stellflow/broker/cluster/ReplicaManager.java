@@ -3,6 +3,7 @@ package io.stellflow.broker.cluster;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
+import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
@@ -107,6 +108,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final Map<String, Long> checkpointedHighWatermarks;
     private volatile int defaultMinInsyncReplicas = 1;
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
+    /** The per-topic throughput diagnostic, or null (off: partitions get no counters). */
+    private volatile TopicThroughput topicThroughput;
+
     private volatile Partition.IsrChangeTrigger isrTrigger = Partition.IsrChangeTrigger.NONE;
     /** Partitions assigned here whose log could not be created or opened; retried by {@link #retryUnopened}. */
     private final UnopenedPartitions unopened = new UnopenedPartitions();
@@ -149,6 +153,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         this.defaultMinInsyncReplicas = defaultMinInsyncReplicas;
         this.replicationMetrics = metrics;
         this.isrTrigger = isrTrigger;
+    }
+
+    /**
+     * Gives every partition opened from now on its topic's throughput counters ({@code
+     * metrics.topic.diagnostic.enabled}); null leaves them without. Set before the first metadata
+     * arrives.
+     */
+    public void topicThroughput(TopicThroughput topics) {
+        this.topicThroughput = topics;
     }
 
     /**
@@ -615,6 +628,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         Partition partition = new Partition(
                 t.name(), p.partition(), p.leaderEpoch(), log, brokerId, checkpointed == null ? 0L : checkpointed);
         partition.metrics(replicationMetrics);
+        TopicThroughput topics = topicThroughput;
+        if (topics != null) {
+            partition.topicCounters(topics.forTopic(t.name()));
+        }
         partition.isrChangeTrigger(isrTrigger);
         partition.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
         LOG.info(
