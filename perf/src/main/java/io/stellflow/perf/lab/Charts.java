@@ -205,8 +205,9 @@ final class Charts {
             series.add(new BarChart.Series(system, median, min, max));
         }
         String runsText = minRuns == maxRuns ? Integer.toString(maxRuns) : minRuns + "-" + maxRuns;
-        String subtitle = "Bars: median of " + runsText + (maxRuns == 1 ? " run" : " runs")
-                + (maxRuns > 1 ? "; whiskers: lowest to highest run" : "")
+        String subtitle = (maxRuns == 1
+                        ? "One run per case"
+                        : "Bars: median of " + runsText + " runs; whiskers: lowest to highest run")
                 + (m.logScale() ? "; log scale" : "");
         return new BarChart.Spec(m.title() + ", " + m.section().label, subtitle, m.unit(), m.logScale(), cases, series);
     }
