@@ -61,6 +61,8 @@ final class BarChart {
     private static final int TOP_PX = 96;
     private static final int PLOT_PX = 420;
     private static final int MIN_WIDTH_PX = 640;
+    private static final int MAX_WIDTH_PX = 1800;
+    private static final int ROW_GAP_PX = 24;
     private static final Font TITLE = new Font(Font.SANS_SERIF, Font.BOLD, 17);
     private static final Font TEXT = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
     private static final Font SMALL = new Font(Font.SANS_SERIF, Font.PLAIN, 12);
@@ -92,9 +94,13 @@ final class BarChart {
         int systems = spec.series().size();
         int groupPx = systems * BAR_PX + (systems - 1) * BAR_GAP_PX;
         int n = spec.categories().size();
-        int width = Math.max(MIN_WIDTH_PX, LEFT_PX + RIGHT_PX + n * (groupPx + GROUP_GAP_PX));
+        // More cases than fit MAX_WIDTH_PX go on further rows, all on the same scale: the matrix
+        // has 108 max-throughput cases, 11,220 px in one row.
+        int perRow = Math.max(1, Math.min(n, (MAX_WIDTH_PX - LEFT_PX - RIGHT_PX) / (groupPx + GROUP_GAP_PX)));
+        int rows = (n + perRow - 1) / perRow;
+        int width = Math.max(MIN_WIDTH_PX, LEFT_PX + RIGHT_PX + perRow * (groupPx + GROUP_GAP_PX));
         // A chart of few cases spreads them over its minimum width.
-        int slotPx = (width - LEFT_PX - RIGHT_PX) / n;
+        int slotPx = (width - LEFT_PX - RIGHT_PX) / perRow;
         // Case names wrap at their dashes to the width of their slot.
         BufferedImage probe = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB);
         Graphics2D pg = probe.createGraphics();
@@ -107,8 +113,8 @@ final class BarChart {
             lines = Math.max(lines, l.size());
         }
         pg.dispose();
-        int bottomPx = 24 + lines * textFm.getHeight();
-        int height = TOP_PX + PLOT_PX + bottomPx;
+        int rowPx = PLOT_PX + 24 + lines * textFm.getHeight() + ROW_GAP_PX;
+        int height = TOP_PX + rows * rowPx - ROW_GAP_PX;
 
         BufferedImage img = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
         Graphics2D g = img.createGraphics();
@@ -117,22 +123,30 @@ final class BarChart {
             g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
             g.setColor(Color.WHITE);
             g.fillRect(0, 0, width, height);
-            Axis axis = Axis.of(spec, TOP_PX, TOP_PX + PLOT_PX);
-            drawFrame(g, spec, axis, width);
+            g.setColor(INK);
+            g.setFont(TITLE);
+            g.drawString(spec.title(), LEFT_PX, 28);
+            g.setFont(SMALL);
+            g.drawString(spec.subtitle(), LEFT_PX, 48);
             drawLegend(g, spec, width);
-            int plotLeft = LEFT_PX + (slotPx - groupPx) / 2;
-            for (int c = 0; c < n; c++) {
-                int groupLeft = plotLeft + c * slotPx;
-                for (int s = 0; s < systems; s++) {
-                    drawBar(g, axis, spec.series().get(s), c, groupLeft + s * (BAR_PX + BAR_GAP_PX));
-                }
-                g.setFont(TEXT);
-                g.setColor(INK);
-                int y = TOP_PX + PLOT_PX + 8 + textFm.getAscent();
-                for (String line : labels.get(c)) {
-                    int w = g.getFontMetrics().stringWidth(line);
-                    g.drawString(line, groupLeft + (groupPx - w) / 2, y);
-                    y += textFm.getHeight();
+            for (int row = 0; row < rows; row++) {
+                int top = TOP_PX + row * rowPx;
+                Axis axis = Axis.of(spec, top, top + PLOT_PX);
+                drawAxis(g, spec, axis, width);
+                int plotLeft = LEFT_PX + (slotPx - groupPx) / 2;
+                for (int c = row * perRow; c < Math.min(n, (row + 1) * perRow); c++) {
+                    int groupLeft = plotLeft + (c - row * perRow) * slotPx;
+                    for (int s = 0; s < systems; s++) {
+                        drawBar(g, axis, spec.series().get(s), c, groupLeft + s * (BAR_PX + BAR_GAP_PX));
+                    }
+                    g.setFont(TEXT);
+                    g.setColor(INK);
+                    int y = top + PLOT_PX + 8 + textFm.getAscent();
+                    for (String line : labels.get(c)) {
+                        int w = g.getFontMetrics().stringWidth(line);
+                        g.drawString(line, groupLeft + (groupPx - w) / 2, y);
+                        y += textFm.getHeight();
+                    }
                 }
             }
         } finally {
@@ -141,12 +155,8 @@ final class BarChart {
         return img;
     }
 
-    private static void drawFrame(Graphics2D g, Spec spec, Axis axis, int width) {
-        g.setColor(INK);
-        g.setFont(TITLE);
-        g.drawString(spec.title(), LEFT_PX, 28);
+    private static void drawAxis(Graphics2D g, Spec spec, Axis axis, int width) {
         g.setFont(SMALL);
-        g.drawString(spec.subtitle(), LEFT_PX, 48);
         for (double t : axis.ticks()) {
             int y = axis.y(t);
             g.setColor(GRID);
@@ -156,14 +166,14 @@ final class BarChart {
             g.drawString(s, LEFT_PX - 6 - g.getFontMetrics().stringWidth(s), y + 4);
         }
         g.setColor(INK);
-        g.drawLine(LEFT_PX, TOP_PX, LEFT_PX, TOP_PX + PLOT_PX);
-        g.drawLine(LEFT_PX, TOP_PX + PLOT_PX, width - RIGHT_PX, TOP_PX + PLOT_PX);
+        g.drawLine(LEFT_PX, axis.topPx(), LEFT_PX, axis.bottomPx());
+        g.drawLine(LEFT_PX, axis.bottomPx(), width - RIGHT_PX, axis.bottomPx());
         g.setFont(TEXT);
         String unit = spec.unit() + (spec.logScale() ? " (log scale)" : "");
         AffineTransform saved = g.getTransform();
         g.rotate(-Math.PI / 2);
         int w = g.getFontMetrics().stringWidth(unit);
-        g.drawString(unit, -(TOP_PX + PLOT_PX / 2) - w / 2, 20);
+        g.drawString(unit, -((axis.topPx() + axis.bottomPx()) / 2) - w / 2, 20);
         g.setTransform(saved);
     }
 

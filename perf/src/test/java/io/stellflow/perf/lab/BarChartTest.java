@@ -38,6 +38,25 @@ class BarChartTest {
     }
 
     @Test
+    void manyCasesGoOnRowsInsteadOfAnUnreadableWidth() {
+        List<String> cases = new java.util.ArrayList<>();
+        double[] v = new double[60];
+        for (int i = 0; i < 60; i++) {
+            cases.add("produce-1KiB-p" + i + "-acks1-epoll");
+            v[i] = 100 + i;
+        }
+        BarChart.Series ours = new BarChart.Series("stellflow", v, v, v);
+        BarChart.Series kafka = new BarChart.Series("kafka", v, v, v);
+        BufferedImage one =
+                BarChart.render(new BarChart.Spec("t", "s", "MB/s", false, cases.subList(0, 5), List.of(ours, kafka)));
+        BufferedImage many = BarChart.render(new BarChart.Spec("t", "s", "MB/s", false, cases, List.of(ours, kafka)));
+
+        assertThat(many.getWidth()).isLessThanOrEqualTo(1800);
+        // 60 cases of two bars at 166 px a case: ten a row, six rows.
+        assertThat(many.getHeight()).isGreaterThan(5 * one.getHeight() - 5 * 96);
+    }
+
+    @Test
     void caseNamesWrapAfterTheirDashesToTheSlotWidth() {
         Graphics2D g = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB).createGraphics();
         FontMetrics fm = g.getFontMetrics(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
