@@ -230,6 +230,23 @@ class ChartsTest {
     }
 
     @Test
+    void aReportWithoutRunsIsChartedFromItsMedians() throws IOException {
+        Path medians = dir.resolve("results.json");
+        Files.writeString(medians, """
+                {"note":"medians only","medians":[
+                  {"system":"stellflow","case_name":"produce-1KiB","run":3,"kind":"produce","mb_per_s":600.0},
+                  {"system":"kafka","case_name":"produce-1KiB","run":3,"kind":"produce","mb_per_s":300.0}]}
+                """);
+
+        List<LabResult> runs = Charts.readRuns(medians);
+        List<Path> written = Charts.write(dir, runs);
+
+        assertThat(runs).extracting(LabResult::mbPerS).containsExactly(600.0, 300.0);
+        assertThat(written).extracting(p -> p.getFileName().toString()).contains("throughput.png");
+        assertPng(dir.resolve("throughput.png"));
+    }
+
+    @Test
     void badInputIsRefusedWithTheFileNamed() throws IOException {
         Path notJson = dir.resolve("broken.json");
         Files.writeString(notJson, "{\"runs\": [");
