@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * per system side by side, the value on each bar, a min-max whisker over the runs, latencies on a
  * log scale. Cases at a fixed target rate ({@code latency} kind, or a rate such as {@code 20k/s} in
  * the name) get charts of their own, as do the group lab's commits and rebalances, so that no axis
- * mixes them with max-throughput cases. {@link #FILES} lists every name. Stateless; needs {@code
+ * mixes them with max-throughput cases. Stateless; needs {@code
  * java.awt.headless=true} on a machine without a display.
  */
 final class Charts {
@@ -95,10 +95,8 @@ final class Charts {
                     ALL,
                     r -> r.elapsedMs()));
 
-    /** Every chart file name, and {@code latency.png} of the lab before 2026-12-04 (all three percentiles). */
-    static final List<String> FILES = java.util.stream.Stream.concat(
-                    METRICS.stream().map(Metric::file), java.util.stream.Stream.of("latency.png"))
-            .toList();
+    /** The lab's one latency chart before 2026-12-04 (every percentile on a linear axis). */
+    static final String OLD_LATENCY_CHART = "latency.png";
 
     private Charts() {}
 
@@ -119,9 +117,9 @@ final class Charts {
 
     /**
      * Writes the charts of {@code runs} (every run of every case, as {@code results.json} keeps
-     * them) to {@code outDir} and removes the chart files of {@link #FILES} it did not write, so
-     * that a re-rendered directory holds no stale chart. A chart without any measured value is not
-     * written. Returns the files written, in {@link #FILES} order.
+     * them) to {@code outDir} and removes the chart files it did not write ({@link
+     * #OLD_LATENCY_CHART} too), so that a re-rendered directory holds no stale chart. A chart
+     * without any measured value is not written. Returns the files written.
      */
     static List<Path> write(Path outDir, List<LabResult> runs) throws IOException {
         Files.createDirectories(outDir);
@@ -136,7 +134,7 @@ final class Charts {
                 written.add(file);
             }
         }
-        Files.deleteIfExists(outDir.resolve("latency.png"));
+        Files.deleteIfExists(outDir.resolve(OLD_LATENCY_CHART));
         return written;
     }
 

@@ -142,7 +142,7 @@ class ChartsTest {
 
     @Test
     void aChartWithNothingMeasuredIsNotWrittenAndAStaleOneIsRemoved() throws IOException {
-        Files.writeString(dir.resolve("latency.png"), "old chart of the lab before per-metric charts");
+        Files.writeString(dir.resolve(Charts.OLD_LATENCY_CHART), "old chart of the lab before per-metric charts");
         Files.writeString(dir.resolve("cpu.png"), "stale");
         List<LabResult> noCpu = List.of(run("stellflow", "produce-1KiB", 1, "produce", 1000, 500, 5e5, 1, 2, 3, -1));
 
@@ -150,7 +150,7 @@ class ChartsTest {
 
         assertThat(written).extracting(p -> p.getFileName().toString()).doesNotContain("cpu.png");
         assertThat(dir.resolve("cpu.png")).doesNotExist();
-        assertThat(dir.resolve("latency.png")).doesNotExist();
+        assertThat(dir.resolve(Charts.OLD_LATENCY_CHART)).doesNotExist();
         assertPng(dir.resolve("throughput.png"));
     }
 
