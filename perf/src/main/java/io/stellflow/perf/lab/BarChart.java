@@ -3,27 +3,51 @@ package io.stellflow.perf.lab;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
-import java.awt.FontMetrics;
 import java.awt.Graphics2D;
-import java.awt.RenderingHints;
-import java.awt.geom.AffineTransform;
-import java.awt.image.BufferedImage;
+import java.awt.geom.Line2D;
+import java.awt.geom.Rectangle2D;
 import java.io.IOException;
-import java.math.BigDecimal;
-import java.math.MathContext;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.util.ArrayList;
+import java.text.DecimalFormat;
+import java.text.DecimalFormatSymbols;
+import java.text.FieldPosition;
+import java.text.NumberFormat;
+import java.text.ParsePosition;
 import java.util.List;
 import java.util.Locale;
-import javax.imageio.ImageIO;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.AxisLocation;
+import org.jfree.chart.axis.CategoryAxis;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.NumberTickUnit;
+import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.labels.ItemLabelAnchor;
+import org.jfree.chart.labels.ItemLabelPosition;
+import org.jfree.chart.labels.StandardCategoryItemLabelGenerator;
+import org.jfree.chart.plot.CategoryPlot;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.renderer.category.BarRenderer;
+import org.jfree.chart.renderer.category.CategoryItemRendererState;
+import org.jfree.chart.renderer.category.StandardBarPainter;
+import org.jfree.chart.title.LegendTitle;
+import org.jfree.chart.title.TextTitle;
+import org.jfree.chart.ui.RectangleEdge;
+import org.jfree.chart.ui.RectangleInsets;
+import org.jfree.chart.ui.TextAnchor;
+import org.jfree.data.category.CategoryDataset;
+import org.jfree.data.category.DefaultCategoryDataset;
 
 /**
- * One grouped bar chart drawn with Java2D into a PNG: a group of bars per case, one bar per system
- * in the system's fixed colour ({@link #colour}), the median's value printed above each bar, a
- * min-max whisker over the runs, and a linear or a log-10 value axis. A value that was not measured
- * is {@code NaN} and prints {@code n/a} instead of a bar. Stateless; needs {@code
+ * One grouped bar chart drawn by JFreeChart into a PNG: a group of bars per case, one bar per
+ * system in the system's fixed colour ({@link #colour}), the median's value printed beside each
+ * bar, a min-max whisker over the runs ({@link WhiskerBarRenderer}), and a linear or a log-10 value
+ * axis. The bars are horizontal, one case a row with its name on the left, so that the matrix's
+ * 108 cases make a taller image (about 40 px a case) instead of an unreadable width or rotated
+ * names. A value that was not measured is {@code NaN} and has no bar. Stateless; needs {@code
  * java.awt.headless=true} on a machine without a display.
  */
 final class BarChart {
@@ -52,22 +76,20 @@ final class BarChart {
         new Color(0x3A9D5D), new Color(0x8E5EA2), new Color(0x7F7F7F), new Color(0xC44E52), new Color(0x17A2B8)
     };
 
-    // Layout in pixels: a bar 60 wide fits a seven-character label ("634,237") in the 12 px font.
-    private static final int BAR_PX = 60;
-    private static final int BAR_GAP_PX = 6;
-    private static final int GROUP_GAP_PX = 40;
-    private static final int LEFT_PX = 96;
-    private static final int RIGHT_PX = 24;
-    private static final int TOP_PX = 96;
-    private static final int PLOT_PX = 420;
-    private static final int MIN_WIDTH_PX = 640;
-    private static final int MAX_WIDTH_PX = 1800;
-    private static final int ROW_GAP_PX = 24;
-    private static final Font TITLE = new Font(Font.SANS_SERIF, Font.BOLD, 17);
-    private static final Font TEXT = new Font(Font.SANS_SERIF, Font.PLAIN, 13);
-    private static final Font SMALL = new Font(Font.SANS_SERIF, Font.PLAIN, 12);
-    private static final Color GRID = new Color(0xDDDDDD);
-    private static final Color INK = new Color(0x222222);
+    /** Whiskers and value labels. */
+    static final Color INK = new Color(0x222222);
+
+    // Layout in pixels: a 15 px bar holds the 11 px value font; two systems and the gap between
+    // cases make 42 px a case, 4,700 px for the matrix's 108 cases.
+    static final int WIDTH_PX = 1200;
+    static final int BAR_PX = 15;
+    static final int CASE_GAP_PX = 12;
+    private static final int CHROME_PX = 190;
+    private static final int MIN_HEIGHT_PX = 420;
+    // More cases than this repeat the value axis above the bars: the bottom one is far away.
+    private static final int AXIS_ON_TOP_CASES = 12;
+    // Space right of the highest whisker for its label, as a share of the axis.
+    private static final double LABEL_ROOM = 0.15;
 
     private BarChart() {}
 
@@ -80,170 +102,257 @@ final class BarChart {
         };
     }
 
+    /** The image height for {@code cases} cases of {@code systems} bars each (pixels). */
+    static int heightPx(int cases, int systems) {
+        return Math.max(MIN_HEIGHT_PX, CHROME_PX + cases * (systems * BAR_PX + CASE_GAP_PX));
+    }
+
     /** Draws {@code spec} and writes it to {@code file} (through a temporary file and a rename). */
     static void write(Spec spec, Path file) throws IOException {
-        BufferedImage img = render(spec);
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-        if (!ImageIO.write(img, "png", tmp.toFile())) {
-            throw new IllegalStateException("no PNG writer in this JDK");
-        }
+        ChartUtils.saveChartAsPNG(
+                tmp.toFile(),
+                chart(spec),
+                WIDTH_PX,
+                heightPx(spec.categories().size(), spec.series().size()));
         Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
-    static BufferedImage render(Spec spec) {
+    /** The chart of {@code spec}: a horizontal {@link CategoryPlot}, a row (series) per system. */
+    static JFreeChart chart(Spec spec) {
+        DefaultCategoryDataset data = new DefaultCategoryDataset();
         int systems = spec.series().size();
-        int groupPx = systems * BAR_PX + (systems - 1) * BAR_GAP_PX;
-        int n = spec.categories().size();
-        // More cases than fit MAX_WIDTH_PX go on further rows, all on the same scale: the matrix
-        // has 108 max-throughput cases, 11,220 px in one row.
-        int perRow = Math.max(1, Math.min(n, (MAX_WIDTH_PX - LEFT_PX - RIGHT_PX) / (groupPx + GROUP_GAP_PX)));
-        int rows = (n + perRow - 1) / perRow;
-        int width = Math.max(MIN_WIDTH_PX, LEFT_PX + RIGHT_PX + perRow * (groupPx + GROUP_GAP_PX));
-        // A chart of few cases spreads them over its minimum width.
-        int slotPx = (width - LEFT_PX - RIGHT_PX) / perRow;
-        // Case names wrap at their dashes to the width of their slot.
-        BufferedImage probe = new BufferedImage(1, 1, BufferedImage.TYPE_INT_RGB);
-        Graphics2D pg = probe.createGraphics();
-        FontMetrics textFm = pg.getFontMetrics(TEXT);
-        List<List<String>> labels = new ArrayList<>();
-        int lines = 1;
-        for (String c : spec.categories()) {
-            List<String> l = wrap(c, textFm, slotPx - 6);
-            labels.add(l);
-            lines = Math.max(lines, l.size());
+        double[][] min = new double[systems][];
+        double[][] max = new double[systems][];
+        for (int s = 0; s < systems; s++) {
+            Series series = spec.series().get(s);
+            min[s] = series.min();
+            max[s] = series.max();
+            for (int c = 0; c < spec.categories().size(); c++) {
+                double v = series.median()[c];
+                data.addValue(
+                        Double.isNaN(v) ? null : v,
+                        series.system(),
+                        spec.categories().get(c));
+            }
         }
-        pg.dispose();
-        int rowPx = PLOT_PX + 24 + lines * textFm.getHeight() + ROW_GAP_PX;
-        int height = TOP_PX + rows * rowPx - ROW_GAP_PX;
 
-        BufferedImage img = new BufferedImage(width, height, BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = img.createGraphics();
-        try {
-            g.setRenderingHint(RenderingHints.KEY_ANTIALIASING, RenderingHints.VALUE_ANTIALIAS_ON);
-            g.setRenderingHint(RenderingHints.KEY_TEXT_ANTIALIASING, RenderingHints.VALUE_TEXT_ANTIALIAS_ON);
-            g.setColor(Color.WHITE);
-            g.fillRect(0, 0, width, height);
-            g.setColor(INK);
-            g.setFont(TITLE);
-            g.drawString(spec.title(), LEFT_PX, 28);
-            g.setFont(SMALL);
-            g.drawString(spec.subtitle(), LEFT_PX, 48);
-            drawLegend(g, spec, width);
-            for (int row = 0; row < rows; row++) {
-                int top = TOP_PX + row * rowPx;
-                Axis axis = Axis.of(spec, top, top + PLOT_PX);
-                drawAxis(g, spec, axis, width);
-                int plotLeft = LEFT_PX + (slotPx - groupPx) / 2;
-                for (int c = row * perRow; c < Math.min(n, (row + 1) * perRow); c++) {
-                    int groupLeft = plotLeft + (c - row * perRow) * slotPx;
-                    for (int s = 0; s < systems; s++) {
-                        drawBar(g, axis, spec.series().get(s), c, groupLeft + s * (BAR_PX + BAR_GAP_PX));
-                    }
-                    g.setFont(TEXT);
-                    g.setColor(INK);
-                    int y = top + PLOT_PX + 8 + textFm.getAscent();
-                    for (String line : labels.get(c)) {
-                        int w = g.getFontMetrics().stringWidth(line);
-                        g.drawString(line, groupLeft + (groupPx - w) / 2, y);
-                        y += textFm.getHeight();
+        WhiskerBarRenderer renderer = new WhiskerBarRenderer(min, max);
+        renderer.setBarPainter(new StandardBarPainter());
+        renderer.setShadowVisible(false);
+        renderer.setDrawBarOutline(false);
+        renderer.setItemMargin(0.02);
+        for (int s = 0; s < systems; s++) {
+            renderer.setSeriesPaint(s, colour(spec.series().get(s).system()));
+        }
+        renderer.setDefaultItemLabelGenerator(new StandardCategoryItemLabelGenerator("{2}", new ValueFormat()));
+        renderer.setDefaultItemLabelsVisible(true);
+        renderer.setDefaultItemLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 11));
+        renderer.setDefaultItemLabelPaint(INK);
+        renderer.setDefaultPositiveItemLabelPosition(
+                new ItemLabelPosition(ItemLabelAnchor.OUTSIDE3, TextAnchor.CENTER_LEFT));
+        renderer.setItemLabelAnchorOffset(4);
+
+        CategoryAxis cases = new CategoryAxis();
+        cases.setTickLabelFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
+        cases.setMaximumCategoryLabelWidthRatio(0.3f);
+        // 8 px before the first case and after the last; a chart of few cases, stretched to the
+        // minimum height, centres them in that height rather than drawing 60 px bars.
+        int n = spec.categories().size();
+        double dataPx = heightPx(n, systems) - CHROME_PX;
+        double marginPx = 8 + (dataPx - n * (systems * BAR_PX + CASE_GAP_PX)) / 2;
+        cases.setLowerMargin(marginPx / dataPx);
+        cases.setUpperMargin(marginPx / dataPx);
+        cases.setCategoryMargin((n - 1) * CASE_GAP_PX / dataPx);
+
+        String unit = spec.unit() + (spec.logScale() ? " (log scale)" : "");
+        ValueAxis values = valueAxis(spec, unit);
+        CategoryPlot plot = new CategoryPlot(data, cases, values, renderer);
+        plot.setOrientation(PlotOrientation.HORIZONTAL);
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setRangeGridlinePaint(new Color(0xBBBBBB));
+        plot.setRangeMinorGridlinesVisible(spec.logScale());
+        plot.setRangeMinorGridlinePaint(new Color(0xE4E4E4));
+        plot.setOutlineVisible(false);
+        // On a horizontal plot BOTTOM_OR_* is the bottom edge, TOP_OR_* the top one.
+        plot.setRangeAxisLocation(0, AxisLocation.BOTTOM_OR_LEFT);
+        if (spec.categories().size() > AXIS_ON_TOP_CASES) {
+            plot.setRangeAxis(1, valueAxis(spec, unit));
+            plot.setRangeAxisLocation(1, AxisLocation.TOP_OR_LEFT);
+        }
+
+        JFreeChart chart = new JFreeChart(spec.title(), new Font(Font.SANS_SERIF, Font.BOLD, 17), plot, true);
+        chart.setBackgroundPaint(Color.WHITE);
+        chart.setPadding(new RectangleInsets(8, 8, 8, 16));
+        chart.addSubtitle(0, new TextTitle(spec.subtitle(), new Font(Font.SANS_SERIF, Font.PLAIN, 12)));
+        LegendTitle legend = chart.getLegend();
+        legend.setPosition(RectangleEdge.TOP);
+        legend.setItemFont(new Font(Font.SANS_SERIF, Font.PLAIN, 13));
+        return chart;
+    }
+
+    /**
+     * The value axis with a fixed range: from zero (linear) or the decade below the smallest value
+     * (log) to the highest whisker plus {@link #LABEL_ROOM} for its label.
+     */
+    private static ValueAxis valueAxis(Spec spec, String label) {
+        double hi = 0;
+        double minPositive = Double.POSITIVE_INFINITY;
+        for (Series s : spec.series()) {
+            for (double[] a : new double[][] {s.median(), s.min(), s.max()}) {
+                for (double v : a) {
+                    if (!Double.isNaN(v) && v > 0) {
+                        hi = Math.max(hi, v);
+                        minPositive = Math.min(minPositive, v);
                     }
                 }
             }
-        } finally {
-            g.dispose();
         }
-        return img;
+        if (hi == 0) {
+            hi = 1;
+            minPositive = 1;
+        }
+        DecimalFormat ticks = new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.ROOT));
+        Font font = new Font(Font.SANS_SERIF, Font.PLAIN, 12);
+        if (spec.logScale()) {
+            double loExp = Math.floor(Math.log10(minPositive));
+            double hiExp = Math.log10(hi);
+            // At least one decade, so that two ticks are labelled.
+            double upperExp = Math.max(loExp + 1, hiExp + (hiExp - loExp) * LABEL_ROOM / (1 - LABEL_ROOM));
+            LogAxis axis = new LogAxis(label);
+            axis.setBase(10);
+            axis.setSmallestValue(Math.pow(10, loExp));
+            axis.setRange(Math.pow(10, loExp), Math.pow(10, upperExp));
+            // A labelled tick each decade, a gridline at 2..9 times it.
+            axis.setTickUnit(new NumberTickUnit(1, ticks, 9), false, false);
+            axis.setAutoTickUnitSelection(false, false);
+            axis.setNumberFormatOverride(ticks);
+            axis.setMinorTickMarksVisible(true);
+            axis.setTickLabelFont(font);
+            return axis;
+        }
+        NumberAxis axis = new NumberAxis(label);
+        axis.setRange(0, hi / (1 - LABEL_ROOM));
+        axis.setNumberFormatOverride(ticks);
+        axis.setTickLabelFont(font);
+        return axis;
     }
 
-    private static void drawAxis(Graphics2D g, Spec spec, Axis axis, int width) {
-        g.setFont(SMALL);
-        for (double t : axis.ticks()) {
-            int y = axis.y(t);
-            g.setColor(GRID);
-            g.drawLine(LEFT_PX, y, width - RIGHT_PX, y);
-            g.setColor(INK);
-            String s = tick(t);
-            g.drawString(s, LEFT_PX - 6 - g.getFontMetrics().stringWidth(s), y + 4);
-        }
-        g.setColor(INK);
-        g.drawLine(LEFT_PX, axis.topPx(), LEFT_PX, axis.bottomPx());
-        g.drawLine(LEFT_PX, axis.bottomPx(), width - RIGHT_PX, axis.bottomPx());
-        g.setFont(TEXT);
-        String unit = spec.unit() + (spec.logScale() ? " (log scale)" : "");
-        AffineTransform saved = g.getTransform();
-        g.rotate(-Math.PI / 2);
-        int w = g.getFontMetrics().stringWidth(unit);
-        g.drawString(unit, -((axis.topPx() + axis.bottomPx()) / 2) - w / 2, 20);
-        g.setTransform(saved);
-    }
+    /**
+     * A {@link BarRenderer} that also draws each bar's min-max whisker, which may be asymmetric
+     * around the bar's end (the library's error-bar renderers take a symmetric deviation), and
+     * places the value label past the whisker's far end rather than over it. The bar itself, its
+     * geometry and its label are the library's. Thread-safety: confined to the thread drawing the
+     * chart.
+     */
+    static final class WhiskerBarRenderer extends BarRenderer {
+        private static final long serialVersionUID = 1L;
+        private static final double CAP_HALF_PX = 4;
 
-    private static void drawLegend(Graphics2D g, Spec spec, int width) {
-        g.setFont(TEXT);
-        FontMetrics fm = g.getFontMetrics();
-        int x = width - RIGHT_PX;
-        for (int s = spec.series().size() - 1; s >= 0; s--) {
-            String name = spec.series().get(s).system();
-            x -= fm.stringWidth(name) + 18 + 16;
-            g.setColor(colour(name));
-            g.fillRect(x, 62, 14, 14);
-            g.setColor(INK);
-            g.drawString(name, x + 18, 74);
-        }
-    }
+        private final double[][] min;
+        private final double[][] max;
+        // The far end of the item being drawn (Java2D), read by drawItemLabel; NaN: no whisker.
+        private double whiskerEndPx = Double.NaN;
 
-    private static void drawBar(Graphics2D g, Axis axis, Series series, int c, int x) {
-        double v = series.median()[c];
-        int base = axis.y(axis.base());
-        g.setFont(SMALL);
-        FontMetrics fm = g.getFontMetrics();
-        if (Double.isNaN(v) || (axis.log && v <= 0)) {
-            g.setColor(Color.GRAY);
-            g.drawString("n/a", x + (BAR_PX - fm.stringWidth("n/a")) / 2, base - 4);
-            return;
+        /** {@code min[series][category]} and {@code max[series][category]}: NaN for none. */
+        WhiskerBarRenderer(double[][] min, double[][] max) {
+            this.min = min;
+            this.max = max;
         }
-        int top = axis.y(v);
-        g.setColor(colour(series.system()));
-        g.fillRect(x, top, BAR_PX, Math.max(1, base - top));
-        int labelY = top;
-        double lo = series.min()[c];
-        double hi = series.max()[c];
-        if (!Double.isNaN(lo) && !Double.isNaN(hi) && hi > lo && (!axis.log || lo > 0)) {
-            int yLo = axis.y(lo);
-            int yHi = axis.y(hi);
-            int mid = x + BAR_PX / 2;
-            g.setColor(INK);
-            g.setStroke(new BasicStroke(1.5f));
-            g.drawLine(mid, yLo, mid, yHi);
-            g.drawLine(mid - 8, yLo, mid + 8, yLo);
-            g.drawLine(mid - 8, yHi, mid + 8, yHi);
-            g.setStroke(new BasicStroke(1f));
-            labelY = Math.min(labelY, yHi);
-        }
-        g.setColor(INK);
-        String s = format(v);
-        g.drawString(s, x + (BAR_PX - fm.stringWidth(s)) / 2, labelY - 5);
-    }
 
-    /** Splits {@code name} after its dashes into lines no wider than {@code maxPx}. */
-    static List<String> wrap(String name, FontMetrics fm, int maxPx) {
-        List<String> out = new ArrayList<>();
-        StringBuilder line = new StringBuilder();
-        int from = 0;
-        while (from < name.length()) {
-            int dash = name.indexOf('-', from);
-            int to = dash < 0 ? name.length() : dash + 1;
-            String token = name.substring(from, to);
-            if (!line.isEmpty() && fm.stringWidth(line + token) > maxPx) {
-                out.add(line.toString());
-                line.setLength(0);
+        /** The whisker of an item as {@code {min, max}}, or null when it has none (a single run). */
+        double[] whisker(int row, int column) {
+            double lo = min[row][column];
+            double hi = max[row][column];
+            if (Double.isNaN(lo) || Double.isNaN(hi) || !(hi > lo)) {
+                return null;
             }
-            line.append(token);
-            from = to;
+            return new double[] {lo, hi};
         }
-        if (!line.isEmpty()) {
-            out.add(line.toString());
+
+        @Override
+        public void drawItem(
+                Graphics2D g2,
+                CategoryItemRendererState state,
+                Rectangle2D dataArea,
+                CategoryPlot plot,
+                CategoryAxis domainAxis,
+                ValueAxis rangeAxis,
+                CategoryDataset dataset,
+                int row,
+                int column,
+                int pass) {
+            double[] w = dataset.getValue(row, column) == null ? null : whisker(row, column);
+            int visibleRow = state.getVisibleSeriesIndex(row);
+            // The whisker's values must be on the axis (a log axis has no zero).
+            double lo = w == null ? Double.NaN : Math.max(w[0], rangeAxis.getLowerBound());
+            double hi = w == null ? Double.NaN : Math.min(w[1], rangeAxis.getUpperBound());
+            RectangleEdge edge = plot.getRangeAxisEdge();
+            whiskerEndPx = w == null || visibleRow < 0 ? Double.NaN : rangeAxis.valueToJava2D(hi, dataArea, edge);
+            super.drawItem(g2, state, dataArea, plot, domainAxis, rangeAxis, dataset, row, column, pass);
+            if (Double.isNaN(whiskerEndPx)) {
+                return;
+            }
+            PlotOrientation orientation = plot.getOrientation();
+            double mid = calculateBarW0(plot, orientation, dataArea, domainAxis, state, visibleRow, column)
+                    + state.getBarWidth() / 2;
+            double loPx = rangeAxis.valueToJava2D(lo, dataArea, edge);
+            double hiPx = whiskerEndPx;
+            g2.setPaint(INK);
+            g2.setStroke(new BasicStroke(1.5f));
+            if (orientation == PlotOrientation.HORIZONTAL) {
+                g2.draw(new Line2D.Double(loPx, mid, hiPx, mid));
+                g2.draw(new Line2D.Double(loPx, mid - CAP_HALF_PX, loPx, mid + CAP_HALF_PX));
+                g2.draw(new Line2D.Double(hiPx, mid - CAP_HALF_PX, hiPx, mid + CAP_HALF_PX));
+            } else {
+                g2.draw(new Line2D.Double(mid, loPx, mid, hiPx));
+                g2.draw(new Line2D.Double(mid - CAP_HALF_PX, loPx, mid + CAP_HALF_PX, loPx));
+                g2.draw(new Line2D.Double(mid - CAP_HALF_PX, hiPx, mid + CAP_HALF_PX, hiPx));
+            }
+            whiskerEndPx = Double.NaN;
         }
-        return out;
+
+        @Override
+        protected void drawItemLabel(
+                Graphics2D g2,
+                CategoryDataset data,
+                int row,
+                int column,
+                CategoryPlot plot,
+                org.jfree.chart.labels.CategoryItemLabelGenerator generator,
+                Rectangle2D bar,
+                boolean negative) {
+            Rectangle2D withWhisker = bar;
+            if (!Double.isNaN(whiskerEndPx)) {
+                withWhisker = (Rectangle2D) bar.clone();
+                if (plot.getOrientation() == PlotOrientation.HORIZONTAL) {
+                    withWhisker.add(whiskerEndPx, bar.getCenterY());
+                } else {
+                    withWhisker.add(bar.getCenterX(), whiskerEndPx);
+                }
+            }
+            super.drawItemLabel(g2, data, row, column, plot, generator, withWhisker, negative);
+        }
+    }
+
+    /** {@link #format} as the {@link NumberFormat} the label generator takes. */
+    private static final class ValueFormat extends NumberFormat {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public StringBuffer format(double number, StringBuffer to, FieldPosition pos) {
+            return to.append(BarChart.format(number));
+        }
+
+        @Override
+        public StringBuffer format(long number, StringBuffer to, FieldPosition pos) {
+            return to.append(BarChart.format(number));
+        }
+
+        @Override
+        public Number parse(String source, ParsePosition pos) {
+            throw new UnsupportedOperationException("labels are only written");
+        }
     }
 
     /**
@@ -268,73 +377,5 @@ final class BarChart {
             return String.format(Locale.ROOT, "%.2f", v);
         }
         return String.format(Locale.ROOT, "%.3g", v);
-    }
-
-    /** An axis tick: no trailing zeros ({@code 50}, {@code 0.2}, {@code 40,000}). */
-    static String tick(double v) {
-        BigDecimal d = new BigDecimal(v).round(new MathContext(6)).stripTrailingZeros();
-        if (d.scale() <= 0) {
-            return String.format(Locale.ROOT, "%,d", d.toBigInteger());
-        }
-        return d.toPlainString();
-    }
-
-    /** The value axis: maps values to pixel rows between {@code topPx} and {@code bottomPx}. */
-    private record Axis(boolean log, double lo, double hi, int topPx, int bottomPx, List<Double> ticks) {
-        static Axis of(Spec spec, int topPx, int bottomPx) {
-            double max = 0;
-            double minPositive = Double.POSITIVE_INFINITY;
-            for (Series s : spec.series()) {
-                for (double[] a : new double[][] {s.median(), s.max(), s.min()}) {
-                    for (double v : a) {
-                        if (!Double.isNaN(v) && v > 0) {
-                            max = Math.max(max, v);
-                            minPositive = Math.min(minPositive, v);
-                        }
-                    }
-                }
-            }
-            if (max == 0) {
-                max = 1;
-                minPositive = 1;
-            }
-            List<Double> ticks = new ArrayList<>();
-            if (spec.logScale()) {
-                double lo = Math.pow(10, Math.floor(Math.log10(minPositive)));
-                // Headroom above the highest whisker for its label: a third of a decade.
-                double hi = max * Math.pow(10, 1.0 / 3);
-                for (double d = lo; d <= hi * 1.0001; d *= 10) {
-                    for (int m : new int[] {1, 2, 5}) {
-                        if (d * m <= hi * 1.0001) {
-                            ticks.add(d * m);
-                        }
-                    }
-                }
-                return new Axis(true, lo, hi, topPx, bottomPx, ticks);
-            }
-            double step = niceStep(max * 1.12 / 6);
-            double hi = Math.ceil(max * 1.12 / step) * step;
-            for (double t = 0; t <= hi + step / 1000; t += step) {
-                ticks.add(t);
-            }
-            return new Axis(false, 0, hi, topPx, bottomPx, ticks);
-        }
-
-        double base() {
-            return lo;
-        }
-
-        int y(double v) {
-            double f = log
-                    ? (Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(hi) - Math.log10(lo))
-                    : (v - lo) / (hi - lo);
-            return (int) Math.round(bottomPx - Math.min(1, Math.max(0, f)) * (bottomPx - topPx));
-        }
-
-        private static double niceStep(double raw) {
-            double p = Math.pow(10, Math.floor(Math.log10(raw)));
-            double m = raw / p;
-            return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-        }
     }
 }
