@@ -217,8 +217,9 @@ final class BarChart {
         if (spec.logScale()) {
             double loExp = Math.floor(Math.log10(minPositive));
             double hiExp = Math.log10(hi);
-            // At least one decade, so that two ticks are labelled.
-            double upperExp = Math.max(loExp + 1, hiExp + (hiExp - loExp) * LABEL_ROOM / (1 - LABEL_ROOM));
+            // Past the next decade, so that two ticks are labelled (the axis takes a tick at 10^3
+            // as beyond an upper bound of exactly 1000: its log(1000) / log(10) is 2.9999999999999996).
+            double upperExp = Math.max(loExp + 1.02, hiExp + (hiExp - loExp) * LABEL_ROOM / (1 - LABEL_ROOM));
             LogAxis axis = new LogAxis(label);
             axis.setBase(10);
             axis.setSmallestValue(Math.pow(10, loExp));

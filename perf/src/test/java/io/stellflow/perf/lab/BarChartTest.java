@@ -72,6 +72,15 @@ class BarChartTest {
         assertThat(log.getRangeAxis()).isInstanceOf(LogAxis.class);
         assertThat(log.getRangeAxis().getLowerBound()).isEqualTo(1.0);
         assertThat(log.getRangeAxis().getUpperBound()).isGreaterThan(900);
+        // A single value still gets two labelled decades: 100 and 1,000 around 357.
+        LogAxis one = (LogAxis) BarChart.chart(spec(
+                        true,
+                        List.of("a"),
+                        new BarChart.Series("stellflow", new double[] {357}, new double[] {NAN}, new double[] {NAN})))
+                .getCategoryPlot()
+                .getRangeAxis();
+        assertThat(one.getLowerBound()).isEqualTo(100.0);
+        assertThat(Math.log10(one.getUpperBound())).isGreaterThan(3.0);
         assertThat(linear.getRangeAxis()).isInstanceOf(NumberAxis.class);
         assertThat(linear.getRangeAxis().getLowerBound()).isZero();
         assertThat(linear.getRangeAxis().getUpperBound()).isGreaterThan(900);
