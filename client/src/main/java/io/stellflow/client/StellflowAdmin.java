@@ -38,6 +38,7 @@ public final class StellflowAdmin implements AutoCloseable {
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final OffsetLookup offsets;
+    private final RecordDeletion deletion;
     private final AdminGroups groups;
 
     /**
@@ -58,6 +59,7 @@ public final class StellflowAdmin implements AutoCloseable {
         this.network = new NetworkClient(config);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
+        this.deletion = new RecordDeletion(network, metadata);
         this.groups = new AdminGroups(new AdminGroupCalls(network), new GroupLag.LogEnds() {
             @Override
             public int partitionCount(String topic) {
@@ -238,6 +240,21 @@ public final class StellflowAdmin implements AutoCloseable {
             throw new IllegalArgumentException("spec must be -2, -1 or a timestamp >= 0: " + spec);
         }
         return offsets.lookup(tp, spec);
+    }
+
+    /**
+     * Deletes the records below the given offsets (DeleteRecords, apiKey 27): each partition's leader
+     * raises its log start offset to the offset ({@code -1}: the high watermark), checkpointed before
+     * it answers; followers follow on their next fetch. Returns one outcome per partition in the
+     * order given: the new log start offset, or the error (OFFSET_OUT_OF_RANGE above the high
+     * watermark, UNKNOWN_TOPIC_OR_PARTITION at once for a partition the metadata does not know, a
+     * leadership error still there after {@value RecordDeletion#MAX_ATTEMPTS} attempts).
+     *
+     * @throws StellflowException when no broker answers Metadata, or a leader does not serve
+     *     DeleteRecords (an older broker)
+     */
+    public Map<TopicPartition, DeletedRecords> deleteRecords(Map<TopicPartition, Long> offsets) {
+        return deletion.delete(offsets);
     }
 
     /**

@@ -11,6 +11,8 @@ import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DeleteRecordsRequest;
+import io.stellflow.protocol.message.DeleteRecordsResponse;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
@@ -320,6 +322,22 @@ public final class SeedFiles {
                                 new DescribeControllersResponse.ControllerEndpoint("127.0.0.1", 9094),
                                 new DescribeControllersResponse.ControllerEndpoint("ctl-é", 19094)))));
                 b.add(encode(new DescribeControllersResponse((short) 15, List.of())));
+            }
+            case DELETE_RECORDS_REQUEST -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));
+                b.add(encode(new DeleteRecordsRequest(List.of(new DeleteRecordsRequest.Topic(
+                        "orders",
+                        List.of(
+                                new DeleteRecordsRequest.Partition(0, DeleteRecordsRequest.HIGH_WATERMARK),
+                                new DeleteRecordsRequest.Partition(7, 1L << 40)))))));
+            }
+            case DELETE_RECORDS_RESPONSE -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000" + "0000000000000005"));
+                b.add(encode(new DeleteRecordsResponse(List.of(new DeleteRecordsResponse.Topic(
+                        "orders",
+                        List.of(
+                                new DeleteRecordsResponse.Partition(0, (short) 0, 1200),
+                                new DeleteRecordsResponse.Partition(7, (short) 1, -1)))))));
             }
             default -> b.addAll(GroupSeedFiles.bodies(codec));
         }
