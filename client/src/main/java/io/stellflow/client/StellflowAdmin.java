@@ -324,7 +324,8 @@ public final class StellflowAdmin implements AutoCloseable {
             case Errors.INVALID_PARTITIONS -> "invalid partition count";
             case Errors.INVALID_REPLICATION_FACTOR ->
                 "invalid replication factor (at least 1 and at most the number of live brokers)";
-            case Errors.BROKER_NOT_AVAILABLE -> "no active controller answered in time (retry later)";
+            case Errors.BROKER_NOT_AVAILABLE ->
+                "no active controller answered, or the broker did not apply the change in time";
             case Errors.INVALID_REQUEST ->
                 "the broker refused it (bad name, partition count or replication factor, or an existing topic;"
                         + " the broker log has the reason)";

@@ -1,6 +1,7 @@
 package io.stellflow.tools;
 
 import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.StellflowException;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.CreatableTopic;
@@ -16,6 +17,7 @@ import java.io.PrintWriter;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -42,7 +44,11 @@ import picocli.CommandLine.Spec;
  *
  * <p>Exit status 0 on success, 1 when an address is of the wrong kind or unreachable, or the broker
  * or controller rejected the request, 2 for bad arguments (among them a {@code --partitions} or
- * {@code --replication-factor} below 1: nothing is sent). Not thread-safe (one invocation).
+ * {@code --replication-factor} below 1: nothing is sent), 3 when a create was accepted by the
+ * controller but not all partitions were ready when the broker or the tool stopped waiting (the topic
+ * exists; {@code --describe} shows when its partitions have leaders). A create that races another
+ * client's create of the same topic is {@code TOPIC_ALREADY_EXISTS}: success with {@code
+ * --if-not-exists}. Not thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-topics",
@@ -132,11 +138,27 @@ public final class TopicsCommand implements Callable<Integer> {
     @Spec
     CommandLine.Model.CommandSpec spec;
 
+    /**
+     * Exit status of a create the controller accepted whose partitions were not all ready when the
+     * tool stopped waiting: neither success (0) nor refused (1).
+     */
+    static final int EXIT_CREATE_NOT_READY = 3;
+
+    /** The create call through a broker; a seam for the tests of what the tool does when it fails. */
+    interface Creator {
+        void create(StellflowAdmin admin, String topic, int partitions, int replicationFactor);
+    }
+
+    Creator creator = StellflowAdmin::createTopic;
+
+    private long createStartNs;
+
     /** How long a controller call may take, retries included. */
     static final long CONTROLLER_TIMEOUT_MS = 30_000;
 
     @Override
     public Integer call() {
+        createStartNs = System.nanoTime();
         PrintWriter out = spec.commandLine().getOut();
         if ((action.create || action.delete || action.alter) && topic == null) {
             throw new CommandLine.ParameterException(
@@ -206,7 +228,11 @@ public final class TopicsCommand implements Callable<Integer> {
             if (admin.listTopics().contains(topic)) {
                 return alreadyExists();
             }
-            admin.createTopic(topic, partitions, replicationFactor);
+            try {
+                creator.create(admin, topic, partitions, replicationFactor);
+            } catch (StellflowException e) {
+                return createFailed(admin, e);
+            }
             out.println("Created topic " + topic + " with " + partitions + " partition(s)"
                     + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
         } else if (action.delete) {
@@ -236,6 +262,44 @@ public final class TopicsCommand implements Callable<Integer> {
         return underReplicated
                 ? TopicDescriber.Filter.UNDER_REPLICATED
                 : unavailable ? TopicDescriber.Filter.UNAVAILABLE : TopicDescriber.Filter.ALL;
+    }
+
+    /**
+     * A create through a broker that did not end in success. TOPIC_ALREADY_EXISTS: another client
+     * created the topic between the tool's look and its create (with another partition count; with the
+     * same count the broker answers success); that is {@link #alreadyExists}, so success under {@code
+     * --if-not-exists}. A timeout or an unready answer (BROKER_NOT_AVAILABLE: the controller committed
+     * the create but the broker had not opened every partition within its wait; NETWORK_ERROR; the
+     * partitions without a leader yet) may still have created the topic: if the topic is listed now,
+     * say so and exit {@link #EXIT_CREATE_NOT_READY} instead of calling the create refused.
+     */
+    private int createFailed(StellflowAdmin admin, StellflowException e) {
+        if (e.errorCode() == Errors.TOPIC_ALREADY_EXISTS && !e.getMessage().contains("collides with existing topic")) {
+            return alreadyExists();
+        }
+        boolean mayHaveCommitted = e.errorCode() == Errors.BROKER_NOT_AVAILABLE
+                || e.errorCode() == StellflowException.NETWORK_ERROR
+                || e.errorCode() == Errors.LEADER_NOT_AVAILABLE
+                || e.getMessage().contains("created but");
+        if (!mayHaveCommitted) {
+            throw e;
+        }
+        boolean exists;
+        try {
+            exists = admin.listTopics().contains(topic);
+        } catch (StellflowException again) {
+            exists = false;
+        }
+        if (!exists) {
+            throw e;
+        }
+        long waitedS = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - createStartNs);
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("error: the create of topic " + topic + " was accepted by the controller but not all of its "
+                + partitions + " partition(s) are ready after " + waitedS + " s (" + e.getMessage()
+                + "); check with --describe --topic " + topic);
+        err.flush();
+        return EXIT_CREATE_NOT_READY;
     }
 
     /** An existing topic given to --create: exit 0 with --if-not-exists, else a TOPIC_ALREADY_EXISTS error. */
