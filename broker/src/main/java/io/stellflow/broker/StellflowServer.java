@@ -22,6 +22,7 @@ import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.DeleteRecordsHandler;
+import io.stellflow.broker.handler.DescribeBrokerConfigsHandler;
 import io.stellflow.broker.handler.DescribeControllersHandler;
 import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
@@ -148,6 +149,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.OFFSET_HISTORY,
             ApiKeys.DESCRIBE_LOG_DIRS,
             ApiKeys.DELETE_RECORDS,
+            ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -447,6 +449,7 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
         handlers.put(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(router));
+        handlers.put(ApiKeys.DESCRIBE_BROKER_CONFIGS, new DescribeBrokerConfigsHandler(config));
         handlers.put(
                 ApiKeys.DESCRIBE_LOG_DIRS,
                 new DescribeLogDirsHandler(

@@ -4,6 +4,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DescribeBrokerConfigsRequest;
+import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.protocol.message.DescribeControllersRequest;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
@@ -255,6 +257,39 @@ public final class StellflowAdmin implements AutoCloseable {
      */
     public Map<TopicPartition, DeletedRecords> deleteRecords(Map<TopicPartition, Long> offsets) {
         return deletion.delete(offsets);
+    }
+
+    /**
+     * Broker {@code brokerId}'s effective static configuration (DescribeBrokerConfigs, apiKey 28),
+     * sorted by key; {@code keys} null for every key it reports, else only these.
+     *
+     * @throws IllegalArgumentException when the cluster's Metadata lists no broker {@code brokerId}
+     * @throws StellflowException when the broker does not answer, or does not serve
+     *     DescribeBrokerConfigs (an older broker)
+     */
+    public DescribeBrokerConfigsResponse describeBrokerConfigs(int brokerId, List<String> keys) {
+        await(metadata.refresh(List.of()), "Metadata");
+        HostPort broker = metadata.brokers().get(brokerId);
+        if (broker == null) {
+            throw new IllegalArgumentException("broker " + brokerId + " is not in the cluster (brokers: "
+                    + new TreeMap<>(metadata.brokers()).keySet() + ")");
+        }
+        String what = "DescribeBrokerConfigs to broker " + brokerId + " (" + broker + ")";
+        try {
+            return await(
+                    network.send(
+                            broker,
+                            ApiKeys.DESCRIBE_BROKER_CONFIGS,
+                            new DescribeBrokerConfigsRequest(keys)::write,
+                            DescribeBrokerConfigsResponse::read),
+                    what);
+        } catch (StellflowException e) {
+            if (e.errorCode() == Errors.FEATURE_NOT_ENABLED || e.errorCode() == Errors.UNSUPPORTED_VERSION) {
+                throw new StellflowException(
+                        e.errorCode(), what + ": the broker does not serve DescribeBrokerConfigs (older version)", e);
+            }
+            throw e;
+        }
     }
 
     /**

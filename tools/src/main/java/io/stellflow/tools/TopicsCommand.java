@@ -9,6 +9,7 @@ import io.stellflow.controller.proto.CreatePartitionsRequest;
 import io.stellflow.controller.proto.CreatePartitionsResponse;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.Errors;
@@ -129,8 +130,13 @@ public final class TopicsCommand implements Callable<Integer> {
 
     @Option(
             names = "--under-min-isr-partitions",
-            description = "not supported yet: Metadata does not carry min.insync.replicas")
+            description = "with --describe: only partitions whose ISR is smaller than min.insync.replicas")
     boolean underMinIsr;
+
+    @Option(
+            names = "--at-min-isr-partitions",
+            description = "with --describe: only partitions whose ISR is exactly min.insync.replicas")
+    boolean atMinIsr;
 
     @Option(names = "--command-property", description = "extra client property k=v")
     Map<String, String> props;
@@ -211,7 +217,7 @@ public final class TopicsCommand implements Callable<Integer> {
             if (action.create && (configs != null || bootstrapController != null)) {
                 return createThroughController(access.controllers(), out);
             }
-            return throughBroker(access.brokers(), out);
+            return throughBroker(access, out);
         } catch (ClusterAccess.BootstrapException | ControllerUnavailableException e) {
             spec.commandLine().getErr().println("error: " + e.getMessage());
             return 1;
@@ -219,7 +225,8 @@ public final class TopicsCommand implements Callable<Integer> {
     }
 
     /** Create (without configs), delete, list and describe, through a broker. */
-    private int throughBroker(StellflowAdmin admin, PrintWriter out) {
+    private int throughBroker(ClusterAccess access, PrintWriter out) {
+        StellflowAdmin admin = access.brokers();
         if (action.create) {
             // CreateTopic on the wire answers success for an existing topic of the same partition
             // count (docs/spec/wire-protocol.md, CreateTopic: clients rely on it), so the tool looks
@@ -241,27 +248,39 @@ public final class TopicsCommand implements Callable<Integer> {
         } else if (action.list) {
             admin.listTopics().forEach(out::println);
         } else {
-            return TopicDescriber.describe(admin, topic, describeFilter(), out);
+            TopicDescriber.Filter filter = describeFilter();
+            return new TopicDescriber(admin, name -> topicConfigs(access, name)).describe(topic, filter, out);
         }
         out.flush();
         return 0;
     }
 
-    /** The partition filter of --describe; a usage error when given without it or with another. */
+    /** The partition filter of --describe; a usage error when given with another. */
     private TopicDescriber.Filter describeFilter() {
-        if (underMinIsr) {
+        int given = (underReplicated ? 1 : 0) + (unavailable ? 1 : 0) + (underMinIsr ? 1 : 0) + (atMinIsr ? 1 : 0);
+        if (given > 1) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(),
-                    "--under-min-isr-partitions is not supported yet: the broker's Metadata does not carry"
-                            + " min.insync.replicas (use --under-replicated-partitions)");
-        }
-        if (underReplicated && unavailable) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(), "give one of --under-replicated-partitions and --unavailable-partitions");
+                    "give one of --under-replicated-partitions, --unavailable-partitions,"
+                            + " --under-min-isr-partitions and --at-min-isr-partitions");
         }
         return underReplicated
                 ? TopicDescriber.Filter.UNDER_REPLICATED
-                : unavailable ? TopicDescriber.Filter.UNAVAILABLE : TopicDescriber.Filter.ALL;
+                : unavailable
+                        ? TopicDescriber.Filter.UNAVAILABLE
+                        : underMinIsr
+                                ? TopicDescriber.Filter.UNDER_MIN_ISR
+                                : atMinIsr ? TopicDescriber.Filter.AT_MIN_ISR : TopicDescriber.Filter.ALL;
+    }
+
+    /** A topic's config overrides from the active controller (DescribeConfigs). */
+    private static Map<String, String> topicConfigs(ClusterAccess access, String name) {
+        DescribeConfigsResponse r = access.controllers().describeConfigs(name);
+        if (r.getError() != ErrorCode.NONE) {
+            throw new IllegalArgumentException(
+                    "the configs of topic " + name + " could not be read: " + r.getError() + " " + r.getErrorMessage());
+        }
+        return r.getConfigMap();
     }
 
     /**

@@ -263,6 +263,16 @@ class BodyCodecFuzzTest {
     }
 
     @FuzzTest
+    void describeBrokerConfigsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_BROKER_CONFIGS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeBrokerConfigsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_BROKER_CONFIGS_RESPONSE, input);
+    }
+
+    @FuzzTest
     void describeControllersRequest(byte[] input) {
         BodyCodecTarget.run(BodyCodec.DESCRIBE_CONTROLLERS_REQUEST, input);
     }
