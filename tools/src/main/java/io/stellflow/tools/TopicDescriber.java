@@ -12,12 +12,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 
 /**
  * {@code stellflow-topics.sh --describe}: per topic a line with its partition count, replication
  * factor and config overrides ({@code Configs: k=v,...}, sorted; the keys set on the topic, as
- * Kafka's tool shows the non-default ones), then per partition its leader, leader epoch, replicas, ISR
+ * Kafka's tool shows the non-default ones; {@code (unavailable: <why>)} when no controller answers,
+ * the rest of the description coming from the brokers), then per partition its leader, leader epoch, replicas, ISR
  * and log start / end offsets (the end is the high watermark, what a consumer can read; {@code -} for
  * a partition without a leader, which is not asked). With a filter only the matching partition lines
  * are printed, without the topic lines, as Kafka's tool does: {@code --under-replicated-partitions}
@@ -44,6 +49,12 @@ final class TopicDescriber {
     private final StellflowAdmin admin;
     /** A topic's config overrides (from the controllers); throws when they cannot be read. */
     private final Function<String, Map<String, String>> configsOf;
+    /** How long --describe waits for the controllers' answer about a topic's configs. */
+    static final long CONFIGS_WAIT_MS = 5_000;
+
+    /** Set once the controllers failed to give configs: later topics do not wait again. */
+    private String configsUnavailable;
+
     /** Broker id -> its default min.insync.replicas, asked once per broker. */
     private final Map<Integer, Integer> brokerMinIsr = new HashMap<>();
 
@@ -63,15 +74,18 @@ final class TopicDescriber {
                 continue;
             }
             Map<String, String> configs = null;
-            if (filter == Filter.ALL || filter == Filter.UNDER_MIN_ISR || filter == Filter.AT_MIN_ISR) {
-                configs = new TreeMap<>(configsOf.apply(d.name()));
+            String configsText = null;
+            if (filter == Filter.UNDER_MIN_ISR || filter == Filter.AT_MIN_ISR) {
+                configs = new TreeMap<>(configsOf.apply(d.name())); // needed: a failure ends the command
+            } else if (filter == Filter.ALL) {
+                configsText = configsOrWhyNot(d.name());
             }
             if (filter == Filter.ALL) {
                 int rf = d.partitions().isEmpty()
                         ? 0
                         : d.partitions().get(0).replicas().size();
                 out.println("Topic: " + d.name() + "\tPartitionCount: "
-                        + d.partitions().size() + "\tReplicationFactor: " + rf + "\tConfigs: " + join(configs));
+                        + d.partitions().size() + "\tReplicationFactor: " + rf + "\tConfigs: " + configsText);
             }
             for (PartitionInfo p : d.partitions()) {
                 if (!matches(filter, p, configs)) {
@@ -87,6 +101,30 @@ final class TopicDescriber {
         }
         out.flush();
         return rc;
+    }
+
+    /**
+     * The topic's overrides as {@code k=v,...}, or why they are unavailable. The partitions come from
+     * the brokers, the configs only from the controllers: when those do not answer within {@link
+     * #CONFIGS_WAIT_MS}, the description goes on without configs and no other topic asks again.
+     */
+    private String configsOrWhyNot(String topic) {
+        if (configsUnavailable != null) {
+            return configsUnavailable;
+        }
+        CompletableFuture<Map<String, String>> f = CompletableFuture.supplyAsync(() -> configsOf.apply(topic));
+        try {
+            return join(new TreeMap<>(f.get(CONFIGS_WAIT_MS, TimeUnit.MILLISECONDS)));
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            configsUnavailable = "(unavailable: no controller answered within " + CONFIGS_WAIT_MS + " ms)";
+        } catch (ExecutionException e) {
+            configsUnavailable = "(unavailable: " + e.getCause().getMessage() + ")";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            configsUnavailable = "(unavailable: interrupted)";
+        }
+        return configsUnavailable;
     }
 
     private boolean matches(Filter filter, PartitionInfo p, Map<String, String> configs) {

@@ -55,6 +55,11 @@ final class TwoBrokerCluster implements AutoCloseable {
         return brokers[id - 1];
     }
 
+    /** Stops the controller (the brokers keep serving from their metadata). */
+    void stopController() {
+        controller.close();
+    }
+
     /** Stops broker {@code id} cleanly (SIGTERM's path). */
     void stop(int id) {
         brokers[id - 1].close();
