@@ -21,6 +21,8 @@ import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
+import io.stellflow.broker.handler.DeleteRecordsHandler;
+import io.stellflow.broker.handler.DescribeBrokerConfigsHandler;
 import io.stellflow.broker.handler.DescribeControllersHandler;
 import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
@@ -146,6 +148,8 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.OFFSET_DELETE,
             ApiKeys.OFFSET_HISTORY,
             ApiKeys.DESCRIBE_LOG_DIRS,
+            ApiKeys.DELETE_RECORDS,
+            ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -451,6 +455,8 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
+        handlers.put(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(router));
+        handlers.put(ApiKeys.DESCRIBE_BROKER_CONFIGS, new DescribeBrokerConfigsHandler(config));
         handlers.put(
                 ApiKeys.DESCRIBE_LOG_DIRS,
                 new DescribeLogDirsHandler(
