@@ -9,9 +9,11 @@ import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
+import io.stellflow.storage.LogCompression;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -152,6 +154,15 @@ final class PartitionAppender {
                 n++;
                 bytes += r.records().readableBytes();
                 short code = validate(r);
+                if (code == Errors.NONE) {
+                    AppendRequest validated = r;
+                    r = rewriteIfNeeded(service, r);
+                    if (r != validated // rewritten: decompression may have grown a batch
+                            && CompressionRewriter.largestBatchBytes(r.records()) > messageMaxBytes) {
+                        maxTimestamps.truncate(maxTimestamps.size() - RecordBatchValidator.batchCount(r.records()));
+                        code = Errors.MESSAGE_TOO_LARGE;
+                    }
+                }
                 if (code != Errors.NONE) {
                     AppendRequest refused = r;
                     r = null; // answered from here on
@@ -200,8 +211,14 @@ final class PartitionAppender {
         if (!records.isReadable()) {
             return Errors.INVALID_RECORD;
         }
-        short code = RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps);
+        CompressedRecordsValidator compressed = agent.compressedValidator();
+        compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
+        short code =
+                RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps, compressed);
         if (code != Errors.NONE) {
+            if (compressed.outcome() != CompressedRecordsValidator.VALID) {
+                agent.service().compressionRefusals().refused(partition, Errors.name(code), compressed);
+            }
             return code;
         }
         if (r.transactional() || hasProducerId(records)) {
@@ -217,6 +234,23 @@ final class PartitionAppender {
             return Errors.INVALID_RECORD;
         }
         return Errors.NONE;
+    }
+
+    /**
+     * {@code r} itself, or, when the topic's {@code compression.type} asks for another codec than a
+     * batch has, a request with the rewritten set (the old buffer released, the queued-bytes budget
+     * moved to the new size). Agent thread.
+     */
+    private AppendRequest rewriteIfNeeded(AppendService service, AppendRequest r) {
+        LogCompression compression = partition.log().config().compression();
+        if (!CompressionRewriter.needsRewrite(r.records(), compression)) {
+            return r;
+        }
+        ByteBuf rewritten = agent.compressionRewriter().rewrite(r.records(), compression);
+        int oldBytes = r.records().readableBytes();
+        r.records().release();
+        service.released(oldBytes - rewritten.readableBytes());
+        return new AppendRequest(r.pending(), r.slot(), r.partitionId(), rewritten, r.transactional());
     }
 
     private void append(AppendService service, int valid) {
