@@ -2,7 +2,9 @@ package io.stellflow.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.stellflow.protocol.compression.CompressionCodec;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchCompression;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.Arrays;
 import java.util.List;
@@ -12,7 +14,13 @@ import org.slf4j.LoggerFactory;
 /**
  * One RecordBatch being filled for one partition, with the callbacks of its records (the future of
  * {@code send(record)} is its own callback). The batch bytes live in a pooled direct buffer that is
- * released exactly once, when the batch completes or fails.
+ * released exactly once, when the batch completes or fails. With {@code compression.type} set, the
+ * sender thread {@link #compress}es the sealed batch once into a second pooled buffer, which replaces
+ * the first (released at once); a retried batch is sent compressed as it is.
+ *
+ * <p>{@code fillLimitBytes} is the uncompressed size at which the batch is full: {@code batch.size}
+ * without compression, {@code batch.size} divided by the partition's estimated compression ratio
+ * with it ({@link ProducerSender}), so the batch compresses to about {@code batch.size} on the wire.
  *
  * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it.
  */
@@ -27,7 +35,13 @@ final class ProducerBatch {
     final long sequence;
 
     final int reservedBytes;
-    private final ByteBuf buffer;
+    /** The uncompressed batch, then, once {@link #compress}ed, the compressed one. */
+    private ByteBuf buffer;
+
+    /** Uncompressed size of the sealed batch, set by {@link #compress}; 0 until then. */
+    private int uncompressedBytes;
+
+    private boolean compressed;
     private final RecordBatchBuilder builder;
     /** Per record (the first {@link #recordCount} entries): its callback and timestamp; grown by doubling. */
     private Callback[] callbacks = new Callback[64];
@@ -35,7 +49,10 @@ final class ProducerBatch {
     private long[] timestamps = new long[64];
     private int recordCount;
 
-    private final int batchSizeBytes;
+    private final int fillLimitBytes;
+    /** Estimated compressed/uncompressed size ratio at creation (1 without compression). */
+    private final double estimatedRatio;
+
     private boolean closed;
     private boolean released;
     int attempts;
@@ -46,7 +63,8 @@ final class ProducerBatch {
     ProducerBatch(
             TopicPartition tp,
             ByteBufAllocator alloc,
-            int batchSizeBytes,
+            int fillLimitBytes,
+            double estimatedRatio,
             int firstRecordBytes,
             long baseTimestampMs,
             long nowNs,
@@ -54,8 +72,9 @@ final class ProducerBatch {
         this.tp = tp;
         this.sequence = sequence;
         this.createdNs = nowNs;
-        this.batchSizeBytes = batchSizeBytes;
-        this.reservedBytes = Math.max(batchSizeBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
+        this.fillLimitBytes = fillLimitBytes;
+        this.estimatedRatio = estimatedRatio;
+        this.reservedBytes = Math.max(fillLimitBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
         this.buffer = alloc.directBuffer(reservedBytes);
         this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
     }
@@ -64,13 +83,13 @@ final class ProducerBatch {
         return RECORD_OVERHEAD + (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
     }
 
-    /** Appends if the record fits in {@code batch.size} (the first record always fits); else false. */
+    /** Appends if the record fits in the fill limit (the first record always fits); else false. */
     boolean tryAppend(long timestampMs, byte[] key, byte[] value, Callback callback) {
         if (closed) {
             return false;
         }
         int size = recordBytes(key, value);
-        if (builder.recordCount() > 0 && builder.sizeInBytes() + size > batchSizeBytes) {
+        if (builder.recordCount() > 0 && builder.sizeInBytes() + size > fillLimitBytes) {
             return false;
         }
         builder.append(timestampMs, key, value, List.of());
@@ -85,7 +104,7 @@ final class ProducerBatch {
     }
 
     boolean isFull() {
-        return closed || builder.sizeInBytes() + RECORD_OVERHEAD > batchSizeBytes;
+        return closed || builder.sizeInBytes() + RECORD_OVERHEAD > fillLimitBytes;
     }
 
     int recordCount() {
@@ -102,6 +121,60 @@ final class ProducerBatch {
 
     int sizeInBytes() {
         return buffer.readableBytes();
+    }
+
+    /**
+     * Bytes this batch is expected to take on the wire: its size once compressed (or without
+     * compression), else its uncompressed size times the estimated ratio (for {@code
+     * max.request.size} before the sender compresses it).
+     */
+    int wireSizeEstimateBytes() {
+        return compressed || estimatedRatio >= 1.0
+                ? buffer.readableBytes()
+                : (int) Math.ceil(buffer.readableBytes() * estimatedRatio);
+    }
+
+    boolean isCompressed() {
+        return compressed;
+    }
+
+    /** Uncompressed size of a compressed batch (0 before {@link #compress}). */
+    int uncompressedBytes() {
+        return uncompressedBytes;
+    }
+
+    /**
+     * Sender thread, once the batch is sealed and taken off its queue: compresses it into a new
+     * pooled direct buffer and releases the uncompressed one. Idempotent (a retried batch stays as it
+     * was sent first).
+     *
+     * @return compressed size / uncompressed size of this batch
+     * @throws IllegalStateException when the batch is not sealed
+     */
+    double compress(CompressionCodec codec, ByteBufAllocator alloc) {
+        if (!closed) {
+            throw new IllegalStateException("compress before close: " + tp);
+        }
+        if (compressed) {
+            return (double) buffer.readableBytes() / uncompressedBytes;
+        }
+        int size = buffer.readableBytes();
+        // Sized for the estimate plus 1/8: a batch that compresses as the partition's last ones
+        // did is written without growing the buffer.
+        int initialBytes = (int)
+                Math.min((long) size + 64, RecordBatchLayout.HEADER_SIZE + 64 + (long) (size * estimatedRatio * 1.125));
+        ByteBuf out = alloc.directBuffer(initialBytes);
+        try {
+            RecordBatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
+        }
+        buffer.release();
+        buffer = out;
+        uncompressedBytes = size;
+        compressed = true;
+        return (double) out.readableBytes() / size;
     }
 
     /** The sealed batch bytes; the view does not change the batch's indexes or reference count. */

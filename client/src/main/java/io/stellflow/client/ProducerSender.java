@@ -7,6 +7,9 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.GatheringBuffer;
+import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.compression.CompressionCodecs;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import java.util.ArrayDeque;
@@ -63,7 +66,25 @@ final class ProducerSender implements Runnable {
      */
     static final long RETRY_WARN_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
 
+    /**
+     * Smallest compression ratio (compressed / uncompressed) a partition's estimate may reach: a
+     * batch holds at most 32 times {@code batch.size} of uncompressed records. JSON log lines
+     * compress 3-5x (docs/compression.md); 32x leaves room for more repetitive data while bounding
+     * the buffer a batch reserves.
+     */
+    static final double MIN_COMPRESSION_RATIO = 1.0 / 32;
+
+    /**
+     * Largest uncompressed batch the estimate may ask for (8 MiB), whatever {@code batch.size} and the
+     * ratio say: a consumer expands a whole batch at once, and 8 MiB is 8 times Kafka's default
+     * {@code max.partition.fetch.bytes}. A single larger record still gets a batch of its own.
+     */
+    static final int MAX_UNCOMPRESSED_BATCH_BYTES = 8 << 20;
+
     private final ProducerConfig config;
+    /** The sender thread's codec ({@code compression.type}); null for none. */
+    private final CompressionCodec codec;
+
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
@@ -90,6 +111,8 @@ final class ProducerSender implements Runnable {
         long nextSequence;
         /** When this partition last logged a retry WARN; 0 = never. */
         long lastRetryWarnNs;
+        /** Estimated compressed / uncompressed size of this partition's next batch (1 until one is compressed). */
+        double compressionRatio = 1.0;
 
         /** Puts a batch back at its place in sequence order (the queue is kept sorted). */
         void requeue(ProducerBatch b) {
@@ -119,6 +142,34 @@ final class ProducerSender implements Runnable {
         this.network = network;
         this.metadata = metadata;
         this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
+        this.codec = config.compressionType() == CompressionType.NONE
+                ? null
+                : CompressionCodecs.codec(config.compressionType(), config.compressionLevels());
+    }
+
+    /**
+     * The uncompressed size at which a new batch of the partition is full: {@code batch.size}
+     * without compression; with it, {@code batch.size} / the estimated ratio, so the batch compresses
+     * to about {@code batch.size} (Kafka counts compressed bytes too), within [{@code batch.size},
+     * {@link #MAX_UNCOMPRESSED_BATCH_BYTES}].
+     */
+    private int fillLimitBytes(PartitionQueue q) {
+        if (codec == null) {
+            return config.batchSizeBytes();
+        }
+        double limit = config.batchSizeBytes() / Math.max(q.compressionRatio, MIN_COMPRESSION_RATIO);
+        return (int) Math.max(config.batchSizeBytes(), Math.min(limit, MAX_UNCOMPRESSED_BATCH_BYTES));
+    }
+
+    /**
+     * The next estimate after a batch compressed to {@code observed}: up at once when the batch came
+     * out larger than estimated (an overfull batch costs more than a small one), with 5% margin; down
+     * by half the gap when it came out smaller, so one very compressible batch does not make the next
+     * ones huge, while the first estimate (1.0) comes within 7% of a steady 0.2 after 6 batches.
+     */
+    static double nextCompressionRatio(double estimate, double observed) {
+        double next = observed > estimate ? observed * 1.05 : estimate + (observed - estimate) / 2;
+        return Math.max(MIN_COMPRESSION_RATIO, Math.min(next, 1.0));
     }
 
     /**
@@ -147,7 +198,8 @@ final class ProducerSender implements Runnable {
                 return AppendResult.ABORTED_NEW_BATCH;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
-            long need = Math.max(config.batchSizeBytes(), recordBytes + 64L);
+            int fillLimitBytes = fillLimitBytes(q);
+            long need = Math.max(fillLimitBytes, recordBytes + 64L);
             long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
             while (usedBytes > 0 && usedBytes + need > config.bufferMemoryBytes()) {
                 long leftNs = deadlineNs - System.nanoTime();
@@ -159,7 +211,14 @@ final class ProducerSender implements Runnable {
                 stateChanged.awaitNanos(leftNs);
             }
             ProducerBatch batch = new ProducerBatch(
-                    tp, alloc, config.batchSizeBytes(), recordBytes, timestampMs, System.nanoTime(), q.nextSequence++);
+                    tp,
+                    alloc,
+                    fillLimitBytes,
+                    codec == null ? 1.0 : q.compressionRatio,
+                    recordBytes,
+                    timestampMs,
+                    System.nanoTime(),
+                    q.nextSequence++);
             usedBytes += batch.reservedBytes;
             incompleteBatches++;
             if (last != null) {
@@ -204,6 +263,16 @@ final class ProducerSender implements Runnable {
 
     @Override
     public void run() {
+        try {
+            loop();
+        } finally {
+            if (codec != null) {
+                codec.close();
+            }
+        }
+    }
+
+    private void loop() {
         while (true) {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
@@ -335,13 +404,13 @@ final class ProducerSender implements Runnable {
                 }
                 b.close();
                 if (!taken.isEmpty() || bytes > 0) {
-                    if (bytes + b.sizeInBytes() > config.maxRequestBytes()) {
+                    if (bytes + b.wireSizeEstimateBytes() > config.maxRequestBytes()) {
                         break;
                     }
                 }
                 q.batches.pollFirst();
                 taken.add(b);
-                bytes += b.sizeInBytes();
+                bytes += b.wireSizeEstimateBytes();
             }
             requestBytes.put(leader, bytes);
             if (!taken.isEmpty()) {
@@ -397,6 +466,23 @@ final class ProducerSender implements Runnable {
     }
 
     private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
+        if (codec != null) {
+            try {
+                compress(batches);
+            } catch (RuntimeException e) {
+                // A codec failure is a bug (the codecs refuse nothing they are given): fail these
+                // batches with it instead of killing the sender thread.
+                onResponse(
+                        leader,
+                        batches,
+                        null,
+                        new StellflowException(
+                                Errors.UNKNOWN_SERVER_ERROR,
+                                "compressing a batch with " + codec.type().configName() + " failed: " + e,
+                                e));
+                return;
+            }
+        }
         int bytes = 64;
         int largestRecordsBytes = 0;
         ClientMetrics metrics = network.metrics();
@@ -432,6 +518,40 @@ final class ProducerSender implements Runnable {
         // NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT instead of v0's BROKER_NOT_AVAILABLE.
         network.sendNegotiated(leader, ApiKeys.PRODUCE, PRODUCE_VERSION, body, v -> ProduceResponse::read)
                 .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
+    }
+
+    /**
+     * Sender thread, outside the lock: compresses each batch not compressed yet (a retry is sent as
+     * it was), then updates its partition's ratio estimate under the lock.
+     */
+    private void compress(Map<TopicPartition, List<ProducerBatch>> batches) {
+        int n = 0;
+        for (List<ProducerBatch> list : batches.values()) {
+            n += list.size();
+        }
+        TopicPartition[] partitions = new TopicPartition[n];
+        double[] ratios = new double[n];
+        int i = 0;
+        for (Map.Entry<TopicPartition, List<ProducerBatch>> e : batches.entrySet()) {
+            for (ProducerBatch b : e.getValue()) {
+                if (!b.isCompressed()) {
+                    partitions[i] = e.getKey();
+                    ratios[i++] = b.compress(codec, alloc);
+                }
+            }
+        }
+        if (i == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            for (int j = 0; j < i; j++) {
+                PartitionQueue q = queues.get(partitions[j]);
+                q.compressionRatio = nextCompressionRatio(q.compressionRatio, ratios[j]);
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void writeProduce(ByteBuf out, Map<TopicPartition, List<ProducerBatch>> batches) {
