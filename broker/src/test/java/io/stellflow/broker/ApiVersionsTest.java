@@ -79,7 +79,13 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
         assertThat(body.brokerSoftwareName()).isEqualTo("stellflow-broker");
         assertThat(body.brokerSoftwareVersion()).isNotEmpty();
-        assertThat(body.supportedFeatures()).containsExactly("fetch.long_poll");
+        assertThat(body.supportedFeatures())
+                .containsExactly(
+                        "fetch.long_poll",
+                        "compression.gzip",
+                        "compression.snappy",
+                        "compression.lz4",
+                        "compression.zstd");
     }
 
     @Test

@@ -8,6 +8,7 @@ import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
@@ -199,8 +200,14 @@ final class PartitionAppender {
         if (!records.isReadable()) {
             return Errors.INVALID_RECORD;
         }
-        short code = RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps);
+        CompressedRecordsValidator compressed = agent.compressedValidator();
+        compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
+        short code =
+                RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps, compressed);
         if (code != Errors.NONE) {
+            if (compressed.outcome() != CompressedRecordsValidator.VALID) {
+                agent.service().compressionRefusals().refused(partition, Errors.name(code), compressed);
+            }
             return code;
         }
         if (r.transactional() || hasProducerId(records)) {

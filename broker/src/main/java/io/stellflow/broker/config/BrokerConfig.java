@@ -7,6 +7,7 @@ import static io.stellflow.server.common.config.ConfigValues.string;
 
 import io.stellflow.broker.append.IdleStrategy;
 import io.stellflow.broker.network.TransportType;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
@@ -52,6 +53,9 @@ import java.util.TreeSet;
  *       log-start-offset checkpoints (0 = only at shutdown)</td></tr>
  *   <tr><td>num.recovery.threads.per.data.dir</td><td>1</td><td>1..64, threads loading logs at start</td></tr>
  *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
+ *   <tr><td>compression.max.decompressed.bytes</td><td>67108864 (64 MiB)</td><td>{@value
+ *       #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1; hard cap on the decompressed records of one
+ *       compressed batch on Produce (above it: INVALID_RECORD)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
  *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
  *       equal its {@code meta.properties}</td></tr>
@@ -117,6 +121,9 @@ public final class BrokerConfig {
      */
     public static final int MAX_MESSAGE_MAX_BYTES = 64 * 1024 * 1024 - 64 * 1024;
 
+    /** Smallest {@code compression.max.decompressed.bytes}: one 64 KiB decompression chunk. */
+    public static final long MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES = 64 * 1024;
+
     /** Kafka's default: 1 MiB plus a 12-byte log overhead. */
     public static final int DEFAULT_MESSAGE_MAX_BYTES = 1_048_588;
 
@@ -146,6 +153,7 @@ public final class BrokerConfig {
             "log.flush.offset.checkpoint.interval.ms",
             "num.recovery.threads.per.data.dir",
             "message.max.bytes",
+            "compression.max.decompressed.bytes",
             "cluster.id",
             "auto.create.topics.enable",
             "transport",
@@ -196,6 +204,7 @@ public final class BrokerConfig {
     private final int appendQueueCapacity;
     private final String appendIdleStrategy;
     private final long queuedMaxRequestBytes;
+    private final long compressionMaxDecompressedBytes;
     private final long replicaLagTimeMaxMs;
     private final int minInsyncReplicas;
     private final long highWatermarkCheckpointIntervalMs;
@@ -270,6 +279,12 @@ public final class BrokerConfig {
         // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
         // flight is far more than a 2-core machine appends in the time a producer waits.
         queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
+        compressionMaxDecompressedBytes = longValue(
+                props,
+                "compression.max.decompressed.bytes",
+                CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES,
+                MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES,
+                Integer.MAX_VALUE);
         replicaLagTimeMaxMs = longValue(props, "replica.lag.time.max.ms", 30_000, 1, Long.MAX_VALUE / 2);
         minInsyncReplicas = intValue(props, "min.insync.replicas", 1, 1, Short.MAX_VALUE);
         highWatermarkCheckpointIntervalMs =
@@ -459,6 +474,14 @@ public final class BrokerConfig {
      */
     public long threadStallTimeoutMs() {
         return threadStallTimeoutMs;
+    }
+
+    /**
+     * {@code compression.max.decompressed.bytes}: the most bytes the records of one compressed batch
+     * may decompress to on Produce (decision 9.o; a bomb stops here with INVALID_RECORD).
+     */
+    public long compressionMaxDecompressedBytes() {
+        return compressionMaxDecompressedBytes;
     }
 
     /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */

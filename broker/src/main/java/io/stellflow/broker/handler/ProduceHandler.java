@@ -3,6 +3,7 @@ package io.stellflow.broker.handler;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.append.CompressionRefusals;
 import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.EventLoopApiHandler;
@@ -19,6 +20,7 @@ import io.stellflow.protocol.message.ProduceRequest.PartitionData;
 import io.stellflow.protocol.message.ProduceRequest.TopicData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
@@ -82,6 +84,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
     private final AppendService appends;
     private final BrokerMetrics metrics;
     private final Timer timer;
+    private final ThreadLocal<CompressedRecordsValidator> compressedValidators;
+    private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
 
     /**
      * Appends on the request thread (no append agents).
@@ -122,6 +126,31 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      */
     public ProduceHandler(
             PartitionRouter topics, int messageMaxBytes, AppendService appends, BrokerMetrics metrics, Timer timer) {
+        this(
+                topics,
+                messageMaxBytes,
+                appends,
+                metrics,
+                timer,
+                CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES);
+    }
+
+    /**
+     * As the other constructors, with {@code compression.max.decompressed.bytes}, the cap of the
+     * compressed-batch validators of the request threads (used without append agents; the agents
+     * have their own).
+     */
+    public ProduceHandler(
+            PartitionRouter topics,
+            int messageMaxBytes,
+            AppendService appends,
+            BrokerMetrics metrics,
+            Timer timer,
+            long compressionMaxDecompressedBytes) {
+        // Request threads live as long as the broker: one validator each, never closed (its native
+        // codec state goes with the thread's end, as the JDK's Inflater in it does).
+        this.compressedValidators =
+                ThreadLocal.withInitial(() -> new CompressedRecordsValidator(compressionMaxDecompressedBytes));
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
@@ -440,8 +469,14 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
         // Per request on this path (no append agents): the batches' real max timestamps (decision 9.s).
         BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(4);
-        short validation = RecordBatchValidator.validate(records, messageMaxBytes, transactional, maxTimestamps);
+        CompressedRecordsValidator compressed = compressedValidators.get();
+        compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
+        short validation =
+                RecordBatchValidator.validate(records, messageMaxBytes, transactional, maxTimestamps, compressed);
         if (validation != Errors.NONE) {
+            if (compressed.outcome() != CompressedRecordsValidator.VALID) {
+                compressionRefusals.refused(partition, Errors.name(validation), compressed);
+            }
             return error(data.partition(), validation, epoch, partition.logStartOffset());
         }
         if (transactional || hasProducerId(records)) {
