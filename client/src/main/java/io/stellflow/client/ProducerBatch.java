@@ -3,8 +3,8 @@ package io.stellflow.client;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchBuilder;
-import io.stellflow.protocol.record.RecordBatchCompression;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.Arrays;
 import java.util.List;
@@ -165,7 +165,7 @@ final class ProducerBatch {
                 Math.min((long) size + 64, RecordBatchLayout.HEADER_SIZE + 64 + (long) (size * estimatedRatio * 1.125));
         ByteBuf out = alloc.directBuffer(initialBytes);
         try {
-            RecordBatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
+            BatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
         } catch (RuntimeException e) {
             out.release();
             throw e;

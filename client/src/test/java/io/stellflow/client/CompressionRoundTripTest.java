@@ -10,8 +10,8 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.compression.CompressionCodec;
 import io.stellflow.protocol.compression.CompressionCodecs;
 import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchBuilder;
-import io.stellflow.protocol.record.RecordBatchCompression;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
 import java.nio.charset.StandardCharsets;
@@ -146,7 +146,7 @@ class CompressionRoundTripTest {
         b.close();
         ByteBuf out = Unpooled.buffer();
         try (CompressionCodec codec = CompressionCodecs.codec(type)) {
-            RecordBatchCompression.compress(plain, 0, codec, out);
+            BatchCompression.compress(plain, 0, codec, out);
         } finally {
             plain.release();
         }

@@ -1,8 +1,6 @@
 package io.stellflow.protocol.record;
 
 import static io.stellflow.protocol.record.RecordBatchLayout.HEADER_SIZE;
-import static io.stellflow.protocol.record.RecordBatchLayout.LOG_OVERHEAD;
-import static io.stellflow.protocol.record.RecordBatchLayout.RECORDS_OFFSET;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -16,9 +14,9 @@ import io.stellflow.protocol.compression.Decompressor;
 /**
  * Consumer side of decision 9.o: expands one compressed batch into an equivalent uncompressed batch
  * in a reusable buffer, so the uncompressed reader and validator run on it unchanged. The expanded
- * batch is the 57 header bytes of the original with attributes bits 0-2 cleared and batchLength set
- * to the decompressed size, then the decompressed records; its CRC field keeps the original's value
- * (the caller checks the CRC on the compressed bytes, as sent, before expanding).
+ * batch is {@link BatchCompression#decompress}'s: the 57 header bytes of the original with attributes
+ * bits 0-2 cleared, batchLength and CRC set for the decompressed records (the caller checks the CRC
+ * on the compressed bytes, as sent, before expanding).
  *
  * <p>Memory: one heap buffer per instance, grown by doubling to the largest batch seen (at most
  * {@code maxDecompressedBytes} + 57) and reused for every batch; decompressors are made on first use
@@ -33,15 +31,9 @@ import io.stellflow.protocol.compression.Decompressor;
  * <p>Thread-safety: confined to one owning thread (a consumer's application thread).
  */
 public final class RecordBatchDecompressor implements AutoCloseable {
-    /**
-     * Bytes asked of the decompressor per read. 64 KiB: the block or chunk size of lz4 and snappy
-     * frames and above zstd's 128 KiB-block half, so one read is seldom cut short.
-     */
-    static final int READ_CHUNK_BYTES = 64 * 1024;
-
     private final long maxDecompressedBytes;
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
-    private ByteBuf scratch = Unpooled.buffer(HEADER_SIZE + READ_CHUNK_BYTES);
+    private ByteBuf scratch = Unpooled.buffer(HEADER_SIZE + 64 * 1024);
     private boolean closed;
 
     /**
@@ -81,32 +73,17 @@ public final class RecordBatchDecompressor implements AutoCloseable {
                     Errors.INVALID_RECORD, "attributes " + Integer.toHexString(attributes) + " name no codec");
         }
         Decompressor d = decompressor(type);
-        int batchEnd = batchStart + RecordBatchLayout.batchSize(buf, batchStart);
         ByteBuf out = scratch.clear();
-        out.writeBytes(buf, batchStart, HEADER_SIZE);
-        d.reset(buf.slice(batchStart + RECORDS_OFFSET, batchEnd - batchStart - RECORDS_OFFSET), maxDecompressedBytes);
-        int n;
-        while (true) {
-            if (out.writableBytes() < READ_CHUNK_BYTES) {
-                out.ensureWritable(READ_CHUNK_BYTES);
-            }
-            n = d.read(out);
-            if (n <= 0) {
-                break;
-            }
-        }
-        scratch = out; // ensureWritable grows in place, but keep the reference honest
-        if (n == Decompressor.MALFORMED) {
+        int n = BatchCompression.decompress(buf, batchStart, d, maxDecompressedBytes, out);
+        if (n == BatchCompression.MALFORMED) {
             throw new ProtocolException(
                     Errors.CORRUPT_MESSAGE, type.configName() + " stream is malformed: " + d.failureReason());
         }
-        if (n == Decompressor.OVER_CAP) {
+        if (n == BatchCompression.OVER_CAP) {
             throw new ProtocolException(
                     Errors.INVALID_RECORD,
                     type.configName() + " stream decompresses to more than " + maxDecompressedBytes + " bytes");
         }
-        out.setInt(RecordBatchLayout.BATCH_LENGTH_OFFSET, out.writerIndex() - LOG_OVERHEAD);
-        out.setShort(RecordBatchLayout.ATTRIBUTES_OFFSET, attributes & ~RecordBatchLayout.COMPRESSION_CODEC_MASK);
         return out;
     }
 

@@ -18,12 +18,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * {@link RecordBatchCompression} and {@link RecordBatchDecompressor} through {@link
+ * {@link BatchCompression} and {@link RecordBatchDecompressor} through {@link
  * RecordBatchReader}: every codec round-trips a batch of JSON-like lines with the header fields kept,
  * the codec in attributes bits 0-2 and a CRC-32C over the compressed bytes; damaged, over-cap and
  * undecodable batches fail with a code and a message naming the batch's offset.
  */
-class RecordBatchCompressionTest {
+class RecordBatchDecompressorTest {
     private static final long TS = 1_700_000_000_000L;
     private final Bufs bufs = new Bufs();
 
@@ -57,7 +57,7 @@ class RecordBatchCompressionTest {
     private ByteBuf compressed(ByteBuf plain, CompressionType type) {
         ByteBuf out = bufs.direct();
         try (CompressionCodec codec = CompressionCodecs.codec(type)) {
-            int n = RecordBatchCompression.compress(plain, plain.readerIndex(), codec, out);
+            int n = BatchCompression.compress(plain, plain.readerIndex(), codec, out);
             assertThat(n).isEqualTo(out.readableBytes());
         }
         return out;
@@ -192,7 +192,7 @@ class RecordBatchCompressionTest {
     void compressingACompressedBatchIsRefused(CompressionType type) {
         ByteBuf zipped = compressed(plainBatch(5, 1), type);
         try (CompressionCodec codec = CompressionCodecs.codec(type)) {
-            assertThatThrownBy(() -> RecordBatchCompression.compress(zipped, 0, codec, bufs.heap()))
+            assertThatThrownBy(() -> BatchCompression.compress(zipped, 0, codec, bufs.heap()))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("already compressed");
         }
