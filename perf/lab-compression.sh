@@ -3,8 +3,9 @@
 # compression ratio each broker stores. Needs lab.sh's run_case (CASE_PAYLOAD_FILE,
 # CASE_PRODUCER_PROPS) and lab-vs-kafka.sh's both/create_both.
 #
-# Payload: one file of 1000 records made by `stellflow-perf.sh payload-file` (JsonLogLines, seed 42:
-# JSON arrays of about 3 log lines, at most 1024 bytes, one per line), given to both producers with
+# Payload: one file of 10,000 records (8.5 MB: more than a batch or zstd's window, so no record is
+# compressed against its own earlier copy) made by `stellflow-perf.sh payload-file` (JsonLogLines,
+# seed 42: JSON arrays of about 3 log lines, at most 1024 bytes, one per line), given to both producers with
 # --payload-file (Kafka's ProducerPerformance picks a random line per record, ours takes them in
 # turn). MB/s on both sides count the records' uncompressed value bytes (what the application sent
 # or received); broker CPU per GB divides by the same bytes.
@@ -16,7 +17,7 @@
 COMPRESSION_CODECS=${COMPRESSION_CODECS:-"lz4:9 zstd:3"}
 JSON_PAYLOAD=$WORK/payload-json-logs.txt
 STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" payload-file --out "$JSON_PAYLOAD" \
-  --records 1000 --record-size 1024 >&2
+  --records 10000 --record-size 1024 >&2
 JSON_RECORDS=$(wc -l <"$JSON_PAYLOAD")
 JSON_MEAN_BYTES=$(( ($(stat -c %s "$JSON_PAYLOAD") - JSON_RECORDS) / JSON_RECORDS ))
 COMPRESSION_JSONL=$OUT_DIR/compression.jsonl

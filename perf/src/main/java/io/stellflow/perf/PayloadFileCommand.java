@@ -18,13 +18,25 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Write JSON log records, one per line, for --payload-file (ours and Kafka's).")
 final class PayloadFileCommand implements Callable<Integer> {
+    /**
+     * Records of a payload by default: 10,000 of at most 1 KiB are about 8.5 MB. The values are sent
+     * in turn (Kafka's tool picks them at random), so each comes back after the whole set; with
+     * 1,000 (855 KB) a zstd producer found the earlier copies inside its 2 MiB window and a 1 MiB+
+     * batch compressed 9x instead of the 5x that distinct lines give (perf/results/20261204T191836Z,
+     * not committed). 8.5 MB exceeds our largest batch (8 MiB) and zstd level 3's window.
+     */
+    static final int DEFAULT_RECORDS = 10_000;
+
     @Spec
     CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--out", required = true, description = "file to write (replaced)")
     Path out;
 
-    @Option(names = "--records", defaultValue = "1000", description = "records (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--records",
+            defaultValue = "" + DEFAULT_RECORDS,
+            description = "records (default ${DEFAULT-VALUE})")
     int records;
 
     @Option(

@@ -231,8 +231,10 @@ public final class PerfCommand implements Runnable {
 
         @Option(
                 names = "--payload-records",
-                defaultValue = "1000",
-                description = "distinct records of --payload json-logs (default ${DEFAULT-VALUE})")
+                defaultValue = "" + PayloadFileCommand.DEFAULT_RECORDS,
+                description = "distinct records of --payload json-logs (default ${DEFAULT-VALUE}: about 8.5 MB"
+                        + " of 1 KiB records, more than a batch or a codec's window holds, so a batch never"
+                        + " compresses one record against its own earlier copy)")
         int payloadRecords;
 
         @Option(names = "--throughput", defaultValue = "-1", description = "records/s cap, -1 for none")
