@@ -2,10 +2,13 @@ package io.stellflow.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.compression.CompressionCodec;
 import io.stellflow.protocol.record.BatchCompression;
+import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchReader;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -148,10 +151,17 @@ final class ProducerBatch {
      * pooled direct buffer and releases the uncompressed one. Idempotent (a retried batch stays as it
      * was sent first).
      *
+     * <p>The compressed batch is at most {@code maxBatchBytes} unless it holds one record: when the
+     * ratio estimate was too low and the whole batch compresses to more, its records are compressed
+     * as two or more consecutive batches (halves, recursively) in the same buffer, each within the
+     * limit. The broker appends them together, so record i still gets offset {@code baseOffset + i}.
+     * This is rare (the estimate goes up at once after a batch larger than estimated) and allocates a
+     * record object per record; the usual path does not.
+     *
      * @return compressed size / uncompressed size of this batch
      * @throws IllegalStateException when the batch is not sealed
      */
-    double compress(CompressionCodec codec, ByteBufAllocator alloc) {
+    double compress(CompressionCodec codec, ByteBufAllocator alloc, int maxBatchBytes) {
         if (!closed) {
             throw new IllegalStateException("compress before close: " + tp);
         }
@@ -166,6 +176,11 @@ final class ProducerBatch {
         ByteBuf out = alloc.directBuffer(initialBytes);
         try {
             BatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
+            if (out.readableBytes() > maxBatchBytes && recordCount > 1) {
+                out.clear();
+                List<DecodedRecord> records = RecordBatchReader.decode(buffer, 0);
+                compressInParts(records, 0, records.size(), codec, maxBatchBytes, out);
+            }
         } catch (RuntimeException e) {
             out.release();
             throw e;
@@ -177,7 +192,35 @@ final class ProducerBatch {
         return (double) out.readableBytes() / size;
     }
 
-    /** The sealed batch bytes; the view does not change the batch's indexes or reference count. */
+    /** Appends records [from, to) to {@code out} as compressed batches of at most {@code maxBatchBytes} (halving). */
+    private static void compressInParts(
+            List<DecodedRecord> records, int from, int to, CompressionCodec codec, int maxBatchBytes, ByteBuf out) {
+        ByteBuf plain = Unpooled.buffer();
+        try {
+            RecordBatchBuilder b =
+                    new RecordBatchBuilder(plain, records.get(from).timestampMs());
+            for (int i = from; i < to; i++) {
+                DecodedRecord r = records.get(i);
+                b.append(r.timestampMs(), r.key(), r.value(), r.headers());
+            }
+            b.close();
+            int start = out.writerIndex();
+            BatchCompression.compress(plain, 0, codec, out);
+            if (out.writerIndex() - start > maxBatchBytes && to - from > 1) {
+                out.writerIndex(start);
+                int mid = (from + to) >>> 1;
+                compressInParts(records, from, mid, codec, maxBatchBytes, out);
+                compressInParts(records, mid, to, codec, maxBatchBytes, out);
+            }
+        } finally {
+            plain.release();
+        }
+    }
+
+    /**
+     * The sealed batch bytes (after {@link #compress}, one or more compressed batches); the view
+     * does not change the batch's indexes or reference count.
+     */
     ByteBuf bytes() {
         return buffer.duplicate();
     }

@@ -7,9 +7,6 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.GatheringBuffer;
-import io.stellflow.protocol.compression.CompressionCodec;
-import io.stellflow.protocol.compression.CompressionCodecs;
-import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import java.util.ArrayDeque;
@@ -66,24 +63,9 @@ final class ProducerSender implements Runnable {
      */
     static final long RETRY_WARN_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
 
-    /**
-     * Smallest compression ratio (compressed / uncompressed) a partition's estimate may reach: a
-     * batch holds at most 32 times {@code batch.size} of uncompressed records. JSON log lines
-     * compress 3-5x (docs/compression.md); 32x leaves room for more repetitive data while bounding
-     * the buffer a batch reserves.
-     */
-    static final double MIN_COMPRESSION_RATIO = 1.0 / 32;
-
-    /**
-     * Largest uncompressed batch the estimate may ask for (8 MiB), whatever {@code batch.size} and the
-     * ratio say: a consumer expands a whole batch at once, and 8 MiB is 8 times Kafka's default
-     * {@code max.partition.fetch.bytes}. A single larger record still gets a batch of its own.
-     */
-    static final int MAX_UNCOMPRESSED_BATCH_BYTES = 8 << 20;
-
     private final ProducerConfig config;
-    /** The sender thread's codec ({@code compression.type}); null for none. */
-    private final CompressionCodec codec;
+    /** {@code compression.type} and its codec, used on the sender thread; null for none. */
+    private final ProducerCompression compression;
 
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -142,34 +124,7 @@ final class ProducerSender implements Runnable {
         this.network = network;
         this.metadata = metadata;
         this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
-        this.codec = config.compressionType() == CompressionType.NONE
-                ? null
-                : CompressionCodecs.codec(config.compressionType(), config.compressionLevels());
-    }
-
-    /**
-     * The uncompressed size at which a new batch of the partition is full: {@code batch.size}
-     * without compression; with it, {@code batch.size} / the estimated ratio, so the batch compresses
-     * to about {@code batch.size} (Kafka counts compressed bytes too), within [{@code batch.size},
-     * {@link #MAX_UNCOMPRESSED_BATCH_BYTES}].
-     */
-    private int fillLimitBytes(PartitionQueue q) {
-        if (codec == null) {
-            return config.batchSizeBytes();
-        }
-        double limit = config.batchSizeBytes() / Math.max(q.compressionRatio, MIN_COMPRESSION_RATIO);
-        return (int) Math.max(config.batchSizeBytes(), Math.min(limit, MAX_UNCOMPRESSED_BATCH_BYTES));
-    }
-
-    /**
-     * The next estimate after a batch compressed to {@code observed}: up at once when the batch came
-     * out larger than estimated (an overfull batch costs more than a small one), with 5% margin; down
-     * by half the gap when it came out smaller, so one very compressible batch does not make the next
-     * ones huge, while the first estimate (1.0) comes within 7% of a steady 0.2 after 6 batches.
-     */
-    static double nextCompressionRatio(double estimate, double observed) {
-        double next = observed > estimate ? observed * 1.05 : estimate + (observed - estimate) / 2;
-        return Math.max(MIN_COMPRESSION_RATIO, Math.min(next, 1.0));
+        this.compression = ProducerCompression.of(config);
     }
 
     /**
@@ -198,7 +153,8 @@ final class ProducerSender implements Runnable {
                 return AppendResult.ABORTED_NEW_BATCH;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
-            int fillLimitBytes = fillLimitBytes(q);
+            int fillLimitBytes =
+                    compression == null ? config.batchSizeBytes() : compression.fillLimitBytes(q.compressionRatio);
             long need = Math.max(fillLimitBytes, recordBytes + 64L);
             long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
             while (usedBytes > 0 && usedBytes + need > config.bufferMemoryBytes()) {
@@ -214,7 +170,7 @@ final class ProducerSender implements Runnable {
                     tp,
                     alloc,
                     fillLimitBytes,
-                    codec == null ? 1.0 : q.compressionRatio,
+                    compression == null ? 1.0 : q.compressionRatio,
                     recordBytes,
                     timestampMs,
                     System.nanoTime(),
@@ -266,8 +222,8 @@ final class ProducerSender implements Runnable {
         try {
             loop();
         } finally {
-            if (codec != null) {
-                codec.close();
+            if (compression != null) {
+                compression.close();
             }
         }
     }
@@ -466,7 +422,7 @@ final class ProducerSender implements Runnable {
     }
 
     private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
-        if (codec != null) {
+        if (compression != null) {
             try {
                 compress(batches);
             } catch (RuntimeException e) {
@@ -478,7 +434,7 @@ final class ProducerSender implements Runnable {
                         null,
                         new StellflowException(
                                 Errors.UNKNOWN_SERVER_ERROR,
-                                "compressing a batch with " + codec.type().configName() + " failed: " + e,
+                                "compressing a batch with " + compression.type().configName() + " failed: " + e,
                                 e));
                 return;
             }
@@ -536,7 +492,7 @@ final class ProducerSender implements Runnable {
             for (ProducerBatch b : e.getValue()) {
                 if (!b.isCompressed()) {
                     partitions[i] = e.getKey();
-                    ratios[i++] = b.compress(codec, alloc);
+                    ratios[i++] = compression.compress(b, alloc);
                 }
             }
         }
@@ -547,7 +503,7 @@ final class ProducerSender implements Runnable {
         try {
             for (int j = 0; j < i; j++) {
                 PartitionQueue q = queues.get(partitions[j]);
-                q.compressionRatio = nextCompressionRatio(q.compressionRatio, ratios[j]);
+                q.compressionRatio = ProducerCompression.nextCompressionRatio(q.compressionRatio, ratios[j]);
             }
         } finally {
             lock.unlock();

@@ -2,7 +2,6 @@ package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.within;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -22,7 +21,6 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -117,10 +115,14 @@ class CompressionRoundTripTest {
             }
             assertThat(storedBytes).isLessThan(uncompressedBytes * 6 / 10);
             // batch.size counts compressed bytes once the ratio is learned: full batches come out
-            // near batch.size, not near batch.size times the ratio (what counting raw bytes gives).
+            // a little under batch.size, not near batch.size times the ratio (what counting raw
+            // bytes gives), and never above it (a batch that would be is split in two).
             assertThat(lastRoundBatchBytes)
                     .isNotEmpty()
-                    .allSatisfy(n -> assertThat(n).isBetween(BATCH_SIZE / 2, BATCH_SIZE * 5 / 4));
+                    .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(BATCH_SIZE));
+            List<Integer> sorted = new ArrayList<>(lastRoundBatchBytes);
+            sorted.sort(null);
+            assertThat(sorted.get(sorted.size() / 2)).as("median").isGreaterThan(BATCH_SIZE * 6 / 10);
 
             try (StellflowConsumer consumer = new StellflowConsumer(props(broker, "auto.offset.reset", "earliest"))) {
                 consumer.assign(List.of(tp));
@@ -207,20 +209,5 @@ class CompressionRoundTripTest {
                 assertThat(consumer.position(tp)).isZero();
             }
         }
-    }
-
-    @Test
-    void theRatioEstimateJumpsUpAtOnceAndComesDownByHalfTheGap() {
-        assertThat(ProducerSender.nextCompressionRatio(0.2, 0.5)).isCloseTo(0.525, within(1e-9));
-        assertThat(ProducerSender.nextCompressionRatio(1.0, 0.2)).isCloseTo(0.6, within(1e-9));
-        double e = 1.0;
-        for (int i = 0; i < 6; i++) {
-            e = ProducerSender.nextCompressionRatio(e, 0.2);
-        }
-        assertThat(e).isBetween(0.2, 0.2 * 1.07);
-        // Incompressible data: capped at 1 (a batch never reserves less than batch.size).
-        assertThat(ProducerSender.nextCompressionRatio(1.0, 1.02)).isEqualTo(1.0);
-        // Extremely compressible data: floored at MIN_COMPRESSION_RATIO.
-        assertThat(ProducerSender.nextCompressionRatio(0.04, 0.0001)).isEqualTo(ProducerSender.MIN_COMPRESSION_RATIO);
     }
 }
