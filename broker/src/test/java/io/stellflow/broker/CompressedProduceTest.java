@@ -9,6 +9,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.append.CompressionRefusals;
+import io.stellflow.broker.telemetry.CompressionTelemetry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
@@ -18,12 +19,15 @@ import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchRequest.FetchPartition;
 import io.stellflow.protocol.message.FetchRequest.FetchTopic;
+import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchCompression;
+import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.Header;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
@@ -232,6 +236,64 @@ class CompressedProduceTest {
             assertThat(line)
                     .contains(t + "-0", "INVALID_RECORD", "zstd", "over the decompression cap", Long.toString(CAP));
         }
+    }
+
+    /**
+     * Fetch v0 is the public SDKs' path and they cannot decompress: a compressed stored batch goes
+     * out decompressed (codec bits 0, a valid CRC), so a spec-only v0 decoder reads every record
+     * with its offset ({@code fetchOffset + baseOffsetDelta + offsetDelta}), from any offset, in
+     * zero-copy and copy mode; v1 still returns the stored compressed bytes.
+     */
+    @Test
+    void fetchV0ServesCompressedBatchesUncompressed() throws Exception {
+        try (RawClient client = connect(BROKERS.get(transport))) {
+            fetchV0Decodes(client);
+        }
+    }
+
+    @Test
+    void fetchV0DecompressesInCopyModeToo() throws Exception {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        props.setProperty("fetch.zero.copy", "false");
+        try (RawClient client = connect(NODES.start(props))) {
+            fetchV0Decodes(client);
+        }
+    }
+
+    private void fetchV0Decodes(RawClient client) throws Exception {
+        byte[] lz4 = compress(plainBatch(100, 0), CompressionType.LZ4);
+        byte[] plain = plainBatch(50, 100);
+        byte[] zstd = compress(plainBatch(100, 150), CompressionType.ZSTD);
+        for (byte[] b : List.of(lz4, plain, zstd)) {
+            assertThat(Requests.produceOne(client, t, 0, b).errorCode()).isEqualTo(Errors.NONE);
+        }
+        for (long from : new long[] {0, 99, 120, 249}) {
+            FetchResponse.PartitionData p = Requests.fetchOne(client, Requests.fetch(t, 0, from, 0, 8 << 20, -1));
+            assertThat(p.errorCode()).isEqualTo(Errors.NONE);
+            ByteBuf records = p.records();
+            for (int pos = 0; pos < records.readableBytes(); pos += RecordBatchLayout.batchSize(records, pos)) {
+                assertThat(RecordBatchLayout.attributes(records, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                        .as("codec of the batch at %d", pos)
+                        .isZero();
+                assertThat(RecordBatchLayout.crc(records, pos)).isEqualTo(RecordBatchLayout.computeCrc(records, pos));
+            }
+            List<DecodedRecord> decoded = RecordBatchReader.decode(records, from);
+            long expected = from - (from < 100 ? from : from < 150 ? from - 100 : from - 150);
+            for (DecodedRecord r : decoded) {
+                assertThat(r.offset()).isEqualTo(expected);
+                assertThat(new String(r.key(), UTF_8)).isEqualTo("order-" + expected);
+                expected++;
+            }
+            assertThat(expected).as("records from %d", from).isEqualTo(250);
+        }
+        assertThat(server.telemetry()
+                        .metrics()
+                        .compression()
+                        .batches(CompressionTelemetry.FETCH_V0, CompressionType.ZSTD))
+                .isPositive();
+        ByteBuf stored = fetchV1(client, t);
+        assertThat(RecordBatchLayout.attributes(stored, 0) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                .isEqualTo(CompressionType.LZ4.id());
     }
 
     private static void restampCrc(byte[] batch) {

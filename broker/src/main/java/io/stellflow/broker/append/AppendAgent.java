@@ -72,11 +72,17 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
      */
     private final CompressedRecordsValidator compressedValidator;
 
+    /** Recompression for topics whose compression.type is not producer; agent thread only, as the validator. */
+    private final CompressionRewriter compressionRewriter;
+
     AppendAgent(String name, AppendService service, IdleStrategy idle) {
         this.name = name;
         this.service = service;
         this.idle = idle;
-        this.compressedValidator = new CompressedRecordsValidator(service.compressionMaxDecompressedBytes());
+        this.compressedValidator = new CompressedRecordsValidator(
+                service.compressionMaxDecompressedBytes(), service.metrics().compression());
+        this.compressionRewriter = new CompressionRewriter(
+                service.compressionMaxDecompressedBytes(), service.metrics().compression());
         this.heartbeat = new Heartbeat(name, "AppendService", System::nanoTime);
     }
 
@@ -88,6 +94,11 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
     /** The compressed-batch validator of this agent's thread ({@link PartitionAppender#drain}). */
     CompressedRecordsValidator compressedValidator() {
         return compressedValidator;
+    }
+
+    /** The recompression of this agent's thread ({@link PartitionAppender#drain}). */
+    CompressionRewriter compressionRewriter() {
+        return compressionRewriter;
     }
 
     /** This agent's heartbeat, beaten once per pass. */
@@ -246,6 +257,7 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
         }
         letGoOfAll();
         compressedValidator.close(); // closed on purpose: no later pass uses it
+        compressionRewriter.close();
     }
 
     /** Logs a failed pass: the first with its stack trace, later ones at DEBUG (a loop must not flood). */

@@ -12,6 +12,7 @@ import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
+import io.stellflow.storage.LogCompression;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -152,6 +153,15 @@ final class PartitionAppender {
                 n++;
                 bytes += r.records().readableBytes();
                 short code = validate(r);
+                if (code == Errors.NONE) {
+                    AppendRequest validated = r;
+                    r = rewriteIfNeeded(service, r);
+                    if (r != validated // rewritten: decompression may have grown a batch
+                            && CompressionRewriter.largestBatchBytes(r.records()) > messageMaxBytes) {
+                        maxTimestamps.truncate(maxTimestamps.size() - RecordBatchValidator.batchCount(r.records()));
+                        code = Errors.MESSAGE_TOO_LARGE;
+                    }
+                }
                 if (code != Errors.NONE) {
                     AppendRequest refused = r;
                     r = null; // answered from here on
@@ -223,6 +233,23 @@ final class PartitionAppender {
             return Errors.INVALID_RECORD;
         }
         return Errors.NONE;
+    }
+
+    /**
+     * {@code r} itself, or, when the topic's {@code compression.type} asks for another codec than a
+     * batch has, a request with the rewritten set (the old buffer released, the queued-bytes budget
+     * moved to the new size). Agent thread.
+     */
+    private AppendRequest rewriteIfNeeded(AppendService service, AppendRequest r) {
+        LogCompression compression = partition.log().config().compression();
+        if (!CompressionRewriter.needsRewrite(r.records(), compression)) {
+            return r;
+        }
+        ByteBuf rewritten = agent.compressionRewriter().rewrite(r.records(), compression);
+        int oldBytes = r.records().readableBytes();
+        r.records().release();
+        service.released(oldBytes - rewritten.readableBytes());
+        return new AppendRequest(r.pending(), r.slot(), r.partitionId(), rewritten, r.transactional());
     }
 
     private void append(AppendService service, int valid) {

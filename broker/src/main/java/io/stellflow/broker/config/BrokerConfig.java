@@ -7,9 +7,12 @@ import static io.stellflow.server.common.config.ConfigValues.string;
 
 import io.stellflow.broker.append.IdleStrategy;
 import io.stellflow.broker.network.TransportType;
+import io.stellflow.protocol.compression.CompressionConfig;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.telemetry.TelemetryConfig;
+import io.stellflow.storage.LogCompression;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import java.nio.file.Path;
@@ -56,6 +59,10 @@ import java.util.TreeSet;
  *   <tr><td>compression.max.decompressed.bytes</td><td>67108864 (64 MiB)</td><td>{@value
  *       #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1; hard cap on the decompressed records of one
  *       compressed batch on Produce (above it: INVALID_RECORD)</td></tr>
+ *   <tr><td>compression.type</td><td>producer</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd: the
+ *       codec stored batches get (producer: as produced); topic override of the same name</td></tr>
+ *   <tr><td>compression.gzip.level / lz4.level / zstd.level</td><td>-1 / 9 / 3</td><td>1..9 or -1 / 1..17 /
+ *       -131072..22: levels of the broker's recompression (topic overrides of the same names)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
  *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
  *       equal its {@code meta.properties}</td></tr>
@@ -154,6 +161,10 @@ public final class BrokerConfig {
             "num.recovery.threads.per.data.dir",
             "message.max.bytes",
             "compression.max.decompressed.bytes",
+            "compression.type",
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.zstd.level",
             "cluster.id",
             "auto.create.topics.enable",
             "transport",
@@ -593,6 +604,35 @@ public final class BrokerConfig {
         } catch (NumberFormatException e) {
             throw new ConfigException("log.cleaner.min.cleanable.ratio", ratio, "must be a number in 0..1");
         }
+        String compressionType = string(props, "compression.type", LogCompression.PRODUCER);
+        try {
+            b.compressionType(compressionType);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(
+                    "compression.type", compressionType, "must be producer, uncompressed, gzip, snappy, lz4 or zstd");
+        }
+        int gzipLevel = intValue(props, CompressionConfig.GZIP_LEVEL, CompressionConfig.GZIP_DEFAULT_LEVEL, -1, 9);
+        try {
+            b.compressionLevel(CompressionType.GZIP, gzipLevel);
+        } catch (IllegalArgumentException e) { // 0: neither a level nor the default
+            throw new ConfigException(CompressionConfig.GZIP_LEVEL, Integer.toString(gzipLevel), "must be 1..9 or -1");
+        }
+        b.compressionLevel(
+                CompressionType.LZ4,
+                intValue(
+                        props,
+                        CompressionConfig.LZ4_LEVEL,
+                        CompressionConfig.LZ4_DEFAULT_LEVEL,
+                        CompressionConfig.LZ4_MIN_LEVEL,
+                        CompressionConfig.LZ4_MAX_LEVEL));
+        b.compressionLevel(
+                CompressionType.ZSTD,
+                intValue(
+                        props,
+                        CompressionConfig.ZSTD_LEVEL,
+                        CompressionConfig.ZSTD_DEFAULT_LEVEL,
+                        CompressionConfig.ZSTD_MIN_LEVEL,
+                        CompressionConfig.ZSTD_MAX_LEVEL));
         return b.build();
     }
 

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.append.CompressionRefusals;
+import io.stellflow.broker.append.CompressionRewriter;
 import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.EventLoopApiHandler;
@@ -24,6 +25,7 @@ import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
+import io.stellflow.storage.LogCompression;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -85,6 +87,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
     private final BrokerMetrics metrics;
     private final Timer timer;
     private final ThreadLocal<CompressedRecordsValidator> compressedValidators;
+    private final long compressionMaxDecompressedBytes;
     private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
 
     /**
@@ -149,8 +152,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             long compressionMaxDecompressedBytes) {
         // Request threads live as long as the broker: one validator each, never closed (its native
         // codec state goes with the thread's end, as the JDK's Inflater in it does).
-        this.compressedValidators =
-                ThreadLocal.withInitial(() -> new CompressedRecordsValidator(compressionMaxDecompressedBytes));
+        this.compressedValidators = ThreadLocal.withInitial(
+                () -> new CompressedRecordsValidator(compressionMaxDecompressedBytes, metrics.compression()));
+        this.compressionMaxDecompressedBytes = compressionMaxDecompressedBytes;
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
@@ -489,6 +493,20 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                     partition);
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
+        ByteBuf rewritten = null;
+        LogCompression compression = partition.log().config().compression();
+        if (CompressionRewriter.needsRewrite(records, compression)) {
+            // Rare on this path (no append agents and a topic compression.type): codecs per request.
+            try (CompressionRewriter rewriter =
+                    new CompressionRewriter(compressionMaxDecompressedBytes, metrics.compression())) {
+                rewritten = rewriter.rewrite(records, compression);
+            }
+            if (CompressionRewriter.largestBatchBytes(rewritten) > messageMaxBytes) {
+                rewritten.release();
+                return error(data.partition(), Errors.MESSAGE_TOO_LARGE, epoch, partition.logStartOffset());
+            }
+            records = rewritten;
+        }
         try {
             int bytes = records.readableBytes();
             int recordCount = RecordBatchValidator.totalRecordCount(records);
@@ -506,6 +524,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             PartitionFailures.writeFailed(partition, "append", e, System.currentTimeMillis());
             metrics.logWriteFailed();
             return error(data.partition(), Errors.BROKER_NOT_AVAILABLE, epoch, -1L);
+        } finally {
+            if (rewritten != null) {
+                rewritten.release();
+            }
         }
     }
 

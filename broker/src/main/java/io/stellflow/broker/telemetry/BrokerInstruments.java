@@ -114,6 +114,16 @@ public final class BrokerInstruments {
             counter("stellflow.thread.restart.count", "{restart}", "node.id");
     public static final Instrument THREAD_STUCK_COUNT = counter("stellflow.thread.stuck.count", "{event}", "node.id");
 
+    // Broker: compression (issue #21; docs/metrics-additions.md)
+    public static final Instrument COMPRESSION_BATCH_COUNT =
+            counter("stellflow.compression.batch.count", "{batch}", "node.id", "codec", "direction");
+    public static final Instrument COMPRESSION_COMPRESSED_BYTES =
+            counter("stellflow.compression.compressed.bytes", "By", "node.id", "codec", "direction");
+    public static final Instrument COMPRESSION_UNCOMPRESSED_BYTES =
+            counter("stellflow.compression.uncompressed.bytes", "By", "node.id", "codec", "direction");
+    public static final Instrument COMPRESSION_TIME =
+            counter("stellflow.compression.time", "ns", "node.id", "codec", "direction");
+
     /** Every instrument a broker registers today. */
     public static final List<Instrument> REGISTERED = List.of(
             REQUEST_COUNT,
@@ -165,7 +175,11 @@ public final class BrokerInstruments {
             THREAD_HEARTBEAT_AGE,
             THREAD_RESTART_COUNT,
             THREAD_STUCK_COUNT,
-            LOG_DIR_OFFLINE);
+            LOG_DIR_OFFLINE,
+            COMPRESSION_BATCH_COUNT,
+            COMPRESSION_COMPRESSED_BYTES,
+            COMPRESSION_UNCOMPRESSED_BYTES,
+            COMPRESSION_TIME);
 
     /**
      * Dictionary sections (their instrument name prefixes or names) not registered yet, each waiting

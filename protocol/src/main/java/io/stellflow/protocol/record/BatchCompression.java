@@ -25,6 +25,9 @@ public final class BatchCompression {
     /** {@link #decompress} result: the records decompress to more than the cap. */
     public static final int OVER_CAP = -3;
 
+    /** Bytes of a batch before its records section (the 57-byte header, 8-byte prefix included). */
+    public static final int HEADER_BYTES = RecordBatchLayout.RECORDS_OFFSET;
+
     private BatchCompression() {}
 
     /**

@@ -62,7 +62,20 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      */
     public static final long DEFAULT_MAX_DECOMPRESSED_BYTES = 64L << 20;
 
+    /** Told about each valid compressed batch (the broker's compression metrics). */
+    public interface Listener {
+        /** Does nothing. */
+        Listener NONE = (type, compressedBytes, decompressedBytes, elapsedNs) -> {};
+
+        /**
+         * One compressed batch validated: its codec, records section size, decompressed size and the
+         * time decompression and the record walk took. Called on the validating thread; must be cheap.
+         */
+        void validated(CompressionType type, long compressedBytes, long decompressedBytes, long elapsedNs);
+    }
+
     private final long maxDecompressedBytes;
+    private final Listener listener;
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
     private final ByteBuffer chunkMemory;
     private final ByteBuf chunk;
@@ -79,6 +92,17 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * @throws IllegalArgumentException for a negative cap
      */
     public CompressedRecordsValidator(long maxDecompressedBytes) {
+        this(maxDecompressedBytes, Listener.NONE);
+    }
+
+    /**
+     * @param maxDecompressedBytes hard cap on the decompressed records of one batch, in bytes (>= 0)
+     * @param listener told about every valid batch, with its time ({@link System#nanoTime}, twice per
+     *     batch, only when not {@link Listener#NONE})
+     * @throws IllegalArgumentException for a negative cap
+     */
+    public CompressedRecordsValidator(long maxDecompressedBytes, Listener listener) {
+        this.listener = listener;
         if (maxDecompressedBytes < 0) {
             throw new IllegalArgumentException("maxDecompressedBytes must be >= 0: " + maxDecompressedBytes);
         }
@@ -125,6 +149,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("validator closed");
         }
+        long startNs = listener == Listener.NONE ? 0 : System.nanoTime();
         current = decompressor(type);
         lastType = type;
         current.reset(compressed, maxDecompressedBytes);
@@ -132,6 +157,9 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         streamCode = 0;
         outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
         lastDecompressedBytes = current.decompressedBytes();
+        if (outcome == VALID && listener != Listener.NONE) {
+            listener.validated(type, compressed.readableBytes(), lastDecompressedBytes, System.nanoTime() - startNs);
+        }
         return switch (outcome) {
             case VALID -> Errors.NONE;
             case MALFORMED -> Errors.CORRUPT_MESSAGE;
