@@ -28,8 +28,15 @@ import org.slf4j.LoggerFactory;
 final class BrokerRpcs {
     /** The control plane's category, as before its RPC families became classes. */
     private static final Logger LOG = LoggerFactory.getLogger(ControlPlane.class);
-    /** Attempts of a registration whose partition changes raced another committed change. */
+    /**
+     * Attempts of a registration whose partition changes raced another committed change, at least;
+     * more are made while the command is within its retry budget ({@link
+     * Commands#withinRetryBudget}), up to {@link #REGISTER_ATTEMPTS_MAX}: ISR changes of a busy
+     * partition can race five in a row on a loaded controller (RegistrationRaceTest, CI under load).
+     */
     static final int REGISTER_ATTEMPTS = 5;
+    /** Upper bound of attempts whatever the budget (each one is a full commit round trip). */
+    static final int REGISTER_ATTEMPTS_MAX = 200;
 
     private final Quorum quorum;
     private final BrokerLiveness liveness;
@@ -84,8 +91,8 @@ final class BrokerRpcs {
      * of the broker's previous incarnation from it, and commits them as one entry. When another
      * change of those partitions committed in between ({@code INVALID_UPDATE_VERSION}, or {@code
      * INELIGIBLE_REPLICA} for a leader it chose), the entry is refused as a whole and the attempt is
-     * made again from the newer image, up to {@link #REGISTER_ATTEMPTS} times (a broker whose
-     * registration is refused does not start).
+     * made again from the newer image: {@link #REGISTER_ATTEMPTS} times, then while within the retry
+     * budget (a broker whose registration is refused does not start).
      */
     private RegisterBrokerResponse register(RegisterBrokerRequest req, long startNs, int attempt) {
         RegisterBrokerResponse.Builder r = RegisterBrokerResponse.newBuilder();
@@ -131,11 +138,16 @@ final class BrokerRpcs {
         RaftQuorum.Submitted s = commands.commit(records);
         boolean raced = !changes.isEmpty()
                 && (s.error() == ErrorCode.INVALID_UPDATE_VERSION || s.error() == ErrorCode.INELIGIBLE_REPLICA);
-        if (raced && attempt + 1 < REGISTER_ATTEMPTS) {
-            LOG.info(
-                    "Registration of broker {} raced a partition change ({}); building it again",
-                    req.getBrokerId(),
-                    s.message());
+        if (raced
+                && attempt + 1 < REGISTER_ATTEMPTS_MAX
+                && (attempt + 1 < REGISTER_ATTEMPTS || commands.withinRetryBudget(startNs))) {
+            if (attempt % 20 == 0) { // the first race, then one line per 20 attempts
+                LOG.info(
+                        "Registration of broker {} raced a partition change ({}, attempt {}); building it again",
+                        req.getBrokerId(),
+                        s.message(),
+                        attempt + 1);
+            }
             return register(req, startNs, attempt + 1);
         }
         if (s.error() == ErrorCode.NONE) {

@@ -50,6 +50,15 @@ final class Commands {
         return quorum.submit(records, requestTimeoutMs);
     }
 
+    /**
+     * Whether a command begun at {@code startNs} is still within half of {@code
+     * controller.request.timeout.ms}: the budget for building a raced entry again, leaving the other
+     * half for its last commit before the caller's deadline.
+     */
+    boolean withinRetryBudget(long startNs) {
+        return nanoClock.getAsLong() - startNs < requestTimeoutMs * 500_000L;
+    }
+
     /** Counts the leader elections of a committed entry ({@link Elections#committed}). */
     void elected(List<Elections.Change> changes) {
         Elections.committed(changes, metrics);
