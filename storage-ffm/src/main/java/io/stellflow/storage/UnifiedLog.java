@@ -76,6 +76,15 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static final long OFFSET_MISMATCH = -2L;
 
+    /** {@link #appendIdempotentAsLeader}: a gap or overlap in the producer's sequences; nothing written. */
+    public static final long OUT_OF_ORDER_SEQUENCE = -4L;
+
+    /** {@link #appendIdempotentAsLeader}: the producer's epoch is older than the partition's; nothing written. */
+    public static final long INVALID_PRODUCER_EPOCH = -5L;
+
+    /** {@link #appendIdempotentAsLeader}: a new producer id while the partition keeps its maximum; nothing written. */
+    public static final long TOO_MANY_PRODUCER_IDS = -6L;
+
     private final Path dir;
     /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
     private volatile LogConfig config;
@@ -100,6 +109,9 @@ public final class UnifiedLog implements AutoCloseable {
 
     private volatile boolean closed;
     private final LeaderEpochCache epochCache;
+
+    /** Idempotent producers' sequences and offsets, with their snapshots. Guarded by writeLock. */
+    private final LogProducerState producers;
 
     /** Guarded by writeLock. */
     private boolean failed;
@@ -130,6 +142,7 @@ public final class UnifiedLog implements AutoCloseable {
         this.flusher = new LogFlusher(dir, config, env, loaded.recoveryPoint());
         this.appender = new LogAppender(dir, segments, flusher, env);
         this.truncation = new LogTruncation(dir, segments, epochCache, flusher, env);
+        this.producers = new LogProducerState(dir, env.producerState());
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
@@ -146,7 +159,14 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static UnifiedLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
         Files.createDirectories(partitionDir);
-        return new UnifiedLog(partitionDir, config, env, LogLoader.load(partitionDir, config, env));
+        UnifiedLog log = new UnifiedLog(partitionDir, config, env, LogLoader.load(partitionDir, config, env));
+        try {
+            log.producers.load(log, log.logEndOffset());
+        } catch (IOException | RuntimeException e) {
+            log.crashForTesting(); // releases the files without writing a clean-shutdown marker
+            throw e;
+        }
+        return log;
     }
 
     /**
@@ -206,6 +226,7 @@ public final class UnifiedLog implements AutoCloseable {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, leaderEpoch, true, 0, maxTimestamps);
+            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
             env.metrics().append(env.nowNs() - startNs, true);
             diskFullReported = false;
             return first;
@@ -250,6 +271,7 @@ public final class UnifiedLog implements AutoCloseable {
             if (!LogAppender.continuesLog(records, start, end, fetchOffset, segments.endOffset(), gapsAllowed)) {
                 return OFFSET_MISMATCH;
             }
+            int idempotent = producers.collectFollower(records, start, end, fetchOffset);
             boolean epochsChanged = false;
             for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
                 long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
@@ -259,6 +281,8 @@ public final class UnifiedLog implements AutoCloseable {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, 0, false, fetchOffset, null);
+            producers.followerAppended(records, idempotent, env.nowMs());
+            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
             env.metrics().append(env.nowNs() - startNs, false);
             diskFullReported = false;
             return segments.endOffset();
@@ -268,6 +292,83 @@ public final class UnifiedLog implements AutoCloseable {
         } finally {
             writeLock.unlock();
         }
+    }
+
+    /**
+     * Appends ONE validated batch of an idempotent producer (producerId &gt;= 0) as {@link
+     * #appendAsLeader(ByteBuf, int, BatchMaxTimestamps)} does, after checking its producer id, epoch
+     * and sequences ({@link ProducerStateManager}, {@code docs/spec/wire-protocol.md} §6.12). An
+     * exact retry of one of the producer's last 5 batches (same epoch and sequences, and the same
+     * keys, values and headers as the stored batch; timestamps may differ) writes nothing and
+     * returns the offset the stored batch got. A retry whose batch is no longer in the log (removed
+     * by retention) is answered from the sequences alone.
+     *
+     * @return the base offset (new or original), or {@link #OUT_OF_ORDER_SEQUENCE} (also a reused
+     *     sequence with other content), {@link #INVALID_PRODUCER_EPOCH}, {@link
+     *     #TOO_MANY_PRODUCER_IDS}; nothing is written on a negative result
+     * @throws IOException as {@link #appendAsLeader}
+     * @throws IllegalArgumentException {@code batch} is not exactly one batch or has no producer id
+     */
+    public long appendIdempotentAsLeader(ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps)
+            throws IOException {
+        int start = batch.readerIndex();
+        int end = batch.writerIndex();
+        long pid = RecordBatchLayout.producerId(batch, start);
+        if (RecordSets.checkWholeBatches(batch, start, end) != 1 || pid < 0) {
+            throw new IllegalArgumentException("not one batch with a producer id for " + dir);
+        }
+        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(batch, start, end)) {
+            throw new InvalidRecordException("a record with a null key on compacted log " + dir);
+        }
+        short producerEpoch = RecordBatchLayout.producerEpoch(batch, start);
+        int baseSeq = RecordBatchLayout.baseSequence(batch, start);
+        int lastSeq = ProducerStateManager.lastSequence(baseSeq, RecordBatchLayout.recordCount(batch, start));
+        writeLock.lock();
+        try {
+            checkWritable();
+            long nowMs = env.nowMs();
+            switch (producers.state.check(pid, producerEpoch, baseSeq, lastSeq, nowMs)) {
+                case ProducerStateManager.APPEND -> {}
+                case ProducerStateManager.DUPLICATE -> {
+                    return producers.retried(this, batch, start);
+                }
+                case ProducerStateManager.INVALID_PRODUCER_EPOCH -> {
+                    return INVALID_PRODUCER_EPOCH;
+                }
+                case ProducerStateManager.TOO_MANY_PRODUCER_IDS -> {
+                    return TOO_MANY_PRODUCER_IDS;
+                }
+                default -> {
+                    return OUT_OF_ORDER_SEQUENCE;
+                }
+            }
+            long startNs = env.nowNs();
+            long first = segments.endOffset();
+            if (epochCache.assign(leaderEpoch, first)) {
+                epochCache.flush();
+            }
+            guardedAppend(batch, start, end, leaderEpoch, true, 0, maxTimestamps);
+            producers.leaderAppended(batch, start, first, nowMs);
+            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
+            env.metrics().append(env.nowNs() - startNs, true);
+            diskFullReported = false;
+            return first;
+        } catch (IOException e) {
+            writeFailed("append", e);
+            throw e;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Base offset of the active segment. */
+    long activeSegmentBaseOffset() {
+        return segments.active().baseOffset;
+    }
+
+    /** The idempotent-producer state (tests; read under {@link #writeLock}). */
+    ProducerStateManager producerState() {
+        return producers.state;
     }
 
     /**
@@ -329,7 +430,9 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            return truncation.truncateTo(offset, config);
+            long end = truncation.truncateTo(offset, config);
+            producers.load(this, end);
+            return end;
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             failedBy = e;
@@ -355,6 +458,7 @@ public final class UnifiedLog implements AutoCloseable {
         try {
             checkWritable();
             truncation.truncateFully(newOffset, config);
+            producers.deleteSnapshots();
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             failedBy = e;
@@ -406,6 +510,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
+            producers.state.removeExpired(env.nowMs());
             return truncation.deleteOldSegments(highWatermark, config);
         } finally {
             writeLock.unlock();
@@ -741,6 +846,7 @@ public final class UnifiedLog implements AutoCloseable {
             epochCache.replaceWith(loaded.epochCache());
             flusher.reloaded(loaded.recoveryPoint());
             truncation.reloaded();
+            producers.load(this, segments.endOffset());
             released = false;
             failed = false;
             failedBy = null;
@@ -803,6 +909,7 @@ public final class UnifiedLog implements AutoCloseable {
                 throw error;
             }
             if (!failed) {
+                producers.snapshot(segments.endOffset());
                 flusher.writeCheckpoints(segments.startOffset());
                 LogLoader.writeCleanShutdownMarker(dir);
             }
