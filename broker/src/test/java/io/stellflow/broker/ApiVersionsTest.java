@@ -66,6 +66,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 8, (short) 0, (short) 0),
                         new ApiVersionRange((short) 9, (short) 0, (short) 0),
                         new ApiVersionRange((short) 10, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 11, (short) 0, (short) 0),
                         new ApiVersionRange((short) 20, (short) 0, (short) 0),
                         new ApiVersionRange((short) 21, (short) 0, (short) 0),
                         new ApiVersionRange((short) 22, (short) 0, (short) 0),
@@ -79,7 +80,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
         assertThat(body.brokerSoftwareName()).isEqualTo("stellflow-broker");
         assertThat(body.brokerSoftwareVersion()).isNotEmpty();
-        assertThat(body.supportedFeatures()).containsExactly("fetch.long_poll");
+        assertThat(body.supportedFeatures()).containsExactly("fetch.long_poll", "producer.idempotence");
     }
 
     @Test
@@ -88,7 +89,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(22);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(23);
     }
 
     @Test

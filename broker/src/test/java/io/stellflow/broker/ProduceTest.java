@@ -24,6 +24,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 @ParameterizedClass
@@ -214,17 +215,25 @@ class ProduceTest {
         }
     }
 
-    @Test
-    void idempotentBatchesAreNotSupportedYet() throws Exception {
-        try (RawClient client = startWithTopic()) {
-            byte[] batch = Requests.g2();
-            ByteBuf buf = Unpooled.wrappedBuffer(batch);
-            buf.setLong(RecordBatchLayout.PRODUCER_ID_OFFSET, 5);
-            buf.setShort(RecordBatchLayout.PRODUCER_EPOCH_OFFSET, 0);
-            buf.setInt(RecordBatchLayout.BASE_SEQUENCE_OFFSET, 0);
-            buf.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(buf, 0));
-            assertThat(Requests.produceOne(client, t, 0, batch).errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED);
-            assertThat(logEnd(t, 0)).isZero();
+    @ParameterizedTest
+    @ValueSource(ints = {1, 0})
+    void anIdempotentBatchIsAppendedOnceAndItsRetryGetsTheSameOffset(int appendAgents) throws Exception {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        props.setProperty("num.append.agents", Integer.toString(appendAgents));
+        try (RawClient client = ownBroker(props)) {
+            assertThat(Requests.produceOne(client, t, 0, Requests.batch(2, 1000))
+                            .baseOffset())
+                    .isZero();
+            byte[] batch = IdempotentProduceTest.batch(5, 0, 0, 1000, "a", "b");
+            assertThat(Requests.produceOne(client, t, 0, batch).baseOffset()).isEqualTo(2);
+            byte[] retry = IdempotentProduceTest.batch(5, 0, 0, 2000, "a", "b");
+            ProduceResponse.PartitionResponse again = Requests.produceOne(client, t, 0, retry);
+            assertThat(again.errorCode()).isEqualTo(Errors.NONE);
+            assertThat(again.baseOffset()).isEqualTo(2);
+            assertThat(Requests.produceOne(client, t, 0, IdempotentProduceTest.batch(5, 0, 1, 1000, "c"))
+                            .errorCode())
+                    .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            assertThat(logEnd(t, 0)).isEqualTo(4);
         }
     }
 

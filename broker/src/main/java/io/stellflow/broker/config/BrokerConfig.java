@@ -11,6 +11,7 @@ import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
+import io.stellflow.storage.ProducerStateConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,6 +53,10 @@ import java.util.TreeSet;
  *       log-start-offset checkpoints (0 = only at shutdown)</td></tr>
  *   <tr><td>num.recovery.threads.per.data.dir</td><td>1</td><td>1..64, threads loading logs at start</td></tr>
  *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
+ *   <tr><td>producer.id.expiration.ms</td><td>86400000 (1 day)</td><td>&gt;= 1; a partition forgets an
+ *       idempotent producer id with no append for this long</td></tr>
+ *   <tr><td>producer.id.max.per.partition</td><td>10000</td><td>&gt;= 1; producer ids one partition keeps
+ *       (a new one beyond it is refused until ids expire)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
  *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
  *       equal its {@code meta.properties}</td></tr>
@@ -146,6 +151,8 @@ public final class BrokerConfig {
             "log.flush.offset.checkpoint.interval.ms",
             "num.recovery.threads.per.data.dir",
             "message.max.bytes",
+            "producer.id.expiration.ms",
+            "producer.id.max.per.partition",
             "cluster.id",
             "auto.create.topics.enable",
             "transport",
@@ -180,6 +187,7 @@ public final class BrokerConfig {
     private final LogConfig logConfig;
     private final LogManager.Config logManagerConfig;
     private final int messageMaxBytes;
+    private final ProducerStateConfig producerState;
     private final String clusterId;
     private final boolean autoCreateTopicsEnable;
     private final TransportType transport;
@@ -231,6 +239,19 @@ public final class BrokerConfig {
                 new LogManager.Config(logDirs, checkpointMs, retentionCheckMs, recoveryThreads * logDirs.size());
         messageMaxBytes = intValue(
                 props, "message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES, MIN_MESSAGE_MAX_BYTES, MAX_MESSAGE_MAX_BYTES);
+        producerState = new ProducerStateConfig(
+                longValue(
+                        props,
+                        "producer.id.expiration.ms",
+                        ProducerStateConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+                        1,
+                        Long.MAX_VALUE / 2),
+                intValue(
+                        props,
+                        "producer.id.max.per.partition",
+                        ProducerStateConfig.DEFAULT_MAX_PRODUCER_IDS_PER_PARTITION,
+                        1,
+                        Integer.MAX_VALUE));
         String clusterIdValue = props.getProperty("cluster.id");
         if (clusterIdValue != null && clusterIdValue.isBlank()) {
             throw new ConfigException("cluster.id", clusterIdValue, "must not be blank");
@@ -342,6 +363,11 @@ public final class BrokerConfig {
     /** {@code log.dirs} and the log manager's intervals and load threads. */
     public LogManager.Config logManagerConfig() {
         return logManagerConfig;
+    }
+
+    /** {@code producer.id.expiration.ms} and {@code producer.id.max.per.partition}: idempotent-producer state. */
+    public ProducerStateConfig producerState() {
+        return producerState;
     }
 
     /** {@code message.max.bytes}: the largest accepted RecordBatch in bytes (whole batch, 8-byte prefix included). */

@@ -23,9 +23,10 @@ public final class ApiVersionsHandler implements ApiHandler {
 
     /**
      * Features that really work in this broker: long-poll Fetch (decision 9.e of {@code
-     * docs/spec/wire-protocol.md}).
+     * docs/spec/wire-protocol.md}) and idempotent producers (InitProducerId with a null
+     * transactionalId, sequence-checked Produce: §6.12).
      */
-    public static final List<String> FEATURES = List.of("fetch.long_poll");
+    public static final List<String> FEATURES = List.of("fetch.long_poll", "producer.idempotence");
 
     private final ApiVersionsResponse response;
 
