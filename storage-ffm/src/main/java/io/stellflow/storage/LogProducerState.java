@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -43,6 +44,17 @@ final class LogProducerState {
     /** Base offset of the active segment at the last snapshot check: a new one means a roll. */
     private long activeBase = -1;
 
+    /**
+     * A follower append's batches with a producer id, collected before the append rewrites their
+     * bytes 0-3: base offsets and buffer positions. Grown as needed, reused.
+     */
+    private long[] pending = new long[8];
+
+    private int[] pendingPos = new int[8];
+
+    /** Where the last {@link #load} started replaying the log (tests: recovery reads only the tail). */
+    long replayedFrom = -1;
+
     LogProducerState(Path dir, ProducerStateConfig config) {
         this.dir = dir;
         this.state = new ProducerStateManager(config.producerIdExpirationMs(), config.maxProducerIdsPerPartition());
@@ -76,6 +88,7 @@ final class LogProducerState {
         }
         replay(log, from, logEnd);
         activeBase = log.activeSegmentBaseOffset();
+        replayedFrom = from;
         return from;
     }
 
@@ -112,17 +125,17 @@ final class LogProducerState {
     }
 
     /**
-     * A follower's batches before their append: {@code bases[i]} gets the base offset of each batch
-     * carrying a producer id, in order (the offsets are rewritten in place by the append). Returns
-     * how many; {@code bases} grows as needed and is returned through {@link #pending}.
+     * Before a follower append: remembers the base offset and position of each batch carrying a
+     * producer id (the append rewrites bytes 0-3 in place). Returns how many, for {@link
+     * #followerAppended}.
      */
     int collectFollower(ByteBuf records, int start, int end, long fetchOffset) {
         int n = 0;
         for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
             if (RecordBatchLayout.producerId(records, p) >= 0) {
                 if (n == pending.length) {
-                    pending = java.util.Arrays.copyOf(pending, n * 2);
-                    pendingPos = java.util.Arrays.copyOf(pendingPos, n * 2);
+                    pending = Arrays.copyOf(pending, n * 2);
+                    pendingPos = Arrays.copyOf(pendingPos, n * 2);
                 }
                 pending[n] = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
                 pendingPos[n++] = p;
@@ -130,9 +143,6 @@ final class LogProducerState {
         }
         return n;
     }
-
-    private long[] pending = new long[8];
-    private int[] pendingPos = new int[8];
 
     /** After a follower append of what {@link #collectFollower} found ({@code n} batches). */
     void followerAppended(ByteBuf records, int n, long nowMs) {
@@ -157,10 +167,12 @@ final class LogProducerState {
         ByteBuf stored = Unpooled.buffer(RecordBatchLayout.batchSize(batch, pos));
         try {
             log.readInto(base, 1, Long.MAX_VALUE, true, stored);
+            // readInto stores each batch's base offset minus the fetch offset in bytes 0-3: 0 here.
             boolean found = stored.readableBytes() >= RecordBatchLayout.RECORDS_OFFSET
-                    && base + RecordBatchLayout.baseOffsetDelta(stored, 0) == base
+                    && RecordBatchLayout.baseOffsetDelta(stored, 0) == 0
                     && stored.readableBytes() == RecordBatchLayout.batchSize(stored, 0);
             if (!found) {
+                // Gone meanwhile (retention raced) or rewritten (compaction): content unknown.
                 return base < log.logStartOffset() ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;
             }
             return sameContent(batch, pos, stored, 0) ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;

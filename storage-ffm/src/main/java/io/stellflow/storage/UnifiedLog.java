@@ -366,6 +366,11 @@ public final class UnifiedLog implements AutoCloseable {
         return segments.active().baseOffset;
     }
 
+    /** Where the last producer-state load started replaying the log (tests). */
+    long producerStateReplayedFrom() {
+        return producers.replayedFrom;
+    }
+
     /** The idempotent-producer state (tests; read under {@link #writeLock}). */
     ProducerStateManager producerState() {
         return producers.state;

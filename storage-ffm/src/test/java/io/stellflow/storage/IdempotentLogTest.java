@@ -142,6 +142,9 @@ class IdempotentLogTest {
         }
         assertThat(ProducerSnapshotLayout.list(dir)).containsKey(20L);
         try (UnifiedLog log = open()) {
+            assertThat(log.producerStateReplayedFrom())
+                    .as("clean close: nothing to replay")
+                    .isEqualTo(20);
             assertThat(log.producerState().nextSequence(3)).isEqualTo(20);
             assertThat(append(log, batch(3, 0, 17, 1000, "v17"))).isEqualTo(17);
             assertThat(append(log, batch(3, 0, 14, 1000, "v14")))
@@ -151,6 +154,8 @@ class IdempotentLogTest {
             log.crashForTesting();
         }
         try (UnifiedLog log = open()) {
+            // The crash left the roll's snapshot: only the log after it was replayed.
+            assertThat(log.producerStateReplayedFrom()).isPositive();
             assertThat(log.producerState().nextSequence(3)).isEqualTo(21);
             assertThat(append(log, batch(3, 0, 20, 7, "v20"))).isEqualTo(20);
         }
@@ -170,6 +175,9 @@ class IdempotentLogTest {
             Files.write(p, bytes);
         }
         try (UnifiedLog log = open()) {
+            assertThat(log.producerStateReplayedFrom())
+                    .as("every snapshot corrupt: full replay")
+                    .isZero();
             assertThat(log.producerState().nextSequence(4)).isEqualTo(12);
             assertThat(append(log, batch(4, 0, 11, 1000, "v11"))).isEqualTo(11);
         }
