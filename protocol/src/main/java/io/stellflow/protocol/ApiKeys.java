@@ -108,7 +108,7 @@ public final class ApiKeys {
                 || key == PRODUCE
                 || key == FETCH
                 || key == LIST_OFFSETS
-                || (key >= OFFSET_COMMIT && key <= SYNC_GROUP)
+                || (key >= OFFSET_COMMIT && key <= INIT_PRODUCER_ID)
                 || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_LOG_DIRS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
