@@ -39,7 +39,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * batches into segments and rolls), {@link LogTruncation} (removes records from either end:
  * divergence, full truncation, delete-records, retention), {@link LogFlusher} (flush policy,
  * recovery point, checkpoints), {@link LogCompaction} (cleaning, swapped in by {@link
- * #swapCleaned}); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link
+ * #swapCleaned}), {@link LogProducerState} (idempotent producers' sequences, their snapshots and
+ * their rebuild after open, reopen and truncation); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link
  * TimestampSearch} read. This class holds the lock, the failed state and the public contract.
  *
  * <p>Thread-safety: any thread. Every write (append, truncation, retention, log start offset,
