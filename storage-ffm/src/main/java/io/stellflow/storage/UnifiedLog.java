@@ -436,8 +436,11 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
+            long before = segments.endOffset();
             long end = truncation.truncateTo(offset, config);
-            producers.load(this, end);
+            if (end != before) {
+                producers.load(this, end); // batches were removed: rebuild without them
+            }
             return end;
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
