@@ -153,6 +153,30 @@ final class LogProducerState {
         }
     }
 
+    /** {@link #checkLeader}: the batch is the producer's next one; append it. */
+    static final long APPEND = Long.MIN_VALUE;
+
+    /**
+     * A leader's check of one idempotent batch before its append ({@link ProducerStateManager#check}).
+     *
+     * @return {@link #APPEND}; a retry's original base offset; or {@link
+     *     UnifiedLog#OUT_OF_ORDER_SEQUENCE}, {@link UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link
+     *     UnifiedLog#TOO_MANY_PRODUCER_IDS}
+     */
+    long checkLeader(UnifiedLog log, ByteBuf batch, int pos, long nowMs) throws IOException {
+        long pid = RecordBatchLayout.producerId(batch, pos);
+        short epoch = RecordBatchLayout.producerEpoch(batch, pos);
+        int baseSeq = RecordBatchLayout.baseSequence(batch, pos);
+        int lastSeq = ProducerStateManager.lastSequence(baseSeq, RecordBatchLayout.recordCount(batch, pos));
+        return switch (state.check(pid, epoch, baseSeq, lastSeq, nowMs)) {
+            case ProducerStateManager.APPEND -> APPEND;
+            case ProducerStateManager.DUPLICATE -> retried(log, batch, pos);
+            case ProducerStateManager.INVALID_PRODUCER_EPOCH -> UnifiedLog.INVALID_PRODUCER_EPOCH;
+            case ProducerStateManager.TOO_MANY_PRODUCER_IDS -> UnifiedLog.TOO_MANY_PRODUCER_IDS;
+            default -> UnifiedLog.OUT_OF_ORDER_SEQUENCE;
+        };
+    }
+
     /**
      * A batch whose sequences match a remembered one ({@link ProducerStateManager#DUPLICATE}): its
      * original base offset when the stored batch holds the same records, {@link

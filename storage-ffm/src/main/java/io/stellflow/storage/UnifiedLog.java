@@ -314,34 +314,19 @@ public final class UnifiedLog implements AutoCloseable {
             throws IOException {
         int start = batch.readerIndex();
         int end = batch.writerIndex();
-        long pid = RecordBatchLayout.producerId(batch, start);
-        if (RecordSets.checkWholeBatches(batch, start, end) != 1 || pid < 0) {
+        if (RecordSets.checkWholeBatches(batch, start, end) != 1 || RecordBatchLayout.producerId(batch, start) < 0) {
             throw new IllegalArgumentException("not one batch with a producer id for " + dir);
         }
         if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(batch, start, end)) {
             throw new InvalidRecordException("a record with a null key on compacted log " + dir);
         }
-        short producerEpoch = RecordBatchLayout.producerEpoch(batch, start);
-        int baseSeq = RecordBatchLayout.baseSequence(batch, start);
-        int lastSeq = ProducerStateManager.lastSequence(baseSeq, RecordBatchLayout.recordCount(batch, start));
         writeLock.lock();
         try {
             checkWritable();
             long nowMs = env.nowMs();
-            switch (producers.state.check(pid, producerEpoch, baseSeq, lastSeq, nowMs)) {
-                case ProducerStateManager.APPEND -> {}
-                case ProducerStateManager.DUPLICATE -> {
-                    return producers.retried(this, batch, start);
-                }
-                case ProducerStateManager.INVALID_PRODUCER_EPOCH -> {
-                    return INVALID_PRODUCER_EPOCH;
-                }
-                case ProducerStateManager.TOO_MANY_PRODUCER_IDS -> {
-                    return TOO_MANY_PRODUCER_IDS;
-                }
-                default -> {
-                    return OUT_OF_ORDER_SEQUENCE;
-                }
+            long checked = producers.checkLeader(this, batch, start, nowMs);
+            if (checked != LogProducerState.APPEND) {
+                return checked; // a retry's original offset, or why the batch is refused
             }
             long startNs = env.nowNs();
             long first = segments.endOffset();
