@@ -15,8 +15,22 @@
 #   4. evaluates every PromQL expression of every dashboard panel and alert rule through the HTTP
 #      API: each must parse; each panel query must return data;
 #   5. checks that no exported series carries a forbidden attribute (client id, connection id,
-#      request id, group id, trace id, traffic tag) or an IP address.
-# Usage: grafana/verify.sh   (from anywhere; about 2 minutes). Exit 0 when everything holds.
+#      request id, group id, trace id, traffic tag) or an IP address;
+#   6. stops that cluster and verifies the 3-controller/3-broker layout (config/cluster/'s shape:
+#      three controller-only nodes, three broker-only nodes, an RF=3 topic) against a second
+#      Prometheus with the shipped prometheus.yml's broker and controller jobs: all 6 targets up,
+#      exactly 1 active controller, JVM series from both jobs, disk free/used per log dir and
+#      partition/leader counts on every broker; then kills one broker and one controller and waits
+#      for StellflowBrokerDown and StellflowControllerDown to go pending or firing (their `for:` is
+#      cut to 10 s in this test copy of alerts.yml only) while the quorum keeps 1 active controller.
+# Usage: grafana/verify.sh   (from anywhere; about 3 minutes). Exit 0 when everything holds.
+# Environment (all optional; the defaults pick free ports as before):
+#   VERIFY_PORT_MIN / VERIFY_PORT_MAX   range the free ports are picked from (20000 / 31999, below
+#                                       the ephemeral range)
+#   VERIFY_PROMETHEUS_PORT              port of the first Prometheus (default: a free one); the
+#                                       3+3 layout's Prometheus takes the next port
+#   VERIFY_LAYOUTS                      which layouts to verify: "combined 3x3" (default), "combined"
+#                                       or "3x3"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 home=$(cd "$here/.." && pwd)
@@ -56,16 +70,67 @@ fi
 command -v promtool >/dev/null || fail "promtool missing (it ships with the prometheus package)"
 
 # --- 2. broker and load -----------------------------------------------------------------------
-free_port() {
-  local p
-  for _ in $(seq 1 50); do
-    p=$((20000 + RANDOM % 12000)) # below the ephemeral range (see perf/run-matrix.sh)
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+port_min=${VERIFY_PORT_MIN:-20000}  # below the ephemeral range (see perf/run-matrix.sh)
+port_max=${VERIFY_PORT_MAX:-31999}
+layouts=${VERIFY_LAYOUTS:-combined 3x3}
+[ "$port_max" -gt "$port_min" ] 2>/dev/null || fail "VERIFY_PORT_MIN=$port_min, VERIFY_PORT_MAX=$port_max: not a range"
+[[ " $layouts " == *" combined "* || " $layouts " == *" 3x3 "* ]] || fail "VERIFY_LAYOUTS=$layouts: want combined and/or 3x3"
+taken_ports=" "
+# pick_port VAR: sets VAR to a port nothing listens on, not picked before in this run (several are
+# picked before any is bound). Not in a $(...) subshell, so the list and fail() work.
+pick_port() {
+  local _pick   # a name no caller passes as VAR (printf -v would set this local instead)
+  for _ in $(seq 1 100); do
+    _pick=$((port_min + RANDOM % (port_max - port_min + 1)))
+    [[ "$taken_ports" == *" $_pick "* ]] && continue
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$_pick") 2>/dev/null; then
+      taken_ports+="$_pick "
+      printf -v "$1" '%s' "$_pick"
+      return
+    fi
   done
-  fail "no free port"
+  fail "no free port in $port_min..$port_max"
 }
-raft_port=$(free_port)
-ctl_port=$(free_port)
+# Stops every process started so far (the next layout starts from nothing).
+stop_all() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+}
+# Polls a PromQL query until jq filter $2 on its result prints "true"; $3 seconds at most.
+prom_until() {
+  local q=$1 filter=$2 secs=$3 r
+  for _ in $(seq 1 "$secs"); do
+    r=$(curl -s "$api/query" --data-urlencode "query=$q")
+    [ "$(jq -r "$filter" <<<"$r" 2>/dev/null)" = true ] && return 0
+    sleep 1
+  done
+  echo "verify: after ${secs}s, $q -> $(jq -c '.data.result' <<<"$r" 2>/dev/null)" >&2
+  return 1
+}
+start_prometheus() { # $1 config, $2 port, $3 tsdb dir
+  prometheus --config.file="$1" --storage.tsdb.path="$3" \
+    --web.listen-address="127.0.0.1:$2" >"$3.log" 2>&1 &
+  pids+=($!)
+  api="http://127.0.0.1:$2/api/v1"
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$2/-/ready" >/dev/null && break; sleep 0.3; done
+  curl -sf "http://127.0.0.1:$2/-/ready" >/dev/null || { cat "$3.log" >&2; fail "prometheus did not start"; }
+}
+# The shipped target lists verify.sh and verify-3x3.sh rewrite: the broker job's, the controller
+# job's, the clients'.
+ship_brokers='\["127.0.0.1:9464"\]'
+ship_controllers='\["127.0.0.1:9295", "127.0.0.1:9305", "127.0.0.1:9315"\]'
+ship_clients='\["127.0.0.1:9465"\]'
+for t in "$ship_brokers" "$ship_controllers" "$ship_clients"; do
+  grep -q "targets: $t" "$here/prometheus.yml" || fail "grafana/prometheus.yml no longer has the target list $t"
+done
+if [[ " $layouts " != *" combined "* ]]; then
+  log "VERIFY_LAYOUTS=$layouts: skipping the combined layout"
+  source "$here/verify-3x3.sh"
+  exit 0
+fi
+pick_port raft_port
+pick_port ctl_port
 cat >"$work/server.properties" <<PROPS
 broker.id=0
 controller.quorum.voters=0@127.0.0.1:$raft_port
@@ -75,6 +140,7 @@ log.dirs=$work/data
 metrics.exporter=prometheus
 metrics.port=0
 metrics.diagnostic.enabled=true
+metrics.topic.diagnostic.enabled=true
 # Storage panels need flushes and segment rolls within the run.
 log.flush.interval.messages=20000
 log.segment.bytes=4194304
@@ -172,21 +238,18 @@ done
 log "client metrics on :${client_ports[*]}"
 
 # --- 3. Prometheus ----------------------------------------------------------------------------
-prom_port=$(free_port)
+if [ -n "${VERIFY_PROMETHEUS_PORT:-}" ]; then prom_port=$VERIFY_PROMETHEUS_PORT; else pick_port prom_port; fi
 cp "$here/alerts.yml" "$work/alerts.yml"
 clients=$(printf '"127.0.0.1:%s", ' "${client_ports[@]}")
 brokers=$(printf '"127.0.0.1:%s", ' "$metrics_port" "${follower_ports[@]}")
-sed -e "s/\\[\"127.0.0.1:9464\"\\]/[${brokers%, }]/" \
-    -e "s/\\[\"127.0.0.1:9465\"\\]/[${clients%, }]/" "$here/prometheus.yml" >"$work/prometheus.yml"
+# (No controller-only node in this layout: its combined node's controller series are on the broker
+# endpoint, so the controller job gets no targets.)
+sed -e "s/$ship_brokers/[${brokers%, }]/" -e "s/$ship_controllers/[]/" \
+    -e "s/$ship_clients/[${clients%, }]/" "$here/prometheus.yml" >"$work/prometheus.yml"
 grep -q "127.0.0.1:$metrics_port" "$work/prometheus.yml" || fail "could not template prometheus.yml"
 promtool check config "$work/prometheus.yml" >/dev/null || fail "promtool check config"
 promtool check rules "$work/alerts.yml" >/dev/null || fail "promtool check rules"
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/tsdb" \
-  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
-pids+=($!)
-api="http://127.0.0.1:$prom_port/api/v1"
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null && break; sleep 0.3; done
-curl -sf "http://127.0.0.1:$prom_port/-/ready" >/dev/null || { cat "$work/prometheus.log" >&2; fail "prometheus did not start"; }
+start_prometheus "$work/prometheus.yml" "$prom_port" "$work/tsdb"
 log "prometheus on 127.0.0.1:$prom_port; waiting for scrapes"
 targets_up() { curl -sf "$api/query" --data-urlencode 'query=count(up == 1)' | jq -r '.data.result[0].value[1] // 0'; }
 for _ in $(seq 1 60); do [ "$(targets_up)" = 5 ] && break; sleep 1; done
@@ -228,7 +291,7 @@ done < <(curl -s "$api/rules" | jq -r '.data.groups[].rules[].query')
 [ "$rules" -gt 0 ] || fail "prometheus loaded no alert rules"
 log "$rules alert rules evaluated"
 # Template variables of the boards must resolve too.
-for m in stellflow_request_count_total stellflow_client_request_count_total stellflow_controller_active; do
+for m in stellflow_request_count_total stellflow_client_request_count_total stellflow_controller_active stellflow_partition_count; do
   [ "$(curl -s "$api/series" --data-urlencode "match[]=$m" | jq '.data | length')" -gt 0 ] \
     || { echo "verify: template variable source $m has no series" >&2; failures=$((failures + 1)); }
 done
@@ -254,4 +317,8 @@ if [ "$failures" -gt 0 ]; then
   tail -n 20 "$work/broker-2.log" >&2 || true
   exit 1
 fi
-echo "grafana/verify.sh: $checked panel queries returned data, $rules alert rules parse, no forbidden labels"
+echo "grafana/verify.sh: combined layout: $checked panel queries returned data, $rules alert rules parse, no forbidden labels"
+if [[ " $layouts " == *" 3x3 "* ]]; then
+  stop_all
+  source "$here/verify-3x3.sh"
+fi

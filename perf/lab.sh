@@ -30,8 +30,8 @@
 # Each case records MB/s, records/s, p50/p99/p99.9, broker CPU s/GB (utime+stime of the broker
 # pid from /proc before and after the case) and client CPU s/GB (the load tool's CPU, all threads). Machine limits (iperf3 loopback, fio sequential
 # write) are measured in the same run. Output: perf/results/<timestamp>/{cases.jsonl,results.json,
-# results.md,throughput.png,latency.png}; --profile adds CPU and allocation flame graphs of the
-# Stellflow broker (async-profiler) to profiles/.
+# results.md} and a PNG chart per metric (docs/performance.md, "Charts"); --profile adds CPU and
+# allocation flame graphs of the Stellflow broker (async-profiler) to profiles/.
 set -euo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"

@@ -14,7 +14,8 @@
 #        topic and compares the bytes (cmp): PASS/FAIL.
 #    (b) Runs a short produce then consume load (1 KiB records, acks=1) with the perf tool, then
 #        5 s of produce at a fixed 20k records/s for latency without producer-side queueing.
-# 4. Prints a table and writes perf/results/<timestamp>/results.json (one object per case).
+# 4. Prints a table and writes perf/results/<timestamp>/results.json (one object per case) and its
+#    charts (bin/stellflow-lab.sh charts <dir>: throughput.png, latency-p99.png, ...).
 # Exit status: 0 when everything passed, non-zero on any failure.
 set -euo pipefail
 # No perf mode starts a broker from a JDK AOT cache a developer trained under broker/target, unless
@@ -162,5 +163,8 @@ RESULTS="$OUT_DIR/results.json"
 
 echo
 "$TOOLS/stellflow-perf.sh" report --results-file "$RESULTS"
+CHARTS=PASS
+"$TOOLS/stellflow-lab.sh" charts "$OUT_DIR" || CHARTS=FAIL
 echo "results: $RESULTS"
+[ "$CHARTS" = PASS ] || { log "charts FAILED"; exit 1; }
 [ "$TEXT_RESULT" = PASS ] || { log "text round trip FAILED"; exit 1; }

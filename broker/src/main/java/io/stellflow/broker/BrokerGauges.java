@@ -6,6 +6,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.stellflow.broker.cluster.ReplicaManager;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.telemetry.CapacityGauges;
 import io.stellflow.broker.topic.Partition;
 import java.util.function.Consumer;
 
@@ -37,6 +38,15 @@ final class BrokerGauges implements BrokerMetrics.GaugeSource {
     static void register(BrokerMetrics metrics, BrokerListener listener, ReplicaManager replicas) {
         metrics.registerGauges(new BrokerGauges(listener.connections(), replicas::forEachHostedPartition));
         metrics.replication().registerGauges(replicas.gauges());
+    }
+
+    /**
+     * What the capacity gauges read: each hosted partition's log dir (the parent of its partition
+     * directory, as the log manager places it), whether it leads, and its segment bytes.
+     */
+    static CapacityGauges.Source capacity(ReplicaManager replicas) {
+        return visitor -> replicas.forEachHostedPartition(p -> visitor.partition(
+                p.log().dir().getParent(), p.isLeader(), p.log().sizeInBytes()));
     }
 
     @Override

@@ -22,6 +22,8 @@ import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
+import io.stellflow.broker.handler.DeleteRecordsHandler;
+import io.stellflow.broker.handler.DescribeBrokerConfigsHandler;
 import io.stellflow.broker.handler.DescribeControllersHandler;
 import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
@@ -149,6 +151,8 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.OFFSET_DELETE,
             ApiKeys.OFFSET_HISTORY,
             ApiKeys.DESCRIBE_LOG_DIRS,
+            ApiKeys.DELETE_RECORDS,
+            ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -324,6 +328,7 @@ public final class StellflowServer implements AutoCloseable {
                 System::currentTimeMillis);
         replicas.configureReplication(
                 config.minInsyncReplicas(), telemetry.metrics().replication(), isrManager);
+        replicas.topicThroughput(telemetry.metrics().topics());
         if (appends != null) {
             // A partition's append queue goes with its leadership (it became a follower or left).
             replicas.addReplicaStateListener(ReplicaStateListener.whenNotLeading(appends::remove));
@@ -456,6 +461,8 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
+        handlers.put(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(router));
+        handlers.put(ApiKeys.DESCRIBE_BROKER_CONFIGS, new DescribeBrokerConfigsHandler(config));
         handlers.put(
                 ApiKeys.DESCRIBE_LOG_DIRS,
                 new DescribeLogDirsHandler(
@@ -491,6 +498,7 @@ public final class StellflowServer implements AutoCloseable {
         endpoint = advertisedEndpoint(boundPort, clusterId);
         BrokerGauges.register(telemetry.metrics(), listener, replicas);
         telemetry.metrics().registerLogDirGauge(logDirFailures.logDirs(), logDirFailures::isOffline);
+        telemetry.metrics().registerCapacityGauges(logDirFailures.logDirs(), BrokerGauges.capacity(replicas));
         LOG.info("Fetch log bytes: {}", listener.fetchPath());
     }
 

@@ -74,6 +74,8 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 24, (short) 0, (short) 0),
                         new ApiVersionRange((short) 25, (short) 0, (short) 0),
                         new ApiVersionRange((short) 26, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 27, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 28, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
                         new ApiVersionRange((short) 60, (short) 0, (short) 0),
@@ -89,7 +91,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(23);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(25);
     }
 
     @Test

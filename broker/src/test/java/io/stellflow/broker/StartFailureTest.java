@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.uring.IoUring;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.testsupport.IntegrationTest;
@@ -42,6 +43,10 @@ class StartFailureTest {
 
     @RegisterExtension
     final LogLines serverLog = LogLines.of(StellflowServer.class);
+
+    /** Every logger (Ratis, gRPC, Netty, ...): a stack trace anywhere beside the one line is a defect. */
+    @RegisterExtension
+    final LogLines allLogs = LogLines.root();
 
     private Properties props(int dataPort, String logDirs, String transport) throws Exception {
         Properties p = new Properties();
@@ -93,6 +98,39 @@ class StartFailureTest {
                                 + "' for configuration key 'listeners': cannot listen on 127.0.0.1:" + port + " (")
                         .contains("Address already in use")
                         .endsWith("stop it, or give listeners another port");
+            }
+        }
+    }
+
+    @Test
+    void aTakenDataPortLogsNoStackTraceFromAnyLoggerOnAnyTransport() throws Exception {
+        List<String> transports = new ArrayList<>(List.of("nio"));
+        if (Epoll.isAvailable()) {
+            transports.add("epoll");
+        }
+        if (IoUring.isAvailable()) {
+            transports.add("io_uring");
+        }
+        for (String transport : transports) {
+            try (ServerSocket taken = new ServerSocket()) {
+                taken.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                int before = allLogs.events().size();
+                failedStart(props(
+                        taken.getLocalPort(), dir.resolve("all-" + transport).toString(), transport));
+                List<ILoggingEvent> during = List.copyOf(
+                        allLogs.events().subList(before, allLogs.events().size()));
+                assertThat(during.stream()
+                                .filter(e -> e.getThrowableProxy() != null)
+                                .map(e -> e.getLoggerName() + " " + e.getLevel() + " " + e.getFormattedMessage()))
+                        .as(transport + ": log events with a stack trace")
+                        .isEmpty();
+                assertThat(during.stream()
+                                .filter(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN))
+                                .map(ILoggingEvent::getFormattedMessage))
+                        .as(transport + ": WARN and ERROR lines")
+                        .singleElement()
+                        .asString()
+                        .startsWith("BROKER_START_FAILED ");
             }
         }
     }

@@ -4,6 +4,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DescribeBrokerConfigsRequest;
+import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.protocol.message.DescribeControllersRequest;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
@@ -38,6 +40,7 @@ public final class StellflowAdmin implements AutoCloseable {
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final OffsetLookup offsets;
+    private final RecordDeletion deletion;
     private final AdminGroups groups;
 
     /**
@@ -58,6 +61,7 @@ public final class StellflowAdmin implements AutoCloseable {
         this.network = new NetworkClient(config);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
+        this.deletion = new RecordDeletion(network, metadata);
         this.groups = new AdminGroups(new AdminGroupCalls(network), new GroupLag.LogEnds() {
             @Override
             public int partitionCount(String topic) {
@@ -241,6 +245,54 @@ public final class StellflowAdmin implements AutoCloseable {
     }
 
     /**
+     * Deletes the records below the given offsets (DeleteRecords, apiKey 27): each partition's leader
+     * raises its log start offset to the offset ({@code -1}: the high watermark), checkpointed before
+     * it answers; followers follow on their next fetch. Returns one outcome per partition in the
+     * order given: the new log start offset, or the error (OFFSET_OUT_OF_RANGE above the high
+     * watermark, UNKNOWN_TOPIC_OR_PARTITION at once for a partition the metadata does not know, a
+     * leadership error still there after {@value RecordDeletion#MAX_ATTEMPTS} attempts).
+     *
+     * @throws StellflowException when no broker answers Metadata, or a leader does not serve
+     *     DeleteRecords (an older broker)
+     */
+    public Map<TopicPartition, DeletedRecords> deleteRecords(Map<TopicPartition, Long> offsets) {
+        return deletion.delete(offsets);
+    }
+
+    /**
+     * Broker {@code brokerId}'s effective static configuration (DescribeBrokerConfigs, apiKey 28),
+     * sorted by key; {@code keys} null for every key it reports, else only these.
+     *
+     * @throws IllegalArgumentException when the cluster's Metadata lists no broker {@code brokerId}
+     * @throws StellflowException when the broker does not answer, or does not serve
+     *     DescribeBrokerConfigs (an older broker)
+     */
+    public DescribeBrokerConfigsResponse describeBrokerConfigs(int brokerId, List<String> keys) {
+        await(metadata.refresh(List.of()), "Metadata");
+        HostPort broker = metadata.brokers().get(brokerId);
+        if (broker == null) {
+            throw new IllegalArgumentException("broker " + brokerId + " is not in the cluster (brokers: "
+                    + new TreeMap<>(metadata.brokers()).keySet() + ")");
+        }
+        String what = "DescribeBrokerConfigs to broker " + brokerId + " (" + broker + ")";
+        try {
+            return await(
+                    network.send(
+                            broker,
+                            ApiKeys.DESCRIBE_BROKER_CONFIGS,
+                            new DescribeBrokerConfigsRequest(keys)::write,
+                            DescribeBrokerConfigsResponse::read),
+                    what);
+        } catch (StellflowException e) {
+            if (e.errorCode() == Errors.FEATURE_NOT_ENABLED || e.errorCode() == Errors.UNSUPPORTED_VERSION) {
+                throw new StellflowException(
+                        e.errorCode(), what + ": the broker does not serve DescribeBrokerConfigs (older version)", e);
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Every broker's log dirs and the partitions in them (DescribeLogDirs, apiKey 26), by broker id in
      * ascending order; {@code topics} null for all partitions, else only these topics.
      *
@@ -307,7 +359,8 @@ public final class StellflowAdmin implements AutoCloseable {
             case Errors.INVALID_PARTITIONS -> "invalid partition count";
             case Errors.INVALID_REPLICATION_FACTOR ->
                 "invalid replication factor (at least 1 and at most the number of live brokers)";
-            case Errors.BROKER_NOT_AVAILABLE -> "no active controller answered in time (retry later)";
+            case Errors.BROKER_NOT_AVAILABLE ->
+                "no active controller answered, or the broker did not apply the change in time";
             case Errors.INVALID_REQUEST ->
                 "the broker refused it (bad name, partition count or replication factor, or an existing topic;"
                         + " the broker log has the reason)";

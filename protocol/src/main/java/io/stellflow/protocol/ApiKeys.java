@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DescribeControllers 60, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, DescribeControllers 60, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -50,6 +50,16 @@ public final class ApiKeys {
      * size of each partition in them.
      */
     public static final short DESCRIBE_LOG_DIRS = 26;
+    /**
+     * DeleteRecords ({@code docs/protocol-additions.md}): raise partitions' log start offsets on their
+     * leader (Kafka's key 21 is our ListGroups).
+     */
+    public static final short DELETE_RECORDS = 27;
+    /**
+     * DescribeBrokerConfigs ({@code docs/protocol-additions.md}): the answering broker's effective
+     * static configuration.
+     */
+    public static final short DESCRIBE_BROKER_CONFIGS = 28;
 
     public static final short CREATE_TOPIC = 50;
     /**
@@ -93,6 +103,8 @@ public final class ApiKeys {
             case OFFSET_DELETE -> "OffsetDelete";
             case OFFSET_HISTORY -> "OffsetHistory";
             case DESCRIBE_LOG_DIRS -> "DescribeLogDirs";
+            case DELETE_RECORDS -> "DeleteRecords";
+            case DESCRIBE_BROKER_CONFIGS -> "DescribeBrokerConfigs";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
             case DESCRIBE_CONTROLLERS -> "DescribeControllers";
@@ -109,7 +121,7 @@ public final class ApiKeys {
                 || key == FETCH
                 || key == LIST_OFFSETS
                 || (key >= OFFSET_COMMIT && key <= INIT_PRODUCER_ID)
-                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_LOG_DIRS)
+                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_BROKER_CONFIGS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
                 || key == DESCRIBE_CONTROLLERS

@@ -65,20 +65,20 @@ class ErrorsAndApiKeysTest {
             ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.FIND_COORDINATOR, ApiKeys.HEARTBEAT,
             ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.CONSUMER_GROUP_HEARTBEAT, ApiKeys.LIST_GROUPS,
             ApiKeys.DESCRIBE_GROUPS, ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_HISTORY,
-            ApiKeys.DESCRIBE_LOG_DIRS
+            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.DELETE_RECORDS, ApiKeys.DESCRIBE_BROKER_CONFIGS
         };
-        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26};
+        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28};
         String[] names = {
             "OffsetCommit", "OffsetFetch", "FindCoordinator", "Heartbeat", "JoinGroup", "SyncGroup",
             "ConsumerGroupHeartbeat", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "OffsetHistory",
-            "DescribeLogDirs"
+            "DescribeLogDirs", "DeleteRecords", "DescribeBrokerConfigs"
         };
         for (int i = 0; i < keys.length; i++) {
             assertThat(keys[i]).isEqualTo(numbers[i]);
             assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
             assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
         }
-        for (short unallocated : new short[] {12, 19, 27, 49}) {
+        for (short unallocated : new short[] {12, 19, 29, 49}) {
             assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
             assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
         }

@@ -1,12 +1,15 @@
 package io.stellflow.tools;
 
+import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.AlterableConfig;
 import io.stellflow.controller.proto.ConfigOpType;
 import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
+import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.server.common.topic.TopicConfigRules;
+import java.io.PrintWriter;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -38,13 +41,16 @@ public final class ConfigsCommand implements Callable<Integer> {
     @Mixin
     ControllerOptions controller;
 
-    @Option(names = "--entity-type", defaultValue = "topics", description = "Only 'topics' (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--entity-type",
+            defaultValue = "topics",
+            description = "topics (default) or brokers (--describe only: a broker's static config)")
     String entityType;
 
     @Option(
             names = {"--entity-name", "--topic"},
             required = true,
-            description = "The topic")
+            description = "The topic, or with --entity-type brokers the broker id")
     String topic;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
@@ -82,9 +88,12 @@ public final class ConfigsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (entityType.equals("brokers")) {
+            return brokers();
+        }
         if (!entityType.equals("topics")) {
             throw new CommandLine.ParameterException(
-                    spec.commandLine(), "--entity-type must be 'topics' (the only configurable entity)");
+                    spec.commandLine(), "--entity-type must be 'topics' or 'brokers', not '" + entityType + "'");
         }
         boolean changes = (add != null && !add.isEmpty()) || (delete != null && !delete.isEmpty());
         if (action.alter && !changes) {
@@ -133,6 +142,52 @@ public final class ConfigsCommand implements Callable<Integer> {
         });
     }
 
+    /**
+     * {@code --entity-type brokers}: {@code --describe} prints the broker's effective static config
+     * (DescribeBrokerConfigs) as {@code key=value} lines with their source, Kafka's {@code
+     * STATIC_BROKER_CONFIG} / {@code DEFAULT_CONFIG}; {@code --alter} is refused (exit 1): the broker has
+     * no dynamic configuration.
+     */
+    private int brokers() {
+        PrintWriter err = spec.commandLine().getErr();
+        if (action.alter) {
+            err.println("error: dynamic broker configs are not supported: a broker reads its configuration only at"
+                    + " start; change it in the broker's properties file and restart the broker");
+            err.flush();
+            return 1;
+        }
+        if ((add != null && !add.isEmpty()) || (delete != null && !delete.isEmpty())) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--add-config and --delete-config go with --alter");
+        }
+        int brokerId;
+        try {
+            brokerId = Integer.parseInt(topic.strip());
+        } catch (NumberFormatException e) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--entity-name must be a broker id with --entity-type brokers, not '" + topic + "'");
+        }
+        ControllerOptions.checkOneBootstrap(spec, controller.bootstrapServer, controller.bootstrapController);
+        PrintWriter out = spec.commandLine().getOut();
+        try (ClusterAccess access = ClusterAccess.open(
+                controller.bootstrapServer, controller.bootstrapController, controller.timeoutMs, null)) {
+            DescribeBrokerConfigsResponse r = access.brokers().describeBrokerConfigs(brokerId, null);
+            out.println("Static configs for broker " + r.brokerId() + " (dynamic broker configs: not supported):");
+            for (DescribeBrokerConfigsResponse.Entry e : r.configs()) {
+                out.println("  " + e.key() + "=" + (e.value() == null ? "(sensitive, not shown)" : e.value())
+                        + (e.source() == DescribeBrokerConfigsResponse.SOURCE_STATIC
+                                ? " (STATIC_BROKER_CONFIG)"
+                                : " (DEFAULT_CONFIG)"));
+            }
+            out.flush();
+            return 0;
+        } catch (ControllerUnavailableException | ClusterAccess.BootstrapException e) {
+            err.println("error: " + e.getMessage());
+            return 1;
+        }
+    }
+
     /** {@code [a,b]} -> {@code a,b} (Kafka's list syntax); anything else as given. */
     static String unbracket(String v) {
         String t = v.strip();
@@ -140,6 +195,6 @@ public final class ConfigsCommand implements Callable<Integer> {
     }
 
     public static void main(String[] args) {
-        System.exit(Tools.withVersion(new CommandLine(new ConfigsCommand())).execute(args));
+        System.exit(Tools.commandLine(new ConfigsCommand()).execute(args));
     }
 }

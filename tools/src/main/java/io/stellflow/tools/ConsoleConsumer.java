@@ -84,7 +84,13 @@ public final class ConsoleConsumer implements Callable<Integer> {
                     + " key.separator (default tab), line.separator, null.literal")
     Map<String, String> properties;
 
-    private RecordFormatter formatter;
+    @Option(
+            names = "--formatter",
+            description = "default (the --property fields; Kafka's DefaultMessageFormatter class names too) or json"
+                    + " (one object per record: topic, partition, offset, timestamp, key, value, headers)")
+    String formatterName;
+
+    private RecordPrinter formatter;
 
     @Option(names = "--max-messages", description = "exit after this many records")
     Long maxMessages;
@@ -128,7 +134,7 @@ public final class ConsoleConsumer implements Callable<Integer> {
         }
         long startOffset = offset == null ? -1 : parseOffset(offset);
         try {
-            formatter = RecordFormatter.of(properties);
+            formatter = RecordPrinter.of(formatterName, properties);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

@@ -19,7 +19,7 @@ import java.util.Set;
  * <p>Errors: an unknown key or a {@code print.*} value other than true/false is an {@link
  * IllegalArgumentException} naming it. Thread-safety: immutable.
  */
-final class RecordFormatter {
+final class RecordFormatter implements RecordPrinter {
     static final Set<String> KEYS = Set.of(
             "print.timestamp",
             "print.partition",
@@ -62,7 +62,8 @@ final class RecordFormatter {
     }
 
     /** Writes {@code r} and the line separator to {@code out}. */
-    void write(ConsumerRecord r, OutputStream out) throws IOException {
+    @Override
+    public void write(ConsumerRecord r, OutputStream out) throws IOException {
         if (timestamp) {
             field(out, "CreateTime:" + r.timestampMs());
         }

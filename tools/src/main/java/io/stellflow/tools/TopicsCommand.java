@@ -1,6 +1,7 @@
 package io.stellflow.tools;
 
 import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.StellflowException;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.ControllerUnavailableException;
 import io.stellflow.controller.proto.CreatableTopic;
@@ -8,6 +9,7 @@ import io.stellflow.controller.proto.CreatePartitionsRequest;
 import io.stellflow.controller.proto.CreatePartitionsResponse;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
+import io.stellflow.controller.proto.DescribeConfigsResponse;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.Errors;
@@ -16,6 +18,7 @@ import java.io.PrintWriter;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -42,7 +45,11 @@ import picocli.CommandLine.Spec;
  *
  * <p>Exit status 0 on success, 1 when an address is of the wrong kind or unreachable, or the broker
  * or controller rejected the request, 2 for bad arguments (among them a {@code --partitions} or
- * {@code --replication-factor} below 1: nothing is sent). Not thread-safe (one invocation).
+ * {@code --replication-factor} below 1: nothing is sent), 3 when a create was accepted by the
+ * controller but not all partitions were ready when the broker or the tool stopped waiting (the topic
+ * exists; {@code --describe} shows when its partitions have leaders). A create that races another
+ * client's create of the same topic is {@code TOPIC_ALREADY_EXISTS}: success with {@code
+ * --if-not-exists}. Not thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-topics",
@@ -123,8 +130,13 @@ public final class TopicsCommand implements Callable<Integer> {
 
     @Option(
             names = "--under-min-isr-partitions",
-            description = "not supported yet: Metadata does not carry min.insync.replicas")
+            description = "with --describe: only partitions whose ISR is smaller than min.insync.replicas")
     boolean underMinIsr;
+
+    @Option(
+            names = "--at-min-isr-partitions",
+            description = "with --describe: only partitions whose ISR is exactly min.insync.replicas")
+    boolean atMinIsr;
 
     @Option(names = "--command-property", description = "extra client property k=v")
     Map<String, String> props;
@@ -132,11 +144,27 @@ public final class TopicsCommand implements Callable<Integer> {
     @Spec
     CommandLine.Model.CommandSpec spec;
 
+    /**
+     * Exit status of a create the controller accepted whose partitions were not all ready when the
+     * tool stopped waiting: neither success (0) nor refused (1).
+     */
+    static final int EXIT_CREATE_NOT_READY = 3;
+
+    /** The create call through a broker; a seam for the tests of what the tool does when it fails. */
+    interface Creator {
+        void create(StellflowAdmin admin, String topic, int partitions, int replicationFactor);
+    }
+
+    Creator creator = StellflowAdmin::createTopic;
+
+    private long createStartNs;
+
     /** How long a controller call may take, retries included. */
     static final long CONTROLLER_TIMEOUT_MS = 30_000;
 
     @Override
     public Integer call() {
+        createStartNs = System.nanoTime();
         PrintWriter out = spec.commandLine().getOut();
         if ((action.create || action.delete || action.alter) && topic == null) {
             throw new CommandLine.ParameterException(
@@ -189,7 +217,7 @@ public final class TopicsCommand implements Callable<Integer> {
             if (action.create && (configs != null || bootstrapController != null)) {
                 return createThroughController(access.controllers(), out);
             }
-            return throughBroker(access.brokers(), out);
+            return throughBroker(access, out);
         } catch (ClusterAccess.BootstrapException | ControllerUnavailableException e) {
             spec.commandLine().getErr().println("error: " + e.getMessage());
             return 1;
@@ -197,7 +225,8 @@ public final class TopicsCommand implements Callable<Integer> {
     }
 
     /** Create (without configs), delete, list and describe, through a broker. */
-    private int throughBroker(StellflowAdmin admin, PrintWriter out) {
+    private int throughBroker(ClusterAccess access, PrintWriter out) {
+        StellflowAdmin admin = access.brokers();
         if (action.create) {
             // CreateTopic on the wire answers success for an existing topic of the same partition
             // count (docs/spec/wire-protocol.md, CreateTopic: clients rely on it), so the tool looks
@@ -206,7 +235,11 @@ public final class TopicsCommand implements Callable<Integer> {
             if (admin.listTopics().contains(topic)) {
                 return alreadyExists();
             }
-            admin.createTopic(topic, partitions, replicationFactor);
+            try {
+                creator.create(admin, topic, partitions, replicationFactor);
+            } catch (StellflowException e) {
+                return createFailed(admin, e);
+            }
             out.println("Created topic " + topic + " with " + partitions + " partition(s)"
                     + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
         } else if (action.delete) {
@@ -215,27 +248,77 @@ public final class TopicsCommand implements Callable<Integer> {
         } else if (action.list) {
             admin.listTopics().forEach(out::println);
         } else {
-            return TopicDescriber.describe(admin, topic, describeFilter(), out);
+            TopicDescriber.Filter filter = describeFilter();
+            return new TopicDescriber(admin, name -> topicConfigs(access, name)).describe(topic, filter, out);
         }
         out.flush();
         return 0;
     }
 
-    /** The partition filter of --describe; a usage error when given without it or with another. */
+    /** The partition filter of --describe; a usage error when given with another. */
     private TopicDescriber.Filter describeFilter() {
-        if (underMinIsr) {
+        int given = (underReplicated ? 1 : 0) + (unavailable ? 1 : 0) + (underMinIsr ? 1 : 0) + (atMinIsr ? 1 : 0);
+        if (given > 1) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(),
-                    "--under-min-isr-partitions is not supported yet: the broker's Metadata does not carry"
-                            + " min.insync.replicas (use --under-replicated-partitions)");
-        }
-        if (underReplicated && unavailable) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(), "give one of --under-replicated-partitions and --unavailable-partitions");
+                    "give one of --under-replicated-partitions, --unavailable-partitions,"
+                            + " --under-min-isr-partitions and --at-min-isr-partitions");
         }
         return underReplicated
                 ? TopicDescriber.Filter.UNDER_REPLICATED
-                : unavailable ? TopicDescriber.Filter.UNAVAILABLE : TopicDescriber.Filter.ALL;
+                : unavailable
+                        ? TopicDescriber.Filter.UNAVAILABLE
+                        : underMinIsr
+                                ? TopicDescriber.Filter.UNDER_MIN_ISR
+                                : atMinIsr ? TopicDescriber.Filter.AT_MIN_ISR : TopicDescriber.Filter.ALL;
+    }
+
+    /** A topic's config overrides from the active controller (DescribeConfigs). */
+    private static Map<String, String> topicConfigs(ClusterAccess access, String name) {
+        DescribeConfigsResponse r = access.controllers().describeConfigs(name);
+        if (r.getError() != ErrorCode.NONE) {
+            throw new IllegalArgumentException(
+                    "the configs of topic " + name + " could not be read: " + r.getError() + " " + r.getErrorMessage());
+        }
+        return r.getConfigMap();
+    }
+
+    /**
+     * A create through a broker that did not end in success. TOPIC_ALREADY_EXISTS: another client
+     * created the topic between the tool's look and its create (with another partition count; with the
+     * same count the broker answers success); that is {@link #alreadyExists}, so success under {@code
+     * --if-not-exists}. A timeout or an unready answer (BROKER_NOT_AVAILABLE: the controller committed
+     * the create but the broker had not opened every partition within its wait; NETWORK_ERROR; the
+     * partitions without a leader yet) may still have created the topic: if the topic is listed now,
+     * say so and exit {@link #EXIT_CREATE_NOT_READY} instead of calling the create refused.
+     */
+    private int createFailed(StellflowAdmin admin, StellflowException e) {
+        if (e.errorCode() == Errors.TOPIC_ALREADY_EXISTS && !e.getMessage().contains("collides with existing topic")) {
+            return alreadyExists();
+        }
+        boolean mayHaveCommitted = e.errorCode() == Errors.BROKER_NOT_AVAILABLE
+                || e.errorCode() == StellflowException.NETWORK_ERROR
+                || e.errorCode() == Errors.LEADER_NOT_AVAILABLE
+                || e.getMessage().contains("created but");
+        if (!mayHaveCommitted) {
+            throw e;
+        }
+        boolean exists;
+        try {
+            exists = admin.listTopics().contains(topic);
+        } catch (StellflowException again) {
+            exists = false;
+        }
+        if (!exists) {
+            throw e;
+        }
+        long waitedS = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - createStartNs);
+        PrintWriter err = spec.commandLine().getErr();
+        err.println("error: the create of topic " + topic + " was accepted by the controller but not all of its "
+                + partitions + " partition(s) are ready after " + waitedS + " s (" + e.getMessage()
+                + "); check with --describe --topic " + topic);
+        err.flush();
+        return EXIT_CREATE_NOT_READY;
     }
 
     /** An existing topic given to --create: exit 0 with --if-not-exists, else a TOPIC_ALREADY_EXISTS error. */

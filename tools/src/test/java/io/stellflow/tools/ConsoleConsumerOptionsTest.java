@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code stellflow-console-consumer.sh --offset earliest|latest|N} and the {@code --property print.*}
- * output fields against a real broker, and one-line errors for bad offsets, properties, topics and
- * partitions.
+ * {@code stellflow-console-consumer.sh --offset earliest|latest|N}, the {@code --property print.*}
+ * output fields and {@code --formatter} (json; Kafka's default formatter class names) against a real
+ * broker, and one-line errors for bad offsets, properties, formatters, topics and partitions.
  */
 @IntegrationTest
 class ConsoleConsumerOptionsTest {
@@ -50,6 +50,9 @@ class ConsoleConsumerOptionsTest {
                     .get(10, TimeUnit.SECONDS);
             producer.send(new ProducerRecord("fmt", 0, null, bytes("v2"), 3000)).get(10, TimeUnit.SECONDS);
             producer.send(new ProducerRecord("fmt", 1, bytes("k9"), bytes("v9"), 9000))
+                    .get(10, TimeUnit.SECONDS);
+            // Not UTF-8: --formatter json gives its Base64.
+            producer.send(new ProducerRecord("fmt", 1, null, new byte[] {(byte) 0xff, 0x00}, 9500))
                     .get(10, TimeUnit.SECONDS);
         }
     }
@@ -123,7 +126,48 @@ class ConsoleConsumerOptionsTest {
     }
 
     @Test
+    void formatterJsonPrintsOneObjectPerRecordAndKafkasClassNamesMeanDefault() {
+        Run json = run("--partition", "1", "--offset", "0", "--max-messages", "2", "--formatter", "json");
+        assertThat(json.exit()).as(json.err()).isZero();
+        assertThat(json.out())
+                .isEqualTo("{\"topic\":\"fmt\",\"partition\":1,\"offset\":0,\"timestamp\":9000,\"key\":\"k9\","
+                        + "\"value\":\"v9\",\"headers\":[]}\n"
+                        + "{\"topic\":\"fmt\",\"partition\":1,\"offset\":1,\"timestamp\":9500,\"key\":null,"
+                        + "\"value\":\"/wA=\",\"valueEncoding\":\"base64\",\"headers\":[]}\n");
+
+        for (String kafkaName : new String[] {
+            "default", "kafka.tools.DefaultMessageFormatter", "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
+        }) {
+            Run r = run(
+                    "--partition",
+                    "0",
+                    "--offset",
+                    "0",
+                    "--max-messages",
+                    "1",
+                    "--formatter",
+                    kafkaName,
+                    "--property",
+                    "print.key=true");
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out()).as(kafkaName).isEqualTo("k0\tv0\n");
+        }
+    }
+
+    @Test
     void badOffsetsPropertiesTopicsAndPartitionsFailWithOneLineWithinSeconds() {
+        assertFails(
+                2,
+                "error: unknown --formatter 'com.example.MyFormatter': the built-in formatters are default and json",
+                "--formatter",
+                "com.example.MyFormatter");
+        assertFails(
+                2,
+                "error: --formatter json takes no --property (got print.key)",
+                "--formatter",
+                "json",
+                "--property",
+                "print.key=true");
         assertFails(
                 2,
                 "error: --offset must be earliest, latest or an offset >= 0, got '-5'",

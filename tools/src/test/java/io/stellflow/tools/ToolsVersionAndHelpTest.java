@@ -21,7 +21,8 @@ class ToolsVersionAndHelpTest {
                 Tools.commandLine(new ConsoleConsumer()),
                 Tools.commandLine(new ConsumerGroupsCommand()),
                 Tools.withVersion(new CommandLine(new ClusterCommand())),
-                Tools.withVersion(new CommandLine(new ConfigsCommand())),
+                Tools.commandLine(new ConfigsCommand()),
+                OneLineUsageErrors.commandLine(new DeleteRecordsCommand()),
                 Tools.withVersion(new CommandLine(new MetadataQuorumCommand())),
                 Tools.withVersion(new CommandLine(new LeaderElectionCommand())));
     }
@@ -39,7 +40,7 @@ class ToolsVersionAndHelpTest {
 
     @Test
     void configsHelpShowsNoRegex() {
-        ToolRun r = ToolRun.run(Tools.withVersion(new CommandLine(new ConfigsCommand())), "--help");
+        ToolRun r = ToolRun.run(Tools.commandLine(new ConfigsCommand()), "--help");
         assertThat(r.exit()).isZero();
         assertThat(r.out())
                 .doesNotContain("(?=")

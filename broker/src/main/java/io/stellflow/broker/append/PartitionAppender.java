@@ -3,6 +3,7 @@ package io.stellflow.broker.append;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
@@ -307,6 +308,10 @@ final class PartitionAppender {
                 appendedRecords += recordCounts[i];
             }
             service.metrics().produced(appendedBytes, appendedRecords);
+            TopicThroughput.Counters topic = partition.topicCounters();
+            if (topic != null) {
+                topic.produced(appendedBytes, appendedRecords);
+            }
             for (int i = 0; i < valid; i++) {
                 AppendRequest r = batch[i];
                 batch[i] = null; // answered from here on, also if the answer throws

@@ -3,6 +3,7 @@ package io.stellflow.broker.cluster;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
+import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
@@ -107,6 +108,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final Map<String, Long> checkpointedHighWatermarks;
     private volatile int defaultMinInsyncReplicas = 1;
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
+    /** The per-topic throughput diagnostic, or null (off: partitions get no counters). */
+    private volatile TopicThroughput topicThroughput;
+
     private volatile Partition.IsrChangeTrigger isrTrigger = Partition.IsrChangeTrigger.NONE;
     /** Partitions assigned here whose log could not be created or opened; retried by {@link #retryUnopened}. */
     private final UnopenedPartitions unopened = new UnopenedPartitions();
@@ -149,6 +153,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         this.defaultMinInsyncReplicas = defaultMinInsyncReplicas;
         this.replicationMetrics = metrics;
         this.isrTrigger = isrTrigger;
+    }
+
+    /**
+     * Gives every partition opened from now on its topic's throughput counters ({@code
+     * metrics.topic.diagnostic.enabled}); null leaves them without. Set before the first metadata
+     * arrives.
+     */
+    public void topicThroughput(TopicThroughput topics) {
+        this.topicThroughput = topics;
     }
 
     /**
@@ -491,6 +504,23 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         boolean configChanged = current != null && !current.config().equals(t.config());
         LogConfig config = null; // computed once per topic when a log needs it
         int minInsync = minInsyncReplicas(t);
+        // The new replicas' logs first, their partition.metadata written but not yet fsynced; then
+        // all those files at once (PartitionMetadataSync); only then a role for any of them.
+        Map<Integer, UnifiedLog> newLogs = new TreeMap<>();
+        List<Path> written = new ArrayList<>();
+        for (PartitionImage p : t.partitions()) {
+            int id = p.partition();
+            boolean hostedHere =
+                    current != null && id < current.partitions().length && current.partitions()[id] != null;
+            if (!hostedHere && p.replicas().contains(brokerId)) {
+                config = config != null ? config : logConfig(t);
+                UnifiedLog log = openLogOrRecord(t, p, config, written);
+                if (log != null) {
+                    newLogs.put(id, log);
+                }
+            }
+        }
+        Map<Integer, Partition> opened = syncAndCreatePartitions(t, newLogs, written);
         boolean any = false;
         for (PartitionImage p : t.partitions()) {
             int id = p.partition();
@@ -500,7 +530,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     config = config != null ? config : logConfig(t);
                 }
                 if (cur == null) {
-                    cur = openOrRecord(t, p, config);
+                    cur = opened.get(id);
                     if (cur == null) {
                         continue; // reported failed in heartbeats, retried by retryUnopened
                     }
@@ -573,19 +603,54 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
     }
 
-    /** {@link #open}, or null when it failed: then the partition is remembered as {@link #unopened}. */
-    private Partition openOrRecord(TopicImage t, PartitionImage p, LogConfig config) {
+    /** {@link #openLog}, or null when it failed: then the partition is remembered as {@link #unopened}. */
+    private UnifiedLog openLogOrRecord(TopicImage t, PartitionImage p, LogConfig config, List<Path> written) {
         try {
-            Partition opened = open(t, p, config);
-            unopened.opened(t, p);
-            return opened;
+            return openLog(t, p, config, written);
         } catch (IOException | RuntimeException e) {
             unopened.failed(t, p, e);
             return null;
         }
     }
 
-    private Partition open(TopicImage t, PartitionImage p, LogConfig config) throws IOException {
+    /**
+     * Makes the partition.metadata files just {@code written} for the new logs of {@code t} durable
+     * ({@link PartitionMetadataSync}), then creates their partitions (followers without a leader until {@link
+     * #applyRole}). A log whose file cannot be made durable gets no partition: it is remembered as
+     * {@link #unopened} and its file is removed, so the retry writes it again.
+     */
+    private Map<Integer, Partition> syncAndCreatePartitions(
+            TopicImage t, Map<Integer, UnifiedLog> newLogs, List<Path> written) {
+        Map<Integer, Partition> out = new TreeMap<>();
+        if (newLogs.isEmpty()) {
+            return out;
+        }
+        Map<Path, IOException> failed = PartitionMetadataSync.sync(written);
+        for (Map.Entry<Integer, UnifiedLog> e : newLogs.entrySet()) {
+            PartitionImage p = t.partitions().get(e.getKey());
+            UnifiedLog log = e.getValue();
+            IOException error = failed.get(log.dir().resolve(PARTITION_METADATA_FILE));
+            if (error != null) {
+                try {
+                    Files.deleteIfExists(log.dir().resolve(PARTITION_METADATA_FILE));
+                } catch (IOException ignored) {
+                    // the retry compares the topic id and rewrites the file when it differs
+                }
+                unopened.failed(t, p, error);
+                continue;
+            }
+            out.put(e.getKey(), newPartition(t, p, log));
+            unopened.opened(t, p);
+        }
+        return out;
+    }
+
+    /**
+     * The partition's log (created when missing), its partition.metadata written (not fsynced: {@link
+     * #syncAndCreatePartitions} does that before any role) when it does not name this topic id yet.
+     */
+    private UnifiedLog openLog(TopicImage t, PartitionImage p, LogConfig config, List<Path> written)
+            throws IOException {
         UnifiedLog existing = logs.get(t.name(), p.partition());
         UUID storedId = existing == null ? null : storedTopicId(existing.dir());
         if (existing != null && storedId == null && existing.logEndOffset() == 0 && existing.sizeInBytes() == 0) {
@@ -605,9 +670,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             Properties props = new Properties();
             props.setProperty("version", "0");
             props.setProperty("topic_id", t.id().toString());
-            AtomicFiles.writeProperties(log.dir().resolve(PARTITION_METADATA_FILE), props, "Stellflow partition");
+            Path file = log.dir().resolve(PARTITION_METADATA_FILE);
+            PartitionMetadataSync.writeUnsynced(file, props, "Stellflow partition");
+            written.add(file);
         }
         unclaimedAtStart.remove(LogManager.dirName(t.name(), p.partition()));
+        return log;
+    }
+
+    private Partition newPartition(TopicImage t, PartitionImage p, UnifiedLog log) {
         // Starts as a follower without a leader: nothing is served before applyRole decides. The HW
         // starts from the checkpoint (0 without one), never from the log end offset: records above the
         // checkpointed HW may not be on the other replicas.
@@ -615,6 +686,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         Partition partition = new Partition(
                 t.name(), p.partition(), p.leaderEpoch(), log, brokerId, checkpointed == null ? 0L : checkpointed);
         partition.metrics(replicationMetrics);
+        TopicThroughput topics = topicThroughput;
+        if (topics != null) {
+            partition.topicCounters(topics.forTopic(t.name()));
+        }
         partition.isrChangeTrigger(isrTrigger);
         partition.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
         LOG.info(

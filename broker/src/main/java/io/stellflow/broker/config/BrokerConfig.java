@@ -14,10 +14,13 @@ import io.stellflow.storage.LogManager;
 import io.stellflow.storage.ProducerStateConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
@@ -214,6 +217,7 @@ public final class BrokerConfig {
     private final ReplicaFetcherConfig replicaFetcher;
     private final GroupCoordinatorConfig groupCoordinator;
     private final Set<String> unknownKeys;
+    private final Map<String, String> staticValues;
 
     private BrokerConfig(Properties props) {
         Integer configuredBrokerId =
@@ -305,12 +309,16 @@ public final class BrokerConfig {
         replicaFetcher = ReplicaFetcherConfig.parse(props);
         groupCoordinator = GroupCoordinatorConfig.parse(props);
         Set<String> unknown = new TreeSet<>();
+        Map<String, String> given = new TreeMap<>();
         for (String key : props.stringPropertyNames()) {
             if (!ALL_KEYS.contains(key)) {
                 unknown.add(key);
+            } else {
+                given.put(key, props.getProperty(key));
             }
         }
         unknownKeys = Set.copyOf(unknown);
+        staticValues = Collections.unmodifiableMap(given);
     }
 
     /**
@@ -516,6 +524,15 @@ public final class BrokerConfig {
         Set<String> all = new TreeSet<>(a);
         all.addAll(b);
         return Set.copyOf(all);
+    }
+
+    /**
+     * The known keys given in the properties, with their values as given, sorted by key (what {@code
+     * stellflow-configs.sh --entity-type brokers --describe} reports as STATIC; {@link
+     * EffectiveBrokerConfig}).
+     */
+    public Map<String, String> staticValues() {
+        return staticValues;
     }
 
     /** Keys present in the properties that the broker does not know (logged as a warning at start). */

@@ -5,6 +5,7 @@ import io.stellflow.broker.fetch.FetchPlan.PartitionPlan;
 import io.stellflow.broker.fetch.FetchPlan.TopicPlan;
 import io.stellflow.broker.network.FetchResponseFrame;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.FetchRequest;
@@ -168,6 +169,10 @@ public final class FetchReader {
                     remaining -= bytes;
                     total += bytes;
                     totalRecords += batches.records();
+                    TopicThroughput.Counters topicCounters = partition.topicCounters();
+                    if (topicCounters != null) {
+                        topicCounters.fetched(bytes);
+                    }
                 } catch (IOException e) {
                     LOG.error("Fetch read on {} at offset {} failed", partition, fetchOffset, e);
                     frame.truncate(regionMark, recordsStart);

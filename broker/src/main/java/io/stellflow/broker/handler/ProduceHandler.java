@@ -11,6 +11,7 @@ import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.RequestTelemetry;
+import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
@@ -473,6 +474,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 return error(data.partition(), code, epoch, partition.logStartOffset());
             }
             metrics.produced(bytes, recordCount);
+            TopicThroughput.Counters topic = partition.topicCounters();
+            if (topic != null) {
+                topic.produced(bytes, recordCount);
+            }
             return new PartitionResponse(
                     data.partition(), Errors.NONE, baseOffset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
         } catch (InvalidRecordException e) {

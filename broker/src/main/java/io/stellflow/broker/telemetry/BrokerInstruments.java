@@ -106,6 +106,24 @@ public final class BrokerInstruments {
     /** 1 while a log dir is offline, 0 while it is online; one series per {@code log.dirs} entry. */
     public static final Instrument LOG_DIR_OFFLINE = gauge("stellflow.log.dir.offline", "{dir}", "node.id", "log.dir");
 
+    // Broker: capacity (CapacityGauges; docs/metrics-additions.md)
+    /** Usable bytes of the file system holding a log dir. */
+    public static final Instrument LOG_DIR_FREE = gauge("stellflow.log.dir.free", "By", "node.id", "log.dir");
+    /** Bytes of this broker's segment files in a log dir. */
+    public static final Instrument LOG_DIR_USED = gauge("stellflow.log.dir.used", "By", "node.id", "log.dir");
+    /** Partitions this broker hosts a replica of. */
+    public static final Instrument PARTITION_COUNT = gauge("stellflow.partition.count", "{partition}", "node.id");
+    /** Partitions this broker leads. */
+    public static final Instrument PARTITION_LEADER_COUNT =
+            gauge("stellflow.partition.leader.count", "{partition}", "node.id");
+
+    // Broker: topic diagnostic (TopicThroughput, only with metrics.topic.diagnostic.enabled=true)
+    public static final Instrument TOPIC_PRODUCE_BYTES =
+            counter("stellflow.topic.produce.bytes", "By", "node.id", "topic");
+    public static final Instrument TOPIC_PRODUCE_RECORDS =
+            counter("stellflow.topic.produce.records", "{record}", "node.id", "topic");
+    public static final Instrument TOPIC_FETCH_BYTES = counter("stellflow.topic.fetch.bytes", "By", "node.id", "topic");
+
     // Broker: threads (the watchdog; docs/metrics-additions.md)
     public static final Instrument THREAD_ALIVE = gauge("stellflow.thread.alive", "{thread}", "node.id", "thread");
     public static final Instrument THREAD_HEARTBEAT_AGE =
@@ -165,7 +183,18 @@ public final class BrokerInstruments {
             THREAD_HEARTBEAT_AGE,
             THREAD_RESTART_COUNT,
             THREAD_STUCK_COUNT,
-            LOG_DIR_OFFLINE);
+            LOG_DIR_OFFLINE,
+            LOG_DIR_FREE,
+            LOG_DIR_USED,
+            PARTITION_COUNT,
+            PARTITION_LEADER_COUNT);
+
+    /**
+     * The per-topic throughput diagnostic, registered only with {@code
+     * metrics.topic.diagnostic.enabled=true} ({@link TopicThroughput}).
+     */
+    public static final List<Instrument> TOPIC_DIAGNOSTIC =
+            List.of(TOPIC_PRODUCE_BYTES, TOPIC_PRODUCE_RECORDS, TOPIC_FETCH_BYTES);
 
     /**
      * Dictionary sections (their instrument name prefixes or names) not registered yet, each waiting

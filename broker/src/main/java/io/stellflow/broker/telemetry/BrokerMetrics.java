@@ -8,6 +8,7 @@ import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.opentelemetry.context.Context;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.server.common.file.FileErrors;
 import io.stellflow.server.common.telemetry.Instrument;
 import io.stellflow.server.common.telemetry.InstrumentCallbacks;
 import io.stellflow.storage.LogManager;
@@ -138,6 +139,7 @@ public final class BrokerMetrics {
     private final Meter meter;
     private final InstrumentCallbacks callbacks;
     private final ReplicaTelemetry replication;
+    private final TopicThroughput topics;
 
     /**
      * Builds every instrument of {@link BrokerInstruments#REGISTERED} except the gauges, which need
@@ -148,6 +150,14 @@ public final class BrokerMetrics {
      * @param diagnostic {@code metrics.diagnostic.enabled}
      */
     public BrokerMetrics(Meter meter, int nodeId, boolean diagnostic) {
+        this(meter, nodeId, diagnostic, false);
+    }
+
+    /**
+     * As {@link #BrokerMetrics(Meter, int, boolean)}, with the per-topic throughput counters of
+     * {@link TopicThroughput} when {@code topicDiagnostic} ({@code metrics.topic.diagnostic.enabled}).
+     */
+    public BrokerMetrics(Meter meter, int nodeId, boolean diagnostic, boolean topicDiagnostic) {
         this.meter = meter;
         this.callbacks = new InstrumentCallbacks(meter);
         this.nodeId = nodeId;
@@ -222,6 +232,23 @@ public final class BrokerMetrics {
         offsetCommitLatency = histogram(BrokerInstruments.OFFSET_COMMIT_LATENCY);
         groupCoordinator = node.toBuilder().put(COORDINATOR_TYPE, "group").build();
         replication = new ReplicaTelemetry(meter, callbacks, nodeId, logWriteErrors);
+        topics = topicDiagnostic ? new TopicThroughput(callbacks, nodeId) : null;
+    }
+
+    /**
+     * The per-topic throughput counters, or null when {@code metrics.topic.diagnostic.enabled} is
+     * off: then nothing per topic is counted anywhere.
+     */
+    public TopicThroughput topics() {
+        return topics;
+    }
+
+    /**
+     * Registers the capacity gauges of {@link CapacityGauges}: disk free and used per log dir,
+     * partitions hosted and led. Once.
+     */
+    public void registerCapacityGauges(List<Path> logDirs, CapacityGauges.Source source) {
+        new CapacityGauges(callbacks, nodeId, logDirs, source, FileErrors::freeBytes);
     }
 
     /**

@@ -64,7 +64,8 @@ public final class BrokerTelemetry implements AutoCloseable {
      */
     public static BrokerTelemetry create(TelemetryConfig config, int nodeId, SpanExporter spanExporter) {
         MetricsPipeline pipeline = MetricsPipeline.start(config, "stellflow-broker", nodeId);
-        BrokerMetrics metrics = new BrokerMetrics(pipeline.meter(SCOPE), nodeId, config.diagnostic());
+        BrokerMetrics metrics =
+                new BrokerMetrics(pipeline.meter(SCOPE), nodeId, config.diagnostic(), config.topicDiagnostic());
         SdkTracerProvider tracerProvider = null;
         Tracer tracer = null;
         if (config.tracingEnabled()) {

@@ -2,6 +2,7 @@ package io.stellflow.broker.topic;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
+import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
@@ -91,6 +92,9 @@ public final class Partition {
 
     private volatile int minInsyncReplicas = 1;
     private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
+    /** Its topic's throughput diagnostic counters, or null (the diagnostic is off). */
+    private volatile TopicThroughput.Counters topicCounters;
+
     private volatile IsrChangeTrigger isrTrigger = IsrChangeTrigger.NONE;
     private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
     private final Set<AppendListener> highWatermarkListeners = ConcurrentHashMap.newKeySet();
@@ -339,6 +343,19 @@ public final class Partition {
     /** Where HW advances are counted. */
     public void metrics(ReplicationMetrics replicationMetrics) {
         this.metrics = replicationMetrics;
+    }
+
+    /** Its topic's throughput counters ({@code metrics.topic.diagnostic.enabled}); set once when opened. */
+    public void topicCounters(TopicThroughput.Counters counters) {
+        this.topicCounters = counters;
+    }
+
+    /**
+     * Its topic's throughput counters, or null when the per-topic diagnostic is off: the request path
+     * checks for null and otherwise adds, with no lookup.
+     */
+    public TopicThroughput.Counters topicCounters() {
+        return topicCounters;
     }
 
     /** Who is asked to look at the ISR when a follower caught up (the ISR manager). */

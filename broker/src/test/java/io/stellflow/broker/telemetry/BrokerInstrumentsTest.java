@@ -17,6 +17,7 @@ import io.stellflow.server.common.telemetry.Instrument;
 import io.stellflow.server.common.telemetry.MetricsDictionary;
 import io.stellflow.storage.Quarantined;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -34,7 +35,9 @@ class BrokerInstrumentsTest {
     void everyRegisteredInstrumentMatchesItsDictionaryRow() throws Exception {
         Map<String, MetricsDictionary.Row> dictionary = MetricsDictionary.load();
         assertThat(dictionary).hasSizeGreaterThan(60);
-        for (Instrument i : BrokerInstruments.REGISTERED) {
+        List<Instrument> all = new ArrayList<>(BrokerInstruments.REGISTERED);
+        all.addAll(BrokerInstruments.TOPIC_DIAGNOSTIC);
+        for (Instrument i : all) {
             MetricsDictionary.Row row = dictionary.get(i.name());
             assertThat(row).as(i.name()).isNotNull();
             assertThat(row.section()).as(i.name()).startsWith("Broker");
@@ -49,6 +52,7 @@ class BrokerInstrumentsTest {
     void everyBrokerAndControllerRowIsRegisteredOrExplicitlyDeferred() throws Exception {
         Set<String> registered = new HashSet<>();
         BrokerInstruments.REGISTERED.forEach(i -> registered.add(i.name()));
+        BrokerInstruments.TOPIC_DIAGNOSTIC.forEach(i -> registered.add(i.name()));
         ControllerInstruments.REGISTERED.forEach(i -> registered.add(i.name()));
         for (MetricsDictionary.Row row : MetricsDictionary.load().values()) {
             if (row.section().equals("Clients")) {
@@ -77,6 +81,8 @@ class BrokerInstrumentsTest {
             metrics.replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
             metrics.registerThreadGauges(new FakeThreads());
             metrics.registerGroupCoordinatorGauge(() -> 3);
+            Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+            metrics.registerCapacityGauges(List.of(tmp), v -> v.partition(tmp, true, 100));
             exerciseEverything(metrics);
 
             Collection<MetricData> exported = reader.collectAllMetrics();

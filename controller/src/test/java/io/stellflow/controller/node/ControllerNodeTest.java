@@ -83,6 +83,13 @@ class ControllerNodeTest {
             assertThat(value(
                             samples, "target_info", "service_name", "stellflow-controller", "service_instance_id", "5"))
                     .isEqualTo(1);
+            // The JVM and process series of every server process (issue 22): heap and open files.
+            assertThat(samples)
+                    .filteredOn(s -> s.name().equals("jvm_memory_used_bytes")
+                            && "heap".equals(s.labels().get("jvm_memory_type")))
+                    .isNotEmpty()
+                    .allSatisfy(s -> assertThat(s.value()).isNotNegative());
+            assertThat(value(samples, "jvm_file_descriptor_count")).isPositive();
             // Only controller series: a controller process exports no broker instruments.
             Set<String> controllerNames = expectedSampleNames(MetricsDictionary.load());
             for (Sample s : samples) {

@@ -15,17 +15,19 @@ import picocli.CommandLine.Option;
 /**
  * The Java half of {@code perf/run-matrix.sh}: {@code add} parses one tool's output into a {@link
  * LabResult} line of {@code cases.jsonl} (with the broker CPU of the case), {@code report} writes
- * results.json, results.md and the charts. One invocation per call; not thread-safe.
+ * results.json, results.md and the charts, {@code charts} draws the charts again from a
+ * results.json ({@code bin/stellflow-lab.sh charts <dir>}). One invocation per call; not
+ * thread-safe.
  */
 @Command(
-        name = "stellflow-lab",
+        name = "lab",
         mixinStandardHelpOptions = true,
         description = "Records and reports perf lab cases.",
-        subcommands = {LabCommand.Add.class, LabCommand.Report.class})
+        subcommands = {LabCommand.Add.class, LabCommand.Report.class, LabCommand.ChartsCommand.class})
 public final class LabCommand implements Runnable {
     @Override
     public void run() {
-        throw new IllegalArgumentException("choose a subcommand: add or report");
+        throw new IllegalArgumentException("choose a subcommand: add, report or charts");
     }
 
     @Command(name = "add", mixinStandardHelpOptions = true, description = "Append one case to cases.jsonl.")
@@ -177,9 +179,13 @@ public final class LabCommand implements Runnable {
         public Integer call() throws IOException {
             List<LabResult> runs = LabReport.readCases(cases);
             LabReport.Limits limits = LabReport.readLimits(exists(iperf3), exists(fio));
-            LabReport.write(outDir, note, limits, runs);
+            List<Path> charts = LabReport.write(outDir, note, limits, runs);
             System.out.print(LabReport.markdown(
                     note, limits, LabReport.medians(runs), LabReport.ratios(LabReport.medians(runs))));
+            System.out.println("\ncharts (" + charts.size() + "): "
+                    + String.join(
+                            " ",
+                            charts.stream().map(p -> p.getFileName().toString()).toList()));
             return 0;
         }
 
@@ -188,8 +194,63 @@ public final class LabCommand implements Runnable {
         }
     }
 
+    @Command(
+            name = "charts",
+            mixinStandardHelpOptions = true,
+            description = "Draw the charts of a results.json (a lab report or a --results-file array) again.")
+    static final class ChartsCommand implements Callable<Integer> {
+        @CommandLine.Parameters(
+                index = "0",
+                paramLabel = "RESULTS",
+                description = "a results directory (its results.json) or a results.json file")
+        Path results;
+
+        @Option(names = "--out-dir", description = "where the PNGs go (default: beside results.json)")
+        Path outDir;
+
+        @CommandLine.Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() throws IOException {
+            Path file = Files.isDirectory(results) ? results.resolve("results.json") : results;
+            if (!Files.isRegularFile(file)) {
+                throw new IllegalArgumentException("no results file at " + file);
+            }
+            if (System.getProperty("java.awt.headless") == null) {
+                System.setProperty("java.awt.headless", "true");
+            }
+            Path dir = outDir != null ? outDir : file.toAbsolutePath().getParent();
+            List<Path> written = Charts.write(dir, Charts.readRuns(file));
+            java.io.PrintWriter out = spec.commandLine().getOut();
+            for (Path p : written) {
+                out.println("chart: " + p);
+            }
+            out.flush();
+            if (written.isEmpty()) {
+                spec.commandLine().getErr().println("error: " + file + " holds no measured value to chart");
+                return 1;
+            }
+            return 0;
+        }
+    }
+
+    /** The command line {@link #main} runs: bad input prints one {@code error:} line and exits 1. */
+    static CommandLine commandLine() {
+        CommandLine cl = Cli.withVersion(new CommandLine(new LabCommand()));
+        cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            if (ex instanceof IllegalArgumentException) {
+                commandLine.getErr().println("error: " + ex.getMessage());
+                commandLine.getErr().flush();
+                return 1;
+            }
+            throw ex;
+        });
+        return cl;
+    }
+
     public static void main(String[] args) {
         System.setProperty("java.awt.headless", "true");
-        System.exit(Cli.withVersion(new CommandLine(new LabCommand())).execute(args));
+        System.exit(commandLine().execute(args));
     }
 }

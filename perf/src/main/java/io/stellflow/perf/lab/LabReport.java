@@ -160,18 +160,14 @@ final class LabReport {
         return a < 0 || b <= 0 ? -1 : LabResult.round(a / b);
     }
 
-    static void write(Path outDir, String note, Limits limits, List<LabResult> runs) throws IOException {
+    /** Writes results.json, results.md and the charts; returns the chart files written. */
+    static List<Path> write(Path outDir, String note, Limits limits, List<LabResult> runs) throws IOException {
         List<LabResult> medians = medians(runs);
         List<Ratio> ratios = ratios(medians);
         Files.createDirectories(outDir);
         JSON.writeValue(outDir.resolve("results.json").toFile(), new Report(note, limits, medians, ratios, runs));
         Files.writeString(outDir.resolve("results.md"), markdown(note, limits, medians, ratios));
-        // Rebalance and commit cases move no bytes: the charts show the cases that do.
-        Charts.write(
-                outDir,
-                medians.stream()
-                        .filter(m -> !m.kind().equals(REBALANCE) && !m.kind().equals(COMMIT))
-                        .toList());
+        return Charts.write(outDir, runs);
     }
 
     static String markdown(String note, Limits limits, List<LabResult> medians, List<Ratio> ratios) {

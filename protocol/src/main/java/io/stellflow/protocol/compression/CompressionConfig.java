@@ -4,8 +4,10 @@ import java.util.Map;
 
 /**
  * Compression levels, Kafka's keys, defaults and ranges: {@code compression.gzip.level} (1-9, or -1
- * for zlib's default, 6; default -1), {@code compression.lz4.level} (1-17, default 9; 1-2 use the
- * fast LZ4 compressor, 3-17 LZ4 HC at that level, as the {@code lz4} tool does) and {@code
+ * for zlib's default, 6; default -1), {@code compression.lz4.level} (1-17, default 9; the default 9
+ * and 1-2 use the fast LZ4 compressor, the other levels LZ4 HC at that level: Kafka's producer uses
+ * the fast compressor at its default level 9, so a Kafka user's default behaves the same here; see
+ * {@link #lz4UsesFastCompressor(int)}) and {@code
  * compression.zstd.level} (-131072 to 22, default 3; negative levels are zstd's fast modes). Snappy
  * has no level. Levels only change how the compressor works; any level's output decompresses the
  * same way.
@@ -28,8 +30,20 @@ public record CompressionConfig(int gzipLevel, int lz4Level, int zstdLevel) {
     public static final int LZ4_MIN_LEVEL = 1;
     public static final int LZ4_MAX_LEVEL = 17;
     public static final int LZ4_DEFAULT_LEVEL = 9;
-    /** Highest lz4 level that uses the fast compressor rather than LZ4 HC. */
+    /** Highest lz4 level below the default that uses the fast compressor rather than LZ4 HC. */
     public static final int LZ4_MAX_FAST_LEVEL = 2;
+
+    /**
+     * Whether lz4 at {@code level} uses the fast compressor: levels 1-2 and the default 9 (Kafka's
+     * producer compresses with the fast compressor at its default level 9 and with LZ4 HC at every
+     * other level; the {@code lz4} tool uses the fast one at 1-2). Every other level is LZ4 HC.
+     *
+     * @param level a level in {@code 1..17}
+     * @return true for the fast compressor
+     */
+    public static boolean lz4UsesFastCompressor(int level) {
+        return level <= LZ4_MAX_FAST_LEVEL || level == LZ4_DEFAULT_LEVEL;
+    }
 
     /** zstd's most negative (fastest) level, {@code -(1 << 17)}. */
     public static final int ZSTD_MIN_LEVEL = -131072;

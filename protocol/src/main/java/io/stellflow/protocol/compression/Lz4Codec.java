@@ -18,8 +18,8 @@ import net.jpountz.xxhash.XXHashFactory;
  * at.yawk.lz4:lz4-java}) frame streams.
  *
  * <p>We write one frame of independent 64 KiB blocks with the content size in the frame descriptor
- * and no content checksum (the batch's CRC-32C covers the compressed bytes); levels 1-2 use the fast
- * compressor, 3-17 LZ4 HC. We read one or more frames (skippable frames included) with any block
+ * and no content checksum (the batch's CRC-32C covers the compressed bytes); levels 1-2 and the
+ * default 9 use the fast compressor (as Kafka's producer at its default), the others LZ4 HC. We read one or more frames (skippable frames included) with any block
  * size and flags, through the library's safe decompressor: never the {@code fast} one, whose
  * behaviour on hostile input is the subject of CVE-2025-66566.
  *
@@ -36,7 +36,7 @@ final class Lz4Codec implements CompressionCodec {
 
     Lz4Codec(int level) {
         this.compressor =
-                level <= CompressionConfig.LZ4_MAX_FAST_LEVEL ? LZ4.fastCompressor() : LZ4.highCompressor(level);
+                CompressionConfig.lz4UsesFastCompressor(level) ? LZ4.fastCompressor() : LZ4.highCompressor(level);
     }
 
     @Override

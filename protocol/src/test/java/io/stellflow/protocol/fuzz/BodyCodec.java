@@ -12,6 +12,10 @@ import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
 import io.stellflow.protocol.message.DeleteGroupsRequest;
 import io.stellflow.protocol.message.DeleteGroupsResponse;
+import io.stellflow.protocol.message.DeleteRecordsRequest;
+import io.stellflow.protocol.message.DeleteRecordsResponse;
+import io.stellflow.protocol.message.DescribeBrokerConfigsRequest;
+import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.protocol.message.DescribeControllersRequest;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeGroupsRequest;
@@ -129,6 +133,10 @@ public enum BodyCodec {
     OFFSET_HISTORY_RESPONSE(OffsetHistoryResponse::read, ApiMessage::write),
     DESCRIBE_LOG_DIRS_REQUEST(DescribeLogDirsRequest::read, ApiMessage::write),
     DESCRIBE_LOG_DIRS_RESPONSE(DescribeLogDirsResponse::read, ApiMessage::write),
+    DELETE_RECORDS_REQUEST(DeleteRecordsRequest::read, ApiMessage::write),
+    DELETE_RECORDS_RESPONSE(DeleteRecordsResponse::read, ApiMessage::write),
+    DESCRIBE_BROKER_CONFIGS_REQUEST(DescribeBrokerConfigsRequest::read, ApiMessage::write),
+    DESCRIBE_BROKER_CONFIGS_RESPONSE(DescribeBrokerConfigsResponse::read, ApiMessage::write),
     DESCRIBE_CONTROLLERS_REQUEST(DescribeControllersRequest::read, ApiMessage::write),
     DESCRIBE_CONTROLLERS_RESPONSE(DescribeControllersResponse::read, ApiMessage::write),
     INIT_PRODUCER_ID_REQUEST(InitProducerIdRequest::read, ApiMessage::write),

@@ -253,6 +253,26 @@ class BodyCodecFuzzTest {
     }
 
     @FuzzTest
+    void deleteRecordsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DELETE_RECORDS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void deleteRecordsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DELETE_RECORDS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void describeBrokerConfigsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_BROKER_CONFIGS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeBrokerConfigsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_BROKER_CONFIGS_RESPONSE, input);
+    }
+
+    @FuzzTest
     void describeControllersRequest(byte[] input) {
         BodyCodecTarget.run(BodyCodec.DESCRIBE_CONTROLLERS_REQUEST, input);
     }

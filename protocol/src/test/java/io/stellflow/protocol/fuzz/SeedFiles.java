@@ -12,6 +12,10 @@ import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.DeleteRecordsRequest;
+import io.stellflow.protocol.message.DeleteRecordsResponse;
+import io.stellflow.protocol.message.DescribeBrokerConfigsRequest;
+import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
@@ -331,6 +335,37 @@ public final class SeedFiles {
             case INIT_PRODUCER_ID_RESPONSE -> {
                 b.add(hex("0000" + "00000000000003e8" + "0000")); // producer id 1000, epoch 0
                 b.add(encode(InitProducerIdResponse.error(Errors.FEATURE_NOT_ENABLED)));
+            }
+            case DELETE_RECORDS_REQUEST -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));
+                b.add(encode(new DeleteRecordsRequest(List.of(new DeleteRecordsRequest.Topic(
+                        "orders",
+                        List.of(
+                                new DeleteRecordsRequest.Partition(0, DeleteRecordsRequest.HIGH_WATERMARK),
+                                new DeleteRecordsRequest.Partition(7, 1L << 40)))))));
+            }
+            case DELETE_RECORDS_RESPONSE -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000" + "0000000000000005"));
+                b.add(encode(new DeleteRecordsResponse(List.of(new DeleteRecordsResponse.Topic(
+                        "orders",
+                        List.of(
+                                new DeleteRecordsResponse.Partition(0, (short) 0, 1200),
+                                new DeleteRecordsResponse.Partition(7, (short) 1, -1)))))));
+            }
+            case DESCRIBE_BROKER_CONFIGS_REQUEST -> {
+                b.add(hex("00000001" + "0001" + "61"));
+                b.add(encode(new DescribeBrokerConfigsRequest(null)));
+                b.add(encode(new DescribeBrokerConfigsRequest(List.of("min.insync.replicas", "log.dirs"))));
+            }
+            case DESCRIBE_BROKER_CONFIGS_RESPONSE -> {
+                b.add(hex("00000001" + "00000001" + "0001" + "61" + "0001" + "62" + "01"));
+                b.add(encode(new DescribeBrokerConfigsResponse(
+                        3,
+                        List.of(
+                                new DescribeBrokerConfigsResponse.Entry("log.dirs", "/data/a,/data/b", (byte) 1),
+                                new DescribeBrokerConfigsResponse.Entry("min.insync.replicas", "1", (byte) 0),
+                                new DescribeBrokerConfigsResponse.Entry(
+                                        "otel.exporter.otlp.headers", null, (byte) 1)))));
             }
             default -> b.addAll(GroupSeedFiles.bodies(codec));
         }

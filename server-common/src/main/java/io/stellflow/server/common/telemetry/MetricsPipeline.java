@@ -22,6 +22,10 @@ import org.slf4j.LoggerFactory;
  * The one metrics setup of every Stellflow server process: brokers and combined nodes (the broker's
  * {@code BrokerTelemetry}) and controller-only nodes (the controller's {@code ControllerNode}).
  *
+ * <p>With an exporter ({@code prometheus} or {@code otlp}) the provider also carries the JVM and
+ * process metrics of {@link JvmMetrics} (heap, GC pauses, CPU, threads, classes, open file
+ * descriptors), read at collection time only.
+ *
  * <p>Resource: {@code service.name} (for example {@code stellflow-broker}), {@code
  * service.instance.id=<node.id>}.
  *
@@ -38,6 +42,7 @@ public final class MetricsPipeline implements AutoCloseable {
     private final MetricsEndpoint endpoint;
     private final SdkMeterProvider otlpMeters;
     private final MeterProvider meters;
+    private final JvmMetrics jvm;
     private boolean closed;
 
     private MetricsPipeline(
@@ -46,6 +51,7 @@ public final class MetricsPipeline implements AutoCloseable {
         this.endpoint = endpoint;
         this.otlpMeters = otlpMeters;
         this.meters = meters;
+        this.jvm = endpoint != null || otlpMeters != null ? JvmMetrics.start(meters) : null;
     }
 
     /**
@@ -132,6 +138,9 @@ public final class MetricsPipeline implements AutoCloseable {
             return;
         }
         closed = true;
+        if (jvm != null) {
+            jvm.close();
+        }
         if (endpoint != null) {
             endpoint.close();
         }

@@ -26,6 +26,9 @@ import java.util.Set;
  *   <tr><td>metrics.otlp.interval.ms</td><td>15000</td><td>1000..3600000, push period</td></tr>
  *   <tr><td>metrics.diagnostic.enabled</td><td>false</td><td>adds topic/partition series to the diagnostic
  *       instruments (log start and end offsets per partition)</td></tr>
+ *   <tr><td>metrics.topic.diagnostic.enabled</td><td>false</td><td>per-topic throughput counters (bytes in and
+ *       out, records in; a counter add per appended or fetched partition); off, the request path does no
+ *       per-topic work at all</td></tr>
  *   <tr><td>tracing.enabled</td><td>false</td><td>record a server span for requests whose header carries a
  *       traceId and spanId</td></tr>
  *   <tr><td>tracing.sampler.ratio</td><td>1.0</td><td>0.0..1.0; applied to requests whose caller did not
@@ -42,6 +45,7 @@ import java.util.Set;
  * @param otlpMetricsEndpoint OTLP/HTTP URL for metrics
  * @param otlpIntervalMs OTLP push period in ms
  * @param diagnostic whether diagnostic (topic/partition) series are exported
+ * @param topicDiagnostic whether the per-topic throughput counters are exported
  * @param tracingEnabled whether server spans are recorded
  * @param samplerRatio sampling ratio for callers that did not sample
  * @param otlpTracesEndpoint OTLP/HTTP URL for spans
@@ -53,6 +57,7 @@ public record TelemetryConfig(
         String otlpMetricsEndpoint,
         long otlpIntervalMs,
         boolean diagnostic,
+        boolean topicDiagnostic,
         boolean tracingEnabled,
         double samplerRatio,
         String otlpTracesEndpoint) {
@@ -75,6 +80,7 @@ public record TelemetryConfig(
             "metrics.otlp.endpoint",
             "metrics.otlp.interval.ms",
             "metrics.diagnostic.enabled",
+            "metrics.topic.diagnostic.enabled",
             "tracing.enabled",
             "tracing.sampler.ratio",
             "tracing.otlp.endpoint");
@@ -86,6 +92,7 @@ public record TelemetryConfig(
             DEFAULT_PORT,
             "http://127.0.0.1:4318/v1/metrics",
             15_000,
+            false,
             false,
             false,
             1.0,
@@ -109,6 +116,7 @@ public record TelemetryConfig(
         String otlpMetrics = url(props, "metrics.otlp.endpoint", "http://127.0.0.1:4318/v1/metrics");
         long interval = longValue(props, "metrics.otlp.interval.ms", 15_000, 1_000, 3_600_000);
         boolean diagnostic = bool(props, "metrics.diagnostic.enabled", false);
+        boolean topicDiagnostic = bool(props, "metrics.topic.diagnostic.enabled", false);
         boolean tracing = bool(props, "tracing.enabled", false);
         String rawRatio = string(props, "tracing.sampler.ratio", "1.0");
         double ratio;
@@ -121,7 +129,8 @@ public record TelemetryConfig(
             throw new ConfigException("tracing.sampler.ratio", rawRatio, "must be in 0.0..1.0");
         }
         String otlpTraces = url(props, "tracing.otlp.endpoint", "http://127.0.0.1:4318/v1/traces");
-        return new TelemetryConfig(exporter, host, port, otlpMetrics, interval, diagnostic, tracing, ratio, otlpTraces);
+        return new TelemetryConfig(
+                exporter, host, port, otlpMetrics, interval, diagnostic, topicDiagnostic, tracing, ratio, otlpTraces);
     }
 
     private static String url(Properties props, String key, String defaultValue) {
