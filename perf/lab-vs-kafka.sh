@@ -82,6 +82,8 @@ aot_train() {
   log "AOT: caches ready ($(( $(stat -c %s "$SF_AOT_CACHE") / 1048576 )) MB Stellflow, $(( $(stat -c %s "$WORK/kafka-broker.aot") / 1048576 )) MB Kafka)"
 }
 aot_train
+# shellcheck source=perf/lab-compression.sh
+[ -z "$COMPRESSION" ] || . "$HOME_DIR/perf/lab-compression.sh"
 # aot_opened log system: a JVM that cannot use a cache (another JDK build, other jars or flags) says
 # so and starts without it; the run would then compare a broker with its cache against one without.
 # Required: the cache opened and its AOT-linked classes in use, and no error or refusal. Other AOT
@@ -118,6 +120,7 @@ for run in $(seq 1 "$RUNS"); do
     # Consume what the acks=1 case wrote (page cache warm on both sides).
     both consume "consume-$label" "$run" "p-$label-acks1-$run" "$size" 0 1 - 0 -1 "$num"
   done
+  [ -z "$COMPRESSION" ] || compression_cases "$run"
   topic=lat-$run
   create_both "$topic" 1
   both latency "latency-1KiB-20k/s-acks-1" "$run" "$topic" 1024 "$MIB" 1 -1 0 20000 $(( 20000 * LATENCY_S ))
@@ -138,5 +141,6 @@ socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped
 Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run; \
 $PAGE_CACHE_NOTE; $AOT_NOTE." \
   | tee "$WORK/report.txt"
+[ -z "$COMPRESSION" ] || compression_report | tee -a "$WORK/report.txt"
 echo "results: $OUT_DIR"
 [ "$FAILED" -eq 0 ] || { log "$FAILED case(s) failed"; exit 1; }

@@ -2,7 +2,7 @@
 # The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
 #   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
-#                                 [--fresh-memory] [--no-aot]
+#                                 [--fresh-memory] [--no-aot] [--compression]
 #   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB] [--profile]
 #   perf/run-matrix.sh --groups [--runs N] [--smoke] [--data-mb MB] [--cases REGEX]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
@@ -19,6 +19,10 @@
 #   bin/stellflow-aot-train.sh, Kafka's with its own tools), and every run starts them from it, so
 #   the recorded cases measure brokers past their start-up JIT, as a long-running broker is; the
 #   load tools stay fresh JVMs without one. --no-aot starts both without (docs/performance.md, "JDK AOT caches").
+#   --compression adds, per run, produce and consume of ~1 KiB JSON log records (the same payload
+#   file on both) with lz4 and zstd at the same level on both (COMPRESSION_CODECS, default
+#   "lz4:9 zstd:3", Kafka's default levels), and the ratio of log bytes on disk to the records'
+#   bytes (perf/lab-compression.sh, docs/compression.md); --cases 'json' runs those alone.
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
@@ -39,6 +43,7 @@ cd "$HOME_DIR"
 . "$HOME_DIR/bin/find-java.sh"
 
 MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE="" FILL=yes AOT=yes
+COMPRESSION=""
 PAGE_CACHE_NOTE="page cache not pre-filled"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -55,11 +60,15 @@ while [ $# -gt 0 ]; do
     --no-limits) LIMITS="" ;;
     --fresh-memory) FILL="" ;;
     --no-aot) AOT="" ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --compression) COMPRESSION=yes ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
+if [ -n "$COMPRESSION" ] && [ "$MODE" != vs-kafka ]; then
+  echo "--compression goes with --vs-kafka (see --help)" >&2; exit 2
+fi
 if [ -n "$SMOKE" ]; then RUNS=${RUNS:-1}; DATA_MB=${DATA_MB:-128}; LATENCY_S=${LATENCY_S:-5}; fi
 RUNS=${RUNS:-3} DATA_MB=${DATA_MB:-1024} LATENCY_S=${LATENCY_S:-10}
 if [ "$MODE" = matrix ] && [ -n "$SMALL" ] && [ -z "$SMOKE" ]; then DATA_MB=${DATA_MB:-256}; fi
@@ -345,6 +354,9 @@ kafka_topic() { # name partitions
 
 # --- one case --------------------------------------------------------------------------------------
 # run_case system kind case run topic record_size batch partitions acks linger throughput num transport
+# Produce cases also read CASE_PAYLOAD_FILE (values from this file, one per line, on both systems,
+# instead of random ones of record_size) and CASE_PRODUCER_PROPS (more k=v producer properties on
+# both, e.g. compression.type=lz4): set them for one call (perf/lab-compression.sh).
 run_case() {
   local system=$1 kind=$2 name=$3 run=$4 topic=$5 size=$6 batch=$7 parts=$8 acks=$9 linger=${10} tput=${11} num=${12} transport=${13}
   local pid out=$WORK/case.out before after format client_before client_after warmup=0
@@ -371,8 +383,8 @@ run_case() {
   elif [ "$system" = stellflow ]; then
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
       --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" --json --name "$name" \
-      --latency-from "$LATENCY_FROM" --warmup-records "$warmup" \
-      --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" >"$out" 2>"$WORK/tool.log"
+      --latency-from "$LATENCY_FROM" --warmup-records "$warmup" ${CASE_PAYLOAD_FILE:+--payload-file "$CASE_PAYLOAD_FILE"} \
+      --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" ${CASE_PRODUCER_PROPS:-} >"$out" 2>"$WORK/tool.log"
     format=stellflow
   elif [ "$kind" = consume ]; then
     # shellcheck disable=SC2086
@@ -382,9 +394,9 @@ run_case() {
     format=kafka-consumer
   else
     # shellcheck disable=SC2086
-    kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "$(kafka_payload_file "$size")" \
+    kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "${CASE_PAYLOAD_FILE:-$(kafka_payload_file "$size")}" \
       $([ "$warmup" -gt 0 ] && echo "--warmup-records $warmup") --throughput "$tput" --command-property bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" \
-      linger.ms="$linger" $KAFKA_PRODUCER_SOCKET_PROPS >"$out" 2>"$WORK/tool.log"
+      linger.ms="$linger" $KAFKA_PRODUCER_SOCKET_PROPS ${CASE_PRODUCER_PROPS:-} >"$out" 2>"$WORK/tool.log"
     format=kafka-producer
   fi
   local rc=$?

@@ -205,7 +205,8 @@ public final class StellflowServer implements AutoCloseable {
                         config.appendQueueCapacity(),
                         config.queuedMaxRequestBytes(),
                         config.messageMaxBytes(),
-                        telemetry.metrics());
+                        telemetry.metrics(),
+                        config.compressionMaxDecompressedBytes());
         // 10 ms ticks, 512 buckets: long-poll and acks=-1 timeouts (SDKs: 500 ms and 30 s) fire at most
         // one tick late. The wheel's thread wakes every tick whether or not anything is due; with 1 ms
         // ticks that was 6.7% of the broker's CPU samples in the 1 KiB produce profile (commit a5e0b2c;
@@ -456,8 +457,13 @@ public final class StellflowServer implements AutoCloseable {
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
-        ProduceHandler produce =
-                new ProduceHandler(router, config.messageMaxBytes(), appends, telemetry.metrics(), timer);
+        ProduceHandler produce = new ProduceHandler(
+                router,
+                config.messageMaxBytes(),
+                appends,
+                telemetry.metrics(),
+                timer,
+                config.compressionMaxDecompressedBytes());
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));

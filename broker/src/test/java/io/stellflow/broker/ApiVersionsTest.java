@@ -82,7 +82,14 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 100, (short) 0, (short) 0));
         assertThat(body.brokerSoftwareName()).isEqualTo("stellflow-broker");
         assertThat(body.brokerSoftwareVersion()).isNotEmpty();
-        assertThat(body.supportedFeatures()).containsExactly("fetch.long_poll", "producer.idempotence");
+        assertThat(body.supportedFeatures())
+                .containsExactly(
+                        "fetch.long_poll",
+                        "compression.gzip",
+                        "compression.snappy",
+                        "compression.lz4",
+                        "compression.zstd",
+                        "producer.idempotence");
     }
 
     @Test

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The client keys each client reads, and the Kafka keys it knows but cannot honour. Checked once when
  * a producer, consumer or admin client is configured: a Kafka key whose value would change what the
- * client does (compression, idempotence, transactions, TLS or SASL) is refused with the reason, since
+ * client does (idempotence, transactions, TLS or SASL) is refused with the reason, since
  * ignoring it would silently give the application something else than it asked for; a key no client
  * reads is logged as one WARN naming it (Kafka does the same), since it is usually a typo.
  *
@@ -44,6 +44,9 @@ final class ClientKeys {
             "delivery.timeout.ms",
             "timeout.ms",
             "compression.type",
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.zstd.level",
             "enable.idempotence",
             "security.protocol");
 
@@ -83,7 +86,6 @@ final class ClientKeys {
             return;
         }
         if (known == PRODUCER) {
-            refuseUnless(props, "compression.type", "none", "the producer does not compress batches yet");
             refuseUnless(
                     props,
                     "enable.idempotence",

@@ -2,8 +2,13 @@ package io.stellflow.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.record.BatchCompression;
+import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchReader;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -12,7 +17,13 @@ import org.slf4j.LoggerFactory;
 /**
  * One RecordBatch being filled for one partition, with the callbacks of its records (the future of
  * {@code send(record)} is its own callback). The batch bytes live in a pooled direct buffer that is
- * released exactly once, when the batch completes or fails.
+ * released exactly once, when the batch completes or fails. With {@code compression.type} set, the
+ * sender thread {@link #compress}es the sealed batch once into a second pooled buffer, which replaces
+ * the first (released at once); a retried batch is sent compressed as it is.
+ *
+ * <p>{@code fillLimitBytes} is the uncompressed size at which the batch is full: {@code batch.size}
+ * without compression, {@code batch.size} divided by the partition's estimated compression ratio
+ * with it ({@link ProducerSender}), so the batch compresses to about {@code batch.size} on the wire.
  *
  * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it.
  */
@@ -27,7 +38,13 @@ final class ProducerBatch {
     final long sequence;
 
     final int reservedBytes;
-    private final ByteBuf buffer;
+    /** The uncompressed batch, then, once {@link #compress}ed, the compressed one. */
+    private ByteBuf buffer;
+
+    /** Uncompressed size of the sealed batch, set by {@link #compress}; 0 until then. */
+    private int uncompressedBytes;
+
+    private boolean compressed;
     private final RecordBatchBuilder builder;
     /** Per record (the first {@link #recordCount} entries): its callback and timestamp; grown by doubling. */
     private Callback[] callbacks = new Callback[64];
@@ -35,7 +52,10 @@ final class ProducerBatch {
     private long[] timestamps = new long[64];
     private int recordCount;
 
-    private final int batchSizeBytes;
+    private final int fillLimitBytes;
+    /** Estimated compressed/uncompressed size ratio at creation (1 without compression). */
+    private final double estimatedRatio;
+
     private boolean closed;
     private boolean released;
     int attempts;
@@ -46,7 +66,8 @@ final class ProducerBatch {
     ProducerBatch(
             TopicPartition tp,
             ByteBufAllocator alloc,
-            int batchSizeBytes,
+            int fillLimitBytes,
+            double estimatedRatio,
             int firstRecordBytes,
             long baseTimestampMs,
             long nowNs,
@@ -54,8 +75,9 @@ final class ProducerBatch {
         this.tp = tp;
         this.sequence = sequence;
         this.createdNs = nowNs;
-        this.batchSizeBytes = batchSizeBytes;
-        this.reservedBytes = Math.max(batchSizeBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
+        this.fillLimitBytes = fillLimitBytes;
+        this.estimatedRatio = estimatedRatio;
+        this.reservedBytes = Math.max(fillLimitBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
         this.buffer = alloc.directBuffer(reservedBytes);
         this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
     }
@@ -64,13 +86,13 @@ final class ProducerBatch {
         return RECORD_OVERHEAD + (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
     }
 
-    /** Appends if the record fits in {@code batch.size} (the first record always fits); else false. */
+    /** Appends if the record fits in the fill limit (the first record always fits); else false. */
     boolean tryAppend(long timestampMs, byte[] key, byte[] value, Callback callback) {
         if (closed) {
             return false;
         }
         int size = recordBytes(key, value);
-        if (builder.recordCount() > 0 && builder.sizeInBytes() + size > batchSizeBytes) {
+        if (builder.recordCount() > 0 && builder.sizeInBytes() + size > fillLimitBytes) {
             return false;
         }
         builder.append(timestampMs, key, value, List.of());
@@ -85,7 +107,7 @@ final class ProducerBatch {
     }
 
     boolean isFull() {
-        return closed || builder.sizeInBytes() + RECORD_OVERHEAD > batchSizeBytes;
+        return closed || builder.sizeInBytes() + RECORD_OVERHEAD > fillLimitBytes;
     }
 
     int recordCount() {
@@ -104,7 +126,101 @@ final class ProducerBatch {
         return buffer.readableBytes();
     }
 
-    /** The sealed batch bytes; the view does not change the batch's indexes or reference count. */
+    /**
+     * Bytes this batch is expected to take on the wire: its size once compressed (or without
+     * compression), else its uncompressed size times the estimated ratio (for {@code
+     * max.request.size} before the sender compresses it).
+     */
+    int wireSizeEstimateBytes() {
+        return compressed || estimatedRatio >= 1.0
+                ? buffer.readableBytes()
+                : (int) Math.ceil(buffer.readableBytes() * estimatedRatio);
+    }
+
+    boolean isCompressed() {
+        return compressed;
+    }
+
+    /** Uncompressed size of a compressed batch (0 before {@link #compress}). */
+    int uncompressedBytes() {
+        return uncompressedBytes;
+    }
+
+    /**
+     * Sender thread, once the batch is sealed and taken off its queue: compresses it into a new
+     * pooled direct buffer and releases the uncompressed one. Idempotent (a retried batch stays as it
+     * was sent first).
+     *
+     * <p>The compressed batch is at most {@code maxBatchBytes} unless it holds one record: when the
+     * ratio estimate was too low and the whole batch compresses to more, its records are compressed
+     * as two or more consecutive batches (halves, recursively) in the same buffer, each within the
+     * limit. The broker appends them together, so record i still gets offset {@code baseOffset + i}.
+     * This is rare (the estimate goes up at once after a batch larger than estimated) and allocates a
+     * record object per record; the usual path does not.
+     *
+     * @return compressed size / uncompressed size of this batch
+     * @throws IllegalStateException when the batch is not sealed
+     */
+    double compress(CompressionCodec codec, ByteBufAllocator alloc, int maxBatchBytes) {
+        if (!closed) {
+            throw new IllegalStateException("compress before close: " + tp);
+        }
+        if (compressed) {
+            return (double) buffer.readableBytes() / uncompressedBytes;
+        }
+        int size = buffer.readableBytes();
+        // Sized for the estimate plus 1/8: a batch that compresses as the partition's last ones
+        // did is written without growing the buffer.
+        int initialBytes = (int)
+                Math.min((long) size + 64, RecordBatchLayout.HEADER_SIZE + 64 + (long) (size * estimatedRatio * 1.125));
+        ByteBuf out = alloc.directBuffer(initialBytes);
+        try {
+            BatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
+            if (out.readableBytes() > maxBatchBytes && recordCount > 1) {
+                out.clear();
+                List<DecodedRecord> records = RecordBatchReader.decode(buffer, 0);
+                compressInParts(records, 0, records.size(), codec, maxBatchBytes, out);
+            }
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
+        }
+        buffer.release();
+        buffer = out;
+        uncompressedBytes = size;
+        compressed = true;
+        return (double) out.readableBytes() / size;
+    }
+
+    /** Appends records [from, to) to {@code out} as compressed batches of at most {@code maxBatchBytes} (halving). */
+    private static void compressInParts(
+            List<DecodedRecord> records, int from, int to, CompressionCodec codec, int maxBatchBytes, ByteBuf out) {
+        ByteBuf plain = Unpooled.buffer();
+        try {
+            RecordBatchBuilder b =
+                    new RecordBatchBuilder(plain, records.get(from).timestampMs());
+            for (int i = from; i < to; i++) {
+                DecodedRecord r = records.get(i);
+                b.append(r.timestampMs(), r.key(), r.value(), r.headers());
+            }
+            b.close();
+            int start = out.writerIndex();
+            BatchCompression.compress(plain, 0, codec, out);
+            if (out.writerIndex() - start > maxBatchBytes && to - from > 1) {
+                out.writerIndex(start);
+                int mid = (from + to) >>> 1;
+                compressInParts(records, from, mid, codec, maxBatchBytes, out);
+                compressInParts(records, mid, to, codec, maxBatchBytes, out);
+            }
+        } finally {
+            plain.release();
+        }
+    }
+
+    /**
+     * The sealed batch bytes (after {@link #compress}, one or more compressed batches); the view
+     * does not change the batch's indexes or reference count.
+     */
     ByteBuf bytes() {
         return buffer.duplicate();
     }

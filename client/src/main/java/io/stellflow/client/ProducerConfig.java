@@ -1,6 +1,11 @@
 package io.stellflow.client;
 
+import io.stellflow.protocol.compression.CompressionConfig;
+import io.stellflow.protocol.compression.CompressionType;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Properties;
 
 /**
@@ -27,6 +32,12 @@ import java.util.Properties;
  *     batch in flight is not expired: it fails at the latest when its request times out
  *     ({@code request.timeout.ms}, default 30000), so keep {@code delivery.timeout.ms} above it
  * @param requestTimeoutMsOnBroker {@code timeout.ms} sent in Produce (default 30000)
+ * @param compressionType {@code compression.type} (default {@code none}): {@code none}, {@code
+ *     gzip}, {@code snappy}, {@code lz4} or {@code zstd}; each batch is compressed whole when it is
+ *     sent (decision 9.o of {@code docs/spec/wire-protocol.md}), and {@code batch.size} then counts
+ *     estimated compressed bytes ({@code docs/compression.md})
+ * @param compressionLevels {@code compression.gzip.level}, {@code compression.lz4.level}, {@code
+ *     compression.zstd.level} (Kafka's defaults and ranges, {@link CompressionConfig})
  */
 public record ProducerConfig(
         ClientConfig common,
@@ -38,14 +49,15 @@ public record ProducerConfig(
         long bufferMemoryBytes,
         long maxBlockMs,
         long deliveryTimeoutMs,
-        int requestTimeoutMsOnBroker) {
+        int requestTimeoutMsOnBroker,
+        CompressionType compressionType,
+        CompressionConfig compressionLevels) {
 
     /** The producer's default {@code retries}: unbounded, {@code delivery.timeout.ms} ends a send. */
     public static final int DEFAULT_RETRIES = Integer.MAX_VALUE;
 
     /**
-     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code compression.type}
-     * other than {@code none}, {@code enable.idempotence=true}, {@code transactional.id}, {@code
+     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code enable.idempotence=true}, {@code transactional.id}, {@code
      * security.protocol} other than {@code PLAINTEXT}); keys it does not read are logged as one WARN.
      *
      * @throws IllegalArgumentException naming the bad or refused key and its value
@@ -67,7 +79,30 @@ public record ProducerConfig(
                 v.longValue("buffer.memory", 32L << 20, 1024, Long.MAX_VALUE),
                 v.longValue("max.block.ms", 60_000, 0, Long.MAX_VALUE),
                 v.longValue("delivery.timeout.ms", 120_000, 1, Long.MAX_VALUE),
-                v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE));
+                v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE),
+                compressionType(v.string("compression.type", "none")),
+                CompressionConfig.from(levels(props)));
+    }
+
+    private static CompressionType compressionType(String raw) {
+        try {
+            return CompressionType.forName(raw.trim());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("compression.type=" + raw.trim() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The level keys of {@code props} as strings (CompressionConfig reads only its own keys). */
+    private static Map<String, String> levels(Properties props) {
+        Map<String, String> levels = new HashMap<>();
+        for (String key :
+                List.of(CompressionConfig.GZIP_LEVEL, CompressionConfig.LZ4_LEVEL, CompressionConfig.ZSTD_LEVEL)) {
+            String value = props == null ? null : props.getProperty(key);
+            if (value != null) {
+                levels.put(key, value);
+            }
+        }
+        return levels;
     }
 
     static short parseAcks(String raw) {

@@ -64,6 +64,9 @@ final class ProducerSender implements Runnable {
     static final long RETRY_WARN_INTERVAL_NS = TimeUnit.SECONDS.toNanos(5);
 
     private final ProducerConfig config;
+    /** {@code compression.type} and its codec, used on the sender thread; null for none. */
+    private final ProducerCompression compression;
+
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
@@ -90,6 +93,8 @@ final class ProducerSender implements Runnable {
         long nextSequence;
         /** When this partition last logged a retry WARN; 0 = never. */
         long lastRetryWarnNs;
+        /** Estimated compressed / uncompressed size of this partition's next batch (1 until one is compressed). */
+        double compressionRatio = 1.0;
 
         /** Puts a batch back at its place in sequence order (the queue is kept sorted). */
         void requeue(ProducerBatch b) {
@@ -119,6 +124,7 @@ final class ProducerSender implements Runnable {
         this.network = network;
         this.metadata = metadata;
         this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
+        this.compression = ProducerCompression.of(config);
     }
 
     /**
@@ -147,7 +153,9 @@ final class ProducerSender implements Runnable {
                 return AppendResult.ABORTED_NEW_BATCH;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
-            long need = Math.max(config.batchSizeBytes(), recordBytes + 64L);
+            int fillLimitBytes =
+                    compression == null ? config.batchSizeBytes() : compression.fillLimitBytes(q.compressionRatio);
+            long need = Math.max(fillLimitBytes, recordBytes + 64L);
             long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(config.maxBlockMs());
             while (usedBytes > 0 && usedBytes + need > config.bufferMemoryBytes()) {
                 long leftNs = deadlineNs - System.nanoTime();
@@ -159,7 +167,14 @@ final class ProducerSender implements Runnable {
                 stateChanged.awaitNanos(leftNs);
             }
             ProducerBatch batch = new ProducerBatch(
-                    tp, alloc, config.batchSizeBytes(), recordBytes, timestampMs, System.nanoTime(), q.nextSequence++);
+                    tp,
+                    alloc,
+                    fillLimitBytes,
+                    compression == null ? 1.0 : q.compressionRatio,
+                    recordBytes,
+                    timestampMs,
+                    System.nanoTime(),
+                    q.nextSequence++);
             usedBytes += batch.reservedBytes;
             incompleteBatches++;
             if (last != null) {
@@ -204,6 +219,16 @@ final class ProducerSender implements Runnable {
 
     @Override
     public void run() {
+        try {
+            loop();
+        } finally {
+            if (compression != null) {
+                compression.close();
+            }
+        }
+    }
+
+    private void loop() {
         while (true) {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
@@ -335,13 +360,13 @@ final class ProducerSender implements Runnable {
                 }
                 b.close();
                 if (!taken.isEmpty() || bytes > 0) {
-                    if (bytes + b.sizeInBytes() > config.maxRequestBytes()) {
+                    if (bytes + b.wireSizeEstimateBytes() > config.maxRequestBytes()) {
                         break;
                     }
                 }
                 q.batches.pollFirst();
                 taken.add(b);
-                bytes += b.sizeInBytes();
+                bytes += b.wireSizeEstimateBytes();
             }
             requestBytes.put(leader, bytes);
             if (!taken.isEmpty()) {
@@ -397,6 +422,23 @@ final class ProducerSender implements Runnable {
     }
 
     private void sendProduce(HostPort leader, Map<TopicPartition, List<ProducerBatch>> batches) {
+        if (compression != null) {
+            try {
+                compress(batches);
+            } catch (RuntimeException e) {
+                // A codec failure is a bug (the codecs refuse nothing they are given): fail these
+                // batches with it instead of killing the sender thread.
+                onResponse(
+                        leader,
+                        batches,
+                        null,
+                        new StellflowException(
+                                Errors.UNKNOWN_SERVER_ERROR,
+                                "compressing a batch with " + compression.type().configName() + " failed: " + e,
+                                e));
+                return;
+            }
+        }
         int bytes = 64;
         int largestRecordsBytes = 0;
         ClientMetrics metrics = network.metrics();
@@ -432,6 +474,40 @@ final class ProducerSender implements Runnable {
         // NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT instead of v0's BROKER_NOT_AVAILABLE.
         network.sendNegotiated(leader, ApiKeys.PRODUCE, PRODUCE_VERSION, body, v -> ProduceResponse::read)
                 .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
+    }
+
+    /**
+     * Sender thread, outside the lock: compresses each batch not compressed yet (a retry is sent as
+     * it was), then updates its partition's ratio estimate under the lock.
+     */
+    private void compress(Map<TopicPartition, List<ProducerBatch>> batches) {
+        int n = 0;
+        for (List<ProducerBatch> list : batches.values()) {
+            n += list.size();
+        }
+        TopicPartition[] partitions = new TopicPartition[n];
+        double[] ratios = new double[n];
+        int i = 0;
+        for (Map.Entry<TopicPartition, List<ProducerBatch>> e : batches.entrySet()) {
+            for (ProducerBatch b : e.getValue()) {
+                if (!b.isCompressed()) {
+                    partitions[i] = e.getKey();
+                    ratios[i++] = compression.compress(b, alloc);
+                }
+            }
+        }
+        if (i == 0) {
+            return;
+        }
+        lock.lock();
+        try {
+            for (int j = 0; j < i; j++) {
+                PartitionQueue q = queues.get(partitions[j]);
+                q.compressionRatio = ProducerCompression.nextCompressionRatio(q.compressionRatio, ratios[j]);
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void writeProduce(ByteBuf out, Map<TopicPartition, List<ProducerBatch>> batches) {

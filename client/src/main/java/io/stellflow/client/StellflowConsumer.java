@@ -5,6 +5,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -40,6 +41,12 @@ import java.util.concurrent.TimeUnit;
  * §6.4); records below the position (a Fetch that starts inside a batch) are skipped, so the
  * application sees each offset once.
  *
+ * <p>Compressed batches (decision 9.o: gzip, snappy, lz4, zstd) are expanded one at a time into one
+ * reusable buffer of this consumer ({@link RecordBatchDecompressor}) and then read as uncompressed
+ * ones; a batch whose records decompress to more than {@code fetch.max.bytes}, or whose stream is
+ * malformed, fails {@link #poll} with a {@link StellflowException} naming the partition and the
+ * batch's offset (the records of that poll are not handed out, as for any bad batch).
+ *
  * <p>Buffer ownership: a fetched record set holds one reference on its response frame from the
  * I/O thread until {@link #poll} has decoded it (or dropped it as stale, or {@link #close}
  * released it).
@@ -58,6 +65,9 @@ public final class StellflowConsumer implements AutoCloseable {
     private final MetadataCache metadata;
     private final OffsetLookup offsets;
     private final ClientMetrics metrics;
+    /** Expands compressed batches; capped at {@code fetch.max.bytes} of records per batch. */
+    private final RecordBatchDecompressor decompressor;
+
     private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
     /** Fetch answers taken off {@link #completed} while a blocking group call waited; handed out first. */
@@ -126,6 +136,7 @@ public final class StellflowConsumer implements AutoCloseable {
     StellflowConsumer(
             ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry, GroupTransport groupTransport) {
         this.config = config;
+        this.decompressor = new RecordBatchDecompressor(config.fetchMaxBytes());
         this.metrics = new ClientMetrics(openTelemetry, "consumer");
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
@@ -693,7 +704,11 @@ public final class StellflowConsumer implements AutoCloseable {
                 String topic = f.tp.topic();
                 int partition = f.tp.partition();
                 RecordBatchReader.decode(
-                        r.records(), r.baseOffset(), config.checkCrcs(), (offset, ts, key, value, headers) -> {
+                        r.records(),
+                        r.baseOffset(),
+                        config.checkCrcs(),
+                        decompressor,
+                        (offset, ts, key, value, headers) -> {
                             if (offset >= s.position) {
                                 out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
                                 s.position = offset + 1;
@@ -761,6 +776,7 @@ public final class StellflowConsumer implements AutoCloseable {
     private void closeNetwork() {
         closed = true;
         network.close();
+        decompressor.close();
         for (CompletedFetch c = completed.poll(); c != null; c = completed.poll()) {
             c.release();
         }

@@ -3,12 +3,15 @@ package io.stellflow.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.protocol.compression.CompressionConfig;
+import io.stellflow.protocol.compression.CompressionType;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 
 /**
  * Kafka keys the clients cannot honour are refused with the reason instead of being ignored (issue
- * #22, defect 4: {@code compression.type=zstd} used to produce uncompressed batches without a word);
+ * #22, defect 4: {@code compression.type=zstd} used to produce uncompressed batches without a word;
+ * since #21 the producer compresses);
  * their no-op values and the keys the clients read pass.
  */
 class ClientKeysTest {
@@ -23,10 +26,6 @@ class ClientKeysTest {
 
     @Test
     void unsupportedProducerKeysAreRefusedNamingKeyValueAndReason() {
-        assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "zstd")))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("compression.type=zstd is not supported: the producer does not compress batches yet;"
-                        + " use compression.type=none or leave the key out");
         assertThatThrownBy(() -> ProducerConfig.from(props("enable.idempotence", "true")))
                 .hasMessageStartingWith("enable.idempotence=true is not supported: the producer is not idempotent");
         assertThatThrownBy(() -> ProducerConfig.from(props("transactional.id", "tx-1")))
@@ -52,5 +51,26 @@ class ClientKeysTest {
         assertThat(p.lingerMs()).isEqualTo(7);
         ConsumerConfig c = ConsumerConfig.from(props("isolation.level", "read_committed", "group.id", "g"));
         assertThat(c.common().bootstrapServers()).hasSize(1);
+    }
+
+    /** Issue #21: compression.type and Kafka's level keys are honoured; bad values name key and value. */
+    @Test
+    void compressionTypeAndLevelsAreReadAndBadValuesRefused() {
+        ProducerConfig p = ProducerConfig.from(props("compression.type", "ZSTD ", "compression.zstd.level", "7"));
+        assertThat(p.compressionType()).isEqualTo(CompressionType.ZSTD);
+        assertThat(p.compressionLevels()).isEqualTo(new CompressionConfig(-1, 9, 7));
+        assertThat(ProducerConfig.from(props()).compressionType()).isEqualTo(CompressionType.NONE);
+        assertThat(ProducerConfig.from(props("compression.type", "lz4", "compression.lz4.level", "1"))
+                        .compressionLevels()
+                        .lz4Level())
+                .isEqualTo(1);
+        assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "brotli")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("compression.type=brotli: unknown compression type 'brotli': expected none, gzip,"
+                        + " snappy, lz4 or zstd");
+        assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "lz4", "compression.lz4.level", "18")))
+                .hasMessage("compression.lz4.level=18: out of range 1..17");
+        assertThatThrownBy(() -> ProducerConfig.from(props("compression.gzip.level", "high")))
+                .hasMessage("compression.gzip.level=high: not an integer");
     }
 }

@@ -15,6 +15,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ApiVersionsResponse;
@@ -28,7 +29,9 @@ import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -264,7 +267,7 @@ final class FakeBroker implements AutoCloseable {
                 TopicPartition tp = new TopicPartition(t.topic(), p.partition());
                 ArrayDeque<Short> errs = produceErrors.get(tp);
                 Short injected = errs == null ? null : errs.poll();
-                short code = injected != null ? injected : RecordBatchValidator.validate(p.records(), 1 << 20);
+                short code = injected != null ? injected : validate(p.records());
                 if (code == Errors.NONE && !logs.containsKey(tp)) {
                     code = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }
@@ -282,6 +285,28 @@ final class FakeBroker implements AutoCloseable {
             out.add(new ProduceResponse.TopicResponse(t.topic(), parts));
         }
         return new ProduceResponse(out)::write;
+    }
+
+    /**
+     * The spec's produce validation; a set holding a compressed batch (decision 9.o) is instead
+     * decoded whole through {@link RecordBatchReader} with a decompressor (framing, CRC, the records
+     * inside the stream), as a broker that accepts compression would.
+     */
+    private static short validate(ByteBuf records) {
+        boolean compressed = false;
+        for (int pos = records.readerIndex(); pos + RecordBatchLayout.RECORDS_OFFSET <= records.writerIndex(); ) {
+            compressed |= (RecordBatchLayout.attributes(records, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0;
+            pos += RecordBatchLayout.LOG_OVERHEAD + Math.max(0, RecordBatchLayout.batchLength(records, pos));
+        }
+        if (!compressed) {
+            return RecordBatchValidator.validate(records, 1 << 20);
+        }
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(64 << 20)) {
+            RecordBatchReader.decode(records, 0, true, d, (o, ts, k, v, h) -> {});
+            return Errors.NONE;
+        } catch (ProtocolException e) {
+            return e.errorCode();
+        }
     }
 
     private Consumer<ByteBuf> fetch(FetchRequest req) {

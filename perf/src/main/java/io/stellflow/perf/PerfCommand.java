@@ -15,6 +15,7 @@ import io.stellflow.client.StellflowException;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicDescription;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.perf.data.Payloads;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.telemetry.MetricsEndpoint;
 import java.io.PrintWriter;
@@ -49,7 +50,13 @@ import picocli.CommandLine.Spec;
         name = "stellflow-perf",
         mixinStandardHelpOptions = true,
         description = "Stellflow load generator.",
-        subcommands = {PerfCommand.Produce.class, PerfCommand.Consume.class, EndToEnd.class, PerfCommand.Report.class})
+        subcommands = {
+            PerfCommand.Produce.class,
+            PerfCommand.Consume.class,
+            EndToEnd.class,
+            PerfCommand.Report.class,
+            PayloadFileCommand.class
+        })
 public final class PerfCommand implements Runnable {
     @Spec
     CommandLine.Model.CommandSpec spec;
@@ -57,7 +64,7 @@ public final class PerfCommand implements Runnable {
     @Override
     public void run() {
         throw new CommandLine.ParameterException(
-                spec.commandLine(), "choose a subcommand: produce, consume, end-to-end or report");
+                spec.commandLine(), "choose a subcommand: produce, consume, end-to-end, report or payload-file");
     }
 
     /** Options both subcommands share. */
@@ -163,6 +170,8 @@ public final class PerfCommand implements Runnable {
         private final Recorder latencyUs = new Recorder(3);
         /** Records that failed, warm-up included. */
         private final AtomicLong errors = new AtomicLong();
+        /** Value bytes of the acknowledged measured records (uncompressed: what the application sent). */
+        private final AtomicLong ackedBytes = new AtomicLong();
         /** The first failure, printed on stderr at the end (the count alone does not say why). */
         private final AtomicReference<Exception> firstError = new AtomicReference<>();
 
@@ -174,10 +183,12 @@ public final class PerfCommand implements Runnable {
         private final class Acked implements Callback {
             private final long sendNs;
             private final boolean measured;
+            private final int bytes;
 
-            Acked(long sendNs, boolean measured) {
+            Acked(long sendNs, boolean measured, int bytes) {
                 this.sendNs = sendNs;
                 this.measured = measured;
+                this.bytes = bytes;
             }
 
             @Override
@@ -187,6 +198,7 @@ public final class PerfCommand implements Runnable {
                     firstError.compareAndSet(null, exception);
                 } else if (measured) { // one latency per acknowledged record: the count too
                     latencyUs.recordValue(Math.max(1, (System.nanoTime() - sendNs) / 1000));
+                    ackedBytes.addAndGet(bytes);
                 }
             }
         }
@@ -197,8 +209,33 @@ public final class PerfCommand implements Runnable {
         @Option(
                 names = "--record-size",
                 defaultValue = "1024",
-                description = "value bytes per record (default ${DEFAULT-VALUE})")
+                description = "value bytes per record (default ${DEFAULT-VALUE}); with --payload json-logs the"
+                        + " most bytes of a record")
         int recordSize;
+
+        @Option(
+                names = "--payload",
+                defaultValue = "random",
+                description = "record values: 'random' (one value of --record-size random bytes, sent again"
+                        + " and again; default) or 'json-logs' (--payload-records JSON log records of up to"
+                        + " --record-size bytes from a fixed seed, about 3 lines each, sent in turn;"
+                        + " realistic for compression, docs/compression.md)")
+        String payload;
+
+        @Option(
+                names = "--payload-file",
+                description = "record values from this file, one per line (as Kafka's ProducerPerformance"
+                        + " --payload-file), sent in turn; write one with 'stellflow-perf payload-file'."
+                        + " Overrides --payload and --record-size")
+        java.nio.file.Path payloadFile;
+
+        @Option(
+                names = "--payload-records",
+                defaultValue = "" + PayloadFileCommand.DEFAULT_RECORDS,
+                description = "distinct records of --payload json-logs (default ${DEFAULT-VALUE}: about 8.5 MB"
+                        + " of 1 KiB records, more than a batch or a codec's window holds, so a batch never"
+                        + " compresses one record against its own earlier copy)")
+        int payloadRecords;
 
         @Option(names = "--throughput", defaultValue = "-1", description = "records/s cap, -1 for none")
         long throughput;
@@ -246,8 +283,7 @@ public final class PerfCommand implements Runnable {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--latency-from must be due or send");
             }
             boolean fromDue = latencyFrom.equals("due");
-            byte[] value = new byte[recordSize];
-            new SplittableRandom(42).nextBytes(value);
+            byte[][] value = values();
             if (warmupRecords < 0 || warmupRecords >= numRecords) {
                 throw new CommandLine.ParameterException(
                         spec.commandLine(), "--warmup-records must be in [0, --num-records)");
@@ -298,7 +334,7 @@ public final class PerfCommand implements Runnable {
             PerfResult r = PerfResult.of(
                     name != null ? name : "produce",
                     acked,
-                    acked * recordSize,
+                    ackedBytes.get(),
                     endNs - measuredStartNs,
                     h,
                     errors.get(),
@@ -309,6 +345,38 @@ public final class PerfCommand implements Runnable {
                 System.err.println(errors.get() + " record(s) failed; the first: " + first.getMessage());
             }
             return errors.get() == 0 ? 0 : 1;
+        }
+
+        /** The values to send in turn (see --payload, --payload-file). */
+        private byte[][] values() {
+            if (payloadFile != null) {
+                try {
+                    return Payloads.fromFile(payloadFile);
+                } catch (java.io.IOException e) {
+                    throw new CommandLine.ParameterException(
+                            spec.commandLine(),
+                            "--payload-file " + payloadFile + ": cannot read it: " + e.getMessage());
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+                }
+            }
+            switch (payload) {
+                case "random" -> {
+                    byte[] value = new byte[recordSize];
+                    new SplittableRandom(42).nextBytes(value);
+                    return new byte[][] {value};
+                }
+                case "json-logs" -> {
+                    if (payloadRecords < 1 || recordSize < 1) {
+                        throw new CommandLine.ParameterException(
+                                spec.commandLine(), "--payload-records and --record-size must be >= 1");
+                    }
+                    return Payloads.jsonLogRecords(42, payloadRecords, recordSize);
+                }
+                default ->
+                    throw new CommandLine.ParameterException(
+                            spec.commandLine(), "--payload must be random or json-logs, not " + payload);
+            }
         }
 
         /**
@@ -322,7 +390,7 @@ public final class PerfCommand implements Runnable {
          */
         private long sendRecords(
                 StellflowProducer producer,
-                byte[] value,
+                byte[][] values,
                 long count,
                 long warmup,
                 long startNs,
@@ -330,6 +398,7 @@ public final class PerfCommand implements Runnable {
                 double intervalNs,
                 boolean fromDue) {
             long sent = 0;
+            int nextValue = 0; // values in turn; a counter, not a division per record
             long measuredStartNs = warmup > 0 ? Long.MAX_VALUE : startNs;
             while (sent < count) {
                 // One clock read per record unthrottled (the deadline, the send time); the loop
@@ -360,7 +429,11 @@ public final class PerfCommand implements Runnable {
                 } else {
                     sendNs = nowNs;
                 }
-                producer.send(new ProducerRecord(topic, null, null, value), new Acked(sendNs, measured));
+                byte[] value = values[nextValue];
+                if (++nextValue == values.length) {
+                    nextValue = 0;
+                }
+                producer.send(new ProducerRecord(topic, null, null, value), new Acked(sendNs, measured, value.length));
                 sent++;
             }
             return measuredStartNs;
@@ -375,7 +448,7 @@ public final class PerfCommand implements Runnable {
          * @return the earliest start of a thread's measured records, or {@link Long#MAX_VALUE}
          */
         private long sendOnThreads(
-                List<StellflowProducer> clients, byte[] value, long startNs, long deadlineNs, boolean fromDue)
+                List<StellflowProducer> clients, byte[][] value, long startNs, long deadlineNs, boolean fromDue)
                 throws InterruptedException {
             double intervalNs = throughput > 0 ? 1e9 * producers / throughput : 0;
             long[] measuredStartNs = new long[producers]; // each slot written by its thread, read after join

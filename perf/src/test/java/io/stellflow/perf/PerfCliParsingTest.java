@@ -129,4 +129,48 @@ class PerfCliParsingTest {
                 .contains("records/s")
                 .contains("b ");
     }
+
+    @Test
+    void perfProduceTakesAPayloadOrAKafkaStylePayloadFile() {
+        CommandLine cl = new CommandLine(new PerfCommand());
+        PerfCommand.Produce p = (PerfCommand.Produce) cl.parseArgs(
+                        "produce",
+                        "--bootstrap-server",
+                        "h:1",
+                        "--topic",
+                        "t",
+                        "--payload",
+                        "json-logs",
+                        "--payload-records",
+                        "10",
+                        "--producer-props",
+                        "compression.type=zstd",
+                        "compression.zstd.level=3")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(p.payload).isEqualTo("json-logs");
+        assertThat(p.payloadRecords).isEqualTo(10);
+        assertThat(p.producerProps).containsEntry("compression.type", "zstd");
+        p = (PerfCommand.Produce) new CommandLine(new PerfCommand())
+                .parseArgs("produce", "--bootstrap-server", "h:1", "--topic", "t", "--payload-file", "/tmp/x")
+                .subcommand()
+                .commandSpec()
+                .userObject();
+        assertThat(p.payloadFile).hasToString("/tmp/x");
+        assertThat(p.payload).isEqualTo("random");
+    }
+
+    @Test
+    void payloadFileWritesJsonLogRecords(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+        java.nio.file.Path file = dir.resolve("p.txt");
+        StringWriter out = new StringWriter();
+        CommandLine cl = new CommandLine(new PerfCommand());
+        cl.setOut(new PrintWriter(out));
+        int exit = cl.execute("payload-file", "--out", file.toString(), "--records", "20", "--record-size", "1024");
+        assertThat(exit).isZero();
+        assertThat(out.toString()).startsWith("wrote 20 records, ");
+        assertThat(io.stellflow.perf.data.Payloads.fromFile(file))
+                .isDeepEqualTo(io.stellflow.perf.data.Payloads.jsonLogRecords(42, 20, 1024));
+    }
 }

@@ -42,7 +42,7 @@ final class BatchReads {
                     if ((long) visited + size > maxBytes && !(first && minOneBatch)) {
                         return visited;
                     }
-                    visitor.batch(s.log, pos, size, base, last);
+                    visitor.batch(s.log, pos, size, base, last, hdr.getShort(RecordBatchLayout.ATTRIBUTES_OFFSET));
                     visited += size;
                     first = false;
                 }

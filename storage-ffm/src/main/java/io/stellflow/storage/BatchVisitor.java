@@ -16,4 +16,15 @@ public interface BatchVisitor {
      */
     void batch(FileChannel channel, long filePosition, int sizeInBytes, long baseOffset, long lastOffset)
             throws IOException;
+
+    /**
+     * As {@link #batch(FileChannel, long, int, long, long)} with the batch's stored attributes (int16:
+     * codec in bits 0-2), read with the header anyway; {@link UnifiedLog#read} calls this one. A
+     * visitor that needs the codec (Fetch v0 decompresses compressed batches) overrides it.
+     */
+    default void batch(
+            FileChannel channel, long filePosition, int sizeInBytes, long baseOffset, long lastOffset, short attributes)
+            throws IOException {
+        batch(channel, filePosition, sizeInBytes, baseOffset, lastOffset);
+    }
 }

@@ -43,8 +43,11 @@ import java.util.Map;
  * left without records is dropped, so the log has offset gaps: reads return the next batch whose
  * last offset is &gt;= the fetch offset.
  *
- * <p>Not compacted: records without a key (appended before the topic became compacted) are kept;
- * compressed batches (no codec is supported yet) are kept whole and their keys not indexed.
+ * <p>Compressed batches ({@link StoredBatchCodecs}) are decompressed in both passes and read like the
+ * others; one that loses records is compressed again with its own codec at Kafka's default level
+ * (CRC recomputed), one that loses none is copied as stored.
+ *
+ * <p>Not compacted: records without a key (appended before the topic became compacted) are kept.
  *
  * <p>Memory: the offset map holds every distinct key of the cleanable range (a copy of the key
  * bytes plus a boxed offset); there is no bound yet, unlike Kafka's fixed-size cleaner buffer.
@@ -86,17 +89,15 @@ final class LogCleaner {
         Map<ByteBuffer, Long> map = new HashMap<>();
         long records = 0;
         long superseded = 0;
-        ByteBuf buf = Unpooled.buffer(64 * 1024);
-        try {
+        ByteBuf stored = Unpooled.buffer(64 * 1024);
+        try (StoredBatchCodecs codecs = new StoredBatchCodecs()) {
             for (int i = 0; i < segs.length; i++) {
                 LogSegment s = segs[i];
                 for (int pos = 0; pos < sizes[i]; ) {
-                    readBatch(s, buf, pos);
+                    readBatch(s, stored, pos);
+                    int storedSize = stored.readableBytes();
+                    ByteBuf buf = isCompressed(stored) ? codecs.decompress(stored, s, pos) : stored;
                     int size = buf.readableBytes();
-                    if (isCompressed(buf)) {
-                        pos += size;
-                        continue;
-                    }
                     long base = s.baseOffset + RecordBatchLayout.baseOffsetDelta(buf, 0);
                     int count = RecordBatchLayout.recordCount(buf, 0);
                     int p = RecordBatchLayout.RECORDS_OFFSET;
@@ -112,11 +113,11 @@ final class LogCleaner {
                         }
                         p += recordSize;
                     }
-                    pos += size;
+                    pos += storedSize;
                 }
             }
         } finally {
-            buf.release();
+            stored.release();
         }
         return new OffsetMap(map, records, superseded);
     }
@@ -130,15 +131,36 @@ final class LogCleaner {
             throws IOException {
         ByteBuf in = Unpooled.buffer(64 * 1024);
         ByteBuf out = Unpooled.buffer(64 * 1024);
+        ByteBuf recompressed = Unpooled.buffer(64 * 1024);
         Path target = s.logFile.resolveSibling(s.logFile.getFileName() + CLEANED_SUFFIX);
         long removed = 0;
-        try (FileChannel ch = FileChannel.open(
-                target, StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
+        try (StoredBatchCodecs codecs = new StoredBatchCodecs();
+                FileChannel ch = FileChannel.open(
+                        target,
+                        StandardOpenOption.CREATE,
+                        StandardOpenOption.TRUNCATE_EXISTING,
+                        StandardOpenOption.WRITE)) {
             for (int pos = 0; pos < size; ) {
                 readBatch(s, in, pos);
                 int batchSize = in.readableBytes();
                 out.clear();
-                removed += filterBatch(s, pos, in, out, map, dropTombstones);
+                int codec = StoredBatchCodecs.codecId(in);
+                if (codec == 0) {
+                    removed += filterBatch(s, pos, in, out, map, dropTombstones);
+                } else {
+                    // Read through its records uncompressed; a batch that lost records keeps its codec.
+                    int n = filterBatch(s, pos, codecs.decompress(in, s, pos), out, map, dropTombstones);
+                    removed += n;
+                    if (n == 0) {
+                        out.clear();
+                        out.writeBytes(in, 0, batchSize); // untouched: the stored compressed bytes
+                    } else if (out.isReadable()) {
+                        recompressed.clear();
+                        codecs.compress(out, codec, recompressed);
+                        out.clear();
+                        out.writeBytes(recompressed);
+                    }
+                }
                 while (out.isReadable()) {
                     out.readBytes(ch, out.readableBytes());
                 }
@@ -160,6 +182,7 @@ final class LogCleaner {
         } finally {
             in.release();
             out.release();
+            recompressed.release();
         }
     }
 
@@ -171,10 +194,6 @@ final class LogCleaner {
             LogSegment s, int batchPos, ByteBuf in, ByteBuf out, OffsetMap map, boolean dropTombstones)
             throws IOException {
         int size = in.readableBytes();
-        if (isCompressed(in)) {
-            out.writeBytes(in, 0, size);
-            return 0;
-        }
         long base = s.baseOffset + RecordBatchLayout.baseOffsetDelta(in, 0);
         long baseTimestamp = RecordBatchLayout.baseTimestamp(in, 0);
         int count = RecordBatchLayout.recordCount(in, 0);

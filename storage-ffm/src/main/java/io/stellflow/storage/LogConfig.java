@@ -1,5 +1,6 @@
 package io.stellflow.storage;
 
+import io.stellflow.protocol.compression.CompressionType;
 import java.util.Locale;
 
 /**
@@ -50,6 +51,9 @@ import java.util.Locale;
  *     min.cleanable.dirty.ratio}): {@link UnifiedLog#compact} rewrites nothing unless at least this
  *     fraction of the records in the cleanable range would be removed. Default 0.5. Must be in [0,
  *     1]; 0 = always rewrite.
+ * @param compression {@code compression.type} and the codec levels (topic: the same keys): what the
+ *     leader does with a batch's codec before it appends it ({@link LogCompression}). Default
+ *     {@code producer}: stored as produced.
  * @throws IllegalArgumentException naming the key and the bad value
  */
 public record LogConfig(
@@ -64,7 +68,8 @@ public record LogConfig(
         long segmentMs,
         CleanupPolicy cleanupPolicy,
         long deleteRetentionMs,
-        double minCleanableDirtyRatio) {
+        double minCleanableDirtyRatio,
+        LogCompression compression) {
 
     /** 1 GiB, as Kafka. */
     public static final int DEFAULT_SEGMENT_BYTES = 1 << 30;
@@ -190,6 +195,39 @@ public record LogConfig(
             throw new IllegalArgumentException(
                     "min.cleanable.dirty.ratio must be in [0, 1]: " + minCleanableDirtyRatio);
         }
+        if (compression == null) {
+            throw new IllegalArgumentException("compression must not be null");
+        }
+    }
+
+    /** The twelve settings before compression; {@code compression.type=producer} at default levels. */
+    public LogConfig(
+            int segmentBytes,
+            int indexIntervalBytes,
+            int indexMaxBytes,
+            long flushMessages,
+            long flushMs,
+            long retentionMs,
+            long retentionBytes,
+            long fileDeleteDelayMs,
+            long segmentMs,
+            CleanupPolicy cleanupPolicy,
+            long deleteRetentionMs,
+            double minCleanableDirtyRatio) {
+        this(
+                segmentBytes,
+                indexIntervalBytes,
+                indexMaxBytes,
+                flushMessages,
+                flushMs,
+                retentionMs,
+                retentionBytes,
+                fileDeleteDelayMs,
+                segmentMs,
+                cleanupPolicy,
+                deleteRetentionMs,
+                minCleanableDirtyRatio,
+                LogCompression.DEFAULT);
     }
 
     /** The nine pre-compaction settings; cleanup policy {@code delete} and the cleaner defaults. */
@@ -265,7 +303,8 @@ public record LogConfig(
                 .segmentMs(segmentMs)
                 .cleanupPolicy(cleanupPolicy)
                 .deleteRetentionMs(deleteRetentionMs)
-                .minCleanableDirtyRatio(minCleanableDirtyRatio);
+                .minCleanableDirtyRatio(minCleanableDirtyRatio)
+                .compression(compression);
     }
 
     /** Mutable builder; {@link #build} validates. Not thread-safe. */
@@ -282,6 +321,7 @@ public record LogConfig(
         private CleanupPolicy cleanupPolicy = CleanupPolicy.DELETE;
         private long deleteRetentionMs = DEFAULT_DELETE_RETENTION_MS;
         private double minCleanableDirtyRatio = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO;
+        private LogCompression compression = LogCompression.DEFAULT;
 
         private Builder() {}
 
@@ -351,6 +391,23 @@ public record LogConfig(
             return this;
         }
 
+        public Builder compression(LogCompression v) {
+            compression = v;
+            return this;
+        }
+
+        /** {@code compression.type}: producer, uncompressed or a codec name (any case). */
+        public Builder compressionType(String v) {
+            compression = compression.withName(v);
+            return this;
+        }
+
+        /** {@code compression.<codec>.level} of {@code type}; the range is checked here. */
+        public Builder compressionLevel(CompressionType type, int level) {
+            compression = compression.withLevel(type, level);
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the key and the bad value */
         public LogConfig build() {
             return new LogConfig(
@@ -365,7 +422,8 @@ public record LogConfig(
                     segmentMs,
                     cleanupPolicy,
                     deleteRetentionMs,
-                    minCleanableDirtyRatio);
+                    minCleanableDirtyRatio,
+                    compression);
         }
     }
 }

@@ -12,6 +12,9 @@ import java.nio.ByteBuffer;
  * appends, recovery and index checks, truncation. The leader's append takes the maxima its
  * validation computed ({@link io.stellflow.protocol.record.BatchMaxTimestamps}).
  *
+ * <p>A compressed batch (decision 9.o): its records are a codec's container, not walked here; its
+ * header's maxTimestamp is taken (our producer sets it to the records' real maximum).
+ *
  * <p>Records that do not walk (a length out of the batch; never written by a leader, which
  * validates them): the maximum of the records walked so far and the header's maxTimestamp, the best
  * known; a time lookup reaching such a batch fails on it anyway ({@link TimestampSearch}).
@@ -26,6 +29,10 @@ final class RecordTimestamps {
 
     /** Largest record timestamp of the whole batch at {@code buf[batchStart]} (framing checked by the caller). */
     static long maxOf(ByteBuf buf, int batchStart) {
+        if ((buf.getShort(batchStart + RecordBatchLayout.ATTRIBUTES_OFFSET) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                != 0) {
+            return buf.getLong(batchStart + RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
+        }
         int end = batchStart + RecordBatchLayout.batchSize(buf, batchStart);
         int count = buf.getInt(batchStart + RecordBatchLayout.RECORD_COUNT_OFFSET);
         long maxDelta = Long.MIN_VALUE;
@@ -51,6 +58,10 @@ final class RecordTimestamps {
      * size)} (absolute reads; position and limit untouched).
      */
     static long maxOf(ByteBuffer buf, int batchStart, int size) {
+        if ((buf.getShort(batchStart + RecordBatchLayout.ATTRIBUTES_OFFSET) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                != 0) {
+            return buf.getLong(batchStart + RecordBatchLayout.MAX_TIMESTAMP_OFFSET);
+        }
         int end = batchStart + size;
         int count = buf.getInt(batchStart + RecordBatchLayout.RECORD_COUNT_OFFSET);
         long maxDelta = Long.MIN_VALUE;

@@ -1,5 +1,7 @@
 package io.stellflow.storage;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -43,40 +45,55 @@ final class TimestampSearch {
     static TimestampOffset search(LogSegment[] segs, long targetMs, long startOffset, long upper) throws IOException {
         ByteBuffer hdr = ByteBuffer.allocate(LogSegment.TIME_HEADER_BYTES);
         ByteBuffer batch = ByteBuffer.allocate(0);
-        for (int i = 0; i < segs.length; i++) {
-            LogSegment s = segs[i];
-            if (s.baseOffset >= upper) {
-                return null;
-            }
-            boolean belowStart = i + 1 < segs.length && segs[i + 1].baseOffset <= startOffset;
-            if (belowStart || s.maxTimestampMs() < targetMs) {
-                continue;
-            }
-            int end = s.sizeBytes();
-            int pos = Math.max(s.timeLookup(targetMs), s.lookup(startOffset));
-            while (pos < end) {
-                hdr.clear();
-                s.readFully(hdr, pos);
-                int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
-                long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
-                long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
-                if (base >= upper) {
+        StoredBatchCodecs codecs = null; // made at the first compressed batch, closed at the end
+        try {
+            for (int i = 0; i < segs.length; i++) {
+                LogSegment s = segs[i];
+                if (s.baseOffset >= upper) {
                     return null;
                 }
-                if (last >= startOffset) { // the header's maxTimestamp says nothing: read the records
-                    batch = readBatch(s, pos, size, batch);
-                    TimestampOffset found = scanRecords(batch, size, base, startOffset, upper, targetMs, s, pos);
-                    if (found == PAST_UPPER_BOUND) {
+                boolean belowStart = i + 1 < segs.length && segs[i + 1].baseOffset <= startOffset;
+                if (belowStart || s.maxTimestampMs() < targetMs) {
+                    continue;
+                }
+                int end = s.sizeBytes();
+                int pos = Math.max(s.timeLookup(targetMs), s.lookup(startOffset));
+                while (pos < end) {
+                    hdr.clear();
+                    s.readFully(hdr, pos);
+                    int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
+                    long base = s.baseOffset + hdr.getInt(RecordBatchLayout.BASE_OFFSET_DELTA_OFFSET);
+                    long last = base + hdr.getInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
+                    if (base >= upper) {
                         return null;
                     }
-                    if (found != null) {
-                        return found;
+                    if (last >= startOffset) { // the header's maxTimestamp says nothing: read the records
+                        batch = readBatch(s, pos, size, batch);
+                        ByteBuffer records = batch;
+                        int recordsSize = size;
+                        if (isCompressed(batch)) {
+                            codecs = codecs != null ? codecs : new StoredBatchCodecs();
+                            records = decompressed(batch, size, codecs, s, pos);
+                            recordsSize = records.limit();
+                        }
+                        TimestampOffset found =
+                                scanRecords(records, recordsSize, base, startOffset, upper, targetMs, s, pos);
+                        if (found == PAST_UPPER_BOUND) {
+                            return null;
+                        }
+                        if (found != null) {
+                            return found;
+                        }
                     }
+                    pos += size;
                 }
-                pos += size;
+            }
+            return null;
+        } finally {
+            if (codecs != null) {
+                codecs.close();
             }
         }
-        return null;
     }
 
     /**
@@ -113,12 +130,34 @@ final class TimestampSearch {
                 int size = RecordBatchLayout.LOG_OVERHEAD + hdr.getInt(RecordBatchLayout.BATCH_LENGTH_OFFSET);
                 if (last >= startOffset) {
                     batch = readBatch(s, pos, size, batch);
-                    best = Math.max(best, RecordTimestamps.maxOf(batch, 0, size));
+                    if (isCompressed(batch)) {
+                        try (StoredBatchCodecs codecs = new StoredBatchCodecs()) {
+                            ByteBuffer records = decompressed(batch, size, codecs, s, pos);
+                            best = Math.max(best, RecordTimestamps.maxOf(records, 0, records.limit()));
+                        }
+                    } else {
+                        best = Math.max(best, RecordTimestamps.maxOf(batch, 0, size));
+                    }
                 }
                 pos += size;
             }
         }
         return best == Long.MIN_VALUE ? null : search(segs, best, startOffset, upper);
+    }
+
+    private static boolean isCompressed(ByteBuffer batch) {
+        return (batch.getShort(RecordBatchLayout.ATTRIBUTES_OFFSET) & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0;
+    }
+
+    /**
+     * The compressed batch in {@code batch[0, size)} decompressed (decision 9.o: its records are a
+     * codec's container), as a buffer valid until the next use of {@code codecs}.
+     */
+    private static ByteBuffer decompressed(ByteBuffer batch, int size, StoredBatchCodecs codecs, LogSegment s, int pos)
+            throws IOException {
+        ByteBuf plain = codecs.decompress(
+                Unpooled.wrappedBuffer(batch.duplicate().clear().limit(size)), s, pos);
+        return plain.nioBuffer(0, plain.readableBytes());
     }
 
     /** Reads the {@code size}-byte batch at {@code pos} into {@code reuse}, or a larger buffer it returns. */

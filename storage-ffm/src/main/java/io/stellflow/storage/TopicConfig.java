@@ -1,5 +1,6 @@
 package io.stellflow.storage;
 
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.server.common.topic.TopicConfigRules;
 import java.util.Locale;
 import java.util.Map;
@@ -24,6 +25,8 @@ import java.util.Set;
  *   <tr><td>delete.retention.ms</td><td>log.cleaner.delete.retention.ms</td></tr>
  *   <tr><td>min.cleanable.dirty.ratio</td><td>log.cleaner.min.cleanable.ratio</td></tr>
  *   <tr><td>file.delete.delay.ms</td><td>log.segment.delete.delay.ms</td></tr>
+ *   <tr><td>compression.type</td><td>compression.type: producer, uncompressed, gzip, snappy, lz4, zstd</td></tr>
+ *   <tr><td>compression.gzip.level, compression.lz4.level, compression.zstd.level</td><td>the same</td></tr>
  * </table>
  *
  * <p>Thread-safety: stateless.
@@ -78,6 +81,10 @@ public final class TopicConfig {
             case "delete.retention.ms" -> b.deleteRetentionMs(Long.parseLong(value));
             case "min.cleanable.dirty.ratio" -> b.minCleanableDirtyRatio(Double.parseDouble(value));
             case "file.delete.delay.ms" -> b.fileDeleteDelayMs(Long.parseLong(value));
+            case "compression.type" -> b.compressionType(value);
+            case "compression.gzip.level" -> b.compressionLevel(CompressionType.GZIP, Integer.parseInt(value));
+            case "compression.lz4.level" -> b.compressionLevel(CompressionType.LZ4, Integer.parseInt(value));
+            case "compression.zstd.level" -> b.compressionLevel(CompressionType.ZSTD, Integer.parseInt(value));
             default -> throw new IllegalArgumentException("unknown topic config key; known: " + KEYS);
         }
     }

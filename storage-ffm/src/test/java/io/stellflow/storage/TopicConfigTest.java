@@ -3,6 +3,8 @@ package io.stellflow.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stellflow.protocol.compression.CompressionConfig;
+import io.stellflow.protocol.compression.CompressionType;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -23,7 +25,11 @@ class TopicConfigTest {
                         Map.entry("flush.ms", "20"),
                         Map.entry("delete.retention.ms", "30"),
                         Map.entry("min.cleanable.dirty.ratio", "0.25"),
-                        Map.entry("file.delete.delay.ms", "40")));
+                        Map.entry("file.delete.delay.ms", "40"),
+                        Map.entry("compression.type", " LZ4 "),
+                        Map.entry("compression.gzip.level", "5"),
+                        Map.entry("compression.lz4.level", "1"),
+                        Map.entry("compression.zstd.level", "-7")));
         assertThat(c.cleanupPolicy()).isEqualTo(LogConfig.CleanupPolicy.COMPACT_DELETE);
         assertThat(c.retentionMs()).isEqualTo(1000);
         assertThat(c.retentionBytes()).isEqualTo(2048);
@@ -36,7 +42,10 @@ class TopicConfigTest {
         assertThat(c.deleteRetentionMs()).isEqualTo(30);
         assertThat(c.minCleanableDirtyRatio()).isEqualTo(0.25);
         assertThat(c.fileDeleteDelayMs()).isEqualTo(40);
-        assertThat(TopicConfig.KEYS).hasSize(12);
+        assertThat(c.compression().name()).isEqualTo("lz4");
+        assertThat(c.compression().target()).isEqualTo(CompressionType.LZ4);
+        assertThat(c.compression().levels()).isEqualTo(new CompressionConfig(5, 1, -7));
+        assertThat(TopicConfig.KEYS).hasSize(16);
     }
 
     @Test
@@ -64,5 +73,27 @@ class TopicConfigTest {
         assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("min.cleanable.dirty.ratio", "NaN")))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("min.cleanable.dirty.ratio");
+        assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("compression.type", "brotli")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("compression.type=brotli");
+        assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("compression.zstd.level", "23")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("compression.zstd.level");
+    }
+
+    @Test
+    void compressionTypeSaysWhichBatchesTheLeaderRewrites() {
+        LogCompression producer = LogConfig.defaults().compression();
+        assertThat(producer.target()).isNull();
+        for (int codec = 0; codec <= 4; codec++) {
+            assertThat(producer.rewrites(codec)).isFalse();
+        }
+        LogCompression uncompressed = producer.withName("uncompressed");
+        assertThat(uncompressed.rewrites(0)).isFalse();
+        assertThat(uncompressed.rewrites(3)).isTrue();
+        LogCompression zstd = producer.withName("zstd");
+        assertThat(zstd.rewrites(4)).isFalse();
+        assertThat(zstd.rewrites(0)).isTrue();
+        assertThat(zstd.rewrites(1)).isTrue();
     }
 }

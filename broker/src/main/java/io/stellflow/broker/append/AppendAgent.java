@@ -3,6 +3,7 @@ package io.stellflow.broker.append;
 import io.stellflow.broker.watchdog.Heartbeat;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
@@ -64,11 +65,40 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
     /** Test seam ({@link #endThreadForTest}): the loop returns as if the thread had died. */
     private volatile boolean endForTest;
 
+    /**
+     * Step 7 of compressed batches for every partition of this agent: one decompressor per codec and
+     * one 64 KiB chunk, reused. Agent thread only (a restarted thread takes it over once the old one
+     * ended); closed by the thread's last pass.
+     */
+    private final CompressedRecordsValidator compressedValidator;
+
+    /** Recompression for topics whose compression.type is not producer; agent thread only, as the validator. */
+    private final CompressionRewriter compressionRewriter;
+
     AppendAgent(String name, AppendService service, IdleStrategy idle) {
         this.name = name;
         this.service = service;
         this.idle = idle;
+        this.compressedValidator = new CompressedRecordsValidator(
+                service.compressionMaxDecompressedBytes(), service.metrics().compression());
+        this.compressionRewriter = new CompressionRewriter(
+                service.compressionMaxDecompressedBytes(), service.metrics().compression());
         this.heartbeat = new Heartbeat(name, "AppendService", System::nanoTime);
+    }
+
+    /** The service this agent works for. */
+    AppendService service() {
+        return service;
+    }
+
+    /** The compressed-batch validator of this agent's thread ({@link PartitionAppender#drain}). */
+    CompressedRecordsValidator compressedValidator() {
+        return compressedValidator;
+    }
+
+    /** The recompression of this agent's thread ({@link PartitionAppender#drain}). */
+    CompressionRewriter compressionRewriter() {
+        return compressionRewriter;
     }
 
     /** This agent's heartbeat, beaten once per pass. */
@@ -226,6 +256,8 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
             LOG.error("Append agent {} failed its last pass", name, e);
         }
         letGoOfAll();
+        compressedValidator.close(); // closed on purpose: no later pass uses it
+        compressionRewriter.close();
     }
 
     /** Logs a failed pass: the first with its stack trace, later ones at DEBUG (a loop must not flood). */

@@ -7,6 +7,7 @@ import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -84,6 +85,8 @@ public final class AppendService implements AutoCloseable {
     private final AtomicLong queuedBytes = new AtomicLong();
     private final ConcurrentLinkedQueue<ReadGate> paused = new ConcurrentLinkedQueue<>();
     private final BrokerMetrics metrics;
+    private final long compressionMaxDecompressedBytes;
+    private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
     private volatile boolean closed;
 
     /**
@@ -109,7 +112,31 @@ public final class AppendService implements AutoCloseable {
             long queuedMaxBytes,
             int messageMaxBytes,
             BrokerMetrics metrics) {
+        this(
+                agentCount,
+                idleStrategy,
+                queueCapacity,
+                queuedMaxBytes,
+                messageMaxBytes,
+                metrics,
+                CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES);
+    }
+
+    /**
+     * As the other constructors; each agent validates compressed batches (decision 9.o) with its own
+     * {@link CompressedRecordsValidator} capped at {@code compressionMaxDecompressedBytes} ({@code
+     * compression.max.decompressed.bytes}).
+     */
+    public AppendService(
+            int agentCount,
+            String idleStrategy,
+            int queueCapacity,
+            long queuedMaxBytes,
+            int messageMaxBytes,
+            BrokerMetrics metrics,
+            long compressionMaxDecompressedBytes) {
         this.metrics = metrics;
+        this.compressionMaxDecompressedBytes = compressionMaxDecompressedBytes;
         this.agents = new AppendAgent[agentCount];
         this.queuesPerAgent = new int[agentCount];
         this.queueCapacity = queueCapacity;
@@ -118,6 +145,16 @@ public final class AppendService implements AutoCloseable {
         for (int i = 0; i < agentCount; i++) {
             agents[i] = new AppendAgent("sf-append-" + i, this, IdleStrategy.named(idleStrategy));
         }
+    }
+
+    /** The rate-limited log of refused compressed batches, shared by the agents. */
+    CompressionRefusals compressionRefusals() {
+        return compressionRefusals;
+    }
+
+    /** {@code compression.max.decompressed.bytes} of the agents' validators. */
+    long compressionMaxDecompressedBytes() {
+        return compressionMaxDecompressedBytes;
     }
 
     /**

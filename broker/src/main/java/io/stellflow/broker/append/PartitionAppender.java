@@ -9,8 +9,10 @@ import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
+import io.stellflow.storage.LogCompression;
 import org.jctools.queues.MpscArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -151,21 +153,30 @@ final class PartitionAppender {
                 n++;
                 bytes += r.records().readableBytes();
                 short code = validate(r);
-                if (code == IDEMPOTENT) {
-                    // One batch through the producer state, after what was gathered before it.
-                    AppendRequest idempotent = r;
-                    r = null;
-                    long maxTimestamp = maxTimestamps.get(maxTimestamps.size() - 1);
-                    maxTimestamps.truncate(maxTimestamps.size() - 1);
-                    if (valid > 0) {
-                        append(service, valid);
-                        valid = 0;
+                if (code == Errors.NONE || code == IDEMPOTENT) {
+                    boolean idempotent = code == IDEMPOTENT;
+                    AppendRequest validated = r;
+                    r = rewriteIfNeeded(service, r);
+                    if (r != validated // rewritten: decompression may have grown a batch
+                            && CompressionRewriter.largestBatchBytes(r.records()) > messageMaxBytes) {
+                        maxTimestamps.truncate(maxTimestamps.size() - RecordBatchValidator.batchCount(r.records()));
+                        code = Errors.MESSAGE_TOO_LARGE;
+                    } else if (idempotent) {
+                        // One batch through the producer state, after what was gathered before it.
+                        AppendRequest one = r;
+                        r = null;
+                        long maxTimestamp = maxTimestamps.get(maxTimestamps.size() - 1);
+                        maxTimestamps.truncate(maxTimestamps.size() - 1);
+                        if (valid > 0) {
+                            append(service, valid);
+                            valid = 0;
+                        }
+                        maxTimestamps.clear();
+                        maxTimestamps.add(maxTimestamp);
+                        appendIdempotent(service, one);
+                        maxTimestamps.clear();
+                        continue;
                     }
-                    maxTimestamps.clear();
-                    maxTimestamps.add(maxTimestamp);
-                    appendIdempotent(service, idempotent);
-                    maxTimestamps.clear();
-                    continue;
                 }
                 if (code != Errors.NONE) {
                     AppendRequest refused = r;
@@ -221,8 +232,14 @@ final class PartitionAppender {
         if (!records.isReadable()) {
             return Errors.INVALID_RECORD;
         }
-        short code = RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps);
+        CompressedRecordsValidator compressed = agent.compressedValidator();
+        compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
+        short code =
+                RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps, compressed);
         if (code != Errors.NONE) {
+            if (compressed.outcome() != CompressedRecordsValidator.VALID) {
+                agent.service().compressionRefusals().refused(partition, Errors.name(code), compressed);
+            }
             return code;
         }
         if (r.transactional()) {
@@ -269,11 +286,32 @@ final class PartitionAppender {
             return;
         }
         service.metrics().produced(bytes, recordCount);
+        TopicThroughput.Counters topic = partition.topicCounters();
+        if (topic != null) {
+            topic.produced(bytes, recordCount);
+        }
         PartitionResponse ok = new PartitionResponse(
                 r.partitionId(), Errors.NONE, base, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
         release(service, r);
         // acks=-1: waits for the high watermark to pass the batch (also a retry's original one).
         r.pending().appended(r.slot(), partition, ok, base + recordCount);
+    }
+
+    /**
+     * {@code r} itself, or, when the topic's {@code compression.type} asks for another codec than a
+     * batch has, a request with the rewritten set (the old buffer released, the queued-bytes budget
+     * moved to the new size). Agent thread.
+     */
+    private AppendRequest rewriteIfNeeded(AppendService service, AppendRequest r) {
+        LogCompression compression = partition.log().config().compression();
+        if (!CompressionRewriter.needsRewrite(r.records(), compression)) {
+            return r;
+        }
+        ByteBuf rewritten = agent.compressionRewriter().rewrite(r.records(), compression);
+        int oldBytes = r.records().readableBytes();
+        r.records().release();
+        service.released(oldBytes - rewritten.readableBytes());
+        return new AppendRequest(r.pending(), r.slot(), r.partitionId(), rewritten, r.transactional());
     }
 
     private void append(AppendService service, int valid) {

@@ -7,8 +7,12 @@ import static io.stellflow.server.common.config.ConfigValues.string;
 
 import io.stellflow.broker.append.IdleStrategy;
 import io.stellflow.broker.network.TransportType;
+import io.stellflow.protocol.compression.CompressionConfig;
+import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.telemetry.TelemetryConfig;
+import io.stellflow.storage.LogCompression;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
 import io.stellflow.storage.ProducerStateConfig;
@@ -56,6 +60,13 @@ import java.util.TreeSet;
  *       log-start-offset checkpoints (0 = only at shutdown)</td></tr>
  *   <tr><td>num.recovery.threads.per.data.dir</td><td>1</td><td>1..64, threads loading logs at start</td></tr>
  *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
+ *   <tr><td>compression.max.decompressed.bytes</td><td>67108864 (64 MiB)</td><td>{@value
+ *       #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1; hard cap on the decompressed records of one
+ *       compressed batch on Produce (above it: INVALID_RECORD)</td></tr>
+ *   <tr><td>compression.type</td><td>producer</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd: the
+ *       codec stored batches get (producer: as produced); topic override of the same name</td></tr>
+ *   <tr><td>compression.gzip.level / lz4.level / zstd.level</td><td>-1 / 9 / 3</td><td>1..9 or -1 / 1..17 /
+ *       -131072..22: levels of the broker's recompression (topic overrides of the same names)</td></tr>
  *   <tr><td>producer.id.expiration.ms</td><td>86400000 (1 day)</td><td>&gt;= 1; a partition forgets an
  *       idempotent producer id with no append for this long</td></tr>
  *   <tr><td>producer.id.max.per.partition</td><td>10000</td><td>&gt;= 1; producer ids one partition keeps
@@ -125,6 +136,9 @@ public final class BrokerConfig {
      */
     public static final int MAX_MESSAGE_MAX_BYTES = 64 * 1024 * 1024 - 64 * 1024;
 
+    /** Smallest {@code compression.max.decompressed.bytes}: one 64 KiB decompression chunk. */
+    public static final long MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES = 64 * 1024;
+
     /** Kafka's default: 1 MiB plus a 12-byte log overhead. */
     public static final int DEFAULT_MESSAGE_MAX_BYTES = 1_048_588;
 
@@ -154,6 +168,11 @@ public final class BrokerConfig {
             "log.flush.offset.checkpoint.interval.ms",
             "num.recovery.threads.per.data.dir",
             "message.max.bytes",
+            "compression.max.decompressed.bytes",
+            "compression.type",
+            "compression.gzip.level",
+            "compression.lz4.level",
+            "compression.zstd.level",
             "producer.id.expiration.ms",
             "producer.id.max.per.partition",
             "cluster.id",
@@ -207,6 +226,7 @@ public final class BrokerConfig {
     private final int appendQueueCapacity;
     private final String appendIdleStrategy;
     private final long queuedMaxRequestBytes;
+    private final long compressionMaxDecompressedBytes;
     private final long replicaLagTimeMaxMs;
     private final int minInsyncReplicas;
     private final long highWatermarkCheckpointIntervalMs;
@@ -295,6 +315,12 @@ public final class BrokerConfig {
         // 100 MiB, Kafka's queued.max.request.bytes is unbounded by default; 100 one-MiB batches in
         // flight is far more than a 2-core machine appends in the time a producer waits.
         queuedMaxRequestBytes = longValue(props, "queued.max.request.bytes", 100L << 20, 1, Long.MAX_VALUE);
+        compressionMaxDecompressedBytes = longValue(
+                props,
+                "compression.max.decompressed.bytes",
+                CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES,
+                MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES,
+                Integer.MAX_VALUE);
         replicaLagTimeMaxMs = longValue(props, "replica.lag.time.max.ms", 30_000, 1, Long.MAX_VALUE / 2);
         minInsyncReplicas = intValue(props, "min.insync.replicas", 1, 1, Short.MAX_VALUE);
         highWatermarkCheckpointIntervalMs =
@@ -495,6 +521,14 @@ public final class BrokerConfig {
         return threadStallTimeoutMs;
     }
 
+    /**
+     * {@code compression.max.decompressed.bytes}: the most bytes the records of one compressed batch
+     * may decompress to on Produce (decision 9.o; a bomb stops here with INVALID_RECORD).
+     */
+    public long compressionMaxDecompressedBytes() {
+        return compressionMaxDecompressedBytes;
+    }
+
     /** {@code queued.max.request.bytes}: queued record bytes before reads pause. */
     public long queuedMaxRequestBytes() {
         return queuedMaxRequestBytes;
@@ -613,6 +647,35 @@ public final class BrokerConfig {
         } catch (NumberFormatException e) {
             throw new ConfigException("log.cleaner.min.cleanable.ratio", ratio, "must be a number in 0..1");
         }
+        String compressionType = string(props, "compression.type", LogCompression.PRODUCER);
+        try {
+            b.compressionType(compressionType);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(
+                    "compression.type", compressionType, "must be producer, uncompressed, gzip, snappy, lz4 or zstd");
+        }
+        int gzipLevel = intValue(props, CompressionConfig.GZIP_LEVEL, CompressionConfig.GZIP_DEFAULT_LEVEL, -1, 9);
+        try {
+            b.compressionLevel(CompressionType.GZIP, gzipLevel);
+        } catch (IllegalArgumentException e) { // 0: neither a level nor the default
+            throw new ConfigException(CompressionConfig.GZIP_LEVEL, Integer.toString(gzipLevel), "must be 1..9 or -1");
+        }
+        b.compressionLevel(
+                CompressionType.LZ4,
+                intValue(
+                        props,
+                        CompressionConfig.LZ4_LEVEL,
+                        CompressionConfig.LZ4_DEFAULT_LEVEL,
+                        CompressionConfig.LZ4_MIN_LEVEL,
+                        CompressionConfig.LZ4_MAX_LEVEL));
+        b.compressionLevel(
+                CompressionType.ZSTD,
+                intValue(
+                        props,
+                        CompressionConfig.ZSTD_LEVEL,
+                        CompressionConfig.ZSTD_DEFAULT_LEVEL,
+                        CompressionConfig.ZSTD_MIN_LEVEL,
+                        CompressionConfig.ZSTD_MAX_LEVEL));
         return b.build();
     }
 

@@ -1,5 +1,6 @@
 package io.stellflow.broker.fetch;
 
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.storage.BatchVisitor;
 import io.stellflow.storage.UnifiedLog;
 import java.nio.channels.FileChannel;
@@ -22,6 +23,8 @@ final class BatchCollector implements BatchVisitor {
     private long[] positions = new long[16];
     private int[] sizes = new int[16];
     private long[] baseOffsets = new long[16];
+    private short[] attributes = new short[16];
+    private int compressedCount;
     private int count;
     private int totalBytes;
     private long records;
@@ -34,6 +37,7 @@ final class BatchCollector implements BatchVisitor {
     void reset() {
         Arrays.fill(channels, 0, count, null);
         count = 0;
+        compressedCount = 0;
         totalBytes = 0;
         records = 0;
         closed = false;
@@ -41,6 +45,17 @@ final class BatchCollector implements BatchVisitor {
 
     @Override
     public void batch(FileChannel channel, long filePosition, int sizeInBytes, long baseOffset, long lastOffset) {
+        batch(channel, filePosition, sizeInBytes, baseOffset, lastOffset, (short) 0);
+    }
+
+    @Override
+    public void batch(
+            FileChannel channel,
+            long filePosition,
+            int sizeInBytes,
+            long baseOffset,
+            long lastOffset,
+            short batchAttributes) {
         if (closed) {
             return;
         }
@@ -57,11 +72,16 @@ final class BatchCollector implements BatchVisitor {
             positions = Arrays.copyOf(positions, n);
             sizes = Arrays.copyOf(sizes, n);
             baseOffsets = Arrays.copyOf(baseOffsets, n);
+            attributes = Arrays.copyOf(attributes, n);
         }
         channels[count] = channel;
         positions[count] = filePosition;
         sizes[count] = sizeInBytes;
         baseOffsets[count] = baseOffset;
+        attributes[count] = batchAttributes;
+        if ((batchAttributes & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+            compressedCount++;
+        }
         count++;
         totalBytes += sizeInBytes;
         records += lastOffset - baseOffset + 1;
@@ -94,5 +114,15 @@ final class BatchCollector implements BatchVisitor {
 
     long baseOffset(int i) {
         return baseOffsets[i];
+    }
+
+    /** Codec id of batch {@code i} (attribute bits 0-2; 0 = none). */
+    int codec(int i) {
+        return attributes[i] & RecordBatchLayout.COMPRESSION_CODEC_MASK;
+    }
+
+    /** Whether a collected batch is compressed. */
+    boolean anyCompressed() {
+        return compressedCount > 0;
     }
 }

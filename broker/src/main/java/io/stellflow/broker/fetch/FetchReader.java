@@ -5,12 +5,15 @@ import io.stellflow.broker.fetch.FetchPlan.PartitionPlan;
 import io.stellflow.broker.fetch.FetchPlan.TopicPlan;
 import io.stellflow.broker.network.FetchResponseFrame;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.telemetry.CompressionTelemetry;
 import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseEncoder;
 import io.stellflow.protocol.message.FetchResponseLayout;
+import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import org.slf4j.Logger;
@@ -35,6 +38,8 @@ import org.slf4j.LoggerFactory;
  *       fetchOffset}. Zero-copy: the 4 new bytes go into the head buffer and the rest of the batch
  *       (its bytes 4..size) is a {@link SegmentFileRegion}; copy mode: the batch is read into the
  *       head and patched there (same bytes on the wire).
+ *   <li>v0 and a compressed stored batch: the batch goes out decompressed (copied into the head,
+ *       codec bits cleared, CRC recomputed), since the public SDKs cannot decompress (issue #21).
  *   <li>v1: a partition's records are stored batches of ONE segment, untouched (one region), with
  *       the segment's base offset in {@code recordsBaseOffset}.
  *   <li>A read failure answers that partition {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
@@ -64,8 +69,12 @@ public final class FetchReader {
         ByteBuf head = context.newResponseFrame(sizeHint(plan, zeroCopy));
         FetchResponseFrame frame = new FetchResponseFrame(head);
         try {
-            FetchResult result =
-                    readInto(plan, frame, zeroCopy, context.header().apiVersion());
+            FetchResult result = readInto(
+                    plan,
+                    frame,
+                    zeroCopy,
+                    context.header().apiVersion(),
+                    context.metrics().compression());
             context.recordStats(plan.partitions().size(), result.recordsBytes(), result.records());
             if (result.hasError()) {
                 context.markPartitionError();
@@ -97,7 +106,12 @@ public final class FetchReader {
         return (int) Math.min(hint, 1 << 20);
     }
 
-    private static FetchResult readInto(FetchPlan plan, FetchResponseFrame frame, boolean zeroCopy, short version) {
+    private static FetchResult readInto(
+            FetchPlan plan,
+            FetchResponseFrame frame,
+            boolean zeroCopy,
+            short version,
+            CompressionTelemetry compression) {
         ByteBuf out = frame.head();
         FetchRequest request = plan.request();
         long frameBudget = plan.recordsBudgetBytes();
@@ -163,7 +177,8 @@ public final class FetchReader {
                     if (version >= FetchResponseLayout.VERSION_1) {
                         emitV1(frame, encoder, batches, zeroCopy);
                     } else {
-                        emitV0(frame, encoder, batches, fetchOffset, zeroCopy);
+                        bytes = emitV0(
+                                frame, encoder, batches, fetchOffset, zeroCopy, frameBudget - total, compression);
                     }
                     encoder.recordsLength(bytes);
                     remaining -= bytes;
@@ -227,19 +242,47 @@ public final class FetchReader {
     /**
      * v0: each batch with bytes 0-3 rewritten to {@code baseOffset - fetchOffset}: zero-copy, the 4
      * new bytes in the head and the rest of the batch as a region; copy mode, the batch read into
-     * the head and patched there.
+     * the head and patched there. A compressed batch is decompressed into the head ({@link
+     * V0Decompression}), within {@code frameBudget}. Returns the records bytes written.
      */
-    private static void emitV0(
+    private static int emitV0(
             FetchResponseFrame frame,
             FetchResponseEncoder encoder,
             BatchCollector batches,
             long fetchOffset,
-            boolean zeroCopy)
+            boolean zeroCopy,
+            long frameBudget,
+            CompressionTelemetry compression)
             throws IOException {
         ByteBuf out = frame.head();
+        int written = 0;
         for (int i = 0; i < batches.count(); i++) {
             long position = batches.position(i);
             int size = batches.size(i);
+            int codec = batches.codec(i);
+            if (codec != 0) {
+                // An SDK reader cannot decompress (issue #21): this batch goes out uncompressed, copied.
+                int at = out.writerIndex();
+                long startNs = System.nanoTime();
+                int n = V0Decompression.forThisThread().write(batches, i, codec, out, frameBudget - written);
+                if (n == V0Decompression.TOO_LARGE) {
+                    if (i == 0) {
+                        throw new IOException("batch at offset " + batches.baseOffset(i)
+                                + " decompresses to more than a response can hold (" + frameBudget + " bytes)");
+                    }
+                    break; // the reader fetches the rest next time
+                }
+                encoder.v0RewriteBatchPrefix(at, batches.baseOffset(i), fetchOffset);
+                compression.batch(
+                        CompressionTelemetry.FETCH_V0,
+                        CompressionType.forId(codec),
+                        size - BatchCompression.HEADER_BYTES,
+                        n - BatchCompression.HEADER_BYTES,
+                        System.nanoTime() - startNs);
+                written += n;
+                continue;
+            }
+            written += size;
             if (zeroCopy) {
                 encoder.v0BatchPrefix(batches.baseOffset(i), fetchOffset);
                 frame.addRegion(new SegmentFileRegion(
@@ -252,6 +295,7 @@ public final class FetchReader {
                 encoder.v0RewriteBatchPrefix(at, batches.baseOffset(i), fetchOffset);
             }
         }
+        return written;
     }
 
     /**

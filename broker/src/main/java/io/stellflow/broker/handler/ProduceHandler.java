@@ -3,6 +3,8 @@ package io.stellflow.broker.handler;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
+import io.stellflow.broker.append.CompressionRefusals;
+import io.stellflow.broker.append.CompressionRewriter;
 import io.stellflow.broker.append.IdempotentBatches;
 import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ConnectionHandler;
@@ -21,8 +23,10 @@ import io.stellflow.protocol.message.ProduceRequest.PartitionData;
 import io.stellflow.protocol.message.ProduceRequest.TopicData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
+import io.stellflow.storage.LogCompression;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,6 +90,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
     private final AppendService appends;
     private final BrokerMetrics metrics;
     private final Timer timer;
+    private final ThreadLocal<CompressedRecordsValidator> compressedValidators;
+    private final long compressionMaxDecompressedBytes;
+    private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
 
     /**
      * Appends on the request thread (no append agents).
@@ -126,6 +133,32 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      */
     public ProduceHandler(
             PartitionRouter topics, int messageMaxBytes, AppendService appends, BrokerMetrics metrics, Timer timer) {
+        this(
+                topics,
+                messageMaxBytes,
+                appends,
+                metrics,
+                timer,
+                CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES);
+    }
+
+    /**
+     * As the other constructors, with {@code compression.max.decompressed.bytes}, the cap of the
+     * compressed-batch validators of the request threads (used without append agents; the agents
+     * have their own).
+     */
+    public ProduceHandler(
+            PartitionRouter topics,
+            int messageMaxBytes,
+            AppendService appends,
+            BrokerMetrics metrics,
+            Timer timer,
+            long compressionMaxDecompressedBytes) {
+        // Request threads live as long as the broker: one validator each, never closed (its native
+        // codec state goes with the thread's end, as the JDK's Inflater in it does).
+        this.compressedValidators = ThreadLocal.withInitial(
+                () -> new CompressedRecordsValidator(compressionMaxDecompressedBytes, metrics.compression()));
+        this.compressionMaxDecompressedBytes = compressionMaxDecompressedBytes;
         this.topics = topics;
         this.messageMaxBytes = messageMaxBytes;
         this.appends = appends;
@@ -444,8 +477,14 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
         // Per request on this path (no append agents): the batches' real max timestamps (decision 9.s).
         BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(4);
-        short validation = RecordBatchValidator.validate(records, messageMaxBytes, transactional, maxTimestamps);
+        CompressedRecordsValidator compressed = compressedValidators.get();
+        compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
+        short validation =
+                RecordBatchValidator.validate(records, messageMaxBytes, transactional, maxTimestamps, compressed);
         if (validation != Errors.NONE) {
+            if (compressed.outcome() != CompressedRecordsValidator.VALID) {
+                compressionRefusals.refused(partition, Errors.name(validation), compressed);
+            }
             return error(data.partition(), validation, epoch, partition.logStartOffset());
         }
         if (transactional) {
@@ -462,6 +501,20 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                     "Produce to {} refused with INVALID_RECORD: a record without a key on a compacted topic",
                     partition);
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
+        }
+        ByteBuf rewritten = null;
+        LogCompression compression = partition.log().config().compression();
+        if (CompressionRewriter.needsRewrite(records, compression)) {
+            // Rare on this path (no append agents and a topic compression.type): codecs per request.
+            try (CompressionRewriter rewriter =
+                    new CompressionRewriter(compressionMaxDecompressedBytes, metrics.compression())) {
+                rewritten = rewriter.rewrite(records, compression);
+            }
+            if (CompressionRewriter.largestBatchBytes(rewritten) > messageMaxBytes) {
+                rewritten.release();
+                return error(data.partition(), Errors.MESSAGE_TOO_LARGE, epoch, partition.logStartOffset());
+            }
+            records = rewritten;
         }
         try {
             int bytes = records.readableBytes();
@@ -487,6 +540,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             PartitionFailures.writeFailed(partition, "append", e, System.currentTimeMillis());
             metrics.logWriteFailed();
             return error(data.partition(), Errors.BROKER_NOT_AVAILABLE, epoch, -1L);
+        } finally {
+            if (rewritten != null) {
+                rewritten.release();
+            }
         }
     }
 

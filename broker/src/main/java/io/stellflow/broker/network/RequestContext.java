@@ -3,6 +3,7 @@ package io.stellflow.broker.network;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.opentelemetry.api.trace.Span;
+import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.RequestTelemetry;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
@@ -63,6 +64,11 @@ public final class RequestContext {
         this.telemetry = telemetry;
         this.startNanos = startNanos;
         this.span = telemetry.startSpan(header);
+    }
+
+    /** The broker's metrics, for handlers that count more than {@link #recordStats} (compression). */
+    public BrokerMetrics metrics() {
+        return telemetry.metrics();
     }
 
     /**

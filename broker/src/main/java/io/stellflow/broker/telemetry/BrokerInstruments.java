@@ -132,6 +132,16 @@ public final class BrokerInstruments {
             counter("stellflow.thread.restart.count", "{restart}", "node.id");
     public static final Instrument THREAD_STUCK_COUNT = counter("stellflow.thread.stuck.count", "{event}", "node.id");
 
+    // Broker: compression (issue #21; docs/metrics-additions.md)
+    public static final Instrument COMPRESSION_BATCH_COUNT =
+            counter("stellflow.compression.batch.count", "{batch}", "node.id", "codec", "direction");
+    public static final Instrument COMPRESSION_COMPRESSED_BYTES =
+            counter("stellflow.compression.compressed.bytes", "By", "node.id", "codec", "direction");
+    public static final Instrument COMPRESSION_UNCOMPRESSED_BYTES =
+            counter("stellflow.compression.uncompressed.bytes", "By", "node.id", "codec", "direction");
+    public static final Instrument COMPRESSION_TIME =
+            counter("stellflow.compression.time", "ns", "node.id", "codec", "direction");
+
     /** Every instrument a broker registers today. */
     public static final List<Instrument> REGISTERED = List.of(
             REQUEST_COUNT,
@@ -187,7 +197,11 @@ public final class BrokerInstruments {
             LOG_DIR_FREE,
             LOG_DIR_USED,
             PARTITION_COUNT,
-            PARTITION_LEADER_COUNT);
+            PARTITION_LEADER_COUNT,
+            COMPRESSION_BATCH_COUNT,
+            COMPRESSION_COMPRESSED_BYTES,
+            COMPRESSION_UNCOMPRESSED_BYTES,
+            COMPRESSION_TIME);
 
     /**
      * The per-topic throughput diagnostic, registered only with {@code

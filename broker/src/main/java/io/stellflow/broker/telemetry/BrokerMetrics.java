@@ -139,6 +139,7 @@ public final class BrokerMetrics {
     private final Meter meter;
     private final InstrumentCallbacks callbacks;
     private final ReplicaTelemetry replication;
+    private final CompressionTelemetry compression;
     private final TopicThroughput topics;
 
     /**
@@ -232,6 +233,7 @@ public final class BrokerMetrics {
         offsetCommitLatency = histogram(BrokerInstruments.OFFSET_COMMIT_LATENCY);
         groupCoordinator = node.toBuilder().put(COORDINATOR_TYPE, "group").build();
         replication = new ReplicaTelemetry(meter, callbacks, nodeId, logWriteErrors);
+        compression = new CompressionTelemetry(callbacks, nodeId);
         topics = topicDiagnostic ? new TopicThroughput(callbacks, nodeId) : null;
     }
 
@@ -519,6 +521,11 @@ public final class BrokerMetrics {
      */
     public ReplicaTelemetry replication() {
         return replication;
+    }
+
+    /** The compression counters of this broker (validation, recompression, Fetch v0). */
+    public CompressionTelemetry compression() {
+        return compression;
     }
 
     /** Stops the callbacks (the provider is closed by its owner). */

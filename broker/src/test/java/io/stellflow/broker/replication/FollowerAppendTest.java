@@ -1,10 +1,15 @@
 package io.stellflow.broker.replication;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.compression.CompressionCodecs;
+import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.storage.TimestampOffset;
@@ -125,6 +130,56 @@ class FollowerAppendTest {
             assertThat(l.offsetForTimestamp(1_024_500L, Long.MAX_VALUE)).isEqualTo(inLastBatch);
             assertThat(f.offsetForTimestamp(1_003_001L, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_004_000L, 4));
             assertThat(f.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(inLastBatch);
+        }
+    }
+
+    /** Decision 9.o: the follower stores a compressed batch exactly as the leader does, never decompressing it. */
+    @Test
+    void compressedBatchesAreStoredAsTheLeaderStoredThem() throws Exception {
+        try (UnifiedLog l = ReplicaLogs.open(dir.resolve("leader"));
+                UnifiedLog f = ReplicaLogs.open(dir.resolve("follower"))) {
+            int epoch = 3;
+            for (CompressionType type : CompressionType.values()) {
+                ByteBuf plain = Unpooled.buffer();
+                long ts = 1_000 + type.id() * 100L; // each codec's batch 100 ms after the previous one
+                RecordBatchBuilder b = new RecordBatchBuilder(plain, ts);
+                for (int i = 0; i < 20; i++) {
+                    b.append(ts + i, ("k" + i).getBytes(UTF_8), ("value " + type + " " + i).getBytes(UTF_8));
+                }
+                b.close();
+                ByteBuf batch = plain;
+                if (type != CompressionType.NONE) {
+                    batch = Unpooled.buffer();
+                    try (CompressionCodec codec = CompressionCodecs.codec(type)) {
+                        BatchCompression.compress(plain, 0, codec, batch);
+                    }
+                    plain.release();
+                }
+                l.appendAsLeader(batch, epoch);
+                batch.release();
+            }
+            Partition follower = ReplicaLogs.follower(f, epoch);
+            ByteBuf all = ReplicaLogs.read(l, 0);
+            try {
+                assertThat(FollowerAppend.apply(follower, all, 0, 100)).isEqualTo(FollowerAppend.APPLIED);
+            } finally {
+                all.release();
+            }
+            ReplicaLogs.assertSameBytes(f, l);
+            assertThat(f.logEndOffset()).isEqualTo(100);
+            ByteBuf stored = ReplicaLogs.read(f, 0);
+            try {
+                int p = 0;
+                for (CompressionType type : CompressionType.values()) {
+                    assertThat(RecordBatchLayout.attributes(stored, p) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                            .isEqualTo(type.id());
+                    p += RecordBatchLayout.batchSize(stored, p);
+                }
+            } finally {
+                stored.release();
+            }
+            // A time lookup on the follower finds the record inside its compressed batch (zstd: offsets 80-99).
+            assertThat(f.offsetForTimestamp(1_405, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_405, 85));
         }
     }
 }

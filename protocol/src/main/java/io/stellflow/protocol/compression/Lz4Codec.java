@@ -23,8 +23,10 @@ import net.jpountz.xxhash.XXHashFactory;
  * size and flags, through the library's safe decompressor: never the {@code fast} one, whose
  * behaviour on hostile input is the subject of CVE-2025-66566.
  *
- * <p>The frame streams work on heap arrays: compressing copies the input through them, and each
- * decompressor stream allocates its block buffers (up to 4 MiB each, by the frame's block maximum).
+ * <p>Compressing goes through the frame output stream, which copies the input through heap arrays.
+ * Decompressing walks the frame itself and decodes block by block with the safe block decompressor
+ * into one reused block array ({@link Lz4BlockDecompressor}); a stream with linked blocks falls back
+ * to the frame input stream, which allocates its block buffers per stream (up to 4 MiB each).
  * Thread-safety: see {@link CompressionCodec}.
  */
 final class Lz4Codec implements CompressionCodec {
@@ -69,7 +71,11 @@ final class Lz4Codec implements CompressionCodec {
 
     @Override
     public Decompressor newDecompressor() {
-        return new Lz4Decompressor();
+        return new Lz4BlockDecompressor(
+                Lz4Decompressor.SAFE,
+                XXHASH32,
+                XXHashFactory.fastestInstance().newStreamingHash32(0),
+                new Lz4Decompressor());
     }
 
     @Override
@@ -78,6 +84,7 @@ final class Lz4Codec implements CompressionCodec {
         // lz4-java's compressors are stateless singletons
     }
 
+    /** The frame-stream path: {@link Lz4BlockDecompressor}'s fallback for linked blocks. */
     private static final class Lz4Decompressor extends InputStreamDecompressor {
         private static final LZ4SafeDecompressor SAFE = LZ4.safeDecompressor();
 

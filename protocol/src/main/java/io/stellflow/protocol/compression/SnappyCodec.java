@@ -18,8 +18,10 @@ import org.xerial.snappy.SnappyFramedOutputStream;
  * library's default). We read any valid framed stream, checksums verified; skippable chunks
  * (0x80-0xfe) are skipped, reserved unskippable ones (0x02-0x7f) are {@link Decompressor#MALFORMED}.
  *
- * <p>The framed streams work on heap arrays; compressing copies the input through them. Snappy has
- * no level. Thread-safety: see {@link CompressionCodec}.
+ * <p>Compressing goes through the framed output stream, which copies the input through heap arrays.
+ * Decompressing a direct buffer walks the framing itself and decodes chunk by chunk into one reused
+ * direct buffer ({@link SnappyChunkDecompressor}); heap or composite input goes through the framed
+ * input stream. Snappy has no level. Thread-safety: see {@link CompressionCodec}.
  */
 final class SnappyCodec implements CompressionCodec {
     private boolean closed;
@@ -46,7 +48,7 @@ final class SnappyCodec implements CompressionCodec {
 
     @Override
     public Decompressor newDecompressor() {
-        return new SnappyDecompressor();
+        return new SnappyChunkDecompressor(new SnappyDecompressor());
     }
 
     @Override
@@ -55,6 +57,7 @@ final class SnappyCodec implements CompressionCodec {
         // the framed streams keep their buffers in snappy-java's own pool
     }
 
+    /** The framed-stream path: {@link SnappyChunkDecompressor}'s fallback for heap or composite input. */
     private static final class SnappyDecompressor extends InputStreamDecompressor {
         SnappyDecompressor() {
             super(CompressionType.SNAPPY);

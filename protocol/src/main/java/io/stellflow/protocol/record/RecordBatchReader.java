@@ -21,7 +21,8 @@ import java.util.List;
  * not dropped (spec §6.4: the SDKs hand them to the application too).
  *
  * <p>Errors: throws {@link ProtocolException} with INVALID_RECORD for a truncated or malformed batch,
- * CORRUPT_MESSAGE for a CRC mismatch, FEATURE_NOT_ENABLED for a compressed batch. The buffer's indexes
+ * CORRUPT_MESSAGE for a CRC mismatch, FEATURE_NOT_ENABLED for a compressed batch (unless a {@link
+ * RecordBatchDecompressor} is given). The buffer's indexes
  * and reference count are untouched. Thread-safety: stateless. Allocates (one object per record):
  * consumer side only.
  */
@@ -76,6 +77,22 @@ public final class RecordBatchReader {
      * a damaged batch may still fail with INVALID_RECORD, or hand out damaged key or value bytes.
      */
     public static void decode(ByteBuf recordSet, long baseOffset, boolean checkCrc, RecordSink sink) {
+        decode(recordSet, baseOffset, checkCrc, null, sink);
+    }
+
+    /**
+     * As {@link #decode(ByteBuf, long, boolean, RecordSink)}, and compressed batches (decision 9.o)
+     * are expanded by {@code decompressor} (null: refused with FEATURE_NOT_ENABLED as before): the
+     * CRC-32C is checked on the compressed bytes as sent, then the expanded batch is validated and
+     * decoded as an uncompressed one. A malformed or over-cap stream throws INVALID_RECORD naming the
+     * batch's base offset, the codec and the reason.
+     */
+    public static void decode(
+            ByteBuf recordSet,
+            long baseOffset,
+            boolean checkCrc,
+            RecordBatchDecompressor decompressor,
+            RecordSink sink) {
         if (recordSet == null) {
             return;
         }
@@ -87,6 +104,12 @@ public final class RecordBatchReader {
                 throw new ProtocolException(
                         Errors.INVALID_RECORD,
                         "truncated or malformed batch at byte " + (pos - recordSet.readerIndex()));
+            }
+            if (decompressor != null
+                    && (RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+                decodeCompressed(recordSet, pos, fetchOffset, checkCrc, decompressor, sink);
+                pos += LOG_OVERHEAD + batchLength;
+                continue;
             }
             short code = RecordBatchValidator.validateBatch(recordSet, pos, true, true, checkCrc);
             if (code != Errors.NONE) {
@@ -125,6 +148,39 @@ public final class RecordBatchReader {
             pos += LOG_OVERHEAD + batchLength;
         }
         return next;
+    }
+
+    private static void decodeCompressed(
+            ByteBuf buf,
+            int pos,
+            long fetchOffset,
+            boolean checkCrc,
+            RecordBatchDecompressor decompressor,
+            RecordSink sink) {
+        long batchOffset = fetchOffset + RecordBatchLayout.baseOffsetDelta(buf, pos);
+        short code = Errors.NONE;
+        if (RecordBatchLayout.magic(buf, pos) != RecordBatchLayout.MAGIC) {
+            code = Errors.INVALID_RECORD;
+        } else if (checkCrc && RecordBatchLayout.computeCrc(buf, pos) != RecordBatchLayout.crc(buf, pos)) {
+            code = Errors.CORRUPT_MESSAGE;
+        }
+        if (code != Errors.NONE) {
+            throw new ProtocolException(
+                    code, "invalid compressed batch at offset " + batchOffset + ": " + Errors.name(code));
+        }
+        ByteBuf expanded;
+        try {
+            expanded = decompressor.expand(buf, pos);
+        } catch (ProtocolException e) {
+            throw new ProtocolException(
+                    e.errorCode(), "compressed batch at offset " + batchOffset + ": " + e.getMessage());
+        }
+        code = RecordBatchValidator.validateBatch(expanded, 0, true, true, false);
+        if (code != Errors.NONE) {
+            throw new ProtocolException(
+                    code, "compressed batch at offset " + batchOffset + " holds invalid records: " + Errors.name(code));
+        }
+        decodeBatch(expanded, 0, fetchOffset, sink);
     }
 
     private static void decodeBatch(ByteBuf buf, int batchStart, long fetchOffset, RecordSink into) {

@@ -7,7 +7,9 @@ import static io.stellflow.protocol.record.RecordBatchLayout.RECORDS_OFFSET;
 import static io.stellflow.protocol.record.RecordBatchLayout.RECORD_LENGTH_SIZE;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
@@ -19,7 +21,9 @@ import java.nio.ByteOrder;
  *
  * <p>Returns {@link Errors#NONE} or the first error code: {@link Errors#INVALID_RECORD} (structure,
  * magic, attributes, counts, records), {@link Errors#CORRUPT_MESSAGE} (CRC mismatch), {@link
- * Errors#FEATURE_NOT_ENABLED} (compression codecs 1-4: none is supported yet), {@link
+ * Errors#FEATURE_NOT_ENABLED} (compression codecs 1-4 when the caller gives no {@link
+ * CompressedRecordsValidator}; with one, a compressed batch's records are validated by streaming
+ * decompression, decision 9.o), {@link
  * Errors#MESSAGE_TOO_LARGE} (one batch larger than maxBatchBytes). The partition-level
  * RECORD_LIST_TOO_LARGE check is the broker's.
  *
@@ -62,7 +66,7 @@ public final class RecordBatchValidator {
      * ({@code docs/spec/wire-protocol.md} §7.5).
      */
     public static short validate(ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent) {
-        return validate(recordSet, maxBatchBytes, transactionalIdPresent, false, null);
+        return validate(recordSet, maxBatchBytes, transactionalIdPresent, false, null, null);
     }
 
     /**
@@ -77,8 +81,25 @@ public final class RecordBatchValidator {
      */
     public static short validate(
             ByteBuf recordSet, int maxBatchBytes, boolean transactionalIdPresent, BatchMaxTimestamps maxTimestamps) {
+        return validate(recordSet, maxBatchBytes, transactionalIdPresent, maxTimestamps, null);
+    }
+
+    /**
+     * As {@link #validate(ByteBuf, int, boolean, BatchMaxTimestamps)}, and a batch compressed with
+     * codec 1-4 has its records validated by {@code compressed} (decision 9.o: streaming
+     * decompression under its cap) instead of being refused with {@link Errors#FEATURE_NOT_ENABLED}.
+     * After a refusal, {@code compressed.outcome()} tells whether a compressed batch caused it.
+     *
+     * @param compressed the calling thread's validator; null refuses compressed batches as before
+     */
+    public static short validate(
+            ByteBuf recordSet,
+            int maxBatchBytes,
+            boolean transactionalIdPresent,
+            BatchMaxTimestamps maxTimestamps,
+            CompressedRecordsValidator compressed) {
         int before = maxTimestamps.size();
-        short code = validate(recordSet, maxBatchBytes, transactionalIdPresent, false, maxTimestamps);
+        short code = validate(recordSet, maxBatchBytes, transactionalIdPresent, false, maxTimestamps, compressed);
         if (code != Errors.NONE) {
             maxTimestamps.truncate(before);
         }
@@ -93,7 +114,7 @@ public final class RecordBatchValidator {
      * @param maxBatchBytes largest whole batch (8 + batchLength) in bytes
      */
     public static short validateFetched(ByteBuf recordSet, int maxBatchBytes) {
-        return validate(recordSet, maxBatchBytes, true, true, null);
+        return validate(recordSet, maxBatchBytes, true, true, null, null);
     }
 
     private static short validate(
@@ -101,7 +122,11 @@ public final class RecordBatchValidator {
             int maxBatchBytes,
             boolean transactionalIdPresent,
             boolean compactedAllowed,
-            BatchMaxTimestamps maxTimestamps) {
+            BatchMaxTimestamps maxTimestamps,
+            CompressedRecordsValidator compressed) {
+        if (compressed != null) {
+            compressed.clearOutcome();
+        }
         if (recordSet == null || !recordSet.isReadable()) {
             return Errors.INVALID_RECORD; // step 1
         }
@@ -115,7 +140,8 @@ public final class RecordBatchValidator {
             pos += LOG_OVERHEAD + batchLength;
         }
         for (int pos = 0; pos < end; ) { // steps 3-7
-            short code = validateBatch(b, pos, transactionalIdPresent, compactedAllowed, true, maxTimestamps);
+            short code =
+                    validateBatch(b, pos, transactionalIdPresent, compactedAllowed, true, maxTimestamps, compressed);
             if (code != Errors.NONE) {
                 return code;
             }
@@ -199,7 +225,7 @@ public final class RecordBatchValidator {
     static short validateBatch(
             ByteBuf buf, int batchStart, boolean transactionalIdPresent, boolean compactedAllowed, boolean checkCrc) {
         ByteBuffer b = view(buf, batchStart, RecordBatchLayout.batchSize(buf, batchStart));
-        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed, checkCrc, null);
+        return validateBatch(b, 0, transactionalIdPresent, compactedAllowed, checkCrc, null, null);
     }
 
     /** Steps 3-7 for one batch; on success adds its real max record timestamp to {@code maxTimestamps} (if not null). */
@@ -209,7 +235,8 @@ public final class RecordBatchValidator {
             boolean transactionalIdPresent,
             boolean compactedAllowed,
             boolean checkCrc,
-            BatchMaxTimestamps maxTimestamps) {
+            BatchMaxTimestamps maxTimestamps,
+            CompressedRecordsValidator compressed) {
         if (b.get(batchStart + RecordBatchLayout.MAGIC_OFFSET) != RecordBatchLayout.MAGIC) {
             return Errors.INVALID_RECORD; // step 3
         }
@@ -235,8 +262,8 @@ public final class RecordBatchValidator {
                 && (producerId < 0 || !transactionalIdPresent)) {
             return Errors.INVALID_RECORD;
         }
-        if (codec != 0) {
-            return Errors.FEATURE_NOT_ENABLED; // decision 9.o of docs/spec/wire-protocol.md: no codec yet
+        if (codec != 0 && compressed == null) {
+            return Errors.FEATURE_NOT_ENABLED; // decision 9.o: this caller decompresses no codec
         }
         int recordCount = b.getInt(batchStart + RecordBatchLayout.RECORD_COUNT_OFFSET); // step 6
         int lastOffsetDelta = b.getInt(batchStart + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET);
@@ -258,6 +285,15 @@ public final class RecordBatchValidator {
             return Errors.INVALID_RECORD;
         }
         int batchEnd = batchStart + LOG_OVERHEAD + batchLength;
+        if (codec != 0) { // step 7 of a compressed batch, decision 9.o
+            ByteBuffer section = b.slice(batchStart + RECORDS_OFFSET, batchEnd - batchStart - RECORDS_OFFSET);
+            return compressed.validate(
+                    Unpooled.wrappedBuffer(section),
+                    CompressionType.forId(codec),
+                    recordCount,
+                    b.getLong(batchStart + RecordBatchLayout.BASE_TIMESTAMP_OFFSET),
+                    maxTimestamps);
+        }
         return validateRecords(
                 b,
                 batchStart + RECORDS_OFFSET,

@@ -1,6 +1,7 @@
 package io.stellflow.server.common.topic;
 
 import java.util.Collections;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SortedSet;
@@ -29,6 +30,10 @@ import java.util.TreeSet;
  *   <tr><td>min.cleanable.dirty.ratio</td><td>double in [0, 1]</td></tr>
  *   <tr><td>min.insync.replicas</td><td>int &gt;= 1</td></tr>
  *   <tr><td>unclean.leader.election.enable</td><td>true or false (any case)</td></tr>
+ *   <tr><td>compression.type</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd (any case)</td></tr>
+ *   <tr><td>compression.gzip.level</td><td>1..9 or -1</td></tr>
+ *   <tr><td>compression.lz4.level</td><td>1..17</td></tr>
+ *   <tr><td>compression.zstd.level</td><td>-131072..22</td></tr>
  * </table>
  * Values are taken with surrounding blanks removed ({@link #normalize}).
  *
@@ -40,11 +45,24 @@ public final class TopicConfigRules {
         LONG,
         RATIO,
         BOOLEAN,
-        CLEANUP_POLICY
+        CLEANUP_POLICY,
+        COMPRESSION_TYPE,
+        GZIP_LEVEL
     }
 
-    /** A key's value rule; {@code log}: applied to the partition log ({@code LogConfig}). */
-    private record Rule(Kind kind, long min, boolean log) {}
+    /**
+     * A key's value rule: at least {@code min} and at most {@code max} (INT and LONG); {@code log}:
+     * applied to the partition log ({@code LogConfig}).
+     */
+    private record Rule(Kind kind, long min, long max, boolean log) {
+        Rule(Kind kind, long min, boolean log) {
+            this(kind, min, Long.MAX_VALUE, log);
+        }
+    }
+
+    /** The values of {@code compression.type}, Kafka's: keep the producer's codec, none, or that codec. */
+    public static final List<String> COMPRESSION_TYPES =
+            List.of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd");
 
     private static final Map<String, Rule> RULES = rules();
 
@@ -72,6 +90,11 @@ public final class TopicConfigRules {
         r.put("file.delete.delay.ms", new Rule(Kind.LONG, 0, true));
         r.put("min.insync.replicas", new Rule(Kind.INT, 1, false));
         r.put("unclean.leader.election.enable", new Rule(Kind.BOOLEAN, 0, false));
+        // Kafka's codec levels; the ranges of protocol's CompressionConfig (a storage test checks).
+        r.put("compression.type", new Rule(Kind.COMPRESSION_TYPE, 0, true));
+        r.put("compression.gzip.level", new Rule(Kind.GZIP_LEVEL, -1, 9, true));
+        r.put("compression.lz4.level", new Rule(Kind.INT, 1, 17, true));
+        r.put("compression.zstd.level", new Rule(Kind.INT, -131072, 22, true));
         return Collections.unmodifiableMap(r);
     }
 
@@ -109,7 +132,7 @@ public final class TopicConfigRules {
             case INT -> {
                 try {
                     int x = Integer.parseInt(v);
-                    yield x >= rule.min() ? null : key + "=" + v + " must be >= " + rule.min();
+                    yield x >= rule.min() && x <= rule.max() ? null : key + "=" + v + bounds(rule);
                 } catch (NumberFormatException e) {
                     yield key + "=" + v + " is not an int";
                 }
@@ -117,7 +140,7 @@ public final class TopicConfigRules {
             case LONG -> {
                 try {
                     long x = Long.parseLong(v);
-                    yield x >= rule.min() ? null : key + "=" + v + " must be >= " + rule.min();
+                    yield x >= rule.min() && x <= rule.max() ? null : key + "=" + v + bounds(rule);
                 } catch (NumberFormatException e) {
                     yield key + "=" + v + " is not a long";
                 }
@@ -135,7 +158,27 @@ public final class TopicConfigRules {
                         ? null
                         : key + "=" + v + " must be true or false";
             case CLEANUP_POLICY -> cleanupPolicy(key, v);
+            case COMPRESSION_TYPE ->
+                COMPRESSION_TYPES.contains(v.toLowerCase(Locale.ROOT))
+                        ? null
+                        : key + "=" + v + " must be one of " + String.join(", ", COMPRESSION_TYPES);
+            case GZIP_LEVEL -> gzipLevel(key, v);
         };
+    }
+
+    private static String bounds(Rule rule) {
+        return rule.max() == Long.MAX_VALUE
+                ? " must be >= " + rule.min()
+                : " must be in [" + rule.min() + ", " + rule.max() + "]";
+    }
+
+    private static String gzipLevel(String key, String v) {
+        try {
+            int x = Integer.parseInt(v);
+            return x == -1 || (x >= 1 && x <= 9) ? null : key + "=" + v + " must be 1..9 or -1";
+        } catch (NumberFormatException e) {
+            return key + "=" + v + " is not an int";
+        }
     }
 
     private static String cleanupPolicy(String key, String v) {

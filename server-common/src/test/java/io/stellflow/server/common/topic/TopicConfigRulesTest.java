@@ -26,6 +26,15 @@ class TopicConfigRulesTest {
             {"min.insync.replicas", "1"},
             {"unclean.leader.election.enable", "true"},
             {"unclean.leader.election.enable", " FALSE "},
+            {"compression.type", "producer"},
+            {"compression.type", " ZSTD "},
+            {"compression.type", "uncompressed"},
+            {"compression.gzip.level", "-1"},
+            {"compression.gzip.level", "9"},
+            {"compression.lz4.level", "1"},
+            {"compression.lz4.level", "17"},
+            {"compression.zstd.level", "-131072"},
+            {"compression.zstd.level", "22"},
         };
         for (String[] c : ok) {
             assertThat(TopicConfigRules.validate(c[0], c[1]))
@@ -33,7 +42,7 @@ class TopicConfigRulesTest {
                     .isNull();
         }
         assertThat(TopicConfigRules.KEYS)
-                .hasSize(14)
+                .hasSize(18)
                 .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable");
         assertThat(TopicConfigRules.normalize(" 5 ")).isEqualTo("5");
     }
@@ -52,6 +61,13 @@ class TopicConfigRulesTest {
                 .contains("must be in [0, 1]");
         assertThat(TopicConfigRules.validate("min.cleanable.dirty.ratio", "1.5"))
                 .contains("must be in [0, 1]");
+        assertThat(TopicConfigRules.validate("compression.type", "brotli"))
+                .isEqualTo("compression.type=brotli must be one of producer, uncompressed, gzip, snappy, lz4, zstd");
+        assertThat(TopicConfigRules.validate("compression.type", "none")).contains("must be one of");
+        assertThat(TopicConfigRules.validate("compression.gzip.level", "0")).contains("must be 1..9 or -1");
+        assertThat(TopicConfigRules.validate("compression.lz4.level", "18"))
+                .isEqualTo("compression.lz4.level=18 must be in [1, 17]");
+        assertThat(TopicConfigRules.validate("compression.zstd.level", "23")).contains("must be in [-131072, 22]");
         assertThat(TopicConfigRules.validate("cleanup.policy", "shred")).contains("delete, compact or compact,delete");
         assertThat(TopicConfigRules.validate("cleanup.policy", "")).contains("cleanup.policy=");
         assertThat(TopicConfigRules.validate("min.insync.replicas", "0")).contains("must be >= 1");
@@ -66,9 +82,14 @@ class TopicConfigRulesTest {
     @Test
     void theLogKeysAreEveryKeyButTheReplicationSettings() {
         assertThat(TopicConfigRules.LOG_KEYS)
-                .hasSize(12)
-                .contains("cleanup.policy", "retention.ms", "segment.bytes", "min.cleanable.dirty.ratio")
+                .hasSize(16)
+                .contains(
+                        "cleanup.policy",
+                        "retention.ms",
+                        "segment.bytes",
+                        "min.cleanable.dirty.ratio",
+                        "compression.type")
                 .doesNotContain("min.insync.replicas", "unclean.leader.election.enable");
-        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(14);
+        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(18);
     }
 }

@@ -1,0 +1,72 @@
+package io.stellflow.broker.append;
+
+import io.stellflow.protocol.record.CompressedRecordsValidator;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The log line of a compressed batch refused on Produce (decision 9.o): a decompression bomb over
+ * {@code compression.max.decompressed.bytes}, a malformed container, or records that break §7.7
+ * step 7. One WARN line per {@value #INTERVAL_SECONDS} s for the whole broker names the
+ * topic-partition, codec, cap and reason; the others go to DEBUG, so a misbehaving producer cannot
+ * flood the log.
+ *
+ * <p>Thread-safety: any thread (append agents, request threads); the time of the last WARN is an
+ * atomic.
+ */
+public final class CompressionRefusals {
+    private static final Logger LOG = LoggerFactory.getLogger(CompressionRefusals.class);
+
+    /** Seconds between two WARN lines. */
+    static final long INTERVAL_SECONDS = 10;
+
+    private final LongSupplier nanoClock;
+    private final AtomicLong nextWarnNs;
+
+    /** @param nanoClock monotonic time in ns ({@code System::nanoTime}; tests drive their own) */
+    public CompressionRefusals(LongSupplier nanoClock) {
+        this.nanoClock = nanoClock;
+        this.nextWarnNs = new AtomicLong(nanoClock.getAsLong());
+    }
+
+    /**
+     * Logs the refusal {@code validator} just decided (its {@link CompressedRecordsValidator#outcome}
+     * is not VALID) for {@code partition} answered with {@code errorName}. Returns whether the line
+     * went out at WARN.
+     */
+    public boolean refused(Object partition, String errorName, CompressedRecordsValidator validator) {
+        long now = nanoClock.getAsLong();
+        long next = nextWarnNs.get();
+        boolean warn =
+                now - next >= 0 && nextWarnNs.compareAndSet(next, now + TimeUnit.SECONDS.toNanos(INTERVAL_SECONDS));
+        String outcome = switch (validator.outcome()) {
+            case CompressedRecordsValidator.OVER_CAP -> "over the decompression cap";
+            case CompressedRecordsValidator.MALFORMED -> "malformed container";
+            default -> "invalid records";
+        };
+        if (warn) {
+            LOG.warn(
+                    "Produce to {} refused with {}: {} batch {} (cap {} bytes): {}; further refusals within {} s at DEBUG",
+                    partition,
+                    errorName,
+                    validator.lastType().configName(),
+                    outcome,
+                    validator.maxDecompressedBytes(),
+                    validator.failureReason(),
+                    INTERVAL_SECONDS);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "Produce to {} refused with {}: {} batch {} (cap {} bytes): {}",
+                    partition,
+                    errorName,
+                    validator.lastType().configName(),
+                    outcome,
+                    validator.maxDecompressedBytes(),
+                    validator.failureReason());
+        }
+        return warn;
+    }
+}

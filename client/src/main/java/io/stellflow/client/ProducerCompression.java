@@ -1,0 +1,102 @@
+package io.stellflow.client;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.compression.CompressionCodecs;
+import io.stellflow.protocol.compression.CompressionType;
+
+/**
+ * The producer's {@code compression.type}: its codec (one per producer, reused for every batch), how
+ * full a batch may get in uncompressed bytes so that it compresses to about {@code batch.size}
+ * (Kafka counts compressed bytes too), and how a partition's compression ratio estimate follows the
+ * batches ({@code docs/compression.md}, "Producer").
+ *
+ * <p>Thread-safety: {@link #compress} and {@link #close} on the producer's sender thread only (the
+ * codec keeps native state); {@link #fillLimitBytes} and {@link #nextCompressionRatio} are pure.
+ */
+final class ProducerCompression implements AutoCloseable {
+    /**
+     * Smallest compression ratio (compressed / uncompressed) a partition's estimate may reach: a
+     * batch holds at most 32 times {@code batch.size} of uncompressed records. JSON log lines
+     * compress 3-5x (docs/compression.md); 32x leaves room for more repetitive data while bounding
+     * the buffer a batch reserves.
+     */
+    static final double MIN_COMPRESSION_RATIO = 1.0 / 32;
+
+    /**
+     * Largest uncompressed batch the estimate may ask for (8 MiB), whatever {@code batch.size} and the
+     * ratio say: a consumer expands a whole batch at once, and 8 MiB is 8 times Kafka's default
+     * {@code max.partition.fetch.bytes} (the broker's default cap on a batch's decompressed records
+     * is 64 MiB). A single larger record still gets a batch of its own.
+     */
+    static final int MAX_UNCOMPRESSED_BATCH_BYTES = 8 << 20;
+
+    /**
+     * The fill aims at {@code batch.size} / 1.1 of compressed bytes: batches of one partition
+     * compress within a few percent of each other, and one that comes out above {@code batch.size}
+     * is split in two ({@link ProducerBatch#compress}), which costs a record object per record and
+     * two half-size batches. With no margin about half the batches would overshoot, since the
+     * estimate settles on the mean ratio.
+     */
+    static final double FILL_MARGIN = 1.1;
+
+    private final CompressionCodec codec;
+    private final int batchSizeBytes;
+
+    private ProducerCompression(CompressionCodec codec, int batchSizeBytes) {
+        this.codec = codec;
+        this.batchSizeBytes = batchSizeBytes;
+    }
+
+    /** The compression of {@code config}, or null for {@code compression.type=none}. */
+    static ProducerCompression of(ProducerConfig config) {
+        if (config.compressionType() == CompressionType.NONE) {
+            return null;
+        }
+        return new ProducerCompression(
+                CompressionCodecs.codec(config.compressionType(), config.compressionLevels()), config.batchSizeBytes());
+    }
+
+    CompressionType type() {
+        return codec.type();
+    }
+
+    /**
+     * The uncompressed size at which a new batch is full for a partition whose estimated ratio is
+     * {@code ratio}: {@code batch.size} / (ratio x {@link #FILL_MARGIN}), within [{@code batch.size},
+     * {@link #MAX_UNCOMPRESSED_BATCH_BYTES}], so the batch compresses to a little under {@code
+     * batch.size}.
+     */
+    int fillLimitBytes(double ratio) {
+        double limit = batchSizeBytes / (Math.max(ratio, MIN_COMPRESSION_RATIO) * FILL_MARGIN);
+        return (int) Math.max(batchSizeBytes, Math.min(limit, MAX_UNCOMPRESSED_BATCH_BYTES));
+    }
+
+    /**
+     * The next estimate after a batch compressed to {@code observed}: up at once when the batch came
+     * out larger than estimated (an overfull batch costs more than a small one), with 5% margin; down
+     * by half the gap when it came out smaller, so one very compressible batch does not make the next
+     * ones huge, while the first estimate (1.0) comes within 7% of a steady 0.2 after 6 batches.
+     * Always within [{@link #MIN_COMPRESSION_RATIO}, 1].
+     */
+    static double nextCompressionRatio(double estimate, double observed) {
+        double next = observed > estimate ? observed * 1.05 : estimate + (observed - estimate) / 2;
+        return Math.max(MIN_COMPRESSION_RATIO, Math.min(next, 1.0));
+    }
+
+    /**
+     * Compresses the sealed {@code batch} (see {@link ProducerBatch#compress}) into batches of at
+     * most {@code batch.size} bytes each (unless one record alone is larger), as the uncompressed
+     * path guarantees: a broker whose {@code message.max.bytes} accepts {@code batch.size} accepts
+     * them; returns the batch's ratio.
+     */
+    double compress(ProducerBatch batch, ByteBufAllocator alloc) {
+        return batch.compress(codec, alloc, batchSizeBytes);
+    }
+
+    /** Frees the codec's state; idempotent. */
+    @Override
+    public void close() {
+        codec.close();
+    }
+}

@@ -1,0 +1,409 @@
+package io.stellflow.protocol.record;
+
+import static io.stellflow.protocol.record.RecordBatchLayout.MIN_RECORD_LENGTH;
+import static io.stellflow.protocol.record.RecordBatchLayout.RECORD_LENGTH_SIZE;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionCodecs;
+import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.compression.Decompressor;
+import java.nio.ByteBuffer;
+
+/**
+ * Step 7 of {@code docs/spec/wire-protocol.md} §7.7 for a compressed batch (decision 9.o): streams
+ * the records section (every byte after {@code recordCount}) through its codec's {@link
+ * Decompressor} into one reusable direct chunk of {@value #CHUNK_BYTES} bytes and checks every
+ * record as {@link RecordBatchValidator} checks an uncompressed batch: {@code length >= 25}, the
+ * fields consume exactly {@code length} bytes, record attributes 0, {@code offsetDelta} equal to the
+ * index, key, value and header lengths {@code >= -1} and inside the record, header count {@code >=
+ * 0}, header keys valid UTF-8, exactly {@code recordCount} records and nothing after the last one.
+ * The records are never copied whole: a field that straddles two chunks is moved to the front of
+ * the chunk (at most a header key, 32,767 bytes) before the next read.
+ *
+ * <p>Outcomes ({@link #outcome} after each batch, what the caller logs): {@link #VALID}; {@link
+ * #INVALID_RECORDS} (the container decoded but its records break a rule: {@code INVALID_RECORD});
+ * {@link #MALFORMED} (not a valid container of the codec: truncated, bad magic or checksum, trailing
+ * garbage; {@code CORRUPT_MESSAGE}, {@link #failureReason} has the library's reason); {@link
+ * #OVER_CAP} (the records decompress to more than {@link #maxDecompressedBytes}: a decompression bomb
+ * or an oversized batch; {@code INVALID_RECORD}). The cap is the owner's configuration, never a size
+ * the producer declares, so a bomb costs at most cap + 1 bytes of output through the one chunk.
+ *
+ * <p>Allocation: none per record. Per batch, the NIO and Netty views the decompressor takes of the
+ * compressed bytes, and for lz4 and snappy the libraries' stream objects ({@code
+ * docs/compression.md}, "Allocation").
+ *
+ * <p>Thread-safety: confined to one owning thread (an append agent, a request thread); the
+ * decompressors keep native state reused from batch to batch. {@link #close} frees it.
+ */
+public final class CompressedRecordsValidator implements AutoCloseable {
+    /** The batch's records are valid. */
+    public static final int VALID = 0;
+    /** The container decoded but a record breaks a §7.7 step 7 rule, or the count is wrong. */
+    public static final int INVALID_RECORDS = 1;
+    /** The bytes are not a valid container of the batch's codec ({@link #failureReason}). */
+    public static final int MALFORMED = 2;
+    /** The records decompress to more than {@link #maxDecompressedBytes}. */
+    public static final int OVER_CAP = 3;
+
+    /**
+     * Decompressed bytes handed to the record walk per read: 64 KiB, a Snappy chunk's largest payload
+     * and an LZ4 block's default, and more than the largest field that must be contiguous (a header
+     * key, at most 32,767 bytes, or an 8-byte fixed field).
+     */
+    static final int CHUNK_BYTES = 64 * 1024;
+
+    /**
+     * The broker's default cap ({@code compression.max.decompressed.bytes}): 64 MiB, 64 times the
+     * default {@code message.max.bytes}, above the 5x our JSON log lines compress by with zstd
+     * ({@code docs/compression.md}) and small enough that a bomb costs about a tenth of a second of
+     * lz4 decoding on one core.
+     */
+    public static final long DEFAULT_MAX_DECOMPRESSED_BYTES = 64L << 20;
+
+    /** Told about each valid compressed batch (the broker's compression metrics). */
+    public interface Listener {
+        /** Does nothing. */
+        Listener NONE = (type, compressedBytes, decompressedBytes, elapsedNs) -> {};
+
+        /**
+         * One compressed batch validated: its codec, records section size, decompressed size and the
+         * time decompression and the record walk took. Called on the validating thread; must be cheap.
+         */
+        void validated(CompressionType type, long compressedBytes, long decompressedBytes, long elapsedNs);
+    }
+
+    private final long maxDecompressedBytes;
+    private final Listener listener;
+    private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
+    private final ByteBuffer chunkMemory;
+    private final ByteBuf chunk;
+    private Decompressor current;
+    private int streamCode;
+    private int outcome = VALID;
+    private CompressionType lastType;
+    private long lastDecompressedBytes;
+    private boolean requireKeys;
+    private boolean closed;
+
+    /**
+     * @param maxDecompressedBytes hard cap on the decompressed records of one batch, in bytes (>= 0)
+     * @throws IllegalArgumentException for a negative cap
+     */
+    public CompressedRecordsValidator(long maxDecompressedBytes) {
+        this(maxDecompressedBytes, Listener.NONE);
+    }
+
+    /**
+     * @param maxDecompressedBytes hard cap on the decompressed records of one batch, in bytes (>= 0)
+     * @param listener told about every valid batch, with its time ({@link System#nanoTime}, twice per
+     *     batch, only when not {@link Listener#NONE})
+     * @throws IllegalArgumentException for a negative cap
+     */
+    public CompressedRecordsValidator(long maxDecompressedBytes, Listener listener) {
+        this.listener = listener;
+        if (maxDecompressedBytes < 0) {
+            throw new IllegalArgumentException("maxDecompressedBytes must be >= 0: " + maxDecompressedBytes);
+        }
+        this.maxDecompressedBytes = maxDecompressedBytes;
+        // A plain direct ByteBuffer wrapped once: no reference count to leak, freed with this object.
+        this.chunkMemory = ByteBuffer.allocateDirect(CHUNK_BYTES);
+        this.chunk = Unpooled.wrappedBuffer(chunkMemory);
+        chunk.clear();
+    }
+
+    /** The configured cap on one batch's decompressed records, in bytes. */
+    public long maxDecompressedBytes() {
+        return maxDecompressedBytes;
+    }
+
+    /**
+     * From the next batch on, a record with a null key is {@link #INVALID_RECORDS} (a compacted
+     * topic: the uncompressed path checks the same with {@code acceptsKeys}).
+     */
+    public void requireKeys(boolean requireKeys) {
+        this.requireKeys = requireKeys;
+    }
+
+    /**
+     * Validates the records of one compressed batch whose header (steps 3-6) already passed.
+     *
+     * @param compressed the records section (every byte after recordCount) between readerIndex and
+     *     writerIndex; indexes and reference count unchanged, not retained
+     * @param type the batch's codec (not {@link CompressionType#NONE})
+     * @param recordCount the header's recordCount (>= 1)
+     * @param baseTimestampMs the header's baseTimestamp
+     * @param maxTimestamps where the batch's real max record timestamp goes on success (may be null)
+     * @return {@link Errors#NONE}, {@link Errors#INVALID_RECORD} ({@link #INVALID_RECORDS}, {@link
+     *     #OVER_CAP}) or {@link Errors#CORRUPT_MESSAGE} ({@link #MALFORMED}); {@link #outcome} says
+     *     which
+     * @throws IllegalStateException when closed
+     */
+    public short validate(
+            ByteBuf compressed,
+            CompressionType type,
+            int recordCount,
+            long baseTimestampMs,
+            BatchMaxTimestamps maxTimestamps) {
+        if (closed) {
+            throw new IllegalStateException("validator closed");
+        }
+        long startNs = listener == Listener.NONE ? 0 : System.nanoTime();
+        current = decompressor(type);
+        lastType = type;
+        current.reset(compressed, maxDecompressedBytes);
+        chunk.clear();
+        streamCode = 0;
+        outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
+        lastDecompressedBytes = current.decompressedBytes();
+        if (outcome == VALID && listener != Listener.NONE) {
+            listener.validated(type, compressed.readableBytes(), lastDecompressedBytes, System.nanoTime() - startNs);
+        }
+        return switch (outcome) {
+            case VALID -> Errors.NONE;
+            case MALFORMED -> Errors.CORRUPT_MESSAGE;
+            default -> Errors.INVALID_RECORD;
+        };
+    }
+
+    /** The outcome of the last {@link #validate}: {@link #VALID}, {@link #INVALID_RECORDS}, {@link #MALFORMED} or {@link #OVER_CAP}. */
+    public int outcome() {
+        return outcome;
+    }
+
+    /** Forgets the last outcome (a new record set starts: a refusal of it is not a compressed batch's yet). */
+    void clearOutcome() {
+        outcome = VALID;
+    }
+
+    /** The codec of the last batch validated, null before the first. */
+    public CompressionType lastType() {
+        return lastType;
+    }
+
+    /** Decompressed bytes the last {@link #validate} read (at most the cap). */
+    public long lastDecompressedBytes() {
+        return lastDecompressedBytes;
+    }
+
+    /** Why the last batch was refused, for a log line: the library's reason, or this class's; null when valid. */
+    public String failureReason() {
+        return switch (outcome) {
+            case VALID -> null;
+            case MALFORMED -> current.failureReason();
+            case OVER_CAP -> "decompressed records exceed " + maxDecompressedBytes + " bytes";
+            default -> "records break a rule of spec 7.7 step 7";
+        };
+    }
+
+    private Decompressor decompressor(CompressionType type) {
+        Decompressor d = decompressors[type.ordinal()];
+        if (d == null) {
+            try (var codec = CompressionCodecs.codec(type)) {
+                d = codec.newDecompressor(); // stays usable after the codec closes
+            }
+            decompressors[type.ordinal()] = d;
+        }
+        return d;
+    }
+
+    private int walk(int recordCount, long baseTimestampMs, BatchMaxTimestamps maxTimestamps) {
+        long maxTimestampDelta = Long.MIN_VALUE;
+        for (int index = 0; index < recordCount; index++) {
+            if (!ensure(RECORD_LENGTH_SIZE + MIN_RECORD_LENGTH)) { // a valid record has at least 29 bytes
+                return failed();
+            }
+            int length = chunk.readInt();
+            if (length < MIN_RECORD_LENGTH) {
+                return INVALID_RECORDS;
+            }
+            long left = length; // bytes of this record not yet consumed
+            if (chunk.readByte() != 0) {
+                return INVALID_RECORDS; // record attributes
+            }
+            maxTimestampDelta = Math.max(maxTimestampDelta, chunk.readLong());
+            if (chunk.readInt() != index) {
+                return INVALID_RECORDS; // offsetDelta
+            }
+            left -= 1 + 8 + 4;
+            int keyLength = chunk.readInt();
+            left -= 4;
+            if (keyLength < -1 || keyLength > left) {
+                return INVALID_RECORDS;
+            }
+            if (keyLength < 0 && requireKeys) {
+                return INVALID_RECORDS;
+            }
+            if (keyLength > 0) {
+                if (!skip(keyLength)) {
+                    return failed();
+                }
+                left -= keyLength;
+            }
+            left = skipNullableBytes(left); // value
+            if (left < 0) {
+                return left == FIELD_STREAM_ENDED ? failed() : INVALID_RECORDS;
+            }
+            left = skipHeaders(left);
+            if (left < 0) {
+                return left == FIELD_STREAM_ENDED ? failed() : INVALID_RECORDS;
+            }
+            if (left != 0) {
+                return INVALID_RECORDS; // the fields did not consume exactly length bytes
+            }
+        }
+        if (chunk.isReadable()) {
+            return INVALID_RECORDS; // bytes after the last record
+        }
+        chunk.clear();
+        int n = current.read(chunk);
+        if (n > 0) {
+            return INVALID_RECORDS; // bytes after the last record
+        }
+        if (n != Decompressor.END_OF_STREAM) {
+            streamCode = n;
+            return failed();
+        }
+        if (maxTimestamps != null) {
+            maxTimestamps.add(baseTimestampMs + maxTimestampDelta);
+        }
+        return VALID;
+    }
+
+    /** A field read returned this: the stream ended or failed before the field ({@link #streamCode}). */
+    private static final long FIELD_STREAM_ENDED = -1;
+    /** A field read returned this: the field breaks a rule. */
+    private static final long FIELD_INVALID = -2;
+
+    /** Skips a nullable-bytes field; returns the record bytes left after it, or a FIELD_ code. */
+    private long skipNullableBytes(long left) {
+        if (left < 4) {
+            return FIELD_INVALID;
+        }
+        if (!ensure(4)) {
+            return FIELD_STREAM_ENDED;
+        }
+        int len = chunk.readInt();
+        left -= 4;
+        if (len < -1 || len > left) {
+            return FIELD_INVALID;
+        }
+        if (len > 0) {
+            if (!skip(len)) {
+                return FIELD_STREAM_ENDED;
+            }
+            left -= len;
+        }
+        return left;
+    }
+
+    private long skipHeaders(long left) {
+        if (left < 4) {
+            return FIELD_INVALID;
+        }
+        if (!ensure(4)) {
+            return FIELD_STREAM_ENDED;
+        }
+        int count = chunk.readInt();
+        left -= 4;
+        if (count < 0) {
+            return FIELD_INVALID;
+        }
+        for (int i = 0; i < count; i++) {
+            if (left < 2) {
+                return FIELD_INVALID;
+            }
+            if (!ensure(2)) {
+                return FIELD_STREAM_ENDED;
+            }
+            int keyLength = chunk.readShort();
+            left -= 2;
+            if (keyLength < -1 || keyLength > left) {
+                return FIELD_INVALID;
+            }
+            if (keyLength > 0) {
+                if (!ensure(keyLength)) {
+                    return FIELD_STREAM_ENDED;
+                }
+                // The chunk wraps chunkMemory from index 0: the same absolute indexes.
+                if (!Utf8.isValid(chunkMemory, chunk.readerIndex(), keyLength)) {
+                    return FIELD_INVALID;
+                }
+                chunk.skipBytes(keyLength);
+                left -= keyLength;
+            }
+            left = skipNullableBytes(left);
+            if (left < 0) {
+                return left;
+            }
+        }
+        return left;
+    }
+
+    /** The outcome when the stream stopped before the records did: truncated records, malformed or over the cap. */
+    private int failed() {
+        return switch (streamCode) {
+            case Decompressor.MALFORMED -> MALFORMED;
+            case Decompressor.OVER_CAP -> OVER_CAP;
+            default -> INVALID_RECORDS; // END_OF_STREAM: fewer records than recordCount, or a cut record
+        };
+    }
+
+    /**
+     * Makes at least {@code bytes} (at most {@link #CHUNK_BYTES}) readable in the chunk, moving what
+     * is left to its front and reading more; false when the stream ends or fails first ({@link
+     * #streamCode} says how).
+     */
+    private boolean ensure(int bytes) {
+        while (chunk.readableBytes() < bytes) {
+            if (streamCode < 0) {
+                return false;
+            }
+            chunk.discardReadBytes(); // at most bytes - 1 < 32 KiB moved
+            int n = current.read(chunk);
+            if (n < 0) {
+                streamCode = n;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Skips {@code bytes} of the stream; false when it ends or fails first. */
+    private boolean skip(long bytes) {
+        long left = bytes;
+        while (true) {
+            int take = (int) Math.min(left, chunk.readableBytes());
+            chunk.skipBytes(take);
+            left -= take;
+            if (left == 0) {
+                return true;
+            }
+            if (streamCode < 0) {
+                return false;
+            }
+            chunk.clear();
+            int n = current.read(chunk);
+            if (n < 0) {
+                streamCode = n;
+                return false;
+            }
+        }
+    }
+
+    /** Frees the decompressors' native state; idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (int i = 0; i < decompressors.length; i++) {
+            if (decompressors[i] != null) {
+                decompressors[i].close();
+                decompressors[i] = null;
+            }
+        }
+    }
+}

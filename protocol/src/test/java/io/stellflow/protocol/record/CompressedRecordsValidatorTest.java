@@ -1,0 +1,242 @@
+package io.stellflow.protocol.record;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.compression.CompressionCodecs;
+import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.compression.Decompressor;
+import io.stellflow.protocol.support.Bufs;
+import java.util.Arrays;
+import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AfterProperty;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Step 7 of §7.7 on compressed batches (decision 9.o) through {@link RecordBatchValidator} with a
+ * {@link CompressedRecordsValidator}: each codec, records that straddle the 64 KiB chunks, the cap
+ * (bombs), malformed and truncated containers, wrong counts, and the same verdict as the
+ * uncompressed walk for any one-byte change of the records.
+ */
+class CompressedRecordsValidatorTest {
+    private static final int MAX_BATCH = 64 << 20;
+    private static final long TS = 1_746_768_000_000L;
+    private static final long CAP = 8 << 20;
+
+    private final Bufs bufs = new Bufs();
+    private final CompressedRecordsValidator validator = new CompressedRecordsValidator(CAP);
+    private final BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(4);
+
+    @AfterEach
+    @AfterProperty
+    void close() {
+        validator.close();
+        bufs.close();
+    }
+
+    private ByteBuf batch(int n, int valueBytes) {
+        ByteBuf out = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, TS);
+        for (int i = 0; i < n; i++) {
+            byte[] value = new byte[valueBytes];
+            Arrays.fill(value, (byte) ('a' + i % 26));
+            b.append(TS + i, ("k" + i).getBytes(UTF_8), value, List.of(new Header("h-" + i, "v".getBytes(UTF_8))));
+        }
+        b.close();
+        return out;
+    }
+
+    private ByteBuf compress(ByteBuf batch, CompressionType type) {
+        ByteBuf out = bufs.direct();
+        try (CompressionCodec codec = CompressionCodecs.codec(type)) {
+            BatchCompression.compress(batch, 0, codec, out);
+        }
+        return out;
+    }
+
+    private short validate(ByteBuf set) {
+        maxTimestamps.clear();
+        return RecordBatchValidator.validate(set, MAX_BATCH, false, maxTimestamps, validator);
+    }
+
+    /** Rewrites the batch at 0 with the given compressed records section (length and CRC fixed). */
+    private ByteBuf withSection(ByteBuf batch, byte[] section) {
+        ByteBuf out = bufs.heap();
+        out.writeBytes(batch, 0, RecordBatchLayout.RECORDS_OFFSET).writeBytes(section);
+        out.setInt(RecordBatchLayout.BATCH_LENGTH_OFFSET, out.writerIndex() - RecordBatchLayout.LOG_OVERHEAD);
+        out.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(out, 0));
+        return out;
+    }
+
+    private static byte[] section(ByteBuf batch) {
+        byte[] s = new byte[batch.writerIndex() - RecordBatchLayout.RECORDS_OFFSET];
+        batch.getBytes(RecordBatchLayout.RECORDS_OFFSET, s);
+        return s;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void eachCodecsBatchIsValidAndGivesItsRealMaxTimestamp(CompressionType type) {
+        ByteBuf plain = batch(50, 100);
+        ByteBuf set = compress(plain, type);
+        assertThat(RecordBatchLayout.attributes(set, 0) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                .isEqualTo(type.id());
+        assertThat(set.readableBytes()).isLessThan(plain.readableBytes());
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+        assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.VALID);
+        assertThat(maxTimestamps.size()).isEqualTo(1);
+        assertThat(maxTimestamps.get(0)).isEqualTo(TS + 49);
+        assertThat(validator.lastDecompressedBytes())
+                .isEqualTo(plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET);
+        // Without a validator the broker's old answer stands: the codec is not enabled.
+        assertThat(RecordBatchValidator.validate(set, MAX_BATCH)).isEqualTo(Errors.FEATURE_NOT_ENABLED);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void compressedAndPlainBatchesMixInOneSet(CompressionType type) {
+        ByteBuf set = bufs.direct();
+        set.writeBytes(batch(3, 10));
+        set.writeBytes(compress(batch(4, 10), type));
+        set.writeBytes(batch(1, 10));
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+        assertThat(maxTimestamps.size()).isEqualTo(3);
+        assertThat(validate(bufs.composite(set, 200))).isEqualTo(Errors.NONE);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void recordsAndHeaderKeysStraddlingChunksAreValid(CompressionType type) {
+        ByteBuf plain = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(plain, TS);
+        byte[] bigValue = new byte[200_000];
+        Arrays.fill(bigValue, (byte) 'x');
+        String longKey = "é".repeat(16_000); // 32,000 UTF-8 bytes
+        for (int i = 0; i < 6; i++) {
+            b.append(TS, null, bigValue, List.of(new Header(longKey, bigValue), new Header("k", null)));
+        }
+        b.close();
+        assertThat(validate(compress(plain, type))).isEqualTo(Errors.NONE);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aBombOverTheCapIsInvalidRecord(CompressionType type) {
+        ByteBuf plain = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(plain, TS);
+        b.append(TS, null, new byte[(int) CAP + 1024]); // zeros: a tiny container, a value past the cap
+        b.close();
+        ByteBuf set = compress(plain, type);
+        assertThat(set.readableBytes()).isLessThan((int) CAP / 16);
+        assertThat(validate(set)).isEqualTo(Errors.INVALID_RECORD);
+        assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.OVER_CAP);
+        assertThat(validator.lastDecompressedBytes()).isLessThanOrEqualTo(CAP);
+        assertThat(validator.failureReason()).contains(Long.toString(CAP));
+        assertThat(maxTimestamps.size()).isZero();
+        // The same validator goes on with the next batch.
+        assertThat(validate(compress(batch(2, 10), type))).isEqualTo(Errors.NONE);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void malformedAndTruncatedContainersAreCorruptMessage(CompressionType type) {
+        ByteBuf good = compress(batch(20, 300), type);
+        byte[] section = section(good);
+        byte[] flipped = section.clone();
+        flipped[0] ^= 0x5a; // the container's magic or header
+        assertThat(validate(withSection(good, flipped))).isEqualTo(Errors.CORRUPT_MESSAGE);
+        assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.MALFORMED);
+        assertThat(validator.failureReason()).isNotBlank();
+
+        byte[] cut = Arrays.copyOf(section, section.length / 2);
+        assertThat(validate(withSection(good, cut))).isEqualTo(Errors.CORRUPT_MESSAGE);
+        assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.MALFORMED);
+
+        byte[] trailing = Arrays.copyOf(section, section.length + 7);
+        assertThat(validate(withSection(good, trailing))).isIn(Errors.CORRUPT_MESSAGE, Errors.INVALID_RECORD);
+        assertThat(validator.outcome()).isNotEqualTo(CompressedRecordsValidator.VALID);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aCountThatDisagreesWithTheRecordsIsInvalidRecord(CompressionType type) {
+        for (int claimed : new int[] {19, 21}) {
+            ByteBuf set = compress(batch(20, 30), type);
+            set.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, claimed);
+            set.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, claimed - 1);
+            set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
+            assertThat(validate(set)).as("recordCount %d", claimed).isEqualTo(Errors.INVALID_RECORD);
+            assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.INVALID_RECORDS);
+        }
+    }
+
+    @Test
+    void aNullKeyIsRefusedOnlyWhenKeysAreRequired() {
+        ByteBuf plain = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(plain, TS);
+        b.append(TS, "k".getBytes(UTF_8), null);
+        b.append(TS, null, "v".getBytes(UTF_8));
+        b.close();
+        ByteBuf set = compress(plain, CompressionType.LZ4);
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+        validator.requireKeys(true);
+        assertThat(validate(set)).isEqualTo(Errors.INVALID_RECORD);
+        validator.requireKeys(false);
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void decompressingGivesBackTheBatchAsBuilt() {
+        ByteBuf plain = batch(30, 50);
+        for (CompressionType type :
+                List.of(CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD)) {
+            ByteBuf compressed = compress(plain, type);
+            ByteBuf back = bufs.heap();
+            try (CompressionCodec codec = CompressionCodecs.codec(type);
+                    Decompressor d = codec.newDecompressor()) {
+                assertThat(BatchCompression.decompress(compressed, 0, d, CAP, back))
+                        .isEqualTo(plain.readableBytes());
+                assertThat(BatchCompression.decompress(compressed, 0, d, 100, back))
+                        .isEqualTo(BatchCompression.OVER_CAP);
+            }
+            assertThat(ByteBufUtil.equals(back, plain)).as(type.name()).isTrue();
+        }
+    }
+
+    /**
+     * One changed byte anywhere in the uncompressed records: the compressed batch gets the verdict
+     * the uncompressed walk gives (both re-stamped with a good CRC), so the two walks apply the same
+     * rules.
+     */
+    @Property(tries = 300)
+    void sameVerdictAsTheUncompressedWalk(
+            @ForAll("codecs") CompressionType type,
+            @ForAll @IntRange(min = 0, max = 100_000) int where,
+            @ForAll @IntRange(min = 1, max = 255) int xor,
+            @ForAll @IntRange(min = 1, max = 12) int records) {
+        ByteBuf plain = batch(records, 7);
+        int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
+        plain.setByte(pos, plain.getByte(pos) ^ xor);
+        plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
+        short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
+        assertThat(validate(compress(plain, type))).isEqualTo(expected);
+    }
+
+    @Provide
+    Arbitrary<CompressionType> codecs() {
+        return Arbitraries.of(CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD);
+    }
+}

@@ -1,0 +1,212 @@
+package io.stellflow.protocol.record;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.compression.CompressionCodec;
+import io.stellflow.protocol.compression.CompressionCodecs;
+import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.support.Bufs;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link BatchCompression} and {@link RecordBatchDecompressor} through {@link
+ * RecordBatchReader}: every codec round-trips a batch of JSON-like lines with the header fields kept,
+ * the codec in attributes bits 0-2 and a CRC-32C over the compressed bytes; damaged, over-cap and
+ * undecodable batches fail with a code and a message naming the batch's offset.
+ */
+class RecordBatchDecompressorTest {
+    private static final long TS = 1_700_000_000_000L;
+    private final Bufs bufs = new Bufs();
+
+    @AfterEach
+    void releaseBuffers() {
+        bufs.close();
+    }
+
+    /** JSON-like lines from a fixed seed: repetitive field names, varying values (compressible). */
+    private static byte[] line(SplittableRandom r, int i) {
+        String[] levels = {"INFO", "INFO", "INFO", "WARN", "ERROR", "DEBUG"};
+        return ("{\"ts\":" + (TS + i) + ",\"level\":\"" + levels[r.nextInt(levels.length)]
+                        + "\",\"service\":\"checkout-" + r.nextInt(12) + "\",\"trace\":\""
+                        + Long.toHexString(r.nextLong())
+                        + "\",\"msg\":\"request served in " + r.nextInt(2000) + " ms\",\"user\":" + r.nextInt(500)
+                        + "}")
+                .getBytes(UTF_8);
+    }
+
+    private ByteBuf plainBatch(int records, long seed) {
+        ByteBuf out = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, TS);
+        SplittableRandom r = new SplittableRandom(seed);
+        for (int i = 0; i < records; i++) {
+            b.append(TS + i, i % 3 == 0 ? null : ("k" + i).getBytes(UTF_8), line(r, i));
+        }
+        b.close();
+        return out;
+    }
+
+    private ByteBuf compressed(ByteBuf plain, CompressionType type) {
+        ByteBuf out = bufs.direct();
+        try (CompressionCodec codec = CompressionCodecs.codec(type)) {
+            int n = BatchCompression.compress(plain, plain.readerIndex(), codec, out);
+            assertThat(n).isEqualTo(out.readableBytes());
+        }
+        return out;
+    }
+
+    private static void assertSameRecords(ByteBuf expected, ByteBuf actual, RecordBatchDecompressor d) {
+        List<DecodedRecord> want = RecordBatchReader.decode(expected, 100);
+        List<DecodedRecord> got = new java.util.ArrayList<>();
+        RecordBatchReader.decode(actual, 100, true, d, (o, ts, k, v, h) -> got.add(new DecodedRecord(o, ts, k, v, h)));
+        assertThat(got).usingRecursiveFieldByFieldElementComparator().isEqualTo(want);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void everyCodecRoundTripsABatchWithItsHeaderKept(CompressionType type) {
+        ByteBuf plain = plainBatch(200, 42);
+        ByteBuf zipped = compressed(plain, type);
+
+        assertThat(RecordBatchLayout.attributes(zipped, 0) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                .isEqualTo(type.id());
+        assertThat(RecordBatchLayout.batchSize(zipped, 0)).isEqualTo(zipped.readableBytes());
+        assertThat(zipped.readableBytes()).isLessThan(plain.readableBytes() / 2);
+        assertThat(RecordBatchLayout.crc(zipped, 0)).isEqualTo(RecordBatchLayout.computeCrc(zipped, 0));
+        assertThat(RecordBatchLayout.recordCount(zipped, 0)).isEqualTo(200);
+        assertThat(RecordBatchLayout.lastOffsetDelta(zipped, 0)).isEqualTo(199);
+        assertThat(RecordBatchLayout.maxTimestamp(zipped, 0)).isEqualTo(TS + 199);
+        assertThat(RecordBatchLayout.baseTimestamp(zipped, 0)).isEqualTo(TS);
+        assertThat(plain.readerIndex()).isZero();
+
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            assertSameRecords(plain, zipped, d);
+            // A set of two compressed batches and a plain one between them, offsets continuing.
+            ByteBuf set = bufs.heap();
+            set.writeBytes(zipped, 0, zipped.readableBytes());
+            int second = set.writerIndex();
+            set.writeBytes(plain, 0, plain.readableBytes());
+            RecordBatchLayout.setBaseOffsetDelta(set, second, 200);
+            int third = set.writerIndex();
+            set.writeBytes(zipped, 0, zipped.readableBytes());
+            RecordBatchLayout.setBaseOffsetDelta(set, third, 400);
+            List<Long> offsets = new java.util.ArrayList<>();
+            RecordBatchReader.decode(set, 0, true, d, (o, ts, k, v, h) -> offsets.add(o));
+            assertThat(offsets).hasSize(600);
+            assertThat(offsets.get(599)).isEqualTo(599L);
+            assertThat(offsets).isSorted().doesNotHaveDuplicates();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aDamagedStreamWithARepairedCrcIsCorruptMessageNamingTheOffset(CompressionType type) {
+        ByteBuf zipped = compressed(plainBatch(50, 7), type);
+        int streamStart = RecordBatchLayout.RECORDS_OFFSET;
+        // Cut the stream short (a truncated container), then repair the CRC so only the codec sees it.
+        ByteBuf cut = bufs.heap();
+        cut.writeBytes(zipped, 0, zipped.readableBytes() - 9);
+        cut.setInt(RecordBatchLayout.BATCH_LENGTH_OFFSET, cut.readableBytes() - RecordBatchLayout.LOG_OVERHEAD);
+        cut.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(cut, 0));
+        assertThat(cut.readableBytes()).isGreaterThan(streamStart);
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            assertThatThrownBy(() -> RecordBatchReader.decode(cut, 500, true, d, (o, ts, k, v, h) -> {}))
+                    .isInstanceOfSatisfying(
+                            ProtocolException.class,
+                            e -> assertThat(e.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE))
+                    .hasMessageStartingWith(
+                            "compressed batch at offset 500: " + type.configName() + " stream is malformed");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aBatchOverTheCapIsRefusedAndTheNextOneStillDecodes(CompressionType type) {
+        ByteBuf plain = plainBatch(300, 3);
+        ByteBuf zipped = compressed(plain, type);
+        int recordsBytes = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
+        try (RecordBatchDecompressor tight = new RecordBatchDecompressor(recordsBytes - 1)) {
+            assertThatThrownBy(() -> RecordBatchReader.decode(zipped, 0, true, tight, (o, ts, k, v, h) -> {}))
+                    .isInstanceOfSatisfying(
+                            ProtocolException.class,
+                            e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
+                    .hasMessage("compressed batch at offset 0: " + type.configName()
+                            + " stream decompresses to more than " + (recordsBytes - 1) + " bytes");
+        }
+        try (RecordBatchDecompressor exact = new RecordBatchDecompressor(recordsBytes)) {
+            assertSameRecords(plain, zipped, exact);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aFlippedByteIsCorruptMessageUnlessCrcsAreNotChecked(CompressionType type) {
+        ByteBuf zipped = compressed(plainBatch(20, 11), type);
+        int last = zipped.writerIndex() - 1;
+        zipped.setByte(last, zipped.getByte(last) ^ 0x5a);
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            assertThatThrownBy(() -> RecordBatchReader.decode(zipped, 9, true, d, (o, ts, k, v, h) -> {}))
+                    .isInstanceOfSatisfying(
+                            ProtocolException.class,
+                            e -> assertThat(e.errorCode()).isEqualTo(Errors.CORRUPT_MESSAGE))
+                    .hasMessage("invalid compressed batch at offset 9: CORRUPT_MESSAGE");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void withoutADecompressorACompressedBatchIsFeatureNotEnabled(CompressionType type) {
+        ByteBuf zipped = compressed(plainBatch(5, 1), type);
+        assertThatThrownBy(() -> RecordBatchReader.decode(zipped, 0))
+                .isInstanceOfSatisfying(
+                        ProtocolException.class, e -> assertThat(e.errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED));
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void compressedRecordsThatBreakARecordRuleAreInvalidRecord(CompressionType type) {
+        ByteBuf plain = plainBatch(10, 5);
+        // Record count says 11: the walk over the decompressed records runs out of bytes.
+        plain.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
+        plain.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
+        ByteBuf zipped = compressed(plain, type);
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            assertThatThrownBy(() -> RecordBatchReader.decode(zipped, 40, true, d, (o, ts, k, v, h) -> {}))
+                    .isInstanceOfSatisfying(
+                            ProtocolException.class,
+                            e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
+                    .hasMessage("compressed batch at offset 40 holds invalid records: INVALID_RECORD");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void compressingACompressedBatchIsRefused(CompressionType type) {
+        ByteBuf zipped = compressed(plainBatch(5, 1), type);
+        try (CompressionCodec codec = CompressionCodecs.codec(type)) {
+            assertThatThrownBy(() -> BatchCompression.compress(zipped, 0, codec, bufs.heap()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("already compressed");
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void theExpansionBufferIsReusedAcrossBatchesAndCodecs() {
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            ByteBuf first = d.expand(compressed(plainBatch(100, 1), CompressionType.LZ4), 0);
+            ByteBuf second = d.expand(compressed(plainBatch(100, 2), CompressionType.ZSTD), 0);
+            assertThat(second).isSameAs(first);
+            assertThat(RecordBatchLayout.attributes(second, 0) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                    .isZero();
+            assertThat(RecordBatchLayout.batchSize(second, 0)).isEqualTo(second.readableBytes());
+        }
+    }
+}
