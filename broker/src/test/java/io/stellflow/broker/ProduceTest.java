@@ -237,6 +237,41 @@ class ProduceTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1, 0})
+    void anIdempotentRetryOnATopicThatRecompressesGetsTheSameOffset(int appendAgents) throws Exception {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        props.setProperty("num.append.agents", Integer.toString(appendAgents));
+        server = NODES.start(props);
+        String topic = t + "-gzip";
+        assertThat(TestBroker.createTopic(server, topic, 1, java.util.Map.of("compression.type", "gzip")))
+                .isEqualTo(io.stellflow.controller.proto.ErrorCode.NONE);
+        try (RawClient client = new RawClient(server.port())) {
+            byte[] first = IdempotentProduceTest.batch(9, 0, 0, 1000, "a", "b");
+            assertThat(Requests.produceOne(client, topic, 0, first).baseOffset())
+                    .isZero();
+            // Stored gzip-compressed; the retry is compressed the same way and compared as stored.
+            byte[] retry = IdempotentProduceTest.batch(9, 0, 0, 5000, "a", "b");
+            assertThat(Requests.produceOne(client, topic, 0, retry).baseOffset())
+                    .isZero();
+            byte[] other = IdempotentProduceTest.batch(9, 0, 0, 1000, "a", "X");
+            assertThat(Requests.produceOne(client, topic, 0, other).errorCode())
+                    .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            assertThat(logEnd(topic, 0)).isEqualTo(2);
+            ByteBuf stored = Unpooled.buffer();
+            try {
+                TestBroker.partition(server, topic, 0)
+                        .log()
+                        .readInto(0, Integer.MAX_VALUE, Long.MAX_VALUE, true, stored);
+                assertThat(RecordBatchLayout.attributes(stored, 0) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                        .as("stored gzip (codec 1)")
+                        .isEqualTo(1);
+            } finally {
+                stored.release();
+            }
+        }
+    }
+
     @Test
     void requestLevelViolationsAreHeaderOnlyInvalidRequest() throws Exception {
         try (RawClient client = startWithTopic()) {
