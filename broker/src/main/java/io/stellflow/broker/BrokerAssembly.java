@@ -124,8 +124,9 @@ final class BrokerAssembly implements AutoCloseable {
         ReplicaFetcherManager fetchers = null;
         ControllerClient client = null;
         try {
-            LogEnvironment environment =
-                    LogEnvironment.system().withMetrics(telemetry.metrics().storage());
+            LogEnvironment environment = LogEnvironment.system()
+                    .withMetrics(telemetry.metrics().storage())
+                    .withProducerState(config.producerState());
             locks = LogDirLock.acquireAll(config.logDirs());
             // The metadata log owns the cluster id (a new broker's meta.properties is written once the
             // controller told it the id).

@@ -7,6 +7,7 @@ import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.BrokerLifecycle;
 import io.stellflow.broker.cluster.ClusterMetadataHandler;
+import io.stellflow.broker.cluster.ProducerIdBlocks;
 import io.stellflow.broker.cluster.ReplicaManager;
 import io.stellflow.broker.cluster.ReplicaStateListener;
 import io.stellflow.broker.cluster.TopicForwardingHandler;
@@ -28,6 +29,7 @@ import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.FindCoordinatorHandler;
 import io.stellflow.broker.handler.GroupHandlers;
+import io.stellflow.broker.handler.InitProducerIdHandler;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
@@ -141,6 +143,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.HEARTBEAT,
             ApiKeys.JOIN_GROUP,
             ApiKeys.SYNC_GROUP,
+            ApiKeys.INIT_PRODUCER_ID,
             ApiKeys.CONSUMER_GROUP_HEARTBEAT,
             ApiKeys.LIST_GROUPS,
             ApiKeys.DESCRIBE_GROUPS,
@@ -442,6 +445,15 @@ public final class StellflowServer implements AutoCloseable {
                         client, replicas, config.cluster().defaultReplicationFactor(), joined));
         handlers.put(ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(client, replicas, joined));
         handlers.put(ApiKeys.DESCRIBE_CONTROLLERS, new DescribeControllersHandler(client.bootstrapEndpoints()));
+        handlers.put(
+                ApiKeys.INIT_PRODUCER_ID,
+                new InitProducerIdHandler(new ProducerIdBlocks(
+                        config.brokerId(),
+                        () -> {
+                            BrokerLifecycle l = lifecycle;
+                            return l == null ? -1L : l.brokerEpoch();
+                        },
+                        client::allocateProducerIds)));
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);

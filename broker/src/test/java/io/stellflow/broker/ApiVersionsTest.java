@@ -66,6 +66,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 8, (short) 0, (short) 0),
                         new ApiVersionRange((short) 9, (short) 0, (short) 0),
                         new ApiVersionRange((short) 10, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 11, (short) 0, (short) 0),
                         new ApiVersionRange((short) 20, (short) 0, (short) 0),
                         new ApiVersionRange((short) 21, (short) 0, (short) 0),
                         new ApiVersionRange((short) 22, (short) 0, (short) 0),
@@ -87,7 +88,8 @@ class ApiVersionsTest {
                         "compression.gzip",
                         "compression.snappy",
                         "compression.lz4",
-                        "compression.zstd");
+                        "compression.zstd",
+                        "producer.idempotence");
     }
 
     @Test
@@ -96,7 +98,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(24);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(25);
     }
 
     @Test

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 @ParameterizedClass
@@ -214,17 +215,60 @@ class ProduceTest {
         }
     }
 
-    @Test
-    void idempotentBatchesAreNotSupportedYet() throws Exception {
-        try (RawClient client = startWithTopic()) {
-            byte[] batch = Requests.g2();
-            ByteBuf buf = Unpooled.wrappedBuffer(batch);
-            buf.setLong(RecordBatchLayout.PRODUCER_ID_OFFSET, 5);
-            buf.setShort(RecordBatchLayout.PRODUCER_EPOCH_OFFSET, 0);
-            buf.setInt(RecordBatchLayout.BASE_SEQUENCE_OFFSET, 0);
-            buf.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(buf, 0));
-            assertThat(Requests.produceOne(client, t, 0, batch).errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED);
-            assertThat(logEnd(t, 0)).isZero();
+    @ParameterizedTest
+    @ValueSource(ints = {1, 0})
+    void anIdempotentBatchIsAppendedOnceAndItsRetryGetsTheSameOffset(int appendAgents) throws Exception {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        props.setProperty("num.append.agents", Integer.toString(appendAgents));
+        try (RawClient client = ownBroker(props)) {
+            assertThat(Requests.produceOne(client, t, 0, Requests.batch(2, 1000))
+                            .baseOffset())
+                    .isZero();
+            byte[] batch = IdempotentProduceTest.batch(5, 0, 0, 1000, "a", "b");
+            assertThat(Requests.produceOne(client, t, 0, batch).baseOffset()).isEqualTo(2);
+            byte[] retry = IdempotentProduceTest.batch(5, 0, 0, 2000, "a", "b");
+            ProduceResponse.PartitionResponse again = Requests.produceOne(client, t, 0, retry);
+            assertThat(again.errorCode()).isEqualTo(Errors.NONE);
+            assertThat(again.baseOffset()).isEqualTo(2);
+            assertThat(Requests.produceOne(client, t, 0, IdempotentProduceTest.batch(5, 0, 1, 1000, "c"))
+                            .errorCode())
+                    .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            assertThat(logEnd(t, 0)).isEqualTo(4);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 0})
+    void anIdempotentRetryOnATopicThatRecompressesGetsTheSameOffset(int appendAgents) throws Exception {
+        Properties props = TestBroker.props(NODES.dir(), transport);
+        props.setProperty("num.append.agents", Integer.toString(appendAgents));
+        server = NODES.start(props);
+        String topic = t + "-gzip";
+        assertThat(TestBroker.createTopic(server, topic, 1, java.util.Map.of("compression.type", "gzip")))
+                .isEqualTo(io.stellflow.controller.proto.ErrorCode.NONE);
+        try (RawClient client = new RawClient(server.port())) {
+            byte[] first = IdempotentProduceTest.batch(9, 0, 0, 1000, "a", "b");
+            assertThat(Requests.produceOne(client, topic, 0, first).baseOffset())
+                    .isZero();
+            // Stored gzip-compressed; the retry is compressed the same way and compared as stored.
+            byte[] retry = IdempotentProduceTest.batch(9, 0, 0, 5000, "a", "b");
+            assertThat(Requests.produceOne(client, topic, 0, retry).baseOffset())
+                    .isZero();
+            byte[] other = IdempotentProduceTest.batch(9, 0, 0, 1000, "a", "X");
+            assertThat(Requests.produceOne(client, topic, 0, other).errorCode())
+                    .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            assertThat(logEnd(topic, 0)).isEqualTo(2);
+            ByteBuf stored = Unpooled.buffer();
+            try {
+                TestBroker.partition(server, topic, 0)
+                        .log()
+                        .readInto(0, Integer.MAX_VALUE, Long.MAX_VALUE, true, stored);
+                assertThat(RecordBatchLayout.attributes(stored, 0) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
+                        .as("stored gzip (codec 1)")
+                        .isEqualTo(1);
+            } finally {
+                stored.release();
+            }
         }
     }
 

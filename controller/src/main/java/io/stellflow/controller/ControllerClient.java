@@ -8,6 +8,8 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
+import io.stellflow.controller.proto.AllocateProducerIdsRequest;
+import io.stellflow.controller.proto.AllocateProducerIdsResponse;
 import io.stellflow.controller.proto.AlterPartitionRequest;
 import io.stellflow.controller.proto.AlterPartitionResponse;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
@@ -193,6 +195,15 @@ public final class ControllerClient implements AutoCloseable {
                 request,
                 AlterPartitionResponse::getError,
                 AlterPartitionResponse::getLeader);
+    }
+
+    /** A block of producer ids for this broker (its id and current broker epoch in the request). */
+    public AllocateProducerIdsResponse allocateProducerIds(AllocateProducerIdsRequest request) {
+        return call(
+                ControllerRpc.ALLOCATE_PRODUCER_IDS,
+                request,
+                AllocateProducerIdsResponse::getError,
+                AllocateProducerIdsResponse::getLeader);
     }
 
     /** Voters, leader, term, committed index and lag per voter. */

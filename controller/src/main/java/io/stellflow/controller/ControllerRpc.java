@@ -3,6 +3,8 @@ package io.stellflow.controller;
 import com.google.protobuf.Message;
 import io.grpc.MethodDescriptor;
 import io.grpc.protobuf.ProtoUtils;
+import io.stellflow.controller.proto.AllocateProducerIdsRequest;
+import io.stellflow.controller.proto.AllocateProducerIdsResponse;
 import io.stellflow.controller.proto.AlterPartitionRequest;
 import io.stellflow.controller.proto.AlterPartitionResponse;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
@@ -73,6 +75,11 @@ public final class ControllerRpc {
             DescribeConfigsResponse.getDefaultInstance());
     public static final MethodDescriptor<ElectLeadersRequest, ElectLeadersResponse> ELECT_LEADERS =
             unary("ElectLeaders", ElectLeadersRequest.getDefaultInstance(), ElectLeadersResponse.getDefaultInstance());
+    public static final MethodDescriptor<AllocateProducerIdsRequest, AllocateProducerIdsResponse>
+            ALLOCATE_PRODUCER_IDS = unary(
+                    "AllocateProducerIds",
+                    AllocateProducerIdsRequest.getDefaultInstance(),
+                    AllocateProducerIdsResponse.getDefaultInstance());
     public static final MethodDescriptor<FollowMetadataRequest, MetadataEvent> FOLLOW_METADATA =
             MethodDescriptor.<FollowMetadataRequest, MetadataEvent>newBuilder()
                     .setType(MethodDescriptor.MethodType.SERVER_STREAMING)

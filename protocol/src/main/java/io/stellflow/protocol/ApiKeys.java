@@ -26,6 +26,11 @@ public final class ApiKeys {
     /** SyncGroup (§6.11) of the classic v0 group protocol: the response is exactly an errorCode. */
     public static final short SYNC_GROUP = 10;
     /**
+     * InitProducerId (§6.12): a producer id from the answering broker's block, epoch 0, for an
+     * idempotent producer (null transactionalId); transactional ids answer FEATURE_NOT_ENABLED.
+     */
+    public static final short INIT_PRODUCER_ID = 11;
+    /**
      * ConsumerGroupHeartbeat ({@code docs/protocol-additions.md}): our group protocol, one heartbeat
      * carrying the subscription and returning the member's assignment (the KIP-848 model).
      */
@@ -90,6 +95,7 @@ public final class ApiKeys {
             case HEARTBEAT -> "Heartbeat";
             case JOIN_GROUP -> "JoinGroup";
             case SYNC_GROUP -> "SyncGroup";
+            case INIT_PRODUCER_ID -> "InitProducerId";
             case CONSUMER_GROUP_HEARTBEAT -> "ConsumerGroupHeartbeat";
             case LIST_GROUPS -> "ListGroups";
             case DESCRIBE_GROUPS -> "DescribeGroups";
@@ -114,7 +120,7 @@ public final class ApiKeys {
                 || key == PRODUCE
                 || key == FETCH
                 || key == LIST_OFFSETS
-                || (key >= OFFSET_COMMIT && key <= SYNC_GROUP)
+                || (key >= OFFSET_COMMIT && key <= INIT_PRODUCER_ID)
                 || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_BROKER_CONFIGS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC

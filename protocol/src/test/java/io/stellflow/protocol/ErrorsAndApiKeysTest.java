@@ -51,9 +51,12 @@ class ErrorsAndApiKeysTest {
         assertThat(ApiKeys.CREATE_TOPIC).isEqualTo((short) 50);
         assertThat(ApiKeys.name(ApiKeys.PRODUCE)).isEqualTo("Produce");
         assertThat(ApiKeys.name(ApiKeys.CREATE_TOPIC)).isEqualTo("CreateTopic");
-        assertThat(ApiKeys.name((short) 11)).isEqualTo("Unknown(11)");
+        assertThat(ApiKeys.name(ApiKeys.INIT_PRODUCER_ID)).isEqualTo("InitProducerId");
+        assertThat(ApiKeys.INIT_PRODUCER_ID).isEqualTo((short) 11);
+        assertThat(ApiKeys.name((short) 12)).isEqualTo("Unknown(12)");
         assertThat(ApiKeys.isKnown(ApiKeys.LIST_OFFSETS)).isTrue();
-        assertThat(ApiKeys.isKnown((short) 11)).isFalse();
+        assertThat(ApiKeys.isKnown(ApiKeys.INIT_PRODUCER_ID)).isTrue();
+        assertThat(ApiKeys.isKnown((short) 12)).isFalse();
     }
 
     @Test
@@ -75,7 +78,7 @@ class ErrorsAndApiKeysTest {
             assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
             assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
         }
-        for (short unallocated : new short[] {11, 19, 29, 49}) {
+        for (short unallocated : new short[] {12, 19, 29, 49}) {
             assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
             assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
         }

@@ -20,8 +20,14 @@ import java.util.function.LongSupplier;
  * @param metrics storage metric hooks ({@link LogMetrics#NOOP} for none)
  * @param nanoClock monotonic time in ns, as {@link System#nanoTime()} (only differences count);
  *     read on the append path, so it must not allocate
+ * @param producerState idempotent-producer settings ({@link ProducerStateConfig#DEFAULTS} unless given)
  */
-public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetrics metrics, LongSupplier nanoClock) {
+public record LogEnvironment(
+        InstantSource clock,
+        Scheduler scheduler,
+        LogMetrics metrics,
+        LongSupplier nanoClock,
+        ProducerStateConfig producerState) {
 
     /** Runs a task once after {@code delayMs} milliseconds on some thread. */
     @FunctionalInterface
@@ -47,6 +53,12 @@ public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetric
         Objects.requireNonNull(scheduler, "scheduler");
         Objects.requireNonNull(metrics, "metrics");
         Objects.requireNonNull(nanoClock, "nanoClock");
+        Objects.requireNonNull(producerState, "producerState");
+    }
+
+    /** With the default producer-state settings. */
+    public LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetrics metrics, LongSupplier nanoClock) {
+        this(clock, scheduler, metrics, nanoClock, ProducerStateConfig.DEFAULTS);
     }
 
     /** With {@link System#nanoTime()} as the monotonic clock. */
@@ -61,12 +73,17 @@ public record LogEnvironment(InstantSource clock, Scheduler scheduler, LogMetric
 
     /** This environment with {@code newMetrics} as the metric hooks. */
     public LogEnvironment withMetrics(LogMetrics newMetrics) {
-        return new LogEnvironment(clock, scheduler, newMetrics, nanoClock);
+        return new LogEnvironment(clock, scheduler, newMetrics, nanoClock, producerState);
     }
 
     /** This environment with {@code newNanoClock} as the monotonic clock (tests drive {@code flush.ms}). */
     public LogEnvironment withNanoClock(LongSupplier newNanoClock) {
-        return new LogEnvironment(clock, scheduler, metrics, newNanoClock);
+        return new LogEnvironment(clock, scheduler, metrics, newNanoClock, producerState);
+    }
+
+    /** This environment with {@code newProducerState} as the idempotent-producer settings. */
+    public LogEnvironment withProducerState(ProducerStateConfig newProducerState) {
+        return new LogEnvironment(clock, scheduler, metrics, nanoClock, newProducerState);
     }
 
     /** The system clock and a shared daemon deletion thread. */

@@ -39,7 +39,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * batches into segments and rolls), {@link LogTruncation} (removes records from either end:
  * divergence, full truncation, delete-records, retention), {@link LogFlusher} (flush policy,
  * recovery point, checkpoints), {@link LogCompaction} (cleaning, swapped in by {@link
- * #swapCleaned}); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link
+ * #swapCleaned}), {@link LogProducerState} (idempotent producers' sequences, their snapshots and
+ * their rebuild after open, reopen and truncation); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link
  * TimestampSearch} read. This class holds the lock, the failed state and the public contract.
  *
  * <p>Thread-safety: any thread. Every write (append, truncation, retention, log start offset,
@@ -76,6 +77,15 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static final long OFFSET_MISMATCH = -2L;
 
+    /** {@link #appendIdempotentAsLeader}: a gap or overlap in the producer's sequences; nothing written. */
+    public static final long OUT_OF_ORDER_SEQUENCE = -4L;
+
+    /** {@link #appendIdempotentAsLeader}: the producer's epoch is older than the partition's; nothing written. */
+    public static final long INVALID_PRODUCER_EPOCH = -5L;
+
+    /** {@link #appendIdempotentAsLeader}: a new producer id while the partition keeps its maximum; nothing written. */
+    public static final long TOO_MANY_PRODUCER_IDS = -6L;
+
     private final Path dir;
     /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
     private volatile LogConfig config;
@@ -100,6 +110,9 @@ public final class UnifiedLog implements AutoCloseable {
 
     private volatile boolean closed;
     private final LeaderEpochCache epochCache;
+
+    /** Idempotent producers' sequences and offsets, with their snapshots. Guarded by writeLock. */
+    private final LogProducerState producers;
 
     /** Guarded by writeLock. */
     private boolean failed;
@@ -130,6 +143,7 @@ public final class UnifiedLog implements AutoCloseable {
         this.flusher = new LogFlusher(dir, config, env, loaded.recoveryPoint());
         this.appender = new LogAppender(dir, segments, flusher, env);
         this.truncation = new LogTruncation(dir, segments, epochCache, flusher, env);
+        this.producers = new LogProducerState(dir, env.producerState());
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
@@ -146,7 +160,14 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static UnifiedLog open(Path partitionDir, LogConfig config, LogEnvironment env) throws IOException {
         Files.createDirectories(partitionDir);
-        return new UnifiedLog(partitionDir, config, env, LogLoader.load(partitionDir, config, env));
+        UnifiedLog log = new UnifiedLog(partitionDir, config, env, LogLoader.load(partitionDir, config, env));
+        try {
+            log.producers.load(log, log.logEndOffset());
+        } catch (IOException | RuntimeException e) {
+            log.crashForTesting(); // releases the files without writing a clean-shutdown marker
+            throw e;
+        }
+        return log;
     }
 
     /**
@@ -206,6 +227,7 @@ public final class UnifiedLog implements AutoCloseable {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, leaderEpoch, true, 0, maxTimestamps);
+            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
             env.metrics().append(env.nowNs() - startNs, true);
             diskFullReported = false;
             return first;
@@ -250,6 +272,7 @@ public final class UnifiedLog implements AutoCloseable {
             if (!LogAppender.continuesLog(records, start, end, fetchOffset, segments.endOffset(), gapsAllowed)) {
                 return OFFSET_MISMATCH;
             }
+            int idempotent = producers.collectFollower(records, start, end, fetchOffset);
             boolean epochsChanged = false;
             for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
                 long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
@@ -259,6 +282,8 @@ public final class UnifiedLog implements AutoCloseable {
                 epochCache.flush();
             }
             guardedAppend(records, start, end, 0, false, fetchOffset, null);
+            producers.followerAppended(records, idempotent, env.nowMs());
+            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
             env.metrics().append(env.nowNs() - startNs, false);
             diskFullReported = false;
             return segments.endOffset();
@@ -268,6 +293,73 @@ public final class UnifiedLog implements AutoCloseable {
         } finally {
             writeLock.unlock();
         }
+    }
+
+    /**
+     * Appends ONE validated batch of an idempotent producer (producerId &gt;= 0) as {@link
+     * #appendAsLeader(ByteBuf, int, BatchMaxTimestamps)} does, after checking its producer id, epoch
+     * and sequences ({@link ProducerStateManager}, {@code docs/spec/wire-protocol.md} §6.12). An
+     * exact retry of one of the producer's last 5 batches (same epoch and sequences, and the same
+     * keys, values and headers as the stored batch; timestamps may differ) writes nothing and
+     * returns the offset the stored batch got. A retry whose batch is no longer in the log (removed
+     * by retention) is answered from the sequences alone.
+     *
+     * @return the base offset (new or original), or {@link #OUT_OF_ORDER_SEQUENCE} (also a reused
+     *     sequence with other content), {@link #INVALID_PRODUCER_EPOCH}, {@link
+     *     #TOO_MANY_PRODUCER_IDS}; nothing is written on a negative result
+     * @throws IOException as {@link #appendAsLeader}
+     * @throws IllegalArgumentException {@code batch} is not exactly one batch or has no producer id
+     */
+    public long appendIdempotentAsLeader(ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps)
+            throws IOException {
+        int start = batch.readerIndex();
+        int end = batch.writerIndex();
+        if (RecordSets.checkWholeBatches(batch, start, end) != 1 || RecordBatchLayout.producerId(batch, start) < 0) {
+            throw new IllegalArgumentException("not one batch with a producer id for " + dir);
+        }
+        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(batch, start, end)) {
+            throw new InvalidRecordException("a record with a null key on compacted log " + dir);
+        }
+        writeLock.lock();
+        try {
+            checkWritable();
+            long nowMs = env.nowMs();
+            long checked = producers.checkLeader(this, batch, start, nowMs);
+            if (checked != LogProducerState.APPEND) {
+                return checked; // a retry's original offset, or why the batch is refused
+            }
+            long startNs = env.nowNs();
+            long first = segments.endOffset();
+            if (epochCache.assign(leaderEpoch, first)) {
+                epochCache.flush();
+            }
+            guardedAppend(batch, start, end, leaderEpoch, true, 0, maxTimestamps);
+            producers.leaderAppended(batch, start, first, nowMs);
+            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
+            env.metrics().append(env.nowNs() - startNs, true);
+            diskFullReported = false;
+            return first;
+        } catch (IOException e) {
+            writeFailed("append", e);
+            throw e;
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Base offset of the active segment. */
+    long activeSegmentBaseOffset() {
+        return segments.active().baseOffset;
+    }
+
+    /** Where the last producer-state load started replaying the log (tests). */
+    long producerStateReplayedFrom() {
+        return producers.replayedFrom;
+    }
+
+    /** The idempotent-producer state (tests; read under {@link #writeLock}). */
+    ProducerStateManager producerState() {
+        return producers.state;
     }
 
     /**
@@ -329,7 +421,12 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
-            return truncation.truncateTo(offset, config);
+            long before = segments.endOffset();
+            long end = truncation.truncateTo(offset, config);
+            if (end != before) {
+                producers.load(this, end); // batches were removed: rebuild without them
+            }
+            return end;
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             failedBy = e;
@@ -355,6 +452,7 @@ public final class UnifiedLog implements AutoCloseable {
         try {
             checkWritable();
             truncation.truncateFully(newOffset, config);
+            producers.deleteSnapshots();
         } catch (IOException e) {
             failed = true; // files and memory may disagree now: refuse writes until reopened
             failedBy = e;
@@ -406,6 +504,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             checkWritable();
+            producers.state.removeExpired(env.nowMs());
             return truncation.deleteOldSegments(highWatermark, config);
         } finally {
             writeLock.unlock();
@@ -741,6 +840,7 @@ public final class UnifiedLog implements AutoCloseable {
             epochCache.replaceWith(loaded.epochCache());
             flusher.reloaded(loaded.recoveryPoint());
             truncation.reloaded();
+            producers.load(this, segments.endOffset());
             released = false;
             failed = false;
             failedBy = null;
@@ -803,6 +903,7 @@ public final class UnifiedLog implements AutoCloseable {
                 throw error;
             }
             if (!failed) {
+                producers.snapshot(segments.endOffset());
                 flusher.writeCheckpoints(segments.startOffset());
                 LogLoader.writeCleanShutdownMarker(dir);
             }

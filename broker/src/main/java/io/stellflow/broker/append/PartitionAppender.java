@@ -10,7 +10,6 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
-import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
 import io.stellflow.storage.LogCompression;
@@ -154,13 +153,29 @@ final class PartitionAppender {
                 n++;
                 bytes += r.records().readableBytes();
                 short code = validate(r);
-                if (code == Errors.NONE) {
+                if (code == Errors.NONE || code == IDEMPOTENT) {
+                    boolean idempotent = code == IDEMPOTENT;
                     AppendRequest validated = r;
                     r = rewriteIfNeeded(service, r);
                     if (r != validated // rewritten: decompression may have grown a batch
                             && CompressionRewriter.largestBatchBytes(r.records()) > messageMaxBytes) {
                         maxTimestamps.truncate(maxTimestamps.size() - RecordBatchValidator.batchCount(r.records()));
                         code = Errors.MESSAGE_TOO_LARGE;
+                    } else if (idempotent) {
+                        // One batch through the producer state, after what was gathered before it.
+                        AppendRequest one = r;
+                        r = null;
+                        long maxTimestamp = maxTimestamps.get(maxTimestamps.size() - 1);
+                        maxTimestamps.truncate(maxTimestamps.size() - 1);
+                        if (valid > 0) {
+                            append(service, valid);
+                            valid = 0;
+                        }
+                        maxTimestamps.clear();
+                        maxTimestamps.add(maxTimestamp);
+                        appendIdempotent(service, one);
+                        maxTimestamps.clear();
+                        continue;
                     }
                 }
                 if (code != Errors.NONE) {
@@ -196,11 +211,17 @@ final class PartitionAppender {
         }
     }
 
-    /** Validates one request; on NONE its batches' max timestamps are in {@link #maxTimestamps}, else none of them. */
+    /** {@link #validate}: a valid idempotent request (one batch with a producer id); not an error code. */
+    private static final short IDEMPOTENT = -1;
+
+    /**
+     * Validates one request; on NONE or {@link #IDEMPOTENT} its batches' max timestamps are in
+     * {@link #maxTimestamps}, else none of them.
+     */
     private short validate(AppendRequest r) {
         int before = maxTimestamps.size();
         short code = check(r);
-        if (code != Errors.NONE) {
+        if (code != Errors.NONE && code != IDEMPOTENT) {
             maxTimestamps.truncate(before);
         }
         return code;
@@ -221,8 +242,12 @@ final class PartitionAppender {
             }
             return code;
         }
-        if (r.transactional() || hasProducerId(records)) {
+        if (r.transactional()) {
             return Errors.FEATURE_NOT_ENABLED;
+        }
+        int kind = IdempotentBatches.classify(records);
+        if (kind == IdempotentBatches.INVALID) {
+            return Errors.INVALID_RECORD; // an idempotent Produce carries exactly one batch (§6.12)
         }
         // Checked per request: one null key on a compacted topic must not fail the others merged
         // into the same append.
@@ -233,7 +258,43 @@ final class PartitionAppender {
                     partition);
             return Errors.INVALID_RECORD;
         }
-        return Errors.NONE;
+        return kind == IdempotentBatches.IDEMPOTENT ? IDEMPOTENT : Errors.NONE;
+    }
+
+    /**
+     * Appends one validated idempotent request alone ({@link Partition#appendIdempotentAsLeader},
+     * its max timestamp in {@link #maxTimestamps}) and answers it: the base offset (the original
+     * one for an exact retry) or the sequence or epoch error.
+     */
+    private void appendIdempotent(AppendService service, AppendRequest r) {
+        int epoch = partition.leaderEpoch();
+        int recordCount = RecordBatchValidator.totalRecordCount(r.records());
+        int bytes = r.records().readableBytes();
+        long base;
+        try {
+            base = partition.appendIdempotentAsLeader(r.records(), maxTimestamps);
+        } catch (InvalidRecordException e) {
+            finish(service, r, error(r, Errors.INVALID_RECORD));
+            return;
+        } catch (Throwable e) {
+            PartitionFailures.writeFailed(partition, "append", e, System.currentTimeMillis());
+            answerFailed(service, r, epoch);
+            return;
+        }
+        if (base < 0) {
+            finish(service, r, error(r, IdempotentBatches.error(base, partition, System.currentTimeMillis())));
+            return;
+        }
+        service.metrics().produced(bytes, recordCount);
+        TopicThroughput.Counters topic = partition.topicCounters();
+        if (topic != null) {
+            topic.produced(bytes, recordCount);
+        }
+        PartitionResponse ok = new PartitionResponse(
+                r.partitionId(), Errors.NONE, base, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
+        release(service, r);
+        // acks=-1: waits for the high watermark to pass the batch (also a retry's original one).
+        r.pending().appended(r.slot(), partition, ok, base + recordCount);
     }
 
     /**
@@ -367,18 +428,5 @@ final class PartitionAppender {
     private PartitionResponse error(AppendRequest r, short code) {
         return new PartitionResponse(
                 r.partitionId(), code, -1L, partition.leaderEpoch(), NO_LOG_APPEND_TIME, partition.logStartOffset());
-    }
-
-    /** Whether any batch of a validated set carries a producer id (idempotent or transactional data). */
-    private static boolean hasProducerId(ByteBuf records) {
-        int pos = records.readerIndex();
-        int end = records.writerIndex();
-        while (pos < end) {
-            if (RecordBatchLayout.producerId(records, pos) != RecordBatchLayout.NO_PRODUCER_ID) {
-                return true;
-            }
-            pos += RecordBatchLayout.batchSize(records, pos);
-        }
-        return false;
     }
 }

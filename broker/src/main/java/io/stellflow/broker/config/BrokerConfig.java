@@ -15,6 +15,7 @@ import io.stellflow.server.common.telemetry.TelemetryConfig;
 import io.stellflow.storage.LogCompression;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
+import io.stellflow.storage.ProducerStateConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -66,6 +67,10 @@ import java.util.TreeSet;
  *       codec stored batches get (producer: as produced); topic override of the same name</td></tr>
  *   <tr><td>compression.gzip.level / lz4.level / zstd.level</td><td>-1 / 9 / 3</td><td>1..9 or -1 / 1..17 /
  *       -131072..22: levels of the broker's recompression (topic overrides of the same names)</td></tr>
+ *   <tr><td>producer.id.expiration.ms</td><td>86400000 (1 day)</td><td>&gt;= 1; a partition forgets an
+ *       idempotent producer id with no append for this long</td></tr>
+ *   <tr><td>producer.id.max.per.partition</td><td>10000</td><td>&gt;= 1; producer ids one partition keeps
+ *       (a new one beyond it is refused until ids expire)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
  *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
  *       equal its {@code meta.properties}</td></tr>
@@ -168,6 +173,8 @@ public final class BrokerConfig {
             "compression.gzip.level",
             "compression.lz4.level",
             "compression.zstd.level",
+            "producer.id.expiration.ms",
+            "producer.id.max.per.partition",
             "cluster.id",
             "auto.create.topics.enable",
             "transport",
@@ -202,6 +209,7 @@ public final class BrokerConfig {
     private final LogConfig logConfig;
     private final LogManager.Config logManagerConfig;
     private final int messageMaxBytes;
+    private final ProducerStateConfig producerState;
     private final String clusterId;
     private final boolean autoCreateTopicsEnable;
     private final TransportType transport;
@@ -255,6 +263,19 @@ public final class BrokerConfig {
                 new LogManager.Config(logDirs, checkpointMs, retentionCheckMs, recoveryThreads * logDirs.size());
         messageMaxBytes = intValue(
                 props, "message.max.bytes", DEFAULT_MESSAGE_MAX_BYTES, MIN_MESSAGE_MAX_BYTES, MAX_MESSAGE_MAX_BYTES);
+        producerState = new ProducerStateConfig(
+                longValue(
+                        props,
+                        "producer.id.expiration.ms",
+                        ProducerStateConfig.DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+                        1,
+                        Long.MAX_VALUE / 2),
+                intValue(
+                        props,
+                        "producer.id.max.per.partition",
+                        ProducerStateConfig.DEFAULT_MAX_PRODUCER_IDS_PER_PARTITION,
+                        1,
+                        Integer.MAX_VALUE));
         String clusterIdValue = props.getProperty("cluster.id");
         if (clusterIdValue != null && clusterIdValue.isBlank()) {
             throw new ConfigException("cluster.id", clusterIdValue, "must not be blank");
@@ -376,6 +397,11 @@ public final class BrokerConfig {
     /** {@code log.dirs} and the log manager's intervals and load threads. */
     public LogManager.Config logManagerConfig() {
         return logManagerConfig;
+    }
+
+    /** {@code producer.id.expiration.ms} and {@code producer.id.max.per.partition}: idempotent-producer state. */
+    public ProducerStateConfig producerState() {
+        return producerState;
     }
 
     /** {@code message.max.bytes}: the largest accepted RecordBatch in bytes (whole batch, 8-byte prefix included). */

@@ -23,11 +23,17 @@ public final class ApiVersionsHandler implements ApiHandler {
 
     /**
      * Features that really work in this broker: long-poll Fetch (decision 9.e of {@code
-     * docs/spec/wire-protocol.md}) and Produce of batches compressed with each codec of decision 9.o
-     * (validated by streaming decompression, stored as produced).
+     * docs/spec/wire-protocol.md}), Produce of batches compressed with each codec of decision 9.o
+     * (validated by streaming decompression, stored as produced) and idempotent producers
+     * (InitProducerId with a null transactionalId, sequence-checked Produce: §6.12).
      */
-    public static final List<String> FEATURES =
-            List.of("fetch.long_poll", "compression.gzip", "compression.snappy", "compression.lz4", "compression.zstd");
+    public static final List<String> FEATURES = List.of(
+            "fetch.long_poll",
+            "compression.gzip",
+            "compression.snappy",
+            "compression.lz4",
+            "compression.zstd",
+            "producer.idempotence");
 
     private final ApiVersionsResponse response;
 

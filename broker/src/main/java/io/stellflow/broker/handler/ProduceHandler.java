@@ -5,6 +5,7 @@ import io.netty.util.Timer;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.append.CompressionRefusals;
 import io.stellflow.broker.append.CompressionRewriter;
+import io.stellflow.broker.append.IdempotentBatches;
 import io.stellflow.broker.append.PendingProduce;
 import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.EventLoopApiHandler;
@@ -23,7 +24,6 @@ import io.stellflow.protocol.message.ProduceRequest.TopicData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
-import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
 import io.stellflow.storage.LogCompression;
@@ -47,8 +47,11 @@ import org.slf4j.LoggerFactory;
  *   <li>records null or empty, or invalid per §7.7: {@code INVALID_RECORD}, {@code CORRUPT_MESSAGE},
  *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above
  *       {@code message.max.bytes});
- *   <li>idempotent or transactional data (producerId &gt;= 0 or a transactionalId): not implemented in
- *       this slice, {@code FEATURE_NOT_ENABLED} (the broker does not advertise them);
+ *   <li>transactional data (a transactionalId): not implemented yet, {@code FEATURE_NOT_ENABLED};
+ *       idempotent data (producerId &gt;= 0): exactly one batch per partition ({@code INVALID_RECORD}
+ *       otherwise), appended through the partition's producer state ({@link IdempotentBatches}:
+ *       {@code OUT_OF_ORDER_SEQUENCE_NUMBER}, {@code INVALID_PRODUCER_EPOCH}; an exact retry gets its
+ *       original offset);
  *   <li>acks=-1 and the partition's committed ISR smaller than its {@code min.insync.replicas}:
  *       {@code NOT_ENOUGH_REPLICAS}, nothing appended (checked before the hand-off);
  *   <li>append as leader; a write failure gives {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
@@ -484,8 +487,13 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             }
             return error(data.partition(), validation, epoch, partition.logStartOffset());
         }
-        if (transactional || hasProducerId(records)) {
+        if (transactional) {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
+        }
+        int kind = IdempotentBatches.classify(records);
+        if (kind == IdempotentBatches.INVALID) {
+            // An idempotent Produce carries exactly one batch per partition (§6.12).
+            return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
         if (!partition.log().acceptsKeys(records)) {
             // DEBUG only: a misconfigured producer would otherwise fill the log, one line per request.
@@ -511,9 +519,12 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         try {
             int bytes = records.readableBytes();
             int recordCount = RecordBatchValidator.totalRecordCount(records);
-            long baseOffset = partition.appendAsLeader(records, maxTimestamps);
-            if (baseOffset == Partition.NOT_LEADER) {
-                return error(data.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch, partition.logStartOffset());
+            long baseOffset = kind == IdempotentBatches.IDEMPOTENT
+                    ? partition.appendIdempotentAsLeader(records, maxTimestamps)
+                    : partition.appendAsLeader(records, maxTimestamps);
+            if (baseOffset < 0) {
+                short code = IdempotentBatches.error(baseOffset, partition, System.currentTimeMillis());
+                return error(data.partition(), code, epoch, partition.logStartOffset());
             }
             metrics.produced(bytes, recordCount);
             TopicThroughput.Counters topic = partition.topicCounters();
@@ -534,19 +545,6 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 rewritten.release();
             }
         }
-    }
-
-    /** Whether any batch of a validated set carries a producer id (idempotent or transactional data). */
-    private static boolean hasProducerId(ByteBuf records) {
-        int pos = records.readerIndex();
-        int end = records.writerIndex();
-        while (pos < end) {
-            if (RecordBatchLayout.producerId(records, pos) != RecordBatchLayout.NO_PRODUCER_ID) {
-                return true;
-            }
-            pos += RecordBatchLayout.batchSize(records, pos);
-        }
-        return false;
     }
 
     private static PartitionResponse error(int partition, short errorCode, int leaderEpoch, long logStartOffset) {

@@ -414,6 +414,39 @@ public final class Partition {
     }
 
     /**
+     * As {@link #appendAsLeader(ByteBuf, BatchMaxTimestamps)} for ONE validated batch of an
+     * idempotent producer: the log checks its sequences first ({@link
+     * UnifiedLog#appendIdempotentAsLeader}).
+     *
+     * @return the base offset (the original one for an exact retry), {@link #NOT_LEADER}, or one
+     *     of {@link UnifiedLog#OUT_OF_ORDER_SEQUENCE}, {@link UnifiedLog#INVALID_PRODUCER_EPOCH},
+     *     {@link UnifiedLog#TOO_MANY_PRODUCER_IDS} (nothing written)
+     */
+    public long appendIdempotentAsLeader(ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps) throws IOException {
+        long baseOffset;
+        Lock writes = log.writeLock();
+        writes.lock();
+        try {
+            if (!leader) {
+                return NOT_LEADER;
+            }
+            PartitionFailure failed = failure.get();
+            if (failed != null) {
+                throw new PartitionFailedException(
+                        "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
+            }
+            baseOffset = log.appendIdempotentAsLeader(validatedBatch, leaderEpoch, maxTimestamps);
+        } finally {
+            writes.unlock();
+        }
+        if (baseOffset >= 0 && !listeners.isEmpty()) {
+            notify(listeners);
+        }
+        maybeIncrementHighWatermark();
+        return baseOffset;
+    }
+
+    /**
      * Marks this partition failed: from now on its leader appends fail with a {@link
      * PartitionFailedException} (answered with an error) until it recovers in place ({@link
      * #recoverInPlace}) or the broker restarts. The first failure of an episode is kept, later calls

@@ -348,7 +348,8 @@ class AppendServiceTest {
     /**
      * Decision 9.s through one gathered pass: the real max timestamps the validation computes stay
      * aligned with the batches appended when requests between them are refused, by the validation
-     * after a valid first batch (CRC of the second) or after it (a producer id).
+     * after a valid first batch (CRC of the second), and when an idempotent request between them is
+     * appended alone (its own max timestamp, the gathered ones before and after it theirs).
      */
     @Test
     void refusedRequestsInAPassLeaveTheOthersIndexedByTheirRecordsRealMaxTimestamp() throws Exception {
@@ -374,14 +375,15 @@ class AppendServiceTest {
         service.submit(partition, pending(2), 0, idempotent, false, gate);
         service.submit(partition, pending(3), 0, last, false, gate);
         service.start();
+        // The idempotent batch is appended alone, between the gathered ones before and after it.
         assertThat(awaitErrors(4))
-                .containsExactlyInAnyOrder(
-                        Errors.CORRUPT_MESSAGE, Errors.FEATURE_NOT_ENABLED, Errors.NONE, Errors.NONE);
-        assertThat(log.logEndOffset()).isEqualTo(7);
+                .containsExactlyInAnyOrder(Errors.CORRUPT_MESSAGE, Errors.NONE, Errors.NONE, Errors.NONE);
+        assertThat(log.logEndOffset()).isEqualTo(9); // 0-3, the idempotent 4-5, the last 6-8
         assertThat(log.offsetForTimestamp(1_004_000, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_005_000, 1));
-        assertThat(log.offsetForTimestamp(1_052_500, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_053_000, 5));
+        assertThat(log.offsetForTimestamp(1_040_001, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_040_001, 5));
+        assertThat(log.offsetForTimestamp(1_052_500, Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_053_000, 7));
         assertThat(log.offsetForTimestamp(1_054_001, Long.MAX_VALUE)).isNull();
-        assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_054_000, 6));
+        assertThat(log.offsetOfMaxTimestamp(Long.MAX_VALUE)).isEqualTo(new TimestampOffset(1_054_000, 8));
     }
 
     @Test

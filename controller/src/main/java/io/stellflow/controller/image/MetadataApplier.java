@@ -7,6 +7,7 @@ import io.stellflow.controller.proto.FenceBrokerRecord;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionChangeRecord;
 import io.stellflow.controller.proto.PartitionRecord;
+import io.stellflow.controller.proto.ProducerIdsRecord;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
 import io.stellflow.controller.proto.TopicRecord;
 import io.stellflow.controller.proto.UnfenceBrokerRecord;
@@ -59,12 +60,14 @@ public final class MetadataApplier {
         private TreeMap<Integer, BrokerEndpoint> controllers;
         private String clusterId;
         private int activeControllerId;
+        private long nextProducerId;
         private ErrorCode error = ErrorCode.INVALID_REQUEST;
 
         Builder(MetadataImage base) {
             this.base = base;
             this.clusterId = base.clusterId();
             this.activeControllerId = base.activeControllerId();
+            this.nextProducerId = base.nextProducerId();
         }
 
         private TreeMap<Integer, BrokerRegistration> brokers() {
@@ -102,7 +105,8 @@ public final class MetadataApplier {
                     base.brokersMap(),
                     base.topicsByNameMap(),
                     base.topicsById(),
-                    base.controllersMap());
+                    base.controllersMap(),
+                    base.nextProducerId());
         }
 
         MetadataImage build(long term, long index) {
@@ -123,7 +127,8 @@ public final class MetadataApplier {
                     brokers != null ? brokers : base.brokersMap(),
                     topics != null ? topics : base.topicsByNameMap(),
                     byId,
-                    controllers != null ? controllers : base.controllersMap());
+                    controllers != null ? controllers : base.controllersMap(),
+                    nextProducerId);
         }
 
         private String fail(ErrorCode code, String message) {
@@ -168,8 +173,29 @@ public final class MetadataApplier {
                     activeControllerId = id;
                     yield null;
                 }
+                case PRODUCER_IDS -> producerIds(r.getProducerIds());
                 case BODY_NOT_SET -> fail(ErrorCode.INVALID_REQUEST, "record has no body");
             };
+        }
+
+        /** Largest block one record may take (a million ids; brokers ask for 1000). */
+        static final long MAX_PRODUCER_ID_BLOCK = 1_000_000L;
+
+        private String producerIds(ProducerIdsRecord r) {
+            long first = r.getFirstProducerId();
+            long size = r.getBlockSize();
+            if (first != nextProducerId) {
+                return fail(
+                        ErrorCode.INVALID_UPDATE_VERSION,
+                        "producer id block at " + first + " is not the next one (" + nextProducerId + ")");
+            }
+            // A snapshot's single record (broker -1) may span every id given so far.
+            long max = r.getBrokerId() < 0 ? Long.MAX_VALUE : MAX_PRODUCER_ID_BLOCK;
+            if (size <= 0 || size > max || first > Long.MAX_VALUE - size) {
+                return fail(ErrorCode.INVALID_REQUEST, "producer id block size " + size + " at " + first);
+            }
+            nextProducerId = first + size;
+            return null;
         }
 
         private String clusterId(ClusterIdRecord r) {

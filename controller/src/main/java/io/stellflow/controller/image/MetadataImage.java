@@ -4,6 +4,7 @@ import io.stellflow.controller.proto.ActiveControllerRecord;
 import io.stellflow.controller.proto.ClusterIdRecord;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.MetadataSnapshot;
+import io.stellflow.controller.proto.ProducerIdsRecord;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
 import io.stellflow.controller.proto.RegisterControllerRecord;
 import io.stellflow.controller.proto.TopicRecord;
@@ -19,7 +20,7 @@ import java.util.UUID;
 /**
  * An immutable view of cluster metadata at one metadata offset: the cluster id, the active
  * controller, registered brokers, topics (by name and by id) with their partitions and config
- * overrides, and the control-plane endpoints of controllers that have led.
+ * overrides, the control-plane endpoints of controllers that have led, and the next producer id.
  *
  * <p>Produced only by {@link MetadataApplier} (deterministic: the same entries in the same order give
  * an equal image on every replica, which {@link #equals} compares in full).
@@ -39,7 +40,8 @@ public final class MetadataImage {
             Collections.emptySortedMap(),
             Collections.emptySortedMap(),
             Map.of(),
-            Collections.emptySortedMap());
+            Collections.emptySortedMap(),
+            0L);
 
     private final long term;
     private final long offset;
@@ -49,6 +51,7 @@ public final class MetadataImage {
     private final SortedMap<String, TopicImage> topicsByName;
     private final Map<UUID, TopicImage> topicsById;
     private final SortedMap<Integer, BrokerEndpoint> controllers;
+    private final long nextProducerId;
 
     MetadataImage(
             long term,
@@ -58,8 +61,10 @@ public final class MetadataImage {
             SortedMap<Integer, BrokerRegistration> brokers,
             SortedMap<String, TopicImage> topicsByName,
             Map<UUID, TopicImage> topicsById,
-            SortedMap<Integer, BrokerEndpoint> controllers) {
+            SortedMap<Integer, BrokerEndpoint> controllers,
+            long nextProducerId) {
         this.term = term;
+        this.nextProducerId = nextProducerId;
         this.offset = offset;
         this.clusterId = clusterId;
         this.activeControllerId = activeControllerId;
@@ -94,6 +99,14 @@ public final class MetadataImage {
      */
     public int activeControllerId() {
         return activeControllerId;
+    }
+
+    /**
+     * The first producer id not yet given to any broker ({@code ProducerIdsRecord}): every committed
+     * block lies below it, so the next block starts here. 0 before the first block; only grows.
+     */
+    public long nextProducerId() {
+        return nextProducerId;
     }
 
     /** Registered brokers by id (ascending). */
@@ -193,6 +206,14 @@ public final class MetadataImage {
                     .setControllerId(activeControllerId)
                     .build()));
         }
+        if (nextProducerId > 0) {
+            // One block from 0 to the next id: replays to the same nextProducerId.
+            b.addRecords(MetadataRecords.of(ProducerIdsRecord.newBuilder()
+                    .setBrokerId(-1)
+                    .setFirstProducerId(0)
+                    .setBlockSize(nextProducerId)
+                    .build()));
+        }
         for (Map.Entry<Integer, BrokerEndpoint> c : controllers.entrySet()) {
             b.addRecords(MetadataRecords.of(RegisterControllerRecord.newBuilder()
                     .setControllerId(c.getKey())
@@ -261,6 +282,7 @@ public final class MetadataImage {
                 && offset == m.offset
                 && Objects.equals(clusterId, m.clusterId)
                 && activeControllerId == m.activeControllerId
+                && nextProducerId == m.nextProducerId
                 && brokers.equals(m.brokers)
                 && topicsByName.equals(m.topicsByName)
                 && controllers.equals(m.controllers);
@@ -268,13 +290,14 @@ public final class MetadataImage {
 
     @Override
     public int hashCode() {
-        return Objects.hash(term, offset, clusterId, activeControllerId, brokers, topicsByName, controllers);
+        return Objects.hash(
+                term, offset, clusterId, activeControllerId, nextProducerId, brokers, topicsByName, controllers);
     }
 
     @Override
     public String toString() {
         return "MetadataImage{term=" + term + ", offset=" + offset + ", clusterId=" + clusterId
                 + ", activeController=" + activeControllerId + ", brokers=" + brokers.values() + ", topics="
-                + topicsByName.values() + ", controllers=" + controllers + "}";
+                + topicsByName.values() + ", controllers=" + controllers + ", nextProducerId=" + nextProducerId + "}";
     }
 }

@@ -7,6 +7,7 @@ import io.stellflow.controller.proto.FenceBrokerRecord;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionChangeRecord;
 import io.stellflow.controller.proto.PartitionRecord;
+import io.stellflow.controller.proto.ProducerIdsRecord;
 import io.stellflow.controller.proto.RecordType;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
 import io.stellflow.controller.proto.RegisterControllerRecord;
@@ -88,6 +89,10 @@ public final class MetadataRecords {
         return base(RecordType.ACTIVE_CONTROLLER).setActiveController(r).build();
     }
 
+    public static MetadataRecord of(ProducerIdsRecord r) {
+        return base(RecordType.PRODUCER_IDS).setProducerIds(r).build();
+    }
+
     /**
      * A fresh random cluster id: 22 characters, URL-safe base64 (no padding) of a random UUID's 16
      * bytes (the shape Kafka's {@code kafka-storage.sh random-uuid} prints).
@@ -113,6 +118,7 @@ public final class MetadataRecords {
             case REGISTER_CONTROLLER -> RecordType.REGISTER_CONTROLLER;
             case CLUSTER_ID -> RecordType.CLUSTER_ID;
             case ACTIVE_CONTROLLER -> RecordType.ACTIVE_CONTROLLER;
+            case PRODUCER_IDS -> RecordType.PRODUCER_IDS;
             case BODY_NOT_SET -> RecordType.RECORD_TYPE_UNSPECIFIED;
         };
     }

@@ -14,7 +14,7 @@ import java.util.function.LongSupplier;
  * answer, nanoseconds read from an injected clock).
  *
  * <p>Commands are RegisterBroker, CreateTopics, DeleteTopics, CreatePartitions, AlterPartition,
- * IncrementalAlterConfigs, ElectLeaders and a heartbeat that fences or unfences, once they reached
+ * IncrementalAlterConfigs, ElectLeaders, AllocateProducerIds and a heartbeat that fences or unfences, once they reached
  * the active controller. Result: success; error (bad input, stale epochs, lost leadership; a request
  * with several topics counts its worst); timeout. NOT_CONTROLLER redirects, plain heartbeats and
  * queries are not commands.

@@ -4,6 +4,7 @@ import io.grpc.ServerServiceDefinition;
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerMetrics;
 import io.stellflow.controller.ControllerRpc;
+import io.stellflow.controller.proto.AllocateProducerIdsResponse;
 import io.stellflow.controller.proto.AlterPartitionResponse;
 import io.stellflow.controller.proto.BrokerHeartbeatResponse;
 import io.stellflow.controller.proto.CreatePartitionsResponse;
@@ -30,6 +31,7 @@ import java.util.function.LongSupplier;
  *   <li>{@link PartitionRpcs}: AlterPartition, ElectLeaders (leader and ISR changes, with {@link
  *       LeaderElections});
  *   <li>{@link ConfigRpcs}: IncrementalAlterConfigs, DescribeConfigs;
+ *   <li>{@link ProducerIdRpcs}: AllocateProducerIds (blocks of producer ids for brokers);
  *   <li>{@link DescribeRpcs}: DescribeQuorum, DescribeCluster;
  *   <li>{@link MetadataStream}: FollowMetadata.
  * </ul>
@@ -60,6 +62,7 @@ public final class ControlPlane {
     private final TopicRpcs topics;
     private final PartitionRpcs partitions;
     private final ConfigRpcs configs;
+    private final ProducerIdRpcs producerIds;
     private final DescribeRpcs describe;
     private final MetadataStream stream;
 
@@ -90,6 +93,7 @@ public final class ControlPlane {
         this.topics = new TopicRpcs(quorum, guard, commands, storage);
         this.partitions = new PartitionRpcs(quorum, guard, commands, elections, storage);
         this.configs = new ConfigRpcs(quorum, guard, commands, uncleanDefault, storage);
+        this.producerIds = new ProducerIdRpcs(quorum, commands);
         this.describe = new DescribeRpcs(config.nodeId(), quorum);
         this.stream = new MetadataStream(stateMachine, guard, metrics);
     }
@@ -220,6 +224,14 @@ public final class ControlPlane {
                         ControllerRpc.ELECT_LEADERS,
                         partitions::electLeaders,
                         (e, m, l) -> ElectLeadersResponse.newBuilder()
+                                .setError(e)
+                                .setErrorMessage(m)
+                                .setLeader(l)
+                                .build()))
+                .addMethod(g.unary(
+                        ControllerRpc.ALLOCATE_PRODUCER_IDS,
+                        producerIds::allocate,
+                        (e, m, l) -> AllocateProducerIdsResponse.newBuilder()
                                 .setError(e)
                                 .setErrorMessage(m)
                                 .setLeader(l)

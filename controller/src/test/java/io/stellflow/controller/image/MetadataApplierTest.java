@@ -8,6 +8,7 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionChangeRecord;
 import io.stellflow.controller.proto.PartitionRecord;
+import io.stellflow.controller.proto.ProducerIdsRecord;
 import io.stellflow.controller.proto.RecordType;
 import io.stellflow.controller.proto.RegisterBrokerRecord;
 import io.stellflow.controller.proto.TopicRecord;
@@ -216,5 +217,41 @@ class MetadataApplierTest {
         assertThat(back.activeControllerId()).isEqualTo(3);
         assertThat(MetadataImage.fromSnapshot(MetadataImage.EMPTY.toSnapshot()).activeControllerId())
                 .isEqualTo(MetadataImage.NO_CONTROLLER);
+    }
+
+    private static MetadataRecord producerIds(long first, long size) {
+        return MetadataRecords.of(ProducerIdsRecord.newBuilder()
+                .setBrokerId(1)
+                .setBrokerEpoch(5)
+                .setFirstProducerId(first)
+                .setBlockSize(size)
+                .build());
+    }
+
+    @Test
+    void producerIdBlocksMustStartAtTheNextIdAndSurviveASnapshot() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, List.of(producerIds(0, 1000)))
+                .image();
+        assertThat(img.nextProducerId()).isEqualTo(1000);
+        img = MetadataApplier.apply(img, 1, 2, List.of(producerIds(1000, 1000))).image();
+        assertThat(img.nextProducerId()).isEqualTo(2000);
+
+        // A block computed from an older image (a race, or a lagging new controller) is rejected.
+        ApplyResult stale = MetadataApplier.apply(img, 2, 3, List.of(producerIds(1000, 1000)));
+        assertThat(stale.error()).isEqualTo(ErrorCode.INVALID_UPDATE_VERSION);
+        assertThat(stale.message()).contains("not the next one (2000)");
+        assertThat(stale.image().nextProducerId()).isEqualTo(2000);
+
+        for (long badSize : new long[] {0, -1, 1_000_001}) {
+            ApplyResult bad = MetadataApplier.apply(img, 2, 4, List.of(producerIds(2000, badSize)));
+            assertThat(bad.error()).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(bad.image().nextProducerId()).isEqualTo(2000);
+        }
+
+        MetadataImage replayed = MetadataImage.fromSnapshot(img.toSnapshot());
+        assertThat(replayed).isEqualTo(img);
+        assertThat(replayed.nextProducerId()).isEqualTo(2000);
+        assertThat(MetadataImage.fromSnapshot(MetadataImage.EMPTY.toSnapshot()).nextProducerId())
+                .isZero();
     }
 }

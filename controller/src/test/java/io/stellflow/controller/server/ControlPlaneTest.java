@@ -115,7 +115,7 @@ class ControlPlaneTest {
         Set<String> served = plane.definition().getMethods().stream()
                 .map(m -> m.getMethodDescriptor().getFullMethodName().replace('/', '.'))
                 .collect(Collectors.toSet());
-        assertThat(served).isEqualTo(proto).hasSize(12);
+        assertThat(served).isEqualTo(proto).hasSize(13);
     }
 
     @Test
@@ -146,7 +146,7 @@ class ControlPlaneTest {
             assertThat(l.getLeaderId()).as(name).isEqualTo(2);
             assertThat(l.getEndpoint().getPort()).as(name).isEqualTo(9192);
         }
-        assertThat(unary).isEqualTo(11);
+        assertThat(unary).isEqualTo(12);
         assertThat(quorum.submitted).as("nothing written").isEmpty();
     }
 

@@ -29,6 +29,8 @@ import io.stellflow.protocol.message.FindCoordinatorRequest;
 import io.stellflow.protocol.message.FindCoordinatorResponse;
 import io.stellflow.protocol.message.HeartbeatRequest;
 import io.stellflow.protocol.message.HeartbeatResponse;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.JoinGroupRequest;
 import io.stellflow.protocol.message.JoinGroupResponse;
 import io.stellflow.protocol.message.ListGroupsRequest;
@@ -136,7 +138,9 @@ public enum BodyCodec {
     DESCRIBE_BROKER_CONFIGS_REQUEST(DescribeBrokerConfigsRequest::read, ApiMessage::write),
     DESCRIBE_BROKER_CONFIGS_RESPONSE(DescribeBrokerConfigsResponse::read, ApiMessage::write),
     DESCRIBE_CONTROLLERS_REQUEST(DescribeControllersRequest::read, ApiMessage::write),
-    DESCRIBE_CONTROLLERS_RESPONSE(DescribeControllersResponse::read, ApiMessage::write);
+    DESCRIBE_CONTROLLERS_RESPONSE(DescribeControllersResponse::read, ApiMessage::write),
+    INIT_PRODUCER_ID_REQUEST(InitProducerIdRequest::read, ApiMessage::write),
+    INIT_PRODUCER_ID_RESPONSE(InitProducerIdResponse::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

@@ -282,6 +282,16 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.DESCRIBE_CONTROLLERS_RESPONSE, input);
     }
 
+    @FuzzTest
+    void initProducerIdRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.INIT_PRODUCER_ID_REQUEST, input);
+    }
+
+    @FuzzTest
+    void initProducerIdResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.INIT_PRODUCER_ID_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

@@ -5,6 +5,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiMessage;
 import io.stellflow.protocol.message.ApiVersionsRequest;
@@ -21,6 +22,8 @@ import io.stellflow.protocol.message.DescribeLogDirsResponse;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
 import io.stellflow.protocol.message.ListOffsetsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
@@ -324,6 +327,14 @@ public final class SeedFiles {
                                 new DescribeControllersResponse.ControllerEndpoint("127.0.0.1", 9094),
                                 new DescribeControllersResponse.ControllerEndpoint("ctl-é", 19094)))));
                 b.add(encode(new DescribeControllersResponse((short) 15, List.of())));
+            }
+            case INIT_PRODUCER_ID_REQUEST -> {
+                b.add(hex("ffff")); // null transactionalId: an idempotent producer
+                b.add(encode(new InitProducerIdRequest("orders-tx")));
+            }
+            case INIT_PRODUCER_ID_RESPONSE -> {
+                b.add(hex("0000" + "00000000000003e8" + "0000")); // producer id 1000, epoch 0
+                b.add(encode(InitProducerIdResponse.error(Errors.FEATURE_NOT_ENABLED)));
             }
             case DELETE_RECORDS_REQUEST -> {
                 b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));

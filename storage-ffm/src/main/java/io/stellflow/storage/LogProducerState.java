@@ -1,0 +1,272 @@
+package io.stellflow.storage;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link ProducerStateManager} of one {@link UnifiedLog} and how it follows the log: rebuilt at
+ * open, after a truncation and after a reopen from the newest readable snapshot not past the log end
+ * (a corrupt one is deleted and the next older tried, then a full replay from the log start),
+ * replaying only the batch headers after it; updated on every leader and follower append; snapshotted
+ * ({@link ProducerSnapshotLayout}) when an append rolled the active segment and at clean close.
+ *
+ * <p>A retry is recognised by sequences and confirmed by content: {@link #sameContent} compares the
+ * new batch with the stored one record by record, keys, values and headers, not timestamps (the Go
+ * SDK re-encodes a retried batch with a new timestamp); compressed batches byte for byte.
+ *
+ * <p>Thread-safety: guarded by the owning log's write lock.
+ */
+final class LogProducerState {
+    private static final Logger LOG = LoggerFactory.getLogger(LogProducerState.class);
+
+    /** Bytes read per replay step: whole batches, their headers read positionally. */
+    private static final int REPLAY_STEP_BYTES = 64 << 20;
+
+    private final Path dir;
+    final ProducerStateManager state;
+
+    /** A reused buffer for one batch header during a replay. */
+    private final ByteBuffer header = ByteBuffer.allocate(RecordBatchLayout.RECORDS_OFFSET);
+
+    private final ByteBuf headerBuf = Unpooled.wrappedBuffer(header.array());
+
+    /** Base offset of the active segment at the last snapshot check: a new one means a roll. */
+    private long activeBase = -1;
+
+    /**
+     * A follower append's batches with a producer id, collected before the append rewrites their
+     * bytes 0-3: base offsets and buffer positions. Grown as needed, reused.
+     */
+    private long[] pending = new long[8];
+
+    private int[] pendingPos = new int[8];
+
+    /** Where the last {@link #load} started replaying the log (tests: recovery reads only the tail). */
+    long replayedFrom = -1;
+
+    LogProducerState(Path dir, ProducerStateConfig config) {
+        this.dir = dir;
+        this.state = new ProducerStateManager(config.producerIdExpirationMs(), config.maxProducerIdsPerPartition());
+    }
+
+    /**
+     * Rebuilds the state for a log ending at {@code logEnd}: snapshots past it are deleted (their
+     * batches are gone), the newest readable one at or below it is loaded, and the log after it is
+     * replayed.
+     *
+     * @return the offset the replay started from (the snapshot's, or the log start)
+     */
+    long load(UnifiedLog log, long logEnd) throws IOException {
+        state.clear();
+        TreeMap<Long, Path> snapshots = ProducerSnapshotLayout.list(dir);
+        for (Map.Entry<Long, Path> s : snapshots.tailMap(logEnd, false).entrySet()) {
+            Files.deleteIfExists(s.getValue());
+        }
+        long from = log.logStartOffset();
+        for (Map.Entry<Long, Path> s :
+                snapshots.headMap(logEnd, true).descendingMap().entrySet()) {
+            try {
+                state.load(ProducerSnapshotLayout.read(s.getValue(), s.getKey()));
+                from = s.getKey();
+                break;
+            } catch (IOException e) {
+                // Corrupt (or unreadable): an older snapshot or the log itself rebuilds the state.
+                Files.deleteIfExists(s.getValue());
+                LOG.warn("Dropped producer snapshot {}: {}; rebuilding from the log", s.getValue(), e.getMessage());
+            }
+        }
+        replay(log, from, logEnd);
+        activeBase = log.activeSegmentBaseOffset();
+        replayedFrom = from;
+        return from;
+    }
+
+    private void replay(UnifiedLog log, long from, long logEnd) throws IOException {
+        long next = from;
+        long[] last = {next - 1};
+        while (next < logEnd) {
+            int read = log.read(next, REPLAY_STEP_BYTES, logEnd, true, (ch, pos, size, base, lastOffset) -> {
+                header.clear();
+                while (header.hasRemaining()) {
+                    if (ch.read(header, pos + header.position()) < 0) {
+                        throw new IOException("batch at " + base + " ends early in " + dir);
+                    }
+                }
+                applyHeader(headerBuf, 0, base, lastOffset, RecordBatchLayout.maxTimestamp(headerBuf, 0));
+                last[0] = lastOffset;
+            });
+            if (read == 0 || last[0] + 1 <= next) {
+                break;
+            }
+            next = last[0] + 1;
+        }
+    }
+
+    /** Records a stored batch (header at {@code pos}) if it carries a producer id. */
+    private void applyHeader(ByteBuf b, int pos, long base, long lastOffset, long timestampMs) {
+        long pid = RecordBatchLayout.producerId(b, pos);
+        if (pid < 0) {
+            return;
+        }
+        int baseSeq = RecordBatchLayout.baseSequence(b, pos);
+        int lastSeq = ProducerStateManager.lastSequence(baseSeq, RecordBatchLayout.lastOffsetDelta(b, pos) + 1);
+        state.update(pid, RecordBatchLayout.producerEpoch(b, pos), baseSeq, lastSeq, base, lastOffset, timestampMs);
+    }
+
+    /**
+     * Before a follower append: remembers the base offset and position of each batch carrying a
+     * producer id (the append rewrites bytes 0-3 in place). Returns how many, for {@link
+     * #followerAppended}.
+     */
+    int collectFollower(ByteBuf records, int start, int end, long fetchOffset) {
+        int n = 0;
+        for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
+            if (RecordBatchLayout.producerId(records, p) >= 0) {
+                if (n == pending.length) {
+                    pending = Arrays.copyOf(pending, n * 2);
+                    pendingPos = Arrays.copyOf(pendingPos, n * 2);
+                }
+                pending[n] = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
+                pendingPos[n++] = p;
+            }
+        }
+        return n;
+    }
+
+    /** After a follower append of what {@link #collectFollower} found ({@code n} batches). */
+    void followerAppended(ByteBuf records, int n, long nowMs) {
+        for (int i = 0; i < n; i++) {
+            int p = pendingPos[i];
+            long base = pending[i];
+            applyHeader(records, p, base, base + RecordBatchLayout.lastOffsetDelta(records, p), nowMs);
+        }
+    }
+
+    /** {@link #checkLeader}: the batch is the producer's next one; append it. */
+    static final long APPEND = Long.MIN_VALUE;
+
+    /**
+     * A leader's check of one idempotent batch before its append ({@link ProducerStateManager#check}).
+     *
+     * @return {@link #APPEND}; a retry's original base offset; or {@link
+     *     UnifiedLog#OUT_OF_ORDER_SEQUENCE}, {@link UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link
+     *     UnifiedLog#TOO_MANY_PRODUCER_IDS}
+     */
+    long checkLeader(UnifiedLog log, ByteBuf batch, int pos, long nowMs) throws IOException {
+        long pid = RecordBatchLayout.producerId(batch, pos);
+        short epoch = RecordBatchLayout.producerEpoch(batch, pos);
+        int baseSeq = RecordBatchLayout.baseSequence(batch, pos);
+        int lastSeq = ProducerStateManager.lastSequence(baseSeq, RecordBatchLayout.recordCount(batch, pos));
+        return switch (state.check(pid, epoch, baseSeq, lastSeq, nowMs)) {
+            case ProducerStateManager.APPEND -> APPEND;
+            case ProducerStateManager.DUPLICATE -> retried(log, batch, pos);
+            case ProducerStateManager.INVALID_PRODUCER_EPOCH -> UnifiedLog.INVALID_PRODUCER_EPOCH;
+            case ProducerStateManager.TOO_MANY_PRODUCER_IDS -> UnifiedLog.TOO_MANY_PRODUCER_IDS;
+            default -> UnifiedLog.OUT_OF_ORDER_SEQUENCE;
+        };
+    }
+
+    /**
+     * A batch whose sequences match a remembered one ({@link ProducerStateManager#DUPLICATE}): its
+     * original base offset when the stored batch holds the same records, {@link
+     * UnifiedLog#OUT_OF_ORDER_SEQUENCE} when it holds others. A stored batch below the log start
+     * (retention removed it) is trusted by its sequences.
+     */
+    long retried(UnifiedLog log, ByteBuf batch, int pos) throws IOException {
+        long base = state.duplicateBaseOffset();
+        if (base < log.logStartOffset()) {
+            return base;
+        }
+        ByteBuf stored = Unpooled.buffer(RecordBatchLayout.batchSize(batch, pos));
+        try {
+            log.readInto(base, 1, Long.MAX_VALUE, true, stored);
+            // readInto stores each batch's base offset minus the fetch offset in bytes 0-3: 0 here.
+            boolean found = stored.readableBytes() >= RecordBatchLayout.RECORDS_OFFSET
+                    && RecordBatchLayout.baseOffsetDelta(stored, 0) == 0
+                    && stored.readableBytes() == RecordBatchLayout.batchSize(stored, 0);
+            if (!found) {
+                // Gone meanwhile (retention raced) or rewritten (compaction): content unknown.
+                return base < log.logStartOffset() ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;
+            }
+            return sameContent(batch, pos, stored, 0) ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;
+        } finally {
+            stored.release();
+        }
+    }
+
+    /** After a leader append of one idempotent batch at {@code base}. */
+    void leaderAppended(ByteBuf batch, int pos, long base, long nowMs) {
+        applyHeader(batch, pos, base, base + RecordBatchLayout.lastOffsetDelta(batch, pos), nowMs);
+    }
+
+    /** After any append: a snapshot at {@code logEnd} when the active segment changed (a roll). */
+    void maybeSnapshotAfterRoll(long activeBaseOffset, long logEnd) throws IOException {
+        if (activeBaseOffset != activeBase) {
+            activeBase = activeBaseOffset;
+            snapshot(logEnd);
+        }
+    }
+
+    /** Writes a snapshot of the state at {@code logEnd} (every batch below it applied). */
+    void snapshot(long logEnd) throws IOException {
+        List<ProducerStateManager.Entry> entries = state.entries();
+        ProducerSnapshotLayout.write(dir, logEnd, entries);
+    }
+
+    /** Deletes every snapshot (the log restarts empty). */
+    void deleteSnapshots() throws IOException {
+        for (Path p : ProducerSnapshotLayout.list(dir).values()) {
+            Files.deleteIfExists(p);
+        }
+        state.clear();
+    }
+
+    /**
+     * Whether two batches hold the same records: same count and compression; per record the same
+     * attributes, offset delta, key, value and headers (timestamps may differ). Compressed batches:
+     * the same compressed bytes.
+     */
+    static boolean sameContent(ByteBuf a, int aPos, ByteBuf b, int bPos) {
+        int aAttrs = RecordBatchLayout.attributes(a, aPos);
+        if (aAttrs != RecordBatchLayout.attributes(b, bPos)
+                || RecordBatchLayout.recordCount(a, aPos) != RecordBatchLayout.recordCount(b, bPos)) {
+            return false;
+        }
+        int aEnd = aPos + RecordBatchLayout.batchSize(a, aPos);
+        int bEnd = bPos + RecordBatchLayout.batchSize(b, bPos);
+        int ar = aPos + RecordBatchLayout.RECORDS_OFFSET;
+        int br = bPos + RecordBatchLayout.RECORDS_OFFSET;
+        if ((aAttrs & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+            return aEnd - ar == bEnd - br && a.slice(ar, aEnd - ar).equals(b.slice(br, bEnd - br));
+        }
+        // Fixed-width record fields: length int32, attributes int8, timestampDelta int64, then
+        // offsetDelta, key, value and headers to the record's end (RecordBatchLayout).
+        while (ar < aEnd && br < bEnd) {
+            int aLen = a.getInt(ar);
+            if (aLen != b.getInt(br) || aLen < 13 || ar + 4 + aLen > aEnd || br + 4 + aLen > bEnd) {
+                return false;
+            }
+            if (a.getByte(ar + 4) != b.getByte(br + 4)) {
+                return false;
+            }
+            int rest = aLen - 9; // after attributes and timestampDelta
+            if (!a.slice(ar + 13, rest).equals(b.slice(br + 13, rest))) {
+                return false;
+            }
+            ar += 4 + aLen;
+            br += 4 + aLen;
+        }
+        return ar == aEnd && br == bEnd;
+    }
+}

@@ -1,0 +1,270 @@
+package io.stellflow.storage;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One partition's idempotent-producer state: per producer id its epoch and its last {@value
+ * #BATCHES_PER_PRODUCER} appended batches (base and last sequence, base and last offset), and when
+ * it last appended. Rules of {@code docs/spec/wire-protocol.md} §6.12, checked on the leader by
+ * {@link #check} before an append and applied by {@link #update} after it, on leaders, on
+ * followers (each replicated batch) and when the log is replayed at open:
+ *
+ * <ul>
+ *   <li>the first batch of a producer id new to the partition starts at sequence 0;
+ *   <li>a batch whose sequences equal one of the last 5 of the same epoch is a retry ({@link
+ *       #DUPLICATE}; the caller compares its content with the stored batch before answering with
+ *       the original offset);
+ *   <li>any other batch must start right after the last one's last sequence (sequences wrap from
+ *       {@link Integer#MAX_VALUE} to 0), else {@link #OUT_OF_ORDER_SEQUENCE};
+ *   <li>a lower epoch is {@link #INVALID_PRODUCER_EPOCH}; a higher one starts the producer afresh
+ *       (its first sequence must be 0).
+ * </ul>
+ *
+ * <p>Producer ids expire {@code producer.id.expiration.ms} after their last append (wall clock of
+ * the append on the broker that appended; the batch's max timestamp when replayed from the log),
+ * never by log position: retention and log-start moves keep the state. At most {@code
+ * maxProducerIds} ids are kept; a new id beyond that (after expiring what is due) is {@link
+ * #TOO_MANY_PRODUCER_IDS}.
+ *
+ * <p>Thread-safety: guarded by the owning log's write lock.
+ */
+public final class ProducerStateManager {
+    /** Batches remembered per producer id, as Kafka's producers keep at most 5 requests in flight. */
+    public static final int BATCHES_PER_PRODUCER = 5;
+
+    /** {@link #check}: a new batch in order; append it. */
+    public static final int APPEND = 0;
+
+    /** {@link #check}: the sequences of a remembered batch ({@link #duplicateBaseOffset()}). */
+    public static final int DUPLICATE = 1;
+
+    /** {@link #check}: a gap or an overlap in the sequences (OUT_OF_ORDER_SEQUENCE_NUMBER, 22). */
+    public static final int OUT_OF_ORDER_SEQUENCE = 2;
+
+    /** {@link #check}: an epoch lower than the producer's (INVALID_PRODUCER_EPOCH, 21). */
+    public static final int INVALID_PRODUCER_EPOCH = 3;
+
+    /** {@link #check}: a new producer id while {@code maxProducerIds} are live. */
+    public static final int TOO_MANY_PRODUCER_IDS = 4;
+
+    private final Map<Long, Entry> producers = new HashMap<>();
+    private final long expirationMs;
+    private final int maxProducerIds;
+    private long duplicateBaseOffset = -1;
+    private long duplicateLastOffset = -1;
+
+    /**
+     * @param expirationMs {@code producer.id.expiration.ms}: an id with no append for this long is forgotten
+     * @param maxProducerIds most producer ids kept for the partition (&gt; 0)
+     */
+    public ProducerStateManager(long expirationMs, int maxProducerIds) {
+        if (expirationMs <= 0 || maxProducerIds <= 0) {
+            throw new IllegalArgumentException("producer.id.expiration.ms " + expirationMs + " and max producer ids "
+                    + maxProducerIds + " must be > 0");
+        }
+        this.expirationMs = expirationMs;
+        this.maxProducerIds = maxProducerIds;
+    }
+
+    /**
+     * Checks a batch a leader is about to append; changes nothing but, when full, expires ids idle
+     * for {@code producer.id.expiration.ms} at {@code nowMs}.
+     *
+     * @return {@link #APPEND}, {@link #DUPLICATE}, {@link #OUT_OF_ORDER_SEQUENCE}, {@link
+     *     #INVALID_PRODUCER_EPOCH} or {@link #TOO_MANY_PRODUCER_IDS}
+     */
+    public int check(long producerId, short epoch, int baseSequence, int lastSequence, long nowMs) {
+        Entry e = producers.get(producerId);
+        if (e == null) {
+            if (producers.size() >= maxProducerIds && removeExpired(nowMs) == 0) {
+                return TOO_MANY_PRODUCER_IDS;
+            }
+            return baseSequence == 0 ? APPEND : OUT_OF_ORDER_SEQUENCE;
+        }
+        if (epoch < e.epoch) {
+            return INVALID_PRODUCER_EPOCH;
+        }
+        if (epoch > e.epoch) {
+            return baseSequence == 0 ? APPEND : OUT_OF_ORDER_SEQUENCE;
+        }
+        for (int i = 0; i < e.count; i++) {
+            if (e.baseSequence[i] == baseSequence && e.lastSequence[i] == lastSequence) {
+                duplicateBaseOffset = e.baseOffset[i];
+                duplicateLastOffset = e.lastOffset[i];
+                return DUPLICATE;
+            }
+        }
+        return baseSequence == sequenceAfter(e.lastSequence[e.count - 1]) ? APPEND : OUT_OF_ORDER_SEQUENCE;
+    }
+
+    /** After {@link #check} answered {@link #DUPLICATE}: the remembered batch's base offset. */
+    public long duplicateBaseOffset() {
+        return duplicateBaseOffset;
+    }
+
+    /** After {@link #check} answered {@link #DUPLICATE}: the remembered batch's last offset. */
+    public long duplicateLastOffset() {
+        return duplicateLastOffset;
+    }
+
+    /**
+     * Records an appended batch (leader after {@link #check}, follower, replay): a new or higher
+     * epoch starts the producer afresh; the oldest of more than {@value #BATCHES_PER_PRODUCER}
+     * batches is forgotten.
+     */
+    public void update(
+            long producerId,
+            short epoch,
+            int baseSequence,
+            int lastSequence,
+            long baseOffset,
+            long lastOffset,
+            long timestampMs) {
+        Entry e = producers.get(producerId);
+        if (e == null) {
+            e = new Entry(producerId, epoch);
+            producers.put(producerId, e);
+        } else if (e.epoch != epoch) {
+            e.epoch = epoch;
+            e.count = 0;
+        }
+        e.add(baseSequence, lastSequence, baseOffset, lastOffset);
+        e.lastUpdateMs = Math.max(e.lastUpdateMs, timestampMs);
+    }
+
+    /** Forgets producer ids idle for {@code producer.id.expiration.ms} at {@code nowMs}; returns how many. */
+    public int removeExpired(long nowMs) {
+        int removed = 0;
+        for (Iterator<Entry> it = producers.values().iterator(); it.hasNext(); ) {
+            if (nowMs - it.next().lastUpdateMs >= expirationMs) {
+                it.remove();
+                removed++;
+            }
+        }
+        return removed;
+    }
+
+    /** Forgets every producer (before a reload from a snapshot and the log). */
+    public void clear() {
+        producers.clear();
+    }
+
+    /** Producer ids kept. */
+    public int size() {
+        return producers.size();
+    }
+
+    /** The epoch of {@code producerId}, or -1 when it is not known. */
+    public short epoch(long producerId) {
+        Entry e = producers.get(producerId);
+        return e == null ? -1 : e.epoch;
+    }
+
+    /** The next sequence expected from {@code producerId} in its epoch, or -1 when it is not known. */
+    public int nextSequence(long producerId) {
+        Entry e = producers.get(producerId);
+        return e == null ? -1 : sequenceAfter(e.lastSequence[e.count - 1]);
+    }
+
+    /** A copy of every entry, ascending by producer id (for snapshots and tests). */
+    List<Entry> entries() {
+        List<Entry> list = new ArrayList<>(producers.size());
+        for (Entry e : producers.values()) {
+            list.add(e.copy());
+        }
+        list.sort((a, b) -> Long.compare(a.producerId, b.producerId));
+        return list;
+    }
+
+    /** Replaces the content with {@code entries} (a snapshot read back). */
+    void load(List<Entry> entries) {
+        producers.clear();
+        for (Entry e : entries) {
+            producers.put(e.producerId, e.copy());
+        }
+    }
+
+    /** The sequence after {@code lastSequence}: sequences wrap from Integer.MAX_VALUE to 0. */
+    static int sequenceAfter(int lastSequence) {
+        return lastSequence == Integer.MAX_VALUE ? 0 : lastSequence + 1;
+    }
+
+    /** The last sequence of a batch of {@code recordCount} records starting at {@code baseSequence}. */
+    public static int lastSequence(int baseSequence, int recordCount) {
+        long last = (long) baseSequence + recordCount - 1;
+        return (int) (last > Integer.MAX_VALUE ? last - Integer.MAX_VALUE - 1 : last);
+    }
+
+    /** One producer id's state; oldest batch first. Confined like the manager. */
+    static final class Entry {
+        final long producerId;
+        short epoch;
+        long lastUpdateMs = Long.MIN_VALUE;
+        int count;
+        final int[] baseSequence = new int[BATCHES_PER_PRODUCER];
+        final int[] lastSequence = new int[BATCHES_PER_PRODUCER];
+        final long[] baseOffset = new long[BATCHES_PER_PRODUCER];
+        final long[] lastOffset = new long[BATCHES_PER_PRODUCER];
+
+        Entry(long producerId, short epoch) {
+            this.producerId = producerId;
+            this.epoch = epoch;
+        }
+
+        void add(int baseSeq, int lastSeq, long base, long last) {
+            if (count == BATCHES_PER_PRODUCER) {
+                // Five entries: shifting 4 of each array is cheaper than ring arithmetic everywhere.
+                System.arraycopy(baseSequence, 1, baseSequence, 0, count - 1);
+                System.arraycopy(lastSequence, 1, lastSequence, 0, count - 1);
+                System.arraycopy(baseOffset, 1, baseOffset, 0, count - 1);
+                System.arraycopy(lastOffset, 1, lastOffset, 0, count - 1);
+                count--;
+            }
+            baseSequence[count] = baseSeq;
+            lastSequence[count] = lastSeq;
+            baseOffset[count] = base;
+            lastOffset[count] = last;
+            count++;
+        }
+
+        Entry copy() {
+            Entry c = new Entry(producerId, epoch);
+            c.lastUpdateMs = lastUpdateMs;
+            c.count = count;
+            System.arraycopy(baseSequence, 0, c.baseSequence, 0, count);
+            System.arraycopy(lastSequence, 0, c.lastSequence, 0, count);
+            System.arraycopy(baseOffset, 0, c.baseOffset, 0, count);
+            System.arraycopy(lastOffset, 0, c.lastOffset, 0, count);
+            return c;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Entry e
+                    && producerId == e.producerId
+                    && epoch == e.epoch
+                    && lastUpdateMs == e.lastUpdateMs
+                    && count == e.count
+                    && Arrays.equals(baseSequence, 0, count, e.baseSequence, 0, count)
+                    && Arrays.equals(lastSequence, 0, count, e.lastSequence, 0, count)
+                    && Arrays.equals(baseOffset, 0, count, e.baseOffset, 0, count)
+                    && Arrays.equals(lastOffset, 0, count, e.lastOffset, 0, count);
+        }
+
+        @Override
+        public int hashCode() {
+            return Long.hashCode(producerId) * 31 + epoch;
+        }
+
+        @Override
+        public String toString() {
+            return "Producer{id=" + producerId + ", epoch=" + epoch + ", batches=" + count + ", lastSeq="
+                    + (count == 0 ? -1 : lastSequence[count - 1]) + "}";
+        }
+    }
+}
