@@ -7,6 +7,8 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.GatheringBuffer;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import java.util.ArrayDeque;
@@ -47,6 +49,12 @@ import org.slf4j.LoggerFactory;
  * a request appended by the broker whose response was lost is appended again on retry (duplicate).
  * {@code max.in.flight.requests.per.connection=1} rules out the reordering.
  *
+ * <p>With {@code enable.idempotence} ({@link ProducerIdempotence}) neither can happen: nothing is
+ * sent before InitProducerId gave a producer id, a request carries at most one batch per partition,
+ * stamped with the id and its sequence when first drained and kept for retries; the broker refuses a
+ * batch that arrives before an earlier one ({@code OUT_OF_ORDER_SEQUENCE_NUMBER}, retried here in
+ * order behind it) and answers a retry of an appended batch with its original offset.
+ *
  * <p>Thread-safety: every field is guarded by {@code lock}; {@link #append} is called by
  * application threads, responses arrive on the I/O thread, the loop runs on its own thread.
  */
@@ -66,6 +74,8 @@ final class ProducerSender implements Runnable {
     private final ProducerConfig config;
     /** {@code compression.type} and its codec, used on the sender thread; null for none. */
     private final ProducerCompression compression;
+    /** {@code enable.idempotence}: the producer id and sequences; null when off. */
+    private final ProducerIdempotence idempotence;
 
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -95,6 +105,12 @@ final class ProducerSender implements Runnable {
         long lastRetryWarnNs;
         /** Estimated compressed / uncompressed size of this partition's next batch (1 until one is compressed). */
         double compressionRatio = 1.0;
+        /** With {@code enable.idempotence}: this partition's sequences; else null. */
+        final ProducerIdempotence.Partition sequences;
+
+        PartitionQueue(boolean idempotent) {
+            sequences = idempotent ? new ProducerIdempotence.Partition() : null;
+        }
 
         /** Puts a batch back at its place in sequence order (the queue is kept sorted). */
         void requeue(ProducerBatch b) {
@@ -125,6 +141,7 @@ final class ProducerSender implements Runnable {
         this.metadata = metadata;
         this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
         this.compression = ProducerCompression.of(config);
+        this.idempotence = config.enableIdempotence() ? new ProducerIdempotence() : null;
     }
 
     /**
@@ -140,7 +157,7 @@ final class ProducerSender implements Runnable {
             if (closing) {
                 throw new IllegalStateException("producer is closed");
             }
-            PartitionQueue q = queues.computeIfAbsent(tp, k -> new PartitionQueue());
+            PartitionQueue q = queues.computeIfAbsent(tp, k -> new PartitionQueue(idempotence != null));
             ProducerBatch last = q.batches.peekLast();
             if (last != null && last.tryAppend(timestampMs, key, value, callback)) {
                 if (last.isFull()) {
@@ -233,6 +250,7 @@ final class ProducerSender implements Runnable {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
+            boolean initProducerId = false;
             lock.lock();
             try {
                 if (closing && incompleteBatches == 0) {
@@ -241,7 +259,10 @@ final class ProducerSender implements Runnable {
                 long nowNs = System.nanoTime();
                 expire(nowNs, expired);
                 requests = drain(nowNs, unknownLeaders);
-                if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty()) {
+                initProducerId = idempotence != null
+                        && incompleteBatches > 0
+                        && idempotence.startInit(nowNs, requestsInFlight());
+                if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty() && !initProducerId) {
                     try {
                         wakeSender.awaitNanos(nextWakeNs(nowNs));
                     } catch (InterruptedException e) {
@@ -259,6 +280,9 @@ final class ProducerSender implements Runnable {
                 }
             } finally {
                 finish(expired);
+            }
+            if (initProducerId) {
+                initProducerId();
             }
             if (!unknownLeaders.isEmpty()) {
                 refreshMetadata(unknownLeaders);
@@ -298,6 +322,87 @@ final class ProducerSender implements Runnable {
                 b.lastError);
     }
 
+    /** Produce requests in flight to all brokers. Called under {@code lock}. */
+    private int requestsInFlight() {
+        int n = 0;
+        for (int i : inFlightPerBroker.values()) {
+            n += i;
+        }
+        return n;
+    }
+
+    /**
+     * Sends InitProducerId (null transactionalId) to a broker of the metadata; the answer sets the
+     * producer id or schedules another attempt after {@code retry.backoff.ms} (doubling). Batches
+     * wait meanwhile and expire by {@code delivery.timeout.ms}, whose message then names the
+     * InitProducerId error. A non-retriable answer (a broker without idempotence) fails the queued
+     * batches with it.
+     */
+    private void initProducerId() {
+        HostPort broker = metadata.anyBroker();
+        if (broker == null) {
+            broker = config.common().bootstrapServers().get(0);
+        }
+        network.send(
+                        broker,
+                        ApiKeys.INIT_PRODUCER_ID,
+                        new InitProducerIdRequest(null)::write,
+                        InitProducerIdResponse::read)
+                .whenComplete(this::onInitProducerId);
+    }
+
+    private void onInitProducerId(InitProducerIdResponse resp, Throwable err) {
+        short code = err != null ? errorCode(err, null) : resp.errorCode();
+        StellflowException failure = null;
+        List<ProducerBatch> failed = new ArrayList<>();
+        lock.lock();
+        try {
+            if (code == Errors.NONE) {
+                List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
+                for (PartitionQueue q : queues.values()) {
+                    partitions.add(q.sequences);
+                }
+                idempotence.initialized(resp.producerId(), resp.producerEpoch(), partitions);
+                LOG.info("idempotent producer id {} epoch {}", resp.producerId(), resp.producerEpoch());
+            } else {
+                StellflowException cause = unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                        ? se
+                        : new StellflowException(code, "InitProducerId failed");
+                idempotence.initFailed(
+                        System.nanoTime(),
+                        TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(idempotence.initAttempts() + 1)));
+                if (StellflowException.isRetriable(code)) {
+                    for (PartitionQueue q : queues.values()) {
+                        for (ProducerBatch b : q.batches) {
+                            b.lastError = cause;
+                        }
+                    }
+                } else {
+                    failure = new StellflowException(
+                            code,
+                            "enable.idempotence=true: InitProducerId failed with " + codeName(code)
+                                    + " (does the broker offer idempotent producers?)",
+                            cause);
+                    for (PartitionQueue q : queues.values()) {
+                        failed.addAll(q.batches);
+                        q.batches.clear();
+                    }
+                }
+            }
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            for (ProducerBatch b : failed) {
+                network.metrics().sendFailed(ClientMetrics.result(code, false));
+                b.fail(failure);
+            }
+        } finally {
+            finish(failed);
+        }
+    }
+
     private void expire(long nowNs, List<ProducerBatch> expired) {
         long limitNs = TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs());
         for (PartitionQueue q : queues.values()) {
@@ -312,6 +417,9 @@ final class ProducerSender implements Runnable {
                 }
                 it.remove();
                 expired.add(b);
+                if (idempotence != null) {
+                    idempotence.failed(b, q.sequences);
+                }
             }
         }
     }
@@ -330,6 +438,9 @@ final class ProducerSender implements Runnable {
 
     private Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> drain(long nowNs, Set<String> unknownLeaders) {
         Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> out = new LinkedHashMap<>();
+        if (idempotence != null && !idempotence.ready()) {
+            return out; // no id yet, or a reset waits for the requests in flight
+        }
         Map<HostPort, Integer> requestBytes = new HashMap<>();
         for (Map.Entry<TopicPartition, PartitionQueue> e : queues.entrySet()) {
             PartitionQueue q = e.getValue();
@@ -358,6 +469,9 @@ final class ProducerSender implements Runnable {
                 if (!taken.isEmpty() && q.batches.size() == 1 && !lingerDone(b, nowNs)) {
                     break; // the open tail batch keeps lingering
                 }
+                if (idempotence != null && !taken.isEmpty()) {
+                    break; // one batch per partition in an idempotent Produce (spec §6.12)
+                }
                 b.close();
                 if (!taken.isEmpty() || bytes > 0) {
                     if (bytes + b.wireSizeEstimateBytes() > config.maxRequestBytes()) {
@@ -365,6 +479,9 @@ final class ProducerSender implements Runnable {
                     }
                 }
                 q.batches.pollFirst();
+                if (idempotence != null) {
+                    idempotence.stamp(b, q.sequences);
+                }
                 taken.add(b);
                 bytes += b.wireSizeEstimateBytes();
             }
@@ -561,6 +678,26 @@ final class ProducerSender implements Runnable {
                 PartitionQueue q = queues.get(tp);
                 q.inFlight--;
                 short code = errorCode(err, results.get(tp));
+                if (idempotence != null) {
+                    ProducerBatch b = batches.get(0);
+                    ProducerIdempotence.Outcome outcome = idempotence.onResult(
+                            b, q.sequences, code, b.attempts < config.common().retries());
+                    switch (outcome) {
+                        case COMPLETE -> {
+                            long base = results.get(tp).baseOffset();
+                            completions.add(() -> b.complete(base));
+                            done.add(b);
+                        }
+                        case RETRY, RESTAMP -> {
+                            if (Errors.isStaleMetadata(code) || code == StellflowException.NETWORK_ERROR) {
+                                refresh.add(tp.topic());
+                            }
+                            retry(q, tp, batches, code, err, nowNs);
+                        }
+                        case FAIL -> fail(tp, batches, code, err, completions, done);
+                    }
+                    continue;
+                }
                 if (code == Errors.NONE) {
                     long offset = results.get(tp).baseOffset();
                     for (ProducerBatch b : batches) {
@@ -572,29 +709,9 @@ final class ProducerSender implements Runnable {
                 } else if (StellflowException.isRetriable(code)
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
-                    q.retrying = true;
-                    StellflowException cause = unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                            ? se
-                            : new StellflowException(code, "produce to " + tp + " failed");
-                    for (ProducerBatch b : batches) {
-                        network.metrics().retried();
-                        b.lastError = cause;
-                        b.attempts++;
-                        b.retryAfterNs = nowNs
-                                + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
-                        q.requeue(b);
-                    }
-                    warnRetry(q, tp, code, batches.get(0), nowNs);
+                    retry(q, tp, batches, code, err, nowNs);
                 } else {
-                    StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                            ? se
-                            : new StellflowException(code, produceFailure(tp, code));
-                    int result = ClientMetrics.result(code, false);
-                    for (ProducerBatch b : batches) {
-                        network.metrics().sendFailed(result);
-                        completions.add(() -> b.fail(failure));
-                        done.add(b);
-                    }
+                    fail(tp, batches, code, err, completions, done);
                 }
             }
             wakeSender.signal();
@@ -608,6 +725,46 @@ final class ProducerSender implements Runnable {
             completions.forEach(Runnable::run);
         } finally {
             finish(done);
+        }
+    }
+
+    /**
+     * Puts {@code batches} back into their partition's queue in send order after their back-off; the
+     * partition sends nothing more until its requests in flight are back. Called under {@code lock}.
+     */
+    private void retry(
+            PartitionQueue q, TopicPartition tp, List<ProducerBatch> batches, short code, Throwable err, long nowNs) {
+        q.retrying = true;
+        StellflowException cause = unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                ? se
+                : new StellflowException(code, "produce to " + tp + " failed");
+        for (ProducerBatch b : batches) {
+            network.metrics().retried();
+            b.lastError = cause;
+            b.attempts++;
+            b.retryAfterNs =
+                    nowNs + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
+            q.requeue(b);
+        }
+        warnRetry(q, tp, code, batches.get(0), nowNs);
+    }
+
+    /** Fails {@code batches} with {@code code}; their callbacks run later, outside the lock. */
+    private void fail(
+            TopicPartition tp,
+            List<ProducerBatch> batches,
+            short code,
+            Throwable err,
+            List<Runnable> completions,
+            List<ProducerBatch> done) {
+        StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                ? se
+                : new StellflowException(code, produceFailure(tp, code, batches.get(0)));
+        int result = ClientMetrics.result(code, false);
+        for (ProducerBatch b : batches) {
+            network.metrics().sendFailed(result);
+            completions.add(() -> b.fail(failure));
+            done.add(b);
         }
     }
 
@@ -653,8 +810,16 @@ final class ProducerSender implements Runnable {
         }
     }
 
-    /** The message of a refused produce; INVALID_RECORD says its usual cause. */
-    static String produceFailure(TopicPartition tp, short code) {
+    /**
+     * The message of a refused produce; INVALID_RECORD says its usual cause, a sequence error the
+     * batch's producer id, epoch and sequence and that the producer goes on under a new id.
+     */
+    static String produceFailure(TopicPartition tp, short code, ProducerBatch b) {
+        if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH) {
+            return "produce to " + tp + " failed with " + codeName(code) + " (producer id " + b.producerId
+                    + ", epoch " + b.producerEpoch + ", base sequence " + b.baseSequence
+                    + "); the batch is lost and the producer goes on under a new producer id";
+        }
         if (code == Errors.INVALID_RECORD) {
             return "produce to " + tp + " refused: a record was rejected; on a compacted topic"
                     + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
