@@ -226,7 +226,7 @@ public final class StellflowProducer implements AutoCloseable {
                 LOG.warn(
                         "metadata for topic {}: {} (attempt {}); waiting up to max.block.ms={}: {}",
                         topic,
-                        ProducerSender.codeName(last.errorCode()),
+                        ProduceErrors.codeName(last.errorCode()),
                         attempts,
                         config.maxBlockMs(),
                         last.getMessage());
@@ -260,7 +260,7 @@ public final class StellflowProducer implements AutoCloseable {
                     + joined(network.config().bootstrapServers()) + " (last error: " + last.getMessage()
                     + ")";
         } else {
-            what = "no metadata for topic " + topic + "; last error " + ProducerSender.codeName(code) + ": "
+            what = "no metadata for topic " + topic + "; last error " + ProduceErrors.codeName(code) + ": "
                     + last.getMessage();
         }
         return new StellflowException(
