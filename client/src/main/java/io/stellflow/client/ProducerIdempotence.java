@@ -111,6 +111,18 @@ final class ProducerIdempotence {
         initRetryAfterNs = nowNs + backoffNs;
     }
 
+    /**
+     * Whether InitProducerId is tried again after {@code code}: the retriable codes, and those a
+     * broker answers while it cannot reach the controller for a block of ids ({@code
+     * COORDINATOR_NOT_AVAILABLE}, {@code docs/exactly-once.md}) or while coordinators move ({@code
+     * NOT_COORDINATOR}), which the error table does not mark retriable for other APIs.
+     */
+    static boolean initRetriable(short code) {
+        return StellflowException.isRetriable(code)
+                || code == Errors.COORDINATOR_NOT_AVAILABLE
+                || code == Errors.NOT_COORDINATOR;
+    }
+
     /** Attempts of InitProducerId that failed since the last success (for the back-off). */
     int initAttempts() {
         return initAttempts;

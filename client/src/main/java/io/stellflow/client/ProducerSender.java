@@ -315,7 +315,7 @@ final class ProducerSender implements Runnable {
                 idempotence.initFailed(
                         System.nanoTime(),
                         TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(idempotence.initAttempts() + 1)));
-                if (StellflowException.isRetriable(code)) {
+                if (ProducerIdempotence.initRetriable(code)) {
                     for (ProducerPartitionQueue q : queues.values()) {
                         for (ProducerBatch b : q.batches) {
                             b.lastError = cause;

@@ -99,6 +99,14 @@ final class FakeBroker implements AutoCloseable {
     final AtomicInteger outOfOrderAnswers = new AtomicInteger();
 
     private int dropProduceResponses;
+    /** Errors answered to the next InitProducerId requests, one each. */
+    private final ArrayDeque<Short> initProducerIdErrors = new ArrayDeque<>();
+    /** Whether ApiVersions offers InitProducerId (false: a broker without idempotent producers). */
+    volatile boolean offersInitProducerId = true;
+
+    synchronized void failNextInitProducerId(short code) {
+        initProducerIdErrors.add(code);
+    }
 
     /** The next {@code n} Produce requests are handled (appended) but answered by closing the connection. */
     synchronized void dropNextProduceResponses(int n) {
@@ -267,7 +275,7 @@ final class FakeBroker implements AutoCloseable {
 
     private Consumer<ByteBuf> apiVersions() {
         List<ApiVersionsResponse.ApiVersionRange> ranges = new ArrayList<>();
-        for (short k : new short[] {0, 1, 2, 3, 4, 11, 50}) {
+        for (short k : offersInitProducerId ? new short[] {0, 1, 2, 3, 4, 11, 50} : new short[] {0, 1, 2, 3, 4, 50}) {
             ranges.add(new ApiVersionsResponse.ApiVersionRange(
                     k, (short) 0, k == ApiKeys.PRODUCE ? produceMaxVersion : (short) 0));
         }
@@ -357,6 +365,10 @@ final class FakeBroker implements AutoCloseable {
         initProducerIdRequests.incrementAndGet();
         if (req.transactionalId() != null) {
             return InitProducerIdResponse.error(Errors.FEATURE_NOT_ENABLED)::write;
+        }
+        Short injected = initProducerIdErrors.poll();
+        if (injected != null) {
+            return InitProducerIdResponse.error(injected)::write;
         }
         return new InitProducerIdResponse(Errors.NONE, nextProducerId++, (short) 0)::write;
     }

@@ -144,4 +144,47 @@ class IdempotentProducerTest {
                     .allSatisfy(seen -> assertThat(seen[0]).isEqualTo(1001));
         }
     }
+
+    @Test
+    void initProducerIdIsRetriedOnARetriableErrorBeforeAnythingIsSent() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            broker.failNextInitProducerId(Errors.COORDINATOR_NOT_AVAILABLE);
+            broker.failNextInitProducerId(Errors.COORDINATOR_NOT_AVAILABLE);
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                for (int i = 0; i < 5; i++) {
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, bytes("v" + i))));
+                }
+                producer.flush();
+            }
+            assertWrittenOnceInOrder(broker, tp, futures);
+            assertThat(broker.initProducerIdRequests.get()).isEqualTo(3);
+            assertThat(broker.sequencesSeen)
+                    .allSatisfy(seen -> assertThat(seen[0]).isEqualTo(1000));
+        }
+    }
+
+    @Test
+    void aBrokerWithoutInitProducerIdFailsTheSendsWithAClearError() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.offersInitProducerId = false;
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("v")));
+                assertThat(f)
+                        .failsWithin(5, TimeUnit.SECONDS)
+                        .withThrowableOfType(ExecutionException.class)
+                        .havingCause()
+                        .withMessageContaining(
+                                "enable.idempotence=true: InitProducerId failed with UNSUPPORTED_VERSION")
+                        .withMessageContaining("does the broker offer idempotent producers?");
+            }
+            assertThat(broker.produceRequests.get())
+                    .as("nothing sent without a producer id")
+                    .isZero();
+            assertThat(broker.log(new TopicPartition("t", 0))).isEmpty();
+        }
+    }
 }
