@@ -23,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Our producer with {@code enable.idempotence=true} against a real broker whose acks get lost
@@ -41,9 +43,11 @@ class IdempotentProducerEndToEndTest {
     @TempDir
     Path dataDir;
 
-    @Test
-    void retriesAfterLostAcksWriteEachRecordOnceInOrder() throws Exception {
-        Result r = run(true, DROPPED);
+    /** With lz4 the retried batch is the compressed one, compared by the broker byte for byte. */
+    @ParameterizedTest
+    @ValueSource(strings = {"none", "lz4"})
+    void retriesAfterLostAcksWriteEachRecordOnceInOrder(String compression) throws Exception {
+        Result r = run(true, DROPPED, compression);
         assertThat(r.droppedAnswers).isEqualTo(DROPPED.size());
         assertThat(r.duplicates).isZero();
         assertThat(r.read).isEqualTo(RECORDS);
@@ -53,14 +57,14 @@ class IdempotentProducerEndToEndTest {
     void withoutIdempotenceTheSameLostAcksWriteDuplicates() throws Exception {
         // One lost ack: without idempotence a request carries several batches per partition, so a run
         // has fewer requests than the idempotent one.
-        Result r = run(false, Set.of(2));
+        Result r = run(false, Set.of(2), "none");
         assertThat(r.droppedAnswers).isEqualTo(1);
         assertThat(r.duplicates).as("records written twice").isPositive();
     }
 
     private record Result(int droppedAnswers, int read, int duplicates) {}
 
-    private Result run(boolean idempotent, Set<Integer> dropped) throws Exception {
+    private Result run(boolean idempotent, Set<Integer> dropped, String compression) throws Exception {
         try (LostAckProxy proxy = new LostAckProxy(dropped)) {
             Properties p = SingleBroker.props(dataDir);
             p.setProperty("transport", "nio");
@@ -71,7 +75,7 @@ class IdempotentProducerEndToEndTest {
                 try (StellflowAdmin admin = new StellflowAdmin(SingleBroker.clientProps(server))) {
                     admin.createTopic("orders", PARTITIONS);
                 }
-                long[] offsets = produce(proxy, idempotent);
+                long[] offsets = produce(proxy, idempotent, compression);
                 Result r = readBack(server, offsets, idempotent);
                 return new Result(proxy.droppedAnswers.get(), r.read(), r.duplicates());
             } finally {
@@ -80,11 +84,12 @@ class IdempotentProducerEndToEndTest {
         }
     }
 
-    private static long[] produce(LostAckProxy proxy, boolean idempotent) throws Exception {
+    private static long[] produce(LostAckProxy proxy, boolean idempotent, String compression) throws Exception {
         Properties props = new Properties();
         props.setProperty("bootstrap.servers", "127.0.0.1:" + proxy.port());
         props.setProperty("enable.idempotence", Boolean.toString(idempotent));
         props.setProperty("acks", "all");
+        props.setProperty("compression.type", compression);
         props.setProperty("linger.ms", "1");
         props.setProperty("batch.size", "2048");
         props.setProperty("max.in.flight.requests.per.connection", "5");
@@ -104,6 +109,7 @@ class IdempotentProducerEndToEndTest {
         return offsets;
     }
 
+    /** 64 bytes: the record's number, then bytes that compress (lz4 batches are smaller than plain). */
     private static byte[] value(int seq) {
         return ByteBuffer.allocate(64).putInt(seq).array();
     }
