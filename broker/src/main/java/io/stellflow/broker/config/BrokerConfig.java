@@ -66,6 +66,8 @@ import java.util.TreeSet;
  *       codec stored batches get (producer: as produced); topic override of the same name</td></tr>
  *   <tr><td>compression.gzip.level / lz4.level / zstd.level</td><td>-1 / 9 / 3</td><td>1..9 or -1 / 1..17 /
  *       -131072..22: levels of the broker's recompression (topic overrides of the same names)</td></tr>
+ *   <tr><td>compression.produce.policy</td><td>accept</td><td>accept or refuse: refuse answers a Produce
+ *       holding a compressed batch FEATURE_NOT_ENABLED (topic override of the same name)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
  *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
  *       equal its {@code meta.properties}</td></tr>
@@ -165,6 +167,7 @@ public final class BrokerConfig {
             "message.max.bytes",
             "compression.max.decompressed.bytes",
             "compression.type",
+            "compression.produce.policy",
             "compression.gzip.level",
             "compression.lz4.level",
             "compression.zstd.level",
@@ -627,6 +630,12 @@ public final class BrokerConfig {
         } catch (IllegalArgumentException e) {
             throw new ConfigException(
                     "compression.type", compressionType, "must be producer, uncompressed, gzip, snappy, lz4 or zstd");
+        }
+        String producePolicy = string(props, "compression.produce.policy", LogCompression.ACCEPT);
+        try {
+            b.compressionProducePolicy(producePolicy);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("compression.produce.policy", producePolicy, "must be accept or refuse");
         }
         int gzipLevel = intValue(props, CompressionConfig.GZIP_LEVEL, CompressionConfig.GZIP_DEFAULT_LEVEL, -1, 9);
         try {

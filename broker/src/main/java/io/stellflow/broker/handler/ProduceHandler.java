@@ -17,6 +17,7 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceRequest.PartitionData;
 import io.stellflow.protocol.message.ProduceRequest.TopicData;
@@ -45,8 +46,9 @@ import org.slf4j.LoggerFactory;
  *       partition another broker leads: {@code NOT_LEADER_OR_FOLLOWER}; no leader:
  *       {@code LEADER_NOT_AVAILABLE} ({@link PartitionRouter});
  *   <li>records null or empty, or invalid per §7.7: {@code INVALID_RECORD}, {@code CORRUPT_MESSAGE},
- *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above
- *       {@code message.max.bytes});
+ *       {@code MESSAGE_TOO_LARGE} (a batch above {@code message.max.bytes});
+ *   <li>a compressed batch on a log with {@code compression.produce.policy=refuse}:
+ *       {@code FEATURE_NOT_ENABLED}, nothing appended ({@code docs/compression.md}, "SDK policy");
  *   <li>idempotent or transactional data (producerId &gt;= 0 or a transactionalId): not implemented in
  *       this slice, {@code FEATURE_NOT_ENABLED} (the broker does not advertise them);
  *   <li>acks=-1 and the partition's committed ISR smaller than its {@code min.insync.replicas}:
@@ -483,6 +485,13 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 compressionRefusals.refused(partition, Errors.name(validation), compressed);
             }
             return error(data.partition(), validation, epoch, partition.logStartOffset());
+        }
+        if (partition.log().config().compression().refuseCompressedProduce()) {
+            int codecId = CompressionRewriter.firstCompressedCodec(records);
+            if (codecId != CompressionType.NONE.id()) {
+                compressionRefusals.refusedByPolicy(partition, CompressionType.forId(codecId));
+                return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
+            }
         }
         if (transactional || hasProducerId(records)) {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
