@@ -9,6 +9,8 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.GatheringBuffer;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchValidator;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -492,7 +494,20 @@ final class ProducerSender implements Runnable {
             for (ProducerBatch b : e.getValue()) {
                 if (!b.isCompressed()) {
                     partitions[i] = e.getKey();
+                    int plainBytes = b.bytes().readableBytes();
+                    long startNs = System.nanoTime();
                     ratios[i++] = compression.compress(b, alloc);
+                    long elapsedNs = System.nanoTime() - startNs;
+                    // Records sections (headers excluded), as the broker and the consumer count them;
+                    // a batch split in parts counts each part's header.
+                    ByteBuf sent = b.bytes();
+                    int parts = RecordBatchValidator.batchCount(sent);
+                    network.metrics()
+                            .compression(
+                                    compression.type(),
+                                    sent.readableBytes() - (long) parts * RecordBatchLayout.HEADER_SIZE,
+                                    plainBytes - RecordBatchLayout.HEADER_SIZE,
+                                    elapsedNs);
                 }
             }
         }
