@@ -10,7 +10,6 @@ import io.stellflow.protocol.GatheringBuffer;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.record.RecordBatchLayout;
-import io.stellflow.protocol.record.RecordBatchValidator;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -494,18 +493,18 @@ final class ProducerSender implements Runnable {
             for (ProducerBatch b : e.getValue()) {
                 if (!b.isCompressed()) {
                     partitions[i] = e.getKey();
-                    int plainBytes = b.bytes().readableBytes();
+                    int plainBytes = b.sizeInBytes();
                     long startNs = System.nanoTime();
                     ratios[i++] = compression.compress(b, alloc);
                     long elapsedNs = System.nanoTime() - startNs;
                     // Records sections (headers excluded), as the broker and the consumer count them;
-                    // a batch split in parts counts each part's header.
-                    ByteBuf sent = b.bytes();
-                    int parts = RecordBatchValidator.batchCount(sent);
+                    // a batch split in parts (rare) counts each part's header.
+                    int compressedBytes = b.sizeInBytes();
+                    int parts = b.batchCount();
                     network.metrics()
                             .compression(
                                     compression.type(),
-                                    sent.readableBytes() - (long) parts * RecordBatchLayout.HEADER_SIZE,
+                                    compressedBytes - (long) parts * RecordBatchLayout.HEADER_SIZE,
                                     plainBytes - RecordBatchLayout.HEADER_SIZE,
                                     elapsedNs);
                 }
