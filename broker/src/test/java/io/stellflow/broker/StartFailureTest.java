@@ -119,12 +119,18 @@ class StartFailureTest {
                         taken.getLocalPort(), dir.resolve("all-" + transport).toString(), transport));
                 List<ILoggingEvent> during = List.copyOf(
                         allLogs.events().subList(before, allLogs.events().size()));
+                // Ratis' JmxRegister is left out: JMX bean names are per JVM (Ratis:service=RaftServer,
+                // group, node id), so a combined node 0 of an earlier test class in this surefire fork
+                // can still hold the name when this start registers it; a separate process, as a real
+                // start is, never sees that.
                 assertThat(during.stream()
+                                .filter(e -> !e.getLoggerName().equals("org.apache.ratis.util.JmxRegister"))
                                 .filter(e -> e.getThrowableProxy() != null)
                                 .map(e -> e.getLoggerName() + " " + e.getLevel() + " " + e.getFormattedMessage()))
                         .as(transport + ": log events with a stack trace")
                         .isEmpty();
                 assertThat(during.stream()
+                                .filter(e -> !e.getLoggerName().equals("org.apache.ratis.util.JmxRegister"))
                                 .filter(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.WARN))
                                 .map(ILoggingEvent::getFormattedMessage))
                         .as(transport + ": WARN and ERROR lines")

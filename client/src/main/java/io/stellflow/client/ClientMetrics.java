@@ -9,6 +9,7 @@ import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
@@ -25,6 +26,12 @@ import java.util.function.Consumer;
  * <p>Cost: counters are {@link LongAdder}s read by observable instruments at collection time;
  * histograms are recorded once per request, batch or poll (never per record) with attribute sets
  * built at construction. The consumer lag gauge reads a value the poll thread stores.
+ *
+ * <p>Compression (issue #21; {@code docs/metrics-additions.md}, "Clients: compression"), mirroring
+ * the broker's {@code stellflow.compression.*}: per codec, batches the producer compressed ({@code
+ * direction=compress}) or the consumer decompressed ({@code direction=decompress}), their records
+ * sections compressed and uncompressed (bytes) and the codec time (ns); counted once per batch, never
+ * per record, no topic attribute.
  *
  * <p>Not registered yet: {@code stellflow.consumer.commit.count} and {@code
  * stellflow.consumer.rebalance.count} (the consumer has no groups or offset commits yet).
@@ -48,7 +55,12 @@ public final class ClientMetrics {
             "stellflow.consumer.fetch.bytes",
             "stellflow.consumer.fetch.records",
             "stellflow.consumer.poll.latency",
-            "stellflow.consumer.lag");
+            "stellflow.consumer.lag",
+            // Ours, beside the dictionary (docs/metrics-additions.md, "Clients: compression").
+            "stellflow.client.compression.batch.count",
+            "stellflow.client.compression.compressed.bytes",
+            "stellflow.client.compression.uncompressed.bytes",
+            "stellflow.client.compression.time");
 
     static final int SUCCESS = 0;
     static final int ERROR = 1;
@@ -80,6 +92,15 @@ public final class ClientMetrics {
     static final AttributeKey<String> CLIENT_TYPE = AttributeKey.stringKey("client.type");
     static final AttributeKey<String> API = AttributeKey.stringKey("api");
     static final AttributeKey<String> RESULT = AttributeKey.stringKey("result");
+    static final AttributeKey<String> CODEC = AttributeKey.stringKey("codec");
+    static final AttributeKey<String> DIRECTION = AttributeKey.stringKey("direction");
+
+    /** The producer's direction: records compressed into a batch. */
+    static final String COMPRESS = "compress";
+    /** The consumer's direction: a fetched batch decompressed. */
+    static final String DECOMPRESS = "decompress";
+
+    private static final int CODECS = CompressionType.values().length; // index = codec id; 0 unused
 
     private final Meter meter;
     private final Attributes type;
@@ -97,6 +118,11 @@ public final class ClientMetrics {
     private final LongHistogram batchRecords;
     private final DoubleHistogram pollLatency;
     private volatile long consumerLag = -1;
+    private final Attributes[] codecAttrs = new Attributes[CODECS];
+    private final LongAdder[] codecBatches = adders(CODECS);
+    private final LongAdder[] codecCompressedBytes = adders(CODECS);
+    private final LongAdder[] codecUncompressedBytes = adders(CODECS);
+    private final LongAdder[] codecNanos = adders(CODECS);
 
     /**
      * @param openTelemetry the application's SDK, or null for none
@@ -167,6 +193,34 @@ public final class ClientMetrics {
                 .setUnit("ms")
                 .setExplicitBucketBoundariesAdvice(LATENCY_BUCKETS_MS)
                 .build();
+        if (clientType.equals("producer") || clientType.equals("consumer")) {
+            String direction = clientType.equals("producer") ? COMPRESS : DECOMPRESS;
+            for (int c = 1; c < CODECS; c++) {
+                codecAttrs[c] = Attributes.of(
+                        CLIENT_TYPE, clientType, CODEC, CompressionType.forId(c).configName(), DIRECTION, direction);
+            }
+            counter("stellflow.client.compression.batch.count", "{batch}", m -> perCodec(codecBatches, m));
+            counter("stellflow.client.compression.compressed.bytes", "By", m -> perCodec(codecCompressedBytes, m));
+            counter("stellflow.client.compression.uncompressed.bytes", "By", m -> perCodec(codecUncompressedBytes, m));
+            counter("stellflow.client.compression.time", "ns", m -> perCodec(codecNanos, m));
+        }
+    }
+
+    private static LongAdder[] adders(int n) {
+        LongAdder[] a = new LongAdder[n];
+        for (int i = 0; i < n; i++) {
+            a[i] = new LongAdder();
+        }
+        return a;
+    }
+
+    /** One point per codec that has worked (a client uses one or two codecs, not all four). */
+    private void perCodec(LongAdder[] adders, ObservableLongMeasurement m) {
+        for (int c = 1; c < CODECS; c++) {
+            if (codecBatches[c].sum() > 0) {
+                m.record(adders[c].sum(), codecAttrs[c]);
+            }
+        }
     }
 
     /** No instruments exported (an application that passed no OpenTelemetry). */
@@ -232,6 +286,18 @@ public final class ClientMetrics {
     /** Records between the consumer's positions and the partitions' high watermarks (sum). */
     void consumerLag(long records) {
         consumerLag = records;
+    }
+
+    /**
+     * One batch through a codec (the producer's compression or the consumer's decompression): its
+     * records section compressed and uncompressed, in bytes, and the codec time in ns. Once per batch.
+     */
+    void compression(CompressionType type, long compressedBytes, long uncompressedBytes, long elapsedNs) {
+        int c = type.id();
+        codecBatches[c].increment();
+        codecCompressedBytes[c].add(compressedBytes);
+        codecUncompressedBytes[c].add(uncompressedBytes);
+        codecNanos[c].add(elapsedNs);
     }
 
     private void counter(String name, String unit, Consumer<ObservableLongMeasurement> callback) {

@@ -52,6 +52,13 @@ final class ProduceErrors {
         return "produce to " + tp + " failed";
     }
 
+    /** The exception {@code err} carries when its code is {@code code}, else a new one with {@code message}. */
+    static StellflowException cause(Throwable err, short code, String message) {
+        return unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                ? se
+                : new StellflowException(code, message);
+    }
+
     static Throwable unwrap(Throwable err) {
         return err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
     }

@@ -9,6 +9,7 @@ import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.protocol.record.RecordBatchValidator;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -146,6 +147,11 @@ final class ProducerBatch {
 
     int sizeInBytes() {
         return buffer.readableBytes();
+    }
+
+    /** Batches in the bytes: 1, or the parts of a batch {@link #compress} split; no index change. */
+    int batchCount() {
+        return RecordBatchValidator.batchCount(buffer);
     }
 
     /**

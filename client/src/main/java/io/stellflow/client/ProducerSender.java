@@ -7,6 +7,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -308,10 +309,7 @@ final class ProducerSender implements Runnable {
                 idempotence.initialized(resp.producerId(), resp.producerEpoch(), partitions);
                 LOG.info("idempotent producer id {} epoch {}", resp.producerId(), resp.producerEpoch());
             } else {
-                StellflowException cause =
-                        ProduceErrors.unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                                ? se
-                                : new StellflowException(code, "InitProducerId failed");
+                StellflowException cause = ProduceErrors.cause(err, code, "InitProducerId failed");
                 idempotence.initFailed(
                         System.nanoTime(),
                         TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(idempotence.initAttempts() + 1)));
@@ -529,7 +527,20 @@ final class ProducerSender implements Runnable {
             for (ProducerBatch b : e.getValue()) {
                 if (!b.isCompressed()) {
                     partitions[i] = e.getKey();
+                    int plainBytes = b.sizeInBytes();
+                    long startNs = System.nanoTime();
                     ratios[i++] = compression.compress(b, alloc);
+                    long elapsedNs = System.nanoTime() - startNs;
+                    // Records sections (headers excluded), as the broker and the consumer count them;
+                    // a batch split in parts (rare) counts each part's header.
+                    int compressedBytes = b.sizeInBytes();
+                    int parts = b.batchCount();
+                    network.metrics()
+                            .compression(
+                                    compression.type(),
+                                    compressedBytes - (long) parts * RecordBatchLayout.HEADER_SIZE,
+                                    plainBytes - RecordBatchLayout.HEADER_SIZE,
+                                    elapsedNs);
                 }
             }
         }
@@ -632,9 +643,7 @@ final class ProducerSender implements Runnable {
             Throwable err,
             long nowNs) {
         q.retrying = true;
-        StellflowException cause = ProduceErrors.unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                ? se
-                : new StellflowException(code, "produce to " + tp + " failed");
+        StellflowException cause = ProduceErrors.cause(err, code, "produce to " + tp + " failed");
         for (ProducerBatch b : batches) {
             network.metrics().retried();
             b.lastError = cause;
@@ -655,9 +664,7 @@ final class ProducerSender implements Runnable {
             List<Runnable> completions,
             List<ProducerBatch> done) {
         StellflowException failure =
-                ProduceErrors.unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                        ? se
-                        : new StellflowException(code, ProduceErrors.produceFailure(tp, code, batches.get(0)));
+                ProduceErrors.cause(err, code, ProduceErrors.produceFailure(tp, code, batches.get(0)));
         int result = ClientMetrics.result(code, false);
         for (ProducerBatch b : batches) {
             network.metrics().sendFailed(result);

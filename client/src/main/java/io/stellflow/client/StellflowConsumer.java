@@ -136,8 +136,8 @@ public final class StellflowConsumer implements AutoCloseable {
     StellflowConsumer(
             ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry, GroupTransport groupTransport) {
         this.config = config;
-        this.decompressor = new RecordBatchDecompressor(config.fetchMaxBytes());
         this.metrics = new ClientMetrics(openTelemetry, "consumer");
+        this.decompressor = new RecordBatchDecompressor(config.fetchMaxBytes(), metrics::compression);
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);

@@ -122,7 +122,10 @@ class CompressionRoundTripTest {
                     .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(BATCH_SIZE));
             List<Integer> sorted = new ArrayList<>(lastRoundBatchBytes);
             sorted.sort(null);
-            assertThat(sorted.get(sorted.size() / 2)).as("median").isGreaterThan(BATCH_SIZE * 6 / 10);
+            // Counting raw bytes would give batch.size / ratio (a third or less here); the median is
+            // held above half, not tighter: gzip's ratio moves from batch to batch (one run's median
+            // was 0.58 of batch.size).
+            assertThat(sorted.get(sorted.size() / 2)).as("median").isGreaterThan(BATCH_SIZE / 2);
 
             try (StellflowConsumer consumer = new StellflowConsumer(props(broker, "auto.offset.reset", "earliest"))) {
                 consumer.assign(List.of(tp));

@@ -15,12 +15,19 @@ import java.util.Locale;
  * stores every batch in that codec: the leader recompresses a batch produced with another codec, or
  * none, at the configured level. The leader decides once per batch with {@link #rewrites}.
  *
+ * <p>{@code compression.produce.policy} (broker and topic key of the same name, ours: Kafka has none)
+ * is {@code accept} (the default) or {@code refuse}: with {@code refuse} the leader answers a Produce
+ * whose set holds a compressed batch (codec bits non-zero) with {@code FEATURE_NOT_ENABLED} and
+ * appends nothing, whatever {@code compression.type} says ({@code docs/compression.md}, "SDK
+ * policy").
+ *
  * <p>Thread-safety: immutable.
  *
  * @param name the configured value, lower case: producer, uncompressed, gzip, snappy, lz4 or zstd
  * @param levels the levels a recompression uses
+ * @param refuseCompressedProduce {@code compression.produce.policy=refuse}
  */
-public record LogCompression(String name, CompressionConfig levels) {
+public record LogCompression(String name, CompressionConfig levels, boolean refuseCompressedProduce) {
     /** Keep the producer's codec (Kafka's default). */
     public static final String PRODUCER = "producer";
     /** Store uncompressed (Kafka's name for no codec in this key). */
@@ -28,6 +35,16 @@ public record LogCompression(String name, CompressionConfig levels) {
 
     /** {@code compression.type=producer} at Kafka's default levels. */
     public static final LogCompression DEFAULT = new LogCompression(PRODUCER, CompressionConfig.DEFAULT);
+
+    /** {@code compression.produce.policy} value: compressed Produce is accepted (the default). */
+    public static final String ACCEPT = "accept";
+    /** {@code compression.produce.policy} value: compressed Produce is refused. */
+    public static final String REFUSE = "refuse";
+
+    /** {@code compression.type} {@code name} at {@code levels}, compressed Produce accepted. */
+    public LogCompression(String name, CompressionConfig levels) {
+        this(name, levels, false);
+    }
 
     /** @throws IllegalArgumentException naming the value when it is not one of the six names */
     public LogCompression {
@@ -70,11 +87,32 @@ public record LogCompression(String name, CompressionConfig levels) {
 
     /** This setting with another {@code compression.type}. */
     public LogCompression withName(String newName) {
-        return new LogCompression(newName, levels);
+        return new LogCompression(newName, levels, refuseCompressedProduce);
+    }
+
+    /**
+     * This setting with another {@code compression.produce.policy}.
+     *
+     * @param policy {@code accept} or {@code refuse}, any case, blanks around ignored
+     * @throws IllegalArgumentException naming the value when it is neither
+     */
+    public LogCompression withProducePolicy(String policy) {
+        String p = policy == null ? "" : policy.strip().toLowerCase(Locale.ROOT);
+        return switch (p) {
+            case ACCEPT -> new LogCompression(name, levels, false);
+            case REFUSE -> new LogCompression(name, levels, true);
+            default ->
+                throw new IllegalArgumentException("compression.produce.policy must be accept or refuse: " + policy);
+        };
+    }
+
+    /** The configured {@code compression.produce.policy}: {@code accept} or {@code refuse}. */
+    public String producePolicy() {
+        return refuseCompressedProduce ? REFUSE : ACCEPT;
     }
 
     /** This setting with {@code type}'s level changed. */
     public LogCompression withLevel(CompressionType type, int level) {
-        return new LogCompression(name, levels.withLevel(type, level));
+        return new LogCompression(name, levels.withLevel(type, level), refuseCompressedProduce);
     }
 }

@@ -402,6 +402,12 @@ public record LogConfig(
             return this;
         }
 
+        /** {@code compression.produce.policy}: accept or refuse (any case). */
+        public Builder compressionProducePolicy(String v) {
+            compression = compression.withProducePolicy(v);
+            return this;
+        }
+
         /** {@code compression.<codec>.level} of {@code type}; the range is checked here. */
         public Builder compressionLevel(CompressionType type, int level) {
             compression = compression.withLevel(type, level);

@@ -27,6 +27,7 @@ import java.util.Set;
  *   <tr><td>file.delete.delay.ms</td><td>log.segment.delete.delay.ms</td></tr>
  *   <tr><td>compression.type</td><td>compression.type: producer, uncompressed, gzip, snappy, lz4, zstd</td></tr>
  *   <tr><td>compression.gzip.level, compression.lz4.level, compression.zstd.level</td><td>the same</td></tr>
+ *   <tr><td>compression.produce.policy</td><td>compression.produce.policy: accept or refuse</td></tr>
  * </table>
  *
  * <p>Thread-safety: stateless.
@@ -82,6 +83,7 @@ public final class TopicConfig {
             case "min.cleanable.dirty.ratio" -> b.minCleanableDirtyRatio(Double.parseDouble(value));
             case "file.delete.delay.ms" -> b.fileDeleteDelayMs(Long.parseLong(value));
             case "compression.type" -> b.compressionType(value);
+            case "compression.produce.policy" -> b.compressionProducePolicy(value);
             case "compression.gzip.level" -> b.compressionLevel(CompressionType.GZIP, Integer.parseInt(value));
             case "compression.lz4.level" -> b.compressionLevel(CompressionType.LZ4, Integer.parseInt(value));
             case "compression.zstd.level" -> b.compressionLevel(CompressionType.ZSTD, Integer.parseInt(value));

@@ -29,7 +29,8 @@ class TopicConfigTest {
                         Map.entry("compression.type", " LZ4 "),
                         Map.entry("compression.gzip.level", "5"),
                         Map.entry("compression.lz4.level", "1"),
-                        Map.entry("compression.zstd.level", "-7")));
+                        Map.entry("compression.zstd.level", "-7"),
+                        Map.entry("compression.produce.policy", " REFUSE ")));
         assertThat(c.cleanupPolicy()).isEqualTo(LogConfig.CleanupPolicy.COMPACT_DELETE);
         assertThat(c.retentionMs()).isEqualTo(1000);
         assertThat(c.retentionBytes()).isEqualTo(2048);
@@ -45,7 +46,9 @@ class TopicConfigTest {
         assertThat(c.compression().name()).isEqualTo("lz4");
         assertThat(c.compression().target()).isEqualTo(CompressionType.LZ4);
         assertThat(c.compression().levels()).isEqualTo(new CompressionConfig(5, 1, -7));
-        assertThat(TopicConfig.KEYS).hasSize(16);
+        assertThat(c.compression().refuseCompressedProduce()).isTrue();
+        assertThat(c.compression().producePolicy()).isEqualTo("refuse");
+        assertThat(TopicConfig.KEYS).hasSize(17);
     }
 
     @Test
@@ -79,6 +82,9 @@ class TopicConfigTest {
         assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("compression.zstd.level", "23")))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("compression.zstd.level");
+        assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("compression.produce.policy", "no")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("compression.produce.policy=no");
     }
 
     @Test
@@ -95,5 +101,18 @@ class TopicConfigTest {
         assertThat(zstd.rewrites(4)).isFalse();
         assertThat(zstd.rewrites(0)).isTrue();
         assertThat(zstd.rewrites(1)).isTrue();
+    }
+
+    @Test
+    void producePolicyDefaultsToAcceptAndSurvivesTheOtherCompressionKeys() {
+        LogCompression accept = LogConfig.defaults().compression();
+        assertThat(accept.refuseCompressedProduce()).isFalse();
+        assertThat(accept.producePolicy()).isEqualTo("accept");
+        LogCompression refuse = accept.withProducePolicy("refuse");
+        assertThat(refuse.withName("uncompressed").refuseCompressedProduce()).isTrue();
+        assertThat(refuse.withLevel(CompressionType.ZSTD, 7).refuseCompressedProduce())
+                .isTrue();
+        assertThat(refuse.withProducePolicy(" Accept ").refuseCompressedProduce())
+                .isFalse();
     }
 }

@@ -1,5 +1,6 @@
 package io.stellflow.broker.append;
 
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -10,9 +11,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The log line of a compressed batch refused on Produce (decision 9.o): a decompression bomb over
  * {@code compression.max.decompressed.bytes}, a malformed container, or records that break §7.7
- * step 7. One WARN line per {@value #INTERVAL_SECONDS} s for the whole broker names the
- * topic-partition, codec, cap and reason; the others go to DEBUG, so a misbehaving producer cannot
- * flood the log.
+ * step 7; or any compressed batch on a log with {@code compression.produce.policy=refuse}. One
+ * WARN line per {@value #INTERVAL_SECONDS} s for the whole broker names the topic-partition, codec,
+ * cap and reason; the others go to DEBUG, so a misbehaving producer cannot flood the log.
  *
  * <p>Thread-safety: any thread (append agents, request threads); the time of the last WARN is an
  * atomic.
@@ -33,15 +34,41 @@ public final class CompressionRefusals {
     }
 
     /**
+     * Logs the refusal of a compressed batch of codec {@code codec} for {@code partition}, whose
+     * {@code compression.produce.policy} is {@code refuse} (answered {@code FEATURE_NOT_ENABLED}).
+     * Returns whether the line went out at WARN.
+     */
+    public boolean refusedByPolicy(Object partition, CompressionType codec) {
+        if (tryWarn()) {
+            LOG.warn(
+                    "Produce to {} refused with FEATURE_NOT_ENABLED: a {} batch, and the topic's"
+                            + " compression.produce.policy is refuse; further refusals within {} s at DEBUG",
+                    partition,
+                    codec.configName(),
+                    INTERVAL_SECONDS);
+            return true;
+        }
+        LOG.debug(
+                "Produce to {} refused with FEATURE_NOT_ENABLED: a {} batch, compression.produce.policy=refuse",
+                partition,
+                codec.configName());
+        return false;
+    }
+
+    /** Whether this refusal takes the WARN line of the current interval (and starts the next one). */
+    private boolean tryWarn() {
+        long now = nanoClock.getAsLong();
+        long next = nextWarnNs.get();
+        return now - next >= 0 && nextWarnNs.compareAndSet(next, now + TimeUnit.SECONDS.toNanos(INTERVAL_SECONDS));
+    }
+
+    /**
      * Logs the refusal {@code validator} just decided (its {@link CompressedRecordsValidator#outcome}
      * is not VALID) for {@code partition} answered with {@code errorName}. Returns whether the line
      * went out at WARN.
      */
     public boolean refused(Object partition, String errorName, CompressedRecordsValidator validator) {
-        long now = nanoClock.getAsLong();
-        long next = nextWarnNs.get();
-        boolean warn =
-                now - next >= 0 && nextWarnNs.compareAndSet(next, now + TimeUnit.SECONDS.toNanos(INTERVAL_SECONDS));
+        boolean warn = tryWarn();
         String outcome = switch (validator.outcome()) {
             case CompressedRecordsValidator.OVER_CAP -> "over the decompression cap";
             case CompressedRecordsValidator.MALFORMED -> "malformed container";

@@ -46,6 +46,21 @@ public final class CompressionRewriter implements AutoCloseable {
         this.telemetry = telemetry;
     }
 
+    /**
+     * The codec id (attribute bits 0-2) of the first compressed batch of a validated {@code records}
+     * set, or 0 ({@code NONE}) when every batch is uncompressed: what {@code
+     * compression.produce.policy=refuse} refuses.
+     */
+    public static int firstCompressedCodec(ByteBuf records) {
+        for (int p = records.readerIndex(); p < records.writerIndex(); p += RecordBatchLayout.batchSize(records, p)) {
+            int codecId = RecordBatchLayout.attributes(records, p) & RecordBatchLayout.COMPRESSION_CODEC_MASK;
+            if (codecId != CompressionType.NONE.id()) {
+                return codecId;
+            }
+        }
+        return CompressionType.NONE.id();
+    }
+
     /** Whether a validated {@code records} set holds a batch {@code compression} would rewrite. */
     public static boolean needsRewrite(ByteBuf records, LogCompression compression) {
         if (compression.target() == null) {

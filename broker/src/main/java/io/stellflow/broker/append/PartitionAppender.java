@@ -7,6 +7,7 @@ import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
@@ -241,6 +242,13 @@ final class PartitionAppender {
                 agent.service().compressionRefusals().refused(partition, Errors.name(code), compressed);
             }
             return code;
+        }
+        if (partition.log().config().compression().refuseCompressedProduce()) {
+            int codecId = CompressionRewriter.firstCompressedCodec(records);
+            if (codecId != CompressionType.NONE.id()) {
+                agent.service().compressionRefusals().refusedByPolicy(partition, CompressionType.forId(codecId));
+                return Errors.FEATURE_NOT_ENABLED;
+            }
         }
         if (r.transactional()) {
             return Errors.FEATURE_NOT_ENABLED;

@@ -71,6 +71,8 @@ import java.util.TreeSet;
  *       idempotent producer id with no append for this long</td></tr>
  *   <tr><td>producer.id.max.per.partition</td><td>10000</td><td>&gt;= 1; producer ids one partition keeps
  *       (a new one beyond it is refused until ids expire)</td></tr>
+ *   <tr><td>compression.produce.policy</td><td>accept</td><td>accept or refuse: refuse answers a Produce
+ *       holding a compressed batch FEATURE_NOT_ENABLED (topic override of the same name)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
  *       controllers' (metadata log) id, which a broker adopts when its log dir has none and which must
  *       equal its {@code meta.properties}</td></tr>
@@ -170,6 +172,7 @@ public final class BrokerConfig {
             "message.max.bytes",
             "compression.max.decompressed.bytes",
             "compression.type",
+            "compression.produce.policy",
             "compression.gzip.level",
             "compression.lz4.level",
             "compression.zstd.level",
@@ -653,6 +656,12 @@ public final class BrokerConfig {
         } catch (IllegalArgumentException e) {
             throw new ConfigException(
                     "compression.type", compressionType, "must be producer, uncompressed, gzip, snappy, lz4 or zstd");
+        }
+        String producePolicy = string(props, "compression.produce.policy", LogCompression.ACCEPT);
+        try {
+            b.compressionProducePolicy(producePolicy);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("compression.produce.policy", producePolicy, "must be accept or refuse");
         }
         int gzipLevel = intValue(props, CompressionConfig.GZIP_LEVEL, CompressionConfig.GZIP_DEFAULT_LEVEL, -1, 9);
         try {

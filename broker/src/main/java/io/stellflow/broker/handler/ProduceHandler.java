@@ -18,6 +18,7 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceRequest.PartitionData;
 import io.stellflow.protocol.message.ProduceRequest.TopicData;
@@ -47,6 +48,8 @@ import org.slf4j.LoggerFactory;
  *   <li>records null or empty, or invalid per §7.7: {@code INVALID_RECORD}, {@code CORRUPT_MESSAGE},
  *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above
  *       {@code message.max.bytes});
+ *   <li>a compressed batch on a log with {@code compression.produce.policy=refuse}:
+ *       {@code FEATURE_NOT_ENABLED}, nothing appended ({@code docs/compression.md}, "SDK policy");
  *   <li>transactional data (a transactionalId): not implemented yet, {@code FEATURE_NOT_ENABLED};
  *       idempotent data (producerId &gt;= 0): exactly one batch per partition ({@code INVALID_RECORD}
  *       otherwise), appended through the partition's producer state ({@link IdempotentBatches}:
@@ -486,6 +489,13 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 compressionRefusals.refused(partition, Errors.name(validation), compressed);
             }
             return error(data.partition(), validation, epoch, partition.logStartOffset());
+        }
+        if (partition.log().config().compression().refuseCompressedProduce()) {
+            int codecId = CompressionRewriter.firstCompressedCodec(records);
+            if (codecId != CompressionType.NONE.id()) {
+                compressionRefusals.refusedByPolicy(partition, CompressionType.forId(codecId));
+                return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
+            }
         }
         if (transactional) {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());

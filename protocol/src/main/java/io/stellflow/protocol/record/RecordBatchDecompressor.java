@@ -31,7 +31,22 @@ import io.stellflow.protocol.compression.Decompressor;
  * <p>Thread-safety: confined to one owning thread (a consumer's application thread).
  */
 public final class RecordBatchDecompressor implements AutoCloseable {
+    /** Told of each batch expanded (a consumer's compression metrics). */
+    @FunctionalInterface
+    public interface Listener {
+        /** Does nothing. */
+        Listener NONE = (type, compressedBytes, decompressedBytes, elapsedNs) -> {};
+
+        /**
+         * One batch expanded: its codec, the records section compressed (bytes, as received) and
+         * decompressed (bytes), and the time decompression took (ns). Called on the expanding thread
+         * once per batch, never per record; must be cheap. Not called for a batch that failed.
+         */
+        void expanded(CompressionType type, long compressedBytes, long decompressedBytes, long elapsedNs);
+    }
+
     private final long maxDecompressedBytes;
+    private final Listener listener;
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
     private ByteBuf scratch = Unpooled.buffer(HEADER_SIZE + 64 * 1024);
     private boolean closed;
@@ -41,6 +56,19 @@ public final class RecordBatchDecompressor implements AutoCloseable {
      * @throws IllegalArgumentException when the cap is not positive
      */
     public RecordBatchDecompressor(long maxDecompressedBytes) {
+        this(maxDecompressedBytes, Listener.NONE);
+    }
+
+    /**
+     * @param maxDecompressedBytes the largest decompressed records section accepted for one batch
+     * @param listener told of each batch expanded
+     * @throws IllegalArgumentException when the cap is not positive or the listener null
+     */
+    public RecordBatchDecompressor(long maxDecompressedBytes, Listener listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("listener must not be null");
+        }
+        this.listener = listener;
         if (maxDecompressedBytes <= 0) {
             throw new IllegalArgumentException("maxDecompressedBytes must be > 0: " + maxDecompressedBytes);
         }
@@ -74,6 +102,7 @@ public final class RecordBatchDecompressor implements AutoCloseable {
         }
         Decompressor d = decompressor(type);
         ByteBuf out = scratch.clear();
+        long startNs = System.nanoTime();
         int n = BatchCompression.decompress(buf, batchStart, d, maxDecompressedBytes, out);
         if (n == BatchCompression.MALFORMED) {
             throw new ProtocolException(
@@ -84,6 +113,11 @@ public final class RecordBatchDecompressor implements AutoCloseable {
                     Errors.INVALID_RECORD,
                     type.configName() + " stream decompresses to more than " + maxDecompressedBytes + " bytes");
         }
+        listener.expanded(
+                type,
+                RecordBatchLayout.batchSize(buf, batchStart) - HEADER_SIZE,
+                n - HEADER_SIZE,
+                System.nanoTime() - startNs);
         return out;
     }
 

@@ -14,6 +14,7 @@ import io.stellflow.protocol.support.Bufs;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -68,6 +69,30 @@ class RecordBatchDecompressorTest {
         List<DecodedRecord> got = new java.util.ArrayList<>();
         RecordBatchReader.decode(actual, 100, true, d, (o, ts, k, v, h) -> got.add(new DecodedRecord(o, ts, k, v, h)));
         assertThat(got).usingRecursiveFieldByFieldElementComparator().isEqualTo(want);
+    }
+
+    @Test
+    void theListenerHearsOfEachExpandedBatchOnceWithItsRecordsSectionSizesAndNotOfAFailedOne() {
+        ByteBuf plain = plainBatch(200, 7);
+        ByteBuf zipped = compressed(plain, CompressionType.ZSTD);
+        List<long[]> heard = new java.util.ArrayList<>();
+        List<CompressionType> types = new java.util.ArrayList<>();
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20, (type, c, u, ns) -> {
+            types.add(type);
+            heard.add(new long[] {c, u, ns});
+        })) {
+            assertSameRecords(plain, zipped, d);
+            assertThat(types).containsExactly(CompressionType.ZSTD);
+            assertThat(heard.get(0)[0]).isEqualTo(zipped.readableBytes() - RecordBatchLayout.HEADER_SIZE);
+            assertThat(heard.get(0)[1]).isEqualTo(plain.readableBytes() - RecordBatchLayout.HEADER_SIZE);
+            assertThat(heard.get(0)[2]).isPositive();
+
+            ByteBuf bad = bufs.heap();
+            bad.writeBytes(zipped, 0, zipped.readableBytes());
+            bad.setByte(RecordBatchLayout.RECORDS_OFFSET, bad.getByte(RecordBatchLayout.RECORDS_OFFSET) ^ 0x5a);
+            assertThatThrownBy(() -> d.expand(bad, 0)).isInstanceOf(ProtocolException.class);
+            assertThat(heard).hasSize(1);
+        }
     }
 
     @ParameterizedTest

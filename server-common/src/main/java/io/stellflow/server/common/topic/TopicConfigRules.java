@@ -34,6 +34,7 @@ import java.util.TreeSet;
  *   <tr><td>compression.gzip.level</td><td>1..9 or -1</td></tr>
  *   <tr><td>compression.lz4.level</td><td>1..17</td></tr>
  *   <tr><td>compression.zstd.level</td><td>-131072..22</td></tr>
+ *   <tr><td>compression.produce.policy</td><td>accept or refuse (any case)</td></tr>
  * </table>
  * Values are taken with surrounding blanks removed ({@link #normalize}).
  *
@@ -47,6 +48,7 @@ public final class TopicConfigRules {
         BOOLEAN,
         CLEANUP_POLICY,
         COMPRESSION_TYPE,
+        PRODUCE_POLICY,
         GZIP_LEVEL
     }
 
@@ -95,6 +97,8 @@ public final class TopicConfigRules {
         r.put("compression.gzip.level", new Rule(Kind.GZIP_LEVEL, -1, 9, true));
         r.put("compression.lz4.level", new Rule(Kind.INT, 1, 17, true));
         r.put("compression.zstd.level", new Rule(Kind.INT, -131072, 22, true));
+        // Ours (Kafka has no such key): refuse compressed Produce on topics read by the public SDKs.
+        r.put("compression.produce.policy", new Rule(Kind.PRODUCE_POLICY, 0, true));
         return Collections.unmodifiableMap(r);
     }
 
@@ -162,6 +166,10 @@ public final class TopicConfigRules {
                 COMPRESSION_TYPES.contains(v.toLowerCase(Locale.ROOT))
                         ? null
                         : key + "=" + v + " must be one of " + String.join(", ", COMPRESSION_TYPES);
+            case PRODUCE_POLICY ->
+                v.equalsIgnoreCase("accept") || v.equalsIgnoreCase("refuse")
+                        ? null
+                        : key + "=" + v + " must be accept or refuse";
             case GZIP_LEVEL -> gzipLevel(key, v);
         };
     }

@@ -35,6 +35,8 @@ class TopicConfigRulesTest {
             {"compression.lz4.level", "17"},
             {"compression.zstd.level", "-131072"},
             {"compression.zstd.level", "22"},
+            {"compression.produce.policy", "accept"},
+            {"compression.produce.policy", " Refuse "},
         };
         for (String[] c : ok) {
             assertThat(TopicConfigRules.validate(c[0], c[1]))
@@ -42,7 +44,7 @@ class TopicConfigRulesTest {
                     .isNull();
         }
         assertThat(TopicConfigRules.KEYS)
-                .hasSize(18)
+                .hasSize(19)
                 .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable");
         assertThat(TopicConfigRules.normalize(" 5 ")).isEqualTo("5");
     }
@@ -68,6 +70,8 @@ class TopicConfigRulesTest {
         assertThat(TopicConfigRules.validate("compression.lz4.level", "18"))
                 .isEqualTo("compression.lz4.level=18 must be in [1, 17]");
         assertThat(TopicConfigRules.validate("compression.zstd.level", "23")).contains("must be in [-131072, 22]");
+        assertThat(TopicConfigRules.validate("compression.produce.policy", "reject"))
+                .isEqualTo("compression.produce.policy=reject must be accept or refuse");
         assertThat(TopicConfigRules.validate("cleanup.policy", "shred")).contains("delete, compact or compact,delete");
         assertThat(TopicConfigRules.validate("cleanup.policy", "")).contains("cleanup.policy=");
         assertThat(TopicConfigRules.validate("min.insync.replicas", "0")).contains("must be >= 1");
@@ -82,14 +86,15 @@ class TopicConfigRulesTest {
     @Test
     void theLogKeysAreEveryKeyButTheReplicationSettings() {
         assertThat(TopicConfigRules.LOG_KEYS)
-                .hasSize(16)
+                .hasSize(17)
                 .contains(
                         "cleanup.policy",
+                        "compression.produce.policy",
                         "retention.ms",
                         "segment.bytes",
                         "min.cleanable.dirty.ratio",
                         "compression.type")
                 .doesNotContain("min.insync.replicas", "unclean.leader.election.enable");
-        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(18);
+        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(19);
     }
 }
