@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The client keys each client reads, and the Kafka keys it knows but cannot honour. Checked once when
  * a producer, consumer or admin client is configured: a Kafka key whose value would change what the
- * client does (idempotence, transactions, TLS or SASL) is refused with the reason, since
+ * client does (transactions, TLS or SASL) is refused with the reason, since
  * ignoring it would silently give the application something else than it asked for; a key no client
  * reads is logged as one WARN naming it (Kafka does the same), since it is usually a typo.
  *
@@ -86,11 +86,6 @@ final class ClientKeys {
             return;
         }
         if (known == PRODUCER) {
-            refuseUnless(
-                    props,
-                    "enable.idempotence",
-                    "false",
-                    "the producer is not idempotent (a retry after a lost response may write a batch twice)");
             if (props.getProperty("transactional.id") != null) {
                 throw new IllegalArgumentException("transactional.id=" + props.getProperty("transactional.id")
                         + " is not supported: the producer has no transactions; remove the key");

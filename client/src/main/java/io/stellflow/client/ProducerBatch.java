@@ -64,6 +64,12 @@ final class ProducerBatch {
     /** The retriable error of the latest failed attempt (for the delivery timeout's message), or null. */
     StellflowException lastError;
 
+    /** Idempotence: the producer id, epoch and base sequence this batch was stamped with; -1 when unstamped. */
+    long producerId = RecordBatchLayout.NO_PRODUCER_ID;
+
+    short producerEpoch = RecordBatchLayout.NO_PRODUCER_EPOCH;
+    int baseSequence = RecordBatchLayout.NO_SEQUENCE;
+
     ProducerBatch(
             TopicPartition tp,
             ByteBufAllocator alloc,
@@ -121,6 +127,22 @@ final class ProducerBatch {
             builder.close();
             closed = true;
         }
+    }
+
+    /**
+     * Idempotence: writes the producer id, epoch and base sequence into the sealed batch (compressed
+     * or not; one batch, since an idempotent producer never splits one) and rewrites its CRC.
+     *
+     * @throws IllegalStateException when the batch is not sealed
+     */
+    void stampProducer(long producerId, short producerEpoch, int baseSequence) {
+        if (!closed) {
+            throw new IllegalStateException("stamp before close: " + tp);
+        }
+        RecordBatchLayout.setProducerFields(buffer, buffer.readerIndex(), producerId, producerEpoch, baseSequence);
+        this.producerId = producerId;
+        this.producerEpoch = producerEpoch;
+        this.baseSequence = baseSequence;
     }
 
     int sizeInBytes() {

@@ -42,10 +42,18 @@ final class ProducerCompression implements AutoCloseable {
 
     private final CompressionCodec codec;
     private final int batchSizeBytes;
+    /**
+     * A compressed batch above this is split ({@link #compress}): {@code batch.size}, or unbounded
+     * with {@code enable.idempotence}, whose Produce carries one batch per partition with one
+     * sequence range (spec §6.12), so a batch is sent whole even when it compressed worse than
+     * estimated.
+     */
+    private final int splitAboveBytes;
 
-    private ProducerCompression(CompressionCodec codec, int batchSizeBytes) {
+    private ProducerCompression(CompressionCodec codec, int batchSizeBytes, int splitAboveBytes) {
         this.codec = codec;
         this.batchSizeBytes = batchSizeBytes;
+        this.splitAboveBytes = splitAboveBytes;
     }
 
     /** The compression of {@code config}, or null for {@code compression.type=none}. */
@@ -54,7 +62,9 @@ final class ProducerCompression implements AutoCloseable {
             return null;
         }
         return new ProducerCompression(
-                CompressionCodecs.codec(config.compressionType(), config.compressionLevels()), config.batchSizeBytes());
+                CompressionCodecs.codec(config.compressionType(), config.compressionLevels()),
+                config.batchSizeBytes(),
+                config.enableIdempotence() ? Integer.MAX_VALUE : config.batchSizeBytes());
     }
 
     CompressionType type() {
@@ -88,10 +98,11 @@ final class ProducerCompression implements AutoCloseable {
      * Compresses the sealed {@code batch} (see {@link ProducerBatch#compress}) into batches of at
      * most {@code batch.size} bytes each (unless one record alone is larger), as the uncompressed
      * path guarantees: a broker whose {@code message.max.bytes} accepts {@code batch.size} accepts
-     * them; returns the batch's ratio.
+     * them (with {@code enable.idempotence} it is never split, see {@link #splitAboveBytes}); returns
+     * the batch's ratio.
      */
     double compress(ProducerBatch batch, ByteBufAllocator alloc) {
-        return batch.compress(codec, alloc, batchSizeBytes);
+        return batch.compress(codec, alloc, splitAboveBytes);
     }
 
     /** Frees the codec's state; idempotent. */

@@ -38,6 +38,12 @@ import java.util.Properties;
  *     estimated compressed bytes ({@code docs/compression.md})
  * @param compressionLevels {@code compression.gzip.level}, {@code compression.lz4.level}, {@code
  *     compression.zstd.level} (Kafka's defaults and ranges, {@link CompressionConfig})
+ * @param enableIdempotence {@code enable.idempotence} (default {@code false} for now; Kafka's
+ *     default is {@code true}, ours flips with {@code acks=all} after a perf comparison, issue #20):
+ *     the producer takes a producer id (InitProducerId) and stamps each batch with it and a
+ *     per-partition sequence, so a retry never writes a batch twice and order holds across retries
+ *     ({@code docs/exactly-once.md}, "Our producer"). Needs {@code acks=all}, {@code
+ *     max.in.flight.requests.per.connection} at most 5 and {@code retries} above 0
  */
 public record ProducerConfig(
         ClientConfig common,
@@ -51,14 +57,24 @@ public record ProducerConfig(
         long deliveryTimeoutMs,
         int requestTimeoutMsOnBroker,
         CompressionType compressionType,
-        CompressionConfig compressionLevels) {
+        CompressionConfig compressionLevels,
+        boolean enableIdempotence) {
 
     /** The producer's default {@code retries}: unbounded, {@code delivery.timeout.ms} ends a send. */
     public static final int DEFAULT_RETRIES = Integer.MAX_VALUE;
 
     /**
-     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code enable.idempotence=true}, {@code transactional.id}, {@code
-     * security.protocol} other than {@code PLAINTEXT}); keys it does not read are logged as one WARN.
+     * Most requests in flight per connection an idempotent producer may have (Kafka's bound): the
+     * broker remembers the last 5 batches per producer and partition, so a retry of any batch still
+     * in flight is recognised as a duplicate.
+     */
+    public static final int MAX_IDEMPOTENT_IN_FLIGHT = 5;
+
+    /**
+     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code transactional.id},
+     * {@code security.protocol} other than {@code PLAINTEXT}); keys it does not read are logged as one
+     * WARN. {@code enable.idempotence=true} with {@code acks} other than all, more than 5 requests in
+     * flight or {@code retries=0} is refused naming the keys (as Kafka does).
      *
      * @throws IllegalArgumentException naming the bad or refused key and its value
      */
@@ -69,7 +85,7 @@ public record ProducerConfig(
         if (props.getProperty("retries") == null) {
             common = common.withRetries(DEFAULT_RETRIES);
         }
-        return new ProducerConfig(
+        ProducerConfig config = new ProducerConfig(
                 common,
                 v.intValue("batch.size", 16_384, 1, 64 << 20),
                 v.intValue("linger.ms", 5, 0, 3_600_000),
@@ -81,7 +97,29 @@ public record ProducerConfig(
                 v.longValue("delivery.timeout.ms", 120_000, 1, Long.MAX_VALUE),
                 v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE),
                 compressionType(v.string("compression.type", "none")),
-                CompressionConfig.from(levels(props)));
+                CompressionConfig.from(levels(props)),
+                v.booleanValue("enable.idempotence", false));
+        if (config.enableIdempotence()) {
+            checkIdempotence(config);
+        }
+        return config;
+    }
+
+    /** The settings idempotence needs (Kafka's rules), each refusal naming the keys. */
+    private static void checkIdempotence(ProducerConfig c) {
+        if (c.acks() != -1) {
+            throw new IllegalArgumentException("enable.idempotence=true needs acks=all (-1), not acks=" + c.acks()
+                    + ": set acks=all or enable.idempotence=false");
+        }
+        if (c.maxInFlightPerConnection() > MAX_IDEMPOTENT_IN_FLIGHT) {
+            throw new IllegalArgumentException("enable.idempotence=true needs max.in.flight.requests.per.connection <= "
+                    + MAX_IDEMPOTENT_IN_FLIGHT + ", not " + c.maxInFlightPerConnection()
+                    + ": lower it or set enable.idempotence=false");
+        }
+        if (c.common().retries() == 0) {
+            throw new IllegalArgumentException(
+                    "enable.idempotence=true needs retries > 0, not retries=0: raise it or set enable.idempotence=false");
+        }
     }
 
     private static CompressionType compressionType(String raw) {

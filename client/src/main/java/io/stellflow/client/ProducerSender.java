@@ -1,16 +1,13 @@
 package io.stellflow.client;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
-import io.stellflow.protocol.GatheringBuffer;
-import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.record.RecordBatchLayout;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -48,6 +45,12 @@ import org.slf4j.LoggerFactory;
  * a request appended by the broker whose response was lost is appended again on retry (duplicate).
  * {@code max.in.flight.requests.per.connection=1} rules out the reordering.
  *
+ * <p>With {@code enable.idempotence} ({@link ProducerIdempotence}) neither can happen: nothing is
+ * sent before InitProducerId gave a producer id, a request carries at most one batch per partition,
+ * stamped with the id and its sequence when first drained and kept for retries; the broker refuses a
+ * batch that arrives before an earlier one ({@code OUT_OF_ORDER_SEQUENCE_NUMBER}, retried here in
+ * order behind it) and answers a retry of an appended batch with its original offset.
+ *
  * <p>Thread-safety: every field is guarded by {@code lock}; {@link #append} is called by
  * application threads, responses arrive on the I/O thread, the loop runs on its own thread.
  */
@@ -67,6 +70,8 @@ final class ProducerSender implements Runnable {
     private final ProducerConfig config;
     /** {@code compression.type} and its codec, used on the sender thread; null for none. */
     private final ProducerCompression compression;
+    /** {@code enable.idempotence}: the producer id and sequences; null when off. */
+    private final ProducerIdempotence idempotence;
 
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -74,7 +79,7 @@ final class ProducerSender implements Runnable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeSender = lock.newCondition();
     private final Condition stateChanged = lock.newCondition();
-    private final Map<TopicPartition, PartitionQueue> queues = new LinkedHashMap<>();
+    private final Map<TopicPartition, ProducerPartitionQueue> queues = new LinkedHashMap<>();
     private final Map<HostPort, Integer> inFlightPerBroker = new HashMap<>();
     private final long lingerNs;
     private long usedBytes;
@@ -83,34 +88,6 @@ final class ProducerSender implements Runnable {
     private boolean closing;
     private boolean metadataRefreshInFlight;
     private long lastMetadataRefreshNs;
-
-    private static final class PartitionQueue {
-        final ArrayDeque<ProducerBatch> batches = new ArrayDeque<>();
-        /** Requests in flight that carry batches of this partition. */
-        int inFlight;
-        /** A batch came back for retry: send nothing until inFlight is 0, then resend in order. */
-        boolean retrying;
-        /** Sequence of the next new batch. */
-        long nextSequence;
-        /** When this partition last logged a retry WARN; 0 = never. */
-        long lastRetryWarnNs;
-        /** Estimated compressed / uncompressed size of this partition's next batch (1 until one is compressed). */
-        double compressionRatio = 1.0;
-
-        /** Puts a batch back at its place in sequence order (the queue is kept sorted). */
-        void requeue(ProducerBatch b) {
-            if (batches.isEmpty() || batches.peekFirst().sequence > b.sequence) {
-                batches.addFirst(b);
-                return;
-            }
-            ArrayDeque<ProducerBatch> later = new ArrayDeque<>();
-            while (!batches.isEmpty() && batches.peekLast().sequence > b.sequence) {
-                later.addFirst(batches.pollLast());
-            }
-            batches.addLast(b);
-            batches.addAll(later);
-        }
-    }
 
     /** What append did: whether the partition's open batch is now full (the sticky partitioner moves on). */
     enum AppendResult {
@@ -126,6 +103,7 @@ final class ProducerSender implements Runnable {
         this.metadata = metadata;
         this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
         this.compression = ProducerCompression.of(config);
+        this.idempotence = config.enableIdempotence() ? new ProducerIdempotence() : null;
     }
 
     /**
@@ -141,7 +119,7 @@ final class ProducerSender implements Runnable {
             if (closing) {
                 throw new IllegalStateException("producer is closed");
             }
-            PartitionQueue q = queues.computeIfAbsent(tp, k -> new PartitionQueue());
+            ProducerPartitionQueue q = queues.computeIfAbsent(tp, k -> new ProducerPartitionQueue(idempotence != null));
             ProducerBatch last = q.batches.peekLast();
             if (last != null && last.tryAppend(timestampMs, key, value, callback)) {
                 if (last.isFull()) {
@@ -234,6 +212,7 @@ final class ProducerSender implements Runnable {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
+            boolean initProducerId = false;
             lock.lock();
             try {
                 if (closing && incompleteBatches == 0) {
@@ -242,7 +221,10 @@ final class ProducerSender implements Runnable {
                 long nowNs = System.nanoTime();
                 expire(nowNs, expired);
                 requests = drain(nowNs, unknownLeaders);
-                if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty()) {
+                initProducerId = idempotence != null
+                        && incompleteBatches > 0
+                        && idempotence.startInit(nowNs, requestsInFlight());
+                if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty() && !initProducerId) {
                     try {
                         wakeSender.awaitNanos(nextWakeNs(nowNs));
                     } catch (InterruptedException e) {
@@ -256,10 +238,13 @@ final class ProducerSender implements Runnable {
             }
             try {
                 for (ProducerBatch b : expired) {
-                    b.fail(deliveryTimeout(b));
+                    b.fail(ProduceErrors.deliveryTimeout(b, config));
                 }
             } finally {
                 finish(expired);
+            }
+            if (initProducerId) {
+                initProducerId();
             }
             if (!unknownLeaders.isEmpty()) {
                 refreshMetadata(unknownLeaders);
@@ -281,27 +266,88 @@ final class ProducerSender implements Runnable {
         }
     }
 
+    /** Produce requests in flight to all brokers. Called under {@code lock}. */
+    private int requestsInFlight() {
+        int n = 0;
+        for (int i : inFlightPerBroker.values()) {
+            n += i;
+        }
+        return n;
+    }
+
     /**
-     * The error of a batch that {@code delivery.timeout.ms} expired: its partition, the timeout, the
-     * attempts made and the last attempt's error (for example the leader it could not reach). Its
-     * code is the last attempt's (for example 32 NOT_ENOUGH_REPLICAS while the ISR stayed below
-     * {@code min.insync.replicas}), or {@link StellflowException#NETWORK_ERROR} when no attempt got
-     * an answer.
+     * Sends InitProducerId (null transactionalId) to a broker of the metadata; the answer sets the
+     * producer id or schedules another attempt after {@code retry.backoff.ms} (doubling). Batches
+     * wait meanwhile and expire by {@code delivery.timeout.ms}, whose message then names the
+     * InitProducerId error. A non-retriable answer (a broker without idempotence) fails the queued
+     * batches with it.
      */
-    private StellflowException deliveryTimeout(ProducerBatch b) {
-        String last = b.lastError == null
-                ? "; no attempt got an answer (no leader known for the partition)"
-                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.getMessage();
-        return new StellflowException(
-                b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
-                "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
-                        + " ms (delivery.timeout.ms), " + (b.attempts + 1) + " attempt(s)" + last,
-                b.lastError);
+    private void initProducerId() {
+        HostPort broker = metadata.anyBroker();
+        if (broker == null) {
+            broker = config.common().bootstrapServers().get(0);
+        }
+        network.send(
+                        broker,
+                        ApiKeys.INIT_PRODUCER_ID,
+                        new InitProducerIdRequest(null)::write,
+                        InitProducerIdResponse::read)
+                .whenComplete(this::onInitProducerId);
+    }
+
+    private void onInitProducerId(InitProducerIdResponse resp, Throwable err) {
+        short code = err != null ? ProduceErrors.errorCode(err, null) : resp.errorCode();
+        StellflowException failure = null;
+        List<ProducerBatch> failed = new ArrayList<>();
+        lock.lock();
+        try {
+            if (code == Errors.NONE) {
+                List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
+                for (ProducerPartitionQueue q : queues.values()) {
+                    partitions.add(q.sequences);
+                }
+                idempotence.initialized(resp.producerId(), resp.producerEpoch(), partitions);
+                LOG.info("idempotent producer id {} epoch {}", resp.producerId(), resp.producerEpoch());
+            } else {
+                StellflowException cause = ProduceErrors.cause(err, code, "InitProducerId failed");
+                idempotence.initFailed(
+                        System.nanoTime(),
+                        TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(idempotence.initAttempts() + 1)));
+                if (ProducerIdempotence.initRetriable(code)) {
+                    for (ProducerPartitionQueue q : queues.values()) {
+                        for (ProducerBatch b : q.batches) {
+                            b.lastError = cause;
+                        }
+                    }
+                } else {
+                    failure = new StellflowException(
+                            code,
+                            "enable.idempotence=true: InitProducerId failed with " + ProduceErrors.codeName(code)
+                                    + " (does the broker offer idempotent producers?)",
+                            cause);
+                    for (ProducerPartitionQueue q : queues.values()) {
+                        failed.addAll(q.batches);
+                        q.batches.clear();
+                    }
+                }
+            }
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            for (ProducerBatch b : failed) {
+                network.metrics().sendFailed(ClientMetrics.result(code, false));
+                b.fail(failure);
+            }
+        } finally {
+            finish(failed);
+        }
     }
 
     private void expire(long nowNs, List<ProducerBatch> expired) {
         long limitNs = TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs());
-        for (PartitionQueue q : queues.values()) {
+        for (ProducerPartitionQueue q : queues.values()) {
             if (q.inFlight > 0) {
                 continue;
             }
@@ -313,11 +359,14 @@ final class ProducerSender implements Runnable {
                 }
                 it.remove();
                 expired.add(b);
+                if (idempotence != null) {
+                    idempotence.failed(b, q.sequences);
+                }
             }
         }
     }
 
-    private boolean ready(ProducerBatch first, PartitionQueue q, long nowNs) {
+    private boolean ready(ProducerBatch first, ProducerPartitionQueue q, long nowNs) {
         if (nowNs < first.retryAfterNs) {
             return false;
         }
@@ -331,9 +380,12 @@ final class ProducerSender implements Runnable {
 
     private Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> drain(long nowNs, Set<String> unknownLeaders) {
         Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> out = new LinkedHashMap<>();
+        if (idempotence != null && !idempotence.ready()) {
+            return out; // no id yet, or a reset waits for the requests in flight
+        }
         Map<HostPort, Integer> requestBytes = new HashMap<>();
-        for (Map.Entry<TopicPartition, PartitionQueue> e : queues.entrySet()) {
-            PartitionQueue q = e.getValue();
+        for (Map.Entry<TopicPartition, ProducerPartitionQueue> e : queues.entrySet()) {
+            ProducerPartitionQueue q = e.getValue();
             ProducerBatch first = q.batches.peekFirst();
             if (first == null || !sendable(q) || !ready(first, q, nowNs)) {
                 continue;
@@ -359,6 +411,9 @@ final class ProducerSender implements Runnable {
                 if (!taken.isEmpty() && q.batches.size() == 1 && !lingerDone(b, nowNs)) {
                     break; // the open tail batch keeps lingering
                 }
+                if (idempotence != null && !taken.isEmpty()) {
+                    break; // one batch per partition in an idempotent Produce (spec §6.12)
+                }
                 b.close();
                 if (!taken.isEmpty() || bytes > 0) {
                     if (bytes + b.wireSizeEstimateBytes() > config.maxRequestBytes()) {
@@ -366,6 +421,9 @@ final class ProducerSender implements Runnable {
                     }
                 }
                 q.batches.pollFirst();
+                if (idempotence != null) {
+                    idempotence.stamp(b, q.sequences);
+                }
                 taken.add(b);
                 bytes += b.wireSizeEstimateBytes();
             }
@@ -381,13 +439,13 @@ final class ProducerSender implements Runnable {
     }
 
     /** Whether the partition may put batches into one more request now. */
-    private boolean sendable(PartitionQueue q) {
+    private boolean sendable(ProducerPartitionQueue q) {
         return q.retrying ? q.inFlight == 0 : q.inFlight < config.maxInFlightPerConnection();
     }
 
     private long nextWakeNs(long nowNs) {
         long wait = TimeUnit.MILLISECONDS.toNanos(100);
-        for (PartitionQueue q : queues.values()) {
+        for (ProducerPartitionQueue q : queues.values()) {
             ProducerBatch first = q.batches.peekFirst();
             if (sendable(q) && first != null) {
                 long at = Math.max(first.createdNs + lingerNs, first.retryAfterNs);
@@ -440,37 +498,13 @@ final class ProducerSender implements Runnable {
                 return;
             }
         }
-        int bytes = 64;
-        int largestRecordsBytes = 0;
         ClientMetrics metrics = network.metrics();
         for (List<ProducerBatch> list : batches.values()) {
-            bytes += 64;
-            int recordsBytes = 0;
             for (ProducerBatch b : list) {
-                bytes += b.sizeInBytes();
-                recordsBytes += b.sizeInBytes();
                 metrics.batchSent(b.sizeInBytes(), b.recordCount());
             }
-            largestRecordsBytes = Math.max(largestRecordsBytes, recordsBytes);
         }
-        int sizeHint = bytes;
-        boolean gathers = largestRecordsBytes >= GatheringBuffer.MIN_APPEND_BYTES;
-        BodyWriter body = new BodyWriter() {
-            @Override
-            public void write(ByteBuf out) {
-                writeProduce(out, batches);
-            }
-
-            @Override
-            public int sizeHintBytes() {
-                return sizeHint;
-            }
-
-            @Override
-            public boolean gathers() {
-                return gathers;
-            }
-        };
+        BodyWriter body = new ProduceRequestBody(batches, config.acks(), config.requestTimeoutMsOnBroker(), alloc);
         // v1 when the broker offers it: same bytes, but acks=-1 outcomes arrive as NOT_ENOUGH_REPLICAS,
         // NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT instead of v0's BROKER_NOT_AVAILABLE.
         network.sendNegotiated(leader, ApiKeys.PRODUCE, PRODUCE_VERSION, body, v -> ProduceResponse::read)
@@ -516,39 +550,11 @@ final class ProducerSender implements Runnable {
         lock.lock();
         try {
             for (int j = 0; j < i; j++) {
-                PartitionQueue q = queues.get(partitions[j]);
+                ProducerPartitionQueue q = queues.get(partitions[j]);
                 q.compressionRatio = ProducerCompression.nextCompressionRatio(q.compressionRatio, ratios[j]);
             }
         } finally {
             lock.unlock();
-        }
-    }
-
-    private void writeProduce(ByteBuf out, Map<TopicPartition, List<ProducerBatch>> batches) {
-        Map<String, List<ProduceRequest.PartitionData>> byTopic = new LinkedHashMap<>();
-        List<ByteBuf> toRelease = new ArrayList<>();
-        try {
-            for (Map.Entry<TopicPartition, List<ProducerBatch>> e : batches.entrySet()) {
-                List<ProducerBatch> list = e.getValue();
-                ByteBuf records;
-                if (list.size() == 1) {
-                    records = list.get(0).bytes();
-                } else {
-                    CompositeByteBuf c = alloc.compositeDirectBuffer(list.size());
-                    for (ProducerBatch b : list) {
-                        c.addComponent(true, b.bytes().retain());
-                    }
-                    toRelease.add(c);
-                    records = c;
-                }
-                byTopic.computeIfAbsent(e.getKey().topic(), t -> new ArrayList<>())
-                        .add(new ProduceRequest.PartitionData(e.getKey().partition(), records));
-            }
-            List<ProduceRequest.TopicData> topics = new ArrayList<>(byTopic.size());
-            byTopic.forEach((t, parts) -> topics.add(new ProduceRequest.TopicData(t, parts)));
-            new ProduceRequest(null, config.acks(), config.requestTimeoutMsOnBroker(), topics).write(out);
-        } finally {
-            toRelease.forEach(ByteBuf::release);
         }
     }
 
@@ -572,9 +578,29 @@ final class ProducerSender implements Runnable {
             for (Map.Entry<TopicPartition, List<ProducerBatch>> e : sent.entrySet()) {
                 TopicPartition tp = e.getKey();
                 List<ProducerBatch> batches = e.getValue();
-                PartitionQueue q = queues.get(tp);
+                ProducerPartitionQueue q = queues.get(tp);
                 q.inFlight--;
-                short code = errorCode(err, results.get(tp));
+                short code = ProduceErrors.errorCode(err, results.get(tp));
+                if (idempotence != null) {
+                    ProducerBatch b = batches.get(0);
+                    ProducerIdempotence.Outcome outcome = idempotence.onResult(
+                            b, q.sequences, code, b.attempts < config.common().retries());
+                    switch (outcome) {
+                        case COMPLETE -> {
+                            long base = results.get(tp).baseOffset();
+                            completions.add(() -> b.complete(base));
+                            done.add(b);
+                        }
+                        case RETRY, RESTAMP -> {
+                            if (Errors.isStaleMetadata(code) || code == StellflowException.NETWORK_ERROR) {
+                                refresh.add(tp.topic());
+                            }
+                            retry(q, tp, batches, code, err, nowNs);
+                        }
+                        case FAIL -> fail(tp, batches, code, err, completions, done);
+                    }
+                    continue;
+                }
                 if (code == Errors.NONE) {
                     long offset = results.get(tp).baseOffset();
                     for (ProducerBatch b : batches) {
@@ -586,29 +612,9 @@ final class ProducerSender implements Runnable {
                 } else if (StellflowException.isRetriable(code)
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
-                    q.retrying = true;
-                    StellflowException cause = unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                            ? se
-                            : new StellflowException(code, "produce to " + tp + " failed");
-                    for (ProducerBatch b : batches) {
-                        network.metrics().retried();
-                        b.lastError = cause;
-                        b.attempts++;
-                        b.retryAfterNs = nowNs
-                                + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
-                        q.requeue(b);
-                    }
-                    warnRetry(q, tp, code, batches.get(0), nowNs);
+                    retry(q, tp, batches, code, err, nowNs);
                 } else {
-                    StellflowException failure = unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                            ? se
-                            : new StellflowException(code, produceFailure(tp, code));
-                    int result = ClientMetrics.result(code, false);
-                    for (ProducerBatch b : batches) {
-                        network.metrics().sendFailed(result);
-                        completions.add(() -> b.fail(failure));
-                        done.add(b);
-                    }
+                    fail(tp, batches, code, err, completions, done);
                 }
             }
             wakeSender.signal();
@@ -626,10 +632,52 @@ final class ProducerSender implements Runnable {
     }
 
     /**
+     * Puts {@code batches} back into their partition's queue in send order after their back-off; the
+     * partition sends nothing more until its requests in flight are back. Called under {@code lock}.
+     */
+    private void retry(
+            ProducerPartitionQueue q,
+            TopicPartition tp,
+            List<ProducerBatch> batches,
+            short code,
+            Throwable err,
+            long nowNs) {
+        q.retrying = true;
+        StellflowException cause = ProduceErrors.cause(err, code, "produce to " + tp + " failed");
+        for (ProducerBatch b : batches) {
+            network.metrics().retried();
+            b.lastError = cause;
+            b.attempts++;
+            b.retryAfterNs =
+                    nowNs + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs(b.attempts));
+            q.requeue(b);
+        }
+        warnRetry(q, tp, code, batches.get(0), nowNs);
+    }
+
+    /** Fails {@code batches} with {@code code}; their callbacks run later, outside the lock. */
+    private void fail(
+            TopicPartition tp,
+            List<ProducerBatch> batches,
+            short code,
+            Throwable err,
+            List<Runnable> completions,
+            List<ProducerBatch> done) {
+        StellflowException failure =
+                ProduceErrors.cause(err, code, ProduceErrors.produceFailure(tp, code, batches.get(0)));
+        int result = ClientMetrics.result(code, false);
+        for (ProducerBatch b : batches) {
+            network.metrics().sendFailed(result);
+            completions.add(() -> b.fail(failure));
+            done.add(b);
+        }
+    }
+
+    /**
      * Logs one WARN for a retried partition, at most once per {@link #RETRY_WARN_INTERVAL_NS} per
      * partition: the code, the attempt and how long the retries may go on. Called under {@code lock}.
      */
-    private void warnRetry(PartitionQueue q, TopicPartition tp, short code, ProducerBatch first, long nowNs) {
+    private void warnRetry(ProducerPartitionQueue q, TopicPartition tp, short code, ProducerBatch first, long nowNs) {
         if (q.lastRetryWarnNs != 0 && nowNs - q.lastRetryWarnNs < RETRY_WARN_INTERVAL_NS) {
             return;
         }
@@ -638,15 +686,10 @@ final class ProducerSender implements Runnable {
         LOG.warn(
                 "produce to {} failed with {} (attempt {}); retrying for up to {} ms more (delivery.timeout.ms={})",
                 tp,
-                codeName(code),
+                ProduceErrors.codeName(code),
                 first.attempts,
                 Math.max(0, leftMs),
                 config.deliveryTimeoutMs());
-    }
-
-    /** {@code NAME code} of a wire code, {@code NETWORK_ERROR} for a local failure. */
-    static String codeName(short code) {
-        return code == StellflowException.NETWORK_ERROR ? "NETWORK_ERROR" : Errors.name(code) + " " + code;
     }
 
     /** Counts batches out after their callbacks ran, so flush() returns with every record completed. */
@@ -665,26 +708,5 @@ final class ProducerSender implements Runnable {
         } finally {
             lock.unlock();
         }
-    }
-
-    /** The message of a refused produce; INVALID_RECORD says its usual cause. */
-    static String produceFailure(TopicPartition tp, short code) {
-        if (code == Errors.INVALID_RECORD) {
-            return "produce to " + tp + " refused: a record was rejected; on a compacted topic"
-                    + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
-        }
-        return "produce to " + tp + " failed";
-    }
-
-    private static Throwable unwrap(Throwable err) {
-        return err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
-    }
-
-    private static short errorCode(Throwable err, ProduceResponse.PartitionResponse result) {
-        if (err != null) {
-            Throwable cause = unwrap(err);
-            return cause instanceof StellflowException se ? se.errorCode() : Errors.UNKNOWN_SERVER_ERROR;
-        }
-        return result == null ? Errors.UNKNOWN_SERVER_ERROR : result.errorCode();
     }
 }

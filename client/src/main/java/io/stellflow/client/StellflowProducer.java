@@ -24,7 +24,9 @@ import org.slf4j.LoggerFactory;
  * docs/spec/wire-protocol.md} decision 9.i, so the offset is known too), or fails with a {@link
  * StellflowException} carrying the error code; {@link #send(ProducerRecord, Callback)} calls a
  * {@link Callback} with the same outcome instead. Records sent to one partition are written in
- * {@code send} order, retries included.
+ * {@code send} order, retries included (with more than one request in flight, strictly so only with
+ * {@code enable.idempotence=true}, which also keeps a retry after a lost ack from writing a batch
+ * twice: {@link ProducerConfig}, {@code docs/exactly-once.md}).
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
  * run on the client's I/O thread: they must be short and must not block (and must not call {@link
@@ -226,7 +228,7 @@ public final class StellflowProducer implements AutoCloseable {
                 LOG.warn(
                         "metadata for topic {}: {} (attempt {}); waiting up to max.block.ms={}: {}",
                         topic,
-                        ProducerSender.codeName(last.errorCode()),
+                        ProduceErrors.codeName(last.errorCode()),
                         attempts,
                         config.maxBlockMs(),
                         last.getMessage());
@@ -260,7 +262,7 @@ public final class StellflowProducer implements AutoCloseable {
                     + joined(network.config().bootstrapServers()) + " (last error: " + last.getMessage()
                     + ")";
         } else {
-            what = "no metadata for topic " + topic + "; last error " + ProducerSender.codeName(code) + ": "
+            what = "no metadata for topic " + topic + "; last error " + ProduceErrors.codeName(code) + ": "
                     + last.getMessage();
         }
         return new StellflowException(

@@ -23,6 +23,8 @@ import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
 import io.stellflow.protocol.message.ListOffsetsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
@@ -50,6 +52,12 @@ import java.util.function.Consumer;
  * Fetch, ListOffsets and CreateTopic at v0. Tests can inject per-partition Produce errors, hold
  * responses and release them in reverse order, and inspect every request received.
  *
+ * <p>Idempotence (spec §6.12), in short: InitProducerId hands out ids 1000, 1001, ...; a batch with a
+ * producer id is checked per partition against the next sequence of its id, an exact retry of one of
+ * the id's last 5 batches is answered with its first offset, anything else {@code
+ * OUT_OF_ORDER_SEQUENCE_NUMBER}. {@link #dropNextProduceResponses} appends and then closes the
+ * connection instead of answering (a lost ack).
+ *
  * <p>Thread-safety: state is guarded by {@code this}; requests are handled on one I/O thread.
  */
 final class FakeBroker implements AutoCloseable {
@@ -76,6 +84,34 @@ final class FakeBroker implements AutoCloseable {
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
     final List<Integer> correlationIds = new CopyOnWriteArrayList<>();
+
+    /** Idempotence: one of the last batches of a producer id on a partition. */
+    private record Appended(int baseSequence, int recordCount, long baseOffset) {}
+
+    /** Per partition and producer id, its last 5 appended batches, oldest first. */
+    private final Map<TopicPartition, Map<Long, ArrayDeque<Appended>>> producerState = new HashMap<>();
+
+    private long nextProducerId = 1000;
+    final AtomicInteger initProducerIdRequests = new AtomicInteger();
+    /** Every (producer id, base sequence) of a Produce batch received, in order. */
+    final List<long[]> sequencesSeen = new CopyOnWriteArrayList<>();
+    /** OUT_OF_ORDER_SEQUENCE_NUMBER answers given by the sequence check. */
+    final AtomicInteger outOfOrderAnswers = new AtomicInteger();
+
+    private int dropProduceResponses;
+    /** Errors answered to the next InitProducerId requests, one each. */
+    private final ArrayDeque<Short> initProducerIdErrors = new ArrayDeque<>();
+    /** Whether ApiVersions offers InitProducerId (false: a broker without idempotent producers). */
+    volatile boolean offersInitProducerId = true;
+
+    synchronized void failNextInitProducerId(short code) {
+        initProducerIdErrors.add(code);
+    }
+
+    /** The next {@code n} Produce requests are handled (appended) but answered by closing the connection. */
+    synchronized void dropNextProduceResponses(int n) {
+        dropProduceResponses = n;
+    }
 
     /**
      * Answers requests of APIs this broker does not serve itself (the group APIs in the admin's
@@ -199,6 +235,7 @@ final class FakeBroker implements AutoCloseable {
                 case ApiKeys.FETCH -> fetch(FetchRequest.read(frame));
                 case ApiKeys.LIST_OFFSETS -> listOffsets(ListOffsetsRequest.read(frame));
                 case ApiKeys.CREATE_TOPIC -> createTopic(CreateTopicRequest.read(frame));
+                case ApiKeys.INIT_PRODUCER_ID -> initProducerId(InitProducerIdRequest.read(frame));
                 default -> {
                     if (extraApis == null) {
                         throw new IllegalStateException("unexpected api " + h.apiKey());
@@ -215,6 +252,12 @@ final class FakeBroker implements AutoCloseable {
         body.release();
         Runnable send = () -> ctx.writeAndFlush(out);
         synchronized (this) {
+            if (h.apiKey() == ApiKeys.PRODUCE && dropProduceResponses > 0) {
+                dropProduceResponses--;
+                out.release();
+                ctx.close();
+                return;
+            }
             if (holdCount > 0 && (holdApiKey < 0 ? h.apiKey() != ApiKeys.API_VERSIONS : h.apiKey() == holdApiKey)) {
                 held.add(send);
                 if (held.size() == holdCount) {
@@ -232,7 +275,7 @@ final class FakeBroker implements AutoCloseable {
 
     private Consumer<ByteBuf> apiVersions() {
         List<ApiVersionsResponse.ApiVersionRange> ranges = new ArrayList<>();
-        for (short k : new short[] {0, 1, 2, 3, 4, 50}) {
+        for (short k : offersInitProducerId ? new short[] {0, 1, 2, 3, 4, 11, 50} : new short[] {0, 1, 2, 3, 4, 50}) {
             ranges.add(new ApiVersionsResponse.ApiVersionRange(
                     k, (short) 0, k == ApiKeys.PRODUCE ? produceMaxVersion : (short) 0));
         }
@@ -272,13 +315,22 @@ final class FakeBroker implements AutoCloseable {
                     code = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }
                 long base = -1;
+                long duplicateOf = -1;
                 if (code == Errors.NONE) {
+                    long[] seq = checkSequence(tp, p.records());
+                    code = (short) seq[0];
+                    duplicateOf = seq[1];
+                }
+                if (code == Errors.NONE && duplicateOf >= 0) {
+                    base = duplicateOf;
+                } else if (code == Errors.NONE) {
                     produces.add(new ProduceSeen(
                             t.topic(),
                             p.partition(),
                             RecordBatchValidator.batchCount(p.records()),
                             RecordBatchValidator.totalRecordCount(p.records())));
                     base = append(tp, p.records());
+                    recordAppend(tp, p.records(), base);
                 }
                 parts.add(new ProduceResponse.PartitionResponse(p.partition(), code, base, 0, -1, 0));
             }
@@ -306,6 +358,63 @@ final class FakeBroker implements AutoCloseable {
             return Errors.NONE;
         } catch (ProtocolException e) {
             return e.errorCode();
+        }
+    }
+
+    private Consumer<ByteBuf> initProducerId(InitProducerIdRequest req) {
+        initProducerIdRequests.incrementAndGet();
+        if (req.transactionalId() != null) {
+            return InitProducerIdResponse.error(Errors.FEATURE_NOT_ENABLED)::write;
+        }
+        Short injected = initProducerIdErrors.poll();
+        if (injected != null) {
+            return InitProducerIdResponse.error(injected)::write;
+        }
+        return new InitProducerIdResponse(Errors.NONE, nextProducerId++, (short) 0)::write;
+    }
+
+    /**
+     * The sequence check of an idempotent batch: {NONE, -1} to append (or no producer id), {NONE,
+     * offset} for an exact retry of a recent batch, {OUT_OF_ORDER_SEQUENCE_NUMBER, -1} otherwise.
+     */
+    private long[] checkSequence(TopicPartition tp, ByteBuf records) {
+        int at = records.readerIndex();
+        long pid = RecordBatchLayout.producerId(records, at);
+        if (pid < 0) {
+            return new long[] {Errors.NONE, -1};
+        }
+        int baseSequence = RecordBatchLayout.baseSequence(records, at);
+        int count = RecordBatchLayout.recordCount(records, at);
+        sequencesSeen.add(new long[] {pid, baseSequence});
+        ArrayDeque<Appended> recent =
+                producerState.computeIfAbsent(tp, k -> new HashMap<>()).get(pid);
+        for (Appended a : recent == null ? new ArrayDeque<Appended>() : recent) {
+            if (a.baseSequence() == baseSequence && a.recordCount() == count) {
+                return new long[] {Errors.NONE, a.baseOffset()};
+            }
+        }
+        int expected = recent == null || recent.isEmpty()
+                ? 0
+                : recent.peekLast().baseSequence() + recent.peekLast().recordCount();
+        if (baseSequence != expected) {
+            outOfOrderAnswers.incrementAndGet();
+            return new long[] {Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, -1};
+        }
+        return new long[] {Errors.NONE, -1};
+    }
+
+    private void recordAppend(TopicPartition tp, ByteBuf records, long baseOffset) {
+        int at = records.readerIndex();
+        long pid = RecordBatchLayout.producerId(records, at);
+        if (pid < 0) {
+            return;
+        }
+        ArrayDeque<Appended> recent =
+                producerState.computeIfAbsent(tp, k -> new HashMap<>()).computeIfAbsent(pid, k -> new ArrayDeque<>());
+        recent.addLast(new Appended(
+                RecordBatchLayout.baseSequence(records, at), RecordBatchLayout.recordCount(records, at), baseOffset));
+        if (recent.size() > 5) {
+            recent.pollFirst();
         }
     }
 

@@ -133,6 +133,19 @@ public final class RecordBatchLayout {
         buf.setInt(batchStart + PARTITION_LEADER_EPOCH_OFFSET, epoch);
     }
 
+    /**
+     * Stamps producerId, producerEpoch and baseSequence (bytes 39-52) of a complete batch, as an
+     * idempotent producer does when it sends the batch the first time, and rewrites the CRC-32C,
+     * which covers them. The batch must be complete (batchLength set); compressed or not.
+     */
+    public static void setProducerFields(
+            ByteBuf buf, int batchStart, long producerId, short producerEpoch, int baseSequence) {
+        buf.setLong(batchStart + PRODUCER_ID_OFFSET, producerId);
+        buf.setShort(batchStart + PRODUCER_EPOCH_OFFSET, producerEpoch);
+        buf.setInt(batchStart + BASE_SEQUENCE_OFFSET, baseSequence);
+        buf.setInt(batchStart + CRC_OFFSET, computeCrc(buf, batchStart));
+    }
+
     public static byte magic(ByteBuf buf, int batchStart) {
         return buf.getByte(batchStart + MAGIC_OFFSET);
     }

@@ -22,6 +22,25 @@ class RecordBatchBuilderTest {
         bufs.close();
     }
 
+    /** An idempotent producer stamps a sealed batch; the CRC is rewritten over the new fields. */
+    @Test
+    void setProducerFieldsStampsASealedBatchAndKeepsItsCrcValid() {
+        ByteBuf out = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, 500);
+        b.append(700, new byte[] {1}, new byte[] {2});
+        b.close();
+        int crcBefore = RecordBatchLayout.crc(out, 0);
+        RecordBatchLayout.setProducerFields(out, 0, 1000L, (short) 3, 42);
+        assertThat(RecordBatchLayout.producerId(out, 0)).isEqualTo(1000L);
+        assertThat(RecordBatchLayout.producerEpoch(out, 0)).isEqualTo((short) 3);
+        assertThat(RecordBatchLayout.baseSequence(out, 0)).isEqualTo(42);
+        assertThat(RecordBatchLayout.crc(out, 0))
+                .isNotEqualTo(crcBefore)
+                .isEqualTo(RecordBatchLayout.computeCrc(out, 0));
+        assertThat(RecordBatchValidator.validate(out, Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+        assertThat(RecordBatchReader.decode(out, 0)).hasSize(1);
+    }
+
     @Test
     void writesTheClientDefaultsOfSpec7_1() {
         ByteBuf out = bufs.heap();

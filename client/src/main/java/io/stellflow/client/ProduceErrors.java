@@ -1,0 +1,73 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ProduceResponse;
+
+/**
+ * The producer's error codes and messages: the code of a failed attempt, the message of a refused
+ * or expired batch, the name of a code in logs.
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class ProduceErrors {
+    private ProduceErrors() {}
+
+    /**
+     * The error of a batch that {@code delivery.timeout.ms} expired: its partition, the timeout, the
+     * attempts made and the last attempt's error (for example the leader it could not reach). Its
+     * code is the last attempt's (for example 32 NOT_ENOUGH_REPLICAS while the ISR stayed below
+     * {@code min.insync.replicas}), or {@link StellflowException#NETWORK_ERROR} when no attempt got
+     * an answer.
+     */
+    static StellflowException deliveryTimeout(ProducerBatch b, ProducerConfig config) {
+        String last = b.lastError == null
+                ? "; no attempt got an answer (no leader known for the partition)"
+                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.getMessage();
+        return new StellflowException(
+                b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
+                "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
+                        + " ms (delivery.timeout.ms), " + (b.attempts + 1) + " attempt(s)" + last,
+                b.lastError);
+    }
+
+    /** {@code NAME code} of a wire code, {@code NETWORK_ERROR} for a local failure. */
+    static String codeName(short code) {
+        return code == StellflowException.NETWORK_ERROR ? "NETWORK_ERROR" : Errors.name(code) + " " + code;
+    }
+
+    /**
+     * The message of a refused produce; INVALID_RECORD says its usual cause, a sequence error the
+     * batch's producer id, epoch and sequence and that the producer goes on under a new id.
+     */
+    static String produceFailure(TopicPartition tp, short code, ProducerBatch b) {
+        if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH) {
+            return "produce to " + tp + " failed with " + codeName(code) + " (producer id " + b.producerId
+                    + ", epoch " + b.producerEpoch + ", base sequence " + b.baseSequence
+                    + "); the batch is lost and the producer goes on under a new producer id";
+        }
+        if (code == Errors.INVALID_RECORD) {
+            return "produce to " + tp + " refused: a record was rejected; on a compacted topic"
+                    + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
+        }
+        return "produce to " + tp + " failed";
+    }
+
+    /** The exception {@code err} carries when its code is {@code code}, else a new one with {@code message}. */
+    static StellflowException cause(Throwable err, short code, String message) {
+        return unwrap(err) instanceof StellflowException se && se.errorCode() == code
+                ? se
+                : new StellflowException(code, message);
+    }
+
+    static Throwable unwrap(Throwable err) {
+        return err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
+    }
+
+    static short errorCode(Throwable err, ProduceResponse.PartitionResponse result) {
+        if (err != null) {
+            Throwable cause = unwrap(err);
+            return cause instanceof StellflowException se ? se.errorCode() : Errors.UNKNOWN_SERVER_ERROR;
+        }
+        return result == null ? Errors.UNKNOWN_SERVER_ERROR : result.errorCode();
+    }
+}

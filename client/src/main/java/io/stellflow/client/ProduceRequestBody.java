@@ -1,0 +1,88 @@
+package io.stellflow.client;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import io.stellflow.protocol.GatheringBuffer;
+import io.stellflow.protocol.message.ProduceRequest;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The body of one Produce request of the producer: per partition its sealed batches back to back
+ * (one RecordBatchSet; one batch with {@code enable.idempotence}), grouped by topic in drain order.
+ * The batches' buffers are written as they are (a gathering write when a partition holds at least
+ * {@link GatheringBuffer#MIN_APPEND_BYTES}), never released here.
+ *
+ * <p>Thread-safety: immutable; written once, on the connection's I/O thread.
+ */
+final class ProduceRequestBody implements BodyWriter {
+    private final Map<TopicPartition, List<ProducerBatch>> batches;
+    private final short acks;
+    private final int timeoutMs;
+    private final ByteBufAllocator alloc;
+    private final int sizeHintBytes;
+    private final boolean gathers;
+
+    ProduceRequestBody(
+            Map<TopicPartition, List<ProducerBatch>> batches, short acks, int timeoutMs, ByteBufAllocator alloc) {
+        this.batches = batches;
+        this.acks = acks;
+        this.timeoutMs = timeoutMs;
+        this.alloc = alloc;
+        int bytes = 64;
+        int largestRecordsBytes = 0;
+        for (List<ProducerBatch> list : batches.values()) {
+            bytes += 64;
+            int recordsBytes = 0;
+            for (ProducerBatch b : list) {
+                bytes += b.sizeInBytes();
+                recordsBytes += b.sizeInBytes();
+            }
+            largestRecordsBytes = Math.max(largestRecordsBytes, recordsBytes);
+        }
+        this.sizeHintBytes = bytes;
+        this.gathers = largestRecordsBytes >= GatheringBuffer.MIN_APPEND_BYTES;
+    }
+
+    @Override
+    public int sizeHintBytes() {
+        return sizeHintBytes;
+    }
+
+    @Override
+    public boolean gathers() {
+        return gathers;
+    }
+
+    @Override
+    public void write(ByteBuf out) {
+        Map<String, List<ProduceRequest.PartitionData>> byTopic = new LinkedHashMap<>();
+        List<ByteBuf> toRelease = new ArrayList<>();
+        try {
+            for (Map.Entry<TopicPartition, List<ProducerBatch>> e : batches.entrySet()) {
+                List<ProducerBatch> list = e.getValue();
+                ByteBuf records;
+                if (list.size() == 1) {
+                    records = list.get(0).bytes();
+                } else {
+                    CompositeByteBuf c = alloc.compositeDirectBuffer(list.size());
+                    for (ProducerBatch b : list) {
+                        c.addComponent(true, b.bytes().retain());
+                    }
+                    toRelease.add(c);
+                    records = c;
+                }
+                byTopic.computeIfAbsent(e.getKey().topic(), t -> new ArrayList<>())
+                        .add(new ProduceRequest.PartitionData(e.getKey().partition(), records));
+            }
+            List<ProduceRequest.TopicData> topics = new ArrayList<>(byTopic.size());
+            byTopic.forEach((t, parts) -> topics.add(new ProduceRequest.TopicData(t, parts)));
+            new ProduceRequest(null, acks, timeoutMs, topics).write(out);
+        } finally {
+            toRelease.forEach(ByteBuf::release);
+        }
+    }
+}

@@ -1,0 +1,179 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.Errors;
+import java.util.ArrayDeque;
+
+/**
+ * The idempotent producer's identity and sequences ({@code enable.idempotence}, spec §6.3 step 6 and
+ * §6.12; {@code docs/exactly-once.md}, "Our producer"): the producer id and epoch from
+ * InitProducerId, and per partition the next sequence and the stamped batches not yet completed.
+ *
+ * <p>A batch is stamped with the id, the epoch and its partition's next sequence when it is first
+ * drained into a request ({@link #stamp}), and keeps them for every retry: the broker answers an
+ * exact retry of an appended batch with its original offset. Each outcome of a stamped batch is
+ * classified by {@link #onResult}:
+ *
+ * <ul>
+ *   <li>{@code OUT_OF_ORDER_SEQUENCE_NUMBER} while an earlier batch of the partition is not completed
+ *       (retried or still in flight) is the broker seeing the later batch first: retried, in order
+ *       after the earlier one;
+ *   <li>{@code OUT_OF_ORDER_SEQUENCE_NUMBER} with no earlier batch outstanding, {@code
+ *       INVALID_PRODUCER_EPOCH}, or any other final failure of a stamped batch leaves a hole in the
+ *       partition's sequences: the batch fails, and the producer takes a new producer id ({@link
+ *       #resetNeeded}; v0 InitProducerId cannot bump the epoch of an id, so a new id with epoch 0 is
+ *       the bump) once no request is in flight; the later batches of that partition are stamped
+ *       again under the new id.
+ * </ul>
+ *
+ * <p>Thread-safety: guarded by the producer's accumulator lock ({@link ProducerSender}).
+ */
+final class ProducerIdempotence {
+    /** What the sender does with a stamped batch after a response or a failed request. */
+    enum Outcome {
+        /** Acknowledged (a first append or an exact retry): complete it with the answered offset. */
+        COMPLETE,
+        /** Send it again, keeping its stamp, in sequence order after the partition's earlier batches. */
+        RETRY,
+        /** Its sequence is void (a hole before it, or an old producer id): send it again, stamped anew. */
+        RESTAMP,
+        /** Fail it with the error. */
+        FAIL
+    }
+
+    /** One partition's sequences. */
+    static final class Partition {
+        /** Base sequence of the next batch stamped under the current producer id. */
+        int nextSequence;
+
+        /** Stamped under the current id and not completed, in sequence order. */
+        final ArrayDeque<ProducerBatch> outstanding = new ArrayDeque<>();
+
+        /** A stamped batch failed for good: the later sequences of this id are void until the reset. */
+        boolean hole;
+    }
+
+    private long producerId = -1;
+    private short epoch = -1;
+    private boolean initInFlight;
+    private boolean resetNeeded;
+    private long initRetryAfterNs;
+    private int initAttempts;
+
+    long producerId() {
+        return producerId;
+    }
+
+    short epoch() {
+        return epoch;
+    }
+
+    /** True when batches may be stamped and sent: an id is known and no reset is pending. */
+    boolean ready() {
+        return producerId >= 0 && !resetNeeded;
+    }
+
+    /** True when a reset waits for the requests in flight to come back. */
+    boolean resetNeeded() {
+        return resetNeeded;
+    }
+
+    /**
+     * Whether the sender should send InitProducerId now: no id yet or a reset pending, none in
+     * flight, no request of any partition in flight (a reset must not race answers of the old id),
+     * and the back-off of the previous failure over. Marks one as in flight when true.
+     */
+    boolean startInit(long nowNs, int requestsInFlight) {
+        if (ready() || initInFlight || requestsInFlight > 0 || nowNs < initRetryAfterNs) {
+            return false;
+        }
+        initInFlight = true;
+        return true;
+    }
+
+    /** A new producer id: every partition starts again at sequence 0. */
+    void initialized(long producerId, short epoch, Iterable<Partition> partitions) {
+        initInFlight = false;
+        initAttempts = 0;
+        resetNeeded = false;
+        this.producerId = producerId;
+        this.epoch = epoch;
+        for (Partition p : partitions) {
+            p.nextSequence = 0;
+            p.outstanding.clear();
+            p.hole = false;
+        }
+    }
+
+    /** InitProducerId failed retriably: the next attempt waits this attempt's back-off. */
+    void initFailed(long nowNs, long backoffNs) {
+        initInFlight = false;
+        initAttempts++;
+        initRetryAfterNs = nowNs + backoffNs;
+    }
+
+    /**
+     * Whether InitProducerId is tried again after {@code code}: the retriable codes, and those a
+     * broker answers while it cannot reach the controller for a block of ids ({@code
+     * COORDINATOR_NOT_AVAILABLE}, {@code docs/exactly-once.md}) or while coordinators move ({@code
+     * NOT_COORDINATOR}), which the error table does not mark retriable for other APIs.
+     */
+    static boolean initRetriable(short code) {
+        return StellflowException.isRetriable(code)
+                || code == Errors.COORDINATOR_NOT_AVAILABLE
+                || code == Errors.NOT_COORDINATOR;
+    }
+
+    /** Attempts of InitProducerId that failed since the last success (for the back-off). */
+    int initAttempts() {
+        return initAttempts;
+    }
+
+    /**
+     * Stamps {@code b} (sealed, being drained) with the current id and the partition's next sequence,
+     * unless it already carries them (a retry keeps its sequence). Needs {@link #ready()}.
+     */
+    void stamp(ProducerBatch b, Partition p) {
+        if (b.producerId == producerId && b.producerEpoch == epoch) {
+            return;
+        }
+        b.stampProducer(producerId, epoch, p.nextSequence);
+        // Sequences wrap to 0 after Integer.MAX_VALUE, as Kafka's do (spec §6.12 counts records).
+        p.nextSequence = (int) ((p.nextSequence + (long) b.recordCount()) & Integer.MAX_VALUE);
+        p.outstanding.addLast(b);
+    }
+
+    /**
+     * Classifies the outcome {@code code} of the stamped batch {@code b} of partition {@code p} and
+     * updates the sequences.
+     *
+     * @param retriesLeft whether {@code retries} allows another attempt of {@code b}
+     */
+    Outcome onResult(ProducerBatch b, Partition p, short code, boolean retriesLeft) {
+        boolean current = b.producerId == producerId && b.producerEpoch == epoch;
+        if (code == Errors.NONE) {
+            p.outstanding.remove(b);
+            return Outcome.COMPLETE;
+        }
+        boolean sequenceError = code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH;
+        if (sequenceError && (!current || p.hole) && retriesLeft) {
+            p.outstanding.remove(b);
+            return Outcome.RESTAMP;
+        }
+        if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER && current && p.outstanding.peekFirst() != b && retriesLeft) {
+            return Outcome.RETRY;
+        }
+        if (!sequenceError && StellflowException.isRetriable(code) && retriesLeft) {
+            return Outcome.RETRY;
+        }
+        failed(b, p);
+        return Outcome.FAIL;
+    }
+
+    /** A stamped batch that will not be sent again (failed or expired): its hole needs a new id. */
+    void failed(ProducerBatch b, Partition p) {
+        if (p.outstanding.remove(b) && b.producerId == producerId && b.producerEpoch == epoch) {
+            p.hole = true;
+            resetNeeded = true;
+        }
+    }
+}

@@ -1,0 +1,146 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.protocol.record.RecordBatchValidator;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The sequence bookkeeping of {@link ProducerIdempotence}, one outcome at a time. */
+class ProducerIdempotenceTest {
+    private static final TopicPartition TP = new TopicPartition("t", 0);
+    private final List<ProducerBatch> batches = new ArrayList<>();
+    private long nextLocalSequence;
+
+    @AfterEach
+    void release() {
+        batches.forEach(ProducerBatch::release);
+    }
+
+    /** A sealed batch of {@code records} records. */
+    private ProducerBatch batch(int records) {
+        ProducerBatch b =
+                new ProducerBatch(TP, UnpooledByteBufAllocator.DEFAULT, 1 << 16, 1.0, 40, 1000, 0, nextLocalSequence++);
+        for (int i = 0; i < records; i++) {
+            b.tryAppend(1000, null, new byte[] {(byte) i}, null);
+        }
+        b.close();
+        batches.add(b);
+        return b;
+    }
+
+    private static ProducerIdempotence initialized(ProducerIdempotence.Partition p) {
+        ProducerIdempotence idem = new ProducerIdempotence();
+        assertThat(idem.ready()).isFalse();
+        assertThat(idem.startInit(0, 0)).isTrue();
+        idem.initialized(1000, (short) 0, List.of(p));
+        return idem;
+    }
+
+    @Test
+    void batchesGetConsecutiveSequencesAndKeepThemWhenStampedAgain() {
+        ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
+        ProducerIdempotence idem = initialized(p);
+        ProducerBatch a = batch(3);
+        ProducerBatch b = batch(2);
+        idem.stamp(a, p);
+        idem.stamp(b, p);
+        idem.stamp(a, p); // a retry: unchanged
+        assertThat(a.baseSequence).isZero();
+        assertThat(b.baseSequence).isEqualTo(3);
+        assertThat(p.nextSequence).isEqualTo(5);
+        assertThat(RecordBatchLayout.producerId(b.bytes(), 0)).isEqualTo(1000);
+        assertThat(RecordBatchLayout.baseSequence(b.bytes(), 0)).isEqualTo(3);
+        assertThat(RecordBatchValidator.validate(b.bytes(), Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+        assertThat(idem.onResult(a, p, Errors.NONE, true)).isEqualTo(ProducerIdempotence.Outcome.COMPLETE);
+        assertThat(p.outstanding).containsExactly(b);
+    }
+
+    @Test
+    void outOfOrderBehindAnOutstandingBatchIsRetriedAndAloneIsFatal() {
+        ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
+        ProducerIdempotence idem = initialized(p);
+        ProducerBatch a = batch(1);
+        ProducerBatch b = batch(1);
+        ProducerBatch c = batch(1);
+        idem.stamp(a, p);
+        idem.stamp(b, p);
+        idem.stamp(c, p);
+        assertThat(idem.onResult(c, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RETRY);
+        assertThat(idem.onResult(a, p, Errors.NOT_LEADER_OR_FOLLOWER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RETRY);
+        assertThat(idem.ready()).isTrue();
+        // a is resent and refused out of order with nothing before it: its sequence is lost.
+        assertThat(idem.onResult(a, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(idem.ready()).isFalse();
+        assertThat(idem.resetNeeded()).isTrue();
+        // b and c follow the hole: sent again under the new id, not failed.
+        assertThat(idem.onResult(b, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RESTAMP);
+        assertThat(idem.onResult(c, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RESTAMP);
+        assertThat(idem.startInit(0, 1)).as("not while a request is in flight").isFalse();
+        assertThat(idem.startInit(0, 0)).isTrue();
+        idem.initialized(1001, (short) 0, List.of(p));
+        idem.stamp(b, p);
+        idem.stamp(c, p);
+        assertThat(b.producerId).isEqualTo(1001);
+        assertThat(b.baseSequence).isZero();
+        assertThat(c.baseSequence).isEqualTo(1);
+        assertThat(p.hole).isFalse();
+    }
+
+    @Test
+    void anInvalidEpochOrAFinalErrorOfASentBatchNeedsANewIdButAnUnsentOneDoesNot() {
+        ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
+        ProducerIdempotence idem = initialized(p);
+        ProducerBatch unsent = batch(1);
+        idem.failed(unsent, p); // expired before it was ever stamped
+        assertThat(idem.ready()).isTrue();
+
+        ProducerBatch a = batch(1);
+        idem.stamp(a, p);
+        assertThat(idem.onResult(a, p, Errors.INVALID_PRODUCER_EPOCH, true))
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(idem.resetNeeded()).isTrue();
+
+        ProducerIdempotence.Partition q = new ProducerIdempotence.Partition();
+        ProducerIdempotence other = initialized(q);
+        ProducerBatch big = batch(1);
+        other.stamp(big, q);
+        assertThat(other.onResult(big, q, Errors.MESSAGE_TOO_LARGE, true)).isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(other.resetNeeded()).isTrue();
+        ProducerBatch retried = batch(1);
+        ProducerIdempotence.Partition r = new ProducerIdempotence.Partition();
+        ProducerIdempotence third = initialized(r);
+        third.stamp(retried, r);
+        assertThat(third.onResult(retried, r, StellflowException.NETWORK_ERROR, false))
+                .as("retries used up")
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(third.resetNeeded()).isTrue();
+    }
+
+    @Test
+    void initProducerIdWaitsItsBackOffAfterAFailure() {
+        ProducerIdempotence idem = new ProducerIdempotence();
+        long now = TimeUnit.SECONDS.toNanos(10);
+        assertThat(idem.startInit(now, 0)).isTrue();
+        assertThat(idem.startInit(now, 0)).as("one in flight at a time").isFalse();
+        idem.initFailed(now, TimeUnit.MILLISECONDS.toNanos(100));
+        assertThat(idem.initAttempts()).isEqualTo(1);
+        assertThat(idem.startInit(now + TimeUnit.MILLISECONDS.toNanos(99), 0)).isFalse();
+        assertThat(idem.startInit(now + TimeUnit.MILLISECONDS.toNanos(100), 0)).isTrue();
+        assertThat(ProducerIdempotence.initRetriable(Errors.COORDINATOR_NOT_AVAILABLE))
+                .isTrue();
+        assertThat(ProducerIdempotence.initRetriable(Errors.UNSUPPORTED_VERSION))
+                .isFalse();
+    }
+}
