@@ -390,27 +390,7 @@ public final class Partition {
      * BatchMaxTimestamps)}; null: the log reads them from the records).
      */
     public long appendAsLeader(ByteBuf validatedRecords, BatchMaxTimestamps maxTimestamps) throws IOException {
-        long baseOffset;
-        Lock writes = log.writeLock();
-        writes.lock();
-        try {
-            if (!leader) {
-                return NOT_LEADER;
-            }
-            PartitionFailure failed = failure.get();
-            if (failed != null) {
-                throw new PartitionFailedException(
-                        "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
-            }
-            baseOffset = log.appendAsLeader(validatedRecords, leaderEpoch, maxTimestamps);
-        } finally {
-            writes.unlock();
-        }
-        if (!listeners.isEmpty()) {
-            notify(listeners);
-        }
-        maybeIncrementHighWatermark();
-        return baseOffset;
+        return appendLeader(validatedRecords, maxTimestamps, false);
     }
 
     /**
@@ -423,6 +403,11 @@ public final class Partition {
      *     {@link UnifiedLog#TOO_MANY_PRODUCER_IDS} (nothing written)
      */
     public long appendIdempotentAsLeader(ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps) throws IOException {
+        return appendLeader(validatedBatch, maxTimestamps, true);
+    }
+
+    private long appendLeader(ByteBuf records, BatchMaxTimestamps maxTimestamps, boolean idempotent)
+            throws IOException {
         long baseOffset;
         Lock writes = log.writeLock();
         writes.lock();
@@ -435,11 +420,13 @@ public final class Partition {
                 throw new PartitionFailedException(
                         "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
             }
-            baseOffset = log.appendIdempotentAsLeader(validatedBatch, leaderEpoch, maxTimestamps);
+            baseOffset = idempotent
+                    ? log.appendIdempotentAsLeader(records, leaderEpoch, maxTimestamps)
+                    : log.appendAsLeader(records, leaderEpoch, maxTimestamps);
         } finally {
             writes.unlock();
         }
-        if (baseOffset >= 0 && !listeners.isEmpty()) {
+        if (baseOffset >= 0 && !listeners.isEmpty()) { // a refused idempotent batch wrote nothing
             notify(listeners);
         }
         maybeIncrementHighWatermark();
