@@ -289,7 +289,7 @@ public final class ConsoleConsumer implements Callable<Integer> {
     }
 
     private List<TopicPartition> partitions(Properties props) {
-        try (StellflowAdmin admin = new StellflowAdmin(props)) {
+        try (StellflowAdmin admin = StellflowAdmin.besideClient(props)) {
             TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
             if (d == null || d.errorCode() != Errors.NONE) {
                 throw new StellflowException(

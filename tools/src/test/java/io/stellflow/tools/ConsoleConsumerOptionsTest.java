@@ -7,6 +7,7 @@ import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,6 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
 class ConsoleConsumerOptionsTest {
     @TempDir
     Path dir;
+
+    @RegisterExtension
+    final LogLines keysLog = LogLines.of("io.stellflow.client.ClientKeys");
 
     private StellflowServer server;
     private String bootstrap;
@@ -126,6 +131,34 @@ class ConsoleConsumerOptionsTest {
     }
 
     @Test
+    void consumerKeysAreNotWarnedAboutByTheAdminClientBesideTheConsumer() {
+        // --group sets group.id and auto.offset.reset; --consumer-property adds a consumer key: the
+        // consumer reads all three, so nothing may be warned about (the admin client used to).
+        Run group = run(
+                "--group",
+                "g1",
+                "--from-beginning",
+                "--max-messages",
+                "5",
+                "--consumer-property",
+                "fetch.max.wait.ms=100");
+        assertThat(group.exit()).as(group.err()).isZero();
+        assertThat(group.out().split("\n")).hasSize(5);
+        Run assigned = run(
+                "--partition", "0", "--offset", "0", "--max-messages", "1", "--consumer-property", "fetch.min.bytes=1");
+        assertThat(assigned.exit()).as(assigned.err()).isZero();
+        assertThat(keysLog.messages()).isEmpty();
+
+        // A key no client reads is still named, once, by the consumer.
+        Run typo =
+                run("--partition", "0", "--offset", "0", "--max-messages", "1", "--consumer-property", "no.such.key=1");
+        assertThat(typo.exit()).as(typo.err()).isZero();
+        assertThat(keysLog.messages())
+                .containsExactly(
+                        "ignoring unknown consumer config key(s) [no.such.key]: the consumer does not read them");
+    }
+
+    @Test
     void formatterJsonPrintsOneObjectPerRecordAndKafkasClassNamesMeanDefault() {
         Run json = run("--partition", "1", "--offset", "0", "--max-messages", "2", "--formatter", "json");
         assertThat(json.exit()).as(json.err()).isZero();
@@ -209,7 +242,7 @@ class ConsoleConsumerOptionsTest {
         assertThat(r.exit()).as(r.err()).isEqualTo(exit);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).startsWith(errorStart);
-        assertThat(r.err().strip().lines()).as(r.err()).hasSize(1);
+        assertThat(r.err().strip().lines()).as(r.err()).hasSize(exit == OneLineUsageErrors.USAGE_EXIT ? 2 : 1);
     }
 
     private static byte[] bytes(String s) {
