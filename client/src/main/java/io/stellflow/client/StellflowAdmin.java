@@ -311,6 +311,23 @@ public final class StellflowAdmin implements AutoCloseable {
     }
 
     /**
+     * {@link #describeBrokerConfigs(int, List)} of the lowest-id broker in the cluster's Metadata:
+     * for cluster-wide defaults such as {@code num.partitions} and {@code default.replication.factor},
+     * which the brokers of a cluster share (a broker set apart answers for itself only).
+     *
+     * @throws StellflowException when Metadata lists no broker ({@code BROKER_NOT_AVAILABLE}), or as
+     *     {@link #describeBrokerConfigs(int, List)}
+     */
+    public DescribeBrokerConfigsResponse describeBrokerConfigs(List<String> keys) {
+        await(metadata.refresh(List.of()), "Metadata");
+        TreeMap<Integer, HostPort> brokers = new TreeMap<>(metadata.brokers());
+        if (brokers.isEmpty()) {
+            throw new StellflowException(Errors.BROKER_NOT_AVAILABLE, "Metadata lists no broker");
+        }
+        return describeBrokerConfigs(brokers.firstKey(), keys);
+    }
+
+    /**
      * Every broker's log dirs and the partitions in them (DescribeLogDirs, apiKey 26), by broker id in
      * ascending order; {@code topics} null for all partitions, else only these topics.
      *
