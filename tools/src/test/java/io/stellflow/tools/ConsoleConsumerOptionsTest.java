@@ -159,6 +159,42 @@ class ConsoleConsumerOptionsTest {
     }
 
     @Test
+    void maxMessagesMinusOneIsNoLimitAndAnOffsetPastTheEndIsSaid() {
+        Run unlimited = run("--partition", "0", "--offset", "0", "--max-messages", "-1", "--timeout-ms", "1000");
+        assertThat(unlimited.exit()).as(unlimited.err()).isZero();
+        assertThat(unlimited.out()).isEqualTo("v0\nv1\nv2\n");
+
+        assertFails(2, "error: --max-messages must be at least 1, or -1 for no limit, got 0", "--max-messages", "0");
+        assertFails(2, "error: --max-messages must be at least 1, or -1 for no limit, got -5", "--max-messages", "-5");
+
+        Run past = run("--partition", "0", "--offset", "99", "--timeout-ms", "500");
+        assertThat(past.exit()).as(past.err()).isZero();
+        assertThat(past.out()).isEmpty();
+        assertThat(past.err())
+                .isEqualTo("warning: --offset 99 is past the log end 3 of fmt-0; the consumer resets by"
+                        + " auto.offset.reset=latest\n");
+
+        Run within = run("--partition", "0", "--offset", "3", "--timeout-ms", "300");
+        assertThat(within.err()).as("the log end itself is not past it").isEmpty();
+    }
+
+    @Test
+    void excludeInternalIsAcceptedAndRefusesAnInternalTopic() {
+        Run plain = run("--exclude-internal", "--partition", "1", "--offset", "0", "--max-messages", "1");
+        assertThat(plain.exit()).as(plain.err()).isZero();
+        assertThat(plain.out()).isEqualTo("v9\n");
+
+        StringWriter err = new StringWriter();
+        int exit = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new PrintWriter(err, true))
+                .execute("--bootstrap-server", bootstrap, "--topic", "__consumer_offsets", "--exclude-internal");
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString())
+                .isEqualTo("error: --topic __consumer_offsets is an internal topic and --exclude-internal is given\n"
+                        + OneLineUsageErrors.HINT + "\n");
+    }
+
+    @Test
     void formatterJsonPrintsOneObjectPerRecordAndKafkasClassNamesMeanDefault() {
         Run json = run("--partition", "1", "--offset", "0", "--max-messages", "2", "--formatter", "json");
         assertThat(json.exit()).as(json.err()).isZero();
