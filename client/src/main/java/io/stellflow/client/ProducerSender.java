@@ -291,7 +291,7 @@ final class ProducerSender implements Runnable {
     private StellflowException deliveryTimeout(ProducerBatch b) {
         String last = b.lastError == null
                 ? "; no attempt got an answer (no leader known for the partition)"
-                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.getMessage();
+                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.reason();
         return new StellflowException(
                 b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
                 "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
