@@ -10,6 +10,7 @@ import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.server.common.topic.TopicConfigRules;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -125,10 +126,25 @@ public final class ConfigsCommand implements Callable<Integer> {
                     delete.forEach(k -> req.addConfigs(
                             AlterableConfig.newBuilder().setKey(k.strip()).setOp(ConfigOpType.DELETE)));
                 }
+                // Keys to delete that are not set: said after the change (Kafka says nothing).
+                List<String> unset = new ArrayList<>();
+                if (delete != null) {
+                    DescribeConfigsResponse before = c.describeConfigs(topic);
+                    if (before.getError() == ErrorCode.NONE) {
+                        delete.stream()
+                                .map(String::strip)
+                                .filter(k -> !before.getConfigMap().containsKey(k))
+                                .forEach(unset::add);
+                    }
+                }
                 IncrementalAlterConfigsResponse r = c.incrementalAlterConfigs(req.build());
                 if (r.getError() != ErrorCode.NONE) {
                     return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
                 }
+                for (String k : unset) {
+                    err.println("note: " + k + " is not set on topic " + topic + "; nothing to delete");
+                }
+                err.flush();
                 out.println("Completed updating config for topic " + topic + ".");
                 config = r.getConfigMap();
             }

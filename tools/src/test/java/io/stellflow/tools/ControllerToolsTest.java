@@ -229,6 +229,30 @@ class ControllerToolsTest {
         assertThat(describe.exit()).as(describe.err()).isZero();
         assertThat(describe.out()).isEqualTo(alter.out().substring(alter.out().indexOf('\n') + 1));
 
+        assertThat(alter.err()).as("segment.ms was set").isEmpty();
+        ToolRun unsetKey = run(
+                new ConfigsCommand(),
+                "--bootstrap-controller",
+                bootstrap,
+                "--topic",
+                "cfg",
+                "--alter",
+                "--delete-config",
+                "segment.ms,retention.ms");
+        assertThat(unsetKey.exit()).as(unsetKey.err()).isZero();
+        assertThat(unsetKey.err()).isEqualTo("note: segment.ms is not set on topic cfg; nothing to delete\n");
+        assertThat(active.image().topic("cfg").config()).doesNotContainKey("retention.ms");
+        ToolRun restore = run(
+                new ConfigsCommand(),
+                "--bootstrap-controller",
+                bootstrap,
+                "--topic",
+                "cfg",
+                "--alter",
+                "--add-config",
+                "retention.ms=1000");
+        assertThat(restore.exit()).as(restore.err()).isZero();
+
         ToolRun bad = run(
                 new ConfigsCommand(),
                 "--bootstrap-controller",
