@@ -266,6 +266,11 @@ class ControllerToolsTest {
         assertThat(bad.err()).startsWith("error: INVALID_CONFIG").contains("segment.bytes=10 must be >= 1024");
         assertThat(active.image().topic("cfg").config()).containsEntry("retention.ms", "1000");
 
+        ToolRun alterAll = run(
+                new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--alter", "--add-config", "retention.ms=1");
+        assertThat(alterAll.exit()).isEqualTo(2);
+        assertThat(alterAll.err()).contains("--alter needs --entity-name");
+
         ToolRun unknown =
                 run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "nope", "--describe");
         assertThat(unknown.exit()).isEqualTo(1);

@@ -132,6 +132,15 @@ class TopicsCommandConfigTest {
             ToolRun given = run("--bootstrap-server", broker, "--create", "--topic", "two", "--partitions", "2");
             assertThat(given.exit()).as(given.err()).isZero();
             assertThat(server.controller().image().topic("two").partitions()).hasSize(2);
+
+            // configs --describe without --entity-name: every topic, by name
+            ToolRun all =
+                    ToolRun.run(Tools.commandLine(new ConfigsCommand()), "--bootstrap-server", broker, "--describe");
+            assertThat(all.exit()).as(all.err()).isZero();
+            assertThat(all.out())
+                    .isEqualTo("Configs for topic plain:\n  (none: the brokers' defaults apply)\n"
+                            + "Configs for topic tuned:\n  segment.bytes=4096\n"
+                            + "Configs for topic two:\n  (none: the brokers' defaults apply)\n");
         }
     }
 
