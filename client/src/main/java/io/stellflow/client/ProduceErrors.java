@@ -22,7 +22,7 @@ final class ProduceErrors {
     static StellflowException deliveryTimeout(ProducerBatch b, ProducerConfig config) {
         String last = b.lastError == null
                 ? "; no attempt got an answer (no leader known for the partition)"
-                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.getMessage();
+                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.reason();
         return new StellflowException(
                 b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
                 "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()

@@ -51,6 +51,24 @@ public final class StellflowAdmin implements AutoCloseable {
         this(adminConfig(props));
     }
 
+    /**
+     * An admin client beside a consumer or producer, on that client's properties: only the keys the
+     * admin client reads are passed on (the common ones, {@code security.protocol}), so a tool's
+     * {@code group.id}, {@code auto.offset.reset} or {@code --consumer-property} is not warned about
+     * as unknown here; a key no client reads is warned about once, by the consumer or producer.
+     *
+     * @throws IllegalArgumentException as {@link #StellflowAdmin(Properties)}
+     */
+    public static StellflowAdmin besideClient(Properties clientProps) {
+        Properties admin = new Properties();
+        for (String key : clientProps.stringPropertyNames()) {
+            if (ClientKeys.ADMIN.contains(key)) {
+                admin.setProperty(key, clientProps.getProperty(key));
+            }
+        }
+        return new StellflowAdmin(admin);
+    }
+
     private static ClientConfig adminConfig(Properties props) {
         ClientKeys.check(props, ClientKeys.ADMIN, "admin client");
         return ClientConfig.from(props, "stellflow-admin");
@@ -290,6 +308,23 @@ public final class StellflowAdmin implements AutoCloseable {
             }
             throw e;
         }
+    }
+
+    /**
+     * {@link #describeBrokerConfigs(int, List)} of the lowest-id broker in the cluster's Metadata:
+     * for cluster-wide defaults such as {@code num.partitions} and {@code default.replication.factor},
+     * which the brokers of a cluster share (a broker set apart answers for itself only).
+     *
+     * @throws StellflowException when Metadata lists no broker ({@code BROKER_NOT_AVAILABLE}), or as
+     *     {@link #describeBrokerConfigs(int, List)}
+     */
+    public DescribeBrokerConfigsResponse describeBrokerConfigs(List<String> keys) {
+        await(metadata.refresh(List.of()), "Metadata");
+        TreeMap<Integer, HostPort> brokers = new TreeMap<>(metadata.brokers());
+        if (brokers.isEmpty()) {
+            throw new StellflowException(Errors.BROKER_NOT_AVAILABLE, "Metadata lists no broker");
+        }
+        return describeBrokerConfigs(brokers.firstKey(), keys);
     }
 
     /**

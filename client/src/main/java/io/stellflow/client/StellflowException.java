@@ -11,15 +11,26 @@ public final class StellflowException extends RuntimeException {
     public static final short NETWORK_ERROR = -1;
 
     private final short errorCode;
+    private final String reason;
 
     public StellflowException(short errorCode, String message) {
         super(message + " (" + codeName(errorCode) + ")");
         this.errorCode = errorCode;
+        this.reason = message;
     }
 
     public StellflowException(short errorCode, String message, Throwable cause) {
         super(message + " (" + codeName(errorCode) + ")", cause);
         this.errorCode = errorCode;
+        this.reason = message;
+    }
+
+    /**
+     * The message without the {@code (CODE n)} suffix {@link #getMessage} adds: for an error that
+     * quotes this one and carries its code again, so the code is said once.
+     */
+    public String reason() {
+        return reason;
     }
 
     /** The protocol error code, or {@link #NETWORK_ERROR} for local transport failures. */

@@ -90,6 +90,9 @@ class ProducerDeliveryTimeoutTest {
                     .hasMessageContaining("batch expired after 1000 ms (delivery.timeout.ms)")
                     .hasMessageContaining("last error NOT_ENOUGH_REPLICAS 32")
                     .hasMessageContaining("(NOT_ENOUGH_REPLICAS 32)")
+                    .satisfies(e -> assertThat(e.getMessage().split("\\(NOT_ENOUGH_REPLICAS 32\\)", -1))
+                            .as("the code in brackets once: " + e.getMessage())
+                            .hasSize(2))
                     .satisfies(e ->
                             assertThat(((StellflowException) e).errorCode()).isEqualTo(Errors.NOT_ENOUGH_REPLICAS));
         } finally {

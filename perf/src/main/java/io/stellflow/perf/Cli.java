@@ -16,10 +16,25 @@ import picocli.CommandLine;
 public final class Cli {
     private Cli() {}
 
-    /** A command line on which client errors print one line to stderr and exit with status 1. */
+    /**
+     * A command line on which client errors print one line to stderr and exit with status 1, and
+     * usage errors (bad or missing options, semantic checks) print {@code error: <reason>} and {@code
+     * Run with --help for usage.} and exit with status 2.
+     */
     static CommandLine commandLine(Object command) {
         CommandLine cl = new CommandLine(command);
         withVersion(cl);
+        cl.setParameterExceptionHandler((ex, args) -> {
+            // One reason and one hint, as the tools' OneLineUsageErrors, not the whole usage text.
+            String reason = ex.getMessage();
+            if (reason != null && reason.startsWith("Error: ")) {
+                reason = reason.substring("Error: ".length()); // picocli's own prefix (argument groups)
+            }
+            ex.getCommandLine().getErr().println("error: " + reason);
+            ex.getCommandLine().getErr().println("Run with --help for usage.");
+            ex.getCommandLine().getErr().flush();
+            return 2;
+        });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (ex instanceof StellflowException || ex instanceof IllegalArgumentException) {
                 commandLine.getErr().println("error: " + ex.getMessage());

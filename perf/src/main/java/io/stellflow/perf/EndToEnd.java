@@ -137,7 +137,7 @@ final class EndToEnd extends PerfCommand.Common implements Callable<Integer> {
     private List<TopicPartition> partitions() {
         Properties props = Cli.clientProps(bootstrapServer, consumerProps);
         List<TopicPartition> out = new ArrayList<>();
-        try (StellflowAdmin admin = new StellflowAdmin(props)) {
+        try (StellflowAdmin admin = StellflowAdmin.besideClient(props)) {
             TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
             if (d == null || d.errorCode() != Errors.NONE) {
                 throw new StellflowException(Errors.UNKNOWN_TOPIC_OR_PARTITION, "cannot read topic " + topic);

@@ -137,7 +137,16 @@ public final class PerfCommand implements Runnable {
         @Spec
         CommandLine.Model.CommandSpec spec;
 
+        /** Checks --num-records and --duration-ms before anything connects (usage errors, exit 2). */
         void validateLimits() {
+            if (numRecords < 1) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--num-records must be at least 1, got " + numRecords);
+            }
+            if (durationMs < -1 || durationMs == 0) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--duration-ms must be at least 1 (or -1: no limit), got " + durationMs);
+            }
             if (numRecords == Long.MAX_VALUE && durationMs < 0) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "give --num-records or --duration-ms");
             }
@@ -279,6 +288,10 @@ public final class PerfCommand implements Runnable {
         @Override
         public Integer call() throws InterruptedException {
             validateLimits();
+            if (recordSize < 0) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--record-size must be at least 0, got " + recordSize);
+            }
             if (!latencyFrom.equals("due") && !latencyFrom.equals("send")) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--latency-from must be due or send");
             }
@@ -527,7 +540,7 @@ public final class PerfCommand implements Runnable {
                 props.putIfAbsent("auto.offset.reset", "earliest");
             }
             List<TopicPartition> partitions = new ArrayList<>();
-            try (StellflowAdmin admin = new StellflowAdmin(props)) {
+            try (StellflowAdmin admin = StellflowAdmin.besideClient(props)) {
                 TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
                 if (d == null || d.errorCode() != Errors.NONE) {
                     throw new StellflowException(Errors.UNKNOWN_TOPIC_OR_PARTITION, "cannot read topic " + topic);

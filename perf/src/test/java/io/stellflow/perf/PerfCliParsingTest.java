@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
 import org.HdrHistogram.Histogram;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -68,6 +70,51 @@ class PerfCliParsingTest {
                 .execute("produce", "--bootstrap-server", "h:1", "--topic", "t");
         assertThat(rc).isEqualTo(2);
         assertThat(err.toString()).contains("--num-records or --duration-ms");
+    }
+
+    @Test
+    void badSizesAndCountsAreOneUsageErrorBeforeAnythingConnects() {
+        String[][] bad = {
+            {"produce", "--record-size", "-5", "--num-records", "10"},
+            {"produce", "--num-records", "-1"},
+            {"produce", "--num-records", "0"},
+            {"consume", "--num-records", "-5"},
+            {"consume", "--duration-ms", "-7"},
+            {"produce"},
+        };
+        String[] reasons = {
+            "--record-size must be at least 0, got -5",
+            "--num-records must be at least 1, got -1",
+            "--num-records must be at least 1, got 0",
+            "--num-records must be at least 1, got -5",
+            "--duration-ms must be at least 1 (or -1: no limit), got -7",
+            "give --num-records or --duration-ms",
+        };
+        for (int i = 0; i < bad.length; i++) {
+            List<String> args = new ArrayList<>(List.of(bad[i]));
+            // port 1: nothing listens, so reaching the network would fail differently (exit 1)
+            args.addAll(1, List.of("--bootstrap-server", "127.0.0.1:1", "--topic", "t"));
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            int rc = Cli.commandLine(new PerfCommand())
+                    .setOut(new PrintWriter(out))
+                    .setErr(new PrintWriter(err))
+                    .execute(args.toArray(String[]::new));
+            assertThat(rc).as(String.join(" ", args)).isEqualTo(2);
+            assertThat(err.toString())
+                    .as(String.join(" ", args))
+                    .isEqualTo("error: " + reasons[i] + "\nRun with --help for usage.\n");
+            assertThat(out.toString()).isEmpty();
+        }
+
+        StringWriter err = new StringWriter();
+        int rc = Cli.commandLine(new PerfCommand())
+                .setErr(new PrintWriter(err))
+                .execute("produce", "--topic", "t", "--num-records", "5");
+        assertThat(rc).isEqualTo(2);
+        assertThat(err.toString())
+                .isEqualTo("error: Missing required option: '--bootstrap-server=<bootstrapServer>'\n"
+                        + "Run with --help for usage.\n");
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.stellflow.storage;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileChannel.MapMode;
@@ -138,6 +139,33 @@ abstract sealed class MappedIndex implements AutoCloseable permits OffsetIndex, 
 
     final int entries() {
         return entries;
+    }
+
+    /**
+     * Trailing slots of the mapped entries whose bytes are all zero: the preallocated, never written
+     * part of an active segment's index (a crashed broker's files, or a copy of a live segment). A
+     * zero slot 0 counts only when every slot is zero: a lone entry (0, 0) would say no more than an
+     * empty index (lookups start at position 0 either way), and a zero slot never follows an entry
+     * because entries strictly increase ({@link OffsetIndex#isConsistentWith}). Reads the mapping
+     * once; for the inspection tools and tests.
+     */
+    final int preallocatedTailSlots() {
+        int n = entries;
+        int tail = 0;
+        while (tail < n && slotIsZero(n - tail - 1)) {
+            tail++;
+        }
+        return tail;
+    }
+
+    private boolean slotIsZero(int slot) {
+        long from = (long) slot * entrySize;
+        for (long b = from; b < from + entrySize; b++) {
+            if (memory.get(ValueLayout.JAVA_BYTE, b) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     final boolean isFull() {

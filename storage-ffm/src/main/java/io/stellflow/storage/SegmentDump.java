@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.IntPredicate;
 
 /**
  * Offline, read-only access to one segment's files for inspection ({@code stellflow-dump-log.sh}):
@@ -90,7 +89,8 @@ public final class SegmentDump {
      * The entries of an index file and what the check against its log found.
      *
      * @param entries the entries before any zero-filled preallocated tail
-     * @param preallocatedSlots trailing all-zero slots (an active segment's preallocated index)
+     * @param preallocatedSlots trailing all-zero slots (an active segment's preallocated index; a file
+     *     of zeros only has no entries)
      * @param problems one line per inconsistency (empty: the index agrees with the log)
      */
     public record IndexDump(List<IndexEntry> entries, int preallocatedSlots, List<String> problems) {}
@@ -185,7 +185,7 @@ public final class SegmentDump {
         } else if (slots > 0) {
             OffsetIndex idx = OffsetIndex.openExisting(indexFile, base, (int) size, false);
             try {
-                tail = zeroTail(slots, i -> idx.relativeOffsetAt(i) == 0 && idx.positionAt(i) == 0);
+                tail = idx.preallocatedTailSlots();
                 for (int i = 0; i < slots - tail; i++) {
                     entries.add(new IndexEntry(base + idx.relativeOffsetAt(i), idx.positionAt(i)));
                 }
@@ -214,7 +214,7 @@ public final class SegmentDump {
         } else if (slots > 0) {
             TimeIndex idx = TimeIndex.openExisting(timeIndexFile, base, slots * OffsetIndexLayout.ENTRY_SIZE, false);
             try {
-                tail = zeroTail(slots, i -> idx.timestampAt(i) == 0 && idx.relativeOffsetAt(i) == 0);
+                tail = idx.preallocatedTailSlots();
                 for (int i = 0; i < slots - tail; i++) {
                     entries.add(new IndexEntry(base + idx.relativeOffsetAt(i), idx.timestampAt(i)));
                 }
@@ -224,15 +224,6 @@ public final class SegmentDump {
         }
         checkAgainstLog(timeIndexFile, entries, true, problems);
         return new IndexDump(entries, tail, problems);
-    }
-
-    /** Trailing slots from index 1 on whose bytes are all zero (entry 0 may legitimately be zero). */
-    private static int zeroTail(int slots, IntPredicate zero) {
-        int tail = 0;
-        while (slots - tail - 1 >= 1 && zero.test(slots - tail - 1)) {
-            tail++;
-        }
-        return tail;
     }
 
     private static void checkAgainstLog(Path index, List<IndexEntry> entries, boolean time, List<String> problems)

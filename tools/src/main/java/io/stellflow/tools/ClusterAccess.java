@@ -72,10 +72,7 @@ final class ClusterAccess implements AutoCloseable {
             PortProbe.Result r = probe(a, probeMs);
             switch (r.kind()) {
                 case DATA_PLANE -> reachable.add(a);
-                case CONTROL_PLANE ->
-                    throw new BootstrapException(
-                            a + " is a control-plane port (a controller); use --bootstrap-controller or a broker"
-                                    + " address");
+                case CONTROL_PLANE -> throw new BootstrapException(controlPlaneGivenAsBroker(a));
                 case UNREACHABLE, OTHER -> failures.add(a + ": " + r.detail());
             }
         }
@@ -108,6 +105,34 @@ final class ClusterAccess implements AutoCloseable {
                     + String.join(",", addresses) + " (" + String.join("; ", failures) + ")");
         }
         return addresses;
+    }
+
+    private static String controlPlaneGivenAsBroker(String address) {
+        return address + " is a control-plane port (a controller); use --bootstrap-controller or a broker address";
+    }
+
+    /**
+     * After a tool's client failed to reach {@code bootstrapServer}: the reason when one address is a
+     * control-plane port or names an unknown host (the same words as {@link #open}), else null. For
+     * tools that talk to the brokers without {@link #open} (consumer groups); probes each address for
+     * at most {@code probeMs}.
+     */
+    static String misdirectedBrokers(String bootstrapServer, int probeMs) {
+        for (String a : split(bootstrapServer)) {
+            PortProbe.Result r;
+            try {
+                r = PortProbe.probe(a, probeMs);
+            } catch (IllegalArgumentException e) {
+                return e.getMessage();
+            }
+            if (r.kind() == PortProbe.Kind.CONTROL_PLANE) {
+                return controlPlaneGivenAsBroker(a);
+            }
+            if (r.kind() == PortProbe.Kind.UNREACHABLE && r.detail().startsWith(PortProbe.UNKNOWN_HOST)) {
+                return a + ": " + r.detail();
+            }
+        }
+        return null;
     }
 
     private static PortProbe.Result probe(String address, int probeMs) {

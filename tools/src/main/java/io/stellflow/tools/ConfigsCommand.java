@@ -10,6 +10,7 @@ import io.stellflow.controller.proto.IncrementalAlterConfigsResponse;
 import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.server.common.topic.TopicConfigRules;
 import java.io.PrintWriter;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -49,8 +50,8 @@ public final class ConfigsCommand implements Callable<Integer> {
 
     @Option(
             names = {"--entity-name", "--topic"},
-            required = true,
-            description = "The topic, or with --entity-type brokers the broker id")
+            description =
+                    "The topic, or with --entity-type brokers the broker id (--describe without it: every" + " topic)")
     String topic;
 
     @ArgGroup(exclusive = true, multiplicity = "1")
@@ -88,6 +89,10 @@ public final class ConfigsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        if (topic == null && (action.alter || entityType.equals("brokers"))) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), (action.alter ? "--alter" : "--entity-type brokers") + " needs --entity-name");
+        }
         if (entityType.equals("brokers")) {
             return brokers();
         }
@@ -103,6 +108,9 @@ public final class ConfigsCommand implements Callable<Integer> {
         if (action.describe && changes) {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--add-config and --delete-config go with --alter");
+        }
+        if (topic == null) {
+            return controller.runWithAccess(spec, this::describeAllTopics);
         }
         return controller.run(spec, (c, out, err) -> {
             Map<String, String> config;
@@ -125,10 +133,25 @@ public final class ConfigsCommand implements Callable<Integer> {
                     delete.forEach(k -> req.addConfigs(
                             AlterableConfig.newBuilder().setKey(k.strip()).setOp(ConfigOpType.DELETE)));
                 }
+                // Keys to delete that are not set: said after the change (Kafka says nothing).
+                List<String> unset = new ArrayList<>();
+                if (delete != null) {
+                    DescribeConfigsResponse before = c.describeConfigs(topic);
+                    if (before.getError() == ErrorCode.NONE) {
+                        delete.stream()
+                                .map(String::strip)
+                                .filter(k -> !before.getConfigMap().containsKey(k))
+                                .forEach(unset::add);
+                    }
+                }
                 IncrementalAlterConfigsResponse r = c.incrementalAlterConfigs(req.build());
                 if (r.getError() != ErrorCode.NONE) {
                     return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
                 }
+                for (String k : unset) {
+                    err.println("note: " + k + " is not set on topic " + topic + "; nothing to delete");
+                }
+                err.flush();
                 out.println("Completed updating config for topic " + topic + ".");
                 config = r.getConfigMap();
             }
@@ -140,6 +163,23 @@ public final class ConfigsCommand implements Callable<Integer> {
             out.flush();
             return 0;
         });
+    }
+
+    /** {@code --describe} without {@code --entity-name}: every topic's overrides, by name (Kafka's tool). */
+    private int describeAllTopics(ClusterAccess access, PrintWriter out, PrintWriter err) {
+        for (String name : new java.util.TreeSet<>(access.brokers().listTopics())) {
+            DescribeConfigsResponse r = access.controllers().describeConfigs(name);
+            if (r.getError() != ErrorCode.NONE) {
+                return ControllerOptions.refused(err, r.getError(), r.getErrorMessage());
+            }
+            out.println("Configs for topic " + name + ":");
+            if (r.getConfigMap().isEmpty()) {
+                out.println("  (none: the brokers' defaults apply)");
+            }
+            new TreeMap<>(r.getConfigMap()).forEach((k, v) -> out.println("  " + k + "=" + v));
+        }
+        out.flush();
+        return 0;
     }
 
     /**

@@ -81,7 +81,8 @@ public final class ConsoleConsumer implements Callable<Integer> {
     @Option(
             names = "--property",
             description = "output format k=v: print.key, print.partition, print.offset, print.timestamp, print.value,"
-                    + " key.separator (default tab), line.separator, null.literal")
+                    + " print.headers, key.separator (default tab), line.separator, null.literal,"
+                    + " headers.separator (default ,), headers.key.separator (default :)")
     Map<String, String> properties;
 
     @Option(
@@ -92,8 +93,13 @@ public final class ConsoleConsumer implements Callable<Integer> {
 
     private RecordPrinter formatter;
 
-    @Option(names = "--max-messages", description = "exit after this many records")
+    @Option(names = "--max-messages", description = "exit after this many records (-1: no limit, the default)")
     Long maxMessages;
+
+    @Option(
+            names = "--exclude-internal",
+            description = "never read internal topics (names starting with __, such as __consumer_offsets)")
+    boolean excludeInternal;
 
     @Option(names = "--timeout-ms", description = "exit when no record arrived for this long")
     Long timeoutMs;
@@ -133,6 +139,16 @@ public final class ConsoleConsumer implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "--offset needs --partition");
         }
         long startOffset = offset == null ? -1 : parseOffset(offset);
+        if (maxMessages != null && maxMessages == -1) {
+            maxMessages = null; // Kafka's "no limit"
+        } else if (maxMessages != null && maxMessages < 1) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--max-messages must be at least 1, or -1 for no limit, got " + maxMessages);
+        }
+        if (excludeInternal && topic.startsWith("__")) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(), "--topic " + topic + " is an internal topic and --exclude-internal is given");
+        }
         try {
             formatter = RecordPrinter.of(formatterName, properties);
         } catch (IllegalArgumentException e) {
@@ -161,6 +177,15 @@ public final class ConsoleConsumer implements Callable<Integer> {
             // Looks up the leaders and opens the connections before any idle clock starts, so that
             // --timeout-ms counts time without data, not start-up time.
             Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+            if (startOffset >= 0 && startOffset > ends.get(partitions.get(0))) {
+                TopicPartition tp = partitions.get(0);
+                spec.commandLine()
+                        .getErr()
+                        .println("warning: --offset " + startOffset + " is past the log end " + ends.get(tp) + " of "
+                                + tp.topic() + "-" + tp.partition() + "; the consumer resets by auto.offset.reset="
+                                + props.getProperty("auto.offset.reset", "latest"));
+                spec.commandLine().getErr().flush();
+            }
             if (fromBeginning && partitions.size() > 1 && !interleave) {
                 Map<TopicPartition, Long> positions = new HashMap<>();
                 for (TopicPartition tp : partitions) {
@@ -289,7 +314,7 @@ public final class ConsoleConsumer implements Callable<Integer> {
     }
 
     private List<TopicPartition> partitions(Properties props) {
-        try (StellflowAdmin admin = new StellflowAdmin(props)) {
+        try (StellflowAdmin admin = StellflowAdmin.besideClient(props)) {
             TopicDescription d = admin.describeTopics(List.of(topic)).get(topic);
             if (d == null || d.errorCode() != Errors.NONE) {
                 throw new StellflowException(

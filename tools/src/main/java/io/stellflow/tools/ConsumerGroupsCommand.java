@@ -574,11 +574,19 @@ public final class ConsumerGroupsCommand implements Callable<Integer> {
 
     // ---- messages
 
+    /** How long the failure path probes each --bootstrap-server address for its kind. */
+    private static final int PROBE_MS = 2_000;
+
     private String explain(StellflowException e) {
         return switch (e.errorCode()) {
-            case StellflowException.NETWORK_ERROR ->
-                "cannot reach the cluster at " + bootstrapServer + ": " + e.getMessage()
-                        + "; check --bootstrap-server (a broker's host:port)";
+            case StellflowException.NETWORK_ERROR -> {
+                // A controller's port or an unknown host: say which, as the other tools do.
+                String misdirected = ClusterAccess.misdirectedBrokers(bootstrapServer, PROBE_MS);
+                yield misdirected != null
+                        ? misdirected
+                        : "cannot reach the cluster at " + bootstrapServer + ": " + e.getMessage()
+                                + "; check --bootstrap-server (a broker's host:port)";
+            }
             case Errors.UNSUPPORTED_VERSION ->
                 e.getMessage() + "; the broker does not serve consumer groups (apiKeys 21-25, OffsetFetch v1)";
             case Errors.FEATURE_NOT_ENABLED -> e.getMessage() + "; the cluster has consumer groups disabled";

@@ -51,11 +51,22 @@ final class ControllerOptions {
      *     options is given
      */
     int run(CommandSpec spec, Exchange exchange) {
+        return runWithAccess(spec, (access, out, err) -> exchange.run(access.controllers(), out, err));
+    }
+
+    /** An exchange that may also ask the brokers ({@link ClusterAccess#brokers}). */
+    @FunctionalInterface
+    interface ClusterExchange {
+        int run(ClusterAccess access, PrintWriter out, PrintWriter err);
+    }
+
+    /** {@link #run}, with the whole {@link ClusterAccess} (controllers and brokers). */
+    int runWithAccess(CommandSpec spec, ClusterExchange exchange) {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         checkOneBootstrap(spec, bootstrapServer, bootstrapController);
         try (ClusterAccess access = ClusterAccess.open(bootstrapServer, bootstrapController, timeoutMs, null)) {
-            return exchange.run(access.controllers(), out, err);
+            return exchange.run(access, out, err);
         } catch (ControllerUnavailableException | ClusterAccess.BootstrapException e) {
             err.println("error: " + e.getMessage());
             return 1;

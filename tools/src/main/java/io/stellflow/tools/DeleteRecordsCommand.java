@@ -102,6 +102,20 @@ public final class DeleteRecordsCommand implements Callable<Integer> {
      *
      * @throws IllegalArgumentException naming the file and what is wrong in it
      */
+    /**
+     * Jackson's reason without its source notes: the first line, cut before a {@code [Source: ...]}
+     * (and the {@code (start marker at} that leads to it).
+     */
+    static String shortReason(String jacksonMessage) {
+        String reason =
+                jacksonMessage == null ? "" : jacksonMessage.lines().findFirst().orElse("");
+        int source = reason.indexOf("[Source");
+        if (source >= 0) {
+            reason = reason.substring(0, source).replaceAll("\\s*\\(?\\s*(start marker )?at\\s*$", "");
+        }
+        return reason.strip();
+    }
+
     static Map<TopicPartition, Long> parse(Path file) {
         JsonNode root;
         try {
@@ -109,8 +123,9 @@ public final class DeleteRecordsCommand implements Callable<Integer> {
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException("--offset-json-file " + file + " does not exist");
         } catch (JacksonException e) {
-            throw new IllegalArgumentException("--offset-json-file " + file + " is not valid JSON: "
-                    + e.getOriginalMessage() + " (line " + e.getLocation().getLineNr() + ")");
+            throw new IllegalArgumentException("--offset-json-file " + file + ": invalid JSON at line "
+                    + e.getLocation().getLineNr() + " column " + e.getLocation().getColumnNr() + ": "
+                    + shortReason(e.getOriginalMessage()));
         } catch (IOException e) {
             throw new IllegalArgumentException("--offset-json-file " + file + " cannot be read: " + e.getMessage());
         }

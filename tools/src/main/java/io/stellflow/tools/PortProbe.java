@@ -54,6 +54,9 @@ final class PortProbe {
     private static final int HTTP2_SETTINGS = 0x4;
     private static final int HTTP2_GOAWAY = 0x7;
 
+    /** The start of {@link Result#detail} for a host name that does not resolve. */
+    static final String UNKNOWN_HOST = "unknown host ";
+
     private PortProbe() {}
 
     /**
@@ -69,6 +72,8 @@ final class PortProbe {
                 s.connect(new InetSocketAddress(hp.host(), hp.port()), timeoutMs);
             } catch (SocketTimeoutException e) {
                 return new Result(Kind.UNREACHABLE, "no connection within " + timeoutMs + " ms");
+            } catch (java.net.UnknownHostException e) {
+                return new Result(Kind.UNREACHABLE, UNKNOWN_HOST + hp.host());
             } catch (IOException e) {
                 return new Result(Kind.UNREACHABLE, e.getMessage() == null ? e.toString() : e.getMessage());
             }

@@ -4,13 +4,17 @@ import io.stellflow.client.StellflowException;
 import io.stellflow.client.StellflowVersion;
 import picocli.CommandLine;
 
-/** Shared picocli setup: client errors print one line to stderr and exit with status 1. */
+/**
+ * Shared picocli setup: client errors print one line to stderr and exit with status 1; usage errors
+ * print {@code error: <reason>} and one hint line and exit with status 2 ({@link OneLineUsageErrors}).
+ */
 final class Tools {
     private Tools() {}
 
     static CommandLine commandLine(Object command) {
         CommandLine cl = new CommandLine(command);
         withVersion(cl);
+        OneLineUsageErrors.install(cl);
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             if (ex instanceof StellflowException || ex instanceof IllegalArgumentException) {
                 commandLine.getErr().println("error: " + ex.getMessage());

@@ -14,7 +14,10 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
+import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import java.io.PrintWriter;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.Callable;
@@ -159,6 +162,9 @@ public final class TopicsCommand implements Callable<Integer> {
 
     private long createStartNs;
 
+    private static final String NUM_PARTITIONS = "num.partitions";
+    private static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
+
     /** How long a controller call may take, retries included. */
     static final long CONTROLLER_TIMEOUT_MS = 30_000;
 
@@ -200,14 +206,13 @@ public final class TopicsCommand implements Callable<Integer> {
         if (configs != null && !action.create) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--config is for --create only");
         }
-        if (configs != null && bootstrapServer != null && replicationFactorOption == null) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(),
-                    "--create --config goes to the controller, which has no default replication factor: give"
-                            + " --replication-factor");
-        }
         try (ClusterAccess access =
                 ClusterAccess.open(bootstrapServer, bootstrapController, CONTROLLER_TIMEOUT_MS, props)) {
+            if (action.create
+                    && bootstrapServer != null
+                    && (partitionsOption == null || replicationFactorOption == null)) {
+                applyBrokerDefaults(access.brokers());
+            }
             if (ifExists && !action.alter && !access.brokers().listTopics().contains(topic)) {
                 return 0; // --if-exists: nothing to delete or describe (--alter: the controller says)
             }
@@ -221,6 +226,42 @@ public final class TopicsCommand implements Callable<Integer> {
         } catch (ClusterAccess.BootstrapException | ControllerUnavailableException e) {
             spec.commandLine().getErr().println("error: " + e.getMessage());
             return 1;
+        }
+    }
+
+    /**
+     * Without {@code --partitions} or {@code --replication-factor}, as Kafka: the brokers' {@code
+     * num.partitions} and {@code default.replication.factor}, read from one broker
+     * (DescribeBrokerConfigs). Needed for {@code --config}, which goes to the controllers (they have
+     * no defaults of their own), and for the partition count, which CreateTopic always carries. A
+     * broker that does not serve DescribeBrokerConfigs (an older one) leaves 1 partition and, without
+     * {@code --config}, the broker's own default replication factor; with it, a usage error.
+     */
+    private void applyBrokerDefaults(StellflowAdmin admin) {
+        Map<String, String> defaults = new HashMap<>();
+        try {
+            for (DescribeBrokerConfigsResponse.Entry e : admin.describeBrokerConfigs(
+                            List.of(NUM_PARTITIONS, DEFAULT_REPLICATION_FACTOR))
+                    .configs()) {
+                if (e.value() != null) {
+                    defaults.put(e.key(), e.value());
+                }
+            }
+        } catch (StellflowException e) {
+            if (e.errorCode() != Errors.FEATURE_NOT_ENABLED && e.errorCode() != Errors.UNSUPPORTED_VERSION) {
+                throw e;
+            }
+        }
+        if (partitionsOption == null && defaults.containsKey(NUM_PARTITIONS)) {
+            partitions = Integer.parseInt(defaults.get(NUM_PARTITIONS));
+        }
+        if (replicationFactorOption == null && defaults.containsKey(DEFAULT_REPLICATION_FACTOR)) {
+            replicationFactor = Integer.parseInt(defaults.get(DEFAULT_REPLICATION_FACTOR));
+        } else if (replicationFactorOption == null && configs != null) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--create --config goes to the controller, which has no default replication factor, and the"
+                            + " broker does not report its default.replication.factor: give --replication-factor");
         }
     }
 
@@ -241,7 +282,7 @@ public final class TopicsCommand implements Callable<Integer> {
                 return createFailed(admin, e);
             }
             out.println("Created topic " + topic + " with " + partitions + " partition(s)"
-                    + (replicationFactor > 0 ? " of " + replicationFactor + " replica(s)." : "."));
+                    + (replicationFactorOption != null ? " of " + replicationFactor + " replica(s)." : "."));
         } else if (action.delete) {
             admin.deleteTopic(topic);
             out.println("Deleted topic " + topic + ".");

@@ -33,6 +33,55 @@ class CliParsingTest {
     }
 
     @Test
+    void usageErrorsOfTopicsAndConfigsAreOneErrorLineAndOneHint() {
+        String[][] topics = {
+            {"--bootstrap-server", "127.0.0.1:1", "--alter", "--topic", "t"},
+            {"--bootstrap-server", "127.0.0.1:1", "--create", "--topic", "t", "--partitions", "0"},
+            {"--bootstrap-server", "127.0.0.1:1", "--create"},
+            {"--bootstrap-server", "127.0.0.1:1", "--list", "--describe"},
+        };
+        String[] topicReasons = {
+            "--alter needs --partitions",
+            "--partitions must be at least 1, got 0",
+            "--create needs --topic",
+            "--list, --describe are mutually exclusive (specify only one)",
+        };
+        for (int i = 0; i < topics.length; i++) {
+            assertUsageError(new TopicsCommand(), topicReasons[i], topics[i]);
+        }
+        assertUsageError(
+                new ConfigsCommand(),
+                "--alter needs --add-config and/or --delete-config",
+                "--bootstrap-server",
+                "127.0.0.1:1",
+                "--entity-name",
+                "t",
+                "--alter");
+        assertUsageError(
+                new ConfigsCommand(),
+                "Missing required argument (specify one of these): (--describe | --alter)",
+                "--bootstrap-server",
+                "127.0.0.1:1",
+                "--entity-name",
+                "t");
+    }
+
+    /** Exit 2, nothing on stdout, and exactly {@code error: <reason>} plus the hint on stderr. */
+    private static void assertUsageError(Object command, String reason, String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int rc = Tools.commandLine(command)
+                .setOut(new PrintWriter(out))
+                .setErr(new PrintWriter(err))
+                .execute(args);
+        assertThat(rc).as(String.join(" ", args)).isEqualTo(2);
+        assertThat(err.toString())
+                .as(String.join(" ", args))
+                .isEqualTo("error: " + reason + "\nRun with --help for usage.\n");
+        assertThat(out.toString()).isEmpty();
+    }
+
+    @Test
     void consoleProducerMapsShortcutsAndPropertiesToProducerConfig() {
         ConsoleProducer cmd = new ConsoleProducer();
         new CommandLine(cmd)

@@ -7,6 +7,7 @@ import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.testsupport.IntegrationTest;
+import io.stellflow.testsupport.LogLines;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -29,6 +31,9 @@ import org.junit.jupiter.api.io.TempDir;
 class ConsoleConsumerOptionsTest {
     @TempDir
     Path dir;
+
+    @RegisterExtension
+    final LogLines keysLog = LogLines.of("io.stellflow.client.ClientKeys");
 
     private StellflowServer server;
     private String bootstrap;
@@ -126,6 +131,70 @@ class ConsoleConsumerOptionsTest {
     }
 
     @Test
+    void consumerKeysAreNotWarnedAboutByTheAdminClientBesideTheConsumer() {
+        // --group sets group.id and auto.offset.reset; --consumer-property adds a consumer key: the
+        // consumer reads all three, so nothing may be warned about (the admin client used to).
+        Run group = run(
+                "--group",
+                "g1",
+                "--from-beginning",
+                "--max-messages",
+                "5",
+                "--consumer-property",
+                "fetch.max.wait.ms=100");
+        assertThat(group.exit()).as(group.err()).isZero();
+        assertThat(group.out().split("\n")).hasSize(5);
+        Run assigned = run(
+                "--partition", "0", "--offset", "0", "--max-messages", "1", "--consumer-property", "fetch.min.bytes=1");
+        assertThat(assigned.exit()).as(assigned.err()).isZero();
+        assertThat(keysLog.messages()).isEmpty();
+
+        // A key no client reads is still named, once, by the consumer.
+        Run typo =
+                run("--partition", "0", "--offset", "0", "--max-messages", "1", "--consumer-property", "no.such.key=1");
+        assertThat(typo.exit()).as(typo.err()).isZero();
+        assertThat(keysLog.messages())
+                .containsExactly(
+                        "ignoring unknown consumer config key(s) [no.such.key]: the consumer does not read them");
+    }
+
+    @Test
+    void maxMessagesMinusOneIsNoLimitAndAnOffsetPastTheEndIsSaid() {
+        Run unlimited = run("--partition", "0", "--offset", "0", "--max-messages", "-1", "--timeout-ms", "1000");
+        assertThat(unlimited.exit()).as(unlimited.err()).isZero();
+        assertThat(unlimited.out()).isEqualTo("v0\nv1\nv2\n");
+
+        assertFails(2, "error: --max-messages must be at least 1, or -1 for no limit, got 0", "--max-messages", "0");
+        assertFails(2, "error: --max-messages must be at least 1, or -1 for no limit, got -5", "--max-messages", "-5");
+
+        Run past = run("--partition", "0", "--offset", "99", "--timeout-ms", "500");
+        assertThat(past.exit()).as(past.err()).isZero();
+        assertThat(past.out()).isEmpty();
+        assertThat(past.err())
+                .isEqualTo("warning: --offset 99 is past the log end 3 of fmt-0; the consumer resets by"
+                        + " auto.offset.reset=latest\n");
+
+        Run within = run("--partition", "0", "--offset", "3", "--timeout-ms", "300");
+        assertThat(within.err()).as("the log end itself is not past it").isEmpty();
+    }
+
+    @Test
+    void excludeInternalIsAcceptedAndRefusesAnInternalTopic() {
+        Run plain = run("--exclude-internal", "--partition", "1", "--offset", "0", "--max-messages", "1");
+        assertThat(plain.exit()).as(plain.err()).isZero();
+        assertThat(plain.out()).isEqualTo("v9\n");
+
+        StringWriter err = new StringWriter();
+        int exit = Tools.commandLine(new ConsoleConsumer())
+                .setErr(new PrintWriter(err, true))
+                .execute("--bootstrap-server", bootstrap, "--topic", "__consumer_offsets", "--exclude-internal");
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString())
+                .isEqualTo("error: --topic __consumer_offsets is an internal topic and --exclude-internal is given\n"
+                        + OneLineUsageErrors.HINT + "\n");
+    }
+
+    @Test
     void formatterJsonPrintsOneObjectPerRecordAndKafkasClassNamesMeanDefault() {
         Run json = run("--partition", "1", "--offset", "0", "--max-messages", "2", "--formatter", "json");
         assertThat(json.exit()).as(json.err()).isZero();
@@ -209,7 +278,7 @@ class ConsoleConsumerOptionsTest {
         assertThat(r.exit()).as(r.err()).isEqualTo(exit);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).startsWith(errorStart);
-        assertThat(r.err().strip().lines()).as(r.err()).hasSize(1);
+        assertThat(r.err().strip().lines()).as(r.err()).hasSize(exit == OneLineUsageErrors.USAGE_EXIT ? 2 : 1);
     }
 
     private static byte[] bytes(String s) {

@@ -392,8 +392,8 @@ class ConsumerGroupsCommandTest {
         fake.unreachable = new StellflowException(StellflowException.NETWORK_ERROR, "cannot connect to h:1");
         ToolRun r = run("--list");
         assertThat(r.exit()).isEqualTo(1);
-        assertThat(r.err()).startsWith("error: cannot reach the cluster at h:1: cannot connect to h:1");
-        assertThat(r.err()).contains("check --bootstrap-server");
+        // h does not resolve: the probe after the failure names it, as the other tools do
+        assertThat(r.err()).isEqualTo("error: h:1: unknown host h\n");
     }
 
     @Test

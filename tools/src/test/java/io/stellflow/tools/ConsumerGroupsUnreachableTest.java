@@ -2,12 +2,15 @@ package io.stellflow.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stellflow.broker.StellflowServer;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.LogLines;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code stellflow-consumer-groups.sh} with nothing listening at {@code --bootstrap-server}: the real
@@ -18,6 +21,26 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ConsumerGroupsUnreachableTest {
     @RegisterExtension
     final LogLines retries = LogLines.of("io.stellflow.client.AdminGroupCalls");
+
+    @Test
+    void aControllerPortOrAnUnknownHostIsNamedAsTheOtherToolsDo(@TempDir Path dir) throws Exception {
+        try (StellflowServer server = InProcessBroker.startNio(dir)) {
+            String controller = server.controller().rpcEndpoint();
+            ToolRun r = ToolRun.run(
+                    Tools.commandLine(new ConsumerGroupsCommand()), "--bootstrap-server", controller, "--list");
+            assertThat(r.exit()).as(r.err()).isEqualTo(1);
+            assertThat(r.err())
+                    .isEqualTo("error: " + controller + " is a control-plane port (a controller); use"
+                            + " --bootstrap-controller or a broker address\n");
+        }
+        ToolRun unknown = ToolRun.run(
+                Tools.commandLine(new ConsumerGroupsCommand()),
+                "--bootstrap-server",
+                "nosuchhost.invalid:9092",
+                "--list");
+        assertThat(unknown.exit()).as(unknown.err()).isEqualTo(1);
+        assertThat(unknown.err()).isEqualTo("error: nosuchhost.invalid:9092: unknown host nosuchhost.invalid\n");
+    }
 
     @Test
     void anUnreachableBootstrapFailsFastAndSaysWhy() throws Exception {

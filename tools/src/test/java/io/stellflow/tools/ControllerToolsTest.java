@@ -229,6 +229,30 @@ class ControllerToolsTest {
         assertThat(describe.exit()).as(describe.err()).isZero();
         assertThat(describe.out()).isEqualTo(alter.out().substring(alter.out().indexOf('\n') + 1));
 
+        assertThat(alter.err()).as("segment.ms was set").isEmpty();
+        ToolRun unsetKey = run(
+                new ConfigsCommand(),
+                "--bootstrap-controller",
+                bootstrap,
+                "--topic",
+                "cfg",
+                "--alter",
+                "--delete-config",
+                "segment.ms,retention.ms");
+        assertThat(unsetKey.exit()).as(unsetKey.err()).isZero();
+        assertThat(unsetKey.err()).isEqualTo("note: segment.ms is not set on topic cfg; nothing to delete\n");
+        assertThat(active.image().topic("cfg").config()).doesNotContainKey("retention.ms");
+        ToolRun restore = run(
+                new ConfigsCommand(),
+                "--bootstrap-controller",
+                bootstrap,
+                "--topic",
+                "cfg",
+                "--alter",
+                "--add-config",
+                "retention.ms=1000");
+        assertThat(restore.exit()).as(restore.err()).isZero();
+
         ToolRun bad = run(
                 new ConfigsCommand(),
                 "--bootstrap-controller",
@@ -241,6 +265,11 @@ class ControllerToolsTest {
         assertThat(bad.exit()).isEqualTo(1);
         assertThat(bad.err()).startsWith("error: INVALID_CONFIG").contains("segment.bytes=10 must be >= 1024");
         assertThat(active.image().topic("cfg").config()).containsEntry("retention.ms", "1000");
+
+        ToolRun alterAll = run(
+                new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--alter", "--add-config", "retention.ms=1");
+        assertThat(alterAll.exit()).isEqualTo(2);
+        assertThat(alterAll.err()).contains("--alter needs --entity-name");
 
         ToolRun unknown =
                 run(new ConfigsCommand(), "--bootstrap-controller", bootstrap, "--topic", "nope", "--describe");

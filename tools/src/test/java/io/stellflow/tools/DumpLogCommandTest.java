@@ -116,6 +116,43 @@ class DumpLogCommandTest {
     }
 
     @Test
+    void preallocatedZeroIndexesOfAnActiveSegmentHaveNoEntriesAndPassTheCheck() throws Exception {
+        // A live segment holding one batch, smaller than log.index.interval.bytes: both indexes are
+        // still their preallocated zeros (a copy of an active segment, or a crashed broker's files).
+        Path copy = Files.createDirectories(dir.resolve("active"));
+        Path log = copy.resolve(SEGMENT + ".log");
+        byte[] all = Files.readAllBytes(partitionDir.resolve(SEGMENT + ".log"));
+        int firstBatchBytes = 12 + ByteBuffer.wrap(all).getInt(8);
+        Files.write(log, java.util.Arrays.copyOf(all, firstBatchBytes));
+        Path index = copy.resolve(SEGMENT + ".index");
+        Path timeIndex = copy.resolve(SEGMENT + ".timeindex");
+        Files.write(index, new byte[8 * 16]);
+        Files.write(timeIndex, new byte[12 * 10]);
+
+        ToolRun dump = run("--files", index + "," + timeIndex);
+        assertThat(dump.exit()).as(dump.out() + dump.err()).isZero();
+        assertThat(dump.err()).isEmpty();
+        assertThat(dump.out())
+                .isEqualTo("Dumping " + index + "\n"
+                        + "(16 empty preallocated slots follow: an active segment's index)\n"
+                        + SEGMENT + ".index passed the check against " + SEGMENT + ".log: 0 entries\n"
+                        + "Dumping " + timeIndex + "\n"
+                        + "(10 empty preallocated slots follow: an active segment's index)\n"
+                        + SEGMENT + ".timeindex passed the check against " + SEGMENT + ".log: 0 entries\n");
+
+        // A real entry before the zeros is still shown and checked, the zeros after it are not.
+        try (FileChannel ch = FileChannel.open(index, StandardOpenOption.WRITE)) {
+            ch.write(ByteBuffer.allocate(8).putInt(0, 0).putInt(4, 0), 0);
+            ch.write(ByteBuffer.allocate(8).putInt(0, 1).putInt(4, 7), 8); // no batch at position 7
+        }
+        ToolRun bad = run("--files", index.toString());
+        assertThat(bad.exit()).isEqualTo(1);
+        assertThat(bad.out())
+                .contains("offset: 0 position: 0\noffset: 1 position: 7\n(14 empty preallocated slots")
+                .contains("Mismatch: entry 1 (offset 1, position 7): no batch starts at position 7");
+    }
+
+    @Test
     void damagedFilesAreReportedWithExitOne() throws Exception {
         Path copy = Files.createDirectories(dir.resolve("copy"));
         for (String suffix : new String[] {".log", ".index", ".timeindex"}) {
@@ -170,7 +207,7 @@ class DumpLogCommandTest {
         ToolRun noFiles = run("--deep-iteration");
         assertThat(noFiles.exit()).isEqualTo(2);
         assertThat(noFiles.err()).startsWith("error: Missing required option: '--files");
-        assertThat(noFiles.err().strip().lines()).hasSize(1);
+        assertThat(noFiles.err().strip().lines()).hasSize(2).endsWith(OneLineUsageErrors.HINT);
         assertThat(Duration.ofNanos(System.nanoTime() - startNs)).isLessThan(Duration.ofSeconds(5));
     }
 

@@ -117,7 +117,9 @@ class GetOffsetsCommandTest {
         assertThat(r.exit()).as(r.err()).isEqualTo(exit);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).startsWith(errorStart);
-        assertThat(r.err().strip().lines()).as("one line: " + r.err()).hasSize(1);
+        assertThat(r.err().strip().lines())
+                .as("one line (and the usage hint): " + r.err())
+                .hasSize(exit == OneLineUsageErrors.USAGE_EXIT ? 2 : 1);
     }
 
     private static byte[] bytes(String s) {

@@ -117,6 +117,6 @@ class LogDirsCommandTest {
         assertThat(r.exit()).as(r.err()).isEqualTo(exit);
         assertThat(r.out()).isEmpty();
         assertThat(r.err()).startsWith(start);
-        assertThat(r.err().strip().lines()).hasSize(1);
+        assertThat(r.err().strip().lines()).hasSize(exit == OneLineUsageErrors.USAGE_EXIT ? 2 : 1);
     }
 }

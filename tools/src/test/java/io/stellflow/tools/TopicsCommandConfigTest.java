@@ -3,10 +3,12 @@ package io.stellflow.tools;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -73,11 +75,12 @@ class TopicsCommandConfigTest {
             assertThat(server.controller().image().topic("mistuned")).isNull();
 
             String broker = "127.0.0.1:" + server.port();
+            // Without --replication-factor: the broker's default.replication.factor (1 here).
             ToolRun noFactor =
-                    run("--bootstrap-server", broker, "--create", "--topic", "x", "--config", "segment.bytes=2048");
-            assertThat(noFactor.exit()).isEqualTo(2);
-            assertThat(noFactor.err()).contains("give --replication-factor");
-            assertThat(server.controller().image().topic("x")).isNull();
+                    run("--bootstrap-server", broker, "--create", "--topic", "x0", "--config", "segment.bytes=2048");
+            assertThat(noFactor.exit()).as(noFactor.err()).isZero();
+            assertThat(server.controller().image().topic("x0").partition(0).replicas())
+                    .hasSize(1);
             ToolRun viaBroker = run(
                     "--bootstrap-server",
                     broker,
@@ -94,6 +97,50 @@ class TopicsCommandConfigTest {
             assertThat(both.exit()).isEqualTo(2);
             assertThat(both.err())
                     .contains("exactly one of --bootstrap-server (brokers) and --bootstrap-controller (controllers)");
+        }
+    }
+
+    @Test
+    void createThroughABrokerWithoutCountsTakesTheBrokersDefaults() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
+        p.setProperty("log.dirs", dir.resolve("data").toString());
+        p.setProperty("transport", "nio");
+        p.setProperty("metrics.exporter", "none");
+        p.setProperty("controller.quorum.election.timeout.ms", "200");
+        p.setProperty("num.partitions", "3");
+        p.setProperty("default.replication.factor", "1");
+        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+            String broker = "127.0.0.1:" + server.port();
+            ToolRun withConfig =
+                    run("--bootstrap-server", broker, "--create", "--topic", "tuned", "--config", "segment.bytes=4096");
+            assertThat(withConfig.exit()).as(withConfig.err()).isZero();
+            assertThat(withConfig.out())
+                    .isEqualTo("Created topic tuned with 3 partition(s) of 1 replica(s) and config"
+                            + " {segment.bytes=4096}.\n");
+            TopicImage tuned = server.controller().image().topic("tuned");
+            assertThat(tuned.partitions()).hasSize(3);
+            assertThat(tuned.partitions())
+                    .allSatisfy(pi -> assertThat(pi.replicas()).hasSize(1));
+            assertThat(tuned.config()).containsEntry("segment.bytes", "4096");
+
+            ToolRun plain = run("--bootstrap-server", broker, "--create", "--topic", "plain");
+            assertThat(plain.exit()).as(plain.err()).isZero();
+            assertThat(plain.out()).isEqualTo("Created topic plain with 3 partition(s).\n");
+            assertThat(server.controller().image().topic("plain").partitions()).hasSize(3);
+
+            ToolRun given = run("--bootstrap-server", broker, "--create", "--topic", "two", "--partitions", "2");
+            assertThat(given.exit()).as(given.err()).isZero();
+            assertThat(server.controller().image().topic("two").partitions()).hasSize(2);
+
+            // configs --describe without --entity-name: every topic, by name
+            ToolRun all =
+                    ToolRun.run(Tools.commandLine(new ConfigsCommand()), "--bootstrap-server", broker, "--describe");
+            assertThat(all.exit()).as(all.err()).isZero();
+            assertThat(all.out())
+                    .isEqualTo("Configs for topic plain:\n  (none: the brokers' defaults apply)\n"
+                            + "Configs for topic tuned:\n  segment.bytes=4096\n"
+                            + "Configs for topic two:\n  (none: the brokers' defaults apply)\n");
         }
     }
 

@@ -116,7 +116,8 @@ class TopicsDescribeTest {
             ToolRun two = run(
                     "--bootstrap-server", broker, "--describe", "--at-min-isr-partitions", "--unavailable-partitions");
             assertThat(two.exit()).isEqualTo(2);
-            assertThat(two.err().strip().lines()).hasSize(1);
+            assertThat(two.err().strip().lines())
+                    .containsExactly(two.err().lines().findFirst().orElseThrow(), OneLineUsageErrors.HINT);
 
             ToolRun missing = run("--bootstrap-server", broker, "--describe", "--topic", "nosuch");
             assertThat(missing.exit()).isEqualTo(1);
