@@ -8,7 +8,7 @@
 # thousands of requests, so a restarted broker spends less of its first minutes of traffic compiling
 # (docs/operations.md, "JVM flags and the broker's AOT cache").
 #
-# Usage: bin/stellflow-aot-train.sh [--out FILE] [--mb MB]
+# Usage: bin/stellflow-aot-train.sh [--out FILE] [--mb MB] (--version: the release, --help: this text)
 #   --out        cache file (default broker/target/stellflow-broker.aot, where the server launcher
 #                looks; it belongs to the jars of this build and is ignored once they change)
 #   --mb         MB sent by each of the four produce runs (default 256)
@@ -30,7 +30,8 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; }
       if [ "$1" = --out ]; then out=$2; else mb=$2; fi
       shift ;;
-    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --version) exec "$home/bin/_version.sh" ;;
     *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
   esac
   shift

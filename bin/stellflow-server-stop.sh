@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Stops Stellflow servers started by bin/stellflow-server.sh: sends SIGTERM (a clean stop: connections
+# Stops Stellflow nodes started by bin/stellflow-server.sh or bin/stellflow-controller.sh: sends SIGTERM (a clean stop: connections
 # closed, then every log) and waits for the process to end.
 # Usage: bin/stellflow-server-stop.sh [<server.properties>]
-#   with a config file: stops the server started with it; without: every server with a pid file.
+#   with a config file: stops the node started with it; without: every node with a pid file.
+#   --version prints the release, --help this text (exit 0).
 # Reads $STELLFLOW_PID_DIR/stellflow-<config name>.pid (default <install>/run). A pid file whose
 # process is gone, or is no longer a Stellflow JVM, is removed and not signalled.
 # STELLFLOW_STOP_TIMEOUT_S (default 60): how long to wait before giving up (exit 1, nothing killed).
@@ -11,12 +12,16 @@ set -uo pipefail
 home=$(cd "$(dirname "$0")/.." && pwd)
 pid_dir=${STELLFLOW_PID_DIR:-$home/run}
 timeout_s=${STELLFLOW_STOP_TIMEOUT_S:-60}
-if [ $# -gt 1 ] || [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
-  echo "usage: $0 [<server.properties>]" >&2
+case "${1:-}" in
+  --version) exec "$home/bin/_version.sh" ;;
+  -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+if [ $# -gt 1 ]; then
+  echo "usage: $0 [<server.properties>]  (or --version, --help)" >&2
   exit 2
 fi
 if [ $# -eq 1 ]; then
-  files=("$pid_dir/stellflow-$(basename "$1" .properties).pid")
+  files=("$pid_dir/stellflow-$(basename -- "$1" .properties).pid")
 else
   shopt -s nullglob
   files=("$pid_dir"/stellflow-*.pid)

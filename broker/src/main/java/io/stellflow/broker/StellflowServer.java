@@ -49,6 +49,7 @@ import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.server.common.config.ConfigException;
+import io.stellflow.server.common.config.ListenPorts;
 import io.stellflow.storage.LogManager;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -289,22 +290,7 @@ public final class StellflowServer implements AutoCloseable {
      * use}, without the address.
      */
     static ConfigException listenerUnusable(Listener listener, IOException e) {
-        String reason = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-        String address = listener.host() + ":" + listener.port();
-        String todo;
-        if (reason.contains("Address already in use")) {
-            todo = "another process listens on " + address + " (see ss -ltnp 'sport = :" + listener.port()
-                    + "'): stop it, or give listeners another port";
-        } else if (reason.contains("Cannot assign requested address")) {
-            todo = listener.host() + " is not an address of this machine: give listeners one of its addresses,"
-                    + " or 0.0.0.0";
-        } else {
-            todo = "give listeners a host and port this process may bind";
-        }
-        ConfigException c = new ConfigException(
-                "listeners", listener.toString(), "cannot listen on " + address + " (" + reason + "); " + todo);
-        c.initCause(e);
-        return c;
+        return ListenPorts.unusable("listeners", listener.toString(), listener.host(), listener.port(), e);
     }
 
     /**

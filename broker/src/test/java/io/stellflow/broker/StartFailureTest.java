@@ -26,8 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  * A broker that cannot start says why in one line naming the key, the value and what to do, without a
  * stack trace (issue #22, defect 6): {@link StellflowMain#startOrExplain}, the start of {@code
  * bin/stellflow-server.sh} whose null makes it exit 1, with a taken data port (on NIO and, where
- * available, epoll, whose own message lacks the address), a regular file as the log dir, and a log
- * dir that cannot be created.
+ * available, epoll, whose own message lacks the address), a taken Raft or {@code controller.listener}
+ * port of the embedded controller, a regular file as the log dir, and a log dir that cannot be
+ * created.
  */
 @IntegrationTest
 class StartFailureTest {
@@ -137,6 +138,31 @@ class StartFailureTest {
                         .singleElement()
                         .asString()
                         .startsWith("BROKER_START_FAILED ");
+            }
+        }
+    }
+
+    @Test
+    void aTakenRaftOrControllerListenerPortNamesItsKeyWithoutAStackTrace() throws Exception {
+        for (String key : List.of("controller.quorum.voters", "controller.listener")) {
+            try (ServerSocket taken = new ServerSocket()) {
+                taken.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+                int port = taken.getLocalPort();
+                Properties p = props(0, dir.resolve(key).toString(), "nio");
+                String value = key.equals("controller.listener") ? "127.0.0.1:" + port : "0@127.0.0.1:" + port;
+                p.setProperty(key, value);
+                int before = allLogs.events().size();
+                String line = failedStart(p);
+                assertThat(line)
+                        .startsWith("BROKER_START_FAILED Invalid value '" + value + "' for configuration key '" + key
+                                + "': cannot listen on 127.0.0.1:" + port + " (")
+                        .contains("Address already in use")
+                        .endsWith("stop it, or give " + key + " another port");
+                assertThat(allLogs.events().subList(before, allLogs.events().size()).stream()
+                                .filter(e -> e.getThrowableProxy() != null)
+                                .map(e -> e.getLoggerName() + " " + e.getFormattedMessage()))
+                        .as(key + ": log events with a stack trace")
+                        .isEmpty();
             }
         }
     }

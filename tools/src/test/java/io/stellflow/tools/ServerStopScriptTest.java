@@ -23,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * node through it: a real combined node started by the launcher (the broker jar built by this
  * reactor, {@code STELLFLOW_NO_BUILD=1}), stopped with SIGTERM, its pid file removed; a second start
  * on the same config is refused while it runs; and with nothing running the stop script says so in
- * one line and exits 1 at once.
+ * one line and exits 1 at once; a failed start removes its pid file.
  */
 @IntegrationTest
 class ServerStopScriptTest {
@@ -58,19 +58,21 @@ class ServerStopScriptTest {
         Process server = script("stellflow-server.sh", config.toString()).start();
         try {
             Wait.until(Duration.ofSeconds(60), () -> listening(ports[0]), "the broker listens on " + ports[0]);
-            assertThat(Files.readString(pidFile).strip()).isEqualTo(Long.toString(server.pid()));
+            // The pid file names the JVM, a child of the launcher (which removes the file after it).
+            long jvm = Long.parseLong(Files.readString(pidFile).strip());
+            assertThat(ProcessHandle.of(jvm).flatMap(ProcessHandle::parent).map(ProcessHandle::pid))
+                    .contains(server.pid());
 
             Result second = run(script("stellflow-server.sh", config.toString()), 30);
             assertThat(second.exit()).isEqualTo(1);
             assertThat(second.err())
-                    .startsWith(
-                            "error: a Stellflow server is already running with " + config + " (pid " + server.pid());
+                    .startsWith("error: a Stellflow server is already running with " + config + " (pid " + jvm);
 
             Result stop = run(script("stellflow-server-stop.sh", config.toString()), 90);
             assertThat(stop.exit()).as(stop.err()).isZero();
             assertThat(stop.out())
-                    .startsWith("Stopping Stellflow server (pid " + server.pid())
-                    .contains("Stopped pid " + server.pid() + ".");
+                    .startsWith("Stopping Stellflow server (pid " + jvm)
+                    .contains("Stopped pid " + jvm + ".");
             // The script saw the pid gone; our Process object learns it from its reaper thread.
             assertThat(server.waitFor(10, TimeUnit.SECONDS)).isTrue();
             assertThat(pidFile).doesNotExist();
@@ -78,6 +80,13 @@ class ServerStopScriptTest {
         } finally {
             server.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
+
+        // A failed start (here a bad value: exit 2) leaves no pid file behind.
+        Files.writeString(dir.resolve("bad.properties"), "listeners=nonsense\n");
+        Result failed =
+                run(script("stellflow-server.sh", dir.resolve("bad.properties").toString()), 60);
+        assertThat(failed.exit()).as(failed.err()).isEqualTo(2);
+        assertThat(pidDir.resolve("stellflow-bad.pid")).doesNotExist();
 
         long startNs = System.nanoTime();
         Result none = run(script("stellflow-server-stop.sh"), 30);

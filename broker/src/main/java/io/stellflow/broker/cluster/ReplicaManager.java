@@ -35,9 +35,11 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 /**
  * The partitions a broker of a cluster hosts, driven by the controller's committed metadata: every
@@ -105,6 +107,24 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final Set<String> unclaimedAtStart;
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile boolean firstImageApplied;
+
+    /**
+     * Start-up ends when every partition the first image opened has a leader, or at the first image
+     * after this long (a partition without a live replica stays leaderless): then {@code
+     * PARTITIONS_OPENED}.
+     */
+    private static final long START_UP_MAX_MS = 60_000;
+
+    /**
+     * Start-up, under {@code reconcileLock}: the level of per-partition lines (DEBUG until start-up
+     * ends), partitions opened and leaderships taken meanwhile, those still without a leader.
+     */
+    private Level startUpLevel = Level.INFO;
+
+    private long startUpBeganNs;
+    private int startUpOpened;
+    private int startUpLeaders;
+    private final Set<Partition> startUpLeaderless = new HashSet<>();
     private final Map<String, Long> checkpointedHighWatermarks;
     private volatile int defaultMinInsyncReplicas = 1;
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
@@ -413,6 +433,14 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     }
 
     private void reconcile(MetadataImage next) {
+        // Start-up: a restart opens every hosted partition at once, then learns their leaders over the
+        // next images (56 partitions on the trial node of #22: 112 INFO lines), so until each partition
+        // opened by the first image has a leader its lines go to DEBUG and one summary line follows;
+        // after that a new partition or leader is a rare event and stays at INFO.
+        if (!firstImageApplied) {
+            startUpBeganNs = System.nanoTime();
+            startUpLevel = Level.DEBUG;
+        }
         for (TopicImage t : next.topicsByName().values()) {
             try {
                 reconcileTopic(t);
@@ -442,6 +470,19 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 }
             }
             unclaimedAtStart.clear();
+        }
+        if (startUpLevel == Level.DEBUG) {
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startUpBeganNs);
+            if (startUpLeaderless.isEmpty() || ms >= START_UP_MAX_MS) {
+                LOG.info(
+                        "PARTITIONS_OPENED count={} leaders={} leaderless={} ms={}",
+                        startUpOpened,
+                        startUpLeaders,
+                        startUpLeaderless.size(),
+                        ms);
+                startUpLevel = Level.INFO;
+                startUpLeaderless.clear();
+            }
         }
         publish(next);
     }
@@ -692,13 +733,18 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
         partition.isrChangeTrigger(isrTrigger);
         partition.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
-        LOG.info(
-                "PARTITION_OPENED partition={}-{} topicId={} logEndOffset={} highWatermark={}",
-                t.name(),
-                p.partition(),
-                t.id(),
-                log.logEndOffset(),
-                partition.highWatermark());
+        if (startUpLevel == Level.DEBUG) {
+            startUpOpened++;
+            startUpLeaderless.add(partition);
+        }
+        LOG.atLevel(startUpLevel)
+                .log(
+                        "PARTITION_OPENED partition={}-{} topicId={} logEndOffset={} highWatermark={}",
+                        t.name(),
+                        p.partition(),
+                        t.id(),
+                        log.logEndOffset(),
+                        partition.highWatermark());
         return partition;
     }
 
@@ -706,21 +752,28 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         // The assignment first (every metadata change, not only role changes): the ISR a new leader
         // starts with, and ISR changes this leader proposed, take effect only here.
         List<Integer> oldIsr = partition.updateAssignment(t.id(), p.replicas(), p.isr(), p.partitionEpoch());
+        if (p.leader() != PartitionImage.NO_LEADER) {
+            startUpLeaderless.remove(partition);
+        }
         if (p.leader() == brokerId) {
             if (!partition.isLeader() || partition.leaderEpoch() != p.leaderEpoch()) {
                 boolean wasLeader = partition.isLeader();
                 partition.becomeLeader(p.leaderEpoch());
-                LOG.info(
-                        "{} partition={} role=leader leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
-                                + " logEndOffset={}",
-                        LogEvents.PARTITION_LEADER_CHANGED,
-                        partition,
-                        brokerId,
-                        p.leaderEpoch(),
-                        p.partitionEpoch(),
-                        p.isr(),
-                        partition.highWatermark(),
-                        partition.logEndOffset());
+                if (startUpLevel == Level.DEBUG) {
+                    startUpLeaders++;
+                }
+                LOG.atLevel(startUpLevel)
+                        .log(
+                                "{} partition={} role=leader leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
+                                        + " logEndOffset={}",
+                                LogEvents.PARTITION_LEADER_CHANGED,
+                                partition,
+                                brokerId,
+                                p.leaderEpoch(),
+                                p.partitionEpoch(),
+                                p.isr(),
+                                partition.highWatermark(),
+                                partition.logEndOffset());
                 if (!wasLeader) {
                     replicationMetrics.leaderChanged();
                 }
@@ -733,17 +786,18 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 || partition.leaderId() != p.leader()) {
             boolean wasLeader = partition.isLeader();
             partition.becomeFollower(p.leader(), p.leaderEpoch());
-            LOG.info(
-                    "{} partition={} role=follower leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
-                            + " logEndOffset={}",
-                    LogEvents.PARTITION_LEADER_CHANGED,
-                    partition,
-                    p.leader(),
-                    p.leaderEpoch(),
-                    p.partitionEpoch(),
-                    p.isr(),
-                    partition.highWatermark(),
-                    partition.logEndOffset());
+            LOG.atLevel(startUpLevel)
+                    .log(
+                            "{} partition={} role=follower leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
+                                    + " logEndOffset={}",
+                            LogEvents.PARTITION_LEADER_CHANGED,
+                            partition,
+                            p.leader(),
+                            p.leaderEpoch(),
+                            p.partitionEpoch(),
+                            p.isr(),
+                            partition.highWatermark(),
+                            partition.logEndOffset());
             if (wasLeader) {
                 replicationMetrics.leaderChanged();
             }

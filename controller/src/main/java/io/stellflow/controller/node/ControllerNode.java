@@ -2,11 +2,13 @@ package io.stellflow.controller.node;
 
 import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.ControllerMetrics;
+import io.stellflow.controller.QuorumVoter;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.controller.telemetry.ControllerTelemetry;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.config.ConfigFiles;
 import io.stellflow.server.common.config.ConfigValues;
+import io.stellflow.server.common.config.ListenPorts;
 import io.stellflow.server.common.telemetry.MetricsPipeline;
 import io.stellflow.server.common.telemetry.TelemetryConfig;
 import java.io.IOException;
@@ -16,6 +18,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -112,12 +115,18 @@ public final class ControllerNode implements AutoCloseable {
      * another free port is picked, up to {@value #PICKED_PORT_ATTEMPTS} attempts; a configured port is
      * never replaced.
      *
+     * <p>A configured Raft port ({@code controller.quorum.voters}, this node's entry) and the {@code
+     * controller.listener} port are checked first ({@link ListenPorts#checkFree}): taken, they fail the
+     * start with one {@link ConfigException} naming the key, before Ratis or gRPC log stack traces.
+     *
+     * @throws ConfigException when a configured controller port is taken or cannot be bound
      * @throws BindException when the Raft port is taken (configured, or still after every attempt, or
      *     no other free port found: then with that {@link ConfigException} suppressed)
      * @throws IOException when the controller cannot start for another reason
      */
     public static ControllerServer startController(ControllerConfig config, ControllerMetrics metrics)
             throws IOException {
+        checkPortsFree(config);
         for (int attempt = 1; ; attempt++) {
             try {
                 return ControllerServer.start(config, metrics);
@@ -135,6 +144,20 @@ public final class ControllerNode implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /** The start-time check of the configured controller ports (not a picked Raft port, nor port 0). */
+    static void checkPortsFree(ControllerConfig config) {
+        if (!config.raftPortPicked()) {
+            QuorumVoter self = config.self();
+            String voters = config.voters().stream().map(QuorumVoter::toString).collect(Collectors.joining(","));
+            ListenPorts.checkFree("controller.quorum.voters", voters, self.host(), self.raftPort());
+        }
+        ListenPorts.checkFree(
+                "controller.listener",
+                config.listenerHost() + ":" + config.listenerPort(),
+                config.listenerHost(),
+                config.listenerPort());
     }
 
     /**
@@ -214,6 +237,12 @@ public final class ControllerNode implements AutoCloseable {
         ControllerNode node;
         try {
             node = start(config);
+        } catch (ConfigException e) {
+            // A taken port or an unusable dir: the line says all; the trace only at DEBUG.
+            LOG.error("CONTROLLER_START_FAILED {}", e.getMessage());
+            LOG.debug("CONTROLLER_START_FAILED stack trace", e);
+            System.exit(1);
+            return;
         } catch (IOException | RuntimeException e) {
             LOG.error("CONTROLLER_START_FAILED {}", e.getMessage(), e);
             System.exit(1);

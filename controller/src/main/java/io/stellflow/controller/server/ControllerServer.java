@@ -87,6 +87,7 @@ public final class ControllerServer implements AutoCloseable {
     }
 
     private void startInternal() throws IOException {
+        GrpcTransportLogs.install();
         grpc = NettyServerBuilder.forAddress(new InetSocketAddress(config.listenerHost(), config.listenerPort()))
                 .addService(controlPlane.definition())
                 .build()
