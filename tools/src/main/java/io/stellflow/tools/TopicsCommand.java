@@ -210,7 +210,10 @@ public final class TopicsCommand implements Callable<Integer> {
                 ClusterAccess.open(bootstrapServer, bootstrapController, CONTROLLER_TIMEOUT_MS, props)) {
             if (action.create
                     && bootstrapServer != null
-                    && (partitionsOption == null || replicationFactorOption == null)) {
+                    && (partitionsOption == null || (replicationFactorOption == null && configs != null))) {
+                // Only what the broker cannot fill in itself: the partition count (CreateTopic always
+                // carries one) and, for --config (through the controllers), the replication factor.
+                // Without --config the broker applies its own default.replication.factor.
                 applyBrokerDefaults(access.brokers());
             }
             if (ifExists && !action.alter && !access.brokers().listTopics().contains(topic)) {
@@ -248,7 +251,14 @@ public final class TopicsCommand implements Callable<Integer> {
                 }
             }
         } catch (StellflowException e) {
-            if (e.errorCode() != Errors.FEATURE_NOT_ENABLED && e.errorCode() != Errors.UNSUPPORTED_VERSION) {
+            if (e.errorCode() == Errors.BROKER_NOT_AVAILABLE) {
+                // A broker that has just started answers before it is in the cluster's Metadata:
+                // its defaults cannot be read yet, so say what is used instead of failing the create.
+                spec.commandLine()
+                        .getErr()
+                        .println("warning: no broker listed in Metadata yet to read num.partitions and"
+                                + " default.replication.factor from; using the flags' fallbacks");
+            } else if (e.errorCode() != Errors.FEATURE_NOT_ENABLED && e.errorCode() != Errors.UNSUPPORTED_VERSION) {
                 throw e;
             }
         }

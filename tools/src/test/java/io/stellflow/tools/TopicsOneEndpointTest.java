@@ -67,7 +67,7 @@ class TopicsOneEndpointTest {
                 assertThat(list.out().lines().toList()).contains(plain, tuned);
 
                 Wait.untilPasses(
-                        java.time.Duration.ofSeconds(10),
+                        java.time.Duration.ofSeconds(30),
                         () -> {
                             ToolRun describe = run(flag, at, "--describe", "--topic", plain);
                             assertThat(describe.exit())

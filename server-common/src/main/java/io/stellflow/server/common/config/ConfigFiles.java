@@ -32,7 +32,8 @@ public final class ConfigFiles {
     /**
      * The configuration named by a server main's only argument, a properties file. Exits the JVM with
      * status 2 after a usage line, or a {@code <event>_CONFIG_INVALID} line naming the bad key, when the
-     * argument is missing or the file unreadable or invalid.
+     * argument is missing or the file unreadable or invalid. First registers the removal of the
+     * launcher's pid file at exit ({@link PidFile#removeAtExit()}).
      *
      * @param usage the usage line's command and argument
      * @param event prefix of the error event ({@code BROKER}, {@code CONTROLLER})
@@ -41,6 +42,7 @@ public final class ConfigFiles {
      */
     public static <T> T parseOrExit(
             String[] args, String usage, String event, Logger log, Function<Properties, T> parse) {
+        PidFile.removeAtExit(); // before any exit below: a failed start leaves no pid file
         if (args.length != 1) {
             System.err.println("usage: " + usage);
             System.exit(2);
