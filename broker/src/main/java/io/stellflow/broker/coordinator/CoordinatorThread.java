@@ -36,6 +36,8 @@ import org.slf4j.LoggerFactory;
  */
 final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
     private static final Logger LOG = LoggerFactory.getLogger(CoordinatorThread.class);
+    /** A coordinator load that took at least this long is logged at INFO even when it read nothing. */
+    private static final long NOTABLE_LOAD_MS = 100;
 
     /** Longest idle wait, ms: bounds how late a deadline set by a moved test clock is seen. */
     static final long MAX_IDLE_WAIT_MS = 1_000;
@@ -325,14 +327,18 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         s.publishedEntryCount = s.shard.entryCount();
         s.loaded = true;
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - s.loadStartNs);
-        LOG.info(
-                "COORDINATOR_LOADED partition={} leaderEpoch={} records={} skipped={} endOffset={} ms={}",
-                s,
-                s.leaderEpoch,
-                s.loadedRecords,
-                s.skippedRecords,
-                s.loadNextOffset,
-                ms);
+        // An empty partition's load says nothing an operator needs: a restart would print one line per
+        // __consumer_offsets partition (50 by default). Loads that read records or took time stay INFO.
+        boolean notable = s.loadedRecords > 0 || s.skippedRecords > 0 || ms >= NOTABLE_LOAD_MS;
+        LOG.atLevel(notable ? org.slf4j.event.Level.INFO : org.slf4j.event.Level.DEBUG)
+                .log(
+                        "COORDINATOR_LOADED partition={} leaderEpoch={} records={} skipped={} endOffset={} ms={}",
+                        s,
+                        s.leaderEpoch,
+                        s.loadedRecords,
+                        s.skippedRecords,
+                        s.loadNextOffset,
+                        ms);
         loadListener.loaded(s.partitionIndex, s.loadedRecords, ms);
     }
 
