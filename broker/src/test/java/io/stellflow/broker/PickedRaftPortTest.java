@@ -7,7 +7,6 @@ import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.testsupport.IntegrationTest;
-import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -23,7 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * The embedded controller's Raft port on a single node. On a port-0 listener it is picked at
  * configuration time; another process can take it before Ratis binds it (a CI run lost its test JVM
  * that way: Ratis called {@code System.exit(1)}). A picked port that is taken is replaced; a
- * configured one that is taken fails the start with a {@link BindException}, and the JVM goes on.
+ * configured one that is taken fails the start with a ConfigException naming the key, and the JVM goes on.
  */
 @ParameterizedClass
 @ValueSource(strings = {"nio", "epoll", "io_uring"})
@@ -68,7 +67,7 @@ class PickedRaftPortTest {
     }
 
     @Test
-    void aConfiguredRaftPortThatIsTakenFailsTheStartWithABindException() throws Exception {
+    void aConfiguredRaftPortThatIsTakenFailsTheStartNamingTheKey() throws Exception {
         try (ServerSocket raft = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             Properties p = props(LoopbackPorts.pick());
             p.setProperty("node.id", "1");
@@ -76,9 +75,11 @@ class PickedRaftPortTest {
             p.setProperty("controller.listener", "127.0.0.1:0");
             BrokerConfig config = BrokerConfig.fromProperties(p);
             assertThat(config.cluster().raftPortPicked()).isFalse();
+            // Refused before Ratis starts, naming the key (ListenPorts; operator trial, #22).
             assertThatThrownBy(() -> StellflowServer.start(config))
-                    .isInstanceOf(BindException.class)
-                    .hasMessageContaining("127.0.0.1:" + raft.getLocalPort());
+                    .isInstanceOf(io.stellflow.server.common.config.ConfigException.class)
+                    .hasMessageContaining("'controller.quorum.voters'")
+                    .hasMessageContaining("cannot listen on 127.0.0.1:" + raft.getLocalPort());
         }
         // Still here: the JVM was not ended, and the data port and directory are free for a retry.
         try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(props(0)))) {
