@@ -22,7 +22,8 @@ final class ProduceErrors {
     static StellflowException deliveryTimeout(ProducerBatch b, ProducerConfig config) {
         String last = b.lastError == null
                 ? "; no attempt got an answer (no leader known for the partition)"
-                : "; last error " + codeName(b.lastError.errorCode()) + ": " + b.lastError.reason();
+                // The exception appends the code in brackets, and it is the last error's: named once.
+                : "; last error: " + b.lastError.reason();
         return new StellflowException(
                 b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
                 "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()

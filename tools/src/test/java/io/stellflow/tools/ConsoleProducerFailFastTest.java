@@ -100,7 +100,8 @@ class ConsoleProducerFailFastTest {
             assertThat(t.run().exit()).as(t.run().err()).isEqualTo(1);
             assertThat(t.run().err())
                     .contains("batch expired after 3000 ms (delivery.timeout.ms)")
-                    .contains("last error NOT_ENOUGH_REPLICAS 32");
+                    .contains("last error: ")
+                    .contains("(NOT_ENOUGH_REPLICAS 32)");
             assertThat(t.tookMs()).isLessThan(BOUND_MS);
             List<String> warns = senderLog.messages().stream()
                     .filter(m -> m.startsWith("produce to isr-0 failed with NOT_ENOUGH_REPLICAS 32 (attempt "))
