@@ -311,6 +311,17 @@ public final class StellflowAdmin implements AutoCloseable {
     }
 
     /**
+     * The ids of the brokers the cluster's Metadata lists, ascending (empty while none has
+     * registered yet).
+     *
+     * @throws StellflowException when Metadata cannot be read
+     */
+    public List<Integer> brokerIds() {
+        await(metadata.refresh(List.of()), "Metadata");
+        return List.copyOf(new TreeMap<>(metadata.brokers()).keySet());
+    }
+
+    /**
      * {@link #describeBrokerConfigs(int, List)} of the lowest-id broker in the cluster's Metadata:
      * for cluster-wide defaults such as {@code num.partitions} and {@code default.replication.factor},
      * which the brokers of a cluster share (a broker set apart answers for itself only).

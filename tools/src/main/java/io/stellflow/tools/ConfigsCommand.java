@@ -89,9 +89,8 @@ public final class ConfigsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        if (topic == null && (action.alter || entityType.equals("brokers"))) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(), (action.alter ? "--alter" : "--entity-type brokers") + " needs --entity-name");
+        if (topic == null && action.alter) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--alter needs --entity-name");
         }
         if (entityType.equals("brokers")) {
             return brokers();
@@ -200,25 +199,31 @@ public final class ConfigsCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(
                     spec.commandLine(), "--add-config and --delete-config go with --alter");
         }
-        int brokerId;
-        try {
-            brokerId = Integer.parseInt(topic.strip());
-        } catch (NumberFormatException e) {
-            throw new CommandLine.ParameterException(
-                    spec.commandLine(),
-                    "--entity-name must be a broker id with --entity-type brokers, not '" + topic + "'");
+        Integer brokerId = null; // null: every broker in Metadata, as Kafka's tool without --entity-name
+        if (topic != null) {
+            try {
+                brokerId = Integer.parseInt(topic.strip());
+            } catch (NumberFormatException e) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(),
+                        "--entity-name must be a broker id with --entity-type brokers, not '" + topic + "'");
+            }
         }
         ControllerOptions.checkOneBootstrap(spec, controller.bootstrapServer, controller.bootstrapController);
         PrintWriter out = spec.commandLine().getOut();
         try (ClusterAccess access = ClusterAccess.open(
                 controller.bootstrapServer, controller.bootstrapController, controller.timeoutMs, null)) {
-            DescribeBrokerConfigsResponse r = access.brokers().describeBrokerConfigs(brokerId, null);
-            out.println("Static configs for broker " + r.brokerId() + " (dynamic broker configs: not supported):");
-            for (DescribeBrokerConfigsResponse.Entry e : r.configs()) {
-                out.println("  " + e.key() + "=" + (e.value() == null ? "(sensitive, not shown)" : e.value())
-                        + (e.source() == DescribeBrokerConfigsResponse.SOURCE_STATIC
-                                ? " (STATIC_BROKER_CONFIG)"
-                                : " (DEFAULT_CONFIG)"));
+            List<Integer> ids =
+                    brokerId != null ? List.of(brokerId) : access.brokers().brokerIds();
+            for (int id : ids) {
+                DescribeBrokerConfigsResponse r = access.brokers().describeBrokerConfigs(id, null);
+                out.println("Static configs for broker " + r.brokerId() + " (dynamic broker configs: not supported):");
+                for (DescribeBrokerConfigsResponse.Entry e : r.configs()) {
+                    out.println("  " + e.key() + "=" + (e.value() == null ? "(sensitive, not shown)" : e.value())
+                            + (e.source() == DescribeBrokerConfigsResponse.SOURCE_STATIC
+                                    ? " (STATIC_BROKER_CONFIG)"
+                                    : " (DEFAULT_CONFIG)"));
+                }
             }
             out.flush();
             return 0;

@@ -147,6 +147,17 @@ class TopicsDescribeTest {
                 .contains("  num.partitions=1 (DEFAULT_CONFIG)\n")
                 .contains("  transport=nio (STATIC_BROKER_CONFIG)\n");
 
+        // Without --entity-name, every broker in Metadata (Kafka's tool does the same); one here.
+        ToolRun all = ToolRun.run(
+                Tools.commandLine(new ConfigsCommand()),
+                "--bootstrap-server",
+                broker,
+                "--entity-type",
+                "brokers",
+                "--describe");
+        assertThat(all.exit()).as(all.err()).isZero();
+        assertThat(all.out()).isEqualTo(d.out());
+
         ToolRun alter = ToolRun.run(
                 Tools.commandLine(new ConfigsCommand()),
                 "--bootstrap-server",
