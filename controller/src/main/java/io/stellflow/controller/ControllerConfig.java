@@ -225,7 +225,16 @@ public record ControllerConfig(
         } catch (ConfigException e) {
             throw e;
         } catch (IllegalArgumentException e) {
-            throw new ConfigException("controller", null, e.getMessage());
+            // Messages of the parsers start with the key they read ("controller.quorum.voters:
+            // duplicate address ..."): name that key and its value, not a made-up one.
+            String msg = String.valueOf(e.getMessage());
+            int colon = msg.indexOf(':');
+            String key = colon > 0 ? msg.substring(0, colon) : null;
+            if (key != null && cp.getProperty(key) != null) {
+                throw new ConfigException(
+                        key, cp.getProperty(key), msg.substring(colon + 1).strip());
+            }
+            throw new ConfigException("controller", null, msg);
         }
     }
 

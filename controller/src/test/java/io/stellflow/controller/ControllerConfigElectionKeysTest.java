@@ -20,6 +20,15 @@ class ControllerConfigElectionKeysTest {
     }
 
     @Test
+    void aVoterListErrorNamesItsKeyAndValue() {
+        Properties p = base("controller.quorum.voters", "1@127.0.0.1:9093,2@127.0.0.1:9093");
+        assertThatThrownBy(() -> ControllerConfig.forNode(p, 1, 9092, java.nio.file.Path.of("/tmp/sf-unused")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("Invalid value '1@127.0.0.1:9093,2@127.0.0.1:9093' for configuration key"
+                        + " 'controller.quorum.voters': duplicate address");
+    }
+
+    @Test
     void defaultsAreKafkas() {
         ControllerConfig c = ControllerConfig.fromProperties(base());
         assertThat(c.uncleanLeaderElectionEnable()).isFalse();
