@@ -35,11 +35,12 @@ class ToolsLoggingTest {
         assertThat(launch).contains("-Dlogback.configurationFile=$STELLFLOW_HOME/config/tools-logback.xml");
         String config = Files.readString(REPO.resolve("config/tools-logback.xml"));
         assertThat(config).contains("<target>System.err</target>").contains("${stellflow.log.level:-WARN}");
+        // Both node launchers exec bin/_node.sh, which gives the servers their own configuration.
         for (String server : List.of("bin/stellflow-server.sh", "bin/stellflow-controller.sh")) {
-            assertThat(Files.readString(REPO.resolve(server)))
-                    .as(server)
-                    .contains("-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml}");
+            assertThat(Files.readString(REPO.resolve(server))).as(server).contains("exec \"$home/bin/_node.sh\"");
         }
+        assertThat(Files.readString(REPO.resolve("bin/_node.sh")))
+                .contains("-Dlogback.configurationFile=${STELLFLOW_LOG_CONFIG:-$home/config/logback.xml}");
     }
 
     @Test
