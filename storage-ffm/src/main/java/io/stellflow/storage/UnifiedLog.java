@@ -208,35 +208,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalArgumentException also when {@code maxTimestamps} does not hold one entry per batch
      */
     public long appendAsLeader(ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps) throws IOException {
-        int start = records.readerIndex();
-        int end = records.writerIndex();
-        int batches = RecordSets.checkWholeBatches(records, start, end);
-        if (maxTimestamps != null && maxTimestamps.size() != batches) {
-            throw new IllegalArgumentException(
-                    maxTimestamps.size() + " max timestamps for " + batches + " batches in " + dir);
-        }
-        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(records, start, end)) {
-            throw new InvalidRecordException("a record with a null key on compacted log " + dir);
-        }
-        writeLock.lock();
-        try {
-            checkWritable();
-            long startNs = env.nowNs();
-            long first = segments.endOffset();
-            if (epochCache.assign(leaderEpoch, first)) {
-                epochCache.flush();
-            }
-            guardedAppend(records, start, end, leaderEpoch, true, 0, maxTimestamps);
-            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
-            env.metrics().append(env.nowNs() - startNs, true);
-            diskFullReported = false;
-            return first;
-        } catch (IOException e) {
-            writeFailed("append", e);
-            throw e;
-        } finally {
-            writeLock.unlock();
-        }
+        return leaderAppend(records, leaderEpoch, maxTimestamps, false);
     }
 
     /**
@@ -312,29 +284,51 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public long appendIdempotentAsLeader(ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps)
             throws IOException {
-        int start = batch.readerIndex();
-        int end = batch.writerIndex();
-        if (RecordSets.checkWholeBatches(batch, start, end) != 1 || RecordBatchLayout.producerId(batch, start) < 0) {
-            throw new IllegalArgumentException("not one batch with a producer id for " + dir);
+        return leaderAppend(batch, leaderEpoch, maxTimestamps, true);
+    }
+
+    /**
+     * The leader append of {@link #appendAsLeader(ByteBuf, int, BatchMaxTimestamps)} and, with
+     * {@code idempotent}, of {@link #appendIdempotentAsLeader}: one batch whose producer state is
+     * checked first (a retry's original offset or a refusal returned, nothing written) and updated
+     * after. A plain append does no producer-state work.
+     */
+    private long leaderAppend(ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps, boolean idempotent)
+            throws IOException {
+        int start = records.readerIndex();
+        int end = records.writerIndex();
+        int batches = RecordSets.checkWholeBatches(records, start, end);
+        if (idempotent) {
+            if (batches != 1 || RecordBatchLayout.producerId(records, start) < 0) {
+                throw new IllegalArgumentException("not one batch with a producer id for " + dir);
+            }
+        } else if (maxTimestamps != null && maxTimestamps.size() != batches) {
+            throw new IllegalArgumentException(
+                    maxTimestamps.size() + " max timestamps for " + batches + " batches in " + dir);
         }
-        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(batch, start, end)) {
+        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(records, start, end)) {
             throw new InvalidRecordException("a record with a null key on compacted log " + dir);
         }
         writeLock.lock();
         try {
             checkWritable();
-            long nowMs = env.nowMs();
-            long checked = producers.checkLeader(this, batch, start, nowMs);
-            if (checked != LogProducerState.APPEND) {
-                return checked; // a retry's original offset, or why the batch is refused
+            long nowMs = 0;
+            if (idempotent) {
+                nowMs = env.nowMs();
+                long checked = producers.checkLeader(this, records, start, nowMs);
+                if (checked != LogProducerState.APPEND) {
+                    return checked; // a retry's original offset, or why the batch is refused
+                }
             }
             long startNs = env.nowNs();
             long first = segments.endOffset();
             if (epochCache.assign(leaderEpoch, first)) {
                 epochCache.flush();
             }
-            guardedAppend(batch, start, end, leaderEpoch, true, 0, maxTimestamps);
-            producers.leaderAppended(batch, start, first, nowMs);
+            guardedAppend(records, start, end, leaderEpoch, true, 0, maxTimestamps);
+            if (idempotent) {
+                producers.leaderAppended(records, start, first, nowMs);
+            }
             producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
             env.metrics().append(env.nowNs() - startNs, true);
             diskFullReported = false;
