@@ -35,11 +35,9 @@ import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.event.Level;
 
 /**
  * The partitions a broker of a cluster hosts, driven by the controller's committed metadata: every
@@ -108,23 +106,9 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile boolean firstImageApplied;
 
-    /**
-     * Start-up ends when every partition the first image opened has a leader, or at the first image
-     * after this long (a partition without a live replica stays leaderless): then {@code
-     * PARTITIONS_OPENED}.
-     */
-    private static final long START_UP_MAX_MS = 60_000;
+    /** Per-partition lines at DEBUG during a start, then one summary; under {@code reconcileLock}. */
+    private final StartUpPartitionLog startUp = new StartUpPartitionLog(LOG);
 
-    /**
-     * Start-up, under {@code reconcileLock}: the level of per-partition lines (DEBUG until start-up
-     * ends), partitions opened and leaderships taken meanwhile, those still without a leader.
-     */
-    private Level startUpLevel = Level.INFO;
-
-    private long startUpBeganNs;
-    private int startUpOpened;
-    private int startUpLeaders;
-    private final Set<Partition> startUpLeaderless = new HashSet<>();
     private final Map<String, Long> checkpointedHighWatermarks;
     private volatile int defaultMinInsyncReplicas = 1;
     private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
@@ -438,8 +422,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         // opened by the first image has a leader its lines go to DEBUG and one summary line follows;
         // after that a new partition or leader is a rare event and stays at INFO.
         if (!firstImageApplied) {
-            startUpBeganNs = System.nanoTime();
-            startUpLevel = Level.DEBUG;
+            startUp.begin();
         }
         for (TopicImage t : next.topicsByName().values()) {
             try {
@@ -471,19 +454,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             }
             unclaimedAtStart.clear();
         }
-        if (startUpLevel == Level.DEBUG) {
-            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startUpBeganNs);
-            if (startUpLeaderless.isEmpty() || ms >= START_UP_MAX_MS) {
-                LOG.info(
-                        "PARTITIONS_OPENED count={} leaders={} leaderless={} ms={}",
-                        startUpOpened,
-                        startUpLeaders,
-                        startUpLeaderless.size(),
-                        ms);
-                startUpLevel = Level.INFO;
-                startUpLeaderless.clear();
-            }
-        }
+        startUp.imageApplied();
         publish(next);
     }
 
@@ -733,11 +704,8 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
         partition.isrChangeTrigger(isrTrigger);
         partition.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
-        if (startUpLevel == Level.DEBUG) {
-            startUpOpened++;
-            startUpLeaderless.add(partition);
-        }
-        LOG.atLevel(startUpLevel)
+        startUp.opened(partition);
+        LOG.atLevel(startUp.level())
                 .log(
                         "PARTITION_OPENED partition={}-{} topicId={} logEndOffset={} highWatermark={}",
                         t.name(),
@@ -753,16 +721,14 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         // starts with, and ISR changes this leader proposed, take effect only here.
         List<Integer> oldIsr = partition.updateAssignment(t.id(), p.replicas(), p.isr(), p.partitionEpoch());
         if (p.leader() != PartitionImage.NO_LEADER) {
-            startUpLeaderless.remove(partition);
+            startUp.hasLeader(partition);
         }
         if (p.leader() == brokerId) {
             if (!partition.isLeader() || partition.leaderEpoch() != p.leaderEpoch()) {
                 boolean wasLeader = partition.isLeader();
                 partition.becomeLeader(p.leaderEpoch());
-                if (startUpLevel == Level.DEBUG) {
-                    startUpLeaders++;
-                }
-                LOG.atLevel(startUpLevel)
+                startUp.led();
+                LOG.atLevel(startUp.level())
                         .log(
                                 "{} partition={} role=leader leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
                                         + " logEndOffset={}",
@@ -786,7 +752,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                 || partition.leaderId() != p.leader()) {
             boolean wasLeader = partition.isLeader();
             partition.becomeFollower(p.leader(), p.leaderEpoch());
-            LOG.atLevel(startUpLevel)
+            LOG.atLevel(startUp.level())
                     .log(
                             "{} partition={} role=follower leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
                                     + " logEndOffset={}",
