@@ -18,7 +18,8 @@ import java.nio.ByteBuffer;
  *  version 0; firstOffset = the transaction's BEGIN marker offset; lastOffset = the ABORT marker's
  *  offset (inside this segment); lastStableOffset = the smallest first offset of the transactions
  *  still open after the abort, or lastOffset + 1 when none is (the high watermark is not known
- *  when the log is replayed, so it is not part of it).
+ *  when the log is replayed, so it is not part of it); below firstOffset when an older
+ *  transaction is still open.
  * </pre>
  *
  * <p>Worked example: producer 7 began at 100 and aborted at 105 with nothing else open: {@code 0000
@@ -57,7 +58,7 @@ final class AbortedTxnIndexLayout {
         long first = b.getLong(at + FIRST_OFFSET_OFFSET);
         long last = b.getLong(at + LAST_OFFSET_OFFSET);
         long lso = b.getLong(at + LAST_STABLE_OFFSET_OFFSET);
-        if (pid < 0 || first < 0 || last < first || lso <= first) {
+        if (pid < 0 || first < 0 || last < first || lso < 0 || lso > last + 1) {
             return null;
         }
         return new AbortedTxn(pid, first, last, lso);

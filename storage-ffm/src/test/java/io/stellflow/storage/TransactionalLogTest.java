@@ -173,17 +173,19 @@ class TransactionalLogTest {
     @Test
     void openTransactionsAndAbortsSurviveACleanRestart() throws IOException {
         try (UnifiedLog log = open(dir)) {
-            txn(log, 1, 0, 1, "a");
-            marker(log, 1, false);
-            txn(log, 2, 0, 7, "x"); // BEGIN 3 stays open
+            txn(log, 2, 0, 7, "x"); // BEGIN 0 stays open
+            txn(log, 1, 0, 1, "a"); // BEGIN 2
+            marker(log, 1, false); // ABORT 4: the LSO after it (0) is below its first offset (2)
         }
         try (UnifiedLog log = open(dir)) {
             assertThat(log.producerStateReplayedFrom())
                     .as("from the close snapshot")
                     .isEqualTo(log.logEndOffset());
-            assertThat(log.firstUnstableOffset()).isEqualTo(3);
+            assertThat(log.firstUnstableOffset()).isZero();
             assertThat(log.producerState().openTransactionSequence(2)).isEqualTo(7);
-            assertThat(log.abortedTransactions(0, Long.MAX_VALUE)).containsExactly(new AbortedTxn(1, 0, 2, 3));
+            assertThat(log.abortedTransactions(0, Long.MAX_VALUE))
+                    .as("read back from the .txnindex")
+                    .containsExactly(new AbortedTxn(1, 2, 4, 0));
             assertThat(txn(log, 2, 1, 7, "y")).as("no second BEGIN").isEqualTo(5);
         }
     }
