@@ -88,10 +88,13 @@ final class LogTransactions {
 
     /**
      * The coordinator's COMMIT or ABORT marker ({@link UnifiedLog#appendTransactionMarker}): an
-     * epoch older than the producer's is refused; a marker for a producer without an open
-     * transaction is appended and changes nothing (a retried marker is harmless, as in Kafka).
+     * epoch older than the producer's is refused, and so is a transactionSequence below the open
+     * transaction's (a late marker of an earlier transaction must not close the next one); a
+     * marker for a producer without an open transaction is appended and changes nothing (a
+     * retried marker is harmless, as in Kafka).
      *
-     * @return the marker's offset, or {@link UnifiedLog#INVALID_PRODUCER_EPOCH} (nothing written)
+     * @return the marker's offset, or {@link UnifiedLog#INVALID_PRODUCER_EPOCH} or {@link
+     *     UnifiedLog#INVALID_TXN_STATE} (nothing written)
      */
     long appendMarker(
             long pid,
@@ -108,6 +111,10 @@ final class LogTransactions {
         short known = state.epoch(pid);
         if (known >= 0 && epoch < known) {
             return UnifiedLog.INVALID_PRODUCER_EPOCH;
+        }
+        long openSequence = state.openTransactionSequence(pid);
+        if (openSequence >= 0 && transactionSequence < openSequence) {
+            return UnifiedLog.INVALID_TXN_STATE;
         }
         return appendControl(
                 commit ? ControlRecordLayout.COMMIT : ControlRecordLayout.ABORT,

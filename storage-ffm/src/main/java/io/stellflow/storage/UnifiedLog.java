@@ -87,7 +87,10 @@ public final class UnifiedLog implements AutoCloseable {
     /** {@link #appendIdempotentAsLeader}: a new producer id while the partition keeps its maximum; nothing written. */
     public static final long TOO_MANY_PRODUCER_IDS = -6L;
 
-    /** {@link #appendTransactionalAsLeader}: the producer's open transaction has another sequence; nothing written. */
+    /**
+     * {@link #appendTransactionalAsLeader}: the producer's open transaction has another sequence;
+     * {@link #appendTransactionMarker}: a sequence below the open transaction's. Nothing written.
+     */
     public static final long INVALID_TXN_STATE = -7L;
 
     private final Path dir;
@@ -307,8 +310,9 @@ public final class UnifiedLog implements AutoCloseable {
     /**
      * Appends the coordinator's COMMIT ({@code commit}) or ABORT marker for {@code producerId}
      * ({@link LogTransactions#appendMarker}): returns its offset, or {@link
-     * #INVALID_PRODUCER_EPOCH} for an epoch older than the producer's (nothing written). Errors as
-     * {@link #appendAsLeader}.
+     * #INVALID_PRODUCER_EPOCH} for an epoch older than the producer's, {@link #INVALID_TXN_STATE}
+     * for a transactionSequence below the open transaction's (nothing written). Errors as {@link
+     * #appendAsLeader}.
      */
     public long appendTransactionMarker(
             long producerId,

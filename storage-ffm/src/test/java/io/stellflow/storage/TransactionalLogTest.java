@@ -91,13 +91,19 @@ class TransactionalLogTest {
     }
 
     @Test
-    void aBatchOfAnotherTransactionSequenceIsRefusedAndWritesNothing() throws IOException {
+    void aBatchOrMarkerOfAnEarlierTransactionSequenceIsRefusedAndWritesNothing() throws IOException {
         try (UnifiedLog log = open(dir)) {
             txn(log, 7, 0, 4, "a");
             long end = log.logEndOffset();
             assertThat(txn(log, 7, 1, 3, "late")).isEqualTo(UnifiedLog.INVALID_TXN_STATE);
             assertThat(log.logEndOffset()).isEqualTo(end);
             assertThat(txn(log, 7, 1, 4, "b")).isEqualTo(end);
+            // A late marker of an earlier transaction (sequence 3) cannot close transaction 4.
+            assertThat(log.appendTransactionMarker(7, (short) 0, false, 0, 3, 0))
+                    .isEqualTo(UnifiedLog.INVALID_TXN_STATE);
+            assertThat(log.firstUnstableOffset()).isZero();
+            assertThat(log.appendTransactionMarker(7, (short) 0, true, 0, 4, 0)).isEqualTo(end + 1);
+            assertThat(log.firstUnstableOffset()).isEqualTo(ProducerStateManager.NO_OPEN_TRANSACTION);
         }
     }
 
@@ -275,7 +281,7 @@ class TransactionalLogTest {
             marker(log, 1, false);
             int seq = 1;
             while (log.segmentCount() < 3) {
-                txn(log, 1, seq++, seq, "fill" + seq);
+                txn(log, 1, seq++, 5, "fill" + seq);
                 marker(log, 1, true);
             }
             assertThat(Files.exists(AbortedTxnIndex.path(dir, 0))).isTrue();
