@@ -1,0 +1,72 @@
+package io.stellflow.broker.transaction;
+
+import io.stellflow.broker.cluster.AutoTopicCreation;
+import io.stellflow.broker.cluster.ReplicaManager;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.controller.proto.CreatableTopic;
+import io.stellflow.protocol.Errors;
+import io.stellflow.server.common.topic.TopicNames;
+
+/**
+ * The internal topic {@code __transaction_state}, made like {@code __consumer_offsets} ({@link
+ * io.stellflow.broker.coordinator.OffsetsTopic}): created through the controller on first use (the
+ * first transactional request any broker sees) with {@code transaction.state.log.num.partitions}
+ * partitions (50) and {@code transaction.state.log.replication.factor} replicas (3, or as many as
+ * there are registered brokers when fewer), {@code cleanup.policy=compact} and {@code
+ * transaction.state.log.segment.bytes}. Metadata reports it with {@code isInternal} set and clients'
+ * Produce to it is refused ({@link TopicNames#isInternal}). A transactional id belongs to partition
+ * {@code GroupPartitioner.partitionFor(transactionalId, partitions)}, the rule of groups.
+ *
+ * <p>Thread-safety: thread-safe (the creation is {@link AutoTopicCreation}'s).
+ */
+public final class TransactionStateTopic {
+    /** The topic's name. */
+    public static final String NAME = TopicNames.TRANSACTION_STATE;
+
+    private final ReplicaManager replicas;
+    private final AutoTopicCreation creation;
+
+    /**
+     * @param replicas this broker's applied metadata
+     * @param creation the creation through the controller of {@link #spec}; closed by the caller
+     */
+    public TransactionStateTopic(ReplicaManager replicas, AutoTopicCreation creation) {
+        this.replicas = replicas;
+        this.creation = creation;
+    }
+
+    /**
+     * The CreateTopics entry for {@code __transaction_state}.
+     *
+     * @param brokers brokers registered now (the replication factor is capped to it, at least 1)
+     */
+    public static CreatableTopic spec(int numPartitions, int replicationFactor, int segmentBytes, int brokers) {
+        return CreatableTopic.newBuilder()
+                .setName(NAME)
+                .setNumPartitions(numPartitions)
+                .setReplicationFactor(Math.max(1, Math.min(replicationFactor, brokers)))
+                .putConfig("cleanup.policy", "compact")
+                .putConfig("segment.bytes", Integer.toString(segmentBytes))
+                .build();
+    }
+
+    /** The topic's partition count in this broker's metadata, or -1 while it does not exist. */
+    public int partitionCount() {
+        TopicImage t = replicas.image().topic(NAME);
+        return t == null ? -1 : t.partitions().size();
+    }
+
+    /**
+     * Creates the topic when the metadata does not have it, waiting up to {@link
+     * AutoTopicCreation#WAIT_MS}.
+     *
+     * @return {@code NONE} once it exists in this broker's metadata, else {@code
+     *     COORDINATOR_NOT_AVAILABLE} (still being created, no controller answered, or refused: logged)
+     */
+    public short ensureExists() {
+        if (partitionCount() > 0) {
+            return Errors.NONE;
+        }
+        return creation.ensureExists(NAME) == Errors.NONE ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+}
