@@ -15,6 +15,7 @@ import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.GroupCoordinatorConfig;
 import io.stellflow.broker.config.Listener;
+import io.stellflow.broker.config.TransactionCoordinatorConfig;
 import io.stellflow.broker.coordinator.CoordinatorRuntime;
 import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
 import io.stellflow.broker.coordinator.OffsetsTopic;
@@ -29,10 +30,10 @@ import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.FindCoordinatorHandler;
 import io.stellflow.broker.handler.GroupHandlers;
-import io.stellflow.broker.handler.InitProducerIdHandler;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
+import io.stellflow.broker.handler.TransactionHandlers;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
@@ -43,11 +44,15 @@ import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.transaction.TransactionCoordinator;
+import io.stellflow.broker.transaction.TransactionMarkerWriter;
+import io.stellflow.broker.transaction.TransactionStateTopic;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.config.ListenPorts;
 import io.stellflow.storage.LogManager;
@@ -145,6 +150,8 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.JOIN_GROUP,
             ApiKeys.SYNC_GROUP,
             ApiKeys.INIT_PRODUCER_ID,
+            ApiKeys.BEGIN_TRANSACTION,
+            ApiKeys.END_TRANSACTION,
             ApiKeys.CONSUMER_GROUP_HEARTBEAT,
             ApiKeys.LIST_GROUPS,
             ApiKeys.DESCRIBE_GROUPS,
@@ -154,6 +161,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DESCRIBE_LOG_DIRS,
             ApiKeys.DELETE_RECORDS,
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
+            ApiKeys.REGISTER_TXN_PARTITION,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -177,6 +185,14 @@ public final class StellflowServer implements AutoCloseable {
     private AutoTopicCreation offsetsTopicCreation;
     /** The group coordinator's runtime ({@code __consumer_offsets}); null until {@link #startReplication}. */
     private CoordinatorRuntime<GroupShard> groupRuntime;
+    /** Creates {@code __transaction_state} on the first transactional request. */
+    private AutoTopicCreation txnTopicCreation;
+    /** The topic of the transaction coordinator; null until {@link #bind}. */
+    private volatile TransactionStateTopic txnStateTopic;
+    /** The producer ids of this broker; null until {@link #bind}. */
+    private volatile ProducerIdBlocks producerIdBlocks;
+    /** The transaction coordinator ({@code __transaction_state}); null until {@link #startReplication}. */
+    private TransactionCoordinator txnCoordinator;
 
     private volatile boolean closing;
 
@@ -338,6 +354,23 @@ public final class StellflowServer implements AutoCloseable {
         groupRuntime.watch(watchdog);
         replicas.addReplicaStateListener(groupRuntime);
         replicas.addImageListener(new GroupTopicChanges(groupRuntime));
+        // The transaction coordinator, built the same way on __transaction_state (one runtime thread).
+        txnCoordinator = new TransactionCoordinator(
+                config.transactionCoordinator(),
+                new CoordinatorRuntimeConfig(1, groups.commitTimeoutMs(), groups.loadBufferBytes()),
+                InstantSource.system(),
+                () -> {
+                    TransactionStateTopic t = txnStateTopic;
+                    return t == null || t.ensureExists() != Errors.NONE ? -1 : t.partitionCount();
+                },
+                TransactionMarkerWriter.UNWIRED,
+                () -> {
+                    ProducerIdBlocks b = producerIdBlocks;
+                    return b == null ? ProducerIdBlocks.NONE : b.nextProducerId();
+                });
+        txnCoordinator.start();
+        txnCoordinator.runtime().watch(watchdog);
+        replicas.addReplicaStateListener(txnCoordinator.runtime());
         replication = new LeaderReplicationTasks(
                 isrManager,
                 config.logDirs(),
@@ -431,15 +464,24 @@ public final class StellflowServer implements AutoCloseable {
                         client, replicas, config.cluster().defaultReplicationFactor(), joined));
         handlers.put(ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(client, replicas, joined));
         handlers.put(ApiKeys.DESCRIBE_CONTROLLERS, new DescribeControllersHandler(client.bootstrapEndpoints()));
-        handlers.put(
-                ApiKeys.INIT_PRODUCER_ID,
-                new InitProducerIdHandler(new ProducerIdBlocks(
-                        config.brokerId(),
-                        () -> {
-                            BrokerLifecycle l = lifecycle;
-                            return l == null ? -1L : l.brokerEpoch();
-                        },
-                        client::allocateProducerIds)));
+        producerIdBlocks = new ProducerIdBlocks(
+                config.brokerId(),
+                () -> {
+                    BrokerLifecycle l = lifecycle;
+                    return l == null ? -1L : l.brokerEpoch();
+                },
+                client::allocateProducerIds);
+        TransactionCoordinatorConfig txns = config.transactionCoordinator();
+        txnTopicCreation = new AutoTopicCreation(
+                client,
+                replicas,
+                topic -> TransactionStateTopic.spec(
+                        txns.numPartitions(),
+                        txns.replicationFactor(),
+                        txns.segmentBytes(),
+                        replicas.image().unfencedBrokerIds().size()));
+        txnStateTopic = new TransactionStateTopic(replicas, txnTopicCreation);
+        handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks).handlers());
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
@@ -583,6 +625,11 @@ public final class StellflowServer implements AutoCloseable {
         return listener.transport();
     }
 
+    /** The transaction coordinator (null before the broker started replication). */
+    public TransactionCoordinator transactionCoordinator() {
+        return txnCoordinator;
+    }
+
     /** The applied metadata and hosted partitions. */
     public ReplicaManager replicaManager() {
         return parts.replicas();
@@ -656,6 +703,12 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (groupRuntime != null) {
                 groupRuntime.close(); // after the request pool: no command is submitted any more
+            }
+            if (txnTopicCreation != null) {
+                txnTopicCreation.close();
+            }
+            if (txnCoordinator != null) {
+                txnCoordinator.close();
             }
             timer.stop();
             listener.close();
