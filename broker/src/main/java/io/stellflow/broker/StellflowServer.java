@@ -15,7 +15,6 @@ import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.GroupCoordinatorConfig;
 import io.stellflow.broker.config.Listener;
-import io.stellflow.broker.config.TransactionCoordinatorConfig;
 import io.stellflow.broker.coordinator.CoordinatorRuntime;
 import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
 import io.stellflow.broker.coordinator.OffsetsTopic;
@@ -52,7 +51,6 @@ import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.config.ListenPorts;
 import io.stellflow.storage.LogManager;
@@ -108,8 +106,9 @@ import org.slf4j.LoggerFactory;
  * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), one {@code sf-log-dir-check} thread ({@link
  * LogDirFailures}: offline log dirs, retried partition creations), {@code group.coordinator.threads}
  * group coordinator threads ({@code sf-coordinator-__consumer_offsets-<i>}, {@link
- * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), and no
- * thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
+ * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), one
+ * transaction coordinator thread and its sweeper ({@code sf-coordinator-__transaction_state-0}, {@code
+ * sf-txn-sweeper}, {@link TransactionCoordinator}), and no thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
  * agents, replica fetchers, timer, disk-full recovery, log dir check, HW checkpoint, group
  * coordinator and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
@@ -185,9 +184,7 @@ public final class StellflowServer implements AutoCloseable {
     private AutoTopicCreation offsetsTopicCreation;
     /** The group coordinator's runtime ({@code __consumer_offsets}); null until {@link #startReplication}. */
     private CoordinatorRuntime<GroupShard> groupRuntime;
-    /** Creates {@code __transaction_state} on the first transactional request. */
-    private AutoTopicCreation txnTopicCreation;
-    /** The topic of the transaction coordinator; null until {@link #bind}. */
+    /** The topic of the transaction coordinator, created on first use; null until {@link #bind}. */
     private volatile TransactionStateTopic txnStateTopic;
     /** The producer ids of this broker; null until {@link #bind}. */
     private volatile ProducerIdBlocks producerIdBlocks;
@@ -359,10 +356,7 @@ public final class StellflowServer implements AutoCloseable {
                 config.transactionCoordinator(),
                 new CoordinatorRuntimeConfig(1, groups.commitTimeoutMs(), groups.loadBufferBytes()),
                 InstantSource.system(),
-                () -> {
-                    TransactionStateTopic t = txnStateTopic;
-                    return t == null || t.ensureExists() != Errors.NONE ? -1 : t.partitionCount();
-                },
+                () -> txnStateTopic == null ? -1 : txnStateTopic.partitionCountCreating(),
                 TransactionMarkerWriter.UNWIRED,
                 () -> {
                     ProducerIdBlocks b = producerIdBlocks;
@@ -471,16 +465,7 @@ public final class StellflowServer implements AutoCloseable {
                     return l == null ? -1L : l.brokerEpoch();
                 },
                 client::allocateProducerIds);
-        TransactionCoordinatorConfig txns = config.transactionCoordinator();
-        txnTopicCreation = new AutoTopicCreation(
-                client,
-                replicas,
-                topic -> TransactionStateTopic.spec(
-                        txns.numPartitions(),
-                        txns.replicationFactor(),
-                        txns.segmentBytes(),
-                        replicas.image().unfencedBrokerIds().size()));
-        txnStateTopic = new TransactionStateTopic(replicas, txnTopicCreation);
+        txnStateTopic = TransactionStateTopic.create(client, replicas, config.transactionCoordinator());
         handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks).handlers());
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
@@ -704,9 +689,7 @@ public final class StellflowServer implements AutoCloseable {
             if (groupRuntime != null) {
                 groupRuntime.close(); // after the request pool: no command is submitted any more
             }
-            if (txnTopicCreation != null) {
-                txnTopicCreation.close();
-            }
+            BrokerAssembly.closeQuietly(txnStateTopic);
             if (txnCoordinator != null) {
                 txnCoordinator.close();
             }

@@ -2,6 +2,8 @@ package io.stellflow.broker.transaction;
 
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.ReplicaManager;
+import io.stellflow.broker.config.TransactionCoordinatorConfig;
+import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.protocol.Errors;
@@ -19,7 +21,7 @@ import io.stellflow.server.common.topic.TopicNames;
  *
  * <p>Thread-safety: thread-safe (the creation is {@link AutoTopicCreation}'s).
  */
-public final class TransactionStateTopic {
+public final class TransactionStateTopic implements AutoCloseable {
     /** The topic's name. */
     public static final String NAME = TopicNames.TRANSACTION_STATE;
 
@@ -33,6 +35,24 @@ public final class TransactionStateTopic {
     public TransactionStateTopic(ReplicaManager replicas, AutoTopicCreation creation) {
         this.replicas = replicas;
         this.creation = creation;
+    }
+
+    /**
+     * The topic of a broker: created through {@code controller} as {@link #spec} says; {@link #close}
+     * closes the creation.
+     */
+    public static TransactionStateTopic create(
+            ControllerClient controller, ReplicaManager replicas, TransactionCoordinatorConfig config) {
+        return new TransactionStateTopic(
+                replicas,
+                new AutoTopicCreation(
+                        controller,
+                        replicas,
+                        topic -> spec(
+                                config.numPartitions(),
+                                config.replicationFactor(),
+                                config.segmentBytes(),
+                                replicas.image().unfencedBrokerIds().size())));
     }
 
     /**
@@ -68,5 +88,15 @@ public final class TransactionStateTopic {
             return Errors.NONE;
         }
         return creation.ensureExists(NAME) == Errors.NONE ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+    }
+
+    /** The partition count, creating the topic first when it is missing; -1 while it cannot be had. */
+    public int partitionCountCreating() {
+        return ensureExists() == Errors.NONE ? partitionCount() : -1;
+    }
+
+    @Override
+    public void close() {
+        creation.close();
     }
 }
