@@ -3,8 +3,8 @@ package io.stellflow.broker.transaction;
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.ReplicaManager;
 import io.stellflow.broker.config.TransactionCoordinatorConfig;
+import io.stellflow.broker.coordinator.CoordinatorTopic;
 import io.stellflow.controller.ControllerClient;
-import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.topic.TopicNames;
@@ -25,22 +25,19 @@ public final class TransactionStateTopic implements AutoCloseable {
     /** The topic's name. */
     public static final String NAME = TopicNames.TRANSACTION_STATE;
 
-    private final ReplicaManager replicas;
+    private final CoordinatorTopic topic;
     private final AutoTopicCreation creation;
 
     /**
      * @param replicas this broker's applied metadata
-     * @param creation the creation through the controller of {@link #spec}; closed by the caller
+     * @param creation the creation through the controller of {@link #spec}; closed by {@link #close}
      */
     public TransactionStateTopic(ReplicaManager replicas, AutoTopicCreation creation) {
-        this.replicas = replicas;
+        this.topic = new CoordinatorTopic(NAME, replicas, creation);
         this.creation = creation;
     }
 
-    /**
-     * The topic of a broker: created through {@code controller} as {@link #spec} says; {@link #close}
-     * closes the creation.
-     */
+    /** The topic of a broker, created through {@code controller} as {@link #spec} says. */
     public static TransactionStateTopic create(
             ControllerClient controller, ReplicaManager replicas, TransactionCoordinatorConfig config) {
         return new TransactionStateTopic(
@@ -56,43 +53,22 @@ public final class TransactionStateTopic implements AutoCloseable {
     }
 
     /**
-     * The CreateTopics entry for {@code __transaction_state}.
+     * The CreateTopics entry for {@code __transaction_state} ({@link CoordinatorTopic#spec}).
      *
      * @param brokers brokers registered now (the replication factor is capped to it, at least 1)
      */
     public static CreatableTopic spec(int numPartitions, int replicationFactor, int segmentBytes, int brokers) {
-        return CreatableTopic.newBuilder()
-                .setName(NAME)
-                .setNumPartitions(numPartitions)
-                .setReplicationFactor(Math.max(1, Math.min(replicationFactor, brokers)))
-                .putConfig("cleanup.policy", "compact")
-                .putConfig("segment.bytes", Integer.toString(segmentBytes))
-                .build();
+        return CoordinatorTopic.spec(NAME, numPartitions, replicationFactor, segmentBytes, brokers);
     }
 
     /** The topic's partition count in this broker's metadata, or -1 while it does not exist. */
     public int partitionCount() {
-        TopicImage t = replicas.image().topic(NAME);
-        return t == null ? -1 : t.partitions().size();
-    }
-
-    /**
-     * Creates the topic when the metadata does not have it, waiting up to {@link
-     * AutoTopicCreation#WAIT_MS}.
-     *
-     * @return {@code NONE} once it exists in this broker's metadata, else {@code
-     *     COORDINATOR_NOT_AVAILABLE} (still being created, no controller answered, or refused: logged)
-     */
-    public short ensureExists() {
-        if (partitionCount() > 0) {
-            return Errors.NONE;
-        }
-        return creation.ensureExists(NAME) == Errors.NONE ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+        return topic.partitionCount();
     }
 
     /** The partition count, creating the topic first when it is missing; -1 while it cannot be had. */
     public int partitionCountCreating() {
-        return ensureExists() == Errors.NONE ? partitionCount() : -1;
+        return topic.ensureExists() == Errors.NONE ? topic.partitionCount() : -1;
     }
 
     @Override
