@@ -14,6 +14,7 @@ import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -93,7 +94,7 @@ public final class TransactionCoordinator implements AutoCloseable {
                 factory,
                 runtimeConfig,
                 clock,
-                (partition, records, durationMs) -> sweeper.execute(() -> sweep(partition)));
+                (partition, records, durationMs) -> sweepSoon(partition));
     }
 
     /**
@@ -248,10 +249,23 @@ public final class TransactionCoordinator implements AutoCloseable {
         });
     }
 
+    /** Sweeps {@code partition} on the sweeper thread (called on the runtime thread after a load). */
+    private void sweepSoon(int partition) {
+        try {
+            sweeper.execute(() -> sweep(partition));
+        } catch (RejectedExecutionException e) {
+            LOG.debug("No sweep of {}-{}: closing", TransactionStateTopic.NAME, partition);
+        }
+    }
+
     /** Re-sends the markers of every PREPARE transaction of the partitions loaded here. */
     void sweepAll() {
-        for (int p : runtime.loadedPartitions()) {
-            sweep(p);
+        try {
+            for (int p : runtime.loadedPartitions()) {
+                sweep(p);
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Transaction sweep failed; the next one runs as scheduled", e); // a bug: keep sweeping
         }
     }
 
