@@ -43,6 +43,13 @@ import org.slf4j.LoggerFactory;
 public final class TransactionCoordinator implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TransactionCoordinator.class);
 
+    /**
+     * A marker write not completed within this long counts as failed (released, sent again by the
+     * sweeper), so a writer that never answers cannot leave a transaction in PREPARE for good: 30 s is
+     * the clients' default Produce request timeout, the longest a partition leader should need.
+     */
+    static final long MARKER_WRITE_TIMEOUT_MS = 30_000;
+
     /** Completions before InitProducerId gives up with CONCURRENT_TRANSACTIONS (another instance raced). */
     private static final int MAX_INIT_ATTEMPTS = 3;
 
@@ -227,26 +234,34 @@ public final class TransactionCoordinator implements AutoCloseable {
         } catch (RuntimeException e) {
             written = CompletableFuture.failedFuture(e);
         }
-        return written.handle((v, e) -> e).thenCompose(e -> {
-            if (e != null) {
-                LOG.warn(
-                        "Markers of transactional id {} (producer {}, sequence {}) not written, retried later: {}",
-                        markers.transactionalId(),
-                        markers.producerId(),
-                        markers.transactionSequence(),
-                        e.toString());
-                runtime.submit(
-                        p,
-                        s -> s.releaseCompletion(
-                                markers.transactionalId(), markers.producerId(), markers.transactionSequence()));
-                return CompletableFuture.failedFuture(
-                        new CoordinatorException(Errors.COORDINATOR_NOT_AVAILABLE, "transaction markers not written"));
-            }
-            return runtime.submit(
-                    p,
-                    (TransactionStateMachine s, long now) -> s.completeTransaction(
-                            markers.transactionalId(), markers.producerId(), markers.transactionSequence(), now));
-        });
+        return written.copy() // the timeout must not complete the writer's own future
+                .orTimeout(MARKER_WRITE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                .handle((v, e) -> e)
+                .thenCompose(e -> {
+                    if (e != null) {
+                        LOG.warn(
+                                "Markers of transactional id {} (producer {}, sequence {}) not written, retried later: {}",
+                                markers.transactionalId(),
+                                markers.producerId(),
+                                markers.transactionSequence(),
+                                e.toString());
+                        runtime.submit(
+                                p,
+                                s -> s.releaseCompletion(
+                                        markers.transactionalId(),
+                                        markers.producerId(),
+                                        markers.transactionSequence()));
+                        return CompletableFuture.failedFuture(new CoordinatorException(
+                                Errors.COORDINATOR_NOT_AVAILABLE, "transaction markers not written"));
+                    }
+                    return runtime.submit(
+                            p,
+                            (TransactionStateMachine s, long now) -> s.completeTransaction(
+                                    markers.transactionalId(),
+                                    markers.producerId(),
+                                    markers.transactionSequence(),
+                                    now));
+                });
     }
 
     /** Sweeps {@code partition} on the sweeper thread (called on the runtime thread after a load). */
