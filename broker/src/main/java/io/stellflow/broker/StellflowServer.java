@@ -29,10 +29,10 @@ import io.stellflow.broker.handler.DescribeLogDirsHandler;
 import io.stellflow.broker.handler.FetchHandler;
 import io.stellflow.broker.handler.FindCoordinatorHandler;
 import io.stellflow.broker.handler.GroupHandlers;
-import io.stellflow.broker.handler.InitProducerIdHandler;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
+import io.stellflow.broker.handler.TransactionHandlers;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
@@ -43,6 +43,9 @@ import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.transaction.TransactionCoordinator;
+import io.stellflow.broker.transaction.TransactionMarkerWriter;
+import io.stellflow.broker.transaction.TransactionStateTopic;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
@@ -103,8 +106,9 @@ import org.slf4j.LoggerFactory;
  * sf-disk-full-recovery} thread ({@link DiskFullRecovery}), one {@code sf-log-dir-check} thread ({@link
  * LogDirFailures}: offline log dirs, retried partition creations), {@code group.coordinator.threads}
  * group coordinator threads ({@code sf-coordinator-__consumer_offsets-<i>}, {@link
- * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), and no
- * thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
+ * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), one
+ * transaction coordinator thread and its sweeper ({@code sf-coordinator-__transaction_state-0}, {@code
+ * sf-txn-sweeper}, {@link TransactionCoordinator}), and no thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
  * agents, replica fetchers, timer, disk-full recovery, log dir check, HW checkpoint, group
  * coordinator and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
@@ -145,6 +149,8 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.JOIN_GROUP,
             ApiKeys.SYNC_GROUP,
             ApiKeys.INIT_PRODUCER_ID,
+            ApiKeys.BEGIN_TRANSACTION,
+            ApiKeys.END_TRANSACTION,
             ApiKeys.CONSUMER_GROUP_HEARTBEAT,
             ApiKeys.LIST_GROUPS,
             ApiKeys.DESCRIBE_GROUPS,
@@ -154,6 +160,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DESCRIBE_LOG_DIRS,
             ApiKeys.DELETE_RECORDS,
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
+            ApiKeys.REGISTER_TXN_PARTITION,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -177,6 +184,12 @@ public final class StellflowServer implements AutoCloseable {
     private AutoTopicCreation offsetsTopicCreation;
     /** The group coordinator's runtime ({@code __consumer_offsets}); null until {@link #startReplication}. */
     private CoordinatorRuntime<GroupShard> groupRuntime;
+    /** The topic of the transaction coordinator, created on first use; null until {@link #bind}. */
+    private volatile TransactionStateTopic txnStateTopic;
+    /** The producer ids of this broker; null until {@link #bind}. */
+    private volatile ProducerIdBlocks producerIdBlocks;
+    /** The transaction coordinator ({@code __transaction_state}); null until {@link #startReplication}. */
+    private TransactionCoordinator txnCoordinator;
 
     private volatile boolean closing;
 
@@ -338,6 +351,20 @@ public final class StellflowServer implements AutoCloseable {
         groupRuntime.watch(watchdog);
         replicas.addReplicaStateListener(groupRuntime);
         replicas.addImageListener(new GroupTopicChanges(groupRuntime));
+        // The transaction coordinator, built the same way on __transaction_state (one runtime thread).
+        txnCoordinator = new TransactionCoordinator(
+                config.transactionCoordinator(),
+                new CoordinatorRuntimeConfig(1, groups.commitTimeoutMs(), groups.loadBufferBytes()),
+                InstantSource.system(),
+                () -> txnStateTopic == null ? -1 : txnStateTopic.partitionCountCreating(),
+                TransactionMarkerWriter.UNWIRED,
+                () -> {
+                    ProducerIdBlocks b = producerIdBlocks;
+                    return b == null ? ProducerIdBlocks.NONE : b.nextProducerId();
+                });
+        txnCoordinator.start();
+        txnCoordinator.runtime().watch(watchdog);
+        replicas.addReplicaStateListener(txnCoordinator.runtime());
         replication = new LeaderReplicationTasks(
                 isrManager,
                 config.logDirs(),
@@ -431,15 +458,15 @@ public final class StellflowServer implements AutoCloseable {
                         client, replicas, config.cluster().defaultReplicationFactor(), joined));
         handlers.put(ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(client, replicas, joined));
         handlers.put(ApiKeys.DESCRIBE_CONTROLLERS, new DescribeControllersHandler(client.bootstrapEndpoints()));
-        handlers.put(
-                ApiKeys.INIT_PRODUCER_ID,
-                new InitProducerIdHandler(new ProducerIdBlocks(
-                        config.brokerId(),
-                        () -> {
-                            BrokerLifecycle l = lifecycle;
-                            return l == null ? -1L : l.brokerEpoch();
-                        },
-                        client::allocateProducerIds)));
+        producerIdBlocks = new ProducerIdBlocks(
+                config.brokerId(),
+                () -> {
+                    BrokerLifecycle l = lifecycle;
+                    return l == null ? -1L : l.brokerEpoch();
+                },
+                client::allocateProducerIds);
+        txnStateTopic = TransactionStateTopic.create(client, replicas, config.transactionCoordinator());
+        handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks).handlers());
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
@@ -583,6 +610,11 @@ public final class StellflowServer implements AutoCloseable {
         return listener.transport();
     }
 
+    /** The transaction coordinator (null before the broker started replication). */
+    public TransactionCoordinator transactionCoordinator() {
+        return txnCoordinator;
+    }
+
     /** The applied metadata and hosted partitions. */
     public ReplicaManager replicaManager() {
         return parts.replicas();
@@ -656,6 +688,10 @@ public final class StellflowServer implements AutoCloseable {
             }
             if (groupRuntime != null) {
                 groupRuntime.close(); // after the request pool: no command is submitted any more
+            }
+            BrokerAssembly.closeQuietly(txnStateTopic);
+            if (txnCoordinator != null) {
+                txnCoordinator.close();
             }
             timer.stop();
             listener.close();

@@ -67,6 +67,8 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 9, (short) 0, (short) 0),
                         new ApiVersionRange((short) 10, (short) 0, (short) 0),
                         new ApiVersionRange((short) 11, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 12, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 13, (short) 0, (short) 0),
                         new ApiVersionRange((short) 20, (short) 0, (short) 0),
                         new ApiVersionRange((short) 21, (short) 0, (short) 0),
                         new ApiVersionRange((short) 22, (short) 0, (short) 0),
@@ -76,6 +78,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 26, (short) 0, (short) 0),
                         new ApiVersionRange((short) 27, (short) 0, (short) 0),
                         new ApiVersionRange((short) 28, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 29, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
                         new ApiVersionRange((short) 60, (short) 0, (short) 0),
@@ -98,7 +101,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(25);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(28);
     }
 
     @Test

@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, DescribeControllers 60, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, DescribeControllers 60, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -27,9 +27,14 @@ public final class ApiKeys {
     public static final short SYNC_GROUP = 10;
     /**
      * InitProducerId (§6.12): a producer id from the answering broker's block, epoch 0, for an
-     * idempotent producer (null transactionalId); transactional ids answer FEATURE_NOT_ENABLED.
+     * idempotent producer (null transactionalId); a transactional id's producer id and a new epoch
+     * from its transaction coordinator.
      */
     public static final short INIT_PRODUCER_ID = 11;
+    /** BeginTransaction (§6.13): opens a transaction at the transactional id's coordinator. */
+    public static final short BEGIN_TRANSACTION = 12;
+    /** EndTransaction (§6.13): commits or aborts the open transaction. */
+    public static final short END_TRANSACTION = 13;
     /**
      * ConsumerGroupHeartbeat ({@code docs/protocol-additions.md}): our group protocol, one heartbeat
      * carrying the subscription and returning the member's assignment (the KIP-848 model).
@@ -60,6 +65,11 @@ public final class ApiKeys {
      * static configuration.
      */
     public static final short DESCRIBE_BROKER_CONFIGS = 28;
+    /**
+     * RegisterTxnPartition ({@code docs/protocol-additions.md}, broker-to-broker): a partition leader
+     * registers a partition in a transaction at its coordinator before the first transactional append.
+     */
+    public static final short REGISTER_TXN_PARTITION = 29;
 
     public static final short CREATE_TOPIC = 50;
     /**
@@ -96,6 +106,8 @@ public final class ApiKeys {
             case JOIN_GROUP -> "JoinGroup";
             case SYNC_GROUP -> "SyncGroup";
             case INIT_PRODUCER_ID -> "InitProducerId";
+            case BEGIN_TRANSACTION -> "BeginTransaction";
+            case END_TRANSACTION -> "EndTransaction";
             case CONSUMER_GROUP_HEARTBEAT -> "ConsumerGroupHeartbeat";
             case LIST_GROUPS -> "ListGroups";
             case DESCRIBE_GROUPS -> "DescribeGroups";
@@ -105,6 +117,7 @@ public final class ApiKeys {
             case DESCRIBE_LOG_DIRS -> "DescribeLogDirs";
             case DELETE_RECORDS -> "DeleteRecords";
             case DESCRIBE_BROKER_CONFIGS -> "DescribeBrokerConfigs";
+            case REGISTER_TXN_PARTITION -> "RegisterTxnPartition";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
             case DESCRIBE_CONTROLLERS -> "DescribeControllers";
@@ -120,8 +133,8 @@ public final class ApiKeys {
                 || key == PRODUCE
                 || key == FETCH
                 || key == LIST_OFFSETS
-                || (key >= OFFSET_COMMIT && key <= INIT_PRODUCER_ID)
-                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= DESCRIBE_BROKER_CONFIGS)
+                || (key >= OFFSET_COMMIT && key <= END_TRANSACTION)
+                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= REGISTER_TXN_PARTITION)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
                 || key == DESCRIBE_CONTROLLERS

@@ -53,32 +53,49 @@ class ErrorsAndApiKeysTest {
         assertThat(ApiKeys.name(ApiKeys.CREATE_TOPIC)).isEqualTo("CreateTopic");
         assertThat(ApiKeys.name(ApiKeys.INIT_PRODUCER_ID)).isEqualTo("InitProducerId");
         assertThat(ApiKeys.INIT_PRODUCER_ID).isEqualTo((short) 11);
-        assertThat(ApiKeys.name((short) 12)).isEqualTo("Unknown(12)");
+        assertThat(ApiKeys.name(ApiKeys.BEGIN_TRANSACTION)).isEqualTo("BeginTransaction");
+        assertThat(ApiKeys.BEGIN_TRANSACTION).isEqualTo((short) 12);
+        assertThat(ApiKeys.name(ApiKeys.END_TRANSACTION)).isEqualTo("EndTransaction");
+        assertThat(ApiKeys.END_TRANSACTION).isEqualTo((short) 13);
+        assertThat(ApiKeys.name((short) 14)).isEqualTo("Unknown(14)");
         assertThat(ApiKeys.isKnown(ApiKeys.LIST_OFFSETS)).isTrue();
         assertThat(ApiKeys.isKnown(ApiKeys.INIT_PRODUCER_ID)).isTrue();
-        assertThat(ApiKeys.isKnown((short) 12)).isFalse();
+        assertThat(ApiKeys.isKnown(ApiKeys.END_TRANSACTION)).isTrue();
+        assertThat(ApiKeys.isKnown((short) 14)).isFalse();
     }
 
     @Test
     void groupApiKeysHaveTheSpecNumbersAndOurAdditionsFollowFrom20() {
         short[] keys = {
-            ApiKeys.OFFSET_COMMIT, ApiKeys.OFFSET_FETCH, ApiKeys.FIND_COORDINATOR, ApiKeys.HEARTBEAT,
-            ApiKeys.JOIN_GROUP, ApiKeys.SYNC_GROUP, ApiKeys.CONSUMER_GROUP_HEARTBEAT, ApiKeys.LIST_GROUPS,
-            ApiKeys.DESCRIBE_GROUPS, ApiKeys.DELETE_GROUPS, ApiKeys.OFFSET_DELETE, ApiKeys.OFFSET_HISTORY,
-            ApiKeys.DESCRIBE_LOG_DIRS, ApiKeys.DELETE_RECORDS, ApiKeys.DESCRIBE_BROKER_CONFIGS
+            ApiKeys.OFFSET_COMMIT,
+            ApiKeys.OFFSET_FETCH,
+            ApiKeys.FIND_COORDINATOR,
+            ApiKeys.HEARTBEAT,
+            ApiKeys.JOIN_GROUP,
+            ApiKeys.SYNC_GROUP,
+            ApiKeys.CONSUMER_GROUP_HEARTBEAT,
+            ApiKeys.LIST_GROUPS,
+            ApiKeys.DESCRIBE_GROUPS,
+            ApiKeys.DELETE_GROUPS,
+            ApiKeys.OFFSET_DELETE,
+            ApiKeys.OFFSET_HISTORY,
+            ApiKeys.DESCRIBE_LOG_DIRS,
+            ApiKeys.DELETE_RECORDS,
+            ApiKeys.DESCRIBE_BROKER_CONFIGS,
+            ApiKeys.REGISTER_TXN_PARTITION
         };
-        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28};
+        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29};
         String[] names = {
             "OffsetCommit", "OffsetFetch", "FindCoordinator", "Heartbeat", "JoinGroup", "SyncGroup",
             "ConsumerGroupHeartbeat", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "OffsetHistory",
-            "DescribeLogDirs", "DeleteRecords", "DescribeBrokerConfigs"
+            "DescribeLogDirs", "DeleteRecords", "DescribeBrokerConfigs", "RegisterTxnPartition"
         };
         for (int i = 0; i < keys.length; i++) {
             assertThat(keys[i]).isEqualTo(numbers[i]);
             assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
             assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
         }
-        for (short unallocated : new short[] {12, 19, 29, 49}) {
+        for (short unallocated : new short[] {14, 19, 30, 49}) {
             assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
             assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
         }

@@ -201,7 +201,8 @@ public final class BrokerConfig {
             "broker.thread.stall.timeout.ms");
 
     private static final Set<String> KNOWN_KEYS = union(
-            union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS), GroupCoordinatorConfig.KEYS);
+            union(union(BROKER_KEYS, TelemetryConfig.KEYS), ReplicaFetcherConfig.KEYS),
+            union(GroupCoordinatorConfig.KEYS, TransactionCoordinatorConfig.KEYS));
     private static final Set<String> ALL_KEYS = union(KNOWN_KEYS, ClusterConfig.KEYS);
 
     private final int brokerId;
@@ -239,6 +240,7 @@ public final class BrokerConfig {
     private final TelemetryConfig telemetry;
     private final ReplicaFetcherConfig replicaFetcher;
     private final GroupCoordinatorConfig groupCoordinator;
+    private final TransactionCoordinatorConfig transactionCoordinator;
     private final Set<String> unknownKeys;
     private final Map<String, String> staticValues;
 
@@ -337,6 +339,7 @@ public final class BrokerConfig {
         telemetry = TelemetryConfig.from(props);
         replicaFetcher = ReplicaFetcherConfig.parse(props);
         groupCoordinator = GroupCoordinatorConfig.parse(props);
+        transactionCoordinator = TransactionCoordinatorConfig.parse(props);
         Set<String> unknown = new TreeSet<>();
         Map<String, String> given = new TreeMap<>();
         for (String key : props.stringPropertyNames()) {
@@ -545,6 +548,11 @@ public final class BrokerConfig {
     /** The replica fetcher settings ({@code replica.fetch.*}, {@code replica.socket.timeout.ms}). */
     public ReplicaFetcherConfig replicaFetcher() {
         return replicaFetcher;
+    }
+
+    /** The transaction coordinator's settings ({@code transaction.*}, {@code transactional.id.expiration.ms}). */
+    public TransactionCoordinatorConfig transactionCoordinator() {
+        return transactionCoordinator;
     }
 
     /** The group coordinator's settings ({@code offsets.*}, {@code group.coordinator.threads}). */

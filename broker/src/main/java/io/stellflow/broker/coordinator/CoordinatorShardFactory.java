@@ -14,4 +14,15 @@ public interface CoordinatorShardFactory<S extends CoordinatorShard> {
      * @return a new, empty shard; never null
      */
     S create(int partition);
+
+    /**
+     * As {@link #create(int)}, for a shard that needs the leader epoch it was made for (the
+     * transaction coordinator stamps it in its markers as the coordinator epoch). The runtime calls
+     * this one; by default it ignores the epoch.
+     *
+     * @param leaderEpoch the partition's leader epoch this broker leads it at
+     */
+    default S create(int partition, int leaderEpoch) {
+        return create(partition);
+    }
 }

@@ -190,7 +190,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         if (!partition.isLeader() || partition.leaderEpoch() != leaderEpoch) {
             return; // already moved on; a later event says where to
         }
-        ShardSlot<S> s = new ShardSlot<>(index, partition, leaderEpoch, factory.create(index), this);
+        ShardSlot<S> s = new ShardSlot<>(index, partition, leaderEpoch, factory.create(index, leaderEpoch), this);
         slots.put(index, s);
         startLoad(s);
     }
@@ -243,7 +243,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
             drop(s, Errors.NOT_COORDINATOR, "not the leader any more");
             return;
         }
-        s.shard = factory.create(s.partitionIndex);
+        s.shard = factory.create(s.partitionIndex, s.leaderEpoch);
         startLoad(s);
     }
 
@@ -280,7 +280,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
             }
         } catch (IOException | RuntimeException e) {
             LOG.warn("COORDINATOR_LOAD_FAILED partition={} offset={}; retrying in {} ms", s, from, LOAD_RETRY_MS, e);
-            s.shard = factory.create(s.partitionIndex); // it may hold part of the load
+            s.shard = factory.create(s.partitionIndex, s.leaderEpoch); // it may hold part of the load
             s.loadNextOffset = log.logStartOffset();
             s.loadedRecords = 0;
             s.retryLoadAtMs = clock.millis() + LOAD_RETRY_MS;

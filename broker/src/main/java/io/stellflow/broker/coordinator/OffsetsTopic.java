@@ -2,9 +2,7 @@ package io.stellflow.broker.coordinator;
 
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.ReplicaManager;
-import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.CreatableTopic;
-import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.topic.TopicNames;
 
 /**
@@ -23,16 +21,14 @@ public final class OffsetsTopic {
     /** The topic's name. */
     public static final String NAME = TopicNames.CONSUMER_OFFSETS;
 
-    private final ReplicaManager replicas;
-    private final AutoTopicCreation creation;
+    private final CoordinatorTopic topic;
 
     /**
      * @param replicas this broker's applied metadata
      * @param creation the creation through the controller of {@link #spec}; closed by the caller
      */
     public OffsetsTopic(ReplicaManager replicas, AutoTopicCreation creation) {
-        this.replicas = replicas;
-        this.creation = creation;
+        this.topic = new CoordinatorTopic(NAME, replicas, creation);
     }
 
     /**
@@ -44,19 +40,12 @@ public final class OffsetsTopic {
      * @param brokers brokers registered now (the replication factor is capped to it, at least 1)
      */
     public static CreatableTopic spec(int numPartitions, int replicationFactor, int segmentBytes, int brokers) {
-        return CreatableTopic.newBuilder()
-                .setName(NAME)
-                .setNumPartitions(numPartitions)
-                .setReplicationFactor(Math.max(1, Math.min(replicationFactor, brokers)))
-                .putConfig("cleanup.policy", "compact")
-                .putConfig("segment.bytes", Integer.toString(segmentBytes))
-                .build();
+        return CoordinatorTopic.spec(NAME, numPartitions, replicationFactor, segmentBytes, brokers);
     }
 
     /** The topic's partition count in this broker's metadata, or -1 while it does not exist. */
     public int partitionCount() {
-        TopicImage t = replicas.image().topic(NAME);
-        return t == null ? -1 : t.partitions().size();
+        return topic.partitionCount();
     }
 
     /**
@@ -67,9 +56,6 @@ public final class OffsetsTopic {
      *     COORDINATOR_NOT_AVAILABLE} (still being created, no controller answered, or refused: logged)
      */
     public short ensureExists() {
-        if (partitionCount() > 0) {
-            return Errors.NONE;
-        }
-        return creation.ensureExists(NAME) == Errors.NONE ? Errors.NONE : Errors.COORDINATOR_NOT_AVAILABLE;
+        return topic.ensureExists();
     }
 }

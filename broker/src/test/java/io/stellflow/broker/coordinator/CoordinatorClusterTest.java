@@ -6,6 +6,7 @@ import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.TestTransports;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.transaction.TransactionStateTopic;
 import io.stellflow.client.ClientConfig;
 import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
@@ -24,8 +25,11 @@ import io.stellflow.controller.proto.ElectionType;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.BeginTransactionRequest;
 import io.stellflow.protocol.message.FindCoordinatorRequest;
 import io.stellflow.protocol.message.FindCoordinatorResponse;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.JoinGroupRequest;
 import io.stellflow.protocol.message.JoinGroupResponse;
 import io.stellflow.protocol.message.MetadataRequest;
@@ -36,6 +40,7 @@ import io.stellflow.protocol.message.OffsetCommitRequest.OffsetCommitTopic;
 import io.stellflow.protocol.message.OffsetCommitResponse;
 import io.stellflow.protocol.message.OffsetFetchRequest;
 import io.stellflow.protocol.message.OffsetFetchResponse;
+import io.stellflow.protocol.message.TransactionResponse;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
@@ -62,7 +67,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The coordinator against three combined nodes (broker + controller) in this JVM: FindCoordinator
  * to any broker creates {@code __consumer_offsets} (compacted, RF 3) and names the leader of the
  * group's partition with its Metadata host and port; bad keys get INVALID_REQUEST in the body;
- * another broker answers the group APIs with NOT_COORDINATOR in the body. A
+ * another broker answers the group APIs with NOT_COORDINATOR in the body, and so the transactional
+ * APIs for an id whose {@code __transaction_state} partition it does not lead. A
  * {@link CoordinatorRuntime} with a {@link CounterShard} on each node, over a test topic of RF 3 and
  * min.insync.replicas 2: a write is acknowledged only once every in-sync replica holds it; then the
  * leader's node stops during a stream of writes, and the new leader's loaded shard holds every
@@ -74,6 +80,7 @@ import org.junit.jupiter.api.io.TempDir;
 class CoordinatorClusterTest {
     private static final int N = 3;
     private static final int OFFSETS_PARTITIONS = 5;
+    private static final int TXN_PARTITIONS = 4;
     private static final String TOPIC = "coord-test";
 
     private Path dir;
@@ -154,6 +161,7 @@ class CoordinatorClusterTest {
         p.setProperty("num.io.threads", "2");
         p.setProperty("num.network.threads", "1");
         p.setProperty("offsets.topic.num.partitions", Integer.toString(OFFSETS_PARTITIONS));
+        p.setProperty("transaction.state.log.num.partitions", Integer.toString(TXN_PARTITIONS));
         return StellflowServer.start(BrokerConfig.fromProperties(p));
     }
 
@@ -225,6 +233,68 @@ class CoordinatorClusterTest {
                         new HostPort("127.0.0.1", dataPorts[0]), ApiKeys.METADATA, req::write, MetadataResponse::read)
                 .get(15, TimeUnit.SECONDS);
         assertThat(md.topics().get(0).isInternal()).isTrue();
+    }
+
+    private InitProducerIdResponse initProducerId(int node, String transactionalId) throws Exception {
+        InitProducerIdRequest req = new InitProducerIdRequest(transactionalId);
+        return network.send(
+                        new HostPort("127.0.0.1", dataPorts[node]),
+                        ApiKeys.INIT_PRODUCER_ID,
+                        req::write,
+                        InitProducerIdResponse::read)
+                .get(15, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @Order(2)
+    void onlyTheLeaderOfTheIdsTransactionStatePartitionServesItsTransactionalRequests() throws Exception {
+        String id = "orders-tx";
+        int partition = GroupPartitioner.partitionFor(id, TXN_PARTITIONS);
+        // The first request creates __transaction_state; then only its partition's leader answers.
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    TopicImage t = image().topic(TransactionStateTopic.NAME);
+                    if (t == null || t.partition(partition).leader() < 1) {
+                        try {
+                            initProducerId(0, id);
+                        } catch (Exception e) {
+                            return false;
+                        }
+                        return false;
+                    }
+                    try {
+                        return initProducerId(t.partition(partition).leader() - 1, id)
+                                        .errorCode()
+                                == Errors.NONE;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                "the coordinator of " + id + " answers");
+        TopicImage t = image().topic(TransactionStateTopic.NAME);
+        assertThat(t.partitions()).hasSize(TXN_PARTITIONS);
+        assertThat(t.partitions().get(0).replicas()).hasSize(3);
+        assertThat(t.config()).containsEntry("cleanup.policy", "compact");
+        int leader = t.partition(partition).leader();
+        InitProducerIdResponse bound = initProducerId(leader - 1, id);
+        assertThat(bound.errorCode()).isEqualTo(Errors.NONE);
+        for (int i = 0; i < N; i++) {
+            if (i == leader - 1) {
+                continue;
+            }
+            assertThat(initProducerId(i, id)).isEqualTo(InitProducerIdResponse.error(Errors.NOT_COORDINATOR));
+            BeginTransactionRequest begin = new BeginTransactionRequest(id, bound.producerId(), bound.producerEpoch());
+            TransactionResponse r = network.send(
+                            new HostPort("127.0.0.1", dataPorts[i]),
+                            ApiKeys.BEGIN_TRANSACTION,
+                            begin::write,
+                            TransactionResponse::read)
+                    .get(15, TimeUnit.SECONDS);
+            assertThat(r)
+                    .isEqualTo(new TransactionResponse(
+                            Errors.NOT_COORDINATOR, bound.producerId(), bound.producerEpoch(), "FAILED"));
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.message.ApiMessage;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.BeginTransactionRequest;
 import io.stellflow.protocol.message.ConsumerGroupHeartbeatRequest;
 import io.stellflow.protocol.message.ConsumerGroupHeartbeatResponse;
 import io.stellflow.protocol.message.CreateTopicRequest;
@@ -22,6 +23,7 @@ import io.stellflow.protocol.message.DescribeGroupsRequest;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
+import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
@@ -51,8 +53,11 @@ import io.stellflow.protocol.message.OffsetHistoryRequest;
 import io.stellflow.protocol.message.OffsetHistoryResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
+import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.SyncGroupResponse;
+import io.stellflow.protocol.message.TransactionResponse;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Set;
@@ -140,7 +145,12 @@ public enum BodyCodec {
     DESCRIBE_CONTROLLERS_REQUEST(DescribeControllersRequest::read, ApiMessage::write),
     DESCRIBE_CONTROLLERS_RESPONSE(DescribeControllersResponse::read, ApiMessage::write),
     INIT_PRODUCER_ID_REQUEST(InitProducerIdRequest::read, ApiMessage::write),
-    INIT_PRODUCER_ID_RESPONSE(InitProducerIdResponse::read, ApiMessage::write);
+    INIT_PRODUCER_ID_RESPONSE(InitProducerIdResponse::read, ApiMessage::write),
+    BEGIN_TRANSACTION_REQUEST(BeginTransactionRequest::read, ApiMessage::write),
+    END_TRANSACTION_REQUEST(EndTransactionRequest::read, ApiMessage::write),
+    TRANSACTION_RESPONSE(TransactionResponse::read, ApiMessage::write),
+    REGISTER_TXN_PARTITION_REQUEST(RegisterTxnPartitionRequest::read, ApiMessage::write),
+    REGISTER_TXN_PARTITION_RESPONSE(RegisterTxnPartitionResponse::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

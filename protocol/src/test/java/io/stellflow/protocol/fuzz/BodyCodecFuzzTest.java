@@ -292,6 +292,31 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.INIT_PRODUCER_ID_RESPONSE, input);
     }
 
+    @FuzzTest
+    void beginTransactionRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.BEGIN_TRANSACTION_REQUEST, input);
+    }
+
+    @FuzzTest
+    void endTransactionRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.END_TRANSACTION_REQUEST, input);
+    }
+
+    @FuzzTest
+    void transactionResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.TRANSACTION_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void registerTxnPartitionRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.REGISTER_TXN_PARTITION_REQUEST, input);
+    }
+
+    @FuzzTest
+    void registerTxnPartitionResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.REGISTER_TXN_PARTITION_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

@@ -10,6 +10,7 @@ import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiMessage;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.BeginTransactionRequest;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
 import io.stellflow.protocol.message.DeleteRecordsRequest;
@@ -19,6 +20,7 @@ import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
+import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
@@ -32,6 +34,9 @@ import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
+import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
+import io.stellflow.protocol.message.TransactionResponse;
 import io.stellflow.protocol.record.Header;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
@@ -335,6 +340,29 @@ public final class SeedFiles {
             case INIT_PRODUCER_ID_RESPONSE -> {
                 b.add(hex("0000" + "00000000000003e8" + "0000")); // producer id 1000, epoch 0
                 b.add(encode(InitProducerIdResponse.error(Errors.FEATURE_NOT_ENABLED)));
+            }
+            case BEGIN_TRANSACTION_REQUEST -> {
+                b.add(hex("0002" + "7478" + "00000000000003e8" + "0001")); // "tx", producer 1000, epoch 1
+                b.add(encode(new BeginTransactionRequest(null, -1, (short) -1)));
+            }
+            case END_TRANSACTION_REQUEST -> {
+                b.add(hex("0002" + "7478" + "00000000000003e8" + "0001" + "01")); // commit
+                b.add(encode(new EndTransactionRequest("orders-tx-é", Long.MAX_VALUE, Short.MAX_VALUE, false)));
+            }
+            case TRANSACTION_RESPONSE -> {
+                b.add(hex("0000" + "00000000000003e8" + "0001" + "0009" + "434f4d4d4954544544")); // COMMITTED
+                b.add(encode(
+                        new TransactionResponse(Errors.PRODUCER_FENCED, 1000, (short) 1, TransactionResponse.FAILED)));
+                b.add(encode(new TransactionResponse((short) 0, 7, (short) 0, null)));
+            }
+            case REGISTER_TXN_PARTITION_REQUEST -> {
+                b.add(hex("0002" + "7478" + "00000000000003e8" + "0001" + "ffffffffffffffff" + "0001" + "74"
+                        + "00000000"));
+                b.add(encode(new RegisterTxnPartitionRequest("orders-tx", 1000, (short) 3, 42, "orders", 11)));
+            }
+            case REGISTER_TXN_PARTITION_RESPONSE -> {
+                b.add(hex("0000" + "0000000000000003"));
+                b.add(encode(new RegisterTxnPartitionResponse(Errors.INVALID_TXN_STATE, -1)));
             }
             case DELETE_RECORDS_REQUEST -> {
                 b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));

@@ -18,11 +18,17 @@ public final class TopicNames {
      */
     public static final String CONSUMER_OFFSETS = "__consumer_offsets";
 
+    /**
+     * The transaction coordinator's internal topic: one record per transactional id (compacted,
+     * created by the broker on the first transactional InitProducerId; issue #20).
+     */
+    public static final String TRANSACTION_STATE = "__transaction_state";
+
     private TopicNames() {}
 
     /** Whether {@code name} is a broker-internal topic (Metadata's {@code isInternal}). */
     public static boolean isInternal(String name) {
-        return CONSUMER_OFFSETS.equals(name);
+        return CONSUMER_OFFSETS.equals(name) || TRANSACTION_STATE.equals(name);
     }
 
     /** Null when {@code name} is legal, otherwise why it is not (for an INVALID_TOPIC_EXCEPTION message). */

@@ -6,6 +6,14 @@ import org.junit.jupiter.api.Test;
 
 class TopicNamesTest {
     @Test
+    void theCoordinatorTopicsAreInternalAndNoOtherIs() {
+        assertThat(TopicNames.isInternal("__consumer_offsets")).isTrue();
+        assertThat(TopicNames.isInternal("__transaction_state")).isTrue();
+        assertThat(TopicNames.isInternal("__other")).isFalse();
+        assertThat(TopicNames.isInternal("orders")).isFalse();
+    }
+
+    @Test
     void acceptsLegalNames() {
         assertThat(TopicNames.isValid("orders")).isTrue();
         assertThat(TopicNames.isValid("a.b_c-D9")).isTrue();

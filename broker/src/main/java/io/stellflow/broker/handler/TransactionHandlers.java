@@ -1,0 +1,170 @@
+package io.stellflow.broker.handler;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.stellflow.broker.cluster.ProducerIdBlocks;
+import io.stellflow.broker.coordinator.CoordinatorException;
+import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.transaction.TransactionCoordinator;
+import io.stellflow.broker.transaction.TransactionPartition;
+import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.BeginTransactionRequest;
+import io.stellflow.protocol.message.EndTransactionRequest;
+import io.stellflow.protocol.message.InitProducerIdRequest;
+import io.stellflow.protocol.message.InitProducerIdResponse;
+import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
+import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
+import io.stellflow.protocol.message.TransactionResponse;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transactional APIs ({@code docs/spec/wire-protocol.md} §6.12-6.13; RegisterTxnPartition, key
+ * 29, in {@code docs/protocol-additions.md}): InitProducerId with a null transactionalId is the
+ * idempotent producer's (a new producer id from this broker's block, epoch 0); with a transactional id,
+ * and BeginTransaction, EndTransaction and RegisterTxnPartition, it is routed to the id's partition of
+ * {@code __transaction_state} and run by the {@link TransactionCoordinator} on this broker when it
+ * leads that partition. A broker that does not answers {@code NOT_COORDINATOR} (17), as the group
+ * APIs do: requests are not forwarded between brokers yet ({@code docs/exactly-once.md}). Request
+ * threads never wait for a command.
+ *
+ * <p>A control request whose connection closed before its command ran is dropped: nothing is written
+ * and nothing answered (the client is gone; a delayed Begin or End must not act on a later
+ * transaction). Errors are in the body, with producer id and epoch -1 (InitProducerId) or echoed and
+ * state {@code FAILED} (Begin, End). A null or empty transactional id is {@code INVALID_REQUEST}.
+ *
+ * <p>Thread-safety: stateless apart from the thread-safe coordinator and blocks.
+ */
+public final class TransactionHandlers {
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionHandlers.class);
+
+    private final TransactionCoordinator coordinator;
+    private final ProducerIdBlocks blocks;
+
+    /**
+     * @param coordinator this broker's transaction coordinator
+     * @param blocks the producer ids of idempotent producers (and of new transactional ids)
+     */
+    public TransactionHandlers(TransactionCoordinator coordinator, ProducerIdBlocks blocks) {
+        this.coordinator = coordinator;
+        this.blocks = blocks;
+    }
+
+    /** The handlers by API key. */
+    public Map<Short, ApiHandler> handlers() {
+        Map<Short, ApiHandler> h = new LinkedHashMap<>();
+        h.put(ApiKeys.INIT_PRODUCER_ID, this::initProducerId);
+        h.put(ApiKeys.BEGIN_TRANSACTION, this::beginTransaction);
+        h.put(ApiKeys.END_TRANSACTION, this::endTransaction);
+        h.put(ApiKeys.REGISTER_TXN_PARTITION, this::registerTxnPartition);
+        return h;
+    }
+
+    private static BooleanSupplier open(RequestContext context) {
+        Channel ch = context.channel();
+        return ch::isActive;
+    }
+
+    private static short codeOf(Throwable e) {
+        short code = CoordinatorException.errorCodeOf(e);
+        if (code == Errors.UNKNOWN_SERVER_ERROR) {
+            LOG.error("Transaction command failed", e);
+        }
+        return code;
+    }
+
+    private void initProducerId(RequestContext context, ByteBuf body) {
+        InitProducerIdRequest request = InitProducerIdRequest.read(body);
+        String id = request.transactionalId();
+        if (id == null) {
+            long pid = blocks.nextProducerId();
+            context.respond(
+                    pid == ProducerIdBlocks.NONE
+                            ? InitProducerIdResponse.error(Errors.COORDINATOR_NOT_AVAILABLE)
+                            : new InitProducerIdResponse(Errors.NONE, pid, (short) 0));
+            return;
+        }
+        if (id.isEmpty()) {
+            context.respond(InitProducerIdResponse.error(Errors.INVALID_REQUEST));
+            return;
+        }
+        coordinator.initProducerId(id, open(context)).whenComplete((r, e) -> {
+            if (e != null) {
+                context.respond(InitProducerIdResponse.error(codeOf(e)));
+            } else if (r != null) {
+                context.respond(
+                        r.errorCode() == Errors.NONE
+                                ? new InitProducerIdResponse(Errors.NONE, r.producerId(), r.producerEpoch())
+                                : InitProducerIdResponse.error(r.errorCode()));
+            }
+        });
+    }
+
+    private void beginTransaction(RequestContext context, ByteBuf body) {
+        BeginTransactionRequest req = BeginTransactionRequest.read(body);
+        if (missing(req.transactionalId())) {
+            context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
+            return;
+        }
+        coordinator
+                .beginTransaction(req.transactionalId(), req.producerId(), req.producerEpoch(), open(context))
+                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch()));
+    }
+
+    private void endTransaction(RequestContext context, ByteBuf body) {
+        EndTransactionRequest req = EndTransactionRequest.read(body);
+        if (missing(req.transactionalId())) {
+            context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
+            return;
+        }
+        coordinator
+                .endTransaction(
+                        req.transactionalId(), req.producerId(), req.producerEpoch(), req.commit(), open(context))
+                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch()));
+    }
+
+    private static void answer(RequestContext context, TxnResult r, Throwable e, long producerId, short epoch) {
+        if (e != null) {
+            context.respond(failed(codeOf(e), producerId, epoch));
+        } else if (r != null) {
+            context.respond(
+                    r.errorCode() == Errors.NONE
+                            ? new TransactionResponse(
+                                    Errors.NONE, producerId, epoch, r.state().wireName())
+                            : failed(r.errorCode(), producerId, epoch));
+        } // else: the connection closed before the command ran; nothing to answer
+    }
+
+    private static TransactionResponse failed(short code, long producerId, short epoch) {
+        return new TransactionResponse(code, producerId, epoch, TransactionResponse.FAILED);
+    }
+
+    private void registerTxnPartition(RequestContext context, ByteBuf body) {
+        RegisterTxnPartitionRequest req = RegisterTxnPartitionRequest.read(body);
+        if (req.transactionalId().isEmpty() || req.topic().isEmpty() || req.partition() < 0) {
+            context.respond(new RegisterTxnPartitionResponse(Errors.INVALID_REQUEST, -1));
+            return;
+        }
+        coordinator
+                .registerPartition(
+                        req.transactionalId(),
+                        req.producerId(),
+                        req.producerEpoch(),
+                        req.transactionSequence(),
+                        new TransactionPartition(req.topic(), req.partition()))
+                .whenComplete((r, e) -> context.respond(
+                        e != null
+                                ? new RegisterTxnPartitionResponse(codeOf(e), -1)
+                                : new RegisterTxnPartitionResponse(r.errorCode(), r.transactionSequence())));
+    }
+
+    private static boolean missing(String transactionalId) {
+        return transactionalId == null || transactionalId.isEmpty();
+    }
+}

@@ -1,0 +1,306 @@
+package io.stellflow.broker.transaction;
+
+import io.stellflow.broker.config.TransactionCoordinatorConfig;
+import io.stellflow.broker.coordinator.CoordinatorException;
+import io.stellflow.broker.coordinator.CoordinatorResult;
+import io.stellflow.broker.coordinator.CoordinatorRuntime;
+import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
+import io.stellflow.broker.coordinator.CoordinatorShardFactory;
+import io.stellflow.broker.coordinator.GroupPartitioner;
+import io.stellflow.broker.transaction.TransactionStateMachine.InitResult;
+import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
+import io.stellflow.protocol.Errors;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The transaction coordinator of this broker: a {@link CoordinatorRuntime} over {@code
+ * __transaction_state} whose shards are {@link TransactionStateMachine}s, the {@link
+ * TransactionMarkerWriter} that ends transactions in their partitions, and a sweeper thread ({@code
+ * sf-txn-sweeper}) that re-sends markers of transactions left in PREPARE (after a load, a timeout
+ * abort or a failed write) every {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}
+ * and right after each load.
+ *
+ * <p>Requests of one transactional id are serialized: they run one after the other on the thread of
+ * its partition. A request whose connection closed before it ran is dropped (its future completes
+ * with null, nothing written), so a delayed Begin or End cannot act on a later transaction.
+ *
+ * <p>Futures complete on a runtime or writer thread: dependents must be short. Failures complete
+ * them with a {@link CoordinatorException} ({@code NOT_COORDINATOR}, {@code COORDINATOR_NOT_AVAILABLE}).
+ *
+ * <p>Thread-safety: every public method from any thread.
+ */
+public final class TransactionCoordinator implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionCoordinator.class);
+
+    /**
+     * A marker write not completed within this long counts as failed (released, sent again by the
+     * sweeper), so a writer that never answers cannot leave a transaction in PREPARE for good: 30 s is
+     * the clients' default Produce request timeout, the longest a partition leader should need.
+     */
+    static final long MARKER_WRITE_TIMEOUT_MS = 30_000;
+
+    /** Completions before InitProducerId gives up with CONCURRENT_TRANSACTIONS (another instance raced). */
+    private static final int MAX_INIT_ATTEMPTS = 3;
+
+    private final CoordinatorRuntime<TransactionStateMachine> runtime;
+    private final IntSupplier partitionCount;
+    private volatile TransactionMarkerWriter writer;
+    private final LongSupplier producerIds;
+    private final TransactionCoordinatorConfig config;
+    private final ScheduledExecutorService sweeper;
+
+    /**
+     * Builds the coordinator; {@link #start} starts its threads.
+     *
+     * @param partitionCount the partition count of {@code __transaction_state}, creating it when
+     *     missing; &lt;= 0 while it cannot be had (answered COORDINATOR_NOT_AVAILABLE)
+     * @param producerIds a fresh producer id, or -1 when the controller gave none ({@code
+     *     ProducerIdBlocks::nextProducerId}); may block for a controller round trip, so it is never
+     *     called on a runtime thread
+     */
+    public TransactionCoordinator(
+            TransactionCoordinatorConfig config,
+            CoordinatorRuntimeConfig runtimeConfig,
+            InstantSource clock,
+            IntSupplier partitionCount,
+            TransactionMarkerWriter writer,
+            LongSupplier producerIds) {
+        this.config = config;
+        this.partitionCount = partitionCount;
+        this.writer = writer;
+        this.producerIds = producerIds;
+        this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sf-txn-sweeper");
+            t.setDaemon(true);
+            return t;
+        });
+        CoordinatorShardFactory<TransactionStateMachine> factory = new CoordinatorShardFactory<>() {
+            @Override
+            public TransactionStateMachine create(int partition) {
+                return create(partition, -1);
+            }
+
+            @Override
+            public TransactionStateMachine create(int partition, int leaderEpoch) {
+                return new TransactionStateMachine(config, leaderEpoch);
+            }
+        };
+        this.runtime = new CoordinatorRuntime<>(
+                TransactionStateTopic.NAME,
+                factory,
+                runtimeConfig,
+                clock,
+                (partition, records, durationMs) -> sweepSoon(partition));
+    }
+
+    /**
+     * Replaces the marker writer: the inter-broker marker API sets the real one when it is wired,
+     * tests a fake. Markers handed out before the call go to the old writer.
+     */
+    public void markerWriter(TransactionMarkerWriter writer) {
+        this.writer = writer;
+    }
+
+    /** The runtime, to register for leadership changes of {@code __transaction_state}. */
+    public CoordinatorRuntime<TransactionStateMachine> runtime() {
+        return runtime;
+    }
+
+    /** Starts the runtime and the sweeper. */
+    public void start() {
+        runtime.start();
+        long every = config.cleanupIntervalMs();
+        sweeper.scheduleWithFixedDelay(this::sweepAll, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** The partition of {@code transactionalId}, or the negated code when the topic cannot be had. */
+    public int partitionOf(String transactionalId) {
+        int count = partitionCount.getAsInt();
+        return count <= 0 ? -Errors.COORDINATOR_NOT_AVAILABLE : GroupPartitioner.partitionFor(transactionalId, count);
+    }
+
+    /**
+     * InitProducerId with a transactional id: the id's producer id and its new epoch. An open
+     * transaction is aborted first (its markers written and COMPLETE_ABORT committed).
+     *
+     * @param open whether the request's connection is still open when the command runs
+     * @return the response to send, or null when the connection had closed
+     */
+    public CompletableFuture<InitResult> initProducerId(String transactionalId, BooleanSupplier open) {
+        int p = partitionOf(transactionalId);
+        if (p < 0) {
+            return CompletableFuture.completedFuture(InitResult.error((short) -p));
+        }
+        return init(p, transactionalId, open, 1);
+    }
+
+    private CompletableFuture<InitResult> init(int p, String transactionalId, BooleanSupplier open, int attempt) {
+        long candidate = producerIds.getAsLong();
+        return runtime.submit(
+                        p,
+                        (TransactionStateMachine s, long now) -> open.getAsBoolean()
+                                ? s.initProducerId(transactionalId, candidate, now)
+                                : CoordinatorResult.<InitResult>of(null))
+                .thenCompose(r -> {
+                    if (r == null || r.completeFirst() == null) {
+                        return CompletableFuture.completedFuture(r);
+                    }
+                    if (attempt >= MAX_INIT_ATTEMPTS) {
+                        return CompletableFuture.completedFuture(InitResult.error(Errors.CONCURRENT_TRANSACTIONS));
+                    }
+                    // The next attempt may ask the controller for a producer id: off the runtime thread.
+                    return complete(p, r.completeFirst())
+                            .thenComposeAsync(done -> init(p, transactionalId, open, attempt + 1), sweeper);
+                });
+    }
+
+    /** BeginTransaction; null when the connection had closed. */
+    public CompletableFuture<TxnResult> beginTransaction(
+            String transactionalId, long producerId, short epoch, BooleanSupplier open) {
+        int p = partitionOf(transactionalId);
+        if (p < 0) {
+            return CompletableFuture.completedFuture(TxnResult.error((short) -p));
+        }
+        return runtime.submit(
+                p,
+                (TransactionStateMachine s, long now) -> open.getAsBoolean()
+                        ? s.beginTransaction(transactionalId, producerId, epoch, now)
+                        : CoordinatorResult.<TxnResult>of(null));
+    }
+
+    /**
+     * EndTransaction: answered once the transaction is COMPLETE_COMMIT or COMPLETE_ABORT (its markers
+     * written), so the next Begin never meets CONCURRENT_TRANSACTIONS; null when the connection had
+     * closed. A marker write that fails answers COORDINATOR_NOT_AVAILABLE and is retried by the
+     * sweeper.
+     */
+    public CompletableFuture<TxnResult> endTransaction(
+            String transactionalId, long producerId, short epoch, boolean commit, BooleanSupplier open) {
+        int p = partitionOf(transactionalId);
+        if (p < 0) {
+            return CompletableFuture.completedFuture(TxnResult.error((short) -p));
+        }
+        return runtime.submit(
+                        p,
+                        (TransactionStateMachine s, long now) -> open.getAsBoolean()
+                                ? s.endTransaction(transactionalId, producerId, epoch, commit, now)
+                                : CoordinatorResult.<TxnResult>of(null))
+                .thenCompose(r -> {
+                    if (r == null || r.markers() == null) {
+                        return CompletableFuture.completedFuture(r);
+                    }
+                    TransactionState done = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
+                    return complete(p, r.markers())
+                            .thenApply(c -> new TxnResult(Errors.NONE, done, r.transactionSequence(), null));
+                });
+    }
+
+    /** The partition leader's registration before a transactional append ({@link TransactionStateMachine#registerPartition}). */
+    public CompletableFuture<TxnResult> registerPartition(
+            String transactionalId,
+            long producerId,
+            short epoch,
+            long transactionSequence,
+            TransactionPartition partition) {
+        int p = partitionOf(transactionalId);
+        if (p < 0) {
+            return CompletableFuture.completedFuture(TxnResult.error((short) -p));
+        }
+        return runtime.submit(
+                p,
+                (TransactionStateMachine s, long now) ->
+                        s.registerPartition(transactionalId, producerId, epoch, transactionSequence, partition, now));
+    }
+
+    /**
+     * Writes {@code markers} and then records COMPLETE_*. A failed write releases the claim (the
+     * sweeper sends them again) and fails the future with COORDINATOR_NOT_AVAILABLE.
+     */
+    CompletableFuture<TxnResult> complete(int p, TransactionMarkerRequest markers) {
+        CompletableFuture<Void> written;
+        try {
+            written = writer.writeMarkers(markers);
+        } catch (RuntimeException e) {
+            written = CompletableFuture.failedFuture(e);
+        }
+        return written.copy() // the timeout must not complete the writer's own future
+                .orTimeout(MARKER_WRITE_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                .handle((v, e) -> e)
+                .thenCompose(e -> {
+                    if (e != null) {
+                        LOG.warn(
+                                "Markers of transactional id {} (producer {}, sequence {}) not written, retried later: {}",
+                                markers.transactionalId(),
+                                markers.producerId(),
+                                markers.transactionSequence(),
+                                e.toString());
+                        runtime.submit(
+                                p,
+                                s -> s.releaseCompletion(
+                                        markers.transactionalId(),
+                                        markers.producerId(),
+                                        markers.transactionSequence()));
+                        return CompletableFuture.failedFuture(new CoordinatorException(
+                                Errors.COORDINATOR_NOT_AVAILABLE, "transaction markers not written"));
+                    }
+                    return runtime.submit(
+                            p,
+                            (TransactionStateMachine s, long now) -> s.completeTransaction(
+                                    markers.transactionalId(),
+                                    markers.producerId(),
+                                    markers.transactionSequence(),
+                                    now));
+                });
+    }
+
+    /** Sweeps {@code partition} on the sweeper thread (called on the runtime thread after a load). */
+    private void sweepSoon(int partition) {
+        try {
+            sweeper.execute(() -> sweep(partition));
+        } catch (RejectedExecutionException e) {
+            LOG.debug("No sweep of {}-{}: closing", TransactionStateTopic.NAME, partition);
+        }
+    }
+
+    /** Re-sends the markers of every PREPARE transaction of the partitions loaded here. */
+    void sweepAll() {
+        try {
+            for (int p : runtime.loadedPartitions()) {
+                sweep(p);
+            }
+        } catch (RuntimeException e) {
+            LOG.error("Transaction sweep failed; the next one runs as scheduled", e); // a bug: keep sweeping
+        }
+    }
+
+    /** Claims the PREPARE transactions of {@code p} nobody is completing and completes them. */
+    void sweep(int p) {
+        runtime.submit(p, TransactionStateMachine::claimCompletions)
+                .whenComplete((List<TransactionMarkerRequest> list, Throwable e) -> {
+                    if (e != null) {
+                        return; // not (or no longer) coordinated here
+                    }
+                    for (TransactionMarkerRequest m : list) {
+                        complete(p, m).exceptionally(x -> null); // logged in complete; claimed again next sweep
+                    }
+                });
+    }
+
+    /** Stops the sweeper and the runtime (waiting commands fail with COORDINATOR_NOT_AVAILABLE). Idempotent. */
+    @Override
+    public void close() {
+        sweeper.shutdownNow();
+        runtime.close();
+    }
+}

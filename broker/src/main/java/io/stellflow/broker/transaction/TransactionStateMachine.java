@@ -1,0 +1,409 @@
+package io.stellflow.broker.transaction;
+
+import io.stellflow.broker.config.TransactionCoordinatorConfig;
+import io.stellflow.broker.coordinator.CoordinatorRecord;
+import io.stellflow.broker.coordinator.CoordinatorResult;
+import io.stellflow.broker.coordinator.CoordinatorShard;
+import io.stellflow.broker.transaction.TransactionRecords.TransactionValue;
+import io.stellflow.protocol.Errors;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * The transaction state machine of one {@code __transaction_state} partition: every transactional id
+ * that hashes to it ({@link io.stellflow.broker.coordinator.GroupPartitioner}), its producer id and
+ * epoch, its {@link TransactionState} and its current transaction (sequence, partitions, start). A
+ * {@link CoordinatorShard}: commands apply their record to memory and return it, the runtime appends
+ * it and answers once it is committed; time comes in as {@code nowMs} from the runtime's injected
+ * clock, so the class is pure (no I/O, no system clock) and tested by driving time.
+ *
+ * <p>Rules (spec §6.12-6.13, {@code docs/exactly-once.md}): InitProducerId binds a producer id on first
+ * use (epoch 0) and bumps the epoch on each later call, fencing older instances; at epoch {@link
+ * #LAST_INIT_EPOCH} the id takes a new producer id with epoch 0. An open transaction is aborted first
+ * (its ABORT markers carry the bumped epoch), then the init runs again. Begin opens a transaction and
+ * adds 1 to the transaction sequence; End moves it to PREPARE_COMMIT or PREPARE_ABORT and returns the
+ * markers to write; {@link #completeTransaction} records COMPLETE_* once they are written. Errors:
+ * Begin while a transaction is open or End with none: {@code INVALID_TXN_STATE}; while PREPARE_* is
+ * completing: {@code CONCURRENT_TRANSACTIONS}; an older epoch: {@code PRODUCER_FENCED}; a producer id
+ * not bound to the id (or an epoch never handed out): {@code INVALID_REQUEST}.
+ *
+ * <p>{@link #poll}, every {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}: an
+ * ONGOING transaction older than its timeout is aborted with the epoch bumped (the vanished producer
+ * is fenced); an idle id unchanged for {@code transactional.id.expiration.ms} is deleted (tombstone).
+ *
+ * <p>Thread-safety: confined to the runtime thread that owns the partition.
+ */
+public final class TransactionStateMachine implements CoordinatorShard {
+    /** The last epoch InitProducerId hands out; the next call takes a new producer id at epoch 0. */
+    public static final short LAST_INIT_EPOCH = Short.MAX_VALUE - 1;
+
+    /**
+     * The answer of {@link #initProducerId}.
+     *
+     * @param completeFirst non-null when a transaction of the id must be completed first (write these
+     *     markers, then {@link #completeTransaction}, then call InitProducerId again); the other fields
+     *     are then -1
+     */
+    public record InitResult(
+            short errorCode, long producerId, short producerEpoch, TransactionMarkerRequest completeFirst) {
+        static InitResult error(short code) {
+            return new InitResult(code, -1L, (short) -1, null);
+        }
+    }
+
+    /**
+     * The answer of Begin, End, {@link #registerPartition} and {@link #completeTransaction}.
+     *
+     * @param state the id's state after the command (null on error)
+     * @param transactionSequence the sequence of the current transaction (-1 on error)
+     * @param markers non-null after an End that must write markers before {@link #completeTransaction}
+     */
+    public record TxnResult(
+            short errorCode, TransactionState state, long transactionSequence, TransactionMarkerRequest markers) {
+        static TxnResult error(short code) {
+            return new TxnResult(code, null, -1L, null);
+        }
+    }
+
+    /** One transactional id's state; {@code completing} is memory only (false after a load). */
+    private static final class Txn {
+        long producerId;
+        short epoch;
+        TransactionState state;
+        int timeoutMs;
+        long sequence;
+        long startMs;
+        long updateMs;
+        final TreeSet<TransactionPartition> partitions = new TreeSet<>();
+        /** Markers of the PREPARE state were handed out and have not come back yet. */
+        boolean completing;
+
+        TransactionValue value() {
+            return new TransactionValue(producerId, epoch, state, timeoutMs, sequence, startMs, updateMs, partitions);
+        }
+    }
+
+    private final TransactionCoordinatorConfig config;
+    private final int coordinatorEpoch;
+    private final Map<String, Txn> txns = new HashMap<>();
+    private long nextPollMs = Long.MAX_VALUE;
+
+    /**
+     * @param config timeouts, expiration, cleanup interval
+     * @param coordinatorEpoch the leader epoch of the partition this shard was made for (carried in
+     *     markers)
+     */
+    public TransactionStateMachine(TransactionCoordinatorConfig config, int coordinatorEpoch) {
+        this.config = config;
+        this.coordinatorEpoch = coordinatorEpoch;
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    /**
+     * InitProducerId with a transactional id (spec §6.12).
+     *
+     * @param candidateProducerId a fresh producer id to bind if one is needed (first use, epoch
+     *     exhausted), or -1 when none could be had (then such a call answers {@code
+     *     COORDINATOR_NOT_AVAILABLE})
+     */
+    public CoordinatorResult<InitResult> initProducerId(String transactionalId, long candidateProducerId, long nowMs) {
+        Txn t = txns.get(transactionalId);
+        if (t == null) {
+            if (candidateProducerId < 0) {
+                return CoordinatorResult.of(InitResult.error(Errors.COORDINATOR_NOT_AVAILABLE));
+            }
+            t = new Txn();
+            t.producerId = candidateProducerId;
+            t.epoch = 0;
+            t.state = TransactionState.EMPTY;
+            t.timeoutMs = config.defaultTimeoutMs();
+            t.sequence = 0;
+            t.startMs = -1;
+            t.updateMs = nowMs;
+            txns.put(transactionalId, t);
+            return write(transactionalId, t, new InitResult(Errors.NONE, t.producerId, t.epoch, null));
+        }
+        if (t.state == TransactionState.ONGOING && !t.partitions.isEmpty()) {
+            // The old instance's transaction is aborted under a higher epoch, fencing its late writes.
+            t.epoch = bumped(t.epoch);
+            t.state = TransactionState.PREPARE_ABORT;
+            t.updateMs = nowMs;
+            t.completing = true;
+            return write(transactionalId, t, new InitResult(Errors.NONE, -1L, (short) -1, markers(transactionalId, t)));
+        }
+        if (t.state.isPreparing()) {
+            if (t.completing) {
+                return CoordinatorResult.of(InitResult.error(Errors.CONCURRENT_TRANSACTIONS));
+            }
+            t.completing = true;
+            return CoordinatorResult.of(new InitResult(Errors.NONE, -1L, (short) -1, markers(transactionalId, t)));
+        }
+        // Idle, or ONGOING with no partition (nothing written: no marker needed).
+        if (t.epoch >= LAST_INIT_EPOCH) {
+            if (candidateProducerId < 0) {
+                return CoordinatorResult.of(InitResult.error(Errors.COORDINATOR_NOT_AVAILABLE));
+            }
+            t.producerId = candidateProducerId;
+            t.epoch = 0;
+        } else {
+            t.epoch++;
+        }
+        t.state = TransactionState.EMPTY;
+        t.partitions.clear();
+        t.timeoutMs = config.defaultTimeoutMs();
+        t.updateMs = nowMs;
+        return write(transactionalId, t, new InitResult(Errors.NONE, t.producerId, t.epoch, null));
+    }
+
+    /** BeginTransaction (spec §6.13): opens a transaction, sequence + 1. */
+    public CoordinatorResult<TxnResult> beginTransaction(
+            String transactionalId, long producerId, short epoch, long nowMs) {
+        Txn t = txns.get(transactionalId);
+        short code = check(t, producerId, epoch, Errors.PRODUCER_FENCED);
+        if (code != Errors.NONE) {
+            return CoordinatorResult.of(TxnResult.error(code));
+        }
+        if (t.state == TransactionState.ONGOING) {
+            return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));
+        }
+        if (t.state.isPreparing()) {
+            return CoordinatorResult.of(TxnResult.error(Errors.CONCURRENT_TRANSACTIONS));
+        }
+        t.state = TransactionState.ONGOING;
+        t.sequence++;
+        t.partitions.clear();
+        t.startMs = nowMs;
+        t.updateMs = nowMs;
+        return write(transactionalId, t, new TxnResult(Errors.NONE, t.state, t.sequence, null));
+    }
+
+    /**
+     * EndTransaction (spec §6.13). An open transaction with partitions moves to PREPARE_* and the
+     * result carries its markers; one without partitions completes at once. A repeated End of a
+     * completed transaction with the same outcome answers it again (a client's retry).
+     */
+    public CoordinatorResult<TxnResult> endTransaction(
+            String transactionalId, long producerId, short epoch, boolean commit, long nowMs) {
+        Txn t = txns.get(transactionalId);
+        short code = check(t, producerId, epoch, Errors.PRODUCER_FENCED);
+        if (code != Errors.NONE) {
+            return CoordinatorResult.of(TxnResult.error(code));
+        }
+        TransactionState prepare = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
+        TransactionState complete = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
+        switch (t.state) {
+            case ONGOING -> {
+                t.updateMs = nowMs;
+                if (t.partitions.isEmpty()) {
+                    t.state = complete;
+                    return write(transactionalId, t, new TxnResult(Errors.NONE, t.state, t.sequence, null));
+                }
+                t.state = prepare;
+                t.completing = true;
+                return write(
+                        transactionalId,
+                        t,
+                        new TxnResult(Errors.NONE, t.state, t.sequence, markers(transactionalId, t)));
+            }
+            case PREPARE_COMMIT, PREPARE_ABORT -> {
+                return CoordinatorResult.of(TxnResult.error(
+                        t.state == prepare ? Errors.CONCURRENT_TRANSACTIONS : Errors.INVALID_TXN_STATE));
+            }
+            case COMPLETE_COMMIT, COMPLETE_ABORT -> {
+                return CoordinatorResult.of(
+                        t.state == complete
+                                ? new TxnResult(Errors.NONE, t.state, t.sequence, null)
+                                : TxnResult.error(Errors.INVALID_TXN_STATE));
+            }
+            default -> {
+                return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));
+            }
+        }
+    }
+
+    /**
+     * The partition leader registers {@code partition} before the first transactional append to it
+     * (the KIP-890 defence: an append for a transaction the coordinator does not know is refused).
+     *
+     * @param transactionSequence the sequence the leader expects, or -1 when it does not know it (a v0
+     *     producer's Produce carries none)
+     * @return {@code NONE} with the transaction's sequence; {@code INVALID_TXN_STATE} when the id has
+     *     no ONGOING transaction (or not the one of {@code transactionSequence}); {@code
+     *     INVALID_PRODUCER_EPOCH} for an older epoch (what Produce answers a fenced producer); {@code
+     *     INVALID_REQUEST} for a producer id not bound to the id or an epoch never handed out
+     */
+    public CoordinatorResult<TxnResult> registerPartition(
+            String transactionalId,
+            long producerId,
+            short epoch,
+            long transactionSequence,
+            TransactionPartition partition,
+            long nowMs) {
+        Txn t = txns.get(transactionalId);
+        if (t == null) {
+            return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));
+        }
+        short code = check(t, producerId, epoch, Errors.INVALID_PRODUCER_EPOCH);
+        if (code != Errors.NONE) {
+            return CoordinatorResult.of(TxnResult.error(code));
+        }
+        if (t.state != TransactionState.ONGOING || (transactionSequence >= 0 && transactionSequence != t.sequence)) {
+            return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));
+        }
+        TxnResult ok = new TxnResult(Errors.NONE, t.state, t.sequence, null);
+        if (!t.partitions.add(partition)) {
+            return CoordinatorResult.of(ok);
+        }
+        t.updateMs = nowMs;
+        return write(transactionalId, t, ok);
+    }
+
+    /**
+     * Records COMPLETE_COMMIT or COMPLETE_ABORT once the markers of the PREPARE state of {@code
+     * transactionSequence} are written. A no-op (null state) when the id moved on meanwhile.
+     */
+    public CoordinatorResult<TxnResult> completeTransaction(
+            String transactionalId, long producerId, long transactionSequence, long nowMs) {
+        Txn t = txns.get(transactionalId);
+        if (t == null || t.producerId != producerId || t.sequence != transactionSequence || !t.state.isPreparing()) {
+            return CoordinatorResult.of(TxnResult.error(Errors.NONE));
+        }
+        t.state = t.state == TransactionState.PREPARE_COMMIT
+                ? TransactionState.COMPLETE_COMMIT
+                : TransactionState.COMPLETE_ABORT;
+        t.completing = false;
+        t.updateMs = nowMs;
+        return write(transactionalId, t, new TxnResult(Errors.NONE, t.state, t.sequence, null));
+    }
+
+    /** The markers of {@code transactionSequence} could not be written: a later sweep hands them out again. */
+    public CoordinatorResult<Void> releaseCompletion(
+            String transactionalId, long producerId, long transactionSequence) {
+        Txn t = txns.get(transactionalId);
+        if (t != null && t.producerId == producerId && t.sequence == transactionSequence) {
+            t.completing = false;
+        }
+        return CoordinatorResult.of(null);
+    }
+
+    /**
+     * The markers of every PREPARE_* transaction whose markers are not being written now (after a
+     * load, a timeout abort or a failed write), each marked as being written. Writes nothing.
+     */
+    public CoordinatorResult<List<TransactionMarkerRequest>> claimCompletions() {
+        List<TransactionMarkerRequest> out = new ArrayList<>();
+        for (Map.Entry<String, Txn> e : txns.entrySet()) {
+            Txn t = e.getValue();
+            if (t.state.isPreparing() && !t.completing) {
+                t.completing = true;
+                out.add(markers(e.getKey(), t));
+            }
+        }
+        return CoordinatorResult.of(out);
+    }
+
+    /** The stored state of {@code transactionalId}, or null when unknown (tests, tools). */
+    public TransactionValue describe(String transactionalId) {
+        Txn t = txns.get(transactionalId);
+        return t == null ? null : t.value();
+    }
+
+    // ---------------------------------------------------------------- CoordinatorShard
+
+    @Override
+    public void replay(long offset, byte[] key, byte[] value) {
+        TransactionRecords.Decoded d = TransactionRecords.decode(key, value);
+        if (d.value() == null) {
+            txns.remove(d.transactionalId());
+            return;
+        }
+        TransactionValue v = d.value();
+        Txn t = new Txn();
+        t.producerId = v.producerId();
+        t.epoch = v.producerEpoch();
+        t.state = v.state();
+        t.timeoutMs = v.timeoutMs();
+        t.sequence = v.transactionSequence();
+        t.startMs = v.startTimestampMs();
+        t.updateMs = v.lastUpdateTimestampMs();
+        t.partitions.addAll(v.partitions());
+        txns.put(d.transactionalId(), t);
+    }
+
+    @Override
+    public void onLoaded(long nowMs) {
+        nextPollMs = nowMs; // timeouts that passed while no one coordinated are handled at once
+    }
+
+    @Override
+    public CoordinatorResult<Void> poll(long nowMs) {
+        if (nowMs < nextPollMs) {
+            return CoordinatorResult.of(null);
+        }
+        nextPollMs = nowMs + config.cleanupIntervalMs();
+        List<CoordinatorRecord> records = new ArrayList<>();
+        var it = txns.entrySet().iterator();
+        while (it.hasNext()) {
+            Map.Entry<String, Txn> e = it.next();
+            Txn t = e.getValue();
+            if (t.state == TransactionState.ONGOING && nowMs - t.startMs > t.timeoutMs) {
+                t.epoch = bumped(t.epoch);
+                t.state = t.partitions.isEmpty() ? TransactionState.COMPLETE_ABORT : TransactionState.PREPARE_ABORT;
+                t.completing = false; // the next claim hands its markers out
+                t.updateMs = nowMs;
+                records.add(TransactionRecords.record(e.getKey(), t.value()));
+            } else if (t.state.isIdle() && nowMs - t.updateMs >= config.idExpirationMs()) {
+                it.remove();
+                records.add(TransactionRecords.tombstone(e.getKey()));
+            }
+        }
+        return new CoordinatorResult<>(records, null);
+    }
+
+    @Override
+    public long nextDeadlineMs() {
+        return nextPollMs;
+    }
+
+    @Override
+    public long entryCount() {
+        return txns.size();
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** NONE, or the code for an unknown id / unbound producer id / wrong epoch. */
+    private static short check(Txn t, long producerId, short epoch, short staleEpochCode) {
+        if (t == null || t.producerId != producerId) {
+            return Errors.INVALID_REQUEST;
+        }
+        if (epoch < t.epoch) {
+            return staleEpochCode;
+        }
+        return epoch == t.epoch ? Errors.NONE : Errors.INVALID_REQUEST;
+    }
+
+    /** The epoch after a fencing abort: +1, at most Short.MAX_VALUE (never handed to a client). */
+    private static short bumped(short epoch) {
+        return epoch == Short.MAX_VALUE ? epoch : (short) (epoch + 1);
+    }
+
+    private TransactionMarkerRequest markers(String transactionalId, Txn t) {
+        return new TransactionMarkerRequest(
+                transactionalId,
+                List.copyOf(t.partitions),
+                t.producerId,
+                t.epoch,
+                t.state == TransactionState.PREPARE_COMMIT,
+                coordinatorEpoch,
+                t.sequence);
+    }
+
+    private static <T> CoordinatorResult<T> write(String transactionalId, Txn t, T response) {
+        return new CoordinatorResult<>(List.of(TransactionRecords.record(transactionalId, t.value())), response);
+    }
+}
