@@ -53,7 +53,7 @@ final class LogTransactions {
         if (type == ControlRecordLayout.BEGIN) {
             state.beginTransaction(pid, epoch, base, ControlRecordLayout.transactionSequence(b, pos), timestampMs);
         } else {
-            long first = state.endTransaction(pid, epoch, timestampMs);
+            long first = state.endTransaction(pid, epoch, ControlRecordLayout.coordinatorEpoch(b, pos), timestampMs);
             if (type == ControlRecordLayout.ABORT && first >= 0) {
                 long stable = Math.min(state.firstUnstableOffset(), base + 1);
                 aborted.append(segmentBaseOf(base), new AbortedTxn(pid, first, base, stable), log.logStartOffset());
@@ -89,12 +89,14 @@ final class LogTransactions {
     /**
      * The coordinator's COMMIT or ABORT marker ({@link UnifiedLog#appendTransactionMarker}): an
      * epoch older than the producer's is refused, and so is a transactionSequence below the open
-     * transaction's (a late marker of an earlier transaction must not close the next one); a
+     * transaction's (a late marker of an earlier transaction must not close the next one), and a
+     * coordinatorEpoch below one of the producer's earlier markers (a deposed coordinator); a
      * marker for a producer without an open transaction is appended and changes nothing (a
      * retried marker is harmless, as in Kafka).
      *
-     * @return the marker's offset, or {@link UnifiedLog#INVALID_PRODUCER_EPOCH} or {@link
-     *     UnifiedLog#INVALID_TXN_STATE} (nothing written)
+     * @return the marker's offset, or {@link UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link
+     *     UnifiedLog#INVALID_TXN_STATE} or {@link UnifiedLog#TRANSACTION_COORDINATOR_FENCED}
+     *     (nothing written)
      */
     long appendMarker(
             long pid,
@@ -111,6 +113,9 @@ final class LogTransactions {
         short known = state.epoch(pid);
         if (known >= 0 && epoch < known) {
             return UnifiedLog.INVALID_PRODUCER_EPOCH;
+        }
+        if (coordinatorEpoch < state.coordinatorEpoch(pid)) {
+            return UnifiedLog.TRANSACTION_COORDINATOR_FENCED;
         }
         long openSequence = state.openTransactionSequence(pid);
         if (openSequence >= 0 && transactionSequence < openSequence) {

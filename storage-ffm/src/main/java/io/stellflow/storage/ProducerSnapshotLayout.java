@@ -27,14 +27,15 @@ import java.util.zip.CRC32C;
  *  +--------+-----+----------+--------------+-----------+
  *  magic = 0x50534E50 ("PSNP"), ver = 2 (1 is still read), crc32c over bytes 10 .. end of file
  *
- *  entry (36 bytes in ver 2, 20 in ver 1, then batches x 24 bytes), ascending by producer id:
- *   0              8       10      12             20             28             36
- *  +--------------+-------+-------+--------------+--------------+--------------+
- *  |  producerId  | epoch |batches| lastUpdateMs |txnFirstOffset| txnSequence  |
- *  |    int64     | int16 | int16 |    int64     |    int64     |    int64     |
- *  +--------------+-------+-------+--------------+--------------+--------------+
+ *  entry (40 bytes in ver 2, 20 in ver 1, then batches x 24 bytes), ascending by producer id:
+ *   0              8       10      12             20             28             36       40
+ *  +--------------+-------+-------+--------------+--------------+--------------+--------+
+ *  |  producerId  | epoch |batches| lastUpdateMs |txnFirstOffset| txnSequence  |coordEp.|
+ *  |    int64     | int16 | int16 |    int64     |    int64     |    int64     | int32  |
+ *  +--------------+-------+-------+--------------+--------------+--------------+--------+
  *  txnFirstOffset / txnSequence: the open transaction's BEGIN offset and sequence, -1 / -1 when
- *  none is open (ver 2 only; a ver 1 entry has none open). batches: 1..5 in ver 1, 0..5 in ver 2
+ *  none is open; coordEp.: the highest coordinatorEpoch of the producer's markers, -1 if none
+ *  (ver 2 only; a ver 1 entry has none open and no marker seen). batches: 1..5 in ver 1, 0..5 in ver 2
  *  (0: a producer known only from its BEGIN marker).
  *  batch (oldest first):
  *   0        4        8              16             24
@@ -45,10 +46,10 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * <p>Worked example: at offset 12, producer 7 epoch 0 with one batch of sequences 0..2 at offsets
- * 10..12, last append at ms 1000, in a transaction begun at offset 9 with sequence 4: header {@code
- * 50534e50 0002 <crc> 000000000000000c 00000001}, entry {@code 0000000000000007 0000 0001
- * 00000000000003e8 0000000000000009 0000000000000004}, batch {@code 00000000 00000002
- * 000000000000000a 000000000000000c}: 22 + 36 + 24 = 82 bytes.
+ * 10..12, last append at ms 1000, in a transaction begun at offset 9 with sequence 4, no marker
+ * seen: header {@code 50534e50 0002 <crc> 000000000000000c 00000001}, entry {@code
+ * 0000000000000007 0000 0001 00000000000003e8 0000000000000009 0000000000000004 ffffffff}, batch
+ * {@code 00000000 00000002 000000000000000a 000000000000000c}: 22 + 40 + 24 = 86 bytes.
  *
  * <p>A snapshot that is short, has another magic or version, a bad CRC or an impossible count is
  * corrupt: {@link #read} throws and the log falls back to an older snapshot or a full replay.
@@ -68,7 +69,7 @@ public final class ProducerSnapshotLayout {
     public static final int OFFSET_OFFSET = 10;
     public static final int COUNT_OFFSET = 18;
     public static final int HEADER_SIZE = 22;
-    public static final int ENTRY_SIZE = 36;
+    public static final int ENTRY_SIZE = 40;
     public static final int ENTRY_SIZE_V1 = 20;
     public static final int BATCH_SIZE = 24;
 
@@ -108,7 +109,7 @@ public final class ProducerSnapshotLayout {
         b.putInt(MAGIC).putShort(VERSION).putInt(0).putLong(offset).putInt(entries.size());
         for (ProducerStateManager.Entry e : entries) {
             b.putLong(e.producerId).putShort(e.epoch).putShort((short) e.count).putLong(e.lastUpdateMs);
-            b.putLong(e.txnFirstOffset).putLong(e.txnSequence);
+            b.putLong(e.txnFirstOffset).putLong(e.txnSequence).putInt(e.coordinatorEpoch);
             for (int i = 0; i < e.count; i++) {
                 b.putInt(e.baseSequence[i])
                         .putInt(e.lastSequence[i])
@@ -164,6 +165,7 @@ public final class ProducerSnapshotLayout {
                 if (version == VERSION) {
                     e.txnFirstOffset = b.getLong();
                     e.txnSequence = b.getLong();
+                    e.coordinatorEpoch = b.getInt();
                     if (e.txnFirstOffset < -1) {
                         throw corrupt(file, "producer " + e.producerId + " transaction at " + e.txnFirstOffset);
                     }

@@ -198,17 +198,19 @@ public final class ProducerStateManager {
     }
 
     /**
-     * A COMMIT or ABORT marker of {@code producerId}: closes its open transaction. A marker of a
-     * higher epoch also moves the producer to it (next sequence 0).
+     * A COMMIT or ABORT marker of {@code producerId}: closes its open transaction and remembers
+     * the highest {@code coordinatorEpoch} seen. A marker of a higher epoch also moves the producer
+     * to it (next sequence 0).
      *
      * @return the first offset of the transaction it closed, or -1 when none was open (a repeated
      *     marker: nothing changes)
      */
-    public long endTransaction(long producerId, short epoch, long timestampMs) {
+    public long endTransaction(long producerId, short epoch, int coordinatorEpoch, long timestampMs) {
         Entry e = producers.get(producerId);
         if (e == null) {
             return -1;
         }
+        e.coordinatorEpoch = Math.max(e.coordinatorEpoch, coordinatorEpoch);
         if (epoch > e.epoch) {
             e.epoch = epoch;
             e.count = 0;
@@ -227,6 +229,12 @@ public final class ProducerStateManager {
     public long openTransactionFirstOffset(long producerId) {
         Entry e = producers.get(producerId);
         return e == null ? -1 : e.txnFirstOffset;
+    }
+
+    /** The highest coordinatorEpoch of {@code producerId}'s COMMIT/ABORT markers, -1 if none. */
+    public int coordinatorEpoch(long producerId) {
+        Entry e = producers.get(producerId);
+        return e == null ? -1 : e.coordinatorEpoch;
     }
 
     /** The transactionSequence of {@code producerId}'s open transaction, or -1 when none is open. */
@@ -307,6 +315,9 @@ public final class ProducerStateManager {
         /** The open transaction's transactionSequence, -1 when none is open. */
         long txnSequence = -1;
 
+        /** The highest coordinatorEpoch of the producer's COMMIT/ABORT markers, -1 if none. */
+        int coordinatorEpoch = -1;
+
         int count;
         final int[] baseSequence = new int[BATCHES_PER_PRODUCER];
         final int[] lastSequence = new int[BATCHES_PER_PRODUCER];
@@ -339,6 +350,7 @@ public final class ProducerStateManager {
             c.lastUpdateMs = lastUpdateMs;
             c.txnFirstOffset = txnFirstOffset;
             c.txnSequence = txnSequence;
+            c.coordinatorEpoch = coordinatorEpoch;
             c.count = count;
             System.arraycopy(baseSequence, 0, c.baseSequence, 0, count);
             System.arraycopy(lastSequence, 0, c.lastSequence, 0, count);
@@ -355,6 +367,7 @@ public final class ProducerStateManager {
                     && lastUpdateMs == e.lastUpdateMs
                     && txnFirstOffset == e.txnFirstOffset
                     && txnSequence == e.txnSequence
+                    && coordinatorEpoch == e.coordinatorEpoch
                     && count == e.count
                     && Arrays.equals(baseSequence, 0, count, e.baseSequence, 0, count)
                     && Arrays.equals(lastSequence, 0, count, e.lastSequence, 0, count)

@@ -93,6 +93,9 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public static final long INVALID_TXN_STATE = -7L;
 
+    /** {@link #appendTransactionMarker}: an older coordinatorEpoch than an earlier marker's; nothing written. */
+    public static final long TRANSACTION_COORDINATOR_FENCED = -8L;
+
     private final Path dir;
     /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
     private volatile LogConfig config;
@@ -311,8 +314,9 @@ public final class UnifiedLog implements AutoCloseable {
      * Appends the coordinator's COMMIT ({@code commit}) or ABORT marker for {@code producerId}
      * ({@link LogTransactions#appendMarker}): returns its offset, or {@link
      * #INVALID_PRODUCER_EPOCH} for an epoch older than the producer's, {@link #INVALID_TXN_STATE}
-     * for a transactionSequence below the open transaction's (nothing written). Errors as {@link
-     * #appendAsLeader}.
+     * for a transactionSequence below the open transaction's, {@link
+     * #TRANSACTION_COORDINATOR_FENCED} for a coordinatorEpoch below an earlier marker's (nothing
+     * written). Errors as {@link #appendAsLeader}.
      */
     public long appendTransactionMarker(
             long producerId,

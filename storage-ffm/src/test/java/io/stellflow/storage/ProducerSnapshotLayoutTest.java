@@ -31,12 +31,12 @@ class ProducerSnapshotLayoutTest {
         Path f = ProducerSnapshotLayout.file(dir, 12);
         assertThat(f.getFileName().toString()).isEqualTo("00000000000000000012.snapshot");
         byte[] bytes = Files.readAllBytes(f);
-        assertThat(bytes).hasSize(82);
+        assertThat(bytes).hasSize(86);
         String hex = HexFormat.of().formatHex(bytes);
         assertThat(hex.substring(0, 12)).isEqualTo("50534e500002");
         assertThat(hex.substring(20)) // after the CRC
                 .isEqualTo("000000000000000c" + "00000001" + "0000000000000007" + "0000" + "0001" + "00000000000003e8"
-                        + "0000000000000009" + "0000000000000004"
+                        + "0000000000000009" + "0000000000000004" + "ffffffff"
                         + "00000000" + "00000002" + "000000000000000a" + "000000000000000c");
         assertThat(ProducerSnapshotLayout.read(f, 12)).isEqualTo(workedExample());
     }

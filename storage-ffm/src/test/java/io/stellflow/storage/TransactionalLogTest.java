@@ -132,6 +132,34 @@ class TransactionalLogTest {
     }
 
     @Test
+    void aMarkerOfADeposedCoordinatorIsFencedOnLeaderFollowerAndRestart() throws IOException {
+        try (UnifiedLog log = open(dir)) {
+            txn(log, 7, 0, 1, "a");
+            assertThat(log.appendTransactionMarker(7, (short) 0, true, 5, 1, 0)).isEqualTo(2);
+            txn(log, 7, 1, 2, "b"); // BEGIN 3, 4
+            long end = log.logEndOffset();
+            assertThat(log.appendTransactionMarker(7, (short) 0, false, 4, 2, 0))
+                    .isEqualTo(UnifiedLog.TRANSACTION_COORDINATOR_FENCED);
+            assertThat(log.logEndOffset()).isEqualTo(end);
+            assertThat(log.firstUnstableOffset()).isEqualTo(3);
+            try (UnifiedLog follower = open(followerDir)) {
+                ByteBuf copy = Unpooled.buffer();
+                log.readInto(0, Integer.MAX_VALUE, Long.MAX_VALUE, true, copy);
+                follower.appendAsFollower(copy, 0);
+                copy.release();
+                assertThat(follower.producerState().coordinatorEpoch(7)).isEqualTo(5);
+            }
+        }
+        try (UnifiedLog log = open(dir)) {
+            assertThat(log.producerState().coordinatorEpoch(7))
+                    .as("kept in the snapshot")
+                    .isEqualTo(5);
+            assertThat(log.appendTransactionMarker(7, (short) 0, false, 6, 2, 0))
+                    .isEqualTo(5);
+        }
+    }
+
+    @Test
     void theLastStableOffsetFollowsTwoInterleavedProducersAndNeverGoesBack() throws IOException {
         try (UnifiedLog log = open(dir)) {
             List<Long> lso = new ArrayList<>();

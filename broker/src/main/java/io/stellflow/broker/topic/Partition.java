@@ -418,8 +418,9 @@ public final class Partition {
 
     /**
      * The coordinator's COMMIT or ABORT marker for this partition ({@link
-     * UnifiedLog#appendTransactionMarker}): its offset, {@link #NOT_LEADER} or {@link
-     * UnifiedLog#INVALID_PRODUCER_EPOCH} (nothing written).
+     * UnifiedLog#appendTransactionMarker}): its offset, {@link #NOT_LEADER}, or {@link
+     * UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link UnifiedLog#INVALID_TXN_STATE}, {@link
+     * UnifiedLog#TRANSACTION_COORDINATOR_FENCED} (nothing written).
      */
     public long appendTransactionMarker(
             long producerId, short producerEpoch, boolean commit, int coordinatorEpoch, long transactionSequence)
