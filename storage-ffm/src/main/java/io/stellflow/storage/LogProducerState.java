@@ -69,7 +69,7 @@ final class LogProducerState {
     LogProducerState(UnifiedLog log, Path dir, ProducerStateConfig config) {
         this.dir = dir;
         this.state = new ProducerStateManager(config.producerIdExpirationMs(), config.maxProducerIdsPerPartition());
-        this.transactions = new LogTransactions(log, state);
+        this.transactions = new LogTransactions(log, this);
     }
 
     /**

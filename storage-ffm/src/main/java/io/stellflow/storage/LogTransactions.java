@@ -25,15 +25,17 @@ import java.util.List;
  */
 final class LogTransactions {
     private final UnifiedLog log;
+    private final LogProducerState producers;
     private final ProducerStateManager state;
     final AbortedTxnIndex aborted;
 
     /** {@link ProducerStateManager#firstUnstableOffset} as of the last change, for readers. */
     private volatile long firstUnstableOffset = ProducerStateManager.NO_OPEN_TRANSACTION;
 
-    LogTransactions(UnifiedLog log, ProducerStateManager state) {
+    LogTransactions(UnifiedLog log, LogProducerState producers) {
         this.log = log;
-        this.state = state;
+        this.producers = producers;
+        this.state = producers.state;
         this.aborted = new AbortedTxnIndex(log.dir());
     }
 
@@ -97,6 +99,8 @@ final class LogTransactions {
      * @return the marker's offset, or {@link UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link
      *     UnifiedLog#INVALID_TXN_STATE} or {@link UnifiedLog#TRANSACTION_COORDINATOR_FENCED}
      *     (nothing written)
+     * @throws IOException as {@link UnifiedLog#appendAsLeader} (the log then refuses writes)
+     * @throws IllegalStateException the log is closed
      */
     long appendMarker(
             long pid,
@@ -110,6 +114,25 @@ final class LogTransactions {
         if (pid < 0) {
             throw new IllegalArgumentException("marker for producer id " + pid + " in " + log.dir());
         }
+        log.writeLock().lock();
+        try {
+            long offset = checkedMarker(pid, epoch, commit, coordinatorEpoch, transactionSequence, leaderEpoch, nowMs);
+            producers.maybeSnapshotAfterRoll(log.activeSegmentBaseOffset(), log.logEndOffset());
+            return offset;
+        } finally {
+            log.writeLock().unlock();
+        }
+    }
+
+    private long checkedMarker(
+            long pid,
+            short epoch,
+            boolean commit,
+            int coordinatorEpoch,
+            long transactionSequence,
+            int leaderEpoch,
+            long nowMs)
+            throws IOException {
         short known = state.epoch(pid);
         if (known >= 0 && epoch < known) {
             return UnifiedLog.INVALID_PRODUCER_EPOCH;

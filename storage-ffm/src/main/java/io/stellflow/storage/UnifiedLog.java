@@ -87,13 +87,10 @@ public final class UnifiedLog implements AutoCloseable {
     /** {@link #appendIdempotentAsLeader}: a new producer id while the partition keeps its maximum; nothing written. */
     public static final long TOO_MANY_PRODUCER_IDS = -6L;
 
-    /**
-     * {@link #appendTransactionalAsLeader}: the producer's open transaction has another sequence;
-     * {@link #appendTransactionMarker}: a sequence below the open transaction's. Nothing written.
-     */
+    /** Transactional append or marker of another transaction ({@link LogTransactions}); nothing written. */
     public static final long INVALID_TXN_STATE = -7L;
 
-    /** {@link #appendTransactionMarker}: an older coordinatorEpoch than an earlier marker's; nothing written. */
+    /** A marker of a deposed coordinator ({@link LogTransactions#appendMarker}); nothing written. */
     public static final long TRANSACTION_COORDINATOR_FENCED = -8L;
 
     private final Path dir;
@@ -326,28 +323,23 @@ public final class UnifiedLog implements AutoCloseable {
             long transactionSequence,
             int leaderEpoch)
             throws IOException {
-        writeLock.lock();
-        try {
-            checkWritable();
-            long r = producers.transactions.appendMarker(
-                    producerId, producerEpoch, commit, coordinatorEpoch, transactionSequence, leaderEpoch, env.nowMs());
-            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
-            return r;
-        } catch (IOException e) {
-            writeFailed("append", e);
-            throw e;
-        } finally {
-            writeLock.unlock();
-        }
+        return producers.transactions.appendMarker(
+                producerId, producerEpoch, commit, coordinatorEpoch, transactionSequence, leaderEpoch, env.nowMs());
     }
 
     /** Under the write lock: appends one control batch of {@link LogTransactions}; returns its offset. */
     long appendControl(ByteBuf batch, int leaderEpoch) throws IOException {
+        checkWritable();
         long first = segments.endOffset();
-        if (epochCache.assign(leaderEpoch, first)) {
-            epochCache.flush();
+        try {
+            if (epochCache.assign(leaderEpoch, first)) {
+                epochCache.flush();
+            }
+            guardedAppend(batch, batch.readerIndex(), batch.writerIndex(), leaderEpoch, true, 0, null);
+        } catch (IOException e) {
+            writeFailed("append", e);
+            throw e;
         }
-        guardedAppend(batch, batch.readerIndex(), batch.writerIndex(), leaderEpoch, true, 0, null);
         return first;
     }
 
