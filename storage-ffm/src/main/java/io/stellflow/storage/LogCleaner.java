@@ -2,6 +2,7 @@ package io.stellflow.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.EOFException;
 import java.io.IOException;
@@ -47,7 +48,9 @@ import java.util.Map;
  * others; one that loses records is compressed again with its own codec at Kafka's default level
  * (CRC recomputed), one that loses none is copied as stored.
  *
- * <p>Not compacted: records without a key (appended before the topic became compacted) are kept.
+ * <p>Not compacted: records without a key (appended before the topic became compacted) are kept;
+ * control batches (transaction markers, {@link ControlRecordLayout}) are kept whole and their keys
+ * are not entered in the offset map (the aborted-transaction index and replicas rely on them).
  *
  * <p>Memory: the offset map holds every distinct key of the cleanable range (a copy of the key
  * bytes plus a boxed offset); there is no bound yet, unlike Kafka's fixed-size cleaner buffer.
@@ -99,7 +102,7 @@ final class LogCleaner {
                     ByteBuf buf = isCompressed(stored) ? codecs.decompress(stored, s, pos) : stored;
                     int size = buf.readableBytes();
                     long base = s.baseOffset + RecordBatchLayout.baseOffsetDelta(buf, 0);
-                    int count = RecordBatchLayout.recordCount(buf, 0);
+                    int count = ControlRecordLayout.isControl(buf, 0) ? 0 : RecordBatchLayout.recordCount(buf, 0);
                     int p = RecordBatchLayout.RECORDS_OFFSET;
                     for (int r = 0; r < count; r++) {
                         int recordSize = recordSize(buf, p, size, s, pos);
@@ -194,6 +197,10 @@ final class LogCleaner {
             LogSegment s, int batchPos, ByteBuf in, ByteBuf out, OffsetMap map, boolean dropTombstones)
             throws IOException {
         int size = in.readableBytes();
+        if (ControlRecordLayout.isControl(in, 0)) {
+            out.writeBytes(in, 0, size); // a transaction marker: kept as stored
+            return 0;
+        }
         long base = s.baseOffset + RecordBatchLayout.baseOffsetDelta(in, 0);
         long baseTimestamp = RecordBatchLayout.baseTimestamp(in, 0);
         int count = RecordBatchLayout.recordCount(in, 0);

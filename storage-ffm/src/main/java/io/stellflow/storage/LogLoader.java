@@ -516,7 +516,8 @@ final class LogLoader {
     }
 
     private void deleteLeftovers(long[] bases) throws IOException {
-        for (String suffix : new String[] {LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX}) {
+        for (String suffix :
+                new String[] {LogSegment.INDEX_SUFFIX, LogSegment.TIME_INDEX_SUFFIX, AbortedTxnIndexLayout.SUFFIX}) {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*" + suffix)) {
                 for (Path f : files) {
                     long base = parseBase(f, suffix);

@@ -2,9 +2,11 @@ package io.stellflow.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -25,6 +27,9 @@ import org.slf4j.LoggerFactory;
  * new batch with the stored one record by record, keys, values and headers, not timestamps (the Go
  * SDK re-encodes a retried batch with a new timestamp); compressed batches byte for byte.
  *
+ * <p>Control batches (transaction markers) go to {@link LogTransactions}, which keeps the open
+ * transactions in the same state (and so in the same snapshots) and the aborted-transaction index.
+ *
  * <p>Thread-safety: guarded by the owning log's write lock.
  */
 final class LogProducerState {
@@ -35,6 +40,12 @@ final class LogProducerState {
 
     private final Path dir;
     final ProducerStateManager state;
+
+    /** Markers, open transactions, the aborted index. */
+    final LogTransactions transactions;
+
+    /** A reused buffer for one whole control batch during a replay. */
+    private final ByteBuf controlBuf = Unpooled.buffer(ControlRecordLayout.BATCH_SIZE, ControlRecordLayout.BATCH_SIZE);
 
     /** A reused buffer for one batch header during a replay. */
     private final ByteBuffer header = ByteBuffer.allocate(RecordBatchLayout.RECORDS_OFFSET);
@@ -55,15 +66,17 @@ final class LogProducerState {
     /** Where the last {@link #load} started replaying the log (tests: recovery reads only the tail). */
     long replayedFrom = -1;
 
-    LogProducerState(Path dir, ProducerStateConfig config) {
+    LogProducerState(UnifiedLog log, Path dir, ProducerStateConfig config) {
         this.dir = dir;
         this.state = new ProducerStateManager(config.producerIdExpirationMs(), config.maxProducerIdsPerPartition());
+        this.transactions = new LogTransactions(log, this);
     }
 
     /**
      * Rebuilds the state for a log ending at {@code logEnd}: snapshots past it are deleted (their
      * batches are gone), the newest readable one at or below it is loaded, and the log after it is
-     * replayed.
+     * replayed. The aborted-transaction index keeps its entries below the replay start and gets the
+     * later ones again from the replay.
      *
      * @return the offset the replay started from (the snapshot's, or the log start)
      */
@@ -86,7 +99,9 @@ final class LogProducerState {
                 LOG.warn("Dropped producer snapshot {}: {}; rebuilding from the log", s.getValue(), e.getMessage());
             }
         }
+        transactions.aborted.load(transactions.segmentBases(), from, log.logStartOffset());
         replay(log, from, logEnd);
+        transactions.publish();
         activeBase = log.activeSegmentBaseOffset();
         replayedFrom = from;
         return from;
@@ -98,12 +113,18 @@ final class LogProducerState {
         while (next < logEnd) {
             int read = log.read(next, REPLAY_STEP_BYTES, logEnd, true, (ch, pos, size, base, lastOffset) -> {
                 header.clear();
-                while (header.hasRemaining()) {
-                    if (ch.read(header, pos + header.position()) < 0) {
-                        throw new IOException("batch at " + base + " ends early in " + dir);
+                readFully(ch, header, pos, base);
+                long timestampMs = RecordBatchLayout.maxTimestamp(headerBuf, 0);
+                if (ControlRecordLayout.isControl(headerBuf, 0)) {
+                    if (size == ControlRecordLayout.BATCH_SIZE) { // else not ours: ignored
+                        ByteBuffer whole = ByteBuffer.wrap(controlBuf.array());
+                        readFully(ch, whole, pos, base);
+                        controlBuf.setIndex(0, ControlRecordLayout.BATCH_SIZE);
+                        transactions.applyControl(controlBuf, 0, base, timestampMs);
                     }
+                } else {
+                    applyHeader(headerBuf, 0, base, lastOffset, timestampMs);
                 }
-                applyHeader(headerBuf, 0, base, lastOffset, RecordBatchLayout.maxTimestamp(headerBuf, 0));
                 last[0] = lastOffset;
             });
             if (read == 0 || last[0] + 1 <= next) {
@@ -113,7 +134,15 @@ final class LogProducerState {
         }
     }
 
-    /** Records a stored batch (header at {@code pos}) if it carries a producer id. */
+    private void readFully(FileChannel ch, ByteBuffer into, long pos, long base) throws IOException {
+        while (into.hasRemaining()) {
+            if (ch.read(into, pos + into.position()) < 0) {
+                throw new IOException("batch at " + base + " ends early in " + dir);
+            }
+        }
+    }
+
+    /** Records a stored data batch (header at {@code pos}) if it carries a producer id. */
     private void applyHeader(ByteBuf b, int pos, long base, long lastOffset, long timestampMs) {
         long pid = RecordBatchLayout.producerId(b, pos);
         if (pid < 0) {
@@ -145,11 +174,15 @@ final class LogProducerState {
     }
 
     /** After a follower append of what {@link #collectFollower} found ({@code n} batches). */
-    void followerAppended(ByteBuf records, int n, long nowMs) {
+    void followerAppended(ByteBuf records, int n, long nowMs) throws IOException {
         for (int i = 0; i < n; i++) {
             int p = pendingPos[i];
             long base = pending[i];
-            applyHeader(records, p, base, base + RecordBatchLayout.lastOffsetDelta(records, p), nowMs);
+            if (ControlRecordLayout.isControl(records, p)) {
+                transactions.applyControl(records.slice(p, RecordBatchLayout.batchSize(records, p)), 0, base, nowMs);
+            } else {
+                applyHeader(records, p, base, base + RecordBatchLayout.lastOffsetDelta(records, p), nowMs);
+            }
         }
     }
 
@@ -220,6 +253,7 @@ final class LogProducerState {
 
     /** Writes a snapshot of the state at {@code logEnd} (every batch below it applied). */
     void snapshot(long logEnd) throws IOException {
+        transactions.aborted.force(); // no snapshot may cover an index entry a power loss can lose
         List<ProducerStateManager.Entry> entries = state.entries();
         ProducerSnapshotLayout.write(dir, logEnd, entries);
     }
@@ -230,6 +264,8 @@ final class LogProducerState {
             Files.deleteIfExists(p);
         }
         state.clear();
+        transactions.aborted.clear();
+        transactions.publish();
     }
 
     /**

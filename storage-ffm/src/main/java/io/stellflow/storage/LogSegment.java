@@ -18,7 +18,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 /**
  * One log segment: {@code <20-digit base offset>.log} (stored batches back to back, each with
  * baseOffsetDelta = batch base offset - segment base offset and the leader epoch stamped), its
- * {@link OffsetIndex} ({@code .index}) and its {@link TimeIndex} ({@code .timeindex}).
+ * {@link OffsetIndex} ({@code .index}) and its {@link TimeIndex} ({@code .timeindex}); a {@code
+ * .txnindex} ({@link AbortedTxnIndex}, written by the log) is deleted and renamed with them.
  *
  * <p>Thread-safety: one writer (the owning {@link UnifiedLog} under its write lock) calls {@link
  * #append}, {@link #seal}, {@link #flush}, {@link #truncateTo}, {@link #truncateAt} and {@link
@@ -528,6 +529,7 @@ final class LogSegment {
         Files.deleteIfExists(logFile);
         Files.deleteIfExists(indexPath(dir, baseOffset));
         Files.deleteIfExists(timeIndexPath(dir, baseOffset));
+        Files.deleteIfExists(AbortedTxnIndex.path(dir, baseOffset));
     }
 
     /**
@@ -536,7 +538,9 @@ final class LogSegment {
      */
     void renameForDeletion() throws IOException {
         Path dir = logFile.getParent();
-        for (Path f : new Path[] {logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset)}) {
+        for (Path f : new Path[] {
+            logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset), AbortedTxnIndex.path(dir, baseOffset)
+        }) {
             if (Files.exists(f)) {
                 Path target = f.resolveSibling(f.getFileName() + DELETED_SUFFIX);
                 Files.move(f, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -548,7 +552,9 @@ final class LogSegment {
     void deleteRenamed() throws IOException {
         abandon();
         Path dir = logFile.getParent();
-        for (Path f : new Path[] {logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset)}) {
+        for (Path f : new Path[] {
+            logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset), AbortedTxnIndex.path(dir, baseOffset)
+        }) {
             Files.deleteIfExists(f.resolveSibling(f.getFileName() + DELETED_SUFFIX));
         }
     }

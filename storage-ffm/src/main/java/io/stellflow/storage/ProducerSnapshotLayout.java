@@ -25,14 +25,18 @@ import java.util.zip.CRC32C;
  *  | magic  | ver |  crc32c  |    offset    |  entries  |
  *  | int32  |int16|  int32   |    int64     |   int32   |
  *  +--------+-----+----------+--------------+-----------+
- *  magic = 0x50534E50 ("PSNP"), ver = 1, crc32c over bytes 10 .. end of file
+ *  magic = 0x50534E50 ("PSNP"), ver = 2 (1 is still read), crc32c over bytes 10 .. end of file
  *
- *  entry (20 bytes, then batches x 24 bytes), ascending by producer id:
- *   0              8       10      12             20
- *  +--------------+-------+-------+--------------+
- *  |  producerId  | epoch |batches| lastUpdateMs |
- *  |    int64     | int16 | int16 |    int64     |
- *  +--------------+-------+-------+--------------+
+ *  entry (40 bytes in ver 2, 20 in ver 1, then batches x 24 bytes), ascending by producer id:
+ *   0              8       10      12             20             28             36       40
+ *  +--------------+-------+-------+--------------+--------------+--------------+--------+
+ *  |  producerId  | epoch |batches| lastUpdateMs |txnFirstOffset| txnSequence  |coordEp.|
+ *  |    int64     | int16 | int16 |    int64     |    int64     |    int64     | int32  |
+ *  +--------------+-------+-------+--------------+--------------+--------------+--------+
+ *  txnFirstOffset / txnSequence: the open transaction's BEGIN offset and sequence, -1 / -1 when
+ *  none is open; coordEp.: the highest coordinatorEpoch of the producer's markers, -1 if none
+ *  (ver 2 only; a ver 1 entry has none open and no marker seen). batches: 1..5 in ver 1, 0..5 in ver 2
+ *  (0: a producer known only from its BEGIN marker).
  *  batch (oldest first):
  *   0        4        8              16             24
  *  +--------+--------+--------------+--------------+
@@ -42,9 +46,10 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * <p>Worked example: at offset 12, producer 7 epoch 0 with one batch of sequences 0..2 at offsets
- * 10..12, last append at ms 1000: header {@code 50534e50 0001 <crc> 000000000000000c 00000001},
- * entry {@code 0000000000000007 0000 0001 00000000000003e8}, batch {@code 00000000 00000002
- * 000000000000000a 000000000000000c}: 22 + 20 + 24 = 66 bytes.
+ * 10..12, last append at ms 1000, in a transaction begun at offset 9 with sequence 4, no marker
+ * seen: header {@code 50534e50 0002 <crc> 000000000000000c 00000001}, entry {@code
+ * 0000000000000007 0000 0001 00000000000003e8 0000000000000009 0000000000000004 ffffffff}, batch
+ * {@code 00000000 00000002 000000000000000a 000000000000000c}: 22 + 40 + 24 = 86 bytes.
  *
  * <p>A snapshot that is short, has another magic or version, a bad CRC or an impossible count is
  * corrupt: {@link #read} throws and the log falls back to an older snapshot or a full replay.
@@ -54,14 +59,18 @@ import java.util.zip.CRC32C;
 public final class ProducerSnapshotLayout {
     public static final String SUFFIX = ".snapshot";
     public static final int MAGIC = 0x50534E50;
-    public static final short VERSION = 1;
+    public static final short VERSION = 2;
+    /** The version before transactions: entries without the two txn fields, never written now. */
+    public static final short VERSION_1 = 1;
+
     public static final int MAGIC_OFFSET = 0;
     public static final int VERSION_OFFSET = 4;
     public static final int CRC_OFFSET = 6;
     public static final int OFFSET_OFFSET = 10;
     public static final int COUNT_OFFSET = 18;
     public static final int HEADER_SIZE = 22;
-    public static final int ENTRY_SIZE = 20;
+    public static final int ENTRY_SIZE = 40;
+    public static final int ENTRY_SIZE_V1 = 20;
     public static final int BATCH_SIZE = 24;
 
     /** Snapshots kept; older ones are deleted after a new one is written. */
@@ -100,6 +109,7 @@ public final class ProducerSnapshotLayout {
         b.putInt(MAGIC).putShort(VERSION).putInt(0).putLong(offset).putInt(entries.size());
         for (ProducerStateManager.Entry e : entries) {
             b.putLong(e.producerId).putShort(e.epoch).putShort((short) e.count).putLong(e.lastUpdateMs);
+            b.putLong(e.txnFirstOffset).putLong(e.txnSequence).putInt(e.coordinatorEpoch);
             for (int i = 0; i < e.count; i++) {
                 b.putInt(e.baseSequence[i])
                         .putInt(e.lastSequence[i])
@@ -127,9 +137,12 @@ public final class ProducerSnapshotLayout {
             if (bytes.length < HEADER_SIZE || b.getInt(MAGIC_OFFSET) != MAGIC) {
                 throw corrupt(file, "no snapshot header");
             }
-            if (b.getShort(VERSION_OFFSET) != VERSION) {
-                throw corrupt(file, "unknown version " + b.getShort(VERSION_OFFSET));
+            short version = b.getShort(VERSION_OFFSET);
+            if (version != VERSION && version != VERSION_1) {
+                throw corrupt(file, "unknown version " + version);
             }
+            int entrySize = version == VERSION ? ENTRY_SIZE : ENTRY_SIZE_V1;
+            int minBatches = version == VERSION ? 0 : 1;
             if (b.getInt(CRC_OFFSET) != crc(bytes)) {
                 throw corrupt(file, "CRC-32C mismatch");
             }
@@ -137,7 +150,7 @@ public final class ProducerSnapshotLayout {
                 throw corrupt(file, "offset " + b.getLong(OFFSET_OFFSET) + " differs from its name");
             }
             int count = b.getInt(COUNT_OFFSET);
-            if (count < 0 || count > (bytes.length - HEADER_SIZE) / ENTRY_SIZE) {
+            if (count < 0 || count > (bytes.length - HEADER_SIZE) / entrySize) {
                 throw corrupt(file, "entry count " + count);
             }
             b.position(HEADER_SIZE);
@@ -145,10 +158,18 @@ public final class ProducerSnapshotLayout {
             for (int n = 0; n < count; n++) {
                 ProducerStateManager.Entry e = new ProducerStateManager.Entry(b.getLong(), b.getShort());
                 int batches = b.getShort();
-                if (batches < 1 || batches > ProducerStateManager.BATCHES_PER_PRODUCER) {
+                if (batches < minBatches || batches > ProducerStateManager.BATCHES_PER_PRODUCER) {
                     throw corrupt(file, "producer " + e.producerId + " has " + batches + " batches");
                 }
                 e.lastUpdateMs = b.getLong();
+                if (version == VERSION) {
+                    e.txnFirstOffset = b.getLong();
+                    e.txnSequence = b.getLong();
+                    e.coordinatorEpoch = b.getInt();
+                    if (e.txnFirstOffset < -1) {
+                        throw corrupt(file, "producer " + e.producerId + " transaction at " + e.txnFirstOffset);
+                    }
+                }
                 for (int i = 0; i < batches; i++) {
                     e.add(b.getInt(), b.getInt(), b.getLong(), b.getLong());
                 }

@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * One partition's idempotent-producer state: per producer id its epoch and its last {@value
@@ -31,6 +32,12 @@ import java.util.Map;
  * maxProducerIds} ids are kept; a new id beyond that (after expiring what is due) is {@link
  * #TOO_MANY_PRODUCER_IDS}.
  *
+ * <p>Transactions ({@code docs/exactly-once.md}, "Markers"): a BEGIN control batch ({@link
+ * #beginTransaction}) opens a transaction of its producer id at the marker's offset; a COMMIT or
+ * ABORT ({@link #endTransaction}) closes it. Per producer id at most one transaction is open; the
+ * smallest first offset of the open ones is {@link #firstUnstableOffset}, from which the last
+ * stable offset follows. A producer id with an open transaction never expires.
+ *
  * <p>Thread-safety: guarded by the owning log's write lock.
  */
 public final class ProducerStateManager {
@@ -52,7 +59,17 @@ public final class ProducerStateManager {
     /** {@link #check}: a new producer id while {@code maxProducerIds} are live. */
     public static final int TOO_MANY_PRODUCER_IDS = 4;
 
+    /** {@link #firstUnstableOffset} when no transaction is open. */
+    public static final long NO_OPEN_TRANSACTION = Long.MAX_VALUE;
+
     private final Map<Long, Entry> producers = new HashMap<>();
+
+    /**
+     * First offset -&gt; producer id of every open transaction (BEGIN offsets are distinct). Boxed,
+     * but touched once per transaction and partition, never per batch.
+     */
+    private final TreeMap<Long, Long> open = new TreeMap<>();
+
     private final long expirationMs;
     private final int maxProducerIds;
     private long duplicateBaseOffset = -1;
@@ -89,7 +106,8 @@ public final class ProducerStateManager {
         if (epoch < e.epoch) {
             return INVALID_PRODUCER_EPOCH;
         }
-        if (epoch > e.epoch) {
+        if (epoch > e.epoch || e.count == 0) {
+            // A new epoch, or a producer known only from a marker: its sequences start at 0.
             return baseSequence == 0 ? APPEND : OUT_OF_ORDER_SEQUENCE;
         }
         for (int i = 0; i < e.count; i++) {
@@ -141,7 +159,8 @@ public final class ProducerStateManager {
     public int removeExpired(long nowMs) {
         int removed = 0;
         for (Iterator<Entry> it = producers.values().iterator(); it.hasNext(); ) {
-            if (nowMs - it.next().lastUpdateMs >= expirationMs) {
+            Entry e = it.next();
+            if (e.txnFirstOffset < 0 && nowMs - e.lastUpdateMs >= expirationMs) {
                 it.remove();
                 removed++;
             }
@@ -152,6 +171,89 @@ public final class ProducerStateManager {
     /** Forgets every producer (before a reload from a snapshot and the log). */
     public void clear() {
         producers.clear();
+        open.clear();
+    }
+
+    /**
+     * A BEGIN marker at {@code offset}: opens a transaction of {@code producerId} there (a new or
+     * higher epoch first starts the producer afresh, its next sequence 0). A producer whose
+     * transaction is already open keeps it (the leader writes no second BEGIN).
+     */
+    public void beginTransaction(
+            long producerId, short epoch, long offset, long transactionSequence, long timestampMs) {
+        Entry e = producers.get(producerId);
+        if (e == null) {
+            e = new Entry(producerId, epoch);
+            producers.put(producerId, e);
+        } else if (epoch > e.epoch) {
+            e.epoch = epoch;
+            e.count = 0;
+        }
+        if (e.txnFirstOffset < 0) {
+            e.txnFirstOffset = offset;
+            e.txnSequence = transactionSequence;
+            open.put(offset, producerId);
+        }
+        e.lastUpdateMs = Math.max(e.lastUpdateMs, timestampMs);
+    }
+
+    /**
+     * A COMMIT or ABORT marker of {@code producerId}: closes its open transaction and remembers
+     * the highest {@code coordinatorEpoch} seen. A marker of a higher epoch also moves the producer
+     * to it (next sequence 0).
+     *
+     * @return the first offset of the transaction it closed, or -1 when none was open (a repeated
+     *     marker: nothing changes)
+     */
+    public long endTransaction(long producerId, short epoch, int coordinatorEpoch, long timestampMs) {
+        Entry e = producers.get(producerId);
+        if (e == null) {
+            return -1;
+        }
+        e.coordinatorEpoch = Math.max(e.coordinatorEpoch, coordinatorEpoch);
+        if (epoch > e.epoch) {
+            e.epoch = epoch;
+            e.count = 0;
+        }
+        e.lastUpdateMs = Math.max(e.lastUpdateMs, timestampMs);
+        long first = e.txnFirstOffset;
+        if (first >= 0) {
+            open.remove(first);
+            e.txnFirstOffset = -1;
+            e.txnSequence = -1;
+        }
+        return first;
+    }
+
+    /** The first offset of {@code producerId}'s open transaction, or -1 when none is open. */
+    public long openTransactionFirstOffset(long producerId) {
+        Entry e = producers.get(producerId);
+        return e == null ? -1 : e.txnFirstOffset;
+    }
+
+    /** The highest coordinatorEpoch of {@code producerId}'s COMMIT/ABORT markers, -1 if none. */
+    public int coordinatorEpoch(long producerId) {
+        Entry e = producers.get(producerId);
+        return e == null ? -1 : e.coordinatorEpoch;
+    }
+
+    /** The transactionSequence of {@code producerId}'s open transaction, or -1 when none is open. */
+    public long openTransactionSequence(long producerId) {
+        Entry e = producers.get(producerId);
+        return e == null || e.txnFirstOffset < 0 ? -1 : e.txnSequence;
+    }
+
+    /** Open transactions. */
+    public int openTransactions() {
+        return open.size();
+    }
+
+    /**
+     * The smallest first offset of an open transaction, {@link #NO_OPEN_TRANSACTION} when none is
+     * open: the last stable offset is the minimum of this and the high watermark.
+     */
+    public long firstUnstableOffset() {
+        return open.isEmpty() ? NO_OPEN_TRANSACTION : open.firstKey();
     }
 
     /** Producer ids kept. */
@@ -168,7 +270,7 @@ public final class ProducerStateManager {
     /** The next sequence expected from {@code producerId} in its epoch, or -1 when it is not known. */
     public int nextSequence(long producerId) {
         Entry e = producers.get(producerId);
-        return e == null ? -1 : sequenceAfter(e.lastSequence[e.count - 1]);
+        return e == null ? -1 : e.count == 0 ? 0 : sequenceAfter(e.lastSequence[e.count - 1]);
     }
 
     /** A copy of every entry, ascending by producer id (for snapshots and tests). */
@@ -183,9 +285,12 @@ public final class ProducerStateManager {
 
     /** Replaces the content with {@code entries} (a snapshot read back). */
     void load(List<Entry> entries) {
-        producers.clear();
+        clear();
         for (Entry e : entries) {
             producers.put(e.producerId, e.copy());
+            if (e.txnFirstOffset >= 0) {
+                open.put(e.txnFirstOffset, e.producerId);
+            }
         }
     }
 
@@ -205,6 +310,14 @@ public final class ProducerStateManager {
         final long producerId;
         short epoch;
         long lastUpdateMs = Long.MIN_VALUE;
+        /** First offset (its BEGIN marker's) of the open transaction, -1 when none is open. */
+        long txnFirstOffset = -1;
+        /** The open transaction's transactionSequence, -1 when none is open. */
+        long txnSequence = -1;
+
+        /** The highest coordinatorEpoch of the producer's COMMIT/ABORT markers, -1 if none. */
+        int coordinatorEpoch = -1;
+
         int count;
         final int[] baseSequence = new int[BATCHES_PER_PRODUCER];
         final int[] lastSequence = new int[BATCHES_PER_PRODUCER];
@@ -235,6 +348,9 @@ public final class ProducerStateManager {
         Entry copy() {
             Entry c = new Entry(producerId, epoch);
             c.lastUpdateMs = lastUpdateMs;
+            c.txnFirstOffset = txnFirstOffset;
+            c.txnSequence = txnSequence;
+            c.coordinatorEpoch = coordinatorEpoch;
             c.count = count;
             System.arraycopy(baseSequence, 0, c.baseSequence, 0, count);
             System.arraycopy(lastSequence, 0, c.lastSequence, 0, count);
@@ -249,6 +365,9 @@ public final class ProducerStateManager {
                     && producerId == e.producerId
                     && epoch == e.epoch
                     && lastUpdateMs == e.lastUpdateMs
+                    && txnFirstOffset == e.txnFirstOffset
+                    && txnSequence == e.txnSequence
+                    && coordinatorEpoch == e.coordinatorEpoch
                     && count == e.count
                     && Arrays.equals(baseSequence, 0, count, e.baseSequence, 0, count)
                     && Arrays.equals(lastSequence, 0, count, e.lastSequence, 0, count)
@@ -264,7 +383,7 @@ public final class ProducerStateManager {
         @Override
         public String toString() {
             return "Producer{id=" + producerId + ", epoch=" + epoch + ", batches=" + count + ", lastSeq="
-                    + (count == 0 ? -1 : lastSequence[count - 1]) + "}";
+                    + (count == 0 ? -1 : lastSequence[count - 1]) + ", txnFirstOffset=" + txnFirstOffset + "}";
         }
     }
 }

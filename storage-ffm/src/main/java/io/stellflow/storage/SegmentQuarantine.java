@@ -89,7 +89,10 @@ final class SegmentQuarantine {
             bytes += Files.size(log);
             segments++;
             for (Path f : new Path[] {
-                log, LogSegment.indexPath(partitionDir, base), LogSegment.timeIndexPath(partitionDir, base)
+                log,
+                LogSegment.indexPath(partitionDir, base),
+                LogSegment.timeIndexPath(partitionDir, base),
+                AbortedTxnIndex.path(partitionDir, base)
             }) {
                 if (Files.exists(f)) {
                     Files.move(f, qdir.resolve(f.getFileName()), StandardCopyOption.ATOMIC_MOVE);

@@ -8,6 +8,7 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.ReentrantLock;
@@ -86,6 +87,12 @@ public final class UnifiedLog implements AutoCloseable {
     /** {@link #appendIdempotentAsLeader}: a new producer id while the partition keeps its maximum; nothing written. */
     public static final long TOO_MANY_PRODUCER_IDS = -6L;
 
+    /** Transactional append or marker of another transaction ({@link LogTransactions}); nothing written. */
+    public static final long INVALID_TXN_STATE = -7L;
+
+    /** A marker of a deposed coordinator ({@link LogTransactions#appendMarker}); nothing written. */
+    public static final long TRANSACTION_COORDINATOR_FENCED = -8L;
+
     private final Path dir;
     /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
     private volatile LogConfig config;
@@ -143,7 +150,7 @@ public final class UnifiedLog implements AutoCloseable {
         this.flusher = new LogFlusher(dir, config, env, loaded.recoveryPoint());
         this.appender = new LogAppender(dir, segments, flusher, env);
         this.truncation = new LogTruncation(dir, segments, epochCache, flusher, env);
-        this.producers = new LogProducerState(dir, env.producerState());
+        this.producers = new LogProducerState(this, dir, env.producerState());
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
@@ -208,7 +215,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalArgumentException also when {@code maxTimestamps} does not hold one entry per batch
      */
     public long appendAsLeader(ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps) throws IOException {
-        return leaderAppend(records, leaderEpoch, maxTimestamps, false);
+        return leaderAppend(records, leaderEpoch, maxTimestamps, false, -1);
     }
 
     /**
@@ -284,7 +291,70 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public long appendIdempotentAsLeader(ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps)
             throws IOException {
-        return leaderAppend(batch, leaderEpoch, maxTimestamps, true);
+        return leaderAppend(batch, leaderEpoch, maxTimestamps, true, -1);
+    }
+
+    /**
+     * As {@link #appendIdempotentAsLeader}, for a batch of a transaction (whatever its
+     * isTransactional bit says): when the producer has no open transaction in this log, a BEGIN
+     * marker is appended right before the batch ({@link LogTransactions}). Also returns {@link
+     * #INVALID_TXN_STATE} when the producer's open transaction has another {@code
+     * transactionSequence} (&gt;= 0).
+     */
+    public long appendTransactionalAsLeader(
+            ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps, long transactionSequence)
+            throws IOException {
+        return leaderAppend(batch, leaderEpoch, maxTimestamps, true, Math.max(transactionSequence, 0));
+    }
+
+    /**
+     * Appends the coordinator's COMMIT ({@code commit}) or ABORT marker for {@code producerId}
+     * ({@link LogTransactions#appendMarker}): returns its offset, or {@link
+     * #INVALID_PRODUCER_EPOCH} for an epoch older than the producer's, {@link #INVALID_TXN_STATE}
+     * for a transactionSequence below the open transaction's, {@link
+     * #TRANSACTION_COORDINATOR_FENCED} for a coordinatorEpoch below an earlier marker's (nothing
+     * written). Errors as {@link #appendAsLeader}.
+     */
+    public long appendTransactionMarker(
+            long producerId,
+            short producerEpoch,
+            boolean commit,
+            int coordinatorEpoch,
+            long transactionSequence,
+            int leaderEpoch)
+            throws IOException {
+        return producers.transactions.appendMarker(
+                producerId, producerEpoch, commit, coordinatorEpoch, transactionSequence, leaderEpoch, env.nowMs());
+    }
+
+    /** Under the write lock: appends one control batch of {@link LogTransactions}; returns its offset. */
+    long appendControl(ByteBuf batch, int leaderEpoch) throws IOException {
+        checkWritable();
+        long first = segments.endOffset();
+        try {
+            if (epochCache.assign(leaderEpoch, first)) {
+                epochCache.flush();
+            }
+            guardedAppend(batch, batch.readerIndex(), batch.writerIndex(), leaderEpoch, true, 0, null);
+        } catch (IOException e) {
+            writeFailed("append", e);
+            throw e;
+        }
+        return first;
+    }
+
+    /**
+     * The first offset of the oldest open transaction, {@link
+     * ProducerStateManager#NO_OPEN_TRANSACTION} when none is: the last stable offset is the minimum
+     * of this and the high watermark. Volatile read; any thread.
+     */
+    public long firstUnstableOffset() {
+        return producers.transactions.firstUnstableOffset();
+    }
+
+    /** Aborted transactions overlapping [{@code fromOffset}, {@code upperExclusive}) ({@link AbortedTxnIndex#overlapping}). Any thread. */
+    public List<AbortedTxn> abortedTransactions(long fromOffset, long upperExclusive) {
+        return producers.transactions.overlapping(fromOffset, upperExclusive);
     }
 
     /**
@@ -293,7 +363,8 @@ public final class UnifiedLog implements AutoCloseable {
      * checked first (a retry's original offset or a refusal returned, nothing written) and updated
      * after. A plain append does no producer-state work.
      */
-    private long leaderAppend(ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps, boolean idempotent)
+    private long leaderAppend(
+            ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps, boolean idempotent, long txnSequence)
             throws IOException {
         int start = records.readerIndex();
         int end = records.writerIndex();
@@ -318,6 +389,10 @@ public final class UnifiedLog implements AutoCloseable {
                 long checked = producers.checkLeader(this, records, start, nowMs);
                 if (checked != LogProducerState.APPEND) {
                     return checked; // a retry's original offset, or why the batch is refused
+                }
+                if (txnSequence >= 0
+                        && producers.transactions.beginIfNeeded(records, start, leaderEpoch, txnSequence, nowMs) != 0) {
+                    return INVALID_TXN_STATE;
                 }
             }
             long startNs = env.nowNs();

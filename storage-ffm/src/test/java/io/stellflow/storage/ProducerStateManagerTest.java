@@ -97,6 +97,44 @@ class ProducerStateManagerTest {
     }
 
     @Test
+    void beginAndEndMarkersTrackTheOpenTransactionsAndTheFirstUnstableOffset() {
+        m.beginTransaction(1, (short) 0, 10, 5, 0); // a producer first seen by its BEGIN
+        assertThat(send(1, 0, 1, 1, 11, 0)).as("its first batch starts at 0").isEqualTo(OUT_OF_ORDER_SEQUENCE);
+        assertThat(send(1, 0, 0, 2, 11, 0)).isEqualTo(APPEND);
+        m.beginTransaction(2, (short) 0, 13, 1, 0);
+        m.beginTransaction(1, (short) 0, 20, 6, 0); // already open: kept as it was
+        assertThat(m.openTransactionFirstOffset(1)).isEqualTo(10);
+        assertThat(m.openTransactionSequence(1)).isEqualTo(5);
+        assertThat(m.firstUnstableOffset()).isEqualTo(10);
+        assertThat(m.endTransaction(1, (short) 0, 4, 0)).isEqualTo(10);
+        assertThat(m.firstUnstableOffset()).isEqualTo(13);
+        assertThat(m.endTransaction(1, (short) 0, 2, 0)).as("a repeated marker").isEqualTo(-1);
+        assertThat(m.endTransaction(9, (short) 0, 0, 0))
+                .as("an unknown producer")
+                .isEqualTo(-1);
+        assertThat(m.size()).isEqualTo(2);
+        // A marker of a higher epoch moves the producer to it: its next sequence is 0.
+        assertThat(m.endTransaction(2, (short) 3, 0, 0)).isEqualTo(13);
+        assertThat(m.coordinatorEpoch(1)).as("the highest seen").isEqualTo(4);
+        assertThat(m.coordinatorEpoch(9)).isEqualTo(-1);
+        assertThat(m.epoch(2)).isEqualTo((short) 3);
+        assertThat(m.nextSequence(2)).isZero();
+        assertThat(m.firstUnstableOffset()).isEqualTo(ProducerStateManager.NO_OPEN_TRANSACTION);
+        assertThat(m.openTransactions()).isZero();
+    }
+
+    @Test
+    void aProducerWithAnOpenTransactionNeverExpires() {
+        m.beginTransaction(1, (short) 0, 0, 0, 0);
+        send(2, 0, 0, 1, 1, 0);
+        assertThat(m.removeExpired(2 * DAY_MS)).isEqualTo(1);
+        assertThat(m.openTransactionFirstOffset(1)).isZero();
+        m.endTransaction(1, (short) 0, 0, 2 * DAY_MS);
+        assertThat(m.removeExpired(4 * DAY_MS)).isEqualTo(1);
+        assertThat(m.size()).isZero();
+    }
+
+    @Test
     void badSettingsAreRefused() {
         assertThatThrownBy(() -> new ProducerStateManager(0, 1))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -15,6 +15,12 @@ import java.util.Arrays;
  * other in its file are kept; later ones are ignored (the client fetches them next time), so the
  * kept batches are one contiguous file range.
  *
+ * <p>For a consumer ({@link #reset(boolean)} with true) control batches (transaction markers) are
+ * left out (decision 9.l of {@code docs/spec/wire-protocol.md}); the data batches around them keep
+ * their own file regions. In single-segment mode a skipped marker after kept batches ends the
+ * collection (the kept batches stay one contiguous range). When only markers were visited, {@link
+ * #skippedThrough} says where the caller reads on.
+ *
  * <p>Thread-safety: confined to the evaluating thread.
  */
 final class BatchCollector implements BatchVisitor {
@@ -29,12 +35,23 @@ final class BatchCollector implements BatchVisitor {
     private int totalBytes;
     private long records;
     private boolean closed;
+    private boolean skipControl;
+    private long skippedThrough = -1;
+    private long lastOffset = -1;
 
     BatchCollector(boolean singleSegment) {
         this.singleSegment = singleSegment;
     }
 
     void reset() {
+        reset(false);
+    }
+
+    /** Empties the collector; {@code skipControl}: leave control batches out (consumer fetch). */
+    void reset(boolean skipControl) {
+        this.skipControl = skipControl;
+        skippedThrough = -1;
+        lastOffset = -1;
         Arrays.fill(channels, 0, count, null);
         count = 0;
         compressedCount = 0;
@@ -57,6 +74,14 @@ final class BatchCollector implements BatchVisitor {
             long lastOffset,
             short batchAttributes) {
         if (closed) {
+            return;
+        }
+        if (skipControl && (batchAttributes & RecordBatchLayout.CONTROL_FLAG_MASK) != 0) {
+            if (count == 0) {
+                skippedThrough = lastOffset;
+            } else if (singleSegment) {
+                closed = true;
+            }
             return;
         }
         if (singleSegment && count > 0) {
@@ -85,6 +110,21 @@ final class BatchCollector implements BatchVisitor {
         count++;
         totalBytes += sizeInBytes;
         records += lastOffset - baseOffset + 1;
+        this.lastOffset = lastOffset;
+    }
+
+    /**
+     * The last offset of the last control batch skipped before any batch was kept, -1 if none:
+     * with nothing kept, the caller reads again from the offset after it (so a consumer at a marker
+     * offset still gets the data after it).
+     */
+    long skippedThrough() {
+        return skippedThrough;
+    }
+
+    /** The last offset of the last kept batch, -1 when none is kept. */
+    long lastOffset() {
+        return lastOffset;
     }
 
     /** Records in the collected batches (their offset spans; a compacted batch counts its gaps). */

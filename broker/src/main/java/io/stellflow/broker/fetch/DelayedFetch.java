@@ -8,6 +8,7 @@ import io.netty.util.concurrent.GenericFutureListener;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.AppendListener;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.message.FetchRequest;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -94,7 +95,11 @@ public final class DelayedFetch implements AppendListener {
         }
         for (int i = 0; i < partitions.size() && i < boundsSeen.length; i++) {
             Partition p = partitions.get(i);
-            long bound = follower ? p.logEndOffset() : p.highWatermark();
+            long bound = follower
+                    ? p.logEndOffset()
+                    : plan.request().isolationLevel() == FetchRequest.READ_COMMITTED
+                            ? p.lastStableOffset()
+                            : p.highWatermark();
             if (bound != boundsSeen[i]) {
                 onAppend();
                 break;

@@ -15,7 +15,10 @@ import io.stellflow.protocol.message.FetchResponseEncoder;
 import io.stellflow.protocol.message.FetchResponseLayout;
 import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.storage.AbortedTxn;
+import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +45,13 @@ import org.slf4j.LoggerFactory;
  *       codec bits cleared, CRC recomputed), since the public SDKs cannot decompress (issue #21).
  *   <li>v1: a partition's records are stored batches of ONE segment, untouched (one region), with
  *       the segment's base offset in {@code recordsBaseOffset}.
+ *   <li>Consumers ({@code replicaId -1}, either isolation level, v0 and v1) never receive control
+ *       batches (decision 9.l): they are skipped while collecting, the data batches between them
+ *       keep their zero-copy regions. A consumer fetching at a marker's offset gets the data after
+ *       it (the read goes on past markers); with nothing after it, an empty answer (after the long
+ *       poll), and its offset stays at the marker until data follows.
+ *   <li>isolationLevel 1: the aborted transactions overlapping the returned offsets are listed
+ *       ({@code abortedTransactions}: producerId, first offset), {@link UnifiedLog#abortedTransactions}.
  *   <li>A read failure answers that partition {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
  *       fallback) with no records.
  * </ul>
@@ -160,19 +170,31 @@ public final class FetchReader {
                 }
                 int recordsStart = encoder.recordsStart();
                 int regionMark = frame.regionCount();
+                boolean consumer = request.replicaId() < 0;
                 try {
-                    batches.reset();
-                    int bytes = selectBatches(
-                            partition,
-                            fetchOffset,
-                            bound,
-                            p.request().partitionMaxBytes(),
-                            remaining,
-                            total == 0,
-                            frameBudget - total,
-                            batches);
+                    int bytes = 0;
+                    // A consumer's read goes on past control batches it skipped with nothing kept.
+                    for (long from = fetchOffset; from < bound; from = batches.skippedThrough() + 1) {
+                        batches.reset(consumer);
+                        bytes = selectBatches(
+                                partition,
+                                from,
+                                bound,
+                                p.request().partitionMaxBytes(),
+                                remaining,
+                                total == 0,
+                                frameBudget - total,
+                                batches);
+                        if (batches.count() > 0 || batches.skippedThrough() < from) {
+                            break;
+                        }
+                    }
                     if (bytes == 0) {
                         continue;
+                    }
+                    if (consumer && request.isolationLevel() == FetchRequest.READ_COMMITTED) {
+                        abortedTransactions(encoder, partition.log(), fetchOffset, batches.lastOffset() + 1);
+                        recordsStart = encoder.recordsStart();
                     }
                     if (version >= FetchResponseLayout.VERSION_1) {
                         emitV1(frame, encoder, batches, zeroCopy);
@@ -197,6 +219,21 @@ public final class FetchReader {
             }
         }
         return new FetchResult(frame, total, hasError, bounds, totalRecords);
+    }
+
+    /** Lists the aborted transactions overlapping {@code [fromOffset, upperExclusive)} in the entry. */
+    private static void abortedTransactions(
+            FetchResponseEncoder encoder, UnifiedLog log, long fromOffset, long upperExclusive) {
+        List<AbortedTxn> aborted = log.abortedTransactions(fromOffset, upperExclusive);
+        if (aborted.isEmpty()) {
+            return;
+        }
+        long[] pairs = new long[aborted.size() * 2];
+        for (int i = 0; i < aborted.size(); i++) {
+            pairs[2 * i] = aborted.get(i).producerId();
+            pairs[2 * i + 1] = aborted.get(i).firstOffset();
+        }
+        encoder.abortedTransactions(pairs, aborted.size());
     }
 
     /**

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
 /**
  * ListOffsets (apiKey 4, {@code docs/spec/wire-protocol.md} §6.5, decision 9.k). The visible end E
  * is the high watermark for clients at isolationLevel 0, the last stable offset at isolationLevel 1
- * and the log end offset for brokers ({@code replicaId >= 0}); all three are equal on a single node
- * without transactions.
+ * and the log end offset for brokers ({@code replicaId >= 0}). Brokers get the high watermark here
+ * too (no broker asks for more yet); a client at isolationLevel 1 gets the last stable offset.
  *
  * <ul>
  *   <li>-2 (earliest): offset = logStartOffset, offsets = up to maxNumOffsets consecutive offsets below E;
@@ -74,14 +74,16 @@ public final class ListOffsetsHandler implements ApiHandler {
                 partitions.add(
                         partition == null
                                 ? error(p.partition(), registry.errorFor(topic.topic(), p.partition()), -1)
-                                : listOffsets(partition, p));
+                                : listOffsets(partition, p, request.replicaId() < 0 && request.isolationLevel() == 1));
             }
             topics.add(new ListOffsetsTopicResponse(topic.topic(), partitions));
         }
         context.respond(new ListOffsetsResponse(topics));
     }
 
-    private static ListOffsetsPartitionResponse listOffsets(Partition partition, ListOffsetsPartition request) {
+    /** One partition's answer; {@code readCommitted}: a client at isolationLevel 1 (visible end = LSO). */
+    static ListOffsetsPartitionResponse listOffsets(
+            Partition partition, ListOffsetsPartition request, boolean readCommitted) {
         if (partition == null) {
             return error(request.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1);
         }
@@ -97,8 +99,7 @@ public final class ListOffsetsHandler implements ApiHandler {
             // (Partition#highWatermarkBelowEpochStart).
             return error(request.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch);
         }
-        // Single node: HW == LSO == LEO, so the visible end is the same for clients and brokers.
-        long visibleEnd = partition.highWatermark();
+        long visibleEnd = readCommitted ? partition.lastStableOffset() : partition.highWatermark();
         long logStart = partition.logStartOffset();
         if (request.timestamp() == ListOffsetsRequest.LATEST_TIMESTAMP) {
             return new ListOffsetsPartitionResponse(

@@ -390,7 +390,7 @@ public final class Partition {
      * BatchMaxTimestamps)}; null: the log reads them from the records).
      */
     public long appendAsLeader(ByteBuf validatedRecords, BatchMaxTimestamps maxTimestamps) throws IOException {
-        return appendLeader(validatedRecords, maxTimestamps, false);
+        return appendLeader(validatedRecords, maxTimestamps, false, -1, null);
     }
 
     /**
@@ -403,10 +403,40 @@ public final class Partition {
      *     {@link UnifiedLog#TOO_MANY_PRODUCER_IDS} (nothing written)
      */
     public long appendIdempotentAsLeader(ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps) throws IOException {
-        return appendLeader(validatedBatch, maxTimestamps, true);
+        return appendLeader(validatedBatch, maxTimestamps, true, -1, null);
     }
 
-    private long appendLeader(ByteBuf records, BatchMaxTimestamps maxTimestamps, boolean idempotent)
+    /**
+     * As {@link #appendIdempotentAsLeader} for a batch of a transaction ({@link
+     * UnifiedLog#appendTransactionalAsLeader}: a BEGIN marker first when the producer has no open
+     * transaction here); also {@link UnifiedLog#INVALID_TXN_STATE}. Not wired to Produce yet.
+     */
+    public long appendTransactionalAsLeader(
+            ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps, long transactionSequence) throws IOException {
+        return appendLeader(validatedBatch, maxTimestamps, true, Math.max(transactionSequence, 0), null);
+    }
+
+    /**
+     * The coordinator's COMMIT or ABORT marker for this partition ({@link
+     * UnifiedLog#appendTransactionMarker}): its offset, {@link #NOT_LEADER}, or {@link
+     * UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link UnifiedLog#INVALID_TXN_STATE}, {@link
+     * UnifiedLog#TRANSACTION_COORDINATOR_FENCED} (nothing written).
+     */
+    public long appendTransactionMarker(
+            long producerId, short producerEpoch, boolean commit, int coordinatorEpoch, long transactionSequence)
+            throws IOException {
+        return appendLeader(null, null, false, -1, new long[] {
+            producerId, producerEpoch, commit ? 1 : 0, coordinatorEpoch, transactionSequence
+        });
+    }
+
+    /**
+     * @param txnSequence &gt;= 0: a transactional batch; -1 otherwise
+     * @param marker null, or a marker's producerId, epoch, commit (1/0), coordinatorEpoch and
+     *     transactionSequence (then {@code records} is null)
+     */
+    private long appendLeader(
+            ByteBuf records, BatchMaxTimestamps maxTimestamps, boolean idempotent, long txnSequence, long[] marker)
             throws IOException {
         long baseOffset;
         Lock writes = log.writeLock();
@@ -420,9 +450,16 @@ public final class Partition {
                 throw new PartitionFailedException(
                         "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
             }
-            baseOffset = idempotent
-                    ? log.appendIdempotentAsLeader(records, leaderEpoch, maxTimestamps)
-                    : log.appendAsLeader(records, leaderEpoch, maxTimestamps);
+            if (marker != null) {
+                baseOffset = log.appendTransactionMarker(
+                        marker[0], (short) marker[1], marker[2] == 1, (int) marker[3], marker[4], leaderEpoch);
+            } else if (txnSequence >= 0) {
+                baseOffset = log.appendTransactionalAsLeader(records, leaderEpoch, maxTimestamps, txnSequence);
+            } else {
+                baseOffset = idempotent
+                        ? log.appendIdempotentAsLeader(records, leaderEpoch, maxTimestamps)
+                        : log.appendAsLeader(records, leaderEpoch, maxTimestamps);
+            }
         } finally {
             writes.unlock();
         }
@@ -720,9 +757,14 @@ public final class Partition {
         }
     }
 
-    /** Last stable offset; equals the high watermark without transactions. */
+    /**
+     * Last stable offset ({@code docs/spec/wire-protocol.md} §6.4): the minimum of the high
+     * watermark and the first offset of the oldest open transaction ({@link
+     * UnifiedLog#firstUnstableOffset}); the high watermark when none is open. Never decreases on a
+     * leader: a transaction opens at the log end offset, at or above the high watermark. Any thread.
+     */
     public long lastStableOffset() {
-        return highWatermark();
+        return Math.min(highWatermark(), log.firstUnstableOffset());
     }
 
     /** First retained offset. */

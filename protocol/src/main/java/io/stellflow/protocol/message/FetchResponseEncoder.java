@@ -32,6 +32,8 @@ public final class FetchResponseEncoder {
     private ByteBuf out;
     private short version;
     private int entryStart = -1;
+    /** Bytes of the current partition entry's abortedTransactions entries (16 per entry). */
+    private int abortedBytes;
 
     /**
      * Starts a body at {@code out}'s writerIndex: sessionId 0 and the topic count.
@@ -69,21 +71,49 @@ public final class FetchResponseEncoder {
     public void partition(
             int partition, short errorCode, long highWatermark, long logStartOffset, long lastStableOffset) {
         entryStart = out.writerIndex();
+        abortedBytes = 0;
         out.writeInt(partition);
         out.writeShort(errorCode);
         out.writeLong(highWatermark);
         out.writeLong(logStartOffset);
         out.writeLong(lastStableOffset);
-        out.writeInt(0); // abortedTransactions: none (no transactions yet)
+        out.writeInt(0); // abortedTransactions: none unless abortedTransactions() follows
+        writeEmptyRecords();
+    }
+
+    private void writeEmptyRecords() {
         if (version >= FetchResponseLayout.VERSION_1) {
             out.writeLong(FetchResponseLayout.NO_RECORDS_BASE_OFFSET);
         }
         out.writeInt(0);
     }
 
+    /**
+     * Sets the current partition's abortedTransactions ({@code docs/spec/wire-protocol.md} §6.4,
+     * isolationLevel 1): {@code count} pairs (producerId, firstOffset) from {@code
+     * producerIdAndFirstOffset[2i]}, {@code [2i + 1]}. Call right after {@link #partition}, before
+     * any records; the fields after the array move by 16 bytes per entry.
+     *
+     * @throws IllegalStateException if records were added to the entry already
+     */
+    public void abortedTransactions(long[] producerIdAndFirstOffset, int count) {
+        int entry = current();
+        if (out.writerIndex() != recordsStart() || abortedBytes != 0) {
+            throw new IllegalStateException("aborted transactions after the records of partition entry " + entry);
+        }
+        out.writerIndex(entry + FetchResponseLayout.ABORTED_TRANSACTIONS_COUNT_OFFSET);
+        out.writeInt(count);
+        for (int i = 0; i < count; i++) {
+            out.writeLong(producerIdAndFirstOffset[2 * i]);
+            out.writeLong(producerIdAndFirstOffset[2 * i + 1]);
+        }
+        abortedBytes = count * FetchResponseLayout.ABORTED_TRANSACTION_BYTES;
+        writeEmptyRecords();
+    }
+
     /** Buffer index where the current partition's records start (the end of its entry's fields). */
     public int recordsStart() {
-        return current() + FetchResponseLayout.partitionEnvelopeBytes(version);
+        return current() + abortedBytes + FetchResponseLayout.partitionEnvelopeBytes(version);
     }
 
     /**
@@ -109,12 +139,12 @@ public final class FetchResponseEncoder {
      */
     public void v1RecordsBaseOffset(long recordsBaseOffset) {
         requireVersion(FetchResponseLayout.VERSION_1);
-        out.setLong(current() + FetchResponseLayout.V1_RECORDS_BASE_OFFSET_OFFSET, recordsBaseOffset);
+        out.setLong(current() + abortedBytes + FetchResponseLayout.V1_RECORDS_BASE_OFFSET_OFFSET, recordsBaseOffset);
     }
 
     /** Sets the current partition's records length: the bytes of its batches, in the buffer or beside it. */
     public void recordsLength(int recordsBytes) {
-        out.setInt(current() + FetchResponseLayout.recordsLengthOffset(version), recordsBytes);
+        out.setInt(current() + abortedBytes + FetchResponseLayout.recordsLengthOffset(version), recordsBytes);
     }
 
     /**
@@ -133,10 +163,10 @@ public final class FetchResponseEncoder {
         out.setShort(entry + FetchResponseLayout.ERROR_CODE_OFFSET, errorCode);
         if (version >= FetchResponseLayout.VERSION_1) {
             out.setLong(
-                    entry + FetchResponseLayout.V1_RECORDS_BASE_OFFSET_OFFSET,
+                    entry + abortedBytes + FetchResponseLayout.V1_RECORDS_BASE_OFFSET_OFFSET,
                     FetchResponseLayout.NO_RECORDS_BASE_OFFSET);
         }
-        out.setInt(entry + FetchResponseLayout.recordsLengthOffset(version), 0);
+        out.setInt(entry + abortedBytes + FetchResponseLayout.recordsLengthOffset(version), 0);
     }
 
     private int current() {

@@ -1,0 +1,215 @@
+package io.stellflow.broker.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.LocalPartitions;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.RequestHeader;
+import io.stellflow.protocol.ResponseHeader;
+import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.record.ControlRecordLayout;
+import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.storage.LogConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Fetch over a log with transactions (spec §6.4 rules 2 and 4, decisions 9.d and 9.l): consumers
+ * never get control batches, isolationLevel 1 stops at the last stable offset and lists the
+ * aborted transactions. The transactional appends go through the Partition API directly (Produce
+ * still refuses transactions until the coordinator is wired).
+ */
+class FetchTransactionsTest {
+    @TempDir
+    Path dir;
+
+    private static ByteBuf batch(long pid, int seq, String... values) {
+        ByteBuf buf = Unpooled.buffer();
+        RecordBatchBuilder b = new RecordBatchBuilder(buf, 1000L);
+        for (String v : values) {
+            b.append(1000L, null, v.getBytes(StandardCharsets.UTF_8));
+        }
+        b.close();
+        if (pid >= 0) {
+            RecordBatchLayout.setProducerFields(buf, 0, pid, (short) 0, seq);
+        }
+        return buf;
+    }
+
+    private static void txn(Partition p, long pid, int seq, String... values) throws IOException {
+        ByteBuf b = batch(pid, seq, values);
+        try {
+            assertThat(p.appendTransactionalAsLeader(b, null, 1)).isNotNegative();
+        } finally {
+            b.release();
+        }
+    }
+
+    private static void plain(Partition p, String value) throws IOException {
+        ByteBuf b = batch(-1, -1, value);
+        try {
+            p.appendAsLeader(b);
+        } finally {
+            b.release();
+        }
+    }
+
+    /** What a consumer's Fetch v0 (copy mode) answers, with the base offsets an SDK computes. */
+    private record Answer(FetchResponse.PartitionData data, List<Long> baseOffsets, List<Boolean> control) {}
+
+    private static Answer fetch(LocalPartitions registry, long offset, byte isolation) {
+        FetchRequest request = new FetchRequest(
+                -1,
+                0,
+                1,
+                1 << 20,
+                isolation,
+                0,
+                List.of(new FetchRequest.FetchTopic(
+                        "t", List.of(new FetchRequest.FetchPartition(0, -1, offset, -1L, 1 << 20)))));
+        EmbeddedChannel channel = new EmbeddedChannel();
+        RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 0, 1, "test"));
+        FetchResult result = FetchReader.read(FetchPlan.resolve(request, registry), context, false);
+        try {
+            ByteBuf head = result.frame().head();
+            int bodyStart = head.readerIndex() + 4 + ResponseHeader.SIZE;
+            FetchResponse.PartitionData d = FetchResponse.read(head.slice(bodyStart, head.writerIndex() - bodyStart))
+                    .responses()
+                    .get(0)
+                    .partitions()
+                    .get(0);
+            List<Long> bases = new ArrayList<>();
+            List<Boolean> control = new ArrayList<>();
+            ByteBuf r = d.records();
+            for (int p = r.readerIndex(); p < r.writerIndex(); p += RecordBatchLayout.batchSize(r, p)) {
+                bases.add(offset + RecordBatchLayout.baseOffsetDelta(r, p)); // how both SDKs compute it
+                control.add(ControlRecordLayout.isControl(r, p));
+            }
+            return new Answer(d, bases, control);
+        } finally {
+            result.release();
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    /**
+     * Offsets: producer 1 BEGIN 0, data 1-2, data 3; plain 4; ABORT(1) 5; producer 2 BEGIN 6, data
+     * 7 (open); plain 8. HW 9, LSO 6.
+     */
+    private static Partition fill(LocalPartitions registry, List<Long> lsoSeen) throws IOException {
+        registry.create("t", 1);
+        Partition p = registry.partition("t", 0);
+        lsoSeen.add(p.lastStableOffset());
+        txn(p, 1, 0, "a", "b");
+        lsoSeen.add(p.lastStableOffset());
+        txn(p, 1, 2, "c");
+        lsoSeen.add(p.lastStableOffset());
+        plain(p, "p");
+        lsoSeen.add(p.lastStableOffset());
+        assertThat(p.appendTransactionMarker(1, (short) 0, false, 0, 1)).isEqualTo(5);
+        lsoSeen.add(p.lastStableOffset());
+        txn(p, 2, 0, "x");
+        lsoSeen.add(p.lastStableOffset());
+        plain(p, "q");
+        lsoSeen.add(p.lastStableOffset());
+        assertThat(p.highWatermark()).isEqualTo(9);
+        return p;
+    }
+
+    @Test
+    void readCommittedStopsAtTheLastStableOffsetAndListsTheAbortedTransactions() throws IOException {
+        try (LocalPartitions registry = LocalPartitions.open(dir, LogConfig.defaults())) {
+            List<Long> lso = new ArrayList<>();
+            Partition p = fill(registry, lso);
+            assertThat(lso).containsExactly(0L, 0L, 0L, 0L, 6L, 6L, 6L);
+            Answer a = fetch(registry, 0, FetchRequest.READ_COMMITTED);
+            assertThat(a.data().errorCode()).isEqualTo(Errors.NONE);
+            assertThat(a.data().highWatermark()).isEqualTo(9);
+            assertThat(a.data().lastStableOffset()).isEqualTo(6);
+            assertThat(a.baseOffsets()).containsExactly(1L, 3L, 4L);
+            assertThat(a.control()).containsOnly(false);
+            assertThat(a.data().abortedTransactions()).containsExactly(new FetchResponse.AbortedTransaction(1, 0));
+            // From the LSO up to the log end: no records, no error (decision 9.f).
+            assertThat(fetch(registry, 6, FetchRequest.READ_COMMITTED).baseOffsets())
+                    .isEmpty();
+            // The commit moves the LSO to the HW; the aborted transaction is behind this range.
+            assertThat(p.appendTransactionMarker(2, (short) 0, true, 0, 1)).isEqualTo(9);
+            lso.add(p.lastStableOffset());
+            assertThat(lso).isSorted().endsWith(10L);
+            Answer after = fetch(registry, 6, FetchRequest.READ_COMMITTED);
+            assertThat(after.baseOffsets()).containsExactly(7L, 8L);
+            assertThat(after.data().abortedTransactions()).isEmpty();
+            assertThat(after.data().lastStableOffset()).isEqualTo(10);
+        }
+    }
+
+    @Test
+    void readUncommittedConsumersNeverSeeControlBatchesAndProgressPastMarkers() throws IOException {
+        try (LocalPartitions registry = LocalPartitions.open(dir, LogConfig.defaults())) {
+            Partition p = fill(registry, new ArrayList<>());
+            Answer a = fetch(registry, 0, FetchRequest.READ_UNCOMMITTED);
+            assertThat(a.baseOffsets()).containsExactly(1L, 3L, 4L, 7L, 8L);
+            assertThat(a.control()).containsOnly(false);
+            assertThat(a.data().lastStableOffset())
+                    .as("the real LSO at level 0 too")
+                    .isEqualTo(6);
+            assertThat(a.data().abortedTransactions()).isEmpty();
+            // Exactly at the ABORT marker (5), followed by a BEGIN (6): the data after both comes back.
+            Answer atMarker = fetch(registry, 5, FetchRequest.READ_UNCOMMITTED);
+            assertThat(atMarker.baseOffsets()).containsExactly(7L, 8L);
+            // A marker last in the log: nothing to return yet, no error; the offset stays there.
+            assertThat(p.appendTransactionMarker(2, (short) 0, true, 0, 1)).isEqualTo(9);
+            Answer atLast = fetch(registry, 9, FetchRequest.READ_UNCOMMITTED);
+            assertThat(atLast.data().errorCode()).isEqualTo(Errors.NONE);
+            assertThat(atLast.baseOffsets()).isEmpty();
+            plain(p, "r");
+            assertThat(fetch(registry, 9, FetchRequest.READ_UNCOMMITTED).baseOffsets())
+                    .containsExactly(10L);
+        }
+    }
+
+    @Test
+    void v1ConsumersGetTheDataBetweenMarkersAsOneRegion() throws IOException {
+        try (LocalPartitions registry = LocalPartitions.open(dir, LogConfig.defaults())) {
+            fill(registry, new ArrayList<>());
+            for (long[] fromAndRecords : new long[][] {{0, 4}, {5, 2}}) {
+                FetchRequest request = new FetchRequest(
+                        -1,
+                        0,
+                        1,
+                        1 << 20,
+                        FetchRequest.READ_UNCOMMITTED,
+                        0,
+                        List.of(new FetchRequest.FetchTopic(
+                                "t",
+                                List.of(new FetchRequest.FetchPartition(0, -1, fromAndRecords[0], -1L, 1 << 20)))));
+                EmbeddedChannel channel = new EmbeddedChannel();
+                RequestContext context =
+                        new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 1, 1, "test"));
+                FetchResult result = FetchReader.read(FetchPlan.resolve(request, registry, (short) 1), context, true);
+                try {
+                    // From 0: BEGIN skipped, data 1-4 kept, the ABORT at 5 ends the contiguous range.
+                    // From 5: ABORT and BEGIN skipped, data 7 and 8.
+                    assertThat(result.records()).isEqualTo(fromAndRecords[1]);
+                    assertThat(result.frame().regionCount()).isEqualTo(1);
+                } finally {
+                    result.release();
+                    channel.finishAndReleaseAll();
+                }
+            }
+        }
+    }
+}
