@@ -33,8 +33,8 @@ topic_log_bytes() { # system topic -> bytes of the topic's .log segment files on
 # Codec warm-up: the run's warm-up (lab-vs-kafka.sh) sends uncompressed records, so each broker's
 # first compressed case would also measure its JIT compiling that codec's validation path (and, for
 # Kafka, its decompressing iterators). Before each codec's recorded case, both brokers take
-# COMPRESSION_WARMUP_MB (default 512, 0 = none) of the same records with the same codec, unrecorded.
-COMPRESSION_WARMUP_MB=${COMPRESSION_WARMUP_MB:-512}
+# COMPRESSION_WARMUP_MB (default the smaller of 512 and twice --data-mb, 0 = none) of the same records with the same codec, unrecorded.
+COMPRESSION_WARMUP_MB=${COMPRESSION_WARMUP_MB:-$(( DATA_MB < 256 ? 2 * DATA_MB : 512 ))}
 compression_warm_up() { # codec level run
   [ "$COMPRESSION_WARMUP_MB" -gt 0 ] || return 0
   local topic=json-warmup-$1-$3 num=$(( COMPRESSION_WARMUP_MB * MIB / JSON_MEAN_BYTES ))
