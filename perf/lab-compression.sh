@@ -30,6 +30,26 @@ topic_log_bytes() { # system topic -> bytes of the topic's .log segment files on
   find "$dir" -path "*/$2-[0-9]*/*" -name '*.log' -printf '%s\n' 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'
 }
 
+# Codec warm-up: the run's warm-up (lab-vs-kafka.sh) sends uncompressed records, so each broker's
+# first compressed case would also measure its JIT compiling that codec's validation path (and, for
+# Kafka, its decompressing iterators). Before each codec's recorded case, both brokers take
+# COMPRESSION_WARMUP_MB (default the smaller of 512 and twice --data-mb, 0 = none) of the same records with the same codec, unrecorded.
+COMPRESSION_WARMUP_MB=${COMPRESSION_WARMUP_MB:-$(( DATA_MB < 256 ? 2 * DATA_MB : 512 ))}
+compression_warm_up() { # codec level run
+  [ "$COMPRESSION_WARMUP_MB" -gt 0 ] || return 0
+  local topic=json-warmup-$1-$3 num=$(( COMPRESSION_WARMUP_MB * MIB / JSON_MEAN_BYTES ))
+  create_both "$topic" 1
+  STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
+    --topic "$topic" --num-records "$num" --record-size 1024 --json --payload-file "$JSON_PAYLOAD" \
+    --producer-props acks=1 batch.size="$MIB" linger.ms=5 compression.type="$1" "compression.$1.level=$2" \
+    >"$WORK/warmup.out" 2>&1 || log "stellflow $1 warm-up failed"
+  # shellcheck disable=SC2086
+  kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "$JSON_PAYLOAD" \
+    --throughput -1 --command-property bootstrap.servers="$KAFKA_BS" acks=1 batch.size="$MIB" linger.ms=5 \
+    compression.type="$1" "compression.$1.level=$2" $KAFKA_PRODUCER_SOCKET_PROPS >>"$WORK/warmup.out" 2>&1 \
+    || log "kafka $1 warm-up failed"
+}
+
 compression_cases() { # run
   local run=$1 spec codec level num topic name system disk
   num=$(( DATA_MB * MIB / JSON_MEAN_BYTES ))
@@ -37,6 +57,7 @@ compression_cases() { # run
     codec=${spec%%:*} level=${spec#*:}
     topic=json-$codec-$run
     name=produce-json-1KiB-$codec$level-b1MiB-acks1
+    if [ -z "$CASES_RE" ] || [[ "$name" =~ $CASES_RE ]]; then compression_warm_up "$codec" "$level" "$run"; fi
     create_both "$topic" 1
     CASE_PAYLOAD_FILE=$JSON_PAYLOAD CASE_PRODUCER_PROPS="compression.type=$codec compression.$codec.level=$level" \
       both produce "$name" "$run" "$topic" 1024 "$MIB" 1 1 5 -1 "$num"
@@ -48,13 +69,23 @@ compression_cases() { # run
         "$(awk -v d="$disk" -v u=$(( num * JSON_MEAN_BYTES )) 'BEGIN { printf "%.4f", d / u }')" >>"$COMPRESSION_JSONL"
     done
     both consume "consume-json-1KiB-$codec$level" "$run" "$topic" 1024 0 1 - 0 -1 "$num"
+    if [ -n "$PROFILE" ] && [ "$run" = 1 ]; then
+      # --profile: CPU flame graphs of both brokers taking this codec's produce (unrecorded), so the
+      # codec's share of each broker's CPU can be compared frame by frame.
+      profiler_lib || log "async-profiler not available"
+      CASE_PAYLOAD_FILE=$JSON_PAYLOAD CASE_PRODUCER_PROPS="compression.type=$codec compression.$codec.level=$level" \
+        profile_case "event=cpu,interval=1ms" "$STAMP-stellflow-produce-json-$codec-cpu.html" || log "profiling failed"
+      CASE_PAYLOAD_FILE=$JSON_PAYLOAD CASE_PRODUCER_PROPS="compression.type=$codec compression.$codec.level=$level" \
+        profile_kafka_case "event=cpu,interval=1ms" "$STAMP-kafka-produce-json-$codec-cpu.html" || log "profiling failed"
+    fi
   done
 }
 
 # The ratio table: median over runs per system and case, from compression.jsonl.
 compression_report() {
   echo
-  echo "Compression: bytes on disk / uncompressed record bytes (median over runs; $COMPRESSION_JSONL)"
+  echo "Compression: bytes on disk / uncompressed record bytes (median over runs; $COMPRESSION_JSONL);"
+  echo "before each codec's cases both brokers took $COMPRESSION_WARMUP_MB MB of the same records with that codec (unrecorded)"
   printf '%-44s %-10s %8s %14s\n' case system ratio disk_bytes
   sed -E 's/.*"system":"([^"]*)","case":"([^"]*)".*"disk_bytes":([0-9]+).*"ratio":([0-9.]+).*/\2 \1 \4 \3/' \
     "$COMPRESSION_JSONL" | sort -k1,1 -k2,2 -k3,3n | awk '

@@ -461,7 +461,7 @@ profiler() { # pid command
   "$JAVA_HOME/bin/java" -cp "$PERF_CP" io.stellflow.perf.lab.ProfilerAttach "$1" "$AP_LIB" "$2"
 }
 # profile_case start_args html_name: profiles one extra (unrecorded) run of the 1 KiB acks=1 produce
-# case, e.g. profile_case event=cpu,interval=1ms x-cpu.html or profile_case event=alloc,alloc=16k x-alloc.html
+# case (values from CASE_PAYLOAD_FILE and more producer properties from CASE_PRODUCER_PROPS when set), e.g. profile_case event=cpu,interval=1ms x-cpu.html or profile_case event=alloc,alloc=16k x-alloc.html
 # (PROFILE_MB of 1 KiB records, default the smaller of 1024 and --data-mb).
 PROFILE_MB=${PROFILE_MB:-$(( DATA_MB < 1024 ? DATA_MB : 1024 ))}
 profile_case() {
@@ -471,7 +471,8 @@ profile_case() {
   profiler "$SF_PID" "start,$1"
   STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
     --topic "$topic" --num-records $(( PROFILE_MB * 1024 )) --record-size 1024 --throughput -1 --json \
-    --producer-props acks=1 batch.size=1048576 linger.ms=5 >"$WORK/profile.out" 2>&1 || true
+    ${CASE_PAYLOAD_FILE:+--payload-file "$CASE_PAYLOAD_FILE"} \
+    --producer-props acks=1 batch.size=1048576 linger.ms=5 ${CASE_PRODUCER_PROPS:-} >"$WORK/profile.out" 2>&1 || true
   # The collapsed stacks (beside the results) are for grepping; the HTML is the flame graph.
   profiler "$SF_PID" "dump,collapsed,file=$OUT_DIR/${2%.html}.collapsed"
   profiler "$SF_PID" "stop,file=$file"
@@ -487,8 +488,8 @@ profile_kafka_case() {
   profiler "$KAFKA_PID" "start,$1"
   # shellcheck disable=SC2086
   kafka_tool ProducerPerformance --topic "$topic" --num-records $(( PROFILE_MB * 1024 )) \
-    --payload-file "$(kafka_payload_file 1024)" --throughput -1 --command-property bootstrap.servers="$KAFKA_BS" \
-    acks=1 batch.size=1048576 linger.ms=5 $KAFKA_PRODUCER_SOCKET_PROPS >"$WORK/profile.out" 2>&1 || true
+    --payload-file "${CASE_PAYLOAD_FILE:-$(kafka_payload_file 1024)}" --throughput -1 --command-property bootstrap.servers="$KAFKA_BS" \
+    acks=1 batch.size=1048576 linger.ms=5 $KAFKA_PRODUCER_SOCKET_PROPS ${CASE_PRODUCER_PROPS:-} >"$WORK/profile.out" 2>&1 || true
   profiler "$KAFKA_PID" "dump,collapsed,file=$OUT_DIR/${2%.html}.collapsed"
   profiler "$KAFKA_PID" "stop,file=$file"
   log "flame graph: profiles/$2 ($(tail -n 1 "$WORK/profile.out"))"
