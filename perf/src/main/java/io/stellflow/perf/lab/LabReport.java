@@ -57,7 +57,7 @@ final class LabReport {
 
     static final String ASSIGN_CONSUME = "consume-assign-";
 
-    /** Case name suffix of a produce case run with {@code enable.idempotence=false} beside the same idempotent one. */
+    /** Name suffix of a produce case run with {@code enable.idempotence=false} beside its idempotent twin. */
     static final String NON_IDEMPOTENT = "-noidem";
 
     private LabReport() {}
