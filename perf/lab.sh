@@ -12,6 +12,8 @@
 # --vs-kafka: Apache Kafka 4.x from Maven Central (perf/kafka/fetch-kafka.sh, cached outside the
 #   repo), one KRaft node on 127.0.0.1, Kafka's own ProducerPerformance/ConsumerPerformance, the
 #   same workloads as ours, alternating Stellflow and Kafka case by case, fresh brokers per run.
+#   Produce cases set enable.idempotence on both: true with acks=-1, false with acks=1; the 1 KiB
+#   acks=-1 case also runs as ...-noidem with it false (issue #20: idempotent / non-idempotent).
 #   Before each run the free memory is filled with clean page cache (a file of zeros, written and
 #   synced, deleted at the end), so that the brokers' new log pages recycle cached pages as on a
 #   long-running server; --fresh-memory skips that (see docs/performance.md, "page cache").
@@ -357,10 +359,16 @@ kafka_topic() { # name partitions
 # Produce cases also read CASE_PAYLOAD_FILE (values from this file, one per line, on both systems,
 # instead of random ones of record_size) and CASE_PRODUCER_PROPS (more k=v producer properties on
 # both, e.g. compression.type=lz4): set them for one call (perf/lab-compression.sh).
+# Produce and latency cases set enable.idempotence on both systems, so neither runs on its default:
+# true with acks=-1 (both producers' default), false with acks 0 or 1 (what Kafka's producer falls back
+# to then); CASE_IDEMPOTENCE=false for one call measures acks=-1 without it (issue #20's pair).
 run_case() {
   local system=$1 kind=$2 name=$3 run=$4 topic=$5 size=$6 batch=$7 parts=$8 acks=$9 linger=${10} tput=${11} num=${12} transport=${13}
-  local pid out=$WORK/case.out before after format client_before client_after warmup=0
+  local pid out=$WORK/case.out before after format client_before client_after warmup=0 idem=-
   if [ -n "$CASES_RE" ] && ! [[ "$name" =~ $CASES_RE ]]; then return 0; fi
+  if [ "$kind" != consume ]; then
+    idem=${CASE_IDEMPOTENCE:-$([ "$acks" = -1 ] || [ "$acks" = all ] && echo true || echo false)}
+  fi
   if [ "$kind" = latency ] && [ "$tput" -gt 0 ]; then
     warmup=$(( tput * LATENCY_WARMUP_S )); num=$(( num + warmup ))
   fi
@@ -384,7 +392,8 @@ run_case() {
     STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
       --topic "$topic" --num-records "$num" --record-size "$size" --throughput "$tput" --json --name "$name" \
       --latency-from "$LATENCY_FROM" --warmup-records "$warmup" ${CASE_PAYLOAD_FILE:+--payload-file "$CASE_PAYLOAD_FILE"} \
-      --producer-props acks="$acks" batch.size="$batch" linger.ms="$linger" ${CASE_PRODUCER_PROPS:-} >"$out" 2>"$WORK/tool.log"
+      --producer-props acks="$acks" enable.idempotence="$idem" batch.size="$batch" linger.ms="$linger" ${CASE_PRODUCER_PROPS:-} \
+      >"$out" 2>"$WORK/tool.log"
     format=stellflow
   elif [ "$kind" = consume ]; then
     # shellcheck disable=SC2086
@@ -396,7 +405,7 @@ run_case() {
     # shellcheck disable=SC2086
     kafka_tool ProducerPerformance --topic "$topic" --num-records "$num" --payload-file "${CASE_PAYLOAD_FILE:-$(kafka_payload_file "$size")}" \
       $([ "$warmup" -gt 0 ] && echo "--warmup-records $warmup") --throughput "$tput" --command-property bootstrap.servers="$KAFKA_BS" acks="$acks" batch.size="$batch" \
-      linger.ms="$linger" $KAFKA_PRODUCER_SOCKET_PROPS ${CASE_PRODUCER_PROPS:-} >"$out" 2>"$WORK/tool.log"
+      linger.ms="$linger" enable.idempotence="$idem" $KAFKA_PRODUCER_SOCKET_PROPS ${CASE_PRODUCER_PROPS:-} >"$out" 2>"$WORK/tool.log"
     format=kafka-producer
   fi
   local rc=$?
@@ -413,7 +422,7 @@ run_case() {
   cp "$out" "$OUT_DIR/tool-output/$system-${name//\//_}-run$run.txt" 2>/dev/null || true
   lab add --cases "$CASES" --format "$format" --output "$out" --system "$system" --case "$name" --run "$run" \
     --kind "$kind" --transport "$transport" --record-size "$size" --batch-size "$batch" --partitions "$parts" \
-    --acks "$acks" --cpu-ticks $((after - before)) --clk-tck "$CLK_TCK" \
+    --acks "$acks" --idempotence "$idem" --cpu-ticks $((after - before)) --clk-tck "$CLK_TCK" \
     --client-cpu-ms $((client_after - client_before)) --warmup-records "$warmup" || FAILED=$((FAILED + 1))
 }
 FAILED=0

@@ -2,11 +2,14 @@ package io.stellflow.client;
 
 import io.stellflow.protocol.compression.CompressionConfig;
 import io.stellflow.protocol.compression.CompressionType;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Producer settings (Kafka names). Immutable; validated at construction.
@@ -38,12 +41,13 @@ import java.util.Properties;
  *     estimated compressed bytes ({@code docs/compression.md})
  * @param compressionLevels {@code compression.gzip.level}, {@code compression.lz4.level}, {@code
  *     compression.zstd.level} (Kafka's defaults and ranges, {@link CompressionConfig})
- * @param enableIdempotence {@code enable.idempotence} (default {@code false} for now; Kafka's
- *     default is {@code true}, ours flips with {@code acks=all} after a perf comparison, issue #20):
+ * @param enableIdempotence {@code enable.idempotence} (default {@code true}, as Kafka's since 3.0):
  *     the producer takes a producer id (InitProducerId) and stamps each batch with it and a
  *     per-partition sequence, so a retry never writes a batch twice and order holds across retries
  *     ({@code docs/exactly-once.md}, "Our producer"). Needs {@code acks=all}, {@code
- *     max.in.flight.requests.per.connection} at most 5 and {@code retries} above 0
+ *     max.in.flight.requests.per.connection} at most 5 and {@code retries} above 0. Left unset, a
+ *     conflicting setting turns it off with one INFO line naming the keys (Kafka's KIP-679 rule);
+ *     set to {@code true}, a conflicting setting is refused
  */
 public record ProducerConfig(
         ClientConfig common,
@@ -60,6 +64,8 @@ public record ProducerConfig(
         CompressionConfig compressionLevels,
         boolean enableIdempotence) {
 
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerConfig.class);
+
     /** The producer's default {@code retries}: unbounded, {@code delivery.timeout.ms} ends a send. */
     public static final int DEFAULT_RETRIES = Integer.MAX_VALUE;
 
@@ -73,8 +79,10 @@ public record ProducerConfig(
     /**
      * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code transactional.id},
      * {@code security.protocol} other than {@code PLAINTEXT}); keys it does not read are logged as one
-     * WARN. {@code enable.idempotence=true} with {@code acks} other than all, more than 5 requests in
-     * flight or {@code retries=0} is refused naming the keys (as Kafka does).
+     * WARN. Idempotence follows Kafka's rules (3.0 and KIP-679): on by default; {@code
+     * enable.idempotence=true} with {@code acks} other than all, more than 5 requests in flight or
+     * {@code retries=0} is refused naming the keys; {@code enable.idempotence} left unset with such a
+     * setting gives a non-idempotent producer and one INFO line naming the keys.
      *
      * @throws IllegalArgumentException naming the bad or refused key and its value
      */
@@ -98,28 +106,57 @@ public record ProducerConfig(
                 v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE),
                 compressionType(v.string("compression.type", "none")),
                 CompressionConfig.from(levels(props)),
-                v.booleanValue("enable.idempotence", false));
-        if (config.enableIdempotence()) {
-            checkIdempotence(config);
+                v.booleanValue("enable.idempotence", true));
+        List<String> conflicts = config.enableIdempotence() ? idempotenceConflicts(config) : List.of();
+        if (conflicts.isEmpty()) {
+            return config;
         }
-        return config;
+        if (props.getProperty("enable.idempotence") != null) {
+            throw new IllegalArgumentException("enable.idempotence=true needs " + String.join("; ", conflicts));
+        }
+        LOG.info(
+                "enable.idempotence not set: the producer is not idempotent (a retry may write a batch twice)"
+                        + " since idempotence needs {}",
+                String.join("; ", conflicts));
+        return config.withIdempotence(false);
     }
 
-    /** The settings idempotence needs (Kafka's rules), each refusal naming the keys. */
-    private static void checkIdempotence(ProducerConfig c) {
+    /** This configuration with {@code enable.idempotence} set to {@code enabled}, nothing else changed. */
+    ProducerConfig withIdempotence(boolean enabled) {
+        return new ProducerConfig(
+                common,
+                batchSizeBytes,
+                lingerMs,
+                acks,
+                maxInFlightPerConnection,
+                maxRequestBytes,
+                bufferMemoryBytes,
+                maxBlockMs,
+                deliveryTimeoutMs,
+                requestTimeoutMsOnBroker,
+                compressionType,
+                compressionLevels,
+                enabled);
+    }
+
+    /**
+     * The settings of {@code c} that idempotence cannot work with (Kafka's rules), each as "what it
+     * needs, what is set, how to fix it"; empty when there are none. Whether that is an error or
+     * turns idempotence off depends on whether {@code enable.idempotence} was set ({@link #from}).
+     */
+    static List<String> idempotenceConflicts(ProducerConfig c) {
+        List<String> conflicts = new ArrayList<>(3);
         if (c.acks() != -1) {
-            throw new IllegalArgumentException("enable.idempotence=true needs acks=all (-1), not acks=" + c.acks()
-                    + ": set acks=all or enable.idempotence=false");
+            conflicts.add("acks=all (-1), not acks=" + c.acks() + ": set acks=all or enable.idempotence=false");
         }
         if (c.maxInFlightPerConnection() > MAX_IDEMPOTENT_IN_FLIGHT) {
-            throw new IllegalArgumentException("enable.idempotence=true needs max.in.flight.requests.per.connection <= "
-                    + MAX_IDEMPOTENT_IN_FLIGHT + ", not " + c.maxInFlightPerConnection()
-                    + ": lower it or set enable.idempotence=false");
+            conflicts.add("max.in.flight.requests.per.connection <= " + MAX_IDEMPOTENT_IN_FLIGHT + ", not "
+                    + c.maxInFlightPerConnection() + ": lower it or set enable.idempotence=false");
         }
         if (c.common().retries() == 0) {
-            throw new IllegalArgumentException(
-                    "enable.idempotence=true needs retries > 0, not retries=0: raise it or set enable.idempotence=false");
+            conflicts.add("retries > 0, not retries=0: raise it or set enable.idempotence=false");
         }
+        return conflicts;
     }
 
     private static CompressionType compressionType(String raw) {

@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * docs/spec/wire-protocol.md} decision 9.i, so the offset is known too), or fails with a {@link
  * StellflowException} carrying the error code; {@link #send(ProducerRecord, Callback)} calls a
  * {@link Callback} with the same outcome instead. Records sent to one partition are written in
- * {@code send} order, retries included (with more than one request in flight, strictly so only with
- * {@code enable.idempotence=true}, which also keeps a retry after a lost ack from writing a batch
- * twice: {@link ProducerConfig}, {@code docs/exactly-once.md}).
+ * {@code send} order, retries included (with more than one request in flight, strictly so only when
+ * idempotent, the default with {@code acks=all}, which also keeps a retry after a lost ack from
+ * writing a batch twice: {@code enable.idempotence} in {@link ProducerConfig}, {@code
+ * docs/exactly-once.md}).
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
  * run on the client's I/O thread: they must be short and must not block (and must not call {@link

@@ -51,43 +51,6 @@ class ClientKeysTest {
         assertThat(c.common().bootstrapServers()).hasSize(1);
     }
 
-    /** Issue #20: enable.idempotence is read (default false for now) and needs Kafka's settings. */
-    @Test
-    void idempotenceNeedsAcksAllAtMostFiveInFlightAndRetries() {
-        assertThat(ProducerConfig.from(props()).enableIdempotence()).isFalse();
-        ProducerConfig on = ProducerConfig.from(props("enable.idempotence", "TRUE"));
-        assertThat(on.enableIdempotence()).isTrue();
-        assertThat(on.acks()).isEqualTo((short) -1);
-        assertThat(ProducerConfig.from(props(
-                                "enable.idempotence",
-                                "true",
-                                "acks",
-                                "all",
-                                "max.in.flight.requests.per.connection",
-                                "5",
-                                "retries",
-                                "3"))
-                        .enableIdempotence())
-                .isTrue();
-        assertThatThrownBy(() -> ProducerConfig.from(props("enable.idempotence", "true", "acks", "1")))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("enable.idempotence=true needs acks=all (-1), not acks=1: set acks=all or"
-                        + " enable.idempotence=false");
-        assertThatThrownBy(() -> ProducerConfig.from(
-                        props("enable.idempotence", "true", "max.in.flight.requests.per.connection", "6")))
-                .hasMessage("enable.idempotence=true needs max.in.flight.requests.per.connection <= 5, not 6: lower"
-                        + " it or set enable.idempotence=false");
-        assertThatThrownBy(() -> ProducerConfig.from(props("enable.idempotence", "true", "retries", "0")))
-                .hasMessage("enable.idempotence=true needs retries > 0, not retries=0: raise it or set"
-                        + " enable.idempotence=false");
-        assertThatThrownBy(() -> ProducerConfig.from(props("enable.idempotence", "yes")))
-                .hasMessage("invalid value for enable.idempotence: 'yes' (true or false)");
-        // Without idempotence the same settings stay legal.
-        assertThat(ProducerConfig.from(props("acks", "1", "max.in.flight.requests.per.connection", "6", "retries", "0"))
-                        .maxInFlightPerConnection())
-                .isEqualTo(6);
-    }
-
     /** Issue #21: compression.type and Kafka's level keys are honoured; bad values name key and value. */
     @Test
     void compressionTypeAndLevelsAreReadAndBadValuesRefused() {

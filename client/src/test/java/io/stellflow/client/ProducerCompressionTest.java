@@ -103,7 +103,8 @@ class ProducerCompressionTest {
     @Test
     void aBatchThatCompressesOverBatchSizeIsSentAsSeveralBatchesWithinIt() {
         // The estimate says 0.05 but the values are random (incompressible): 16 times batch.size of
-        // records, which cannot compress to batch.size; they go out as consecutive batches.
+        // records, which cannot compress to batch.size; they go out as consecutive batches (a
+        // non-idempotent producer's split: an idempotent one never splits a batch).
         TopicPartition tp = new TopicPartition("t", 0);
         int batchSize = 16_384;
         ProducerBatch batch =
@@ -119,8 +120,13 @@ class ProducerCompressionTest {
             values.add(value);
         }
         batch.close();
-        try (ProducerCompression c = ProducerCompression.of(
-                        config("compression.type", "lz4", "batch.size", Integer.toString(batchSize)));
+        try (ProducerCompression c = ProducerCompression.of(config(
+                        "compression.type",
+                        "lz4",
+                        "batch.size",
+                        Integer.toString(batchSize),
+                        "enable.idempotence",
+                        "false"));
                 RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
             double ratio = c.compress(batch, PooledByteBufAllocator.DEFAULT);
             assertThat(ratio).isGreaterThan(0.9);

@@ -11,18 +11,24 @@ import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Issue #20: {@code stellflow-perf.sh produce --producer-props enable.idempotence=true} runs our
  * idempotent producer (here with lz4, so compressed batches carry the producer fields too) against a
  * real broker: every record arrives, the stored batches carry a producer id and sequences, and the
  * records read back are as many as were sent. Idempotence with {@code acks=1} is refused naming the
- * keys.
+ * keys. Without {@code enable.idempotence} the tool is idempotent as Kafka's ProducerPerformance is
+ * (our producer's default since issue #20, point 3), unless {@code acks} is not all; {@code
+ * enable.idempotence=false} turns it off, as the perf lab's non-idempotent cases do.
  */
 @IntegrationTest
 class PerfIdempotenceTest {
@@ -121,9 +127,55 @@ class PerfIdempotenceTest {
         assertThat(run.err()).contains("enable.idempotence=true needs acks=all (-1), not acks=1");
     }
 
+    @ParameterizedTest(name = "--producer-props {0}: idempotent {1}")
+    @CsvSource({"'', true", "acks=all, true", "enable.idempotence=false, false", "acks=1, false"})
+    void idempotentByDefaultUnlessAcksIsNotAllOrItIsTurnedOff(String props, boolean idempotent) throws Exception {
+        String topic = "default-" + idempotent + "-" + Math.abs(props.hashCode());
+        try (StellflowAdmin admin = InProcessBroker.admin(server)) {
+            admin.createTopic(topic, 1);
+        }
+        List<String> args = new ArrayList<>(List.of(
+                "produce",
+                "--bootstrap-server",
+                bootstrap,
+                "--topic",
+                topic,
+                "--record-size",
+                "100",
+                "--num-records",
+                "500",
+                "--json",
+                "--producer-props",
+                "batch.size=2048"));
+        if (!props.isEmpty()) {
+            args.add(props);
+        }
+        JsonNode produced = PerfRun.of(args.toArray(String[]::new)).json();
+        assertThat(produced.get("errors").asLong()).isZero();
+
+        ByteBuf log = Unpooled.wrappedBuffer(firstSegment(topic));
+        int batches = 0;
+        for (int pos = 0; pos + RecordBatchLayout.HEADER_SIZE <= log.writerIndex(); ) {
+            long producerId = RecordBatchLayout.producerId(log, pos);
+            if (idempotent) {
+                assertThat(producerId).as("producer id of batch %d", batches).isNotNegative();
+            } else {
+                assertThat(producerId).as("producer id of batch %d", batches).isEqualTo(-1L);
+                assertThat(RecordBatchLayout.baseSequence(log, pos)).isEqualTo(-1);
+            }
+            batches++;
+            pos += RecordBatchLayout.batchSize(log, pos);
+        }
+        assertThat(batches).isGreaterThan(1);
+    }
+
     /** The bytes of the partition's first (only) segment. */
     private byte[] firstSegment() throws Exception {
-        try (Stream<Path> files = Files.list(dataDir.resolve("data").resolve("idem-0"))) {
+        return firstSegment("idem");
+    }
+
+    private byte[] firstSegment(String topic) throws Exception {
+        try (Stream<Path> files = Files.list(dataDir.resolve("data").resolve(topic + "-0"))) {
             Path log = files.filter(f -> f.getFileName().toString().endsWith(".log"))
                     .sorted()
                     .findFirst()

@@ -57,7 +57,9 @@ public final class ConsoleProducer implements Callable<Integer> {
     @Option(names = "--producer-property", description = "producer property k=v (for example linger.ms=10)")
     Map<String, String> producerProps = new HashMap<>();
 
-    @Option(names = "--acks", description = "acks: 0, 1 or -1/all (default -1)")
+    @Option(
+            names = "--acks",
+            description = "acks: 0, 1 or -1/all (default -1, idempotent; 0 or 1 turn idempotence off)")
     String acks;
 
     @Option(names = "--batch-size", description = "batch.size in bytes")

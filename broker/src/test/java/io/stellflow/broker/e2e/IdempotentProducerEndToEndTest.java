@@ -27,11 +27,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Our producer with {@code enable.idempotence=true} against a real broker whose acks get lost
- * (issue #20): a {@link LostAckProxy} closes the connection after the broker appended a Produce
- * request, three times, with up to 5 requests in flight. Every record is read back exactly once, in
- * send order, at the offset its send reported; the same run without idempotence and one lost ack
- * writes duplicates, which shows the proxy does lose acks of appended batches.
+ * Our producer with {@code enable.idempotence=true}, and with its defaults (idempotent since issue
+ * #20, point 3), against a real broker whose acks get lost: a {@link LostAckProxy} closes the
+ * connection after the broker appended a Produce request, three times, with up to 5 requests in
+ * flight. Every record is read back exactly once, in send order, at the offset its send reported;
+ * the same run with {@code enable.idempotence=false} and one lost ack writes duplicates, which shows
+ * the proxy does lose acks of appended batches.
  */
 @IntegrationTest
 class IdempotentProducerEndToEndTest {
@@ -47,9 +48,18 @@ class IdempotentProducerEndToEndTest {
     @ParameterizedTest
     @ValueSource(strings = {"none", "lz4"})
     void retriesAfterLostAcksWriteEachRecordOnceInOrder(String compression) throws Exception {
-        Result r = run(true, DROPPED, compression);
+        Result r = run("true", DROPPED, compression);
         assertThat(r.droppedAnswers).isEqualTo(DROPPED.size());
         assertThat(r.duplicates).isZero();
+        assertThat(r.read).isEqualTo(RECORDS);
+    }
+
+    /** Neither {@code enable.idempotence} nor {@code acks} set: Kafka's defaults, idempotent. */
+    @Test
+    void aDefaultConfiguredProducerRetriesLostAcksWithoutDuplicates() throws Exception {
+        Result r = run(null, DROPPED, "none");
+        assertThat(r.droppedAnswers).isEqualTo(DROPPED.size());
+        assertThat(r.duplicates).as("records written twice").isZero();
         assertThat(r.read).isEqualTo(RECORDS);
     }
 
@@ -57,14 +67,16 @@ class IdempotentProducerEndToEndTest {
     void withoutIdempotenceTheSameLostAcksWriteDuplicates() throws Exception {
         // One lost ack: without idempotence a request carries several batches per partition, so a run
         // has fewer requests than the idempotent one.
-        Result r = run(false, Set.of(2), "none");
+        Result r = run("false", Set.of(2), "none");
         assertThat(r.droppedAnswers).isEqualTo(1);
         assertThat(r.duplicates).as("records written twice").isPositive();
     }
 
     private record Result(int droppedAnswers, int read, int duplicates) {}
 
-    private Result run(boolean idempotent, Set<Integer> dropped, String compression) throws Exception {
+    /** {@code idempotence}: the value of {@code enable.idempotence}, null to leave it and acks unset. */
+    private Result run(String idempotence, Set<Integer> dropped, String compression) throws Exception {
+        boolean idempotent = !"false".equals(idempotence);
         try (LostAckProxy proxy = new LostAckProxy(dropped)) {
             Properties p = SingleBroker.props(dataDir);
             p.setProperty("transport", "nio");
@@ -75,7 +87,7 @@ class IdempotentProducerEndToEndTest {
                 try (StellflowAdmin admin = new StellflowAdmin(SingleBroker.clientProps(server))) {
                     admin.createTopic("orders", PARTITIONS);
                 }
-                long[] offsets = produce(proxy, idempotent, compression);
+                long[] offsets = produce(proxy, idempotence, compression);
                 Result r = readBack(server, offsets, idempotent);
                 return new Result(proxy.droppedAnswers.get(), r.read(), r.duplicates());
             } finally {
@@ -84,11 +96,13 @@ class IdempotentProducerEndToEndTest {
         }
     }
 
-    private static long[] produce(LostAckProxy proxy, boolean idempotent, String compression) throws Exception {
+    private static long[] produce(LostAckProxy proxy, String idempotence, String compression) throws Exception {
         Properties props = new Properties();
         props.setProperty("bootstrap.servers", "127.0.0.1:" + proxy.port());
-        props.setProperty("enable.idempotence", Boolean.toString(idempotent));
-        props.setProperty("acks", "all");
+        if (idempotence != null) {
+            props.setProperty("enable.idempotence", idempotence);
+            props.setProperty("acks", "all");
+        }
         props.setProperty("compression.type", compression);
         props.setProperty("linger.ms", "1");
         props.setProperty("batch.size", "2048");

@@ -71,6 +71,12 @@ public final class LabCommand implements Runnable {
         @Option(names = "--acks", defaultValue = "-")
         String acks;
 
+        @Option(
+                names = "--idempotence",
+                defaultValue = "-",
+                description = "the producer's enable.idempotence: true, false or - (no producer)")
+        String idempotence;
+
         @Option(names = "--cpu-ticks", required = true, description = "broker utime+stime ticks over the case")
         long cpuTicks;
 
@@ -107,6 +113,7 @@ public final class LabCommand implements Runnable {
                     batchSize,
                     partitions,
                     acks,
+                    idempotence,
                     s.records(),
                     s.bytes(),
                     s.elapsedMs(),

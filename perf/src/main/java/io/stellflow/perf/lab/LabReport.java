@@ -57,6 +57,9 @@ final class LabReport {
 
     static final String ASSIGN_CONSUME = "consume-assign-";
 
+    /** Name suffix of a produce case run with {@code enable.idempotence=false} beside its idempotent twin. */
+    static final String NON_IDEMPOTENT = "-noidem";
+
     private LabReport() {}
 
     static List<LabResult> readCases(Path jsonl) throws IOException {
@@ -104,6 +107,7 @@ final class LabReport {
                     f.batchSize(),
                     f.partitions(),
                     f.acks(),
+                    f.idempotence(),
                     (long) median(g, LabResult::records),
                     (long) median(g, LabResult::bytes),
                     (long) median(g, LabResult::elapsedMs),
@@ -180,18 +184,19 @@ final class LabReport {
                 limits.loopbackMbPerS() > 0 ? fmt(limits.loopbackMbPerS()) : "n/a",
                 limits.diskWriteMbPerS() > 0 ? fmt(limits.diskWriteMbPerS()) : "n/a"));
         sb.append("Medians of the runs (`runs` column).\n\n");
-        sb.append("| system | case | transport | runs | MB/s | records/s | p50 ms | p99 ms | p99.9 ms |"
-                + " broker CPU s/GB | client CPU s/GB | % loopback | % disk |\n");
-        sb.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        sb.append("| system | case | transport | idempotence | runs | MB/s | records/s | p50 ms | p99 ms |"
+                + " p99.9 ms | broker CPU s/GB | client CPU s/GB | % loopback | % disk |\n");
+        sb.append("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         List<LabResult> sorted = new ArrayList<>(medians);
         sorted.sort(Comparator.comparing(LabResult::caseName).thenComparing(LabResult::system));
         for (LabResult m : sorted) {
             sb.append(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
+                    "| %s | %s | %s | %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s |\n",
                     m.system(),
                     m.caseName(),
                     m.transport(),
+                    m.idempotence() == null ? "-" : m.idempotence(),
                     m.run(),
                     fmt(m.mbPerS()),
                     m.recordsPerS(),
@@ -204,6 +209,7 @@ final class LabReport {
                     m.kind().equals("consume") ? "" : pct(m.mbPerS(), limits.diskWriteMbPerS())));
         }
         groupSection(sb, sorted);
+        idempotenceSection(sb, sorted);
         if (!ratios.isEmpty()) {
             boolean times = ratios.stream().anyMatch(r -> r.time() >= 0);
             sb.append("\n## Stellflow / Kafka (medians; throughput above 1 is better, latency, CPU"
@@ -280,6 +286,43 @@ final class LabReport {
                     rebalance ? "" : opt(m.p99Ms()),
                     rebalance ? "" : opt(m.p999Ms()),
                     m.errors()));
+        }
+    }
+
+    /**
+     * Issue #20's target, idempotent produce within 3% of non-idempotent on our broker: each system's
+     * case {@code <name>} run idempotent beside {@code <name>}{@value #NON_IDEMPOTENT} (the same
+     * workload with {@code enable.idempotence=false}), as ratios of medians (idempotent over not).
+     */
+    private static void idempotenceSection(StringBuilder sb, List<LabResult> sorted) {
+        List<String> pairs = new ArrayList<>();
+        for (LabResult off : sorted) {
+            if (!off.caseName().endsWith(NON_IDEMPOTENT)) {
+                continue;
+            }
+            String onName = off.caseName().substring(0, off.caseName().length() - NON_IDEMPOTENT.length());
+            sorted.stream()
+                    .filter(on ->
+                            on.system().equals(off.system()) && on.caseName().equals(onName))
+                    .findFirst()
+                    .ifPresent(on -> pairs.add(String.format(
+                            Locale.ROOT,
+                            "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                            on.system(),
+                            onName,
+                            fmt(on.mbPerS()),
+                            fmt(off.mbPerS()),
+                            opt(ratio(on.mbPerS(), off.mbPerS())),
+                            opt(ratio(on.p99Ms(), off.p99Ms())),
+                            opt(ratio(on.brokerCpuSecondsPerGb(), off.brokerCpuSecondsPerGb())),
+                            opt(ratio(totalCpuPerGb(on), totalCpuPerGb(off))))));
+        }
+        if (!pairs.isEmpty()) {
+            sb.append("\n## Idempotent / non-idempotent produce (medians; the target is a throughput ratio of at"
+                    + " least 0.97 on Stellflow)\n\n");
+            sb.append("| system | case | idempotent MB/s | non-idempotent MB/s | throughput | p99 | broker CPU s/GB |"
+                    + " broker+client CPU s/GB |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
+            pairs.forEach(sb::append);
         }
     }
 

@@ -13,6 +13,9 @@ package io.stellflow.perf.lab;
  * @param caseName the workload name, the same for both systems so that they can be paired
  * @param run 1-based repetition number
  * @param kind {@code produce}, {@code consume}, {@code latency} or {@code end-to-end}
+ * @param idempotence the producer's {@code enable.idempotence} as the lab set it on both systems
+ *     ({@code true} or {@code false}), {@code -} for cases without a producer or recorded before
+ *     issue #20 (null when read from such a file)
  */
 public record LabResult(
         String system,
@@ -24,6 +27,7 @@ public record LabResult(
         int batchSize,
         int partitions,
         String acks,
+        String idempotence,
         long records,
         long bytes,
         long elapsedMs,

@@ -49,8 +49,8 @@ class ChartsTest {
             double p999,
             double cpuPerGb) {
         return new LabResult(
-                system, name, run, kind, "-", 1024, 1 << 20, 1, "1", 1000, 1 << 20, elapsedMs, mbPerS, recPerS, p50,
-                p99, p999, cpuPerGb, cpuPerGb, -1, -1, 0);
+                system, name, run, kind, "-", 1024, 1 << 20, 1, "1", "false", 1000, 1 << 20, elapsedMs, mbPerS, recPerS,
+                p50, p99, p999, cpuPerGb, cpuPerGb, -1, -1, 0);
     }
 
     /** Two systems, three runs of a produce, a consume and a fixed-rate case, and group cases. */

@@ -9,8 +9,8 @@ class LabReportTest {
     private static LabResult result(
             String system, String name, String kind, long elapsedMs, double mbPerS, double recPerS, double p99) {
         return new LabResult(
-                system, name, 1, kind, "-", 0, 0, 1, "-", 900, 0, elapsedMs, mbPerS, recPerS, -1, p99, -1, 1.0, -1, 1.0,
-                -1, 0);
+                system, name, 1, kind, "-", 0, 0, 1, "-", "-", 900, 0, elapsedMs, mbPerS, recPerS, -1, p99, -1, 1.0, -1,
+                1.0, -1, 0);
     }
 
     @Test
@@ -78,5 +78,59 @@ class LabReportTest {
                 .contains("| stellflow | commit-2 | 1 |  | 2500 |")
                 .contains("rebalance time |")
                 .contains("| rebalance-3x30-join | n/a | n/a | n/a | n/a | n/a | 0.03 |");
+    }
+
+    private static LabResult produce(String system, String name, String idempotence, double mbPerS, double cpuPerGb) {
+        return new LabResult(
+                system,
+                name,
+                1,
+                "produce",
+                "nio",
+                1024,
+                1 << 20,
+                1,
+                "-1",
+                idempotence,
+                1000,
+                1 << 30,
+                1000,
+                mbPerS,
+                mbPerS * 1024,
+                1,
+                2,
+                3,
+                cpuPerGb,
+                cpuPerGb,
+                0.5,
+                0.5,
+                0);
+    }
+
+    @Test
+    void theMarkdownShowsEachCasesIdempotenceAndPairsItWithItsNonIdempotentTwin() {
+        List<LabResult> medians = LabReport.medians(List.of(
+                produce("stellflow", "produce-1KiB-b1MiB-acks-1", "true", 600, 0.5),
+                produce("stellflow", "produce-1KiB-b1MiB-acks-1-noidem", "false", 610, 0.49),
+                produce("kafka", "produce-1KiB-b1MiB-acks-1", "true", 290, 1.0),
+                produce("kafka", "produce-1KiB-b1MiB-acks-1-noidem", "false", 300, 0.8),
+                produce("kafka", "produce-16KiB-b1MiB-acks-1-noidem", "false", 400, 0.8),
+                result("stellflow", "consume-1KiB", "consume", 1000, 800, 0, -1)));
+        String md = LabReport.markdown("note", new LabReport.Limits(0, 0), medians, LabReport.ratios(medians));
+
+        assertThat(md)
+                .contains("| system | case | transport | idempotence | runs |")
+                .contains("| stellflow | produce-1KiB-b1MiB-acks-1 | nio | true | 1 | 600.0 |")
+                .contains("| stellflow | produce-1KiB-b1MiB-acks-1-noidem | nio | false | 1 | 610.0 |")
+                .contains("| stellflow | consume-1KiB | - | - | 1 | 800.0 |")
+                .contains("## Idempotent / non-idempotent produce")
+                .contains("| stellflow | produce-1KiB-b1MiB-acks-1 | 600.0 | 610.0 | 0.98 | 1.00 | 1.02 | 1.01 |")
+                .contains("| kafka | produce-1KiB-b1MiB-acks-1 | 290.0 | 300.0 | 0.97 | 1.00 | 1.25 | 1.15 |")
+                // A non-idempotent case without its idempotent twin is in the main table only.
+                .doesNotContain("| kafka | produce-16KiB-b1MiB-acks-1 |");
+        // The Stellflow / Kafka table keeps comparing each case across systems.
+        assertThat(LabReport.ratios(medians))
+                .extracting(LabReport.Ratio::caseName)
+                .containsExactly("produce-1KiB-b1MiB-acks-1", "produce-1KiB-b1MiB-acks-1-noidem");
     }
 }

@@ -98,7 +98,7 @@ class ToolOutputTest {
 
     private static LabResult result(String system, int run, double mbPerS, double p99) {
         return new LabResult(
-                system, "c", run, "produce", "-", 1024, 1 << 20, 1, "1", 1, 1, 1, mbPerS, 1, 1, p99, p99, 1, 1, p99,
-                p99, 0);
+                system, "c", run, "produce", "-", 1024, 1 << 20, 1, "1", "false", 1, 1, 1, mbPerS, 1, 1, p99, p99, 1, 1,
+                p99, p99, 0);
     }
 }

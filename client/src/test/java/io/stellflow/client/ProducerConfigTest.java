@@ -1,0 +1,144 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ch.qos.logback.classic.Level;
+import io.stellflow.testsupport.LogLines;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * {@code enable.idempotence} as Kafka has it since 3.0 and KIP-679 (issue #20, point 3): on by
+ * default with {@code acks=all}; left unset, a conflicting {@code acks}, {@code
+ * max.in.flight.requests.per.connection} or {@code retries} turns it off with one INFO line; set to
+ * {@code true}, the same conflict is refused naming the keys.
+ */
+class ProducerConfigTest {
+    @RegisterExtension
+    final LogLines configLog = LogLines.of(ProducerConfig.class).atLevel(Level.INFO);
+
+    private static ProducerConfig from(String... kv) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "127.0.0.1:9092");
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return ProducerConfig.from(p);
+    }
+
+    @Test
+    void defaultsAreIdempotentWithAcksAllFiveInFlightAndUnboundedRetries() {
+        ProducerConfig c = from();
+        assertThat(c.enableIdempotence()).isTrue();
+        assertThat(c.acks()).isEqualTo((short) -1);
+        assertThat(c.maxInFlightPerConnection()).isEqualTo(ProducerConfig.MAX_IDEMPOTENT_IN_FLIGHT);
+        assertThat(c.common().retries()).isEqualTo(ProducerConfig.DEFAULT_RETRIES);
+        assertThat(ProducerConfig.idempotenceConflicts(c)).isEmpty();
+        assertThat(configLog.messages()).isEmpty();
+    }
+
+    @Test
+    void settingsIdempotenceCanWorkWithKeepItOnSilently() {
+        assertThat(from("acks", "all", "max.in.flight.requests.per.connection", "1", "retries", "1")
+                        .enableIdempotence())
+                .isTrue();
+        assertThat(from("acks", "-1", "max.in.flight.requests.per.connection", "5")
+                        .enableIdempotence())
+                .isTrue();
+        assertThat(from("enable.idempotence", "TRUE", "acks", "all", "retries", "3")
+                        .enableIdempotence())
+                .isTrue();
+        assertThat(configLog.messages()).isEmpty();
+    }
+
+    @Test
+    void explicitFalseTurnsItOffWhateverElseIsSet() {
+        assertThat(from("enable.idempotence", "false").enableIdempotence()).isFalse();
+        ProducerConfig c = from(
+                "enable.idempotence",
+                "False",
+                "acks",
+                "0",
+                "max.in.flight.requests.per.connection",
+                "6",
+                "retries",
+                "0");
+        assertThat(c.enableIdempotence()).isFalse();
+        assertThat(c.acks()).isEqualTo((short) 0);
+        assertThat(c.maxInFlightPerConnection()).isEqualTo(6);
+        assertThat(c.common().retries()).isZero();
+        assertThat(configLog.messages()).isEmpty();
+    }
+
+    @Test
+    void unsetAndAcksOtherThanAllTurnsItOffWithOneInfoLine() {
+        ProducerConfig one = from("acks", "1");
+        assertThat(one.enableIdempotence()).isFalse();
+        assertThat(one.acks()).isEqualTo((short) 1);
+        assertThat(from("acks", "0").enableIdempotence()).isFalse();
+        assertThat(configLog.at(Level.INFO)).hasSize(2);
+        assertThat(configLog.messages())
+                .containsExactly(
+                        "enable.idempotence not set: the producer is not idempotent (a retry may write a batch"
+                                + " twice) since idempotence needs acks=all (-1), not acks=1: set acks=all or"
+                                + " enable.idempotence=false",
+                        "enable.idempotence not set: the producer is not idempotent (a retry may write a batch"
+                                + " twice) since idempotence needs acks=all (-1), not acks=0: set acks=all or"
+                                + " enable.idempotence=false");
+    }
+
+    @Test
+    void unsetAndMoreThanFiveInFlightTurnsItOff() {
+        ProducerConfig c = from("max.in.flight.requests.per.connection", "6");
+        assertThat(c.enableIdempotence()).isFalse();
+        assertThat(c.maxInFlightPerConnection()).isEqualTo(6);
+        assertThat(configLog.messages())
+                .singleElement()
+                .asString()
+                .endsWith("idempotence needs max.in.flight.requests.per.connection <= 5, not 6: lower it or set"
+                        + " enable.idempotence=false");
+    }
+
+    @Test
+    void unsetAndRetriesZeroTurnsItOff() {
+        ProducerConfig c = from("retries", "0");
+        assertThat(c.enableIdempotence()).isFalse();
+        assertThat(c.common().retries()).isZero();
+        assertThat(configLog.messages())
+                .singleElement()
+                .asString()
+                .endsWith("idempotence needs retries > 0, not retries=0: raise it or set enable.idempotence=false");
+    }
+
+    @Test
+    void unsetWithSeveralConflictsNamesThemAllInOneLine() {
+        ProducerConfig c = from("acks", "1", "max.in.flight.requests.per.connection", "10", "retries", "0");
+        assertThat(c.enableIdempotence()).isFalse();
+        assertThat(configLog.messages()).singleElement().asString().contains("not acks=1", "not 10", "not retries=0");
+    }
+
+    @Test
+    void explicitTrueWithAConflictIsRefusedNamingTheKeys() {
+        assertThatThrownBy(() -> from("enable.idempotence", "true", "acks", "1"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("enable.idempotence=true needs acks=all (-1), not acks=1: set acks=all or"
+                        + " enable.idempotence=false");
+        assertThatThrownBy(() -> from("enable.idempotence", "true", "acks", "0"))
+                .hasMessageStartingWith("enable.idempotence=true needs acks=all (-1), not acks=0");
+        assertThatThrownBy(() -> from("enable.idempotence", "true", "max.in.flight.requests.per.connection", "6"))
+                .hasMessage("enable.idempotence=true needs max.in.flight.requests.per.connection <= 5, not 6: lower"
+                        + " it or set enable.idempotence=false");
+        assertThatThrownBy(() -> from("enable.idempotence", "true", "retries", "0"))
+                .hasMessage("enable.idempotence=true needs retries > 0, not retries=0: raise it or set"
+                        + " enable.idempotence=false");
+        assertThatThrownBy(() -> from("enable.idempotence", "true", "acks", "1", "retries", "0"))
+                .hasMessage("enable.idempotence=true needs acks=all (-1), not acks=1: set acks=all or"
+                        + " enable.idempotence=false; retries > 0, not retries=0: raise it or set"
+                        + " enable.idempotence=false");
+        assertThatThrownBy(() -> from("enable.idempotence", "yes"))
+                .hasMessage("invalid value for enable.idempotence: 'yes' (true or false)");
+        assertThat(configLog.messages()).isEmpty();
+    }
+}
