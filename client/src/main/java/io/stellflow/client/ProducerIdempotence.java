@@ -50,7 +50,23 @@ final class ProducerIdempotence {
 
         /** A stamped batch failed for good: the later sequences of this id are void until the reset. */
         boolean hole;
+
+        /** Batches stamped on this partition so far (any producer id): each stamp's place in that order. */
+        long stamps;
+
+        /** The place in stamp order of each batch in {@link #outstanding}, in the same order. */
+        final ArrayDeque<Long> outstandingStamps = new ArrayDeque<>();
     }
+
+    /**
+     * The most batches a partition stamps from its oldest outstanding batch on, that batch included: 5,
+     * the batches per producer the broker keeps to answer a retry with the original offset (spec
+     * §6.12, as Kafka's {@code max.in.flight.requests.per.connection} limit for idempotence). Answers
+     * of later batches may come back while an earlier one's is lost; without this bound the producer
+     * would go on sending, the broker would forget the earlier batch, and its retry would get {@code
+     * OUT_OF_ORDER_SEQUENCE_NUMBER} although it was appended.
+     */
+    static final int RETRY_WINDOW_BATCHES = 5;
 
     private long producerId = -1;
     private short epoch = -1;
@@ -100,6 +116,7 @@ final class ProducerIdempotence {
         for (Partition p : partitions) {
             p.nextSequence = 0;
             p.outstanding.clear();
+            p.outstandingStamps.clear();
             p.hole = false;
         }
     }
@@ -140,6 +157,38 @@ final class ProducerIdempotence {
         // Sequences wrap to 0 after Integer.MAX_VALUE, as Kafka's do (spec §6.12 counts records).
         p.nextSequence = (int) ((p.nextSequence + (long) b.recordCount()) & Integer.MAX_VALUE);
         p.outstanding.addLast(b);
+        p.outstandingStamps.addLast(p.stamps++);
+    }
+
+    /**
+     * Whether {@code b} may be sent now on partition {@code p}: a batch stamped under the current id
+     * (a retry) always; a new one only while fewer than {@link #RETRY_WINDOW_BATCHES} batches were
+     * stamped since the partition's oldest outstanding one, so every retry stays among the batches the
+     * broker remembers.
+     */
+    boolean maySend(ProducerBatch b, Partition p) {
+        if (b.producerId == producerId && b.producerEpoch == epoch) {
+            return true;
+        }
+        Long oldest = p.outstandingStamps.peekFirst();
+        return oldest == null || p.stamps - oldest < RETRY_WINDOW_BATCHES;
+    }
+
+    /** Removes {@code b} from {@code p}'s outstanding batches; whether it was one. */
+    private static boolean settle(ProducerBatch b, Partition p) {
+        int i = 0;
+        for (var it = p.outstanding.iterator(); it.hasNext(); i++) {
+            if (it.next() == b) {
+                it.remove();
+                var stamps = p.outstandingStamps.iterator();
+                for (int j = 0; j <= i; j++) {
+                    stamps.next();
+                }
+                stamps.remove();
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -151,12 +200,12 @@ final class ProducerIdempotence {
     Outcome onResult(ProducerBatch b, Partition p, short code, boolean retriesLeft) {
         boolean current = b.producerId == producerId && b.producerEpoch == epoch;
         if (code == Errors.NONE) {
-            p.outstanding.remove(b);
+            settle(b, p);
             return Outcome.COMPLETE;
         }
         boolean sequenceError = code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH;
         if (sequenceError && (!current || p.hole) && retriesLeft) {
-            p.outstanding.remove(b);
+            settle(b, p);
             return Outcome.RESTAMP;
         }
         if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER && current && p.outstanding.peekFirst() != b && retriesLeft) {
@@ -171,7 +220,7 @@ final class ProducerIdempotence {
 
     /** A stamped batch that will not be sent again (failed or expired): its hole needs a new id. */
     void failed(ProducerBatch b, Partition p) {
-        if (p.outstanding.remove(b) && b.producerId == producerId && b.producerEpoch == epoch) {
+        if (settle(b, p) && b.producerId == producerId && b.producerEpoch == epoch) {
             p.hole = true;
             resetNeeded = true;
         }

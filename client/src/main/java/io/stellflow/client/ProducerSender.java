@@ -390,6 +390,9 @@ final class ProducerSender implements Runnable {
             if (first == null || !sendable(q) || !ready(first, q, nowNs)) {
                 continue;
             }
+            if (idempotence != null && !idempotence.maySend(first, q.sequences)) {
+                continue; // an earlier batch is unresolved and the broker keeps only 5 per producer
+            }
             HostPort leader = metadata.leader(e.getKey());
             if (leader == null) {
                 unknownLeaders.add(e.getKey().topic());

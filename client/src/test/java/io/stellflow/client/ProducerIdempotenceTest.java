@@ -62,6 +62,39 @@ class ProducerIdempotenceTest {
         assertThat(p.outstanding).containsExactly(b);
     }
 
+    /**
+     * The answer of the first batch is lost while the next four are acknowledged: no fifth new batch
+     * goes out until the first is settled, so its retry is still among the 5 batches per producer the
+     * broker remembers (the flaky OUT_OF_ORDER_SEQUENCE_NUMBER of a lost-ack run before this rule).
+     */
+    @Test
+    void newBatchesWaitWhileTheOldestUnsettledIsFiveBatchesBack() {
+        ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
+        ProducerIdempotence idem = initialized(p);
+        List<ProducerBatch> sent = new ArrayList<>();
+        for (int i = 0; i < ProducerIdempotence.RETRY_WINDOW_BATCHES; i++) {
+            ProducerBatch b = batch(1);
+            assertThat(idem.maySend(b, p)).as("batch %d", i).isTrue();
+            idem.stamp(b, p);
+            sent.add(b);
+        }
+        for (ProducerBatch b : sent.subList(1, sent.size())) {
+            assertThat(idem.onResult(b, p, Errors.NONE, true)).isEqualTo(ProducerIdempotence.Outcome.COMPLETE);
+        }
+        ProducerBatch next = batch(1);
+        assertThat(idem.maySend(next, p))
+                .as("5 stamped since the unsettled first")
+                .isFalse();
+        ProducerBatch first = sent.get(0);
+        assertThat(idem.maySend(first, p)).as("the retry itself").isTrue();
+        assertThat(idem.onResult(first, p, StellflowException.NETWORK_ERROR, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RETRY);
+        assertThat(idem.maySend(next, p)).as("still unsettled while retried").isFalse();
+        assertThat(idem.onResult(first, p, Errors.NONE, true)).isEqualTo(ProducerIdempotence.Outcome.COMPLETE);
+        assertThat(idem.maySend(next, p)).isTrue();
+        assertThat(p.outstandingStamps).isEmpty();
+    }
+
     @Test
     void outOfOrderBehindAnOutstandingBatchIsRetriedAndAloneIsFatal() {
         ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
