@@ -17,6 +17,8 @@ import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.transaction.TransactionPartition;
+import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceRequest;
@@ -25,6 +27,7 @@ import io.stellflow.protocol.message.ProduceRequest.TopicData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
 import io.stellflow.storage.LogCompression;
@@ -50,7 +53,11 @@ import org.slf4j.LoggerFactory;
  *       {@code message.max.bytes});
  *   <li>a compressed batch on a log with {@code compression.produce.policy=refuse}:
  *       {@code FEATURE_NOT_ENABLED}, nothing appended ({@code docs/compression.md}, "SDK policy");
- *   <li>transactional data (a transactionalId): not implemented yet, {@code FEATURE_NOT_ENABLED};
+ *   <li>transactional data (a transactionalId): the partition is registered with the transaction's
+ *       coordinator first ({@link TxnRegistrations}; its refusal {@code INVALID_TXN_STATE} or {@code
+ *       INVALID_PRODUCER_EPOCH} is the answer), then the one batch is appended with the transaction's
+ *       sequence ({@link Partition#appendTransactionalAsLeader}: a BEGIN marker before the producer's
+ *       first batch here); without registrations, {@code FEATURE_NOT_ENABLED};
  *       idempotent data (producerId &gt;= 0): exactly one batch per partition ({@code INVALID_RECORD}
  *       otherwise), appended through the partition's producer state ({@link IdempotentBatches}:
  *       {@code OUT_OF_ORDER_SEQUENCE_NUMBER}, {@code INVALID_PRODUCER_EPOCH}; an exact retry gets its
@@ -96,6 +103,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
     private final ThreadLocal<CompressedRecordsValidator> compressedValidators;
     private final long compressionMaxDecompressedBytes;
     private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
+    /** Registers partitions in transactions; null: transactional Produce is FEATURE_NOT_ENABLED. */
+    private final TxnRegistrations registrations;
 
     /**
      * Appends on the request thread (no append agents).
@@ -157,6 +166,22 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             BrokerMetrics metrics,
             Timer timer,
             long compressionMaxDecompressedBytes) {
+        this(topics, messageMaxBytes, appends, metrics, timer, compressionMaxDecompressedBytes, null);
+    }
+
+    /**
+     * As the other constructors, with the registrations of transactional batches ({@link
+     * TxnRegistrations}); null refuses transactional Produce with {@code FEATURE_NOT_ENABLED}.
+     */
+    public ProduceHandler(
+            PartitionRouter topics,
+            int messageMaxBytes,
+            AppendService appends,
+            BrokerMetrics metrics,
+            Timer timer,
+            long compressionMaxDecompressedBytes,
+            TxnRegistrations registrations) {
+        this.registrations = registrations;
         // Request threads live as long as the broker: one validator each, never closed (its native
         // codec state goes with the thread's end, as the JDK's Inflater in it does).
         this.compressedValidators = ThreadLocal.withInitial(
@@ -201,6 +226,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             return null;
         }
         ProduceRequest request = ProduceRequest.read(body);
+        if (request.transactionalId() != null) {
+            return null; // registering a partition may wait for its coordinator: on the pool
+        }
         for (TopicData t : request.topicData()) {
             if (!topics.producibleWithoutWaiting(t.topic())) {
                 return null;
@@ -230,6 +258,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             }
         }
         context.recordStats(partitionCount, bytes, 0);
+        if (request.transactionalId() != null && registrations != null) {
+            produceTransactional(context, request);
+            return;
+        }
         if (appends != null) {
             handOff(context, request, onEventLoop);
             return;
@@ -382,15 +414,134 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      */
     private int submitWhenRoom(
             Partition partition, PendingProduce pending, int slot, ByteBuf records, boolean transactional) {
+        return submitWhenRoom(partition, pending, slot, records, transactional, -1);
+    }
+
+    /** As above; {@code txnSequence} &gt;= 0 submits a registered transactional batch. */
+    private int submitWhenRoom(
+            Partition partition,
+            PendingProduce pending,
+            int slot,
+            ByteBuf records,
+            boolean transactional,
+            long txnSequence) {
         int code;
         do {
             LockSupport.parkNanos(AppendService.BACK_PRESSURE_PARK_NS);
             if (Thread.currentThread().isInterrupted()) {
                 return AppendService.CLOSED; // the pool is being stopped: the broker is closing
             }
-            code = appends.submit(partition, pending, slot, records, transactional, null);
+            code = txnSequence >= 0
+                    ? appends.submitTransactional(partition, pending, slot, records, txnSequence, null)
+                    : appends.submit(partition, pending, slot, records, transactional, null);
         } while (code == AppendService.BACK_PRESSURED);
         return code;
+    }
+
+    /**
+     * A Produce with a transactionalId (on the request pool): per partition led here, the batch's
+     * producer id and epoch are registered with the transaction's coordinator ({@link
+     * TxnRegistrations}; a cached registration of the same transaction costs no round trip), then
+     * the batch is appended with the transaction's sequence ({@link Partition#appendTransactionalAsLeader},
+     * on the partition's agent when there are agents). A refused registration answers the
+     * coordinator's code ({@code INVALID_TXN_STATE}, {@code INVALID_PRODUCER_EPOCH}) and appends
+     * nothing. The append after a round trip runs on the request pool in the connection's order.
+     */
+    private void produceTransactional(RequestContext context, ProduceRequest request) {
+        PendingProduce pending = newPending(context, request);
+        String id = request.transactionalId();
+        int slot = 0;
+        for (TopicData topicData : request.topicData()) {
+            String name = topicData.topic();
+            short topicError = topics.prepareForProduce(name);
+            for (PartitionData data : topicData.partitions()) {
+                int s = slot++;
+                Partition partition = topicError != Errors.NONE ? null : topics.leaderPartition(name, data.partition());
+                ByteBuf records = data.records();
+                if (topicError != Errors.NONE) {
+                    pending.complete(s, error(data.partition(), topicError, -1, -1L));
+                } else if (partition == null) {
+                    pending.complete(s, error(data.partition(), topics.errorFor(name, data.partition()), -1, -1L));
+                } else if (records == null
+                        || records.readableBytes() < RecordBatchLayout.HEADER_SIZE
+                        || RecordBatchLayout.producerId(records, records.readerIndex()) < 0) {
+                    // A transactional batch carries a producer id (§6.12); the rest is validated at the append.
+                    pending.complete(
+                            s,
+                            error(
+                                    data.partition(),
+                                    Errors.INVALID_RECORD,
+                                    partition.leaderEpoch(),
+                                    partition.logStartOffset()));
+                } else if (request.acks() == -1 && partition.inSyncReplicaCount() < partition.minInsyncReplicas()) {
+                    pending.complete(s, notEnoughReplicas(partition, data.partition()));
+                } else {
+                    long pid = RecordBatchLayout.producerId(records, records.readerIndex());
+                    short epoch = RecordBatchLayout.producerEpoch(records, records.readerIndex());
+                    TransactionPartition tp = new TransactionPartition(name, data.partition());
+                    int leaderEpoch = partition.leaderEpoch();
+                    long sequence = registrations.cached(pid, epoch, tp, leaderEpoch);
+                    ByteBuf held = records.retainedSlice();
+                    if (sequence >= 0) {
+                        appendTransactional(pending, s, partition, data, held, sequence);
+                        continue;
+                    }
+                    registrations.register(id, pid, epoch, tp, leaderEpoch).whenComplete((seq, e) -> {
+                        long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
+                        inOrder(context, () -> appendTransactional(pending, s, partition, data, held, result), () -> {
+                            held.release();
+                            pending.complete(s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
+                        });
+                    });
+                }
+            }
+        }
+    }
+
+    /** Runs {@code task} on the request pool in the connection's order ({@code rejected} when closing). */
+    private static void inOrder(RequestContext context, Runnable task, Runnable rejected) {
+        ConnectionHandler connection =
+                context.channel().attr(ConnectionHandler.KEY).get();
+        if (connection == null) {
+            task.run(); // a channel without the broker's pipeline (a test)
+            return;
+        }
+        try {
+            connection.executeInOrder(task);
+        } catch (RejectedExecutionException e) {
+            rejected.run();
+        }
+    }
+
+    /**
+     * Appends one registered transactional batch ({@code held}: its retained records, released
+     * here) with {@code sequence}, or answers {@code -sequence} as the partition's error code.
+     */
+    private void appendTransactional(
+            PendingProduce pending, int slot, Partition partition, PartitionData data, ByteBuf held, long sequence) {
+        if (sequence < 0) {
+            held.release();
+            pending.complete(
+                    slot,
+                    error(data.partition(), (short) -sequence, partition.leaderEpoch(), partition.logStartOffset()));
+            return;
+        }
+        if (appends == null) {
+            try {
+                produce(pending, slot, partition, data, true, sequence);
+            } finally {
+                held.release();
+            }
+            return;
+        }
+        int code = appends.submitTransactional(partition, pending, slot, held, sequence, null);
+        if (code == AppendService.BACK_PRESSURED) {
+            code = submitWhenRoom(partition, pending, slot, held, true, sequence);
+        }
+        if (code != AppendService.QUEUED) {
+            held.release();
+            pending.complete(slot, notQueued(code, partition, data.partition()));
+        }
     }
 
     /**
@@ -460,7 +611,17 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     private void produce(
             PendingProduce pending, int slot, Partition partition, PartitionData data, boolean transactional) {
-        PartitionResponse r = produce(partition, data, transactional);
+        produce(pending, slot, partition, data, transactional, -1);
+    }
+
+    private void produce(
+            PendingProduce pending,
+            int slot,
+            Partition partition,
+            PartitionData data,
+            boolean transactional,
+            long txnSequence) {
+        PartitionResponse r = produce(partition, data, transactional, txnSequence);
         if (r.errorCode() != Errors.NONE) {
             pending.complete(slot, r);
         } else {
@@ -469,7 +630,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
     }
 
-    private PartitionResponse produce(Partition partition, PartitionData data, boolean transactional) {
+    private PartitionResponse produce(
+            Partition partition, PartitionData data, boolean transactional, long txnSequence) {
         if (partition == null) {
             return error(data.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1L);
         }
@@ -497,11 +659,11 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
             }
         }
-        if (transactional) {
+        if (transactional && txnSequence < 0) {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
         }
         int kind = IdempotentBatches.classify(records);
-        if (kind == IdempotentBatches.INVALID) {
+        if (kind == IdempotentBatches.INVALID || (transactional && kind != IdempotentBatches.IDEMPOTENT)) {
             // An idempotent Produce carries exactly one batch per partition (§6.12).
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
@@ -529,9 +691,11 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         try {
             int bytes = records.readableBytes();
             int recordCount = RecordBatchValidator.totalRecordCount(records);
-            long baseOffset = kind == IdempotentBatches.IDEMPOTENT
-                    ? partition.appendIdempotentAsLeader(records, maxTimestamps)
-                    : partition.appendAsLeader(records, maxTimestamps);
+            long baseOffset = txnSequence >= 0
+                    ? partition.appendTransactionalAsLeader(records, maxTimestamps, txnSequence)
+                    : kind == IdempotentBatches.IDEMPOTENT
+                            ? partition.appendIdempotentAsLeader(records, maxTimestamps)
+                            : partition.appendAsLeader(records, maxTimestamps);
             if (baseOffset < 0) {
                 short code = IdempotentBatches.error(baseOffset, partition, System.currentTimeMillis());
                 return error(data.partition(), code, epoch, partition.logStartOffset());
