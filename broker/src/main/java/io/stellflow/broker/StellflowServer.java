@@ -167,6 +167,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DELETE_RECORDS,
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
+            ApiKeys.WRITE_TXN_MARKERS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
