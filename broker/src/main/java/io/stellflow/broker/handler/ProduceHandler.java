@@ -17,7 +17,6 @@ import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
-import io.stellflow.broker.transaction.TransactionPartition;
 import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.compression.CompressionType;
@@ -27,7 +26,6 @@ import io.stellflow.protocol.message.ProduceRequest.TopicData;
 import io.stellflow.protocol.message.ProduceResponse.PartitionResponse;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
-import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchValidator;
 import io.stellflow.storage.InvalidRecordException;
 import io.stellflow.storage.LogCompression;
@@ -103,8 +101,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
     private final ThreadLocal<CompressedRecordsValidator> compressedValidators;
     private final long compressionMaxDecompressedBytes;
     private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
-    /** Registers partitions in transactions; null: transactional Produce is FEATURE_NOT_ENABLED. */
-    private final TxnRegistrations registrations;
+    /** The transactional path; null: transactional Produce is FEATURE_NOT_ENABLED. */
+    private final TransactionalProduce transactional;
 
     /**
      * Appends on the request thread (no append agents).
@@ -181,7 +179,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             Timer timer,
             long compressionMaxDecompressedBytes,
             TxnRegistrations registrations) {
-        this.registrations = registrations;
+        this.transactional = registrations == null
+                ? null
+                : new TransactionalProduce(topics, registrations, this::appendTransactional);
         // Request threads live as long as the broker: one validator each, never closed (its native
         // codec state goes with the thread's end, as the JDK's Inflater in it does).
         this.compressedValidators = ThreadLocal.withInitial(
@@ -258,8 +258,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             }
         }
         context.recordStats(partitionCount, bytes, 0);
-        if (request.transactionalId() != null && registrations != null) {
-            produceTransactional(context, request);
+        if (request.transactionalId() != null && transactional != null) {
+            transactional.produce(context, request, newPending(context, request));
             return;
         }
         if (appends != null) {
@@ -313,7 +313,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      * NOT_ENOUGH_REPLICAS ({@code docs/spec/wire-protocol.md} §6.3 step 7): acks=-1 with an ISR
      * below min.insync.replicas; nothing appended.
      */
-    private static PartitionResponse notEnoughReplicas(Partition partition, int partitionId) {
+    static PartitionResponse notEnoughReplicas(Partition partition, int partitionId) {
         return error(partitionId, Errors.NOT_ENOUGH_REPLICAS, partition.leaderEpoch(), partition.logStartOffset());
     }
 
@@ -436,81 +436,6 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                     : appends.submit(partition, pending, slot, records, transactional, null);
         } while (code == AppendService.BACK_PRESSURED);
         return code;
-    }
-
-    /**
-     * A Produce with a transactionalId (on the request pool): per partition led here, the batch's
-     * producer id and epoch are registered with the transaction's coordinator ({@link
-     * TxnRegistrations}; a cached registration of the same transaction costs no round trip), then
-     * the batch is appended with the transaction's sequence ({@link Partition#appendTransactionalAsLeader},
-     * on the partition's agent when there are agents). A refused registration answers the
-     * coordinator's code ({@code INVALID_TXN_STATE}, {@code INVALID_PRODUCER_EPOCH}) and appends
-     * nothing. The append after a round trip runs on the request pool in the connection's order.
-     */
-    private void produceTransactional(RequestContext context, ProduceRequest request) {
-        PendingProduce pending = newPending(context, request);
-        String id = request.transactionalId();
-        int slot = 0;
-        for (TopicData topicData : request.topicData()) {
-            String name = topicData.topic();
-            short topicError = topics.prepareForProduce(name);
-            for (PartitionData data : topicData.partitions()) {
-                int s = slot++;
-                Partition partition = topicError != Errors.NONE ? null : topics.leaderPartition(name, data.partition());
-                ByteBuf records = data.records();
-                if (topicError != Errors.NONE) {
-                    pending.complete(s, error(data.partition(), topicError, -1, -1L));
-                } else if (partition == null) {
-                    pending.complete(s, error(data.partition(), topics.errorFor(name, data.partition()), -1, -1L));
-                } else if (records == null
-                        || records.readableBytes() < RecordBatchLayout.HEADER_SIZE
-                        || RecordBatchLayout.producerId(records, records.readerIndex()) < 0) {
-                    // A transactional batch carries a producer id (§6.12); the rest is validated at the append.
-                    pending.complete(
-                            s,
-                            error(
-                                    data.partition(),
-                                    Errors.INVALID_RECORD,
-                                    partition.leaderEpoch(),
-                                    partition.logStartOffset()));
-                } else if (request.acks() == -1 && partition.inSyncReplicaCount() < partition.minInsyncReplicas()) {
-                    pending.complete(s, notEnoughReplicas(partition, data.partition()));
-                } else {
-                    long pid = RecordBatchLayout.producerId(records, records.readerIndex());
-                    short epoch = RecordBatchLayout.producerEpoch(records, records.readerIndex());
-                    TransactionPartition tp = new TransactionPartition(name, data.partition());
-                    int leaderEpoch = partition.leaderEpoch();
-                    long sequence = registrations.cached(pid, epoch, tp, leaderEpoch);
-                    ByteBuf held = records.retainedSlice();
-                    if (sequence >= 0) {
-                        appendTransactional(pending, s, partition, data, held, sequence);
-                        continue;
-                    }
-                    registrations.register(id, pid, epoch, tp, leaderEpoch).whenComplete((seq, e) -> {
-                        long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
-                        inOrder(context, () -> appendTransactional(pending, s, partition, data, held, result), () -> {
-                            held.release();
-                            pending.complete(s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
-                        });
-                    });
-                }
-            }
-        }
-    }
-
-    /** Runs {@code task} on the request pool in the connection's order ({@code rejected} when closing). */
-    private static void inOrder(RequestContext context, Runnable task, Runnable rejected) {
-        ConnectionHandler connection =
-                context.channel().attr(ConnectionHandler.KEY).get();
-        if (connection == null) {
-            task.run(); // a channel without the broker's pipeline (a test)
-            return;
-        }
-        try {
-            connection.executeInOrder(task);
-        } catch (RejectedExecutionException e) {
-            rejected.run();
-        }
     }
 
     /**
@@ -721,7 +646,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
     }
 
-    private static PartitionResponse error(int partition, short errorCode, int leaderEpoch, long logStartOffset) {
+    static PartitionResponse error(int partition, short errorCode, int leaderEpoch, long logStartOffset) {
         return new PartitionResponse(partition, errorCode, -1L, leaderEpoch, NO_LOG_APPEND_TIME, logStartOffset);
     }
 }
