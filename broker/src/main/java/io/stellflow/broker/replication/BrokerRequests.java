@@ -99,12 +99,7 @@ public final class BrokerRequests implements AutoCloseable {
                         c.onClosed();
                     }
                 });
-        c.channel.addListener(f -> {
-            if (!f.isSuccess()) {
-                c.onClosed();
-            }
-        });
-        return c;
+        return c; // a failed connect is seen (and the connection dropped) by the requests' listeners
     }
 
     /** Closes every connection; waiting requests fail. Idempotent. */
@@ -136,8 +131,10 @@ public final class BrokerRequests implements AutoCloseable {
                 correlationId = nextCorrelationId++;
             }
             inFlight.put(correlationId, new Waiting<>(f, reader));
+            Connection self = this;
             channel.addListener(connected -> {
                 if (!connected.isSuccess()) {
+                    connections.remove(destination, self); // the next request connects again
                     fail(correlationId, new IOException("cannot connect to broker " + destination));
                     return;
                 }
