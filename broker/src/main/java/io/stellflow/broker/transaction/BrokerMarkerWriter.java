@@ -48,10 +48,15 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
     /** Longest wait of one attempt for a leader's high watermark. */
     static final int ATTEMPT_TIMEOUT_MS = 5_000;
 
-    private final int brokerId;
+    /** Sends one leader its partitions' markers; the codes in {@code targets} order. */
+    @FunctionalInterface
+    interface Leaders {
+        CompletableFuture<short[]> write(
+                int leader, List<TransactionPartition> targets, TxnMarker marker, int timeoutMs);
+    }
+
     private final Supplier<MetadataImage> image;
-    private final LeaderMarkers local;
-    private final Supplier<BrokerRequests> remote;
+    private final Leaders leaders;
     private final ScheduledExecutorService retries;
     private final LongSupplier nowMs;
 
@@ -70,10 +75,20 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
             Supplier<BrokerRequests> remote,
             ScheduledExecutorService retries,
             LongSupplier nowMs) {
-        this.brokerId = brokerId;
+        this(
+                image,
+                (leader, targets, marker, timeoutMs) -> leader == brokerId
+                        ? local.write(targets, marker, timeoutMs)
+                        : sendRemote(remote.get(), leader, targets, marker, timeoutMs),
+                retries,
+                nowMs);
+    }
+
+    /** With {@code leaders} doing the sends (tests). */
+    BrokerMarkerWriter(
+            Supplier<MetadataImage> image, Leaders leaders, ScheduledExecutorService retries, LongSupplier nowMs) {
         this.image = image;
-        this.local = local;
-        this.remote = remote;
+        this.leaders = leaders;
         this.retries = retries;
         this.nowMs = nowMs;
     }
@@ -118,9 +133,12 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
         List<String> refused = new ArrayList<>();
         for (Map.Entry<Integer, List<TransactionPartition>> e : byLeader.entrySet()) {
             List<TransactionPartition> targets = e.getValue();
-            CompletableFuture<short[]> codes = e.getKey() == brokerId
-                    ? local.write(targets, marker, timeoutMs)
-                    : sendRemote(e.getKey(), targets, marker, timeoutMs);
+            CompletableFuture<short[]> codes;
+            try {
+                codes = leaders.write(e.getKey(), targets, marker, timeoutMs);
+            } catch (RuntimeException x) {
+                codes = CompletableFuture.failedFuture(x);
+            }
             sends.add(codes.handle((c, x) -> {
                 synchronized (retry) {
                     for (int i = 0; i < targets.size(); i++) {
@@ -163,8 +181,8 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
         });
     }
 
-    private CompletableFuture<short[]> sendRemote(
-            int leader, List<TransactionPartition> targets, TxnMarker m, int timeoutMs) {
+    private static CompletableFuture<short[]> sendRemote(
+            BrokerRequests remote, int leader, List<TransactionPartition> targets, TxnMarker m, int timeoutMs) {
         List<WriteTxnMarkersRequest.TopicPartition> tps = new ArrayList<>(targets.size());
         for (TransactionPartition tp : targets) {
             tps.add(new WriteTxnMarkersRequest.TopicPartition(tp.topic(), tp.partition()));
@@ -177,8 +195,7 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
                 m.transactionSequence(),
                 timeoutMs,
                 tps);
-        return remote.get()
-                .send(leader, ApiKeys.WRITE_TXN_MARKERS, (short) 0, request, WriteTxnMarkersResponse::read)
+        return remote.send(leader, ApiKeys.WRITE_TXN_MARKERS, (short) 0, request, WriteTxnMarkersResponse::read)
                 .thenApply(r -> {
                     short[] codes = new short[targets.size()];
                     for (int i = 0; i < codes.length; i++) {
