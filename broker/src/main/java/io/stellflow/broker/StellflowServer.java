@@ -368,7 +368,7 @@ public final class StellflowServer implements AutoCloseable {
                 new CoordinatorRuntimeConfig(1, groups.commitTimeoutMs(), groups.loadBufferBytes()),
                 InstantSource.system(),
                 () -> txnStateTopic == null ? -1 : txnStateTopic.partitionCountCreating(),
-                TransactionMarkerWriter.UNWIRED,
+                TransactionMarkerWriter.NOT_READY, // BrokerMarkerWriter from bind()
                 () -> {
                     ProducerIdBlocks b = producerIdBlocks;
                     return b == null ? ProducerIdBlocks.NONE : b.nextProducerId();
