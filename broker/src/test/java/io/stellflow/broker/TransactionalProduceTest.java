@@ -15,6 +15,8 @@ import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.message.WriteTxnMarkersRequest;
+import io.stellflow.protocol.message.WriteTxnMarkersResponse;
 import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
@@ -258,6 +260,66 @@ public class TransactionalProduceTest {
             FetchResponse.PartitionData d = fetch(c, TOPIC, 0, FetchRequest.READ_COMMITTED);
             assertThat(d.lastStableOffset()).isEqualTo(d.highWatermark());
             assertThat(values(d)).containsExactly("1 record(s) of producer " + pid, "1 record(s) of producer " + pid);
+        }
+    }
+
+    private static List<Short> markers(
+            RawClient c, short epoch, int coordinatorEpoch, long sequence, int timeoutMs, long pid, String topic)
+            throws IOException {
+        WriteTxnMarkersRequest request = new WriteTxnMarkersRequest(
+                pid,
+                epoch,
+                true,
+                coordinatorEpoch,
+                sequence,
+                timeoutMs,
+                List.of(new WriteTxnMarkersRequest.TopicPartition(topic, 0)));
+        RawClient.Response r = c.call(ApiKeys.WRITE_TXN_MARKERS, Requests.nextCorrelationId(), request);
+        assertThat(r.errorCode()).isEqualTo(Errors.NONE);
+        List<Short> codes = new ArrayList<>();
+        for (WriteTxnMarkersResponse.PartitionResult p :
+                WriteTxnMarkersResponse.read(r.body()).partitions()) {
+            codes.add(p.errorCode());
+        }
+        return codes;
+    }
+
+    @Test
+    void writeTxnMarkersRefusesBadAndStaleMarkersPerPartitionAndWritesNothing() throws Exception {
+        try (StellflowServer server = TestBroker.start(props(60_000, 1));
+                RawClient c = new RawClient(server.port())) {
+            Requests.createTopic(c, TOPIC, 1);
+            InitProducerIdResponse p = init(c, "markers");
+            long pid = p.producerId();
+            short epoch = p.producerEpoch();
+            assertThat(begin(c, "markers", pid, epoch).errorCode()).isEqualTo(Errors.NONE);
+            assertThat(produce(c, "markers", TOPIC, List.of(0), List.<byte[]>of(batch(pid, epoch, 0, "one"))))
+                    .containsExactly(Errors.NONE);
+            assertThat(end(c, "markers", pid, epoch, true).errorCode()).isEqualTo(Errors.NONE);
+            assertThat(begin(c, "markers", pid, epoch).errorCode()).isEqualTo(Errors.NONE); // sequence 2
+            assertThat(produce(c, "markers", TOPIC, List.of(0), List.<byte[]>of(batch(pid, epoch, 1, "two"))))
+                    .containsExactly(Errors.NONE);
+            long hw = fetch(c, TOPIC, 0, FetchRequest.READ_UNCOMMITTED).highWatermark();
+
+            assertThat(markers(c, epoch, Integer.MAX_VALUE, 2, -1, pid, TOPIC)).containsExactly(Errors.INVALID_REQUEST);
+            assertThat(markers(c, epoch, Integer.MAX_VALUE, 2, 1_000, pid, "missing"))
+                    .containsExactly(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+            assertThat(markers(c, (short) (epoch - 1), Integer.MAX_VALUE, 2, 1_000, pid, TOPIC))
+                    .as("an older producer epoch")
+                    .containsExactly(Errors.INVALID_PRODUCER_EPOCH);
+            assertThat(markers(c, epoch, -1, 2, 1_000, pid, TOPIC))
+                    .as("an older coordinator epoch")
+                    .containsExactly(Errors.TRANSACTION_COORDINATOR_FENCED);
+            assertThat(markers(c, epoch, Integer.MAX_VALUE, 1, 1_000, pid, TOPIC))
+                    .as("a marker of the earlier transaction")
+                    .containsExactly(Errors.INVALID_TXN_STATE);
+            FetchResponse.PartitionData open = fetch(c, TOPIC, 0, FetchRequest.READ_COMMITTED);
+            assertThat(open.highWatermark()).isEqualTo(hw);
+            assertThat(open.lastStableOffset()).isEqualTo(3); // the second transaction's BEGIN
+
+            assertThat(end(c, "markers", pid, epoch, true).errorCode()).isEqualTo(Errors.NONE);
+            FetchResponse.PartitionData done = fetch(c, TOPIC, 0, FetchRequest.READ_COMMITTED);
+            assertThat(done.lastStableOffset()).isEqualTo(done.highWatermark()).isEqualTo(hw + 1);
         }
     }
 
