@@ -114,7 +114,9 @@ import org.slf4j.LoggerFactory;
  * group coordinator threads ({@code sf-coordinator-__consumer_offsets-<i>}, {@link
  * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), one
  * transaction coordinator thread and its sweeper ({@code sf-coordinator-__transaction_state-0}, {@code
- * sf-txn-sweeper}, {@link TransactionCoordinator}), and no thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
+ * sf-txn-sweeper}, {@link TransactionCoordinator}), one {@code sf-txn-markers} thread scheduling the
+ * retries of marker writes ({@link BrokerMarkerWriter}; its broker-to-broker requests run on the
+ * replica fetchers' event loop), and no thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
  * agents, replica fetchers, timer, disk-full recovery, log dir check, HW checkpoint, group
  * coordinator and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
