@@ -33,9 +33,11 @@ import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
 import io.stellflow.broker.handler.TransactionHandlers;
+import io.stellflow.broker.handler.WriteTxnMarkersHandler;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
+import io.stellflow.broker.replication.BrokerRequests;
 import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
@@ -43,9 +45,12 @@ import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.transaction.BrokerMarkerWriter;
+import io.stellflow.broker.transaction.LeaderMarkers;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionMarkerWriter;
 import io.stellflow.broker.transaction.TransactionStateTopic;
+import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
@@ -68,6 +73,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -108,7 +114,9 @@ import org.slf4j.LoggerFactory;
  * group coordinator threads ({@code sf-coordinator-__consumer_offsets-<i>}, {@link
  * CoordinatorRuntime}: the shards of the {@code __consumer_offsets} partitions led here), one
  * transaction coordinator thread and its sweeper ({@code sf-coordinator-__transaction_state-0}, {@code
- * sf-txn-sweeper}, {@link TransactionCoordinator}), and no thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
+ * sf-txn-sweeper}, {@link TransactionCoordinator}), one {@code sf-txn-markers} thread scheduling the
+ * retries of marker writes ({@link BrokerMarkerWriter}; its broker-to-broker requests run on the
+ * replica fetchers' event loop), and no thread per parked Fetch. The {@link ThreadWatchdog} ({@code sf-watchdog}) watches the append
  * agents, replica fetchers, timer, disk-full recovery, log dir check, HW checkpoint, group
  * coordinator and controller heartbeat threads ({@code
  * broker.thread.stall.timeout.ms}): a thread that ended is restarted, and while one is stuck the
@@ -161,6 +169,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DELETE_RECORDS,
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
+            ApiKeys.WRITE_TXN_MARKERS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -190,6 +199,10 @@ public final class StellflowServer implements AutoCloseable {
     private volatile ProducerIdBlocks producerIdBlocks;
     /** The transaction coordinator ({@code __transaction_state}); null until {@link #startReplication}. */
     private TransactionCoordinator txnCoordinator;
+    /** Broker-to-broker transaction requests; null until {@link #bind}. */
+    private BrokerRequests brokerRequests;
+    /** Retries of marker writes ({@code sf-txn-markers}); null until {@link #bind}. */
+    private ScheduledExecutorService markerRetries;
 
     private volatile boolean closing;
 
@@ -357,7 +370,7 @@ public final class StellflowServer implements AutoCloseable {
                 new CoordinatorRuntimeConfig(1, groups.commitTimeoutMs(), groups.loadBufferBytes()),
                 InstantSource.system(),
                 () -> txnStateTopic == null ? -1 : txnStateTopic.partitionCountCreating(),
-                TransactionMarkerWriter.UNWIRED,
+                TransactionMarkerWriter.NOT_READY, // BrokerMarkerWriter from bind()
                 () -> {
                     ProducerIdBlocks b = producerIdBlocks;
                     return b == null ? ProducerIdBlocks.NONE : b.nextProducerId();
@@ -469,6 +482,23 @@ public final class StellflowServer implements AutoCloseable {
         handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks).handlers());
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
+        // Transactions end to end: the Produce path registers partitions at the coordinator, the
+        // coordinator's markers go to the leaders (here through the append agents, elsewhere over
+        // WriteTxnMarkers), both over one broker-to-broker client.
+        brokerRequests = parts.fetchers().newBrokerRequests();
+        BrokerRequests requests = brokerRequests;
+        TxnRegistrations registrations =
+                new TxnRegistrations(config.brokerId(), txnCoordinator, replicas::image, () -> requests);
+        LeaderMarkers leaderMarkers = new LeaderMarkers(replicas, appends, timer, registrations);
+        handlers.put(ApiKeys.WRITE_TXN_MARKERS, new WriteTxnMarkersHandler(leaderMarkers));
+        markerRetries = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-txn-markers", true));
+        txnCoordinator.markerWriter(new BrokerMarkerWriter(
+                config.brokerId(),
+                replicas::image,
+                leaderMarkers,
+                () -> requests,
+                markerRetries,
+                System::currentTimeMillis));
         FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
         ProduceHandler produce = new ProduceHandler(
                 router,
@@ -476,7 +506,8 @@ public final class StellflowServer implements AutoCloseable {
                 appends,
                 telemetry.metrics(),
                 timer,
-                config.compressionMaxDecompressedBytes());
+                config.compressionMaxDecompressedBytes(),
+                registrations);
         handlers.put(ApiKeys.PRODUCE, produce);
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
@@ -660,6 +691,7 @@ public final class StellflowServer implements AutoCloseable {
             }
             watchdog.close(); // closing owners stop their threads on purpose from here on
             listener.stopAccepting();
+            BrokerAssembly.closeQuietly(brokerRequests); // on the fetchers' event loop: closed first
             BrokerAssembly.closeQuietly(parts.fetchers()); // no follower append after this, before the logs close
             listener.closeConnections();
             requestPool.shutdown();
@@ -692,6 +724,9 @@ public final class StellflowServer implements AutoCloseable {
             BrokerAssembly.closeQuietly(txnStateTopic);
             if (txnCoordinator != null) {
                 txnCoordinator.close();
+            }
+            if (markerRetries != null) {
+                markerRetries.shutdownNow();
             }
             timer.stop();
             listener.close();

@@ -26,8 +26,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Fetch and ListOffsets over a socket on a broker whose partition holds transactions. The
- * transactional appends and markers go through the Partition API (the test-only path until the
- * coordinator is wired; Produce still refuses transactions), with batches as the Go SDK sends them:
+ * transactional appends and markers go through the Partition API (exact offsets without a
+ * coordinator; the Produce path is {@code TransactionalProduceTest}), with batches as the Go SDK sends them:
  * producer id and sequence set, no isTransactional bit.
  */
 @IntegrationTest

@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, DescribeControllers 60, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, WriteTxnMarkers 30, DescribeControllers 60, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -70,6 +70,11 @@ public final class ApiKeys {
      * registers a partition in a transaction at its coordinator before the first transactional append.
      */
     public static final short REGISTER_TXN_PARTITION = 29;
+    /**
+     * WriteTxnMarkers ({@code docs/protocol-additions.md}, broker-to-broker): a transaction
+     * coordinator has a partition leader append a transaction's COMMIT or ABORT markers.
+     */
+    public static final short WRITE_TXN_MARKERS = 30;
 
     public static final short CREATE_TOPIC = 50;
     /**
@@ -118,6 +123,7 @@ public final class ApiKeys {
             case DELETE_RECORDS -> "DeleteRecords";
             case DESCRIBE_BROKER_CONFIGS -> "DescribeBrokerConfigs";
             case REGISTER_TXN_PARTITION -> "RegisterTxnPartition";
+            case WRITE_TXN_MARKERS -> "WriteTxnMarkers";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
             case DESCRIBE_CONTROLLERS -> "DescribeControllers";
@@ -134,7 +140,7 @@ public final class ApiKeys {
                 || key == FETCH
                 || key == LIST_OFFSETS
                 || (key >= OFFSET_COMMIT && key <= END_TRANSACTION)
-                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= REGISTER_TXN_PARTITION)
+                || (key >= CONSUMER_GROUP_HEARTBEAT && key <= WRITE_TXN_MARKERS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
                 || key == DESCRIBE_CONTROLLERS

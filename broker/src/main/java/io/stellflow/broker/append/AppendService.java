@@ -1,6 +1,7 @@
 package io.stellflow.broker.append;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.telemetry.BrokerMetrics;
 import io.stellflow.broker.telemetry.RequestTelemetry;
@@ -207,6 +208,37 @@ public final class AppendService implements AutoCloseable {
             ByteBuf records,
             boolean transactional,
             ReadGate gate) {
+        return submit(partition, new AppendRequest(pending, slot, partition.partition(), records, transactional), gate);
+    }
+
+    /**
+     * As {@link #submit(Partition, PendingProduce, int, ByteBuf, boolean, ReadGate)} for one
+     * transactional batch set whose partition the coordinator registered in the transaction of
+     * sequence {@code txnSequence} (&gt;= 0): the agent appends it with {@link
+     * Partition#appendTransactionalAsLeader}.
+     */
+    public int submitTransactional(
+            Partition partition, PendingProduce pending, int slot, ByteBuf records, long txnSequence, ReadGate gate) {
+        return submit(
+                partition,
+                new AppendRequest(pending, slot, partition.partition(), records, true, txnSequence, null),
+                gate);
+    }
+
+    /**
+     * Queues a transaction marker behind the partition's queued batches; its agent appends it
+     * ({@link Partition#appendTransactionMarker}) and fills slot {@code slot} of {@code pending}
+     * (the marker's offset, or the refusal). Never blocks; the codes as {@link #submit}.
+     */
+    public int submitMarker(Partition partition, PendingProduce pending, int slot, TxnMarker marker) {
+        return submit(
+                partition,
+                new AppendRequest(pending, slot, partition.partition(), Unpooled.EMPTY_BUFFER, true, -1, marker),
+                null);
+    }
+
+    private int submit(Partition partition, AppendRequest request, ReadGate gate) {
+        ByteBuf records = request.records();
         if (closed) {
             return CLOSED;
         }
@@ -218,7 +250,7 @@ public final class AppendService implements AutoCloseable {
             return AGENT_STUCK; // before the offer: a full queue must not make the caller wait for it
         }
         int bytes = records.readableBytes();
-        if (!appender.offer(new AppendRequest(pending, slot, partition.partition(), records, transactional))) {
+        if (!appender.offer(request)) {
             pauseReads(gate);
             if (!appender.isFull() && queuedBytes.get() <= queuedMaxBytes) {
                 // The agent made room between the offer and the pause, and its released() found

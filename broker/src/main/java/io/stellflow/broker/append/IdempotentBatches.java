@@ -68,6 +68,12 @@ public final class IdempotentBatches {
         if (result == UnifiedLog.INVALID_PRODUCER_EPOCH) {
             return Errors.INVALID_PRODUCER_EPOCH;
         }
+        if (result == UnifiedLog.INVALID_TXN_STATE) {
+            return Errors.INVALID_TXN_STATE;
+        }
+        if (result == UnifiedLog.TRANSACTION_COORDINATOR_FENCED) {
+            return Errors.TRANSACTION_COORDINATOR_FENCED;
+        }
         if (result == UnifiedLog.TOO_MANY_PRODUCER_IDS) {
             long last = lastWarnMs.get();
             if (nowMs - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, nowMs)) {

@@ -152,6 +152,18 @@ final class PartitionAppender {
         try {
             while (n < MAX_GATHER_REQUESTS && bytes < MAX_GATHER_BYTES && (r = queue.poll()) != null) {
                 n++;
+                if (r.marker() != null) {
+                    // Behind the batches gathered so far: append them first.
+                    AppendRequest marker = r;
+                    r = null;
+                    if (valid > 0) {
+                        append(service, valid);
+                        valid = 0;
+                    }
+                    maxTimestamps.clear();
+                    appendMarker(service, marker);
+                    continue;
+                }
                 bytes += r.records().readableBytes();
                 short code = validate(r);
                 if (code == Errors.NONE || code == IDEMPOTENT) {
@@ -250,12 +262,13 @@ final class PartitionAppender {
                 return Errors.FEATURE_NOT_ENABLED;
             }
         }
-        if (r.transactional()) {
-            return Errors.FEATURE_NOT_ENABLED;
+        if (r.transactional() && r.txnSequence() < 0) {
+            return Errors.FEATURE_NOT_ENABLED; // not registered at a coordinator: never queued so
         }
         int kind = IdempotentBatches.classify(records);
-        if (kind == IdempotentBatches.INVALID) {
-            return Errors.INVALID_RECORD; // an idempotent Produce carries exactly one batch (§6.12)
+        if (kind == IdempotentBatches.INVALID || (r.transactional() && kind != IdempotentBatches.IDEMPOTENT)) {
+            // An idempotent or transactional Produce carries exactly one batch with a producer id (§6.12).
+            return Errors.INVALID_RECORD;
         }
         // Checked per request: one null key on a compacted topic must not fail the others merged
         // into the same append.
@@ -280,7 +293,9 @@ final class PartitionAppender {
         int bytes = r.records().readableBytes();
         long base;
         try {
-            base = partition.appendIdempotentAsLeader(r.records(), maxTimestamps);
+            base = r.txnSequence() >= 0
+                    ? partition.appendTransactionalAsLeader(r.records(), maxTimestamps, r.txnSequence())
+                    : partition.appendIdempotentAsLeader(r.records(), maxTimestamps);
         } catch (InvalidRecordException e) {
             finish(service, r, error(r, Errors.INVALID_RECORD));
             return;
@@ -306,6 +321,31 @@ final class PartitionAppender {
     }
 
     /**
+     * Appends one transaction marker ({@link Partition#appendTransactionMarker}) and answers it: its
+     * offset (acks=-1: once the high watermark passed it), or the refusal's code.
+     */
+    private void appendMarker(AppendService service, AppendRequest r) {
+        TxnMarker m = r.marker();
+        int epoch = partition.leaderEpoch();
+        long offset;
+        try {
+            offset = partition.appendTransactionMarker(
+                    m.producerId(), m.producerEpoch(), m.commit(), m.coordinatorEpoch(), m.transactionSequence());
+        } catch (Throwable e) {
+            PartitionFailures.writeFailed(partition, "append", e, System.currentTimeMillis());
+            answerFailed(service, r, epoch);
+            return;
+        }
+        if (offset < 0) {
+            finish(service, r, error(r, IdempotentBatches.error(offset, partition, System.currentTimeMillis())));
+            return;
+        }
+        PartitionResponse ok = new PartitionResponse(
+                r.partitionId(), Errors.NONE, offset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
+        r.pending().appended(r.slot(), partition, ok, offset + 1);
+    }
+
+    /**
      * {@code r} itself, or, when the topic's {@code compression.type} asks for another codec than a
      * batch has, a request with the rewritten set (the old buffer released, the queued-bytes budget
      * moved to the new size). Agent thread.
@@ -319,7 +359,7 @@ final class PartitionAppender {
         int oldBytes = r.records().readableBytes();
         r.records().release();
         service.released(oldBytes - rewritten.readableBytes());
-        return new AppendRequest(r.pending(), r.slot(), r.partitionId(), rewritten, r.transactional());
+        return r.withRecords(rewritten);
     }
 
     private void append(AppendService service, int valid) {

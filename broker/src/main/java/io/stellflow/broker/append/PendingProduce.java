@@ -10,6 +10,7 @@ import io.stellflow.protocol.message.ProduceResponse.TopicResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A Produce request whose partitions are being appended: one result slot per request partition (in
@@ -38,6 +39,8 @@ public final class PendingProduce {
     private final short acks;
     private final int timeoutMs;
     private final Timer timer;
+    /** Takes the slots instead of a Produce response (transaction markers); null for a Produce. */
+    private final Consumer<PartitionResponse[]> sink;
 
     /**
      * A request answered right after the local appends (acks 0 or 1).
@@ -71,6 +74,28 @@ public final class PendingProduce {
         this.acks = acks;
         this.timeoutMs = timeoutMs;
         this.timer = timer;
+        this.sink = null;
+    }
+
+    /**
+     * Appends answered to {@code sink} instead of a client (transaction markers): acks=-1, so each
+     * slot is filled once the high watermark passed its append, or with {@code REQUEST_TIMED_OUT}
+     * after {@code timeoutMs}. {@code sink} gets the {@code slotCount} responses, in slot order, on
+     * the thread that filled the last slot; it must be short.
+     */
+    public PendingProduce(Consumer<PartitionResponse[]> sink, int slotCount, int timeoutMs, Timer timer) {
+        if (timer == null) {
+            throw new IllegalArgumentException("acks=-1 needs a timer");
+        }
+        this.context = null;
+        this.topics = null;
+        this.topicOfSlot = null;
+        this.slots = new PartitionResponse[slotCount];
+        this.remaining = new AtomicInteger(slotCount);
+        this.acks = -1;
+        this.timeoutMs = timeoutMs;
+        this.timer = timer;
+        this.sink = sink;
     }
 
     /**
@@ -95,6 +120,10 @@ public final class PendingProduce {
     }
 
     private void respond() {
+        if (sink != null) {
+            sink.accept(slots);
+            return;
+        }
         List<TopicResponse> out = new ArrayList<>(topics.length);
         for (PartitionResponse r : slots) {
             if (r.errorCode() != 0) {

@@ -17,6 +17,7 @@ import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.ProduceRequest;
@@ -50,7 +51,11 @@ import org.slf4j.LoggerFactory;
  *       {@code message.max.bytes});
  *   <li>a compressed batch on a log with {@code compression.produce.policy=refuse}:
  *       {@code FEATURE_NOT_ENABLED}, nothing appended ({@code docs/compression.md}, "SDK policy");
- *   <li>transactional data (a transactionalId): not implemented yet, {@code FEATURE_NOT_ENABLED};
+ *   <li>transactional data (a transactionalId): the partition is registered with the transaction's
+ *       coordinator first ({@link TxnRegistrations}; its refusal {@code INVALID_TXN_STATE} or {@code
+ *       INVALID_PRODUCER_EPOCH} is the answer), then the one batch is appended with the transaction's
+ *       sequence ({@link Partition#appendTransactionalAsLeader}: a BEGIN marker before the producer's
+ *       first batch here); without registrations, {@code FEATURE_NOT_ENABLED};
  *       idempotent data (producerId &gt;= 0): exactly one batch per partition ({@code INVALID_RECORD}
  *       otherwise), appended through the partition's producer state ({@link IdempotentBatches}:
  *       {@code OUT_OF_ORDER_SEQUENCE_NUMBER}, {@code INVALID_PRODUCER_EPOCH}; an exact retry gets its
@@ -96,6 +101,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
     private final ThreadLocal<CompressedRecordsValidator> compressedValidators;
     private final long compressionMaxDecompressedBytes;
     private final CompressionRefusals compressionRefusals = new CompressionRefusals(System::nanoTime);
+    /** The transactional path; null: transactional Produce is FEATURE_NOT_ENABLED. */
+    private final TransactionalProduce transactional;
 
     /**
      * Appends on the request thread (no append agents).
@@ -157,6 +164,24 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             BrokerMetrics metrics,
             Timer timer,
             long compressionMaxDecompressedBytes) {
+        this(topics, messageMaxBytes, appends, metrics, timer, compressionMaxDecompressedBytes, null);
+    }
+
+    /**
+     * As the other constructors, with the registrations of transactional batches ({@link
+     * TxnRegistrations}); null refuses transactional Produce with {@code FEATURE_NOT_ENABLED}.
+     */
+    public ProduceHandler(
+            PartitionRouter topics,
+            int messageMaxBytes,
+            AppendService appends,
+            BrokerMetrics metrics,
+            Timer timer,
+            long compressionMaxDecompressedBytes,
+            TxnRegistrations registrations) {
+        this.transactional = registrations == null
+                ? null
+                : new TransactionalProduce(topics, registrations, this::appendTransactional);
         // Request threads live as long as the broker: one validator each, never closed (its native
         // codec state goes with the thread's end, as the JDK's Inflater in it does).
         this.compressedValidators = ThreadLocal.withInitial(
@@ -201,6 +226,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             return null;
         }
         ProduceRequest request = ProduceRequest.read(body);
+        if (request.transactionalId() != null) {
+            return null; // registering a partition may wait for its coordinator: on the pool
+        }
         for (TopicData t : request.topicData()) {
             if (!topics.producibleWithoutWaiting(t.topic())) {
                 return null;
@@ -230,6 +258,10 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             }
         }
         context.recordStats(partitionCount, bytes, 0);
+        if (request.transactionalId() != null && transactional != null) {
+            transactional.produce(context, request, newPending(context, request));
+            return;
+        }
         if (appends != null) {
             handOff(context, request, onEventLoop);
             return;
@@ -281,7 +313,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      * NOT_ENOUGH_REPLICAS ({@code docs/spec/wire-protocol.md} §6.3 step 7): acks=-1 with an ISR
      * below min.insync.replicas; nothing appended.
      */
-    private static PartitionResponse notEnoughReplicas(Partition partition, int partitionId) {
+    static PartitionResponse notEnoughReplicas(Partition partition, int partitionId) {
         return error(partitionId, Errors.NOT_ENOUGH_REPLICAS, partition.leaderEpoch(), partition.logStartOffset());
     }
 
@@ -382,15 +414,59 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      */
     private int submitWhenRoom(
             Partition partition, PendingProduce pending, int slot, ByteBuf records, boolean transactional) {
+        return submitWhenRoom(partition, pending, slot, records, transactional, -1);
+    }
+
+    /** As above; {@code txnSequence} &gt;= 0 submits a registered transactional batch. */
+    private int submitWhenRoom(
+            Partition partition,
+            PendingProduce pending,
+            int slot,
+            ByteBuf records,
+            boolean transactional,
+            long txnSequence) {
         int code;
         do {
             LockSupport.parkNanos(AppendService.BACK_PRESSURE_PARK_NS);
             if (Thread.currentThread().isInterrupted()) {
                 return AppendService.CLOSED; // the pool is being stopped: the broker is closing
             }
-            code = appends.submit(partition, pending, slot, records, transactional, null);
+            code = txnSequence >= 0
+                    ? appends.submitTransactional(partition, pending, slot, records, txnSequence, null)
+                    : appends.submit(partition, pending, slot, records, transactional, null);
         } while (code == AppendService.BACK_PRESSURED);
         return code;
+    }
+
+    /**
+     * Appends one registered transactional batch ({@code held}: its retained records, released
+     * here) with {@code sequence}, or answers {@code -sequence} as the partition's error code.
+     */
+    private void appendTransactional(
+            PendingProduce pending, int slot, Partition partition, PartitionData data, ByteBuf held, long sequence) {
+        if (sequence < 0) {
+            held.release();
+            pending.complete(
+                    slot,
+                    error(data.partition(), (short) -sequence, partition.leaderEpoch(), partition.logStartOffset()));
+            return;
+        }
+        if (appends == null) {
+            try {
+                produce(pending, slot, partition, data, true, sequence);
+            } finally {
+                held.release();
+            }
+            return;
+        }
+        int code = appends.submitTransactional(partition, pending, slot, held, sequence, null);
+        if (code == AppendService.BACK_PRESSURED) {
+            code = submitWhenRoom(partition, pending, slot, held, true, sequence);
+        }
+        if (code != AppendService.QUEUED) {
+            held.release();
+            pending.complete(slot, notQueued(code, partition, data.partition()));
+        }
     }
 
     /**
@@ -460,7 +536,17 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     private void produce(
             PendingProduce pending, int slot, Partition partition, PartitionData data, boolean transactional) {
-        PartitionResponse r = produce(partition, data, transactional);
+        produce(pending, slot, partition, data, transactional, -1);
+    }
+
+    private void produce(
+            PendingProduce pending,
+            int slot,
+            Partition partition,
+            PartitionData data,
+            boolean transactional,
+            long txnSequence) {
+        PartitionResponse r = produce(partition, data, transactional, txnSequence);
         if (r.errorCode() != Errors.NONE) {
             pending.complete(slot, r);
         } else {
@@ -469,7 +555,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
     }
 
-    private PartitionResponse produce(Partition partition, PartitionData data, boolean transactional) {
+    private PartitionResponse produce(
+            Partition partition, PartitionData data, boolean transactional, long txnSequence) {
         if (partition == null) {
             return error(data.partition(), Errors.UNKNOWN_TOPIC_OR_PARTITION, -1, -1L);
         }
@@ -497,11 +584,11 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
             }
         }
-        if (transactional) {
+        if (transactional && txnSequence < 0) {
             return error(data.partition(), Errors.FEATURE_NOT_ENABLED, epoch, partition.logStartOffset());
         }
         int kind = IdempotentBatches.classify(records);
-        if (kind == IdempotentBatches.INVALID) {
+        if (kind == IdempotentBatches.INVALID || (transactional && kind != IdempotentBatches.IDEMPOTENT)) {
             // An idempotent Produce carries exactly one batch per partition (§6.12).
             return error(data.partition(), Errors.INVALID_RECORD, epoch, partition.logStartOffset());
         }
@@ -529,9 +616,11 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         try {
             int bytes = records.readableBytes();
             int recordCount = RecordBatchValidator.totalRecordCount(records);
-            long baseOffset = kind == IdempotentBatches.IDEMPOTENT
-                    ? partition.appendIdempotentAsLeader(records, maxTimestamps)
-                    : partition.appendAsLeader(records, maxTimestamps);
+            long baseOffset = txnSequence >= 0
+                    ? partition.appendTransactionalAsLeader(records, maxTimestamps, txnSequence)
+                    : kind == IdempotentBatches.IDEMPOTENT
+                            ? partition.appendIdempotentAsLeader(records, maxTimestamps)
+                            : partition.appendAsLeader(records, maxTimestamps);
             if (baseOffset < 0) {
                 short code = IdempotentBatches.error(baseOffset, partition, System.currentTimeMillis());
                 return error(data.partition(), code, epoch, partition.logStartOffset());
@@ -557,7 +646,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         }
     }
 
-    private static PartitionResponse error(int partition, short errorCode, int leaderEpoch, long logStartOffset) {
+    static PartitionResponse error(int partition, short errorCode, int leaderEpoch, long logStartOffset) {
         return new PartitionResponse(partition, errorCode, -1L, leaderEpoch, NO_LOG_APPEND_TIME, logStartOffset);
     }
 }

@@ -81,6 +81,16 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
     }
 
     /**
+     * A client for other broker-to-broker requests (the transaction APIs) on the fetchers' event
+     * loop and addresses, with {@code replica.socket.timeout.ms} as its request timeout. The caller
+     * closes it.
+     */
+    public BrokerRequests newBrokerRequests() {
+        return new BrokerRequests(brokerId, group, transport.socketChannelClass(), addresses, (int)
+                Math.min(Integer.MAX_VALUE, config.socketTimeoutMs()));
+    }
+
+    /**
      * Leader addresses from the latest image: the first listener of the broker's registration, or
      * null when the broker is not registered (yet) or has no listener.
      */

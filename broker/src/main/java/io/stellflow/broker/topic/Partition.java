@@ -409,7 +409,8 @@ public final class Partition {
     /**
      * As {@link #appendIdempotentAsLeader} for a batch of a transaction ({@link
      * UnifiedLog#appendTransactionalAsLeader}: a BEGIN marker first when the producer has no open
-     * transaction here); also {@link UnifiedLog#INVALID_TXN_STATE}. Not wired to Produce yet.
+     * transaction here); also {@link UnifiedLog#INVALID_TXN_STATE}. Called for a Produce whose
+     * partition the transaction's coordinator registered.
      */
     public long appendTransactionalAsLeader(
             ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps, long transactionSequence) throws IOException {

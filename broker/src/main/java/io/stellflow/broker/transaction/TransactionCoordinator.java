@@ -105,8 +105,8 @@ public final class TransactionCoordinator implements AutoCloseable {
     }
 
     /**
-     * Replaces the marker writer: the inter-broker marker API sets the real one when it is wired,
-     * tests a fake. Markers handed out before the call go to the old writer.
+     * Replaces the marker writer: the broker installs its {@link BrokerMarkerWriter}, tests a fake.
+     * Markers handed out before the call go to the old writer.
      */
     public void markerWriter(TransactionMarkerWriter writer) {
         this.writer = writer;

@@ -16,11 +16,13 @@ import java.util.concurrent.CompletableFuture;
 @FunctionalInterface
 public interface TransactionMarkerWriter {
     /**
-     * The writer until the inter-broker marker API is wired ({@code docs/exactly-once.md}): it writes
-     * nothing and completes at once, so transactions complete at the coordinator while their
-     * partitions hold no marker (no reader isolates them yet).
+     * The writer of a coordinator whose real one ({@link BrokerMarkerWriter}) is not installed yet:
+     * every write fails, so a transaction handed to it stays in PREPARE and its sweeper sends the
+     * markers again once the real writer is there. The broker installs the real one before it
+     * receives any metadata, so no coordinator partition is loaded before.
      */
-    TransactionMarkerWriter UNWIRED = request -> CompletableFuture.completedFuture(null);
+    TransactionMarkerWriter NOT_READY = request ->
+            CompletableFuture.failedFuture(new IllegalStateException("the marker writer is not installed yet"));
 
     /**
      * @return completes normally once every partition of {@code request} holds the marker,

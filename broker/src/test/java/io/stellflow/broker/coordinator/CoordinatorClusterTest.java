@@ -2,8 +2,10 @@ package io.stellflow.broker.coordinator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.buffer.Unpooled;
 import io.stellflow.broker.StellflowServer;
 import io.stellflow.broker.TestTransports;
+import io.stellflow.broker.TransactionalProduceTest;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.transaction.TransactionStateTopic;
@@ -26,6 +28,9 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.BeginTransactionRequest;
+import io.stellflow.protocol.message.EndTransactionRequest;
+import io.stellflow.protocol.message.FetchRequest;
+import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FindCoordinatorRequest;
 import io.stellflow.protocol.message.FindCoordinatorResponse;
 import io.stellflow.protocol.message.InitProducerIdRequest;
@@ -40,6 +45,8 @@ import io.stellflow.protocol.message.OffsetCommitRequest.OffsetCommitTopic;
 import io.stellflow.protocol.message.OffsetCommitResponse;
 import io.stellflow.protocol.message.OffsetFetchRequest;
 import io.stellflow.protocol.message.OffsetFetchResponse;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.TransactionResponse;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
@@ -294,6 +301,133 @@ class CoordinatorClusterTest {
             assertThat(r)
                     .isEqualTo(new TransactionResponse(
                             Errors.NOT_COORDINATOR, bound.producerId(), bound.producerEpoch(), "FAILED"));
+        }
+    }
+
+    private <T> T send(
+            int node,
+            short apiKey,
+            io.stellflow.protocol.message.ApiMessage body,
+            io.stellflow.client.BodyReader<T> reader)
+            throws Exception {
+        return network.send(new HostPort("127.0.0.1", dataPorts[node]), apiKey, body::write, reader)
+                .get(15, TimeUnit.SECONDS);
+    }
+
+    /** A read_committed Fetch of {@code topic}-{@code partition} from its leader: HW, LSO, aborted list, batches. */
+    private String readCommitted(String topic, int partition) throws Exception {
+        int leader = image().topic(topic).partition(partition).leader();
+        FetchRequest request = new FetchRequest(
+                -1,
+                0,
+                1,
+                1 << 20,
+                FetchRequest.READ_COMMITTED,
+                0,
+                List.of(new FetchRequest.FetchTopic(
+                        topic, List.of(new FetchRequest.FetchPartition(partition, -1, 0, -1L, 1 << 20)))));
+        return send(leader - 1, ApiKeys.FETCH, request, body -> {
+            FetchResponse.PartitionData d =
+                    FetchResponse.read(body).responses().get(0).partitions().get(0);
+            return "hw=" + d.highWatermark() + " lso=" + d.lastStableOffset() + " aborted=" + d.abortedTransactions()
+                    + " " + TransactionalProduceTest.values(d);
+        });
+    }
+
+    @Test
+    @Order(2)
+    void aTransactionWhosePartitionsAreLedElsewhereRegistersAndGetsItsMarkersOverTheWire() throws Exception {
+        String topic = "txn-wire";
+        try (ControllerClient controller =
+                ControllerClient.builder(bootstrapControllers).build()) {
+            CreateTopicsResponse r = controller.createTopics(CreateTopicsRequest.newBuilder()
+                    .addTopics(CreatableTopic.newBuilder()
+                            .setName(topic)
+                            .setNumPartitions(6)
+                            .setReplicationFactor(3))
+                    .build());
+            assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+        }
+        String id = "wire-tx";
+        int txnPartition = GroupPartitioner.partitionFor(id, TXN_PARTITIONS);
+        InitProducerIdResponse[] bound = new InitProducerIdResponse[1];
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    TopicImage data = image().topic(topic);
+                    TopicImage t = image().topic(TransactionStateTopic.NAME);
+                    if (t == null || t.partition(txnPartition).leader() < 1) {
+                        try {
+                            initProducerId(0, id); // creates __transaction_state
+                        } catch (Exception e) {
+                            return false;
+                        }
+                        return false;
+                    }
+                    if (data == null
+                            || data.partitions().stream().anyMatch(p -> p.isr().size() < 3)) {
+                        return false;
+                    }
+                    try {
+                        bound[0] = initProducerId(t.partition(txnPartition).leader() - 1, id);
+                        return bound[0].errorCode() == Errors.NONE;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                "the coordinator of " + id + " and the data partitions are ready");
+        int coordinator = image().topic(TransactionStateTopic.NAME)
+                .partition(txnPartition)
+                .leader();
+        List<Integer> elsewhere = new ArrayList<>();
+        for (PartitionImage p : image().topic(topic).partitions()) {
+            if (p.leader() != coordinator && elsewhere.size() < 2) {
+                elsewhere.add(p.partition());
+            }
+        }
+        assertThat(elsewhere)
+                .as("partitions led by other brokers than the coordinator")
+                .hasSize(2);
+        long pid = bound[0].producerId();
+        short epoch = bound[0].producerEpoch();
+        int[] sequences = new int[6];
+        for (boolean commit : new boolean[] {true, false}) {
+            TransactionResponse begun = send(
+                    coordinator - 1,
+                    ApiKeys.BEGIN_TRANSACTION,
+                    new BeginTransactionRequest(id, pid, epoch),
+                    TransactionResponse::read);
+            assertThat(begun.errorCode()).isEqualTo(Errors.NONE);
+            for (int partition : elsewhere) {
+                int leader = image().topic(topic).partition(partition).leader();
+                ProduceRequest produce = new ProduceRequest(
+                        id,
+                        (short) -1,
+                        10_000,
+                        List.of(new ProduceRequest.TopicData(
+                                topic,
+                                List.of(new ProduceRequest.PartitionData(
+                                        partition,
+                                        Unpooled.wrappedBuffer(TransactionalProduceTest.batch(
+                                                pid, epoch, sequences[partition]++, commit ? "kept" : "dropped")))))));
+                ProduceResponse answer = send(leader - 1, ApiKeys.PRODUCE, produce, ProduceResponse::read);
+                assertThat(answer.responses().get(0).partitions().get(0).errorCode())
+                        .as("transactional produce to %s-%d on broker %d", topic, partition, leader)
+                        .isEqualTo(Errors.NONE);
+            }
+            TransactionResponse ended = send(
+                    coordinator - 1,
+                    ApiKeys.END_TRANSACTION,
+                    new EndTransactionRequest(id, pid, epoch, commit),
+                    TransactionResponse::read);
+            assertThat(ended.errorCode()).isEqualTo(Errors.NONE);
+        }
+        String oneBatch = "1 record(s) of producer " + pid;
+        for (int partition : elsewhere) {
+            // BEGIN 0, kept 1, COMMIT 2, BEGIN 3, dropped 4, ABORT 5: the markers reached the leader.
+            assertThat(readCommitted(topic, partition))
+                    .isEqualTo("hw=6 lso=6 aborted=[AbortedTransaction[producerId=" + pid + ", firstOffset=3]] ["
+                            + oneBatch + ", " + oneBatch + "]");
         }
     }
 

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Fetch over a log with transactions (spec §6.4 rules 2 and 4, decisions 9.d and 9.l): consumers
  * never get control batches, isolationLevel 1 stops at the last stable offset and lists the
- * aborted transactions. The transactional appends go through the Partition API directly (Produce
- * still refuses transactions until the coordinator is wired).
+ * aborted transactions. The transactional appends go through the Partition API directly (the
+ * Produce path is {@code TransactionalProduceTest}).
  */
 class FetchTransactionsTest {
     @TempDir

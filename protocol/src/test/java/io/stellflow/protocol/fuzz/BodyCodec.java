@@ -58,6 +58,8 @@ import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.SyncGroupResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.message.WriteTxnMarkersRequest;
+import io.stellflow.protocol.message.WriteTxnMarkersResponse;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Set;
@@ -150,7 +152,9 @@ public enum BodyCodec {
     END_TRANSACTION_REQUEST(EndTransactionRequest::read, ApiMessage::write),
     TRANSACTION_RESPONSE(TransactionResponse::read, ApiMessage::write),
     REGISTER_TXN_PARTITION_REQUEST(RegisterTxnPartitionRequest::read, ApiMessage::write),
-    REGISTER_TXN_PARTITION_RESPONSE(RegisterTxnPartitionResponse::read, ApiMessage::write);
+    REGISTER_TXN_PARTITION_RESPONSE(RegisterTxnPartitionResponse::read, ApiMessage::write),
+    WRITE_TXN_MARKERS_REQUEST(WriteTxnMarkersRequest::read, ApiMessage::write),
+    WRITE_TXN_MARKERS_RESPONSE(WriteTxnMarkersResponse::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

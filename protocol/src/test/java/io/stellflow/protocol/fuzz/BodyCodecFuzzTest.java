@@ -317,6 +317,16 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.REGISTER_TXN_PARTITION_RESPONSE, input);
     }
 
+    @FuzzTest
+    void writeTxnMarkersRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.WRITE_TXN_MARKERS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void writeTxnMarkersResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.WRITE_TXN_MARKERS_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

@@ -37,6 +37,8 @@ import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
 import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.message.WriteTxnMarkersRequest;
+import io.stellflow.protocol.message.WriteTxnMarkersResponse;
 import io.stellflow.protocol.record.Header;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
@@ -363,6 +365,26 @@ public final class SeedFiles {
             case REGISTER_TXN_PARTITION_RESPONSE -> {
                 b.add(hex("0000" + "0000000000000003"));
                 b.add(encode(new RegisterTxnPartitionResponse(Errors.INVALID_TXN_STATE, -1)));
+            }
+            case WRITE_TXN_MARKERS_REQUEST -> {
+                b.add(hex("00000000000003e8" + "0001" + "01" + "00000002" + "0000000000000003" + "00001388" + "00000001"
+                        + "0001" + "74" + "00000000"));
+                b.add(encode(new WriteTxnMarkersRequest(
+                        1000,
+                        (short) 0,
+                        false,
+                        7,
+                        42,
+                        30_000,
+                        List.of(
+                                new WriteTxnMarkersRequest.TopicPartition("orders", 0),
+                                new WriteTxnMarkersRequest.TopicPartition("orders", 11)))));
+            }
+            case WRITE_TXN_MARKERS_RESPONSE -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000000" + "0000"));
+                b.add(encode(new WriteTxnMarkersResponse(List.of(
+                        new WriteTxnMarkersResponse.PartitionResult("orders", 0, Errors.NOT_LEADER_OR_FOLLOWER),
+                        new WriteTxnMarkersResponse.PartitionResult("orders", 11, (short) 0)))));
             }
             case DELETE_RECORDS_REQUEST -> {
                 b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));

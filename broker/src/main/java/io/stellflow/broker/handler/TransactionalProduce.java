@@ -1,0 +1,116 @@
+package io.stellflow.broker.handler;
+
+import static io.stellflow.broker.handler.ProduceHandler.error;
+import static io.stellflow.broker.handler.ProduceHandler.notEnoughReplicas;
+
+import io.netty.buffer.ByteBuf;
+import io.stellflow.broker.append.PendingProduce;
+import io.stellflow.broker.network.ConnectionHandler;
+import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.topic.Partition;
+import io.stellflow.broker.topic.PartitionRouter;
+import io.stellflow.broker.transaction.TransactionPartition;
+import io.stellflow.broker.transaction.TxnRegistrations;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceRequest.PartitionData;
+import io.stellflow.protocol.message.ProduceRequest.TopicData;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * The transactional path of {@link ProduceHandler}: a Produce with a transactionalId, on the request
+ * pool. Per partition led here, the batch's producer id and epoch are registered with the
+ * transaction's coordinator ({@link TxnRegistrations}; a cached registration of the same transaction
+ * costs no round trip), then the batch is appended with the transaction's sequence by the {@link
+ * Appender} ({@link Partition#appendTransactionalAsLeader}, on the partition's agent when there are
+ * agents). A refused registration answers the coordinator's code ({@code INVALID_TXN_STATE}, {@code
+ * INVALID_PRODUCER_EPOCH}, or {@code BROKER_NOT_AVAILABLE} when it cannot be reached) and appends
+ * nothing. An append after a round trip runs on the request pool in the connection's order.
+ *
+ * <p>Thread-safety: stateless apart from the thread-safe registrations.
+ */
+final class TransactionalProduce {
+    /** Appends one registered batch ({@code held}: its retained records, released by the call) or answers {@code -sequence}. */
+    @FunctionalInterface
+    interface Appender {
+        void append(
+                PendingProduce pending, int slot, Partition partition, PartitionData data, ByteBuf held, long sequence);
+    }
+
+    private final PartitionRouter topics;
+    private final TxnRegistrations registrations;
+    private final Appender appender;
+
+    TransactionalProduce(PartitionRouter topics, TxnRegistrations registrations, Appender appender) {
+        this.topics = topics;
+        this.registrations = registrations;
+        this.appender = appender;
+    }
+
+    /** Handles {@code request} (transactionalId non-null), answering through {@code pending}. */
+    void produce(RequestContext context, ProduceRequest request, PendingProduce pending) {
+        String id = request.transactionalId();
+        int slot = 0;
+        for (TopicData topicData : request.topicData()) {
+            String name = topicData.topic();
+            short topicError = topics.prepareForProduce(name);
+            for (PartitionData data : topicData.partitions()) {
+                int s = slot++;
+                Partition partition = topicError != Errors.NONE ? null : topics.leaderPartition(name, data.partition());
+                ByteBuf records = data.records();
+                if (topicError != Errors.NONE) {
+                    pending.complete(s, error(data.partition(), topicError, -1, -1L));
+                } else if (partition == null) {
+                    pending.complete(s, error(data.partition(), topics.errorFor(name, data.partition()), -1, -1L));
+                } else if (records == null
+                        || records.readableBytes() < RecordBatchLayout.HEADER_SIZE
+                        || RecordBatchLayout.producerId(records, records.readerIndex()) < 0) {
+                    // A transactional batch carries a producer id (§6.12); the rest is validated at the append.
+                    pending.complete(
+                            s,
+                            error(
+                                    data.partition(),
+                                    Errors.INVALID_RECORD,
+                                    partition.leaderEpoch(),
+                                    partition.logStartOffset()));
+                } else if (request.acks() == -1 && partition.inSyncReplicaCount() < partition.minInsyncReplicas()) {
+                    pending.complete(s, notEnoughReplicas(partition, data.partition()));
+                } else {
+                    long pid = RecordBatchLayout.producerId(records, records.readerIndex());
+                    short epoch = RecordBatchLayout.producerEpoch(records, records.readerIndex());
+                    TransactionPartition tp = new TransactionPartition(name, data.partition());
+                    int leaderEpoch = partition.leaderEpoch();
+                    long sequence = registrations.cached(pid, epoch, tp, leaderEpoch);
+                    ByteBuf held = records.retainedSlice();
+                    if (sequence >= 0) {
+                        appender.append(pending, s, partition, data, held, sequence);
+                        continue;
+                    }
+                    registrations.register(id, pid, epoch, tp, leaderEpoch).whenComplete((seq, e) -> {
+                        long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
+                        inOrder(context, () -> appender.append(pending, s, partition, data, held, result), () -> {
+                            held.release();
+                            pending.complete(s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
+                        });
+                    });
+                }
+            }
+        }
+    }
+
+    /** Runs {@code task} on the request pool in the connection's order ({@code rejected} when closing). */
+    private static void inOrder(RequestContext context, Runnable task, Runnable rejected) {
+        ConnectionHandler connection =
+                context.channel().attr(ConnectionHandler.KEY).get();
+        if (connection == null) {
+            task.run(); // a channel without the broker's pipeline (a test)
+            return;
+        }
+        try {
+            connection.executeInOrder(task);
+        } catch (RejectedExecutionException e) {
+            rejected.run();
+        }
+    }
+}

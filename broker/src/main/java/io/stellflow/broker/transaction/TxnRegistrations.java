@@ -1,0 +1,126 @@
+package io.stellflow.broker.transaction;
+
+import io.stellflow.broker.coordinator.CoordinatorException;
+import io.stellflow.broker.replication.BrokerRequests;
+import io.stellflow.controller.image.MetadataImage;
+import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.image.TopicImage;
+import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
+import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * The partition leader's registrations of its partitions in transactions (RegisterTxnPartition,
+ * {@code docs/exactly-once.md} "Partition registration"): before the first transactional batch of a
+ * producer in a partition, the leader asks the transaction's coordinator (a call into this broker's
+ * {@link TransactionCoordinator} when it leads the id's {@code __transaction_state} partition, else
+ * apiKey 29 over {@link BrokerRequests} to the leader of that partition), which answers the
+ * transaction's sequence. The answer is kept per (producer id, partition) with the epoch and the
+ * partition's leader epoch, so later batches of the same transaction append without a round trip;
+ * it is forgotten when a marker for the producer is written here ({@link #forget}), so the first
+ * batch of the next transaction registers again.
+ *
+ * <p>Results: the sequence (&gt;= 0), or the negated Produce error code: the coordinator's {@code
+ * INVALID_TXN_STATE} (no ONGOING transaction), {@code INVALID_PRODUCER_EPOCH} (an older epoch: a
+ * fenced producer), {@code INVALID_REQUEST}; {@code BROKER_NOT_AVAILABLE} (retriable) when the
+ * coordinator cannot be reached or is not ready (no leader, loading, moved, timed out).
+ *
+ * <p>Thread-safety: any thread; futures complete on the coordinator's or the client's thread.
+ */
+public final class TxnRegistrations {
+    private record Key(long producerId, String topic, int partition) {}
+
+    private record Registered(short epoch, int leaderEpoch, long sequence) {}
+
+    private final int brokerId;
+    private final TransactionCoordinator coordinator;
+    private final Supplier<MetadataImage> image;
+    private final Supplier<BrokerRequests> requests;
+    private final ConcurrentHashMap<Key, Registered> registered = new ConcurrentHashMap<>();
+
+    /**
+     * @param brokerId this broker's id
+     * @param coordinator this broker's transaction coordinator
+     * @param image the latest metadata image (the leader of each {@code __transaction_state} partition)
+     * @param requests the client for a remote coordinator
+     */
+    public TxnRegistrations(
+            int brokerId,
+            TransactionCoordinator coordinator,
+            Supplier<MetadataImage> image,
+            Supplier<BrokerRequests> requests) {
+        this.brokerId = brokerId;
+        this.coordinator = coordinator;
+        this.image = image;
+        this.requests = requests;
+    }
+
+    /**
+     * The sequence under which {@code partition} (led here at {@code leaderEpoch}) is registered for
+     * the producer at {@code epoch}, or -1 when it must register first. No allocation.
+     */
+    public long cached(long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+        Registered r = registered.get(new Key(producerId, partition.topic(), partition.partition()));
+        return r != null && r.epoch == epoch && r.leaderEpoch == leaderEpoch ? r.sequence : -1;
+    }
+
+    /** Registers {@code partition} at the coordinator of {@code transactionalId}; see the class comment. */
+    public CompletableFuture<Long> register(
+            String transactionalId, long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+        int p = coordinator.partitionOf(transactionalId);
+        if (p < 0) {
+            return CompletableFuture.completedFuture((long) -Errors.BROKER_NOT_AVAILABLE);
+        }
+        TopicImage topic = image.get().topic(TransactionStateTopic.NAME);
+        PartitionImage state = topic == null ? null : topic.partition(p);
+        int leader = state == null ? PartitionImage.NO_LEADER : state.leader();
+        CompletableFuture<Long> answer;
+        if (leader == PartitionImage.NO_LEADER) {
+            return CompletableFuture.completedFuture((long) -Errors.BROKER_NOT_AVAILABLE);
+        } else if (leader == brokerId) {
+            answer = coordinator
+                    .registerPartition(transactionalId, producerId, epoch, -1, partition)
+                    .handle((r, e) -> e != null
+                            ? -(long) CoordinatorException.errorCodeOf(e)
+                            : r.errorCode() == Errors.NONE ? r.transactionSequence() : -(long) r.errorCode());
+        } else {
+            RegisterTxnPartitionRequest request = new RegisterTxnPartitionRequest(
+                    transactionalId, producerId, epoch, -1, partition.topic(), partition.partition());
+            answer = requests.get()
+                    .send(
+                            leader,
+                            ApiKeys.REGISTER_TXN_PARTITION,
+                            (short) 0,
+                            request,
+                            RegisterTxnPartitionResponse::read)
+                    .handle((r, e) -> e != null
+                            ? -(long) Errors.BROKER_NOT_AVAILABLE
+                            : r.errorCode() == Errors.NONE ? r.transactionSequence() : -(long) r.errorCode());
+        }
+        return answer.thenApply(sequence -> {
+            if (sequence >= 0) {
+                registered.put(
+                        new Key(producerId, partition.topic(), partition.partition()),
+                        new Registered(epoch, leaderEpoch, sequence));
+                return sequence;
+            }
+            short code = (short) -sequence;
+            return switch (code) {
+                case Errors.INVALID_TXN_STATE,
+                        Errors.INVALID_PRODUCER_EPOCH,
+                        Errors.PRODUCER_FENCED,
+                        Errors.INVALID_REQUEST -> sequence;
+                default -> (long) -Errors.BROKER_NOT_AVAILABLE; // not coordinated, loading, unreachable: retriable
+            };
+        });
+    }
+
+    /** A marker for {@code producerId} is being written to {@code partition}: its next batch registers again. */
+    public void forget(long producerId, TransactionPartition partition) {
+        registered.remove(new Key(producerId, partition.topic(), partition.partition()));
+    }
+}
