@@ -51,11 +51,8 @@ import java.util.concurrent.TimeUnit;
  * I/O thread until {@link #poll} has decoded it (or dropped it as stale, or {@link #close}
  * released it).
  *
- * <p>{@code isolation.level=read_committed} ({@link FetchIsolation}): Fetches ask for isolationLevel
- * 1, so the broker returns records up to the last stable offset; the batches of aborted
- * transactions are left out ({@link AbortedTransactionFilter}), and positions move past them and
- * past transaction markers, so a consumer reaches the LSO. Lag, {@link #endOffsets} and {@code
- * latest} count to the LSO.
+ * <p>{@code isolation.level=read_committed}: records up to the LSO, aborted transactions left out,
+ * positions, lag and {@link #endOffsets} up to the LSO ({@link FetchIsolation}).
  *
  * <p>A partition without a position starts at {@code auto.offset.reset} (earliest or latest; with
  * {@code none}, {@link #poll} throws). Retriable errors (7, 8, 9, 10, network) refresh metadata
@@ -104,10 +101,7 @@ public final class StellflowConsumer implements AutoCloseable {
         long position = -1;
         /** The offset the next Fetch asks for: at or past {@link #position}. */
         long fetchPosition = -1;
-        /**
-         * The visible end of the last Fetch answer (HW, or LSO at read_committed); -1 before one
-         * (metrics: consumer lag).
-         */
+        /** The last answer's HW (LSO at read_committed); -1 before one (metrics: consumer lag). */
         long visibleEnd = -1;
 
         int epoch;
@@ -428,10 +422,7 @@ public final class StellflowConsumer implements AutoCloseable {
         return s.position;
     }
 
-    /**
-     * The current end of each partition, from ListOffsets -1: the high watermark, or the last stable
-     * offset with {@code isolation.level=read_committed}.
-     */
+    /** The current end of each partition, from ListOffsets -1: the HW (the LSO at read_committed). */
     public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
         Map<TopicPartition, Long> out = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
