@@ -24,6 +24,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Our consumer at both isolation levels against a real broker whose partition holds interleaved
@@ -48,7 +50,9 @@ class ReadCommittedConsumerTest {
     @BeforeEach
     void start(TestInfo test) throws Exception {
         server = BROKERS.get("nio");
-        topic = test.getTestMethod().orElseThrow().getName();
+        // One topic per invocation (a parameterized test runs once per value).
+        topic = test.getTestMethod().orElseThrow().getName() + "-"
+                + Integer.toHexString(test.getDisplayName().hashCode());
         try (StellflowAdmin admin = new StellflowAdmin(clientProps())) {
             admin.createTopic(topic, 1);
         }
@@ -99,7 +103,12 @@ class ReadCommittedConsumerTest {
     }
 
     private StellflowConsumer consumer(String isolation) {
+        return consumer(isolation, 1 << 20);
+    }
+
+    private StellflowConsumer consumer(String isolation, int maxPartitionFetchBytes) {
         Properties p = clientProps();
+        p.setProperty("max.partition.fetch.bytes", Integer.toString(maxPartitionFetchBytes));
         p.setProperty("isolation.level", isolation);
         p.setProperty("auto.offset.reset", "earliest");
         p.setProperty("group.id", topic + "-" + isolation);
@@ -124,8 +133,10 @@ class ReadCommittedConsumerTest {
         return into;
     }
 
-    @Test
-    void readCommittedSeesCommittedRecordsOnlyAndReachesTheLso() throws Exception {
+    /** 1 byte: each answer holds one batch, so transactions span many answers. */
+    @ParameterizedTest
+    @ValueSource(ints = {1 << 20, 1})
+    void readCommittedSeesCommittedRecordsOnlyAndReachesTheLso(int maxPartitionFetchBytes) throws Exception {
         assertThat(plain("a")).isEqualTo(0);
         assertThat(txn(P, 0, 1, "p1-x")).isEqualTo(2); // BEGIN P at 1
         assertThat(txn(Q, 0, 1, "q1-x")).isEqualTo(4); // BEGIN Q at 3
@@ -142,8 +153,8 @@ class ReadCommittedConsumerTest {
         assertThat(plain("c")).isEqualTo(18);
         assertThat(partition.lastStableOffset()).isEqualTo(16);
 
-        try (StellflowConsumer committed = consumer("read_committed");
-                StellflowConsumer uncommitted = consumer("read_uncommitted")) {
+        try (StellflowConsumer committed = consumer("read_committed", maxPartitionFetchBytes);
+                StellflowConsumer uncommitted = consumer("read_uncommitted", maxPartitionFetchBytes)) {
             assertThat(committed.endOffsets(List.of(tp))).containsEntry(tp, 16L);
             assertThat(uncommitted.endOffsets(List.of(tp))).containsEntry(tp, 19L);
 
