@@ -50,7 +50,7 @@ final class ClientKeys {
             "enable.idempotence",
             "security.protocol");
 
-    /** Keys the consumer reads ({@link ConsumerConfig}); {@code isolation.level} has nothing to hide yet. */
+    /** Keys the consumer reads ({@link ConsumerConfig}). */
     static final Set<String> CONSUMER = union(
             COMMON,
             "group.id",

@@ -283,7 +283,7 @@ public final class ClientMetrics {
         pollLatency.record(nanos / NANOS_PER_MS, type);
     }
 
-    /** Records between the consumer's positions and the partitions' high watermarks (sum). */
+    /** Records between the consumer's positions and the partitions' HWs (LSOs at read_committed), summed. */
     void consumerLag(long records) {
         consumerLag = records;
     }

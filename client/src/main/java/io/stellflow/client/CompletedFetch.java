@@ -7,16 +7,25 @@ package io.stellflow.client;
  */
 final class CompletedFetch {
     /** Put on the consumer's queue when a group response arrives: wakes a waiting consumer call. */
-    static final CompletedFetch WAKE = new CompletedFetch(null, 0, null, null);
+    static final CompletedFetch WAKE = new CompletedFetch(null, 0, -1, null, null);
 
     final TopicPartition tp;
     final int epoch;
+    /** The fetchOffset the request asked for. */
+    final long fetchOffset;
+
     final Throwable failure;
     FetchResult result;
+    /**
+     * Set when the answer is settled: the offset the partition's next Fetch starts at ({@link
+     * FetchIsolation#nextOffset}), -1 when the answer moved nothing.
+     */
+    long nextOffset = -1;
 
-    CompletedFetch(TopicPartition tp, int epoch, FetchResult result, Throwable failure) {
+    CompletedFetch(TopicPartition tp, int epoch, long fetchOffset, FetchResult result, Throwable failure) {
         this.tp = tp;
         this.epoch = epoch;
+        this.fetchOffset = fetchOffset;
         this.result = result;
         this.failure = failure;
     }
@@ -25,7 +34,7 @@ final class CompletedFetch {
     void release() {
         FetchResult r = result;
         if (r != null && r.records() != null) {
-            result = new FetchResult(r.errorCode(), r.highWatermark(), r.baseOffset(), null);
+            result = r.withoutRecords();
             r.records().release();
         }
     }

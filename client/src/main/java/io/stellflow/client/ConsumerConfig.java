@@ -41,6 +41,10 @@ import java.util.Properties;
  * @param defaultApiTimeoutMs {@code default.api.timeout.ms} (default 60000): how long {@link
  *     StellflowConsumer#commitSync()}, {@link StellflowConsumer#committed} and {@link
  *     StellflowConsumer#close} wait for the coordinator when not given a timeout
+ * @param isolationLevel {@code isolation.level}: {@code read_uncommitted} (default, 0) or {@code
+ *     read_committed} (1), sent as the Fetch and ListOffsets isolationLevel: read_committed reads
+ *     up to the last stable offset and leaves out the records of aborted transactions ({@code
+ *     docs/exactly-once.md}, "read_committed consumers")
  */
 public record ConsumerConfig(
         ClientConfig common,
@@ -56,10 +60,21 @@ public record ConsumerConfig(
         int autoCommitIntervalMs,
         String groupRemoteAssignor,
         int maxPollIntervalMs,
-        int defaultApiTimeoutMs) {
+        int defaultApiTimeoutMs,
+        byte isolationLevel) {
 
     /** {@code max.partition.fetch.bytes} when not set: 4 MiB. */
     public static final int DEFAULT_MAX_PARTITION_FETCH_BYTES = 4 << 20;
+
+    /** {@code isolation.level} read_uncommitted: the Fetch isolationLevel 0. */
+    public static final byte READ_UNCOMMITTED = 0;
+    /** {@code isolation.level} read_committed: the Fetch isolationLevel 1. */
+    public static final byte READ_COMMITTED = 1;
+
+    /** Whether {@code isolation.level=read_committed}. */
+    public boolean readCommitted() {
+        return isolationLevel == READ_COMMITTED;
+    }
 
     public static ConsumerConfig from(Properties props) {
         ClientKeys.check(props, ClientKeys.CONSUMER, "consumer");
@@ -68,6 +83,12 @@ public record ConsumerConfig(
         if (!reset.equals("earliest") && !reset.equals("latest") && !reset.equals("none")) {
             throw new IllegalArgumentException(
                     "invalid value for auto.offset.reset: '" + reset + "' (earliest, latest or none)");
+        }
+        String isolation =
+                v.string("isolation.level", "read_uncommitted").trim().toLowerCase(Locale.ROOT);
+        if (!isolation.equals("read_uncommitted") && !isolation.equals("read_committed")) {
+            throw new IllegalArgumentException(
+                    "invalid value for isolation.level: '" + isolation + "' (read_uncommitted or read_committed)");
         }
         String groupId = emptyToNull(v.string("group.id", null));
         String instanceId = emptyToNull(v.string("group.instance.id", null));
@@ -102,7 +123,8 @@ public record ConsumerConfig(
                 v.intValue("auto.commit.interval.ms", 5000, 1, Integer.MAX_VALUE),
                 assignor,
                 v.intValue("max.poll.interval.ms", 300_000, 1, Integer.MAX_VALUE),
-                v.intValue("default.api.timeout.ms", 60_000, 1, Integer.MAX_VALUE));
+                v.intValue("default.api.timeout.ms", 60_000, 1, Integer.MAX_VALUE),
+                isolation.equals("read_committed") ? READ_COMMITTED : READ_UNCOMMITTED);
     }
 
     /**

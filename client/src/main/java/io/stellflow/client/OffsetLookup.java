@@ -17,16 +17,24 @@ final class OffsetLookup {
     /** Earliest offset (log start). */
     static final long EARLIEST = -2L;
     /**
-     * Latest visible offset (the high watermark, {@code docs/spec/wire-protocol.md} decision 9.k).
+     * Latest visible offset (the high watermark, or the last stable offset at isolationLevel 1:
+     * {@code docs/spec/wire-protocol.md} decision 9.k).
      */
     static final long LATEST = -1L;
 
     private final NetworkClient network;
     private final MetadataCache metadata;
+    /** The ListOffsets isolationLevel: 0 read_uncommitted, 1 read_committed (latest is the LSO). */
+    private final byte isolationLevel;
 
     OffsetLookup(NetworkClient network, MetadataCache metadata) {
+        this(network, metadata, ConsumerConfig.READ_UNCOMMITTED);
+    }
+
+    OffsetLookup(NetworkClient network, MetadataCache metadata, byte isolationLevel) {
         this.network = network;
         this.metadata = metadata;
+        this.isolationLevel = isolationLevel;
     }
 
     /**
@@ -60,7 +68,7 @@ final class OffsetLookup {
                 int epoch = -1;
                 ListOffsetsRequest req = new ListOffsetsRequest(
                         -1,
-                        (byte) 0,
+                        isolationLevel,
                         List.of(new ListOffsetsRequest.ListOffsetsTopic(
                                 tp.topic(),
                                 List.of(new ListOffsetsRequest.ListOffsetsPartition(

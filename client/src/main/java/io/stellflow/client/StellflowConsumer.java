@@ -51,6 +51,9 @@ import java.util.concurrent.TimeUnit;
  * I/O thread until {@link #poll} has decoded it (or dropped it as stale, or {@link #close}
  * released it).
  *
+ * <p>{@code isolation.level=read_committed}: records up to the LSO, aborted transactions left out,
+ * positions, lag and {@link #endOffsets} up to the LSO ({@link FetchIsolation}).
+ *
  * <p>A partition without a position starts at {@code auto.offset.reset} (earliest or latest; with
  * {@code none}, {@link #poll} throws). Retriable errors (7, 8, 9, 10, network) refresh metadata
  * and retry after {@code retry.backoff.ms}; other error codes and corrupt batches throw {@link
@@ -67,6 +70,8 @@ public final class StellflowConsumer implements AutoCloseable {
     private final ClientMetrics metrics;
     /** Expands compressed batches; capped at {@code fetch.max.bytes} of records per batch. */
     private final RecordBatchDecompressor decompressor;
+    /** {@code isolation.level}: next fetch offsets, the aborted-transaction filter, the lag's end. */
+    private final FetchIsolation isolation;
 
     private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
@@ -96,8 +101,8 @@ public final class StellflowConsumer implements AutoCloseable {
         long position = -1;
         /** The offset the next Fetch asks for: at or past {@link #position}. */
         long fetchPosition = -1;
-        /** The high watermark of the last Fetch answer; -1 before one (metrics: consumer lag). */
-        long highWatermark = -1;
+        /** The last answer's HW (LSO at read_committed); -1 before one (metrics: consumer lag). */
+        long visibleEnd = -1;
 
         int epoch;
         boolean fetchInFlight;
@@ -140,7 +145,8 @@ public final class StellflowConsumer implements AutoCloseable {
         this.decompressor = new RecordBatchDecompressor(config.fetchMaxBytes(), metrics::compression);
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
-        this.offsets = new OffsetLookup(network, metadata);
+        this.offsets = new OffsetLookup(network, metadata, config.isolationLevel());
+        this.isolation = new FetchIsolation(config.readCommitted());
         this.group = config.groupId() == null
                 ? null
                 : new ConsumerMembership(
@@ -400,7 +406,7 @@ public final class StellflowConsumer implements AutoCloseable {
         }
     }
 
-    /** Seeks each partition to its end (ListOffsets -1: the high watermark). */
+    /** Seeks each partition to its end (ListOffsets -1: the high watermark, the LSO at read_committed). */
     public void seekToEnd(Collection<TopicPartition> partitions) {
         for (TopicPartition tp : partitions) {
             seek(tp, offsets.lookup(tp, OffsetLookup.LATEST));
@@ -416,7 +422,7 @@ public final class StellflowConsumer implements AutoCloseable {
         return s.position;
     }
 
-    /** The current end (high watermark) of each partition, from ListOffsets -1. */
+    /** The current end of each partition, from ListOffsets -1: the HW (the LSO at read_committed). */
     public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions) {
         Map<TopicPartition, Long> out = new LinkedHashMap<>();
         for (TopicPartition tp : partitions) {
@@ -451,8 +457,8 @@ public final class StellflowConsumer implements AutoCloseable {
             metrics.polled(System.nanoTime() - startNs, out == null ? 0 : out.size());
             long lag = 0;
             for (PartitionState s : assigned.values()) {
-                if (s.highWatermark >= 0 && s.position >= 0) {
-                    lag += Math.max(0, s.highWatermark - s.position);
+                if (s.visibleEnd >= 0 && s.position >= 0) {
+                    lag += Math.max(0, s.visibleEnd - s.position);
                 }
             }
             metrics.consumerLag(lag);
@@ -591,7 +597,7 @@ public final class StellflowConsumer implements AutoCloseable {
                     config.fetchMaxWaitMs(),
                     config.fetchMinBytes(),
                     config.fetchMaxBytes(),
-                    (byte) 0,
+                    config.isolationLevel(),
                     0,
                     List.of(new FetchRequest.FetchTopic(
                             tp.topic(),
@@ -605,7 +611,7 @@ public final class StellflowConsumer implements AutoCloseable {
                             version ->
                                     version >= 1 ? FetchResult::readV1 : body -> FetchResult.readV0(body, fetchOffset))
                     .whenComplete((r, err) -> {
-                        CompletedFetch c = new CompletedFetch(tp, epoch, r, err);
+                        CompletedFetch c = new CompletedFetch(tp, epoch, fetchOffset, r, err);
                         completed.add(c);
                         if (closed && completed.remove(c)) {
                             c.release(); // close() has drained the queue already
@@ -660,13 +666,16 @@ public final class StellflowConsumer implements AutoCloseable {
             code = f.result.errorCode();
         }
         if (code == Errors.NONE) {
-            s.highWatermark = f.result.highWatermark();
+            s.visibleEnd = isolation.visibleEnd(f.result);
             if (f.result.records() != null) {
                 metrics.fetched(f.result.records().readableBytes());
             }
-            long next = RecordBatchReader.nextOffset(f.result.records(), f.result.baseOffset());
-            if (next > s.fetchPosition) {
-                s.fetchPosition = next;
+            f.nextOffset = isolation.nextOffset(f);
+            if (f.result.records() == null && s.position == f.fetchOffset && f.nextOffset > s.position) {
+                s.position = f.nextOffset; // only markers up to the readable bound: move past them
+            }
+            if (f.nextOffset > s.fetchPosition) {
+                s.fetchPosition = f.nextOffset;
             }
         } else if (code == Errors.OFFSET_OUT_OF_RANGE) {
             if (config.autoOffsetReset().equals("none")) {
@@ -708,12 +717,16 @@ public final class StellflowConsumer implements AutoCloseable {
                         r.baseOffset(),
                         config.checkCrcs(),
                         decompressor,
+                        isolation.gate(f),
                         (offset, ts, key, value, headers) -> {
                             if (offset >= s.position) {
                                 out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
                                 s.position = offset + 1;
                             }
                         });
+                if (f.nextOffset > s.position) {
+                    s.position = f.nextOffset; // past aborted batches and a compacted tail
+                }
                 f.release();
             }
         } catch (ProtocolException e) {

@@ -57,4 +57,21 @@ class ConfigTest {
         p.setProperty("group.instance.id", "i".repeat(40_000));
         assertThatThrownBy(() -> ConsumerConfig.from(p)).hasMessageContaining("group.instance.id is 40000 UTF-8 bytes");
     }
+
+    @Test
+    void isolationLevelIsReadUncommittedByDefaultAndReadsKafkasTwoValuesOnly() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "h1:1");
+        assertThat(ConsumerConfig.from(p).isolationLevel()).isEqualTo(ConsumerConfig.READ_UNCOMMITTED);
+        assertThat(ConsumerConfig.from(p).readCommitted()).isFalse();
+        p.setProperty("isolation.level", "READ_COMMITTED");
+        assertThat(ConsumerConfig.from(p).isolationLevel()).isEqualTo(ConsumerConfig.READ_COMMITTED);
+        assertThat(ConsumerConfig.from(p).readCommitted()).isTrue();
+        p.setProperty("isolation.level", "read_uncommitted");
+        assertThat(ConsumerConfig.from(p).readCommitted()).isFalse();
+        p.setProperty("isolation.level", "committed");
+        assertThatThrownBy(() -> ConsumerConfig.from(p))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("invalid value for isolation.level: 'committed' (read_uncommitted or read_committed)");
+    }
 }

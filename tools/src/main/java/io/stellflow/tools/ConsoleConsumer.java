@@ -43,6 +43,9 @@ import picocli.CommandLine.Spec;
  * offsets, else {@code --from-beginning} or the end), committing what it printed, also when it
  * stops.
  *
+ * <p>{@code --isolation-level read_committed} (Kafka's flag; {@code isolation.level}) prints only
+ * committed and non-transactional records, up to the last stable offset.
+ *
  * <p>Stops after {@code --max-messages} records, or when no record arrived for {@code
  * --timeout-ms}; otherwise runs until killed. Exit status 0, 1 on a client error, 2 for bad
  * arguments. Not thread-safe (one invocation).
@@ -114,6 +117,12 @@ public final class ConsoleConsumer implements Callable<Integer> {
                     + " and the printed positions are committed")
     String group;
 
+    @Option(
+            names = "--isolation-level",
+            description = "read_uncommitted (the default: every record up to the high watermark) or read_committed"
+                    + " (records of committed transactions and plain records only, up to the last stable offset)")
+    String isolationLevel;
+
     @Option(names = "--consumer-property", description = "consumer property k=v")
     Map<String, String> consumerProps = new HashMap<>();
 
@@ -154,7 +163,17 @@ public final class ConsoleConsumer implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
+        if (isolationLevel != null
+                && !isolationLevel.equals("read_committed")
+                && !isolationLevel.equals("read_uncommitted")) {
+            throw new CommandLine.ParameterException(
+                    spec.commandLine(),
+                    "--isolation-level must be read_committed or read_uncommitted, got '" + isolationLevel + "'");
+        }
         Properties props = ClientProps.of(bootstrapServer, consumerProps);
+        if (isolationLevel != null) {
+            props.setProperty("isolation.level", isolationLevel);
+        }
         props.putIfAbsent("client.id", "stellflow-console-consumer");
         if (group != null) {
             return consumeAsGroupMember(props);

@@ -2,12 +2,18 @@ package io.stellflow.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.stellflow.broker.StellflowServer;
+import io.stellflow.broker.topic.Partition;
 import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowProducer;
+import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.LogLines;
+import io.stellflow.testsupport.Wait;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -70,20 +76,7 @@ class ConsoleConsumerOptionsTest {
     private record Run(int exit, String out, String err) {}
 
     private Run run(String... args) {
-        ConsoleConsumer consumer = new ConsoleConsumer();
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        consumer.stdout = out;
-        StringWriter err = new StringWriter();
-        String[] all = new String[args.length + 4];
-        all[0] = "--bootstrap-server";
-        all[1] = bootstrap;
-        all[2] = "--topic";
-        all[3] = "fmt";
-        System.arraycopy(args, 0, all, 4, args.length);
-        int exit = OneLineUsageErrors.commandLine(consumer)
-                .setErr(new PrintWriter(err, true))
-                .execute(all);
-        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString());
+        return runOn(new String[] {"--topic", "fmt"}, args);
     }
 
     @Test
@@ -128,6 +121,70 @@ class ConsoleConsumerOptionsTest {
 
         Run plain = run("--partition", "1", "--offset", "0", "--max-messages", "1");
         assertThat(plain.out()).isEqualTo("v9\n");
+    }
+
+    /** Appends {@code value} as producer {@code pid}'s transactional batch (sequence {@code seq}). */
+    private static void txn(Partition partition, long pid, int seq, String value) throws Exception {
+        ByteBuf out = Unpooled.buffer();
+        try {
+            RecordBatchBuilder b = new RecordBatchBuilder(out, 1_000);
+            b.append(1_000, null, bytes(value));
+            b.close();
+            RecordBatchLayout.setProducerFields(out, 0, pid, (short) 0, seq);
+            assertThat(partition.appendTransactionalAsLeader(out, null, 1)).isNotNegative();
+        } finally {
+            out.release();
+        }
+    }
+
+    @Test
+    void isolationLevelReadCommittedLeavesOutAbortedRecords() throws Exception {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", bootstrap);
+        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+            admin.createTopic("txn", 1);
+        }
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> server.replicaManager().hostedPartition("txn", 0) != null,
+                "txn-0 hosted");
+        Partition partition = server.replicaManager().hostedPartition("txn", 0);
+        // Transactions as the coordinator will drive them (Produce is not wired for them yet).
+        txn(partition, 2000, 0, "aborted");
+        assertThat(partition.appendTransactionMarker(2000, (short) 0, false, 0, 1))
+                .isNotNegative();
+        txn(partition, 2001, 0, "committed");
+        assertThat(partition.appendTransactionMarker(2001, (short) 0, true, 0, 1))
+                .isNotNegative();
+
+        String[] common = {"--topic", "txn", "--from-beginning", "--timeout-ms", "1500"};
+        Run committed = runOn(common, "--isolation-level", "read_committed");
+        assertThat(committed.exit()).as(committed.err()).isZero();
+        assertThat(committed.out()).isEqualTo("committed\n");
+        Run uncommitted = runOn(common, "--isolation-level", "read_uncommitted");
+        assertThat(uncommitted.out()).isEqualTo("aborted\ncommitted\n");
+        assertThat(runOn(common).out()).as("read_uncommitted by default").isEqualTo("aborted\ncommitted\n");
+
+        Run bad = runOn(common, "--isolation-level", "committed");
+        assertThat(bad.exit()).isEqualTo(2);
+        assertThat(bad.err()).contains("--isolation-level must be read_committed or read_uncommitted, got 'committed'");
+    }
+
+    /** As {@link #run} with {@code first} (which names its own topic) before {@code rest}. */
+    private Run runOn(String[] first, String... rest) {
+        ConsoleConsumer consumer = new ConsoleConsumer();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        consumer.stdout = out;
+        StringWriter err = new StringWriter();
+        String[] all = new String[2 + first.length + rest.length];
+        all[0] = "--bootstrap-server";
+        all[1] = bootstrap;
+        System.arraycopy(first, 0, all, 2, first.length);
+        System.arraycopy(rest, 0, all, 2 + first.length, rest.length);
+        int exit = OneLineUsageErrors.commandLine(consumer)
+                .setErr(new PrintWriter(err, true))
+                .execute(all);
+        return new Run(exit, out.toString(StandardCharsets.UTF_8), err.toString());
     }
 
     @Test

@@ -45,6 +45,28 @@ public final class RecordBatchReader {
         void accept(long offset, long timestampMs, byte[] key, byte[] value, List<Header> headers);
     }
 
+    /**
+     * Decides, from a batch's header alone, whether its records are handed out (the consumer's
+     * read_committed filter). Called once per batch in offset order, before the batch is validated.
+     */
+    @FunctionalInterface
+    public interface BatchGate {
+        /** Decode and hand out the batch's records. */
+        int DELIVER = 0;
+        /** Leave the batch out unread (not validated, not decoded); go on with the next one. */
+        int SKIP = 1;
+        /** Stop before this batch: it and every later batch of the set are left out. */
+        int STOP = 2;
+
+        /**
+         * @param producerId the batch's producerId (-1: none)
+         * @param baseOffset the batch's absolute base offset
+         * @param lastOffset the batch's absolute last offset (base + lastOffsetDelta)
+         * @return {@link #DELIVER}, {@link #SKIP} or {@link #STOP}
+         */
+        int admit(long producerId, long baseOffset, long lastOffset);
+    }
+
     /** Decodes every record between readerIndex and writerIndex; an empty set gives an empty list. */
     public static List<DecodedRecord> decode(ByteBuf recordSet, long fetchOffset) {
         List<DecodedRecord> records = new ArrayList<>();
@@ -93,6 +115,21 @@ public final class RecordBatchReader {
             boolean checkCrc,
             RecordBatchDecompressor decompressor,
             RecordSink sink) {
+        decode(recordSet, baseOffset, checkCrc, decompressor, null, sink);
+    }
+
+    /**
+     * As {@link #decode(ByteBuf, long, boolean, RecordBatchDecompressor, RecordSink)}; each framed
+     * batch is first shown to {@code gate} (null: every batch is delivered), which may skip it unread
+     * or end the walk before it. Allocates nothing beyond what the delivered records need.
+     */
+    public static void decode(
+            ByteBuf recordSet,
+            long baseOffset,
+            boolean checkCrc,
+            RecordBatchDecompressor decompressor,
+            BatchGate gate,
+            RecordSink sink) {
         if (recordSet == null) {
             return;
         }
@@ -104,6 +141,16 @@ public final class RecordBatchReader {
                 throw new ProtocolException(
                         Errors.INVALID_RECORD,
                         "truncated or malformed batch at byte " + (pos - recordSet.readerIndex()));
+            }
+            if (gate != null) {
+                int verdict = admit(gate, recordSet, pos, fetchOffset);
+                if (verdict == BatchGate.STOP) {
+                    return;
+                }
+                if (verdict == BatchGate.SKIP) {
+                    pos += LOG_OVERHEAD + batchLength;
+                    continue;
+                }
             }
             if (decompressor != null
                     && (RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
@@ -131,6 +178,16 @@ public final class RecordBatchReader {
      * @param baseOffset as in {@link #decode(ByteBuf, long, RecordSink)}
      */
     public static long nextOffset(ByteBuf recordSet, long baseOffset) {
+        return nextOffset(recordSet, baseOffset, null);
+    }
+
+    /**
+     * As {@link #nextOffset(ByteBuf, long)} with {@code gate} (null: none) shown every batch in
+     * order: a batch it stops at gives that batch's base offset (the next Fetch starts there), a
+     * skipped one counts as read. {@code gate} must decide the same way for the same calls as in
+     * {@link #decode(ByteBuf, long, boolean, RecordBatchDecompressor, BatchGate, RecordSink)}.
+     */
+    public static long nextOffset(ByteBuf recordSet, long baseOffset, BatchGate gate) {
         if (recordSet == null) {
             return -1L;
         }
@@ -141,6 +198,9 @@ public final class RecordBatchReader {
             if (batchLength < 0) {
                 break;
             }
+            if (gate != null && admit(gate, recordSet, pos, baseOffset) == BatchGate.STOP) {
+                return baseOffset + RecordBatchLayout.baseOffsetDelta(recordSet, pos);
+            }
             next = baseOffset
                     + RecordBatchLayout.baseOffsetDelta(recordSet, pos)
                     + RecordBatchLayout.lastOffsetDelta(recordSet, pos)
@@ -148,6 +208,12 @@ public final class RecordBatchReader {
             pos += LOG_OVERHEAD + batchLength;
         }
         return next;
+    }
+
+    private static int admit(BatchGate gate, ByteBuf set, int pos, long baseOffset) {
+        long base = baseOffset + RecordBatchLayout.baseOffsetDelta(set, pos);
+        return gate.admit(
+                RecordBatchLayout.producerId(set, pos), base, base + RecordBatchLayout.lastOffsetDelta(set, pos));
     }
 
     private static void decodeCompressed(

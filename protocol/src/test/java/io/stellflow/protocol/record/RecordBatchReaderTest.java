@@ -55,6 +55,34 @@ class RecordBatchReaderTest {
     }
 
     @Test
+    void aGateSkipsBatchesUnreadAndStopsBeforeOne() {
+        // Batches at 10 (2 records), 12 (1), 14 (3, after a hole at 13), 17 (1); fetchOffset 10.
+        ByteBuf set = bufs.heap();
+        appendBatch(set, 2, 0);
+        appendBatch(set, 1, 2);
+        appendBatch(set, 3, 4);
+        appendBatch(set, 1, 7);
+        List<String> seen = new ArrayList<>();
+        RecordBatchReader.BatchGate gate = (producerId, base, last) -> {
+            seen.add(producerId + "@" + base + "-" + last);
+            return base == 12
+                    ? RecordBatchReader.BatchGate.SKIP
+                    : base == 14 ? RecordBatchReader.BatchGate.STOP : RecordBatchReader.BatchGate.DELIVER;
+        };
+        List<Long> offsets = new ArrayList<>();
+        RecordBatchReader.decode(set, 10, true, null, gate, (offset, ts, key, value, headers) -> offsets.add(offset));
+        assertThat(offsets).containsExactly(10L, 11L);
+        assertThat(seen).containsExactly("-1@10-11", "-1@12-12", "-1@14-16");
+        assertThat(RecordBatchReader.nextOffset(set, 10, gate))
+                .as("the stopped batch's base")
+                .isEqualTo(14);
+        assertThat(RecordBatchReader.nextOffset(set, 10, (pid, base, last) -> RecordBatchReader.BatchGate.SKIP))
+                .as("skipped batches count as read")
+                .isEqualTo(18);
+        assertThat(RecordBatchReader.nextOffset(set, 10, null)).isEqualTo(18);
+    }
+
+    @Test
     void emptyOrNullSetGivesNoRecords() {
         assertThat(RecordBatchReader.decode(bufs.heap(), 0)).isEmpty();
         assertThat(RecordBatchReader.decode(null, 0)).isEmpty();
