@@ -672,7 +672,9 @@ public final class StellflowConsumer implements AutoCloseable {
             }
             f.nextOffset = isolation.nextOffset(f);
             if (f.result.records() == null && s.position == f.fetchOffset && f.nextOffset > s.position) {
-                s.position = f.nextOffset; // only markers up to the readable bound: move past them
+                // Only markers up to the readable bound: move past them. Sound because each Fetch
+                // carries this one partition, whose first batch no size limit holds back (9.g).
+                s.position = f.nextOffset;
             }
             if (f.nextOffset > s.fetchPosition) {
                 s.fetchPosition = f.nextOffset;
