@@ -65,10 +65,26 @@ public final class StellflowProducer implements AutoCloseable {
 
     /** As {@link #StellflowProducer(Properties, OpenTelemetry)}. */
     public StellflowProducer(ProducerConfig config, OpenTelemetry openTelemetry) {
+        this(config, openTelemetry, ProducerCompression.of(config));
+    }
+
+    /**
+     * With {@code compression} instead of the config's (null for none): tests give one whose codec
+     * fails. With compression a second thread, the compressor, compresses sealed batches beside the
+     * sender ({@link ProducerCompressionQueue}); it ends after the sender.
+     */
+    StellflowProducer(ProducerConfig config, OpenTelemetry openTelemetry, ProducerCompression compression) {
         this.config = config;
         this.network = new NetworkClient(config.common(), new ClientMetrics(openTelemetry, "producer"));
         this.metadata = new MetadataCache(network);
-        this.sender = new ProducerSender(config, network, metadata);
+        this.sender = new ProducerSender(config, network, metadata, compression);
+        Runnable compressor = sender.compressor();
+        if (compressor != null) {
+            Thread.ofPlatform()
+                    .name("stellflow-producer-compressor-" + config.common().clientId())
+                    .daemon(true)
+                    .start(compressor);
+        }
         this.senderThread = Thread.ofPlatform()
                 .name("stellflow-producer-sender-" + config.common().clientId())
                 .daemon(true)
