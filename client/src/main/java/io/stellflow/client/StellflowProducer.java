@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * twice: {@link ProducerConfig}, {@code docs/exactly-once.md}).
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
- * run on the client's I/O thread: they must be short and must not block (and must not call {@link
- * #flush}).
+ * run on the client's I/O thread (those of a batch whose compression failed: on the thread that was
+ * compressing it, the compressor thread or a sending one): they must be short and must not block (and
+ * must not call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch
+ * or finds one waiting for a codec may compress it before returning ({@code docs/compression.md}).
  */
 public final class StellflowProducer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StellflowProducer.class);
