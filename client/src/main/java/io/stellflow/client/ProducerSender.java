@@ -291,6 +291,9 @@ final class ProducerSender implements Runnable {
                 }
                 long nowNs = System.nanoTime();
                 expire(nowNs, expired);
+                if (compressionQueue != null) {
+                    sealLingeredTails(nowNs);
+                }
                 requests = drain(nowNs, unknownLeaders);
                 initProducerId = idempotence != null
                         && incompleteBatches > 0
@@ -453,6 +456,23 @@ final class ProducerSender implements Runnable {
         return b.stage == ProducerBatch.Stage.READY;
     }
 
+    /**
+     * With compression: seals every open batch whose {@code linger.ms} is over, even when its
+     * partition cannot send now (all its requests in flight, no producer id yet), so that it is
+     * compressed while it waits, and stays about {@code linger.ms} of records instead of filling to the
+     * fill limit behind a busy connection. Measured in the lab (zstd, 1 MiB batches): left open, the
+     * batches behind 5 requests in flight filled to ~4.5 MB, and {@code buffer.memory} held ~7 of them,
+     * ~165 ms of records at 190 MB/s. Called under {@code lock}.
+     */
+    private void sealLingeredTails(long nowNs) {
+        for (ProducerPartitionQueue q : queues.values()) {
+            ProducerBatch tail = q.batches.peekLast();
+            if (tail != null && tail.stage == ProducerBatch.Stage.OPEN && lingerDone(tail, nowNs)) {
+                seal(tail);
+            }
+        }
+    }
+
     private void expire(long nowNs, List<ProducerBatch> expired) {
         long limitNs = TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs());
         for (ProducerPartitionQueue q : queues.values()) {
@@ -568,6 +588,10 @@ final class ProducerSender implements Runnable {
                     && first.stage != ProducerBatch.Stage.COMPRESSING) {
                 long at = Math.max(first.createdNs + lingerNs, first.retryAfterNs);
                 wait = Math.min(wait, Math.max(at - nowNs, 1));
+            }
+            ProducerBatch tail = q.batches.peekLast();
+            if (compressionQueue != null && tail != null && tail.stage == ProducerBatch.Stage.OPEN) {
+                wait = Math.min(wait, Math.max(tail.createdNs + lingerNs - nowNs, 1)); // sealLingeredTails
             }
         }
         return wait;
