@@ -19,16 +19,32 @@ import org.slf4j.LoggerFactory;
  * One RecordBatch being filled for one partition, with the callbacks of its records (the future of
  * {@code send(record)} is its own callback). The batch bytes live in a pooled direct buffer that is
  * released exactly once, when the batch completes or fails. With {@code compression.type} set, the
- * sender thread {@link #compress}es the sealed batch once into a second pooled buffer, which replaces
- * the first (released at once); a retried batch is sent compressed as it is.
+ * sealed batch is {@link #compress}ed once into a second pooled buffer, which replaces the first
+ * (released at once), by the thread that took it from the {@link ProducerCompressionQueue} (never the
+ * sender); a retried batch is sent compressed as it is.
  *
  * <p>{@code fillLimitBytes} is the uncompressed size at which the batch is full: {@code batch.size}
  * without compression, {@code batch.size} divided by the partition's estimated compression ratio
  * with it ({@link ProducerSender}), so the batch compresses to about {@code batch.size} on the wire.
  *
- * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it.
+ * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it. The
+ * one exception is {@link #compress}, run outside the lock by the thread that moved the batch to
+ * {@link Stage#COMPRESSING}: no other thread touches the batch's bytes until it is {@link
+ * Stage#READY}, which is set under the lock (and so published with the compressed bytes).
  */
 final class ProducerBatch {
+    /** Where a batch is between its first record and its first send; guarded by the accumulator lock. */
+    enum Stage {
+        /** Records may be appended. */
+        OPEN,
+        /** Sealed; waits in the {@link ProducerCompressionQueue} for a thread to compress it. */
+        AWAITING_COMPRESSION,
+        /** Sealed; one thread is compressing it outside the lock. */
+        COMPRESSING,
+        /** Sealed (and compressed when compression is on): the sender may send it. */
+        READY
+    }
+
     private static final Logger LOG = LoggerFactory.getLogger(ProducerBatch.class);
     /** Record framing without key/value bytes: length 4, attributes 1, timestampDelta 8, offsetDelta 4, key len 4, value len 4, header count 4. */
     static final int RECORD_OVERHEAD = 29;
@@ -59,6 +75,9 @@ final class ProducerBatch {
 
     private boolean closed;
     private boolean released;
+    /** Guarded by the accumulator lock; see {@link Stage}. */
+    Stage stage = Stage.OPEN;
+
     int attempts;
     long retryAfterNs;
     /** The retriable error of the latest failed attempt (for the delivery timeout's message), or null. */
@@ -85,7 +104,16 @@ final class ProducerBatch {
         this.fillLimitBytes = fillLimitBytes;
         this.estimatedRatio = estimatedRatio;
         this.reservedBytes = Math.max(fillLimitBytes, RecordBatchLayout.HEADER_SIZE + firstRecordBytes);
-        this.buffer = alloc.directBuffer(reservedBytes);
+        // With compression the fill limit is batch.size over the ratio (4.5 MB for the lab's 1 MiB
+        // batches of zstd JSON), above the pool's 4 MiB chunks, so each batch would be a new unpooled
+        // allocation, while a batch sealed at linger.ms holds far less (~1 MB at 200 MB/s and 5 ms):
+        // start at about batch.size (pooled) and let the builder grow it; buffer.memory still counts
+        // the whole reservation.
+        int initialBytes = estimatedRatio >= 1.0
+                ? reservedBytes
+                : (int) Math.min(reservedBytes, Math.max(RecordBatchLayout.HEADER_SIZE + (long) firstRecordBytes, (long)
+                        Math.ceil(fillLimitBytes * estimatedRatio)));
+        this.buffer = alloc.directBuffer(initialBytes);
         this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
     }
 
@@ -175,9 +203,10 @@ final class ProducerBatch {
     }
 
     /**
-     * Sender thread, once the batch is sealed and taken off its queue: compresses it into a new
-     * pooled direct buffer and releases the uncompressed one. Idempotent (a retried batch stays as it
-     * was sent first).
+     * The thread that took the sealed batch from the {@link ProducerCompressionQueue} (outside the
+     * accumulator lock): compresses it into a new pooled direct buffer and releases the uncompressed
+     * one. Idempotent (a retried batch stays as it was sent first). On an exception the batch is
+     * unchanged (still uncompressed, its buffer still held) and the new buffer released.
      *
      * <p>The compressed batch is at most {@code maxBatchBytes} unless it holds one record: when the
      * ratio estimate was too low and the whole batch compresses to more, its records are compressed

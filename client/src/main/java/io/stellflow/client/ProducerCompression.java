@@ -4,15 +4,22 @@ import io.netty.buffer.ByteBufAllocator;
 import io.stellflow.protocol.compression.CompressionCodec;
 import io.stellflow.protocol.compression.CompressionCodecs;
 import io.stellflow.protocol.compression.CompressionType;
+import java.util.ArrayDeque;
+import java.util.function.Supplier;
 
 /**
- * The producer's {@code compression.type}: its codec (one per producer, reused for every batch), how
- * full a batch may get in uncompressed bytes so that it compresses to about {@code batch.size}
- * (Kafka counts compressed bytes too), and how a partition's compression ratio estimate follows the
- * batches ({@code docs/compression.md}, "Producer").
+ * The producer's {@code compression.type}: its codecs, how full a batch may get in uncompressed bytes
+ * so that it compresses to about {@code batch.size} (Kafka counts compressed bytes too), and how a
+ * partition's compression ratio estimate follows the batches ({@code docs/compression.md},
+ * "Producer").
  *
- * <p>Thread-safety: {@link #compress} and {@link #close} on the producer's sender thread only (the
- * codec keeps native state); {@link #fillLimitBytes} and {@link #nextCompressionRatio} are pure.
+ * <p>Codecs keep native state and are not thread-safe, while batches are compressed by whichever
+ * thread takes them ({@link ProducerCompressionQueue}: the producer's compressor thread or an
+ * application thread that sealed a batch). So {@link #compress} borrows a codec from a small pool
+ * (one per thread compressing at the same moment, made on first need, reused after) and returns it.
+ *
+ * <p>Thread-safety: thread-safe; the pool is guarded by {@code this}; {@link #fillLimitBytes} and
+ * {@link #nextCompressionRatio} are pure.
  */
 final class ProducerCompression implements AutoCloseable {
     /**
@@ -40,7 +47,13 @@ final class ProducerCompression implements AutoCloseable {
      */
     static final double FILL_MARGIN = 1.1;
 
-    private final CompressionCodec codec;
+    private final CompressionType type;
+    private final Supplier<CompressionCodec> codecs;
+    /** Codecs not in use; guarded by {@code this}. */
+    private final ArrayDeque<CompressionCodec> idle = new ArrayDeque<>();
+    /** After {@link #close}: a codec given back is closed instead of kept. Guarded by {@code this}. */
+    private boolean closed;
+
     private final int batchSizeBytes;
     /**
      * A compressed batch above this is split ({@link #compress}): {@code batch.size}, or unbounded
@@ -50,8 +63,10 @@ final class ProducerCompression implements AutoCloseable {
      */
     private final int splitAboveBytes;
 
-    private ProducerCompression(CompressionCodec codec, int batchSizeBytes, int splitAboveBytes) {
-        this.codec = codec;
+    private ProducerCompression(
+            CompressionType type, Supplier<CompressionCodec> codecs, int batchSizeBytes, int splitAboveBytes) {
+        this.type = type;
+        this.codecs = codecs;
         this.batchSizeBytes = batchSizeBytes;
         this.splitAboveBytes = splitAboveBytes;
     }
@@ -61,14 +76,23 @@ final class ProducerCompression implements AutoCloseable {
         if (config.compressionType() == CompressionType.NONE) {
             return null;
         }
+        return of(config, () -> CompressionCodecs.codec(config.compressionType(), config.compressionLevels()));
+    }
+
+    /**
+     * The compression of {@code config} (not {@code none}) with codecs from {@code codecs} (tests give
+     * a codec that fails).
+     */
+    static ProducerCompression of(ProducerConfig config, Supplier<CompressionCodec> codecs) {
         return new ProducerCompression(
-                CompressionCodecs.codec(config.compressionType(), config.compressionLevels()),
+                config.compressionType(),
+                codecs,
                 config.batchSizeBytes(),
                 config.enableIdempotence() ? Integer.MAX_VALUE : config.batchSizeBytes());
     }
 
     CompressionType type() {
-        return codec.type();
+        return type;
     }
 
     /**
@@ -99,15 +123,54 @@ final class ProducerCompression implements AutoCloseable {
      * most {@code batch.size} bytes each (unless one record alone is larger), as the uncompressed
      * path guarantees: a broker whose {@code message.max.bytes} accepts {@code batch.size} accepts
      * them (with {@code enable.idempotence} it is never split, see {@link #splitAboveBytes}); returns
-     * the batch's ratio.
+     * the batch's ratio. Runs on the calling thread with a codec of the pool.
+     *
+     * @throws IllegalStateException when this compression is closed
+     * @throws RuntimeException what the codec throws (a bug: the codecs refuse nothing they are given)
      */
     double compress(ProducerBatch batch, ByteBufAllocator alloc) {
-        return batch.compress(codec, alloc, splitAboveBytes);
+        CompressionCodec codec = borrow();
+        try {
+            return batch.compress(codec, alloc, splitAboveBytes);
+        } finally {
+            giveBack(codec);
+        }
     }
 
-    /** Frees the codec's state; idempotent. */
+    private CompressionCodec borrow() {
+        synchronized (this) {
+            if (closed) {
+                throw new IllegalStateException(type.configName() + " compression of a closed producer");
+            }
+            CompressionCodec codec = idle.pollLast();
+            if (codec != null) {
+                return codec;
+            }
+        }
+        return codecs.get();
+    }
+
+    private void giveBack(CompressionCodec codec) {
+        synchronized (this) {
+            if (!closed) {
+                idle.addLast(codec);
+                return;
+            }
+        }
+        codec.close();
+    }
+
+    /**
+     * Frees the idle codecs' state; a codec in use is freed when its batch is done. Idempotent; a
+     * later {@link #compress} fails.
+     */
     @Override
     public void close() {
-        codec.close();
+        synchronized (this) {
+            closed = true;
+            while (!idle.isEmpty()) {
+                idle.pollLast().close();
+            }
+        }
     }
 }

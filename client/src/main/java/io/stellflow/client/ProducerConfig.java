@@ -36,9 +36,9 @@ import org.slf4j.LoggerFactory;
  *     ({@code request.timeout.ms}, default 30000), so keep {@code delivery.timeout.ms} above it
  * @param requestTimeoutMsOnBroker {@code timeout.ms} sent in Produce (default 30000)
  * @param compressionType {@code compression.type} (default {@code none}): {@code none}, {@code
- *     gzip}, {@code snappy}, {@code lz4} or {@code zstd}; each batch is compressed whole when it is
- *     sent (decision 9.o of {@code docs/spec/wire-protocol.md}), and {@code batch.size} then counts
- *     estimated compressed bytes ({@code docs/compression.md})
+ *     gzip}, {@code snappy}, {@code lz4} or {@code zstd}; each batch is compressed whole once it is
+ *     sealed (decision 9.o of {@code docs/spec/wire-protocol.md}), off the sender thread, and {@code
+ *     batch.size} then counts estimated compressed bytes ({@code docs/compression.md})
  * @param compressionLevels {@code compression.gzip.level}, {@code compression.lz4.level}, {@code
  *     compression.zstd.level} (Kafka's defaults and ranges, {@link CompressionConfig})
  * @param enableIdempotence {@code enable.idempotence} (default {@code true}, as Kafka's since 3.0):

@@ -30,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * docs/exactly-once.md}).
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
- * run on the client's I/O thread: they must be short and must not block (and must not call {@link
- * #flush}).
+ * run on the client's I/O thread (those of a batch whose compression failed: on the thread that was
+ * compressing it, the compressor thread or a sending one): they must be short and must not block (and
+ * must not call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch
+ * or finds one waiting for a codec may compress it before returning ({@code docs/compression.md}).
  */
 public final class StellflowProducer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StellflowProducer.class);
@@ -66,10 +68,26 @@ public final class StellflowProducer implements AutoCloseable {
 
     /** As {@link #StellflowProducer(Properties, OpenTelemetry)}. */
     public StellflowProducer(ProducerConfig config, OpenTelemetry openTelemetry) {
+        this(config, openTelemetry, ProducerCompression.of(config));
+    }
+
+    /**
+     * With {@code compression} instead of the config's (null for none): tests give one whose codec
+     * fails. With compression a second thread, the compressor, compresses sealed batches beside the
+     * sender ({@link ProducerCompressionQueue}); it ends after the sender.
+     */
+    StellflowProducer(ProducerConfig config, OpenTelemetry openTelemetry, ProducerCompression compression) {
         this.config = config;
         this.network = new NetworkClient(config.common(), new ClientMetrics(openTelemetry, "producer"));
         this.metadata = new MetadataCache(network);
-        this.sender = new ProducerSender(config, network, metadata);
+        this.sender = new ProducerSender(config, network, metadata, compression);
+        Runnable compressor = sender.compressor();
+        if (compressor != null) {
+            Thread.ofPlatform()
+                    .name("stellflow-producer-compressor-" + config.common().clientId())
+                    .daemon(true)
+                    .start(compressor);
+        }
         this.senderThread = Thread.ofPlatform()
                 .name("stellflow-producer-sender-" + config.common().clientId())
                 .daemon(true)

@@ -40,6 +40,14 @@ class IdempotentProducerEndToEndTest {
     private static final int RECORDS = 3_000;
     /** Produce requests whose answers the proxy loses: early, in the middle and late in the run. */
     private static final Set<Integer> DROPPED = Set.of(2, 9, 25);
+    /**
+     * The same with lz4. These 64-byte values compress about 10x: once the producer has learned the
+     * ratio its batches hold about 9 times more records (the fill limit is {@code batch.size} over the
+     * ratio), so the run has fewer requests: 23 or 24 measured since batches are compressed off the
+     * sender thread, which learns the ratio sooner than before. Drops stay 7 apart (a drop closes
+     * the connection with up to 4 later requests in flight, whose answers are then never sent).
+     */
+    private static final Set<Integer> DROPPED_LZ4 = Set.of(2, 9, 16);
 
     @TempDir
     Path dataDir;
@@ -48,8 +56,9 @@ class IdempotentProducerEndToEndTest {
     @ParameterizedTest
     @ValueSource(strings = {"none", "lz4"})
     void retriesAfterLostAcksWriteEachRecordOnceInOrder(String compression) throws Exception {
-        Result r = run("true", DROPPED, compression);
-        assertThat(r.droppedAnswers).isEqualTo(DROPPED.size());
+        Set<Integer> dropped = compression.equals("none") ? DROPPED : DROPPED_LZ4;
+        Result r = run("true", dropped, compression);
+        assertThat(r.droppedAnswers).isEqualTo(dropped.size());
         assertThat(r.duplicates).isZero();
         assertThat(r.read).isEqualTo(RECORDS);
     }

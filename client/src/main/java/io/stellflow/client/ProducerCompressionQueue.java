@@ -1,0 +1,199 @@
+package io.stellflow.client;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.RecordBatchLayout;
+import java.util.ArrayDeque;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The sealed batches of a producer with {@code compression.type} set that wait to be compressed, and
+ * the compressing itself, done by whichever thread takes a batch first: the producer's compressor
+ * thread ({@link #run}), or an application thread right after its {@code send} sealed a batch or
+ * found one waiting ({@link #help}). The sender thread never compresses: it sends a partition's
+ * batches once they are {@link ProducerBatch.Stage#READY}, in sequence order, so a batch that
+ * finishes compressing before an older one of its partition waits for it (order and the idempotent
+ * producer's sequences are untouched: a batch is stamped only when the sender takes it, after
+ * compression, and it is never split then).
+ *
+ * <p>Why: compressing on the sender made it the producer's bottleneck. zstd level 3 compresses JSON
+ * records at about 300 MB/s on one core of the lab machine, so a 4.5 MB batch (1 MiB compressed)
+ * held the sender for about 15 ms, during which it sent nothing for any partition, and the
+ * application threads filled {@code buffer.memory} behind it: 7 such batches, 180 ms at the lab's
+ * 171 MB/s, which is the 158 ms p50 the lab measured (perf/results/20261204T202639Z). Here compressing
+ * batch N overlaps sending batch N-1 and appending batch N+1, and an application thread that seals a
+ * batch while the compressor thread is busy compresses it itself: the work waiting for a codec stays
+ * at about one batch per thread instead of growing until {@code buffer.memory} is full.
+ *
+ * <p>Thread-safety: the waiting batches are guarded by the producer's accumulator lock (passed in;
+ * methods marked "under the lock" need it held); compressing runs outside it, on the thread that
+ * moved the batch to {@link ProducerBatch.Stage#COMPRESSING}.
+ */
+final class ProducerCompressionQueue implements Runnable {
+    /** What the producer does once a batch is compressed, or could not be. */
+    interface Listener {
+        /** Under the lock: {@code batch} is compressed to {@code ratio} of its size and now READY. */
+        void compressed(ProducerBatch batch, double ratio);
+
+        /**
+         * Outside the lock: the codec threw while compressing {@code batch} (still uncompressed, still
+         * in its partition's queue): the producer fails its records with {@code error}.
+         */
+        void compressionFailed(ProducerBatch batch, StellflowException error);
+    }
+
+    private final ReentrantLock lock;
+    private final Condition work;
+    private final ArrayDeque<ProducerBatch> waiting = new ArrayDeque<>();
+    /**
+     * The size of {@code waiting}, written under the lock, read without it by {@link #hasWaiting}: a
+     * volatile read per {@code send} instead of taking the lock again.
+     */
+    private volatile int waitingCount;
+
+    private final ProducerCompression compression;
+    private final ByteBufAllocator alloc;
+    private final ClientMetrics metrics;
+    private final Listener listener;
+    private boolean stopping;
+
+    ProducerCompressionQueue(
+            ReentrantLock lock,
+            ProducerCompression compression,
+            ByteBufAllocator alloc,
+            ClientMetrics metrics,
+            Listener listener) {
+        this.lock = lock;
+        this.work = lock.newCondition();
+        this.compression = compression;
+        this.alloc = alloc;
+        this.metrics = metrics;
+        this.listener = listener;
+    }
+
+    ProducerCompression compression() {
+        return compression;
+    }
+
+    /** Under the lock: queues the sealed {@code batch} for compression and wakes the compressor thread. */
+    void add(ProducerBatch batch) {
+        batch.stage = ProducerBatch.Stage.AWAITING_COMPRESSION;
+        waiting.addLast(batch);
+        waitingCount = waiting.size();
+        work.signal();
+    }
+
+    /**
+     * Under the lock: takes back a batch nobody has started compressing (it is failed before being
+     * compressed); false when it is not waiting (being compressed, or done).
+     */
+    boolean remove(ProducerBatch batch) {
+        if (batch.stage != ProducerBatch.Stage.AWAITING_COMPRESSION || !waiting.remove(batch)) {
+            return false;
+        }
+        waitingCount = waiting.size();
+        return true;
+    }
+
+    /** Without the lock: whether a batch waited for a codec at the last change (a hint). */
+    boolean hasWaiting() {
+        return waitingCount > 0;
+    }
+
+    /** Under the lock: the compressor thread ends once no batch waits. Idempotent. */
+    void stop() {
+        stopping = true;
+        work.signalAll();
+    }
+
+    /**
+     * Outside the lock: compresses waiting batches on the calling thread until none waits (an
+     * application thread after its {@code send} sealed a batch, or {@code flush}).
+     *
+     * @return the batches this call compressed
+     */
+    int help() {
+        int n = 0;
+        while (true) {
+            ProducerBatch batch;
+            lock.lock();
+            try {
+                batch = waiting.isEmpty() ? null : take();
+            } finally {
+                lock.unlock();
+            }
+            if (batch == null) {
+                return n;
+            }
+            compress(batch);
+            n++;
+        }
+    }
+
+    /** The compressor thread: compresses batches as they are sealed until {@link #stop} and none waits. */
+    @Override
+    public void run() {
+        while (true) {
+            ProducerBatch batch;
+            lock.lock();
+            try {
+                while (waiting.isEmpty() && !stopping) {
+                    work.await();
+                }
+                if (waiting.isEmpty()) {
+                    return;
+                }
+                batch = take();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } finally {
+                lock.unlock();
+            }
+            compress(batch);
+        }
+    }
+
+    /** Under the lock: the oldest waiting batch, now COMPRESSING and owned by the calling thread. */
+    private ProducerBatch take() {
+        ProducerBatch batch = waiting.pollFirst();
+        waitingCount = waiting.size();
+        batch.stage = ProducerBatch.Stage.COMPRESSING;
+        return batch;
+    }
+
+    /** Outside the lock: compresses {@code batch}, counts it and publishes it READY (or its failure). */
+    private void compress(ProducerBatch batch) {
+        int plainBytes = batch.sizeInBytes();
+        long startNs = System.nanoTime();
+        double ratio;
+        try {
+            ratio = compression.compress(batch, alloc);
+        } catch (RuntimeException e) {
+            listener.compressionFailed(
+                    batch,
+                    new StellflowException(
+                            Errors.UNKNOWN_SERVER_ERROR,
+                            "compressing a batch of " + batch.tp + " with "
+                                    + compression.type().configName() + " failed: " + e,
+                            e));
+            return;
+        }
+        long elapsedNs = System.nanoTime() - startNs;
+        // Records sections (headers excluded), as the broker and the consumer count them; a batch
+        // split in parts (rare) counts each part's header.
+        metrics.compression(
+                compression.type(),
+                batch.sizeInBytes() - (long) batch.batchCount() * RecordBatchLayout.HEADER_SIZE,
+                plainBytes - RecordBatchLayout.HEADER_SIZE,
+                elapsedNs);
+        lock.lock();
+        try {
+            batch.stage = ProducerBatch.Stage.READY;
+            listener.compressed(batch, ratio);
+        } finally {
+            lock.unlock();
+        }
+    }
+}
