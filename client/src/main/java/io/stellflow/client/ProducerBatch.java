@@ -88,6 +88,8 @@ final class ProducerBatch {
 
     short producerEpoch = RecordBatchLayout.NO_PRODUCER_EPOCH;
     int baseSequence = RecordBatchLayout.NO_SEQUENCE;
+    /** With idempotence: this batch's place among the batches stamped on its partition ({@link ProducerIdempotence}). */
+    long stampIndex;
 
     ProducerBatch(
             TopicPartition tp,

@@ -53,9 +53,6 @@ final class ProducerIdempotence {
 
         /** Batches stamped on this partition so far (any producer id): each stamp's place in that order. */
         long stamps;
-
-        /** The place in stamp order of each batch in {@link #outstanding}, in the same order. */
-        final ArrayDeque<Long> outstandingStamps = new ArrayDeque<>();
     }
 
     /**
@@ -116,7 +113,6 @@ final class ProducerIdempotence {
         for (Partition p : partitions) {
             p.nextSequence = 0;
             p.outstanding.clear();
-            p.outstandingStamps.clear();
             p.hole = false;
         }
     }
@@ -156,8 +152,8 @@ final class ProducerIdempotence {
         b.stampProducer(producerId, epoch, p.nextSequence);
         // Sequences wrap to 0 after Integer.MAX_VALUE, as Kafka's do (spec §6.12 counts records).
         p.nextSequence = (int) ((p.nextSequence + (long) b.recordCount()) & Integer.MAX_VALUE);
+        b.stampIndex = p.stamps++;
         p.outstanding.addLast(b);
-        p.outstandingStamps.addLast(p.stamps++);
     }
 
     /**
@@ -170,25 +166,8 @@ final class ProducerIdempotence {
         if (b.producerId == producerId && b.producerEpoch == epoch) {
             return true;
         }
-        Long oldest = p.outstandingStamps.peekFirst();
-        return oldest == null || p.stamps - oldest < RETRY_WINDOW_BATCHES;
-    }
-
-    /** Removes {@code b} from {@code p}'s outstanding batches; whether it was one. */
-    private static boolean settle(ProducerBatch b, Partition p) {
-        int i = 0;
-        for (var it = p.outstanding.iterator(); it.hasNext(); i++) {
-            if (it.next() == b) {
-                it.remove();
-                var stamps = p.outstandingStamps.iterator();
-                for (int j = 0; j <= i; j++) {
-                    stamps.next();
-                }
-                stamps.remove();
-                return true;
-            }
-        }
-        return false;
+        ProducerBatch oldest = p.outstanding.peekFirst();
+        return oldest == null || p.stamps - oldest.stampIndex < RETRY_WINDOW_BATCHES;
     }
 
     /**
@@ -200,12 +179,12 @@ final class ProducerIdempotence {
     Outcome onResult(ProducerBatch b, Partition p, short code, boolean retriesLeft) {
         boolean current = b.producerId == producerId && b.producerEpoch == epoch;
         if (code == Errors.NONE) {
-            settle(b, p);
+            p.outstanding.remove(b);
             return Outcome.COMPLETE;
         }
         boolean sequenceError = code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH;
         if (sequenceError && (!current || p.hole) && retriesLeft) {
-            settle(b, p);
+            p.outstanding.remove(b);
             return Outcome.RESTAMP;
         }
         if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER && current && p.outstanding.peekFirst() != b && retriesLeft) {
@@ -220,7 +199,7 @@ final class ProducerIdempotence {
 
     /** A stamped batch that will not be sent again (failed or expired): its hole needs a new id. */
     void failed(ProducerBatch b, Partition p) {
-        if (settle(b, p) && b.producerId == producerId && b.producerEpoch == epoch) {
+        if (p.outstanding.remove(b) && b.producerId == producerId && b.producerEpoch == epoch) {
             p.hole = true;
             resetNeeded = true;
         }

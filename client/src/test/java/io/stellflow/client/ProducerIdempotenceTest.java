@@ -92,7 +92,7 @@ class ProducerIdempotenceTest {
         assertThat(idem.maySend(next, p)).as("still unsettled while retried").isFalse();
         assertThat(idem.onResult(first, p, Errors.NONE, true)).isEqualTo(ProducerIdempotence.Outcome.COMPLETE);
         assertThat(idem.maySend(next, p)).isTrue();
-        assertThat(p.outstandingStamps).isEmpty();
+        assertThat(p.outstanding).isEmpty();
     }
 
     @Test
