@@ -203,15 +203,24 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 512);
     }
 
-    /** Produce v0 and v1 (v1: the same layout, responses may carry codes 32..34). */
+    /**
+     * Produce v0, v1 (the same layout, responses may carry codes 32..34) and v2 (the request carries
+     * the transaction sequence; only transactional producers send it).
+     */
     @Override
     public short maxVersion() {
-        return 1;
+        return ProduceRequest.VERSION_WITH_TXN_SEQUENCE;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
-        handle(context, ProduceRequest.read(body), false);
+        handle(context, ProduceRequest.read(body, context.header().apiVersion()), false);
+    }
+
+    /** v2 (our transactional producer's) always goes to the request pool; v0 and v1 as below. */
+    @Override
+    public ProduceRequest decodeIfNonBlocking(ByteBuf body, short apiVersion) {
+        return apiVersion >= ProduceRequest.VERSION_WITH_TXN_SEQUENCE ? null : decodeIfNonBlocking(body);
     }
 
     /**

@@ -59,11 +59,27 @@ public final class TransactionHandlers {
     /** The handlers by API key. */
     public Map<Short, ApiHandler> handlers() {
         Map<Short, ApiHandler> h = new LinkedHashMap<>();
-        h.put(ApiKeys.INIT_PRODUCER_ID, this::initProducerId);
-        h.put(ApiKeys.BEGIN_TRANSACTION, this::beginTransaction);
-        h.put(ApiKeys.END_TRANSACTION, this::endTransaction);
+        h.put(ApiKeys.INIT_PRODUCER_ID, versioned(InitProducerIdRequest.VERSION_WITH_TIMEOUT, this::initProducerId));
+        h.put(
+                ApiKeys.BEGIN_TRANSACTION,
+                versioned(TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE, this::beginTransaction));
+        h.put(ApiKeys.END_TRANSACTION, versioned(EndTransactionRequest.VERSION_WITH_SEQUENCE, this::endTransaction));
         h.put(ApiKeys.REGISTER_TXN_PARTITION, this::registerTxnPartition);
         return h;
+    }
+
+    private static ApiHandler versioned(short maxVersion, ApiHandler handler) {
+        return new ApiHandler() {
+            @Override
+            public void handle(RequestContext context, ByteBuf body) {
+                handler.handle(context, body);
+            }
+
+            @Override
+            public short maxVersion() {
+                return maxVersion;
+            }
+        };
     }
 
     private static BooleanSupplier open(RequestContext context) {
@@ -80,7 +96,8 @@ public final class TransactionHandlers {
     }
 
     private void initProducerId(RequestContext context, ByteBuf body) {
-        InitProducerIdRequest request = InitProducerIdRequest.read(body);
+        InitProducerIdRequest request =
+                InitProducerIdRequest.read(body, context.header().apiVersion());
         String id = request.transactionalId();
         if (id == null) {
             long pid = blocks.nextProducerId();
@@ -94,51 +111,72 @@ public final class TransactionHandlers {
             context.respond(InitProducerIdResponse.error(Errors.INVALID_REQUEST));
             return;
         }
-        coordinator.initProducerId(id, open(context)).whenComplete((r, e) -> {
-            if (e != null) {
-                context.respond(InitProducerIdResponse.error(codeOf(e)));
-            } else if (r != null) {
-                context.respond(
-                        r.errorCode() == Errors.NONE
-                                ? new InitProducerIdResponse(Errors.NONE, r.producerId(), r.producerEpoch())
-                                : InitProducerIdResponse.error(r.errorCode()));
-            }
-        });
+        coordinator
+                .initProducerId(id, request.transactionTimeoutMs(), open(context))
+                .whenComplete((r, e) -> {
+                    if (e != null) {
+                        context.respond(InitProducerIdResponse.error(codeOf(e)));
+                    } else if (r != null) {
+                        context.respond(
+                                r.errorCode() == Errors.NONE
+                                        ? new InitProducerIdResponse(Errors.NONE, r.producerId(), r.producerEpoch())
+                                        : InitProducerIdResponse.error(r.errorCode()));
+                    }
+                });
     }
 
     private void beginTransaction(RequestContext context, ByteBuf body) {
         BeginTransactionRequest req = BeginTransactionRequest.read(body);
+        boolean withSequence = context.header().apiVersion() >= TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE;
         if (missing(req.transactionalId())) {
-            context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
+            respond(context, failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()), withSequence);
             return;
         }
         coordinator
                 .beginTransaction(req.transactionalId(), req.producerId(), req.producerEpoch(), open(context))
-                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch()));
+                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), withSequence));
     }
 
     private void endTransaction(RequestContext context, ByteBuf body) {
-        EndTransactionRequest req = EndTransactionRequest.read(body);
+        EndTransactionRequest req =
+                EndTransactionRequest.read(body, context.header().apiVersion());
         if (missing(req.transactionalId())) {
             context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
             return;
         }
         coordinator
                 .endTransaction(
-                        req.transactionalId(), req.producerId(), req.producerEpoch(), req.commit(), open(context))
-                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch()));
+                        req.transactionalId(),
+                        req.producerId(),
+                        req.producerEpoch(),
+                        req.commit(),
+                        req.transactionSequence(),
+                        open(context))
+                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), false));
     }
 
-    private static void answer(RequestContext context, TxnResult r, Throwable e, long producerId, short epoch) {
+    /** Answers Begin or End; {@code withSequence}: BeginTransaction v1, whose answer carries the sequence. */
+    private static void answer(
+            RequestContext context, TxnResult r, Throwable e, long producerId, short epoch, boolean withSequence) {
         if (e != null) {
-            context.respond(failed(codeOf(e), producerId, epoch));
+            respond(context, failed(codeOf(e), producerId, epoch), withSequence);
         } else if (r != null) {
-            context.respond(
+            respond(
+                    context,
                     r.errorCode() == Errors.NONE
                             ? new TransactionResponse(
-                                    Errors.NONE, producerId, epoch, r.state().wireName())
-                            : failed(r.errorCode(), producerId, epoch));
+                                    Errors.NONE, producerId, epoch, r.state().wireName(), r.transactionSequence())
+                            : failed(r.errorCode(), producerId, epoch),
+                    withSequence);
         } // else: the connection closed before the command ran; nothing to answer
+    }
+
+    private static void respond(RequestContext context, TransactionResponse response, boolean withSequence) {
+        if (withSequence) {
+            context.respond(out -> response.write(out, true));
+        } else {
+            context.respond(response);
+        }
     }
 
     private static TransactionResponse failed(short code, long producerId, short epoch) {

@@ -61,16 +61,34 @@ public final class TxnRegistrations {
 
     /**
      * The sequence under which {@code partition} (led here at {@code leaderEpoch}) is registered for
-     * the producer at {@code epoch}, or -1 when it must register first. No allocation.
+     * the producer at {@code epoch}, or -1 when it must register first: nothing cached, or {@code
+     * expectedSequence} (a Produce v2's, -1 when unknown) is not the cached one, so the coordinator
+     * decides (a Produce of an earlier transaction is refused there). No allocation.
      */
-    public long cached(long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+    public long cached(
+            long producerId, short epoch, TransactionPartition partition, int leaderEpoch, long expectedSequence) {
         Registered r = registered.get(new Key(producerId, partition.topic(), partition.partition()));
-        return r != null && r.epoch == epoch && r.leaderEpoch == leaderEpoch ? r.sequence : -1;
+        return r != null
+                        && r.epoch == epoch
+                        && r.leaderEpoch == leaderEpoch
+                        && (expectedSequence < 0 || expectedSequence == r.sequence)
+                ? r.sequence
+                : -1;
     }
 
-    /** Registers {@code partition} at the coordinator of {@code transactionalId}; see the class comment. */
+    /**
+     * Registers {@code partition} at the coordinator of {@code transactionalId}; see the class comment.
+     *
+     * @param expectedSequence the transaction sequence the Produce carries (v2), or -1 when unknown
+     *     (v0, v1): the coordinator answers {@code INVALID_TXN_STATE} when it is not the ONGOING one
+     */
     public CompletableFuture<Long> register(
-            String transactionalId, long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+            String transactionalId,
+            long producerId,
+            short epoch,
+            TransactionPartition partition,
+            int leaderEpoch,
+            long expectedSequence) {
         int p = coordinator.partitionOf(transactionalId);
         if (p < 0) {
             return CompletableFuture.completedFuture((long) -Errors.BROKER_NOT_AVAILABLE);
@@ -83,13 +101,13 @@ public final class TxnRegistrations {
             return CompletableFuture.completedFuture((long) -Errors.BROKER_NOT_AVAILABLE);
         } else if (leader == brokerId) {
             answer = coordinator
-                    .registerPartition(transactionalId, producerId, epoch, -1, partition)
+                    .registerPartition(transactionalId, producerId, epoch, expectedSequence, partition)
                     .handle((r, e) -> e != null
                             ? -(long) CoordinatorException.errorCodeOf(e)
                             : r.errorCode() == Errors.NONE ? r.transactionSequence() : -(long) r.errorCode());
         } else {
             RegisterTxnPartitionRequest request = new RegisterTxnPartitionRequest(
-                    transactionalId, producerId, epoch, -1, partition.topic(), partition.partition());
+                    transactionalId, producerId, epoch, expectedSequence, partition.topic(), partition.partition());
             answer = requests.get()
                     .send(
                             leader,
