@@ -29,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * writing a batch twice: {@code enable.idempotence} in {@link ProducerConfig}, {@code
  * docs/exactly-once.md}).
  *
+ * <p>With {@code transactional.id} the producer is transactional ({@link #initTransactions}, {@link
+ * #beginTransaction}, {@link #commitTransaction}, {@link #abortTransaction}; {@code
+ * docs/exactly-once.md}, "Our producer: transactions"): records are sent only inside a transaction
+ * and become visible to {@code read_committed} consumers all at once when it commits.
+ *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
  * run on the client's I/O thread (those of a batch whose compression failed: on the thread that was
  * compressing it, the compressor thread or a sending one): they must be short and must not block (and
