@@ -10,6 +10,7 @@ import io.stellflow.client.ProducerFencedException;
 import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.RecordMetadata;
 import io.stellflow.client.StellflowConsumer;
+import io.stellflow.client.StellflowException;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.client.TransactionAbortedException;
@@ -28,6 +29,7 @@ import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.io.IOException;
@@ -209,6 +211,44 @@ class TransactionalProducerTest {
                 successor.commitTransaction();
             }
             assertThat(readCommitted(server, 1)).containsExactly("successor");
+        }
+    }
+
+    @Test
+    void aRecordTheBrokerRefusesMakesTheTransactionAbortableAndTheAbortTakesANewEpoch() throws Exception {
+        Properties props = brokerProps();
+        props.setProperty("message.max.bytes", "4096");
+        try (StellflowServer server = TestBroker.start(props);
+                RawClient c = new RawClient(server.port())) {
+            Requests.createTopic(c, TOPIC, 2);
+            try (StellflowProducer producer = producer(server, "tx-abortable", 0)) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                producer.send(record(1, "kept-out")).get();
+                CompletableFuture<RecordMetadata> tooLarge = producer.send(record(0, "x".repeat(8192)));
+                assertThat(failure(tooLarge))
+                        .isInstanceOf(StellflowException.class)
+                        .hasMessageContaining("MESSAGE_TOO_LARGE");
+                // Abortable: later sends get the error, commit refuses, abort recovers.
+                assertThat(failure(producer.send(record(1, "after"))))
+                        .hasMessageContaining("the transaction can only be aborted");
+                assertThatThrownBy(producer::commitTransaction).hasMessageContaining("call abortTransaction");
+                producer.abortTransaction();
+                // The failed batch left a hole in partition 0's sequences: a new epoch, sequences from 0.
+                producer.beginTransaction();
+                producer.send(record(0, "committed-p0"));
+                producer.send(record(1, "committed-p1"));
+                producer.commitTransaction();
+            }
+            assertThat(readCommitted(server, 2)).containsExactlyInAnyOrder("committed-p0", "committed-p1");
+            ByteBuf p0 = TransactionalProduceTest.fetch(c, TOPIC, 0, FetchRequest.READ_COMMITTED)
+                    .records();
+            assertThat(RecordBatchLayout.producerEpoch(p0, p0.readerIndex()))
+                    .as("epoch")
+                    .isEqualTo((short) 1);
+            assertThat(RecordBatchLayout.baseSequence(p0, p0.readerIndex()))
+                    .as("sequence")
+                    .isZero();
         }
     }
 

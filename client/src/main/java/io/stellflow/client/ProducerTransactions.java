@@ -246,7 +246,8 @@ final class ProducerTransactions {
     synchronized StellflowException checkSend() {
         return switch (state) {
             case IN_TRANSACTION -> null;
-            case ABORTABLE_ERROR, FATAL_ERROR -> error;
+            case ABORTABLE_ERROR -> unsentError; // "not sent: the transaction can only be aborted since ..."
+            case FATAL_ERROR -> error;
             default ->
                 throw new IllegalStateException("send in state " + state + " (transactional.id=" + transactionalId
                         + "): call " + (state == State.UNINITIALIZED ? "initTransactions" : "beginTransaction")

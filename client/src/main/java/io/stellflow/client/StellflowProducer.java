@@ -184,9 +184,15 @@ public final class StellflowProducer implements AutoCloseable {
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
             }
         } catch (StellflowException e) {
+            if (transactions != null) {
+                transactions.batchFailed(e.errorCode()); // a record of the transaction is lost: abort only
+            }
             ProducerBatch.call(callback, null, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            if (transactions != null) {
+                transactions.batchFailed(StellflowException.NETWORK_ERROR);
+            }
             ProducerBatch.call(callback, null, e);
         }
     }
