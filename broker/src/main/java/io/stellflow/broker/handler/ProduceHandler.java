@@ -55,7 +55,9 @@ import org.slf4j.LoggerFactory;
  *       coordinator first ({@link TxnRegistrations}; its refusal {@code INVALID_TXN_STATE} or {@code
  *       INVALID_PRODUCER_EPOCH} is the answer), then the one batch is appended with the transaction's
  *       sequence ({@link Partition#appendTransactionalAsLeader}: a BEGIN marker before the producer's
- *       first batch here); without registrations, {@code FEATURE_NOT_ENABLED};
+ *       first batch here); a Produce v2 carries the transaction's sequence, and one of another
+ *       transaction than the id's ONGOING one is {@code INVALID_TXN_STATE}; without registrations,
+ *       {@code FEATURE_NOT_ENABLED};
  *       idempotent data (producerId &gt;= 0): exactly one batch per partition ({@code INVALID_RECORD}
  *       otherwise), appended through the partition's producer state ({@link IdempotentBatches}:
  *       {@code OUT_OF_ORDER_SEQUENCE_NUMBER}, {@code INVALID_PRODUCER_EPOCH}; an exact retry gets its

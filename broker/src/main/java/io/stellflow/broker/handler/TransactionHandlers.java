@@ -34,6 +34,11 @@ import org.slf4j.LoggerFactory;
  * APIs do: requests are not forwarded between brokers yet ({@code docs/exactly-once.md}). Request
  * threads never wait for a command.
  *
+ * <p>Our versions ({@code docs/protocol-additions.md}, "Our transactional producer"): InitProducerId v1
+ * carries the producer's transaction timeout, BeginTransaction v1 answers the transaction's sequence
+ * and EndTransaction v1 carries it (another sequence than the current transaction's: {@code
+ * INVALID_TXN_STATE}).
+ *
  * <p>A control request whose connection closed before its command ran is dropped: nothing is written
  * and nothing answered (the client is gone; a delayed Begin or End must not act on a later
  * transaction). Errors are in the body, with producer id and epoch -1 (InitProducerId) or echoed and
