@@ -394,11 +394,7 @@ final class ProducerSender implements Runnable {
         lock.lock();
         try {
             if (code == Errors.NONE) {
-                List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
-                for (ProducerPartitionQueue q : queues.values()) {
-                    partitions.add(q.sequences);
-                }
-                idempotence.initialized(resp.producerId(), resp.producerEpoch(), partitions);
+                initializedLocked(resp.producerId(), resp.producerEpoch());
                 LOG.info("idempotent producer id {} epoch {}", resp.producerId(), resp.producerEpoch());
             } else {
                 StellflowException cause = ProduceErrors.cause(err, code, "InitProducerId failed");
@@ -694,15 +690,20 @@ final class ProducerSender implements Runnable {
     void producerId(long producerId, short epoch) {
         lock.lock();
         try {
-            List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
-            for (ProducerPartitionQueue q : queues.values()) {
-                partitions.add(q.sequences);
-            }
-            idempotence.initialized(producerId, epoch, partitions);
+            initializedLocked(producerId, epoch);
             wakeSender.signal();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** A new producer id and epoch: every partition starts again at sequence 0. Called under {@code lock}. */
+    private void initializedLocked(long producerId, short epoch) {
+        List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
+        for (ProducerPartitionQueue q : queues.values()) {
+            partitions.add(q.sequences);
+        }
+        idempotence.initialized(producerId, epoch, partitions);
     }
 
     /** Whether a failed batch left a hole in the sequences, so the producer needs a new epoch. */
