@@ -30,7 +30,7 @@
 #   a transaction every 100 ms / 1,000 records), idem-produce-1KiB (the same loop, idempotent, no
 #   transactions), ctp-latency-txn and -plain (consume-transform-produce at CTP_RATE 2,000 records/s,
 #   end-to-end latency with and without transactions); results.md gets a "Transactions" section;
-#   --cases 'txn|idem|ctp' runs those alone (docs/performance.md, "Transactions").
+#   --cases '^(txn|idem|ctp)-' runs those alone (docs/performance.md, "Transactions").
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
