@@ -40,6 +40,11 @@ final class FakeTxnSystem implements TxnClient.Factory {
     final List<String> transactionalIds = new ArrayList<>();
     /** Fail every send with this error when not null. */
     volatile RuntimeException sendError;
+    /** Fail initTransactions, or the commit of the transaction numbered {@code failCommitAt} (1-based), when set. */
+    volatile RuntimeException initError;
+
+    volatile int failCommitAt;
+    final AtomicInteger aborts = new AtomicInteger();
     /** Group consumers never get a partition. */
     volatile boolean neverAssign;
 
@@ -101,6 +106,9 @@ final class FakeTxnSystem implements TxnClient.Factory {
             if (!transactional) {
                 throw new IllegalStateException("initTransactions without a transactional.id");
             }
+            if (initError != null) {
+                throw initError;
+            }
             initialized = true;
         }
 
@@ -133,6 +141,9 @@ final class FakeTxnSystem implements TxnClient.Factory {
 
         @Override
         public void commitTransaction() {
+            if (failCommitAt == commits.get() + 1) {
+                throw new IllegalStateException("commit refused");
+            }
             end(State.COMMITTED);
             commits.incrementAndGet();
         }
@@ -140,6 +151,7 @@ final class FakeTxnSystem implements TxnClient.Factory {
         @Override
         public void abortTransaction() {
             end(State.ABORTED);
+            aborts.incrementAndGet();
         }
 
         private void end(State state) {

@@ -119,6 +119,32 @@ class TxnBenchTest {
     }
 
     @Test
+    void aRefusedInitTransactionsEndsTheCaseWithAnErrorLine() throws Exception {
+        FakeTxnSystem system = new FakeTxnSystem(1);
+        system.initError = new IllegalStateException("fenced");
+        Result r = run(system, "produce", "--topic", "t", "--num-records", "20", "--transaction-records", "10");
+
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.line().get("errors").asLong()).isEqualTo(1);
+        assertThat(r.line().get("records").asLong()).isZero();
+        assertThat(system.begins.get()).isZero();
+    }
+
+    @Test
+    void aFailedCommitAbortsTheOpenTransactionAndStopsTheCase() throws Exception {
+        FakeTxnSystem system = new FakeTxnSystem(1);
+        system.failCommitAt = 2;
+        Result r = run(system, "produce", "--topic", "t", "--num-records", "50", "--transaction-records", "10");
+
+        assertThat(r.exit()).isEqualTo(1);
+        assertThat(r.line().get("errors").asLong()).isEqualTo(1);
+        assertThat(r.line().get("records").asLong()).isEqualTo(20);
+        assertThat(r.line().get("transactions").asLong()).isEqualTo(1);
+        assertThat(system.aborts.get()).isEqualTo(1);
+        assertThat(system.committedRecords("t")).isEqualTo(10); // the aborted ten are not visible
+    }
+
+    @Test
     void badOptionsAreRefusedWithTheirName() {
         FakeTxnSystem system = new FakeTxnSystem(1);
         assertThatThrownBy(() -> run(system, "produce", "--topic", "t", "--num-records", "10"))
