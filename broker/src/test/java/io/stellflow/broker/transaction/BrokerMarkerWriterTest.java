@@ -45,10 +45,15 @@ class BrokerMarkerWriterTest {
 
     /** Topic "t" with one partition per entry of {@code leaders}. */
     private static MetadataImage image(int... leaders) {
+        return image("t", leaders);
+    }
+
+    /** {@code topic} with one partition per entry of {@code leaders} (-1: none); also for {@link TxnForwarderTest}. */
+    static MetadataImage image(String topic, int... leaders) {
         List<MetadataRecord> records = new ArrayList<>();
         records.add(MetadataRecords.of(TopicRecord.newBuilder()
                 .setTopicId(MetadataRecords.uuid(TOPIC))
-                .setName("t")
+                .setName(topic)
                 .build()));
         for (int p = 0; p < leaders.length; p++) {
             records.add(MetadataRecords.of(PartitionRecord.newBuilder()
