@@ -342,6 +342,10 @@ class TransactionalLogTest {
         try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
             txn(log, 1, 0, 1, "a");
             marker(log, 1, false); // BEGIN 0, key "ka" at 1, ABORT 2
+            // Producer 1's next transaction (BEGIN 3, "kz" at 4, COMMIT 5) holds its last batch, which
+            // compaction keeps whole; the superseded batch at 1 is no longer it.
+            txn(log, 1, 1, 2, "z");
+            marker(log, 1, true);
             int seq = 0;
             while (log.segmentCount() < 3) {
                 ByteBuf b = IdempotentLogTest.batch(5, 0, seq++, 1000, "a"); // supersedes key "ka"
