@@ -237,12 +237,20 @@ class TransactionalLogTest {
         try (FileChannel ch = FileChannel.open(index, StandardOpenOption.WRITE)) {
             ch.truncate(AbortedTxnIndexLayout.ENTRY_SIZE + 10); // the second entry torn
         }
+        // What stellflow-dump-log.sh prints of it: the whole entry and the torn one reported.
+        SegmentDump.TxnIndexDump dump = SegmentDump.txnIndex(index);
+        assertThat(dump.entries()).containsExactly(new SegmentDump.TxnIndexEntry(1, 0, 2, 3));
+        assertThat(dump.problems()).singleElement().asString().startsWith("torn entry: 10 trailing byte(s)");
         try (UnifiedLog reopened = open(dir)) {
             assertThat(reopened.abortedTransactions(0, Long.MAX_VALUE))
                     .containsExactly(new AbortedTxn(1, 0, 2, 3), new AbortedTxn(2, 3, 5, 6));
             assertThat(reopened.firstUnstableOffset()).isEqualTo(6);
             assertThat(Files.size(index)).isEqualTo(2L * AbortedTxnIndexLayout.ENTRY_SIZE);
         }
+        assertThat(SegmentDump.txnIndex(index))
+                .isEqualTo(new SegmentDump.TxnIndexDump(
+                        List.of(new SegmentDump.TxnIndexEntry(1, 0, 2, 3), new SegmentDump.TxnIndexEntry(2, 3, 5, 6)),
+                        List.of()));
         // Without any index file or snapshot, the full replay rebuilds the same.
         Files.delete(index);
         try (Stream<Path> files = Files.list(dir)) {
