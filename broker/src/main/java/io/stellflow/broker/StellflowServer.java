@@ -50,6 +50,7 @@ import io.stellflow.broker.transaction.LeaderMarkers;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionMarkerWriter;
 import io.stellflow.broker.transaction.TransactionStateTopic;
+import io.stellflow.broker.transaction.TxnForwarder;
 import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
@@ -479,7 +480,6 @@ public final class StellflowServer implements AutoCloseable {
                 },
                 client::allocateProducerIds);
         txnStateTopic = TransactionStateTopic.create(client, replicas, config.transactionCoordinator());
-        handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks).handlers());
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         // Transactions end to end: the Produce path registers partitions at the coordinator, the
@@ -487,6 +487,11 @@ public final class StellflowServer implements AutoCloseable {
         // WriteTxnMarkers), both over one broker-to-broker client.
         brokerRequests = parts.fetchers().newBrokerRequests();
         BrokerRequests requests = brokerRequests;
+        handlers.putAll(new TransactionHandlers(
+                        txnCoordinator,
+                        producerIdBlocks,
+                        TxnForwarder.over(config.brokerId(), replicas::image, () -> requests))
+                .handlers());
         TxnRegistrations registrations =
                 new TxnRegistrations(config.brokerId(), txnCoordinator, replicas::image, () -> requests);
         LeaderMarkers leaderMarkers = new LeaderMarkers(replicas, appends, timer, registrations);

@@ -168,6 +168,24 @@ public final class ProducerStateManager {
         return removed;
     }
 
+    /**
+     * The base offset of every known producer's newest batch, ascending: the batches compaction keeps
+     * whole ({@link LogCleaner}), so the producer's next batch and a retry of its last one are still
+     * checked against the stored batch, on this replica and on one that copies the compacted log.
+     */
+    long[] lastBatchBaseOffsets() {
+        long[] bases = new long[producers.size()];
+        int n = 0;
+        for (Entry e : producers.values()) {
+            if (e.count > 0) {
+                bases[n++] = e.baseOffset[e.count - 1];
+            }
+        }
+        long[] out = Arrays.copyOf(bases, n);
+        Arrays.sort(out);
+        return out;
+    }
+
     /** Forgets every producer (before a reload from a snapshot and the log). */
     public void clear() {
         producers.clear();

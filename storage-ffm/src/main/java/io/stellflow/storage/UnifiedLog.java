@@ -426,6 +426,19 @@ public final class UnifiedLog implements AutoCloseable {
         return producers.replayedFrom;
     }
 
+    /**
+     * The base offsets of the live producers' newest batches, ascending (compaction keeps them
+     * whole: {@link LogCleaner}). Takes the write lock briefly.
+     */
+    long[] producersLastBatchBaseOffsets() {
+        writeLock.lock();
+        try {
+            return producers.state.lastBatchBaseOffsets();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
     /** The idempotent-producer state (tests; read under {@link #writeLock}). */
     ProducerStateManager producerState() {
         return producers.state;
