@@ -100,17 +100,26 @@ public final class AdminTransactions {
                     ApiKeys.DESCRIBE_TRANSACTIONS,
                     request::write,
                     DescribeTransactionsResponse::read);
-            for (DescribedTransaction t : r.transactions()) {
-                DescribedTransaction had = found.get(t.transactionalId());
-                if (had == null || isAnswer(had)) {
-                    continue; // not asked for, or already answered by its coordinator
-                }
-                if (isAnswer(t) || t.errorCode() == Errors.COORDINATOR_NOT_AVAILABLE) {
-                    found.put(t.transactionalId(), t);
-                }
-            }
+            merge(found, r.transactions());
         }
         return List.copyOf(found.values());
+    }
+
+    /**
+     * Takes one broker's answers into {@code found} (the ids asked for): an answer of an id's
+     * coordinator replaces a coordinator error and is never replaced; COORDINATOR_NOT_AVAILABLE (the
+     * coordinator is loading) replaces NOT_COORDINATOR; ids not asked for are ignored.
+     */
+    static void merge(Map<String, DescribedTransaction> found, List<DescribedTransaction> answers) {
+        for (DescribedTransaction t : answers) {
+            DescribedTransaction had = found.get(t.transactionalId());
+            if (had == null || isAnswer(had)) {
+                continue; // not asked for, or already answered by its coordinator
+            }
+            if (isAnswer(t) || t.errorCode() == Errors.COORDINATOR_NOT_AVAILABLE) {
+                found.put(t.transactionalId(), t);
+            }
+        }
     }
 
     /** An answer of the id's coordinator (anything but a coordinator error). */

@@ -418,39 +418,63 @@ public final class TransactionsCommand implements Callable<Integer> {
      */
     static List<Hanging> findHanging(
             AdminTransactions txns, List<TopicPartition> partitions, long maxTimeoutMs, long nowMs) {
-        Map<TopicPartition, List<Producer>> candidates = new LinkedHashMap<>();
+        Map<TopicPartition, List<Producer>> candidates =
+                candidates(txns.describeProducers(partitions), maxTimeoutMs, nowMs);
+        if (candidates.isEmpty()) {
+            return List.of();
+        }
         List<Long> producerIds = new ArrayList<>();
-        for (Map.Entry<TopicPartition, DescribeProducersResponse.Partition> e :
-                txns.describeProducers(partitions).entrySet()) {
+        candidates
+                .values()
+                .forEach(ps -> ps.forEach(p -> {
+                    if (!producerIds.contains(p.producerId())) {
+                        producerIds.add(p.producerId());
+                    }
+                }));
+        Map<String, Long> listed = new LinkedHashMap<>();
+        for (ListedTransaction l : txns.listTransactions(List.of(), producerIds)) {
+            listed.put(l.transactionalId(), l.producerId());
+        }
+        Map<Long, List<DescribedTransaction>> byProducer = new HashMap<>();
+        if (!listed.isEmpty()) {
+            for (DescribedTransaction d : txns.describeTransactions(List.copyOf(listed.keySet()))) {
+                // keyed by the listed producer id: an entry with an error carries -1
+                byProducer
+                        .computeIfAbsent(listed.get(d.transactionalId()), k -> new ArrayList<>())
+                        .add(d);
+            }
+        }
+        return hanging(candidates, byProducer, nowMs);
+    }
+
+    /**
+     * The open transactions of the partitions that answered, whose producer last wrote at least
+     * {@code maxTimeoutMs} before {@code nowMs}.
+     */
+    static Map<TopicPartition, List<Producer>> candidates(
+            Map<TopicPartition, DescribeProducersResponse.Partition> producers, long maxTimeoutMs, long nowMs) {
+        Map<TopicPartition, List<Producer>> out = new LinkedHashMap<>();
+        for (Map.Entry<TopicPartition, DescribeProducersResponse.Partition> e : producers.entrySet()) {
             if (e.getValue().errorCode() != Errors.NONE) {
                 continue;
             }
             for (Producer p : e.getValue().producers()) {
                 if (p.currentTxnStartOffset() >= 0 && nowMs - p.lastTimestampMs() >= maxTimeoutMs) {
-                    candidates
-                            .computeIfAbsent(e.getKey(), k -> new ArrayList<>())
-                            .add(p);
-                    if (!producerIds.contains(p.producerId())) {
-                        producerIds.add(p.producerId());
-                    }
+                    out.computeIfAbsent(e.getKey(), k -> new ArrayList<>()).add(p);
                 }
             }
         }
-        if (candidates.isEmpty()) {
-            return List.of();
-        }
-        Map<Long, List<DescribedTransaction>> byProducer = new HashMap<>();
-        List<String> ids = new ArrayList<>();
-        for (ListedTransaction l : txns.listTransactions(List.of(), producerIds)) {
-            ids.add(l.transactionalId());
-        }
-        if (!ids.isEmpty()) {
-            for (DescribedTransaction d : txns.describeTransactions(ids)) {
-                byProducer
-                        .computeIfAbsent(d.producerId(), k -> new ArrayList<>())
-                        .add(d);
-            }
-        }
+        return out;
+    }
+
+    /**
+     * The candidates whose producer id has no transactional id with an open transaction listing the
+     * partition ({@code byProducer}: the coordinators' answers for each producer id's ids).
+     */
+    static List<Hanging> hanging(
+            Map<TopicPartition, List<Producer>> candidates,
+            Map<Long, List<DescribedTransaction>> byProducer,
+            long nowMs) {
         List<Hanging> out = new ArrayList<>();
         candidates.forEach((tp, producers) -> {
             for (Producer p : producers) {
