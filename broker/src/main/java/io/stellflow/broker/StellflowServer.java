@@ -32,6 +32,7 @@ import io.stellflow.broker.handler.GroupHandlers;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
+import io.stellflow.broker.handler.TransactionAdminHandlers;
 import io.stellflow.broker.handler.TransactionHandlers;
 import io.stellflow.broker.handler.WriteTxnMarkersHandler;
 import io.stellflow.broker.network.ApiHandler;
@@ -171,6 +172,9 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
             ApiKeys.WRITE_TXN_MARKERS,
+            ApiKeys.LIST_TRANSACTIONS,
+            ApiKeys.DESCRIBE_TRANSACTIONS,
+            ApiKeys.DESCRIBE_PRODUCERS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -517,6 +521,7 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
         handlers.put(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(router));
+        handlers.putAll(new TransactionAdminHandlers(txnCoordinator, replicas).handlers());
         handlers.put(ApiKeys.DESCRIBE_BROKER_CONFIGS, new DescribeBrokerConfigsHandler(config));
         handlers.put(
                 ApiKeys.DESCRIBE_LOG_DIRS,

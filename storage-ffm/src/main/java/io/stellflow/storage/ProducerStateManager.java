@@ -291,6 +291,23 @@ public final class ProducerStateManager {
         return e == null ? -1 : e.count == 0 ? 0 : sequenceAfter(e.lastSequence[e.count - 1]);
     }
 
+    /** Every producer id's state, ascending by producer id (DescribeProducers). */
+    public List<ActiveProducer> activeProducers() {
+        List<ActiveProducer> list = new ArrayList<>(producers.size());
+        for (Entry e : producers.values()) {
+            list.add(new ActiveProducer(
+                    e.producerId,
+                    e.epoch,
+                    e.count == 0 ? -1 : e.lastSequence[e.count - 1],
+                    e.lastUpdateMs == Long.MIN_VALUE ? -1 : e.lastUpdateMs,
+                    e.coordinatorEpoch,
+                    e.txnFirstOffset,
+                    e.txnFirstOffset < 0 ? -1 : e.txnSequence));
+        }
+        list.sort((a, b) -> Long.compare(a.producerId(), b.producerId()));
+        return list;
+    }
+
     /** A copy of every entry, ascending by producer id (for snapshots and tests). */
     List<Entry> entries() {
         List<Entry> list = new ArrayList<>(producers.size());

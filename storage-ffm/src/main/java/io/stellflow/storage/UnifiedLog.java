@@ -352,6 +352,19 @@ public final class UnifiedLog implements AutoCloseable {
         return producers.transactions.firstUnstableOffset();
     }
 
+    /**
+     * Every producer id this log keeps state for, ascending (DescribeProducers, {@code
+     * docs/exactly-once.md}, "The transactions tool"). Takes the write lock briefly; any thread.
+     */
+    public List<ActiveProducer> activeProducers() {
+        writeLock.lock();
+        try {
+            return producers.state.activeProducers();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
     /** Aborted transactions overlapping [{@code fromOffset}, {@code upperExclusive}) ({@link AbortedTxnIndex#overlapping}). Any thread. */
     public List<AbortedTxn> abortedTransactions(long fromOffset, long upperExclusive) {
         return producers.transactions.overlapping(fromOffset, upperExclusive);

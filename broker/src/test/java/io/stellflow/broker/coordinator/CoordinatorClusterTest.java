@@ -12,6 +12,7 @@ import io.stellflow.broker.transaction.TransactionStateTopic;
 import io.stellflow.client.ClientConfig;
 import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
+import io.stellflow.client.StellflowAdmin;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataImage;
@@ -28,6 +29,8 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.BeginTransactionRequest;
+import io.stellflow.protocol.message.DescribeTransactionsRequest;
+import io.stellflow.protocol.message.DescribeTransactionsResponse;
 import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
@@ -37,6 +40,8 @@ import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.JoinGroupRequest;
 import io.stellflow.protocol.message.JoinGroupResponse;
+import io.stellflow.protocol.message.ListTransactionsRequest;
+import io.stellflow.protocol.message.ListTransactionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.OffsetCommitRequest;
@@ -348,6 +353,67 @@ class CoordinatorClusterTest {
         assertThat(ended).isEqualTo(new TransactionResponse(Errors.NONE, pid, epoch, "COMMITTED"));
         // BEGIN 0, the batch 1, COMMIT 2: committed and readable at read_committed.
         assertThat(readCommitted(topic, 0)).isEqualTo("hw=3 lso=3 aborted=[] [1 record(s) of producer " + pid + "]");
+    }
+
+    @Test
+    @Order(2)
+    void onlyTheCoordinatorListsAndDescribesATransactionalIdAndTheAdminFindsIt() throws Exception {
+        String id = "admin-tx";
+        int partition = GroupPartitioner.partitionFor(id, TXN_PARTITIONS);
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    TopicImage t = image().topic(TransactionStateTopic.NAME);
+                    try {
+                        int node = t == null || t.partition(partition).leader() < 1
+                                ? 0
+                                : t.partition(partition).leader() - 1;
+                        return initProducerId(node, id).errorCode() == Errors.NONE;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                "the coordinator of " + id + " answers");
+        int coordinator =
+                image().topic(TransactionStateTopic.NAME).partition(partition).leader() - 1;
+        for (int i = 0; i < N; i++) {
+            DescribeTransactionsResponse.DescribedTransaction d = send(
+                            i,
+                            ApiKeys.DESCRIBE_TRANSACTIONS,
+                            new DescribeTransactionsRequest(List.of(id)),
+                            DescribeTransactionsResponse::read)
+                    .transactions()
+                    .get(0);
+            List<String> listed = send(
+                            i,
+                            ApiKeys.LIST_TRANSACTIONS,
+                            new ListTransactionsRequest(List.of(), List.of()),
+                            ListTransactionsResponse::read)
+                    .transactions()
+                    .stream()
+                    .map(ListTransactionsResponse.ListedTransaction::transactionalId)
+                    .toList();
+            if (i == coordinator) {
+                assertThat(d.errorCode()).isEqualTo(Errors.NONE);
+                assertThat(d.state()).isEqualTo("Empty");
+                assertThat(listed).contains(id);
+            } else {
+                assertThat(d)
+                        .isEqualTo(
+                                DescribeTransactionsResponse.DescribedTransaction.of(Errors.NOT_COORDINATOR, id, ""));
+                assertThat(listed).doesNotContain(id);
+            }
+        }
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "127.0.0.1:" + dataPorts[(coordinator + 1) % N]);
+        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+            assertThat(admin.transactions().describeTransactions(List.of(id)))
+                    .extracting(DescribeTransactionsResponse.DescribedTransaction::state)
+                    .containsExactly("Empty");
+            assertThat(admin.transactions().listTransactions(List.of("Empty"), List.of()))
+                    .extracting(ListTransactionsResponse.ListedTransaction::transactionalId)
+                    .contains(id);
+        }
     }
 
     private <T> T send(

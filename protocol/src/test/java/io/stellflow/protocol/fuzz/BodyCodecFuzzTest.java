@@ -327,6 +327,36 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.WRITE_TXN_MARKERS_RESPONSE, input);
     }
 
+    @FuzzTest
+    void listTransactionsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.LIST_TRANSACTIONS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void listTransactionsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.LIST_TRANSACTIONS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void describeTransactionsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_TRANSACTIONS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeTransactionsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_TRANSACTIONS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void describeProducersRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_PRODUCERS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeProducersResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_PRODUCERS_RESPONSE, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {
