@@ -44,18 +44,9 @@ group_bench() {
   fi
 }
 
-# Each adapter is compiled once up front (javac into the work dir, thrown away; the cases still
-# launch the source file): one that does not compile against its system's client, such as ours
-# before the client's group API is built, is reported once and that system's cases are counted as
-# failed, while the other system's cases still run.
+# Each adapter is compiled once up front (lab.sh's adapter_check): one that does not compile against
+# its system's client is reported once and that system's cases are counted as failed.
 SKIP_SYSTEMS=""
-adapter_check() { # system source classpath
-  if ! "$JAVA_HOME/bin/javac" -nowarn -d "$WORK/adapter-$1" -cp "$3" "$2" >"$WORK/adapter-$1.log" 2>&1; then
-    log "$1: $2 does not compile against this build, its cases are skipped and counted as failed:"
-    grep -m 3 -A 2 'error:' "$WORK/adapter-$1.log" >&2 || true
-    SKIP_SYSTEMS+=" $1"
-  fi
-}
 adapter_check stellflow "$HOME_DIR/perf/groups/StellflowGroupBench.java" "$PERF_CP"
 adapter_check kafka "$HOME_DIR/perf/kafka/KafkaGroupBench.java" "$KAFKA_LIB/*:$PERF_JAR"
 

@@ -84,6 +84,8 @@ aot_train() {
 aot_train
 # shellcheck source=perf/lab-compression.sh
 [ -z "$COMPRESSION" ] || . "$HOME_DIR/perf/lab-compression.sh"
+# shellcheck source=perf/lab-transactions.sh
+[ -z "$TRANSACTIONS" ] || . "$HOME_DIR/perf/lab-transactions.sh"
 # aot_opened log system: a JVM that cannot use a cache (another JDK build, other jars or flags) says
 # so and starts without it; the run would then compare a broker with its cache against one without.
 # Required: the cache opened and its AOT-linked classes in use, and no error or refusal. Other AOT
@@ -129,6 +131,7 @@ for run in $(seq 1 "$RUNS"); do
     both consume "consume-$label" "$run" "p-$label-acks1-$run" "$size" 0 1 - 0 -1 "$num"
   done
   [ -z "$COMPRESSION" ] || compression_cases "$run"
+  [ -z "$TRANSACTIONS" ] || transaction_cases "$run"
   topic=lat-$run
   create_both "$topic" 1
   both latency "latency-1KiB-20k/s-acks-1" "$run" "$topic" 1024 "$MIB" 1 -1 0 20000 $(( 20000 * LATENCY_S ))
@@ -147,7 +150,9 @@ lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.
 $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side; \
 socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped sizes" || echo 'OS default (autotuned) on both'); \
 Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run; \
-$PAGE_CACHE_NOTE; $AOT_NOTE." \
+$PAGE_CACHE_NOTE; $AOT_NOTE.$([ -z "$TRANSACTIONS" ] || echo " Transactions: $TXN_PARTITIONS partition(s), \
+producers $TXN_PRODUCER_PROPS, ctp $CTP_RATE records/s for $CTP_S s after $CTP_WARMUP_S s, ctp producers $CTP_PRODUCER_PROPS, \
+Kafka consumers group.protocol=consumer.")" \
   | tee "$WORK/report.txt"
 [ -z "$COMPRESSION" ] || compression_report | tee -a "$WORK/report.txt"
 echo "results: $OUT_DIR"

@@ -2,7 +2,7 @@
 # The perf lab behind perf/run-matrix.sh (everything but --quick). See docs/performance.md.
 #   perf/run-matrix.sh [--small] [--cases REGEX] [--runs N] [--data-mb MB] [--profile] [--no-limits]
 #   perf/run-matrix.sh --vs-kafka [--runs N] [--smoke] [--data-mb MB] [--latency-s S] [--profile]
-#                                 [--fresh-memory] [--no-aot] [--compression]
+#                                 [--fresh-memory] [--no-aot] [--compression] [--transactions]
 #   perf/run-matrix.sh --cluster3 [--runs N] [--smoke] [--data-mb MB] [--profile]
 #   perf/run-matrix.sh --groups [--runs N] [--smoke] [--data-mb MB] [--cases REGEX]
 # Matrix: record size 100 B / 1 KiB / 16 KiB x batch 256 KiB / 1 MiB x partitions 1 / 8 / 64 x
@@ -25,6 +25,12 @@
 #   file on both) with lz4 and zstd at the same level on both (COMPRESSION_CODECS, default
 #   "lz4:9 zstd:3", Kafka's default levels), and the ratio of log bytes on disk to the records'
 #   bytes (perf/lab-compression.sh, docs/compression.md); --cases 'json' runs those alone.
+#   --transactions adds, per run, issue #20's transactional cases, the same driver on both systems
+#   (perf/lab-transactions.sh): txn-produce-1KiB-100ms and -1000rec (--data-mb MB of 1 KiB records,
+#   a transaction every 100 ms / 1,000 records), idem-produce-1KiB (the same loop, idempotent, no
+#   transactions), ctp-latency-txn and -plain (consume-transform-produce at CTP_RATE 2,000 records/s,
+#   end-to-end latency with and without transactions); results.md gets a "Transactions" section;
+#   --cases '^(txn|idem|ctp)-' runs those alone (docs/performance.md, "Transactions").
 # --cluster3: the same side by side with THREE brokers each (Stellflow: three combined
 #   broker+controller nodes; Kafka: three KRaft combined nodes), topics RF=3 with
 #   min.insync.replicas=2, produce 1 KiB and 16 KiB with acks 1 and -1 (perf/lab-cluster3.sh);
@@ -45,7 +51,7 @@ cd "$HOME_DIR"
 . "$HOME_DIR/bin/find-java.sh"
 
 MODE=matrix RUNS="" SMALL="" CASES_RE="" PROFILE="" LIMITS=yes DATA_MB="" LATENCY_S="" SMOKE="" FILL=yes AOT=yes
-COMPRESSION=""
+COMPRESSION="" TRANSACTIONS=""
 PAGE_CACHE_NOTE="page cache not pre-filled"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -63,13 +69,14 @@ while [ $# -gt 0 ]; do
     --fresh-memory) FILL="" ;;
     --no-aot) AOT="" ;;
     --compression) COMPRESSION=yes ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    --transactions) TRANSACTIONS=yes ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
-if [ -n "$COMPRESSION" ] && [ "$MODE" != vs-kafka ]; then
-  echo "--compression goes with --vs-kafka (see --help)" >&2; exit 2
+if { [ -n "$COMPRESSION" ] || [ -n "$TRANSACTIONS" ]; } && [ "$MODE" != vs-kafka ]; then
+  echo "--compression and --transactions go with --vs-kafka (see --help)" >&2; exit 2
 fi
 if [ -n "$SMOKE" ]; then RUNS=${RUNS:-1}; DATA_MB=${DATA_MB:-128}; LATENCY_S=${LATENCY_S:-5}; fi
 RUNS=${RUNS:-3} DATA_MB=${DATA_MB:-1024} LATENCY_S=${LATENCY_S:-10}
@@ -426,6 +433,20 @@ run_case() {
     --client-cpu-ms $((client_after - client_before)) --warmup-records "$warmup" || FAILED=$((FAILED + 1))
 }
 FAILED=0
+
+# adapter_check system source classpath: each Java source-file adapter of a system-neutral bench
+# (the group and transaction labs) is compiled once up front (javac into the work dir, thrown away;
+# the cases still launch the source file): one that does not compile against its system's client,
+# such as ours before the client's API for those cases is built, is reported once and the system is
+# added to SKIP_SYSTEMS, whose cases are then counted as failed while the other system's still run.
+adapter_check() {
+  if ! "$JAVA_HOME/bin/javac" -nowarn -d "$WORK/adapter-$1-$(basename "$2" .java)" -cp "$3" "$2" \
+       >"$WORK/adapter-$1.log" 2>&1; then
+    log "$1: $2 does not compile against this build, its cases are skipped and counted as failed:"
+    grep -m 3 -A 2 'error:' "$WORK/adapter-$1.log" >&2 || true
+    SKIP_SYSTEMS+=" $1"
+  fi
+}
 
 # --- machine limits ---------------------------------------------------------------------------------
 ensure_tool() {

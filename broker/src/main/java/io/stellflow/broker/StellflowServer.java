@@ -32,6 +32,7 @@ import io.stellflow.broker.handler.GroupHandlers;
 import io.stellflow.broker.handler.ListOffsetsHandler;
 import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
 import io.stellflow.broker.handler.ProduceHandler;
+import io.stellflow.broker.handler.TransactionAdminHandlers;
 import io.stellflow.broker.handler.TransactionHandlers;
 import io.stellflow.broker.handler.WriteTxnMarkersHandler;
 import io.stellflow.broker.network.ApiHandler;
@@ -50,6 +51,7 @@ import io.stellflow.broker.transaction.LeaderMarkers;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionMarkerWriter;
 import io.stellflow.broker.transaction.TransactionStateTopic;
+import io.stellflow.broker.transaction.TxnForwarder;
 import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
@@ -170,6 +172,9 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
             ApiKeys.WRITE_TXN_MARKERS,
+            ApiKeys.LIST_TRANSACTIONS,
+            ApiKeys.DESCRIBE_TRANSACTIONS,
+            ApiKeys.DESCRIBE_PRODUCERS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -479,7 +484,6 @@ public final class StellflowServer implements AutoCloseable {
                 },
                 client::allocateProducerIds);
         txnStateTopic = TransactionStateTopic.create(client, replicas, config.transactionCoordinator());
-        handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks).handlers());
         // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
         handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
         // Transactions end to end: the Produce path registers partitions at the coordinator, the
@@ -487,6 +491,11 @@ public final class StellflowServer implements AutoCloseable {
         // WriteTxnMarkers), both over one broker-to-broker client.
         brokerRequests = parts.fetchers().newBrokerRequests();
         BrokerRequests requests = brokerRequests;
+        handlers.putAll(new TransactionHandlers(
+                        txnCoordinator,
+                        producerIdBlocks,
+                        TxnForwarder.over(config.brokerId(), replicas::image, () -> requests))
+                .handlers());
         TxnRegistrations registrations =
                 new TxnRegistrations(config.brokerId(), txnCoordinator, replicas::image, () -> requests);
         LeaderMarkers leaderMarkers = new LeaderMarkers(replicas, appends, timer, registrations);
@@ -512,6 +521,7 @@ public final class StellflowServer implements AutoCloseable {
         handlers.put(ApiKeys.FETCH, fetch);
         handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
         handlers.put(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(router));
+        handlers.putAll(new TransactionAdminHandlers(txnCoordinator, replicas).handlers());
         handlers.put(ApiKeys.DESCRIBE_BROKER_CONFIGS, new DescribeBrokerConfigsHandler(config));
         handlers.put(
                 ApiKeys.DESCRIBE_LOG_DIRS,

@@ -80,6 +80,9 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 28, (short) 0, (short) 0),
                         new ApiVersionRange((short) 29, (short) 0, (short) 0),
                         new ApiVersionRange((short) 30, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 32, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 33, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 34, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
                         new ApiVersionRange((short) 60, (short) 0, (short) 0),
@@ -102,7 +105,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(29);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(32);
     }
 
     @Test

@@ -21,7 +21,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Blocking administrative calls: create topics (CreateTopic, apiKey 50, with a replication factor
  * in v1), delete them (DeleteTopic, apiKey 51), list and describe them (Metadata), look up
- * offsets (ListOffsets) and the controllers' endpoints (DescribeControllers, apiKey 60). Consumer groups: {@link #groups()}.
+ * offsets (ListOffsets) and the controllers' endpoints (DescribeControllers, apiKey 60). Consumer groups: {@link #groups()};
+ * transactions: {@link #transactions()}.
  *
  * <p>Errors: every method throws {@link StellflowException} carrying the protocol error code
  * (for example 3 INVALID_REQUEST for a bad name or a partition count that does not match an
@@ -42,6 +43,7 @@ public final class StellflowAdmin implements AutoCloseable {
     private final OffsetLookup offsets;
     private final RecordDeletion deletion;
     private final AdminGroups groups;
+    private final AdminTransactions transactions;
 
     /**
      * An admin client on Kafka-style properties; keys it does not read are logged as one WARN, a
@@ -80,6 +82,7 @@ public final class StellflowAdmin implements AutoCloseable {
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata);
         this.deletion = new RecordDeletion(network, metadata);
+        this.transactions = new AdminTransactions(network, metadata);
         this.groups = new AdminGroups(new AdminGroupCalls(network), new GroupLag.LogEnds() {
             @Override
             public int partitionCount(String topic) {
@@ -96,6 +99,11 @@ public final class StellflowAdmin implements AutoCloseable {
     /** The consumer-group calls of this client (list, describe, offsets, resets, deletion, history). */
     public AdminGroups groups() {
         return groups;
+    }
+
+    /** The transaction calls of this client (list, describe, producers of a partition, abort). */
+    public AdminTransactions transactions() {
+        return transactions;
     }
 
     /**

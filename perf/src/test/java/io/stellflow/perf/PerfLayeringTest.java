@@ -74,6 +74,20 @@ class PerfLayeringTest {
     }
 
     @Test
+    void theTxnBenchDriverNeedsOnlyTheJdkHdrHistogramAndTheGroupBenchLine() {
+        classes()
+                .that()
+                .resideInAPackage("io.stellflow.perf.txn..")
+                .should()
+                .onlyDependOnClassesThat()
+                .resideInAnyPackage(
+                        "java..", "org.HdrHistogram..", "io.stellflow.perf.txn..", "io.stellflow.perf.groups..")
+                .because("Kafka's side of the transactions lab runs it with Kafka's jars and the perf jar only"
+                        + " (perf/kafka/KafkaTxnBench.java)")
+                .check(classes);
+    }
+
+    @Test
     void noPackagesOfPerfDependOnEachOtherInACycle() {
         SlicesRuleDefinition.slices()
                 .assignedFrom(new SliceAssignment() {

@@ -83,20 +83,40 @@ class ErrorsAndApiKeysTest {
             ApiKeys.DELETE_RECORDS,
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
-            ApiKeys.WRITE_TXN_MARKERS
+            ApiKeys.WRITE_TXN_MARKERS,
+            ApiKeys.LIST_TRANSACTIONS,
+            ApiKeys.DESCRIBE_TRANSACTIONS,
+            ApiKeys.DESCRIBE_PRODUCERS
         };
-        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30};
+        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 32, 33, 34};
         String[] names = {
-            "OffsetCommit", "OffsetFetch", "FindCoordinator", "Heartbeat", "JoinGroup", "SyncGroup",
-            "ConsumerGroupHeartbeat", "ListGroups", "DescribeGroups", "DeleteGroups", "OffsetDelete", "OffsetHistory",
-            "DescribeLogDirs", "DeleteRecords", "DescribeBrokerConfigs", "RegisterTxnPartition", "WriteTxnMarkers"
+            "OffsetCommit",
+            "OffsetFetch",
+            "FindCoordinator",
+            "Heartbeat",
+            "JoinGroup",
+            "SyncGroup",
+            "ConsumerGroupHeartbeat",
+            "ListGroups",
+            "DescribeGroups",
+            "DeleteGroups",
+            "OffsetDelete",
+            "OffsetHistory",
+            "DescribeLogDirs",
+            "DeleteRecords",
+            "DescribeBrokerConfigs",
+            "RegisterTxnPartition",
+            "WriteTxnMarkers",
+            "ListTransactions",
+            "DescribeTransactions",
+            "DescribeProducers"
         };
         for (int i = 0; i < keys.length; i++) {
             assertThat(keys[i]).isEqualTo(numbers[i]);
             assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
             assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
         }
-        for (short unallocated : new short[] {14, 19, 31, 49}) {
+        for (short unallocated : new short[] {14, 19, 31, 35, 49}) {
             assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
             assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
         }

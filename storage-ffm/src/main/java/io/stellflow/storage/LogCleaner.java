@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -47,6 +48,16 @@ import java.util.Map;
  * <p>Compressed batches ({@link StoredBatchCodecs}) are decompressed in both passes and read like the
  * others; one that loses records is compressed again with its own codec at Kafka's default level
  * (CRC recomputed), one that loses none is copied as stored.
+ *
+ * <p>A live producer's newest batch is kept as stored (its records too, even when later records
+ * supersede them): every producer id in the log's producer state (not expired by {@code
+ * producer.id.expiration.ms}) keeps the batch with its last sequence. A retry of that batch is
+ * recognised by comparing its records with the stored ones ({@link LogProducerState}), which an
+ * emptied or rewritten batch would fail ({@code OUT_OF_ORDER_SEQUENCE_NUMBER} instead of the
+ * original offset), and a replica that copies the compacted log rebuilds the producer's last
+ * sequence from it. Kafka keeps only an empty header there; keeping the records costs at most one
+ * batch per live producer (at most {@code producer.id.max.per.partition}) and needs no new batch
+ * format. The producer's older remembered batches (up to 4) are compacted as any other.
  *
  * <p>Not compacted: records without a key (appended before the topic became compacted) are kept;
  * control batches (transaction markers, {@link ControlRecordLayout}) are kept whole and their keys
@@ -129,8 +140,12 @@ final class LogCleaner {
      * Pass 2: writes {@code <segment log>.cleaned} with the records to keep from {@code
      * segment[0, size)}, fsyncs it and gives it {@code mtimeMs}. Returns null (and writes nothing)
      * when no record would be removed.
+     *
+     * @param keepBatchBases base offsets (ascending) of batches kept as stored: the live producers'
+     *     newest batches ({@link ProducerStateManager#lastBatchBaseOffsets})
      */
-    static Cleaned writeCleaned(LogSegment s, int size, OffsetMap map, boolean dropTombstones, long mtimeMs)
+    static Cleaned writeCleaned(
+            LogSegment s, int size, OffsetMap map, long[] keepBatchBases, boolean dropTombstones, long mtimeMs)
             throws IOException {
         ByteBuf in = Unpooled.buffer(64 * 1024);
         ByteBuf out = Unpooled.buffer(64 * 1024);
@@ -148,7 +163,10 @@ final class LogCleaner {
                 int batchSize = in.readableBytes();
                 out.clear();
                 int codec = StoredBatchCodecs.codecId(in);
-                if (codec == 0) {
+                long batchBase = s.baseOffset + RecordBatchLayout.baseOffsetDelta(in, 0);
+                if (Arrays.binarySearch(keepBatchBases, batchBase) >= 0) {
+                    out.writeBytes(in, 0, batchSize); // a live producer's newest batch: kept as stored
+                } else if (codec == 0) {
                     removed += filterBatch(s, pos, in, out, map, dropTombstones);
                 } else {
                     // Read through its records uncompressed; a batch that lost records keeps its codec.

@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
  * <p>Rules: the cleanable range is the sealed segments entirely below {@code min(highWatermark,
  * log end offset)}; never the active segment. Only the last record per key is kept; a tombstone
  * (null value) that is the last for its key is also removed once its segment was last modified
- * (last append; cleaning keeps the time) {@link LogConfig#deleteRetentionMs()} or more ago. Nothing
+ * (last append; cleaning keeps the time) {@link LogConfig#deleteRetentionMs()} or more ago. The
+ * newest batch of every producer id in the log's producer state is kept whole ({@link LogCleaner}).
+ * Nothing
  * is done when fewer than {@link LogConfig#minCleanableDirtyRatio()} of the keyed records in the
  * range are superseded (this ratio counts records, not Kafka's dirty bytes after the last cleaned
  * offset) and no segment is old enough for its tombstones to go (then every segment is read again;
@@ -67,6 +69,8 @@ final class LogCompaction {
                 return CompactionResult.NONE;
             }
             LogSegment[] cleanable = Arrays.copyOf(segs, n);
+            // Read before the segments: a batch appended later lands in the active segment, never here.
+            long[] keep = log.producersLastBatchBaseOffsets();
             int[] sizes = new int[n];
             for (int i = 0; i < n; i++) {
                 sizes[i] = cleanable[i].sizeBytes();
@@ -76,14 +80,19 @@ final class LogCompaction {
             if (ratio < log.config().minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
                 return new CompactionResult(0, 0, 0, 0, ratio);
             }
-            return cleanAll(cleanable, sizes, map, ratio, truncationsAtStart);
+            return cleanAll(cleanable, sizes, map, keep, ratio, truncationsAtStart);
         } finally {
             cleanerLock.unlock();
         }
     }
 
     private CompactionResult cleanAll(
-            LogSegment[] cleanable, int[] sizes, LogCleaner.OffsetMap map, double ratio, long truncationsAtStart)
+            LogSegment[] cleanable,
+            int[] sizes,
+            LogCleaner.OffsetMap map,
+            long[] keep,
+            double ratio,
+            long truncationsAtStart)
             throws IOException {
         int cleaned = 0;
         long removed = 0;
@@ -93,7 +102,7 @@ final class LogCompaction {
             LogSegment s = cleanable[i];
             long modifiedMs = s.lastAppendTimeMs();
             boolean dropTombstones = env.nowMs() - modifiedMs >= log.config().deleteRetentionMs();
-            LogCleaner.Cleaned c = LogCleaner.writeCleaned(s, sizes[i], map, dropTombstones, modifiedMs);
+            LogCleaner.Cleaned c = LogCleaner.writeCleaned(s, sizes[i], map, keep, dropTombstones, modifiedMs);
             if (c == null) {
                 continue;
             }

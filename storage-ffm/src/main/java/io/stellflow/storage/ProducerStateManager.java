@@ -168,6 +168,24 @@ public final class ProducerStateManager {
         return removed;
     }
 
+    /**
+     * The base offset of every known producer's newest batch, ascending: the batches compaction keeps
+     * whole ({@link LogCleaner}), so the producer's next batch and a retry of its last one are still
+     * checked against the stored batch, on this replica and on one that copies the compacted log.
+     */
+    long[] lastBatchBaseOffsets() {
+        long[] bases = new long[producers.size()];
+        int n = 0;
+        for (Entry e : producers.values()) {
+            if (e.count > 0) {
+                bases[n++] = e.baseOffset[e.count - 1];
+            }
+        }
+        long[] out = Arrays.copyOf(bases, n);
+        Arrays.sort(out);
+        return out;
+    }
+
     /** Forgets every producer (before a reload from a snapshot and the log). */
     public void clear() {
         producers.clear();
@@ -271,6 +289,23 @@ public final class ProducerStateManager {
     public int nextSequence(long producerId) {
         Entry e = producers.get(producerId);
         return e == null ? -1 : e.count == 0 ? 0 : sequenceAfter(e.lastSequence[e.count - 1]);
+    }
+
+    /** Every producer id's state, ascending by producer id (DescribeProducers). */
+    public List<ActiveProducer> activeProducers() {
+        List<ActiveProducer> list = new ArrayList<>(producers.size());
+        for (Entry e : producers.values()) {
+            list.add(new ActiveProducer(
+                    e.producerId,
+                    e.epoch,
+                    e.count == 0 ? -1 : e.lastSequence[e.count - 1],
+                    e.lastUpdateMs == Long.MIN_VALUE ? -1 : e.lastUpdateMs,
+                    e.coordinatorEpoch,
+                    e.txnFirstOffset,
+                    e.txnFirstOffset < 0 ? -1 : e.txnSequence));
+        }
+        list.sort((a, b) -> Long.compare(a.producerId(), b.producerId()));
+        return list;
     }
 
     /** A copy of every entry, ascending by producer id (for snapshots and tests). */

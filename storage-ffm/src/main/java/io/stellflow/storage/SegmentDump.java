@@ -17,13 +17,14 @@ import java.util.Map;
 /**
  * Offline, read-only access to one segment's files for inspection ({@code stellflow-dump-log.sh}):
  * the batches of a {@code .log}, the entries of its {@code .index} and {@code .timeindex}, and a check
- * of each index entry against the log. Reads the formats through the storage's own classes ({@link
+ * of each index entry against the log; the aborted transactions of its {@code .txnindex} ({@link
+ * AbortedTxnIndexLayout}). Reads the formats through the storage's own classes ({@link
  * RecordBatchLayout}, {@link OffsetIndex}, {@link TimeIndex}, {@link RecordTimestamps}); never writes,
  * truncates or locks a file, so it may run on the files of a stopped broker (or, with a view that may
  * end in a half-written batch, of a running one).
  *
  * <p>Errors: I/O failures as {@link IOException}; a file name that is not {@code <20-digit base
- * offset>.log|.index|.timeindex} as {@link IllegalArgumentException}. Damaged content is reported,
+ * offset>.log|.index|.timeindex|.txnindex} as {@link IllegalArgumentException}. Damaged content is reported,
  * never thrown: a batch whose CRC does not match is handed out with {@code crcValid} false, a log
  * whose tail is not a whole batch ends the walk with {@link LogWalk#problem}.
  *
@@ -95,6 +96,25 @@ public final class SegmentDump {
      */
     public record IndexDump(List<IndexEntry> entries, int preallocatedSlots, List<String> problems) {}
 
+    /**
+     * One aborted transaction of a {@code .txnindex} (the fields of {@link AbortedTxn}, here so the
+     * tools depend on this class only).
+     *
+     * @param producerId the aborting producer
+     * @param firstOffset its BEGIN marker
+     * @param lastOffset its ABORT marker (in this segment)
+     * @param lastStableOffset the partition's last stable offset right after the abort
+     */
+    public record TxnIndexEntry(long producerId, long firstOffset, long lastOffset, long lastStableOffset) {}
+
+    /**
+     * The entries of a {@code .txnindex} and what is wrong with the file.
+     *
+     * @param entries the valid entries, in file order
+     * @param problems one line per damaged entry, out-of-order entry or torn tail (empty: sound)
+     */
+    public record TxnIndexDump(List<TxnIndexEntry> entries, List<String> problems) {}
+
     /** The segment base offset named by {@code file} ({@code 00000000000000001000.log} gives 1000). */
     public static long baseOffsetOf(Path file) {
         String name = file.getFileName().toString();
@@ -103,10 +123,11 @@ public final class SegmentDump {
         String suffix = dot < 0 ? "" : name.substring(dot);
         boolean known = suffix.equals(LogSegment.LOG_SUFFIX)
                 || suffix.equals(LogSegment.INDEX_SUFFIX)
-                || suffix.equals(LogSegment.TIME_INDEX_SUFFIX);
+                || suffix.equals(LogSegment.TIME_INDEX_SUFFIX)
+                || suffix.equals(AbortedTxnIndexLayout.SUFFIX);
         if (!known || stem.length() != 20 || !stem.chars().allMatch(Character::isDigit)) {
             throw new IllegalArgumentException(
-                    file + " is not a segment file (<20-digit base offset>.log, .index or .timeindex)");
+                    file + " is not a segment file (<20-digit base offset>.log, .index, .timeindex or .txnindex)");
         }
         return Long.parseLong(stem);
     }
@@ -166,6 +187,56 @@ public final class SegmentDump {
             }
             return new LogWalk(batches, pos, size, null);
         }
+    }
+
+    /**
+     * The aborted transactions of {@code txnIndexFile} ({@link AbortedTxnIndexLayout}): every whole
+     * entry, with a problem for an entry that is not a valid version-0 one (skipped), an entry whose
+     * ABORT marker is below the segment base or not after the previous entry's, and a length that is
+     * not a whole number of entries (a torn last entry, which the broker drops at its next open).
+     */
+    public static TxnIndexDump txnIndex(Path txnIndexFile) throws IOException {
+        long base = baseOffsetOf(txnIndexFile);
+        if (!txnIndexFile.getFileName().toString().endsWith(AbortedTxnIndexLayout.SUFFIX)) {
+            throw new IllegalArgumentException(txnIndexFile + " is not a .txnindex file");
+        }
+        List<TxnIndexEntry> entries = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        ByteBuffer b;
+        try (FileChannel ch = FileChannel.open(txnIndexFile, StandardOpenOption.READ)) {
+            long size = ch.size();
+            if (size > Integer.MAX_VALUE) {
+                throw new IOException(txnIndexFile + ": " + size + " bytes, too large for an aborted index");
+            }
+            b = ByteBuffer.allocate((int) size);
+            readFully(ch, b, 0);
+        }
+        int whole = b.capacity() / AbortedTxnIndexLayout.ENTRY_SIZE;
+        long previousLast = base - 1;
+        for (int i = 0; i < whole; i++) {
+            int at = i * AbortedTxnIndexLayout.ENTRY_SIZE;
+            AbortedTxn t = AbortedTxnIndexLayout.read(b, at);
+            if (t == null) {
+                problems.add("entry " + i + " at byte " + at + " is not a valid version-"
+                        + AbortedTxnIndexLayout.VERSION + " entry (version "
+                        + b.getShort(at + AbortedTxnIndexLayout.VERSION_OFFSET) + ")");
+                continue;
+            }
+            if (t.lastOffset() <= previousLast) {
+                problems.add("entry " + i + " at byte " + at + ": lastOffset " + t.lastOffset()
+                        + (previousLast < base
+                                ? " is below the segment base " + base
+                                : " is not after " + previousLast));
+            }
+            previousLast = Math.max(previousLast, t.lastOffset());
+            entries.add(new TxnIndexEntry(t.producerId(), t.firstOffset(), t.lastOffset(), t.lastStableOffset()));
+        }
+        int torn = b.capacity() % AbortedTxnIndexLayout.ENTRY_SIZE;
+        if (torn != 0) {
+            problems.add("torn entry: " + torn + " trailing byte(s) after " + whole + " whole "
+                    + AbortedTxnIndexLayout.ENTRY_SIZE + "-byte entries (dropped when the broker opens the log)");
+        }
+        return new TxnIndexDump(entries, problems);
     }
 
     /**

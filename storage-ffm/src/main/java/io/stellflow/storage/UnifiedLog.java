@@ -352,6 +352,19 @@ public final class UnifiedLog implements AutoCloseable {
         return producers.transactions.firstUnstableOffset();
     }
 
+    /**
+     * Every producer id this log keeps state for, ascending (DescribeProducers, {@code
+     * docs/exactly-once.md}, "The transactions tool"). Takes the write lock briefly; any thread.
+     */
+    public List<ActiveProducer> activeProducers() {
+        writeLock.lock();
+        try {
+            return producers.state.activeProducers();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
     /** Aborted transactions overlapping [{@code fromOffset}, {@code upperExclusive}) ({@link AbortedTxnIndex#overlapping}). Any thread. */
     public List<AbortedTxn> abortedTransactions(long fromOffset, long upperExclusive) {
         return producers.transactions.overlapping(fromOffset, upperExclusive);
@@ -424,6 +437,19 @@ public final class UnifiedLog implements AutoCloseable {
     /** Where the last producer-state load started replaying the log (tests). */
     long producerStateReplayedFrom() {
         return producers.replayedFrom;
+    }
+
+    /**
+     * The base offsets of the live producers' newest batches, ascending (compaction keeps them
+     * whole: {@link LogCleaner}). Takes the write lock briefly.
+     */
+    long[] producersLastBatchBaseOffsets() {
+        writeLock.lock();
+        try {
+            return producers.state.lastBatchBaseOffsets();
+        } finally {
+            writeLock.unlock();
+        }
     }
 
     /** The idempotent-producer state (tests; read under {@link #writeLock}). */

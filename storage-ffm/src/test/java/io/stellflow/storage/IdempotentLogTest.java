@@ -237,4 +237,45 @@ class IdempotentLogTest {
             assertThat(append(log, batch(6, 0, 1, 1000, "b"))).isEqualTo(log.logEndOffset() - 1);
         }
     }
+
+    @Test
+    void compactionKeepsALiveProducersLastBatchSoItsRetryGetsTheOriginalOffset() throws IOException {
+        LogConfig compacted = LogConfig.builder()
+                .segmentBytes(1024)
+                .indexIntervalBytes(64)
+                .indexMaxBytes(4096)
+                .cleanupPolicy("compact")
+                .minCleanableDirtyRatio(0)
+                .build();
+        try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
+            assertThat(append(log, batch(7, 0, 0, 1000, "a", "b"))).isZero();
+            // Producer 8 supersedes both keys of producer 7's only batch, many times over.
+            int seq = 0;
+            for (int i = 0; i < 20; i++) {
+                append(log, batch(8, 0, seq, 1000, "a", "b"));
+                seq += 2;
+            }
+            assertThat(log.segments().length).as("sealed segments to clean").isGreaterThan(2);
+            CompactionResult r = log.compact(log.logEndOffset());
+            assertThat(r.recordsRemoved()).as("producer 8's superseded batches").isPositive();
+            List<CompactionTest.Rec> kept = CompactionTest.readAll(log, 0);
+            assertThat(kept)
+                    .as("producer 7's last batch kept with its records")
+                    .startsWith(new CompactionTest.Rec(0, "ka", "a"), new CompactionTest.Rec(1, "kb", "b"));
+            assertThat(kept)
+                    .as("producer 8's older batches compacted away")
+                    .noneMatch(rec -> rec.offset() == 2 || rec.offset() == 3);
+            long end = log.logEndOffset();
+            assertThat(append(log, batch(7, 0, 0, 99_000, "a", "b")))
+                    .as("a retry after compaction: the original offset, not OUT_OF_ORDER_SEQUENCE_NUMBER")
+                    .isZero();
+            assertThat(log.logEndOffset()).isEqualTo(end);
+        }
+        try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
+            assertThat(append(log, batch(7, 0, 0, 5, "a", "b")))
+                    .as("and after a restart over the compacted segments")
+                    .isZero();
+            assertThat(append(log, batch(7, 0, 2, 5, "c"))).isEqualTo(log.logEndOffset() - 1);
+        }
+    }
 }

@@ -142,4 +142,19 @@ class ProducerStateManagerTest {
         assertThatThrownBy(() -> new ProducerStateConfig(1, 0))
                 .hasMessageContaining("producer.id.max.per.partition must be > 0");
     }
+
+    @Test
+    void activeProducersReportSequencesMarkersAndOpenTransactionsAscendingById() {
+        m.update(9, (short) 2, 0, 4, 100, 104, 5_000);
+        m.beginTransaction(7, (short) 1, 200, 3, 6_000);
+        m.update(7, (short) 1, 0, 1, 201, 202, 6_001);
+        m.beginTransaction(8, (short) 0, 300, 1, 7_000);
+        m.endTransaction(8, (short) 0, 4, 7_500);
+
+        assertThat(m.activeProducers())
+                .containsExactly(
+                        new ActiveProducer(7, (short) 1, 1, 6_001, -1, 200, 3),
+                        new ActiveProducer(8, (short) 0, -1, 7_500, 4, -1, -1),
+                        new ActiveProducer(9, (short) 2, 4, 5_000, -1, -1, -1));
+    }
 }

@@ -237,12 +237,20 @@ class TransactionalLogTest {
         try (FileChannel ch = FileChannel.open(index, StandardOpenOption.WRITE)) {
             ch.truncate(AbortedTxnIndexLayout.ENTRY_SIZE + 10); // the second entry torn
         }
+        // What stellflow-dump-log.sh prints of it: the whole entry and the torn one reported.
+        SegmentDump.TxnIndexDump dump = SegmentDump.txnIndex(index);
+        assertThat(dump.entries()).containsExactly(new SegmentDump.TxnIndexEntry(1, 0, 2, 3));
+        assertThat(dump.problems()).singleElement().asString().startsWith("torn entry: 10 trailing byte(s)");
         try (UnifiedLog reopened = open(dir)) {
             assertThat(reopened.abortedTransactions(0, Long.MAX_VALUE))
                     .containsExactly(new AbortedTxn(1, 0, 2, 3), new AbortedTxn(2, 3, 5, 6));
             assertThat(reopened.firstUnstableOffset()).isEqualTo(6);
             assertThat(Files.size(index)).isEqualTo(2L * AbortedTxnIndexLayout.ENTRY_SIZE);
         }
+        assertThat(SegmentDump.txnIndex(index))
+                .isEqualTo(new SegmentDump.TxnIndexDump(
+                        List.of(new SegmentDump.TxnIndexEntry(1, 0, 2, 3), new SegmentDump.TxnIndexEntry(2, 3, 5, 6)),
+                        List.of()));
         // Without any index file or snapshot, the full replay rebuilds the same.
         Files.delete(index);
         try (Stream<Path> files = Files.list(dir)) {
@@ -342,6 +350,10 @@ class TransactionalLogTest {
         try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
             txn(log, 1, 0, 1, "a");
             marker(log, 1, false); // BEGIN 0, key "ka" at 1, ABORT 2
+            // Producer 1's next transaction (BEGIN 3, "kz" at 4, COMMIT 5) holds its last batch, which
+            // compaction keeps whole; the superseded batch at 1 is no longer it.
+            txn(log, 1, 1, 2, "z");
+            marker(log, 1, true);
             int seq = 0;
             while (log.segmentCount() < 3) {
                 ByteBuf b = IdempotentLogTest.batch(5, 0, seq++, 1000, "a"); // supersedes key "ka"

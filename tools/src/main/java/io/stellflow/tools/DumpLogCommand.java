@@ -26,24 +26,29 @@ import picocli.CommandLine.Spec;
  * (offset, timestamp, key and value sizes, header keys), {@code --print-data-log} (implies it) the key
  * and value as UTF-8. For a {@code .index} or {@code .timeindex}: its entries, then a check of each
  * entry against the segment's {@code .log} beside it; {@code --index-sanity-check} prints only the
- * check. Files are read through {@link SegmentDump} (the storage's own layouts).
+ * check. For a {@code .txnindex}: one line per aborted transaction (producerId, firstOffset,
+ * lastOffset = its ABORT marker, lastStableOffset); a damaged entry or a torn last entry is reported,
+ * not fatal. Files are read through {@link SegmentDump} (the storage's own layouts).
  *
  * <p>Exit status 0 when every file was read and found sound, 1 when a file is missing, is not a
- * segment file, or holds a damaged batch, a damaged tail or an index entry that disagrees with the log
+ * segment file, or holds a damaged batch, a damaged tail, an index entry that disagrees with the log
+ * or a damaged or torn {@code .txnindex} entry
  * (each printed; a last {@code error:} line on stderr names the file), 2 for bad arguments. Not
  * thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-dump-log",
         mixinStandardHelpOptions = true,
-        description = "Print the batches and records of segment .log files and the entries of .index/.timeindex files.")
+        description =
+                "Print the batches and records of segment .log files and the entries of .index/.timeindex/.txnindex files.")
 public final class DumpLogCommand implements Callable<Integer> {
     @Option(
             names = "--files",
             required = true,
             split = ",",
             arity = "1..*",
-            description = "segment files: <20-digit base offset>.log, .index or .timeindex (comma- or space-separated)")
+            description =
+                    "segment files: <20-digit base offset>.log, .index, .timeindex or .txnindex (comma- or space-separated)")
     List<Path> files;
 
     @Option(names = "--deep-iteration", description = "print every record of each batch")
@@ -72,7 +77,11 @@ public final class DumpLogCommand implements Callable<Integer> {
                 }
                 out.println("Dumping " + file);
                 String name = file.getFileName().toString();
-                problem = name.endsWith(".log") ? dumpLog(file, out) : dumpIndex(file, name.endsWith(".index"), out);
+                problem = name.endsWith(".log")
+                        ? dumpLog(file, out)
+                        : name.endsWith(".txnindex")
+                                ? dumpTxnIndex(file, out)
+                                : dumpIndex(file, name.endsWith(".index"), out);
             } catch (NoSuchFileException e) {
                 problem = "no such file";
             } catch (IllegalArgumentException e) {
@@ -170,6 +179,20 @@ public final class DumpLogCommand implements Callable<Integer> {
             return null;
         }
         return d.problems().size() + " index problem(s)";
+    }
+
+    /** Prints the aborted transactions, one line each; returns what is wrong with the file, or null. */
+    private static String dumpTxnIndex(Path file, PrintWriter out) throws IOException {
+        SegmentDump.TxnIndexDump d = SegmentDump.txnIndex(file);
+        for (SegmentDump.TxnIndexEntry t : d.entries()) {
+            out.println("producerId: " + t.producerId() + " firstOffset: " + t.firstOffset() + " lastOffset: "
+                    + t.lastOffset() + " lastStableOffset: " + t.lastStableOffset());
+        }
+        for (String p : d.problems()) {
+            out.println("Damaged: " + p);
+        }
+        out.println("Aborted transactions: " + d.entries().size());
+        return d.problems().isEmpty() ? null : d.problems().size() + " txnindex problem(s)";
     }
 
     private static String compression(int attributes) {

@@ -201,8 +201,8 @@ class DumpLogCommandTest {
         ToolRun named = run("--files", wrong.toString());
         assertThat(named.exit()).isEqualTo(1);
         assertThat(named.err())
-                .isEqualTo("error: " + wrong + " is not a segment file (<20-digit base offset>.log, .index or"
-                        + " .timeindex)\n");
+                .isEqualTo("error: " + wrong + " is not a segment file (<20-digit base offset>.log, .index,"
+                        + " .timeindex or .txnindex)\n");
 
         ToolRun noFiles = run("--deep-iteration");
         assertThat(noFiles.exit()).isEqualTo(2);

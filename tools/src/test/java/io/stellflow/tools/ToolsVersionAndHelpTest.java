@@ -23,6 +23,7 @@ class ToolsVersionAndHelpTest {
                 Tools.withVersion(new CommandLine(new ClusterCommand())),
                 Tools.commandLine(new ConfigsCommand()),
                 OneLineUsageErrors.commandLine(new DeleteRecordsCommand()),
+                Tools.commandLine(new TransactionsCommand()),
                 Tools.withVersion(new CommandLine(new MetadataQuorumCommand())),
                 Tools.withVersion(new CommandLine(new LeaderElectionCommand())));
     }

@@ -1,6 +1,7 @@
 package io.stellflow.broker.handler;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.stellflow.broker.cluster.ProducerIdBlocks;
 import io.stellflow.broker.coordinator.CoordinatorException;
@@ -9,6 +10,7 @@ import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionPartition;
 import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
+import io.stellflow.broker.transaction.TxnForwarder;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.BeginTransactionRequest;
@@ -30,9 +32,11 @@ import org.slf4j.LoggerFactory;
  * idempotent producer's (a new producer id from this broker's block, epoch 0); with a transactional id,
  * and BeginTransaction, EndTransaction and RegisterTxnPartition, it is routed to the id's partition of
  * {@code __transaction_state} and run by the {@link TransactionCoordinator} on this broker when it
- * leads that partition. A broker that does not answers {@code NOT_COORDINATOR} (17), as the group
- * APIs do: requests are not forwarded between brokers yet ({@code docs/exactly-once.md}). Request
- * threads never wait for a command.
+ * leads that partition. A broker that does not forwards InitProducerId, BeginTransaction and
+ * EndTransaction to the leader of that partition and relays the answer ({@link TxnForwarder}: the
+ * Go SDK sends them to its bootstrap broker); without a forwarder, or for a request forwarded by
+ * another broker, it answers {@code NOT_COORDINATOR} (17), as the group APIs do. Request threads
+ * never wait for a command.
  *
  * <p>Our versions ({@code docs/protocol-additions.md}, "Our transactional producer"): InitProducerId v1
  * carries the producer's transaction timeout, BeginTransaction v1 answers the transaction's sequence
@@ -51,14 +55,36 @@ public final class TransactionHandlers {
 
     private final TransactionCoordinator coordinator;
     private final ProducerIdBlocks blocks;
+    private final TxnForwarder forwarder;
 
     /**
      * @param coordinator this broker's transaction coordinator
      * @param blocks the producer ids of idempotent producers (and of new transactional ids)
+     * @param forwarder sends requests of ids coordinated elsewhere to their coordinator; null answers
+     *     them {@code NOT_COORDINATOR}
      */
-    public TransactionHandlers(TransactionCoordinator coordinator, ProducerIdBlocks blocks) {
+    public TransactionHandlers(TransactionCoordinator coordinator, ProducerIdBlocks blocks, TxnForwarder forwarder) {
         this.coordinator = coordinator;
         this.blocks = blocks;
+        this.forwarder = forwarder;
+    }
+
+    /**
+     * Whether the request was forwarded to another broker (or answered or dropped on the way):
+     * nothing left to do here. Otherwise this broker runs it.
+     */
+    private boolean forwarded(
+            RequestContext context,
+            ByteBuf body,
+            int bodyStart,
+            String transactionalId,
+            TxnForwarder.ErrorAnswer error) {
+        if (forwarder == null) {
+            return false;
+        }
+        int partition = coordinator.partitionOf(transactionalId);
+        byte[] raw = ByteBufUtil.getBytes(body, bodyStart, body.writerIndex() - bodyStart);
+        return forwarder.route(context, partition, raw, error) == TxnForwarder.HANDLED;
     }
 
     /** The handlers by API key. */
@@ -101,6 +127,7 @@ public final class TransactionHandlers {
     }
 
     private void initProducerId(RequestContext context, ByteBuf body) {
+        int bodyStart = body.readerIndex();
         InitProducerIdRequest request =
                 InitProducerIdRequest.read(body, context.header().apiVersion());
         String id = request.transactionalId();
@@ -114,6 +141,9 @@ public final class TransactionHandlers {
         }
         if (id.isEmpty()) {
             context.respond(InitProducerIdResponse.error(Errors.INVALID_REQUEST));
+            return;
+        }
+        if (forwarded(context, body, bodyStart, id, InitProducerIdResponse::error)) {
             return;
         }
         coordinator
@@ -131,10 +161,17 @@ public final class TransactionHandlers {
     }
 
     private void beginTransaction(RequestContext context, ByteBuf body) {
+        int bodyStart = body.readerIndex();
         BeginTransactionRequest req = BeginTransactionRequest.read(body);
         boolean withSequence = context.header().apiVersion() >= TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE;
         if (missing(req.transactionalId())) {
             respond(context, failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()), withSequence);
+            return;
+        }
+        if (forwarded(context, body, bodyStart, req.transactionalId(), code -> {
+            TransactionResponse f = failed(code, req.producerId(), req.producerEpoch());
+            return withSequence ? out -> f.write(out, true) : f;
+        })) {
             return;
         }
         coordinator
@@ -143,10 +180,19 @@ public final class TransactionHandlers {
     }
 
     private void endTransaction(RequestContext context, ByteBuf body) {
+        int bodyStart = body.readerIndex();
         EndTransactionRequest req =
                 EndTransactionRequest.read(body, context.header().apiVersion());
         if (missing(req.transactionalId())) {
             context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
+            return;
+        }
+        if (forwarded(
+                context,
+                body,
+                bodyStart,
+                req.transactionalId(),
+                code -> failed(code, req.producerId(), req.producerEpoch()))) {
             return;
         }
         coordinator

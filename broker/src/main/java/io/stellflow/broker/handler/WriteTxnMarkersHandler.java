@@ -21,6 +21,11 @@ import java.util.List;
  * a negative timeout, an empty topic or a negative partition is answered {@code INVALID_REQUEST}
  * for each partition, nothing written.
  *
+ * <p>Besides coordinators, {@code bin/stellflow-transactions.sh abort} sends it (an operator closing
+ * a hanging transaction, {@code docs/operations.md}): the log's own checks (producer epoch,
+ * transaction sequence, coordinator epoch) are what keep a stray marker from closing a live
+ * transaction, since there is no authorization yet.
+ *
  * <p>Thread-safety: stateless apart from the thread-safe {@link LeaderMarkers}.
  */
 public final class WriteTxnMarkersHandler implements ApiHandler {
@@ -35,6 +40,8 @@ public final class WriteTxnMarkersHandler implements ApiHandler {
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
+        // TODO(acl): once principals exist, allow only ClusterAction on the cluster (brokers) or
+        // Write on the transactional id's producer (the transactions tool's abort), as Kafka does.
         WriteTxnMarkersRequest req = WriteTxnMarkersRequest.read(body);
         boolean valid = !req.partitions().isEmpty() && req.timeoutMs() >= 0 && req.producerId() >= 0;
         List<TransactionPartition> targets = new ArrayList<>(req.partitions().size());

@@ -1,6 +1,7 @@
 package io.stellflow.broker.replication;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.EventLoopGroup;
@@ -36,6 +37,9 @@ import java.util.function.IntFunction;
  * <p>Thread-safety: every method from any thread.
  */
 public final class BrokerRequests implements AutoCloseable {
+    /** The client id of every request sent here: this prefix and the sending broker's id. */
+    public static final String CLIENT_ID_PREFIX = "stellflow-broker-";
+
     private final String clientId;
     private final EventLoopGroup group;
     private final Class<? extends SocketChannel> channelClass;
@@ -56,7 +60,7 @@ public final class BrokerRequests implements AutoCloseable {
             Class<? extends SocketChannel> channelClass,
             IntFunction<InetSocketAddress> addresses,
             int requestTimeoutMs) {
-        this.clientId = "stellflow-broker-" + brokerId;
+        this.clientId = CLIENT_ID_PREFIX + brokerId;
         this.group = group;
         this.channelClass = channelClass;
         this.addresses = addresses;
@@ -74,6 +78,14 @@ public final class BrokerRequests implements AutoCloseable {
             return CompletableFuture.failedFuture(new IOException("broker " + destination + " has no known address"));
         }
         return c.send(apiKey, version, body, reader);
+    }
+
+    /**
+     * Sends {@code body}, a request body already encoded for {@code version} (a forwarded client
+     * request), to broker {@code destination}; the answer body's bytes, undecoded.
+     */
+    public CompletableFuture<byte[]> sendRaw(int destination, short apiKey, short version, byte[] body) {
+        return send(destination, apiKey, version, out -> out.writeBytes(body), ByteBufUtil::getBytes);
     }
 
     private Connection connect(int destination) {

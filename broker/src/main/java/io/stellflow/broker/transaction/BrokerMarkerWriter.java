@@ -19,6 +19,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The broker's {@link TransactionMarkerWriter}: sends each partition's marker to its leader (from
@@ -31,14 +33,26 @@ import java.util.function.Supplier;
  * replicated ({@code NOT_LEADER_OR_FOLLOWER}, {@code LEADER_NOT_AVAILABLE}, {@code
  * UNKNOWN_TOPIC_OR_PARTITION}, {@code REQUEST_TIMED_OUT}, {@code NOT_ENOUGH_REPLICAS*}, {@code
  * BROKER_NOT_AVAILABLE}) is sent again after {@value #RETRY_BACKOFF_MS} ms with the leaders of the
- * newest image, until {@value #DEADLINE_MS} ms have passed; any other code (the log refused the
- * marker: {@code INVALID_PRODUCER_EPOCH}, {@code INVALID_TXN_STATE}, {@code
- * TRANSACTION_COORDINATOR_FENCED}) or the deadline fails the write, which the coordinator's sweeper
- * sends again later. A marker appended twice is harmless (the second closes nothing).
+ * newest image, until {@value #DEADLINE_MS} ms have passed.
+ *
+ * <p>A refusal of the log means the partition's producer has already moved past this transaction,
+ * and the partition counts as done with one WARN naming it and the code ({@link #closedByNewer}):
+ * {@code INVALID_PRODUCER_EPOCH} (the partition saw a newer epoch of the producer, which the
+ * coordinator hands out only after this transaction ended, or wrote under it the abort that closed
+ * it), {@code INVALID_TXN_STATE} (a later transaction of the producer is open there, which the log
+ * lets begin only after this one was closed there), {@code TRANSACTION_COORDINATOR_FENCED} (a newer
+ * coordinator wrote a marker for the producer there; it completes the transaction itself, and this
+ * deposed coordinator's completion fails at its own log). Each refusal is permanent, since the
+ * partition's epoch, transaction sequence and coordinator epoch only grow: sending the marker again
+ * could never succeed, and the transaction would stay in PREPARE, swept forever. Any other code, or
+ * the deadline, fails the write, which the coordinator's sweeper sends again later. A marker
+ * appended twice is harmless (the second closes nothing).
  *
  * <p>Thread-safety: any thread; never blocks; retries run on {@code retries}.
  */
 public final class BrokerMarkerWriter implements TransactionMarkerWriter {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerMarkerWriter.class);
+
     /** Pause before a partition is sent its marker again (a leader election takes about this long). */
     static final long RETRY_BACKOFF_MS = 100;
 
@@ -131,6 +145,7 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
                 request.transactionSequence());
         List<CompletableFuture<Void>> sends = new ArrayList<>();
         List<String> refused = new ArrayList<>();
+        List<String> closed = new ArrayList<>();
         for (Map.Entry<Integer, List<TransactionPartition>> e : byLeader.entrySet()) {
             List<TransactionPartition> targets = e.getValue();
             CompletableFuture<short[]> codes;
@@ -148,6 +163,8 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
                         }
                         if (retriable(code)) {
                             retry.add(targets.get(i));
+                        } else if (closedByNewer(code)) {
+                            closed.add(targets.get(i) + ": " + Errors.name(code));
                         } else {
                             refused.add(targets.get(i) + ": " + Errors.name(code));
                         }
@@ -158,6 +175,16 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
         }
         CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).whenComplete((v, x) -> {
             synchronized (retry) {
+                if (!closed.isEmpty()) {
+                    LOG.warn(
+                            "Markers of producer {} epoch {} (transactional id {}, sequence {}) refused as already"
+                                    + " closed by a newer epoch, transaction or coordinator; counted as done: {}",
+                            request.producerId(),
+                            request.producerEpoch(),
+                            request.transactionalId(),
+                            request.transactionSequence(),
+                            closed);
+                }
                 if (!refused.isEmpty()) {
                     done.completeExceptionally(new IllegalStateException(
                             "markers of producer " + request.producerId() + " refused: " + refused));
@@ -205,6 +232,16 @@ public final class BrokerMarkerWriter implements TransactionMarkerWriter {
                     }
                     return codes;
                 });
+    }
+
+    /**
+     * Whether a partition's code is a refusal of the log meaning its producer already moved past
+     * the transaction (a newer epoch, transaction or coordinator): the partition needs no marker.
+     */
+    static boolean closedByNewer(short code) {
+        return code == Errors.INVALID_PRODUCER_EPOCH
+                || code == Errors.INVALID_TXN_STATE
+                || code == Errors.TRANSACTION_COORDINATOR_FENCED;
     }
 
     /** Whether a partition's code means "send it again later" rather than a refusal. */

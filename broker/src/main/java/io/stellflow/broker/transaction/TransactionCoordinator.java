@@ -248,6 +248,43 @@ public final class TransactionCoordinator implements AutoCloseable {
     }
 
     /**
+     * Every transactional id of the {@code __transaction_state} partitions loaded here (ListTransactions).
+     * A partition that moves away meanwhile is left out (its new coordinator lists it).
+     *
+     * @return the ids, in no particular order (a partition still loading is not listed yet)
+     */
+    public CompletableFuture<List<TransactionView>> listTransactions() {
+        int[] partitions = runtime.loadedPartitions();
+        List<CompletableFuture<List<TransactionView>>> parts = new java.util.ArrayList<>(partitions.length);
+        for (int p : partitions) {
+            parts.add(runtime.read(p, TransactionStateMachine::transactions));
+        }
+        return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new)).handle((v, e) -> {
+            List<TransactionView> all = new java.util.ArrayList<>();
+            for (CompletableFuture<List<TransactionView>> f : parts) {
+                if (!f.isCompletedExceptionally()) {
+                    all.addAll(f.join());
+                }
+            }
+            return all;
+        });
+    }
+
+    /**
+     * {@code transactionalId}'s state at this coordinator (DescribeTransactions): null when its
+     * coordinator has no such id; fails with a {@link CoordinatorException} ({@code NOT_COORDINATOR},
+     * {@code COORDINATOR_NOT_AVAILABLE}) when it is not coordinated here.
+     */
+    public CompletableFuture<TransactionView> describeTransaction(String transactionalId) {
+        int p = partitionOf(transactionalId);
+        if (p < 0) {
+            return CompletableFuture.failedFuture(
+                    new CoordinatorException((short) -p, "no " + TransactionStateTopic.NAME + " yet"));
+        }
+        return runtime.read(p, s -> s.transactionView(transactionalId));
+    }
+
+    /**
      * Writes {@code markers} and then records COMPLETE_*. A failed write releases the claim (the
      * sweeper sends them again) and fails the future with COORDINATOR_NOT_AVAILABLE.
      */

@@ -442,4 +442,26 @@ public final class TransactionStateMachine implements CoordinatorShard {
     private static <T> CoordinatorResult<T> write(String transactionalId, Txn t, T response) {
         return new CoordinatorResult<>(List.of(TransactionRecords.record(transactionalId, t.value())), response);
     }
+
+    // ---------------------------------------------------------------- queries (transactions tool)
+
+    /** Every transactional id of this partition (read-only; ListTransactions). */
+    public List<TransactionView> transactions() {
+        List<TransactionView> out = new ArrayList<>(txns.size());
+        for (Map.Entry<String, Txn> e : txns.entrySet()) {
+            out.add(view(e.getKey(), e.getValue()));
+        }
+        return out;
+    }
+
+    /** {@code transactionalId}'s state, or null when this partition has no such id (read-only). */
+    public TransactionView transactionView(String transactionalId) {
+        Txn t = txns.get(transactionalId);
+        return t == null ? null : view(transactionalId, t);
+    }
+
+    private static TransactionView view(String id, Txn t) {
+        return new TransactionView(
+                id, t.producerId, t.epoch, t.state, t.timeoutMs, t.startMs, t.sequence, List.copyOf(t.partitions));
+    }
 }

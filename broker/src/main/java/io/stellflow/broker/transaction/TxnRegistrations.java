@@ -9,8 +9,9 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
 import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -29,6 +30,12 @@ import java.util.function.Supplier;
  * fenced producer), {@code INVALID_REQUEST}; {@code BROKER_NOT_AVAILABLE} (retriable) when the
  * coordinator cannot be reached or is not ready (no leader, loading, moved, timed out).
  *
+ * <p>The cache is bounded: at most {@value #MAX_CACHED} registrations, the oldest evicted first.
+ * Eviction is always safe, because the cache is only a shortcut: a miss registers again, and the
+ * coordinator answers a partition already registered in the ONGOING transaction with the same
+ * sequence without writing anything, so an evicted entry costs one registration round trip on its
+ * producer's next batch there and changes no outcome.
+ *
  * <p>Thread-safety: any thread; futures complete on the coordinator's or the client's thread.
  */
 public final class TxnRegistrations {
@@ -36,11 +43,19 @@ public final class TxnRegistrations {
 
     private record Registered(short epoch, int leaderEpoch, long sequence) {}
 
+    /**
+     * Registrations kept by default: about 120 bytes each (key, value, map entry), so at most about
+     * 12 MB; enough for 1,000 producers each in a transaction over 100 partitions led here.
+     */
+    public static final int MAX_CACHED = 100_000;
+
     private final int brokerId;
     private final TransactionCoordinator coordinator;
     private final Supplier<MetadataImage> image;
     private final Supplier<BrokerRequests> requests;
-    private final ConcurrentHashMap<Key, Registered> registered = new ConcurrentHashMap<>();
+
+    /** Insertion order: the eldest registration is evicted first. Guarded by itself. */
+    private final LinkedHashMap<Key, Registered> registered;
 
     /**
      * @param brokerId this broker's id
@@ -53,21 +68,59 @@ public final class TxnRegistrations {
             TransactionCoordinator coordinator,
             Supplier<MetadataImage> image,
             Supplier<BrokerRequests> requests) {
+        this(brokerId, coordinator, image, requests, MAX_CACHED);
+    }
+
+    /** With at most {@code maxCached} registrations kept (tests). */
+    TxnRegistrations(
+            int brokerId,
+            TransactionCoordinator coordinator,
+            Supplier<MetadataImage> image,
+            Supplier<BrokerRequests> requests,
+            int maxCached) {
+        if (maxCached < 1) {
+            throw new IllegalArgumentException("maxCached must be >= 1: " + maxCached);
+        }
         this.brokerId = brokerId;
         this.coordinator = coordinator;
         this.image = image;
         this.requests = requests;
+        this.registered = new LinkedHashMap<>(16, 0.75f, false) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<Key, Registered> eldest) {
+                return size() > maxCached;
+            }
+        };
+    }
+
+    /** Registrations cached now (tests). */
+    int cachedCount() {
+        synchronized (registered) {
+            return registered.size();
+        }
     }
 
     /**
      * The sequence under which {@code partition} (led here at {@code leaderEpoch}) is registered for
-     * the producer at {@code epoch}, or -1 when it must register first: nothing cached, or {@code
-     * expectedSequence} (a Produce v2's, -1 when unknown) is not the cached one, so the coordinator
-     * decides (a Produce of an earlier transaction is refused there). No allocation.
+     * the producer at {@code epoch}, or -1 when it must register first (never registered, forgotten
+     * after a marker, or evicted). For a Produce without a transaction sequence (v0, v1).
+     */
+    public long cached(long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+        return cached(producerId, epoch, partition, leaderEpoch, -1L);
+    }
+
+    /**
+     * As {@link #cached(long, short, TransactionPartition, int)} for a Produce v2 that carries {@code
+     * expectedSequence} (-1 when unknown): a registration of another sequence is a miss, so the
+     * coordinator decides (it refuses a Produce of an earlier transaction).
      */
     public long cached(
             long producerId, short epoch, TransactionPartition partition, int leaderEpoch, long expectedSequence) {
-        Registered r = registered.get(new Key(producerId, partition.topic(), partition.partition()));
+        Key key = new Key(producerId, partition.topic(), partition.partition());
+        Registered r;
+        synchronized (registered) {
+            r = registered.get(key);
+        }
         return r != null
                         && r.epoch == epoch
                         && r.leaderEpoch == leaderEpoch
@@ -121,9 +174,7 @@ public final class TxnRegistrations {
         }
         return answer.thenApply(sequence -> {
             if (sequence >= 0) {
-                registered.put(
-                        new Key(producerId, partition.topic(), partition.partition()),
-                        new Registered(epoch, leaderEpoch, sequence));
+                remember(producerId, epoch, partition, leaderEpoch, sequence);
                 return sequence;
             }
             short code = (short) -sequence;
@@ -137,8 +188,20 @@ public final class TxnRegistrations {
         });
     }
 
+    /** Caches a registration the coordinator answered (evicting the eldest beyond the bound). */
+    void remember(long producerId, short epoch, TransactionPartition partition, int leaderEpoch, long sequence) {
+        Key key = new Key(producerId, partition.topic(), partition.partition());
+        Registered value = new Registered(epoch, leaderEpoch, sequence);
+        synchronized (registered) {
+            registered.put(key, value);
+        }
+    }
+
     /** A marker for {@code producerId} is being written to {@code partition}: its next batch registers again. */
     public void forget(long producerId, TransactionPartition partition) {
-        registered.remove(new Key(producerId, partition.topic(), partition.partition()));
+        Key key = new Key(producerId, partition.topic(), partition.partition());
+        synchronized (registered) {
+            registered.remove(key);
+        }
     }
 }

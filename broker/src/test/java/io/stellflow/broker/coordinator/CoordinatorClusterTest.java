@@ -12,6 +12,7 @@ import io.stellflow.broker.transaction.TransactionStateTopic;
 import io.stellflow.client.ClientConfig;
 import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
+import io.stellflow.client.StellflowAdmin;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataImage;
@@ -28,6 +29,8 @@ import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.BeginTransactionRequest;
+import io.stellflow.protocol.message.DescribeTransactionsRequest;
+import io.stellflow.protocol.message.DescribeTransactionsResponse;
 import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
@@ -37,6 +40,8 @@ import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.JoinGroupRequest;
 import io.stellflow.protocol.message.JoinGroupResponse;
+import io.stellflow.protocol.message.ListTransactionsRequest;
+import io.stellflow.protocol.message.ListTransactionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.OffsetCommitRequest;
@@ -74,8 +79,9 @@ import org.junit.jupiter.api.io.TempDir;
  * The coordinator against three combined nodes (broker + controller) in this JVM: FindCoordinator
  * to any broker creates {@code __consumer_offsets} (compacted, RF 3) and names the leader of the
  * group's partition with its Metadata host and port; bad keys get INVALID_REQUEST in the body;
- * another broker answers the group APIs with NOT_COORDINATOR in the body, and so the transactional
- * APIs for an id whose {@code __transaction_state} partition it does not lead. A
+ * another broker answers the group APIs with NOT_COORDINATOR in the body, but forwards the
+ * transactional APIs of an id whose {@code __transaction_state} partition it does not lead to the
+ * coordinator (a whole transaction through it commits). A
  * {@link CoordinatorRuntime} with a {@link CounterShard} on each node, over a test topic of RF 3 and
  * min.insync.replicas 2: a write is acknowledged only once every in-sync replica holds it; then the
  * leader's node stops during a stream of writes, and the new leader's loaded shard holds every
@@ -254,10 +260,10 @@ class CoordinatorClusterTest {
 
     @Test
     @Order(2)
-    void onlyTheLeaderOfTheIdsTransactionStatePartitionServesItsTransactionalRequests() throws Exception {
+    void aBrokerThatIsNotTheCoordinatorForwardsTheTransactionalRequestsToIt() throws Exception {
         String id = "orders-tx";
         int partition = GroupPartitioner.partitionFor(id, TXN_PARTITIONS);
-        // The first request creates __transaction_state; then only its partition's leader answers.
+        // The first request creates __transaction_state; then every broker serves the id.
         Wait.until(
                 Duration.ofSeconds(30),
                 () -> {
@@ -286,21 +292,127 @@ class CoordinatorClusterTest {
         int leader = t.partition(partition).leader();
         InitProducerIdResponse bound = initProducerId(leader - 1, id);
         assertThat(bound.errorCode()).isEqualTo(Errors.NONE);
+        int other = leader % N; // a node index that is not the coordinator's
+        // InitProducerId through another broker: the coordinator's answer, the same id, a new epoch.
+        InitProducerIdResponse forwarded = initProducerId(other, id);
+        assertThat(forwarded.errorCode()).isEqualTo(Errors.NONE);
+        assertThat(forwarded.producerId()).isEqualTo(bound.producerId());
+        assertThat(forwarded.producerEpoch()).isEqualTo((short) (bound.producerEpoch() + 1));
+        // The old epoch is fenced by the coordinator, also when asked through another broker.
+        TransactionResponse fenced = send(
+                other,
+                ApiKeys.BEGIN_TRANSACTION,
+                new BeginTransactionRequest(id, bound.producerId(), bound.producerEpoch()),
+                TransactionResponse::read);
+        assertThat(fenced.errorCode()).isEqualTo(Errors.PRODUCER_FENCED);
+
+        // A whole transaction through the non-coordinator, as the Go SDK runs it against its bootstrap broker.
+        String topic = "txn-forwarded";
+        try (ControllerClient controller =
+                ControllerClient.builder(bootstrapControllers).build()) {
+            CreateTopicsResponse r = controller.createTopics(CreateTopicsRequest.newBuilder()
+                    .addTopics(CreatableTopic.newBuilder()
+                            .setName(topic)
+                            .setNumPartitions(1)
+                            .setReplicationFactor(3))
+                    .build());
+            assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
+        }
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    TopicImage data = image().topic(topic);
+                    return data != null && data.partition(0).isr().size() == 3;
+                },
+                topic + " is in sync");
+        long pid = forwarded.producerId();
+        short epoch = forwarded.producerEpoch();
+        TransactionResponse begun = send(
+                other,
+                ApiKeys.BEGIN_TRANSACTION,
+                new BeginTransactionRequest(id, pid, epoch),
+                TransactionResponse::read);
+        assertThat(begun).isEqualTo(new TransactionResponse(Errors.NONE, pid, epoch, "ONGOING"));
+        int dataLeader = image().topic(topic).partition(0).leader();
+        ProduceRequest produce = new ProduceRequest(
+                id,
+                (short) -1,
+                10_000,
+                List.of(new ProduceRequest.TopicData(
+                        topic,
+                        List.of(new ProduceRequest.PartitionData(
+                                0,
+                                Unpooled.wrappedBuffer(TransactionalProduceTest.batch(pid, epoch, 0, "forwarded")))))));
+        ProduceResponse produced = send(dataLeader - 1, ApiKeys.PRODUCE, produce, ProduceResponse::read);
+        assertThat(produced.responses().get(0).partitions().get(0).errorCode()).isEqualTo(Errors.NONE);
+        TransactionResponse ended = send(
+                other,
+                ApiKeys.END_TRANSACTION,
+                new EndTransactionRequest(id, pid, epoch, true),
+                TransactionResponse::read);
+        assertThat(ended).isEqualTo(new TransactionResponse(Errors.NONE, pid, epoch, "COMMITTED"));
+        // BEGIN 0, the batch 1, COMMIT 2: committed and readable at read_committed.
+        assertThat(readCommitted(topic, 0)).isEqualTo("hw=3 lso=3 aborted=[] [1 record(s) of producer " + pid + "]");
+    }
+
+    @Test
+    @Order(2)
+    void onlyTheCoordinatorListsAndDescribesATransactionalIdAndTheAdminFindsIt() throws Exception {
+        String id = "admin-tx";
+        int partition = GroupPartitioner.partitionFor(id, TXN_PARTITIONS);
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    TopicImage t = image().topic(TransactionStateTopic.NAME);
+                    try {
+                        int node = t == null || t.partition(partition).leader() < 1
+                                ? 0
+                                : t.partition(partition).leader() - 1;
+                        return initProducerId(node, id).errorCode() == Errors.NONE;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                "the coordinator of " + id + " answers");
+        int coordinator =
+                image().topic(TransactionStateTopic.NAME).partition(partition).leader() - 1;
         for (int i = 0; i < N; i++) {
-            if (i == leader - 1) {
-                continue;
+            DescribeTransactionsResponse.DescribedTransaction d = send(
+                            i,
+                            ApiKeys.DESCRIBE_TRANSACTIONS,
+                            new DescribeTransactionsRequest(List.of(id)),
+                            DescribeTransactionsResponse::read)
+                    .transactions()
+                    .get(0);
+            List<String> listed = send(
+                            i,
+                            ApiKeys.LIST_TRANSACTIONS,
+                            new ListTransactionsRequest(List.of(), List.of()),
+                            ListTransactionsResponse::read)
+                    .transactions()
+                    .stream()
+                    .map(ListTransactionsResponse.ListedTransaction::transactionalId)
+                    .toList();
+            if (i == coordinator) {
+                assertThat(d.errorCode()).isEqualTo(Errors.NONE);
+                assertThat(d.state()).isEqualTo("Empty");
+                assertThat(listed).contains(id);
+            } else {
+                assertThat(d)
+                        .isEqualTo(
+                                DescribeTransactionsResponse.DescribedTransaction.of(Errors.NOT_COORDINATOR, id, ""));
+                assertThat(listed).doesNotContain(id);
             }
-            assertThat(initProducerId(i, id)).isEqualTo(InitProducerIdResponse.error(Errors.NOT_COORDINATOR));
-            BeginTransactionRequest begin = new BeginTransactionRequest(id, bound.producerId(), bound.producerEpoch());
-            TransactionResponse r = network.send(
-                            new HostPort("127.0.0.1", dataPorts[i]),
-                            ApiKeys.BEGIN_TRANSACTION,
-                            begin::write,
-                            TransactionResponse::read)
-                    .get(15, TimeUnit.SECONDS);
-            assertThat(r)
-                    .isEqualTo(new TransactionResponse(
-                            Errors.NOT_COORDINATOR, bound.producerId(), bound.producerEpoch(), "FAILED"));
+        }
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "127.0.0.1:" + dataPorts[(coordinator + 1) % N]);
+        try (StellflowAdmin admin = new StellflowAdmin(p)) {
+            assertThat(admin.transactions().describeTransactions(List.of(id)))
+                    .extracting(DescribeTransactionsResponse.DescribedTransaction::state)
+                    .containsExactly("Empty");
+            assertThat(admin.transactions().listTransactions(List.of("Empty"), List.of()))
+                    .extracting(ListTransactionsResponse.ListedTransaction::transactionalId)
+                    .contains(id);
         }
     }
 

@@ -3,6 +3,7 @@ package io.stellflow.broker.transaction;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
 import io.stellflow.controller.image.ApplyResult;
 import io.stellflow.controller.image.MetadataApplier;
 import io.stellflow.controller.image.MetadataImage;
@@ -12,6 +13,7 @@ import io.stellflow.controller.proto.MetadataRecord;
 import io.stellflow.controller.proto.PartitionRecord;
 import io.stellflow.controller.proto.TopicRecord;
 import io.stellflow.protocol.Errors;
+import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,14 +28,18 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@link BrokerMarkerWriter}'s per-partition outcomes with a fake leader side: a leader change is
- * retried at the leader of the newest image, an unreachable broker is retried, a refusal of the log
- * fails the write, the deadline fails it, a deleted topic needs no marker.
+ * retried at the leader of the newest image, an unreachable broker is retried, a refusal because the
+ * producer moved past the transaction counts as done with a WARN, any other refusal fails the write, the deadline fails it, a deleted topic needs no marker.
  */
 class BrokerMarkerWriterTest {
     private static final UUID TOPIC = new UUID(7, 7);
+
+    @RegisterExtension
+    final LogLines lines = LogLines.of(BrokerMarkerWriter.class);
 
     private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor();
     private final List<String> calls = new CopyOnWriteArrayList<>();
@@ -45,10 +51,15 @@ class BrokerMarkerWriterTest {
 
     /** Topic "t" with one partition per entry of {@code leaders}. */
     private static MetadataImage image(int... leaders) {
+        return image("t", leaders);
+    }
+
+    /** {@code topic} with one partition per entry of {@code leaders} (-1: none); also for {@link TxnForwarderTest}. */
+    static MetadataImage image(String topic, int... leaders) {
         List<MetadataRecord> records = new ArrayList<>();
         records.add(MetadataRecords.of(TopicRecord.newBuilder()
                 .setTopicId(MetadataRecords.uuid(TOPIC))
-                .setName("t")
+                .setName(topic)
                 .build()));
         for (int p = 0; p < leaders.length; p++) {
             records.add(MetadataRecords.of(PartitionRecord.newBuilder()
@@ -125,16 +136,42 @@ class BrokerMarkerWriterTest {
     }
 
     @Test
-    void aRefusalOfTheLogFailsTheWriteNamingThePartitionAndTheCode() {
+    void aRefusalBecauseTheProducerMovedPastTheTransactionCountsAsDoneWithOneWarning() throws Exception {
+        AtomicLong attempts = new AtomicLong();
+        BrokerMarkerWriter writer = new BrokerMarkerWriter(
+                () -> image(2, 2, 3, 3),
+                (leader, targets, marker, timeoutMs) -> {
+                    attempts.incrementAndGet();
+                    return leader == 2
+                            ? codes(Errors.NONE, Errors.TRANSACTION_COORDINATOR_FENCED)
+                            : codes(Errors.INVALID_PRODUCER_EPOCH, Errors.INVALID_TXN_STATE);
+                },
+                retries,
+                System::currentTimeMillis);
+
+        writer.writeMarkers(request("t-0", "t-1", "t-2", "t-3")).get(5, TimeUnit.SECONDS);
+
+        assertThat(attempts).as("never sent again: a refusal is permanent").hasValue(2);
+        assertThat(lines.at(Level.WARN))
+                .singleElement()
+                .satisfies(e -> assertThat(e.getFormattedMessage())
+                        .contains("producer 1000 epoch 2 (transactional id tx, sequence 9)")
+                        .contains("t-1: TRANSACTION_COORDINATOR_FENCED")
+                        .contains("t-2: INVALID_PRODUCER_EPOCH")
+                        .contains("t-3: INVALID_TXN_STATE"));
+    }
+
+    @Test
+    void anyOtherRefusalFailsTheWriteNamingThePartitionAndTheCode() {
         BrokerMarkerWriter writer = new BrokerMarkerWriter(
                 () -> image(2, 2),
-                (leader, targets, marker, timeoutMs) -> codes(Errors.NONE, Errors.TRANSACTION_COORDINATOR_FENCED),
+                (leader, targets, marker, timeoutMs) -> codes(Errors.NONE, Errors.CORRUPT_MESSAGE),
                 retries,
                 System::currentTimeMillis);
 
         assertThatThrownBy(() -> writer.writeMarkers(request("t-0", "t-1")).get(5, TimeUnit.SECONDS))
                 .isInstanceOf(ExecutionException.class)
-                .hasMessageContaining("t-1: TRANSACTION_COORDINATOR_FENCED");
+                .hasMessageContaining("t-1: CORRUPT_MESSAGE");
     }
 
     @Test

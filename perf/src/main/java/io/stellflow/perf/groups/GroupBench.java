@@ -369,8 +369,12 @@ public final class GroupBench {
 
     // --- helpers --------------------------------------------------------------------------------
 
-    /** One result line; {@code latencyUs} null: latencies -1 (not measured). */
-    static String line(
+    /**
+     * One result line in the load generator's {@code --json} shape, {@code extra} appended as fields
+     * (numbers, strings); {@code latencyUs} (microseconds) null: latencies -1 (not measured). Also
+     * used by {@code io.stellflow.perf.txn.TxnBench}. Stateless.
+     */
+    public static String line(
             String name,
             long records,
             long bytes,

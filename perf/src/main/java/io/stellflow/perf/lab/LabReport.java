@@ -160,7 +160,7 @@ final class LabReport {
                 : r.brokerCpuSecondsPerGb() + r.clientCpuSecondsPerGb();
     }
 
-    private static double ratio(double a, double b) {
+    static double ratio(double a, double b) {
         return a < 0 || b <= 0 ? -1 : LabResult.round(a / b);
     }
 
@@ -210,6 +210,7 @@ final class LabReport {
         }
         groupSection(sb, sorted);
         idempotenceSection(sb, sorted);
+        TxnReport.section(sb, sorted);
         if (!ratios.isEmpty()) {
             boolean times = ratios.stream().anyMatch(r -> r.time() >= 0);
             sb.append("\n## Stellflow / Kafka (medians; throughput above 1 is better, latency, CPU"
@@ -326,11 +327,11 @@ final class LabReport {
         }
     }
 
-    private static String fmt(double v) {
+    static String fmt(double v) {
         return String.format(Locale.ROOT, "%.1f", v);
     }
 
-    private static String opt(double v) {
+    static String opt(double v) {
         return v < 0 ? "n/a" : String.format(Locale.ROOT, v >= 100 ? "%.0f" : "%.2f", v);
     }
 

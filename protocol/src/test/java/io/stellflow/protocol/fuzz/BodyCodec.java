@@ -23,6 +23,10 @@ import io.stellflow.protocol.message.DescribeGroupsRequest;
 import io.stellflow.protocol.message.DescribeGroupsResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
+import io.stellflow.protocol.message.DescribeProducersRequest;
+import io.stellflow.protocol.message.DescribeProducersResponse;
+import io.stellflow.protocol.message.DescribeTransactionsRequest;
+import io.stellflow.protocol.message.DescribeTransactionsResponse;
 import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
@@ -39,6 +43,8 @@ import io.stellflow.protocol.message.ListGroupsRequest;
 import io.stellflow.protocol.message.ListGroupsResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
 import io.stellflow.protocol.message.ListOffsetsResponse;
+import io.stellflow.protocol.message.ListTransactionsRequest;
+import io.stellflow.protocol.message.ListTransactionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.OffsetCommitRequest;
@@ -155,6 +161,12 @@ public enum BodyCodec {
     REGISTER_TXN_PARTITION_RESPONSE(RegisterTxnPartitionResponse::read, ApiMessage::write),
     WRITE_TXN_MARKERS_REQUEST(WriteTxnMarkersRequest::read, ApiMessage::write),
     WRITE_TXN_MARKERS_RESPONSE(WriteTxnMarkersResponse::read, ApiMessage::write),
+    LIST_TRANSACTIONS_REQUEST(ListTransactionsRequest::read, ApiMessage::write),
+    LIST_TRANSACTIONS_RESPONSE(ListTransactionsResponse::read, ApiMessage::write),
+    DESCRIBE_TRANSACTIONS_REQUEST(DescribeTransactionsRequest::read, ApiMessage::write),
+    DESCRIBE_TRANSACTIONS_RESPONSE(DescribeTransactionsResponse::read, ApiMessage::write),
+    DESCRIBE_PRODUCERS_REQUEST(DescribeProducersRequest::read, ApiMessage::write),
+    DESCRIBE_PRODUCERS_RESPONSE(DescribeProducersResponse::read, ApiMessage::write),
     // Our transactional producer's versions (issue #20): Produce v2, InitProducerId v1,
     // EndTransaction v1, BeginTransaction v1's response. FindCoordinator v1 has v0's layout.
     PRODUCE_REQUEST_V2(

@@ -328,6 +328,36 @@ class BodyCodecFuzzTest {
     }
 
     @FuzzTest
+    void listTransactionsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.LIST_TRANSACTIONS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void listTransactionsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.LIST_TRANSACTIONS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void describeTransactionsRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_TRANSACTIONS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeTransactionsResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_TRANSACTIONS_RESPONSE, input);
+    }
+
+    @FuzzTest
+    void describeProducersRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_PRODUCERS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void describeProducersResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.DESCRIBE_PRODUCERS_RESPONSE, input);
+    }
+
+    @FuzzTest
     void produceRequestV2(byte[] input) {
         BodyCodecTarget.run(BodyCodec.PRODUCE_REQUEST_V2, input);
     }

@@ -20,6 +20,10 @@ import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
 import io.stellflow.protocol.message.DescribeControllersResponse;
 import io.stellflow.protocol.message.DescribeLogDirsRequest;
 import io.stellflow.protocol.message.DescribeLogDirsResponse;
+import io.stellflow.protocol.message.DescribeProducersRequest;
+import io.stellflow.protocol.message.DescribeProducersResponse;
+import io.stellflow.protocol.message.DescribeTransactionsRequest;
+import io.stellflow.protocol.message.DescribeTransactionsResponse;
 import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
@@ -28,6 +32,8 @@ import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
 import io.stellflow.protocol.message.ListOffsetsResponse;
+import io.stellflow.protocol.message.ListTransactionsRequest;
+import io.stellflow.protocol.message.ListTransactionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
@@ -36,6 +42,7 @@ import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
 import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
+import io.stellflow.protocol.message.TopicPartitions;
 import io.stellflow.protocol.message.TransactionResponse;
 import io.stellflow.protocol.message.WriteTxnMarkersRequest;
 import io.stellflow.protocol.message.WriteTxnMarkersResponse;
@@ -385,6 +392,47 @@ public final class SeedFiles {
                 b.add(encode(new WriteTxnMarkersResponse(List.of(
                         new WriteTxnMarkersResponse.PartitionResult("orders", 0, Errors.NOT_LEADER_OR_FOLLOWER),
                         new WriteTxnMarkersResponse.PartitionResult("orders", 11, (short) 0)))));
+            }
+            case LIST_TRANSACTIONS_REQUEST -> {
+                b.add(hex("00000001" + "0007" + "4f6e676f696e67" + "00000001" + "00000000000003e8"));
+                b.add(encode(new ListTransactionsRequest(List.of(), List.of())));
+            }
+            case LIST_TRANSACTIONS_RESPONSE -> {
+                b.add(hex("0000" + "00000001" + "0002" + "7478" + "00000000000003e8" + "0007" + "4f6e676f696e67"));
+                b.add(encode(new ListTransactionsResponse(
+                        Errors.COORDINATOR_NOT_AVAILABLE,
+                        List.of(new ListTransactionsResponse.ListedTransaction("orders-tx", 2000, "PrepareCommit")))));
+            }
+            case DESCRIBE_TRANSACTIONS_REQUEST -> {
+                b.add(hex("00000001" + "0002" + "7478"));
+                b.add(encode(new DescribeTransactionsRequest(List.of("a", "orders-tx"))));
+            }
+            case DESCRIBE_TRANSACTIONS_RESPONSE -> {
+                b.add(hex("00000001" + "0000" + "0002" + "7478" + "0007" + "4f6e676f696e67" + "0000ea60"
+                        + "00000000000003e8" + "00000000000003e8" + "0001" + "0000000000000003" + "00000001" + "0001"
+                        + "74" + "00000000"));
+                b.add(encode(new DescribeTransactionsResponse(List.of(
+                        DescribeTransactionsResponse.DescribedTransaction.of(Errors.NOT_COORDINATOR, "x", ""),
+                        DescribeTransactionsResponse.DescribedTransaction.of(
+                                Errors.NONE, "y", DescribeTransactionsResponse.DEAD)))));
+            }
+            case DESCRIBE_PRODUCERS_REQUEST -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000"));
+                b.add(encode(new DescribeProducersRequest(List.of(new TopicPartitions("orders", List.of(0, 11))))));
+            }
+            case DESCRIBE_PRODUCERS_RESPONSE -> {
+                b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000" + "00000001"
+                        + "00000000000003e8" + "0001" + "00000004" + "00000000000007d0" + "ffffffff"
+                        + "0000000000000007" + "0000000000000003"));
+                b.add(encode(new DescribeProducersResponse(List.of(new DescribeProducersResponse.Topic(
+                        "orders",
+                        List.of(
+                                new DescribeProducersResponse.Partition(0, Errors.NOT_LEADER_OR_FOLLOWER, List.of()),
+                                new DescribeProducersResponse.Partition(
+                                        11,
+                                        Errors.NONE,
+                                        List.of(new DescribeProducersResponse.Producer(
+                                                5, (short) 0, -1, 0, -1, -1, -1)))))))));
             }
             case PRODUCE_REQUEST_V2 -> {
                 b.add(GroupSeedFiles.bytes(out -> produceRequest().write(out, (short) 2)));
