@@ -538,7 +538,19 @@ public final class StellflowServer implements AutoCloseable {
                         replicas.image().unfencedBrokerIds().size()));
         OffsetsTopic offsetsTopic = new OffsetsTopic(replicas, offsetsTopicCreation);
         handlers.put(
-                ApiKeys.FIND_COORDINATOR, new FindCoordinatorHandler(replicas, offsetsTopic, groupRuntime::status));
+                ApiKeys.FIND_COORDINATOR,
+                new FindCoordinatorHandler(
+                        replicas, offsetsTopic, groupRuntime::status, new FindCoordinatorHandler.TransactionSide() {
+                            @Override
+                            public int partitionOf(String transactionalId) {
+                                return txnCoordinator.partitionOf(transactionalId);
+                            }
+
+                            @Override
+                            public short status(int partition) {
+                                return txnCoordinator.runtime().status(partition);
+                            }
+                        }));
         handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic, telemetry.metrics()).handlers());
         Map<Short, Short> versions = new LinkedHashMap<>();
         for (Map.Entry<Short, ApiHandler> h : handlers.entrySet()) {

@@ -14,6 +14,7 @@ import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
+import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.testsupport.IntegrationTest;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
@@ -213,6 +214,33 @@ class BadInputTest {
             assertThat(Requests.produceOne(client, "missing", 0, Requests.g2()).errorCode())
                     .isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
             assertThat(TestBroker.topic(server, "missing")).isNull();
+            assertStillServes(client);
+        }
+        assertAnotherClientIsServed();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"nio", "epoll", "io_uring"})
+    void aProduceV2SequenceWithoutATransactionalIdIsInvalidRequestAndNothingIsAppended(String transport)
+            throws Exception {
+        try (RawClient client = start(transport)) {
+            ProduceRequest bad = new ProduceRequest(
+                    null,
+                    5L,
+                    (short) -1,
+                    10_000,
+                    List.of(new ProduceRequest.TopicData(
+                            t, List.of(new ProduceRequest.PartitionData(0, Unpooled.wrappedBuffer(Requests.g2()))))));
+            client.send(RequestHeader.of(ApiKeys.PRODUCE, (short) 2, 33, "c"), out -> bad.write(out, (short) 2));
+            RawClient.Response r = client.receive();
+            assertThat(r.correlationId()).isEqualTo(33);
+            assertThat(r.errorCode()).isEqualTo(Errors.INVALID_REQUEST);
+            assertThat(r.body().readableBytes()).isZero();
+            // Produce v3 does not exist: UNSUPPORTED_VERSION, header-only.
+            client.send(RequestHeader.of(ApiKeys.PRODUCE, (short) 3, 34, "c"), out -> bad.write(out, (short) 2));
+            RawClient.Response v3 = client.receive();
+            assertThat(v3.errorCode()).isEqualTo(Errors.UNSUPPORTED_VERSION);
+            assertThat(TestBroker.partition(server, t, 0).logEndOffset()).isZero();
             assertStillServes(client);
         }
         assertAnotherClientIsServed();

@@ -43,6 +43,8 @@ final class ClientKeys {
             "max.block.ms",
             "delivery.timeout.ms",
             "timeout.ms",
+            "transactional.id",
+            "transaction.timeout.ms",
             "compression.type",
             "compression.gzip.level",
             "compression.lz4.level",
@@ -84,12 +86,6 @@ final class ClientKeys {
     static void check(Properties props, Set<String> known, String clientType) {
         if (props == null) {
             return;
-        }
-        if (known == PRODUCER) {
-            if (props.getProperty("transactional.id") != null) {
-                throw new IllegalArgumentException("transactional.id=" + props.getProperty("transactional.id")
-                        + " is not supported: the producer has no transactions; remove the key");
-            }
         }
         refuseUnless(props, "security.protocol", "PLAINTEXT", "the client speaks PLAINTEXT only (no TLS or SASL)");
         Set<String> unknown = new TreeSet<>();

@@ -26,8 +26,31 @@ final class ProduceRequestBody implements BodyWriter {
     private final int sizeHintBytes;
     private final boolean gathers;
 
+    private final String transactionalId;
+    private final long transactionSequence;
+    private final short version;
+
+    /** A v0/v1 body (no transactional id). */
     ProduceRequestBody(
             Map<TopicPartition, List<ProducerBatch>> batches, short acks, int timeoutMs, ByteBufAllocator alloc) {
+        this(batches, acks, timeoutMs, alloc, null, -1L, (short) 1);
+    }
+
+    /**
+     * A body of {@code version} with {@code transactionalId} (null: none) and, from v2 on, the
+     * transaction's sequence.
+     */
+    ProduceRequestBody(
+            Map<TopicPartition, List<ProducerBatch>> batches,
+            short acks,
+            int timeoutMs,
+            ByteBufAllocator alloc,
+            String transactionalId,
+            long transactionSequence,
+            int version) {
+        this.transactionalId = transactionalId;
+        this.transactionSequence = transactionSequence;
+        this.version = (short) version;
         this.batches = batches;
         this.acks = acks;
         this.timeoutMs = timeoutMs;
@@ -80,7 +103,7 @@ final class ProduceRequestBody implements BodyWriter {
             }
             List<ProduceRequest.TopicData> topics = new ArrayList<>(byTopic.size());
             byTopic.forEach((t, parts) -> topics.add(new ProduceRequest.TopicData(t, parts)));
-            new ProduceRequest(null, acks, timeoutMs, topics).write(out);
+            new ProduceRequest(transactionalId, transactionSequence, acks, timeoutMs, topics).write(out, version);
         } finally {
             toRelease.forEach(ByteBuf::release);
         }

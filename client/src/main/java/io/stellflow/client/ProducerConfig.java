@@ -48,6 +48,13 @@ import org.slf4j.LoggerFactory;
  *     max.in.flight.requests.per.connection} at most 5 and {@code retries} above 0. Left unset, a
  *     conflicting setting turns it off with one INFO line naming the keys (Kafka's KIP-679 rule);
  *     set to {@code true}, a conflicting setting is refused
+ * @param transactionalId {@code transactional.id} (default none): makes the producer transactional
+ *     ({@link StellflowProducer#initTransactions()} ...; {@code docs/exactly-once.md}, "Our producer:
+ *     transactions"). It implies idempotence: {@code enable.idempotence=false} with it, or a setting
+ *     idempotence cannot work with, is refused naming the keys
+ * @param transactionTimeoutMs {@code transaction.timeout.ms} (default 60000, Kafka's): sent in
+ *     InitProducerId v1; the coordinator aborts a transaction open longer and fences the producer. A
+ *     value above the brokers' {@code transaction.max.timeout.ms} fails {@code initTransactions}
  */
 public record ProducerConfig(
         ClientConfig common,
@@ -62,7 +69,9 @@ public record ProducerConfig(
         int requestTimeoutMsOnBroker,
         CompressionType compressionType,
         CompressionConfig compressionLevels,
-        boolean enableIdempotence) {
+        boolean enableIdempotence,
+        String transactionalId,
+        int transactionTimeoutMs) {
 
     private static final Logger LOG = LoggerFactory.getLogger(ProducerConfig.class);
 
@@ -77,8 +86,8 @@ public record ProducerConfig(
     public static final int MAX_IDEMPOTENT_IN_FLIGHT = 5;
 
     /**
-     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code transactional.id},
-     * {@code security.protocol} other than {@code PLAINTEXT}); keys it does not read are logged as one
+     * Reads the producer's keys. Kafka keys it cannot honour are refused ({@code security.protocol}
+     * other than {@code PLAINTEXT}); keys it does not read are logged as one
      * WARN. Idempotence follows Kafka's rules (3.0 and KIP-679): on by default; {@code
      * enable.idempotence=true} with {@code acks} other than all, more than 5 requests in flight or
      * {@code retries=0} is refused naming the keys; {@code enable.idempotence} left unset with such a
@@ -106,8 +115,22 @@ public record ProducerConfig(
                 v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE),
                 compressionType(v.string("compression.type", "none")),
                 CompressionConfig.from(levels(props)),
-                v.booleanValue("enable.idempotence", true));
+                v.booleanValue("enable.idempotence", true),
+                transactionalId(props),
+                v.intValue("transaction.timeout.ms", 60_000, 1, Integer.MAX_VALUE));
         List<String> conflicts = config.enableIdempotence() ? idempotenceConflicts(config) : List.of();
+        if (config.transactionalId() != null) {
+            if (!config.enableIdempotence()) {
+                throw new IllegalArgumentException("transactional.id=" + config.transactionalId()
+                        + " needs idempotence, not enable.idempotence=false: remove enable.idempotence or"
+                        + " transactional.id");
+            }
+            if (!conflicts.isEmpty()) {
+                throw new IllegalArgumentException("transactional.id=" + config.transactionalId()
+                        + " implies enable.idempotence=true, which needs " + String.join("; ", conflicts));
+            }
+            return config;
+        }
         if (conflicts.isEmpty()) {
             return config;
         }
@@ -136,7 +159,25 @@ public record ProducerConfig(
                 requestTimeoutMsOnBroker,
                 compressionType,
                 compressionLevels,
-                enabled);
+                enabled,
+                transactionalId,
+                transactionTimeoutMs);
+    }
+
+    /** True with a {@code transactional.id}. */
+    boolean transactional() {
+        return transactionalId != null;
+    }
+
+    private static String transactionalId(Properties props) {
+        String id = props == null ? null : props.getProperty("transactional.id");
+        if (id == null) {
+            return null;
+        }
+        if (id.isBlank()) {
+            throw new IllegalArgumentException("transactional.id is empty: give an id or leave the key out");
+        }
+        return id;
     }
 
     /**

@@ -7,6 +7,7 @@ import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -63,6 +64,9 @@ final class ProducerSender implements Runnable {
     /** Produce v1 (docs/protocol-additions.md): v0 bytes, responses may carry codes 32..34. */
     static final short PRODUCE_VERSION = 1;
 
+    /** Produce v2 (docs/protocol-additions.md): v1 plus the transaction sequence; transactional producers only. */
+    static final short TXN_PRODUCE_VERSION = 2;
+
     private static final Logger LOG = LoggerFactory.getLogger(ProducerSender.class);
 
     /**
@@ -79,6 +83,12 @@ final class ProducerSender implements Runnable {
     private final ProducerCompressionQueue compressionQueue;
     /** {@code enable.idempotence}: the producer id and sequences; null when off. */
     private final ProducerIdempotence idempotence;
+
+    /**
+     * With {@code transactional.id}: told of every batch that fails (the transaction can then only
+     * abort), and the source of the transaction sequence Produce v2 carries; null otherwise.
+     */
+    private volatile ProducerTransactions transactions;
 
     private final NetworkClient network;
     private final MetadataCache metadata;
@@ -280,6 +290,11 @@ final class ProducerSender implements Runnable {
 
     private void loop() {
         while (true) {
+            ProducerTransactions txn = transactions;
+            StellflowException unsent = txn == null ? null : txn.unsentError();
+            if (unsent != null) {
+                failUnsent(unsent); // the transaction can only abort: nothing more of it goes out
+            }
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
@@ -296,6 +311,7 @@ final class ProducerSender implements Runnable {
                 }
                 requests = drain(nowNs, unknownLeaders);
                 initProducerId = idempotence != null
+                        && !config.transactional() // initTransactions() sets the id
                         && incompleteBatches > 0
                         && idempotence.startInit(nowNs, requestsInFlight());
                 if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty() && !initProducerId) {
@@ -312,7 +328,9 @@ final class ProducerSender implements Runnable {
             }
             try {
                 for (ProducerBatch b : expired) {
-                    b.fail(ProduceErrors.deliveryTimeout(b, config));
+                    StellflowException timeout = ProduceErrors.deliveryTimeout(b, config);
+                    batchFailed(timeout.errorCode());
+                    b.fail(timeout);
                 }
             } finally {
                 finish(expired);
@@ -376,11 +394,7 @@ final class ProducerSender implements Runnable {
         lock.lock();
         try {
             if (code == Errors.NONE) {
-                List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
-                for (ProducerPartitionQueue q : queues.values()) {
-                    partitions.add(q.sequences);
-                }
-                idempotence.initialized(resp.producerId(), resp.producerEpoch(), partitions);
+                initializedLocked(resp.producerId(), resp.producerEpoch());
                 LOG.info("idempotent producer id {} epoch {}", resp.producerId(), resp.producerEpoch());
             } else {
                 StellflowException cause = ProduceErrors.cause(err, code, "InitProducerId failed");
@@ -632,11 +646,119 @@ final class ProducerSender implements Runnable {
                 metrics.batchSent(b.sizeInBytes(), b.recordCount());
             }
         }
+        ProducerTransactions txn = transactions;
+        if (txn != null) {
+            // Produce v2: the transactional id and the transaction's sequence, so a delayed request
+            // of this transaction can never join the next one (docs/exactly-once.md).
+            String id = config.transactionalId();
+            long sequence = txn.transactionSequence();
+            network.sendVersioned(
+                            leader,
+                            ApiKeys.PRODUCE,
+                            TXN_PRODUCE_VERSION,
+                            v -> new ProduceRequestBody(
+                                    batches, config.acks(), config.requestTimeoutMsOnBroker(), alloc, id, sequence, v),
+                            v -> ProduceResponse::read)
+                    .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
+            return;
+        }
         BodyWriter body = new ProduceRequestBody(batches, config.acks(), config.requestTimeoutMsOnBroker(), alloc);
         // v1 when the broker offers it: same bytes, but acks=-1 outcomes arrive as NOT_ENOUGH_REPLICAS,
         // NOT_ENOUGH_REPLICAS_AFTER_APPEND and REQUEST_TIMED_OUT instead of v0's BROKER_NOT_AVAILABLE.
         network.sendNegotiated(leader, ApiKeys.PRODUCE, PRODUCE_VERSION, body, v -> ProduceResponse::read)
                 .whenComplete((resp, err) -> onResponse(leader, batches, resp, err));
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    /** Makes this the sender of a transactional producer ({@code transactional.id}). */
+    void transactions(ProducerTransactions transactions) {
+        this.transactions = transactions;
+    }
+
+    private void batchFailed(short code) {
+        ProducerTransactions txn = transactions;
+        if (txn != null) {
+            txn.batchFailed(code);
+        }
+    }
+
+    /**
+     * The producer id and epoch InitProducerId gave a transactional producer: every partition
+     * starts again at sequence 0, and waiting batches may go out.
+     */
+    void producerId(long producerId, short epoch) {
+        lock.lock();
+        try {
+            initializedLocked(producerId, epoch);
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A new producer id and epoch: every partition starts again at sequence 0. Called under {@code lock}. */
+    private void initializedLocked(long producerId, short epoch) {
+        List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
+        for (ProducerPartitionQueue q : queues.values()) {
+            partitions.add(q.sequences);
+        }
+        idempotence.initialized(producerId, epoch, partitions);
+    }
+
+    /** Whether a failed batch left a hole in the sequences, so the producer needs a new epoch. */
+    boolean producerIdResetNeeded() {
+        lock.lock();
+        try {
+            return idempotence.resetNeeded();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Fails with {@code error} every batch not in flight, except one being compressed (it goes out or
+     * fails once compressed); batches in flight keep their course ({@link #flush} waits for them). A
+     * failed batch that was already stamped (waiting for a retry) leaves a hole in its partition's
+     * sequences: the transactional producer then takes a new epoch after its abort.
+     *
+     * @return the batches failed
+     */
+    int failUnsent(StellflowException error) {
+        List<ProducerBatch> failed = new ArrayList<>();
+        lock.lock();
+        try {
+            for (ProducerPartitionQueue q : queues.values()) {
+                Iterator<ProducerBatch> it = q.batches.iterator();
+                while (it.hasNext()) {
+                    ProducerBatch b = it.next();
+                    if (b.stage == ProducerBatch.Stage.COMPRESSING) {
+                        continue;
+                    }
+                    if (b.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
+                        idempotence.failed(b, q.sequences); // a retry that will not happen: a hole
+                    }
+                    if (b.stage == ProducerBatch.Stage.AWAITING_COMPRESSION) {
+                        compressionQueue.remove(b);
+                    } else if (b.stage == ProducerBatch.Stage.OPEN) {
+                        b.close();
+                    }
+                    it.remove();
+                    failed.add(b);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        try {
+            for (ProducerBatch b : failed) {
+                network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
+                b.fail(error);
+            }
+        } finally {
+            finish(failed);
+        }
+        return failed.size();
     }
 
     /** The compression queue's outcomes for the partition queues. */
@@ -772,6 +894,7 @@ final class ProducerSender implements Runnable {
             List<ProducerBatch> done) {
         StellflowException failure =
                 ProduceErrors.cause(err, code, ProduceErrors.produceFailure(tp, code, batches.get(0)));
+        batchFailed(code);
         int result = ClientMetrics.result(code, false);
         for (ProducerBatch b : batches) {
             network.metrics().sendFailed(result);

@@ -5,8 +5,10 @@ import io.stellflow.protocol.Errors;
 /**
  * A request failed with a protocol error code ({@code docs/spec/wire-protocol.md} §8), or could not
  * reach a broker. Thrown directly by blocking calls or used to complete futures exceptionally.
+ * Subclasses name outcomes an application handles apart ({@link ProducerFencedException}, {@link
+ * TransactionAbortedException}).
  */
-public final class StellflowException extends RuntimeException {
+public class StellflowException extends RuntimeException {
     /** Error code used for local failures (connection lost, timeout): not a wire code. */
     public static final short NETWORK_ERROR = -1;
 

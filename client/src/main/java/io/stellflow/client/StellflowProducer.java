@@ -29,6 +29,11 @@ import org.slf4j.LoggerFactory;
  * writing a batch twice: {@code enable.idempotence} in {@link ProducerConfig}, {@code
  * docs/exactly-once.md}).
  *
+ * <p>With {@code transactional.id} the producer is transactional ({@link #initTransactions}, {@link
+ * #beginTransaction}, {@link #commitTransaction}, {@link #abortTransaction}; {@code
+ * docs/exactly-once.md}, "Our producer: transactions"): records are sent only inside a transaction
+ * and become visible to {@code read_committed} consumers all at once when it commits.
+ *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
  * run on the client's I/O thread (those of a batch whose compression failed: on the thread that was
  * compressing it, the compressor thread or a sending one): they must be short and must not block (and
@@ -45,6 +50,9 @@ public final class StellflowProducer implements AutoCloseable {
     private final Map<String, TopicPartition[]> topicPartitions = new ConcurrentHashMap<>();
 
     private final ProducerSender sender;
+    /** With {@code transactional.id}: the transaction state machine; null otherwise. */
+    private final ProducerTransactions transactions;
+
     private final Thread senderThread;
     private volatile boolean closed;
 
@@ -81,6 +89,15 @@ public final class StellflowProducer implements AutoCloseable {
         this.network = new NetworkClient(config.common(), new ClientMetrics(openTelemetry, "producer"));
         this.metadata = new MetadataCache(network);
         this.sender = new ProducerSender(config, network, metadata, compression);
+        this.transactions = config.transactional()
+                ? new ProducerTransactions(
+                        config.transactionalId(),
+                        config.transactionTimeoutMs(),
+                        new TransactionCoordinatorCalls(network, metadata, config),
+                        new SenderBatches(sender),
+                        ProducerTransactions.TransactionalOffsetSender.UNAVAILABLE)
+                : null;
+        sender.transactions(transactions);
         Runnable compressor = sender.compressor();
         if (compressor != null) {
             Thread.ofPlatform()
@@ -118,6 +135,13 @@ public final class StellflowProducer implements AutoCloseable {
     public void send(ProducerRecord record, Callback callback) {
         if (closed) {
             throw new IllegalStateException("producer is closed");
+        }
+        if (transactions != null) {
+            StellflowException refused = transactions.checkSend(); // outside a transaction: throws
+            if (refused != null) {
+                ProducerBatch.call(callback, null, refused);
+                return;
+            }
         }
         try {
             int numPartitions = partitionCount(record.topic());
@@ -160,9 +184,15 @@ public final class StellflowProducer implements AutoCloseable {
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
             }
         } catch (StellflowException e) {
+            if (transactions != null) {
+                transactions.batchFailed(e.errorCode()); // a record of the transaction is lost: abort only
+            }
             ProducerBatch.call(callback, null, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            if (transactions != null) {
+                transactions.batchFailed(StellflowException.NETWORK_ERROR);
+            }
             ProducerBatch.call(callback, null, e);
         }
     }
@@ -301,6 +331,129 @@ public final class StellflowProducer implements AutoCloseable {
             Thread.sleep(ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    // ---------------------------------------------------------------- transactions (transactional.id)
+
+    /**
+     * Takes the producer id and a new epoch for {@code transactional.id} from its transaction
+     * coordinator (InitProducerId v1 with {@code transaction.timeout.ms}), fencing every older producer
+     * with the same id: their next transactional call throws {@link ProducerFencedException}. A
+     * transaction the id left open is aborted first. Call once, before {@link #beginTransaction}.
+     * Coordinator moves and {@code CONCURRENT_TRANSACTIONS} are retried for up to {@code
+     * max.block.ms}.
+     *
+     * @throws IllegalStateException without {@code transactional.id}, or when already called
+     * @throws StellflowException when the coordinator refused (its code; {@code INVALID_REQUEST} for a
+     *     {@code transaction.timeout.ms} above the brokers' {@code transaction.max.timeout.ms}) or did not
+     *     answer within {@code max.block.ms}; the call may be repeated
+     */
+    public void initTransactions() {
+        transactions().initTransactions();
+    }
+
+    /**
+     * Opens a transaction (BeginTransaction v1, which answers the transaction's sequence; every
+     * Produce and the End of the transaction carry it). Records sent until {@link #commitTransaction}
+     * or {@link #abortTransaction} belong to it; {@code send} outside a transaction throws {@link
+     * IllegalStateException}.
+     *
+     * @throws IllegalStateException without {@code transactional.id}, before {@link
+     *     #initTransactions}, or while a transaction is open
+     * @throws ProducerFencedException when another producer took over the id (fatal: close this one)
+     * @throws StellflowException when the coordinator refused or did not answer in {@code max.block.ms}
+     */
+    public void beginTransaction() {
+        transactions().beginTransaction();
+    }
+
+    /**
+     * Commits the open transaction: flushes its records, then EndTransaction v1 (commit), answered once
+     * the COMMIT markers are in every partition of the transaction and replicated. Records of the
+     * transaction then become visible to {@code read_committed} consumers, all at once.
+     *
+     * @throws IllegalStateException without an open transaction
+     * @throws ProducerFencedException when another producer took over the id (fatal)
+     * @throws StellflowException when a record of the transaction failed (its code; the cause says
+     *     which) or the coordinator refused: the transaction can then only be aborted ({@link
+     *     #abortTransaction}); or when the End was not answered within {@code max.block.ms}: call {@code
+     *     commitTransaction} again
+     */
+    public void commitTransaction() {
+        try {
+            transactions().commitTransaction();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StellflowException(StellflowException.NETWORK_ERROR, "commitTransaction interrupted", e);
+        }
+    }
+
+    /**
+     * Aborts the open transaction: records not sent yet fail at once with {@link
+     * TransactionAbortedException} (their callbacks and futures), the records in flight are waited for,
+     * then EndTransaction v1 (abort); nothing of the transaction is ever visible to {@code
+     * read_committed} consumers. Also the way out of a failed commit or a failed record.
+     *
+     * @throws IllegalStateException without an open or failed transaction
+     * @throws ProducerFencedException when another producer took over the id (fatal)
+     * @throws StellflowException when the coordinator refused or did not answer within {@code
+     *     max.block.ms}: call {@code abortTransaction} again
+     */
+    public void abortTransaction() {
+        try {
+            transactions().abortTransaction();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StellflowException(StellflowException.NETWORK_ERROR, "abortTransaction interrupted", e);
+        }
+    }
+
+    /**
+     * Commits a consumer group's offsets (per partition, the next offset to read) as part of the open
+     * transaction: they take effect only if it commits (consume-transform-produce).
+     *
+     * @throws IllegalStateException without an open transaction
+     * @throws IllegalArgumentException for null offsets or a null or empty group id
+     * @throws UnsupportedOperationException until transactional offset commits (TxnOffsetCommit) are
+     *     available in this client
+     */
+    public void sendOffsetsToTransaction(Map<TopicPartition, Long> offsets, String groupId) {
+        transactions().sendOffsetsToTransaction(offsets, groupId);
+    }
+
+    /** The seam for transactional offset commits (TxnOffsetCommit): replaces the one that throws. */
+    void transactionalOffsetSender(ProducerTransactions.TransactionalOffsetSender offsetSender) {
+        transactions().offsetSender(offsetSender);
+    }
+
+    private ProducerTransactions transactions() {
+        if (transactions == null) {
+            throw new IllegalStateException("the producer has no transactional.id: transactions need one");
+        }
+        return transactions;
+    }
+
+    /** The sender as the transactions see it. */
+    private record SenderBatches(ProducerSender sender) implements ProducerTransactions.Batches {
+        @Override
+        public void producerId(long producerId, short epoch) {
+            sender.producerId(producerId, epoch);
+        }
+
+        @Override
+        public void flush() throws InterruptedException {
+            sender.flush();
+        }
+
+        @Override
+        public int failUnsent(StellflowException error) {
+            return sender.failUnsent(error);
+        }
+
+        @Override
+        public boolean producerIdResetNeeded() {
+            return sender.producerIdResetNeeded();
         }
     }
 

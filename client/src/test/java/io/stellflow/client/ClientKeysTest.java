@@ -26,8 +26,8 @@ class ClientKeysTest {
 
     @Test
     void unsupportedProducerKeysAreRefusedNamingKeyValueAndReason() {
-        assertThatThrownBy(() -> ProducerConfig.from(props("transactional.id", "tx-1")))
-                .hasMessageStartingWith("transactional.id=tx-1 is not supported");
+        assertThatThrownBy(() -> ProducerConfig.from(props("transactional.id", "tx-1", "enable.idempotence", "false")))
+                .hasMessageStartingWith("transactional.id=tx-1 needs idempotence, not enable.idempotence=false");
         assertThatThrownBy(() -> ConsumerConfig.from(props("security.protocol", "SASL_SSL")))
                 .hasMessageStartingWith(
                         "security.protocol=SASL_SSL is not supported: the client speaks PLAINTEXT only");

@@ -141,4 +141,27 @@ class ProducerConfigTest {
                 .hasMessage("invalid value for enable.idempotence: 'yes' (true or false)");
         assertThat(configLog.messages()).isEmpty();
     }
+
+    @Test
+    void aTransactionalIdImpliesIdempotenceAndRefusesWhatConflictsWithIt() {
+        ProducerConfig c = from("transactional.id", "orders-tx", "transaction.timeout.ms", "15000");
+        assertThat(c.transactionalId()).isEqualTo("orders-tx");
+        assertThat(c.transactionTimeoutMs()).isEqualTo(15_000);
+        assertThat(c.enableIdempotence()).isTrue();
+        assertThat(from().transactionalId()).isNull();
+        assertThat(from().transactionTimeoutMs()).isEqualTo(60_000);
+        assertThatThrownBy(() -> from("transactional.id", "tx", "enable.idempotence", "false"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("transactional.id=tx needs idempotence, not enable.idempotence=false: remove"
+                        + " enable.idempotence or transactional.id");
+        // unlike a plain producer, a transactional one does not turn idempotence off on a conflict
+        assertThatThrownBy(() -> from("transactional.id", "tx", "acks", "1"))
+                .hasMessage("transactional.id=tx implies enable.idempotence=true, which needs acks=all (-1), not"
+                        + " acks=1: set acks=all or enable.idempotence=false");
+        assertThatThrownBy(() -> from("transactional.id", " "))
+                .hasMessage("transactional.id is empty: give an id or leave the key out");
+        assertThatThrownBy(() -> from("transactional.id", "tx", "transaction.timeout.ms", "0"))
+                .hasMessageContaining("transaction.timeout.ms");
+        assertThat(configLog.messages()).isEmpty();
+    }
 }

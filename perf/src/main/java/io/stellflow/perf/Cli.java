@@ -54,6 +54,11 @@ public final class Cli {
     /** Producer {@link Properties}: {@link #clientProps} with the tools' {@code max.block.ms} default. */
     static Properties producerProps(String bootstrap, Map<String, String> overrides) {
         Properties p = clientProps(bootstrap, overrides);
+        if (p.getProperty("transactional.id") != null) {
+            // A transactional producer may send only inside beginTransaction/commitTransaction.
+            throw new IllegalArgumentException("transactional.id=" + p.getProperty("transactional.id")
+                    + " is not supported by the perf tool's producer (it sends no transactions); remove the key");
+        }
         if (p.getProperty("max.block.ms") == null) {
             p.setProperty("max.block.ms", TOOL_MAX_BLOCK_MS);
         }

@@ -87,6 +87,11 @@ public final class ConsoleProducer implements Callable<Integer> {
         if (lingerMs != null) {
             p.put("linger.ms", lingerMs.toString());
         }
+        if (p.containsKey("transactional.id")) {
+            // A transactional producer may send only inside beginTransaction/commitTransaction.
+            throw new IllegalArgumentException("transactional.id=" + p.get("transactional.id")
+                    + " is not supported by the console producer (it sends no transactions); remove the key");
+        }
         p.putIfAbsent("client.id", "stellflow-console-producer");
         // A tool fails fast: a missing topic or an unreachable --bootstrap-server is reported after
         // 5 s instead of the library's 60 s (docs/operations.md, "When something is wrong").

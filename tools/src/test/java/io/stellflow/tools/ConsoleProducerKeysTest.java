@@ -55,6 +55,13 @@ class ConsoleProducerKeysTest {
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
                     .isLessThan(10_000);
 
+            ToolRun txn = produce(
+                    "--bootstrap-server", bootstrap, "--topic", "demo", "--producer-property", "transactional.id=tx");
+            assertThat(txn.exit()).isEqualTo(1);
+            assertThat(txn.err())
+                    .isEqualTo("error: transactional.id=tx is not supported by the console producer (it sends no"
+                            + " transactions); remove the key\n");
+
             ToolRun typo =
                     produce("--bootstrap-server", bootstrap, "--topic", "demo", "--producer-property", "no.such.key=1");
             assertThat(typo.exit()).as(typo.err()).isZero();

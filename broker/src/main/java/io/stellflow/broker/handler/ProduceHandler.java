@@ -55,7 +55,9 @@ import org.slf4j.LoggerFactory;
  *       coordinator first ({@link TxnRegistrations}; its refusal {@code INVALID_TXN_STATE} or {@code
  *       INVALID_PRODUCER_EPOCH} is the answer), then the one batch is appended with the transaction's
  *       sequence ({@link Partition#appendTransactionalAsLeader}: a BEGIN marker before the producer's
- *       first batch here); without registrations, {@code FEATURE_NOT_ENABLED};
+ *       first batch here); a Produce v2 carries the transaction's sequence, and one of another
+ *       transaction than the id's ONGOING one is {@code INVALID_TXN_STATE}; without registrations,
+ *       {@code FEATURE_NOT_ENABLED};
  *       idempotent data (producerId &gt;= 0): exactly one batch per partition ({@code INVALID_RECORD}
  *       otherwise), appended through the partition's producer state ({@link IdempotentBatches}:
  *       {@code OUT_OF_ORDER_SEQUENCE_NUMBER}, {@code INVALID_PRODUCER_EPOCH}; an exact retry gets its
@@ -203,15 +205,24 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                 512);
     }
 
-    /** Produce v0 and v1 (v1: the same layout, responses may carry codes 32..34). */
+    /**
+     * Produce v0, v1 (the same layout, responses may carry codes 32..34) and v2 (the request carries
+     * the transaction sequence; only transactional producers send it).
+     */
     @Override
     public short maxVersion() {
-        return 1;
+        return ProduceRequest.VERSION_WITH_TXN_SEQUENCE;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
-        handle(context, ProduceRequest.read(body), false);
+        handle(context, ProduceRequest.read(body, context.header().apiVersion()), false);
+    }
+
+    /** v2 (our transactional producer's) always goes to the request pool; v0 and v1 as below. */
+    @Override
+    public ProduceRequest decodeIfNonBlocking(ByteBuf body, short apiVersion) {
+        return apiVersion >= ProduceRequest.VERSION_WITH_TXN_SEQUENCE ? null : decodeIfNonBlocking(body);
     }
 
     /**

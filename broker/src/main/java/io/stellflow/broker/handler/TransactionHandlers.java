@@ -38,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * another broker, it answers {@code NOT_COORDINATOR} (17), as the group APIs do. Request threads
  * never wait for a command.
  *
+ * <p>Our versions ({@code docs/protocol-additions.md}, "Our transactional producer"): InitProducerId v1
+ * carries the producer's transaction timeout, BeginTransaction v1 answers the transaction's sequence
+ * and EndTransaction v1 carries it (another sequence than the current transaction's: {@code
+ * INVALID_TXN_STATE}).
+ *
  * <p>A control request whose connection closed before its command ran is dropped: nothing is written
  * and nothing answered (the client is gone; a delayed Begin or End must not act on a later
  * transaction). Errors are in the body, with producer id and epoch -1 (InitProducerId) or echoed and
@@ -85,11 +90,27 @@ public final class TransactionHandlers {
     /** The handlers by API key. */
     public Map<Short, ApiHandler> handlers() {
         Map<Short, ApiHandler> h = new LinkedHashMap<>();
-        h.put(ApiKeys.INIT_PRODUCER_ID, this::initProducerId);
-        h.put(ApiKeys.BEGIN_TRANSACTION, this::beginTransaction);
-        h.put(ApiKeys.END_TRANSACTION, this::endTransaction);
+        h.put(ApiKeys.INIT_PRODUCER_ID, versioned(InitProducerIdRequest.VERSION_WITH_TIMEOUT, this::initProducerId));
+        h.put(
+                ApiKeys.BEGIN_TRANSACTION,
+                versioned(TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE, this::beginTransaction));
+        h.put(ApiKeys.END_TRANSACTION, versioned(EndTransactionRequest.VERSION_WITH_SEQUENCE, this::endTransaction));
         h.put(ApiKeys.REGISTER_TXN_PARTITION, this::registerTxnPartition);
         return h;
+    }
+
+    private static ApiHandler versioned(short maxVersion, ApiHandler handler) {
+        return new ApiHandler() {
+            @Override
+            public void handle(RequestContext context, ByteBuf body) {
+                handler.handle(context, body);
+            }
+
+            @Override
+            public short maxVersion() {
+                return maxVersion;
+            }
+        };
     }
 
     private static BooleanSupplier open(RequestContext context) {
@@ -107,7 +128,8 @@ public final class TransactionHandlers {
 
     private void initProducerId(RequestContext context, ByteBuf body) {
         int bodyStart = body.readerIndex();
-        InitProducerIdRequest request = InitProducerIdRequest.read(body);
+        InitProducerIdRequest request =
+                InitProducerIdRequest.read(body, context.header().apiVersion());
         String id = request.transactionalId();
         if (id == null) {
             long pid = blocks.nextProducerId();
@@ -124,41 +146,43 @@ public final class TransactionHandlers {
         if (forwarded(context, body, bodyStart, id, InitProducerIdResponse::error)) {
             return;
         }
-        coordinator.initProducerId(id, open(context)).whenComplete((r, e) -> {
-            if (e != null) {
-                context.respond(InitProducerIdResponse.error(codeOf(e)));
-            } else if (r != null) {
-                context.respond(
-                        r.errorCode() == Errors.NONE
-                                ? new InitProducerIdResponse(Errors.NONE, r.producerId(), r.producerEpoch())
-                                : InitProducerIdResponse.error(r.errorCode()));
-            }
-        });
+        coordinator
+                .initProducerId(id, request.transactionTimeoutMs(), open(context))
+                .whenComplete((r, e) -> {
+                    if (e != null) {
+                        context.respond(InitProducerIdResponse.error(codeOf(e)));
+                    } else if (r != null) {
+                        context.respond(
+                                r.errorCode() == Errors.NONE
+                                        ? new InitProducerIdResponse(Errors.NONE, r.producerId(), r.producerEpoch())
+                                        : InitProducerIdResponse.error(r.errorCode()));
+                    }
+                });
     }
 
     private void beginTransaction(RequestContext context, ByteBuf body) {
         int bodyStart = body.readerIndex();
         BeginTransactionRequest req = BeginTransactionRequest.read(body);
+        boolean withSequence = context.header().apiVersion() >= TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE;
         if (missing(req.transactionalId())) {
-            context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
+            respond(context, failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()), withSequence);
             return;
         }
-        if (forwarded(
-                context,
-                body,
-                bodyStart,
-                req.transactionalId(),
-                code -> failed(code, req.producerId(), req.producerEpoch()))) {
+        if (forwarded(context, body, bodyStart, req.transactionalId(), code -> {
+            TransactionResponse f = failed(code, req.producerId(), req.producerEpoch());
+            return withSequence ? out -> f.write(out, true) : f;
+        })) {
             return;
         }
         coordinator
                 .beginTransaction(req.transactionalId(), req.producerId(), req.producerEpoch(), open(context))
-                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch()));
+                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), withSequence));
     }
 
     private void endTransaction(RequestContext context, ByteBuf body) {
         int bodyStart = body.readerIndex();
-        EndTransactionRequest req = EndTransactionRequest.read(body);
+        EndTransactionRequest req =
+                EndTransactionRequest.read(body, context.header().apiVersion());
         if (missing(req.transactionalId())) {
             context.respond(failed(Errors.INVALID_REQUEST, req.producerId(), req.producerEpoch()));
             return;
@@ -173,20 +197,37 @@ public final class TransactionHandlers {
         }
         coordinator
                 .endTransaction(
-                        req.transactionalId(), req.producerId(), req.producerEpoch(), req.commit(), open(context))
-                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch()));
+                        req.transactionalId(),
+                        req.producerId(),
+                        req.producerEpoch(),
+                        req.commit(),
+                        req.transactionSequence(),
+                        open(context))
+                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), false));
     }
 
-    private static void answer(RequestContext context, TxnResult r, Throwable e, long producerId, short epoch) {
+    /** Answers Begin or End; {@code withSequence}: BeginTransaction v1, whose answer carries the sequence. */
+    private static void answer(
+            RequestContext context, TxnResult r, Throwable e, long producerId, short epoch, boolean withSequence) {
         if (e != null) {
-            context.respond(failed(codeOf(e), producerId, epoch));
+            respond(context, failed(codeOf(e), producerId, epoch), withSequence);
         } else if (r != null) {
-            context.respond(
+            respond(
+                    context,
                     r.errorCode() == Errors.NONE
                             ? new TransactionResponse(
-                                    Errors.NONE, producerId, epoch, r.state().wireName())
-                            : failed(r.errorCode(), producerId, epoch));
+                                    Errors.NONE, producerId, epoch, r.state().wireName(), r.transactionSequence())
+                            : failed(r.errorCode(), producerId, epoch),
+                    withSequence);
         } // else: the connection closed before the command ran; nothing to answer
+    }
+
+    private static void respond(RequestContext context, TransactionResponse response, boolean withSequence) {
+        if (withSequence) {
+            context.respond(out -> response.write(out, true));
+        } else {
+            context.respond(response);
+        }
     }
 
     private static TransactionResponse failed(short code, long producerId, short epoch) {

@@ -26,7 +26,10 @@ import java.util.concurrent.RejectedExecutionException;
  * Appender} ({@link Partition#appendTransactionalAsLeader}, on the partition's agent when there are
  * agents). A refused registration answers the coordinator's code ({@code INVALID_TXN_STATE}, {@code
  * INVALID_PRODUCER_EPOCH}, or {@code BROKER_NOT_AVAILABLE} when it cannot be reached) and appends
- * nothing. An append after a round trip runs on the request pool in the connection's order.
+ * nothing. A Produce v2 carries the transaction's sequence: a cached registration of another
+ * sequence is not used, and the coordinator refuses a sequence that is not its ONGOING transaction's
+ * ({@code INVALID_TXN_STATE}), so a delayed Produce of an earlier transaction never joins the next
+ * one. An append after a round trip runs on the request pool in the connection's order.
  *
  * <p>Thread-safety: stateless apart from the thread-safe registrations.
  */
@@ -51,6 +54,7 @@ final class TransactionalProduce {
     /** Handles {@code request} (transactionalId non-null), answering through {@code pending}. */
     void produce(RequestContext context, ProduceRequest request, PendingProduce pending) {
         String id = request.transactionalId();
+        long expected = request.transactionSequence(); // v2; -1 (unknown) in v0 and v1
         int slot = 0;
         for (TopicData topicData : request.topicData()) {
             String name = topicData.topic();
@@ -81,19 +85,25 @@ final class TransactionalProduce {
                     short epoch = RecordBatchLayout.producerEpoch(records, records.readerIndex());
                     TransactionPartition tp = new TransactionPartition(name, data.partition());
                     int leaderEpoch = partition.leaderEpoch();
-                    long sequence = registrations.cached(pid, epoch, tp, leaderEpoch);
+                    long sequence = registrations.cached(pid, epoch, tp, leaderEpoch, expected);
                     ByteBuf held = records.retainedSlice();
                     if (sequence >= 0) {
                         appender.append(pending, s, partition, data, held, sequence);
                         continue;
                     }
-                    registrations.register(id, pid, epoch, tp, leaderEpoch).whenComplete((seq, e) -> {
-                        long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
-                        inOrder(context, () -> appender.append(pending, s, partition, data, held, result), () -> {
-                            held.release();
-                            pending.complete(s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
-                        });
-                    });
+                    registrations
+                            .register(id, pid, epoch, tp, leaderEpoch, expected)
+                            .whenComplete((seq, e) -> {
+                                long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
+                                inOrder(
+                                        context,
+                                        () -> appender.append(pending, s, partition, data, held, result),
+                                        () -> {
+                                            held.release();
+                                            pending.complete(
+                                                    s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
+                                        });
+                            });
                 }
             }
         }

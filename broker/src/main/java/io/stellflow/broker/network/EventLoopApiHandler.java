@@ -26,6 +26,14 @@ public interface EventLoopApiHandler<T> extends ApiHandler {
      */
     T decodeIfNonBlocking(ByteBuf body);
 
+    /**
+     * As {@link #decodeIfNonBlocking(ByteBuf)} for a request of {@code apiVersion}; the default
+     * ignores the version (for handlers whose versions share one layout).
+     */
+    default T decodeIfNonBlocking(ByteBuf body, short apiVersion) {
+        return decodeIfNonBlocking(body);
+    }
+
     /** Handles a request {@link #decodeIfNonBlocking} returned, on the event loop. */
     void handleDecoded(RequestContext context, T request);
 }

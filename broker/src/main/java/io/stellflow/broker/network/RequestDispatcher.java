@@ -164,7 +164,7 @@ public final class RequestDispatcher {
             ByteBuf payload,
             long receivedNanos,
             int start) {
-        T request = handler.decodeIfNonBlocking(payload);
+        T request = handler.decodeIfNonBlocking(payload, header.apiVersion());
         if (request == null) {
             payload.readerIndex(start);
             return false;

@@ -138,19 +138,29 @@ public final class TransactionCoordinator implements AutoCloseable {
      * @return the response to send, or null when the connection had closed
      */
     public CompletableFuture<InitResult> initProducerId(String transactionalId, BooleanSupplier open) {
+        return initProducerId(transactionalId, -1, open);
+    }
+
+    /**
+     * As {@link #initProducerId(String, BooleanSupplier)} with the producer's transaction timeout
+     * (InitProducerId v1; -1: {@code transaction.default.timeout.ms}).
+     */
+    public CompletableFuture<InitResult> initProducerId(
+            String transactionalId, int transactionTimeoutMs, BooleanSupplier open) {
         int p = partitionOf(transactionalId);
         if (p < 0) {
             return CompletableFuture.completedFuture(InitResult.error((short) -p));
         }
-        return init(p, transactionalId, open, 1);
+        return init(p, transactionalId, transactionTimeoutMs, open, 1);
     }
 
-    private CompletableFuture<InitResult> init(int p, String transactionalId, BooleanSupplier open, int attempt) {
+    private CompletableFuture<InitResult> init(
+            int p, String transactionalId, int timeoutMs, BooleanSupplier open, int attempt) {
         long candidate = producerIds.getAsLong();
         return runtime.submit(
                         p,
                         (TransactionStateMachine s, long now) -> open.getAsBoolean()
-                                ? s.initProducerId(transactionalId, candidate, now)
+                                ? s.initProducerId(transactionalId, candidate, timeoutMs, now)
                                 : CoordinatorResult.<InitResult>of(null))
                 .thenCompose(r -> {
                     if (r == null || r.completeFirst() == null) {
@@ -161,7 +171,7 @@ public final class TransactionCoordinator implements AutoCloseable {
                     }
                     // The next attempt may ask the controller for a producer id: off the runtime thread.
                     return complete(p, r.completeFirst())
-                            .thenComposeAsync(done -> init(p, transactionalId, open, attempt + 1), sweeper);
+                            .thenComposeAsync(done -> init(p, transactionalId, timeoutMs, open, attempt + 1), sweeper);
                 });
     }
 
@@ -187,6 +197,20 @@ public final class TransactionCoordinator implements AutoCloseable {
      */
     public CompletableFuture<TxnResult> endTransaction(
             String transactionalId, long producerId, short epoch, boolean commit, BooleanSupplier open) {
+        return endTransaction(transactionalId, producerId, epoch, commit, -1L, open);
+    }
+
+    /**
+     * EndTransaction v1: as above, for the transaction of {@code transactionSequence} only (-1: v0, not
+     * checked); another sequence is {@code INVALID_TXN_STATE}.
+     */
+    public CompletableFuture<TxnResult> endTransaction(
+            String transactionalId,
+            long producerId,
+            short epoch,
+            boolean commit,
+            long transactionSequence,
+            BooleanSupplier open) {
         int p = partitionOf(transactionalId);
         if (p < 0) {
             return CompletableFuture.completedFuture(TxnResult.error((short) -p));
@@ -194,7 +218,7 @@ public final class TransactionCoordinator implements AutoCloseable {
         return runtime.submit(
                         p,
                         (TransactionStateMachine s, long now) -> open.getAsBoolean()
-                                ? s.endTransaction(transactionalId, producerId, epoch, commit, now)
+                                ? s.endTransaction(transactionalId, producerId, epoch, commit, transactionSequence, now)
                                 : CoordinatorResult.<TxnResult>of(null))
                 .thenCompose(r -> {
                     if (r == null || r.markers() == null) {

@@ -111,6 +111,23 @@ public final class TransactionStateMachine implements CoordinatorShard {
      *     COORDINATOR_NOT_AVAILABLE})
      */
     public CoordinatorResult<InitResult> initProducerId(String transactionalId, long candidateProducerId, long nowMs) {
+        return initProducerId(transactionalId, candidateProducerId, -1, nowMs);
+    }
+
+    /**
+     * InitProducerId v1: as {@link #initProducerId(String, long, long)}, with the producer's
+     * transaction timeout.
+     *
+     * @param transactionTimeoutMs the producer's {@code transaction.timeout.ms}, or -1 for {@code
+     *     transaction.default.timeout.ms}; outside 1..{@code transaction.max.timeout.ms} (and not -1)
+     *     it is answered {@code INVALID_REQUEST} and nothing changes
+     */
+    public CoordinatorResult<InitResult> initProducerId(
+            String transactionalId, long candidateProducerId, int transactionTimeoutMs, long nowMs) {
+        if (transactionTimeoutMs != -1 && (transactionTimeoutMs < 1 || transactionTimeoutMs > config.maxTimeoutMs())) {
+            return CoordinatorResult.of(InitResult.error(Errors.INVALID_REQUEST));
+        }
+        int timeoutMs = transactionTimeoutMs == -1 ? config.defaultTimeoutMs() : transactionTimeoutMs;
         Txn t = txns.get(transactionalId);
         if (t == null) {
             if (candidateProducerId < 0) {
@@ -120,7 +137,7 @@ public final class TransactionStateMachine implements CoordinatorShard {
             t.producerId = candidateProducerId;
             t.epoch = 0;
             t.state = TransactionState.EMPTY;
-            t.timeoutMs = config.defaultTimeoutMs();
+            t.timeoutMs = timeoutMs;
             t.sequence = 0;
             t.startMs = -1;
             t.updateMs = nowMs;
@@ -154,7 +171,7 @@ public final class TransactionStateMachine implements CoordinatorShard {
         }
         t.state = TransactionState.EMPTY;
         t.partitions.clear();
-        t.timeoutMs = config.defaultTimeoutMs();
+        t.timeoutMs = timeoutMs;
         t.updateMs = nowMs;
         return write(transactionalId, t, new InitResult(Errors.NONE, t.producerId, t.epoch, null));
     }
@@ -188,10 +205,29 @@ public final class TransactionStateMachine implements CoordinatorShard {
      */
     public CoordinatorResult<TxnResult> endTransaction(
             String transactionalId, long producerId, short epoch, boolean commit, long nowMs) {
+        return endTransaction(transactionalId, producerId, epoch, commit, -1L, nowMs);
+    }
+
+    /**
+     * EndTransaction v1: as {@link #endTransaction(String, long, short, boolean, long)}, for the
+     * transaction of {@code transactionSequence} only: another sequence than the id's current
+     * transaction's is {@code INVALID_TXN_STATE} and changes nothing (a late End of an earlier
+     * transaction can neither commit nor abort the next one); -1 does not check (v0).
+     */
+    public CoordinatorResult<TxnResult> endTransaction(
+            String transactionalId,
+            long producerId,
+            short epoch,
+            boolean commit,
+            long transactionSequence,
+            long nowMs) {
         Txn t = txns.get(transactionalId);
         short code = check(t, producerId, epoch, Errors.PRODUCER_FENCED);
         if (code != Errors.NONE) {
             return CoordinatorResult.of(TxnResult.error(code));
+        }
+        if (transactionSequence >= 0 && transactionSequence != t.sequence) {
+            return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));
         }
         TransactionState prepare = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
         TransactionState complete = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;

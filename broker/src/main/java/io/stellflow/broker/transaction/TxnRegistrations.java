@@ -103,20 +103,45 @@ public final class TxnRegistrations {
     /**
      * The sequence under which {@code partition} (led here at {@code leaderEpoch}) is registered for
      * the producer at {@code epoch}, or -1 when it must register first (never registered, forgotten
-     * after a marker, or evicted).
+     * after a marker, or evicted). For a Produce without a transaction sequence (v0, v1).
      */
     public long cached(long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+        return cached(producerId, epoch, partition, leaderEpoch, -1L);
+    }
+
+    /**
+     * As {@link #cached(long, short, TransactionPartition, int)} for a Produce v2 that carries {@code
+     * expectedSequence} (-1 when unknown): a registration of another sequence is a miss, so the
+     * coordinator decides (it refuses a Produce of an earlier transaction).
+     */
+    public long cached(
+            long producerId, short epoch, TransactionPartition partition, int leaderEpoch, long expectedSequence) {
         Key key = new Key(producerId, partition.topic(), partition.partition());
         Registered r;
         synchronized (registered) {
             r = registered.get(key);
         }
-        return r != null && r.epoch == epoch && r.leaderEpoch == leaderEpoch ? r.sequence : -1;
+        return r != null
+                        && r.epoch == epoch
+                        && r.leaderEpoch == leaderEpoch
+                        && (expectedSequence < 0 || expectedSequence == r.sequence)
+                ? r.sequence
+                : -1;
     }
 
-    /** Registers {@code partition} at the coordinator of {@code transactionalId}; see the class comment. */
+    /**
+     * Registers {@code partition} at the coordinator of {@code transactionalId}; see the class comment.
+     *
+     * @param expectedSequence the transaction sequence the Produce carries (v2), or -1 when unknown
+     *     (v0, v1): the coordinator answers {@code INVALID_TXN_STATE} when it is not the ONGOING one
+     */
     public CompletableFuture<Long> register(
-            String transactionalId, long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
+            String transactionalId,
+            long producerId,
+            short epoch,
+            TransactionPartition partition,
+            int leaderEpoch,
+            long expectedSequence) {
         int p = coordinator.partitionOf(transactionalId);
         if (p < 0) {
             return CompletableFuture.completedFuture((long) -Errors.BROKER_NOT_AVAILABLE);
@@ -129,13 +154,13 @@ public final class TxnRegistrations {
             return CompletableFuture.completedFuture((long) -Errors.BROKER_NOT_AVAILABLE);
         } else if (leader == brokerId) {
             answer = coordinator
-                    .registerPartition(transactionalId, producerId, epoch, -1, partition)
+                    .registerPartition(transactionalId, producerId, epoch, expectedSequence, partition)
                     .handle((r, e) -> e != null
                             ? -(long) CoordinatorException.errorCodeOf(e)
                             : r.errorCode() == Errors.NONE ? r.transactionSequence() : -(long) r.errorCode());
         } else {
             RegisterTxnPartitionRequest request = new RegisterTxnPartitionRequest(
-                    transactionalId, producerId, epoch, -1, partition.topic(), partition.partition());
+                    transactionalId, producerId, epoch, expectedSequence, partition.topic(), partition.partition());
             answer = requests.get()
                     .send(
                             leader,

@@ -63,6 +63,56 @@ class TransactionStateMachineTest {
     }
 
     @Test
+    void anEndV1OfAnotherTransactionSequenceIsRefusedAndChangesNothing() {
+        InitResult p = f.init(TX);
+        f.begin(TX, p);
+        f.register(TX, p, 1, "t", 0);
+        TxnResult first = f.run(f.machine.endTransaction(TX, p.producerId(), p.producerEpoch(), true, 1, f.nowMs));
+        f.markersWritten(first.markers());
+        assertThat(f.begin(TX, p).transactionSequence()).isEqualTo(2);
+        f.register(TX, p, 2, "t", 0);
+        int logged = f.log.size();
+        // A late End (abort or commit) of transaction 1 can neither end transaction 2 ...
+        for (boolean commit : new boolean[] {false, true}) {
+            assertThat(f.run(f.machine.endTransaction(TX, p.producerId(), p.producerEpoch(), commit, 1, f.nowMs)))
+                    .isEqualTo(new TxnResult(Errors.INVALID_TXN_STATE, null, -1, null));
+        }
+        assertThat(f.log).hasSize(logged);
+        assertThat(f.machine.describe(TX).state()).isEqualTo(TransactionState.ONGOING);
+        // ... nor a sequence from the future; the right one ends it, and its retry is answered again.
+        assertThat(f.run(f.machine.endTransaction(TX, p.producerId(), p.producerEpoch(), false, 3, f.nowMs))
+                        .errorCode())
+                .isEqualTo(Errors.INVALID_TXN_STATE);
+        TxnResult second = f.run(f.machine.endTransaction(TX, p.producerId(), p.producerEpoch(), false, 2, f.nowMs));
+        assertThat(second.state()).isEqualTo(TransactionState.PREPARE_ABORT);
+        f.markersWritten(second.markers());
+        assertThat(f.run(f.machine.endTransaction(TX, p.producerId(), p.producerEpoch(), false, 2, f.nowMs)))
+                .isEqualTo(new TxnResult(Errors.NONE, TransactionState.COMPLETE_ABORT, 2, null));
+        assertThat(f.run(f.machine.endTransaction(TX, p.producerId(), p.producerEpoch(), false, 1, f.nowMs))
+                        .errorCode())
+                .isEqualTo(Errors.INVALID_TXN_STATE);
+    }
+
+    @Test
+    void anInitV1KeepsItsTransactionTimeoutAndRefusesOneOutsideTheBounds() {
+        int max = TransactionCoordinatorConfig.DEFAULTS.maxTimeoutMs();
+        for (int bad : new int[] {0, -2, max + 1}) {
+            assertThat(f.run(f.machine.initProducerId(TX, 1000, bad, f.nowMs)))
+                    .isEqualTo(new InitResult(Errors.INVALID_REQUEST, -1, (short) -1, null));
+        }
+        assertThat(f.machine.describe(TX)).isNull();
+        assertThat(f.run(f.machine.initProducerId(TX, 1000, 5_000, f.nowMs)).producerEpoch())
+                .isEqualTo((short) 0);
+        assertThat(f.machine.describe(TX).timeoutMs()).isEqualTo(5_000);
+        // a later Init with the default (-1) takes the broker's default again
+        f.run(f.machine.initProducerId(TX, 1001, -1, f.nowMs));
+        assertThat(f.machine.describe(TX).timeoutMs())
+                .isEqualTo(TransactionCoordinatorConfig.DEFAULTS.defaultTimeoutMs());
+        f.run(f.machine.initProducerId(TX, 1002, max, f.nowMs));
+        assertThat(f.machine.describe(TX).timeoutMs()).isEqualTo(max);
+    }
+
+    @Test
     void anAbortGoesPrepareAbortThenCompleteAbort() {
         InitResult p = f.init(TX);
         f.begin(TX, p);

@@ -42,6 +42,20 @@ class TxnRegistrationsTest {
     }
 
     @Test
+    void aProduceV2SequenceHitsOnlyTheRegistrationOfItsTransaction() {
+        TxnRegistrations r = registrations(10);
+        r.remember(1000, (short) 2, tp(0), 5, 42);
+        assertThat(r.cached(1000, (short) 2, tp(0), 5, 42)).isEqualTo(42);
+        assertThat(r.cached(1000, (short) 2, tp(0), 5, -1))
+                .as("v0/v1: no sequence")
+                .isEqualTo(42);
+        assertThat(r.cached(1000, (short) 2, tp(0), 5, 41))
+                .as("a Produce of an earlier transaction: the coordinator decides")
+                .isEqualTo(-1);
+        assertThat(r.cached(1000, (short) 2, tp(0), 5, 43)).isEqualTo(-1);
+    }
+
+    @Test
     void theEldestRegistrationIsEvictedBeyondTheBound() {
         TxnRegistrations r = registrations(3);
         for (int p = 0; p < 4; p++) {

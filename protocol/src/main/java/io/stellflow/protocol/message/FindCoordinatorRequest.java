@@ -8,7 +8,9 @@ import static io.stellflow.protocol.WireWriter.writeNullableString;
 import io.netty.buffer.ByteBuf;
 
 /**
- * FindCoordinator request v0 (apiKey 7, {@code docs/spec/wire-protocol.md} §6.8).
+ * FindCoordinator request v0 (apiKey 7, {@code docs/spec/wire-protocol.md} §6.8) and v1 (ours,
+ * {@code docs/protocol-additions.md}: the same layout, and keyType {@link #KEY_TYPE_TRANSACTION}
+ * asks for a transactional id's coordinator).
  *
  * <pre>
  * key nullable string | keyType int8
@@ -20,13 +22,20 @@ import io.netty.buffer.ByteBuf;
  * INVALID_REQUEST in the body by the broker, so the codec reads them. Immutable, thread-safe.
  * {@link #read} throws ProtocolException INVALID_REQUEST on any strict decoding violation.
  *
- * @param key the group id
- * @param keyType {@link #KEY_TYPE_GROUP}, the only type defined in v0
+ * @param key the group id, or the transactional id (keyType 1)
+ * @param keyType {@link #KEY_TYPE_GROUP}, the only type defined in v0; v1 adds {@link
+ *     #KEY_TYPE_TRANSACTION}
  */
 public record FindCoordinatorRequest(String key, byte keyType) implements ApiMessage {
 
     /** keyType of a group coordinator lookup. */
     public static final byte KEY_TYPE_GROUP = 0;
+
+    /** keyType of a transaction coordinator lookup (FindCoordinator v1). */
+    public static final byte KEY_TYPE_TRANSACTION = 1;
+
+    /** The version that accepts {@link #KEY_TYPE_TRANSACTION}. */
+    public static final short VERSION_WITH_TRANSACTION_KEY = 1;
 
     /** A lookup of {@code groupId}'s coordinator. */
     public static FindCoordinatorRequest forGroup(String groupId) {

@@ -4,6 +4,7 @@ import static io.stellflow.protocol.WireReader.ensureFullyRead;
 import static io.stellflow.protocol.WireReader.readArray;
 import static io.stellflow.protocol.WireReader.readInt16;
 import static io.stellflow.protocol.WireReader.readInt32;
+import static io.stellflow.protocol.WireReader.readInt64;
 import static io.stellflow.protocol.WireReader.readNullableBytes;
 import static io.stellflow.protocol.WireReader.readNullableString;
 import static io.stellflow.protocol.WireReader.readString;
@@ -22,7 +23,14 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Produce request v0 (apiKey 2, {@code docs/spec/wire-protocol.md} §6.3).
+ * Produce request v0 (apiKey 2, {@code docs/spec/wire-protocol.md} §6.3), v1 (the same layout) and
+ * v2 (ours, {@code docs/protocol-additions.md}): v2 inserts {@code transactionSequence} int64 right
+ * after {@code transactionalId}, the sequence BeginTransaction v1 answered (-1 when not transactional
+ * or unknown), so a Produce of an earlier transaction is refused instead of joining the next one.
+ *
+ * <pre>
+ * transactionalId nullable string | v2: transactionSequence int64 | acks int16 | timeoutMs int32 | topicData[]
+ * </pre>
  *
  * <p>Buffer ownership: on {@link #read}, each {@link PartitionData#records()} is a slice of the body
  * buffer (no copy, no retain), valid only while the frame buffer is alive; retain it (or copy) to
@@ -37,11 +45,19 @@ import java.util.Set;
  * throws ProtocolException INVALID_REQUEST. Records are not validated here (see
  * {@code RecordBatchValidator}). Immutable record; thread-safe as long as the slices are not released.
  */
-public record ProduceRequest(String transactionalId, short acks, int timeoutMs, List<TopicData> topicData)
+public record ProduceRequest(
+        String transactionalId, long transactionSequence, short acks, int timeoutMs, List<TopicData> topicData)
         implements ApiMessage {
+    /** The version that carries {@link #transactionSequence}. */
+    public static final short VERSION_WITH_TXN_SEQUENCE = 2;
 
     public ProduceRequest {
         topicData = List.copyOf(topicData);
+    }
+
+    /** A v0/v1 request (no transaction sequence: -1). */
+    public ProduceRequest(String transactionalId, short acks, int timeoutMs, List<TopicData> topicData) {
+        this(transactionalId, -1L, acks, timeoutMs, topicData);
     }
 
     /** One topic of the request. */
@@ -54,9 +70,18 @@ public record ProduceRequest(String transactionalId, short acks, int timeoutMs, 
     /** One partition: a RecordBatchSet ({@code docs/spec/wire-protocol.md} §7), or null. */
     public record PartitionData(int partition, ByteBuf records) {}
 
+    /** Writes the v0/v1 layout. */
     @Override
     public void write(ByteBuf out) {
+        write(out, (short) 0);
+    }
+
+    /** Writes the layout of {@code version} (0, 1 or 2). */
+    public void write(ByteBuf out, short version) {
         writeNullableString(out, transactionalId);
+        if (version >= VERSION_WITH_TXN_SEQUENCE) {
+            out.writeLong(transactionSequence);
+        }
         out.writeShort(acks);
         out.writeInt(timeoutMs);
         writeArray(out, topicData, (b, t) -> {
@@ -68,8 +93,22 @@ public record ProduceRequest(String transactionalId, short acks, int timeoutMs, 
         });
     }
 
+    /** Reads a v0/v1 request. */
     public static ProduceRequest read(ByteBuf body) {
+        return read(body, (short) 0);
+    }
+
+    /** Reads a request of {@code version} (0, 1 or 2); v2 with a null transactionalId must carry -1. */
+    public static ProduceRequest read(ByteBuf body, short version) {
         String transactionalId = readNullableString(body, "transactionalId");
+        long transactionSequence = -1L;
+        if (version >= VERSION_WITH_TXN_SEQUENCE) {
+            transactionSequence = readInt64(body, "transactionSequence");
+            if (transactionSequence < -1 || (transactionalId == null && transactionSequence != -1)) {
+                throw invalid("transactionSequence " + transactionSequence + " with transactionalId " + transactionalId
+                        + " (must be -1 without a transactional id, >= -1 with one)");
+            }
+        }
         short acks = readInt16(body, "acks");
         int timeoutMs = readInt32(body, "timeoutMs");
         List<TopicData> topics = readArray(
@@ -103,7 +142,7 @@ public record ProduceRequest(String transactionalId, short acks, int timeoutMs, 
                 }
             }
         }
-        return new ProduceRequest(transactionalId, acks, timeoutMs, topics);
+        return new ProduceRequest(transactionalId, transactionSequence, acks, timeoutMs, topics);
     }
 
     private static ProtocolException invalid(String msg) {

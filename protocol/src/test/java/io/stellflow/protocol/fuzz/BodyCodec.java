@@ -166,7 +166,22 @@ public enum BodyCodec {
     DESCRIBE_TRANSACTIONS_REQUEST(DescribeTransactionsRequest::read, ApiMessage::write),
     DESCRIBE_TRANSACTIONS_RESPONSE(DescribeTransactionsResponse::read, ApiMessage::write),
     DESCRIBE_PRODUCERS_REQUEST(DescribeProducersRequest::read, ApiMessage::write),
-    DESCRIBE_PRODUCERS_RESPONSE(DescribeProducersResponse::read, ApiMessage::write);
+    DESCRIBE_PRODUCERS_RESPONSE(DescribeProducersResponse::read, ApiMessage::write),
+    // Our transactional producer's versions (issue #20): Produce v2, InitProducerId v1,
+    // EndTransaction v1, BeginTransaction v1's response. FindCoordinator v1 has v0's layout.
+    PRODUCE_REQUEST_V2(
+            b -> ProduceRequest.read(b, (short) 2),
+            (m, out) -> ((ProduceRequest) m).write(out, (short) 2),
+            m -> true,
+            BodyCodec::checkProduceV2),
+    INIT_PRODUCER_ID_REQUEST_V1(
+            b -> InitProducerIdRequest.read(b, (short) 1),
+            (m, out) -> ((InitProducerIdRequest) m).write(out, (short) 1)),
+    END_TRANSACTION_REQUEST_V1(
+            b -> EndTransactionRequest.read(b, (short) 1),
+            (m, out) -> ((EndTransactionRequest) m).write(out, (short) 1)),
+    BEGIN_TRANSACTION_RESPONSE_V1(
+            b -> TransactionResponse.read(b, true), (m, out) -> ((TransactionResponse) m).write(out, true));
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;
@@ -195,6 +210,14 @@ public enum BodyCodec {
             s.append(s.isEmpty() ? part : Character.toUpperCase(part.charAt(0)) + part.substring(1));
         }
         return s.toString();
+    }
+
+    private static void checkProduceV2(ApiMessage m) {
+        ProduceRequest r = (ProduceRequest) m;
+        check(
+                r.transactionSequence() >= -1 && (r.transactionalId() != null || r.transactionSequence() == -1),
+                "transactionSequence " + r.transactionSequence() + " accepted");
+        checkProduce(m);
     }
 
     private static void checkProduce(ApiMessage m) {

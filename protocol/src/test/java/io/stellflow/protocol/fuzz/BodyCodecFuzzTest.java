@@ -357,6 +357,26 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.DESCRIBE_PRODUCERS_RESPONSE, input);
     }
 
+    @FuzzTest
+    void produceRequestV2(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.PRODUCE_REQUEST_V2, input);
+    }
+
+    @FuzzTest
+    void initProducerIdRequestV1(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.INIT_PRODUCER_ID_REQUEST_V1, input);
+    }
+
+    @FuzzTest
+    void endTransactionRequestV1(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.END_TRANSACTION_REQUEST_V1, input);
+    }
+
+    @FuzzTest
+    void beginTransactionResponseV1(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.BEGIN_TRANSACTION_RESPONSE_V1, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

@@ -50,7 +50,7 @@ import java.util.function.Consumer;
 final class GroupSeedFiles {
     private GroupSeedFiles() {}
 
-    private static byte[] bytes(Consumer<ByteBuf> writer) {
+    static byte[] bytes(Consumer<ByteBuf> writer) {
         ByteBuf out = Unpooled.buffer();
         try {
             writer.accept(out);

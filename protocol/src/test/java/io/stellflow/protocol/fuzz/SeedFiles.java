@@ -434,6 +434,27 @@ public final class SeedFiles {
                                         List.of(new DescribeProducersResponse.Producer(
                                                 5, (short) 0, -1, 0, -1, -1, -1)))))))));
             }
+            case PRODUCE_REQUEST_V2 -> {
+                b.add(GroupSeedFiles.bytes(out -> produceRequest().write(out, (short) 2)));
+                // the worked example of docs/protocol-additions.md: "tx", transaction 3, acks -1, "t"-0 null
+                b.add(hex("0002" + "7478" + "0000000000000003" + "ffff" + "00007530" + "00000001" + "0001" + "74"
+                        + "00000001" + "00000000" + "ffffffff"));
+            }
+            case INIT_PRODUCER_ID_REQUEST_V1 -> {
+                b.add(hex("0002" + "7478" + "00007530")); // "tx", 30000 ms
+                b.add(GroupSeedFiles.bytes(out -> new InitProducerIdRequest(null, -1).write(out, (short) 1)));
+            }
+            case END_TRANSACTION_REQUEST_V1 -> {
+                b.add(hex("0002" + "7478" + "00000000000003e8" + "0001" + "01" + "0000000000000003"));
+                b.add(GroupSeedFiles.bytes(
+                        out -> new EndTransactionRequest("orders-tx-é", 5, (short) 0, false, 0).write(out, (short) 1)));
+            }
+            case BEGIN_TRANSACTION_RESPONSE_V1 -> {
+                b.add(hex("0000" + "00000000000003e8" + "0001" + "0007" + "4f4e474f494e47" + "0000000000000003"));
+                b.add(GroupSeedFiles.bytes(out -> new TransactionResponse(
+                                Errors.PRODUCER_FENCED, 1000, (short) 1, TransactionResponse.FAILED, -1)
+                        .write(out, true)));
+            }
             case DELETE_RECORDS_REQUEST -> {
                 b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));
                 b.add(encode(new DeleteRecordsRequest(List.of(new DeleteRecordsRequest.Topic(

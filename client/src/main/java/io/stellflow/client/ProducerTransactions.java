@@ -1,0 +1,345 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.Errors;
+import java.util.Map;
+
+/**
+ * The transactional producer's state machine ({@code transactional.id}; {@code docs/exactly-once.md},
+ * "Our producer: transactions"), with Kafka's states:
+ *
+ * <pre>
+ * UNINITIALIZED --initTransactions--> READY --beginTransaction--> IN_TRANSACTION
+ * IN_TRANSACTION --commitTransaction--> COMMITTING --(flushed, End commit)--> READY
+ * IN_TRANSACTION, ABORTABLE_ERROR --abortTransaction--> ABORTING --(unsent failed, End abort)--> READY
+ * IN_TRANSACTION, COMMITTING --a record fails--> ABORTABLE_ERROR (only abortTransaction helps)
+ * any --fenced (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH)--> FATAL_ERROR (only close helps)
+ * </pre>
+ *
+ * <p>BeginTransaction v1 answers the transaction's sequence ({@link #transactionSequence}), which
+ * every Produce v2 of the transaction and its EndTransaction v1 carry, so a delayed request of this
+ * transaction can neither join nor end the next one. A commit or abort whose End could not be
+ * confirmed within {@code max.block.ms} throws and leaves the state COMMITTING or ABORTING: calling
+ * the same method again sends the same End (the coordinator answers a repeated End of its completed
+ * transaction again). After an abort that left a hole in a partition's sequences (a batch failed),
+ * InitProducerId is sent again: the epoch goes up and every partition's sequences start at 0.
+ *
+ * <p>Thread-safety: the public operations are called by application threads, one at a time (as
+ * Kafka's; concurrent calls get {@link IllegalStateException} from the state checks); {@link
+ * #batchFailed} comes from the client's I/O thread. State changes are short synchronized sections;
+ * nothing blocks while holding the monitor.
+ */
+final class ProducerTransactions {
+    /** Kafka's transaction states. */
+    enum State {
+        UNINITIALIZED,
+        READY,
+        IN_TRANSACTION,
+        COMMITTING,
+        ABORTING,
+        ABORTABLE_ERROR,
+        FATAL_ERROR
+    }
+
+    /** One coordinator answer: the code, the producer id and epoch (Init), the transaction sequence (Begin). */
+    record Answer(short errorCode, long producerId, short epoch, long transactionSequence) {}
+
+    /** The coordinator's requests; {@link TransactionCoordinatorCalls} over the network. */
+    interface Calls {
+        /** InitProducerId v1 with {@code transaction.timeout.ms}, retried while retriable. */
+        Answer initProducerId(int transactionTimeoutMs);
+
+        /** BeginTransaction v1, retried while retriable. */
+        Answer beginTransaction(long producerId, short epoch);
+
+        /** EndTransaction v1, retried while retriable. */
+        Answer endTransaction(long producerId, short epoch, boolean commit, long transactionSequence);
+    }
+
+    /** What the state machine needs of the sender ({@link ProducerSender}). */
+    interface Batches {
+        /** Sets the producer id and epoch; every partition starts at sequence 0. */
+        void producerId(long producerId, short epoch);
+
+        /** Sends everything and waits until each batch is acknowledged or failed. */
+        void flush() throws InterruptedException;
+
+        /** Fails every batch not sent yet with {@code error}; returns how many. */
+        int failUnsent(StellflowException error);
+
+        /** Whether a failed batch left a hole in the sequences (a new epoch is needed). */
+        boolean producerIdResetNeeded();
+    }
+
+    /**
+     * The seam for transactional offset commits (TxnOffsetCommit, apiKey 31, built beside this):
+     * {@link StellflowProducer#sendOffsetsToTransaction} checks the state and calls it. Until it is
+     * wired, {@link #UNAVAILABLE} throws {@code UnsupportedOperationException}.
+     */
+    @FunctionalInterface
+    interface TransactionalOffsetSender {
+        /**
+         * Commits {@code offsets} (the next offset to read, per partition) of {@code groupId} within
+         * the transaction; they become visible when it commits. Blocks until answered.
+         *
+         * @throws StellflowException with the coordinator's code on failure
+         */
+        void send(
+                String transactionalId,
+                long producerId,
+                short epoch,
+                long transactionSequence,
+                String groupId,
+                Map<TopicPartition, Long> offsets);
+
+        /** Not wired yet. */
+        TransactionalOffsetSender UNAVAILABLE = (id, pid, epoch, seq, group, offsets) -> {
+            throw new UnsupportedOperationException("TxnOffsetCommit not available");
+        };
+    }
+
+    private final String transactionalId;
+    private final int transactionTimeoutMs;
+    private final Calls calls;
+    private final Batches batches;
+    private volatile TransactionalOffsetSender offsets;
+
+    private State state = State.UNINITIALIZED;
+    private long producerId = -1;
+    private short epoch = -1;
+    private volatile long transactionSequence = -1;
+    /** Why the state is ABORTABLE_ERROR or FATAL_ERROR. */
+    private StellflowException error;
+    /** See {@link #unsentError}; null while records may be sent. */
+    private volatile StellflowException unsentError;
+
+    ProducerTransactions(
+            String transactionalId,
+            int transactionTimeoutMs,
+            Calls calls,
+            Batches batches,
+            TransactionalOffsetSender offsets) {
+        this.transactionalId = transactionalId;
+        this.transactionTimeoutMs = transactionTimeoutMs;
+        this.calls = calls;
+        this.batches = batches;
+        this.offsets = offsets;
+    }
+
+    /** Plugs in the TxnOffsetCommit call ({@link TransactionalOffsetSender}). */
+    void offsetSender(TransactionalOffsetSender sender) {
+        this.offsets = sender;
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    /** The sequence of the open transaction, for Produce v2 (-1 before the first Begin). */
+    long transactionSequence() {
+        return transactionSequence;
+    }
+
+    /** InitProducerId: the id and a new epoch (fencing older instances of the id). */
+    void initTransactions() {
+        enter(State.UNINITIALIZED, State.UNINITIALIZED, "initTransactions");
+        init();
+        synchronized (this) {
+            state = State.READY;
+        }
+    }
+
+    /** BeginTransaction v1: opens the next transaction and takes its sequence. */
+    void beginTransaction() {
+        enter(State.READY, State.READY, "beginTransaction");
+        Answer a = calls.beginTransaction(producerId, epoch);
+        if (a.errorCode() != Errors.NONE) {
+            throw failed("BeginTransaction", a.errorCode(), false);
+        }
+        synchronized (this) {
+            transactionSequence = a.transactionSequence();
+            state = State.IN_TRANSACTION;
+        }
+    }
+
+    /**
+     * Flushes, then EndTransaction v1 commit. A record of the transaction that failed makes it
+     * ABORTABLE_ERROR and throws (the application must abort); fenced: FATAL_ERROR.
+     */
+    void commitTransaction() throws InterruptedException {
+        synchronized (this) {
+            if (state != State.COMMITTING) { // COMMITTING: a retry after an End that was not confirmed
+                enter(State.IN_TRANSACTION, State.COMMITTING, "commitTransaction");
+            }
+        }
+        batches.flush();
+        synchronized (this) {
+            if (state != State.COMMITTING) {
+                throw error; // a batch failed during the flush: ABORTABLE_ERROR or FATAL_ERROR
+            }
+        }
+        Answer a = calls.endTransaction(producerId, epoch, true, transactionSequence);
+        if (a.errorCode() != Errors.NONE) {
+            throw failed("EndTransaction(commit)", a.errorCode(), true);
+        }
+        synchronized (this) {
+            state = State.READY;
+        }
+    }
+
+    /**
+     * Fails the transaction's unsent records with {@link TransactionAbortedException}, waits for those
+     * in flight, then EndTransaction v1 abort; a new epoch when a failed batch left a sequence hole.
+     */
+    void abortTransaction() throws InterruptedException {
+        synchronized (this) {
+            if (state == State.FATAL_ERROR) {
+                throw error;
+            }
+            if (state != State.IN_TRANSACTION
+                    && state != State.ABORTABLE_ERROR
+                    && state != State.ABORTING
+                    && state != State.COMMITTING) {
+                throw new IllegalStateException("abortTransaction in state " + state + " (transactional.id="
+                        + transactionalId + "): no transaction is open");
+            }
+            state = State.ABORTING;
+            unsentError = null;
+        }
+        batches.failUnsent(new TransactionAbortedException("the transaction of transactional.id=" + transactionalId
+                + " (sequence " + transactionSequence + ") was aborted before this record was sent"));
+        batches.flush();
+        Answer a = calls.endTransaction(producerId, epoch, false, transactionSequence);
+        if (a.errorCode() != Errors.NONE) {
+            throw failed("EndTransaction(abort)", a.errorCode(), true);
+        }
+        if (batches.producerIdResetNeeded()) {
+            init(); // a failed batch left a hole in its partition's sequences: take a new epoch
+        }
+        synchronized (this) {
+            state = State.READY;
+        }
+    }
+
+    /** {@code sendOffsetsToTransaction}: the state checks, then the {@link TransactionalOffsetSender}. */
+    void sendOffsetsToTransaction(Map<TopicPartition, Long> offsetsToCommit, String groupId) {
+        if (offsetsToCommit == null || groupId == null || groupId.isEmpty()) {
+            throw new IllegalArgumentException("sendOffsetsToTransaction needs offsets and a non-empty groupId, got "
+                    + offsetsToCommit + " and " + groupId);
+        }
+        enter(State.IN_TRANSACTION, State.IN_TRANSACTION, "sendOffsetsToTransaction");
+        if (offsetsToCommit.isEmpty()) {
+            return;
+        }
+        try {
+            offsets.send(transactionalId, producerId, epoch, transactionSequence, groupId, offsetsToCommit);
+        } catch (StellflowException e) {
+            throw failed("TxnOffsetCommit", e.errorCode(), true);
+        }
+    }
+
+    /**
+     * Whether a record may be sent now: null in IN_TRANSACTION; the error in ABORTABLE_ERROR or
+     * FATAL_ERROR (given to the record's callback).
+     *
+     * @throws IllegalStateException outside a transaction
+     */
+    synchronized StellflowException checkSend() {
+        return switch (state) {
+            case IN_TRANSACTION -> null;
+            case ABORTABLE_ERROR -> unsentError; // "not sent: the transaction can only be aborted since ..."
+            case FATAL_ERROR -> error;
+            default ->
+                throw new IllegalStateException("send in state " + state + " (transactional.id=" + transactionalId
+                        + "): call " + (state == State.UNINITIALIZED ? "initTransactions" : "beginTransaction")
+                        + " first");
+        };
+    }
+
+    /** A batch failed with {@code code} (I/O thread): the transaction can only abort, or is fenced. */
+    void batchFailed(short code) {
+        synchronized (this) {
+            if (state == State.IN_TRANSACTION || state == State.COMMITTING) {
+                if (fenced(code)) {
+                    error = new ProducerFencedException(fencedMessage("a Produce", code), null);
+                    state = State.FATAL_ERROR;
+                    unsentError = error;
+                } else {
+                    abortable(new StellflowException(
+                            code,
+                            "a record of the transaction of transactional.id=" + transactionalId
+                                    + " failed; call abortTransaction"));
+                }
+            }
+        }
+    }
+
+    /**
+     * Non-null while the transaction cannot commit (ABORTABLE_ERROR, FATAL_ERROR): the sender fails
+     * the records not sent yet with it instead of sending them (read on the sender thread, no lock).
+     */
+    StellflowException unsentError() {
+        return unsentError;
+    }
+
+    private void abortable(StellflowException e) {
+        error = e;
+        state = State.ABORTABLE_ERROR;
+        unsentError = new StellflowException(
+                e.errorCode(), "not sent: the transaction can only be aborted since " + e.reason(), e);
+    }
+
+    private void init() {
+        Answer a = calls.initProducerId(transactionTimeoutMs);
+        if (a.errorCode() != Errors.NONE) {
+            throw failed("InitProducerId", a.errorCode(), false);
+        }
+        synchronized (this) {
+            producerId = a.producerId();
+            epoch = a.epoch();
+        }
+        batches.producerId(a.producerId(), a.epoch());
+    }
+
+    /** Checks the state is {@code expected} (FATAL and ABORTABLE errors are thrown) and moves to {@code next}. */
+    private synchronized void enter(State expected, State next, String what) {
+        if (state == State.FATAL_ERROR || (state == State.ABORTABLE_ERROR && expected != State.UNINITIALIZED)) {
+            throw error;
+        }
+        if (state != expected) {
+            throw new IllegalStateException(
+                    what + " in state " + state + " (transactional.id=" + transactionalId + "), needs " + expected);
+        }
+        state = next;
+    }
+
+    /**
+     * The exception of a refused call: fenced codes make the producer FATAL_ERROR; {@code
+     * inTransaction}: other codes make the transaction ABORTABLE_ERROR; else the state goes back.
+     */
+    private StellflowException failed(String what, short code, boolean inTransaction) {
+        synchronized (this) {
+            if (fenced(code)) {
+                error = new ProducerFencedException(fencedMessage(what, code), null);
+                state = State.FATAL_ERROR;
+                unsentError = error;
+                return error;
+            }
+            StellflowException e =
+                    new StellflowException(code, what + " for transactional.id=" + transactionalId + " refused");
+            if (inTransaction) {
+                abortable(e);
+            } // else (Init, Begin): the state is still the one before the call
+            return e;
+        }
+    }
+
+    private String fencedMessage(String what, short code) {
+        return what + " for transactional.id=" + transactionalId + " was answered " + Errors.name(code)
+                + ": another producer with this transactional.id took over (or the transaction timed out);"
+                + " close this producer";
+    }
+
+    private static boolean fenced(short code) {
+        return code == Errors.PRODUCER_FENCED || code == Errors.INVALID_PRODUCER_EPOCH;
+    }
+}
