@@ -51,7 +51,7 @@ public class TxnOffsetCommitEndToEndTest {
 
     /**
      * TxnOffsetCommit of {@code offsets} (partition i gets offsets[i]), retried while the coordinator's
-     * topic is created or loaded; the codes in partition order.
+     * topic is created, led or loaded; the codes in partition order.
      */
     private static List<Short> txnCommit(RawClient c, long pid, short epoch, long... offsets) {
         List<OffsetCommitPartition> parts = new ArrayList<>();
@@ -67,10 +67,18 @@ public class TxnOffsetCommitEndToEndTest {
                     codes.clear();
                     OffsetCommitResponse r = OffsetCommitResponse.read(call(c, ApiKeys.TXN_OFFSET_COMMIT, req));
                     r.topics().get(0).partitions().forEach(p -> codes.add(p.errorCode()));
-                    return codes.get(0) != Errors.COORDINATOR_NOT_AVAILABLE;
+                    return !coordinatorMoving(codes.get(0));
                 },
                 "TxnOffsetCommit");
         return codes;
+    }
+
+    /**
+     * The codes a client retries after a new FindCoordinator: the first group request creates
+     * {@code __consumer_offsets}, whose partition is then led and loaded a moment later.
+     */
+    private static boolean coordinatorMoving(short code) {
+        return code == Errors.COORDINATOR_NOT_AVAILABLE || code == Errors.NOT_COORDINATOR;
     }
 
     /** OffsetFetch v0 of partitions 0 and 1, retried while the coordinator loads. */
@@ -88,7 +96,7 @@ public class TxnOffsetCommitEndToEndTest {
                     boolean loading = false;
                     for (OffsetFetchResponse.OffsetFetchPartitionResponse p :
                             r.topics().get(0).partitions()) {
-                        loading |= p.errorCode() == Errors.COORDINATOR_NOT_AVAILABLE;
+                        loading |= coordinatorMoving(p.errorCode());
                         offsets.add(p.offset());
                     }
                     return !loading;
@@ -111,7 +119,7 @@ public class TxnOffsetCommitEndToEndTest {
                             .partitions()
                             .get(0)
                             .errorCode();
-                    return code[0] != Errors.COORDINATOR_NOT_AVAILABLE;
+                    return !coordinatorMoving(code[0]);
                 },
                 "OffsetCommit");
         return code[0];
