@@ -45,22 +45,6 @@ final class TxnOffsets {
     private final Map<Long, Txn> byProducer = new HashMap<>();
     private long nextPosition;
 
-    /** No pending offsets at all. */
-    boolean isEmpty() {
-        return byProducer.isEmpty();
-    }
-
-    /** Producers with an open transaction holding offsets here (tests, describe). */
-    int producerCount() {
-        return byProducer.size();
-    }
-
-    /** The pending offsets of {@code producerId}, in write order (empty: none). */
-    List<Pending> pendingOf(long producerId) {
-        Txn t = byProducer.get(producerId);
-        return t == null ? List.of() : List.copyOf(t.offsets.values());
-    }
-
     /** Whether some producer's pending offset waits for {@code groupId}'s {@code tp}. */
     boolean hasPending(String groupId, TopicPartition tp) {
         Key k = new Key(groupId, tp);
@@ -161,11 +145,6 @@ final class TxnOffsets {
         if (!byProducer.isEmpty()) {
             dropOlder(new Key(groupId, tp), Long.MAX_VALUE);
         }
-    }
-
-    /** The whole partition's state is gone (the shard is dropped or reloaded). */
-    void clear() {
-        byProducer.clear();
     }
 
     private void dropOlder(Key k, long position) {
