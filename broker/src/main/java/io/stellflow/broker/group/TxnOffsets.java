@@ -114,7 +114,10 @@ final class TxnOffsets {
     /**
      * A COMMIT or ABORT marker of {@code producerId} (epoch {@code epoch}, transaction {@code
      * transactionSequence}, -1 unknown) closes its transaction here. A marker of an earlier
-     * transaction than the open one (a late notification after a reload) changes nothing.
+     * transaction than the open one (a late notification after a reload) changes nothing. A COMMIT of
+     * a later transaction than the pending offsets' drops them instead of applying them: they were
+     * written after their own transaction had ended (a TxnOffsetCommit that raced its EndTransaction),
+     * and the transaction that committed never included them.
      *
      * @return the offsets to apply, in write order: empty for an abort or when nothing was pending;
      *     each applied offset has already dropped the other producers' older pending offsets of its
@@ -122,15 +125,12 @@ final class TxnOffsets {
      */
     List<Pending> complete(long producerId, short epoch, long transactionSequence, boolean commit) {
         Txn t = byProducer.get(producerId);
-        if (t == null
-                || epoch < t.epoch
-                || (transactionSequence >= 0
-                        && t.transactionSequence >= 0
-                        && transactionSequence < t.transactionSequence)) {
+        boolean known = transactionSequence >= 0 && t != null && t.transactionSequence >= 0;
+        if (t == null || epoch < t.epoch || (known && transactionSequence < t.transactionSequence)) {
             return List.of();
         }
         byProducer.remove(producerId);
-        if (!commit || t.offsets.isEmpty()) {
+        if (!commit || t.offsets.isEmpty() || (known && transactionSequence > t.transactionSequence)) {
             return List.of();
         }
         List<Pending> applied = new ArrayList<>(t.offsets.values());

@@ -179,6 +179,17 @@ class TxnOffsetsShardTest {
     }
 
     @Test
+    void offsetsWrittenAfterTheirTransactionEndedAreDroppedByTheNextCommit() {
+        // Transaction 5's offsets reach the log after its marker (a client that did not wait for the
+        // answer before EndTransaction); transaction 6 then commits: 5's offsets must not ride on it.
+        txnCommit(7, (short) 0, 5, "g", 0, 10);
+        assertThat(marker(7, (short) 0, 6, true)).isZero();
+        assertThat(f.fetch("g", "t", 0)).isEqualTo(-1);
+        assertThat(f.shard.hasPendingTransactionalOffset("g", "t", 0)).isFalse();
+        assertThat(fetch(replayed(), "g", 0)).as("the same after a load").isEqualTo(-1);
+    }
+
+    @Test
     void memberAndPartitionChecksAreThoseOfACommit() {
         assertThat(txnCommit(7, (short) 0, 1, "g", "m-1", 3, 0, 10)).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
         assertThat(txnCommit(7, (short) 0, 1, "g", 0, -1)).isEqualTo(Errors.INVALID_REQUEST);
