@@ -22,8 +22,10 @@ import java.util.function.LongSupplier;
  * "Transactional offset commits"): FindCoordinator for the group, then TxnOffsetCommit to that
  * coordinator, which registers its {@code __consumer_offsets} partition in the transaction itself (no
  * AddOffsetsToTxn call). The offsets become the group's committed offsets when the transaction
- * commits, and are dropped when it aborts. The seam for {@code
- * StellflowProducer.sendOffsetsToTransaction}.
+ * commits, and are dropped when it aborts. Meant to back {@link
+ * ProducerTransactions.TransactionalOffsetSender}, the seam of {@code
+ * StellflowProducer.sendOffsetsToTransaction}: {@code (id, pid, epoch, seq, group, offsets) ->
+ * commit(id, pid, epoch, seq, group, null, -1, offsets, maxBlockMs)}.
  *
  * <p>Retries until {@code timeoutMs}: a coordinator error (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE
  * while it loads or its transaction coordinator cannot be reached, BROKER_NOT_AVAILABLE, a lost
