@@ -20,6 +20,7 @@ import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
 import io.stellflow.broker.coordinator.OffsetsTopic;
 import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
+import io.stellflow.broker.group.TxnOffsetMarkers;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.DeleteRecordsHandler;
@@ -172,6 +173,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
             ApiKeys.WRITE_TXN_MARKERS,
+            ApiKeys.TXN_OFFSET_COMMIT,
             ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_TRANSACTIONS,
             ApiKeys.DESCRIBE_PRODUCERS,
@@ -498,7 +500,8 @@ public final class StellflowServer implements AutoCloseable {
                 .handlers());
         TxnRegistrations registrations =
                 new TxnRegistrations(config.brokerId(), txnCoordinator, replicas::image, () -> requests);
-        LeaderMarkers leaderMarkers = new LeaderMarkers(replicas, appends, timer, registrations);
+        LeaderMarkers leaderMarkers =
+                new LeaderMarkers(replicas, appends, timer, registrations, new TxnOffsetMarkers(groupRuntime));
         handlers.put(ApiKeys.WRITE_TXN_MARKERS, new WriteTxnMarkersHandler(leaderMarkers));
         markerRetries = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-txn-markers", true));
         txnCoordinator.markerWriter(new BrokerMarkerWriter(
@@ -551,7 +554,7 @@ public final class StellflowServer implements AutoCloseable {
                                 return txnCoordinator.runtime().status(partition);
                             }
                         }));
-        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic, telemetry.metrics()).handlers());
+        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic, telemetry.metrics(), registrations).handlers());
         Map<Short, Short> versions = new LinkedHashMap<>();
         for (Map.Entry<Short, ApiHandler> h : handlers.entrySet()) {
             if (h.getValue().maxVersion() > 0) {

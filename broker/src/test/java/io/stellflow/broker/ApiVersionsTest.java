@@ -80,6 +80,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 28, (short) 0, (short) 0),
                         new ApiVersionRange((short) 29, (short) 0, (short) 0),
                         new ApiVersionRange((short) 30, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 31, (short) 0, (short) 0),
                         new ApiVersionRange((short) 32, (short) 0, (short) 0),
                         new ApiVersionRange((short) 33, (short) 0, (short) 0),
                         new ApiVersionRange((short) 34, (short) 0, (short) 0),
@@ -105,7 +106,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(32);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(33);
     }
 
     @Test

@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, WriteTxnMarkers 30, ListTransactions 32, DescribeTransactions 33, DescribeProducers 34, DescribeControllers 60, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, WriteTxnMarkers 30, TxnOffsetCommit 31, ListTransactions 32, DescribeTransactions 33, DescribeProducers 34, DescribeControllers 60, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -75,6 +75,11 @@ public final class ApiKeys {
      * coordinator has a partition leader append a transaction's COMMIT or ABORT markers.
      */
     public static final short WRITE_TXN_MARKERS = 30;
+    /**
+     * TxnOffsetCommit ({@code docs/protocol-additions.md}): a transactional producer commits a
+     * group's offsets inside its transaction; the group coordinator registers itself in it.
+     */
+    public static final short TXN_OFFSET_COMMIT = 31;
     /** ListTransactions ({@code docs/protocol-additions.md}): the transactional ids a coordinator hosts. */
     public static final short LIST_TRANSACTIONS = 32;
     /** DescribeTransactions ({@code docs/protocol-additions.md}): a transactional id at its coordinator. */
@@ -130,6 +135,7 @@ public final class ApiKeys {
             case DESCRIBE_BROKER_CONFIGS -> "DescribeBrokerConfigs";
             case REGISTER_TXN_PARTITION -> "RegisterTxnPartition";
             case WRITE_TXN_MARKERS -> "WriteTxnMarkers";
+            case TXN_OFFSET_COMMIT -> "TxnOffsetCommit";
             case LIST_TRANSACTIONS -> "ListTransactions";
             case DESCRIBE_TRANSACTIONS -> "DescribeTransactions";
             case DESCRIBE_PRODUCERS -> "DescribeProducers";
@@ -150,6 +156,7 @@ public final class ApiKeys {
                 || key == LIST_OFFSETS
                 || (key >= OFFSET_COMMIT && key <= END_TRANSACTION)
                 || (key >= CONSUMER_GROUP_HEARTBEAT && key <= WRITE_TXN_MARKERS)
+                || key == TXN_OFFSET_COMMIT
                 || (key >= LIST_TRANSACTIONS && key <= DESCRIBE_PRODUCERS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC

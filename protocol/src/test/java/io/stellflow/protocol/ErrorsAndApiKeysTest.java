@@ -84,11 +84,12 @@ class ErrorsAndApiKeysTest {
             ApiKeys.DESCRIBE_BROKER_CONFIGS,
             ApiKeys.REGISTER_TXN_PARTITION,
             ApiKeys.WRITE_TXN_MARKERS,
+            ApiKeys.TXN_OFFSET_COMMIT,
             ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_TRANSACTIONS,
             ApiKeys.DESCRIBE_PRODUCERS
         };
-        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 32, 33, 34};
+        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34};
         String[] names = {
             "OffsetCommit",
             "OffsetFetch",
@@ -107,6 +108,7 @@ class ErrorsAndApiKeysTest {
             "DescribeBrokerConfigs",
             "RegisterTxnPartition",
             "WriteTxnMarkers",
+            "TxnOffsetCommit",
             "ListTransactions",
             "DescribeTransactions",
             "DescribeProducers"
@@ -116,7 +118,7 @@ class ErrorsAndApiKeysTest {
             assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
             assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
         }
-        for (short unallocated : new short[] {14, 19, 31, 35, 49}) {
+        for (short unallocated : new short[] {14, 19, 35, 49}) {
             assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
             assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
         }

@@ -14,6 +14,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -61,7 +62,8 @@ import java.util.Map;
  *
  * <p>Not compacted: records without a key (appended before the topic became compacted) are kept;
  * control batches (transaction markers, {@link ControlRecordLayout}) are kept whole and their keys
- * are not entered in the offset map (the aborted-transaction index and replicas rely on them).
+ * are not entered in the offset map (the aborted-transaction index and replicas rely on them); nor
+ * are the keys of aborted transactions' records ({@link #buildOffsetMap}).
  *
  * <p>Memory: the offset map holds every distinct key of the cleanable range (a copy of the key
  * bytes plus a boxed offset); there is no bound yet, unlike Kafka's fixed-size cleaner buffer.
@@ -98,8 +100,13 @@ final class LogCleaner {
     /** What {@link #writeCleaned} wrote. */
     record Cleaned(Path file, int sizeBytes, long recordsRemoved) {}
 
-    /** Pass 1: the last offset of every key over {@code segs} (with their sizes at the call). */
-    static OffsetMap buildOffsetMap(LogSegment[] segs, int[] sizes) throws IOException {
+    /**
+     * Pass 1: the last offset of every key over {@code segs} (with their sizes at the call), leaving
+     * out the records of the batches of {@code aborted} transactions (a batch of the entry's producer between its first offset and its
+     * ABORT marker): an aborted value must not supersede the committed one before it. Such a record
+     * is then kept only while nothing else holds its key.
+     */
+    static OffsetMap buildOffsetMap(LogSegment[] segs, int[] sizes, List<AbortedTxn> aborted) throws IOException {
         Map<ByteBuffer, Long> map = new HashMap<>();
         long records = 0;
         long superseded = 0;
@@ -113,7 +120,10 @@ final class LogCleaner {
                     ByteBuf buf = isCompressed(stored) ? codecs.decompress(stored, s, pos) : stored;
                     int size = buf.readableBytes();
                     long base = s.baseOffset + RecordBatchLayout.baseOffsetDelta(buf, 0);
-                    int count = ControlRecordLayout.isControl(buf, 0) ? 0 : RecordBatchLayout.recordCount(buf, 0);
+                    int count = ControlRecordLayout.isControl(buf, 0)
+                                    || isAborted(aborted, RecordBatchLayout.producerId(buf, 0), base)
+                            ? 0
+                            : RecordBatchLayout.recordCount(buf, 0);
                     int p = RecordBatchLayout.RECORDS_OFFSET;
                     for (int r = 0; r < count; r++) {
                         int recordSize = recordSize(buf, p, size, s, pos);
@@ -252,6 +262,19 @@ final class LogCleaner {
         out.setLong(RecordBatchLayout.MAX_TIMESTAMP_OFFSET, maxTimestamp);
         out.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(out, 0));
         return count - kept;
+    }
+
+    /** Whether the batch of {@code producerId} at {@code base} belongs to one of {@code aborted}. */
+    private static boolean isAborted(List<AbortedTxn> aborted, long producerId, long base) {
+        if (producerId < 0) {
+            return false;
+        }
+        for (AbortedTxn t : aborted) {
+            if (t.producerId() == producerId && base >= t.firstOffset() && base <= t.lastOffset()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean isCompressed(ByteBuf batch) {

@@ -2,6 +2,7 @@ package io.stellflow.storage;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,7 +14,8 @@ import org.slf4j.LoggerFactory;
  * the segment list and swaps it in ({@link UnifiedLog#swapCleaned}).
  *
  * <p>Rules: the cleanable range is the sealed segments entirely below {@code min(highWatermark,
- * log end offset)}; never the active segment. Only the last record per key is kept; a tombstone
+ * log end offset, first open transaction's offset)}; never the active segment. Records of aborted
+ * transactions never supersede others (as in Kafka's cleaner): they are left out of the key map. Only the last record per key is kept; a tombstone
  * (null value) that is the last for its key is also removed once its segment was last modified
  * (last append; cleaning keeps the time) {@link LogConfig#deleteRetentionMs()} or more ago. The
  * newest batch of every producer id in the log's producer state is kept whole ({@link LogCleaner}).
@@ -60,7 +62,9 @@ final class LogCompaction {
             }
             long truncationsAtStart = log.truncationCount();
             LogSegment[] segs = log.segments();
-            long upper = Math.min(highWatermark, log.logEndOffset());
+            // Never past the first open transaction: its records may still abort, and one entered in
+            // the key map would make compaction remove the value it would supersede.
+            long upper = Math.min(Math.min(highWatermark, log.logEndOffset()), log.firstUnstableOffset());
             int n = 0;
             while (n < segs.length - 1 && segs[n + 1].baseOffset <= upper) {
                 n++;
@@ -75,7 +79,8 @@ final class LogCompaction {
             for (int i = 0; i < n; i++) {
                 sizes[i] = cleanable[i].sizeBytes();
             }
-            LogCleaner.OffsetMap map = LogCleaner.buildOffsetMap(cleanable, sizes);
+            List<AbortedTxn> aborted = log.abortedTransactions(cleanable[0].baseOffset, segs[n].baseOffset);
+            LogCleaner.OffsetMap map = LogCleaner.buildOffsetMap(cleanable, sizes, aborted);
             double ratio = map.dirtyRatio();
             if (ratio < log.config().minCleanableDirtyRatio() && !anyTombstoneExpired(cleanable)) {
                 return new CompactionResult(0, 0, 0, 0, ratio);

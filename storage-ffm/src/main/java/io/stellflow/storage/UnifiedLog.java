@@ -308,6 +308,36 @@ public final class UnifiedLog implements AutoCloseable {
     }
 
     /**
+     * As {@link #appendTransactionalAsLeader} for ONE batch built by the coordinator that owns this
+     * log (the group coordinator's transactional offsets in {@code __consumer_offsets}): the batch's
+     * baseSequence is stamped here, under the write lock, with the producer's next sequence in this
+     * log (0 for a producer id new here or at a higher epoch) and its CRC rewritten, since only the
+     * log knows its producer state (Kafka skips the check for coordinator appends instead; stamping
+     * keeps one rule for every batch with a producer id). Returns as {@link
+     * #appendTransactionalAsLeader}: the base offset, {@link #INVALID_PRODUCER_EPOCH} for an epoch
+     * older than the producer's, {@link #INVALID_TXN_STATE}, {@link #TOO_MANY_PRODUCER_IDS}.
+     *
+     * @param batch one uncompressed or compressed batch with producerId and producerEpoch set; its
+     *     baseSequence and CRC are overwritten
+     */
+    public long appendCoordinatorTransactional(ByteBuf batch, int leaderEpoch, long transactionSequence)
+            throws IOException {
+        writeLock.lock();
+        try {
+            int pos = batch.readerIndex();
+            long producerId = RecordBatchLayout.producerId(batch, pos);
+            short epoch = RecordBatchLayout.producerEpoch(batch, pos);
+            int next = producers.state.epoch(producerId) == epoch
+                    ? Math.max(producers.state.nextSequence(producerId), 0)
+                    : 0;
+            RecordBatchLayout.setProducerFields(batch, pos, producerId, epoch, next);
+            return leaderAppend(batch, leaderEpoch, null, true, Math.max(transactionSequence, 0));
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
      * Appends the coordinator's COMMIT ({@code commit}) or ABORT marker for {@code producerId}
      * ({@link LogTransactions#appendMarker}): returns its offset, or {@link
      * #INVALID_PRODUCER_EPOCH} for an epoch older than the producer's, {@link #INVALID_TXN_STATE}

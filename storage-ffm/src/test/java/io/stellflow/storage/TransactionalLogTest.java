@@ -372,4 +372,50 @@ class TransactionalLogTest {
             assertThat(log.abortedTransactions(0, Long.MAX_VALUE)).containsExactly(new AbortedTxn(1, 0, 2, 3));
         }
     }
+
+    /** The first stored batch from offset 0: its base offset and whether it is a data batch. */
+    private static String firstBatch(UnifiedLog log) throws IOException {
+        ByteBuf all = Unpooled.buffer();
+        try {
+            log.readInto(0, Integer.MAX_VALUE, Long.MAX_VALUE, true, all);
+            return RecordBatchLayout.baseOffsetDelta(all, 0)
+                    + (ControlRecordLayout.isControl(all, 0) ? " control" : " data");
+        } finally {
+            all.release();
+        }
+    }
+
+    @Test
+    void compactionLetsNeitherAnAbortedNorAnOpenTransactionSupersedeAValue() throws IOException {
+        LogConfig compacted = LogConfig.builder()
+                .segmentBytes(1024)
+                .indexIntervalBytes(0)
+                .indexMaxBytes(1024)
+                .cleanupPolicy("compact")
+                .minCleanableDirtyRatio(0)
+                .fileDeleteDelayMs(1000)
+                .build();
+        for (boolean aborted : new boolean[] {true, false}) {
+            Path d = dir.resolve(aborted ? "aborted" : "open");
+            try (UnifiedLog log = UnifiedLog.open(d, compacted, clock.environment())) {
+                ByteBuf plain = IdempotentLogTest.batch(-1, -1, -1, 1000, "a"); // key "ka" at 0
+                log.appendAsLeader(plain, 0, null);
+                plain.release();
+                txn(log, 1, 0, 1, "a"); // BEGIN 1, "ka" again at 2
+                if (aborted) {
+                    marker(log, 1, false); // ABORT 3
+                }
+                while (log.segmentCount() < 3) {
+                    ByteBuf other = IdempotentLogTest.batch(-1, -1, -1, 1000, "x");
+                    log.appendAsLeader(other, 0, null);
+                    other.release();
+                }
+                log.compact(log.logEndOffset());
+                assertThat(firstBatch(log))
+                        .as(aborted ? "an aborted value supersedes nothing" : "nothing past an open transaction")
+                        .isEqualTo("0 data");
+                assertThat(log.logEndOffset()).isGreaterThan(4);
+            }
+        }
+    }
 }

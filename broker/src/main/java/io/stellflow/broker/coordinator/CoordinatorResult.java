@@ -12,11 +12,30 @@ import java.util.List;
  *
  * @param records records to append, in order; empty for a read-only or no-op command
  * @param response the answer for the caller, sent after the records are committed
+ * @param transaction null for a plain batch; else the batch belongs to that producer's transaction
+ *     (the group coordinator's transactional offsets): it is stamped with the producer id and epoch
+ *     and appended as a transactional batch ({@code Partition#appendCoordinatorTransactionalAsLeader},
+ *     a BEGIN marker first when the producer has no open transaction in the partition)
  * @param <T> the response type
  */
-public record CoordinatorResult<T>(List<CoordinatorRecord> records, T response) {
+public record CoordinatorResult<T>(List<CoordinatorRecord> records, T response, Transaction transaction) {
+    /**
+     * The transaction a batch of records belongs to.
+     *
+     * @param producerId the transactional producer's id (&gt;= 0)
+     * @param producerEpoch its epoch
+     * @param transactionSequence the transaction's sequence, as the transaction coordinator answered
+     *     the partition's registration (&gt;= 0)
+     */
+    public record Transaction(long producerId, short producerEpoch, long transactionSequence) {}
+
     public CoordinatorResult {
         records = List.copyOf(records);
+    }
+
+    /** A plain (non-transactional) result. */
+    public CoordinatorResult(List<CoordinatorRecord> records, T response) {
+        this(records, response, null);
     }
 
     /** A result that writes nothing. */

@@ -26,6 +26,26 @@ public interface CoordinatorShard {
      */
     void replay(long offset, byte[] key, byte[] value);
 
+    /**
+     * Applies one record of a transactional batch (a batch with a producer id: the group
+     * coordinator's transactional offsets) read during load. It belongs to that producer's open
+     * transaction until {@link #replayMarker} closes it. The default refuses it, as a shard that
+     * writes no transactional batches cannot parse one.
+     *
+     * @throws IllegalArgumentException as {@link #replay}
+     */
+    default void replayTransactional(long offset, long producerId, short producerEpoch, byte[] key, byte[] value) {
+        throw new IllegalArgumentException("a transactional record of producer " + producerId + " at " + offset);
+    }
+
+    /**
+     * A transaction marker read during load: BEGIN, COMMIT or ABORT ({@code
+     * io.stellflow.protocol.record.ControlRecordLayout} types) of {@code producerId}'s transaction
+     * with {@code transactionSequence}. The default ignores it.
+     */
+    default void replayMarker(
+            long offset, long producerId, short producerEpoch, short controlType, long transactionSequence) {}
+
     /** Called once after the last record of the load, before the first command. */
     void onLoaded(long nowMs);
 

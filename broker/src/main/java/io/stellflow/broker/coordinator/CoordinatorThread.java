@@ -2,10 +2,13 @@ package io.stellflow.broker.coordinator;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.broker.append.IdempotentBatches;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailures;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
@@ -273,9 +276,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         try {
             bytes = log.readInto(from, config.loadBufferBytes(), Long.MAX_VALUE, true, loadBuffer);
             if (bytes > 0) {
-                RecordBatchReader.decode(loadBuffer, from, (offset, timestampMs, key, value, headers) -> {
-                    replay(s, offset, key, value);
-                });
+                replayBatches(s, loadBuffer, from);
                 s.loadNextOffset = RecordBatchReader.nextOffset(loadBuffer, from);
             }
         } catch (IOException | RuntimeException e) {
@@ -293,13 +294,49 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         finishLoad(s);
     }
 
-    private void replay(ShardSlot<S> s, long offset, byte[] key, byte[] value) {
+    /**
+     * Replays the whole batches of {@code buf} (as {@link UnifiedLog#readInto} filled it from {@code
+     * from}): a transaction marker goes to {@link CoordinatorShard#replayMarker}, the records of a
+     * batch with a producer id to {@link CoordinatorShard#replayTransactional}, the others to {@link
+     * CoordinatorShard#replay}. A data batch is validated (CRC) before its records are replayed.
+     */
+    private void replayBatches(ShardSlot<S> s, ByteBuf buf, long from) {
+        int end = buf.writerIndex();
+        for (int pos = buf.readerIndex(); pos + RecordBatchLayout.RECORDS_OFFSET <= end; ) {
+            int size = RecordBatchLayout.batchSize(buf, pos);
+            if (size < RecordBatchLayout.RECORDS_OFFSET || pos + size > end) {
+                break; // a partial batch at the end of the read: nextOffset stops before it too
+            }
+            long producerId = RecordBatchLayout.producerId(buf, pos);
+            short epoch = RecordBatchLayout.producerEpoch(buf, pos);
+            if (ControlRecordLayout.isControl(buf, pos)) {
+                s.shard.replayMarker(
+                        from + RecordBatchLayout.baseOffsetDelta(buf, pos),
+                        producerId,
+                        epoch,
+                        ControlRecordLayout.type(buf, pos),
+                        ControlRecordLayout.transactionSequence(buf, pos));
+            } else {
+                RecordBatchReader.decode(
+                        buf.slice(pos, size),
+                        from,
+                        (offset, timestampMs, key, value, headers) -> replay(s, offset, producerId, epoch, key, value));
+            }
+            pos += size;
+        }
+    }
+
+    private void replay(ShardSlot<S> s, long offset, long producerId, short epoch, byte[] key, byte[] value) {
         if (key == null) {
             s.skippedRecords++;
             return;
         }
         try {
-            s.shard.replay(offset, key, value);
+            if (producerId >= 0) {
+                s.shard.replayTransactional(offset, producerId, epoch, key, value);
+            } else {
+                s.shard.replay(offset, key, value);
+            }
             s.loadedRecords++;
         } catch (IllegalArgumentException e) {
             if (s.skippedRecords++ == 0) {
@@ -367,7 +404,12 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
             future.completeExceptionally(e);
             return;
         }
-        appendAndAwait(s, r.records(), (CompletableFuture<Object>) (CompletableFuture<?>) future, r.response());
+        appendAndAwait(
+                s,
+                r.records(),
+                r.transaction(),
+                (CompletableFuture<Object>) (CompletableFuture<?>) future,
+                r.response());
     }
 
     /** Runs a read-only query on the shard of {@code index}, without waiting for anything. */
@@ -398,7 +440,11 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
     }
 
     private void appendAndAwait(
-            ShardSlot<S> s, List<CoordinatorRecord> records, CompletableFuture<Object> future, Object response) {
+            ShardSlot<S> s,
+            List<CoordinatorRecord> records,
+            CoordinatorResult.Transaction transaction,
+            CompletableFuture<Object> future,
+            Object response) {
         long now = clock.millis();
         long deadlineMs = now + config.commitTimeoutMs();
         if (records.isEmpty()) {
@@ -416,7 +462,14 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
         ByteBuf batch = batchOf(records, now);
         long base;
         try {
-            base = s.partition.appendAsLeader(batch);
+            if (transaction == null) {
+                base = s.partition.appendAsLeader(batch);
+            } else {
+                // The log stamps the sequence; the producer id and epoch make it the producer's batch.
+                RecordBatchLayout.setProducerFields(
+                        batch, batch.readerIndex(), transaction.producerId(), transaction.producerEpoch(), 0);
+                base = s.partition.appendCoordinatorTransactionalAsLeader(batch, transaction.transactionSequence());
+            }
         } catch (IOException | RuntimeException e) {
             // As the append agents do: the partition is failed (logged once per episode) until it
             // recovers in place; then the shard is loaded again before anyone learns of the failure.
@@ -434,6 +487,17 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
             drop(s, Errors.NOT_COORDINATOR, "not the leader at append");
             if (future != null) {
                 future.completeExceptionally(new CoordinatorException(Errors.NOT_COORDINATOR, s + ": not the leader"));
+            }
+            return;
+        }
+        if (base < 0) {
+            // The log refused a transactional batch (a fenced epoch, another transaction): nothing was
+            // written, but the shard applied it in memory.
+            short code = IdempotentBatches.error(base, s.partition, now);
+            reload(s, "transactional append refused: " + Errors.name(code));
+            if (future != null) {
+                future.completeExceptionally(
+                        new CoordinatorException(code, s + ": transactional append refused: " + Errors.name(code)));
             }
             return;
         }
@@ -534,7 +598,7 @@ final class CoordinatorThread<S extends CoordinatorShard> implements Runnable {
                     reload(s, "poll failed: " + e);
                     continue;
                 }
-                appendAndAwait(s, r.records(), null, null);
+                appendAndAwait(s, r.records(), null, null, null);
                 if (!s.loaded) {
                     continue;
                 }

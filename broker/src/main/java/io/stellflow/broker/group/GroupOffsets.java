@@ -22,11 +22,17 @@ final class GroupOffsets {
     private final String groupId;
     private final JournalEntry[] ring;
     private final Map<TopicPartition, OffsetValue> offsets = new HashMap<>();
+    private final TxnOffsets txn;
     private long nextSeq;
 
-    GroupOffsets(String groupId, int slots) {
+    /**
+     * @param txn the partition's pending transactional offsets: a plain write or delete of an offset
+     *     here drops the pending ones of the same partition ({@link TxnOffsets#supersede})
+     */
+    GroupOffsets(String groupId, int slots, TxnOffsets txn) {
         this.groupId = groupId;
         this.ring = new JournalEntry[slots];
+        this.txn = txn;
     }
 
     boolean isEmpty() {
@@ -61,12 +67,14 @@ final class GroupOffsets {
     /** Stores {@code v} for {@code tp} and appends its record. */
     void put(TopicPartition tp, OffsetValue v, List<CoordinatorRecord> out) {
         offsets.put(tp, v);
+        txn.supersede(groupId, tp);
         out.add(GroupRecords.offset(groupId, tp.topic(), tp.partition(), v));
     }
 
     /** Deletes the offset of {@code tp} (a tombstone); returns the old value, null when none. */
     OffsetValue remove(TopicPartition tp, List<CoordinatorRecord> out) {
         OffsetValue old = offsets.remove(tp);
+        txn.supersede(groupId, tp);
         if (old != null) {
             out.add(GroupRecords.offset(groupId, tp.topic(), tp.partition(), null));
         }
@@ -136,11 +144,20 @@ final class GroupOffsets {
     }
 
     void loadOffset(TopicPartition tp, OffsetValue v) {
+        txn.supersede(groupId, tp);
         if (v == null) {
             offsets.remove(tp);
         } else {
             offsets.put(tp, v);
         }
+    }
+
+    /**
+     * Makes {@code v}, the offset of a committed transaction, the committed offset of {@code tp}
+     * (its record is already in the log, before the transaction's COMMIT marker: nothing written).
+     */
+    void applyTransactional(TopicPartition tp, OffsetValue v) {
+        offsets.put(tp, v);
     }
 
     /**

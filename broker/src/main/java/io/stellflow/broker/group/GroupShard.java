@@ -26,6 +26,8 @@ import io.stellflow.protocol.message.OffsetHistoryResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.SyncGroupResponse;
 import io.stellflow.protocol.message.TopicPartitions;
+import io.stellflow.protocol.message.TxnOffsetCommitRequest;
+import io.stellflow.protocol.record.ControlRecordLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -141,6 +143,91 @@ public final class GroupShard implements CoordinatorShard {
             topics.add(new OffsetCommitResponse.OffsetCommitTopicResponse(t.topic(), parts));
         }
         return new CoordinatorResult<>(out, new OffsetCommitResponse(topics));
+    }
+
+    /**
+     * TxnOffsetCommit v0 ({@code docs/exactly-once.md} "Transactional offset commits"): the offsets
+     * become pending offsets of the producer's transaction, written as a transactional batch of that
+     * producer (the handler has registered this partition in the transaction and passes its
+     * sequence); OffsetFetch, lag and describe see them only once the COMMIT marker applies them
+     * ({@link #completeTransaction}). Per partition: INVALID_PRODUCER_EPOCH for an epoch older than
+     * the producer's open transaction here (a fenced instance); with a member id or epoch, the member
+     * checks of OffsetCommit v1 (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH, FENCED_MEMBER_EPOCH); without
+     * (null or "" and -1) none, as Kafka's TxnOffsetCommit before KIP-447: the producer epoch fences;
+     * then the checks of a plain commit (INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION). Not journaled.
+     *
+     * @param transactionSequence the transaction's sequence from the registration (&gt;= 0)
+     */
+    public CoordinatorResult<OffsetCommitResponse> txnCommitOffsets(
+            TxnOffsetCommitRequest req, long transactionSequence, long nowMs) {
+        List<CoordinatorRecord> out = new ArrayList<>();
+        String groupId = req.groupId();
+        short check = Errors.NONE;
+        boolean member = req.memberEpoch() != OffsetCommitRequest.NO_MEMBER_EPOCH
+                || (req.memberId() != null && !req.memberId().isEmpty());
+        ConsumerGroup g = null;
+        if (groupId == null || groupId.isEmpty() || req.producerId() < 0) {
+            check = Errors.INVALID_REQUEST;
+        } else if (!store.txn.epochAllowed(req.producerId(), req.producerEpoch())) {
+            check = Errors.INVALID_PRODUCER_EPOCH;
+        } else if (member) {
+            g = store.consumer.get(groupId);
+            check = g == null ? Errors.UNKNOWN_MEMBER_ID : g.checkCommitter(req.memberId(), req.memberEpoch());
+        }
+        List<OffsetCommitResponse.OffsetCommitTopicResponse> topics =
+                new ArrayList<>(req.topics().size());
+        for (OffsetCommitRequest.OffsetCommitTopic t : req.topics()) {
+            List<OffsetCommitResponse.OffsetCommitPartitionResponse> parts =
+                    new ArrayList<>(t.partitions().size());
+            for (OffsetCommitRequest.OffsetCommitPartition p : t.partitions()) {
+                TopicPartition tp = new TopicPartition(t.topic(), p.partition());
+                short code = check;
+                if (code == Errors.NONE && member) {
+                    code = g.checkCommitPartition(req.memberId(), t.topic(), p.partition());
+                }
+                if (code == Errors.NONE) {
+                    code = store.checkCommit(tp, p.offset(), p.metadata());
+                }
+                if (code == Errors.NONE) {
+                    OffsetValue v = new OffsetValue(p.offset(), -1, p.metadata() == null ? "" : p.metadata(), nowMs);
+                    store.txn.add(
+                            req.producerId(),
+                            req.producerEpoch(),
+                            transactionSequence,
+                            groupId,
+                            tp,
+                            v,
+                            store.txn.nextPosition());
+                    out.add(GroupRecords.offset(groupId, tp.topic(), tp.partition(), v));
+                }
+                parts.add(new OffsetCommitResponse.OffsetCommitPartitionResponse(p.partition(), code));
+            }
+            topics.add(new OffsetCommitResponse.OffsetCommitTopicResponse(t.topic(), parts));
+        }
+        CoordinatorResult.Transaction txn = out.isEmpty()
+                ? null
+                : new CoordinatorResult.Transaction(req.producerId(), req.producerEpoch(), transactionSequence);
+        return new CoordinatorResult<>(out, new OffsetCommitResponse(topics), txn);
+    }
+
+    /**
+     * The COMMIT ({@code commit}) or ABORT marker of {@code producerId}'s transaction was written to
+     * this partition (and replicated): its pending offsets become the groups' committed offsets, or
+     * are dropped. Writes nothing (the marker is the record). A marker of an earlier transaction than
+     * the pending one, or for a producer with nothing pending, changes nothing.
+     *
+     * @return how many offsets were applied
+     */
+    public CoordinatorResult<Integer> completeTransaction(
+            long producerId, short producerEpoch, long transactionSequence, boolean commit) {
+        List<TxnOffsets.Pending> applied = store.txn.complete(producerId, producerEpoch, transactionSequence, commit);
+        store.applyTransactional(applied);
+        return CoordinatorResult.of(applied.size());
+    }
+
+    /** Whether a transaction's offset for {@code groupId}'s {@code topic}-{@code partition} waits for its marker. */
+    public boolean hasPendingTransactionalOffset(String groupId, String topic, int partition) {
+        return store.txn.hasPending(groupId, new TopicPartition(topic, partition));
     }
 
     /**
@@ -423,7 +510,37 @@ public final class GroupShard implements CoordinatorShard {
 
     @Override
     public void replay(long offset, byte[] key, byte[] value) {
+        store.txn.observe(offset);
         store.replay(key, value);
+    }
+
+    /** An offset record of a transactional batch: pending for {@code producerId} until its marker. */
+    @Override
+    public void replayTransactional(long offset, long producerId, short producerEpoch, byte[] key, byte[] value) {
+        store.txn.observe(offset);
+        if (!(GroupRecords.decode(key, value) instanceof GroupRecords.OffsetRecord r) || r.value() == null) {
+            throw new IllegalArgumentException("a transactional record that is not an offset");
+        }
+        store.txn.add(
+                producerId,
+                producerEpoch,
+                -1,
+                r.group(),
+                new TopicPartition(r.topic(), r.partition()),
+                r.value(),
+                offset);
+    }
+
+    @Override
+    public void replayMarker(
+            long offset, long producerId, short producerEpoch, short controlType, long transactionSequence) {
+        store.txn.observe(offset);
+        if (controlType == ControlRecordLayout.BEGIN) {
+            store.txn.begin(producerId, producerEpoch, transactionSequence);
+        } else {
+            store.applyTransactional(store.txn.complete(
+                    producerId, producerEpoch, transactionSequence, controlType == ControlRecordLayout.COMMIT));
+        }
     }
 
     @Override

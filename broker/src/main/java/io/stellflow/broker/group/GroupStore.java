@@ -58,6 +58,8 @@ final class GroupStore {
     final Map<String, ClassicGroup> classic = new HashMap<>();
     final Map<String, ConsumerGroup> consumer = new HashMap<>();
     final Map<String, GroupOffsets> offsets = new HashMap<>();
+    /** Transactional offsets waiting for their transaction's marker. */
+    final TxnOffsets txn = new TxnOffsets();
 
     /** Runs every {@code offsetsRetentionCheckIntervalMs} from the load (a no-op scan when idle). */
     private long nextRetentionCheckMs = Long.MAX_VALUE;
@@ -166,16 +168,11 @@ final class GroupStore {
      * for a partition the metadata does not know). A change of offset is journaled unless it is a
      * forward {@code commit} and {@code journalConsumerCommits} is off.
      */
-    short commit(
-            String groupId,
-            TopicPartition tp,
-            long offset,
-            String metadata,
-            RequestOrigin origin,
-            String memberId,
-            String source,
-            long nowMs,
-            List<CoordinatorRecord> out) {
+    /**
+     * The per-partition checks of a commit, plain or transactional: INVALID_REQUEST for a negative
+     * offset or metadata longer than {@code offset.metadata.max.bytes}, UNKNOWN_TOPIC_OR_PARTITION.
+     */
+    short checkCommit(TopicPartition tp, long offset, String metadata) {
         if (offset < 0) {
             return Errors.INVALID_REQUEST;
         }
@@ -186,7 +183,33 @@ final class GroupStore {
         if (tp.partition() < 0 || tp.partition() >= counts.partitionCount(tp.topic())) {
             return Errors.UNKNOWN_TOPIC_OR_PARTITION;
         }
-        GroupOffsets g = offsets.computeIfAbsent(groupId, id -> new GroupOffsets(id, config.offsetHistorySlots()));
+        return Errors.NONE;
+    }
+
+    /** Makes the offsets of a committed transaction the groups' committed offsets (nothing written). */
+    void applyTransactional(List<TxnOffsets.Pending> committed) {
+        for (TxnOffsets.Pending p : committed) {
+            offsets.computeIfAbsent(p.groupId(), id -> new GroupOffsets(id, config.offsetHistorySlots(), txn))
+                    .applyTransactional(p.tp(), p.value());
+        }
+    }
+
+    short commit(
+            String groupId,
+            TopicPartition tp,
+            long offset,
+            String metadata,
+            RequestOrigin origin,
+            String memberId,
+            String source,
+            long nowMs,
+            List<CoordinatorRecord> out) {
+        short code = checkCommit(tp, offset, metadata);
+        if (code != Errors.NONE) {
+            return code;
+        }
+        String md = metadata == null ? "" : metadata;
+        GroupOffsets g = offsets.computeIfAbsent(groupId, id -> new GroupOffsets(id, config.offsetHistorySlots(), txn));
         OffsetValue old = g.get(tp);
         long oldOffset = old == null ? -1 : old.offset();
         g.put(tp, new OffsetValue(offset, -1, md, nowMs), out);
@@ -358,12 +381,14 @@ final class GroupStore {
         String id = d.group();
         switch (d) {
             case OffsetRecord r -> {
-                GroupOffsets o = offsets.computeIfAbsent(id, k -> new GroupOffsets(k, config.offsetHistorySlots()));
+                GroupOffsets o =
+                        offsets.computeIfAbsent(id, k -> new GroupOffsets(k, config.offsetHistorySlots(), txn));
                 o.loadOffset(new TopicPartition(r.topic(), r.partition()), r.value());
                 dropIfBare(id);
             }
             case JournalRecord r -> {
-                GroupOffsets o = offsets.computeIfAbsent(id, k -> new GroupOffsets(k, config.offsetHistorySlots()));
+                GroupOffsets o =
+                        offsets.computeIfAbsent(id, k -> new GroupOffsets(k, config.offsetHistorySlots(), txn));
                 o.loadJournal(r.slot(), r.value());
                 dropIfBare(id);
             }

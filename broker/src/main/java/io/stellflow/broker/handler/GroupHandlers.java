@@ -11,6 +11,8 @@ import io.stellflow.broker.group.RequestOrigin;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.telemetry.BrokerMetrics;
+import io.stellflow.broker.transaction.TransactionPartition;
+import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiMessage;
@@ -36,6 +38,7 @@ import io.stellflow.protocol.message.OffsetHistoryRequest;
 import io.stellflow.protocol.message.OffsetHistoryResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.SyncGroupResponse;
+import io.stellflow.protocol.message.TxnOffsetCommitRequest;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
@@ -70,6 +73,7 @@ public final class GroupHandlers {
     private final CoordinatorRuntime<GroupShard> runtime;
     private final OffsetsTopic offsets;
     private final BrokerMetrics metrics;
+    private final TxnRegistrations registrations;
 
     /**
      * @param runtime the group coordinator's runtime (its shards are the partitions led here)
@@ -77,9 +81,22 @@ public final class GroupHandlers {
      * @param metrics where OffsetCommit counts and latencies go
      */
     public GroupHandlers(CoordinatorRuntime<GroupShard> runtime, OffsetsTopic offsets, BrokerMetrics metrics) {
+        this(runtime, offsets, metrics, null);
+    }
+
+    /**
+     * As above, with TxnOffsetCommit, whose coordinator registers its partition in the transaction
+     * through {@code registrations} (null: TxnOffsetCommit is not served).
+     */
+    public GroupHandlers(
+            CoordinatorRuntime<GroupShard> runtime,
+            OffsetsTopic offsets,
+            BrokerMetrics metrics,
+            TxnRegistrations registrations) {
         this.runtime = runtime;
         this.offsets = offsets;
         this.metrics = metrics;
+        this.registrations = registrations;
     }
 
     /** The handlers by API key, in key order. */
@@ -96,6 +113,9 @@ public final class GroupHandlers {
         h.put(ApiKeys.DELETE_GROUPS, this::deleteGroups);
         h.put(ApiKeys.OFFSET_DELETE, this::offsetDelete);
         h.put(ApiKeys.OFFSET_HISTORY, this::offsetHistory);
+        if (registrations != null) {
+            h.put(ApiKeys.TXN_OFFSET_COMMIT, this::txnOffsetCommit);
+        }
         return h;
     }
 
@@ -225,6 +245,64 @@ public final class GroupHandlers {
             for (OffsetCommitRequest.OffsetCommitPartition p : t.partitions()) {
                 parts.add(
                         new OffsetCommitResponse.OffsetCommitPartitionResponse(p.partition(), Errors.v0Fallback(code)));
+            }
+            topics.add(new OffsetCommitResponse.OffsetCommitTopicResponse(t.topic(), parts));
+        }
+        return new OffsetCommitResponse(topics);
+    }
+
+    /**
+     * TxnOffsetCommit v0 ({@code docs/exactly-once.md} "Transactional offset commits"): registers
+     * the group's {@code __consumer_offsets} partition in the producer's transaction at its
+     * transaction coordinator (as a partition leader does before a transactional append; our
+     * replacement for Kafka's AddOffsetsToTxn), then has the shard write the offsets as the
+     * producer's transactional batch. Every partition gets the same code when the request fails as a
+     * whole: INVALID_REQUEST (empty ids, negative producer id); NOT_COORDINATOR,
+     * COORDINATOR_NOT_AVAILABLE (the group's coordinator; also when the transaction coordinator cannot
+     * be reached, retriable); the registration's INVALID_TXN_STATE (no ONGOING transaction, or not
+     * the one of {@code transactionSequence}), INVALID_PRODUCER_EPOCH (fenced), INVALID_REQUEST.
+     */
+    private void txnOffsetCommit(RequestContext context, ByteBuf body) {
+        TxnOffsetCommitRequest req = TxnOffsetCommitRequest.read(body);
+        OffsetCommitRequest asCommit = new OffsetCommitRequest(req.groupId(), req.topics());
+        if (missing(req.groupId()) || missing(req.transactionalId()) || req.producerId() < 0) {
+            context.respond(txnCommitError(asCommit, Errors.INVALID_REQUEST));
+            return;
+        }
+        int partition = partitionOf(req.groupId());
+        short status = partition < 0 ? (short) -partition : runtime.status(partition);
+        if (status != Errors.NONE) {
+            context.respond(txnCommitError(asCommit, status));
+            return;
+        }
+        registrations
+                .register(
+                        req.transactionalId(),
+                        req.producerId(),
+                        req.producerEpoch(),
+                        new TransactionPartition(OffsetsTopic.NAME, partition),
+                        -1,
+                        req.transactionSequence())
+                .thenCompose(sequence -> {
+                    if (sequence < 0) {
+                        short code = (short) -sequence;
+                        return CompletableFuture.completedFuture(txnCommitError(
+                                asCommit,
+                                code == Errors.BROKER_NOT_AVAILABLE ? Errors.COORDINATOR_NOT_AVAILABLE : code));
+                    }
+                    return runtime.submit(
+                            partition, (GroupShard s, long now) -> s.txnCommitOffsets(req, sequence, now));
+                })
+                .whenComplete((r, e) -> context.respond(e == null ? r : txnCommitError(asCommit, codeOf(e))));
+    }
+
+    private static OffsetCommitResponse txnCommitError(OffsetCommitRequest req, short code) {
+        List<OffsetCommitResponse.OffsetCommitTopicResponse> topics =
+                new ArrayList<>(req.topics().size());
+        for (OffsetCommitRequest.OffsetCommitTopic t : req.topics()) {
+            List<OffsetCommitResponse.OffsetCommitPartitionResponse> parts = new ArrayList<>();
+            for (OffsetCommitRequest.OffsetCommitPartition p : t.partitions()) {
+                parts.add(new OffsetCommitResponse.OffsetCommitPartitionResponse(p.partition(), code));
             }
             topics.add(new OffsetCommitResponse.OffsetCommitTopicResponse(t.topic(), parts));
         }

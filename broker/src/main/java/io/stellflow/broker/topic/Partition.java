@@ -390,7 +390,7 @@ public final class Partition {
      * BatchMaxTimestamps)}; null: the log reads them from the records).
      */
     public long appendAsLeader(ByteBuf validatedRecords, BatchMaxTimestamps maxTimestamps) throws IOException {
-        return appendLeader(validatedRecords, maxTimestamps, false, -1, null);
+        return appendLeader(validatedRecords, maxTimestamps, false, -1, null, false);
     }
 
     /**
@@ -403,7 +403,7 @@ public final class Partition {
      *     {@link UnifiedLog#TOO_MANY_PRODUCER_IDS} (nothing written)
      */
     public long appendIdempotentAsLeader(ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps) throws IOException {
-        return appendLeader(validatedBatch, maxTimestamps, true, -1, null);
+        return appendLeader(validatedBatch, maxTimestamps, true, -1, null, false);
     }
 
     /**
@@ -414,7 +414,7 @@ public final class Partition {
      */
     public long appendTransactionalAsLeader(
             ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps, long transactionSequence) throws IOException {
-        return appendLeader(validatedBatch, maxTimestamps, true, Math.max(transactionSequence, 0), null);
+        return appendLeader(validatedBatch, maxTimestamps, true, Math.max(transactionSequence, 0), null, false);
     }
 
     /**
@@ -426,18 +426,37 @@ public final class Partition {
     public long appendTransactionMarker(
             long producerId, short producerEpoch, boolean commit, int coordinatorEpoch, long transactionSequence)
             throws IOException {
-        return appendLeader(null, null, false, -1, new long[] {
-            producerId, producerEpoch, commit ? 1 : 0, coordinatorEpoch, transactionSequence
-        });
+        return appendLeader(
+                null,
+                null,
+                false,
+                -1,
+                new long[] {producerId, producerEpoch, commit ? 1 : 0, coordinatorEpoch, transactionSequence},
+                false);
+    }
+
+    /**
+     * A coordinator's own transactional batch ({@link UnifiedLog#appendCoordinatorTransactional}: the
+     * log stamps the producer's next sequence): the group coordinator's transactional offsets.
+     * Returns as {@link #appendTransactionalAsLeader}.
+     */
+    public long appendCoordinatorTransactionalAsLeader(ByteBuf batch, long transactionSequence) throws IOException {
+        return appendLeader(batch, null, true, Math.max(transactionSequence, 0), null, true);
     }
 
     /**
      * @param txnSequence &gt;= 0: a transactional batch; -1 otherwise
      * @param marker null, or a marker's producerId, epoch, commit (1/0), coordinatorEpoch and
      *     transactionSequence (then {@code records} is null)
+     * @param stampSequence a coordinator's transactional batch whose sequence the log stamps
      */
     private long appendLeader(
-            ByteBuf records, BatchMaxTimestamps maxTimestamps, boolean idempotent, long txnSequence, long[] marker)
+            ByteBuf records,
+            BatchMaxTimestamps maxTimestamps,
+            boolean idempotent,
+            long txnSequence,
+            long[] marker,
+            boolean stampSequence)
             throws IOException {
         long baseOffset;
         Lock writes = log.writeLock();
@@ -454,6 +473,8 @@ public final class Partition {
             if (marker != null) {
                 baseOffset = log.appendTransactionMarker(
                         marker[0], (short) marker[1], marker[2] == 1, (int) marker[3], marker[4], leaderEpoch);
+            } else if (stampSequence) {
+                baseOffset = log.appendCoordinatorTransactional(records, leaderEpoch, txnSequence);
             } else if (txnSequence >= 0) {
                 baseOffset = log.appendTransactionalAsLeader(records, leaderEpoch, maxTimestamps, txnSequence);
             } else {

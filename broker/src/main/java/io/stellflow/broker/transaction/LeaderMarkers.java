@@ -34,10 +34,26 @@ import java.util.concurrent.CompletableFuture;
  * <p>Thread-safety: any thread; the future completes on the thread that filled the last partition.
  */
 public final class LeaderMarkers {
+    /**
+     * Told of each marker written and replicated in a partition led here (the group coordinator
+     * applies or drops the transactional offsets of a {@code __consumer_offsets} partition).
+     */
+    @FunctionalInterface
+    public interface MarkerListener {
+        /**
+         * Called on the thread that completes the write, before its future completes; must be short
+         * (hand off to another thread).
+         */
+        void written(TransactionPartition partition, TxnMarker marker);
+
+        MarkerListener NONE = (partition, marker) -> {};
+    }
+
     private final PartitionRouter partitions;
     private final AppendService appends;
     private final Timer timer;
     private final TxnRegistrations registrations;
+    private final MarkerListener listener;
 
     /**
      * @param partitions the partitions led here
@@ -47,10 +63,21 @@ public final class LeaderMarkers {
      */
     public LeaderMarkers(
             PartitionRouter partitions, AppendService appends, Timer timer, TxnRegistrations registrations) {
+        this(partitions, appends, timer, registrations, MarkerListener.NONE);
+    }
+
+    /** As above; {@code listener} is told of each partition whose marker was written and replicated. */
+    public LeaderMarkers(
+            PartitionRouter partitions,
+            AppendService appends,
+            Timer timer,
+            TxnRegistrations registrations,
+            MarkerListener listener) {
         this.partitions = partitions;
         this.appends = appends;
         this.timer = timer;
         this.registrations = registrations;
+        this.listener = listener;
     }
 
     /**
@@ -66,6 +93,9 @@ public final class LeaderMarkers {
                     short[] codes = new short[slots.length];
                     for (int i = 0; i < slots.length; i++) {
                         codes[i] = slots[i].errorCode();
+                        if (codes[i] == Errors.NONE) {
+                            listener.written(targets.get(i), marker);
+                        }
                     }
                     done.complete(codes);
                 },

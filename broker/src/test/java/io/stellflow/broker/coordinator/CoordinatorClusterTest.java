@@ -53,6 +53,7 @@ import io.stellflow.protocol.message.OffsetFetchResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.message.TxnOffsetCommitRequest;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.nio.file.Path;
@@ -541,6 +542,104 @@ class CoordinatorClusterTest {
                     .isEqualTo("hw=6 lso=6 aborted=[AbortedTransaction[producerId=" + pid + ", firstOffset=3]] ["
                             + oneBatch + ", " + oneBatch + "]");
         }
+    }
+
+    /**
+     * TxnOffsetCommit to a group coordinator on another broker than the transaction coordinator: it
+     * registers its __consumer_offsets partition over RegisterTxnPartition and gets the COMMIT marker
+     * over WriteTxnMarkers, which applies the pending offsets there.
+     */
+    @Test
+    @Order(2)
+    void transactionalOffsetsOnAnotherBrokerRegisterAndCommitOverTheWire() throws Exception {
+        String id = "offsets-tx";
+        int txnPartition = GroupPartitioner.partitionFor(id, TXN_PARTITIONS);
+        try (ControllerClient c = ControllerClient.builder(bootstrapControllers).build()) {
+            c.createTopics(CreateTopicsRequest.newBuilder()
+                    .addTopics(CreatableTopic.newBuilder()
+                            .setName("txn-in")
+                            .setNumPartitions(1)
+                            .setReplicationFactor(1))
+                    .build());
+        }
+        int[] nodes = new int[2]; // the transaction coordinator, the group coordinator
+        String[] group = new String[1];
+        InitProducerIdResponse[] bound = new InitProducerIdResponse[1];
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    try {
+                        TopicImage t = image().topic(TransactionStateTopic.NAME);
+                        TopicImage offsets = image().topic(OffsetsTopic.NAME);
+                        if (t == null || t.partition(txnPartition).leader() < 1 || offsets == null) {
+                            initProducerId(0, id); // creates __transaction_state
+                            return false;
+                        }
+                        nodes[0] = t.partition(txnPartition).leader() - 1;
+                        for (int i = 0; group[0] == null && i < 100; i++) {
+                            int l = offsets.partition(GroupPartitioner.partitionFor("g" + i, OFFSETS_PARTITIONS))
+                                    .leader();
+                            group[0] = l >= 1 && l - 1 != nodes[0] ? "g" + i : null;
+                            nodes[1] = l - 1;
+                        }
+                        bound[0] = initProducerId(nodes[0], id);
+                        return bound[0].errorCode() == Errors.NONE;
+                    } catch (Exception e) {
+                        return false;
+                    }
+                },
+                "a transaction coordinator and a group coordinator on another broker");
+        long pid = bound[0].producerId();
+        short epoch = bound[0].producerEpoch();
+        BeginTransactionRequest begin = new BeginTransactionRequest(id, pid, epoch);
+        assertThat(send(nodes[0], ApiKeys.BEGIN_TRANSACTION, begin, TransactionResponse::read)
+                        .errorCode())
+                .isEqualTo(Errors.NONE);
+        TxnOffsetCommitRequest commit = new TxnOffsetCommitRequest(
+                id,
+                group[0],
+                pid,
+                epoch,
+                -1,
+                null,
+                -1,
+                List.of(new OffsetCommitTopic("txn-in", List.of(new OffsetCommitPartition(0, 42, "")))));
+        OffsetFetchRequest fetch = new OffsetFetchRequest(
+                group[0], List.of(new OffsetFetchRequest.OffsetFetchTopic("txn-in", List.of(0))));
+        short[] code = new short[1];
+        Wait.until(
+                Duration.ofSeconds(30),
+                () -> {
+                    try {
+                        code[0] = send(nodes[1], ApiKeys.TXN_OFFSET_COMMIT, commit, OffsetCommitResponse::read)
+                                .topics()
+                                .get(0)
+                                .partitions()
+                                .get(0)
+                                .errorCode();
+                    } catch (Exception e) {
+                        return false;
+                    }
+                    return code[0] != Errors.COORDINATOR_NOT_AVAILABLE; // loading
+                },
+                "TxnOffsetCommit at broker " + (nodes[1] + 1));
+        assertThat(code[0]).isEqualTo(Errors.NONE);
+        assertThat(send(nodes[1], ApiKeys.OFFSET_FETCH, fetch, OffsetFetchResponse::read)
+                        .topics()
+                        .get(0)
+                        .partitions())
+                .extracting(OffsetFetchResponse.OffsetFetchPartitionResponse::offset)
+                .containsExactly(-1L);
+        EndTransactionRequest end = new EndTransactionRequest(id, pid, epoch, true);
+        assertThat(send(nodes[0], ApiKeys.END_TRANSACTION, end, TransactionResponse::read)
+                        .errorCode())
+                .isEqualTo(Errors.NONE);
+        assertThat(send(nodes[1], ApiKeys.OFFSET_FETCH, fetch, OffsetFetchResponse::read)
+                        .topics()
+                        .get(0)
+                        .partitions())
+                .extracting(OffsetFetchResponse.OffsetFetchPartitionResponse::offset)
+                .containsExactly(42L);
     }
 
     @Test

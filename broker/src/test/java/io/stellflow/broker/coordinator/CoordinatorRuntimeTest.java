@@ -9,7 +9,9 @@ import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.DecodedRecord;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.UnifiedLog;
@@ -165,6 +167,65 @@ class CoordinatorRuntimeTest {
         } finally {
             b.release();
         }
+    }
+
+    /** Each batch of the log as "offset:producerId/epoch/baseSequence" plus " control" for a marker. */
+    private List<String> batchHeaders() throws IOException {
+        ByteBuf buf = io.netty.buffer.Unpooled.buffer();
+        try {
+            log.readInto(0, Integer.MAX_VALUE, Long.MAX_VALUE, true, buf);
+            List<String> out = new ArrayList<>();
+            for (int p = 0; p < buf.writerIndex(); p += RecordBatchLayout.batchSize(buf, p)) {
+                out.add(RecordBatchLayout.baseOffsetDelta(buf, p) + ":" + RecordBatchLayout.producerId(buf, p) + "/"
+                        + RecordBatchLayout.producerEpoch(buf, p) + "/" + RecordBatchLayout.baseSequence(buf, p)
+                        + (ControlRecordLayout.isControl(buf, p) ? " control" : ""));
+            }
+            return out;
+        } finally {
+            buf.release();
+        }
+    }
+
+    @Test
+    void aTransactionalWriteIsTheProducersBatchAndARefusalReloadsTheShard() throws Exception {
+        lead();
+        CompletableFuture<Long> w1 = runtime.submit(0, s -> s.addInTransaction("x", 5, 1000, (short) 1, 3));
+        CompletableFuture<Long> w2 = runtime.submit(0, s -> s.addInTransaction("x", 2, 1000, (short) 1, 3));
+        Wait.until(Duration.ofSeconds(10), () -> partition.logEndOffset() == 3, "BEGIN and two batches");
+        followerCatchesUp();
+        assertThat(w1.get(10, TimeUnit.SECONDS)).isEqualTo(5);
+        assertThat(w2.get(10, TimeUnit.SECONDS)).isEqualTo(7);
+        // A BEGIN marker first, then the producer's batches with the sequences the log stamped.
+        assertThat(batchHeaders()).containsExactly("0:1000/1/-1 control", "1:1000/1/0", "2:1000/1/1");
+        assertThat(log.firstUnstableOffset()).isZero();
+
+        // The transaction coordinator aborted it under a bumped epoch (as after a timeout).
+        partition.appendTransactionMarker(1000, (short) 2, false, 0, 3);
+        followerCatchesUp();
+        // A write at the old epoch is refused by the log: nothing written, the error answered, and
+        // the shard (which had applied it in memory) loaded again from the log.
+        CompletableFuture<Long> stale = runtime.submit(0, s -> s.addInTransaction("x", 100, 1000, (short) 1, 3));
+        assertThat(errorOf(stale)).isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
+        assertThat(partition.logEndOffset()).isEqualTo(4);
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> {
+                    synchronized (shards) {
+                        return shards.size() == 2 && shards.get(1).loaded;
+                    }
+                },
+                "the shard reloaded");
+        CounterShard reloaded;
+        synchronized (shards) {
+            reloaded = shards.get(1);
+        }
+        assertThat(reloaded.replayedTransactional)
+                .containsExactly(
+                        "marker " + ControlRecordLayout.BEGIN + " 1000/1 seq 3@0",
+                        "txn 1000/1 x@1",
+                        "txn 1000/1 x@2",
+                        "marker " + ControlRecordLayout.ABORT + " 1000/2 seq 3@3");
+        assertThat(reloaded.replayedOffsets).as("no plain record").isEmpty();
     }
 
     @Test

@@ -44,6 +44,13 @@ final class CounterShard implements CoordinatorShard {
         return new CoordinatorResult<>(List.of(new CoordinatorRecord(key(name), value(total))), total);
     }
 
+    /** As {@link #add}, written as a transactional batch of producer {@code producerId}. */
+    CoordinatorResult<Long> addInTransaction(String name, long delta, long producerId, short epoch, long sequence) {
+        CoordinatorResult<Long> r = add(name, delta);
+        return new CoordinatorResult<>(
+                r.records(), r.response(), new CoordinatorResult.Transaction(producerId, epoch, sequence));
+    }
+
     /** Deletes {@code name} at {@code atMs} (runtime clock); writes nothing now. */
     CoordinatorResult<Void> expireAt(String name, long atMs) {
         expiries.put(name, atMs);
@@ -74,6 +81,22 @@ final class CounterShard implements CoordinatorShard {
         } else {
             counters.put(name, ByteBuffer.wrap(value).getLong());
         }
+    }
+
+    /** Transactional records and markers the load saw, in order ("txn 1000/1 x@1", "marker 2 1000 seq 3@0"). */
+    final List<String> replayedTransactional = new ArrayList<>();
+
+    @Override
+    public void replayTransactional(long offset, long producerId, short producerEpoch, byte[] key, byte[] value) {
+        replayedTransactional.add("txn " + producerId + "/" + producerEpoch + " "
+                + new String(key, StandardCharsets.UTF_8) + "@" + offset);
+    }
+
+    @Override
+    public void replayMarker(
+            long offset, long producerId, short producerEpoch, short controlType, long transactionSequence) {
+        replayedTransactional.add("marker " + controlType + " " + producerId + "/" + producerEpoch + " seq "
+                + transactionSequence + "@" + offset);
     }
 
     @Override

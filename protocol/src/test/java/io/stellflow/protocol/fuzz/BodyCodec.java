@@ -64,6 +64,7 @@ import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
 import io.stellflow.protocol.message.SyncGroupRequest;
 import io.stellflow.protocol.message.SyncGroupResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.message.TxnOffsetCommitRequest;
 import io.stellflow.protocol.message.WriteTxnMarkersRequest;
 import io.stellflow.protocol.message.WriteTxnMarkersResponse;
 import java.util.HashSet;
@@ -181,7 +182,9 @@ public enum BodyCodec {
             b -> EndTransactionRequest.read(b, (short) 1),
             (m, out) -> ((EndTransactionRequest) m).write(out, (short) 1)),
     BEGIN_TRANSACTION_RESPONSE_V1(
-            b -> TransactionResponse.read(b, true), (m, out) -> ((TransactionResponse) m).write(out, true));
+            b -> TransactionResponse.read(b, true), (m, out) -> ((TransactionResponse) m).write(out, true)),
+    // Its answer is an OffsetCommitResponse (OFFSET_COMMIT_RESPONSE above).
+    TXN_OFFSET_COMMIT_REQUEST(TxnOffsetCommitRequest::read, ApiMessage::write);
 
     final Function<ByteBuf, ApiMessage> reader;
     final BiConsumer<ApiMessage, ByteBuf> writer;

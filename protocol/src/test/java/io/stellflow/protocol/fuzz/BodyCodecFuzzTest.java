@@ -377,6 +377,11 @@ class BodyCodecFuzzTest {
         BodyCodecTarget.run(BodyCodec.BEGIN_TRANSACTION_RESPONSE_V1, input);
     }
 
+    @FuzzTest
+    void txnOffsetCommitRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.TXN_OFFSET_COMMIT_REQUEST, input);
+    }
+
     @Test
     void shortRun() throws Exception {
         for (BodyCodec codec : BodyCodec.values()) {

@@ -36,6 +36,7 @@ import io.stellflow.protocol.message.ListTransactionsRequest;
 import io.stellflow.protocol.message.ListTransactionsResponse;
 import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
+import io.stellflow.protocol.message.OffsetCommitRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.protocol.message.ProduceRequest;
@@ -44,6 +45,7 @@ import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
 import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
 import io.stellflow.protocol.message.TopicPartitions;
 import io.stellflow.protocol.message.TransactionResponse;
+import io.stellflow.protocol.message.TxnOffsetCommitRequest;
 import io.stellflow.protocol.message.WriteTxnMarkersRequest;
 import io.stellflow.protocol.message.WriteTxnMarkersResponse;
 import io.stellflow.protocol.record.Header;
@@ -454,6 +456,25 @@ public final class SeedFiles {
                 b.add(GroupSeedFiles.bytes(out -> new TransactionResponse(
                                 Errors.PRODUCER_FENCED, 1000, (short) 1, TransactionResponse.FAILED, -1)
                         .write(out, true)));
+            }
+            case TXN_OFFSET_COMMIT_REQUEST -> {
+                // The worked example of docs/protocol-additions.md, then a member's commit of two partitions.
+                b.add(hex("0002" + "7478" + "0001" + "67" + "00000000000003e8" + "0001" + "ffffffffffffffff" + "ffff"
+                        + "ffffffff" + "00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"
+                        + "ffff"));
+                b.add(encode(new TxnOffsetCommitRequest(
+                        "orders-tx",
+                        "billing",
+                        1000,
+                        (short) 3,
+                        42,
+                        "member-1",
+                        7,
+                        List.of(new OffsetCommitRequest.OffsetCommitTopic(
+                                "orders",
+                                List.of(
+                                        new OffsetCommitRequest.OffsetCommitPartition(0, 17, null),
+                                        new OffsetCommitRequest.OffsetCommitPartition(11, 1L << 40, "é")))))));
             }
             case DELETE_RECORDS_REQUEST -> {
                 b.add(hex("00000001" + "0001" + "74" + "00000001" + "00000000" + "0000000000000005"));
