@@ -38,7 +38,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Function;
@@ -211,6 +213,48 @@ class TransactionalProducerTest {
                 successor.commitTransaction();
             }
             assertThat(readCommitted(server, 1)).containsExactly("successor");
+        }
+    }
+
+    /** The offsets group {@code groupId} has committed, as a consumer of the group reads them. */
+    private static Map<TopicPartition, Long> committed(StellflowServer server, String groupId) {
+        Properties p = clientProps(server);
+        p.setProperty("group.id", groupId);
+        try (StellflowConsumer c = new StellflowConsumer(p)) {
+            return c.committed(Set.of(new TopicPartition(TOPIC, 0), new TopicPartition(TOPIC, 1)), WAIT);
+        }
+    }
+
+    @Test
+    void sendOffsetsToTransactionCommitsTheGroupsOffsetsOnlyWithTheTransaction() throws Exception {
+        try (StellflowServer server = TestBroker.start(brokerProps());
+                RawClient c = new RawClient(server.port())) {
+            Requests.createTopic(c, TOPIC, 2);
+            TopicPartition in0 = new TopicPartition(TOPIC, 0);
+            TopicPartition in1 = new TopicPartition(TOPIC, 1);
+            try (StellflowProducer producer = producer(server, "tx-ctp", 0)) {
+                producer.initTransactions();
+
+                producer.beginTransaction();
+                producer.send(record(1, "out-1")).get();
+                producer.sendOffsetsToTransaction(Map.of(in0, 7L), "ctp");
+                // Pending until the transaction commits: the group has no offset yet.
+                assertThat(committed(server, "ctp").get(in0)).isNull();
+                producer.commitTransaction();
+                assertThat(committed(server, "ctp")).containsEntry(in0, 7L);
+
+                producer.beginTransaction();
+                producer.send(record(1, "out-aborted")).get();
+                producer.sendOffsetsToTransaction(Map.of(in0, 20L, in1, 3L), "ctp");
+                producer.abortTransaction();
+                Map<TopicPartition, Long> afterAbort = committed(server, "ctp");
+                assertThat(afterAbort).containsEntry(in0, 7L);
+                assertThat(afterAbort.get(in1)).isNull();
+
+                assertThatThrownBy(() -> producer.sendOffsetsToTransaction(Map.of(in0, 8L), "ctp"))
+                        .isInstanceOf(IllegalStateException.class);
+            }
+            assertThat(readCommitted(server, 1)).containsExactly("out-1");
         }
     }
 

@@ -95,7 +95,7 @@ public final class StellflowProducer implements AutoCloseable {
                         config.transactionTimeoutMs(),
                         new TransactionCoordinatorCalls(network, metadata, config),
                         new SenderBatches(sender),
-                        ProducerTransactions.TransactionalOffsetSender.UNAVAILABLE)
+                        transactionalOffsets(new TxnOffsetCommitCall(network, metadata), config.maxBlockMs()))
                 : null;
         sender.transactions(transactions);
         Runnable compressor = sender.compressor();
@@ -415,16 +415,22 @@ public final class StellflowProducer implements AutoCloseable {
      *
      * @throws IllegalStateException without an open transaction
      * @throws IllegalArgumentException for null offsets or a null or empty group id
-     * @throws UnsupportedOperationException until transactional offset commits (TxnOffsetCommit) are
-     *     available in this client
+     * @throws StellflowException when the group coordinator refuses the offsets (a fenced producer,
+     *     an unknown transaction) or does not answer within {@code max.block.ms}; the transaction is
+     *     then abortable
      */
     public void sendOffsetsToTransaction(Map<TopicPartition, Long> offsets, String groupId) {
         transactions().sendOffsetsToTransaction(offsets, groupId);
     }
 
-    /** The seam for transactional offset commits (TxnOffsetCommit): replaces the one that throws. */
-    void transactionalOffsetSender(ProducerTransactions.TransactionalOffsetSender offsetSender) {
-        transactions().offsetSender(offsetSender);
+    /**
+     * The producer's TxnOffsetCommit (apiKey 31, {@code docs/exactly-once.md}, "Transactional offset
+     * commits"): no member id, so the producer epoch fences (Kafka before KIP-447).
+     */
+    private static ProducerTransactions.TransactionalOffsetSender transactionalOffsets(
+            TxnOffsetCommitCall call, long maxBlockMs) {
+        return (id, producerId, epoch, sequence, groupId, offsets) ->
+                call.commit(id, producerId, epoch, sequence, groupId, null, -1, offsets, maxBlockMs);
     }
 
     private ProducerTransactions transactions() {
