@@ -286,6 +286,7 @@ class ReplicationFaultCheckerTest {
         long startNs = System.nanoTime();
         ledger.round(n);
         long ackedBefore = ledger.ackedCount.get();
+        long[] txnBefore = txnLedger == null ? null : txnLedger.snapshot();
         // The group's choices come from a stream of their own: a seed injects the same fault with or
         // without the group load.
         String groupAction = groupWorkload == null ? "" : " group=" + groupWorkload.act(new Random(~seed));
@@ -302,7 +303,7 @@ class ReplicationFaultCheckerTest {
                 groupAction,
                 v == 0 ? "PASS" : "FAIL " + ledger.kinds(n),
                 ledger.ackedCount.get() - ackedBefore,
-                txnLedger == null ? "" : " " + txnLedger.counts(),
+                txnLedger == null ? "" : " " + txnLedger.roundCounts(txnBefore),
                 (System.nanoTime() - startNs) / 1_000_000,
                 (healedNs - startNs) / 1_000_000,
                 phases);

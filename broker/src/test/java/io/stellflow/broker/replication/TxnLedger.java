@@ -332,9 +332,22 @@ final class TxnLedger {
         return n;
     }
 
-    /** {@code committed/aborted/unknown(visible+absent) read=N}: the counts for a FAULT_ line. */
+    /** Committed, aborted, unknown transactions and values read so far (for a round's deltas). */
+    long[] snapshot() {
+        return new long[] {committed.get(), aborted.get(), unknown.get(), valuesRead.get()};
+    }
+
+    /** A round's transactional counts for its FAULT_ROUND line: what happened since {@code before}. */
+    String roundCounts(long[] before) {
+        long[] now = snapshot();
+        return "txn=" + (now[0] - before[0]) + "c/" + (now[1] - before[1]) + "a/" + (now[2] - before[2]) + "u read="
+                + (now[3] - before[3]);
+    }
+
+    /** {@code committed/aborted/unknown(visible+absent) read=N}: the totals for the FAULT_CHECKER line. */
     String counts() {
         return "txn committed=" + committed.get() + " aborted=" + aborted.get() + " unknown=" + unknown.get() + "("
-                + unknownVisible.get() + " visible, " + unknownAbsent.get() + " absent) read=" + valuesRead.get();
+                + unknownVisible.get() + " visible, " + unknownAbsent.get() + " absent) read=" + valuesRead.get()
+                + " rawRead=" + rawRecords.get();
     }
 }
