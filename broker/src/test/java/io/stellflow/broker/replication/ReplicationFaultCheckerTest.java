@@ -455,7 +455,7 @@ class ReplicationFaultCheckerTest {
                             p,
                             "finished transactions wrote up to " + (target[p] - 1) + " but the read_committed consumer"
                                     + " reached only " + at[p] + " in 20 s (highest LSO seen "
-                                    + txnLedger.maxLsoSeen(p) + ")");
+                                    + txnLedger.maxLsoSeen(p) + ")" + txnLedger.around(p, at[p]));
                 }
             }
         }

@@ -321,6 +321,28 @@ final class TxnLedger {
         return sb.toString();
     }
 
+    /**
+     * Up to 4 transactions with a write at or above {@code from} in {@code partition} (oldest first):
+     * name, outcome, batches, so a stuck LSO names its suspects.
+     */
+    String around(int partition, long from) {
+        StringBuilder sb = new StringBuilder();
+        int n = 0;
+        for (Txn t : txns) {
+            for (Batch b : t.batches) {
+                if (b.partition == partition && (b.baseOffset < 0 || b.baseOffset + b.values.size() > from)) {
+                    sb.append("; ").append(t.name).append(' ').append(t.outcome).append(describe(t));
+                    n++;
+                    break;
+                }
+            }
+            if (n == 4) {
+                break;
+            }
+        }
+        return sb.toString();
+    }
+
     /** Finished transactions not judged yet (their writes not passed by the reader). */
     long unjudged() {
         long n = 0;
