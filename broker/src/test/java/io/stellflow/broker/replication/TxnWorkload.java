@@ -175,7 +175,9 @@ final class TxnWorkload implements AutoCloseable {
                         continue;
                     }
                     transaction();
-                    sleep(20 + random.nextInt(40));
+                    // About 5 transactions a second for both clients: enough to catch every fault in flight, little
+                    // enough that brokers restart about as fast as without this load (docs/exactly-once.md, "Checker").
+                    sleep(150 + random.nextInt(150));
                 }
             } catch (RuntimeException e) {
                 ledger.violation("TXN_CLIENT_CRASHED", -1, tid + ": " + e);
@@ -186,9 +188,15 @@ final class TxnWorkload implements AutoCloseable {
 
         /** Drops this client's connections and producer id: the next transaction starts with InitProducerId. */
         private void reset() {
+            reconnect();
+            pid = -1;
+        }
+
+        /** A new connection for the next request (a lost answer's connection may hold it still), after a back-off. */
+        private void reconnect() {
             net.close();
             net = network(cluster, tid);
-            pid = -1;
+            sleep(100 + random.nextInt(200));
         }
 
         private HostPort coordinator() {
@@ -212,7 +220,6 @@ final class TxnWorkload implements AutoCloseable {
                 return false;
             } catch (Exception e) {
                 reset();
-                sleep(100);
                 return false;
             }
             if (r.errorCode() != Errors.NONE) {
@@ -294,9 +301,7 @@ final class TxnWorkload implements AutoCloseable {
                 if (!retry || System.nanoTime() > deadline) {
                     return code;
                 }
-                net.close();
-                net = network(cluster, tid);
-                sleep(100);
+                reconnect();
             }
         }
 
@@ -341,8 +346,7 @@ final class TxnWorkload implements AutoCloseable {
                         return -1;
                     } catch (Exception e) {
                         // lost answer, refused connection: the same batch again on a new connection
-                        net.close();
-                        net = network(cluster, tid);
+                        reconnect();
                     }
                 }
                 if (System.nanoTime() > deadline) {
@@ -387,7 +391,7 @@ final class TxnWorkload implements AutoCloseable {
                 }
             } catch (RuntimeException e) {
                 // a poll that gave up (broker down, cut): a new consumer resumes at the positions
-                sleep(100);
+                sleep(500);
             }
         }
     }
