@@ -370,6 +370,17 @@ final class TxnLedger {
     String counts() {
         return "txn committed=" + committed.get() + " aborted=" + aborted.get() + " unknown=" + unknown.get() + "("
                 + unknownVisible.get() + " visible, " + unknownAbsent.get() + " absent) read=" + valuesRead.get()
-                + " rawRead=" + rawRecords.get();
+                + " rawRead=" + rawRecords.get() + " committedPerClient=" + committedPerClient();
+    }
+
+    /** Committed transactions per client (the name before {@code #}), e.g. {@code {txn-checker-0=12, ...}}. */
+    Map<String, Long> committedPerClient() {
+        Map<String, Long> perClient = new java.util.TreeMap<>();
+        for (Txn t : txns) {
+            if (t.outcome == Outcome.COMMITTED) {
+                perClient.merge(t.name.substring(0, t.name.indexOf('#')), 1L, Long::sum);
+            }
+        }
+        return perClient;
     }
 }

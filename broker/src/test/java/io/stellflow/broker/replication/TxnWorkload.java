@@ -42,9 +42,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * value back, and one raw Fetch (isolation 1) reader per partition records each answer's last stable
  * offset and records. What is checked: {@link TxnLedger}.
  *
- * <p>A client finds its coordinator as the leader of its id's {@code __transaction_state} partition
- * in the controller's image (FindCoordinator v0 takes group ids only) and looks again on {@code
- * NOT_COORDINATOR} or {@code COORDINATOR_NOT_AVAILABLE}. A Produce is retried with the same batch
+ * <p>Client 0 finds its coordinator as the leader of its id's {@code __transaction_state} partition
+ * in the controller's image and looks again on {@code NOT_COORDINATOR} or {@code
+ * COORDINATOR_NOT_AVAILABLE}; client 1 sends Init, Begin and End to a random broker, picked again
+ * with each new connection, as the Go SDK sends them to its bootstrap broker (forwarding). A Produce is retried with the same batch
  * (same sequence) on retriable errors and lost answers for up to {@value #PRODUCE_DEADLINE_MS} ms;
  * if it still fails, the transaction can only have aborted (no commit is ever sent). An End whose
  * answer is lost or an error leaves the outcome unknown (all or nothing allowed). After any failure
@@ -161,10 +162,13 @@ final class TxnWorkload implements AutoCloseable {
         private short epoch;
         private final int[] sequences = new int[PARTITIONS];
         private long number;
+        /** The broker index control requests go to (client 1), or -1: the coordinator (client 0). */
+        private int bootstrap;
 
         Client(int id, Random random) {
             this.tid = "txn-checker-" + id;
             this.random = random;
+            this.bootstrap = id == 1 ? random.nextInt(cluster.size()) : -1;
         }
 
         void run() {
@@ -196,10 +200,22 @@ final class TxnWorkload implements AutoCloseable {
         private void reconnect() {
             net.close();
             net = network(cluster, tid);
+            if (bootstrap >= 0) {
+                bootstrap = random.nextInt(cluster.size());
+            }
             sleep(100 + random.nextInt(200));
         }
 
+        /**
+         * Where Init, Begin and End go: client 0 finds its coordinator (the leader of its id's
+         * {@code __transaction_state} partition); client 1 sends them, as the Go SDK does, to its
+         * "bootstrap" broker, a random one picked again at each new connection, and relies on the
+         * broker forwarding them to the coordinator.
+         */
         private HostPort coordinator() {
+            if (bootstrap >= 0) {
+                return cluster.address(bootstrap);
+            }
             int leader = cluster.leaderOf(STATE_TOPIC, GroupPartitioner.partitionFor(tid, STATE_PARTITIONS));
             return cluster.address(leader >= 0 ? leader : random.nextInt(cluster.size()));
         }
