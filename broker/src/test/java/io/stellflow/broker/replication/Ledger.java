@@ -22,6 +22,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *   <li>a Fetch answer whose high watermark is below one seen before ({@code HW_DECREASED});
  *   <li>a record returned at or above the answer's high watermark ({@code ABOVE_HW});
  *   <li>an offset read twice with different values ({@code OFFSET_REWRITTEN});
+ *   <li>a value read at two offsets ({@code DUPLICATE}): the producers are idempotent (issue #20), so
+ *       no value is stored twice, not even one whose send failed (it may be stored once or not at
+ *       all);
  *   <li>a gap or reordering in what a consumer read ({@code GAP}, reported by the consumer).
  * </ul>
  *
@@ -39,6 +42,9 @@ final class Ledger {
     private final int partitions;
     private final List<ConcurrentSkipListMap<Long, Acked>> acked = new ArrayList<>();
     private final List<ConcurrentHashMap<Long, String>> consumed = new ArrayList<>();
+    /** Where each value was first read: partition and offset. */
+    private final ConcurrentHashMap<String, long[]> readAt = new ConcurrentHashMap<>();
+
     private final AtomicLongArray maxHwSeen;
     private final long[] verifiedTo;
     private final Map<String, Long> violationCounts = new LinkedHashMap<>();
@@ -121,6 +127,14 @@ final class Ledger {
                     "OFFSET_REWRITTEN",
                     partition,
                     "offset " + offset + " was read as " + prev + ", later as " + value + " from broker " + brokerId);
+        }
+        long[] first = readAt.putIfAbsent(value, new long[] {partition, offset});
+        if (first != null && (first[0] != partition || first[1] != offset)) {
+            violation(
+                    "DUPLICATE",
+                    partition,
+                    value + " read at p" + first[0] + "@" + first[1] + " and again at p" + partition + "@" + offset
+                            + " from broker " + brokerId);
         }
     }
 

@@ -47,6 +47,13 @@ import org.junit.jupiter.api.Test;
  * -Dstellflow.checker.seed=<its seed> -Dstellflow.checker.rounds=1}. Timing is not reproduced: a
  * seed reproduces the fault, the victim and the hold times, not the interleaving.
  *
+ * <p>The producers are idempotent (our default, issue #20): a value read at two offsets is a {@code
+ * DUPLICATE}. The transactional load of issue #20 ({@link TxnWorkload}, checked by {@link TxnLedger}:
+ * no aborted, uncommitted or torn read, no duplicate, no lost committed write, the LSO never back,
+ * an unknown outcome all or nothing) runs in the same cluster and rounds; each FAULT_ROUND line
+ * carries its counts ({@code txn=<committed>c/<aborted>a/<unknown>u read=<values>}); {@code
+ * -Dstellflow.checker.transactions=false} leaves it out.
+ *
  * <p>{@code -Dstellflow.checker.groups=true} adds the consumer-group load of issue #19 ({@link
  * GroupWorkload}: members join, leave, crash and pause while committing; each partition owned by one
  * member in the steady state, committed offsets never back, every acknowledged record below the
@@ -62,6 +69,8 @@ class ReplicationFaultCheckerTest {
     static final String TOPIC = "checked";
     static final int PARTITIONS = 3;
     static final int DEFAULT_ROUNDS = 50;
+    /** How long a round waits for the read_committed consumer to pass the finished transactions. */
+    static final long TXN_READ_TIMEOUT_MS = 35_000;
 
     enum Fault {
         KILL_LEADER(3),
@@ -102,6 +111,11 @@ class ReplicationFaultCheckerTest {
     private String groupSummary = "";
     private GroupLedger groupLedger;
 
+    /** The transactional load, or null with {@code -Dstellflow.checker.transactions=false}. */
+    private TxnWorkload txnWorkload;
+
+    private TxnLedger txnLedger;
+
     /** Prints one line and appends it to {@code target/fault-checker/fault-rounds.log} (live progress). */
     private void report(String format, Object... args) {
         String line = String.format(format, args);
@@ -122,7 +136,15 @@ class ReplicationFaultCheckerTest {
     void noAcknowledgedWriteIsLostAndReplicasAgreeUnderKillsPausesCutsAndRestarts() throws Exception {
         check(
                 Integer.getInteger("stellflow.checker.rounds", DEFAULT_ROUNDS),
-                Boolean.getBoolean("stellflow.checker.groups"));
+                Boolean.getBoolean("stellflow.checker.groups"),
+                transactions());
+    }
+
+    /** The transactional load runs unless {@code -Dstellflow.checker.transactions=false}. */
+    static boolean transactions() {
+        return !"false"
+                .equals(System.getProperty("stellflow.checker.transactions", "true")
+                        .trim());
     }
 
     /** The first round's seed: {@code -Dstellflow.checker.seed}, else a random one. */
@@ -135,10 +157,11 @@ class ReplicationFaultCheckerTest {
 
     /**
      * Runs {@code rounds} rounds on {@code -Dstellflow.checker.brokers} brokers from {@link
-     * #firstSeed}, with the consumer-group load of {@link GroupWorkload} when {@code groups}, and
-     * asserts that no round found a violation.
+     * #firstSeed}, with the consumer-group load of {@link GroupWorkload} when {@code groups} and the
+     * transactional load of {@link TxnWorkload} when {@code transactions}, and asserts that no round
+     * found a violation.
      */
-    void check(int rounds, boolean groups) throws Exception {
+    void check(int rounds, boolean groups, boolean transactions) throws Exception {
         int brokers = Integer.getInteger("stellflow.checker.brokers", 3);
         long firstSeed = firstSeed();
         Path dir = Path.of("target", "fault-checker", "run-" + firstSeed).toAbsolutePath();
@@ -150,21 +173,38 @@ class ReplicationFaultCheckerTest {
         progressFile = dir.getParent().resolve("fault-rounds.log");
         Files.createDirectories(dir.getParent());
         report(
-                "FAULT_CHECKER start rounds=%d brokers=%d groups=%b seed=%d dir=%s%n",
-                rounds, brokers, groups, firstSeed, dir);
-        try (FaultCluster c = new FaultCluster(dir, brokers, groups ? GroupWorkload.brokerProps() : Map.of())) {
+                "FAULT_CHECKER start rounds=%d brokers=%d groups=%b transactions=%b seed=%d dir=%s%n",
+                rounds, brokers, groups, transactions, firstSeed, dir);
+        Map<String, String> brokerProps = new LinkedHashMap<>();
+        if (groups) {
+            brokerProps.putAll(GroupWorkload.brokerProps());
+        }
+        if (transactions) {
+            brokerProps.putAll(TxnWorkload.brokerProps());
+        }
+        try (FaultCluster c = new FaultCluster(dir, brokers, brokerProps)) {
             cluster = c;
             report("FAULT_CHECKER %s%n", c.transports());
             c.startAll();
             c.awaitUnfenced(60_000);
             c.createTopic(TOPIC, PARTITIONS, 3, Map.of("min.insync.replicas", "2"));
             FaultCluster.await(30_000, "topic led", () -> c.allLed(TOPIC));
+            if (transactions) {
+                c.createTopic(TxnWorkload.TOPIC, TxnWorkload.PARTITIONS, 3, Map.of("min.insync.replicas", "2"));
+                FaultCluster.await(30_000, "transactional topic led", () -> c.allLed(TxnWorkload.TOPIC));
+                txnLedger = new TxnLedger(ledger, TxnWorkload.PARTITIONS);
+                txnWorkload = new TxnWorkload(c, txnLedger, firstSeed);
+            }
             workload = new Workload(c, TOPIC, ledger, new String[] {"-1", "-1"}, 4);
             groupWorkload = groups ? new GroupWorkload(c, TOPIC, ledger) : null;
             groupLedger = groups ? groupWorkload.ledger() : null;
             try {
                 workload.start();
                 FaultCluster.await(30_000, "first acknowledgements", () -> ledger.ackedCount.get() > 0);
+                if (txnWorkload != null) {
+                    txnWorkload.start();
+                    FaultCluster.await(60_000, "first committed transaction", () -> txnLedger.committed.get() > 0);
+                }
                 if (groupWorkload != null) {
                     groupWorkload.start();
                     groupWorkload.awaitSteady(60_000);
@@ -179,6 +219,9 @@ class ReplicationFaultCheckerTest {
                 finalCheck(rounds);
             } finally {
                 closeGroups();
+                if (txnWorkload != null) {
+                    txnWorkload.close();
+                }
                 workload.close();
             }
         }
@@ -194,6 +237,9 @@ class ReplicationFaultCheckerTest {
                 elapsedS);
         if (groups) {
             report("FAULT_CHECKER groups %s%n", groupSummary);
+        }
+        if (transactions) {
+            report("FAULT_CHECKER transactions %s unjudged=%d%n", txnLedger.counts(), txnLedger.unjudged());
         }
         StringBuilder failing = new StringBuilder();
         for (int n : ledger.failingRounds()) {
@@ -220,6 +266,16 @@ class ReplicationFaultCheckerTest {
                     .as("acknowledged records checked as delivered")
                     .isPositive();
         }
+        if (transactions) {
+            assertThat(txnLedger.committed.get()).as("committed transactions").isPositive();
+            assertThat(txnLedger.aborted.get()).as("aborted transactions").isPositive();
+            assertThat(txnLedger.valuesRead.get())
+                    .as("values read by the read_committed consumer")
+                    .isPositive();
+            assertThat(txnLedger.unjudged())
+                    .as("finished transactions never judged")
+                    .isZero();
+        }
         if (!Boolean.getBoolean("stellflow.checker.keep")) {
             deleteRecursively(dir);
         }
@@ -239,6 +295,7 @@ class ReplicationFaultCheckerTest {
         long startNs = System.nanoTime();
         ledger.round(n);
         long ackedBefore = ledger.ackedCount.get();
+        long[] txnBefore = txnLedger == null ? null : txnLedger.snapshot();
         // The group's choices come from a stream of their own: a seed injects the same fault with or
         // without the group load.
         String groupAction = groupWorkload == null ? "" : " group=" + groupWorkload.act(new Random(~seed));
@@ -248,13 +305,14 @@ class ReplicationFaultCheckerTest {
         String phases = settle(n);
         long v = ledger.violations(n);
         report(
-                "FAULT_ROUND n=%d seed=%d fault=%s%s result=%s acked=%d ms=%d (fault %d, recovery %s)%n",
+                "FAULT_ROUND n=%d seed=%d fault=%s%s result=%s acked=%d%s ms=%d (fault %d, recovery %s)%n",
                 n,
                 seed,
                 what,
                 groupAction,
                 v == 0 ? "PASS" : "FAIL " + ledger.kinds(n),
                 ledger.ackedCount.get() - ackedBefore,
+                txnLedger == null ? "" : " " + txnLedger.roundCounts(txnBefore),
                 (System.nanoTime() - startNs) / 1_000_000,
                 (healedNs - startNs) / 1_000_000,
                 phases);
@@ -374,8 +432,48 @@ class ReplicationFaultCheckerTest {
             ledger.verifyAcked(p, workload.position(p));
         }
         long t3 = System.nanoTime();
+        String txn = txnWorkload == null ? "" : ", transactions judged " + settleTransactions() + " ms";
         return "unfenced " + (t1 - t0) / 1_000_000 + " ms, ISR full " + (t2 - t1) / 1_000_000 + " ms, read "
-                + (t3 - t2) / 1_000_000 + " ms" + (groupWorkload == null ? "" : ", " + groupWorkload.settle());
+                + (t3 - t2) / 1_000_000 + " ms" + txn + (groupWorkload == null ? "" : ", " + groupWorkload.settle());
+    }
+
+    /**
+     * Waits until the read_committed consumer has read past every finished transaction's writes
+     * (the LSO passed them), then judges those transactions ({@link TxnLedger#evaluate}).
+     *
+     * @return how long the wait took (ms)
+     */
+    private long settleTransactions() throws InterruptedException {
+        long t0 = System.nanoTime();
+        long[] target = txnLedger.finishedWritesEnd();
+        // An open transaction pins the LSO until its markers are written, and a marker write the
+        // coordinator retries (leader moved, ISR short) may take 25 s before the sweeper sends it again
+        // (docs/exactly-once.md, "Transactions end to end"): a shorter bound would fail a correct broker.
+        boolean passed = FaultCluster.poll(TXN_READ_TIMEOUT_MS, () -> {
+            long[] at = txnWorkload.readTo();
+            for (int p = 0; p < TxnWorkload.PARTITIONS; p++) {
+                if (at[p] < target[p]) {
+                    return false;
+                }
+            }
+            return true;
+        });
+        long[] at = txnWorkload.readTo();
+        if (!passed) {
+            for (int p = 0; p < TxnWorkload.PARTITIONS; p++) {
+                if (at[p] < target[p]) {
+                    ledger.violation(
+                            "TXN_UNREADABLE",
+                            p,
+                            "finished transactions wrote up to " + (target[p] - 1) + " but the read_committed consumer"
+                                    + " reached only " + at[p] + " in " + TXN_READ_TIMEOUT_MS / 1000
+                                    + " s (highest LSO seen "
+                                    + txnLedger.maxLsoSeen(p) + ")" + txnLedger.around(p, at[p]));
+                }
+            }
+        }
+        txnLedger.evaluate(at);
+        return (System.nanoTime() - t0) / 1_000_000;
     }
 
     /** Closes the group load (its members leave while the brokers run), keeping its summary. */
@@ -391,6 +489,9 @@ class ReplicationFaultCheckerTest {
     private void finalCheck(int n) throws Exception {
         ledger.round(n);
         workload.stopProducing(30_000);
+        if (txnWorkload != null) {
+            txnWorkload.stopProducing(30_000);
+        }
         settle(n);
         closeGroups();
         Thread.sleep(1000); // followers fetch the last records (replica.fetch.wait.max.ms=100)

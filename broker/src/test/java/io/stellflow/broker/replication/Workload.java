@@ -19,8 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
- * The checker's load: producers (each with its own {@code acks}) send unique values {@code
- * p<producer>-<seq>} to every partition in turn (at most {@link #MAX_IN_FLIGHT} unacknowledged each,
+ * The checker's load: idempotent producers (our default, issue #20; each with its own {@code acks})
+ * send unique values {@code p<producer>-<seq>} to every partition in turn (at most {@link #MAX_IN_FLIGHT} unacknowledged each,
  * a pause of {@code sendPauseMs} between sends) and record each acknowledgement in the {@link Ledger};
  * one consumer thread per partition long-polls the partition's committed leader (from the
  * controller's image) with raw Fetch v0 requests, so it sees every answer's high watermark, and
@@ -67,14 +67,22 @@ final class Workload implements AutoCloseable {
         this.network = new NetworkClient(ClientConfig.from(cp, "checker-consumer"));
     }
 
+    /** A plain (non-idempotent) producer's settings, as the fault scenarios of issue #6 use. */
     static Properties producerProps(FaultCluster cluster, String acks) {
+        return producerProps(cluster, acks, false);
+    }
+
+    /**
+     * The checker's producer settings; {@code idempotent} leaves {@code enable.idempotence} at our
+     * default (true), so the {@link Ledger} counts a value stored twice as a {@code DUPLICATE}.
+     */
+    static Properties producerProps(FaultCluster cluster, String acks, boolean idempotent) {
         Properties p = new Properties();
         p.setProperty("bootstrap.servers", cluster.bootstrapBrokers());
         p.setProperty("acks", acks);
-        // The replication checker of issue #6 checks acknowledged writes under at-least-once sends
-        // (a retried value may be stored twice and is not a violation); it keeps the producer it was
-        // written for, not the idempotent default of issue #20, which its own workload checks.
-        p.setProperty("enable.idempotence", "false");
+        if (!idempotent) {
+            p.setProperty("enable.idempotence", "false");
+        }
         p.setProperty("linger.ms", "2");
         p.setProperty("request.timeout.ms", "3000");
         p.setProperty("timeout.ms", "3000");
@@ -90,7 +98,7 @@ final class Workload implements AutoCloseable {
         producing = true;
         consuming = true;
         for (int k = 0; k < producerAcks.length; k++) {
-            StellflowProducer producer = new StellflowProducer(producerProps(cluster, producerAcks[k]));
+            StellflowProducer producer = new StellflowProducer(producerProps(cluster, producerAcks[k], true));
             Semaphore window = new Semaphore(MAX_IN_FLIGHT);
             producers.add(producer);
             inFlight.add(window);
