@@ -56,7 +56,9 @@ class RegistrationRaceTest {
                 }
             });
             try {
-                for (int i = 0; i < REGISTRATIONS; i++) {
+                // At least REGISTRATIONS registrations, and on until more ISR changes than that were
+                // committed among them (a busy machine can starve the alterer thread for a while).
+                for (int i = 0; i < 10 * REGISTRATIONS && (i < REGISTRATIONS || altered.get() <= REGISTRATIONS); i++) {
                     new FakeBroker(restarted, "").registerAndUnfence(s.client); // throws when refused
                 }
             } finally {
