@@ -8,6 +8,7 @@ import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
@@ -22,9 +23,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *   <li>a Fetch answer whose high watermark is below one seen before ({@code HW_DECREASED});
  *   <li>a record returned at or above the answer's high watermark ({@code ABOVE_HW});
  *   <li>an offset read twice with different values ({@code OFFSET_REWRITTEN});
- *   <li>a value read at two offsets ({@code DUPLICATE}): the producers are idempotent (issue #20), so
- *       no value is stored twice, not even one whose send failed (it may be stored once or not at
- *       all);
+ *   <li>a value read at two offsets ({@code DUPLICATE}): idempotent producers (issue #20) store no
+ *       value twice, not even one whose send failed (it may be stored once or not at all); values of
+ *       a non-idempotent producer (registered with {@link #atLeastOnce}) may be stored twice;
  *   <li>a gap or reordering in what a consumer read ({@code GAP}, reported by the consumer).
  * </ul>
  *
@@ -57,6 +58,9 @@ final class Ledger {
 
     final AtomicLong consumedCount = new AtomicLong();
     private volatile int round;
+
+    /** Value prefixes of non-idempotent producers: at-least-once, so exempt from {@code DUPLICATE}. */
+    private final List<String> atLeastOncePrefixes = new CopyOnWriteArrayList<>();
 
     Ledger(int partitions) {
         this.partitions = partitions;
@@ -129,13 +133,30 @@ final class Ledger {
                     "offset " + offset + " was read as " + prev + ", later as " + value + " from broker " + brokerId);
         }
         long[] first = readAt.putIfAbsent(value, new long[] {partition, offset});
-        if (first != null && (first[0] != partition || first[1] != offset)) {
+        if (first != null && (first[0] != partition || first[1] != offset) && !mayRepeat(value)) {
             violation(
                     "DUPLICATE",
                     partition,
                     value + " read at p" + first[0] + "@" + first[1] + " and again at p" + partition + "@" + offset
                             + " from broker " + brokerId);
         }
+    }
+
+    /**
+     * Values starting with {@code valuePrefix} come from a producer that is not idempotent ({@code
+     * acks=1}, or {@code enable.idempotence=false}): a retry may store one twice, which is no violation.
+     */
+    void atLeastOnce(String valuePrefix) {
+        atLeastOncePrefixes.add(valuePrefix);
+    }
+
+    private boolean mayRepeat(String value) {
+        for (String prefix : atLeastOncePrefixes) {
+            if (value.startsWith(prefix)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The highest acknowledged offset of {@code partition}, or -1. */

@@ -145,6 +145,8 @@ class ReplicationFaultScenariosTest {
                 StellflowProducer one = new StellflowProducer(Workload.producerProps(cluster, "1"));
                 Workload consumer = new Workload(cluster, topic, ledger, new String[0], 0)) {
             consumer.start();
+            ledger.atLeastOnce("c-"); // Workload.producerProps(cluster, acks): not idempotent
+            ledger.atLeastOnce("u-");
             recordAcked(ledger, produce(all, topic, "c-", 20), "c-");
             one.partitionsFor(topic); // metadata now, not while the followers are frozen
             Thread.sleep(500); // the followers learn HW 20 from their next fetch answers
@@ -314,6 +316,7 @@ class ReplicationFaultScenariosTest {
         createTopic(topic, Map.of());
         Ledger ledger = new Ledger(1);
         try (StellflowProducer all = new StellflowProducer(Workload.producerProps(cluster, "-1"))) {
+            ledger.atLeastOnce("q"); // Workload.producerProps(cluster, acks): not idempotent
             for (int round = 0; round < 3; round++) { // one answered round each: three batches at least
                 recordAcked(ledger, produce(all, topic, "q" + round + "-", 50), "q" + round + "-");
             }
@@ -411,6 +414,7 @@ class ReplicationFaultScenariosTest {
         String pad = "x".repeat(100);
         try (StellflowProducer all = new StellflowProducer(Workload.producerProps(cluster, "-1"));
                 StellflowAdmin admin = new StellflowAdmin(Workload.producerProps(cluster, "-1"))) {
+            ledger.atLeastOnce(""); // Workload.producerProps(cluster, acks): not idempotent
             recordAcked(ledger, produce(all, topic, "a-", 5), "a-");
             PartitionImage p = cluster.partition(topic, 0);
             int follower = FaultCluster.indexOf(p.replicas().stream()

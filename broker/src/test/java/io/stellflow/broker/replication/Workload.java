@@ -99,6 +99,9 @@ final class Workload implements AutoCloseable {
         consuming = true;
         for (int k = 0; k < producerAcks.length; k++) {
             StellflowProducer producer = new StellflowProducer(producerProps(cluster, producerAcks[k], true));
+            if (!producerAcks[k].equals("-1")) {
+                ledger.atLeastOnce("p" + k + "-"); // idempotence needs acks=all: this one is at-least-once
+            }
             Semaphore window = new Semaphore(MAX_IN_FLIGHT);
             producers.add(producer);
             inFlight.add(window);
