@@ -29,6 +29,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -355,6 +361,84 @@ public class TransactionalProduceTest {
             // It was aborted under a bumped epoch: the vanished producer's next batch is fenced.
             assertThat(produce(c, "vanished", TOPIC, List.of(0), List.<byte[]>of(batch(pid, epoch, 1, "again"))))
                     .containsExactly(Errors.INVALID_PRODUCER_EPOCH);
+        }
+    }
+    /**
+     * A producer keeps several Produce requests of a partition in flight (as ours does, up to
+     * max.in.flight.requests.per.connection): the requests read while the first batch's registration
+     * is out must be appended behind it. Before the registration was cached only once its batch was
+     * queued, a request read during the round trip but handled after the answer found the cache
+     * filled and overtook the first batch: OUT_OF_ORDER_SEQUENCE_NUMBER, which a client retries after
+     * its back-off (100 ms) in the middle of every transaction. Several producers at once keep the
+     * request pool busy, which opens that window; the sends are spread by a seeded random pause.
+     */
+    @Test
+    void pipelinedProducesOfATransactionAreAppendedInTheirOrder() throws Exception {
+        int producers = 4;
+        int transactions = 25;
+        int inFlight = 5;
+        long seed = System.nanoTime();
+        try (StellflowServer server = TestBroker.start(props(60_000, 1));
+                RawClient admin = new RawClient(server.port())) {
+            Requests.createTopic(admin, TOPIC, 1);
+            ExecutorService pool = Executors.newFixedThreadPool(producers);
+            try {
+                List<Future<List<Short>>> results = new ArrayList<>();
+                for (int n = 0; n < producers; n++) {
+                    String id = "pipe-" + n;
+                    Random random = new Random(seed + n);
+                    results.add(pool.submit(() -> {
+                        List<Short> codes = new ArrayList<>();
+                        try (RawClient c = new RawClient(server.port())) {
+                            InitProducerIdResponse p = init(c, id);
+                            long pid = p.producerId();
+                            short epoch = p.producerEpoch();
+                            int sequence = 0;
+                            for (int t = 0; t < transactions; t++) {
+                                assertThat(begin(c, id, pid, epoch).errorCode()).isEqualTo(Errors.NONE);
+                                for (int i = 0; i < inFlight; i++) {
+                                    ProduceRequest request = new ProduceRequest(
+                                            id,
+                                            (short) -1,
+                                            10_000,
+                                            List.of(new ProduceRequest.TopicData(
+                                                    TOPIC,
+                                                    List.of(new ProduceRequest.PartitionData(
+                                                            0,
+                                                            Unpooled.wrappedBuffer(
+                                                                    batch(pid, epoch, sequence++, "v")))))));
+                                    c.send(ApiKeys.PRODUCE, Requests.nextCorrelationId(), request);
+                                    LockSupport.parkNanos(random.nextInt(1_000_000));
+                                }
+                                for (int i = 0; i < inFlight; i++) {
+                                    RawClient.Response r = c.receive();
+                                    codes.add(ProduceResponse.read(r.body())
+                                            .responses()
+                                            .get(0)
+                                            .partitions()
+                                            .get(0)
+                                            .errorCode());
+                                }
+                                assertThat(end(c, id, pid, epoch, true).errorCode())
+                                        .isEqualTo(Errors.NONE);
+                            }
+                        }
+                        return codes;
+                    }));
+                }
+                for (Future<List<Short>> f : results) {
+                    assertThat(f.get(60, TimeUnit.SECONDS))
+                            .as("every pipelined batch appended in order (seed " + seed + ")")
+                            .hasSize(transactions * inFlight)
+                            .containsOnly(Errors.NONE);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            // BEGIN, 5 batches and COMMIT per transaction, every one of them readable.
+            FetchResponse.PartitionData d = fetch(admin, TOPIC, 0, FetchRequest.READ_COMMITTED);
+            assertThat(d.highWatermark()).isEqualTo((long) producers * transactions * (inFlight + 2));
+            assertThat(d.lastStableOffset()).isEqualTo(d.highWatermark());
         }
     }
 }

@@ -29,7 +29,12 @@ import java.util.concurrent.RejectedExecutionException;
  * nothing. A Produce v2 carries the transaction's sequence: a cached registration of another
  * sequence is not used, and the coordinator refuses a sequence that is not its ONGOING transaction's
  * ({@code INVALID_TXN_STATE}), so a delayed Produce of an earlier transaction never joins the next
- * one. An append after a round trip runs on the request pool in the connection's order.
+ * one. An append after a round trip runs on the request pool in the connection's order. While a
+ * registration of a producer's partition is out, that producer's later batches there do not use the
+ * cache ({@link TxnRegistrations#registering}): they register too (the coordinator answers them after
+ * the first, writing nothing) and are appended behind it, never before it, so a client keeping up to
+ * {@code max.in.flight.requests.per.connection} requests in flight never sees its own batches
+ * refused as out of order.
  *
  * <p>Thread-safety: stateless apart from the thread-safe registrations.
  */
@@ -91,14 +96,21 @@ final class TransactionalProduce {
                         appender.append(pending, s, partition, data, held, sequence);
                         continue;
                     }
+                    // Until reported below, later batches of this producer here register too and
+                    // so queue behind this one instead of overtaking it (TxnRegistrations, "Order").
+                    registrations.registering(pid, tp);
                     registrations
                             .register(id, pid, epoch, tp, leaderEpoch, expected)
                             .whenComplete((seq, e) -> {
                                 long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
                                 inOrder(
                                         context,
-                                        () -> appender.append(pending, s, partition, data, held, result),
                                         () -> {
+                                            registrations.registered(pid, epoch, tp, leaderEpoch, result);
+                                            appender.append(pending, s, partition, data, held, result);
+                                        },
+                                        () -> {
+                                            registrations.registered(pid, epoch, tp, leaderEpoch, result);
                                             held.release();
                                             pending.complete(
                                                     s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));

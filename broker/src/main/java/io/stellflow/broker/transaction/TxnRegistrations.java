@@ -9,6 +9,7 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
 import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -24,6 +25,16 @@ import java.util.function.Supplier;
  * partition's leader epoch, so later batches of the same transaction append without a round trip;
  * it is forgotten when a marker for the producer is written here ({@link #forget}), so the first
  * batch of the next transaction registers again.
+ *
+ * <p><b>Order.</b> A producer keeps several Produce requests of a partition in flight, and a cache
+ * hit appends at once: it must never overtake an earlier batch of the same producer and partition
+ * still waiting for its registration, or the log refuses it ({@code OUT_OF_ORDER_SEQUENCE_NUMBER})
+ * and the client retries after its back-off ({@code retry.backoff.ms}, 100 ms by default) in the
+ * middle of the transaction. So the Produce path announces each registration ({@link #registering})
+ * before sending it and reports its answer ({@link #registered}) in the connection's order right
+ * before the batch's append; while one is announced and not reported, {@link #cached} misses, so a
+ * later batch registers too and, since the coordinator answers one producer's registrations in the
+ * order it got them, is appended behind the earlier one. {@link #register} itself caches nothing.
  *
  * <p>Results: the sequence (&gt;= 0), or the negated Produce error code: the coordinator's {@code
  * INVALID_TXN_STATE} (no ONGOING transaction), {@code INVALID_PRODUCER_EPOCH} (an older epoch: a
@@ -56,6 +67,9 @@ public final class TxnRegistrations {
 
     /** Insertion order: the eldest registration is evicted first. Guarded by itself. */
     private final LinkedHashMap<Key, Registered> registered;
+
+    /** Registrations announced and not yet reported, per key ({@link #registering}). Guarded by {@link #registered}. */
+    private final HashMap<Key, int[]> inFlight = new HashMap<>();
 
     /**
      * @param brokerId this broker's id
@@ -103,7 +117,8 @@ public final class TxnRegistrations {
     /**
      * The sequence under which {@code partition} (led here at {@code leaderEpoch}) is registered for
      * the producer at {@code epoch}, or -1 when it must register first (never registered, forgotten
-     * after a marker, or evicted). For a Produce without a transaction sequence (v0, v1).
+     * after a marker, evicted, or a registration of the producer's partition announced and not yet
+     * reported: see "Order" above). For a Produce without a transaction sequence (v0, v1).
      */
     public long cached(long producerId, short epoch, TransactionPartition partition, int leaderEpoch) {
         return cached(producerId, epoch, partition, leaderEpoch, -1L);
@@ -119,7 +134,7 @@ public final class TxnRegistrations {
         Key key = new Key(producerId, partition.topic(), partition.partition());
         Registered r;
         synchronized (registered) {
-            r = registered.get(key);
+            r = inFlight.containsKey(key) ? null : registered.get(key);
         }
         return r != null
                         && r.epoch == epoch
@@ -174,8 +189,7 @@ public final class TxnRegistrations {
         }
         return answer.thenApply(sequence -> {
             if (sequence >= 0) {
-                remember(producerId, epoch, partition, leaderEpoch, sequence);
-                return sequence;
+                return sequence; // the caller remembers it once its batch is queued (see remember)
             }
             short code = (short) -sequence;
             return switch (code) {
@@ -186,6 +200,51 @@ public final class TxnRegistrations {
                 default -> (long) -Errors.BROKER_NOT_AVAILABLE; // not coordinated, loading, unreachable: retriable
             };
         });
+    }
+
+    /**
+     * Announces a registration of {@code partition} for the producer that the caller is about to
+     * send ({@link #register}): until its {@link #registered} report, {@link #cached} misses for
+     * them. Each call must be matched by exactly one {@link #registered}, whatever the outcome.
+     */
+    public void registering(long producerId, TransactionPartition partition) {
+        Key key = new Key(producerId, partition.topic(), partition.partition());
+        synchronized (registered) {
+            inFlight.computeIfAbsent(key, k -> new int[1])[0]++;
+        }
+    }
+
+    /**
+     * Reports the answer of an announced registration ({@link #registering}), in the connection's
+     * order and before the batch's append: {@code sequence} &gt;= 0 is cached (with {@code epoch} and
+     * {@code leaderEpoch}), a negated code only ends the announcement.
+     */
+    public void registered(
+            long producerId, short epoch, TransactionPartition partition, int leaderEpoch, long sequence) {
+        Key key = new Key(producerId, partition.topic(), partition.partition());
+        synchronized (registered) {
+            int[] n = inFlight.get(key);
+            if (n == null) {
+                throw new IllegalStateException("no registration of " + key + " was announced");
+            }
+            if (--n[0] == 0) {
+                inFlight.remove(key);
+            }
+            if (sequence >= 0) {
+                remember(producerId, epoch, partition, leaderEpoch, sequence);
+            }
+        }
+    }
+
+    /** Registrations announced and not yet reported (tests). */
+    int inFlightCount() {
+        synchronized (registered) {
+            int total = 0;
+            for (int[] n : inFlight.values()) {
+                total += n[0];
+            }
+            return total;
+        }
     }
 
     /** Caches a registration the coordinator answered (evicting the eldest beyond the bound). */

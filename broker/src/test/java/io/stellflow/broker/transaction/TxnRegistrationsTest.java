@@ -14,8 +14,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link TxnRegistrations}' cache: a hit needs the same epoch and leader epoch; a marker forgets the
- * entry; the cache never holds more than its bound, the eldest registration evicted first (a miss
- * then registers again), also under concurrent registrations.
+ * entry; no hit while a registration of the producer's partition is out; the cache never holds
+ * more than its bound, the eldest registration evicted first (a miss then registers again), also
+ * under concurrent registrations.
  */
 class TxnRegistrationsTest {
     private static TxnRegistrations registrations(int maxCached) {
@@ -53,6 +54,28 @@ class TxnRegistrationsTest {
                 .as("a Produce of an earlier transaction: the coordinator decides")
                 .isEqualTo(-1);
         assertThat(r.cached(1000, (short) 2, tp(0), 5, 43)).isEqualTo(-1);
+    }
+
+    @Test
+    void aRegistrationInFlightHidesTheCacheUntilEveryAnnouncedOneIsReported() {
+        TxnRegistrations r = registrations(10);
+        r.remember(1000, (short) 2, tp(0), 5, 42);
+        r.registering(1000, tp(0));
+        r.registering(1000, tp(0));
+        assertThat(r.cached(1000, (short) 2, tp(0), 5))
+                .as("a later batch must queue behind the registering one")
+                .isEqualTo(-1);
+        assertThat(r.cached(1000, (short) 2, tp(1), 5)).isEqualTo(-1);
+        r.registered(1000, (short) 2, tp(0), 5, 43);
+        assertThat(r.cached(1000, (short) 2, tp(0), 5))
+                .as("one registration still out")
+                .isEqualTo(-1);
+        r.registered(1000, (short) 2, tp(0), 5, -25); // refused: ends the announcement, caches nothing
+        assertThat(r.inFlightCount()).isZero();
+        assertThat(r.cached(1000, (short) 2, tp(0), 5)).isEqualTo(43);
+        assertThatThrownBy(() -> r.registered(1000, (short) 2, tp(0), 5, 43))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no registration of");
     }
 
     @Test
