@@ -20,7 +20,6 @@ import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
 import io.stellflow.broker.coordinator.OffsetsTopic;
 import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
-import io.stellflow.broker.group.TxnOffsetMarkers;
 import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
 import io.stellflow.broker.handler.DeleteRecordsHandler;

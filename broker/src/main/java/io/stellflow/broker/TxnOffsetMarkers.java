@@ -1,8 +1,9 @@
-package io.stellflow.broker.group;
+package io.stellflow.broker;
 
 import io.stellflow.broker.append.TxnMarker;
 import io.stellflow.broker.coordinator.CoordinatorRuntime;
 import io.stellflow.broker.coordinator.OffsetsTopic;
+import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.transaction.LeaderMarkers;
 import io.stellflow.broker.transaction.TransactionPartition;
 
@@ -15,13 +16,16 @@ import io.stellflow.broker.transaction.TransactionPartition;
  * EndTransaction sees the offsets. A shard dropped or reloaded meanwhile needs no call: its load
  * read the marker from the log (the command then fails with NOT_COORDINATOR or changes nothing).
  *
+ * <p>Lives in the wiring package: {@code group} must not depend on {@code transaction} (which
+ * depends on {@code config}, which depends on {@code group}; {@code LayeringTest}).
+ *
  * <p>Thread-safety: any thread (the runtime's queue).
  */
-public final class TxnOffsetMarkers implements LeaderMarkers.MarkerListener {
+final class TxnOffsetMarkers implements LeaderMarkers.MarkerListener {
     private final CoordinatorRuntime<GroupShard> runtime;
 
     /** @param runtime the group coordinator's runtime */
-    public TxnOffsetMarkers(CoordinatorRuntime<GroupShard> runtime) {
+    TxnOffsetMarkers(CoordinatorRuntime<GroupShard> runtime) {
         this.runtime = runtime;
     }
 
