@@ -195,6 +195,11 @@ final class ProducerBatch {
                 : (int) Math.ceil(buffer.readableBytes() * estimatedRatio);
     }
 
+    /** Uncompressed size at which this batch was full (see the class comment). */
+    int fillLimitBytes() {
+        return fillLimitBytes;
+    }
+
     boolean isCompressed() {
         return compressed;
     }

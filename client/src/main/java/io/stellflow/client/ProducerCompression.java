@@ -110,11 +110,22 @@ final class ProducerCompression implements AutoCloseable {
      * The next estimate after a batch compressed to {@code observed}: up at once when the batch came
      * out larger than estimated (an overfull batch costs more than a small one), with 5% margin; down
      * by half the gap when it came out smaller, so one very compressible batch does not make the next
-     * ones huge, while the first estimate (1.0) comes within 7% of a steady 0.2 after 6 batches.
-     * Always within [{@link #MIN_COMPRESSION_RATIO}, 1].
+     * ones huge, while the first estimate (1.0) comes within 7% of a steady 0.2 after 6 full batches.
+     *
+     * <p>The step is scaled by {@code weight}, the batch's uncompressed size over its fill limit
+     * (capped at 1): a full batch moves the estimate as above, a small one (the tail a {@code flush}
+     * or {@code linger.ms} sealed) in proportion. A batch of a few records compresses worse than a
+     * full one (the codec's framing and a cold dictionary weigh more), and letting its ratio raise
+     * the estimate at once made the next full batches half their size.
+     *
+     * @param estimate the partition's estimate, in (0, 1]
+     * @param observed compressed / uncompressed size of the batch just compressed
+     * @param weight the batch's uncompressed bytes / its fill limit; values above 1 count as 1
+     * @return the next estimate, within [{@link #MIN_COMPRESSION_RATIO}, 1]
      */
-    static double nextCompressionRatio(double estimate, double observed) {
-        double next = observed > estimate ? observed * 1.05 : estimate + (observed - estimate) / 2;
+    static double nextCompressionRatio(double estimate, double observed, double weight) {
+        double target = observed > estimate ? observed * 1.05 : estimate + (observed - estimate) / 2;
+        double next = estimate + (target - estimate) * Math.max(0.0, Math.min(weight, 1.0));
         return Math.max(MIN_COMPRESSION_RATIO, Math.min(next, 1.0));
     }
 

@@ -766,7 +766,8 @@ final class ProducerSender implements Runnable {
         @Override
         public void compressed(ProducerBatch batch, double ratio) {
             ProducerPartitionQueue q = queues.get(batch.tp);
-            q.compressionRatio = ProducerCompression.nextCompressionRatio(q.compressionRatio, ratio);
+            q.compressionRatio = ProducerCompression.nextCompressionRatio(
+                    q.compressionRatio, ratio, (double) batch.uncompressedBytes() / batch.fillLimitBytes());
             wakeSender.signal();
         }
 

@@ -51,18 +51,30 @@ class ProducerCompressionTest {
 
     @Test
     void theRatioEstimateJumpsUpAtOnceAndComesDownByHalfTheGap() {
-        assertThat(ProducerCompression.nextCompressionRatio(0.2, 0.5)).isCloseTo(0.525, within(1e-9));
-        assertThat(ProducerCompression.nextCompressionRatio(1.0, 0.2)).isCloseTo(0.6, within(1e-9));
+        assertThat(ProducerCompression.nextCompressionRatio(0.2, 0.5, 1.0)).isCloseTo(0.525, within(1e-9));
+        assertThat(ProducerCompression.nextCompressionRatio(1.0, 0.2, 1.0)).isCloseTo(0.6, within(1e-9));
         double e = 1.0;
         for (int i = 0; i < 6; i++) {
-            e = ProducerCompression.nextCompressionRatio(e, 0.2);
+            e = ProducerCompression.nextCompressionRatio(e, 0.2, 1.0);
         }
         assertThat(e).isBetween(0.2, 0.2 * 1.07);
         // Incompressible data: capped at 1 (a batch never reserves less than batch.size).
-        assertThat(ProducerCompression.nextCompressionRatio(1.0, 1.02)).isEqualTo(1.0);
+        assertThat(ProducerCompression.nextCompressionRatio(1.0, 1.02, 1.0)).isEqualTo(1.0);
         // Extremely compressible data: floored at MIN_COMPRESSION_RATIO.
-        assertThat(ProducerCompression.nextCompressionRatio(0.04, 0.0001))
+        assertThat(ProducerCompression.nextCompressionRatio(0.04, 0.0001, 1.0))
                 .isEqualTo(ProducerCompression.MIN_COMPRESSION_RATIO);
+    }
+
+    @Test
+    void aSmallBatchMovesTheEstimateInProportionToItsFill() {
+        // A flushed tail of a few records compressing to 0.55 while full batches settle at 0.2: with
+        // the full step the next batches would be sized for 0.58 (a third of what fits).
+        assertThat(ProducerCompression.nextCompressionRatio(0.2, 0.55, 0.01)).isCloseTo(0.203775, within(1e-9));
+        assertThat(ProducerCompression.nextCompressionRatio(0.2, 0.55, 0.5)).isCloseTo(0.38875, within(1e-9));
+        assertThat(ProducerCompression.nextCompressionRatio(0.2, 0.1, 0.5)).isCloseTo(0.175, within(1e-9));
+        // An overfull batch counts as full; a weight of 0 (an empty batch) changes nothing.
+        assertThat(ProducerCompression.nextCompressionRatio(0.2, 0.5, 3.0)).isCloseTo(0.525, within(1e-9));
+        assertThat(ProducerCompression.nextCompressionRatio(0.3, 0.9, 0.0)).isEqualTo(0.3);
     }
 
     @Test
