@@ -177,6 +177,40 @@ class TransactionalProducerTest {
         }
     }
 
+    /**
+     * Kafka's producer aborts a transaction left open when it is closed: the partitions' last stable
+     * offsets reach their high watermarks at the close, not after {@code transaction.timeout.ms}
+     * (30 s here).
+     */
+    @Test
+    void closingAProducerInsideATransactionAbortsIt() throws Exception {
+        try (StellflowServer server = TestBroker.start(brokerProps());
+                RawClient c = new RawClient(server.port())) {
+            Requests.createTopic(c, TOPIC, 2);
+            StellflowProducer producer = producer(server, "tx-close", 0);
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(record(0, "open-p0"));
+            producer.send(record(1, "open-p1"));
+            producer.flush();
+            for (int partition = 0; partition < 2; partition++) {
+                FetchResponse.PartitionData d =
+                        TransactionalProduceTest.fetch(c, TOPIC, partition, FetchRequest.READ_COMMITTED);
+                assertThat(d.lastStableOffset()).as("open").isLessThan(d.highWatermark());
+            }
+            long closeStartNs = System.nanoTime();
+            producer.close();
+            assertThat(Duration.ofNanos(System.nanoTime() - closeStartNs)).isLessThan(Duration.ofSeconds(10));
+            for (int partition = 0; partition < 2; partition++) {
+                FetchResponse.PartitionData d =
+                        TransactionalProduceTest.fetch(c, TOPIC, partition, FetchRequest.READ_COMMITTED);
+                assertThat(d.lastStableOffset()).as("aborted at the close").isEqualTo(d.highWatermark());
+                assertThat(d.abortedTransactions()).hasSize(1);
+            }
+            assertThat(readCommitted(server, 0)).isEmpty();
+        }
+    }
+
     private static Throwable failure(CompletableFuture<?> f) {
         try {
             f.get();

@@ -2,6 +2,8 @@ package io.stellflow.client;
 
 import io.stellflow.protocol.Errors;
 import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The transactional producer's state machine ({@code transactional.id}; {@code docs/exactly-once.md},
@@ -21,7 +23,9 @@ import java.util.Map;
  * confirmed within {@code max.block.ms} throws and leaves the state COMMITTING or ABORTING: calling
  * the same method again sends the same End (the coordinator answers a repeated End of its completed
  * transaction again). After an abort that left a hole in a partition's sequences (a batch failed),
- * InitProducerId is sent again: the epoch goes up and every partition's sequences start at 0.
+ * InitProducerId is sent again: the epoch goes up and every partition's sequences start at 0. A
+ * Begin answered {@code INVALID_TXN_STATE} (its earlier attempt ran, the answer was lost) takes a new
+ * epoch and begins again; {@link #abortOnClose} aborts a transaction left open at close.
  *
  * <p>Thread-safety: the public operations are called by application threads, one at a time (as
  * Kafka's; concurrent calls get {@link IllegalStateException} from the state checks); {@link
@@ -29,6 +33,8 @@ import java.util.Map;
  * nothing blocks while holding the monitor.
  */
 final class ProducerTransactions {
+    private static final Logger LOG = LoggerFactory.getLogger(ProducerTransactions.class);
+
     /** Kafka's transaction states. */
     enum State {
         UNINITIALIZED,
@@ -148,10 +154,27 @@ final class ProducerTransactions {
         }
     }
 
-    /** BeginTransaction v1: opens the next transaction and takes its sequence. */
+    /**
+     * BeginTransaction v1: opens the next transaction and takes its sequence. In READY every
+     * transaction of this producer has ended, so {@code INVALID_TXN_STATE} (the coordinator has one
+     * open) means a Begin of ours ran there and its answer was lost (the call retried it after a
+     * timeout or a dropped connection): InitProducerId is sent once (a new epoch, which aborts that
+     * transaction and fences its requests still on the way), then Begin again.
+     */
     void beginTransaction() {
         enter(State.READY, State.READY, "beginTransaction");
         Answer a = calls.beginTransaction(producerId, epoch);
+        if (a.errorCode() == Errors.INVALID_TXN_STATE) {
+            LOG.info(
+                    "BeginTransaction for transactional.id={} answered INVALID_TXN_STATE: a transaction of"
+                            + " producer {} epoch {} is open at the coordinator (an earlier Begin whose answer"
+                            + " was lost); taking a new epoch, which aborts it",
+                    transactionalId,
+                    producerId,
+                    epoch);
+            init();
+            a = calls.beginTransaction(producerId, epoch);
+        }
         if (a.errorCode() != Errors.NONE) {
             throw failed("BeginTransaction", a.errorCode(), false);
         }
@@ -217,6 +240,36 @@ final class ProducerTransactions {
         }
         synchronized (this) {
             state = State.READY;
+        }
+    }
+
+    /**
+     * {@code close()} with time to wait: a transaction left open (IN_TRANSACTION or ABORTABLE_ERROR) is
+     * aborted, as Kafka's producer does on a graceful close, so its partitions' last stable offsets
+     * move now instead of after {@code transaction.timeout.ms}. A commit or abort still unconfirmed
+     * (COMMITTING, ABORTING) is left as it is. Never throws: an abort that fails is logged (WARN)
+     * and the coordinator aborts the transaction at its timeout.
+     */
+    void abortOnClose() {
+        State now;
+        synchronized (this) {
+            now = state;
+        }
+        if (now != State.IN_TRANSACTION && now != State.ABORTABLE_ERROR) {
+            return;
+        }
+        try {
+            abortTransaction();
+            LOG.info("close: aborted the open transaction of transactional.id={}", transactionalId);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            LOG.warn("close: interrupted while aborting the open transaction of transactional.id={}", transactionalId);
+        } catch (RuntimeException e) {
+            LOG.warn(
+                    "close: the open transaction of transactional.id={} could not be aborted ({}); the"
+                            + " coordinator aborts it after transaction.timeout.ms",
+                    transactionalId,
+                    e.getMessage());
         }
     }
 

@@ -472,16 +472,27 @@ public final class StellflowProducer implements AutoCloseable {
         sender.flush();
     }
 
-    /** Flushes, stops the sender and closes the connections. Idempotent. */
+    /**
+     * Flushes, stops the sender and closes the connections. Idempotent. A transactional producer
+     * aborts a transaction left open first (as Kafka's does), so its partitions' last stable offsets
+     * do not wait for {@code transaction.timeout.ms}; a failed abort is logged, not thrown.
+     */
     @Override
     public void close() {
         close(Duration.ofMillis(config.deliveryTimeoutMs()));
     }
 
-    /** Like {@link #close()} but waits at most {@code timeout} for outstanding records. */
+    /**
+     * Like {@link #close()} but waits at most {@code timeout} for outstanding records; a zero timeout
+     * does not abort an open transaction (the coordinator does at {@code transaction.timeout.ms}),
+     * as Kafka's forced close.
+     */
     public void close(Duration timeout) {
         if (closed) {
             return;
+        }
+        if (transactions != null && timeout.toMillis() > 0) {
+            transactions.abortOnClose(); // the sender still runs: the abort flushes and sends End
         }
         closed = true;
         sender.initiateClose();

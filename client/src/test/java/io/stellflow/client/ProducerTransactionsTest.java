@@ -140,11 +140,66 @@ class ProducerTransactionsTest {
                 .hasMessageContaining("InitProducerId for transactional.id=tx refused");
         assertThat(txn.state()).isEqualTo(State.UNINITIALIZED);
         ready();
-        answer(Errors.INVALID_TXN_STATE, (short) 0, -1);
+        answer(Errors.INVALID_REQUEST, (short) 0, -1);
         assertThatThrownBy(txn::beginTransaction).isInstanceOf(StellflowException.class);
         assertThat(txn.state()).isEqualTo(State.READY);
         begun(2);
         assertThat(txn.transactionSequence()).isEqualTo(2);
+    }
+
+    @Test
+    void aBeginMeetingAnOpenTransactionOfOursTakesANewEpochAndBeginsAgainOnce() {
+        ready();
+        // The first Begin ran at the coordinator but its answer was lost; the retry meets it open.
+        answer(Errors.INVALID_TXN_STATE, (short) 0, -1);
+        answer(Errors.NONE, (short) 1, -1); // InitProducerId: epoch 1 (the coordinator aborts the open one)
+        answer(Errors.NONE, (short) 1, 5);
+        txn.beginTransaction();
+        assertThat(txn.state()).isEqualTo(State.IN_TRANSACTION);
+        assertThat(txn.transactionSequence()).isEqualTo(5);
+        assertThat(calls.calls).containsExactly("init 5000", "begin 1000/0", "init 5000", "begin 1000/1");
+        assertThat(batches.calls).containsExactly("id 1000/0", "id 1000/1");
+    }
+
+    @Test
+    void aBeginStillMeetingAnOpenTransactionAfterTheNewEpochThrowsAndStaysReady() {
+        ready();
+        answer(Errors.INVALID_TXN_STATE, (short) 0, -1);
+        answer(Errors.NONE, (short) 1, -1);
+        answer(Errors.INVALID_TXN_STATE, (short) 1, -1);
+        assertThatThrownBy(txn::beginTransaction)
+                .isInstanceOf(StellflowException.class)
+                .hasMessageContaining("BeginTransaction for transactional.id=tx refused");
+        assertThat(txn.state()).isEqualTo(State.READY);
+        assertThat(calls.calls).containsExactly("init 5000", "begin 1000/0", "init 5000", "begin 1000/1");
+    }
+
+    @Test
+    void closeAbortsAnOpenTransactionAndNothingElse() {
+        ready();
+        txn.abortOnClose(); // READY: nothing open, nothing sent
+        assertThat(calls.calls).containsExactly("init 5000");
+        begun(4);
+        answer(Errors.NONE, (short) 0, -1);
+        txn.abortOnClose();
+        assertThat(txn.state()).isEqualTo(State.READY);
+        assertThat(calls.calls).endsWith("end abort 4 1000/0");
+        assertThat(batches.calls).endsWith("failUnsent", "flush");
+    }
+
+    @Test
+    void anAbortAtCloseThatFailsIsLoggedNotThrown() {
+        ready();
+        begun(6);
+        answer(Errors.COORDINATOR_NOT_AVAILABLE, (short) 0, -1); // End abort not confirmed in max.block.ms
+        txn.abortOnClose();
+        assertThat(calls.calls).endsWith("end abort 6 1000/0");
+        assertThat(txn.state()).isEqualTo(State.ABORTABLE_ERROR);
+        answer(Errors.PRODUCER_FENCED, (short) 0, -1);
+        txn.abortOnClose(); // ABORTABLE_ERROR: tried again; fenced now, still no exception
+        assertThat(txn.state()).isEqualTo(State.FATAL_ERROR);
+        txn.abortOnClose(); // FATAL_ERROR: nothing to abort
+        assertThat(calls.calls).hasSize(4);
     }
 
     @Test
