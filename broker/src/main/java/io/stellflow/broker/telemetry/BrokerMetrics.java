@@ -64,7 +64,11 @@ public final class BrokerMetrics {
     static final List<String> BACKGROUND_TASKS = List.of(
             LogManager.CHECKPOINT_TASK, LogManager.COMPACTION_TASK, LogManager.RETENTION_TASK, HW_CHECKPOINT_TASK);
 
-    /** The APIs with their own series; anything else is counted under {@code api="Unknown"}. */
+    /**
+     * The APIs with their own series: the data plane's, the groups' and the transactions' (what
+     * applications call, and the broker-to-broker registrations and markers a commit waits for);
+     * anything else (admin and tool APIs) is counted under {@code api="Unknown"}.
+     */
     static final short[] APIS = {
         ApiKeys.API_VERSIONS,
         ApiKeys.METADATA,
@@ -78,7 +82,13 @@ public final class BrokerMetrics {
         ApiKeys.HEARTBEAT,
         ApiKeys.JOIN_GROUP,
         ApiKeys.SYNC_GROUP,
-        ApiKeys.CONSUMER_GROUP_HEARTBEAT
+        ApiKeys.CONSUMER_GROUP_HEARTBEAT,
+        ApiKeys.INIT_PRODUCER_ID,
+        ApiKeys.BEGIN_TRANSACTION,
+        ApiKeys.END_TRANSACTION,
+        ApiKeys.REGISTER_TXN_PARTITION,
+        ApiKeys.WRITE_TXN_MARKERS,
+        ApiKeys.TXN_OFFSET_COMMIT
     };
 
     private static final int UNKNOWN_API = APIS.length;

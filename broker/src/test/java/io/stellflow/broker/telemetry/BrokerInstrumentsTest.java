@@ -133,6 +133,48 @@ class BrokerInstrumentsTest {
         }
     }
 
+    /**
+     * Transactional requests get series of their own (they were all {@code api="Unknown"}, so a slow
+     * commit could not be told from a slow admin call); an admin API still counts as Unknown.
+     */
+    @Test
+    void transactionalApisHaveTheirOwnSeriesAndAdminApisCountAsUnknown() {
+        InMemoryMetricReader reader = InMemoryMetricReader.create();
+        try (SdkMeterProvider provider =
+                SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+            BrokerMetrics metrics = new BrokerMetrics(provider.get("test"), 0, false);
+            short[] keys = {
+                ApiKeys.INIT_PRODUCER_ID,
+                ApiKeys.BEGIN_TRANSACTION,
+                ApiKeys.END_TRANSACTION,
+                ApiKeys.REGISTER_TXN_PARTITION,
+                ApiKeys.WRITE_TXN_MARKERS,
+                ApiKeys.TXN_OFFSET_COMMIT,
+                ApiKeys.DESCRIBE_LOG_DIRS
+            };
+            for (short key : keys) {
+                metrics.request(key, BrokerMetrics.result(Errors.NONE), 1_000_000L);
+            }
+            MetricData latency = reader.collectAllMetrics().stream()
+                    .filter(m -> m.getName().equals("stellflow.request.latency"))
+                    .findFirst()
+                    .orElseThrow();
+            Set<String> apis = new HashSet<>();
+            latency.getHistogramData()
+                    .getPoints()
+                    .forEach(p -> apis.add(p.getAttributes().get(BrokerMetrics.API)));
+            assertThat(apis)
+                    .containsExactlyInAnyOrder(
+                            "InitProducerId",
+                            "BeginTransaction",
+                            "EndTransaction",
+                            "RegisterTxnPartition",
+                            "WriteTxnMarkers",
+                            "TxnOffsetCommit",
+                            "Unknown");
+        }
+    }
+
     @Test
     void backgroundTaskFailuresAreCountedPerTaskFromZero() {
         InMemoryMetricReader reader = InMemoryMetricReader.create();
