@@ -12,7 +12,9 @@ import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
 import io.stellflow.protocol.Errors;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,6 +75,8 @@ public final class TransactionCoordinator implements AutoCloseable {
     private final ScheduledExecutorService sweeper;
     /** Claim ids ({@link TransactionStateMachine#claimAs}), unique for this coordinator's life. */
     private final AtomicLong claimIds = new AtomicLong();
+    /** Partitions with a sweep scheduled after a released claim: at most one each, however many failed. */
+    private final Set<Integer> retrying = ConcurrentHashMap.newKeySet();
 
     /**
      * Builds the coordinator; {@link #start} starts its threads.
@@ -384,9 +388,19 @@ public final class TransactionCoordinator implements AutoCloseable {
                     p,
                     why.toString(),
                     CLAIM_RETRY_MS);
+            if (!retrying.add(p)) {
+                return; // a sweep is already due: it claims these too
+            }
             try {
-                sweeper.schedule(() -> sweep(p), CLAIM_RETRY_MS, TimeUnit.MILLISECONDS);
+                sweeper.schedule(
+                        () -> {
+                            retrying.remove(p);
+                            sweep(p);
+                        },
+                        CLAIM_RETRY_MS,
+                        TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException x) {
+                retrying.remove(p);
                 LOG.debug("No sweep of {}-{}: closing", TransactionStateTopic.NAME, p);
             }
         });
