@@ -12,11 +12,14 @@ import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
 import io.stellflow.protocol.Errors;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
@@ -29,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * TransactionMarkerWriter} that ends transactions in their partitions, and a sweeper thread ({@code
  * sf-txn-sweeper}) that re-sends markers of transactions left in PREPARE (after a load, a timeout
  * abort or a failed write) every {@code transaction.abort.timed.out.transaction.cleanup.interval.ms}
- * and right after each load.
+ * and right after each load, and {@value #CLAIM_RETRY_MS} ms after a command that claimed markers
+ * failed before its answer (its write not committed).
  *
  * <p>Requests of one transactional id are serialized: they run one after the other on the thread of
  * its partition. A request whose connection closed before it ran is dropped (its future completes
@@ -50,6 +54,16 @@ public final class TransactionCoordinator implements AutoCloseable {
      */
     static final long MARKER_WRITE_TIMEOUT_MS = 30_000;
 
+    /**
+     * Longest pause before a partition whose claim was released is swept again: a claim is released
+     * when its command's write was not committed (the ISR below {@code min.insync.replicas}, or the
+     * high watermark stalled for {@code offsets.commit.timeout.ms}), as after a restart of every
+     * broker, and the markers should go out within about a second of the partition committing again,
+     * not at the next cleanup interval (10 s by default). Each try writes one record per transaction
+     * in PREPARE, so a partition that cannot commit for minutes gets about one small batch a second.
+     */
+    static final long CLAIM_RETRY_MS = 1_000;
+
     /** Completions before InitProducerId gives up with CONCURRENT_TRANSACTIONS (another instance raced). */
     private static final int MAX_INIT_ATTEMPTS = 3;
 
@@ -59,6 +73,10 @@ public final class TransactionCoordinator implements AutoCloseable {
     private final LongSupplier producerIds;
     private final TransactionCoordinatorConfig config;
     private final ScheduledExecutorService sweeper;
+    /** Claim ids ({@link TransactionStateMachine#claimAs}), unique for this coordinator's life. */
+    private final AtomicLong claimIds = new AtomicLong();
+    /** Partitions with a sweep scheduled after a released claim: at most one each, however many failed. */
+    private final Set<Integer> retrying = ConcurrentHashMap.newKeySet();
 
     /**
      * Builds the coordinator; {@link #start} starts its threads.
@@ -157,7 +175,7 @@ public final class TransactionCoordinator implements AutoCloseable {
     private CompletableFuture<InitResult> init(
             int p, String transactionalId, int timeoutMs, BooleanSupplier open, int attempt) {
         long candidate = producerIds.getAsLong();
-        return runtime.submit(
+        return claiming(
                         p,
                         (TransactionStateMachine s, long now) -> open.getAsBoolean()
                                 ? s.initProducerId(transactionalId, candidate, timeoutMs, now)
@@ -167,6 +185,9 @@ public final class TransactionCoordinator implements AutoCloseable {
                         return CompletableFuture.completedFuture(r);
                     }
                     if (attempt >= MAX_INIT_ATTEMPTS) {
+                        // The markers were claimed by this attempt: they are still written (a failure
+                        // releases them for the sweeper), only the client is told to try again.
+                        complete(p, r.completeFirst()).exceptionally(x -> null);
                         return CompletableFuture.completedFuture(InitResult.error(Errors.CONCURRENT_TRANSACTIONS));
                     }
                     // The next attempt may ask the controller for a producer id: off the runtime thread.
@@ -193,7 +214,8 @@ public final class TransactionCoordinator implements AutoCloseable {
      * EndTransaction: answered once the transaction is COMPLETE_COMMIT or COMPLETE_ABORT (its markers
      * written), so the next Begin never meets CONCURRENT_TRANSACTIONS; null when the connection had
      * closed. A marker write that fails answers COORDINATOR_NOT_AVAILABLE and is retried by the
-     * sweeper.
+     * sweeper. So does an End whose PREPARE record is not committed in time: its markers are sent
+     * once the partition commits again ({@link #claiming}).
      */
     public CompletableFuture<TxnResult> endTransaction(
             String transactionalId, long producerId, short epoch, boolean commit, BooleanSupplier open) {
@@ -215,7 +237,7 @@ public final class TransactionCoordinator implements AutoCloseable {
         if (p < 0) {
             return CompletableFuture.completedFuture(TxnResult.error((short) -p));
         }
-        return runtime.submit(
+        return claiming(
                         p,
                         (TransactionStateMachine s, long now) -> open.getAsBoolean()
                                 ? s.endTransaction(transactionalId, producerId, epoch, commit, transactionSequence, now)
@@ -325,6 +347,65 @@ public final class TransactionCoordinator implements AutoCloseable {
                 });
     }
 
+    /**
+     * Submits {@code command}, one that may claim transactions (hand out their markers: End,
+     * InitProducerId, a sweep), under a fresh claim id. When its answer is lost (it failed: its write
+     * not committed within {@code offsets.commit.timeout.ms}, the ISR below {@code
+     * min.insync.replicas}, the shard reloaded), nobody will write the markers it claimed: they are
+     * released ({@link TransactionStateMachine#releaseClaim}) and the partition is swept again after
+     * {@link #CLAIM_RETRY_MS}. Without this such a transaction stayed in PREPARE, refused to its
+     * producer as CONCURRENT_TRANSACTIONS and skipped by every sweep, with the last stable offset of
+     * each of its partitions pinned until the coordinator moved (the LSO held after a restart of all
+     * brokers, issue #20).
+     */
+    private <T> CompletableFuture<T> claiming(int p, CoordinatorRuntime.Command<TransactionStateMachine, T> command) {
+        long id = claimIds.incrementAndGet();
+        CompletableFuture<T> answer = runtime.submit(p, (TransactionStateMachine s, long now) -> {
+            s.claimAs(id);
+            try {
+                return command.apply(s, now);
+            } finally {
+                s.claimAs(0);
+            }
+        });
+        answer.whenComplete((r, e) -> {
+            if (e != null) {
+                releaseClaim(p, id, e);
+            }
+        });
+        return answer;
+    }
+
+    private void releaseClaim(int p, long id, Throwable why) {
+        runtime.submit(p, s -> s.releaseClaim(id)).whenComplete((Integer released, Throwable e) -> {
+            if (e != null || released == 0) {
+                return; // not coordinated here any more (its next coordinator loads them), or nothing claimed
+            }
+            LOG.warn(
+                    "Markers of {} transaction(s) of {}-{} claimed by a command that failed ({}); swept again in {} ms",
+                    released,
+                    TransactionStateTopic.NAME,
+                    p,
+                    why.toString(),
+                    CLAIM_RETRY_MS);
+            if (!retrying.add(p)) {
+                return; // a sweep is already due: it claims these too
+            }
+            try {
+                sweeper.schedule(
+                        () -> {
+                            retrying.remove(p);
+                            sweep(p);
+                        },
+                        CLAIM_RETRY_MS,
+                        TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException x) {
+                retrying.remove(p);
+                LOG.debug("No sweep of {}-{}: closing", TransactionStateTopic.NAME, p);
+            }
+        });
+    }
+
     /** Sweeps {@code partition} on the sweeper thread (called on the runtime thread after a load). */
     private void sweepSoon(int partition) {
         try {
@@ -347,10 +428,10 @@ public final class TransactionCoordinator implements AutoCloseable {
 
     /** Claims the PREPARE transactions of {@code p} nobody is completing and completes them. */
     void sweep(int p) {
-        runtime.submit(p, TransactionStateMachine::claimCompletions)
+        claiming(p, (TransactionStateMachine s, long now) -> s.claimCompletions())
                 .whenComplete((List<TransactionMarkerRequest> list, Throwable e) -> {
                     if (e != null) {
-                        return; // not (or no longer) coordinated here
+                        return; // not (or no longer) coordinated here, or released by claiming()
                     }
                     for (TransactionMarkerRequest m : list) {
                         complete(p, m).exceptionally(x -> null); // logged in complete; claimed again next sweep

@@ -34,6 +34,11 @@ import java.util.TreeSet;
  * ONGOING transaction older than its timeout is aborted with the epoch bumped (the vanished producer
  * is fenced); an idle id unchanged for {@code transactional.id.expiration.ms} is deleted (tombstone).
  *
+ * <p>Claims: a command that hands out markers (End, InitProducerId, {@link #claimCompletions}) marks
+ * the transaction as being completed in memory, so nobody else sends them. That mark is only true
+ * while its command's caller holds the answer: a command whose write is not committed in time fails,
+ * its answer is lost, and the caller releases its claims ({@link #claimAs}, {@link #releaseClaim}).
+ *
  * <p>Thread-safety: confined to the runtime thread that owns the partition.
  */
 public final class TransactionStateMachine implements CoordinatorShard {
@@ -80,6 +85,8 @@ public final class TransactionStateMachine implements CoordinatorShard {
         final TreeSet<TransactionPartition> partitions = new TreeSet<>();
         /** Markers of the PREPARE state were handed out and have not come back yet. */
         boolean completing;
+        /** The claim id ({@link TransactionStateMachine#claimAs}) of the command that set {@code completing}. */
+        long claim;
 
         TransactionValue value() {
             return new TransactionValue(producerId, epoch, state, timeoutMs, sequence, startMs, updateMs, partitions);
@@ -90,6 +97,8 @@ public final class TransactionStateMachine implements CoordinatorShard {
     private final int coordinatorEpoch;
     private final Map<String, Txn> txns = new HashMap<>();
     private long nextPollMs = Long.MAX_VALUE;
+    /** Stamped on the transactions claimed by the commands that follow ({@link #claimAs}). */
+    private long claimId;
 
     /**
      * @param config timeouts, expiration, cleanup interval
@@ -149,15 +158,16 @@ public final class TransactionStateMachine implements CoordinatorShard {
             t.epoch = bumped(t.epoch);
             t.state = TransactionState.PREPARE_ABORT;
             t.updateMs = nowMs;
-            t.completing = true;
+            claim(t);
             return write(transactionalId, t, new InitResult(Errors.NONE, -1L, (short) -1, markers(transactionalId, t)));
         }
         if (t.state.isPreparing()) {
             if (t.completing) {
                 return CoordinatorResult.of(InitResult.error(Errors.CONCURRENT_TRANSACTIONS));
             }
-            t.completing = true;
-            return CoordinatorResult.of(new InitResult(Errors.NONE, -1L, (short) -1, markers(transactionalId, t)));
+            // Written again, as a claim of claimCompletions: the markers go out once it is committed.
+            claim(t);
+            return write(transactionalId, t, new InitResult(Errors.NONE, -1L, (short) -1, markers(transactionalId, t)));
         }
         // Idle, or ONGOING with no partition (nothing written: no marker needed).
         if (t.epoch >= LAST_INIT_EPOCH) {
@@ -239,7 +249,7 @@ public final class TransactionStateMachine implements CoordinatorShard {
                     return write(transactionalId, t, new TxnResult(Errors.NONE, t.state, t.sequence, null));
                 }
                 t.state = prepare;
-                t.completing = true;
+                claim(t);
                 return write(
                         transactionalId,
                         t,
@@ -328,18 +338,53 @@ public final class TransactionStateMachine implements CoordinatorShard {
 
     /**
      * The markers of every PREPARE_* transaction whose markers are not being written now (after a
-     * load, a timeout abort or a failed write), each marked as being written. Writes nothing.
+     * load, a timeout abort, a failed write or a released claim), each marked as being written.
+     * The claimed transactions' records are written again, unchanged, so that the answer comes only
+     * once the high watermark has passed them, and with them the PREPARE record each claim rests on:
+     * a PREPARE record still above the high watermark (its End's write failed, or a new leader
+     * loaded its whole log) may yet be lost with a leader change, and markers must never be sent for
+     * an outcome that the next coordinator may not know. No record when nothing is claimed.
      */
     public CoordinatorResult<List<TransactionMarkerRequest>> claimCompletions() {
         List<TransactionMarkerRequest> out = new ArrayList<>();
+        List<CoordinatorRecord> records = new ArrayList<>();
         for (Map.Entry<String, Txn> e : txns.entrySet()) {
             Txn t = e.getValue();
             if (t.state.isPreparing() && !t.completing) {
-                t.completing = true;
+                claim(t);
                 out.add(markers(e.getKey(), t));
+                records.add(TransactionRecords.record(e.getKey(), t.value()));
             }
         }
-        return CoordinatorResult.of(out);
+        return new CoordinatorResult<>(records, out);
+    }
+
+    /**
+     * Stamps {@code claimId} on the transactions that the commands run after this call claim (End,
+     * InitProducerId, {@link #claimCompletions}), until the next call: the caller that never gets a
+     * command's answer (its write was not committed in time, or the ISR fell below {@code
+     * min.insync.replicas}) releases that command's claims with {@link #releaseClaim}. Writes nothing.
+     */
+    public void claimAs(long claimId) {
+        this.claimId = claimId;
+    }
+
+    /**
+     * Releases the claims stamped {@code claimId} ({@link #claimAs}) whose transaction is still in
+     * PREPARE: the command that claimed them failed, so nobody writes their markers, and the next
+     * {@link #claimCompletions} hands them out again. Writes nothing.
+     *
+     * @return how many were released
+     */
+    public CoordinatorResult<Integer> releaseClaim(long claimId) {
+        int released = 0;
+        for (Txn t : txns.values()) {
+            if (t.completing && t.claim == claimId && t.state.isPreparing()) {
+                t.completing = false;
+                released++;
+            }
+        }
+        return CoordinatorResult.of(released);
     }
 
     /** The stored state of {@code transactionalId}, or null when unknown (tests, tools). */
@@ -426,6 +471,12 @@ public final class TransactionStateMachine implements CoordinatorShard {
     /** The epoch after a fencing abort: +1, at most Short.MAX_VALUE (never handed to a client). */
     private static short bumped(short epoch) {
         return epoch == Short.MAX_VALUE ? epoch : (short) (epoch + 1);
+    }
+
+    /** Marks {@code t}'s markers as being written by the current command's caller. */
+    private void claim(Txn t) {
+        t.completing = true;
+        t.claim = claimId;
     }
 
     private TransactionMarkerRequest markers(String transactionalId, Txn t) {

@@ -73,9 +73,11 @@ class ReplicationFaultCheckerTest {
      * How long a round waits for the read_committed consumer to pass the finished transactions: the
      * broker's documented worst case for one failed marker write ({@code docs/exactly-once.md},
      * "Timeouts, failover, markers": a write not completed in 30 s counts as failed, the sweeper sends
-     * it again, and that write may retry for 25 s), plus margin. 35 s was below it: a RESTART_ALL round
-     * of the fresh-clone CI (seed 5471860565620845063) waited on a transaction whose End answer was
-     * lost; whether its markers took the documented path or were stuck is not known yet (open).
+     * it again, and that write may retry for 25 s), plus margin. After a restart of all brokers the
+     * markers are due about 1 s after the coordinator's partition commits again ("Claims"); the
+     * RESTART_ALL round of the fresh-clone CI that waited 35 s (seed 5471860565620845063) met a bug
+     * fixed since: an End whose PREPARE write failed kept its markers claimed with nobody writing
+     * them, pinning the LSO until the coordinator moved ({@code TransactionCoordinatorTest}).
      */
     static final long TXN_READ_TIMEOUT_MS = 65_000;
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.config.TransactionCoordinatorConfig;
 import io.stellflow.broker.coordinator.CoordinatorRecord;
+import io.stellflow.broker.coordinator.CoordinatorResult;
 import io.stellflow.broker.transaction.TransactionRecords.TransactionValue;
 import io.stellflow.broker.transaction.TransactionStateMachine.InitResult;
 import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
@@ -363,6 +364,39 @@ class TransactionStateMachineTest {
         assertThat(f.run(f.machine.claimCompletions())).isEmpty();
         f.run(f.machine.releaseCompletion(TX, p.producerId(), 1));
         assertThat(f.run(f.machine.claimCompletions())).containsExactly(end.markers());
+    }
+
+    @Test
+    void aClaimWritesItsTransactionAgainAndTheClaimsOfAFailedCommandAreReleasedByItsId() {
+        InitResult p = f.init(TX);
+        f.begin(TX, p);
+        f.register(TX, p, 1, "t", 0);
+        f.machine.claimAs(5);
+        TxnResult end = f.end(TX, p, true); // its write is not committed in time: the answer is lost
+        f.machine.claimAs(0);
+        assertThat(f.run(f.machine.claimCompletions())).isEmpty();
+        assertThat(f.run(f.machine.releaseClaim(4)))
+                .as("another command's claims")
+                .isZero();
+        assertThat(f.run(f.machine.releaseClaim(5))).isEqualTo(1);
+
+        f.machine.claimAs(6);
+        CoordinatorResult<List<TransactionMarkerRequest>> claim = f.machine.claimCompletions();
+        assertThat(claim.response()).containsExactly(end.markers());
+        assertThat(claim.records())
+                .as("answered once the PREPARE it rests on is committed")
+                .hasSize(1);
+        assertThat(TransactionRecords.decode(
+                                claim.records().get(0).key(),
+                                claim.records().get(0).value())
+                        .value())
+                .isEqualTo(f.machine.describe(TX));
+        assertThat(f.run(f.machine.releaseClaim(5))).as("claimed again under 6").isZero();
+        f.markersWritten(end.markers());
+        assertThat(f.run(f.machine.releaseClaim(6)))
+                .as("completed: nothing to release")
+                .isZero();
+        assertThat(f.machine.describe(TX).state()).isEqualTo(TransactionState.COMPLETE_COMMIT);
     }
 
     @Test
