@@ -47,6 +47,27 @@ public final class TxnBench {
     /** Flags that take no value. */
     private static final Set<String> FLAGS = Set.of("no-transactions", "plain");
 
+    /** The options that take a value ({@code --prop} and {@code --consumer-prop} aside); any other is refused. */
+    private static final Set<String> OPTIONS = Set.of(
+            "bootstrap-server",
+            "topic",
+            "partitions",
+            "num-records",
+            "record-size",
+            "payload-file",
+            "transaction-duration-ms",
+            "transaction-records",
+            "transactional-id",
+            "timeout-ms",
+            "name",
+            "input-topic",
+            "output-topic",
+            "group",
+            "rate",
+            "warmup-ms",
+            "duration-ms",
+            "drain-ms");
+
     private final TxnClient.Factory factory;
     private final Map<String, String> opts;
     private final Map<String, String> producerProps;
@@ -71,7 +92,7 @@ public final class TxnBench {
      * options. Each system's adapter calls this from its {@code main}.
      *
      * @return 0 when the case ran without an error, 1 otherwise
-     * @throws IllegalArgumentException on a missing or malformed option
+     * @throws IllegalArgumentException on a missing, unknown or malformed option
      */
     public static int run(String[] args, TxnClient.Factory factory) throws InterruptedException {
         return run(args, factory, System.out);
@@ -100,7 +121,15 @@ public final class TxnBench {
             switch (key) {
                 case "prop" -> put(producer, value);
                 case "consumer-prop" -> put(consumer, value);
-                default -> opts.put(key, value);
+                default -> {
+                    if (!OPTIONS.contains(key)) {
+                        // A mistyped option (--producer-prop for --prop) must not run a case with defaults.
+                        throw new IllegalArgumentException("unknown option --" + key + " (options: --"
+                                + String.join(", --", new java.util.TreeSet<>(OPTIONS))
+                                + ", --prop k=v, --consumer-prop k=v, --no-transactions, --plain)");
+                    }
+                    opts.put(key, value);
+                }
             }
         }
         TxnBench bench = new TxnBench(factory, opts, producer, consumer, out);

@@ -157,6 +157,10 @@ class TxnBenchTest {
         assertThatThrownBy(() -> run(system, "produce", "--topic", "t", "--prop", "novalue", "--no-transactions"))
                 .hasMessageContaining("k=v, got novalue");
         assertThatThrownBy(() -> run(system, "replay", "--topic", "t")).hasMessageContaining("unknown case replay");
+        assertThatThrownBy(() ->
+                        run(system, "produce", "--topic", "t", "--producer-prop", "linger.ms=5", "--no-transactions"))
+                .hasMessageContaining("unknown option --producer-prop")
+                .hasMessageContaining("--prop k=v");
         assertThatThrownBy(() -> run(system, "ctp", "--input-topic", "i", "--output-topic", "o", "--record-size", "8"))
                 .hasMessageContaining("--record-size >= 16");
     }
