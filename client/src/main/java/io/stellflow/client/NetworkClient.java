@@ -217,6 +217,15 @@ public final class NetworkClient implements AutoCloseable {
             f.thenAccept(BrokerConnection::close);
         }
         connections.clear();
-        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (inIoThread()) {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS); // it cannot wait for itself: it ends after this task
+        } else {
+            group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+
+    /** Whether the caller is this client's I/O thread, where responses complete (and send callbacks run). */
+    boolean inIoThread() {
+        return group.next().inEventLoop();
     }
 }

@@ -485,11 +485,21 @@ public final class StellflowProducer implements AutoCloseable {
     /**
      * Like {@link #close()} but waits at most {@code timeout} for outstanding records; a zero timeout
      * does not abort an open transaction (the coordinator does at {@code transaction.timeout.ms}),
-     * as Kafka's forced close.
+     * as Kafka's forced close. Called from a send's callback (the client's own threads) the timeout is 0.
      */
     public void close(Duration timeout) {
         if (closed) {
             return;
+        }
+        if ((Thread.currentThread() == senderThread || network.inIoThread()) && timeout.toMillis() > 0) {
+            // A send's callback or future stage runs on the client's I/O thread (or the sender's):
+            // waiting there for the sender, an abort or the I/O thread itself could only time out or
+            // deadlock. Kafka's producer closes with timeout 0 from a callback too.
+            LOG.warn(
+                    "close() called from a send callback (the producer's own thread {}): closing without"
+                            + " waiting (timeout 0)",
+                    Thread.currentThread().getName());
+            timeout = Duration.ZERO;
         }
         if (transactions != null && timeout.toMillis() > 0) {
             transactions.abortOnClose(); // the sender still runs: the abort flushes and sends End

@@ -52,6 +52,34 @@ class StellflowProducerTest {
         }
     }
 
+    /**
+     * A send's future completes on the client's I/O thread, so a callback that closes the producer
+     * must not wait for the sender or for that thread (it would wait for itself, or deadlock): as
+     * Kafka's, such a close does not wait.
+     */
+    @Test
+    @Timeout(30)
+    void closeFromASendCallbackDoesNotWaitForItself() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "60000"));
+            CompletableFuture<String> closedOn = new CompletableFuture<>();
+            CompletableFuture<Long> closeMs = new CompletableFuture<>();
+            producer.send(new ProducerRecord("t", 0, null, bytes("v"))).whenComplete((md, e) -> {
+                closedOn.complete(Thread.currentThread().getName());
+                long startNs = System.nanoTime();
+                producer.close(); // delivery.timeout.ms (120 s) would be the wait without the guard
+                closeMs.complete(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs));
+            });
+            producer.flush();
+            assertThat(closedOn.get(10, TimeUnit.SECONDS))
+                    .as("the callback's thread")
+                    .startsWith("stellflow-io-");
+            assertThat(closeMs.get(10, TimeUnit.SECONDS)).isLessThan(5_000L);
+            producer.close(); // idempotent
+        }
+    }
+
     @Test
     void fullBatchesAreSentWithoutWaitingForLinger() throws Exception {
         try (FakeBroker broker = new FakeBroker()) {
