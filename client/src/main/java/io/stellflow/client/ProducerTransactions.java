@@ -218,10 +218,14 @@ final class ProducerTransactions {
             if (state == State.FATAL_ERROR) {
                 throw error;
             }
-            if (state != State.IN_TRANSACTION
-                    && state != State.ABORTABLE_ERROR
-                    && state != State.ABORTING
-                    && state != State.COMMITTING) {
+            if (state == State.COMMITTING) {
+                // The commit's End may have run at the coordinator (only its answer is missing), which
+                // then refuses an abort with INVALID_TXN_STATE for good: only the commit may be retried.
+                throw new IllegalStateException("abortTransaction in state COMMITTING (transactional.id="
+                        + transactionalId + "): a commit is under way or its End was not confirmed and may"
+                        + " have committed; call commitTransaction again");
+            }
+            if (state != State.IN_TRANSACTION && state != State.ABORTABLE_ERROR && state != State.ABORTING) {
                 throw new IllegalStateException("abortTransaction in state " + state + " (transactional.id="
                         + transactionalId + "): no transaction is open");
             }

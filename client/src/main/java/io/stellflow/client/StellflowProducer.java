@@ -395,7 +395,9 @@ public final class StellflowProducer implements AutoCloseable {
      * then EndTransaction v1 (abort); nothing of the transaction is ever visible to {@code
      * read_committed} consumers. Also the way out of a failed commit or a failed record.
      *
-     * @throws IllegalStateException without an open or failed transaction
+     * @throws IllegalStateException without an open or failed transaction, or while a commit is under
+     *     way or after one whose End was not answered (it may have committed: call {@code
+     *     commitTransaction} again, as Kafka's producer requires)
      * @throws ProducerFencedException when another producer took over the id (fatal)
      * @throws StellflowException when the coordinator refused or did not answer within {@code
      *     max.block.ms}: call {@code abortTransaction} again

@@ -271,9 +271,47 @@ class ProducerTransactionsTest {
 
     @Test
     void anEndThatCouldNotBeConfirmedIsSentAgainWithTheSameSequence() throws Exception {
-        ready();
-        begun(5);
-        // The coordinator calls give up after max.block.ms by throwing; the state stays COMMITTING.
+        ProducerTransactions t = withFirstEndTimingOut();
+        answer(Errors.NONE, (short) 0, -1);
+        t.initTransactions();
+        answer(Errors.NONE, (short) 0, 5);
+        t.beginTransaction();
+        assertThatThrownBy(t::commitTransaction).isInstanceOf(StellflowException.class);
+        assertThat(t.state()).isEqualTo(State.COMMITTING);
+        answer(Errors.NONE, (short) 0, -1);
+        t.commitTransaction();
+        assertThat(t.state()).isEqualTo(State.READY);
+        assertThat(calls.calls).endsWith("end timed out", "end commit 5 1000/0");
+    }
+
+    /**
+     * Kafka's rule: a commit whose End was not confirmed may already have committed at the
+     * coordinator, so only the commit may be retried. An abort there would be answered
+     * INVALID_TXN_STATE (the coordinator refuses the other outcome) and leave the producer
+     * ABORTABLE_ERROR, where neither a commit nor an abort can ever learn the real outcome.
+     */
+    @Test
+    void anAbortAfterAnUnconfirmedCommitIsRefusedSoTheCommitCanBeRetried() throws Exception {
+        ProducerTransactions t = withFirstEndTimingOut();
+        answer(Errors.NONE, (short) 0, -1);
+        t.initTransactions();
+        answer(Errors.NONE, (short) 0, 5);
+        t.beginTransaction();
+        assertThatThrownBy(t::commitTransaction).isInstanceOf(StellflowException.class);
+        answer(Errors.INVALID_TXN_STATE, (short) 0, -1); // what the coordinator answers if it committed
+        assertThatThrownBy(t::abortTransaction)
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("commitTransaction");
+        assertThat(t.state()).isEqualTo(State.COMMITTING);
+        assertThat(calls.calls).doesNotContain("end abort 5 1000/0");
+        calls.answers.clear();
+        answer(Errors.NONE, (short) 0, -1);
+        t.commitTransaction();
+        assertThat(t.state()).isEqualTo(State.READY);
+    }
+
+    /** A state machine over {@link #calls} whose first EndTransaction gives up (max.block.ms) by throwing. */
+    private ProducerTransactions withFirstEndTimingOut() {
         ProducerTransactions.Calls failing = new ProducerTransactions.Calls() {
             int ends;
 
@@ -296,18 +334,8 @@ class ProducerTransactionsTest {
                 return calls.endTransaction(producerId, epoch, commit, sequence);
             }
         };
-        ProducerTransactions t = new ProducerTransactions(
+        return new ProducerTransactions(
                 "tx", 5000, failing, batches, ProducerTransactions.TransactionalOffsetSender.UNAVAILABLE);
-        answer(Errors.NONE, (short) 0, -1);
-        t.initTransactions();
-        answer(Errors.NONE, (short) 0, 5);
-        t.beginTransaction();
-        assertThatThrownBy(t::commitTransaction).isInstanceOf(StellflowException.class);
-        assertThat(t.state()).isEqualTo(State.COMMITTING);
-        answer(Errors.NONE, (short) 0, -1);
-        t.commitTransaction();
-        assertThat(t.state()).isEqualTo(State.READY);
-        assertThat(calls.calls).endsWith("end timed out", "end commit 5 1000/0");
     }
 
     @Test

@@ -7,8 +7,9 @@ package io.stellflow.storage;
  *
  * @param lastSequence the last sequence of its last batch in its epoch, -1 when none (a producer
  *     known from a marker only)
- * @param lastTimestampMs its last append: the broker's clock (ms) on the leader, the batch's max
- *     timestamp when replayed from the log
+ * @param lastTimestampMs its last append: the broker's clock (ms) on the leader and on followers;
+ *     a producer rebuilt by a replay of the log (after a crash or a truncation) counts as appended
+ *     at the replay
  * @param coordinatorEpoch the highest coordinator epoch of its COMMIT/ABORT markers, -1 when none
  * @param currentTxnStartOffset the first offset (its BEGIN marker) of its open transaction, -1 when
  *     none is open

@@ -39,6 +39,7 @@ final class LogProducerState {
     private static final int REPLAY_STEP_BYTES = 64 << 20;
 
     private final Path dir;
+    private final LogEnvironment env;
     final ProducerStateManager state;
 
     /** Markers, open transactions, the aborted index. */
@@ -66,8 +67,10 @@ final class LogProducerState {
     /** Where the last {@link #load} started replaying the log (tests: recovery reads only the tail). */
     long replayedFrom = -1;
 
-    LogProducerState(UnifiedLog log, Path dir, ProducerStateConfig config) {
+    LogProducerState(UnifiedLog log, Path dir, LogEnvironment env) {
+        ProducerStateConfig config = env.producerState();
         this.dir = dir;
+        this.env = env;
         this.state = new ProducerStateManager(config.producerIdExpirationMs(), config.maxProducerIdsPerPartition());
         this.transactions = new LogTransactions(log, this);
     }
@@ -107,7 +110,16 @@ final class LogProducerState {
         return from;
     }
 
+    /**
+     * Replays the batch headers in [from, logEnd). A data batch counts as appended at the replay's
+     * time (the broker's clock now), not at its max timestamp: that is the producer's CreateTime,
+     * which may lie far in the past (backfilled data, a skewed clock), and would expire the producer
+     * at the next retention check after a crash, so a retry of its acknowledged batch would be
+     * written again. A replayed producer therefore lives at most {@code producer.id.expiration.ms}
+     * past the replay. Markers keep their timestamps (the broker wrote them).
+     */
     private void replay(UnifiedLog log, long from, long logEnd) throws IOException {
+        long replayMs = env.nowMs();
         long next = from;
         long[] last = {next - 1};
         while (next < logEnd) {
@@ -123,7 +135,7 @@ final class LogProducerState {
                         transactions.applyControl(controlBuf, 0, base, timestampMs);
                     }
                 } else {
-                    applyHeader(headerBuf, 0, base, lastOffset, timestampMs);
+                    applyHeader(headerBuf, 0, base, lastOffset, replayMs);
                 }
                 last[0] = lastOffset;
             });

@@ -27,7 +27,8 @@ import java.util.TreeMap;
  * </ul>
  *
  * <p>Producer ids expire {@code producer.id.expiration.ms} after their last append (wall clock of
- * the append on the broker that appended; the batch's max timestamp when replayed from the log),
+ * the append on the broker that appended; the time of the replay when rebuilt from the log, never
+ * the producer's own timestamps),
  * never by log position: retention and log-start moves keep the state. At most {@code
  * maxProducerIds} ids are kept; a new id beyond that (after expiring what is due) is {@link
  * #TOO_MANY_PRODUCER_IDS}.

@@ -150,7 +150,7 @@ public final class UnifiedLog implements AutoCloseable {
         this.flusher = new LogFlusher(dir, config, env, loaded.recoveryPoint());
         this.appender = new LogAppender(dir, segments, flusher, env);
         this.truncation = new LogTruncation(dir, segments, epochCache, flusher, env);
-        this.producers = new LogProducerState(this, dir, env.producerState());
+        this.producers = new LogProducerState(this, dir, env);
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */

@@ -217,6 +217,33 @@ class IdempotentLogTest {
         }
     }
 
+    /**
+     * producer.id.expiration.ms runs on the broker's clock, never on the producer's timestamps
+     * (docs/exactly-once.md, "Limits and expiry"): a producer whose records carry old CreateTime
+     * timestamps (backfilled data, a skewed clock) keeps its state across a crash and the replay that
+     * follows, so a retry of its acknowledged batch is still answered with the original offset.
+     */
+    @Test
+    void aReplayAfterACrashExpiresByTheBrokersClockNotByTheRecordsTimestamps() throws IOException {
+        LogEnvironment env = clock.environment().withProducerState(new ProducerStateConfig(60_000, 10));
+        long backdatedMs = clock.environment().nowMs() - 120_000;
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL, env)) {
+            assertThat(append(log, batch(9, 0, 0, backdatedMs, "a"))).isZero();
+            log.deleteOldSegments(log.logEndOffset());
+            assertThat(log.producerState().nextSequence(9))
+                    .as("live: appended now by the broker's clock, not expired")
+                    .isEqualTo(1);
+            log.crashForTesting();
+        }
+        try (UnifiedLog log = UnifiedLog.open(dir, SMALL, env)) {
+            log.deleteOldSegments(log.logEndOffset()); // the retention check, no time passed
+            assertThat(append(log, batch(9, 0, 0, backdatedMs, "a")))
+                    .as("a retry of the acknowledged batch after the crash")
+                    .isZero();
+            assertThat(log.logEndOffset()).isEqualTo(1);
+        }
+    }
+
     @Test
     void stateOutlivesRetentionOfTheSegmentsThatHeldIt() throws IOException {
         try (UnifiedLog log = open()) {
