@@ -211,6 +211,27 @@ class TransactionalProducerTest {
         }
     }
 
+    /**
+     * {@code close(timeout)} bounds the abort of an open transaction too: with the broker gone the
+     * abort's End would retry for {@code max.block.ms} (15 s here); the close returns after about its
+     * 1 s.
+     */
+    @Test
+    void closeWithATimeoutDoesNotWaitLongerForTheAbortOfAnOpenTransaction() throws Exception {
+        StellflowProducer producer;
+        try (StellflowServer server = TestBroker.start(brokerProps());
+                RawClient c = new RawClient(server.port())) {
+            Requests.createTopic(c, TOPIC, 2);
+            producer = producer(server, "tx-close-timeout", 0);
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(record(0, "open")).get();
+        } // the broker is gone
+        long closeStartNs = System.nanoTime();
+        producer.close(Duration.ofSeconds(1));
+        assertThat(Duration.ofNanos(System.nanoTime() - closeStartNs)).isLessThan(Duration.ofSeconds(5));
+    }
+
     private static Throwable failure(CompletableFuture<?> f) {
         try {
             f.get();

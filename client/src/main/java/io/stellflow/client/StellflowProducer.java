@@ -485,7 +485,8 @@ public final class StellflowProducer implements AutoCloseable {
     }
 
     /**
-     * Like {@link #close()} but waits at most {@code timeout} for outstanding records; a zero timeout
+     * Like {@link #close()} but waits at most {@code timeout} in all (the abort of an open transaction
+     * included) for outstanding records; a zero timeout
      * does not abort an open transaction (the coordinator does at {@code transaction.timeout.ms}),
      * as Kafka's forced close. Called from a send's callback (the client's own threads) the timeout is 0.
      */
@@ -503,16 +504,38 @@ public final class StellflowProducer implements AutoCloseable {
                     Thread.currentThread().getName());
             timeout = Duration.ZERO;
         }
+        long deadlineNs = System.nanoTime() + timeout.toNanos();
         if (transactions != null && timeout.toMillis() > 0) {
-            transactions.abortOnClose(); // the sender still runs: the abort flushes and sends End
+            abortWithin(timeout); // the sender still runs: the abort flushes and sends End
         }
         closed = true;
         sender.initiateClose();
         try {
-            senderThread.join(timeout);
+            senderThread.join(Duration.ofNanos(Math.max(0, deadlineNs - System.nanoTime())));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         network.close();
+    }
+
+    /**
+     * Aborts a transaction left open, waiting at most {@code timeout} (the abort's own calls may take
+     * up to {@code max.block.ms}): one that has not finished by then goes on while the producer closes
+     * and fails with the connections (logged; the coordinator aborts at {@code transaction.timeout.ms}).
+     */
+    private void abortWithin(Duration timeout) {
+        Thread abort = Thread.ofVirtual()
+                .name("stellflow-producer-close-abort-" + config.common().clientId())
+                .start(transactions::abortOnClose);
+        try {
+            if (!abort.join(timeout)) {
+                LOG.warn(
+                        "close: the abort of the open transaction did not finish within {} ms; closing anyway"
+                                + " (the coordinator aborts it after transaction.timeout.ms)",
+                        timeout.toMillis());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
