@@ -328,6 +328,10 @@ public final class TransactionsCommand implements Callable<Integer> {
             if (partition != null && topic == null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), "--partition needs --topic");
             }
+            if (brokerId != null && brokerId < 0) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(), "--broker-id must be >= 0, got " + brokerId);
+            }
             if (topic != null) {
                 partitionOf(spec, topic, partition == null ? 0 : partition);
             }
@@ -556,6 +560,12 @@ public final class TransactionsCommand implements Callable<Integer> {
             if ((startOffset != null && startOffset < 0) || (producerId != null && producerId < 0)) {
                 throw new CommandLine.ParameterException(
                         spec.commandLine(), "--start-offset and --producer-id must be >= 0");
+            }
+            if ((producerEpoch != null && producerEpoch < 0) || (coordinatorEpoch != null && coordinatorEpoch < 0)) {
+                throw new CommandLine.ParameterException(
+                        spec.commandLine(),
+                        "--producer-epoch and --coordinator-epoch must be >= 0, got " + producerEpoch + " and "
+                                + coordinatorEpoch);
             }
             return parent.run(spec.commandLine(), (admin, out, err) -> {
                 DescribeProducersResponse.Partition p =

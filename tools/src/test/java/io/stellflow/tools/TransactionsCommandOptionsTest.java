@@ -65,6 +65,27 @@ class TransactionsCommandOptionsTest {
     }
 
     @Test
+    void negativeIdsAndEpochsAreUsageErrorsBeforeAnyBrokerIsAsked() {
+        usageError(
+                "--broker-id must be >= 0, got -3", "--bootstrap-server", NOBODY, "find-hanging", "--broker-id", "-3");
+        usageError(
+                "--producer-epoch and --coordinator-epoch must be >= 0, got -4 and -9",
+                "--bootstrap-server",
+                NOBODY,
+                "abort",
+                "--topic",
+                "t",
+                "--partition",
+                "0",
+                "--producer-id",
+                "5",
+                "--producer-epoch",
+                "-4",
+                "--coordinator-epoch",
+                "-9");
+    }
+
+    @Test
     void findHangingTakesExactlyOneScope() {
         usageError(
                 "find-hanging needs exactly one of --broker-id or --topic",
