@@ -77,7 +77,11 @@ class TransactionsCommandTest {
                         }
                     },
                     "InitProducerId tx-live");
-            InitResult init = inited.get();
+            // A second InitProducerId bumps the epoch, so that an older epoch (>= 0, as the tool
+            // requires) can be shown refused by the partition's leader below.
+            InitResult init = coordinator.initProducerId("tx-live", () -> true).get(10, TimeUnit.SECONDS);
+            assertThat(init.errorCode()).isEqualTo(Errors.NONE);
+            assertThat(init.producerEpoch()).isGreaterThan(inited.get().producerEpoch());
             TxnResult begin = coordinator
                     .beginTransaction("tx-live", init.producerId(), init.producerEpoch(), () -> true)
                     .get(10, TimeUnit.SECONDS);
