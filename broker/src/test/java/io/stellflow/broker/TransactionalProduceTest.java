@@ -101,6 +101,20 @@ public class TransactionalProduceTest {
                 .body());
     }
 
+    /**
+     * A transactional Produce v0 (acks=-1, as the Go SDK sends it) of one {@link #batch} to {@code
+     * partition} of {@code topic}, waiting at most {@code timeoutMs} for the ISR.
+     */
+    public static ProduceRequest transactionalProduce(
+            String transactionalId, String topic, int partition, byte[] batch, int timeoutMs) {
+        return new ProduceRequest(
+                transactionalId,
+                (short) -1,
+                timeoutMs,
+                List.of(new ProduceRequest.TopicData(
+                        topic, List.of(new ProduceRequest.PartitionData(partition, Unpooled.wrappedBuffer(batch))))));
+    }
+
     /** One batch as the Go SDK sends it: producer fields set, no isTransactional bit. */
     public static byte[] batch(long pid, short epoch, int sequence, String... values) {
         ByteBuf out = Unpooled.buffer();
@@ -397,16 +411,8 @@ public class TransactionalProduceTest {
                             for (int t = 0; t < transactions; t++) {
                                 assertThat(begin(c, id, pid, epoch).errorCode()).isEqualTo(Errors.NONE);
                                 for (int i = 0; i < inFlight; i++) {
-                                    ProduceRequest request = new ProduceRequest(
-                                            id,
-                                            (short) -1,
-                                            10_000,
-                                            List.of(new ProduceRequest.TopicData(
-                                                    TOPIC,
-                                                    List.of(new ProduceRequest.PartitionData(
-                                                            0,
-                                                            Unpooled.wrappedBuffer(
-                                                                    batch(pid, epoch, sequence++, "v")))))));
+                                    ProduceRequest request = transactionalProduce(
+                                            id, TOPIC, 0, batch(pid, epoch, sequence++, "v"), 10_000);
                                     c.send(ApiKeys.PRODUCE, Requests.nextCorrelationId(), request);
                                     LockSupport.parkNanos(random.nextInt(1_000_000));
                                 }

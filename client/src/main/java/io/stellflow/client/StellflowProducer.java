@@ -494,7 +494,7 @@ public final class StellflowProducer implements AutoCloseable {
         if (closed) {
             return;
         }
-        if ((Thread.currentThread() == senderThread || network.inIoThread()) && timeout.toMillis() > 0) {
+        if ((Thread.currentThread() == senderThread || network.inIoThread()) && timeout.isPositive()) {
             // A send's callback or future stage runs on the client's I/O thread (or the sender's):
             // waiting there for the sender, an abort or the I/O thread itself could only time out or
             // deadlock. Kafka's producer closes with timeout 0 from a callback too.
@@ -504,14 +504,14 @@ public final class StellflowProducer implements AutoCloseable {
                     Thread.currentThread().getName());
             timeout = Duration.ZERO;
         }
-        long deadlineNs = System.nanoTime() + timeout.toNanos();
-        if (transactions != null && timeout.toMillis() > 0) {
+        long startNs = System.nanoTime();
+        if (transactions != null && timeout.isPositive()) {
             abortWithin(timeout); // the sender still runs: the abort flushes and sends End
         }
         closed = true;
         sender.initiateClose();
         try {
-            senderThread.join(Duration.ofNanos(Math.max(0, deadlineNs - System.nanoTime())));
+            senderThread.join(timeout.minusNanos(System.nanoTime() - startNs)); // none left: no wait
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

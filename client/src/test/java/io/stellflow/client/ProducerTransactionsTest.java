@@ -269,14 +269,20 @@ class ProducerTransactionsTest {
         assertThatThrownBy(txn::commitTransaction).isInstanceOf(ProducerFencedException.class);
     }
 
-    @Test
-    void anEndThatCouldNotBeConfirmedIsSentAgainWithTheSameSequence() throws Exception {
+    /** A producer whose commit of transaction 5 threw because its End got no answer (state COMMITTING). */
+    private ProducerTransactions committingAfterAnUnansweredEnd() throws Exception {
         ProducerTransactions t = withFirstEndTimingOut();
         answer(Errors.NONE, (short) 0, -1);
         t.initTransactions();
         answer(Errors.NONE, (short) 0, 5);
         t.beginTransaction();
         assertThatThrownBy(t::commitTransaction).isInstanceOf(StellflowException.class);
+        return t;
+    }
+
+    @Test
+    void anEndThatCouldNotBeConfirmedIsSentAgainWithTheSameSequence() throws Exception {
+        ProducerTransactions t = committingAfterAnUnansweredEnd();
         assertThat(t.state()).isEqualTo(State.COMMITTING);
         answer(Errors.NONE, (short) 0, -1);
         t.commitTransaction();
@@ -292,12 +298,7 @@ class ProducerTransactionsTest {
      */
     @Test
     void anAbortAfterAnUnconfirmedCommitIsRefusedSoTheCommitCanBeRetried() throws Exception {
-        ProducerTransactions t = withFirstEndTimingOut();
-        answer(Errors.NONE, (short) 0, -1);
-        t.initTransactions();
-        answer(Errors.NONE, (short) 0, 5);
-        t.beginTransaction();
-        assertThatThrownBy(t::commitTransaction).isInstanceOf(StellflowException.class);
+        ProducerTransactions t = committingAfterAnUnansweredEnd();
         answer(Errors.INVALID_TXN_STATE, (short) 0, -1); // what the coordinator answers if it committed
         assertThatThrownBy(t::abortTransaction)
                 .isInstanceOf(IllegalStateException.class)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.protocol.Errors;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -77,6 +78,20 @@ class StellflowProducerTest {
                     .startsWith("stellflow-io-");
             assertThat(closeMs.get(10, TimeUnit.SECONDS)).isLessThan(5_000L);
             producer.close(); // idempotent
+        }
+    }
+
+    /** Kafka users close with {@code Duration.ofMillis(Long.MAX_VALUE)} ("wait as long as it takes"). */
+    @Test
+    @Timeout(30)
+    void closeWithTheLongestTimeoutWaitsForTheRecordsAndReturns() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "60000"));
+            CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("v")));
+            producer.close(Duration.ofMillis(Long.MAX_VALUE));
+            assertThat(f).isCompleted();
+            assertThat(f.get().offset()).isZero();
         }
     }
 

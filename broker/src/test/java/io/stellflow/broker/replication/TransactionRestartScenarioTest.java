@@ -2,7 +2,6 @@ package io.stellflow.broker.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.netty.buffer.Unpooled;
 import io.stellflow.broker.TransactionalProduceTest;
 import io.stellflow.client.BodyReader;
 import io.stellflow.client.BodyWriter;
@@ -149,16 +148,8 @@ class TransactionRestartScenarioTest {
                 TransactionResponse::read);
         assertThat(begun.errorCode()).isEqualTo(Errors.NONE);
         for (int p = 0; p < 2; p++) {
-            ProduceRequest produce = new ProduceRequest(
-                    TID,
-                    (short) -1,
-                    10_000,
-                    List.of(new ProduceRequest.TopicData(
-                            TOPIC,
-                            List.of(new ProduceRequest.PartitionData(
-                                    p,
-                                    Unpooled.wrappedBuffer(
-                                            TransactionalProduceTest.batch(pid, epoch, 0, "committed-p" + p)))))));
+            ProduceRequest produce = TransactionalProduceTest.transactionalProduce(
+                    TID, TOPIC, p, TransactionalProduceTest.batch(pid, epoch, 0, "committed-p" + p), 10_000);
             ProduceResponse r =
                     send(cluster.leaderOf(TOPIC, p), ApiKeys.PRODUCE, produce::write, ProduceResponse::read);
             assertThat(r.responses().get(0).partitions().get(0).errorCode())

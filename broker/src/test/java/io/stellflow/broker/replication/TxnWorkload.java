@@ -1,7 +1,6 @@
 package io.stellflow.broker.replication;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.stellflow.broker.TransactionalProduceTest;
 import io.stellflow.broker.coordinator.GroupPartitioner;
 import io.stellflow.client.BodyWriter;
@@ -332,14 +331,8 @@ final class TxnWorkload implements AutoCloseable {
             while (producing || System.nanoTime() < deadline) {
                 int leader = cluster.leaderOf(TOPIC, partition);
                 if (leader >= 0) {
-                    ProduceRequest request = new ProduceRequest(
-                            tid,
-                            (short) -1,
-                            5_000,
-                            List.of(new ProduceRequest.TopicData(
-                                    TOPIC,
-                                    List.of(new ProduceRequest.PartitionData(
-                                            partition, Unpooled.wrappedBuffer(batch))))));
+                    ProduceRequest request =
+                            TransactionalProduceTest.transactionalProduce(tid, TOPIC, partition, batch, 5_000);
                     try {
                         ProduceResponse.PartitionResponse r = net.send(
                                         cluster.address(leader),
