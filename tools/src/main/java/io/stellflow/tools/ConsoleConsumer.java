@@ -66,7 +66,11 @@ public final class ConsoleConsumer implements Callable<Integer> {
      */
     private static final long JOIN_TIMEOUT_MS = 30_000;
 
-    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            required = true,
+            description = "host:port of a broker")
     String bootstrapServer;
 
     @Option(names = "--topic", required = true, description = "topic to read")

@@ -39,7 +39,11 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Send each line of standard input as one record.")
 public final class ConsoleProducer implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            required = true,
+            description = "host:port of a broker")
     String bootstrapServer;
 
     @Option(names = "--topic", required = true, description = "topic to write to")

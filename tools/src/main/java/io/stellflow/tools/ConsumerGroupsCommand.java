@@ -63,7 +63,10 @@ public final class ConsumerGroupsCommand implements Callable<Integer> {
     /** Journal entries shown by {@code --history} unless {@code --max-entries} says otherwise. */
     static final int DEFAULT_HISTORY_ENTRIES = 100;
 
-    @Option(names = "--bootstrap-server", description = "host:port[,host:port...] of brokers")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            description = "host:port[,host:port...] of brokers")
     String bootstrapServer;
 
     @Option(names = "--command-config", description = "properties file of admin client settings")

@@ -23,11 +23,13 @@ import picocli.CommandLine.Option;
 final class ControllerOptions {
     @Option(
             names = "--bootstrap-server",
+            converter = AddressList.class,
             description = "host:port list of brokers; the tool reaches the controllers through them")
     String bootstrapServer;
 
     @Option(
             names = "--bootstrap-controller",
+            converter = AddressList.class,
             description = "host:port list of the controllers' control planes (controller.listener)")
     String bootstrapController;
 

@@ -40,7 +40,11 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Delete the records of partitions below the offsets given in a JSON file.")
 public final class DeleteRecordsCommand implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            required = true,
+            description = "host:port of a broker")
     String bootstrapServer;
 
     @Option(

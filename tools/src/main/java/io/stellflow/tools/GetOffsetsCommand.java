@@ -39,7 +39,11 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Print the earliest, latest or by-time offset of partitions as topic:partition:offset lines.")
 public final class GetOffsetsCommand implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            required = true,
+            description = "host:port of a broker")
     String bootstrapServer;
 
     @Option(names = "--topic", description = "topic name, or a Java regex over topic names (default: all topics)")

@@ -30,7 +30,11 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Describe the log dirs of the brokers: size per dir and per partition.")
 public final class LogDirsCommand implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", required = true, description = "host:port of a broker")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            required = true,
+            description = "host:port of a broker")
     String bootstrapServer;
 
     @Option(names = "--describe", required = true, description = "describe the log dirs (the only action)")

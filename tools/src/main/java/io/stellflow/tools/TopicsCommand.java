@@ -59,11 +59,15 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         description = "Create, alter (grow the partition count), delete, list and describe Stellflow topics.")
 public final class TopicsCommand implements Callable<Integer> {
-    @Option(names = "--bootstrap-server", description = "host:port list of brokers (every action)")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            description = "host:port list of brokers (every action)")
     String bootstrapServer;
 
     @Option(
             names = "--bootstrap-controller",
+            converter = AddressList.class,
             description = "host:port list of the controllers' control planes (controller.listener), instead of"
                     + " --bootstrap-server")
     String bootstrapController;

@@ -77,7 +77,11 @@ public final class TransactionsCommand implements Callable<Integer> {
     /** How long the failure path probes each --bootstrap-server address for its kind. */
     private static final int PROBE_MS = 2_000;
 
-    @Option(names = "--bootstrap-server", required = true, description = "host:port[,host:port...] of brokers")
+    @Option(
+            names = "--bootstrap-server",
+            converter = AddressList.class,
+            required = true,
+            description = "host:port[,host:port...] of brokers")
     String bootstrapServer;
 
     @Option(names = "--command-property", description = "extra client property k=v")

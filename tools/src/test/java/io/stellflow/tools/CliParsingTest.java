@@ -189,4 +189,38 @@ class CliParsingTest {
         assertThat(rc).isEqualTo(1);
         assertThat(err.toString()).contains("group.id is 40000 UTF-8 bytes").doesNotContain("\tat ");
     }
+
+    @Test
+    void aMalformedBootstrapAddressIsAUsageErrorOfEveryToolBeforeAnyConnection() {
+        String reason = "Invalid value for option '--bootstrap-server': expected host:port, got 'garbage'";
+        assertUsageError(new TopicsCommand(), reason, "--bootstrap-server", "garbage", "--list");
+        assertUsageError(new ConfigsCommand(), reason, "--bootstrap-server", "garbage", "--topic", "t", "--describe");
+        assertUsageError(new ConsumerGroupsCommand(), reason, "--bootstrap-server", "garbage", "--list");
+        assertUsageError(new TransactionsCommand(), reason, "--bootstrap-server", "garbage", "list");
+        assertUsageError(new ConsoleConsumer(), reason, "--bootstrap-server", "garbage", "--topic", "t");
+        assertUsageError(new ConsoleProducer(), reason, "--bootstrap-server", "garbage", "--topic", "t");
+        assertUsageError(new LogDirsCommand(), reason, "--bootstrap-server", "garbage", "--describe");
+        assertUsageError(new GetOffsetsCommand(), reason, "--bootstrap-server", "garbage", "--topic", "t");
+        // One good entry does not hide a bad one; a port out of range is malformed too.
+        assertUsageError(
+                new TopicsCommand(),
+                "Invalid value for option '--bootstrap-server': port out of range: 70000",
+                "--bootstrap-server",
+                "127.0.0.1:9092,127.0.0.1:70000",
+                "--list");
+
+        // The control-plane tools (their own command lines, as their mains build them).
+        Object[] controllerTools = {new ClusterCommand(), new MetadataQuorumCommand(), new LeaderElectionCommand()};
+        String[][] controllerArgs = {{}, {"describe"}, {"--election-type", "preferred", "--all-topic-partitions"}};
+        for (int i = 0; i < controllerTools.length; i++) {
+            List<String> args = new ArrayList<>(List.of("--bootstrap-controller", "host-without-port"));
+            args.addAll(List.of(controllerArgs[i]));
+            ToolRun run =
+                    ToolRun.run(Tools.withVersion(new CommandLine(controllerTools[i])), args.toArray(String[]::new));
+            assertThat(run.exit()).as(run.err()).isEqualTo(2);
+            assertThat(run.err())
+                    .contains(
+                            "Invalid value for option '--bootstrap-controller': expected host:port, got 'host-without-port'");
+        }
+    }
 }
