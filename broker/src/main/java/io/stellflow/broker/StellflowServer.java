@@ -382,6 +382,9 @@ public final class StellflowServer implements AutoCloseable {
                     return b == null ? ProducerIdBlocks.NONE : b.nextProducerId();
                 });
         txnCoordinator.start();
+        telemetry
+                .metrics()
+                .registerProducerStateGauges(parts.logs().producerIds()::count, txnCoordinator::transactionalIds);
         txnCoordinator.runtime().watch(watchdog);
         replicas.addReplicaStateListener(txnCoordinator.runtime());
         replication = new LeaderReplicationTasks(

@@ -21,13 +21,17 @@ import java.util.function.LongSupplier;
  * @param nanoClock monotonic time in ns, as {@link System#nanoTime()} (only differences count);
  *     read on the append path, so it must not allocate
  * @param producerState idempotent-producer settings ({@link ProducerStateConfig#DEFAULTS} unless given)
+ * @param producerIds the count of producer ids over every log opened with this environment and its
+ *     bound, {@code producer.id.max.per.broker} ({@link BrokerProducerIds}): one per broker, shared by
+ *     the copies the {@code with...} methods make; {@link #withProducerState} starts a new one
  */
 public record LogEnvironment(
         InstantSource clock,
         Scheduler scheduler,
         LogMetrics metrics,
         LongSupplier nanoClock,
-        ProducerStateConfig producerState) {
+        ProducerStateConfig producerState,
+        BrokerProducerIds producerIds) {
 
     /** Runs a task once after {@code delayMs} milliseconds on some thread. */
     @FunctionalInterface
@@ -54,6 +58,23 @@ public record LogEnvironment(
         Objects.requireNonNull(metrics, "metrics");
         Objects.requireNonNull(nanoClock, "nanoClock");
         Objects.requireNonNull(producerState, "producerState");
+        Objects.requireNonNull(producerIds, "producerIds");
+    }
+
+    /** With a new producer-id count bounded by {@code producerState}'s {@code producer.id.max.per.broker}. */
+    public LogEnvironment(
+            InstantSource clock,
+            Scheduler scheduler,
+            LogMetrics metrics,
+            LongSupplier nanoClock,
+            ProducerStateConfig producerState) {
+        this(
+                clock,
+                scheduler,
+                metrics,
+                nanoClock,
+                producerState,
+                new BrokerProducerIds(producerState.maxProducerIdsPerBroker()));
     }
 
     /** With the default producer-state settings. */
@@ -73,15 +94,18 @@ public record LogEnvironment(
 
     /** This environment with {@code newMetrics} as the metric hooks. */
     public LogEnvironment withMetrics(LogMetrics newMetrics) {
-        return new LogEnvironment(clock, scheduler, newMetrics, nanoClock, producerState);
+        return new LogEnvironment(clock, scheduler, newMetrics, nanoClock, producerState, producerIds);
     }
 
     /** This environment with {@code newNanoClock} as the monotonic clock (tests drive {@code flush.ms}). */
     public LogEnvironment withNanoClock(LongSupplier newNanoClock) {
-        return new LogEnvironment(clock, scheduler, metrics, newNanoClock, producerState);
+        return new LogEnvironment(clock, scheduler, metrics, newNanoClock, producerState, producerIds);
     }
 
-    /** This environment with {@code newProducerState} as the idempotent-producer settings. */
+    /**
+     * This environment with {@code newProducerState} as the idempotent-producer settings and a new
+     * producer-id count under its {@code producer.id.max.per.broker} (call it before opening logs).
+     */
     public LogEnvironment withProducerState(ProducerStateConfig newProducerState) {
         return new LogEnvironment(clock, scheduler, metrics, nanoClock, newProducerState);
     }

@@ -488,6 +488,14 @@ public final class LogManager implements AutoCloseable {
         }
     }
 
+    /**
+     * The count of producer ids the logs of this manager keep and its bound, {@code
+     * producer.id.max.per.broker} (for the gauge {@code stellflow.log.producer_id.count}).
+     */
+    public BrokerProducerIds producerIds() {
+        return env.producerIds();
+    }
+
     /** Stops the periodic tasks and closes every log cleanly (checkpoints, clean shutdown markers). */
     @Override
     public void close() throws IOException {

@@ -71,7 +71,8 @@ final class LogProducerState {
         ProducerStateConfig config = env.producerState();
         this.dir = dir;
         this.env = env;
-        this.state = new ProducerStateManager(config.producerIdExpirationMs(), config.maxProducerIdsPerPartition());
+        this.state = new ProducerStateManager(
+                config.producerIdExpirationMs(), config.maxProducerIdsPerPartition(), env.producerIds());
         this.transactions = new LogTransactions(log, this);
     }
 
@@ -206,7 +207,7 @@ final class LogProducerState {
      *
      * @return {@link #APPEND}; a retry's original base offset; or {@link
      *     UnifiedLog#OUT_OF_ORDER_SEQUENCE}, {@link UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link
-     *     UnifiedLog#TOO_MANY_PRODUCER_IDS}
+     *     UnifiedLog#TOO_MANY_PRODUCER_IDS}, {@link UnifiedLog#TOO_MANY_PRODUCER_IDS_ON_BROKER}
      */
     long checkLeader(UnifiedLog log, ByteBuf batch, int pos, long nowMs) throws IOException {
         long pid = RecordBatchLayout.producerId(batch, pos);
@@ -218,6 +219,7 @@ final class LogProducerState {
             case ProducerStateManager.DUPLICATE -> retried(log, batch, pos);
             case ProducerStateManager.INVALID_PRODUCER_EPOCH -> UnifiedLog.INVALID_PRODUCER_EPOCH;
             case ProducerStateManager.TOO_MANY_PRODUCER_IDS -> UnifiedLog.TOO_MANY_PRODUCER_IDS;
+            case ProducerStateManager.TOO_MANY_PRODUCER_IDS_ON_BROKER -> UnifiedLog.TOO_MANY_PRODUCER_IDS_ON_BROKER;
             default -> UnifiedLog.OUT_OF_ORDER_SEQUENCE;
         };
     }

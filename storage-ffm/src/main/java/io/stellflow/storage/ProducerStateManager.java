@@ -31,7 +31,11 @@ import java.util.TreeMap;
  * the producer's own timestamps),
  * never by log position: retention and log-start moves keep the state. At most {@code
  * maxProducerIds} ids are kept; a new id beyond that (after expiring what is due) is {@link
- * #TOO_MANY_PRODUCER_IDS}.
+ * #TOO_MANY_PRODUCER_IDS}. Every entry also counts in the broker's {@link BrokerProducerIds}
+ * (changed only when an entry is created, expired, cleared or loaded, so the check of a known
+ * producer costs nothing more); while that is at {@code producer.id.max.per.broker} a new id is
+ * {@link #TOO_MANY_PRODUCER_IDS_ON_BROKER}. Only {@link #check} refuses: {@link #update} and the
+ * markers (followers, replay) always record.
  *
  * <p>Transactions ({@code docs/exactly-once.md}, "Markers"): a BEGIN control batch ({@link
  * #beginTransaction}) opens a transaction of its producer id at the marker's offset; a COMMIT or
@@ -60,6 +64,12 @@ public final class ProducerStateManager {
     /** {@link #check}: a new producer id while {@code maxProducerIds} are live. */
     public static final int TOO_MANY_PRODUCER_IDS = 4;
 
+    /**
+     * {@link #check}: a new producer id while the broker's logs keep {@code
+     * producer.id.max.per.broker} ids together ({@link BrokerProducerIds}).
+     */
+    public static final int TOO_MANY_PRODUCER_IDS_ON_BROKER = 5;
+
     /** {@link #firstUnstableOffset} when no transaction is open. */
     public static final long NO_OPEN_TRANSACTION = Long.MAX_VALUE;
 
@@ -73,6 +83,7 @@ public final class ProducerStateManager {
 
     private final long expirationMs;
     private final int maxProducerIds;
+    private final BrokerProducerIds broker;
     private long duplicateBaseOffset = -1;
     private long duplicateLastOffset = -1;
 
@@ -81,26 +92,44 @@ public final class ProducerStateManager {
      * @param maxProducerIds most producer ids kept for the partition (&gt; 0)
      */
     public ProducerStateManager(long expirationMs, int maxProducerIds) {
+        this(expirationMs, maxProducerIds, new BrokerProducerIds(Long.MAX_VALUE));
+    }
+
+    /**
+     * @param expirationMs {@code producer.id.expiration.ms}: an id with no append for this long is forgotten
+     * @param maxProducerIds most producer ids kept for the partition (&gt; 0)
+     * @param broker the count of every log of the broker, bounded by {@code producer.id.max.per.broker}
+     */
+    public ProducerStateManager(long expirationMs, int maxProducerIds, BrokerProducerIds broker) {
         if (expirationMs <= 0 || maxProducerIds <= 0) {
             throw new IllegalArgumentException("producer.id.expiration.ms " + expirationMs + " and max producer ids "
                     + maxProducerIds + " must be > 0");
         }
         this.expirationMs = expirationMs;
         this.maxProducerIds = maxProducerIds;
+        this.broker = java.util.Objects.requireNonNull(broker, "broker");
     }
 
     /**
-     * Checks a batch a leader is about to append; changes nothing but, when full, expires ids idle
-     * for {@code producer.id.expiration.ms} at {@code nowMs}.
+     * Checks a batch a leader is about to append; changes nothing but, when the partition or the
+     * broker is full, expires this partition's ids idle for {@code producer.id.expiration.ms} at
+     * {@code nowMs}.
      *
      * @return {@link #APPEND}, {@link #DUPLICATE}, {@link #OUT_OF_ORDER_SEQUENCE}, {@link
-     *     #INVALID_PRODUCER_EPOCH} or {@link #TOO_MANY_PRODUCER_IDS}
+     *     #INVALID_PRODUCER_EPOCH}, {@link #TOO_MANY_PRODUCER_IDS} or {@link
+     *     #TOO_MANY_PRODUCER_IDS_ON_BROKER}
      */
     public int check(long producerId, short epoch, int baseSequence, int lastSequence, long nowMs) {
         Entry e = producers.get(producerId);
         if (e == null) {
-            if (producers.size() >= maxProducerIds && removeExpired(nowMs) == 0) {
-                return TOO_MANY_PRODUCER_IDS;
+            if (producers.size() >= maxProducerIds || broker.full()) {
+                removeExpired(nowMs);
+                if (producers.size() >= maxProducerIds) {
+                    return TOO_MANY_PRODUCER_IDS;
+                }
+                if (broker.full()) {
+                    return TOO_MANY_PRODUCER_IDS_ON_BROKER;
+                }
             }
             return baseSequence == 0 ? APPEND : OUT_OF_ORDER_SEQUENCE;
         }
@@ -148,6 +177,7 @@ public final class ProducerStateManager {
         if (e == null) {
             e = new Entry(producerId, epoch);
             producers.put(producerId, e);
+            broker.added(1);
         } else if (e.epoch != epoch) {
             e.epoch = epoch;
             e.count = 0;
@@ -166,6 +196,7 @@ public final class ProducerStateManager {
                 removed++;
             }
         }
+        broker.removed(removed);
         return removed;
     }
 
@@ -187,8 +218,12 @@ public final class ProducerStateManager {
         return out;
     }
 
-    /** Forgets every producer (before a reload from a snapshot and the log). */
+    /**
+     * Forgets every producer (before a reload from a snapshot and the log, and when the log closes:
+     * its entries leave the broker's count).
+     */
     public void clear() {
+        broker.removed(producers.size());
         producers.clear();
         open.clear();
     }
@@ -204,6 +239,7 @@ public final class ProducerStateManager {
         if (e == null) {
             e = new Entry(producerId, epoch);
             producers.put(producerId, e);
+            broker.added(1);
         } else if (epoch > e.epoch) {
             e.epoch = epoch;
             e.count = 0;
@@ -323,7 +359,9 @@ public final class ProducerStateManager {
     void load(List<Entry> entries) {
         clear();
         for (Entry e : entries) {
-            producers.put(e.producerId, e.copy());
+            if (producers.put(e.producerId, e.copy()) == null) {
+                broker.added(1);
+            }
             if (e.txnFirstOffset >= 0) {
                 open.put(e.txnFirstOffset, e.producerId);
             }

@@ -93,6 +93,12 @@ public final class UnifiedLog implements AutoCloseable {
     /** A marker of a deposed coordinator ({@link LogTransactions#appendMarker}); nothing written. */
     public static final long TRANSACTION_COORDINATOR_FENCED = -8L;
 
+    /**
+     * {@link #appendIdempotentAsLeader}: a new producer id while the broker's logs keep {@code
+     * producer.id.max.per.broker} ids together ({@link BrokerProducerIds}); nothing written.
+     */
+    public static final long TOO_MANY_PRODUCER_IDS_ON_BROKER = -9L;
+
     private final Path dir;
     /** Replaced by {@link #updateConfig} (a topic config change); readers take one snapshot per use. */
     private volatile LogConfig config;
@@ -285,7 +291,8 @@ public final class UnifiedLog implements AutoCloseable {
      *
      * @return the base offset (new or original), or {@link #OUT_OF_ORDER_SEQUENCE} (also a reused
      *     sequence with other content), {@link #INVALID_PRODUCER_EPOCH}, {@link
-     *     #TOO_MANY_PRODUCER_IDS}; nothing is written on a negative result
+     *     #TOO_MANY_PRODUCER_IDS}, {@link #TOO_MANY_PRODUCER_IDS_ON_BROKER}; nothing is written on a
+     *     negative result
      * @throws IOException as {@link #appendAsLeader}
      * @throws IllegalArgumentException {@code batch} is not exactly one batch or has no producer id
      */
@@ -315,7 +322,8 @@ public final class UnifiedLog implements AutoCloseable {
      * log knows its producer state (Kafka skips the check for coordinator appends instead; stamping
      * keeps one rule for every batch with a producer id). Returns as {@link
      * #appendTransactionalAsLeader}: the base offset, {@link #INVALID_PRODUCER_EPOCH} for an epoch
-     * older than the producer's, {@link #INVALID_TXN_STATE}, {@link #TOO_MANY_PRODUCER_IDS}.
+     * older than the producer's, {@link #INVALID_TXN_STATE}, {@link #TOO_MANY_PRODUCER_IDS}, {@link
+     * #TOO_MANY_PRODUCER_IDS_ON_BROKER}.
      *
      * @param batch one uncompressed or compressed batch with producerId and producerEpoch set; its
      *     baseSequence and CRC are overwritten
@@ -984,6 +992,7 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             closed = true;
+            producers.state.clear(); // its entries leave the broker's count (BrokerProducerIds)
             for (LogSegment s : segments.snapshot()) {
                 s.abandon();
             }
@@ -1033,6 +1042,10 @@ public final class UnifiedLog implements AutoCloseable {
                 LogLoader.writeCleanShutdownMarker(dir);
             }
         } finally {
+            if (closed) {
+                // A closed log keeps no producer ids: they leave the broker's count (BrokerProducerIds).
+                producers.state.clear();
+            }
             writeLock.unlock();
         }
     }

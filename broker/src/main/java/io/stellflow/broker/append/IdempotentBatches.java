@@ -58,8 +58,10 @@ public final class IdempotentBatches {
 
     /**
      * The error code of a negative {@link Partition#appendIdempotentAsLeader} result. A full producer
-     * table answers BROKER_NOT_AVAILABLE (retriable, the only fitting v0 code) and logs a WARN naming
-     * the bound, at most once a minute.
+     * table, the partition's ({@code producer.id.max.per.partition}) or the broker's ({@code
+     * producer.id.max.per.broker}), answers BROKER_NOT_AVAILABLE (retriable in both SDKs and the only
+     * fitting v0 code; never DUPLICATE_SEQUENCE_NUMBER) and logs a WARN naming the bound, at most
+     * once a minute.
      */
     public static short error(long result, Partition partition, long nowMs) {
         if (result == Partition.NOT_LEADER) {
@@ -75,16 +77,30 @@ public final class IdempotentBatches {
             return Errors.TRANSACTION_COORDINATOR_FENCED;
         }
         if (result == UnifiedLog.TOO_MANY_PRODUCER_IDS) {
-            long last = lastWarnMs.get();
-            if (nowMs - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, nowMs)) {
-                LOG.warn(
-                        "Produce to {} refused with BROKER_NOT_AVAILABLE: the partition keeps "
-                                + "producer.id.max.per.partition producer ids already; new ones are refused until "
-                                + "ids expire (producer.id.expiration.ms)",
-                        partition);
-            }
+            warnFull(
+                    nowMs,
+                    "Produce to {} refused with BROKER_NOT_AVAILABLE: the partition keeps "
+                            + "producer.id.max.per.partition producer ids already; new ones are refused until "
+                            + "ids expire (producer.id.expiration.ms)",
+                    partition);
+            return Errors.BROKER_NOT_AVAILABLE;
+        }
+        if (result == UnifiedLog.TOO_MANY_PRODUCER_IDS_ON_BROKER) {
+            warnFull(
+                    nowMs,
+                    "Produce to {} refused with BROKER_NOT_AVAILABLE: the partitions of this broker keep "
+                            + "producer.id.max.per.broker producer ids together already; new ones are refused "
+                            + "until ids expire (producer.id.expiration.ms); known producers go on",
+                    partition);
             return Errors.BROKER_NOT_AVAILABLE;
         }
         return Errors.OUT_OF_ORDER_SEQUENCE_NUMBER;
+    }
+
+    private static void warnFull(long nowMs, String message, Partition partition) {
+        long last = lastWarnMs.get();
+        if (nowMs - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, nowMs)) {
+            LOG.warn(message, partition);
+        }
     }
 }

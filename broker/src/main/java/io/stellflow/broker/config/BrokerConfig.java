@@ -71,6 +71,9 @@ import java.util.TreeSet;
  *       idempotent producer id with no append for this long</td></tr>
  *   <tr><td>producer.id.max.per.partition</td><td>10000</td><td>&gt;= 1; producer ids one partition keeps
  *       (a new one beyond it is refused until ids expire)</td></tr>
+ *   <tr><td>producer.id.max.per.broker</td><td>400000</td><td>&gt;= 1; producer ids all partitions of
+ *       the broker keep together, leader and follower replicas (a leader refuses a new one beyond it
+ *       until ids expire; {@link ProducerStateConfig#DEFAULT_MAX_PRODUCER_IDS_PER_BROKER})</td></tr>
  *   <tr><td>compression.produce.policy</td><td>accept</td><td>accept or refuse: refuse answers a Produce
  *       holding a compressed batch FEATURE_NOT_ENABLED (topic override of the same name)</td></tr>
  *   <tr><td>cluster.id</td><td>generated at first start, persisted</td><td>non-empty; in a cluster the
@@ -178,6 +181,7 @@ public final class BrokerConfig {
             "compression.zstd.level",
             "producer.id.expiration.ms",
             "producer.id.max.per.partition",
+            "producer.id.max.per.broker",
             "cluster.id",
             "auto.create.topics.enable",
             "transport",
@@ -280,7 +284,13 @@ public final class BrokerConfig {
                         "producer.id.max.per.partition",
                         ProducerStateConfig.DEFAULT_MAX_PRODUCER_IDS_PER_PARTITION,
                         1,
-                        Integer.MAX_VALUE));
+                        Integer.MAX_VALUE),
+                longValue(
+                        props,
+                        "producer.id.max.per.broker",
+                        ProducerStateConfig.DEFAULT_MAX_PRODUCER_IDS_PER_BROKER,
+                        1,
+                        Long.MAX_VALUE));
         String clusterIdValue = props.getProperty("cluster.id");
         if (clusterIdValue != null && clusterIdValue.isBlank()) {
             throw new ConfigException("cluster.id", clusterIdValue, "must not be blank");
@@ -405,7 +415,10 @@ public final class BrokerConfig {
         return logManagerConfig;
     }
 
-    /** {@code producer.id.expiration.ms} and {@code producer.id.max.per.partition}: idempotent-producer state. */
+    /**
+     * {@code producer.id.expiration.ms}, {@code producer.id.max.per.partition} and {@code
+     * producer.id.max.per.broker}: idempotent-producer state.
+     */
     public ProducerStateConfig producerState() {
         return producerState;
     }

@@ -27,6 +27,10 @@ import java.util.Set;
  *       1; how often timed-out transactions are aborted and PREPARE markers re-sent</td></tr>
  *   <tr><td>transactional.id.expiration.ms</td><td>604800000 (7 days)</td><td>&gt;= 1; an idle
  *       transactional id is forgotten (a tombstone) this long after its last change</td></tr>
+ *   <tr><td>transactional.id.max.per.broker</td><td>{@value #DEFAULT_MAX_TRANSACTIONAL_IDS}</td><td>&gt;= 1;
+ *       transactional ids the {@code __transaction_state} partitions loaded on this broker keep together:
+ *       InitProducerId for a new id beyond it is answered COORDINATOR_NOT_AVAILABLE (nothing written)
+ *       until ids expire; known ids go on</td></tr>
  * </table>
  *
  * <p>Thread-safety: immutable.
@@ -38,7 +42,28 @@ public record TransactionCoordinatorConfig(
         int defaultTimeoutMs,
         int maxTimeoutMs,
         long cleanupIntervalMs,
-        long idExpirationMs) {
+        long idExpirationMs,
+        long maxTransactionalIds) {
+
+    /**
+     * Heap one idle transactional id takes (64-bit JVM, compressed references), the unit of the
+     * default's arithmetic: the state object (72 B), its empty partition set ({@code TreeSet} over a
+     * {@code TreeMap}, 64 B), the id ({@code String} of 32 Latin-1 characters: 24 + 48 B), the {@code
+     * HashMap} node (32 B) and about 8 B of table slot: about 250 B, plus about 70 B for each
+     * partition of an open transaction.
+     */
+    public static final int BYTES_PER_TRANSACTIONAL_ID = 250;
+
+    /**
+     * {@code transactional.id.max.per.broker} default: 100,000 x {@value #BYTES_PER_TRANSACTIONAL_ID}
+     * B = 25 MB, under 3% of the broker's default 1 GiB heap (ids of a few hundred characters or
+     * open transactions over many partitions take some times that, still far below it). Kafka
+     * Streams with exactly-once takes one id per stream thread, a transactional application usually
+     * one per instance: 100,000 live ids on one coordinator is far more than such fleets use, while
+     * a client that makes up a new id per transaction (the leak this bounds) reaches it in hours
+     * instead of filling the heap within {@code transactional.id.expiration.ms} (7 days).
+     */
+    public static final long DEFAULT_MAX_TRANSACTIONAL_IDS = 100_000;
 
     /** The keys read here. */
     public static final Set<String> KEYS = Set.of(
@@ -48,7 +73,8 @@ public record TransactionCoordinatorConfig(
             "transaction.default.timeout.ms",
             "transaction.max.timeout.ms",
             "transaction.abort.timed.out.transaction.cleanup.interval.ms",
-            "transactional.id.expiration.ms");
+            "transactional.id.expiration.ms",
+            "transactional.id.max.per.broker");
 
     /** Every key at its default. */
     public static final TransactionCoordinatorConfig DEFAULTS = parse(new Properties());
@@ -60,6 +86,43 @@ public record TransactionCoordinatorConfig(
                     Integer.toString(defaultTimeoutMs),
                     "must be 1..transaction.max.timeout.ms (" + maxTimeoutMs + ")");
         }
+        if (maxTransactionalIds < 1) {
+            throw new ConfigException(
+                    "transactional.id.max.per.broker", Long.toString(maxTransactionalIds), "must be >= 1");
+        }
+    }
+
+    /** With the default {@code transactional.id.max.per.broker}. */
+    public TransactionCoordinatorConfig(
+            int numPartitions,
+            short replicationFactor,
+            int segmentBytes,
+            int defaultTimeoutMs,
+            int maxTimeoutMs,
+            long cleanupIntervalMs,
+            long idExpirationMs) {
+        this(
+                numPartitions,
+                replicationFactor,
+                segmentBytes,
+                defaultTimeoutMs,
+                maxTimeoutMs,
+                cleanupIntervalMs,
+                idExpirationMs,
+                DEFAULT_MAX_TRANSACTIONAL_IDS);
+    }
+
+    /** This config with {@code max} as {@code transactional.id.max.per.broker}. */
+    public TransactionCoordinatorConfig withMaxTransactionalIds(long max) {
+        return new TransactionCoordinatorConfig(
+                numPartitions,
+                replicationFactor,
+                segmentBytes,
+                defaultTimeoutMs,
+                maxTimeoutMs,
+                cleanupIntervalMs,
+                idExpirationMs,
+                max);
     }
 
     /**
@@ -81,6 +144,7 @@ public record TransactionCoordinatorConfig(
                         10_000,
                         1,
                         Long.MAX_VALUE / 2),
-                longValue(props, "transactional.id.expiration.ms", 7L * 24 * 3600 * 1000, 1, Long.MAX_VALUE / 2));
+                longValue(props, "transactional.id.expiration.ms", 7L * 24 * 3600 * 1000, 1, Long.MAX_VALUE / 2),
+                longValue(props, "transactional.id.max.per.broker", DEFAULT_MAX_TRANSACTIONAL_IDS, 1, Long.MAX_VALUE));
     }
 }

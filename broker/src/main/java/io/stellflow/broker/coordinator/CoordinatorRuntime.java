@@ -9,6 +9,7 @@ import java.time.InstantSource;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 /**
  * The coordinator runtime of one internal topic ({@code __consumer_offsets}): one {@link
@@ -209,6 +210,22 @@ public final class CoordinatorRuntime<S extends CoordinatorShard> implements Rep
         for (ShardSlot<S> s : slots.values()) {
             if (s.loaded) {
                 n += s.publishedEntryCount;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * The sum of {@code count} over the shards loaded here, read now (not as published): exact for
+     * the shards of the calling runtime thread, possibly a moment old for those of other threads.
+     * Any thread; {@code count} must be cheap and safe to call on a shard another thread owns (a
+     * field read), and must not allocate.
+     */
+    public long loadedSum(ToLongFunction<S> count) {
+        long n = 0;
+        for (ShardSlot<S> s : slots.values()) {
+            if (s.loaded) {
+                n += count.applyAsLong(s.shard);
             }
         }
         return n;

@@ -66,6 +66,13 @@ public final class BrokerInstruments {
     // Broker: coordinators
     public static final Instrument COORDINATOR_GROUP_COUNT =
             gauge("stellflow.coordinator.group.count", "{group}", "node.id", "coordinator.type");
+    /** Transactional ids of the {@code __transaction_state} partitions loaded here (docs/metrics-additions.md). */
+    public static final Instrument COORDINATOR_TRANSACTIONAL_ID_COUNT =
+            gauge("stellflow.coordinator.transactional_id.count", "{transactional_id}", "node.id");
+    /** Producer-id entries of every partition's producer state on this broker (docs/metrics-additions.md). */
+    public static final Instrument LOG_PRODUCER_ID_COUNT =
+            gauge("stellflow.log.producer_id.count", "{producer_id}", "node.id");
+
     public static final Instrument GROUP_REBALANCE_COUNT =
             counter("stellflow.group.rebalance.count", "{event}", "node.id");
     public static final Instrument REBUILD_INDEX_COUNT =
@@ -169,6 +176,8 @@ public final class BrokerInstruments {
             OFFSET_COMMIT_COUNT,
             OFFSET_COMMIT_LATENCY,
             COORDINATOR_GROUP_COUNT,
+            COORDINATOR_TRANSACTIONAL_ID_COUNT,
+            LOG_PRODUCER_ID_COUNT,
             GROUP_REBALANCE_COUNT,
             REBUILD_INDEX_COUNT,
             LOG_WRITE_ERROR_COUNT,

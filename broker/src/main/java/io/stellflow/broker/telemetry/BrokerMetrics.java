@@ -338,6 +338,18 @@ public final class BrokerMetrics {
         gauge(BrokerInstruments.COORDINATOR_GROUP_COUNT, m -> m.record(groups.getAsLong(), groupCoordinator));
     }
 
+    /**
+     * Registers {@code stellflow.log.producer_id.count} ({@code producerIds}: the producer-id entries
+     * of every partition on this broker, bounded by {@code producer.id.max.per.broker}) and {@code
+     * stellflow.coordinator.transactional_id.count} ({@code transactionalIds}: those of the
+     * transaction coordinator, bounded by {@code transactional.id.max.per.broker}). Both are read at
+     * collection time on the exporter's thread: thread-safe and cheap. Once.
+     */
+    public void registerProducerStateGauges(LongSupplier producerIds, LongSupplier transactionalIds) {
+        gauge(BrokerInstruments.LOG_PRODUCER_ID_COUNT, m -> m.record(producerIds.getAsLong(), node));
+        gauge(BrokerInstruments.COORDINATOR_TRANSACTIONAL_ID_COUNT, m -> m.record(transactionalIds.getAsLong(), node));
+    }
+
     /** Registers the gauges (connection, queue depths, active segment size, log offsets). */
     public void registerGauges(GaugeSource source) {
         gauge(BrokerInstruments.CONNECTION_COUNT, m -> m.record(source.connections(), node));

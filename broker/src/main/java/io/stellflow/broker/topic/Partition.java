@@ -400,7 +400,8 @@ public final class Partition {
      *
      * @return the base offset (the original one for an exact retry), {@link #NOT_LEADER}, or one
      *     of {@link UnifiedLog#OUT_OF_ORDER_SEQUENCE}, {@link UnifiedLog#INVALID_PRODUCER_EPOCH},
-     *     {@link UnifiedLog#TOO_MANY_PRODUCER_IDS} (nothing written)
+     *     {@link UnifiedLog#TOO_MANY_PRODUCER_IDS}, {@link UnifiedLog#TOO_MANY_PRODUCER_IDS_ON_BROKER}
+     *     (nothing written)
      */
     public long appendIdempotentAsLeader(ByteBuf validatedBatch, BatchMaxTimestamps maxTimestamps) throws IOException {
         return appendLeader(validatedBatch, maxTimestamps, true, -1, null, false);

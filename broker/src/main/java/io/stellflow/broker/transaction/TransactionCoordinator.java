@@ -111,7 +111,7 @@ public final class TransactionCoordinator implements AutoCloseable {
 
             @Override
             public TransactionStateMachine create(int partition, int leaderEpoch) {
-                return new TransactionStateMachine(config, leaderEpoch);
+                return new TransactionStateMachine(config, leaderEpoch, TransactionCoordinator.this::transactionalIds);
             }
         };
         this.runtime = new CoordinatorRuntime<>(
@@ -140,6 +140,15 @@ public final class TransactionCoordinator implements AutoCloseable {
         runtime.start();
         long every = config.cleanupIntervalMs();
         sweeper.scheduleWithFixedDelay(this::sweepAll, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The transactional ids of the {@code __transaction_state} partitions loaded here, what {@code
+     * transactional.id.max.per.broker} bounds (and {@code stellflow.coordinator.transactional_id.count}
+     * reports): read now, so exact on the runtime thread. Any thread.
+     */
+    public long transactionalIds() {
+        return runtime.loadedSum(TransactionStateMachine::entryCount);
     }
 
     /** The partition of {@code transactionalId}, or the negated code when the topic cannot be had. */

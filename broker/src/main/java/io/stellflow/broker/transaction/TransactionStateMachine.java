@@ -11,6 +11,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The transaction state machine of one {@code __transaction_state} partition: every transactional id
@@ -34,6 +38,13 @@ import java.util.TreeSet;
  * ONGOING transaction older than its timeout is aborted with the epoch bumped (the vanished producer
  * is fenced); an idle id unchanged for {@code transactional.id.expiration.ms} is deleted (tombstone).
  *
+ * <p>Bound (issue #20): InitProducerId for an id this partition does not know is answered {@code
+ * COORDINATOR_NOT_AVAILABLE} (retriable; nothing changes, nothing is written) while the ids of every
+ * {@code __transaction_state} partition loaded on this broker number {@code
+ * transactional.id.max.per.broker} or more. Ids already known go on; expired ids ({@link #poll}) free
+ * room. The bound is checked only before a command writes: {@link #replay} never refuses, so a new
+ * leader rebuilds exactly what the log holds, whatever its own count.
+ *
  * <p>Claims: a command that hands out markers (End, InitProducerId, {@link #claimCompletions}) marks
  * the transaction as being completed in memory, so nobody else sends them. That mark is only true
  * while its command's caller holds the answer: a command whose write is not committed in time fails,
@@ -42,6 +53,13 @@ import java.util.TreeSet;
  * <p>Thread-safety: confined to the runtime thread that owns the partition.
  */
 public final class TransactionStateMachine implements CoordinatorShard {
+    private static final Logger LOG = LoggerFactory.getLogger(TransactionStateMachine.class);
+
+    /** At most one WARN about the full id table per this many ms (a refused client retries). */
+    private static final long WARN_INTERVAL_MS = 60_000;
+
+    private static final AtomicLong lastWarnMs = new AtomicLong(Long.MIN_VALUE / 2);
+
     /** The last epoch InitProducerId hands out; the next call takes a new producer id at epoch 0. */
     public static final short LAST_INIT_EPOCH = Short.MAX_VALUE - 1;
 
@@ -95,6 +113,9 @@ public final class TransactionStateMachine implements CoordinatorShard {
 
     private final TransactionCoordinatorConfig config;
     private final int coordinatorEpoch;
+    /** Transactional ids of every shard loaded on this broker (this one's included). */
+    private final LongSupplier brokerIds;
+
     private final Map<String, Txn> txns = new HashMap<>();
     private long nextPollMs = Long.MAX_VALUE;
     /** Stamped on the transactions claimed by the commands that follow ({@link #claimAs}). */
@@ -106,8 +127,21 @@ public final class TransactionStateMachine implements CoordinatorShard {
      *     markers)
      */
     public TransactionStateMachine(TransactionCoordinatorConfig config, int coordinatorEpoch) {
+        this(config, coordinatorEpoch, null);
+    }
+
+    /**
+     * @param config timeouts, expiration, cleanup interval, {@code transactional.id.max.per.broker}
+     * @param coordinatorEpoch the leader epoch of the partition this shard was made for (carried in
+     *     markers)
+     * @param brokerIds the transactional ids of every shard loaded on this broker, this one's
+     *     included, read on this shard's thread before a new id is taken (a sum of the shards' {@link
+     *     #entryCount}); null: this shard's alone
+     */
+    public TransactionStateMachine(TransactionCoordinatorConfig config, int coordinatorEpoch, LongSupplier brokerIds) {
         this.config = config;
         this.coordinatorEpoch = coordinatorEpoch;
+        this.brokerIds = brokerIds != null ? brokerIds : this::entryCount;
     }
 
     // ---------------------------------------------------------------- commands
@@ -139,6 +173,11 @@ public final class TransactionStateMachine implements CoordinatorShard {
         int timeoutMs = transactionTimeoutMs == -1 ? config.defaultTimeoutMs() : transactionTimeoutMs;
         Txn t = txns.get(transactionalId);
         if (t == null) {
+            long ids = brokerIds.getAsLong();
+            if (ids >= config.maxTransactionalIds()) {
+                warnFull(ids, nowMs);
+                return CoordinatorResult.of(InitResult.error(Errors.COORDINATOR_NOT_AVAILABLE));
+            }
             if (candidateProducerId < 0) {
                 return CoordinatorResult.of(InitResult.error(Errors.COORDINATOR_NOT_AVAILABLE));
             }
@@ -466,6 +505,18 @@ public final class TransactionStateMachine implements CoordinatorShard {
             return staleEpochCode;
         }
         return epoch == t.epoch ? Errors.NONE : Errors.INVALID_REQUEST;
+    }
+
+    private void warnFull(long ids, long nowMs) {
+        long last = lastWarnMs.get();
+        if (nowMs - last >= WARN_INTERVAL_MS && lastWarnMs.compareAndSet(last, nowMs)) {
+            LOG.warn(
+                    "InitProducerId for a new transactional id refused with COORDINATOR_NOT_AVAILABLE: the "
+                            + "coordinator keeps {} transactional ids, transactional.id.max.per.broker is {}; new ids "
+                            + "are refused until ids expire (transactional.id.expiration.ms); known ids go on",
+                    ids,
+                    config.maxTransactionalIds());
+        }
     }
 
     /** The epoch after a fencing abort: +1, at most Short.MAX_VALUE (never handed to a client). */

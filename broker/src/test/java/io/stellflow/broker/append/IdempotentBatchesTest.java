@@ -59,5 +59,8 @@ class IdempotentBatchesTest {
                 .isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
         assertThat(IdempotentBatches.error(UnifiedLog.TOO_MANY_PRODUCER_IDS, null, 0))
                 .isEqualTo(Errors.BROKER_NOT_AVAILABLE);
+        // The broker-wide bound: retriable in both SDKs and valid in Produce v0 (never 23 or 22).
+        assertThat(IdempotentBatches.error(UnifiedLog.TOO_MANY_PRODUCER_IDS_ON_BROKER, null, 60_000))
+                .isEqualTo(Errors.BROKER_NOT_AVAILABLE);
     }
 }

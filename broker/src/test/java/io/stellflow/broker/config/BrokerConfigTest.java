@@ -37,6 +37,20 @@ class BrokerConfigTest {
         assertThat(config.clusterId()).isNull();
         assertThat(config.autoCreateTopicsEnable()).isFalse();
         assertThat(config.transport()).isEqualTo(TransportType.AUTO);
+        assertThat(config.producerState().maxProducerIdsPerBroker()).isEqualTo(400_000);
+        assertThat(config.transactionCoordinator().maxTransactionalIds()).isEqualTo(100_000);
+        assertThat(config.unknownKeys()).isEmpty();
+    }
+
+    @Test
+    void theProducerStateBoundsAreRead() {
+        BrokerConfig config = BrokerConfig.fromProperties(props(
+                "producer.id.max.per.partition", "50",
+                "producer.id.max.per.broker", "1000",
+                "transactional.id.max.per.broker", "300"));
+        assertThat(config.producerState().maxProducerIdsPerPartition()).isEqualTo(50);
+        assertThat(config.producerState().maxProducerIdsPerBroker()).isEqualTo(1000);
+        assertThat(config.transactionCoordinator().maxTransactionalIds()).isEqualTo(300);
         assertThat(config.unknownKeys()).isEmpty();
     }
 
@@ -103,7 +117,9 @@ class BrokerConfigTest {
                 new String[] {"listeners", "PLAINTEXT://127.0.0.1:70000"},
                 new String[] {"listeners", "PLAINTEXT://a:1,PLAINTEXT://b:2"},
                 new String[] {"cluster.id", " "},
-                new String[] {"num.io.threads", "0"});
+                new String[] {"num.io.threads", "0"},
+                new String[] {"producer.id.max.per.broker", "0"},
+                new String[] {"transactional.id.max.per.broker", "0"});
         for (String[] c : cases) {
             assertThatThrownBy(() -> BrokerConfig.fromProperties(props(c[0], c[1])))
                     .as("%s=%s", c[0], c[1])

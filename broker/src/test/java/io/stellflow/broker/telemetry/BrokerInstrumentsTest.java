@@ -81,6 +81,7 @@ class BrokerInstrumentsTest {
             metrics.replication().registerGauges(ReplicaTelemetry.SINGLE_NODE);
             metrics.registerThreadGauges(new FakeThreads());
             metrics.registerGroupCoordinatorGauge(() -> 3);
+            metrics.registerProducerStateGauges(() -> 5, () -> 2);
             Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
             metrics.registerCapacityGauges(List.of(tmp), v -> v.partition(tmp, true, 100));
             exerciseEverything(metrics);
