@@ -91,6 +91,14 @@ final class ProducerBatch {
     /** With idempotence: this batch's place among the batches stamped on its partition ({@link ProducerIdempotence}). */
     long stampIndex;
 
+    /**
+     * With idempotence: an attempt under the current stamp got no verdict (no answer, or {@code
+     * REQUEST_TIMED_OUT} / {@code NOT_ENOUGH_REPLICAS_AFTER_APPEND}), so the batch may be in the log
+     * under that stamp; cleared only by the leader's {@code OUT_OF_ORDER_SEQUENCE_NUMBER} for it.
+     * Such a batch is never stamped anew ({@link ProducerIdempotence#mustFailAfterReset}).
+     */
+    boolean mayBeAppended;
+
     ProducerBatch(
             TopicPartition tp,
             ByteBufAllocator alloc,

@@ -1,6 +1,7 @@
 package io.stellflow.client;
 
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.ArrayDeque;
 
 /**
@@ -22,8 +23,17 @@ import java.util.ArrayDeque;
  *       partition's sequences: the batch fails, and the producer takes a new producer id ({@link
  *       #resetNeeded}; v0 InitProducerId cannot bump the epoch of an id, so a new id with epoch 0 is
  *       the bump) once no request is in flight; the later batches of that partition are stamped
- *       again under the new id.
+ *       again under the new id, except those that may already be in the log.
  * </ul>
+ *
+ * <p>A batch with an attempt that got no verdict (no answer, {@code REQUEST_TIMED_OUT}, {@code
+ * NOT_ENOUGH_REPLICAS_AFTER_APPEND}: {@link ProducerBatch#mayBeAppended}) may be in the log under its
+ * stamp; only its stamp makes a retry recognisable as one. Stamped anew under the next producer id it
+ * would be appended a second time, so at the reset such a batch fails instead ({@link
+ * #mustFailAfterReset}; its records may be stored once, never twice), as Kafka's producer fails a
+ * batch sent under an older producer id and epoch. The leader's {@code OUT_OF_ORDER_SEQUENCE_NUMBER}
+ * for it settles it as not appended (an appended one would be answered as a duplicate with its
+ * offset).
  *
  * <p>Thread-safety: guarded by the producer's accumulator lock ({@link ProducerSender}).
  */
@@ -149,6 +159,10 @@ final class ProducerIdempotence {
         if (b.producerId == producerId && b.producerEpoch == epoch) {
             return;
         }
+        if (mustFailAfterReset(b)) {
+            throw new IllegalStateException("batch of " + b.tp + " may be in the log under producer id " + b.producerId
+                    + " epoch " + b.producerEpoch + ": it must fail, not be stamped anew");
+        }
         b.stampProducer(producerId, epoch, p.nextSequence);
         // Sequences wrap to 0 after Integer.MAX_VALUE, as Kafka's do (spec §6.12 counts records).
         p.nextSequence = (int) ((p.nextSequence + (long) b.recordCount()) & Integer.MAX_VALUE);
@@ -182,8 +196,13 @@ final class ProducerIdempotence {
             p.outstanding.remove(b);
             return Outcome.COMPLETE;
         }
+        if (outcomeUnknown(code)) {
+            b.mayBeAppended = true;
+        } else if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) {
+            b.mayBeAppended = false; // the leader has no such batch: an appended one is answered as a duplicate
+        }
         boolean sequenceError = code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH;
-        if (sequenceError && (!current || p.hole) && retriesLeft) {
+        if (sequenceError && (!current || p.hole) && retriesLeft && !b.mayBeAppended) {
             p.outstanding.remove(b);
             return Outcome.RESTAMP;
         }
@@ -195,6 +214,31 @@ final class ProducerIdempotence {
         }
         failed(b, p);
         return Outcome.FAIL;
+    }
+
+    /**
+     * Whether a produce answer {@code code} leaves the attempt's outcome unknown: no answer ({@link
+     * StellflowException#NETWORK_ERROR}, a client-side timeout), or the leader appended it and could
+     * not confirm its replication ({@code REQUEST_TIMED_OUT}, {@code
+     * NOT_ENOUGH_REPLICAS_AFTER_APPEND}), or an answer without the partition ({@code
+     * UNKNOWN_SERVER_ERROR}).
+     */
+    static boolean outcomeUnknown(short code) {
+        return code == StellflowException.NETWORK_ERROR
+                || code == Errors.REQUEST_TIMED_OUT
+                || code == Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+                || code == Errors.UNKNOWN_SERVER_ERROR;
+    }
+
+    /**
+     * Whether {@code b}, waiting to be sent, must fail rather than be stamped under the current
+     * producer id: it carries an older stamp under which it may already be in the log ({@link
+     * ProducerBatch#mayBeAppended}), so a copy under a new id would be a duplicate.
+     */
+    boolean mustFailAfterReset(ProducerBatch b) {
+        return b.mayBeAppended
+                && b.producerId != RecordBatchLayout.NO_PRODUCER_ID
+                && (b.producerId != producerId || b.producerEpoch != epoch);
     }
 
     /** A stamped batch that will not be sent again (failed or expired): its hole needs a new id. */

@@ -391,10 +391,11 @@ final class ProducerSender implements Runnable {
         short code = err != null ? ProduceErrors.errorCode(err, null) : resp.errorCode();
         StellflowException failure = null;
         List<ProducerBatch> failed = new ArrayList<>();
+        List<ProducerBatch> maybeAppended = List.of();
         lock.lock();
         try {
             if (code == Errors.NONE) {
-                initializedLocked(resp.producerId(), resp.producerEpoch());
+                maybeAppended = initializedLocked(resp.producerId(), resp.producerEpoch());
                 LOG.info("idempotent producer id {} epoch {}", resp.producerId(), resp.producerEpoch());
             } else {
                 StellflowException cause = ProduceErrors.cause(err, code, "InitProducerId failed");
@@ -422,6 +423,7 @@ final class ProducerSender implements Runnable {
         } finally {
             lock.unlock();
         }
+        failMaybeAppended(maybeAppended);
         try {
             for (ProducerBatch b : failed) {
                 network.metrics().sendFailed(ClientMetrics.result(code, false));
@@ -688,22 +690,66 @@ final class ProducerSender implements Runnable {
      * starts again at sequence 0, and waiting batches may go out.
      */
     void producerId(long producerId, short epoch) {
+        List<ProducerBatch> maybeAppended;
         lock.lock();
         try {
-            initializedLocked(producerId, epoch);
+            maybeAppended = initializedLocked(producerId, epoch);
             wakeSender.signal();
         } finally {
             lock.unlock();
         }
+        failMaybeAppended(maybeAppended);
     }
 
-    /** A new producer id and epoch: every partition starts again at sequence 0. Called under {@code lock}. */
-    private void initializedLocked(long producerId, short epoch) {
+    /**
+     * A new producer id and epoch: every partition starts again at sequence 0. The waiting batches
+     * that may already be in the log under their old stamp ({@link
+     * ProducerIdempotence#mustFailAfterReset}) leave their queues: the caller fails them ({@link
+     * #failMaybeAppended}) once the lock is released. Called under {@code lock}.
+     */
+    private List<ProducerBatch> initializedLocked(long producerId, short epoch) {
         List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
         for (ProducerPartitionQueue q : queues.values()) {
             partitions.add(q.sequences);
         }
         idempotence.initialized(producerId, epoch, partitions);
+        List<ProducerBatch> maybeAppended = new ArrayList<>(0);
+        for (ProducerPartitionQueue q : queues.values()) {
+            Iterator<ProducerBatch> it = q.batches.iterator();
+            while (it.hasNext()) {
+                ProducerBatch b = it.next();
+                if (idempotence.mustFailAfterReset(b)) {
+                    it.remove();
+                    maybeAppended.add(b);
+                }
+            }
+        }
+        return maybeAppended;
+    }
+
+    /**
+     * Fails batches that may already be in the log under an older producer id (their records are
+     * stored once or not at all; sent again under the new id they could be stored twice). Not under
+     * {@code lock}: the callbacks run here.
+     */
+    private void failMaybeAppended(List<ProducerBatch> batches) {
+        if (batches.isEmpty()) {
+            return;
+        }
+        try {
+            for (ProducerBatch b : batches) {
+                short code = b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode();
+                network.metrics().sendFailed(ClientMetrics.result(code, false));
+                b.fail(new StellflowException(
+                        code,
+                        "produce to " + b.tp + ": outcome unknown after " + (b.attempts + 1)
+                                + " attempt(s) (the batch may be stored under producer id " + b.producerId
+                                + "); not sent again under the producer's new id, which would store it twice",
+                        b.lastError));
+            }
+        } finally {
+            finish(batches);
+        }
     }
 
     /** Whether a failed batch left a hole in the sequences, so the producer needs a new epoch. */

@@ -145,6 +145,52 @@ class IdempotentProducerTest {
         }
     }
 
+    /**
+     * A batch appended whose answer was lost, waiting for its retry when another partition's batch
+     * fails for good and the producer takes a new id: sent again under the new id it would be stored
+     * twice (the fault checker's DUPLICATE, issue #20). It fails instead, stored once.
+     */
+    @Test
+    void aBatchThatMayBeStoredFailsAtTheResetInsteadOfBeingStoredTwice() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 2);
+            TopicPartition p0 = new TopicPartition("t", 0);
+            TopicPartition p1 = new TopicPartition("t", 1);
+            broker.dropNextProduceResponses(1);
+            broker.failNextProduce(p0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            Properties props =
+                    props(broker, "linger.ms", "0", "retry.backoff.ms", "1000", "retry.backoff.max.ms", "1000");
+            try (StellflowProducer producer = new StellflowProducer(props)) {
+                CompletableFuture<RecordMetadata> unknown =
+                        producer.send(new ProducerRecord("t", 1, null, bytes("maybe-stored")));
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                while (values(broker, p1).isEmpty() && System.nanoTime() < deadline) {
+                    Thread.sleep(5); // appended; its answer is lost with the connection
+                }
+                assertThat(values(broker, p1)).containsExactly("maybe-stored");
+                CompletableFuture<RecordMetadata> lost = producer.send(new ProducerRecord("t", 0, null, bytes("lost")));
+                assertThat(lost)
+                        .failsWithin(5, TimeUnit.SECONDS)
+                        .withThrowableOfType(ExecutionException.class)
+                        .havingCause()
+                        .withMessageContaining("OUT_OF_ORDER_SEQUENCE_NUMBER");
+                assertThat(unknown)
+                        .failsWithin(5, TimeUnit.SECONDS)
+                        .withThrowableOfType(ExecutionException.class)
+                        .havingCause()
+                        .isInstanceOf(StellflowException.class)
+                        .withMessageContaining("outcome unknown")
+                        .withMessageContaining("not sent again under the producer's new id");
+                CompletableFuture<RecordMetadata> after =
+                        producer.send(new ProducerRecord("t", 1, null, bytes("after")));
+                producer.flush();
+                assertThat(after.get(5, TimeUnit.SECONDS).offset()).isEqualTo(1);
+            }
+            assertThat(values(broker, p1)).containsExactly("maybe-stored", "after");
+            assertThat(broker.initProducerIdRequests.get()).isEqualTo(2);
+        }
+    }
+
     @Test
     void initProducerIdIsRetriedOnARetriableErrorBeforeAnythingIsSent() throws Exception {
         try (FakeBroker broker = new FakeBroker()) {

@@ -176,4 +176,47 @@ class ProducerIdempotenceTest {
         assertThat(ProducerIdempotence.initRetriable(Errors.UNSUPPORTED_VERSION))
                 .isFalse();
     }
+
+    /**
+     * An attempt without a verdict marks the batch as possibly stored: it is never stamped anew
+     * under the next id (it fails at the reset), unless the leader's OUT_OF_ORDER_SEQUENCE_NUMBER
+     * settled it as not stored; an epoch refusal does not settle it.
+     */
+    @Test
+    void aBatchWithoutAVerdictIsNeverStampedUnderTheNextId() {
+        ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
+        ProducerIdempotence idem = initialized(p);
+        ProducerBatch hole = batch(1);
+        ProducerBatch unknown = batch(1);
+        ProducerBatch settled = batch(1);
+        ProducerBatch fenced = batch(1);
+        idem.stamp(hole, p);
+        idem.stamp(unknown, p);
+        idem.stamp(settled, p);
+        idem.stamp(fenced, p);
+        assertThat(idem.onResult(unknown, p, StellflowException.NETWORK_ERROR, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RETRY);
+        assertThat(idem.onResult(settled, p, Errors.REQUEST_TIMED_OUT, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RETRY);
+        assertThat(idem.onResult(fenced, p, Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RETRY);
+        assertThat(idem.onResult(hole, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(idem.resetNeeded()).isTrue();
+        // Resent before the reset: out of order behind the hole settles it; an epoch refusal does not.
+        assertThat(idem.onResult(settled, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.RESTAMP);
+        assertThat(idem.onResult(fenced, p, Errors.INVALID_PRODUCER_EPOCH, true))
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(idem.startInit(0, 0)).isTrue();
+        idem.initialized(1001, (short) 0, List.of(p));
+        assertThat(idem.mustFailAfterReset(unknown)).isTrue();
+        assertThat(idem.mustFailAfterReset(settled)).isFalse();
+        idem.stamp(settled, p);
+        assertThat(settled.producerId).isEqualTo(1001);
+        assertThat(settled.baseSequence).isZero();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> idem.stamp(unknown, p))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("may be in the log under producer id 1000");
+    }
 }
