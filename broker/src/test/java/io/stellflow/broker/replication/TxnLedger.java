@@ -61,6 +61,8 @@ final class TxnLedger {
         volatile long outcomeNs;
 
         volatile boolean judged;
+        /** Set when judged: whether every value was read (a transaction with no value is never visible). */
+        volatile boolean visible;
 
         Txn(String name, int round) {
             this.name = name;
@@ -310,6 +312,7 @@ final class TxnLedger {
             }
             case OPEN -> throw new IllegalStateException(t.name + " is open");
         }
+        t.visible = total > 0 && seen == total;
         t.judged = true;
     }
 
