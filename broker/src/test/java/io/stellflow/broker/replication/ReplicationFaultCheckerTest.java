@@ -51,8 +51,13 @@ import org.junit.jupiter.api.Test;
  * DUPLICATE}. The transactional load of issue #20 ({@link TxnWorkload}, checked by {@link TxnLedger}:
  * no aborted, uncommitted or torn read, no duplicate, no lost committed write, the LSO never back,
  * an unknown outcome all or nothing) runs in the same cluster and rounds; each FAULT_ROUND line
- * carries its counts ({@code txn=<committed>c/<aborted>a/<unknown>u read=<values>}); {@code
- * -Dstellflow.checker.transactions=false} leaves it out.
+ * carries its counts ({@code txn=<committed>c/<aborted>a/<unknown>u read=<values>}). Its third
+ * client, {@link CtpClient}, is our own transactional producer (the v1 path) committing a group
+ * offset in each transaction (TxnOffsetCommit); after each round the group's offset is read and
+ * judged ({@link CtpLedger}: never an aborted transaction's, never older than a known commit, always
+ * with its transaction's values visible), its counts on the line as {@code
+ * ctp=<committed>c/<aborted>a/<unknown>u/<producers recreated>r offset=<last read>}. {@code
+ * -Dstellflow.checker.transactions=false} leaves the transactional load out.
  *
  * <p>{@code -Dstellflow.checker.groups=true} adds the consumer-group load of issue #19 ({@link
  * GroupWorkload}: members join, leave, crash and pause while committing; each partition owned by one
@@ -80,6 +85,11 @@ class ReplicationFaultCheckerTest {
      * them, pinning the LSO until the coordinator moved ({@code TransactionCoordinatorTest}).
      */
     static final long TXN_READ_TIMEOUT_MS = 65_000;
+    /**
+     * How long a round tries to read the {@link CtpClient}'s group offset after the transactions were
+     * judged: the group's coordinator may still be loading {@code __consumer_offsets} after a restart.
+     */
+    static final long GROUP_OFFSET_READ_TIMEOUT_MS = 30_000;
 
     enum Fault {
         KILL_LEADER(3),
@@ -124,6 +134,8 @@ class ReplicationFaultCheckerTest {
     private TxnWorkload txnWorkload;
 
     private TxnLedger txnLedger;
+    /** The CtpClient's group offsets, with the transactional load. */
+    private CtpLedger ctpLedger;
 
     /** Prints one line and appends it to {@code target/fault-checker/fault-rounds.log} (live progress). */
     private void report(String format, Object... args) {
@@ -189,7 +201,7 @@ class ReplicationFaultCheckerTest {
             brokerProps.putAll(GroupWorkload.brokerProps());
         }
         if (transactions) {
-            brokerProps.putAll(TxnWorkload.brokerProps());
+            TxnWorkload.brokerProps().forEach(brokerProps::putIfAbsent); // the group load's settings win
         }
         try (FaultCluster c = new FaultCluster(dir, brokers, brokerProps)) {
             cluster = c;
@@ -202,7 +214,8 @@ class ReplicationFaultCheckerTest {
                 c.createTopic(TxnWorkload.TOPIC, TxnWorkload.PARTITIONS, 3, Map.of("min.insync.replicas", "2"));
                 FaultCluster.await(30_000, "transactional topic led", () -> c.allLed(TxnWorkload.TOPIC));
                 txnLedger = new TxnLedger(ledger, TxnWorkload.PARTITIONS);
-                txnWorkload = new TxnWorkload(c, txnLedger, firstSeed);
+                ctpLedger = new CtpLedger(ledger, txnLedger);
+                txnWorkload = new TxnWorkload(c, txnLedger, ctpLedger, firstSeed);
             }
             workload = new Workload(c, TOPIC, ledger, new String[] {"-1", "-1"}, 4);
             groupWorkload = groups ? new GroupWorkload(c, TOPIC, ledger) : null;
@@ -213,6 +226,10 @@ class ReplicationFaultCheckerTest {
                 if (txnWorkload != null) {
                     txnWorkload.start();
                     FaultCluster.await(60_000, "first committed transaction", () -> txnLedger.committed.get() > 0);
+                    FaultCluster.await(
+                            60_000,
+                            "first committed transaction of the CtpClient",
+                            () -> ctpLedger.committed.get() > 0);
                 }
                 if (groupWorkload != null) {
                     groupWorkload.start();
@@ -249,6 +266,7 @@ class ReplicationFaultCheckerTest {
         }
         if (transactions) {
             report("FAULT_CHECKER transactions %s unjudged=%d%n", txnLedger.counts(), txnLedger.unjudged());
+            report("FAULT_CHECKER transactions %s unjudgedReads=%d%n", ctpLedger.counts(), ctpLedger.unjudged());
         }
         StringBuilder failing = new StringBuilder();
         for (int n : ledger.failingRounds()) {
@@ -284,6 +302,15 @@ class ReplicationFaultCheckerTest {
             assertThat(txnLedger.unjudged())
                     .as("finished transactions never judged")
                     .isZero();
+            assertThat(ctpLedger.committed.get())
+                    .as("committed transactions of the CtpClient")
+                    .isPositive();
+            assertThat(ctpLedger.judgedReads.get())
+                    .as("group offset reads judged")
+                    .isPositive();
+            assertThat(ctpLedger.unjudged())
+                    .as("group offset reads never judged")
+                    .isZero();
         }
         if (!Boolean.getBoolean("stellflow.checker.keep")) {
             deleteRecursively(dir);
@@ -305,6 +332,7 @@ class ReplicationFaultCheckerTest {
         ledger.round(n);
         long ackedBefore = ledger.ackedCount.get();
         long[] txnBefore = txnLedger == null ? null : txnLedger.snapshot();
+        long[] ctpBefore = ctpLedger == null ? null : ctpLedger.snapshot();
         // The group's choices come from a stream of their own: a seed injects the same fault with or
         // without the group load.
         String groupAction = groupWorkload == null ? "" : " group=" + groupWorkload.act(new Random(~seed));
@@ -321,7 +349,9 @@ class ReplicationFaultCheckerTest {
                 groupAction,
                 v == 0 ? "PASS" : "FAIL " + ledger.kinds(n),
                 ledger.ackedCount.get() - ackedBefore,
-                txnLedger == null ? "" : " " + txnLedger.roundCounts(txnBefore),
+                txnLedger == null
+                        ? ""
+                        : " " + txnLedger.roundCounts(txnBefore) + " " + ctpLedger.roundCounts(ctpBefore),
                 (System.nanoTime() - startNs) / 1_000_000,
                 (healedNs - startNs) / 1_000_000,
                 phases);
@@ -441,18 +471,20 @@ class ReplicationFaultCheckerTest {
             ledger.verifyAcked(p, workload.position(p));
         }
         long t3 = System.nanoTime();
-        String txn = txnWorkload == null ? "" : ", transactions judged " + settleTransactions() + " ms";
+        String txn = txnWorkload == null ? "" : ", transactions judged " + settleTransactions(n) + " ms";
         return "unfenced " + (t1 - t0) / 1_000_000 + " ms, ISR full " + (t2 - t1) / 1_000_000 + " ms, read "
                 + (t3 - t2) / 1_000_000 + " ms" + txn + (groupWorkload == null ? "" : ", " + groupWorkload.settle());
     }
 
     /**
      * Waits until the read_committed consumer has read past every finished transaction's writes
-     * (the LSO passed them), then judges those transactions ({@link TxnLedger#evaluate}).
+     * (the LSO passed them), then judges those transactions ({@link TxnLedger#evaluate}), reads the
+     * {@link CtpClient}'s group offset and judges the reads whose transactions are judged ({@link
+     * CtpLedger}).
      *
      * @return how long the wait took (ms)
      */
-    private long settleTransactions() throws InterruptedException {
+    private long settleTransactions(int n) throws InterruptedException {
         long t0 = System.nanoTime();
         long[] target = txnLedger.finishedWritesEnd();
         // An open transaction pins the LSO until its markers are written, and a marker write the
@@ -482,6 +514,14 @@ class ReplicationFaultCheckerTest {
             }
         }
         txnLedger.evaluate(at);
+        if (!txnWorkload.readGroupOffset(n, GROUP_OFFSET_READ_TIMEOUT_MS)) {
+            ledger.violation(
+                    "CTP_OFFSET_UNREADABLE",
+                    -1,
+                    "group " + CtpLedger.GROUP + "'s offsets not read in " + GROUP_OFFSET_READ_TIMEOUT_MS / 1000
+                            + " s after the fault healed");
+        }
+        ctpLedger.evaluate();
         return (System.nanoTime() - t0) / 1_000_000;
     }
 

@@ -61,6 +61,8 @@ final class TxnLedger {
         volatile long outcomeNs;
 
         volatile boolean judged;
+        /** Set when judged: whether every value was read (a transaction with no value is never visible). */
+        volatile boolean visible;
 
         Txn(String name, int round) {
             this.name = name;
@@ -310,6 +312,7 @@ final class TxnLedger {
             }
             case OPEN -> throw new IllegalStateException(t.name + " is open");
         }
+        t.visible = total > 0 && seen == total;
         t.judged = true;
     }
 
@@ -322,23 +325,36 @@ final class TxnLedger {
     }
 
     /**
-     * Up to 4 transactions with a write at or above {@code from} in {@code partition} (oldest first):
-     * name, outcome, batches, so a stuck LSO names its suspects.
+     * Up to 4 transactions that may hold {@code partition}'s LSO at {@code from}: first those with an
+     * acknowledged write at or above it (oldest first), then those with a write whose offset is
+     * unknown (newest first: the oldest such ones are long closed), each with its name, outcome and
+     * batches, so a stuck LSO names its suspects.
      */
     String around(int partition, long from) {
-        StringBuilder sb = new StringBuilder();
-        int n = 0;
+        List<Txn> known = new ArrayList<>();
+        List<Txn> unknownOffset = new ArrayList<>();
         for (Txn t : txns) {
+            boolean above = false;
+            boolean unacknowledged = false;
             for (Batch b : t.batches) {
-                if (b.partition == partition && (b.baseOffset < 0 || b.baseOffset + b.values.size() > from)) {
-                    sb.append("; ").append(t.name).append(' ').append(t.outcome).append(describe(t));
-                    n++;
-                    break;
+                if (b.partition == partition) {
+                    above |= b.baseOffset >= 0 && b.baseOffset + b.values.size() > from;
+                    unacknowledged |= b.baseOffset < 0;
                 }
             }
-            if (n == 4) {
-                break;
+            if (above) {
+                known.add(t);
+            } else if (unacknowledged) {
+                unknownOffset.add(t);
             }
+        }
+        List<Txn> suspects = new ArrayList<>(known.subList(0, Math.min(4, known.size())));
+        for (int i = unknownOffset.size() - 1; i >= 0 && suspects.size() < 4; i--) {
+            suspects.add(unknownOffset.get(i));
+        }
+        StringBuilder sb = new StringBuilder();
+        for (Txn t : suspects) {
+            sb.append("; ").append(t.name).append(' ').append(t.outcome).append(describe(t));
         }
         return sb.toString();
     }

@@ -156,4 +156,23 @@ class TxnLedgerTest {
 
         assertThat(ledger.kinds(0)).isEqualTo("{DUPLICATE=1}");
     }
+
+    @Test
+    void aStuckLsoNamesTheTransactionsAboveItFirstThenTheLatestWithUnknownOffsets() {
+        // u1 .. u4 have a write of unknown offset (begun in that order); below and elsewhere cannot hold it.
+        TxnLedger.Txn u1 = txns.begin("u1");
+        txns.sending(u1, 0, List.of("o"));
+        TxnLedger.Txn u2 = txns.begin("u2");
+        txns.sending(u2, 0, List.of("p"));
+        txn("below", batch(0, 1, "b"));
+        txn("above", batch(0, 10, "a"));
+        txn("elsewhere", batch(1, 10, "e"));
+        TxnLedger.Txn u3 = txns.begin("u3");
+        txns.sending(u3, 0, List.of("n"));
+        TxnLedger.Txn u4 = txns.begin("u4");
+        txns.sending(u4, 0, List.of("m"));
+
+        assertThat(txns.around(0, 5))
+                .isEqualTo("; above OPEN p0@10[a]; u4 OPEN p0@-1[m]; u3 OPEN p0@-1[n]; u2 OPEN p0@-1[p]");
+    }
 }

@@ -8,6 +8,7 @@ import io.stellflow.client.ClientConfig;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.HostPort;
 import io.stellflow.client.NetworkClient;
+import io.stellflow.client.StellflowAdmin;
 import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.ApiKeys;
@@ -39,7 +40,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * partition with the transactionalId and an idempotent batch, EndTransaction commit or abort at
  * random) on topic {@value #TOPIC}; a {@code read_committed} {@link StellflowConsumer} reads every
  * value back, and one raw Fetch (isolation 1) reader per partition records each answer's last stable
- * offset and records. What is checked: {@link TxnLedger}.
+ * offset and records. What is checked: {@link TxnLedger}. A third client, {@link CtpClient}, runs
+ * our own transactional producer (v1) with consume-transform-produce group offsets, judged by {@link
+ * CtpLedger} too.
  *
  * <p>Client 0 finds its coordinator as the leader of its id's {@code __transaction_state} partition
  * in the controller's image and looks again on {@code NOT_COORDINATOR} or {@code
@@ -72,6 +75,8 @@ final class TxnWorkload implements AutoCloseable {
 
     private final FaultCluster cluster;
     private final TxnLedger ledger;
+    private final CtpLedger ctpLedger;
+    private final StellflowAdmin admin;
     private final long seed;
     private final List<Thread> threads = new ArrayList<>();
     private final AtomicLongArray readTo = new AtomicLongArray(PARTITIONS);
@@ -80,19 +85,37 @@ final class TxnWorkload implements AutoCloseable {
     private volatile boolean reading;
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
 
-    TxnWorkload(FaultCluster cluster, TxnLedger ledger, long seed) {
+    TxnWorkload(FaultCluster cluster, TxnLedger ledger, CtpLedger ctpLedger, long seed) {
         this.cluster = cluster;
         this.ledger = ledger;
+        this.ctpLedger = ctpLedger;
         this.seed = seed;
         this.probeNetwork = network(cluster, "txn-checker-lso");
+        Properties ap = new Properties();
+        ap.setProperty("bootstrap.servers", cluster.bootstrapBrokers());
+        ap.setProperty("request.timeout.ms", "2000");
+        ap.setProperty("socket.connection.setup.timeout.ms", "2000");
+        ap.setProperty("retries", "3");
+        ap.setProperty("retry.backoff.ms", "50");
+        ap.setProperty("retry.backoff.max.ms", "500");
+        this.admin = new StellflowAdmin(ap);
     }
 
-    /** Broker settings of the transactional load: a small state topic, short timeouts. */
+    /**
+     * Broker settings of the transactional load: a small state topic, short timeouts, one partition
+     * of {@code __consumer_offsets} for the {@link CtpClient}'s group (settings of the group load,
+     * when it runs too, go first).
+     */
     static Map<String, String> brokerProps() {
         return Map.of(
-                "transaction.state.log.num.partitions", Integer.toString(STATE_PARTITIONS),
-                "transaction.default.timeout.ms", Integer.toString(TXN_TIMEOUT_MS),
-                "transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+                "offsets.topic.num.partitions",
+                "1",
+                "transaction.state.log.num.partitions",
+                Integer.toString(STATE_PARTITIONS),
+                "transaction.default.timeout.ms",
+                Integer.toString(TXN_TIMEOUT_MS),
+                "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+                "500");
     }
 
     private static NetworkClient network(FaultCluster cluster, String clientId) {
@@ -120,6 +143,14 @@ final class TxnWorkload implements AutoCloseable {
                         }
                     }));
         }
+        running.incrementAndGet();
+        threads.add(Thread.ofPlatform().name("txn-checker-ctp").daemon(true).start(() -> {
+            try {
+                new CtpClient(cluster, ledger, ctpLedger, new Random(seed + CLIENTS), () -> producing).run();
+            } finally {
+                running.decrementAndGet();
+            }
+        }));
         threads.add(Thread.ofPlatform().name("txn-checker-reader").daemon(true).start(this::read));
         for (int p = 0; p < PARTITIONS; p++) {
             int partition = p;
@@ -144,7 +175,7 @@ final class TxnWorkload implements AutoCloseable {
     void stopProducing(long timeoutMs) throws InterruptedException {
         producing = false;
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-        for (int k = 0; k < CLIENTS; k++) {
+        for (int k = 0; k <= CLIENTS; k++) { // the raw clients and the CtpClient
             threads.get(k).join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
         }
         if (running.get() > 0) {
@@ -487,5 +518,30 @@ final class TxnWorkload implements AutoCloseable {
             t.join(15_000);
         }
         probeNetwork.close();
+        admin.close();
+    }
+
+    /**
+     * Reads group {@value CtpLedger#GROUP}'s committed offset of {@link CtpClient#INPUT} into the
+     * {@link CtpLedger} (OffsetFetch at the group's coordinator), trying again for up to {@code
+     * timeoutMs}.
+     *
+     * @return whether it was read
+     */
+    boolean readGroupOffset(int round, long timeoutMs) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            long sentNs = System.nanoTime();
+            try {
+                Long offset = admin.groups().committedOffsets(CtpLedger.GROUP).get(CtpClient.INPUT);
+                ctpLedger.observed(round, offset == null ? -1 : offset, sentNs);
+                return true;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    return false;
+                }
+                sleep(200);
+            }
+        }
     }
 }
