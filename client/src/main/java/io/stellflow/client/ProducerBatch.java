@@ -17,10 +17,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One RecordBatch being filled for one partition, with the callbacks of its records (the future of
- * {@code send(record)} is its own callback). The batch bytes live in a pooled direct buffer that is
- * released exactly once, when the batch completes or fails. With {@code compression.type} set, the
- * sealed batch is {@link #compress}ed once into a second pooled buffer, which replaces the first
- * (released at once), by the thread that took it from the {@link ProducerCompressionQueue} (never the
+ * {@code send(record)} is its own callback). The batch bytes live in a direct buffer that is
+ * released exactly once, when the batch completes or fails (given back to its {@link
+ * ProducerBufferPool}). With {@code compression.type} set, the buffers come from the producer's
+ * recycling pools, and the sealed batch is {@link #compress}ed once into a second buffer, which
+ * replaces the first (given back at once), by the thread that took it from the {@link ProducerCompressionQueue} (never the
  * sender); a retried batch is sent compressed as it is.
  *
  * <p>{@code fillLimitBytes} is the uncompressed size at which the batch is full: {@code batch.size}
@@ -57,6 +58,9 @@ final class ProducerBatch {
     final int reservedBytes;
     /** The uncompressed batch, then, once {@link #compress}ed, the compressed one. */
     private ByteBuf buffer;
+
+    /** Where {@link #buffer} came from and goes back to. */
+    private ProducerBufferPool buffers;
 
     /** Uncompressed size of the sealed batch, set by {@link #compress}; 0 until then. */
     private int uncompressedBytes;
@@ -99,9 +103,35 @@ final class ProducerBatch {
      */
     boolean mayBeAppended;
 
+    /** A batch whose buffer comes straight from {@code alloc} (tests; see {@link ProducerBufferPool#of}). */
     ProducerBatch(
             TopicPartition tp,
             ByteBufAllocator alloc,
+            int fillLimitBytes,
+            double estimatedRatio,
+            int firstRecordBytes,
+            long baseTimestampMs,
+            long nowNs,
+            long sequence) {
+        this(
+                tp,
+                ProducerBufferPool.of(alloc),
+                fillLimitBytes,
+                estimatedRatio,
+                firstRecordBytes,
+                baseTimestampMs,
+                nowNs,
+                sequence);
+    }
+
+    /**
+     * A batch whose buffer comes from {@code buffers}: a recycling pool gives one of the whole
+     * reservation at once (reused, so its size costs nothing per batch), an allocator one of about
+     * {@code batch.size} that grows as records come (see below).
+     */
+    ProducerBatch(
+            TopicPartition tp,
+            ProducerBufferPool buffers,
             int fillLimitBytes,
             double estimatedRatio,
             int firstRecordBytes,
@@ -119,11 +149,14 @@ final class ProducerBatch {
         // allocation, while a batch sealed at linger.ms holds far less (~1 MB at 200 MB/s and 5 ms):
         // start at about batch.size (pooled) and let the builder grow it; buffer.memory still counts
         // the whole reservation.
-        int initialBytes = estimatedRatio >= 1.0
+        // A recycling pool (the producer's with compression) gives the whole reservation: the
+        // buffer is reused, so neither the size nor a growth copy is paid per batch.
+        int initialBytes = estimatedRatio >= 1.0 || buffers.recycles()
                 ? reservedBytes
                 : (int) Math.min(reservedBytes, Math.max(RecordBatchLayout.HEADER_SIZE + (long) firstRecordBytes, (long)
                         Math.ceil(fillLimitBytes * estimatedRatio)));
-        this.buffer = alloc.directBuffer(initialBytes);
+        this.buffers = buffers;
+        this.buffer = buffers.take(initialBytes);
         this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
     }
 
@@ -219,8 +252,8 @@ final class ProducerBatch {
 
     /**
      * The thread that took the sealed batch from the {@link ProducerCompressionQueue} (outside the
-     * accumulator lock): compresses it into a new pooled direct buffer and releases the uncompressed
-     * one. Idempotent (a retried batch stays as it was sent first). On an exception the batch is
+     * accumulator lock): compresses it into a new direct buffer of {@code alloc} and releases the
+     * uncompressed one. Idempotent (a retried batch stays as it was sent first). On an exception the batch is
      * unchanged (still uncompressed, its buffer still held) and the new buffer released.
      *
      * <p>The compressed batch is at most {@code maxBatchBytes} unless it holds one record: when the
@@ -234,6 +267,11 @@ final class ProducerBatch {
      * @throws IllegalStateException when the batch is not sealed
      */
     double compress(CompressionCodec codec, ByteBufAllocator alloc, int maxBatchBytes) {
+        return compress(codec, ProducerBufferPool.of(alloc), maxBatchBytes);
+    }
+
+    /** {@link #compress(CompressionCodec, ByteBufAllocator, int)} into a buffer of {@code outBuffers}. */
+    double compress(CompressionCodec codec, ProducerBufferPool outBuffers, int maxBatchBytes) {
         if (!closed) {
             throw new IllegalStateException("compress before close: " + tp);
         }
@@ -245,7 +283,7 @@ final class ProducerBatch {
         // did is written without growing the buffer.
         int initialBytes = (int)
                 Math.min((long) size + 64, RecordBatchLayout.HEADER_SIZE + 64 + (long) (size * estimatedRatio * 1.125));
-        ByteBuf out = alloc.directBuffer(initialBytes);
+        ByteBuf out = outBuffers.take(initialBytes);
         try {
             BatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
             if (out.readableBytes() > maxBatchBytes && recordCount > 1) {
@@ -254,11 +292,12 @@ final class ProducerBatch {
                 compressInParts(records, 0, records.size(), codec, maxBatchBytes, out);
             }
         } catch (RuntimeException e) {
-            out.release();
+            outBuffers.give(out);
             throw e;
         }
-        buffer.release();
+        buffers.give(buffer);
         buffer = out;
+        buffers = outBuffers;
         uncompressedBytes = size;
         compressed = true;
         return (double) out.readableBytes() / size;
@@ -333,7 +372,7 @@ final class ProducerBatch {
     void release() {
         if (!released) {
             released = true;
-            buffer.release();
+            buffers.give(buffer);
         }
     }
 }

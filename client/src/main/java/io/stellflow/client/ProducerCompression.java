@@ -63,12 +63,24 @@ final class ProducerCompression implements AutoCloseable {
      */
     private final int splitAboveBytes;
 
+    /** The uncompressed batches' buffers (recycled: see {@link ProducerBufferPool}). */
+    private final ProducerBufferPool plainBuffers;
+    /** The compressed batches' buffers (recycled). */
+    private final ProducerBufferPool compressedBuffers;
+
     private ProducerCompression(
-            CompressionType type, Supplier<CompressionCodec> codecs, int batchSizeBytes, int splitAboveBytes) {
+            CompressionType type,
+            Supplier<CompressionCodec> codecs,
+            int batchSizeBytes,
+            int splitAboveBytes,
+            long bufferMemoryBytes) {
         this.type = type;
         this.codecs = codecs;
         this.batchSizeBytes = batchSizeBytes;
         this.splitAboveBytes = splitAboveBytes;
+        // Idle buffers of both pools together within buffer.memory.
+        this.plainBuffers = ProducerBufferPool.recycling(bufferMemoryBytes / 2);
+        this.compressedBuffers = ProducerBufferPool.recycling(bufferMemoryBytes / 2);
     }
 
     /** The compression of {@code config}, or null for {@code compression.type=none}. */
@@ -88,7 +100,13 @@ final class ProducerCompression implements AutoCloseable {
                 config.compressionType(),
                 codecs,
                 config.batchSizeBytes(),
-                config.enableIdempotence() ? Integer.MAX_VALUE : config.batchSizeBytes());
+                config.enableIdempotence() ? Integer.MAX_VALUE : config.batchSizeBytes(),
+                config.bufferMemoryBytes());
+    }
+
+    /** Where the producer's batches get their (uncompressed) buffers. */
+    ProducerBufferPool plainBuffers() {
+        return plainBuffers;
     }
 
     CompressionType type() {
@@ -140,9 +158,18 @@ final class ProducerCompression implements AutoCloseable {
      * @throws RuntimeException what the codec throws (a bug: the codecs refuse nothing they are given)
      */
     double compress(ProducerBatch batch, ByteBufAllocator alloc) {
+        return compress(batch, ProducerBufferPool.of(alloc));
+    }
+
+    /** {@link #compress(ProducerBatch, ByteBufAllocator)} into a recycled buffer of this producer. */
+    double compress(ProducerBatch batch) {
+        return compress(batch, compressedBuffers);
+    }
+
+    private double compress(ProducerBatch batch, ProducerBufferPool outBuffers) {
         CompressionCodec codec = borrow();
         try {
-            return batch.compress(codec, alloc, splitAboveBytes);
+            return batch.compress(codec, outBuffers, splitAboveBytes);
         } finally {
             giveBack(codec);
         }
@@ -172,8 +199,8 @@ final class ProducerCompression implements AutoCloseable {
     }
 
     /**
-     * Frees the idle codecs' state; a codec in use is freed when its batch is done. Idempotent; a
-     * later {@link #compress} fails.
+     * Frees the idle codecs' state and the idle buffers; a codec in use is freed when its batch is
+     * done, a buffer when its batch is. Idempotent; a later {@link #compress} fails.
      */
     @Override
     public void close() {
@@ -183,5 +210,7 @@ final class ProducerCompression implements AutoCloseable {
                 idle.pollLast().close();
             }
         }
+        plainBuffers.close();
+        compressedBuffers.close();
     }
 }

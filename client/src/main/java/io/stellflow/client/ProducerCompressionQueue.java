@@ -1,6 +1,5 @@
 package io.stellflow.client;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.ArrayDeque;
@@ -53,21 +52,15 @@ final class ProducerCompressionQueue implements Runnable {
     private volatile int waitingCount;
 
     private final ProducerCompression compression;
-    private final ByteBufAllocator alloc;
     private final ClientMetrics metrics;
     private final Listener listener;
     private boolean stopping;
 
     ProducerCompressionQueue(
-            ReentrantLock lock,
-            ProducerCompression compression,
-            ByteBufAllocator alloc,
-            ClientMetrics metrics,
-            Listener listener) {
+            ReentrantLock lock, ProducerCompression compression, ClientMetrics metrics, Listener listener) {
         this.lock = lock;
         this.work = lock.newCondition();
         this.compression = compression;
-        this.alloc = alloc;
         this.metrics = metrics;
         this.listener = listener;
     }
@@ -169,7 +162,7 @@ final class ProducerCompressionQueue implements Runnable {
         long startNs = System.nanoTime();
         double ratio;
         try {
-            ratio = compression.compress(batch, alloc);
+            ratio = compression.compress(batch);
         } catch (RuntimeException e) {
             listener.compressionFailed(
                     batch,

@@ -93,6 +93,9 @@ final class ProducerSender implements Runnable {
     private final NetworkClient network;
     private final MetadataCache metadata;
     private final ByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
+    /** The batches' buffers: the compression's recycling pool, else straight from {@link #alloc}. */
+    private final ProducerBufferPool batchBuffers;
+
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeSender = lock.newCondition();
     private final Condition stateChanged = lock.newCondition();
@@ -128,8 +131,9 @@ final class ProducerSender implements Runnable {
         this.compression = compression;
         this.compressionQueue = compression == null
                 ? null
-                : new ProducerCompressionQueue(lock, compression, alloc, network.metrics(), new CompressionOutcomes());
+                : new ProducerCompressionQueue(lock, compression, network.metrics(), new CompressionOutcomes());
         this.idempotence = config.enableIdempotence() ? new ProducerIdempotence() : null;
+        this.batchBuffers = compression == null ? ProducerBufferPool.of(alloc) : compression.plainBuffers();
     }
 
     /**
@@ -199,7 +203,7 @@ final class ProducerSender implements Runnable {
             }
             ProducerBatch batch = new ProducerBatch(
                     tp,
-                    alloc,
+                    batchBuffers,
                     fillLimitBytes,
                     compression == null ? 1.0 : q.compressionRatio,
                     recordBytes,

@@ -63,8 +63,7 @@ class ProducerCompressionQueueTest {
     }
 
     private ProducerCompressionQueue queue(ProducerCompression compression) {
-        return new ProducerCompressionQueue(
-                lock, compression, PooledByteBufAllocator.DEFAULT, ClientMetrics.none("producer"), listener);
+        return new ProducerCompressionQueue(lock, compression, ClientMetrics.none("producer"), listener);
     }
 
     /** A sealed batch of {@code records} JSON-like records for partition {@code p} of "t". */
