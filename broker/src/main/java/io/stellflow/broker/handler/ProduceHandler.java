@@ -183,7 +183,29 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             TxnRegistrations registrations) {
         this.transactional = registrations == null
                 ? null
-                : new TransactionalProduce(topics, registrations, this::appendTransactional);
+                : new TransactionalProduce(topics, registrations, new TransactionalProduce.Appender() {
+                    @Override
+                    public void append(
+                            PendingProduce pending,
+                            int slot,
+                            Partition partition,
+                            PartitionData data,
+                            ByteBuf held,
+                            long sequence) {
+                        appendTransactional(pending, slot, partition, data, held, sequence);
+                    }
+
+                    @Override
+                    public boolean appendWithoutWaiting(
+                            PendingProduce pending,
+                            int slot,
+                            Partition partition,
+                            PartitionData data,
+                            ByteBuf held,
+                            long sequence) {
+                        return appendTransactionalWithoutWaiting(pending, slot, partition, data, held, sequence);
+                    }
+                });
         // Request threads live as long as the broker: one validator each, never closed (its native
         // codec state goes with the thread's end, as the JDK's Inflater in it does).
         this.compressedValidators = ThreadLocal.withInitial(
@@ -478,6 +500,31 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
             held.release();
             pending.complete(slot, notQueued(code, partition, data.partition()));
         }
+    }
+
+    /**
+     * {@link #appendTransactional} when it cannot wait: an error answer, or a batch queued on an
+     * append queue with room (true); false, with nothing done, when it would wait (no append agents:
+     * the append itself is file I/O; a full queue).
+     */
+    private boolean appendTransactionalWithoutWaiting(
+            PendingProduce pending, int slot, Partition partition, PartitionData data, ByteBuf held, long sequence) {
+        if (sequence < 0) {
+            appendTransactional(pending, slot, partition, data, held, sequence); // answers the error
+            return true;
+        }
+        if (appends == null) {
+            return false;
+        }
+        int code = appends.submitTransactional(partition, pending, slot, held, sequence, null);
+        if (code == AppendService.BACK_PRESSURED) {
+            return false;
+        }
+        if (code != AppendService.QUEUED) {
+            held.release();
+            pending.complete(slot, notQueued(code, partition, data.partition()));
+        }
+        return true;
     }
 
     /**

@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.stellflow.broker.cluster.ProducerIdBlocks;
 import io.stellflow.broker.coordinator.CoordinatorException;
 import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.EventLoopApiHandler;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionPartition;
@@ -20,6 +21,7 @@ import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
 import io.stellflow.protocol.message.RegisterTxnPartitionResponse;
 import io.stellflow.protocol.message.TransactionResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -93,14 +95,55 @@ public final class TransactionHandlers {
         h.put(ApiKeys.INIT_PRODUCER_ID, versioned(InitProducerIdRequest.VERSION_WITH_TIMEOUT, this::initProducerId));
         h.put(
                 ApiKeys.BEGIN_TRANSACTION,
-                versioned(TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE, this::beginTransaction));
-        h.put(ApiKeys.END_TRANSACTION, versioned(EndTransactionRequest.VERSION_WITH_SEQUENCE, this::endTransaction));
+                onEventLoop(TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE, this::beginTransaction));
+        h.put(ApiKeys.END_TRANSACTION, onEventLoop(EndTransactionRequest.VERSION_WITH_SEQUENCE, this::endTransaction));
         h.put(ApiKeys.REGISTER_TXN_PARTITION, this::registerTxnPartition);
         return h;
     }
 
     private static ApiHandler versioned(short maxVersion, ApiHandler handler) {
         return new ApiHandler() {
+            @Override
+            public void handle(RequestContext context, ByteBuf body) {
+                handler.handle(context, body);
+            }
+
+            @Override
+            public short maxVersion() {
+                return maxVersion;
+            }
+        };
+    }
+
+    /**
+     * A Begin or End handler ({@code handler}) that also runs on the event loop when this broker's
+     * coordinator has the request's transactional id loaded ({@link TransactionCoordinator#coordinatesNow}):
+     * it then only decodes, queues the command on the runtime thread and returns, so the hop through
+     * the request pool is skipped. Otherwise (not coordinated here: forwarded; the topic missing:
+     * its creation may wait on the controller; loading) it goes to the pool as before. Both APIs'
+     * bodies start with the transactional id; the decoded "request" is the body itself, unread.
+     */
+    private EventLoopApiHandler<ByteBuf> onEventLoop(short maxVersion, ApiHandler handler) {
+        return new EventLoopApiHandler<>() {
+            @Override
+            public ByteBuf decodeIfNonBlocking(ByteBuf body) {
+                int start = body.readerIndex();
+                if (body.readableBytes() < Short.BYTES) {
+                    return null;
+                }
+                int length = body.getShort(start);
+                if (length <= 0 || body.readableBytes() < Short.BYTES + length) {
+                    return null; // null, empty or malformed: the pool answers it
+                }
+                String id = body.toString(start + Short.BYTES, length, StandardCharsets.UTF_8);
+                return coordinator.coordinatesNow(id) ? body : null;
+            }
+
+            @Override
+            public void handleDecoded(RequestContext context, ByteBuf body) {
+                handler.handle(context, body);
+            }
+
             @Override
             public void handle(RequestContext context, ByteBuf body) {
                 handler.handle(context, body);

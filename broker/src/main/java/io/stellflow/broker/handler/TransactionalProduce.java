@@ -29,7 +29,9 @@ import java.util.concurrent.RejectedExecutionException;
  * nothing. A Produce v2 carries the transaction's sequence: a cached registration of another
  * sequence is not used, and the coordinator refuses a sequence that is not its ONGOING transaction's
  * ({@code INVALID_TXN_STATE}), so a delayed Produce of an earlier transaction never joins the next
- * one. An append after a round trip runs on the request pool in the connection's order. While a
+ * one. An append after a round trip runs in the connection's order: on the thread that got the
+ * registration's answer when none of the connection's requests is queued or running on the request
+ * pool and the append queue has room (it only queues the batch: one hop fewer), else on the pool. While a
  * registration of a producer's partition is out, that producer's later batches there do not use the
  * cache ({@link TxnRegistrations#registering}): they register too (the coordinator answers them after
  * the first, writing nothing) and are appended behind it, never before it, so a client keeping up to
@@ -40,9 +42,17 @@ import java.util.concurrent.RejectedExecutionException;
  */
 final class TransactionalProduce {
     /** Appends one registered batch ({@code held}: its retained records, released by the call) or answers {@code -sequence}. */
-    @FunctionalInterface
     interface Appender {
+        /** May wait (room in a full append queue, or the append itself without agents): on the request pool. */
         void append(
+                PendingProduce pending, int slot, Partition partition, PartitionData data, ByteBuf held, long sequence);
+
+        /**
+         * As {@link #append} when that needs no waiting (an append queue with room, or an error
+         * answer), returning true; else false, with nothing done and {@code held} still the
+         * caller's. Never blocks: for the thread that got the registration's answer.
+         */
+        boolean appendWithoutWaiting(
                 PendingProduce pending, int slot, Partition partition, PartitionData data, ByteBuf held, long sequence);
     }
 
@@ -103,22 +113,48 @@ final class TransactionalProduce {
                             .register(id, pid, epoch, tp, leaderEpoch, expected)
                             .whenComplete((seq, e) -> {
                                 long result = e != null ? -Errors.BROKER_NOT_AVAILABLE : seq;
-                                inOrder(
-                                        context,
-                                        () -> {
-                                            registrations.registered(pid, epoch, tp, leaderEpoch, result);
-                                            appender.append(pending, s, partition, data, held, result);
-                                        },
-                                        () -> {
-                                            registrations.registered(pid, epoch, tp, leaderEpoch, result);
-                                            held.release();
-                                            pending.complete(
-                                                    s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
-                                        });
+                                Runnable notRun = () -> {
+                                    held.release();
+                                    pending.complete(s, error(data.partition(), Errors.BROKER_NOT_AVAILABLE, -1, -1L));
+                                };
+                                // On the answering thread when the connection is idle (no pool hop),
+                                // else, or when the append must wait, on the pool in order.
+                                boolean ran = runHere(context, () -> {
+                                    registrations.registered(pid, epoch, tp, leaderEpoch, result);
+                                    if (!appender.appendWithoutWaiting(pending, s, partition, data, held, result)) {
+                                        inOrder(
+                                                context,
+                                                () -> appender.append(pending, s, partition, data, held, result),
+                                                notRun);
+                                    }
+                                });
+                                if (!ran) {
+                                    inOrder(
+                                            context,
+                                            () -> {
+                                                registrations.registered(pid, epoch, tp, leaderEpoch, result);
+                                                appender.append(pending, s, partition, data, held, result);
+                                            },
+                                            () -> {
+                                                registrations.registered(pid, epoch, tp, leaderEpoch, result);
+                                                notRun.run();
+                                            });
+                                }
                             });
                 }
             }
         }
+    }
+
+    /**
+     * Runs {@code task} (which must not block) on the calling thread when none of the connection's
+     * requests is queued or running on the pool ({@link ConnectionHandler#tryRunInOrderHere}): the
+     * connection's order is kept and the hop to the pool saved. False: not run.
+     */
+    private static boolean runHere(RequestContext context, Runnable task) {
+        ConnectionHandler connection =
+                context.channel().attr(ConnectionHandler.KEY).get();
+        return connection != null && connection.tryRunInOrderHere(task);
     }
 
     /** Runs {@code task} on the request pool in the connection's order ({@code rejected} when closing). */

@@ -90,6 +90,16 @@ public final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         executor.execute(task);
     }
 
+    /**
+     * Runs {@code task} on the calling thread when none of this connection's requests is queued or
+     * running in the pool (so it keeps the connection's order, as {@link #executeInOrder} would), and
+     * the connection can take responses; else returns false and runs nothing. For a continuation
+     * that cannot block, saving its hop to the pool. Any thread.
+     */
+    public boolean tryRunInOrderHere(Runnable task) {
+        return executor.tryRunHere(task);
+    }
+
     /** This connection's back-pressure switch. */
     public ReadGate gate() {
         return gate;

@@ -75,6 +75,45 @@ public final class SerialExecutor implements Executor {
         }
     }
 
+    /**
+     * Runs {@code task} on the calling thread now, in its turn, when this executor is idle (no task
+     * queued or running, and {@code ready} holds): as if {@link #execute}d and drained at once, without
+     * the hop to the pool. While it runs, tasks {@link #execute}d meanwhile wait for it, and they are
+     * scheduled when it returns. The caller must be a thread that may run the task (it must not block
+     * where blocking is forbidden).
+     *
+     * @return true when it ran (a task that throws is logged, as in a drain); false when it did not
+     *     (the executor is busy or held): then the caller {@link #execute}s it
+     */
+    public boolean tryRunHere(Runnable task) {
+        if (!ready.getAsBoolean() || !tasks.isEmpty() || !scheduled.compareAndSet(false, true)) {
+            return false;
+        }
+        if (!tasks.isEmpty()) {
+            // Queued between the check and the claim: theirs is the turn. Their schedule() saw the
+            // claim and left it to us.
+            scheduled.set(false);
+            resume();
+            return false;
+        }
+        pending.incrementAndGet();
+        try {
+            task.run();
+        } catch (RuntimeException | Error e) {
+            LOG.error("Request task failed", e);
+        } finally {
+            pending.decrementAndGet();
+            scheduled.set(false);
+        }
+        // As after a drain: tasks executed while this one ran wait for a schedule.
+        try {
+            resume();
+        } catch (RejectedExecutionException e) {
+            runTasks(Integer.MAX_VALUE, false); // the pool is shutting down: finish them here, as drain() does
+        }
+        return true;
+    }
+
     /** Tasks submitted and not yet finished. */
     public int pending() {
         return pending.get();

@@ -77,6 +77,8 @@ public final class TransactionCoordinator implements AutoCloseable {
     private final AtomicLong claimIds = new AtomicLong();
     /** Partitions with a sweep scheduled after a released claim: at most one each, however many failed. */
     private final Set<Integer> retrying = ConcurrentHashMap.newKeySet();
+    /** The last positive partition count of {@code __transaction_state} seen ({@link #coordinatesNow}); 0 before. */
+    private volatile int knownPartitionCount;
 
     /**
      * Builds the coordinator; {@link #start} starts its threads.
@@ -154,7 +156,22 @@ public final class TransactionCoordinator implements AutoCloseable {
     /** The partition of {@code transactionalId}, or the negated code when the topic cannot be had. */
     public int partitionOf(String transactionalId) {
         int count = partitionCount.getAsInt();
-        return count <= 0 ? -Errors.COORDINATOR_NOT_AVAILABLE : GroupPartitioner.partitionFor(transactionalId, count);
+        if (count <= 0) {
+            return -Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        knownPartitionCount = count;
+        return GroupPartitioner.partitionFor(transactionalId, count);
+    }
+
+    /**
+     * Whether {@code transactionalId} is coordinated by a loaded shard here now, as far as can be
+     * told without blocking (the partition count {@link #partitionOf} last saw, no topic creation):
+     * then a command for it only queues on a runtime thread, which an event loop may do. A hint: it
+     * may change at once, and the command itself routes again.
+     */
+    public boolean coordinatesNow(String transactionalId) {
+        int count = knownPartitionCount;
+        return count > 0 && runtime.status(GroupPartitioner.partitionFor(transactionalId, count)) == Errors.NONE;
     }
 
     /**
@@ -234,6 +251,18 @@ public final class TransactionCoordinator implements AutoCloseable {
     /**
      * EndTransaction v1: as above, for the transaction of {@code transactionSequence} only (-1: v0, not
      * checked); another sequence is {@code INVALID_TXN_STATE}.
+     *
+     * <p>v1 is answered once every marker is written (committed in its partition) and the COMPLETE_*
+     * command is queued on the id's runtime thread, without waiting for that command to run or for
+     * its record to commit (v0 waits for the commit, as before). Safe because: the outcome is final
+     * once the PREPARE record and the markers are committed (COMPLETE_* only records that nothing is
+     * left to do; a coordinator that loads PREPARE_* sends the same markers again, which is harmless);
+     * the producer's next request (Begin, Init, End) arrives after this answer, so it is queued
+     * behind the COMPLETE command on the same thread and sees COMPLETE_*, and its own record is
+     * appended after COMPLETE's, so its commit implies COMPLETE's. Only if COMPLETE's write fails
+     * (the shard reloads PREPARE_*, the sweeper completes it) can that request meet PREPARE_* and get
+     * {@code CONCURRENT_TRANSACTIONS}, which our producer retries; the Go SDK (v0) does not, so v0
+     * keeps waiting.
      */
     public CompletableFuture<TxnResult> endTransaction(
             String transactionalId,
@@ -256,8 +285,11 @@ public final class TransactionCoordinator implements AutoCloseable {
                         return CompletableFuture.completedFuture(r);
                     }
                     TransactionState done = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
-                    return complete(p, r.markers())
-                            .thenApply(c -> new TxnResult(Errors.NONE, done, r.transactionSequence(), null));
+                    TxnResult answer = new TxnResult(Errors.NONE, done, r.transactionSequence(), null);
+                    if (transactionSequence < 0) {
+                        return complete(p, r.markers()).thenApply(c -> answer); // v0: after COMPLETE commits
+                    }
+                    return completeQueued(p, r.markers()).thenApply(completed -> answer);
                 });
     }
 
@@ -320,6 +352,16 @@ public final class TransactionCoordinator implements AutoCloseable {
      * sweeper sends them again) and fails the future with COORDINATOR_NOT_AVAILABLE.
      */
     CompletableFuture<TxnResult> complete(int p, TransactionMarkerRequest markers) {
+        return completeQueued(p, markers).thenCompose(committed -> committed);
+    }
+
+    /**
+     * As {@link #complete}, but completes as soon as the markers are written and the COMPLETE_*
+     * command is queued on the runtime thread of {@code p}, with the future of that command's commit
+     * (a COMPLETE that fails leaves PREPARE_* in the log: the reload's sweep, or the next coordinator's,
+     * completes it). A failed marker write fails it as {@link #complete}.
+     */
+    private CompletableFuture<CompletableFuture<TxnResult>> completeQueued(int p, TransactionMarkerRequest markers) {
         CompletableFuture<Void> written;
         try {
             written = writer.writeMarkers(markers);
@@ -343,16 +385,16 @@ public final class TransactionCoordinator implements AutoCloseable {
                                         markers.transactionalId(),
                                         markers.producerId(),
                                         markers.transactionSequence()));
-                        return CompletableFuture.failedFuture(new CoordinatorException(
+                        return CompletableFuture.<CompletableFuture<TxnResult>>failedFuture(new CoordinatorException(
                                 Errors.COORDINATOR_NOT_AVAILABLE, "transaction markers not written"));
                     }
-                    return runtime.submit(
+                    return CompletableFuture.completedFuture(runtime.submit(
                             p,
                             (TransactionStateMachine s, long now) -> s.completeTransaction(
                                     markers.transactionalId(),
                                     markers.producerId(),
                                     markers.transactionSequence(),
-                                    now));
+                                    now)));
                 });
     }
 

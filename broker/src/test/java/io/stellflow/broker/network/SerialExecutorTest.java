@@ -104,4 +104,55 @@ class SerialExecutorTest {
         assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
         assertThat(ran.get()).isEqualTo(3 * SerialExecutor.MAX_TASKS_PER_DRAIN);
     }
+
+    @Test
+    void tryRunHereRunsOnTheCallerOnlyWhenIdleAndTasksExecutedMeanwhileRunAfterIt() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            SerialExecutor serial = new SerialExecutor(pool);
+            List<String> order = new CopyOnWriteArrayList<>();
+            Thread caller = Thread.currentThread();
+            CountDownLatch after = new CountDownLatch(1);
+            boolean ran = serial.tryRunHere(() -> {
+                order.add(Thread.currentThread() == caller ? "inline on the caller" : "elsewhere");
+                serial.execute(() -> {
+                    order.add("executed meanwhile");
+                    after.countDown();
+                });
+                assertThat(serial.pending()).isEqualTo(2);
+            });
+            assertThat(ran).isTrue();
+            assertThat(after.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(order).containsExactly("inline on the caller", "executed meanwhile");
+
+            // Busy (a task running on the pool): not run here, the caller executes it behind.
+            CountDownLatch release = new CountDownLatch(1);
+            CountDownLatch started = new CountDownLatch(1);
+            serial.execute(() -> {
+                started.countDown();
+                awaitQuietly(release);
+            });
+            assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+            AtomicInteger runs = new AtomicInteger();
+            assertThat(serial.tryRunHere(runs::incrementAndGet)).isFalse();
+            release.countDown();
+            Wait.until(Duration.ofSeconds(5), () -> serial.pending() == 0, "no task pending");
+            assertThat(runs.get()).isZero();
+
+            // Held (the connection cannot take responses): not run here either.
+            SerialExecutor held = new SerialExecutor(pool, () -> false);
+            assertThat(held.tryRunHere(runs::incrementAndGet)).isFalse();
+            assertThat(runs.get()).isZero();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }

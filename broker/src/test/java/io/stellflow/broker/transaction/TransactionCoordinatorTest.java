@@ -219,4 +219,49 @@ class TransactionCoordinatorTest {
 
         awaitCommitMarkersAndCompletion(p, 6);
     }
+
+    @Test
+    void anEndV1IsAnsweredOnceItsMarkersAreWrittenWithoutWaitingForTheCompleteRecordToCommit() {
+        InitResult p = openTransaction();
+        long prepareOffset = partition.logEndOffset();
+        CompletableFuture<TxnResult> end =
+                coordinator.endTransaction(TX, p.producerId(), p.producerEpoch(), true, 1L, () -> true);
+        Wait.until(Duration.ofSeconds(10), () -> partition.logEndOffset() > prepareOffset, "PREPARE_COMMIT appended");
+        // Follower 2 fetches PREPARE_COMMIT only: the markers go out, COMPLETE_COMMIT is appended after it.
+        partition.recordFollowerFetch(2, prepareOffset + 1, System.currentTimeMillis());
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> end.isDone() && partition.logEndOffset() == prepareOffset + 2,
+                "End answered and COMPLETE_COMMIT appended");
+        assertThat(end.join().errorCode()).isEqualTo(Errors.NONE);
+        assertThat(end.join().state()).isEqualTo(TransactionState.COMPLETE_COMMIT);
+        assertThat(partition.highWatermark())
+                .as("COMPLETE_COMMIT not committed")
+                .isEqualTo(prepareOffset + 1);
+        assertThat(state()).isEqualTo(TransactionState.COMPLETE_COMMIT);
+
+        // The next Begin runs behind COMPLETE_COMMIT and is answered once both are committed.
+        TxnResult next = committed(coordinator.beginTransaction(TX, p.producerId(), p.producerEpoch(), () -> true));
+        assertThat(next.transactionSequence()).isEqualTo(2);
+        assertThat(partition.highWatermark()).isEqualTo(partition.logEndOffset());
+    }
+
+    @Test
+    void anEndV0IsAnsweredOnlyOnceTheCompleteRecordIsCommitted() throws InterruptedException {
+        InitResult p = openTransaction();
+        long prepareOffset = partition.logEndOffset();
+        CompletableFuture<TxnResult> end =
+                coordinator.endTransaction(TX, p.producerId(), p.producerEpoch(), true, () -> true);
+        Wait.until(Duration.ofSeconds(10), () -> partition.logEndOffset() > prepareOffset, "PREPARE_COMMIT appended");
+        partition.recordFollowerFetch(2, prepareOffset + 1, System.currentTimeMillis());
+        Wait.until(
+                Duration.ofSeconds(10),
+                () -> partition.logEndOffset() == prepareOffset + 2,
+                "COMPLETE_COMMIT appended");
+        Thread.sleep(200);
+        assertThat(end)
+                .as("the Go SDK's End waits for COMPLETE_COMMIT to commit")
+                .isNotDone();
+        assertThat(committed(end).state()).isEqualTo(TransactionState.COMPLETE_COMMIT);
+    }
 }
