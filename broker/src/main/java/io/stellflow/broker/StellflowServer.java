@@ -47,6 +47,7 @@ import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.LogDirFailures;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.transaction.BrokerMarkerWriter;
+import io.stellflow.broker.transaction.ForwardGate;
 import io.stellflow.broker.transaction.LeaderMarkers;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionMarkerWriter;
@@ -176,6 +177,7 @@ public final class StellflowServer implements AutoCloseable {
             ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_TRANSACTIONS,
             ApiKeys.DESCRIBE_PRODUCERS,
+            ApiKeys.FORWARD_STATUS,
             ApiKeys.CREATE_TOPIC,
             ApiKeys.DELETE_TOPIC,
             ApiKeys.DESCRIBE_CONTROLLERS,
@@ -495,11 +497,15 @@ public final class StellflowServer implements AutoCloseable {
         // WriteTxnMarkers), both over one broker-to-broker client.
         brokerRequests = parts.fetchers().newBrokerRequests();
         BrokerRequests requests = brokerRequests;
-        handlers.putAll(new TransactionHandlers(
-                        txnCoordinator,
-                        producerIdBlocks,
-                        TxnForwarder.over(config.brokerId(), replicas::image, () -> requests))
-                .handlers());
+        TxnForwarder forwarder = TxnForwarder.over(config.brokerId(), replicas::image, () -> requests);
+        // A forwarded control request runs only while its client is still connected to the
+        // forwarding broker (asked within the broker-to-broker request timeout).
+        ForwardGate forwardGate = new ForwardGate(
+                ForwardGate.checker(config.brokerId(), forwarder, () -> requests),
+                requestPool,
+                config.replicaFetcher().socketTimeoutMs(),
+                ForwardGate.DEFAULT_MAX_WAITING_PER_ID);
+        handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks, forwarder, forwardGate).handlers());
         TxnRegistrations registrations =
                 new TxnRegistrations(config.brokerId(), txnCoordinator, replicas::image, () -> requests);
         LeaderMarkers leaderMarkers =

@@ -84,6 +84,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 32, (short) 0, (short) 0),
                         new ApiVersionRange((short) 33, (short) 0, (short) 0),
                         new ApiVersionRange((short) 34, (short) 0, (short) 0),
+                        new ApiVersionRange((short) 35, (short) 0, (short) 0),
                         new ApiVersionRange((short) 50, (short) 0, (short) 2),
                         new ApiVersionRange((short) 51, (short) 0, (short) 0),
                         new ApiVersionRange((short) 60, (short) 0, (short) 0),
@@ -106,7 +107,7 @@ class ApiVersionsTest {
         RawClient.Response r = client.receive();
         assertThat(r.correlationId()).isEqualTo(1);
         assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(33);
+        assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(34);
     }
 
     @Test

@@ -57,7 +57,7 @@ class BadInputTest {
             RawClient.Response r =
                     other.call(ApiKeys.API_VERSIONS, 4242, new ApiVersionsRequest(null, null, List.of()));
             assertThat(r.errorCode()).isEqualTo(Errors.NONE);
-            assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(33);
+            assertThat(ApiVersionsResponse.read(r.body()).apiVersions()).hasSize(34);
         }
     }
 

@@ -2,7 +2,7 @@ package io.stellflow.protocol;
 
 /**
  * API keys of the v0 data plane ({@code docs/spec/wire-protocol.md} §5) and our additions ({@code
- * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, WriteTxnMarkers 30, TxnOffsetCommit 31, ListTransactions 32, DescribeTransactions 33, DescribeProducers 34, DescribeControllers 60, replication from 100). Only the keys this
+ * docs/protocol-additions.md}: the group APIs 20-25, DescribeLogDirs 26, DeleteRecords 27, DescribeBrokerConfigs 28, RegisterTxnPartition 29, WriteTxnMarkers 30, TxnOffsetCommit 31, ListTransactions 32, DescribeTransactions 33, DescribeProducers 34, ForwardStatus 35, DescribeControllers 60, replication from 100). Only the keys this
  * broker implements have constants.
  *
  * <p>Thread-safety: stateless, safe from any thread.
@@ -86,6 +86,11 @@ public final class ApiKeys {
     public static final short DESCRIBE_TRANSACTIONS = 33;
     /** DescribeProducers ({@code docs/protocol-additions.md}): a partition leader's producer state. */
     public static final short DESCRIBE_PRODUCERS = 34;
+    /**
+     * ForwardStatus ({@code docs/protocol-additions.md}, broker-to-broker): a transaction coordinator
+     * asks the broker that forwarded a control request whether its client's connection is still open.
+     */
+    public static final short FORWARD_STATUS = 35;
 
     public static final short CREATE_TOPIC = 50;
     /**
@@ -139,6 +144,7 @@ public final class ApiKeys {
             case LIST_TRANSACTIONS -> "ListTransactions";
             case DESCRIBE_TRANSACTIONS -> "DescribeTransactions";
             case DESCRIBE_PRODUCERS -> "DescribeProducers";
+            case FORWARD_STATUS -> "ForwardStatus";
             case CREATE_TOPIC -> "CreateTopic";
             case DELETE_TOPIC -> "DeleteTopic";
             case DESCRIBE_CONTROLLERS -> "DescribeControllers";
@@ -157,7 +163,7 @@ public final class ApiKeys {
                 || (key >= OFFSET_COMMIT && key <= END_TRANSACTION)
                 || (key >= CONSUMER_GROUP_HEARTBEAT && key <= WRITE_TXN_MARKERS)
                 || key == TXN_OFFSET_COMMIT
-                || (key >= LIST_TRANSACTIONS && key <= DESCRIBE_PRODUCERS)
+                || (key >= LIST_TRANSACTIONS && key <= FORWARD_STATUS)
                 || key == CREATE_TOPIC
                 || key == DELETE_TOPIC
                 || key == DESCRIBE_CONTROLLERS

@@ -87,9 +87,10 @@ class ErrorsAndApiKeysTest {
             ApiKeys.TXN_OFFSET_COMMIT,
             ApiKeys.LIST_TRANSACTIONS,
             ApiKeys.DESCRIBE_TRANSACTIONS,
-            ApiKeys.DESCRIBE_PRODUCERS
+            ApiKeys.DESCRIBE_PRODUCERS,
+            ApiKeys.FORWARD_STATUS
         };
-        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34};
+        short[] numbers = {5, 6, 7, 8, 9, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35};
         String[] names = {
             "OffsetCommit",
             "OffsetFetch",
@@ -111,14 +112,15 @@ class ErrorsAndApiKeysTest {
             "TxnOffsetCommit",
             "ListTransactions",
             "DescribeTransactions",
-            "DescribeProducers"
+            "DescribeProducers",
+            "ForwardStatus"
         };
         for (int i = 0; i < keys.length; i++) {
             assertThat(keys[i]).isEqualTo(numbers[i]);
             assertThat(ApiKeys.name(keys[i])).isEqualTo(names[i]);
             assertThat(ApiKeys.isKnown(keys[i])).as(names[i]).isTrue();
         }
-        for (short unallocated : new short[] {14, 19, 35, 49}) {
+        for (short unallocated : new short[] {14, 19, 36, 49}) {
             assertThat(ApiKeys.isKnown(unallocated)).as("key %d", unallocated).isFalse();
             assertThat(ApiKeys.name(unallocated)).isEqualTo("Unknown(" + unallocated + ")");
         }

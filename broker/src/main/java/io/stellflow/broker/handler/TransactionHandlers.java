@@ -8,6 +8,7 @@ import io.stellflow.broker.coordinator.CoordinatorException;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.EventLoopApiHandler;
 import io.stellflow.broker.network.RequestContext;
+import io.stellflow.broker.transaction.ForwardGate;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionPartition;
 import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
@@ -16,6 +17,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.BeginTransactionRequest;
 import io.stellflow.protocol.message.EndTransactionRequest;
+import io.stellflow.protocol.message.ForwardStatusRequest;
+import io.stellflow.protocol.message.ForwardStatusResponse;
 import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.RegisterTxnPartitionRequest;
@@ -47,8 +50,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A control request whose connection closed before its command ran is dropped: nothing is written
  * and nothing answered (the client is gone; a delayed Begin or End must not act on a later
- * transaction). Errors are in the body, with producer id and epoch -1 (InitProducerId) or echoed and
- * state {@code FAILED} (Begin, End). A null or empty transactional id is {@code INVALID_REQUEST}.
+ * transaction). A control request another broker forwarded passes the {@link ForwardGate} first:
+ * it runs only if the forwarding broker says its client's connection to it is still open (else it
+ * is answered {@code COORDINATOR_NOT_AVAILABLE} without running), and later requests of its id wait
+ * behind it meanwhile. ForwardStatus (key 35, {@code docs/protocol-additions.md}) answers that
+ * question for this broker's own forwards. Errors are in the body, with producer id and epoch -1
+ * (InitProducerId) or echoed and state {@code FAILED} (Begin, End). A null or empty transactional id
+ * is {@code INVALID_REQUEST}.
  *
  * <p>Thread-safety: stateless apart from the thread-safe coordinator and blocks.
  */
@@ -58,17 +66,35 @@ public final class TransactionHandlers {
     private final TransactionCoordinator coordinator;
     private final ProducerIdBlocks blocks;
     private final TxnForwarder forwarder;
+    private final ForwardGate gate;
 
     /**
      * @param coordinator this broker's transaction coordinator
      * @param blocks the producer ids of idempotent producers (and of new transactional ids)
      * @param forwarder sends requests of ids coordinated elsewhere to their coordinator; null answers
      *     them {@code NOT_COORDINATOR}
+     * @param gate checks forwarded requests before they run; null runs them unchecked
      */
-    public TransactionHandlers(TransactionCoordinator coordinator, ProducerIdBlocks blocks, TxnForwarder forwarder) {
+    public TransactionHandlers(
+            TransactionCoordinator coordinator, ProducerIdBlocks blocks, TxnForwarder forwarder, ForwardGate gate) {
         this.coordinator = coordinator;
         this.blocks = blocks;
         this.forwarder = forwarder;
+        this.gate = gate;
+    }
+
+    /**
+     * Runs {@code command} (which submits a control request of {@code transactionalId} to the
+     * coordinator) through the gate: at once for a client's own request with nothing waiting; for a
+     * forwarded one only once its forwarding broker said the client is still there, else {@code
+     * refuse}.
+     */
+    private void gated(RequestContext context, String transactionalId, Runnable command, Runnable refuse) {
+        if (gate == null) {
+            command.run();
+            return;
+        }
+        gate.submit(transactionalId, TxnForwarder.forwardOf(context.header().clientId()), command, refuse);
     }
 
     /**
@@ -98,6 +124,7 @@ public final class TransactionHandlers {
                 onEventLoop(TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE, this::beginTransaction));
         h.put(ApiKeys.END_TRANSACTION, onEventLoop(EndTransactionRequest.VERSION_WITH_SEQUENCE, this::endTransaction));
         h.put(ApiKeys.REGISTER_TXN_PARTITION, this::registerTxnPartition);
+        h.put(ApiKeys.FORWARD_STATUS, this::forwardStatus);
         return h;
     }
 
@@ -189,18 +216,23 @@ public final class TransactionHandlers {
         if (forwarded(context, body, bodyStart, id, InitProducerIdResponse::error)) {
             return;
         }
-        coordinator
-                .initProducerId(id, request.transactionTimeoutMs(), open(context))
-                .whenComplete((r, e) -> {
-                    if (e != null) {
-                        context.respond(InitProducerIdResponse.error(codeOf(e)));
-                    } else if (r != null) {
-                        context.respond(
-                                r.errorCode() == Errors.NONE
-                                        ? new InitProducerIdResponse(Errors.NONE, r.producerId(), r.producerEpoch())
-                                        : InitProducerIdResponse.error(r.errorCode()));
-                    }
-                });
+        gated(
+                context,
+                id,
+                () -> coordinator
+                        .initProducerId(id, request.transactionTimeoutMs(), open(context))
+                        .whenComplete((r, e) -> {
+                            if (e != null) {
+                                context.respond(InitProducerIdResponse.error(codeOf(e)));
+                            } else if (r != null) {
+                                context.respond(
+                                        r.errorCode() == Errors.NONE
+                                                ? new InitProducerIdResponse(
+                                                        Errors.NONE, r.producerId(), r.producerEpoch())
+                                                : InitProducerIdResponse.error(r.errorCode()));
+                            }
+                        }),
+                () -> context.respond(InitProducerIdResponse.error(Errors.COORDINATOR_NOT_AVAILABLE)));
     }
 
     private void beginTransaction(RequestContext context, ByteBuf body) {
@@ -217,9 +249,17 @@ public final class TransactionHandlers {
         })) {
             return;
         }
-        coordinator
-                .beginTransaction(req.transactionalId(), req.producerId(), req.producerEpoch(), open(context))
-                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), withSequence));
+        gated(
+                context,
+                req.transactionalId(),
+                () -> coordinator
+                        .beginTransaction(req.transactionalId(), req.producerId(), req.producerEpoch(), open(context))
+                        .whenComplete(
+                                (r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), withSequence)),
+                () -> respond(
+                        context,
+                        failed(Errors.COORDINATOR_NOT_AVAILABLE, req.producerId(), req.producerEpoch()),
+                        withSequence));
     }
 
     private void endTransaction(RequestContext context, ByteBuf body) {
@@ -238,15 +278,25 @@ public final class TransactionHandlers {
                 code -> failed(code, req.producerId(), req.producerEpoch()))) {
             return;
         }
-        coordinator
-                .endTransaction(
-                        req.transactionalId(),
-                        req.producerId(),
-                        req.producerEpoch(),
-                        req.commit(),
-                        req.transactionSequence(),
-                        open(context))
-                .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), false));
+        gated(
+                context,
+                req.transactionalId(),
+                () -> coordinator
+                        .endTransaction(
+                                req.transactionalId(),
+                                req.producerId(),
+                                req.producerEpoch(),
+                                req.commit(),
+                                req.transactionSequence(),
+                                open(context))
+                        .whenComplete((r, e) -> answer(context, r, e, req.producerId(), req.producerEpoch(), false)),
+                () -> context.respond(failed(Errors.COORDINATOR_NOT_AVAILABLE, req.producerId(), req.producerEpoch())));
+    }
+
+    /** ForwardStatus: whether this broker's forward is outstanding with its client still connected. */
+    private void forwardStatus(RequestContext context, ByteBuf body) {
+        ForwardStatusRequest req = ForwardStatusRequest.read(body);
+        context.respond(new ForwardStatusResponse(Errors.NONE, forwarder != null && forwarder.isOpen(req.forwardId())));
     }
 
     /** Answers Begin or End; {@code withSequence}: BeginTransaction v1, whose answer carries the sequence. */

@@ -40,6 +40,13 @@ public final class BrokerRequests implements AutoCloseable {
     /** The client id of every request sent here: this prefix and the sending broker's id. */
     public static final String CLIENT_ID_PREFIX = "stellflow-broker-";
 
+    /**
+     * After the broker id in the client id of a forwarded client request ({@link #sendForward}): the
+     * forwarding broker's number of the forward follows, so the receiver can ask it whether the
+     * client's connection is still open (ForwardStatus, {@code docs/exactly-once.md}, "Forwarding").
+     */
+    public static final String FORWARD_TAG = "/forward-";
+
     private final String clientId;
     private final EventLoopGroup group;
     private final Class<? extends SocketChannel> channelClass;
@@ -70,6 +77,16 @@ public final class BrokerRequests implements AutoCloseable {
     /** Sends {@code body} to broker {@code destination}; the answer decoded by {@code reader}. */
     public <T> CompletableFuture<T> send(
             int destination, short apiKey, short version, ApiMessage body, Function<ByteBuf, T> reader) {
+        return send(destination, apiKey, version, body, reader, clientId);
+    }
+
+    private <T> CompletableFuture<T> send(
+            int destination,
+            short apiKey,
+            short version,
+            ApiMessage body,
+            Function<ByteBuf, T> reader,
+            String requestClientId) {
         if (closed) {
             return CompletableFuture.failedFuture(new IOException("closing"));
         }
@@ -77,7 +94,7 @@ public final class BrokerRequests implements AutoCloseable {
         if (c == null) {
             return CompletableFuture.failedFuture(new IOException("broker " + destination + " has no known address"));
         }
-        return c.send(apiKey, version, body, reader);
+        return c.send(apiKey, version, body, reader, requestClientId);
     }
 
     /**
@@ -86,6 +103,22 @@ public final class BrokerRequests implements AutoCloseable {
      */
     public CompletableFuture<byte[]> sendRaw(int destination, short apiKey, short version, byte[] body) {
         return send(destination, apiKey, version, out -> out.writeBytes(body), ByteBufUtil::getBytes);
+    }
+
+    /**
+     * As {@link #sendRaw}, for a client's control request forwarded to its transaction coordinator:
+     * the client id is this broker's followed by {@link #FORWARD_TAG} and {@code forwardId}, for
+     * example {@code stellflow-broker-2/forward-17}.
+     */
+    public CompletableFuture<byte[]> sendForward(
+            int destination, short apiKey, short version, long forwardId, byte[] body) {
+        return send(
+                destination,
+                apiKey,
+                version,
+                out -> out.writeBytes(body),
+                ByteBufUtil::getBytes,
+                clientId + FORWARD_TAG + forwardId);
     }
 
     private Connection connect(int destination) {
@@ -136,7 +169,8 @@ public final class BrokerRequests implements AutoCloseable {
             this.destination = destination;
         }
 
-        <T> CompletableFuture<T> send(short apiKey, short version, ApiMessage body, Function<ByteBuf, T> reader) {
+        <T> CompletableFuture<T> send(
+                short apiKey, short version, ApiMessage body, Function<ByteBuf, T> reader, String requestClientId) {
             CompletableFuture<T> f = new CompletableFuture<>();
             int correlationId;
             synchronized (this) {
@@ -153,7 +187,7 @@ public final class BrokerRequests implements AutoCloseable {
                 Channel ch = channel.channel();
                 ByteBuf frame = ch.alloc().buffer(256);
                 try {
-                    Frames.writeRequest(frame, RequestHeader.of(apiKey, version, correlationId, clientId), body);
+                    Frames.writeRequest(frame, RequestHeader.of(apiKey, version, correlationId, requestClientId), body);
                 } catch (RuntimeException e) {
                     frame.release();
                     fail(correlationId, e);

@@ -88,7 +88,8 @@ public final class BrokerMetrics {
         ApiKeys.END_TRANSACTION,
         ApiKeys.REGISTER_TXN_PARTITION,
         ApiKeys.WRITE_TXN_MARKERS,
-        ApiKeys.TXN_OFFSET_COMMIT
+        ApiKeys.TXN_OFFSET_COMMIT,
+        ApiKeys.FORWARD_STATUS
     };
 
     private static final int UNKNOWN_API = APIS.length;

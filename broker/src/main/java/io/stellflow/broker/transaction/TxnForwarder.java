@@ -1,5 +1,6 @@
 package io.stellflow.broker.transaction;
 
+import io.netty.channel.Channel;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.replication.BrokerRequests;
 import io.stellflow.controller.image.MetadataImage;
@@ -7,7 +8,11 @@ import io.stellflow.controller.image.PartitionImage;
 import io.stellflow.controller.image.TopicImage;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ApiMessage;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,9 +39,12 @@ import org.slf4j.LoggerFactory;
  * BrokerRequests}), refused the request in its header (an apiVersion it does not serve), or moved
  * twice; nothing at all when the client's connection closed before the request was sent (the rule
  * of control requests: a delayed request of a gone client must not act on a later transaction).
- * Once sent, the coordinator runs the request even if the client disconnects afterwards (the
- * broker-to-broker connection stays open); the client never sees that answer, as with a local
- * request whose connection closes after its command ran.
+ * Once sent, the coordinator asks this broker, before it runs the request, whether the client's
+ * connection is still open ({@link #isOpen}, ForwardStatus): each forward is numbered (a forward id,
+ * in the client id of the forwarded request: {@code stellflow-broker-<id>/forward-<forwardId>},
+ * {@link BrokerRequests#sendForward}) and its client's channel kept here until the answer is relayed
+ * or the forward failed. A forward whose client has gone is dropped by the coordinator ({@code
+ * ForwardGate}), so a delayed forwarded End cannot end the client's next transaction.
  *
  * <p>A request that came from another broker (client id {@link BrokerRequests#CLIENT_ID_PREFIX}) is
  * never forwarded again: two brokers with different metadata cannot bounce a request between them.
@@ -47,11 +55,17 @@ import org.slf4j.LoggerFactory;
 public final class TxnForwarder {
     private static final Logger LOG = LoggerFactory.getLogger(TxnForwarder.class);
 
-    /** Sends a request body to a broker; the answer body's bytes, or a failed future. */
+    /**
+     * Sends a request body to a broker as forward {@code forwardId}; the answer body's bytes, or a
+     * failed future.
+     */
     @FunctionalInterface
     public interface Sender {
-        CompletableFuture<byte[]> send(int destination, short apiKey, short version, byte[] body);
+        CompletableFuture<byte[]> send(int destination, short apiKey, short version, long forwardId, byte[] body);
     }
+
+    /** A forwarded request's origin, from its client id: the forwarding broker and its forward id. */
+    public record Forward(int brokerId, long forwardId) {}
 
     /** {@link #route}: this broker runs the request itself. */
     public static final int LOCAL = -1;
@@ -62,6 +76,14 @@ public final class TxnForwarder {
     private final int brokerId;
     private final Supplier<MetadataImage> image;
     private final Sender sender;
+    /** Outstanding forwards: forward id to the client's channel, until answered or failed. */
+    private final Map<Long, Channel> outstanding = new ConcurrentHashMap<>();
+    /**
+     * The next forward id; starts at a random point, so a forward id of a previous run of this broker
+     * still waiting at a coordinator is (all but certainly) unknown here: closed.
+     */
+    private final AtomicLong nextForwardId =
+            new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 62));
 
     /**
      * @param brokerId this broker's id
@@ -79,7 +101,44 @@ public final class TxnForwarder {
         return new TxnForwarder(
                 brokerId,
                 image,
-                (destination, apiKey, version, body) -> requests.get().sendRaw(destination, apiKey, version, body));
+                (destination, apiKey, version, forwardId, body) ->
+                        requests.get().sendForward(destination, apiKey, version, forwardId, body));
+    }
+
+    /**
+     * The origin of a request forwarded by another broker, parsed from its client id ({@code
+     * stellflow-broker-<brokerId>/forward-<forwardId>}); null for any other client id, including a
+     * broker's own requests and a forward of a broker older than ForwardStatus.
+     */
+    public static Forward forwardOf(String clientId) {
+        if (clientId == null || !clientId.startsWith(BrokerRequests.CLIENT_ID_PREFIX)) {
+            return null;
+        }
+        int tag = clientId.indexOf(BrokerRequests.FORWARD_TAG, BrokerRequests.CLIENT_ID_PREFIX.length());
+        if (tag < 0) {
+            return null;
+        }
+        try {
+            int broker = Integer.parseInt(clientId, BrokerRequests.CLIENT_ID_PREFIX.length(), tag, 10);
+            long id = Long.parseLong(clientId, tag + BrokerRequests.FORWARD_TAG.length(), clientId.length(), 10);
+            return new Forward(broker, id);
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /**
+     * ForwardStatus: whether forward {@code forwardId} is still outstanding and its client's
+     * connection open. Unknown ids (answered, failed, timed out, never made) are closed.
+     */
+    public boolean isOpen(long forwardId) {
+        Channel ch = outstanding.get(forwardId);
+        return ch != null && ch.isActive();
+    }
+
+    /** The number of outstanding forwards (tests, diagnostics). */
+    public int outstanding() {
+        return outstanding.size();
     }
 
     /** The error answer of the request's version with {@code errorCode}. */
@@ -109,7 +168,9 @@ public final class TxnForwarder {
         if (leader == brokerId) {
             return LOCAL;
         }
-        forward(context, partition, leader, body, error, 1);
+        long forwardId = nextForwardId.getAndIncrement();
+        outstanding.put(forwardId, context.channel());
+        forward(context, partition, leader, body, error, forwardId, 1);
         return HANDLED;
     }
 
@@ -120,11 +181,19 @@ public final class TxnForwarder {
     }
 
     private void forward(
-            RequestContext context, int partition, int leader, byte[] body, ErrorAnswer error, int attempt) {
+            RequestContext context,
+            int partition,
+            int leader,
+            byte[] body,
+            ErrorAnswer error,
+            long forwardId,
+            int attempt) {
         if (!context.channel().isActive()) {
+            outstanding.remove(forwardId);
             return; // the client is gone: a control request of a closed connection is dropped, never sent
         }
         if (leader == PartitionImage.NO_LEADER) {
+            outstanding.remove(forwardId);
             context.respond(error.of(Errors.COORDINATOR_NOT_AVAILABLE));
             return;
         }
@@ -132,27 +201,39 @@ public final class TxnForwarder {
         short version = context.header().apiVersion();
         CompletableFuture<byte[]> answer;
         try {
-            answer = sender.send(leader, apiKey, version, body);
+            answer = sender.send(leader, apiKey, version, forwardId, body);
         } catch (RuntimeException e) {
             answer = CompletableFuture.failedFuture(e);
         }
         answer.whenComplete((bytes, e) -> {
+            int next = PartitionImage.NO_LEADER;
+            if (e == null
+                    && bytes != null
+                    && bytes.length >= 2
+                    && code(bytes) == Errors.NOT_COORDINATOR
+                    && attempt == 1) {
+                next = leaderOf(partition);
+            }
+            if (next != PartitionImage.NO_LEADER && next != leader && next != brokerId) {
+                forward(context, partition, next, body, error, forwardId, attempt + 1); // same forward id
+                return;
+            }
+            outstanding.remove(forwardId);
             if (e != null || bytes == null || bytes.length < 2) {
                 LOG.debug("Forwarding apiKey {} to coordinator {} failed: {}", apiKey, leader, String.valueOf(e));
                 context.respond(error.of(Errors.COORDINATOR_NOT_AVAILABLE));
                 return;
             }
-            short code = (short) (((bytes[0] & 0xff) << 8) | (bytes[1] & 0xff));
-            if (code == Errors.NOT_COORDINATOR) {
-                int next = leaderOf(partition);
-                if (attempt == 1 && next != leader && next != brokerId) {
-                    forward(context, partition, next, body, error, attempt + 1);
-                } else {
-                    context.respond(error.of(Errors.COORDINATOR_NOT_AVAILABLE));
-                }
+            if (code(bytes) == Errors.NOT_COORDINATOR) {
+                context.respond(error.of(Errors.COORDINATOR_NOT_AVAILABLE));
                 return;
             }
             context.respond(out -> out.writeBytes(bytes));
         });
+    }
+
+    /** The leading int16 errorCode of an answer body of at least 2 bytes. */
+    private static short code(byte[] bytes) {
+        return (short) (((bytes[0] & 0xff) << 8) | (bytes[1] & 0xff));
     }
 }

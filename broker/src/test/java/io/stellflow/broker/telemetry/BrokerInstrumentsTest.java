@@ -151,6 +151,7 @@ class BrokerInstrumentsTest {
                 ApiKeys.REGISTER_TXN_PARTITION,
                 ApiKeys.WRITE_TXN_MARKERS,
                 ApiKeys.TXN_OFFSET_COMMIT,
+                ApiKeys.FORWARD_STATUS,
                 ApiKeys.DESCRIBE_LOG_DIRS
             };
             for (short key : keys) {
@@ -172,6 +173,7 @@ class BrokerInstrumentsTest {
                             "RegisterTxnPartition",
                             "WriteTxnMarkers",
                             "TxnOffsetCommit",
+                            "ForwardStatus",
                             "Unknown");
         }
     }

@@ -36,19 +36,20 @@ class TxnForwarderTest {
     private static final int SELF = 1;
     private static final byte[] BODY = {0, 2, 't', 'x'};
 
-    private record Sent(int destination, short apiKey, short version, byte[] body) {}
+    private record Sent(int destination, short apiKey, short version, long forwardId, byte[] body) {}
 
     private final List<Sent> sent = new ArrayList<>();
     private final List<CompletableFuture<byte[]>> answers = new ArrayList<>();
     private final AtomicReference<MetadataImage> image =
             new AtomicReference<>(BrokerMarkerWriterTest.image(TransactionStateTopic.NAME, 1, 2, -1));
     private final EmbeddedChannel channel = new EmbeddedChannel();
-    private final TxnForwarder forwarder = new TxnForwarder(SELF, image::get, (destination, apiKey, version, body) -> {
-        sent.add(new Sent(destination, apiKey, version, body.clone()));
-        CompletableFuture<byte[]> f = new CompletableFuture<>();
-        answers.add(f);
-        return f;
-    });
+    private final TxnForwarder forwarder =
+            new TxnForwarder(SELF, image::get, (destination, apiKey, version, forwardId, body) -> {
+                sent.add(new Sent(destination, apiKey, version, forwardId, body.clone()));
+                CompletableFuture<byte[]> f = new CompletableFuture<>();
+                answers.add(f);
+                return f;
+            });
 
     @AfterEach
     void release() {
@@ -190,5 +191,56 @@ class TxnForwarderTest {
                 .as("__transaction_state not there yet: the coordinator answers")
                 .isEqualTo(TxnForwarder.LOCAL);
         assertThat(sent).isEmpty();
+    }
+
+    @Test
+    void aForwardIsOpenWhileOutstandingWithItsClientConnectedAndUnknownOnceAnswered() {
+        assertThat(routeInit(1, "sdk")).isEqualTo(TxnForwarder.HANDLED);
+        long first = sent.get(0).forwardId();
+        assertThat(forwarder.isOpen(first)).as("outstanding, client connected").isTrue();
+        assertThat(forwarder.isOpen(first + 1)).as("never made").isFalse();
+        answers.get(0).complete(bytesOf(new InitProducerIdResponse(Errors.NONE, 5, (short) 0)));
+        assertThat(forwarder.isOpen(first)).as("answered: unknown").isFalse();
+        assertThat(forwarder.outstanding()).isZero();
+        answered();
+
+        assertThat(routeInit(1, "sdk")).isEqualTo(TxnForwarder.HANDLED);
+        long second = sent.get(1).forwardId();
+        assertThat(second).as("each forward has its own id").isNotEqualTo(first);
+        channel.close();
+        assertThat(forwarder.isOpen(second))
+                .as("the client closed its connection")
+                .isFalse();
+        answers.get(1).completeExceptionally(new java.io.IOException("gone"));
+        assertThat(forwarder.outstanding()).isZero();
+    }
+
+    @Test
+    void aForwardKeepsItsIdWhenSentAgainToTheNewCoordinator() {
+        assertThat(routeInit(1, "sdk")).isEqualTo(TxnForwarder.HANDLED);
+        image.set(BrokerMarkerWriterTest.image(TransactionStateTopic.NAME, 1, 3, -1));
+        answers.get(0).complete(bytesOf(InitProducerIdResponse.error(Errors.NOT_COORDINATOR)));
+        assertThat(sent).hasSize(2);
+        assertThat(sent.get(1).destination()).isEqualTo(3);
+        assertThat(sent.get(1).forwardId()).isEqualTo(sent.get(0).forwardId());
+        assertThat(forwarder.isOpen(sent.get(1).forwardId())).isTrue();
+        answers.get(1).complete(bytesOf(new InitProducerIdResponse(Errors.NONE, 5, (short) 0)));
+        assertThat(forwarder.outstanding()).isZero();
+        answered();
+    }
+
+    @Test
+    void theOriginOfAForwardIsReadFromItsClientId() {
+        assertThat(TxnForwarder.forwardOf(BrokerRequests.CLIENT_ID_PREFIX + 3 + BrokerRequests.FORWARD_TAG + 17))
+                .isEqualTo(new TxnForwarder.Forward(3, 17));
+        assertThat(TxnForwarder.forwardOf(BrokerRequests.CLIENT_ID_PREFIX + 3))
+                .as("a broker's own request, or a forward of an older broker")
+                .isNull();
+        assertThat(TxnForwarder.forwardOf("sdk")).isNull();
+        assertThat(TxnForwarder.forwardOf(null)).isNull();
+        assertThat(TxnForwarder.forwardOf(BrokerRequests.CLIENT_ID_PREFIX + "x" + BrokerRequests.FORWARD_TAG + 1))
+                .isNull();
+        assertThat(TxnForwarder.forwardOf(BrokerRequests.CLIENT_ID_PREFIX + 3 + BrokerRequests.FORWARD_TAG))
+                .isNull();
     }
 }

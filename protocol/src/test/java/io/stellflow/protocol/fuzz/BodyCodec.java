@@ -33,6 +33,8 @@ import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.FindCoordinatorRequest;
 import io.stellflow.protocol.message.FindCoordinatorResponse;
+import io.stellflow.protocol.message.ForwardStatusRequest;
+import io.stellflow.protocol.message.ForwardStatusResponse;
 import io.stellflow.protocol.message.HeartbeatRequest;
 import io.stellflow.protocol.message.HeartbeatResponse;
 import io.stellflow.protocol.message.InitProducerIdRequest;
@@ -168,6 +170,8 @@ public enum BodyCodec {
     DESCRIBE_TRANSACTIONS_RESPONSE(DescribeTransactionsResponse::read, ApiMessage::write),
     DESCRIBE_PRODUCERS_REQUEST(DescribeProducersRequest::read, ApiMessage::write),
     DESCRIBE_PRODUCERS_RESPONSE(DescribeProducersResponse::read, ApiMessage::write),
+    FORWARD_STATUS_REQUEST(ForwardStatusRequest::read, ApiMessage::write),
+    FORWARD_STATUS_RESPONSE(ForwardStatusResponse::read, ApiMessage::write),
     // Our transactional producer's versions (issue #20): Produce v2, InitProducerId v1,
     // EndTransaction v1, BeginTransaction v1's response. FindCoordinator v1 has v0's layout.
     PRODUCE_REQUEST_V2(

@@ -358,6 +358,16 @@ class BodyCodecFuzzTest {
     }
 
     @FuzzTest
+    void forwardStatusRequest(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.FORWARD_STATUS_REQUEST, input);
+    }
+
+    @FuzzTest
+    void forwardStatusResponse(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.FORWARD_STATUS_RESPONSE, input);
+    }
+
+    @FuzzTest
     void produceRequestV2(byte[] input) {
         BodyCodecTarget.run(BodyCodec.PRODUCE_REQUEST_V2, input);
     }

@@ -28,6 +28,8 @@ import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
 import io.stellflow.protocol.message.FetchResponseV1;
+import io.stellflow.protocol.message.ForwardStatusRequest;
+import io.stellflow.protocol.message.ForwardStatusResponse;
 import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
@@ -435,6 +437,14 @@ public final class SeedFiles {
                                         Errors.NONE,
                                         List.of(new DescribeProducersResponse.Producer(
                                                 5, (short) 0, -1, 0, -1, -1, -1)))))))));
+            }
+            case FORWARD_STATUS_REQUEST -> {
+                b.add(hex("000000000000002a"));
+                b.add(encode(new ForwardStatusRequest(Long.MAX_VALUE)));
+            }
+            case FORWARD_STATUS_RESPONSE -> {
+                b.add(hex("0000" + "01"));
+                b.add(encode(new ForwardStatusResponse(Errors.NONE, false)));
             }
             case PRODUCE_REQUEST_V2 -> {
                 b.add(GroupSeedFiles.bytes(out -> produceRequest().write(out, (short) 2)));
