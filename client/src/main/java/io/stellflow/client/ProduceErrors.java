@@ -31,6 +31,21 @@ final class ProduceErrors {
                 b.lastError);
     }
 
+    /**
+     * The error of a batch failed at a new producer id because an earlier attempt of it got no
+     * verdict ({@link ProducerIdempotence#mustFailAfterReset}): it may be stored once under its old
+     * stamp, never twice. Its code is the last attempt's, {@link StellflowException#NETWORK_ERROR}
+     * without one.
+     */
+    static StellflowException outcomeUnknown(ProducerBatch b) {
+        return new StellflowException(
+                b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
+                "produce to " + b.tp + ": outcome unknown after " + (b.attempts + 1)
+                        + " attempt(s) (the batch may be stored under producer id " + b.producerId
+                        + "); not sent again under the producer's new id, which would store it twice",
+                b.lastError);
+    }
+
     /** {@code NAME code} of a wire code, {@code NETWORK_ERROR} for a local failure. */
     static String codeName(short code) {
         return code == StellflowException.NETWORK_ERROR ? "NETWORK_ERROR" : Errors.name(code) + " " + code;

@@ -742,14 +742,9 @@ final class ProducerSender implements Runnable {
         }
         try {
             for (ProducerBatch b : batches) {
-                short code = b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode();
-                network.metrics().sendFailed(ClientMetrics.result(code, false));
-                b.fail(new StellflowException(
-                        code,
-                        "produce to " + b.tp + ": outcome unknown after " + (b.attempts + 1)
-                                + " attempt(s) (the batch may be stored under producer id " + b.producerId
-                                + "); not sent again under the producer's new id, which would store it twice",
-                        b.lastError));
+                StellflowException failure = ProduceErrors.outcomeUnknown(b);
+                network.metrics().sendFailed(ClientMetrics.result(failure.errorCode(), false));
+                b.fail(failure);
             }
         } finally {
             finish(batches);
