@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@code fillLimitBytes} is the uncompressed size at which the batch is full: {@code batch.size}
  * without compression, {@code batch.size} divided by the partition's estimated compression ratio
- * with it ({@link ProducerSender}), so the batch compresses to about {@code batch.size} on the wire.
+ * with it ({@link ProducerAccumulator}), so the batch compresses to about {@code batch.size} on the wire.
  *
  * <p>Thread-safety: guarded by the producer's accumulator lock; callbacks are called outside it. The
  * one exception is {@link #compress}, run outside the lock by the thread that moved the batch to

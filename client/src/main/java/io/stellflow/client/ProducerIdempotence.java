@@ -35,7 +35,7 @@ import java.util.ArrayDeque;
  * for it settles it as not appended (an appended one would be answered as a duplicate with its
  * offset).
  *
- * <p>Thread-safety: guarded by the producer's accumulator lock ({@link ProducerSender}).
+ * <p>Thread-safety: guarded by the producer's accumulator lock ({@link ProducerAccumulator#lock}).
  */
 final class ProducerIdempotence {
     /** What the sender does with a stamped batch after a response or a failed request. */

@@ -3,7 +3,7 @@ package io.stellflow.client;
 import java.util.ArrayDeque;
 
 /**
- * One partition's queue in the producer's accumulator ({@link ProducerSender}): its batches in send
+ * One partition's queue in the producer's accumulator ({@link ProducerAccumulator}): its batches in send
  * order, its requests in flight, its retry state and, with {@code enable.idempotence}, its sequences.
  *
  * <p>Thread-safety: guarded by the producer's accumulator lock.

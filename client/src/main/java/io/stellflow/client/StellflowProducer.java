@@ -161,14 +161,14 @@ public final class StellflowProducer implements AutoCloseable {
                     ? System.currentTimeMillis()
                     : record.timestampMs();
             boolean sticky = record.partition() == null && record.key() == null;
-            ProducerSender.AppendResult r = sender.append(
+            ProducerAccumulator.AppendResult r = sender.append(
                     topicPartition(record.topic(), partition, numPartitions),
                     ts,
                     record.key(),
                     record.value(),
                     callback,
                     sticky);
-            if (r == ProducerSender.AppendResult.ABORTED_NEW_BATCH) {
+            if (r == ProducerAccumulator.AppendResult.ABORTED_NEW_BATCH) {
                 // The sticky partition's batch is done: move on and open the new batch there instead.
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
                 partition = partitioner.partition(record.topic(), null, numPartitions);
@@ -180,7 +180,7 @@ public final class StellflowProducer implements AutoCloseable {
                         callback,
                         false);
             }
-            if (r == ProducerSender.AppendResult.BATCH_FULL && sticky) {
+            if (r == ProducerAccumulator.AppendResult.BATCH_FULL && sticky) {
                 partitioner.onBatchFull(record.topic(), partition, numPartitions);
             }
         } catch (StellflowException e) {
