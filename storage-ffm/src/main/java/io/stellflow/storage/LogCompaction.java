@@ -1,6 +1,9 @@
 package io.stellflow.storage;
 
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
@@ -10,8 +13,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Compaction orchestration for one {@link UnifiedLog} ({@link UnifiedLog#compact}): picks the
  * cleanable range, builds the key -> last offset map ({@link LogCleaner#buildOffsetMap}), writes a
- * cleaned copy of each segment ({@link LogCleaner#writeCleaned}) and hands it to the log, which owns
- * the segment list and swaps it in ({@link UnifiedLog#swapCleaned}).
+ * cleaned copy of each segment ({@link LogCleaner#writeCleaned}) and swaps it into the log's segment
+ * list under the log's write lock ({@link #swapCleaned}).
  *
  * <p>Rules: the cleanable range is the sealed segments entirely below {@code min(highWatermark,
  * log end offset, first open transaction's offset)}; never the active segment. Records of aborted
@@ -35,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * truncated, deleted or grown meanwhile is skipped.
  *
  * <p>Thread-safety: {@link #run} may be called from any thread; runs are serialized by a lock that
- * is taken before the log's write lock and never while holding it.
+ * is taken before the log's write lock and never while holding it. Owns only that lock; the
+ * segment list it swaps into, the truncation count and the failed state belong to the log.
  */
 final class LogCompaction {
     private static final Logger LOG = LoggerFactory.getLogger(LogCompaction.class);
@@ -44,10 +48,27 @@ final class LogCompaction {
     private final LogEnvironment env;
     private final ReentrantLock cleanerLock = new ReentrantLock();
 
+    /** The log's write lock, its segment list, truncation count and failed state: for the swap. */
+    private final ReentrantLock writeLock;
+
+    private final LogSegments segments;
+    private final LogTruncation truncation;
+    private final LogLifecycle lifecycle;
+
     /** Reads the log's current {@link UnifiedLog#config()} at each use (it may change at runtime). */
-    LogCompaction(UnifiedLog log, LogEnvironment env) {
+    LogCompaction(
+            UnifiedLog log,
+            ReentrantLock writeLock,
+            LogSegments segments,
+            LogTruncation truncation,
+            LogLifecycle lifecycle,
+            LogEnvironment env) {
         this.log = log;
         this.env = env;
+        this.writeLock = writeLock;
+        this.segments = segments;
+        this.truncation = truncation;
+        this.lifecycle = lifecycle;
     }
 
     /** One compaction pass up to {@code highWatermark}; see the class javadoc. */
@@ -111,7 +132,7 @@ final class LogCompaction {
             if (c == null) {
                 continue;
             }
-            if (log.swapCleaned(s, sizes[i], c, truncationsAtStart)) {
+            if (swapCleaned(s, sizes[i], c, truncationsAtStart)) {
                 cleaned++;
                 removed += c.recordsRemoved();
                 before += sizes[i];
@@ -128,6 +149,45 @@ final class LogCompaction {
                     after);
         }
         return new CompactionResult(cleaned, removed, before, after, ratio);
+    }
+
+    /**
+     * Swaps the cleaned file {@code c} in for the sealed segment {@code old} (the swap protocol
+     * above), under the log's write lock. Returns false (and deletes {@code c}) when {@code old} changed since it
+     * was cleaned: truncated (the truncation count moved from {@code truncationsAtStart}), deleted,
+     * now the active segment, or resized; also when the log is closed or failed.
+     */
+    private boolean swapCleaned(LogSegment old, int sizeAtClean, LogCleaner.Cleaned c, long truncationsAtStart)
+            throws IOException {
+        writeLock.lock();
+        try {
+            int at = segments.indexOf(old);
+            if (lifecycle.isClosed()
+                    || lifecycle.isFailed()
+                    || truncation.count() != truncationsAtStart
+                    || at < 0
+                    || at == segments.count() - 1
+                    || old.sizeBytes() != sizeAtClean) {
+                Files.deleteIfExists(c.file());
+                return false;
+            }
+            Path swap = old.logFile.resolveSibling(old.logFile.getFileName() + LogCleaner.SWAP_SUFFIX);
+            Files.move(c.file(), swap, StandardCopyOption.ATOMIC_MOVE);
+            Checkpoints.fsyncDir(log.dir()); // commit point
+            try {
+                segments.replace(
+                        at,
+                        LogLoader.completeSwap(
+                                log.dir(), old.baseOffset, log.config())); // new readers use the new file
+            } catch (IOException | RuntimeException e) {
+                lifecycle.fail(e);
+                throw e;
+            }
+            SegmentDisposal.abandon(env.scheduler(), old, log.config().fileDeleteDelayMs());
+            return true;
+        } finally {
+            writeLock.unlock();
+        }
     }
 
     private boolean anyTombstoneExpired(LogSegment[] cleanable) {

@@ -40,7 +40,7 @@ final class LogTruncation {
         this.env = env;
     }
 
-    /** Truncations from the end so far ({@link UnifiedLog#swapCleaned}). Volatile read. */
+    /** Truncations from the end so far (the swap of {@link LogCompaction}). Volatile read. */
     long count() {
         return count;
     }

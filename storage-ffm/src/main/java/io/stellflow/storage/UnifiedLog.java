@@ -2,12 +2,10 @@ package io.stellflow.storage;
 
 import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
-import io.stellflow.protocol.record.RecordBatchLayout;
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.locks.Lock;
@@ -36,13 +34,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * recovery work after a crash.
  *
  * <p>Parts, each confined to the write lock unless it says otherwise: {@link LogSegments} (the
- * segment list and the offset range, published to lock-free readers), {@link LogAppender} (places
+ * segment list and the offset range, published to lock-free readers), {@link LogAppendPaths} (the
+ * leader, follower and control appends: checks, producer state, epochs), {@link LogAppender} (places
  * batches into segments and rolls), {@link LogTruncation} (removes records from either end:
  * divergence, full truncation, delete-records, retention), {@link LogFlusher} (flush policy,
- * recovery point, checkpoints), {@link LogCompaction} (cleaning, swapped in by {@link
- * #swapCleaned}), {@link LogProducerState} (idempotent producers' sequences, their snapshots and
- * their rebuild after open, reopen and truncation); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link
- * TimestampSearch} read. This class holds the lock, the failed state and the public contract.
+ * recovery point, checkpoints), {@link LogCompaction} (cleaning and the swap of cleaned segments),
+ * {@link LogProducerState} (idempotent producers' sequences, their snapshots and their rebuild
+ * after open, reopen and truncation), {@link LogLifecycle} (the closed and failed state; reopen and
+ * close); {@link LogLoader} opens and recovers, {@link BatchReads} and {@link TimestampSearch} read.
+ * This class holds the lock, the parts and the public contract.
  *
  * <p>Thread-safety: any thread. Every write (append, truncation, retention, log start offset,
  * compaction swap, flush, checkpoint, config change, close) holds the log's {@link #writeLock};
@@ -106,7 +106,7 @@ public final class UnifiedLog implements AutoCloseable {
     private final LogEnvironment env;
     private final ReentrantLock writeLock = new ReentrantLock();
 
-    /** Runs {@link #compact}; it swaps cleaned segments in only through {@link #swapCleaned}. */
+    /** Runs {@link #compact} and swaps the cleaned segments in, under {@link #writeLock}. */
     private final LogCompaction compaction;
 
     /** The segments, the start and end offsets and the latest epoch, published to lock-free readers. */
@@ -121,35 +121,21 @@ public final class UnifiedLog implements AutoCloseable {
     /** Truncation from either end: divergence, full truncation, delete-records, retention. */
     private final LogTruncation truncation;
 
-    private volatile boolean closed;
     private final LeaderEpochCache epochCache;
 
     /** Idempotent producers' sequences and offsets, with their snapshots. Guarded by writeLock. */
     private final LogProducerState producers;
 
-    /** Guarded by writeLock. */
-    private boolean failed;
+    /** Closed, failed (and why), released by a failed reopen; reopen, crash and close. */
+    private final LogLifecycle lifecycle;
 
-    /** Guarded by writeLock: what made the log fail (the cause of the refusals that follow), or null. */
-    private Throwable failedBy;
-
-    /**
-     * Guarded by writeLock: a {@link #reopen} released the segments' files and then failed to load
-     * them again; the segment list holds released segments until a reopen succeeds.
-     */
-    private boolean released;
-
-    /**
-     * Guarded by writeLock: {@link LogMetrics#diskFull} was called since the log was opened or last
-     * appended successfully (one report per full episode).
-     */
-    private boolean diskFullReported;
+    /** The leader, follower and control appends ({@link #appendAsLeader}, {@link #appendAsFollower}). */
+    private final LogAppendPaths appends;
 
     private UnifiedLog(Path dir, LogConfig config, LogEnvironment env, LogLoader.Loaded loaded) {
         this.dir = dir;
         this.config = config;
         this.env = env;
-        this.compaction = new LogCompaction(this, env);
         this.segments = new LogSegments(
                 loaded.segments(), loaded.logStartOffset(), loaded.logEndOffset(), loaded.latestLeaderEpoch());
         this.epochCache = loaded.epochCache();
@@ -157,6 +143,9 @@ public final class UnifiedLog implements AutoCloseable {
         this.appender = new LogAppender(dir, segments, flusher, env);
         this.truncation = new LogTruncation(dir, segments, epochCache, flusher, env);
         this.producers = new LogProducerState(this, dir, env);
+        this.lifecycle = new LogLifecycle(this, writeLock, segments, epochCache, flusher, truncation, producers, env);
+        this.appends = new LogAppendPaths(this, writeLock, segments, appender, epochCache, producers, lifecycle, env);
+        this.compaction = new LogCompaction(this, writeLock, segments, truncation, lifecycle, env);
     }
 
     /** {@link #open(Path, LogConfig, LogEnvironment)} with the system clock and deletion thread. */
@@ -221,7 +210,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalArgumentException also when {@code maxTimestamps} does not hold one entry per batch
      */
     public long appendAsLeader(ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps) throws IOException {
-        return leaderAppend(records, leaderEpoch, maxTimestamps, false, -1);
+        return appends.leaderAppend(records, leaderEpoch, maxTimestamps, false, -1);
     }
 
     /**
@@ -246,38 +235,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public long appendAsFollower(ByteBuf records, long fetchOffset) throws IOException {
-        int start = records.readerIndex();
-        int end = records.writerIndex();
-        RecordSets.checkWholeBatches(records, start, end);
-        writeLock.lock();
-        try {
-            checkWritable();
-            long startNs = env.nowNs();
-            boolean gapsAllowed = config.cleanupPolicy().compact();
-            if (!LogAppender.continuesLog(records, start, end, fetchOffset, segments.endOffset(), gapsAllowed)) {
-                return OFFSET_MISMATCH;
-            }
-            int idempotent = producers.collectFollower(records, start, end, fetchOffset);
-            boolean epochsChanged = false;
-            for (int p = start; p < end; p += RecordBatchLayout.batchSize(records, p)) {
-                long base = fetchOffset + RecordBatchLayout.baseOffsetDelta(records, p);
-                epochsChanged |= epochCache.assign(RecordBatchLayout.partitionLeaderEpoch(records, p), base);
-            }
-            if (epochsChanged) {
-                epochCache.flush();
-            }
-            guardedAppend(records, start, end, 0, false, fetchOffset, null);
-            producers.followerAppended(records, idempotent, env.nowMs());
-            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
-            env.metrics().append(env.nowNs() - startNs, false);
-            diskFullReported = false;
-            return segments.endOffset();
-        } catch (IOException e) {
-            writeFailed("append", e);
-            throw e;
-        } finally {
-            writeLock.unlock();
-        }
+        return appends.followerAppend(records, fetchOffset);
     }
 
     /**
@@ -298,7 +256,7 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public long appendIdempotentAsLeader(ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps)
             throws IOException {
-        return leaderAppend(batch, leaderEpoch, maxTimestamps, true, -1);
+        return appends.leaderAppend(batch, leaderEpoch, maxTimestamps, true, -1);
     }
 
     /**
@@ -311,7 +269,7 @@ public final class UnifiedLog implements AutoCloseable {
     public long appendTransactionalAsLeader(
             ByteBuf batch, int leaderEpoch, BatchMaxTimestamps maxTimestamps, long transactionSequence)
             throws IOException {
-        return leaderAppend(batch, leaderEpoch, maxTimestamps, true, Math.max(transactionSequence, 0));
+        return appends.leaderAppend(batch, leaderEpoch, maxTimestamps, true, Math.max(transactionSequence, 0));
     }
 
     /**
@@ -330,19 +288,7 @@ public final class UnifiedLog implements AutoCloseable {
      */
     public long appendCoordinatorTransactional(ByteBuf batch, int leaderEpoch, long transactionSequence)
             throws IOException {
-        writeLock.lock();
-        try {
-            int pos = batch.readerIndex();
-            long producerId = RecordBatchLayout.producerId(batch, pos);
-            short epoch = RecordBatchLayout.producerEpoch(batch, pos);
-            int next = producers.state.epoch(producerId) == epoch
-                    ? Math.max(producers.state.nextSequence(producerId), 0)
-                    : 0;
-            RecordBatchLayout.setProducerFields(batch, pos, producerId, epoch, next);
-            return leaderAppend(batch, leaderEpoch, null, true, Math.max(transactionSequence, 0));
-        } finally {
-            writeLock.unlock();
-        }
+        return appends.coordinatorTransactional(batch, leaderEpoch, transactionSequence);
     }
 
     /**
@@ -367,18 +313,7 @@ public final class UnifiedLog implements AutoCloseable {
 
     /** Under the write lock: appends one control batch of {@link LogTransactions}; returns its offset. */
     long appendControl(ByteBuf batch, int leaderEpoch) throws IOException {
-        checkWritable();
-        long first = segments.endOffset();
-        try {
-            if (epochCache.assign(leaderEpoch, first)) {
-                epochCache.flush();
-            }
-            guardedAppend(batch, batch.readerIndex(), batch.writerIndex(), leaderEpoch, true, 0, null);
-        } catch (IOException e) {
-            writeFailed("append", e);
-            throw e;
-        }
-        return first;
+        return appends.appendControl(batch, leaderEpoch);
     }
 
     /**
@@ -406,65 +341,6 @@ public final class UnifiedLog implements AutoCloseable {
     /** Aborted transactions overlapping [{@code fromOffset}, {@code upperExclusive}) ({@link AbortedTxnIndex#overlapping}). Any thread. */
     public List<AbortedTxn> abortedTransactions(long fromOffset, long upperExclusive) {
         return producers.transactions.overlapping(fromOffset, upperExclusive);
-    }
-
-    /**
-     * The leader append of {@link #appendAsLeader(ByteBuf, int, BatchMaxTimestamps)} and, with
-     * {@code idempotent}, of {@link #appendIdempotentAsLeader}: one batch whose producer state is
-     * checked first (a retry's original offset or a refusal returned, nothing written) and updated
-     * after. A plain append does no producer-state work.
-     */
-    private long leaderAppend(
-            ByteBuf records, int leaderEpoch, BatchMaxTimestamps maxTimestamps, boolean idempotent, long txnSequence)
-            throws IOException {
-        int start = records.readerIndex();
-        int end = records.writerIndex();
-        int batches = RecordSets.checkWholeBatches(records, start, end);
-        if (idempotent) {
-            if (batches != 1 || RecordBatchLayout.producerId(records, start) < 0) {
-                throw new IllegalArgumentException("not one batch with a producer id for " + dir);
-            }
-        } else if (maxTimestamps != null && maxTimestamps.size() != batches) {
-            throw new IllegalArgumentException(
-                    maxTimestamps.size() + " max timestamps for " + batches + " batches in " + dir);
-        }
-        if (config.cleanupPolicy().compact() && LogCleaner.hasNullKey(records, start, end)) {
-            throw new InvalidRecordException("a record with a null key on compacted log " + dir);
-        }
-        writeLock.lock();
-        try {
-            checkWritable();
-            long nowMs = 0;
-            if (idempotent) {
-                nowMs = env.nowMs();
-                long checked = producers.checkLeader(this, records, start, nowMs);
-                if (checked != LogProducerState.APPEND) {
-                    return checked; // a retry's original offset, or why the batch is refused
-                }
-                if (txnSequence >= 0
-                        && producers.transactions.beginIfNeeded(records, start, leaderEpoch, txnSequence, nowMs) != 0) {
-                    return INVALID_TXN_STATE;
-                }
-            }
-            long startNs = env.nowNs();
-            long first = segments.endOffset();
-            if (epochCache.assign(leaderEpoch, first)) {
-                epochCache.flush();
-            }
-            guardedAppend(records, start, end, leaderEpoch, true, 0, maxTimestamps);
-            if (idempotent) {
-                producers.leaderAppended(records, start, first, nowMs);
-            }
-            producers.maybeSnapshotAfterRoll(segments.active().baseOffset, segments.endOffset());
-            env.metrics().append(env.nowNs() - startNs, true);
-            diskFullReported = false;
-            return first;
-        } catch (IOException e) {
-            writeFailed("append", e);
-            throw e;
-        } finally {
-            writeLock.unlock();
-        }
     }
 
     /** Base offset of the active segment. */
@@ -496,47 +372,6 @@ public final class UnifiedLog implements AutoCloseable {
     }
 
     /**
-     * Reports a write that failed because the file system is full, once per full episode ({@link
-     * LogMetrics#diskFull}). Under the write lock.
-     */
-    private void writeFailed(String operation, IOException e) {
-        if (!diskFullReported && StorageErrors.isNoSpace(e)) {
-            diskFullReported = true;
-            env.metrics().diskFull(dir, operation, e);
-        }
-    }
-
-    private void checkWritable() throws IOException {
-        if (closed) {
-            throw new IllegalStateException("log " + dir + " is closed");
-        }
-        if (failed) {
-            // With the failure as cause: a refusal after a full disk is recognisably a full disk too.
-            throw new IOException("log " + dir + " had a failed write; reopen it to recover", failedBy);
-        }
-    }
-
-    /** {@code maxTimestamps} null: the appender reads them from the records. */
-    private void guardedAppend(
-            ByteBuf records,
-            int start,
-            int end,
-            int leaderEpoch,
-            boolean stampEpoch,
-            long fetchOffset,
-            BatchMaxTimestamps maxTimestamps)
-            throws IOException {
-        try {
-            appender.append(records, start, end, leaderEpoch, stampEpoch, fetchOffset, config, maxTimestamps);
-        } catch (IOException | RuntimeException | Error e) {
-            // Also an Error (a fault in a mapped write): the files and this object may disagree.
-            failed = true;
-            failedBy = e;
-            throw e;
-        }
-    }
-
-    /**
      * Removes every batch holding an offset &gt;= {@code offset} (a follower diverged from the
      * leader): later segments are deleted (after {@link LogConfig#fileDeleteDelayMs()}), the segment
      * holding {@code offset} is cut at the first such batch and becomes the active segment, leader
@@ -553,7 +388,7 @@ public final class UnifiedLog implements AutoCloseable {
     public long truncateTo(long offset) throws IOException {
         writeLock.lock();
         try {
-            checkWritable();
+            lifecycle.checkWritable();
             long before = segments.endOffset();
             long end = truncation.truncateTo(offset, config);
             if (end != before) {
@@ -561,8 +396,7 @@ public final class UnifiedLog implements AutoCloseable {
             }
             return end;
         } catch (IOException e) {
-            failed = true; // files and memory may disagree now: refuse writes until reopened
-            failedBy = e;
+            lifecycle.fail(e); // files and memory may disagree now: refuse writes until reopened
             throw e;
         } finally {
             writeLock.unlock();
@@ -583,12 +417,11 @@ public final class UnifiedLog implements AutoCloseable {
         }
         writeLock.lock();
         try {
-            checkWritable();
+            lifecycle.checkWritable();
             truncation.truncateFully(newOffset, config);
             producers.deleteSnapshots();
         } catch (IOException e) {
-            failed = true; // files and memory may disagree now: refuse writes until reopened
-            failedBy = e;
+            lifecycle.fail(e); // files and memory may disagree now: refuse writes until reopened
             throw e;
         } finally {
             writeLock.unlock();
@@ -606,7 +439,7 @@ public final class UnifiedLog implements AutoCloseable {
             throws IOException {
         writeLock.lock();
         try {
-            checkWritable();
+            lifecycle.checkWritable();
             return truncation.raiseStartOffset(newLogStartOffset, highWatermark);
         } finally {
             writeLock.unlock();
@@ -636,7 +469,7 @@ public final class UnifiedLog implements AutoCloseable {
     public int deleteOldSegments(long highWatermark) throws IOException {
         writeLock.lock();
         try {
-            checkWritable();
+            lifecycle.checkWritable();
             producers.state.removeExpired(env.nowMs());
             return truncation.deleteOldSegments(highWatermark, config);
         } finally {
@@ -667,44 +500,6 @@ public final class UnifiedLog implements AutoCloseable {
     }
 
     /**
-     * Swaps the cleaned file {@code c} in for the sealed segment {@code old} ({@link LogCompaction}),
-     * under the write lock. Returns false (and deletes {@code c}) when {@code old} changed since it
-     * was cleaned: truncated (the truncation count moved from {@code truncationsAtStart}), deleted,
-     * now the active segment, or resized; also when the log is closed or failed.
-     */
-    boolean swapCleaned(LogSegment old, int sizeAtClean, LogCleaner.Cleaned c, long truncationsAtStart)
-            throws IOException {
-        writeLock.lock();
-        try {
-            int at = segments.indexOf(old);
-            if (closed
-                    || failed
-                    || truncation.count() != truncationsAtStart
-                    || at < 0
-                    || at == segments.count() - 1
-                    || old.sizeBytes() != sizeAtClean) {
-                Files.deleteIfExists(c.file());
-                return false;
-            }
-            Path swap = old.logFile.resolveSibling(old.logFile.getFileName() + LogCleaner.SWAP_SUFFIX);
-            Files.move(c.file(), swap, StandardCopyOption.ATOMIC_MOVE);
-            Checkpoints.fsyncDir(dir); // commit point
-            try {
-                segments.replace(
-                        at, LogLoader.completeSwap(dir, old.baseOffset, config)); // new readers use the new file
-            } catch (IOException | RuntimeException e) {
-                failed = true;
-                failedBy = e;
-                throw e;
-            }
-            SegmentDisposal.abandon(env.scheduler(), old, config.fileDeleteDelayMs());
-            return true;
-        } finally {
-            writeLock.unlock();
-        }
-    }
-
-    /**
      * Writes the {@value LogLoader#RECOVERY_POINT_FILE} and {@value LogLoader#LOG_START_OFFSET_FILE}
      * checkpoints (each only if changed since its last write), atomically. Call periodically (a log
      * manager does); {@link #close} does it too.
@@ -714,12 +509,12 @@ public final class UnifiedLog implements AutoCloseable {
     public void checkpoint() throws IOException {
         writeLock.lock();
         try {
-            if (closed) {
+            if (lifecycle.isClosed()) {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
             flusher.writeCheckpoints(segments.startOffset());
         } catch (IOException e) {
-            writeFailed("checkpoint", e);
+            lifecycle.writeFailed("checkpoint", e);
             throw e;
         } finally {
             writeLock.unlock();
@@ -886,14 +681,14 @@ public final class UnifiedLog implements AutoCloseable {
         return segments.snapshot();
     }
 
-    /** Truncations so far; a compaction spanning a change swaps nothing ({@link #swapCleaned}). */
+    /** Truncations so far; a compaction spanning a change swaps nothing ({@link LogCompaction}). */
     long truncationCount() {
         return truncation.count();
     }
 
     /** True once {@link #close} (or a simulated crash) ran. */
     boolean isClosed() {
-        return closed;
+        return lifecycle.isClosed();
     }
 
     /** The leader-epoch history (tests). */
@@ -910,12 +705,12 @@ public final class UnifiedLog implements AutoCloseable {
     public void flush() throws IOException {
         writeLock.lock();
         try {
-            if (closed) {
+            if (lifecycle.isClosed()) {
                 throw new IllegalStateException("log " + dir + " is closed");
             }
             flusher.flush(segments);
         } catch (IOException e) {
-            writeFailed("flush", e);
+            lifecycle.writeFailed("flush", e);
             throw e;
         } finally {
             writeLock.unlock();
@@ -945,43 +740,7 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public long reopen() throws IOException {
-        writeLock.lock();
-        try {
-            if (closed) {
-                throw new IllegalStateException("log " + dir + " is closed");
-            }
-            failed = true; // until the load below succeeded
-            if (!released) {
-                released = true;
-                for (LogSegment s : segments.snapshot()) {
-                    try {
-                        s.abandon();
-                    } catch (IOException e) {
-                        // Closing a channel whose file is reloaded below: nothing to keep from it.
-                    }
-                }
-            }
-            LogLoader.Loaded loaded;
-            try {
-                loaded = LogLoader.load(dir, config, env);
-            } catch (IOException | RuntimeException e) {
-                failedBy = e;
-                throw e;
-            }
-            segments.reload(
-                    loaded.segments(), loaded.logStartOffset(), loaded.logEndOffset(), loaded.latestLeaderEpoch());
-            epochCache.replaceWith(loaded.epochCache());
-            flusher.reloaded(loaded.recoveryPoint());
-            truncation.reloaded();
-            producers.load(this, segments.endOffset());
-            released = false;
-            failed = false;
-            failedBy = null;
-            diskFullReported = false;
-            return segments.endOffset();
-        } finally {
-            writeLock.unlock();
-        }
+        return lifecycle.reopen();
     }
 
     /**
@@ -989,16 +748,7 @@ public final class UnifiedLog implements AutoCloseable {
      * the indexes, writing checkpoints or the clean shutdown marker.
      */
     void crashForTesting() throws IOException {
-        writeLock.lock();
-        try {
-            closed = true;
-            producers.state.clear(); // its entries leave the broker's count (BrokerProducerIds)
-            for (LogSegment s : segments.snapshot()) {
-                s.abandon();
-            }
-        } finally {
-            writeLock.unlock();
-        }
+        lifecycle.crash();
     }
 
     /**
@@ -1007,46 +757,6 @@ public final class UnifiedLog implements AutoCloseable {
      */
     @Override
     public void close() throws IOException {
-        writeLock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            if (released) {
-                return; // a failed reopen released the files already; the next open recovers
-            }
-            IOException error = null;
-            try {
-                flusher.flush(segments);
-            } catch (IOException e) {
-                error = e;
-            }
-            for (LogSegment s : segments.snapshot()) {
-                try {
-                    s.close();
-                } catch (IOException e) {
-                    if (error == null) {
-                        error = e;
-                    } else {
-                        error.addSuppressed(e);
-                    }
-                }
-            }
-            if (error != null) {
-                throw error;
-            }
-            if (!failed) {
-                producers.snapshot(segments.endOffset());
-                flusher.writeCheckpoints(segments.startOffset());
-                LogLoader.writeCleanShutdownMarker(dir);
-            }
-        } finally {
-            if (closed) {
-                // A closed log keeps no producer ids: they leave the broker's count (BrokerProducerIds).
-                producers.state.clear();
-            }
-            writeLock.unlock();
-        }
+        lifecycle.close();
     }
 }

@@ -1,6 +1,5 @@
 package io.stellflow.broker.cluster;
 
-import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.ReplicaTelemetry;
 import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.telemetry.TopicThroughput;
@@ -8,7 +7,6 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.MetadataListener;
-import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
@@ -65,14 +63,14 @@ import org.slf4j.LoggerFactory;
  * topic or partition the image does not know {@code UNKNOWN_TOPIC_OR_PARTITION}.
  *
  * <p>Replication (leader side): every applied image hands each hosted partition its committed
- * assignment ({@link Partition#updateAssignment}: replicas, ISR, partition epoch) before its role,
- * and its {@code min.insync.replicas} (topic config, else the broker default). An ISR change the
- * leader proposed (the ISR manager's AlterPartition) takes effect only here, when the committed
- * metadata carries it; the leader then logs {@code ISR_SHRUNK} / {@code ISR_EXPANDED} with the old
- * and new ISR, leader epoch and partition epoch. Every leader or leader-epoch change of a hosted
- * partition logs {@code PARTITION_LEADER_CHANGED} with this broker's new role. A partition opened at start gets its high
- * watermark from the log dir's {@code replication-offset-checkpoint} ({@link
- * HighWatermarkCheckpoint}), 0 without one.
+ * assignment ({@link Partition#updateAssignment}: replicas, ISR, partition epoch) before its role
+ * ({@link ReplicaRoles}), and its {@code min.insync.replicas} (topic config, else the broker
+ * default). An ISR change the leader proposed (the ISR manager's AlterPartition) takes effect only
+ * here, when the committed metadata carries it; the leader then logs {@code ISR_SHRUNK} / {@code
+ * ISR_EXPANDED} with the old and new ISR, leader epoch and partition epoch. Every leader or
+ * leader-epoch change of a hosted partition logs {@code PARTITION_LEADER_CHANGED} with this
+ * broker's new role. A partition opened at start gets its high watermark from the log dir's {@code
+ * replication-offset-checkpoint} ({@link HighWatermarkCheckpoint}), 0 without one.
  *
  * <p>Storage failures (issue #23): a partition whose log cannot be created is not silently absent:
  * it is kept in {@link UnopenedPartitions}, answers {@code BROKER_NOT_AVAILABLE} while the image
@@ -99,7 +97,6 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     private final int brokerId;
     private final LogManager logs;
     private final LogConfig defaults;
-    private volatile ReplicaStateListener roles;
     private final List<Consumer<MetadataImage>> imageListeners = new CopyOnWriteArrayList<>();
     private final Map<String, HostedTopic> hosted = new ConcurrentHashMap<>();
     private final Set<String> unclaimedAtStart;
@@ -109,9 +106,14 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     /** Per-partition lines at DEBUG during a start, then one summary; under {@code reconcileLock}. */
     private final StartUpPartitionLog startUp = new StartUpPartitionLog(LOG);
 
+    /** The partitions' role changes, the replica state listeners and the replication metrics. */
+    private final ReplicaRoles replicaRoles;
+
+    /** What the replication gauges read. */
+    private final ReplicaGauges gauges = new ReplicaGauges(this);
+
     private final Map<String, Long> checkpointedHighWatermarks;
     private volatile int defaultMinInsyncReplicas = 1;
-    private volatile ReplicationMetrics replicationMetrics = ReplicationMetrics.NOOP;
     /** The per-topic throughput diagnostic, or null (off: partitions get no counters). */
     private volatile TopicThroughput topicThroughput;
 
@@ -135,7 +137,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         this.brokerId = brokerId;
         this.logs = logs;
         this.defaults = defaults;
-        this.roles = roles;
+        this.replicaRoles = new ReplicaRoles(brokerId, startUp, roles);
         this.unclaimedAtStart = partitionDirNames(logDirs);
         this.checkpointedHighWatermarks = new ConcurrentHashMap<>(HighWatermarkCheckpoint.readAll(logDirs));
     }
@@ -155,7 +157,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             throw new IllegalArgumentException("min.insync.replicas must be >= 1: " + defaultMinInsyncReplicas);
         }
         this.defaultMinInsyncReplicas = defaultMinInsyncReplicas;
-        this.replicationMetrics = metrics;
+        replicaRoles.metrics(metrics);
         this.isrTrigger = isrTrigger;
     }
 
@@ -174,7 +176,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
      * Set before the first metadata arrives.
      */
     public void addReplicaStateListener(ReplicaStateListener listener) {
-        roles = ReplicaStateListener.both(roles, listener);
+        replicaRoles.addListener(listener);
     }
 
     /**
@@ -194,100 +196,21 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     }
 
     /**
-     * What the replication gauges read ({@link ReplicaTelemetry#registerGauges}): the counts below,
-     * offline partitions ({@link #offlinePartitions}), and the largest lag per role. Lag in bytes is
-     * estimated from the lag in records times the log's average bytes per record (size over retained
-     * records): the leader does not know the followers' byte positions.
+     * What the replication gauges read ({@link ReplicaTelemetry#registerGauges}): under-replicated,
+     * under-min-ISR and offline partitions, and the largest lag per role ({@link ReplicaGauges}).
      */
     public ReplicaTelemetry.Source gauges() {
-        return new ReplicaTelemetry.Source() {
-            @Override
-            public long underReplicatedPartitions() {
-                return underReplicatedCount();
-            }
-
-            @Override
-            public long underMinIsrPartitions() {
-                return underMinIsrCount();
-            }
-
-            @Override
-            public long offlinePartitions() {
-                return ReplicaManager.offlinePartitions(image, brokerId);
-            }
-
-            @Override
-            public long maxLagBytes(boolean leaderRole) {
-                long[] max = {0};
-                forEachHostedPartition(p -> {
-                    if (p.isLeader() == leaderRole) {
-                        long records = p.maxLagRecords();
-                        if (records > 0) {
-                            long retained = Math.max(1, p.logEndOffset() - p.logStartOffset());
-                            max[0] = Math.max(
-                                    max[0], records * Math.max(1, p.log().sizeInBytes() / retained));
-                        }
-                    }
-                });
-                return max[0];
-            }
-
-            @Override
-            public long maxLagTimeMs(boolean leaderRole) {
-                long nowMs = System.currentTimeMillis();
-                long[] max = {0};
-                forEachHostedPartition(p -> {
-                    if (p.isLeader() == leaderRole) {
-                        max[0] = Math.max(max[0], p.maxLagTimeMs(nowMs));
-                    }
-                });
-                return max[0];
-            }
-        };
+        return gauges;
     }
 
     /** Led partitions whose ISR is smaller than their replica set (a gauge source; any thread). */
     public int underReplicatedCount() {
-        int[] n = {0};
-        forEachHostedPartition(p -> {
-            if (p.isLeader() && p.inSyncReplicas().size() < p.replicas().size()) {
-                n[0]++;
-            }
-        });
-        return n[0];
-    }
-
-    /**
-     * The {@code stellflow.partition.offline.count} this broker reports: every partition of the
-     * cluster without a leader when {@code brokerId} is the lowest-id unfenced broker of {@code img},
-     * else 0. One broker reports the whole cluster's count, so the sum over brokers counts each
-     * offline partition once, including one whose replicas are all down (no hosting broker could
-     * report that one); Kafka's active controller reports its {@code OfflinePartitionsCount} the same
-     * way. Brokers decide from their own images: while these differ (for one metadata round trip)
-     * the sum can count a partition twice or not at all. With no unfenced broker nobody reports.
-     *
-     * @param img the metadata image this broker applied last
-     * @param brokerId this broker's id
-     * @return offline partitions (0 or more)
-     */
-    static long offlinePartitions(MetadataImage img, int brokerId) {
-        for (BrokerRegistration b : img.brokers().values()) {
-            if (!b.fenced()) {
-                return b.id() == brokerId ? img.leaderlessPartitionCount() : 0;
-            }
-        }
-        return 0;
+        return gauges.underReplicatedCount();
     }
 
     /** Led partitions whose ISR is smaller than their {@code min.insync.replicas} (a gauge source; any thread). */
     public int underMinIsrCount() {
-        int[] n = {0};
-        forEachHostedPartition(p -> {
-            if (p.isLeader() && p.inSyncReplicaCount() < p.minInsyncReplicas()) {
-                n[0]++;
-            }
-        });
-        return n[0];
+        return gauges.underMinIsrCount();
     }
 
     /** The latest image whose changes are applied to the local logs. */
@@ -551,11 +474,11 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     updateConfig(cur.log(), config);
                 }
                 cur.minInsyncReplicas(minInsync);
-                applyRole(t, cur, p);
+                replicaRoles.apply(t, cur, p);
                 next[id] = cur;
                 any = true;
             } else if (cur != null) {
-                stopReplica(cur);
+                replicaRoles.stop(cur);
                 deleteLog(t.name(), id);
                 changed = true;
             }
@@ -628,7 +551,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     /**
      * Makes the partition.metadata files just {@code written} for the new logs of {@code t} durable
      * ({@link PartitionMetadataSync}), then creates their partitions (followers without a leader until {@link
-     * #applyRole}). A log whose file cannot be made durable gets no partition: it is remembered as
+     * ReplicaRoles#apply}). A log whose file cannot be made durable gets no partition: it is remembered as
      * {@link #unopened} and its file is removed, so the retry writes it again.
      */
     private Map<Integer, Partition> syncAndCreatePartitions(
@@ -691,13 +614,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     }
 
     private Partition newPartition(TopicImage t, PartitionImage p, UnifiedLog log) {
-        // Starts as a follower without a leader: nothing is served before applyRole decides. The HW
+        // Starts as a follower without a leader: nothing is served before ReplicaRoles.apply decides. The HW
         // starts from the checkpoint (0 without one), never from the log end offset: records above the
         // checkpointed HW may not be on the other replicas.
         Long checkpointed = checkpointedHighWatermarks.remove(LogManager.dirName(t.name(), p.partition()));
         Partition partition = new Partition(
                 t.name(), p.partition(), p.leaderEpoch(), log, brokerId, checkpointed == null ? 0L : checkpointed);
-        partition.metrics(replicationMetrics);
+        partition.metrics(replicaRoles.metrics());
         TopicThroughput topics = topicThroughput;
         if (topics != null) {
             partition.topicCounters(topics.forTopic(t.name()));
@@ -716,114 +639,15 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         return partition;
     }
 
-    private void applyRole(TopicImage t, Partition partition, PartitionImage p) {
-        // The assignment first (every metadata change, not only role changes): the ISR a new leader
-        // starts with, and ISR changes this leader proposed, take effect only here.
-        List<Integer> oldIsr = partition.updateAssignment(t.id(), p.replicas(), p.isr(), p.partitionEpoch());
-        if (p.leader() != PartitionImage.NO_LEADER) {
-            startUp.hasLeader(partition);
-        }
-        if (p.leader() == brokerId) {
-            if (!partition.isLeader() || partition.leaderEpoch() != p.leaderEpoch()) {
-                boolean wasLeader = partition.isLeader();
-                partition.becomeLeader(p.leaderEpoch());
-                startUp.led();
-                LOG.atLevel(startUp.level())
-                        .log(
-                                "{} partition={} role=leader leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
-                                        + " logEndOffset={}",
-                                LogEvents.PARTITION_LEADER_CHANGED,
-                                partition,
-                                brokerId,
-                                p.leaderEpoch(),
-                                p.partitionEpoch(),
-                                p.isr(),
-                                partition.highWatermark(),
-                                partition.logEndOffset());
-                if (!wasLeader) {
-                    replicationMetrics.leaderChanged();
-                }
-                roles.onBecomeLeader(partition, p);
-            } else if (oldIsr != null) {
-                logIsrChange(partition, oldIsr, p);
-            }
-        } else if (partition.isLeader()
-                || partition.leaderEpoch() != p.leaderEpoch()
-                || partition.leaderId() != p.leader()) {
-            boolean wasLeader = partition.isLeader();
-            partition.becomeFollower(p.leader(), p.leaderEpoch());
-            LOG.atLevel(startUp.level())
-                    .log(
-                            "{} partition={} role=follower leader={} leaderEpoch={} partitionEpoch={} isr={} highWatermark={}"
-                                    + " logEndOffset={}",
-                            LogEvents.PARTITION_LEADER_CHANGED,
-                            partition,
-                            p.leader(),
-                            p.leaderEpoch(),
-                            p.partitionEpoch(),
-                            p.isr(),
-                            partition.highWatermark(),
-                            partition.logEndOffset());
-            if (wasLeader) {
-                replicationMetrics.leaderChanged();
-            }
-            roles.onBecomeFollower(partition, p);
-        }
-    }
-
-    /** ISR_SHRUNK / ISR_EXPANDED (both when one change did both) on the leader, once per committed change. */
-    private void logIsrChange(Partition partition, List<Integer> oldIsr, PartitionImage p) {
-        List<Integer> removed = new ArrayList<>(oldIsr);
-        removed.removeAll(p.isr());
-        List<Integer> added = new ArrayList<>(p.isr());
-        added.removeAll(oldIsr);
-        if (!removed.isEmpty()) {
-            replicationMetrics.isrShrunk();
-            LOG.info(
-                    "{} partition={} oldIsr={} newIsr={} removed={} leaderEpoch={} partitionEpoch={} highWatermark={}",
-                    LogEvents.ISR_SHRUNK,
-                    partition,
-                    oldIsr,
-                    p.isr(),
-                    removed,
-                    p.leaderEpoch(),
-                    p.partitionEpoch(),
-                    partition.highWatermark());
-        }
-        if (!added.isEmpty()) {
-            replicationMetrics.isrExpanded();
-            LOG.info(
-                    "{} partition={} oldIsr={} newIsr={} added={} leaderEpoch={} partitionEpoch={} highWatermark={}",
-                    LogEvents.ISR_EXPANDED,
-                    partition,
-                    oldIsr,
-                    p.isr(),
-                    added,
-                    p.leaderEpoch(),
-                    p.partitionEpoch(),
-                    partition.highWatermark());
-        }
-    }
-
     private void removeTopic(String name, HostedTopic topic) {
         hosted.remove(name, topic);
         for (Partition p : topic.partitions()) {
             if (p != null) {
-                stopReplica(p);
+                replicaRoles.stop(p);
                 deleteLog(name, p.partition());
             }
         }
         LOG.info("TOPIC_DELETED_LOCALLY topic={} topicId={}", name, topic.topicId());
-    }
-
-    /**
-     * A hosted partition leaves this broker: it stops leading first (a request that still holds it
-     * gets NOT_LEADER_OR_FOLLOWER, and no append queue is created for it again), then the listeners
-     * let go of it (its fetcher, its append queue); its log is deleted next.
-     */
-    private void stopReplica(Partition p) {
-        p.becomeFollower(PartitionImage.NO_LEADER, p.leaderEpoch());
-        roles.onStopReplica(p);
     }
 
     private void deleteLog(String topic, int partition) {

@@ -16,7 +16,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code stellflow.partition.offline.count} ({@link ReplicaManager#offlinePartitions}): the lowest-id
+ * {@code stellflow.partition.offline.count} ({@link ReplicaGauges#offlinePartitions}): the lowest-id
  * unfenced broker reports every leaderless partition of the cluster, the others 0, so the sum over
  * brokers counts each offline partition once, also one whose replicas are all down.
  */
@@ -58,7 +58,7 @@ class OfflinePartitionsGaugeTest {
     private static long sumOverBrokers(MetadataImage img) {
         long sum = 0;
         for (int id = 1; id <= 3; id++) {
-            sum += ReplicaManager.offlinePartitions(img, id);
+            sum += ReplicaGauges.offlinePartitions(img, id);
         }
         return sum;
     }
@@ -68,17 +68,17 @@ class OfflinePartitionsGaugeTest {
         // Brokers 2 and 3 are down: p0 (replicas 2, 3 only) and p1 have no leader; p2 is led by 1.
         MetadataImage img = image(new boolean[] {false, true, true}, -1, -1, 1);
         assertThat(img.leaderlessPartitionCount()).isEqualTo(2);
-        assertThat(ReplicaManager.offlinePartitions(img, 1)).isEqualTo(2);
-        assertThat(ReplicaManager.offlinePartitions(img, 2)).isZero();
-        assertThat(ReplicaManager.offlinePartitions(img, 3)).isZero();
+        assertThat(ReplicaGauges.offlinePartitions(img, 1)).isEqualTo(2);
+        assertThat(ReplicaGauges.offlinePartitions(img, 2)).isZero();
+        assertThat(ReplicaGauges.offlinePartitions(img, 3)).isZero();
         assertThat(sumOverBrokers(img)).isEqualTo(2);
     }
 
     @Test
     void aFencedLowIdBrokerLeavesTheReportToTheNextLiveOne() {
         MetadataImage img = image(new boolean[] {true, false, false}, -1, 2, 3);
-        assertThat(ReplicaManager.offlinePartitions(img, 1)).isZero();
-        assertThat(ReplicaManager.offlinePartitions(img, 2)).isEqualTo(1);
+        assertThat(ReplicaGauges.offlinePartitions(img, 1)).isZero();
+        assertThat(ReplicaGauges.offlinePartitions(img, 2)).isEqualTo(1);
         assertThat(sumOverBrokers(img)).isEqualTo(1);
     }
 
