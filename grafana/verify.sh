@@ -254,7 +254,10 @@ log "prometheus on 127.0.0.1:$prom_port; waiting for scrapes"
 targets_up() { curl -sf "$api/query" --data-urlencode 'query=count(up == 1)' | jq -r '.data.result[0].value[1] // 0'; }
 for _ in $(seq 1 60); do [ "$(targets_up)" = 5 ] && break; sleep 1; done
 [ "$(targets_up)" = 5 ] || fail "not all 5 targets are up: $(curl -s "$api/targets" | jq -c '[.data.activeTargets[] | {scrapeUrl, health, lastError}]')"
-sleep 40   # several 5 s scrapes of the loaded broker, so 1m rates have points
+# Every target scraped 3 times (was a fixed 40 s sleep): a 1m rate needs two points, with the
+# loaded broker's counters moved between them.
+prom_until 'min(count_over_time(up[1m]))' '(.data.result[0].value[1] // "0" | tonumber) >= 3' 60 \
+  || fail "not every target scraped 3 times within 60 s"
 # The raw endpoints, while the clients still run (checked in step 5).
 for port in "$metrics_port" "${follower_ports[@]}" "${client_ports[@]}"; do
   curl -sf "http://127.0.0.1:$port/metrics" >"$work/raw-$port.txt" || fail "cannot scrape :$port"
@@ -262,23 +265,35 @@ done
 
 # --- 4. every expression ----------------------------------------------------------------------
 query() { curl -s "$api/query" --data-urlencode "query=$1"; }
-failures=0
-checked=0
-for board in "$here"/dashboards/*.json; do
-  while IFS= read -r expr; do
-    [ -z "$expr" ] && continue
-    e=${expr//\$__rate_interval/1m}
-    e=${e//\$node/.*}
-    e=${e//\$client_type/.*}
-    r=$(query "$e")
-    checked=$((checked + 1))
-    if [ "$(jq -r .status <<<"$r")" != success ]; then
-      echo "verify: $(basename "$board"): does not parse: $expr -> $(jq -r .error <<<"$r")" >&2; failures=$((failures + 1))
-    elif [ "$(jq '.data.result | length' <<<"$r")" = 0 ]; then
-      echo "verify: $(basename "$board"): no data: $expr" >&2; failures=$((failures + 1))
-    fi
-  done < <(jq -r '.panels[] | .targets[]? | .expr' "$board")
+# One pass over every panel query; its problems go to $work/panels.txt, their count to $failures.
+panels_pass() {
+  failures=0
+  checked=0
+  : >"$work/panels.txt"
+  for board in "$here"/dashboards/*.json; do
+    while IFS= read -r expr; do
+      [ -z "$expr" ] && continue
+      e=${expr//\$__rate_interval/1m}
+      e=${e//\$node/.*}
+      e=${e//\$client_type/.*}
+      r=$(query "$e")
+      checked=$((checked + 1))
+      if [ "$(jq -r .status <<<"$r")" != success ]; then
+        echo "verify: $(basename "$board"): does not parse: $expr -> $(jq -r .error <<<"$r")" >>"$work/panels.txt"
+        failures=$((failures + 1))
+      elif [ "$(jq '.data.result | length' <<<"$r")" = 0 ]; then
+        echo "verify: $(basename "$board"): no data: $expr" >>"$work/panels.txt"; failures=$((failures + 1))
+      fi
+    done < <(jq -r '.panels[] | .targets[]? | .expr' "$board")
+  done
+}
+# Until every panel has data (a series may show up a scrape later than the others), 60 s at most;
+# then the problems of the last pass count.
+panels_deadline=$((SECONDS + 60))
+while panels_pass; [ "$failures" -gt 0 ] && [ "$SECONDS" -lt "$panels_deadline" ]; do
+  sleep 5
 done
+cat "$work/panels.txt" >&2
 log "$checked panel queries evaluated"
 rules=0
 while IFS= read -r expr; do

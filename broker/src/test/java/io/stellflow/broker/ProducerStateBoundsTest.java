@@ -86,7 +86,7 @@ class ProducerStateBoundsTest {
         Properties props = TestBroker.props(dir, "nio");
         props.setProperty("producer.id.max.per.partition", "10");
         props.setProperty("producer.id.max.per.broker", "2");
-        props.setProperty("producer.id.expiration.ms", "8000");
+        props.setProperty("producer.id.expiration.ms", "4000");
         props.setProperty("log.retention.check.interval.ms", "200");
         try (StellflowServer server = TestBroker.start(props);
                 RawClient c = new RawClient(server.port())) {
@@ -136,7 +136,7 @@ class ProducerStateBoundsTest {
         Properties props = TestBroker.props(dir, "nio");
         props.setProperty("transaction.state.log.num.partitions", "1");
         props.setProperty("transactional.id.max.per.broker", "1");
-        props.setProperty("transactional.id.expiration.ms", "8000");
+        props.setProperty("transactional.id.expiration.ms", "4000");
         props.setProperty("transaction.abort.timed.out.transaction.cleanup.interval.ms", "200");
         try (StellflowServer server = TestBroker.start(props);
                 RawClient c = new RawClient(server.port())) {

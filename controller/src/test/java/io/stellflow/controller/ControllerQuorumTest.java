@@ -417,7 +417,11 @@ class ControllerQuorumTest {
     void withTwoOfThreeControllersDownChangesTimeOutAndNeverAppearOnceTheMajorityMovesOn() throws Exception {
         Properties p = props("broker.session.timeout.ms", "60000", "controller.request.timeout.ms", "2000");
         try (TestCluster cluster = new TestCluster(dir, 3, p).startAll();
-                ControllerClient client = cluster.client(Duration.ofSeconds(6))) {
+                ControllerClient client = cluster.client(Duration.ofSeconds(6));
+                // The minority's calls: past the 2 s controller.request.timeout.ms (REQUEST_TIMED_OUT
+                // can come back), not much more, since a leader that stepped down leaves the client
+                // waiting out its whole timeout (both outcomes are accepted; 6 s waited 12 s of it).
+                ControllerClient minority = cluster.client(Duration.ofSeconds(3))) {
             int leader = cluster.awaitActive(Duration.ofSeconds(20));
             new FakeBroker(1, "").registerAndUnfence(client);
             new FakeBroker(2, "").registerAndUnfence(client);
@@ -433,12 +437,12 @@ class ControllerQuorumTest {
                 }
             }
             String create = minorityOutcome(() -> {
-                CreateTopicsResponse r = client.createTopics(create("lost", 1, 1));
+                CreateTopicsResponse r = minority.createTopics(create("lost", 1, 1));
                 return r.getError() != ErrorCode.NONE
                         ? r.getError()
                         : r.getTopics(0).getError();
             });
-            String alter = minorityOutcome(() -> client.alterPartition(AlterPartitionRequest.newBuilder()
+            String alter = minorityOutcome(() -> minority.alterPartition(AlterPartitionRequest.newBuilder()
                             .setBrokerId(p0.leader())
                             .setBrokerEpoch(before.broker(p0.leader()).brokerEpoch())
                             .setTopicId(MetadataRecords.uuid(kept.id()))
@@ -448,7 +452,7 @@ class ControllerQuorumTest {
                             .addNewIsr(p0.leader())
                             .build())
                     .getError());
-            String register = minorityOutcome(() -> client.registerBroker(RegisterBrokerRequest.newBuilder()
+            String register = minorityOutcome(() -> minority.registerBroker(RegisterBrokerRequest.newBuilder()
                             .setBrokerId(3)
                             .setIncarnationId(MetadataRecords.uuid(UUID.randomUUID()))
                             .addListeners(Endpoint.newBuilder()

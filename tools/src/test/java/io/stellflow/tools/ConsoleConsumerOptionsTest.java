@@ -22,9 +22,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,9 +35,15 @@ import org.junit.jupiter.api.io.TempDir;
  * broker, and one-line errors for bad offsets, properties, formatters, topics and partitions.
  */
 @IntegrationTest
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ConsoleConsumerOptionsTest {
+    /**
+     * One broker for the class: the tests only read {@code fmt}'s fixed records (the transactional
+     * one writes its own topic, the group one its own group), so a broker per method (about 2 s to
+     * start and fill each) bought no independence.
+     */
     @TempDir
-    Path dir;
+    static Path dir;
 
     @RegisterExtension
     final LogLines keysLog = LogLines.of("io.stellflow.client.ClientKeys");
@@ -44,7 +51,7 @@ class ConsoleConsumerOptionsTest {
     private StellflowServer server;
     private String bootstrap;
 
-    @BeforeEach
+    @BeforeAll
     void start() throws Exception {
         server = InProcessBroker.startNio(dir);
         bootstrap = "127.0.0.1:" + server.port();
@@ -68,7 +75,7 @@ class ConsoleConsumerOptionsTest {
         }
     }
 
-    @AfterEach
+    @AfterAll
     void stop() {
         server.close();
     }

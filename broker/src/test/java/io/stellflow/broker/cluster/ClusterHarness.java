@@ -1,5 +1,6 @@
 package io.stellflow.broker.cluster;
 
+import io.stellflow.broker.BrokerChildJvm;
 import io.stellflow.broker.TestTransports;
 import io.stellflow.client.ClientConfig;
 import io.stellflow.client.HostPort;
@@ -149,17 +150,7 @@ final class ClusterHarness implements AutoCloseable {
         try (OutputStream out = Files.newOutputStream(file)) {
             p.store(out, "cluster test broker " + id + " on " + transports[i]);
         }
-        String java = ProcessHandle.current().info().command().orElseThrow();
-        brokers[i] = new ProcessBuilder(
-                        java,
-                        "-Xmx256m",
-                        "-XX:TieredStopAtLevel=1",
-                        "-XX:+UseSerialGC",
-                        "--enable-native-access=ALL-UNNAMED",
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        "io.stellflow.broker.StellflowMain",
-                        file.toString())
+        brokers[i] = new ProcessBuilder(BrokerChildJvm.command(256, file))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(
                         dir.resolve("broker-" + id + ".log").toFile()))

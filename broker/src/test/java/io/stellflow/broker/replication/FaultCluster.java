@@ -1,5 +1,6 @@
 package io.stellflow.broker.replication;
 
+import io.stellflow.broker.BrokerChildJvm;
 import io.stellflow.broker.TestTransports;
 import io.stellflow.client.HostPort;
 import io.stellflow.controller.ControllerClient;
@@ -49,8 +50,6 @@ import java.util.function.BooleanSupplier;
 final class FaultCluster implements AutoCloseable {
     static final long SESSION_TIMEOUT_MS = 2000;
     static final long REPLICA_LAG_MS = 1500;
-    private static final Path CDS_ARCHIVE =
-            Path.of("target", "fault-cluster-broker.jsa").toAbsolutePath();
 
     final Path dir;
     private final int brokerCount;
@@ -199,21 +198,9 @@ final class FaultCluster implements AutoCloseable {
         try (OutputStream out = Files.newOutputStream(file)) {
             p.store(out, "fault test broker " + id + " on " + transports[i]);
         }
-        String java = ProcessHandle.current().info().command().orElseThrow();
-        brokers[i] = new ProcessBuilder(
-                        java,
-                        "-Xmx192m",
-                        "-XX:TieredStopAtLevel=1",
-                        "-XX:+UseSerialGC",
-                        // Class data of the first clean exit reused by later starts (restarts are most of
-                        // a kill round's time on a loaded machine); ignored when the class path changed.
-                        "-XX:+AutoCreateSharedArchive",
-                        "-XX:SharedArchiveFile=" + CDS_ARCHIVE,
-                        "--enable-native-access=ALL-UNNAMED",
-                        "-cp",
-                        System.getProperty("java.class.path"),
-                        "io.stellflow.broker.StellflowMain",
-                        file.toString())
+        // Restarts are most of a kill round's time: BrokerChildJvm maps a CDS archive of the first
+        // clean exit into every later start.
+        brokers[i] = new ProcessBuilder(BrokerChildJvm.command(192, file))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(
                         dir.resolve("broker-" + id + ".log").toFile()))
