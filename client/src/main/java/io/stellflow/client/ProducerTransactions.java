@@ -23,10 +23,10 @@ import org.slf4j.LoggerFactory;
  * coordinator that speaks EndTransaction v2, the next one begins locally with the last sequence + 1
  * (the coordinator begins it on its first registration or its End); the first transaction after each
  * InitProducerId begins with BeginTransaction, to learn the sequence. A transaction begun locally
- * that sent nothing (no record, no offsets) commits or aborts without a request. A commit or abort whose End could not be
- * confirmed within {@code max.block.ms} throws and leaves the state COMMITTING or ABORTING: calling
- * the same method again sends the same End (the coordinator answers a repeated End of its completed
- * transaction again). After an abort that left a hole in a partition's sequences (a batch failed),
+ * that sent nothing (no record, no offsets) commits or aborts without a request. A commit or abort
+ * whose End could not be confirmed within {@code max.block.ms} throws and leaves the state
+ * COMMITTING or ABORTING: calling the same method again sends the same End (the coordinator answers
+ * a repeated End of its completed transaction again). After an abort that left a hole in a partition's sequences (a batch failed),
  * InitProducerId is sent again: the epoch goes up and every partition's sequences start at 0. A
  * Begin answered {@code INVALID_TXN_STATE} (its earlier attempt ran, the answer was lost) takes a new
  * epoch and begins again; {@link #abortOnClose} aborts a transaction left open at close.
@@ -239,14 +239,16 @@ final class ProducerTransactions {
                 throw error; // a batch failed during the flush: ABORTABLE_ERROR or FATAL_ERROR
             }
         }
-        if (endedLocally()) {
-            return;
+        if (!endsLocally()) {
+            Answer a = calls.endTransaction(producerId, epoch, true, transactionSequence);
+            if (a.errorCode() != Errors.NONE) {
+                throw failed("EndTransaction(commit)", a.errorCode(), true);
+            }
+            ended();
         }
-        Answer a = calls.endTransaction(producerId, epoch, true, transactionSequence);
-        if (a.errorCode() != Errors.NONE) {
-            throw failed("EndTransaction(commit)", a.errorCode(), true);
+        synchronized (this) {
+            state = State.READY;
         }
-        ended();
     }
 
     /**
@@ -275,7 +277,7 @@ final class ProducerTransactions {
         batches.failUnsent(new TransactionAbortedException("the transaction of transactional.id=" + transactionalId
                 + " (sequence " + transactionSequence + ") was aborted before this record was sent"));
         batches.flush();
-        if (!endedLocally()) {
+        if (!endsLocally()) {
             Answer a = calls.endTransaction(producerId, epoch, false, transactionSequence);
             if (a.errorCode() != Errors.NONE) {
                 throw failed("EndTransaction(abort)", a.errorCode(), true);
@@ -291,24 +293,23 @@ final class ProducerTransactions {
     }
 
     /**
-     * A transaction begun locally that sent nothing ends without a request: READY, and its sequence
-     * is not taken (the coordinator never saw it), so the next transaction reuses it. True when so.
+     * Whether the open transaction ends without a request: begun locally and nothing carrying its
+     * sequence left this client, so the coordinator never saw it and the next transaction reuses
+     * the sequence.
      */
-    private synchronized boolean endedLocally() {
-        if (sequenceUsed) {
-            return false;
-        }
-        state = State.READY;
-        return true;
+    private synchronized boolean endsLocally() {
+        return !sequenceUsed;
     }
 
-    /** The End of the open transaction succeeded: READY, and whether the next Begin may be local. */
+    /**
+     * The End of the open transaction succeeded: its sequence is the last ended one, and the next
+     * Begin is local when the coordinator spoke EndTransaction v2. The caller sets READY.
+     */
     private void ended() {
         boolean implicit = calls.beginsImplicitly();
         synchronized (this) {
             lastEndedSequence = transactionSequence;
             implicitBegin = implicit;
-            state = State.READY;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.client.ProducerTransactions.Answer;
 import io.stellflow.client.ProducerTransactions.State;
@@ -145,6 +146,33 @@ class ProducerTransactionsImplicitBeginTest {
         assertThat(txn.transactionSequence()).isEqualTo(9);
         assertThat(calls.calls)
                 .containsExactly("init", "begin 0", "end commit 7 epoch 0", "end abort 8 epoch 0", "init", "begin 1");
+    }
+
+    @Test
+    void anAbortWhoseNewEpochFailsStaysAbortingAndItsRetryTakesTheEpochBeforeAnyLocalBegin() throws Exception {
+        firstTransactionCommitted(7);
+        txn.beginTransaction(); // local: 8
+        assertThat(txn.checkSend()).isNull();
+        batches.resetNeeded = true;
+        answer((short) 0, 8); // End abort 8
+        calls.answers.addLast(new Answer(Errors.INVALID_REQUEST, -1, (short) -1, -1)); // InitProducerId refused
+        assertThatThrownBy(txn::abortTransaction).isInstanceOf(StellflowException.class);
+        assertThat(txn.state()).isEqualTo(State.ABORTING); // not READY: the sequence hole is still there
+        answer((short) 0, 8); // the same End, answered again
+        answer((short) 1, -1); // InitProducerId: epoch 1
+        txn.abortTransaction();
+        answer((short) 1, 9);
+        txn.beginTransaction();
+        assertThat(calls.calls)
+                .containsExactly(
+                        "init",
+                        "begin 0",
+                        "end commit 7 epoch 0",
+                        "end abort 8 epoch 0",
+                        "init",
+                        "end abort 8 epoch 0",
+                        "init",
+                        "begin 1");
     }
 
     @Test
