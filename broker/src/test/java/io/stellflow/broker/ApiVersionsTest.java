@@ -68,7 +68,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 10, (short) 0, (short) 0),
                         new ApiVersionRange((short) 11, (short) 0, (short) 1),
                         new ApiVersionRange((short) 12, (short) 0, (short) 1),
-                        new ApiVersionRange((short) 13, (short) 0, (short) 1),
+                        new ApiVersionRange((short) 13, (short) 0, (short) 2),
                         new ApiVersionRange((short) 20, (short) 0, (short) 0),
                         new ApiVersionRange((short) 21, (short) 0, (short) 0),
                         new ApiVersionRange((short) 22, (short) 0, (short) 0),

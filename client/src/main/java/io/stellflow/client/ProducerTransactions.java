@@ -18,11 +18,15 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <p>BeginTransaction v1 answers the transaction's sequence ({@link #transactionSequence}), which
- * every Produce v2 of the transaction and its EndTransaction v1 carry, so a delayed request of this
- * transaction can neither join nor end the next one. A commit or abort whose End could not be
- * confirmed within {@code max.block.ms} throws and leaves the state COMMITTING or ABORTING: calling
- * the same method again sends the same End (the coordinator answers a repeated End of its completed
- * transaction again). After an abort that left a hole in a partition's sequences (a batch failed),
+ * every Produce v2 of the transaction and its EndTransaction carry, so a delayed request of this
+ * transaction can neither join nor end the next one. Implicit begin: once a transaction ended at a
+ * coordinator that speaks EndTransaction v2, the next one begins locally with the last sequence + 1
+ * (the coordinator begins it on its first registration or its End); the first transaction after each
+ * InitProducerId begins with BeginTransaction, to learn the sequence. A transaction begun locally
+ * that sent nothing (no record, no offsets) commits or aborts without a request. A commit or abort
+ * whose End could not be confirmed within {@code max.block.ms} throws and leaves the state
+ * COMMITTING or ABORTING: calling the same method again sends the same End (the coordinator answers
+ * a repeated End of its completed transaction again). After an abort that left a hole in a partition's sequences (a batch failed),
  * InitProducerId is sent again: the epoch goes up and every partition's sequences start at 0. A
  * Begin answered {@code INVALID_TXN_STATE} (its earlier attempt ran, the answer was lost) takes a new
  * epoch and begins again; {@link #abortOnClose} aborts a transaction left open at close.
@@ -57,8 +61,17 @@ final class ProducerTransactions {
         /** BeginTransaction v1, retried while retriable. */
         Answer beginTransaction(long producerId, short epoch);
 
-        /** EndTransaction v1, retried while retriable. */
+        /** EndTransaction v2 (v1 with a coordinator that speaks no v2), retried while retriable. */
         Answer endTransaction(long producerId, short epoch, boolean commit, long transactionSequence);
+
+        /**
+         * Whether the coordinator that answered the last {@link #endTransaction} spoke EndTransaction
+         * v2: it begins the next transaction implicitly, on the first registration of its sequence
+         * (or completes it empty on its End), so no BeginTransaction is needed. False before any End.
+         */
+        default boolean beginsImplicitly() {
+            return false;
+        }
     }
 
     /** What the state machine needs of the sender ({@link ProducerSender}). */
@@ -113,6 +126,19 @@ final class ProducerTransactions {
     private long producerId = -1;
     private short epoch = -1;
     private volatile long transactionSequence = -1;
+    /**
+     * Whether the next Begin is local (no BeginTransaction): the last End succeeded at a coordinator
+     * that speaks EndTransaction v2 and no InitProducerId came since. Guarded by this.
+     */
+    private boolean implicitBegin;
+    /** The sequence of the last transaction whose End succeeded (-1 none since Init). Guarded by this. */
+    private long lastEndedSequence = -1;
+    /**
+     * Whether a request carrying the open transaction's sequence may have left this client
+     * (BeginTransaction, a record handed to the sender, TxnOffsetCommit): then its End must be sent.
+     * False only for a transaction begun locally that sent nothing. Guarded by this.
+     */
+    private boolean sequenceUsed;
     /** Why the state is ABORTABLE_ERROR or FATAL_ERROR. */
     private StellflowException error;
     /** See {@link #unsentError}; null while records may be sent. */
@@ -155,7 +181,11 @@ final class ProducerTransactions {
     }
 
     /**
-     * BeginTransaction v1: opens the next transaction and takes its sequence. In READY every
+     * Opens the next transaction. After a transaction ended at a coordinator that speaks
+     * EndTransaction v2 ({@link Calls#beginsImplicitly}), locally: its sequence is the last ended
+     * one + 1, and the coordinator begins it on its first registration (or its End); no request is
+     * sent. Otherwise (the first transaction after InitProducerId, or an older coordinator)
+     * BeginTransaction v1, which also tells the sequence: in READY every
      * transaction of this producer has ended, so {@code INVALID_TXN_STATE} (the coordinator has one
      * open) means a Begin of ours ran there and its answer was lost (the call retried it after a
      * timeout or a dropped connection): InitProducerId is sent once (a new epoch, which aborts that
@@ -163,6 +193,14 @@ final class ProducerTransactions {
      */
     void beginTransaction() {
         enter(State.READY, State.READY, "beginTransaction");
+        synchronized (this) {
+            if (implicitBegin) {
+                transactionSequence = lastEndedSequence + 1;
+                sequenceUsed = false;
+                state = State.IN_TRANSACTION;
+                return;
+            }
+        }
         Answer a = calls.beginTransaction(producerId, epoch);
         if (a.errorCode() == Errors.INVALID_TXN_STATE) {
             LOG.info(
@@ -180,6 +218,7 @@ final class ProducerTransactions {
         }
         synchronized (this) {
             transactionSequence = a.transactionSequence();
+            sequenceUsed = true;
             state = State.IN_TRANSACTION;
         }
     }
@@ -200,9 +239,12 @@ final class ProducerTransactions {
                 throw error; // a batch failed during the flush: ABORTABLE_ERROR or FATAL_ERROR
             }
         }
-        Answer a = calls.endTransaction(producerId, epoch, true, transactionSequence);
-        if (a.errorCode() != Errors.NONE) {
-            throw failed("EndTransaction(commit)", a.errorCode(), true);
+        if (!endsLocally()) {
+            Answer a = calls.endTransaction(producerId, epoch, true, transactionSequence);
+            if (a.errorCode() != Errors.NONE) {
+                throw failed("EndTransaction(commit)", a.errorCode(), true);
+            }
+            ended();
         }
         synchronized (this) {
             state = State.READY;
@@ -235,15 +277,39 @@ final class ProducerTransactions {
         batches.failUnsent(new TransactionAbortedException("the transaction of transactional.id=" + transactionalId
                 + " (sequence " + transactionSequence + ") was aborted before this record was sent"));
         batches.flush();
-        Answer a = calls.endTransaction(producerId, epoch, false, transactionSequence);
-        if (a.errorCode() != Errors.NONE) {
-            throw failed("EndTransaction(abort)", a.errorCode(), true);
+        if (!endsLocally()) {
+            Answer a = calls.endTransaction(producerId, epoch, false, transactionSequence);
+            if (a.errorCode() != Errors.NONE) {
+                throw failed("EndTransaction(abort)", a.errorCode(), true);
+            }
+            ended();
         }
         if (batches.producerIdResetNeeded()) {
             init(); // a failed batch left a hole in its partition's sequences: take a new epoch
         }
         synchronized (this) {
             state = State.READY;
+        }
+    }
+
+    /**
+     * Whether the open transaction ends without a request: begun locally and nothing carrying its
+     * sequence left this client, so the coordinator never saw it and the next transaction reuses
+     * the sequence.
+     */
+    private synchronized boolean endsLocally() {
+        return !sequenceUsed;
+    }
+
+    /**
+     * The End of the open transaction succeeded: its sequence is the last ended one, and the next
+     * Begin is local when the coordinator spoke EndTransaction v2. The caller sets READY.
+     */
+    private void ended() {
+        boolean implicit = calls.beginsImplicitly();
+        synchronized (this) {
+            lastEndedSequence = transactionSequence;
+            implicitBegin = implicit;
         }
     }
 
@@ -287,6 +353,9 @@ final class ProducerTransactions {
         if (offsetsToCommit.isEmpty()) {
             return;
         }
+        synchronized (this) {
+            sequenceUsed = true; // a TxnOffsetCommit registers the group's partition: the transaction exists
+        }
         try {
             offsets.send(transactionalId, producerId, epoch, transactionSequence, groupId, offsetsToCommit);
         } catch (StellflowException e) {
@@ -302,7 +371,10 @@ final class ProducerTransactions {
      */
     synchronized StellflowException checkSend() {
         return switch (state) {
-            case IN_TRANSACTION -> null;
+            case IN_TRANSACTION -> {
+                sequenceUsed = true; // the record may go out in a Produce carrying the sequence
+                yield null;
+            }
             case ABORTABLE_ERROR -> unsentError; // "not sent: the transaction can only be aborted since ..."
             case FATAL_ERROR -> error;
             default ->
@@ -353,6 +425,8 @@ final class ProducerTransactions {
         synchronized (this) {
             producerId = a.producerId();
             epoch = a.epoch();
+            implicitBegin = false; // a new epoch: the coordinator's sequence is learnt from a Begin again
+            lastEndedSequence = -1;
         }
         batches.producerId(a.producerId(), a.epoch());
     }

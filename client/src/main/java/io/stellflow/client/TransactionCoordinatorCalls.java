@@ -18,7 +18,8 @@ import java.util.function.ToIntFunction;
 /**
  * A transactional producer's requests to its transaction coordinator over the network: InitProducerId
  * v1 (with {@code transaction.timeout.ms}), BeginTransaction v1 (answers the transaction's sequence),
- * EndTransaction v1 (carries it). The coordinator is found with FindCoordinator v1, keyType 1 (the
+ * EndTransaction v2 (carries it; v1 to a coordinator that speaks no v2, and {@link #beginsImplicitly}
+ * tells which was answered). The coordinator is found with FindCoordinator v1, keyType 1 (the
  * transactional id), at any broker; a broker that speaks only v0 (INVALID_REQUEST to keyType 1) is
  * taken as the coordinator itself.
  *
@@ -37,6 +38,8 @@ final class TransactionCoordinatorCalls implements ProducerTransactions.Calls {
     private final String transactionalId;
     private final long maxBlockMs;
     private HostPort coordinator;
+    /** The EndTransaction version of the last End answered; only the caller's thread reads it. */
+    private short lastEndVersion;
 
     TransactionCoordinatorCalls(NetworkClient network, MetadataCache metadata, ProducerConfig config) {
         this.network = network;
@@ -76,14 +79,24 @@ final class TransactionCoordinatorCalls implements ProducerTransactions.Calls {
             long producerId, short epoch, boolean commit, long transactionSequence) {
         EndTransactionRequest req =
                 new EndTransactionRequest(transactionalId, producerId, epoch, commit, transactionSequence);
+        short[] sent = {0}; // the version of the attempt answered last (set on the I/O thread before its answer)
         TransactionResponse r = call(
                 "EndTransaction",
                 ApiKeys.END_TRANSACTION,
-                EndTransactionRequest.VERSION_WITH_SEQUENCE,
-                v -> out -> req.write(out, (short) v),
+                EndTransactionRequest.VERSION_IMPLICIT_BEGIN,
+                v -> {
+                    sent[0] = (short) v;
+                    return out -> req.write(out, (short) v);
+                },
                 v -> TransactionResponse::read,
                 TransactionResponse::errorCode);
+        lastEndVersion = sent[0];
         return new ProducerTransactions.Answer(r.errorCode(), producerId, epoch, transactionSequence);
+    }
+
+    @Override
+    public boolean beginsImplicitly() {
+        return lastEndVersion >= EndTransactionRequest.VERSION_IMPLICIT_BEGIN;
     }
 
     /** Whether a call is sent again after {@code code} (to a coordinator looked up again for 16 and 17). */

@@ -122,7 +122,7 @@ public final class TransactionHandlers {
         h.put(
                 ApiKeys.BEGIN_TRANSACTION,
                 onEventLoop(TransactionResponse.BEGIN_VERSION_WITH_SEQUENCE, this::beginTransaction));
-        h.put(ApiKeys.END_TRANSACTION, onEventLoop(EndTransactionRequest.VERSION_WITH_SEQUENCE, this::endTransaction));
+        h.put(ApiKeys.END_TRANSACTION, onEventLoop(EndTransactionRequest.VERSION_IMPLICIT_BEGIN, this::endTransaction));
         h.put(ApiKeys.REGISTER_TXN_PARTITION, this::registerTxnPartition);
         h.put(ApiKeys.FORWARD_STATUS, this::forwardStatus);
         return h;

@@ -29,7 +29,11 @@ import org.slf4j.LoggerFactory;
  * #LAST_INIT_EPOCH} the id takes a new producer id with epoch 0. An open transaction is aborted first
  * (its ABORT markers carry the bumped epoch), then the init runs again. Begin opens a transaction and
  * adds 1 to the transaction sequence; End moves it to PREPARE_COMMIT or PREPARE_ABORT and returns the
- * markers to write; {@link #completeTransaction} records COMPLETE_* once they are written. Errors:
+ * markers to write; {@link #completeTransaction} records COMPLETE_* once they are written. Implicit
+ * begin (EndTransaction v2 producers, KIP-890 part 2): while the id is idle, a registration of
+ * sequence + 1 opens that transaction in the same write, and an End of sequence + 1 completes it
+ * empty; either takes the sequence, so each is accepted once (while PREPARE_*: {@code
+ * CONCURRENT_TRANSACTIONS}). Errors:
  * Begin while a transaction is open or End with none: {@code INVALID_TXN_STATE}; while PREPARE_* is
  * completing: {@code CONCURRENT_TRANSACTIONS}; an older epoch: {@code PRODUCER_FENCED}; a producer id
  * not bound to the id (or an epoch never handed out): {@code INVALID_REQUEST}.
@@ -261,7 +265,11 @@ public final class TransactionStateMachine implements CoordinatorShard {
      * EndTransaction v1: as {@link #endTransaction(String, long, short, boolean, long)}, for the
      * transaction of {@code transactionSequence} only: another sequence than the id's current
      * transaction's is {@code INVALID_TXN_STATE} and changes nothing (a late End of an earlier
-     * transaction can neither commit nor abort the next one); -1 does not check (v0).
+     * transaction can neither commit nor abort the next one); -1 does not check (v0). Sequence + 1
+     * while the id is idle (EMPTY, COMPLETE_*) ends a transaction its producer began implicitly and
+     * none of whose requests arrived (EndTransaction v2): it completes empty in one write (COMPLETE_*,
+     * sequence + 1, no partitions, no markers), so a delayed registration of that sequence is refused
+     * afterwards; while PREPARE_*: {@code CONCURRENT_TRANSACTIONS}.
      */
     public CoordinatorResult<TxnResult> endTransaction(
             String transactionalId,
@@ -275,11 +283,25 @@ public final class TransactionStateMachine implements CoordinatorShard {
         if (code != Errors.NONE) {
             return CoordinatorResult.of(TxnResult.error(code));
         }
+        TransactionState prepare = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
+        TransactionState complete = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
+        if (transactionSequence >= 0 && transactionSequence == t.sequence + 1 && t.state != TransactionState.ONGOING) {
+            if (t.state.isPreparing()) {
+                return CoordinatorResult.of(TxnResult.error(Errors.CONCURRENT_TRANSACTIONS));
+            }
+            // Implicit begin: a transaction the producer began without asking, none of whose
+            // requests reached this coordinator, ends empty; the sequence is taken, so a delayed
+            // registration of it is refused from now on.
+            t.sequence++;
+            t.state = complete;
+            t.partitions.clear();
+            t.startMs = nowMs;
+            t.updateMs = nowMs;
+            return write(transactionalId, t, new TxnResult(Errors.NONE, t.state, t.sequence, null));
+        }
         if (transactionSequence >= 0 && transactionSequence != t.sequence) {
             return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));
         }
-        TransactionState prepare = commit ? TransactionState.PREPARE_COMMIT : TransactionState.PREPARE_ABORT;
-        TransactionState complete = commit ? TransactionState.COMPLETE_COMMIT : TransactionState.COMPLETE_ABORT;
         switch (t.state) {
             case ONGOING -> {
                 t.updateMs = nowMs;
@@ -316,6 +338,12 @@ public final class TransactionStateMachine implements CoordinatorShard {
      *
      * @param transactionSequence the sequence the leader expects, or -1 when it does not know it (a v0
      *     producer's Produce carries none)
+     * <p>Implicit begin: {@code transactionSequence} = the id's sequence + 1 while the id is idle
+     * (EMPTY, COMPLETE_*) opens that transaction in the same write (ONGOING, sequence + 1, only
+     * {@code partition}, started now, so {@code transaction.timeout.ms} counts from here); while
+     * PREPARE_* it is {@code CONCURRENT_TRANSACTIONS} (retriable: the previous transaction is still
+     * completing). -1 never begins anything (v0 producers need BeginTransaction).
+     *
      * @return {@code NONE} with the transaction's sequence; {@code INVALID_TXN_STATE} when the id has
      *     no ONGOING transaction (or not the one of {@code transactionSequence}); {@code
      *     INVALID_PRODUCER_EPOCH} for an older epoch (what Produce answers a fenced producer); {@code
@@ -335,6 +363,20 @@ public final class TransactionStateMachine implements CoordinatorShard {
         short code = check(t, producerId, epoch, Errors.INVALID_PRODUCER_EPOCH);
         if (code != Errors.NONE) {
             return CoordinatorResult.of(TxnResult.error(code));
+        }
+        if (transactionSequence >= 0 && transactionSequence == t.sequence + 1 && t.state != TransactionState.ONGOING) {
+            if (t.state.isPreparing()) {
+                return CoordinatorResult.of(TxnResult.error(Errors.CONCURRENT_TRANSACTIONS));
+            }
+            // Implicit begin (KIP-890 part 2): the first registration of the next transaction opens
+            // it in the same write, with its timeout counted from now.
+            t.state = TransactionState.ONGOING;
+            t.sequence++;
+            t.partitions.clear();
+            t.partitions.add(partition);
+            t.startMs = nowMs;
+            t.updateMs = nowMs;
+            return write(transactionalId, t, new TxnResult(Errors.NONE, t.state, t.sequence, null));
         }
         if (t.state != TransactionState.ONGOING || (transactionSequence >= 0 && transactionSequence != t.sequence)) {
             return CoordinatorResult.of(TxnResult.error(Errors.INVALID_TXN_STATE));

@@ -133,7 +133,10 @@ final class CtpLedger {
         return lastRead;
     }
 
-    /** Judges every read whose transactions (those begun before it was sent) are all judged. */
+    /**
+     * Judges every read whose transactions (those begun before it was sent, and the one whose offset
+     * it read) are all judged.
+     */
     synchronized void evaluate() {
         for (Iterator<Observation> it = pending.iterator(); it.hasNext(); ) {
             Observation o = it.next();
@@ -151,6 +154,12 @@ final class CtpLedger {
     }
 
     private boolean ready(Observation o) {
+        // The transaction whose offset was read must be judged too, even when it began after the
+        // read was sent: the read's call retries (a broker down), so it may span a whole transaction.
+        Step at = o.offset() < 0 ? null : byOffset.get(o.offset());
+        if (at != null && !at.txn.judged) {
+            return false;
+        }
         for (Step s : steps) {
             if (s.beganNs < o.sentNs() && !s.txn.judged) {
                 return false;

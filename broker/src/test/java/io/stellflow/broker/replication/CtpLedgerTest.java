@@ -94,6 +94,21 @@ class CtpLedgerTest {
     }
 
     @Test
+    void aReadWaitsForTheTransactionWhoseOffsetItReadEvenOneBegunAfterItWasSent() {
+        step(1, TxnLedger.Outcome.COMMITTED, true);
+        txns.evaluate(new long[] {nextOffset, 0, 0}); // transaction 1 judged
+        long sentNs = System.nanoTime(); // the read's call retries while transaction 2 runs whole
+        step(2, TxnLedger.Outcome.COMMITTED, true);
+        ctp.observed(0, 2, sentNs);
+        ctp.evaluate(); // transaction 2 is not judged yet: the read waits for it
+        assertThat(ctp.unjudged()).isEqualTo(1);
+        assertThat(ledger.totalViolations()).isZero();
+        judgeAll();
+        assertThat(ledger.totalViolations()).isZero();
+        assertThat(ctp.unjudged()).isZero();
+    }
+
+    @Test
     void anOffsetWhoseTransactionsValuesAreAbsentIsFound() {
         step(1, TxnLedger.Outcome.UNKNOWN, false); // judged absent: allowed for the values alone
         ctp.observed(0, 1, System.nanoTime());

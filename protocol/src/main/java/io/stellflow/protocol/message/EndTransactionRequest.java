@@ -13,7 +13,8 @@ import io.netty.buffer.ByteBuf;
 /**
  * EndTransaction request v0 (apiKey 13, {@code docs/spec/wire-protocol.md} §6.13) and v1 (ours,
  * {@code docs/protocol-additions.md}: appends the transaction's sequence, so a late End of an
- * earlier transaction can neither commit nor abort the next one).
+ * earlier transaction can neither commit nor abort the next one); v2 has v1's layout and says the
+ * coordinator begins transactions implicitly ({@link #VERSION_IMPLICIT_BEGIN}).
  *
  * <pre>
  * transactionalId nullable string | producerId int64 | producerEpoch int16 | commit bool
@@ -36,6 +37,14 @@ public record EndTransactionRequest(
     /** The version that carries {@link #transactionSequence}. */
     public static final short VERSION_WITH_SEQUENCE = 1;
 
+    /**
+     * v2: bodies as v1; a coordinator that speaks it begins a transaction implicitly (the first
+     * registration of the id's sequence + 1 opens it, an End of sequence + 1 completes it empty), so
+     * its producers skip BeginTransaction after their first transaction ({@code
+     * docs/protocol-additions.md}).
+     */
+    public static final short VERSION_IMPLICIT_BEGIN = 2;
+
     /** A v0 request (no transaction sequence). */
     public EndTransactionRequest(String transactionalId, long producerId, short producerEpoch, boolean commit) {
         this(transactionalId, producerId, producerEpoch, commit, -1L);
@@ -47,7 +56,7 @@ public record EndTransactionRequest(
         write(out, (short) 0);
     }
 
-    /** Writes the layout of {@code version} (0 or 1). */
+    /** Writes the layout of {@code version} (0, 1 or 2; 2 as 1). */
     public void write(ByteBuf out, short version) {
         writeNullableString(out, transactionalId);
         out.writeLong(producerId);
@@ -63,7 +72,7 @@ public record EndTransactionRequest(
         return read(body, (short) 0);
     }
 
-    /** Reads a request of {@code version} (0 or 1). */
+    /** Reads a request of {@code version} (0, 1 or 2; 2 as 1). */
     public static EndTransactionRequest read(ByteBuf body, short version) {
         String id = readNullableString(body, "transactionalId");
         long producerId = readInt64(body, "producerId");

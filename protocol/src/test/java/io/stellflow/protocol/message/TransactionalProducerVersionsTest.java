@@ -99,6 +99,17 @@ class TransactionalProducerVersionsTest {
     }
 
     @Test
+    void endTransactionV2HasTheBytesOfV1() {
+        // docs/protocol-additions.md: abort of transaction 4, begun implicitly.
+        EndTransactionRequest r = new EndTransactionRequest("tx", 1000, (short) 1, false, 4);
+        String v2 = str("tx") + "00000000000003e8" + "0001" + "00" + "0000000000000004";
+        assertThat(written(out -> r.write(out, EndTransactionRequest.VERSION_IMPLICIT_BEGIN)))
+                .isEqualTo(v2);
+        assertThat(EndTransactionRequest.read(bufs.hex(v2), EndTransactionRequest.VERSION_IMPLICIT_BEGIN))
+                .isEqualTo(r);
+    }
+
+    @Test
     void beginTransactionV1ResponseAppendsTheSequence() {
         TransactionResponse r = new TransactionResponse(Errors.NONE, 1000, (short) 1, "ONGOING", 3);
         String v1 = "0000" + "00000000000003e8" + "0001" + str("ONGOING") + "0000000000000003";
