@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.broker.StellflowServer;
-import io.stellflow.broker.TestTransports;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
@@ -40,21 +39,6 @@ class TxnOffsetCommitCallBrokerTest {
 
     @TempDir
     Path dir;
-
-    private Properties brokerProps() {
-        TestTransports.assumeSelected("nio");
-        Properties p = new Properties();
-        p.setProperty("listeners", "PLAINTEXT://127.0.0.1:0");
-        p.setProperty("log.dirs", dir.resolve("data").toString());
-        p.setProperty("transport", "nio");
-        p.setProperty("num.network.threads", "2");
-        p.setProperty("num.io.threads", "4");
-        p.setProperty("metrics.port", "0");
-        p.setProperty("controller.quorum.election.timeout.ms", "100");
-        p.setProperty("offsets.topic.num.partitions", "1");
-        p.setProperty("transaction.state.log.num.partitions", "1");
-        return p;
-    }
 
     private static InitProducerIdResponse init(NetworkClient network, HostPort broker) {
         InitProducerIdResponse[] last = new InitProducerIdResponse[1];
@@ -95,7 +79,7 @@ class TxnOffsetCommitCallBrokerTest {
 
     @Test
     void offsetsCommittedThroughTheCallAppearWhenTheTransactionCommits() throws Exception {
-        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(brokerProps()))) {
+        try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(TxnBrokerProps.of(dir)))) {
             HostPort broker = new HostPort("127.0.0.1", server.port());
             Properties clientProps = new Properties();
             clientProps.setProperty("bootstrap.servers", broker.host() + ":" + broker.port());
