@@ -139,6 +139,8 @@ final class ProducerTransactions {
      * False only for a transaction begun locally that sent nothing. Guarded by this.
      */
     private boolean sequenceUsed;
+    /** Whether the open transaction began locally (no BeginTransaction was sent for it). Guarded by this. */
+    private boolean begunLocally;
     /** Why the state is ABORTABLE_ERROR or FATAL_ERROR. */
     private StellflowException error;
     /** See {@link #unsentError}; null while records may be sent. */
@@ -197,6 +199,7 @@ final class ProducerTransactions {
             if (implicitBegin) {
                 transactionSequence = lastEndedSequence + 1;
                 sequenceUsed = false;
+                begunLocally = true;
                 state = State.IN_TRANSACTION;
                 return;
             }
@@ -219,12 +222,13 @@ final class ProducerTransactions {
         synchronized (this) {
             transactionSequence = a.transactionSequence();
             sequenceUsed = true;
+            begunLocally = false;
             state = State.IN_TRANSACTION;
         }
     }
 
     /**
-     * Flushes, then EndTransaction v1 commit. A record of the transaction that failed makes it
+     * Flushes, then EndTransaction v2 (v1 to an older coordinator) commit. A record of the transaction that failed makes it
      * ABORTABLE_ERROR and throws (the application must abort); fenced: FATAL_ERROR.
      */
     void commitTransaction() throws InterruptedException {
@@ -253,7 +257,7 @@ final class ProducerTransactions {
 
     /**
      * Fails the transaction's unsent records with {@link TransactionAbortedException}, waits for those
-     * in flight, then EndTransaction v1 abort; a new epoch when a failed batch left a sequence hole.
+     * in flight, then EndTransaction v2 abort; a new epoch when a failed batch left a sequence hole.
      */
     void abortTransaction() throws InterruptedException {
         synchronized (this) {
@@ -277,15 +281,29 @@ final class ProducerTransactions {
         batches.failUnsent(new TransactionAbortedException("the transaction of transactional.id=" + transactionalId
                 + " (sequence " + transactionSequence + ") was aborted before this record was sent"));
         batches.flush();
+        boolean newEpoch = false;
         if (!endsLocally()) {
             Answer a = calls.endTransaction(producerId, epoch, false, transactionSequence);
-            if (a.errorCode() != Errors.NONE) {
+            if (a.errorCode() == Errors.INVALID_TXN_STATE && begunLocally()) {
+                // The coordinator never began this locally begun transaction: it moved to a broker
+                // without EndTransaction v2 (an upgrade or downgrade under way), which neither begins
+                // on registration nor ends sequence + 1. A new epoch aborts whatever the id has open
+                // and fences this transaction's requests still on the way; the next Begin is explicit.
+                LOG.info(
+                        "EndTransaction(abort) of the locally begun transaction {} of transactional.id={} answered"
+                                + " INVALID_TXN_STATE (its coordinator does not begin transactions implicitly);"
+                                + " taking a new epoch",
+                        transactionSequence,
+                        transactionalId);
+                newEpoch = true;
+            } else if (a.errorCode() != Errors.NONE) {
                 throw failed("EndTransaction(abort)", a.errorCode(), true);
+            } else {
+                ended();
             }
-            ended();
         }
-        if (batches.producerIdResetNeeded()) {
-            init(); // a failed batch left a hole in its partition's sequences: take a new epoch
+        if (newEpoch || batches.producerIdResetNeeded()) {
+            init(); // a sequence hole (a failed batch), or a coordinator that never began it: a new epoch
         }
         synchronized (this) {
             state = State.READY;
@@ -299,6 +317,10 @@ final class ProducerTransactions {
      */
     private synchronized boolean endsLocally() {
         return !sequenceUsed;
+    }
+
+    private synchronized boolean begunLocally() {
+        return begunLocally;
     }
 
     /**

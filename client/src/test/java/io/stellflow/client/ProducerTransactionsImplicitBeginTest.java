@@ -209,4 +209,33 @@ class ProducerTransactionsImplicitBeginTest {
         txn.commitTransaction(); // Begin reached the coordinator: the End must be sent
         assertThat(calls.calls).containsExactly("init", "begin 0", "end commit 3 epoch 0");
     }
+
+    @Test
+    void aLocallyBegunTransactionItsCoordinatorNeverBeganIsAbortedUnderANewEpoch() throws Exception {
+        firstTransactionCommitted(7); // End v2: the next Begin is local
+        txn.beginTransaction();
+        assertThat(txn.transactionSequence()).isEqualTo(8);
+        assertThat(txn.checkSend()).isNull(); // a record went out; its registration was refused
+        // The coordinator moved to a broker without EndTransaction v2: it never began 8.
+        calls.v2 = false;
+        calls.answers.addLast(new Answer(Errors.INVALID_TXN_STATE, PID, (short) 0, -1));
+        assertThatThrownBy(txn::commitTransaction).isInstanceOf(StellflowException.class);
+        assertThat(txn.state()).isEqualTo(State.ABORTABLE_ERROR);
+        calls.answers.addLast(new Answer(Errors.INVALID_TXN_STATE, PID, (short) 0, -1)); // End abort of 8
+        answer((short) 1, -1); // InitProducerId: a new epoch
+        txn.abortTransaction(); // before the fix: INVALID_TXN_STATE again, ABORTABLE_ERROR for good
+        assertThat(txn.state()).isEqualTo(State.READY);
+        answer((short) 1, 8); // an explicit Begin again
+        txn.beginTransaction();
+        assertThat(txn.transactionSequence()).isEqualTo(8);
+        assertThat(calls.calls)
+                .containsExactly(
+                        "init",
+                        "begin 0",
+                        "end commit 7 epoch 0",
+                        "end commit 8 epoch 0",
+                        "end abort 8 epoch 0",
+                        "init",
+                        "begin 1");
+    }
 }
