@@ -68,7 +68,6 @@ final class IsrState {
                 lastFetchTimeMs = 0;
                 lastCaughtUpTimeMs = 0;
             }
-            brokerEpoch = replicaEpoch;
             if (fetchOffset >= leaderLogEndOffset) {
                 lastCaughtUpTimeMs = Math.max(lastCaughtUpTimeMs, nowMs);
             } else if (fetchOffset >= lastFetchLeaderLogEndOffset && lastFetchLeaderLogEndOffset >= 0) {
@@ -77,6 +76,9 @@ final class IsrState {
             logEndOffset = fetchOffset;
             lastFetchLeaderLogEndOffset = leaderLogEndOffset;
             lastFetchTimeMs = nowMs;
+            // Written last, read first by propose(): whoever sees this epoch sees this fetch's
+            // LEO and caught-up time (volatile order), never the previous process's with it.
+            brokerEpoch = replicaEpoch;
         }
 
         synchronized void reset(long caughtUpTimeMs) {
@@ -332,9 +334,9 @@ final class IsrState {
      * long ago it fetched); back in: followers outside the ISR whose LEO reached {@code highWatermark}
      * and {@code leaderEpochStartOffset}, caught up within {@code lagTimeMaxMs}. The leader stays.
      *
-     * <p>Each member of the proposed ISR goes with the broker epoch of the process whose fetches were
-     * judged ({@link PendingIsrChange#newIsrBrokerEpochs}; -1 for this leader and for followers on
-     * Fetch v0/v1): the controller refuses to add a follower that registered again since.
+     * <p>Each follower the proposal adds goes with the broker epoch of the process whose fetches were
+     * judged ({@link PendingIsrChange#newIsrBrokerEpochs}; -1 for members that stay and for followers
+     * on Fetch v0/v1): the controller refuses to add a follower that registered again since.
      *
      * <p>A follower added to the maximal ISR must not be behind a HW some other thread computed before
      * the snapshot swap: after the swap, {@code currentHighWatermark} is read again and the proposal
@@ -362,22 +364,23 @@ final class IsrState {
                 next.add(id); // the leader itself, or a follower at the LEO or caught up recently
             }
         }
+        List<Long> epochs = new ArrayList<>(s.replicas().size());
+        for (int i = 0; i < next.size(); i++) {
+            epochs.add(-1L); // members that stay are not checked by the controller
+        }
         for (FollowerState f : s.followers()) {
+            long epoch = f.brokerEpoch; // before the LEO: see FollowerState.onFetch
             long leo = f.logEndOffset;
             if (!s.isr().contains(f.brokerId)
                     && leo >= highWatermark
                     && leo >= leaderEpochStartOffset
                     && nowMs - f.lastCaughtUpTimeMs <= lagTimeMaxMs) {
                 next.add(f.brokerId);
+                epochs.add(epoch);
             }
         }
         if (next.size() == s.isr().size() && next.containsAll(s.isr())) {
             return null;
-        }
-        List<Long> epochs = new ArrayList<>(next.size());
-        for (int id : next) {
-            FollowerState f = s.follower(id);
-            epochs.add(f == null ? -1L : f.brokerEpoch);
         }
         PendingIsrChange change = new PendingIsrChange(
                 s.topicId(), leaderEpoch, s.partitionEpoch(), s.isr(), List.copyOf(next), epochs, nowMs, false);

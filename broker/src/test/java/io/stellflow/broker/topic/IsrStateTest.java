@@ -166,7 +166,7 @@ class IsrStateTest {
         PendingIsrChange change = propose(s, 200, 10, 10);
         assertThat(change.newIsr()).containsExactly(1, 2, 3);
         assertThat(change.newIsrBrokerEpochs())
-                .as("the leader and a follower that has not fetched: unknown")
+                .as("members that stay: not checked")
                 .containsExactly(-1L, -1L, 40L);
 
         // The controller refuses it (broker 3 registered again since: its log may have lost offsets).
