@@ -116,42 +116,14 @@ public final class ReplicaFetcher implements AutoCloseable {
     }
 
     /**
-     * As above, with this broker's epoch for Fetch v2.
+     * As above, with this broker's epoch for Fetch v2 and the clock that backoffs, reconnect delays
+     * and fetch latencies read.
      *
      * @param brokerEpoch this broker's current broker epoch (-1 while unregistered), sent in each
      *     Fetch v2 so that the leader can tell this process from an earlier one of the same broker
-     */
-    ReplicaFetcher(
-            int leaderId,
-            int brokerId,
-            LongSupplier brokerEpoch,
-            ReplicaFetcherConfig config,
-            IntFunction<InetSocketAddress> addresses,
-            EventLoopGroup group,
-            Class<? extends SocketChannel> channelClass,
-            ReplicationMetrics metrics) {
-        this(leaderId, brokerId, brokerEpoch, config, addresses, group, channelClass, metrics, System::nanoTime);
-    }
-
-    /**
-     * As above, with the clock that backoffs, reconnect delays and fetch latencies read.
-     *
      * @param nanoClock a {@link System#nanoTime}-style clock (ns, compared by difference); the
      *     thread's timers (wake-ups, request timeouts) still wait in real time
      */
-    ReplicaFetcher(
-            int leaderId,
-            int brokerId,
-            ReplicaFetcherConfig config,
-            IntFunction<InetSocketAddress> addresses,
-            EventLoopGroup group,
-            Class<? extends SocketChannel> channelClass,
-            ReplicationMetrics metrics,
-            LongSupplier nanoClock) {
-        this(leaderId, brokerId, () -> -1L, config, addresses, group, channelClass, metrics, nanoClock);
-    }
-
-    /** As above, with this broker's epoch for Fetch v2 and the clock. */
     ReplicaFetcher(
             int leaderId,
             int brokerId,

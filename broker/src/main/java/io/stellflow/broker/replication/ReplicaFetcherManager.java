@@ -140,7 +140,15 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
 
     private ReplicaFetcher newFetcher(int leader) {
         ReplicaFetcher f = new ReplicaFetcher(
-                leader, brokerId, brokerEpoch, config, addresses, group, transport.socketChannelClass(), metrics);
+                leader,
+                brokerId,
+                brokerEpoch,
+                config,
+                addresses,
+                group,
+                transport.socketChannelClass(),
+                metrics,
+                System::nanoTime);
         if (watchdog != null) {
             f.watch(watchdog);
         }

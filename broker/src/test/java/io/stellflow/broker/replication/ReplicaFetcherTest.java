@@ -367,7 +367,8 @@ class ReplicaFetcherTest {
                 id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
                 group,
                 nio.socketChannelClass(),
-                ReplicationMetrics.NOOP);
+                ReplicationMetrics.NOOP,
+                System::nanoTime);
         Partition p = follower(1, 3);
         Received v2 = firstFetchAfterEpochs(p, 3);
         assertThat(v2.header().apiVersion()).isEqualTo(FetchRequest.VERSION_REPLICA_EPOCH);
@@ -455,6 +456,7 @@ class ReplicaFetcherTest {
         fetcher = new ReplicaFetcher(
                 LEADER,
                 FOLLOWER,
+                () -> -1L,
                 CONFIG,
                 id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
                 group,
