@@ -78,6 +78,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -337,13 +338,15 @@ public final class StellflowServer implements AutoCloseable {
     private void startReplication() {
         ReplicaManager replicas = parts.replicas();
         ControllerClient client = parts.client();
+        LongSupplier brokerEpoch = () -> {
+            BrokerLifecycle l = lifecycle;
+            return l == null ? -1L : l.brokerEpoch();
+        };
+        parts.fetchers().brokerEpoch(brokerEpoch);
         IsrManager isrManager = new IsrManager(
                 config.brokerId(),
                 client::alterPartition,
-                () -> {
-                    BrokerLifecycle l = lifecycle;
-                    return l == null ? -1L : l.brokerEpoch();
-                },
+                brokerEpoch,
                 replicas::forEachHostedPartition,
                 config.replicaLagTimeMaxMs(),
                 System::currentTimeMillis);

@@ -58,7 +58,7 @@ class ApiVersionsTest {
                         new ApiVersionRange((short) 0, (short) 0, (short) 0),
                         new ApiVersionRange((short) 1, (short) 0, (short) 0),
                         new ApiVersionRange((short) 2, (short) 0, (short) 2),
-                        new ApiVersionRange((short) 3, (short) 0, (short) 1),
+                        new ApiVersionRange((short) 3, (short) 0, (short) 2),
                         new ApiVersionRange((short) 4, (short) 0, (short) 0),
                         new ApiVersionRange((short) 5, (short) 0, (short) 1),
                         new ApiVersionRange((short) 6, (short) 0, (short) 1),

@@ -1,12 +1,9 @@
 package io.stellflow.client;
 
 import io.stellflow.protocol.ApiKeys;
-import io.stellflow.protocol.Errors;
-import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
-import io.stellflow.protocol.record.RecordBatchReader;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -17,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
@@ -73,7 +69,11 @@ public final class StellflowConsumer implements AutoCloseable {
     /** {@code isolation.level}: next fetch offsets, the aborted-transaction filter, the lag's end. */
     private final FetchIsolation isolation;
 
-    private final Map<TopicPartition, PartitionState> assigned = new LinkedHashMap<>();
+    /** The assigned partitions, their positions and fetch epochs. */
+    private final ConsumerPositions assigned;
+    /** Settles and decodes completed Fetches into {@link #assigned}. */
+    private final CompletedFetchHandler fetches;
+
     private final LinkedBlockingQueue<CompletedFetch> completed = new LinkedBlockingQueue<>();
     /** Fetch answers taken off {@link #completed} while a blocking group call waited; handed out first. */
     private final ArrayDeque<CompletedFetch> stashed = new ArrayDeque<>();
@@ -81,38 +81,12 @@ public final class StellflowConsumer implements AutoCloseable {
     private final ConsumerMembership group;
     /** The blocking group calls (commitSync, committed, leave), null without {@code group.id}. */
     private final GroupCalls groupCalls;
-    /** Partitions whose position must come from auto.offset.reset because the group has no commit. */
-    private final Set<TopicPartition> noCommittedOffset = new LinkedHashSet<>();
 
     private boolean subscribed;
-    /**
-     * Source of {@code PartitionState.epoch} values, consumer-wide: a Fetch answer counts only for the
-     * state (and seek) it was sent for, also when the partition was revoked and assigned again while
-     * it was in flight (a per-state counter would start at 0 again and take the old answer).
-     */
-    private int fetchEpochs;
 
     private long lastMetadataRefreshNs;
 
     private volatile boolean closed;
-
-    private static final class PartitionState {
-        /** The next offset {@link #poll} returns; -1 when unknown. */
-        long position = -1;
-        /** The offset the next Fetch asks for: at or past {@link #position}. */
-        long fetchPosition = -1;
-        /** The last answer's HW (LSO at read_committed); -1 before one (metrics: consumer lag). */
-        long visibleEnd = -1;
-
-        int epoch;
-        boolean fetchInFlight;
-        long retryAfterNs;
-
-        void moveTo(long offset) {
-            position = offset;
-            fetchPosition = offset;
-        }
-    }
 
     public StellflowConsumer(Properties props) {
         this(ConsumerConfig.from(props));
@@ -147,6 +121,9 @@ public final class StellflowConsumer implements AutoCloseable {
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata, config.isolationLevel());
         this.isolation = new FetchIsolation(config.readCommitted());
+        this.assigned = new ConsumerPositions(config, offsets);
+        this.fetches =
+                new CompletedFetchHandler(config, assigned, isolation, decompressor, metrics, this::refreshMetadata);
         this.group = config.groupId() == null
                 ? null
                 : new ConsumerMembership(
@@ -170,13 +147,7 @@ public final class StellflowConsumer implements AutoCloseable {
         if (group != null) {
             group.startAutoCommit(nowMs());
         }
-        Map<TopicPartition, PartitionState> next = new LinkedHashMap<>();
-        for (TopicPartition tp : partitions) {
-            PartitionState s = assigned.get(tp);
-            next.put(tp, s != null ? s : newPartitionState());
-        }
-        assigned.clear();
-        assigned.putAll(next);
+        assigned.assign(partitions);
     }
 
     /**
@@ -303,13 +274,7 @@ public final class StellflowConsumer implements AutoCloseable {
     }
 
     private Map<TopicPartition, Long> positions() {
-        Map<TopicPartition, Long> out = new LinkedHashMap<>();
-        assigned.forEach((tp, s) -> {
-            if (s.position >= 0) {
-                out.put(tp, s.position);
-            }
-        });
-        return out;
+        return assigned.positions();
     }
 
     /** Waits up to {@code waitNs} for a response; fetch answers that arrive are kept for {@link #poll}. */
@@ -341,35 +306,18 @@ public final class StellflowConsumer implements AutoCloseable {
 
         @Override
         public void partitionsRevoked(Collection<TopicPartition> partitions) {
-            for (TopicPartition tp : partitions) {
-                assigned.remove(tp); // a Fetch in flight for it is dropped as stale when it comes back
-                noCommittedOffset.remove(tp);
-            }
+            assigned.revoke(partitions);
         }
 
         @Override
         public void partitionsAssigned(Map<TopicPartition, Long> committedOffsets) {
-            committedOffsets.forEach((tp, offset) -> {
-                PartitionState s = newPartitionState();
-                if (offset >= 0) {
-                    s.moveTo(offset);
-                } else {
-                    noCommittedOffset.add(tp);
-                }
-                assigned.put(tp, s);
-            });
+            assigned.assignCommitted(committedOffsets);
         }
-    }
-
-    private PartitionState newPartitionState() {
-        PartitionState s = new PartitionState();
-        s.epoch = ++fetchEpochs;
-        return s;
     }
 
     /** The currently assigned partitions, in assignment order. */
     public Set<TopicPartition> assignment() {
-        return new LinkedHashSet<>(assigned.keySet());
+        return assigned.assignment();
     }
 
     /** Sets the next offset to return for {@code tp}; a Fetch already in flight is discarded. */
@@ -377,10 +325,7 @@ public final class StellflowConsumer implements AutoCloseable {
         if (offset < 0) {
             throw new IllegalArgumentException("offset must be >= 0: " + offset);
         }
-        PartitionState s = state(tp);
-        s.moveTo(offset);
-        s.epoch = ++fetchEpochs;
-        s.fetchInFlight = false;
+        assigned.seek(tp, offset);
     }
 
     /**
@@ -415,11 +360,7 @@ public final class StellflowConsumer implements AutoCloseable {
 
     /** The next offset {@link #poll} returns for {@code tp}, resolving it first if unknown. */
     public long position(TopicPartition tp) {
-        PartitionState s = state(tp);
-        if (s.position < 0) {
-            resetPosition(tp, s);
-        }
-        return s.position;
+        return assigned.position(tp);
     }
 
     /** The current end of each partition, from ListOffsets -1: the HW (the LSO at read_committed). */
@@ -455,13 +396,7 @@ public final class StellflowConsumer implements AutoCloseable {
             return out;
         } finally {
             metrics.polled(System.nanoTime() - startNs, out == null ? 0 : out.size());
-            long lag = 0;
-            for (PartitionState s : assigned.values()) {
-                if (s.visibleEnd >= 0 && s.position >= 0) {
-                    lag += Math.max(0, s.visibleEnd - s.position);
-                }
-            }
-            metrics.consumerLag(lag);
+            metrics.consumerLag(assigned.lag());
         }
     }
 
@@ -470,12 +405,12 @@ public final class StellflowConsumer implements AutoCloseable {
         List<ConsumerRecord> out = new ArrayList<>();
         List<CompletedFetch> ready = new ArrayList<>();
         while (true) {
-            long waitNs = nextRetryWaitNs();
+            long waitNs = assigned.nextRetryWaitNs();
             if (group != null) {
                 group.poll(nowMs());
                 waitNs = Math.min(waitNs, TimeUnit.MILLISECONDS.toNanos(group.timeToNextEventMs(nowMs()) + 1));
             }
-            resolvePositions();
+            assigned.resolvePositions();
             sendFetches();
             long leftNs = deadlineNs - System.nanoTime();
             CompletedFetch f = stashed.poll();
@@ -498,17 +433,17 @@ public final class StellflowConsumer implements AutoCloseable {
                     // Next fetch positions from the batch headers, the next Fetches out, then decode.
                     for (int i = 0; i < ready.size(); i++) {
                         try {
-                            advance(ready.get(i));
+                            fetches.advance(ready.get(i));
                         } catch (RuntimeException e) {
                             // The answers after the failing one are dropped unread: fetch them again.
                             for (int j = i + 1; j < ready.size(); j++) {
-                                refetch(ready.get(j), -1);
+                                assigned.refetch(ready.get(j), -1);
                             }
                             throw e;
                         }
                     }
                     sendFetches();
-                    decodeAll(ready, out);
+                    fetches.decodeAll(ready, out);
                 } finally {
                     for (CompletedFetch c : ready) {
                         c.release();
@@ -525,60 +460,13 @@ public final class StellflowConsumer implements AutoCloseable {
         }
     }
 
-    private long nextRetryWaitNs() {
-        long now = System.nanoTime();
-        long wait = Long.MAX_VALUE;
-        for (PartitionState s : assigned.values()) {
-            if (!s.fetchInFlight && s.retryAfterNs - now > 0) {
-                wait = Math.min(wait, s.retryAfterNs - now);
-            }
-        }
-        return wait;
-    }
-
-    private PartitionState state(TopicPartition tp) {
-        PartitionState s = assigned.get(tp);
-        if (s == null) {
-            throw new IllegalStateException(tp + " is not assigned");
-        }
-        return s;
-    }
-
-    private void resolvePositions() {
-        for (Map.Entry<TopicPartition, PartitionState> e : assigned.entrySet()) {
-            if (e.getValue().position < 0) {
-                resetPosition(e.getKey(), e.getValue());
-            }
-        }
-    }
-
-    private void resetPosition(TopicPartition tp, PartitionState s) {
-        switch (config.autoOffsetReset()) {
-            case "earliest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.EARLIEST));
-            case "latest" -> s.moveTo(offsets.lookup(tp, OffsetLookup.LATEST));
-            default -> {
-                if (noCommittedOffset.contains(tp)) {
-                    throw new StellflowException(
-                            Errors.OFFSET_OUT_OF_RANGE,
-                            "group " + config.groupId() + " has no committed offset for " + tp
-                                    + " and auto.offset.reset=none: commit or reset one (stellflow-consumer-groups"
-                                    + " --reset-offsets), or set auto.offset.reset to earliest or latest");
-                }
-                throw new StellflowException(
-                        Errors.OFFSET_OUT_OF_RANGE, "no valid position for " + tp + " and auto.offset.reset=none");
-            }
-        }
-        noCommittedOffset.remove(tp);
-        s.epoch = ++fetchEpochs;
-        s.fetchInFlight = false;
-    }
-
     private void sendFetches() {
         long nowNs = System.nanoTime();
         boolean needMetadata = false;
-        for (Map.Entry<TopicPartition, PartitionState> e : assigned.entrySet()) {
+        for (Map.Entry<TopicPartition, ConsumerPartitionState> e :
+                assigned.states().entrySet()) {
             TopicPartition tp = e.getKey();
-            PartitionState s = e.getValue();
+            ConsumerPartitionState s = e.getValue();
             if (s.fetchInFlight || s.position < 0 || nowNs - s.retryAfterNs < 0) {
                 continue;
             }
@@ -631,131 +519,8 @@ public final class StellflowConsumer implements AutoCloseable {
         }
         lastMetadataRefreshNs = nowNs;
         Set<String> topics = new LinkedHashSet<>();
-        assigned.keySet().forEach(tp -> topics.add(tp.topic()));
+        assigned.states().keySet().forEach(tp -> topics.add(tp.topic()));
         metadata.refresh(topics);
-    }
-
-    /**
-     * Settles one completed Fetch's partition state (errors, the next fetch position from the batch
-     * headers) without decoding records; stale answers (unassigned, or seeked since) lose their
-     * records here.
-     */
-    private void advance(CompletedFetch f) {
-        PartitionState s = assigned.get(f.tp);
-        if (s == null || s.epoch != f.epoch) {
-            f.release(); // unassigned or seeked meanwhile: stale data
-            return;
-        }
-        s.fetchInFlight = false;
-        short code;
-        if (f.failure != null) {
-            Throwable cause = f.failure instanceof CompletionException && f.failure.getCause() != null
-                    ? f.failure.getCause()
-                    : f.failure;
-            if (cause instanceof StellflowException se) {
-                code = se.errorCode();
-                if (!se.retriable()) {
-                    throw se;
-                }
-            } else if (cause instanceof ProtocolException pe) {
-                throw new StellflowException(pe.errorCode(), "bad Fetch response for " + f.tp, pe);
-            } else {
-                throw new StellflowException(Errors.UNKNOWN_SERVER_ERROR, "fetch " + f.tp + " failed", cause);
-            }
-        } else {
-            code = f.result.errorCode();
-        }
-        if (code == Errors.NONE) {
-            s.visibleEnd = isolation.visibleEnd(f.result);
-            if (f.result.records() != null) {
-                metrics.fetched(f.result.records().readableBytes());
-            }
-            f.nextOffset = isolation.nextOffset(f);
-            if (f.result.records() == null && s.position == f.fetchOffset && f.nextOffset > s.position) {
-                // Only markers up to the readable bound: move past them. Sound because each Fetch
-                // carries this one partition, whose first batch no size limit holds back (9.g).
-                s.position = f.nextOffset;
-            }
-            if (f.nextOffset > s.fetchPosition) {
-                s.fetchPosition = f.nextOffset;
-            }
-        } else if (code == Errors.OFFSET_OUT_OF_RANGE) {
-            if (config.autoOffsetReset().equals("none")) {
-                throw new StellflowException(code, "position " + s.position + " of " + f.tp + " is out of range");
-            }
-            s.moveTo(-1);
-        } else if (StellflowException.isRetriable(code)) {
-            s.retryAfterNs = System.nanoTime()
-                    + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
-            refreshMetadata();
-        } else {
-            throw new StellflowException(code, "fetch " + f.tp + " at " + s.fetchPosition + " failed");
-        }
-    }
-
-    /**
-     * Validates and decodes the record sets in order into {@code out}, skipping offsets below each
-     * partition's position. On a bad batch nothing of this poll is handed out: every partition
-     * decoded so far goes back to where it was (its Fetch in flight is discarded, so the next poll
-     * fetches the bad batch again and fails again instead of skipping it), then the error is thrown.
-     */
-    private void decodeAll(List<CompletedFetch> ready, List<ConsumerRecord> out) {
-        int outBefore = out.size();
-        long[] positionsBefore = new long[ready.size()];
-        int decoded = 0;
-        try {
-            for (; decoded < ready.size(); decoded++) {
-                CompletedFetch f = ready.get(decoded);
-                FetchResult r = f.result;
-                PartitionState s = assigned.get(f.tp);
-                positionsBefore[decoded] = s == null ? -1 : s.position;
-                if (r == null || r.records() == null || s == null || s.epoch != f.epoch) {
-                    continue;
-                }
-                String topic = f.tp.topic();
-                int partition = f.tp.partition();
-                RecordBatchReader.decode(
-                        r.records(),
-                        r.baseOffset(),
-                        config.checkCrcs(),
-                        decompressor,
-                        isolation.gate(f),
-                        (offset, ts, key, value, headers) -> {
-                            if (offset >= s.position) {
-                                out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
-                                s.position = offset + 1;
-                            }
-                        });
-                if (f.nextOffset > s.position) {
-                    s.position = f.nextOffset; // past aborted batches and a compacted tail
-                }
-                f.release();
-            }
-        } catch (ProtocolException e) {
-            // Every partition of this poll goes back to what the application has seen: the ones
-            // decoded so far (and the bad one) to their position before this poll, the ones not
-            // decoded yet stay where they are; all refetch from there.
-            for (int i = 0; i < ready.size(); i++) {
-                refetch(ready.get(i), i <= decoded ? positionsBefore[i] : -1);
-            }
-            out.subList(outBefore, out.size()).clear();
-            throw new StellflowException(
-                    e.errorCode(), "bad record batch from " + ready.get(decoded).tp + ": " + e.getMessage(), e);
-        }
-    }
-
-    /**
-     * Forgets a completed Fetch whose records will not be handed out: its partition (if the answer is
-     * still current) fetches again from {@code position} (-1: its current position), and a Fetch
-     * already sent past it is discarded.
-     */
-    private void refetch(CompletedFetch f, long position) {
-        PartitionState s = assigned.get(f.tp);
-        if (s != null && s.epoch == f.epoch) {
-            s.moveTo(position >= 0 ? position : s.position);
-            s.epoch = ++fetchEpochs;
-            s.fetchInFlight = false;
-        }
     }
 
     /**

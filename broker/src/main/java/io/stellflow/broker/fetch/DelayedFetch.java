@@ -8,6 +8,7 @@ import io.netty.util.concurrent.GenericFutureListener;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.AppendListener;
 import io.stellflow.broker.topic.Partition;
+import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.FetchRequest;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -124,7 +125,15 @@ public final class DelayedFetch implements AppendListener {
         if (done.get()) {
             return;
         }
-        FetchResult result = FetchReader.read(plan, context, zeroCopy);
+        FetchResult result;
+        try {
+            result = FetchReader.read(plan, context, zeroCopy);
+        } catch (RuntimeException e) {
+            if (finish()) {
+                failed(e);
+            }
+            return;
+        }
         if ((result.recordsBytes() >= plan.request().minBytes() || result.hasError()) && finish()) {
             context.markLongPollHit();
             context.sendFetch(result.frame());
@@ -137,7 +146,28 @@ public final class DelayedFetch implements AppendListener {
         if (!finish()) {
             return;
         }
-        context.sendFetch(FetchReader.read(plan, context, zeroCopy).frame());
+        FetchResult result;
+        try {
+            result = FetchReader.read(plan, context, zeroCopy);
+        } catch (RuntimeException e) {
+            failed(e);
+            return;
+        }
+        context.sendFetch(result.frame());
+    }
+
+    /**
+     * A read of the parked Fetch failed (a bug), after {@link #finish} made this caller the one to
+     * answer: the Fetch is answered {@code UNKNOWN_SERVER_ERROR} as the dispatcher answers a failing
+     * handler, instead of the exception ending the pool thread and leaving the request unanswered
+     * until the client's timeout.
+     */
+    private void failed(RuntimeException e) {
+        LOG.error(
+                "Unexpected failure reading a parked Fetch of {}",
+                context.channel().remoteAddress(),
+                e);
+        context.respondError(Errors.UNKNOWN_SERVER_ERROR);
     }
 
     private void cancel() {

@@ -44,18 +44,22 @@ public final class FetchHandler implements ApiHandler {
         this.timer = timer;
     }
 
-    /** Fetch v0 ({@code docs/spec/wire-protocol.md} §6.4) and v1 ({@link FetchResponseLayout}). */
+    /**
+     * Fetch v0 ({@code docs/spec/wire-protocol.md} §6.4), v1 ({@link FetchResponseLayout}) and v2
+     * (v1 with the follower's broker epoch, {@code docs/protocol-additions.md}).
+     */
     @Override
     public short maxVersion() {
-        return FetchResponseLayout.VERSION_1;
+        return FetchResponseLayout.VERSION_2;
     }
 
     @Override
     public void handle(RequestContext context, ByteBuf body) {
-        FetchRequest request = FetchRequest.read(body);
-        FetchPlan plan = FetchPlan.resolve(request, registry, context.header().apiVersion());
+        short version = context.header().apiVersion();
+        FetchRequest request = FetchRequest.read(body, version);
+        FetchPlan plan = FetchPlan.resolve(request, registry, version);
         if (request.replicaId() >= 0) {
-            recordFollowerFetch(plan, request.replicaId());
+            recordFollowerFetch(plan, request.replicaId(), request.replicaEpoch());
         }
         FetchResult result = FetchReader.read(plan, context, zeroCopy);
         boolean answerNow = request.maxWaitMs() == 0
@@ -73,14 +77,16 @@ public final class FetchHandler implements ApiHandler {
     /**
      * A follower Fetch ({@code docs/spec/wire-protocol.md} §6.4, {@code replicaId >= 0}): each
      * resolved partition records the fetch offset as the follower's LEO before the read, so the HW
-     * in this very response already counts it.
+     * in this very response already counts it, with the follower's broker epoch (v2; -1 before).
      */
-    private static void recordFollowerFetch(FetchPlan plan, int replicaId) {
+    private static void recordFollowerFetch(FetchPlan plan, int replicaId, long replicaEpoch) {
         long nowMs = System.currentTimeMillis();
         for (FetchPlan.TopicPlan topic : plan.topics()) {
             for (FetchPlan.PartitionPlan p : topic.partitions()) {
                 if (p.partition() != null) {
-                    p.partition().recordFollowerFetch(replicaId, p.request().fetchOffset(), nowMs);
+                    p.partition()
+                            .recordFollowerFetch(
+                                    replicaId, replicaEpoch, p.request().fetchOffset(), nowMs);
                 }
             }
         }

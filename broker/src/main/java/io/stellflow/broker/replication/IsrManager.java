@@ -167,6 +167,7 @@ public final class IsrManager implements Partition.IsrChangeTrigger, AutoCloseab
                 .setLeaderEpoch(change.leaderEpoch())
                 .setPartitionEpoch(change.basePartitionEpoch())
                 .addAllNewIsr(change.newIsr())
+                .addAllNewIsrBrokerEpochs(change.newIsrBrokerEpochs())
                 .build();
         AlterPartitionResponse response;
         try {

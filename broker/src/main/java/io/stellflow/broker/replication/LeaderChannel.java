@@ -7,13 +7,14 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.stellflow.broker.config.ReplicaFetcherConfig;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.BodyWriter;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
-import io.stellflow.protocol.message.ApiMessage;
 import io.stellflow.protocol.message.ApiVersionsRequest;
 import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import java.net.InetSocketAddress;
@@ -104,6 +105,9 @@ final class LeaderChannel<A> {
     private Channel channel;
     private boolean connecting;
     private boolean ready;
+    /** The Fetch version to send: v2 when the leader offers it (it carries our broker epoch), else v1. */
+    private short fetchVersion = FetchResponseV1.VERSION;
+
     private boolean closed;
     private long reconnectAtNanos;
     private int nextCorrelationId;
@@ -186,7 +190,7 @@ final class LeaderChannel<A> {
      * @return false when nothing was sent (the fetcher thread is shutting down)
      * @throws RuntimeException when {@code body} cannot be encoded (nothing sent)
      */
-    boolean send(short apiKey, short version, ApiMessage body, A attachment) {
+    boolean send(short apiKey, short version, BodyWriter body, A attachment) {
         Channel ch = channel;
         int correlationId = nextCorrelationId++;
         ScheduledFuture<?> timeout;
@@ -367,6 +371,15 @@ final class LeaderChannel<A> {
             ch.close();
             return;
         }
+        fetchVersion = (short) Math.min(fetchMax, FetchRequest.VERSION_REPLICA_EPOCH);
         ready = true;
+    }
+
+    /**
+     * The Fetch version agreed with the leader at the last ApiVersions (1, or 2 when the leader
+     * offers it: the request then carries this broker's epoch). Fetcher thread only.
+     */
+    short fetchVersion() {
+        return fetchVersion;
     }
 }

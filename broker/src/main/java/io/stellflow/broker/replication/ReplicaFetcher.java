@@ -9,8 +9,8 @@ import io.stellflow.broker.telemetry.ReplicationMetrics;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.protocol.ApiKeys;
+import io.stellflow.protocol.BodyWriter;
 import io.stellflow.protocol.Errors;
-import io.stellflow.protocol.message.ApiMessage;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseV1;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
@@ -76,6 +76,7 @@ public final class ReplicaFetcher implements AutoCloseable {
 
     private final int leaderId;
     private final int brokerId;
+    private final LongSupplier brokerEpoch;
     private final ReplicaFetcherConfig config;
     private final ReplicationMetrics metrics;
     private final LongSupplier nanoClock;
@@ -111,18 +112,22 @@ public final class ReplicaFetcher implements AutoCloseable {
             EventLoopGroup group,
             Class<? extends SocketChannel> channelClass,
             ReplicationMetrics metrics) {
-        this(leaderId, brokerId, config, addresses, group, channelClass, metrics, System::nanoTime);
+        this(leaderId, brokerId, () -> -1L, config, addresses, group, channelClass, metrics, System::nanoTime);
     }
 
     /**
-     * As above, with the clock that backoffs, reconnect delays and fetch latencies read.
+     * As above, with this broker's epoch for Fetch v2 and the clock that backoffs, reconnect delays
+     * and fetch latencies read.
      *
+     * @param brokerEpoch this broker's current broker epoch (-1 while unregistered), sent in each
+     *     Fetch v2 so that the leader can tell this process from an earlier one of the same broker
      * @param nanoClock a {@link System#nanoTime}-style clock (ns, compared by difference); the
      *     thread's timers (wake-ups, request timeouts) still wait in real time
      */
     ReplicaFetcher(
             int leaderId,
             int brokerId,
+            LongSupplier brokerEpoch,
             ReplicaFetcherConfig config,
             IntFunction<InetSocketAddress> addresses,
             EventLoopGroup group,
@@ -131,6 +136,7 @@ public final class ReplicaFetcher implements AutoCloseable {
             LongSupplier nanoClock) {
         this.leaderId = leaderId;
         this.brokerId = brokerId;
+        this.brokerEpoch = brokerEpoch;
         this.config = config;
         this.metrics = metrics;
         this.nanoClock = nanoClock;
@@ -329,7 +335,7 @@ public final class ReplicaFetcher implements AutoCloseable {
     }
 
     /** Sends one request carrying {@code states}; marks them in flight once it is out. */
-    private void send(short apiKey, short version, ApiMessage body, List<FetchState> states) {
+    private void send(short apiKey, short version, BodyWriter body, List<FetchState> states) {
         if (!leader.send(apiKey, version, body, states)) {
             return;
         }
@@ -436,8 +442,10 @@ public final class ReplicaFetcher implements AutoCloseable {
                 config.responseMaxBytes(),
                 FetchRequest.READ_UNCOMMITTED,
                 0,
-                topics);
-        send(ApiKeys.FETCH, FetchResponseV1.VERSION, request, ordered);
+                topics,
+                brokerEpoch.getAsLong());
+        short version = leader.fetchVersion();
+        send(ApiKeys.FETCH, version, out -> request.write(out, version), ordered);
     }
 
     private static Map<String, List<FetchState>> byTopic(List<FetchState> states) {

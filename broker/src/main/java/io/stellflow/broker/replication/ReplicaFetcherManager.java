@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,8 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
     private boolean closed;
     /** Watches each new fetcher's thread; null until {@link #watch}. */
     private ThreadWatchdog watchdog;
+    /** This broker's epoch, sent in each Fetch v2; -1 until {@link #brokerEpoch} is set. */
+    private LongSupplier brokerEpoch = () -> -1L;
 
     /**
      * @param brokerId this broker's id (the replicaId of its Fetches)
@@ -127,9 +130,25 @@ public final class ReplicaFetcherManager implements ReplicaStateListener, AutoCl
                 partition.logEndOffset());
     }
 
+    /**
+     * Where fetchers created from now on read this broker's epoch (its registration with the
+     * controller, -1 before it registered), which each Fetch v2 carries to the leader.
+     */
+    public synchronized void brokerEpoch(LongSupplier epoch) {
+        this.brokerEpoch = epoch;
+    }
+
     private ReplicaFetcher newFetcher(int leader) {
-        ReplicaFetcher f =
-                new ReplicaFetcher(leader, brokerId, config, addresses, group, transport.socketChannelClass(), metrics);
+        ReplicaFetcher f = new ReplicaFetcher(
+                leader,
+                brokerId,
+                brokerEpoch,
+                config,
+                addresses,
+                group,
+                transport.socketChannelClass(),
+                metrics,
+                System::nanoTime);
         if (watchdog != null) {
             f.watch(watchdog);
         }

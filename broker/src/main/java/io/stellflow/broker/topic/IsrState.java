@@ -47,6 +47,9 @@ final class IsrState {
         final int brokerId;
         volatile long logEndOffset = Partition.UNKNOWN_OFFSET;
         volatile long lastCaughtUpTimeMs;
+        /** The broker epoch of the process whose fetch set {@link #logEndOffset} (-1: unknown). */
+        volatile long brokerEpoch = -1L;
+
         private long lastFetchLeaderLogEndOffset = Partition.UNKNOWN_OFFSET;
         private long lastFetchTimeMs;
 
@@ -54,8 +57,17 @@ final class IsrState {
             this.brokerId = brokerId;
         }
 
-        /** Kafka's rule: caught up at this fetch if it asked for the leader's LEO, or at the previous fetch if it reached what the leader had then. */
-        synchronized void onFetch(long fetchOffset, long leaderLogEndOffset, long nowMs) {
+        /**
+         * Kafka's rule: caught up at this fetch if it asked for the leader's LEO, or at the previous
+         * fetch if it reached what the leader had then. A fetch of another known broker epoch comes
+         * from a new process of that broker: what the previous one reached is forgotten first.
+         */
+        synchronized void onFetch(long fetchOffset, long leaderLogEndOffset, long nowMs, long replicaEpoch) {
+            if (replicaEpoch >= 0 && brokerEpoch >= 0 && replicaEpoch != brokerEpoch) {
+                lastFetchLeaderLogEndOffset = Partition.UNKNOWN_OFFSET;
+                lastFetchTimeMs = 0;
+                lastCaughtUpTimeMs = 0;
+            }
             if (fetchOffset >= leaderLogEndOffset) {
                 lastCaughtUpTimeMs = Math.max(lastCaughtUpTimeMs, nowMs);
             } else if (fetchOffset >= lastFetchLeaderLogEndOffset && lastFetchLeaderLogEndOffset >= 0) {
@@ -64,10 +76,14 @@ final class IsrState {
             logEndOffset = fetchOffset;
             lastFetchLeaderLogEndOffset = leaderLogEndOffset;
             lastFetchTimeMs = nowMs;
+            // Written last, read first by propose(): whoever sees this epoch sees this fetch's
+            // LEO and caught-up time (volatile order), never the previous process's with it.
+            brokerEpoch = replicaEpoch;
         }
 
         synchronized void reset(long caughtUpTimeMs) {
             logEndOffset = Partition.UNKNOWN_OFFSET;
+            brokerEpoch = -1L;
             lastFetchLeaderLogEndOffset = Partition.UNKNOWN_OFFSET;
             lastFetchTimeMs = 0;
             lastCaughtUpTimeMs = caughtUpTimeMs;
@@ -230,13 +246,14 @@ final class IsrState {
 
     /**
      * Records a follower Fetch at {@code fetchOffset} against the leader's log [{@code logStartOffset},
-     * {@code logEndOffset}]: its LEO and whether it is caught up. An offset outside the log records
-     * nothing (such a follower holds offsets this leader does not have, so it counts neither towards
-     * the HW nor as caught up).
+     * {@code logEndOffset}]: its LEO, its broker epoch ({@code replicaEpoch}, -1 when unknown) and
+     * whether it is caught up. An offset outside the log records nothing (such a follower holds
+     * offsets this leader does not have, so it counts neither towards the HW nor as caught up).
      *
      * @return {@link #NOT_A_FOLLOWER}, {@link #OUT_OF_RANGE} or {@link #RECORDED}
      */
-    int recordFetch(int replicaId, long fetchOffset, long logStartOffset, long logEndOffset, long nowMs) {
+    int recordFetch(
+            int replicaId, long replicaEpoch, long fetchOffset, long logStartOffset, long logEndOffset, long nowMs) {
         FollowerState f = replicas.follower(replicaId);
         if (f == null) {
             return NOT_A_FOLLOWER;
@@ -244,8 +261,13 @@ final class IsrState {
         if (fetchOffset > logEndOffset || fetchOffset < logStartOffset) {
             return OUT_OF_RANGE;
         }
-        f.onFetch(fetchOffset, logEndOffset, nowMs);
+        f.onFetch(fetchOffset, logEndOffset, nowMs, replicaEpoch);
         return RECORDED;
+    }
+
+    /** As {@link #recordFetch(int, long, long, long, long, long)} with the broker epoch unknown (-1). */
+    int recordFetch(int replicaId, long fetchOffset, long logStartOffset, long logEndOffset, long nowMs) {
+        return recordFetch(replicaId, -1L, fetchOffset, logStartOffset, logEndOffset, nowMs);
     }
 
     /**
@@ -312,6 +334,10 @@ final class IsrState {
      * long ago it fetched); back in: followers outside the ISR whose LEO reached {@code highWatermark}
      * and {@code leaderEpochStartOffset}, caught up within {@code lagTimeMaxMs}. The leader stays.
      *
+     * <p>Each follower the proposal adds goes with the broker epoch of the process whose fetches were
+     * judged ({@link PendingIsrChange#newIsrBrokerEpochs}; -1 for members that stay and for followers
+     * on Fetch v0/v1): the controller refuses to add a follower that registered again since.
+     *
      * <p>A follower added to the maximal ISR must not be behind a HW some other thread computed before
      * the snapshot swap: after the swap, {@code currentHighWatermark} is read again and the proposal
      * withdrawn when an added follower is below it.
@@ -338,20 +364,26 @@ final class IsrState {
                 next.add(id); // the leader itself, or a follower at the LEO or caught up recently
             }
         }
+        List<Long> epochs = new ArrayList<>(s.replicas().size());
+        for (int i = 0; i < next.size(); i++) {
+            epochs.add(-1L); // members that stay are not checked by the controller
+        }
         for (FollowerState f : s.followers()) {
+            long epoch = f.brokerEpoch; // before the LEO: see FollowerState.onFetch
             long leo = f.logEndOffset;
             if (!s.isr().contains(f.brokerId)
                     && leo >= highWatermark
                     && leo >= leaderEpochStartOffset
                     && nowMs - f.lastCaughtUpTimeMs <= lagTimeMaxMs) {
                 next.add(f.brokerId);
+                epochs.add(epoch);
             }
         }
         if (next.size() == s.isr().size() && next.containsAll(s.isr())) {
             return null;
         }
         PendingIsrChange change = new PendingIsrChange(
-                s.topicId(), leaderEpoch, s.partitionEpoch(), s.isr(), List.copyOf(next), nowMs, false);
+                s.topicId(), leaderEpoch, s.partitionEpoch(), s.isr(), List.copyOf(next), epochs, nowMs, false);
         replicas = s.withPending(change);
         for (FollowerState f : s.followers()) {
             if (!s.isr().contains(f.brokerId)
@@ -367,7 +399,10 @@ final class IsrState {
     /**
      * The controller answered {@code change}: {@code awaitMetadata} true (accepted, or refused as
      * stale) keeps it pending until the metadata moves the partition epoch; false (refused for good)
-     * drops it.
+     * drops it and forgets what the followers it would have added reached: they are judged again
+     * from their next Fetch (the controller refuses a follower that is fenced, reports its replica
+     * failed or registered again since the fetches the leader saw, so those fetches no longer count;
+     * proposing the same change again would only be refused again).
      *
      * @return false (nothing done) when {@code change} is no longer the pending one
      */
@@ -377,6 +412,14 @@ final class IsrState {
             return false;
         }
         replicas = s.withPending(awaitMetadata ? change.answered() : null);
+        if (!awaitMetadata) {
+            for (int id : change.newIsr()) {
+                FollowerState f = s.follower(id);
+                if (f != null && !s.isr().contains(id)) {
+                    f.reset(0L);
+                }
+            }
+        }
         return true;
     }
 

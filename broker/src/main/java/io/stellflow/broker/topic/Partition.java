@@ -638,14 +638,21 @@ public final class Partition {
      * them, so it must count neither towards the HW nor as caught up for the ISR (Kafka updates a
      * follower's state only after a successful read for the same reason).
      *
+     * <p>The follower's broker epoch (Fetch v2) is kept with its LEO: a proposal to add it to the ISR
+     * carries that epoch, and the controller refuses it when the broker registered again since (a
+     * restarted process whose log may have lost what its predecessor fetched, KIP-903's rule). A
+     * Fetch with another epoch than the last one forgets what the previous process reached first.
+     *
      * @param replicaId the follower's broker id
+     * @param replicaEpoch the follower's broker epoch, -1 when unknown (Fetch v0/v1)
      * @param fetchOffset the offset the follower asked for (its LEO)
      * @param nowMs the arrival time, ms since the epoch
      * @return false when {@code replicaId} is not a follower replica of this partition (the Fetch gets
      *     {@code NOT_LEADER_OR_FOLLOWER} for it); true otherwise, whether or not the offset was in range
      */
-    public boolean recordFollowerFetch(int replicaId, long fetchOffset, long nowMs) {
-        int recorded = isrState.recordFetch(replicaId, fetchOffset, log.logStartOffset(), log.logEndOffset(), nowMs);
+    public boolean recordFollowerFetch(int replicaId, long replicaEpoch, long fetchOffset, long nowMs) {
+        int recorded = isrState.recordFetch(
+                replicaId, replicaEpoch, fetchOffset, log.logStartOffset(), log.logEndOffset(), nowMs);
         if (recorded == IsrState.NOT_A_FOLLOWER) {
             return false;
         }
@@ -656,6 +663,11 @@ public final class Partition {
             }
         }
         return true;
+    }
+
+    /** As {@link #recordFollowerFetch(int, long, long, long)} with the broker epoch unknown (-1). */
+    public boolean recordFollowerFetch(int replicaId, long fetchOffset, long nowMs) {
+        return recordFollowerFetch(replicaId, -1L, fetchOffset, nowMs);
     }
 
     /** Whether {@code brokerId} is an assigned replica of this partition other than this broker. */

@@ -79,6 +79,8 @@ class ReplicaFetcherTest {
         final BlockingQueue<Received> requests = new LinkedBlockingQueue<>();
         final List<Socket> sockets = new CopyOnWriteArrayList<>();
         final Thread acceptor;
+        /** The highest Fetch version this leader offers. */
+        volatile short fetchMax = 1;
 
         ScriptedLeader() throws IOException {
             acceptor = new Thread(this::accept, "scripted-leader");
@@ -115,7 +117,7 @@ class ReplicaFetcherTest {
                                 header.correlationId(),
                                 new ApiVersionsResponse(
                                         List.of(
-                                                new ApiVersionRange(ApiKeys.FETCH, (short) 0, (short) 1),
+                                                new ApiVersionRange(ApiKeys.FETCH, (short) 0, fetchMax),
                                                 new ApiVersionRange(
                                                         ApiKeys.OFFSET_FOR_LEADER_EPOCH, (short) 0, (short) 0)),
                                         "scripted",
@@ -342,6 +344,42 @@ class ReplicaFetcherTest {
     }
 
     @Test
+    void aLeaderThatOffersFetchV2GetsThisBrokersEpochInEachFetchAndAnOlderOneV1() throws Exception {
+        Partition older = follower(0, 3);
+        Received v1 = firstFetchAfterEpochs(older, 3);
+        assertThat(v1.header().apiVersion())
+                .as("the leader offers Fetch up to v1")
+                .isEqualTo((short) 1);
+        assertThat(FetchRequest.read(v1.body().duplicate(), (short) 1).replicaEpoch())
+                .isEqualTo(FetchRequest.NO_REPLICA_EPOCH);
+        fetcher.close();
+        leader.close();
+
+        leader = new ScriptedLeader();
+        leader.fetchMax = 2;
+        Transport nio = Transport.select(TransportType.NIO);
+        AtomicLong brokerEpoch = new AtomicLong(77);
+        fetcher = new ReplicaFetcher(
+                LEADER,
+                FOLLOWER,
+                brokerEpoch::get,
+                CONFIG,
+                id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
+                group,
+                nio.socketChannelClass(),
+                ReplicationMetrics.NOOP,
+                System::nanoTime);
+        Partition p = follower(1, 3);
+        Received v2 = firstFetchAfterEpochs(p, 3);
+        assertThat(v2.header().apiVersion()).isEqualTo(FetchRequest.VERSION_REPLICA_EPOCH);
+        FetchRequest request = FetchRequest.read(v2.body().duplicate(), FetchRequest.VERSION_REPLICA_EPOCH);
+        assertThat(request.replicaId()).isEqualTo(FOLLOWER);
+        assertThat(request.replicaEpoch()).isEqualTo(77);
+        assertThat(request.topicPartitions().get(0).partitions().get(0).fetchOffset())
+                .isEqualTo(3);
+    }
+
+    @Test
     void outOfRangeAboveTheLeadersEndAgainAfterReconcilingRestartsTheLogAtTheLeadersLogStart() throws Exception {
         Partition p = follower(0, 10);
         // The leader's answers keep the whole log (as when the follower falls back to its own HW), yet
@@ -418,6 +456,7 @@ class ReplicaFetcherTest {
         fetcher = new ReplicaFetcher(
                 LEADER,
                 FOLLOWER,
+                () -> -1L,
                 CONFIG,
                 id -> InetSocketAddress.createUnresolved("127.0.0.1", leader.port()),
                 group,

@@ -160,6 +160,51 @@ class IsrStateTest {
     }
 
     @Test
+    void anExpansionCarriesTheJoiningFollowersBrokerEpochAndARefusalForgetsWhatItReached() {
+        IsrState s = state(List.of(1, 2));
+        assertThat(s.recordFetch(3, 40, 10, 0, 10, 100)).isEqualTo(IsrState.RECORDED);
+        PendingIsrChange change = propose(s, 200, 10, 10);
+        assertThat(change.newIsr()).containsExactly(1, 2, 3);
+        assertThat(change.newIsrBrokerEpochs())
+                .as("members that stay: not checked")
+                .containsExactly(-1L, -1L, 40L);
+
+        // The controller refuses it (broker 3 registered again since: its log may have lost offsets).
+        assertThat(s.answered(change, false)).isTrue();
+        assertThat(s.followerLogEndOffset(3)).isEqualTo(Partition.UNKNOWN_OFFSET);
+        assertThat(s.followerLastCaughtUpTimeMs(3)).isZero();
+        assertThat(s.maximalIsr()).containsExactly(1, 2);
+        assertThat(propose(s, 300, 10, 10))
+                .as("not proposed again on the earlier process's fetches")
+                .isNull();
+
+        // The new process fetches from where its log ends and joins only once it reached the HW.
+        s.recordFetch(3, 41, 0, 0, 10, 400);
+        assertThat(propose(s, 500, 10, 10)).isNull();
+        s.recordFetch(3, 41, 10, 0, 10, 600);
+        assertThat(propose(s, 700, 10, 10).newIsrBrokerEpochs()).containsExactly(-1L, -1L, 41L);
+    }
+
+    @Test
+    void aFetchOfAnotherBrokerEpochForgetsWhenTheEarlierProcessWasCaughtUp() {
+        long t = 1_000_000; // ms since the epoch, far above the lag limit: 0 means never
+        IsrState s = state(List.of(1, 2));
+        s.recordFetch(3, 40, 10, 0, 10, t);
+        assertThat(s.followerLastCaughtUpTimeMs(3)).isEqualTo(t);
+        // Same epoch, behind but at what the leader had at its previous fetch: caught up as of t.
+        s.recordFetch(3, 40, 10, 0, 12, t + 50);
+        assertThat(s.followerLastCaughtUpTimeMs(3)).isEqualTo(t);
+        // A new process at 12 (what the leader had at the earlier process's fetch): not caught up.
+        s.recordFetch(3, 41, 12, 0, 14, t + 100);
+        assertThat(s.followerLogEndOffset(3)).isEqualTo(12);
+        assertThat(s.followerLastCaughtUpTimeMs(3)).isZero();
+        s.recordFetch(2, 14, 0, 14, t + 105); // the ISR's follower stays in
+        assertThat(propose(s, t + 110, 12, 14))
+                .as("never caught up, as far as the leader knows")
+                .isNull();
+    }
+
+    @Test
     void becomingLeaderResetsFollowersAndDropsThePendingChange() {
         IsrState s = state(List.of(1, 2));
         s.recordFetch(2, 3, 0, 3, 1);

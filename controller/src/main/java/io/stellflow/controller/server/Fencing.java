@@ -101,6 +101,38 @@ final class Fencing {
         return new Plan(records, changes);
     }
 
+    /**
+     * Null when every follower {@code newIsr} adds to {@code p}'s ISR is still the process the
+     * leader judged, otherwise why not. {@code brokerEpochs} holds, per member of {@code newIsr} in
+     * its order, the broker epoch of the process whose fetches the leader saw (-1: unknown, not
+     * checked); empty: nothing is checked (a leader that does not send them). A joining member whose
+     * epoch is not its current registration's registered again since those fetches (a restart): its
+     * log may have lost what they reached, so it cannot join on them (KIP-903's rule).
+     */
+    static String checkJoiningEpochs(
+            MetadataImage img, PartitionImage p, List<Integer> newIsr, List<Long> brokerEpochs) {
+        if (brokerEpochs.isEmpty()) {
+            return null;
+        }
+        if (brokerEpochs.size() != newIsr.size()) {
+            return "new ISR " + newIsr + " has " + brokerEpochs.size() + " broker epochs";
+        }
+        for (int i = 0; i < newIsr.size(); i++) {
+            int r = newIsr.get(i);
+            long epoch = brokerEpochs.get(i);
+            if (epoch < 0 || p.isr().contains(r)) {
+                continue;
+            }
+            BrokerRegistration b = img.broker(r);
+            if (b == null || b.brokerEpoch() != epoch) {
+                return "broker " + r + " cannot join the ISR on fetches of broker epoch " + epoch
+                        + ": it is registered at epoch " + (b == null ? "none" : Long.toString(b.brokerEpoch()))
+                        + " (it restarted since)";
+            }
+        }
+        return null;
+    }
+
     /** Null when {@code newIsr} is acceptable for {@code p}, otherwise why not. */
     static String checkIsr(MetadataImage img, PartitionImage p, List<Integer> newIsr) {
         if (!newIsr.contains(p.leader())) {

@@ -72,6 +72,9 @@ final class PartitionRpcs {
             bad = "partition epoch " + req.getPartitionEpoch() + " is stale (current " + p.partitionEpoch() + ")";
         } else {
             bad = Fencing.checkIsr(img, p, req.getNewIsrList());
+            if (bad == null) {
+                bad = Fencing.checkJoiningEpochs(img, p, req.getNewIsrList(), req.getNewIsrBrokerEpochsList());
+            }
             for (int replica : req.getNewIsrList()) {
                 if (bad == null && !p.isr().contains(replica) && storage.failed(replica, topicId, p.partition())) {
                     bad = "broker " + replica + " reports its replica failed and cannot join the ISR";

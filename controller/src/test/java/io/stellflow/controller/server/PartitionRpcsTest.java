@@ -107,6 +107,48 @@ class PartitionRpcsTest {
     }
 
     @Test
+    void aFollowerJoinsTheIsrOnlyOnFetchesOfItsCurrentBrokerEpoch() {
+        assertThat(rpcs.alterPartition(shrinkTo(2, 3).build()).getError()).isEqualTo(ErrorCode.NONE);
+        AlterPartitionRequest.Builder expand = shrinkTo(2, 3, 1).setPartitionEpoch(10);
+
+        // Broker 1 is registered at epoch 101: fetches its earlier process (epoch 99) made do not count.
+        AlterPartitionResponse stale = rpcs.alterPartition(
+                expand.clone().addAllNewIsrBrokerEpochs(List.of(-1L, 103L, 99L)).build());
+        assertThat(stale.getError()).isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+        assertThat(stale.getErrorMessage()).contains("broker 1", "epoch 99", "registered at epoch 101");
+        // Epochs that are not one per member are refused as a whole.
+        AlterPartitionResponse badSize = rpcs.alterPartition(
+                expand.clone().addAllNewIsrBrokerEpochs(List.of(-1L)).build());
+        assertThat(badSize.getError()).isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+        assertThat(quorum.submitted).hasSize(1);
+
+        // A member already in the ISR is not checked (3's epoch 7 is not its registration's 103).
+        AlterPartitionResponse ok = rpcs.alterPartition(
+                expand.clone().addAllNewIsrBrokerEpochs(List.of(-1L, 7L, 101L)).build());
+        assertThat(ok.getError()).isEqualTo(ErrorCode.NONE);
+        assertThat(ok.getPartition().getIsrList()).containsExactly(2, 3, 1);
+    }
+
+    @Test
+    void aLeaderThatSendsNoBrokerEpochsOrAnUnknownOneIsNotChecked() {
+        assertThat(rpcs.alterPartition(shrinkTo(2, 3).build()).getError()).isEqualTo(ErrorCode.NONE);
+        assertThat(rpcs.alterPartition(shrinkTo(2, 3, 1)
+                                .setPartitionEpoch(10)
+                                .addAllNewIsrBrokerEpochs(List.of(-1L, -1L, -1L))
+                                .build())
+                        .getError())
+                .as("Fetch v1 followers: epochs unknown")
+                .isEqualTo(ErrorCode.NONE);
+        assertThat(rpcs.alterPartition(shrinkTo(2, 3).setPartitionEpoch(11).build())
+                        .getError())
+                .isEqualTo(ErrorCode.NONE);
+        assertThat(rpcs.alterPartition(shrinkTo(2, 3, 1).setPartitionEpoch(12).build())
+                        .getError())
+                .as("no epochs at all: an older leader")
+                .isEqualTo(ErrorCode.NONE);
+    }
+
+    @Test
     void aPreferredElectionMovesLeadershipBackAndALostLeadershipNamesTheLeader() {
         ElectLeadersRequest req = ElectLeadersRequest.newBuilder()
                 .setElectionType(ElectionType.PREFERRED)

@@ -38,7 +38,7 @@ public final class FetchResponseEncoder {
     /**
      * Starts a body at {@code out}'s writerIndex: sessionId 0 and the topic count.
      *
-     * @param version the request's apiVersion, 0 or 1
+     * @param version the request's apiVersion, 0, 1 or 2 (a v2 response is written as v1, its layout)
      * @throws IllegalArgumentException for a version without a layout
      */
     public FetchResponseEncoder wrap(ByteBuf out, short version, int topicCount) {
@@ -46,14 +46,14 @@ public final class FetchResponseEncoder {
             throw new IllegalArgumentException("Fetch response version " + version + " has no layout");
         }
         this.out = out;
-        this.version = version;
+        this.version = version > FetchResponseLayout.VERSION_1 ? FetchResponseLayout.VERSION_1 : version;
         this.entryStart = -1;
         out.writeInt(FetchResponseLayout.SESSION_ID);
         out.writeInt(topicCount);
         return this;
     }
 
-    /** The version being written. */
+    /** The layout version being written (0 or 1; a v2 request is answered in v1's layout). */
     public short version() {
         return version;
     }

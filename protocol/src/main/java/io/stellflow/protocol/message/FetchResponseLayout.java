@@ -70,6 +70,8 @@ public final class FetchResponseLayout {
     public static final short VERSION_0 = 0;
     /** Fetch v1: {@code recordsBaseOffset} added, stored batches untouched. */
     public static final short VERSION_1 = FetchResponseV1.VERSION;
+    /** Fetch v2: the request carries the follower's broker epoch; the response is v1's. */
+    public static final short VERSION_2 = FetchRequest.VERSION_REPLICA_EPOCH;
 
     /** Body offset of sessionId. */
     public static final int SESSION_ID_OFFSET = 0;
@@ -120,9 +122,9 @@ public final class FetchResponseLayout {
 
     private FetchResponseLayout() {}
 
-    /** Whether this layout describes {@code version} (0 or 1). */
+    /** Whether this layout describes {@code version} (0, 1, or 2 as 1). */
     public static boolean supports(short version) {
-        return version == VERSION_0 || version == VERSION_1;
+        return version >= VERSION_0 && version <= VERSION_2;
     }
 
     /** Partition entry bytes before the records in {@code version}. */

@@ -98,6 +98,11 @@ public enum BodyCodec {
     PRODUCE_REQUEST(ProduceRequest::read, ApiMessage::write, m -> true, BodyCodec::checkProduce),
     PRODUCE_RESPONSE(ProduceResponse::read, ApiMessage::write),
     FETCH_REQUEST(FetchRequest::read, ApiMessage::write, m -> true, BodyCodec::checkFetchRequest),
+    FETCH_REQUEST_V2(
+            b -> FetchRequest.read(b, FetchRequest.VERSION_REPLICA_EPOCH),
+            (m, out) -> ((FetchRequest) m).write(out, FetchRequest.VERSION_REPLICA_EPOCH),
+            m -> true,
+            BodyCodec::checkFetchRequest),
     FETCH_RESPONSE_V0(FetchResponse::read, ApiMessage::write, BodyCodec::noNullRecords, BodyCodec::checkFetchV0),
     FETCH_RESPONSE_V1(FetchResponseV1::read, ApiMessage::write, BodyCodec::noNullRecordsV1, BodyCodec::checkFetchV1),
     LIST_OFFSETS_REQUEST(
@@ -247,6 +252,7 @@ public enum BodyCodec {
     private static void checkFetchRequest(ApiMessage m) {
         FetchRequest r = (FetchRequest) m;
         check(r.replicaId() >= -1 && r.maxWaitMs() >= 0 && r.minBytes() >= 0 && r.maxBytes() > 0, "range accepted");
+        check(r.replicaEpoch() >= -1 && (r.replicaId() >= 0 || r.replicaEpoch() == -1), "replicaEpoch accepted");
         check(r.isolationLevel() == 0 || r.isolationLevel() == 1, "isolationLevel accepted");
         check(!r.topicPartitions().isEmpty(), "no topics accepted");
         for (FetchRequest.FetchTopic t : r.topicPartitions()) {

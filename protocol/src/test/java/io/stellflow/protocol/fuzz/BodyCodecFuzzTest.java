@@ -58,6 +58,11 @@ class BodyCodecFuzzTest {
     }
 
     @FuzzTest
+    void fetchRequestV2(byte[] input) {
+        BodyCodecTarget.run(BodyCodec.FETCH_REQUEST_V2, input);
+    }
+
+    @FuzzTest
     void fetchResponseV0(byte[] input) {
         BodyCodecTarget.run(BodyCodec.FETCH_RESPONSE_V0, input);
     }

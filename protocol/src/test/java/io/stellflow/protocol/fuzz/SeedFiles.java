@@ -232,6 +232,23 @@ public final class SeedFiles {
                                 new FetchRequest.FetchTopic(
                                         "pay", List.of(new FetchRequest.FetchPartition(7, 0, 5, 5, 1)))))));
             }
+            case FETCH_REQUEST_V2 -> {
+                // the worked example of docs/protocol-additions.md: follower 2 at broker epoch 300,
+                // "orders"-0 from offset 120 at leader epoch 3
+                b.add(hex("00000002" + "000000000000012c" + "000001f4" + "00000001" + "00100000" + "00" + "00000000"
+                        + "00000001" + "0006" + "6f7264657273" + "00000001" + "00000000" + "00000003"
+                        + "0000000000000078" + "0000000000000000" + "00100000"));
+                b.add(GroupSeedFiles.bytes(out -> new FetchRequest(
+                                -1,
+                                0,
+                                0,
+                                1,
+                                (byte) 1,
+                                7,
+                                List.of(new FetchRequest.FetchTopic(
+                                        "pay-é", List.of(new FetchRequest.FetchPartition(7, -1, 5, -1, 1)))))
+                        .write(out, FetchRequest.VERSION_REPLICA_EPOCH)));
+            }
             case FETCH_RESPONSE_V0 -> {
                 b.add(responseBody(GoldenVectors.G7));
                 b.add(encode(fetchResponseV0()));

@@ -138,6 +138,21 @@ class FetchResponseEncoderTest {
     }
 
     @Test
+    void aV2RequestIsAnsweredInTheV1LayoutByteForByte() {
+        ByteBuf copy = startFrame(bufs.heap());
+        FetchResponseEncoder encoder = new FetchResponseEncoder().wrap(copy, FetchResponseLayout.VERSION_2, 1);
+        assertThat(encoder.version()).isEqualTo(FetchResponseLayout.VERSION_1);
+        encoder.topic("orders", 1);
+        encoder.partition(0, Errors.NONE, 102, 0, 102);
+        ByteBuf both = bufs.hex(FetchResponseV1Test.storedG2(0) + FetchResponseV1Test.storedG2(1));
+        copy.writeBytes(both, both.readerIndex(), both.readableBytes());
+        encoder.v1RecordsBaseOffset(100);
+        encoder.recordsLength(both.readableBytes());
+        Frames.endFrame(copy, 0);
+        assertThat(hexOf(copy)).isEqualTo(FetchResponseV1Test.G8);
+    }
+
+    @Test
     void v1CopyAndZeroCopyWriteTheV1GoldenByteForByte() {
         ByteBuf copy = startFrame(bufs.heap());
         FetchResponseEncoder encoder = new FetchResponseEncoder().wrap(copy, FetchResponseLayout.VERSION_1, 1);
@@ -281,7 +296,7 @@ class FetchResponseEncoderTest {
     @Test
     void fieldsOfTheOtherVersionAreRefused() {
         FetchResponseEncoder encoder = new FetchResponseEncoder();
-        assertThatThrownBy(() -> encoder.wrap(bufs.heap(), (short) 2, 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> encoder.wrap(bufs.heap(), (short) 3, 1)).isInstanceOf(IllegalArgumentException.class);
         encoder.wrap(bufs.heap(), FetchResponseLayout.VERSION_0, 1);
         assertThatThrownBy(encoder::recordsStart).isInstanceOf(IllegalStateException.class);
         encoder.topic("t", 1);

@@ -1,0 +1,152 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
+import io.stellflow.protocol.record.RecordBatchReader;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Applies the completed Fetches of a {@link StellflowConsumer} to its partitions' states, in the
+ * two steps of a poll: {@link #advance} settles each answer (errors, the next fetch position from
+ * the batch headers) without decoding, so the consumer can send the next Fetches; then {@link
+ * #decodeAll} validates and decodes the records. Stale answers (the partition unassigned, or seeked
+ * since) lose their records.
+ *
+ * <p>Thread-safety: NOT thread-safe; confined to the consumer's application thread.
+ */
+final class CompletedFetchHandler {
+    private final ConsumerConfig config;
+    private final ConsumerPositions positions;
+    private final FetchIsolation isolation;
+    private final RecordBatchDecompressor decompressor;
+    private final ClientMetrics metrics;
+    /** The consumer's metadata refresh (rate-limited): a retriable error's leader may have moved. */
+    private final Runnable refreshMetadata;
+
+    CompletedFetchHandler(
+            ConsumerConfig config,
+            ConsumerPositions positions,
+            FetchIsolation isolation,
+            RecordBatchDecompressor decompressor,
+            ClientMetrics metrics,
+            Runnable refreshMetadata) {
+        this.config = config;
+        this.positions = positions;
+        this.isolation = isolation;
+        this.decompressor = decompressor;
+        this.metrics = metrics;
+        this.refreshMetadata = refreshMetadata;
+    }
+
+    /**
+     * Settles one completed Fetch's partition state (errors, the next fetch position from the batch
+     * headers) without decoding records; stale answers (unassigned, or seeked since) lose their
+     * records here.
+     */
+    void advance(CompletedFetch f) {
+        ConsumerPartitionState s = positions.get(f.tp);
+        if (s == null || s.epoch != f.epoch) {
+            f.release(); // unassigned or seeked meanwhile: stale data
+            return;
+        }
+        s.fetchInFlight = false;
+        short code;
+        if (f.failure != null) {
+            Throwable cause = f.failure instanceof CompletionException && f.failure.getCause() != null
+                    ? f.failure.getCause()
+                    : f.failure;
+            if (cause instanceof StellflowException se) {
+                code = se.errorCode();
+                if (!se.retriable()) {
+                    throw se;
+                }
+            } else if (cause instanceof ProtocolException pe) {
+                throw new StellflowException(pe.errorCode(), "bad Fetch response for " + f.tp, pe);
+            } else {
+                throw new StellflowException(Errors.UNKNOWN_SERVER_ERROR, "fetch " + f.tp + " failed", cause);
+            }
+        } else {
+            code = f.result.errorCode();
+        }
+        if (code == Errors.NONE) {
+            s.visibleEnd = isolation.visibleEnd(f.result);
+            if (f.result.records() != null) {
+                metrics.fetched(f.result.records().readableBytes());
+            }
+            f.nextOffset = isolation.nextOffset(f);
+            if (f.result.records() == null && s.position == f.fetchOffset && f.nextOffset > s.position) {
+                // Only markers up to the readable bound: move past them. Sound because each Fetch
+                // carries this one partition, whose first batch no size limit holds back (9.g).
+                s.position = f.nextOffset;
+            }
+            if (f.nextOffset > s.fetchPosition) {
+                s.fetchPosition = f.nextOffset;
+            }
+        } else if (code == Errors.OFFSET_OUT_OF_RANGE) {
+            if (config.autoOffsetReset().equals("none")) {
+                throw new StellflowException(code, "position " + s.position + " of " + f.tp + " is out of range");
+            }
+            s.moveTo(-1);
+        } else if (StellflowException.isRetriable(code)) {
+            s.retryAfterNs = System.nanoTime()
+                    + TimeUnit.MILLISECONDS.toNanos(config.common().retryBackoffMs());
+            refreshMetadata.run();
+        } else {
+            throw new StellflowException(code, "fetch " + f.tp + " at " + s.fetchPosition + " failed");
+        }
+    }
+
+    /**
+     * Validates and decodes the record sets in order into {@code out}, skipping offsets below each
+     * partition's position. On a bad batch nothing of this poll is handed out: every partition
+     * decoded so far goes back to where it was (its Fetch in flight is discarded, so the next poll
+     * fetches the bad batch again and fails again instead of skipping it), then the error is thrown.
+     */
+    void decodeAll(List<CompletedFetch> ready, List<ConsumerRecord> out) {
+        int outBefore = out.size();
+        long[] positionsBefore = new long[ready.size()];
+        int decoded = 0;
+        try {
+            for (; decoded < ready.size(); decoded++) {
+                CompletedFetch f = ready.get(decoded);
+                FetchResult r = f.result;
+                ConsumerPartitionState s = positions.get(f.tp);
+                positionsBefore[decoded] = s == null ? -1 : s.position;
+                if (r == null || r.records() == null || s == null || s.epoch != f.epoch) {
+                    continue;
+                }
+                String topic = f.tp.topic();
+                int partition = f.tp.partition();
+                RecordBatchReader.decode(
+                        r.records(),
+                        r.baseOffset(),
+                        config.checkCrcs(),
+                        decompressor,
+                        isolation.gate(f),
+                        (offset, ts, key, value, headers) -> {
+                            if (offset >= s.position) {
+                                out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
+                                s.position = offset + 1;
+                            }
+                        });
+                if (f.nextOffset > s.position) {
+                    s.position = f.nextOffset; // past aborted batches and a compacted tail
+                }
+                f.release();
+            }
+        } catch (ProtocolException e) {
+            // Every partition of this poll goes back to what the application has seen: the ones
+            // decoded so far (and the bad one) to their position before this poll, the ones not
+            // decoded yet stay where they are; all refetch from there.
+            for (int i = 0; i < ready.size(); i++) {
+                positions.refetch(ready.get(i), i <= decoded ? positionsBefore[i] : -1);
+            }
+            out.subList(outBefore, out.size()).clear();
+            throw new StellflowException(
+                    e.errorCode(), "bad record batch from " + ready.get(decoded).tp + ": " + e.getMessage(), e);
+        }
+    }
+}
