@@ -2,6 +2,7 @@ package io.stellflow.broker;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.BodyWriter;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ApiMessage;
@@ -64,7 +65,7 @@ final class RawClient implements AutoCloseable {
         send(RequestHeader.of(apiKey, (short) 0, correlationId, "test"), body);
     }
 
-    void send(RequestHeader header, ApiMessage body) throws IOException {
+    void send(RequestHeader header, BodyWriter body) throws IOException {
         ByteBuf payload = Unpooled.buffer();
         header.write(payload);
         if (body != null) {

@@ -224,10 +224,27 @@ class ZeroCopyFetchTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"nio", "epoll", "io_uring"})
-    void fetchV2IsUnsupported(String transport) throws Exception {
+    void v2IsAnsweredInTheV1LayoutAndAboveV2IsUnsupported(String transport) throws Exception {
         assumeAvailable(transport);
         RawClient client = start(transport, true);
-        client.send(RequestHeader.of(ApiKeys.FETCH, (short) 2, 9, "test"), fetch(0, 100));
+        long end = fill(client);
+        FetchRequest request = fetch(0, 1 << 20);
+        client.send(
+                RequestHeader.of(ApiKeys.FETCH, FetchRequest.VERSION_REPLICA_EPOCH, 7, "test"),
+                out -> request.write(out, FetchRequest.VERSION_REPLICA_EPOCH));
+        byte[] frame = client.receiveRawFrame();
+        ByteBuf buf = Unpooled.wrappedBuffer(frame, 4, frame.length - 4);
+        assertThat(buf.readInt()).isEqualTo(7);
+        buf.skipBytes(8); // headerVersion, errorCode, throttleTimeMs
+        FetchResponseV1.PartitionData p =
+                FetchResponseV1.read(buf).responses().get(0).partitions().get(0);
+        assertThat(p.errorCode()).isEqualTo(Errors.NONE);
+        assertThat(p.highWatermark()).isEqualTo(end);
+        List<DecodedRecord> decoded = RecordBatchReader.decode(p.records(), p.recordsBaseOffset());
+        assertThat(decoded).isNotEmpty();
+        assertThat(decoded.get(0).offset()).isZero();
+
+        client.send(RequestHeader.of(ApiKeys.FETCH, (short) 3, 9, "test"), fetch(0, 100));
         RawClient.Response r = client.receive();
         assertThat(r.errorCode()).isEqualTo(Errors.UNSUPPORTED_VERSION);
     }

@@ -7,6 +7,7 @@ import io.stellflow.broker.topic.Partition;
 import io.stellflow.broker.topic.PartitionFailure;
 import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.controller.MetadataListener;
+import io.stellflow.controller.image.BrokerRegistration;
 import io.stellflow.controller.image.MetadataDelta;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
@@ -378,6 +379,12 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
             unclaimedAtStart.clear();
         }
         startUp.imageApplied();
+        // A follower that registered again (a restart) is judged from its new process's fetches
+        // only: what its earlier process reached is forgotten (docs/replication.md).
+        forEachHostedPartition(p -> p.onBrokerRegistrations(id -> {
+            BrokerRegistration b = next.broker(id);
+            return b == null ? -1L : b.brokerEpoch();
+        }));
         publish(next);
     }
 

@@ -202,7 +202,11 @@ public final class IsrManager implements Partition.IsrChangeTrigger, AutoCloseab
                         change.newIsr(),
                         error,
                         response.getErrorMessage());
-                p.isrChangeAnswered(change, false);
+                if (error == ErrorCode.INELIGIBLE_REPLICA) {
+                    p.isrChangeRefusedIneligible(change);
+                } else {
+                    p.isrChangeAnswered(change, false);
+                }
             }
         }
     }

@@ -3,6 +3,7 @@ package io.stellflow.broker.topic;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.IntToLongFunction;
 import java.util.function.LongSupplier;
 
 /**
@@ -49,6 +50,8 @@ final class IsrState {
         volatile long lastCaughtUpTimeMs;
         /** The broker epoch of the process whose fetch set {@link #logEndOffset} (-1: unknown). */
         volatile long brokerEpoch = -1L;
+        /** The broker's registration epoch in the last metadata seen (-1: none yet); partition monitor. */
+        long registeredEpoch = -1L;
 
         private long lastFetchLeaderLogEndOffset = Partition.UNKNOWN_OFFSET;
         private long lastFetchTimeMs;
@@ -236,6 +239,31 @@ final class IsrState {
         clearPending();
     }
 
+    /**
+     * Applies the metadata's broker registrations: a follower whose registration epoch changed
+     * since the last call (a new process) has its fetch state forgotten (LEO unknown, never caught
+     * up), so only its new process's fetches count for the HW and the ISR. Mutator: under the
+     * partition's monitor.
+     *
+     * @param registeredEpoch a broker id's registration epoch, -1 when it is not registered
+     * @return the followers whose state was forgotten (empty, without allocation, when none)
+     */
+    List<Integer> onRegistrations(IntToLongFunction registeredEpoch) {
+        List<Integer> forgotten = List.of();
+        for (FollowerState f : replicas.followers()) {
+            long now = registeredEpoch.applyAsLong(f.brokerId);
+            if (f.registeredEpoch >= 0 && now != f.registeredEpoch) {
+                f.reset(0L);
+                if (forgotten.isEmpty()) {
+                    forgotten = new ArrayList<>();
+                }
+                forgotten.add(f.brokerId);
+            }
+            f.registeredEpoch = now;
+        }
+        return forgotten;
+    }
+
     /** Drops the pending ISR change, if any (this broker stopped leading). */
     void clearPending() {
         ReplicaSet s = replicas;
@@ -399,10 +427,7 @@ final class IsrState {
     /**
      * The controller answered {@code change}: {@code awaitMetadata} true (accepted, or refused as
      * stale) keeps it pending until the metadata moves the partition epoch; false (refused for good)
-     * drops it and forgets what the followers it would have added reached: they are judged again
-     * from their next Fetch (the controller refuses a follower that is fenced, reports its replica
-     * failed or registered again since the fetches the leader saw, so those fetches no longer count;
-     * proposing the same change again would only be refused again).
+     * drops it.
      *
      * @return false (nothing done) when {@code change} is no longer the pending one
      */
@@ -412,12 +437,26 @@ final class IsrState {
             return false;
         }
         replicas = s.withPending(awaitMetadata ? change.answered() : null);
-        if (!awaitMetadata) {
-            for (int id : change.newIsr()) {
-                FollowerState f = s.follower(id);
-                if (f != null && !s.isr().contains(id)) {
-                    f.reset(0L);
-                }
+        return true;
+    }
+
+    /**
+     * The controller refused {@code change} as {@code INELIGIBLE_REPLICA} (a member it adds is
+     * fenced, reports its replica failed, or registered again since the fetches this leader saw):
+     * dropped, and what the followers it would have added reached is forgotten, so they are judged
+     * again from their next Fetch (proposing the same change again would only be refused again).
+     *
+     * @return false (nothing done) when {@code change} is no longer the pending one
+     */
+    boolean refusedIneligible(PendingIsrChange change) {
+        ReplicaSet s = replicas;
+        if (!answered(change, false)) {
+            return false;
+        }
+        for (int id : change.newIsr()) {
+            FollowerState f = s.follower(id);
+            if (f != null && !s.isr().contains(id)) {
+                f.reset(0L);
             }
         }
         return true;

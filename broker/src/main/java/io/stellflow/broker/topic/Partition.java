@@ -14,6 +14,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.IntToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -665,6 +666,24 @@ public final class Partition {
         return true;
     }
 
+    /**
+     * The metadata's broker registrations ({@code registeredEpoch}: a broker id's registration
+     * epoch, -1 when not registered): a follower whose registration epoch changed since the last
+     * call registered again (a new process, whose log may have lost what the earlier one fetched),
+     * so what the earlier process reached is forgotten and it is judged from its own fetches (a
+     * follower on Fetch v1 included, whose fetches carry no epoch). Called by the replica manager
+     * for each metadata image; cheap when nothing changed.
+     */
+    public synchronized void onBrokerRegistrations(IntToLongFunction registeredEpoch) {
+        List<Integer> forgotten = isrState.onRegistrations(registeredEpoch);
+        if (!forgotten.isEmpty()) {
+            LOG.info(
+                    "FOLLOWER_STATE_RESET partition={} brokers={}: registered again; judged from their next fetches",
+                    this,
+                    forgotten);
+        }
+    }
+
     /** As {@link #recordFollowerFetch(int, long, long, long)} with the broker epoch unknown (-1). */
     public boolean recordFollowerFetch(int replicaId, long fetchOffset, long nowMs) {
         return recordFollowerFetch(replicaId, -1L, fetchOffset, nowMs);
@@ -734,6 +753,19 @@ public final class Partition {
         if (!awaitMetadata) {
             maybeIncrementHighWatermark();
         }
+    }
+
+    /**
+     * The controller refused {@code change} as {@code INELIGIBLE_REPLICA}: dropped as {@link
+     * #isrChangeAnswered} with {@code awaitMetadata} false, and what the followers it would have
+     * added reached is forgotten (they are judged again from their next Fetch).
+     */
+    public synchronized void isrChangeRefusedIneligible(PendingIsrChange change) {
+        if (!isrState.refusedIneligible(change)) {
+            return;
+        }
+        notifyHighWatermarkListeners();
+        maybeIncrementHighWatermark();
     }
 
     /**

@@ -170,7 +170,7 @@ class IsrStateTest {
                 .containsExactly(-1L, -1L, 40L);
 
         // The controller refuses it (broker 3 registered again since: its log may have lost offsets).
-        assertThat(s.answered(change, false)).isTrue();
+        assertThat(s.refusedIneligible(change)).isTrue();
         assertThat(s.followerLogEndOffset(3)).isEqualTo(Partition.UNKNOWN_OFFSET);
         assertThat(s.followerLastCaughtUpTimeMs(3)).isZero();
         assertThat(s.maximalIsr()).containsExactly(1, 2);
@@ -201,6 +201,26 @@ class IsrStateTest {
         s.recordFetch(2, 14, 0, 14, t + 105); // the ISR's follower stays in
         assertThat(propose(s, t + 110, 12, 14))
                 .as("never caught up, as far as the leader knows")
+                .isNull();
+    }
+
+    @Test
+    void aFollowerThatRegisteredAgainIsForgottenEvenWithoutEpochsInItsFetches() {
+        IsrState s = state(List.of(1, 2));
+        java.util.Map<Integer, Long> registered = new java.util.HashMap<>(java.util.Map.of(2, 20L, 3, 30L));
+        assertThat(s.onRegistrations(id -> registered.getOrDefault(id, -1L))).isEmpty();
+        s.recordFetch(3, 10, 0, 10, 100); // Fetch v1: no epoch
+        assertThat(s.onRegistrations(id -> registered.getOrDefault(id, -1L)))
+                .as("same registrations")
+                .isEmpty();
+        assertThat(s.followerLogEndOffset(3)).isEqualTo(10);
+
+        registered.put(3, 31L); // broker 3 restarted and registered again
+        assertThat(s.onRegistrations(id -> registered.getOrDefault(id, -1L))).containsExactly(3);
+        assertThat(s.followerLogEndOffset(3)).isEqualTo(Partition.UNKNOWN_OFFSET);
+        assertThat(s.followerLastCaughtUpTimeMs(3)).isZero();
+        assertThat(propose(s, 200, 10, 10))
+                .as("nothing to add on the earlier process's fetch")
                 .isNull();
     }
 

@@ -351,6 +351,33 @@ public final class MetadataApplier {
             return null;
         }
 
+        /**
+         * Null when every member an AlterPartition adds to the ISR is, as this entry applies, still
+         * registered unfenced at the broker epoch its leader judged it on (-1: epoch not checked);
+         * the controller checked this against its image before committing, and a registration or a
+         * fence may have committed in between (docs/replication.md, "A returning follower").
+         */
+        private String checkJoining(PartitionChangeRecord r) {
+            if (r.getJoiningBrokerEpochsCount() != r.getJoiningReplicasCount()) {
+                return r.getJoiningReplicasCount() + " joining replicas with " + r.getJoiningBrokerEpochsCount()
+                        + " broker epochs";
+            }
+            Map<Integer, BrokerRegistration> registered = brokers != null ? brokers : base.brokersMap();
+            for (int i = 0; i < r.getJoiningReplicasCount(); i++) {
+                int id = r.getJoiningReplicas(i);
+                long epoch = r.getJoiningBrokerEpochs(i);
+                BrokerRegistration b = registered.get(id);
+                if (b == null || b.fenced()) {
+                    return "joining replica " + id + " is fenced or not registered";
+                }
+                if (epoch >= 0 && b.brokerEpoch() != epoch) {
+                    return "joining replica " + id + " was judged at broker epoch " + epoch + " but is registered at "
+                            + b.brokerEpoch();
+                }
+            }
+            return null;
+        }
+
         private String partitionChange(PartitionChangeRecord r) {
             UUID id = MetadataRecords.uuid(r.getTopicId());
             TopicImage t = topicById(id);
@@ -367,6 +394,10 @@ public final class MetadataApplier {
             String bad = checkReplicas(p.replicas(), r.getLeader(), r.getIsrList());
             if (bad != null) {
                 return fail(ErrorCode.INELIGIBLE_REPLICA, bad);
+            }
+            bad = checkJoining(r);
+            if (bad != null) {
+                return fail(ErrorCode.INELIGIBLE_REPLICA, bad + " (" + t.name() + "-" + p.partition() + ")");
             }
             if (r.getLeader() != p.leader() && r.getLeader() != PartitionImage.NO_LEADER) {
                 // A new leader must be live when the entry applies (an election computed before a

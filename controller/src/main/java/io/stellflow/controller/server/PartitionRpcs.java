@@ -88,13 +88,23 @@ final class PartitionRpcs {
             commands.answered(CommandResult.ERROR, startNs);
             return r.setError(code).setErrorMessage(bad).build();
         }
-        RaftQuorum.Submitted s = commands.commit(List.of(MetadataRecords.of(PartitionChangeRecord.newBuilder()
+        PartitionChangeRecord.Builder change = PartitionChangeRecord.newBuilder()
                 .setTopicId(req.getTopicId())
                 .setPartition(req.getPartition())
                 .setExpectedPartitionEpoch(req.getPartitionEpoch())
                 .setLeader(p.leader())
-                .addAllIsr(req.getNewIsrList())
-                .build())));
+                .addAllIsr(req.getNewIsrList());
+        // The members it adds are checked again when the entry applies: one may register again
+        // (restart) or be fenced between the check above and the commit.
+        for (int i = 0; i < req.getNewIsrCount(); i++) {
+            int replica = req.getNewIsr(i);
+            if (!p.isr().contains(replica)) {
+                change.addJoiningReplicas(replica)
+                        .addJoiningBrokerEpochs(
+                                req.getNewIsrBrokerEpochsCount() == 0 ? -1L : req.getNewIsrBrokerEpochs(i));
+            }
+        }
+        RaftQuorum.Submitted s = commands.commit(List.of(MetadataRecords.of(change.build())));
         if (s.error() != ErrorCode.NONE) {
             r.setError(s.error()).setErrorMessage(s.message());
         } else {

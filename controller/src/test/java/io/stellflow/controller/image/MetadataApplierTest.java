@@ -147,6 +147,75 @@ class MetadataApplierTest {
     }
 
     @Test
+    void aJoiningReplicaMustStillBeUnfencedAtTheJudgedBrokerEpochWhenTheEntryApplies() {
+        MetadataImage img = MetadataApplier.apply(MetadataImage.EMPTY, 1, 1, topicWithPartitions(TOPIC, "t", 1))
+                .image();
+        img = MetadataApplier.apply(img, 1, 2, List.of(unfencedBroker(1))).image();
+        img = MetadataApplier.apply(img, 1, 3, List.of(unfencedBroker(2))).image(); // broker epoch 3
+        PartitionChangeRecord shrink = PartitionChangeRecord.newBuilder()
+                .setTopicId(MetadataRecords.uuid(TOPIC))
+                .setPartition(0)
+                .setExpectedPartitionEpoch(0)
+                .setLeader(1)
+                .addIsr(1)
+                .build();
+        img = MetadataApplier.apply(img, 1, 4, List.of(MetadataRecords.of(shrink)))
+                .image();
+        PartitionChangeRecord.Builder expand = PartitionChangeRecord.newBuilder()
+                .setTopicId(MetadataRecords.uuid(TOPIC))
+                .setPartition(0)
+                .setExpectedPartitionEpoch(1)
+                .setLeader(1)
+                .addAllIsr(List.of(1, 2))
+                .addJoiningReplicas(2);
+
+        // Broker 2 registered again (epoch 5) after the leader judged its epoch-3 process.
+        MetadataImage restarted =
+                MetadataApplier.apply(img, 1, 5, List.of(unfencedBroker(2))).image();
+        ApplyResult stale = MetadataApplier.apply(
+                restarted,
+                1,
+                6,
+                List.of(MetadataRecords.of(
+                        expand.clone().addJoiningBrokerEpochs(3).build())));
+        assertThat(stale.error()).isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+        assertThat(stale.message()).contains("joining replica 2 was judged at broker epoch 3 but is registered at 5");
+        assertThat(stale.image().partition(TOPIC, 0).isr()).containsExactly(1);
+
+        MetadataImage fencedImg =
+                MetadataApplier.apply(img, 1, 5, List.of(broker(2))).image(); // fenced
+        assertThat(MetadataApplier.apply(
+                                fencedImg,
+                                1,
+                                6,
+                                List.of(MetadataRecords.of(expand.clone()
+                                        .addJoiningBrokerEpochs(-1)
+                                        .build())))
+                        .error())
+                .as("a fenced joiner, epoch unknown")
+                .isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+        assertThat(MetadataApplier.apply(
+                                img,
+                                1,
+                                5,
+                                List.of(MetadataRecords.of(expand.clone().build())))
+                        .error())
+                .as("epochs not one per joining replica")
+                .isEqualTo(ErrorCode.INELIGIBLE_REPLICA);
+
+        PartitionImage joined = MetadataApplier.apply(
+                        img,
+                        1,
+                        5,
+                        List.of(MetadataRecords.of(
+                                expand.clone().addJoiningBrokerEpochs(3).build())))
+                .image()
+                .partition(TOPIC, 0);
+        assertThat(joined.isr()).containsExactly(1, 2);
+        assertThat(joined.partitionEpoch()).isEqualTo(2);
+    }
+
+    @Test
     void typeThatDoesNotMatchTheBodyOrAnUnknownVersionIsRejected() {
         MetadataRecord wrongType =
                 broker(1).toBuilder().setType(RecordType.TOPIC).build();

@@ -127,6 +127,10 @@ class PartitionRpcsTest {
                 expand.clone().addAllNewIsrBrokerEpochs(List.of(-1L, 7L, 101L)).build());
         assertThat(ok.getError()).isEqualTo(ErrorCode.NONE);
         assertThat(ok.getPartition().getIsrList()).containsExactly(2, 3, 1);
+        // The entry names the joining member and its epoch, checked again when it applies.
+        var committed = quorum.submitted.getLast().getFirst().getPartitionChange();
+        assertThat(committed.getJoiningReplicasList()).containsExactly(1);
+        assertThat(committed.getJoiningBrokerEpochsList()).containsExactly(101L);
     }
 
     @Test
