@@ -1,6 +1,5 @@
 package io.stellflow.client;
 
-import io.netty.buffer.ByteBufAllocator;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -57,7 +56,15 @@ final class ProducerAccumulator {
     private final ProducerCompressionQueue compressionQueue;
     /** {@code enable.idempotence}: the producer id and sequences; null when off. */
     private final ProducerIdempotence idempotence;
-    /** The batches' buffers: the compression's recycling pool, else straight from the allocator. */
+    /**
+     * Where the batches get their (uncompressed) buffers: the compression's pool of plain buffers,
+     * else a recycling pool of its own keeping up to {@code buffer.memory} bytes of idle buffers
+     * ({@link ProducerBufferPool}). Recycled because every {@link #flush} (every transaction commit)
+     * completes all batches at once, and fresh direct memory for the next ones is zero-filled and
+     * page-faulted in (docs/performance.md, "Where the 100 ms case loses"). Allocating only when no
+     * idle buffer fits, it keeps the producer's batch memory about {@code buffer.memory}. Thread-safe;
+     * freed by {@link #closeCompressionAndBuffers}.
+     */
     private final ProducerBufferPool batchBuffers;
 
     private final Map<TopicPartition, ProducerPartitionQueue> queues = new LinkedHashMap<>();
@@ -78,14 +85,12 @@ final class ProducerAccumulator {
     /**
      * @param compression {@code compression.type} and its codecs; null for none
      * @param idempotence the producer id and sequences with {@code enable.idempotence}; null when off
-     * @param alloc where the batches' buffers come from without compression
      */
     ProducerAccumulator(
             ProducerConfig config,
             ClientMetrics metrics,
             ProducerCompression compression,
-            ProducerIdempotence idempotence,
-            ByteBufAllocator alloc) {
+            ProducerIdempotence idempotence) {
         this.config = config;
         this.metrics = metrics;
         this.lingerNs = TimeUnit.MILLISECONDS.toNanos(config.lingerMs());
@@ -94,7 +99,14 @@ final class ProducerAccumulator {
                 ? null
                 : new ProducerCompressionQueue(lock, compression, metrics, new CompressionOutcomes());
         this.idempotence = idempotence;
-        this.batchBuffers = compression == null ? ProducerBufferPool.of(alloc) : compression.plainBuffers();
+        this.batchBuffers = compression == null
+                ? ProducerBufferPool.recycling(config.bufferMemoryBytes())
+                : compression.plainBuffers();
+    }
+
+    /** Where the batches get their (uncompressed) buffers (tests count its allocations). */
+    ProducerBufferPool batchBuffers() {
+        return batchBuffers;
     }
 
     /** The compressor thread's work, or null without compression ({@link ProducerSender#compressor}). */
@@ -233,10 +245,11 @@ final class ProducerAccumulator {
     }
 
     /**
-     * After the sender's loop ended: stops the compressor thread and frees the codecs (those in use
-     * by a thread still compressing are freed when it is done). Without compression nothing to do.
+     * After the sender's loop ended: stops the compressor thread, frees the codecs (those in use by a
+     * thread still compressing are freed when it is done) and the idle batch buffers (a buffer of a
+     * batch not yet done is freed when it is). Idempotent.
      */
-    void closeCompression() {
+    void closeCompressionAndBuffers() {
         if (compression != null) {
             lock.lock();
             try {
@@ -244,8 +257,9 @@ final class ProducerAccumulator {
             } finally {
                 lock.unlock();
             }
-            compression.close();
+            compression.close(); // its pools, batchBuffers included
         }
+        batchBuffers.close();
     }
 
     /** Whether close was called and every batch is acknowledged or failed. Called under {@code lock}. */

@@ -19,8 +19,9 @@ import org.slf4j.LoggerFactory;
  * One RecordBatch being filled for one partition, with the callbacks of its records (the future of
  * {@code send(record)} is its own callback). The batch bytes live in a direct buffer that is
  * released exactly once, when the batch completes or fails (given back to its {@link
- * ProducerBufferPool}). With {@code compression.type} set, the buffers come from the producer's
- * recycling pools, and the sealed batch is {@link #compress}ed once into a second buffer, which
+ * ProducerBufferPool}). In a producer the buffers come from its recycling pools (so a batch's buffer
+ * is the whole reservation from the start, and never grows). With {@code compression.type} set, the
+ * sealed batch is {@link #compress}ed once into a second buffer, which
  * replaces the first (given back at once), by the thread that took it from the {@link ProducerCompressionQueue} (never the
  * sender); a retried batch is sent compressed as it is.
  *
@@ -149,8 +150,10 @@ final class ProducerBatch {
         // allocation, while a batch sealed at linger.ms holds far less (~1 MB at 200 MB/s and 5 ms):
         // start at about batch.size (pooled) and let the builder grow it; buffer.memory still counts
         // the whole reservation.
-        // A recycling pool (the producer's with compression) gives the whole reservation: the
-        // buffer is reused, so neither the size nor a growth copy is paid per batch.
+        // A recycling pool (the producer's, with compression or without) gives the whole
+        // reservation: batch.size, or the header and the first record when that one is larger (the
+        // batch then holds just it). The buffer is reused, so neither the size nor a growth copy is
+        // paid per batch.
         int initialBytes = estimatedRatio >= 1.0 || buffers.recycles()
                 ? reservedBytes
                 : (int) Math.min(reservedBytes, Math.max(RecordBatchLayout.HEADER_SIZE + (long) firstRecordBytes, (long)

@@ -110,9 +110,14 @@ final class ProducerSender implements Runnable {
         this.network = network;
         this.metadata = metadata;
         this.idempotence = config.enableIdempotence() ? new ProducerIdempotence() : null;
-        this.accumulator = new ProducerAccumulator(config, network.metrics(), compression, idempotence, alloc);
+        this.accumulator = new ProducerAccumulator(config, network.metrics(), compression, idempotence);
         this.lock = accumulator.lock;
         this.wakeSender = accumulator.wakeSender;
+    }
+
+    /** Where the batches get their (uncompressed) buffers ({@link ProducerAccumulator#batchBuffers}). */
+    ProducerBufferPool batchBuffers() {
+        return accumulator.batchBuffers();
     }
 
     /**
@@ -145,7 +150,7 @@ final class ProducerSender implements Runnable {
         try {
             loop();
         } finally {
-            accumulator.closeCompression(); // stops the compressor thread
+            accumulator.closeCompressionAndBuffers(); // stops the compressor thread
         }
     }
 

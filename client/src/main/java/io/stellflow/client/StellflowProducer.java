@@ -474,6 +474,11 @@ public final class StellflowProducer implements AutoCloseable {
         sender.flush();
     }
 
+    /** Where the batches get their (uncompressed) buffers; tests count its allocations. */
+    ProducerBufferPool batchBuffers() {
+        return sender.batchBuffers();
+    }
+
     /**
      * Flushes, stops the sender and closes the connections. Idempotent. A transactional producer
      * aborts a transaction left open first (as Kafka's does), so its partitions' last stable offsets

@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@link ProducerBufferPool}: what the recycling pool keeps, hands out again and frees. */
 class ProducerBufferPoolTest {
     private static final int MIB = 1 << 20;
+    private static final int KIB = 1 << 10;
 
     @Test
     void aGivenBackBufferIsHandedOutAgainEmptyAndRoundedToWholeMebibytes() {
@@ -85,6 +88,127 @@ class ProducerBufferPoolTest {
         ByteBuf d = pool.take(MIB);
         pool.give(d);
         assertThat(d.refCnt()).isZero();
+    }
+
+    @Test
+    void requestsUpTo1MiBGetPowerOfTwoCapacitiesFrom4KiBAndAreReused() {
+        ProducerBufferPool pool = ProducerBufferPool.recycling(16L * MIB);
+        int[][] askedAndCapacity = {
+            {1, 4 * KIB},
+            {4 * KIB, 4 * KIB},
+            {4 * KIB + 1, 8 * KIB},
+            {16 * KIB, 16 * KIB},
+            {16 * KIB + 61, 32 * KIB},
+            {700_000, MIB},
+            {MIB, MIB},
+            {MIB + 1, 2 * MIB},
+        };
+        List<ByteBuf> taken = new ArrayList<>();
+        for (int[] c : askedAndCapacity) {
+            ByteBuf b = pool.take(c[0]);
+            assertThat(b.capacity()).as("capacity for %d bytes", c[0]).isEqualTo(c[1]);
+            taken.add(b);
+        }
+        taken.forEach(pool::give);
+        for (int[] c : askedAndCapacity) {
+            ByteBuf b = pool.take(c[0]);
+            assertThat(b.capacity()).as("reused for %d bytes", c[0]).isEqualTo(c[1]);
+            assertThat(taken)
+                    .as("reused for %d bytes", c[0])
+                    .anySatisfy(t -> assertThat(t).isSameAs(b));
+        }
+        assertThat(pool.allocatedBuffers()).isEqualTo(askedAndCapacity.length);
+        pool.close();
+    }
+
+    @Test
+    void aDefaultBatchSizeBufferPinsOnly16KiBAndTheIdleLimitCountsThat() {
+        // buffer.memory of 64 KiB holds four default batches idle, not one (nor none) of 1 MiB each.
+        ProducerBufferPool pool = ProducerBufferPool.recycling(64L * KIB);
+        List<ByteBuf> batches = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            ByteBuf b = pool.take(16 * KIB);
+            assertThat(b.capacity()).isEqualTo(16 * KIB);
+            batches.add(b);
+        }
+        batches.forEach(pool::give);
+        for (int i = 0; i < 4; i++) {
+            assertThat(batches.get(i).refCnt()).isEqualTo(1); // idle
+        }
+        assertThat(batches.get(4).refCnt()).isZero(); // over the limit: freed
+        for (int i = 0; i < 4; i++) {
+            ByteBuf b = pool.take(16 * KIB);
+            assertThat(batches.subList(0, 4)).anySatisfy(t -> assertThat(t).isSameAs(b));
+        }
+        pool.close();
+    }
+
+    @Test
+    void amongThousandsOfIdleBuffersTheSmallestThatFitsIsTaken() {
+        ProducerBufferPool pool = ProducerBufferPool.recycling(1L << 30);
+        List<ByteBuf> small = new ArrayList<>();
+        for (int i = 0; i < 5_000; i++) {
+            ByteBuf b = pool.take(4 * KIB);
+            assertThat(b.capacity()).isEqualTo(4 * KIB);
+            small.add(b);
+        }
+        ByteBuf mid = pool.take(16 * KIB);
+        ByteBuf large = pool.take(64 * KIB);
+        // Given back interleaved, so no order of the idle buffers happens to put the fit first.
+        for (int i = 0; i < small.size(); i++) {
+            pool.give(small.get(i));
+            if (i == 2_500) {
+                pool.give(large);
+                pool.give(mid);
+            }
+        }
+
+        ByteBuf got = pool.take(10 * KIB);
+        assertThat(got).isSameAs(mid);
+        ByteBuf next = pool.take(10 * KIB);
+        assertThat(next).isSameAs(large);
+        for (int i = 0; i < 5_000; i++) {
+            ByteBuf b = pool.take(3 * KIB);
+            assertThat(b.capacity()).isEqualTo(4 * KIB);
+        }
+        ByteBuf fresh = pool.take(4 * KIB); // none idle any more: a new one
+        assertThat(small).noneSatisfy(t -> assertThat(t).isSameAs(fresh));
+        pool.give(got);
+        pool.give(next);
+        pool.give(fresh);
+        small.forEach(pool::give);
+        pool.close();
+        assertThat(small).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+        assertThat(List.of(got, next, fresh))
+                .allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    }
+
+    @Test
+    void withNoSmallIdleBufferLargeEnoughTheLargestIsFreedAndTheOthersKept() {
+        ProducerBufferPool pool = ProducerBufferPool.recycling(16L * MIB);
+        ByteBuf a = pool.take(8 * KIB);
+        ByteBuf b = pool.take(16 * KIB);
+        ByteBuf c = pool.take(16 * KIB);
+        pool.give(a);
+        pool.give(b);
+        pool.give(c);
+
+        ByteBuf big = pool.take(20 * KIB);
+        assertThat(big.capacity()).isEqualTo(32 * KIB);
+        // One of the two largest (16 KiB) idle buffers was freed; the other and the 8 KiB one stay.
+        assertThat(b.refCnt() + c.refCnt()).isEqualTo(1);
+        assertThat(a.refCnt()).isEqualTo(1);
+        ByteBuf kept = b.refCnt() == 1 ? b : c;
+        assertThat(pool.take(9 * KIB)).isSameAs(kept);
+        assertThat(pool.take(5 * KIB)).isSameAs(a);
+        pool.give(a);
+        pool.give(kept);
+        pool.give(big);
+        pool.close();
+        assertThat(List.of(a, kept, big)).allSatisfy(x -> assertThat(x.refCnt()).isZero());
+        ByteBuf after = pool.take(16 * KIB);
+        pool.give(after);
+        assertThat(after.refCnt()).isZero();
     }
 
     @Test

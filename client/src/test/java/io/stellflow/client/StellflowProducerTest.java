@@ -54,6 +54,45 @@ class StellflowProducerTest {
     }
 
     /**
+     * Every flush completes all batches at once; the next batches reuse their buffers instead of
+     * taking fresh direct memory (zero-filled and page-faulted in: docs/performance.md, "Where the
+     * 100 ms case loses").
+     */
+    @Test
+    void batchBuffersAreReusedAcrossFlushes() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 2);
+            // batch.size 16384 holds three 5,000-byte records: 2 batches per partition per round.
+            StellflowProducer producer =
+                    new StellflowProducer(props(broker, "batch.size", "16384", "linger.ms", "60000"));
+            try {
+                long afterFirstRound = 0;
+                for (int round = 0; round < 5; round++) {
+                    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+                    for (int i = 0; i < 6; i++) {
+                        for (int p = 0; p < 2; p++) {
+                            futures.add(producer.send(new ProducerRecord("t", p, null, new byte[5_000])));
+                        }
+                    }
+                    producer.flush();
+                    for (CompletableFuture<RecordMetadata> f : futures) {
+                        f.get(1, TimeUnit.SECONDS);
+                    }
+                    if (round == 0) {
+                        afterFirstRound = producer.batchBuffers().allocatedBuffers();
+                        assertThat(afterFirstRound).isBetween(1L, 4L);
+                    }
+                }
+                assertThat(producer.batchBuffers().allocatedBuffers()).isEqualTo(afterFirstRound);
+            } finally {
+                producer.close();
+            }
+            assertThat(broker.log(new TopicPartition("t", 0))).hasSize(10);
+            assertThat(broker.log(new TopicPartition("t", 1))).hasSize(10);
+        }
+    }
+
+    /**
      * A send's future completes on the client's I/O thread, so a callback that closes the producer
      * must not wait for the sender or for that thread (it would wait for itself, or deadlock): as
      * Kafka's, such a close does not wait.
