@@ -74,9 +74,10 @@ class IdempotentProducerEndToEndTest {
 
     @Test
     void withoutIdempotenceTheSameLostAcksWriteDuplicates() throws Exception {
-        // One lost ack: without idempotence a request carries several batches per partition, so a run
-        // has fewer requests than the idempotent one.
-        Result r = run("false", Set.of(2), "none");
+        // One lost ack, of the first Produce request: without idempotence a request carries several
+        // batches per partition, so a fast run can send everything in one or two requests (CI saw a
+        // run with no second request at all). The first always exists.
+        Result r = run("false", Set.of(1), "none");
         assertThat(r.droppedAnswers).isEqualTo(1);
         assertThat(r.duplicates).as("records written twice").isPositive();
     }
