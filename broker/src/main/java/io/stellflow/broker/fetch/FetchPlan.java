@@ -42,8 +42,16 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
      * @param partition the partition, or null when {@code errorCode} is set
      * @param errorCode {@code NONE}, {@code UNKNOWN_TOPIC_OR_PARTITION}, {@code LEADER_NOT_AVAILABLE},
      *     {@code NOT_LEADER_OR_FOLLOWER} or {@code BROKER_NOT_AVAILABLE} (led here, but on an offline log dir)
+     * @param leaderEpoch the partition's leader epoch when it was resolved (-1 with an error): a read
+     *     answers {@code NOT_LEADER_OR_FOLLOWER} once this broker no longer leads at this epoch
+     *     ({@link FetchReader})
      */
-    public record PartitionPlan(FetchPartition request, Partition partition, short errorCode) {}
+    public record PartitionPlan(FetchPartition request, Partition partition, short errorCode, int leaderEpoch) {
+        /** A partition that could not be resolved: {@code errorCode} answers it. */
+        static PartitionPlan failed(FetchPartition request, short errorCode) {
+            return new PartitionPlan(request, null, errorCode, -1);
+        }
+    }
 
     /** {@link #resolve(FetchRequest, PartitionRouter, short)} for Fetch v0. */
     public static FetchPlan resolve(FetchRequest request, PartitionRouter registry) {
@@ -68,19 +76,20 @@ public record FetchPlan(FetchRequest request, List<TopicPlan> topics, int envelo
             for (FetchPartition p : topic.partitions()) {
                 envelope += partitionEnvelope;
                 Partition partition = registry.leaderPartition(topic.topic(), p.partition());
+                int leaderEpoch = partition == null ? -1 : partition.leaderEpoch();
                 if (partition == null) {
-                    partitions.add(new PartitionPlan(p, null, registry.errorFor(topic.topic(), p.partition())));
+                    partitions.add(PartitionPlan.failed(p, registry.errorFor(topic.topic(), p.partition())));
                 } else if (offline(partition)) {
                     // Its log dir is offline: its files are not trusted for reads either (issue #23).
-                    partitions.add(new PartitionPlan(p, null, Errors.BROKER_NOT_AVAILABLE));
-                } else if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() != partition.leaderEpoch()) {
-                    partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
+                    partitions.add(PartitionPlan.failed(p, Errors.BROKER_NOT_AVAILABLE));
+                } else if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() != leaderEpoch) {
+                    partitions.add(PartitionPlan.failed(p, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else if (request.replicaId() >= 0 && !partition.isFollowerReplica(request.replicaId())) {
                     // A follower Fetch from a broker that is not a replica of the partition: it holds
                     // no role the request needs (docs/spec/wire-protocol.md §6.4 step 1).
-                    partitions.add(new PartitionPlan(p, null, Errors.NOT_LEADER_OR_FOLLOWER));
+                    partitions.add(PartitionPlan.failed(p, Errors.NOT_LEADER_OR_FOLLOWER));
                 } else {
-                    partitions.add(new PartitionPlan(p, partition, Errors.NONE));
+                    partitions.add(new PartitionPlan(p, partition, Errors.NONE, leaderEpoch));
                 }
             }
             topics.add(new TopicPlan(topic.topic(), partitions));

@@ -152,6 +152,13 @@ public final class FetchReader {
                         ? logEnd
                         : request.isolationLevel() == FetchRequest.READ_COMMITTED ? lastStable : highWatermark;
                 bounds[resolved++] = bound;
+                if (!partition.leadsAt(p.leaderEpoch())) {
+                    // Deposed since the plan (a parked Fetch outlives leadership changes): a follower's
+                    // HW and LSO lag its leader's and may be below what this Fetch's client saw.
+                    hasError = true;
+                    encoder.partition(id, Errors.NOT_LEADER_OR_FOLLOWER, -1L, -1L, -1L);
+                    continue;
+                }
                 if (request.replicaId() < 0 && partition.highWatermarkBelowEpochStart()) {
                     // A new leader whose HW has not yet caught up with its predecessor's: retriable.
                     hasError = true;

@@ -101,6 +101,10 @@ public final class ListOffsetsHandler implements ApiHandler {
         }
         long visibleEnd = readCommitted ? partition.lastStableOffset() : partition.highWatermark();
         long logStart = partition.logStartOffset();
+        if (!partition.leadsAt(epoch)) {
+            // Deposed while answering: a follower's HW and LSO lag its leader's.
+            return error(request.partition(), Errors.NOT_LEADER_OR_FOLLOWER, epoch);
+        }
         if (request.timestamp() == ListOffsetsRequest.LATEST_TIMESTAMP) {
             return new ListOffsetsPartitionResponse(
                     request.partition(), Errors.NONE, epoch, -1L, visibleEnd, List.of(visibleEnd));

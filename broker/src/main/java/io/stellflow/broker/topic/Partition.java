@@ -249,6 +249,16 @@ public final class Partition {
         return leader;
     }
 
+    /**
+     * Whether this broker still leads the partition at {@code epoch}. A reader that read the HW, LSO
+     * or log offsets and then gets true here read a leader's values at that epoch: a follower lowers
+     * its HW only after {@link #becomeFollower} (which changes the role and the epoch) has been seen.
+     * Fetch and ListOffsets check it after their reads (a parked Fetch outlives role changes).
+     */
+    public boolean leadsAt(int epoch) {
+        return leader && leaderEpoch == epoch;
+    }
+
     /** The leader this follower follows, or -1 (leader: -1, it is this broker). */
     public int leaderId() {
         return leaderId;
