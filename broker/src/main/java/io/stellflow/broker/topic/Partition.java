@@ -6,14 +6,8 @@ import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.protocol.record.BatchMaxTimestamps;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.Lock;
 import java.util.function.IntToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,8 +29,11 @@ import org.slf4j.LoggerFactory;
  * #updateFollowerHighWatermark}); a new leader starts from the HW it had (checkpointed or learned as
  * follower), which may lag until its followers fetch. A partition made with the single-node
  * constructor (tests) has this broker alone as replicas and ISR, so the HW equals the log end offset
- * after every append. The replica state and the ISR decisions live in its {@link IsrState}; this
- * class keeps the role, the HW itself and the listeners, and calls it under its monitor.
+ * after every append. The replica state and the ISR decisions live in its {@link IsrState}; the
+ * role, the failed state and the writes that depend on them in its {@link PartitionWriteGate}; the
+ * HW value in a {@link HighWatermark}, the follower's view of its leader in a {@link
+ * FollowerProgress}, the listeners in {@link PartitionListeners}. This class keeps the public
+ * contract and decides when the HW moves, calling {@link IsrState}'s mutators under its monitor.
  *
  * <p>Listeners: append listeners are told after every append (parked follower Fetches read up to the
  * LEO); high-watermark listeners when the HW advanced or the replica state changed (parked consumer
@@ -61,35 +58,16 @@ public final class Partition {
      */
     public static final long NOT_LEADER = -3L;
 
-    private static final VarHandle HIGH_WATERMARK;
-
-    static {
-        try {
-            HIGH_WATERMARK = MethodHandles.lookup().findVarHandle(Partition.class, "highWatermark", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final String topic;
     private final int partition;
     private final UnifiedLog log;
     private final int localBrokerId;
-    private volatile int leaderEpoch;
-    private volatile int leaderId;
-    private volatile boolean leader = true;
-    private volatile long highWatermark;
-    private volatile long leaderEpochStartOffset;
-    /** When this broker last became leader, ms since the epoch (0 before). */
-    private volatile long leaderSinceMs;
+    private final PartitionWriteGate writes;
+    private final HighWatermark highWatermark;
     /** Follower: the leader's HW of the last fetch response ({@link #updateFollowerHighWatermark}). */
-    private volatile long leaderHighWatermarkSeen = UNKNOWN_OFFSET;
-    /** Follower: when this log last reached the leader's HW (ms since the epoch; 0: never). */
-    private volatile long followerCaughtUpTimeMs;
+    private final FollowerProgress followerProgress = new FollowerProgress();
 
     private final IsrState isrState;
-    /** Set once by the first failed write ({@link PartitionFailures}); null while the partition is healthy. */
-    private final AtomicReference<PartitionFailure> failure = new AtomicReference<>();
 
     private volatile int minInsyncReplicas = 1;
     private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
@@ -97,8 +75,7 @@ public final class Partition {
     private volatile TopicThroughput.Counters topicCounters;
 
     private volatile IsrChangeTrigger isrTrigger = IsrChangeTrigger.NONE;
-    private final Set<AppendListener> listeners = ConcurrentHashMap.newKeySet();
-    private final Set<AppendListener> highWatermarkListeners = ConcurrentHashMap.newKeySet();
+    private final PartitionListeners listeners;
 
     /**
      * Asked to look at a partition's ISR soon (a follower caught up and may rejoin). Implementations
@@ -141,12 +118,13 @@ public final class Partition {
             long initialHighWatermark) {
         this.topic = topic;
         this.partition = partition;
-        this.leaderEpoch = leaderEpoch;
         this.log = log;
-        this.leaderId = -1;
+        this.writes = new PartitionWriteGate(log, topic + "-" + partition, leaderEpoch);
         this.localBrokerId = localBrokerId;
-        this.highWatermark = Math.max(log.logStartOffset(), Math.min(initialHighWatermark, log.logEndOffset()));
+        this.highWatermark =
+                new HighWatermark(Math.max(log.logStartOffset(), Math.min(initialHighWatermark, log.logEndOffset())));
         this.isrState = new IsrState(localBrokerId);
+        this.listeners = new PartitionListeners(topic, partition);
     }
 
     /** Makes this broker the leader at {@code newLeaderEpoch} (stamped into appends from now on). */
@@ -161,17 +139,7 @@ public final class Partition {
      */
     public synchronized void becomeLeader(int newLeaderEpoch, long nowMs) {
         isrState.resetForLeadership(nowMs);
-        Lock writes = log.writeLock();
-        writes.lock(); // after a follower write in progress: the epoch starts at the LEO it leaves
-        try {
-            leaderEpochStartOffset = log.logEndOffset();
-            leaderSinceMs = nowMs;
-            leaderEpoch = newLeaderEpoch;
-            leaderId = -1;
-            leader = true;
-        } finally {
-            writes.unlock();
-        }
+        writes.becomeLeader(newLeaderEpoch, nowMs);
         maybeIncrementHighWatermark();
         notifyHighWatermarkListeners();
     }
@@ -181,15 +149,7 @@ public final class Partition {
      * {@code newLeaderEpoch}: clients get {@code NOT_LEADER_OR_FOLLOWER} for Produce and Fetch.
      */
     public synchronized void becomeFollower(int newLeaderId, int newLeaderEpoch) {
-        Lock writes = log.writeLock();
-        writes.lock(); // after a leader append in progress; none starts after this
-        try {
-            leader = false;
-            leaderEpoch = newLeaderEpoch;
-            leaderId = newLeaderId;
-        } finally {
-            writes.unlock();
-        }
+        writes.becomeFollower(newLeaderId, newLeaderEpoch);
         isrState.clearPending();
         notifyHighWatermarkListeners();
     }
@@ -207,17 +167,7 @@ public final class Partition {
      *     follows at another leader epoch
      */
     public boolean runIfFollowing(int followerLeaderEpoch, Runnable followerWork) {
-        Lock writes = log.writeLock();
-        writes.lock();
-        try {
-            if (leader || leaderEpoch != followerLeaderEpoch) {
-                return false;
-            }
-            followerWork.run();
-            return true;
-        } finally {
-            writes.unlock();
-        }
+        return writes.runIfFollowing(followerLeaderEpoch, followerWork);
     }
 
     /**
@@ -237,7 +187,7 @@ public final class Partition {
         if (!isrState.update(topicId, replicas, isr, partitionEpoch)) {
             return null;
         }
-        if (leader) {
+        if (writes.isLeader()) {
             maybeIncrementHighWatermark();
         }
         notifyHighWatermarkListeners();
@@ -246,7 +196,7 @@ public final class Partition {
 
     /** Whether this broker currently leads the partition (serves Produce, Fetch and ListOffsets). */
     public boolean isLeader() {
-        return leader;
+        return writes.isLeader();
     }
 
     /**
@@ -256,12 +206,12 @@ public final class Partition {
      * Fetch and ListOffsets check it after their reads (a parked Fetch outlives role changes).
      */
     public boolean leadsAt(int epoch) {
-        return leader && leaderEpoch == epoch;
+        return writes.leadsAt(epoch);
     }
 
     /** The leader this follower follows, or -1 (leader: -1, it is this broker). */
     public int leaderId() {
-        return leaderId;
+        return writes.leaderId();
     }
 
     /** Topic name. */
@@ -276,7 +226,7 @@ public final class Partition {
 
     /** Current leader epoch; stamped into every appended batch and checked against request epochs. */
     public int leaderEpoch() {
-        return leaderEpoch;
+        return writes.leaderEpoch();
     }
 
     /** The underlying log (reads; a follower's fetcher writes it inside {@link #runIfFollowing}). */
@@ -317,7 +267,7 @@ public final class Partition {
 
     /** The offset this broker's leadership started at (its LEO when it became leader). */
     public long leaderEpochStartOffset() {
-        return leaderEpochStartOffset;
+        return writes.leaderEpochStartOffset();
     }
 
     /**
@@ -332,7 +282,7 @@ public final class Partition {
      * @return true only on a leader whose HW is below its leader epoch start offset
      */
     public boolean highWatermarkBelowEpochStart() {
-        return leader && highWatermark() < leaderEpochStartOffset;
+        return writes.isLeader() && highWatermark() < writes.leaderEpochStartOffset();
     }
 
     /** {@code min.insync.replicas} for acks=-1 Produces (topic config, else the broker default). */
@@ -456,12 +406,7 @@ public final class Partition {
         return appendLeader(batch, null, true, Math.max(transactionSequence, 0), null, true);
     }
 
-    /**
-     * @param txnSequence &gt;= 0: a transactional batch; -1 otherwise
-     * @param marker null, or a marker's producerId, epoch, commit (1/0), coordinatorEpoch and
-     *     transactionSequence (then {@code records} is null)
-     * @param stampSequence a coordinator's transactional batch whose sequence the log stamps
-     */
+    /** {@link PartitionWriteGate#appendAsLeader}, then the append listeners and the HW. */
     private long appendLeader(
             ByteBuf records,
             BatchMaxTimestamps maxTimestamps,
@@ -470,35 +415,9 @@ public final class Partition {
             long[] marker,
             boolean stampSequence)
             throws IOException {
-        long baseOffset;
-        Lock writes = log.writeLock();
-        writes.lock();
-        try {
-            if (!leader) {
-                return NOT_LEADER;
-            }
-            PartitionFailure failed = failure.get();
-            if (failed != null) {
-                throw new PartitionFailedException(
-                        "partition " + this + " failed at " + failed.operation() + ": " + failed.reason());
-            }
-            if (marker != null) {
-                baseOffset = log.appendTransactionMarker(
-                        marker[0], (short) marker[1], marker[2] == 1, (int) marker[3], marker[4], leaderEpoch);
-            } else if (stampSequence) {
-                baseOffset = log.appendCoordinatorTransactional(records, leaderEpoch, txnSequence);
-            } else if (txnSequence >= 0) {
-                baseOffset = log.appendTransactionalAsLeader(records, leaderEpoch, maxTimestamps, txnSequence);
-            } else {
-                baseOffset = idempotent
-                        ? log.appendIdempotentAsLeader(records, leaderEpoch, maxTimestamps)
-                        : log.appendAsLeader(records, leaderEpoch, maxTimestamps);
-            }
-        } finally {
-            writes.unlock();
-        }
-        if (baseOffset >= 0 && !listeners.isEmpty()) { // a refused idempotent batch wrote nothing
-            notify(listeners);
+        long baseOffset = writes.appendAsLeader(records, maxTimestamps, idempotent, txnSequence, marker, stampSequence);
+        if (baseOffset >= 0) { // a refused idempotent batch wrote nothing
+            listeners.notifyAppendListeners();
         }
         maybeIncrementHighWatermark();
         return baseOffset;
@@ -513,7 +432,7 @@ public final class Partition {
      * @return true when this call marked it, false when it had already failed
      */
     public boolean markFailed(PartitionFailure why) {
-        return failure.compareAndSet(null, why);
+        return writes.markFailed(why);
     }
 
     /**
@@ -522,7 +441,7 @@ public final class Partition {
      * place. Any thread.
      */
     public void markOffline(PartitionFailure why) {
-        failure.set(why);
+        writes.markOffline(why);
     }
 
     /**
@@ -539,22 +458,9 @@ public final class Partition {
      * @throws IOException the reopen failed (the disk filled again): the partition stays failed
      */
     public long recoverInPlace(PartitionFailure expected) throws IOException {
-        long logEndOffset;
-        Lock writes = log.writeLock();
-        writes.lock();
-        try {
-            if (failure.get() != expected) {
-                return UNKNOWN_OFFSET;
-            }
-            logEndOffset = log.reopen();
-            if (highWatermark > logEndOffset) {
-                // Not expected: recovery cuts only bytes that were never published.
-                LOG.warn("{} recovered with log end offset {} below its HW {}", this, logEndOffset, highWatermark);
-                highWatermark = logEndOffset;
-            }
-            failure.compareAndSet(expected, null);
-        } finally {
-            writes.unlock();
+        long logEndOffset = writes.recoverInPlace(expected, highWatermark);
+        if (logEndOffset == UNKNOWN_OFFSET) {
+            return UNKNOWN_OFFSET;
         }
         maybeIncrementHighWatermark();
         notifyHighWatermarkListeners();
@@ -563,7 +469,7 @@ public final class Partition {
 
     /** The failure that stopped this partition's writes, or null while it is healthy. Any thread. */
     public PartitionFailure failure() {
-        return failure.get();
+        return writes.failure();
     }
 
     /** Log end offset: the offset the next record gets. */
@@ -577,7 +483,7 @@ public final class Partition {
      * consumers, ListOffsets, retention and compaction never go at or above it.
      */
     public long highWatermark() {
-        return highWatermark;
+        return highWatermark.get();
     }
 
     /**
@@ -585,16 +491,13 @@ public final class Partition {
      * offset). Called by the replica fetcher after each response is applied; ignored on a leader.
      */
     public void updateFollowerHighWatermark(long leaderHighWatermark) {
-        if (leader) {
+        if (writes.isLeader()) {
             return;
         }
         long leo = log.logEndOffset();
         long hw = Math.min(leaderHighWatermark, leo);
-        highWatermark = Math.max(hw, log.logStartOffset());
-        leaderHighWatermarkSeen = leaderHighWatermark;
-        if (leo >= leaderHighWatermark) {
-            followerCaughtUpTimeMs = System.currentTimeMillis();
-        }
+        highWatermark.set(Math.max(hw, log.logStartOffset()));
+        followerProgress.leaderHighWatermark(leaderHighWatermark, leo);
     }
 
     /**
@@ -604,9 +507,8 @@ public final class Partition {
      */
     public long maxLagRecords() {
         long leo = log.logEndOffset();
-        if (!leader) {
-            long seen = leaderHighWatermarkSeen;
-            return seen < 0 ? 0 : Math.max(0, seen - leo);
+        if (!writes.isLeader()) {
+            return followerProgress.maxLagRecords(leo);
         }
         return isrState.maxLagRecords(leo);
     }
@@ -618,22 +520,20 @@ public final class Partition {
      */
     public long maxLagTimeMs(long nowMs) {
         long leo = log.logEndOffset();
-        if (!leader) {
-            long seen = leaderHighWatermarkSeen;
-            long since = followerCaughtUpTimeMs;
-            return seen < 0 || leo >= seen || since == 0 ? 0 : Math.max(0, nowMs - since);
+        if (!writes.isLeader()) {
+            return followerProgress.maxLagTimeMs(nowMs, leo);
         }
-        return isrState.maxLagTimeMs(nowMs, leo, leaderSinceMs);
+        return isrState.maxLagTimeMs(nowMs, leo, writes.leaderSinceMs());
     }
 
     /** Follower only: after a truncation, HW = min(HW, log end offset). Ignored on a leader. */
     public void onFollowerTruncated() {
-        if (leader) {
+        if (writes.isLeader()) {
             return;
         }
         long leo = log.logEndOffset();
-        if (highWatermark > leo) {
-            highWatermark = leo;
+        if (highWatermark.get() > leo) {
+            highWatermark.set(leo);
         }
     }
 
@@ -667,9 +567,9 @@ public final class Partition {
         if (recorded == IsrState.NOT_A_FOLLOWER) {
             return false;
         }
-        if (recorded == IsrState.RECORDED && leader) {
+        if (recorded == IsrState.RECORDED && writes.isLeader()) {
             maybeIncrementHighWatermark();
-            if (isrState.mayRejoin(replicaId, fetchOffset, highWatermark, leaderEpochStartOffset)) {
+            if (isrState.mayRejoin(replicaId, fetchOffset, highWatermark.get(), writes.leaderEpochStartOffset())) {
                 isrTrigger.isrCheckNeeded(this);
             }
         }
@@ -736,16 +636,16 @@ public final class Partition {
      *     not the leader, or there is no assignment (single node)
      */
     public synchronized PendingIsrChange prepareIsrChange(long nowMs, long lagTimeMaxMs) {
-        if (!leader) {
+        if (!writes.isLeader()) {
             return null;
         }
         return isrState.propose(
                 nowMs,
                 lagTimeMaxMs,
-                leaderEpoch,
-                highWatermark,
+                writes.leaderEpoch(),
+                highWatermark.get(),
                 log.logEndOffset(),
-                leaderEpochStartOffset,
+                writes.leaderEpochStartOffset(),
                 this::highWatermark);
     }
 
@@ -800,38 +700,17 @@ public final class Partition {
      * every append and follower fetch: one volatile read per follower, no allocation, no lock.
      */
     private void maybeIncrementHighWatermark() {
-        if (!leader) {
+        if (!writes.isLeader()) {
             return;
         }
-        advanceHighWatermark(isrState.highWatermarkCandidate(log.logEndOffset()));
-    }
-
-    private void advanceHighWatermark(long candidate) {
-        long current;
-        do {
-            current = highWatermark;
-            if (candidate <= current) {
-                return;
-            }
-        } while (!HIGH_WATERMARK.compareAndSet(this, current, candidate));
-        metrics.highWatermarkAdvanced();
-        notifyHighWatermarkListeners();
+        if (highWatermark.advanceTo(isrState.highWatermarkCandidate(log.logEndOffset()))) {
+            metrics.highWatermarkAdvanced();
+            notifyHighWatermarkListeners();
+        }
     }
 
     private void notifyHighWatermarkListeners() {
-        if (!highWatermarkListeners.isEmpty()) {
-            notify(highWatermarkListeners);
-        }
-    }
-
-    private void notify(Set<AppendListener> set) {
-        for (AppendListener listener : set) {
-            try {
-                listener.onAppend();
-            } catch (RuntimeException e) {
-                LOG.error("Listener failed on {}-{}", topic, partition, e);
-            }
-        }
+        listeners.notifyHighWatermarkListeners();
     }
 
     /**
@@ -851,12 +730,12 @@ public final class Partition {
 
     /** Registers a listener told after every append (parked follower Fetches; idempotent). */
     public void addListener(AppendListener listener) {
-        listeners.add(listener);
+        listeners.addListener(listener);
     }
 
     /** Removes an append listener (no-op when absent). */
     public void removeListener(AppendListener listener) {
-        listeners.remove(listener);
+        listeners.removeListener(listener);
     }
 
     /**
@@ -864,17 +743,17 @@ public final class Partition {
      * min.insync.replicas) changed: parked consumer Fetches and acks=-1 Produces (idempotent).
      */
     public void addHighWatermarkListener(AppendListener listener) {
-        highWatermarkListeners.add(listener);
+        listeners.addHighWatermarkListener(listener);
     }
 
     /** Removes a high-watermark listener (no-op when absent). */
     public void removeHighWatermarkListener(AppendListener listener) {
-        highWatermarkListeners.remove(listener);
+        listeners.removeHighWatermarkListener(listener);
     }
 
     /** Number of registered listeners of both kinds (tests and metrics). */
     public int listenerCount() {
-        return listeners.size() + highWatermarkListeners.size();
+        return listeners.count();
     }
 
     @Override
