@@ -146,7 +146,7 @@ for run in $(seq 1 "$RUNS"); do
 done
 
 lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.json" --fio-json "$OUT_DIR/fio.json" \
-  --note "perf/run-matrix.sh --vs-kafka --runs $RUNS --data-mb $DATA_MB --latency-s $LATENCY_S; $KAFKA_VERSION; \
+  --note "perf/run-matrix.sh --vs-kafka${TRANSACTIONS:+ --transactions}${COMPRESSION:+ --compression}${CASES_RE:+ --cases '$CASES_RE'} --runs $RUNS --data-mb $DATA_MB --latency-s $LATENCY_S; $KAFKA_VERSION; \
 $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side; \
 socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped sizes" || echo 'OS default (autotuned) on both'); \
 Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run; \
