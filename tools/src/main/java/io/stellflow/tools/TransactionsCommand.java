@@ -43,14 +43,16 @@ import picocli.CommandLine.Spec;
  *       partition in that producer's ongoing transaction: a transaction nobody will ever close, which
  *       pins the partition's last stable offset.
  *   <li>{@code abort --topic T --partition P (--start-offset O | --producer-id I --producer-epoch E
- *       --coordinator-epoch C)}: has the partition's leader write an ABORT marker for that
- *       transaction (WriteTxnMarkers), so the last stable offset moves on.
+ *       --coordinator-epoch C) [--force]}: has the partition's leader write an ABORT marker for that
+ *       transaction (WriteTxnMarkers), so the last stable offset moves on; refused unless it is
+ *       hanging by find-hanging's coordinator rule (the coordinator neither has it ongoing or
+ *       completing with the partition nor fails to answer), which {@code --force} (ours) skips.
  * </ul>
  *
  * <p>Exit status 0; 1 with one {@code error:} line when the cluster cannot be reached, a broker
- * refuses, an id or transaction is not found, or the abort is refused (the log's reason named); 2
- * for bad or missing flags. {@code find-hanging} exits 0 whether or not it found any. Not
- * thread-safe (one invocation).
+ * refuses, an id or transaction is not found, or the abort is refused (the coordinator's or the
+ * log's reason named); 2 for bad or missing flags. {@code find-hanging} exits 0 whether or not it
+ * found any. Not thread-safe (one invocation).
  */
 @Command(
         name = "stellflow-transactions",
@@ -439,6 +441,17 @@ public final class TransactionsCommand implements Callable<Integer> {
                         producerIds.add(p.producerId());
                     }
                 }));
+        return hanging(candidates, coordinatorsOf(txns, producerIds), nowMs);
+    }
+
+    /**
+     * What the coordinators say of each producer id's transactional ids: ListTransactions filtered by
+     * the producer ids, then DescribeTransactions of the ids found, keyed by the listed producer id
+     * (a producer id no id is bound to is absent). Shared by {@code find-hanging} and {@code abort}.
+     *
+     * @throws StellflowException when a broker does not answer or refuses ListTransactions
+     */
+    static Map<Long, List<DescribedTransaction>> coordinatorsOf(AdminTransactions txns, List<Long> producerIds) {
         Map<String, Long> listed = new LinkedHashMap<>();
         for (ListedTransaction l : txns.listTransactions(List.of(), producerIds)) {
             listed.put(l.transactionalId(), l.producerId());
@@ -452,7 +465,7 @@ public final class TransactionsCommand implements Callable<Integer> {
                         .add(d);
             }
         }
-        return hanging(candidates, byProducer, nowMs);
+        return byProducer;
     }
 
     /**
@@ -496,9 +509,20 @@ public final class TransactionsCommand implements Callable<Integer> {
 
     /** Whether one of the producer's ids has an open transaction at its coordinator listing {@code tp}. */
     private static boolean coordinatorHasIt(List<DescribedTransaction> described, TopicPartition tp) {
+        // a coordinator that could not say counts: never call a transaction hanging on a guess
+        return coordinatorTransaction(described, tp) != null;
+    }
+
+    /**
+     * The first of {@code described} (one producer id's transactional ids at their coordinators) that
+     * is an ongoing or completing transaction listing {@code tp}, or an error (the coordinator could
+     * not say); null when none is: the coordinator will never close the producer's transaction in
+     * {@code tp}.
+     */
+    static DescribedTransaction coordinatorTransaction(List<DescribedTransaction> described, TopicPartition tp) {
         for (DescribedTransaction d : described) {
             if (d.errorCode() != Errors.NONE) {
-                return true; // the coordinator could not say: never call it hanging on a guess
+                return d;
             }
             boolean open = "Ongoing".equals(d.state())
                     || "PrepareCommit".equals(d.state())
@@ -506,10 +530,10 @@ public final class TransactionsCommand implements Callable<Integer> {
             if (open
                     && d.partitions()
                             .contains(new DescribeTransactionsResponse.TopicPartition(tp.topic(), tp.partition()))) {
-                return true;
+                return d;
             }
         }
-        return false;
+        return null;
     }
 
     // ---------------------------------------------------------------- abort
@@ -517,7 +541,12 @@ public final class TransactionsCommand implements Callable<Integer> {
     @Command(
             name = "abort",
             mixinStandardHelpOptions = true,
-            description = "Abort a hanging transaction: the partition's leader writes an ABORT marker")
+            description = {
+                "Abort a hanging transaction: the partition's leader writes an ABORT marker.",
+                "Refused (exit 1, nothing written) while the producer's transactional id still has the"
+                        + " transaction ongoing (or completing) with this partition at its coordinator, or"
+                        + " when the coordinator cannot be asked; --force skips that check."
+            })
     static final class AbortCommand implements Callable<Integer> {
         @ParentCommand
         TransactionsCommand parent;
@@ -544,6 +573,13 @@ public final class TransactionsCommand implements Callable<Integer> {
 
         @Option(names = "--coordinator-epoch", description = "the coordinator epoch of the marker")
         Integer coordinatorEpoch;
+
+        @Option(
+                names = "--force",
+                description = "abort even though the coordinator still has the transaction open with this"
+                        + " partition, or cannot be asked (only when you know its producer is gone: a commit"
+                        + " it sends later is acknowledged but its records here stay aborted)")
+        boolean force;
 
         @Override
         public Integer call() {
@@ -594,6 +630,12 @@ public final class TransactionsCommand implements Callable<Integer> {
                                             : "producer " + producerId + " has no open transaction")
                                     + " in " + tp + "; describe-producers shows the open ones");
                 }
+                if (!force) {
+                    String live = liveAtCoordinator(admin.transactions(), open, tp, parent.nowMs.getAsLong());
+                    if (live != null) {
+                        return fail(err, live);
+                    }
+                }
                 short epoch = startOffset != null ? open.producerEpoch() : producerEpoch;
                 int coordEpoch = startOffset != null ? Math.max(open.coordinatorEpoch(), 0) : coordinatorEpoch;
                 short code = admin.transactions()
@@ -609,6 +651,40 @@ public final class TransactionsCommand implements Callable<Integer> {
                         open.producerId(), epoch, tp, open.currentTxnStartOffset());
                 return 0;
             });
+        }
+
+        /**
+         * find-hanging's coordinator rule for one producer and partition: why the abort must not be
+         * sent (the producer's transactional id has the transaction ongoing or completing with {@code
+         * tp} at its coordinator, or the coordinator cannot be asked), or null when no coordinator will
+         * ever close it.
+         */
+        static String liveAtCoordinator(AdminTransactions txns, Producer open, TopicPartition tp, long nowMs) {
+            String what = "producer " + open.producerId() + "'s transaction in " + tp;
+            String force = "; nothing written (run with --force if you know the producer is gone)";
+            DescribedTransaction d;
+            try {
+                d = coordinatorTransaction(
+                        coordinatorsOf(txns, List.of(open.producerId())).getOrDefault(open.producerId(), List.of()),
+                        tp);
+            } catch (StellflowException e) {
+                return "cannot ask the transaction coordinators whether " + what + " is still open: " + e.getMessage()
+                        + force;
+            }
+            if (d == null) {
+                return null;
+            }
+            if (d.errorCode() != Errors.NONE) {
+                return "cannot ask the coordinator of transactional id '" + d.transactionalId() + "' whether " + what
+                        + " is still open: " + Errors.name(d.errorCode()) + force;
+            }
+            String started = d.transactionStartTimeMs() < 0
+                    ? ""
+                    : " started at " + d.transactionStartTimeMs() + " (epoch ms; "
+                            + (nowMs - d.transactionStartTimeMs()) + " ms ago)";
+            return "transactional id '" + d.transactionalId() + "' still has " + what + " at its coordinator: state "
+                    + d.state() + started + ", timeout " + d.transactionTimeoutMs() + " ms; committing or aborting"
+                    + " it belongs to its producer (or the coordinator at the timeout)" + force;
         }
 
         private static String refusal(short code) {

@@ -81,4 +81,20 @@ class FindHangingTest {
                         new TransactionsCommand.Hanging(T0, otherPartition, NOW_MS),
                         new TransactionsCommand.Hanging(T0, completed, NOW_MS));
     }
+
+    /** What {@code abort} names in its refusal: the id holding the partition, or the one that could not answer. */
+    @Test
+    void theCoordinatorTransactionIsTheOneHoldingThePartitionOrTheUnansweredOne() {
+        DescribedTransaction elsewhere = txn(2, "Ongoing", T1);
+        DescribedTransaction holding = txn(2, "PrepareAbort", T0);
+        DescribedTransaction loading = DescribedTransaction.of(Errors.COORDINATOR_NOT_AVAILABLE, "id-x", "");
+
+        assertThat(TransactionsCommand.coordinatorTransaction(List.of(elsewhere, holding), T0))
+                .isSameAs(holding);
+        assertThat(TransactionsCommand.coordinatorTransaction(List.of(elsewhere, loading), T0))
+                .isSameAs(loading);
+        assertThat(TransactionsCommand.coordinatorTransaction(List.of(elsewhere, txn(2, "CompleteAbort", T0)), T0))
+                .isNull();
+        assertThat(TransactionsCommand.coordinatorTransaction(List.of(), T0)).isNull();
+    }
 }

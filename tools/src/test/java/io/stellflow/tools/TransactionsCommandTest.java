@@ -10,8 +10,14 @@ import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionPartition;
 import io.stellflow.broker.transaction.TransactionStateMachine.InitResult;
 import io.stellflow.broker.transaction.TransactionStateMachine.TxnResult;
+import io.stellflow.client.ConsumerRecord;
+import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.StellflowAdmin;
+import io.stellflow.client.StellflowConsumer;
+import io.stellflow.client.StellflowProducer;
+import io.stellflow.client.TopicPartition;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.message.DescribeProducersResponse.Producer;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
@@ -21,6 +27,8 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -33,8 +41,9 @@ import org.junit.jupiter.api.io.TempDir;
  * transaction the coordinator never knew (a BEGIN and a batch appended through the Partition API for
  * a producer id it has no record of) pins the last stable offset, is found by {@code find-hanging}
  * only past {@code --max-transaction-timeout}, and {@code abort --start-offset} moves the LSO to the
- * high watermark. Then the refusals: an unknown id, an abort of a closed transaction, an unreachable
- * broker (exit 1 within seconds).
+ * high watermark. Then the refusals: an unknown id, an abort of a closed transaction, of a
+ * transaction its coordinator still has open (unless {@code --force}), an unreachable broker (exit 1
+ * within seconds).
  */
 @IntegrationTest
 class TransactionsCommandTest {
@@ -184,20 +193,29 @@ class TransactionsCommandTest {
             assertThat(again.err())
                     .isEqualTo("error: producer " + FORGOTTEN_PID + " has no open transaction in orders-1;"
                             + " describe-producers shows the open ones\n");
-            ToolRun fenced = run(
-                    "--bootstrap-server",
-                    bootstrap,
-                    "abort",
-                    "--topic",
-                    "orders",
-                    "--partition",
-                    "0",
-                    "--producer-id",
-                    "" + init.producerId(),
-                    "--producer-epoch",
-                    "" + (init.producerEpoch() - 1),
-                    "--coordinator-epoch",
-                    "0");
+            // tx-live's coordinator has it ongoing with orders-0: refused before anything is sent;
+            // forced, the leader still refuses the older epoch.
+            String[] olderEpoch = {
+                "--bootstrap-server",
+                bootstrap,
+                "abort",
+                "--topic",
+                "orders",
+                "--partition",
+                "0",
+                "--producer-id",
+                "" + init.producerId(),
+                "--producer-epoch",
+                "" + (init.producerEpoch() - 1),
+                "--coordinator-epoch",
+                "0"
+            };
+            ToolRun live0 = run(olderEpoch);
+            assertThat(live0.exit()).isEqualTo(1);
+            assertThat(live0.err())
+                    .startsWith("error: transactional id 'tx-live' still has producer " + init.producerId()
+                            + "'s transaction in orders-0 at its coordinator: state Ongoing started at ");
+            ToolRun fenced = run(concat(olderEpoch, "--force"));
             assertThat(fenced.exit()).isEqualTo(1);
             assertThat(fenced.err())
                     .startsWith("error: abort of producer " + init.producerId()
@@ -212,6 +230,129 @@ class TransactionsCommandTest {
             assertThat(noTopic.exit()).isEqualTo(1);
             assertThat(noTopic.err()).isEqualTo("error: topic missing does not exist\n");
         }
+    }
+
+    /**
+     * The reviewer's case: {@code abort --start-offset} of a transaction its producer still has open
+     * (Ongoing at the coordinator with the partition) used to write the marker, after which the
+     * producer's commit was acknowledged but read_committed never saw its record. Now it is refused
+     * and writes nothing, the producer commits and the record is read; with {@code --force} the marker
+     * is written while the coordinator still has the transaction open.
+     */
+    @Test
+    void anAbortOfATransactionItsCoordinatorHasOpenIsRefusedUnlessForced(@TempDir Path dir) throws Exception {
+        try (StellflowServer server = InProcessBroker.startNio(dir)) {
+            String bootstrap = "127.0.0.1:" + server.port();
+            Properties c = new Properties();
+            c.setProperty("bootstrap.servers", bootstrap);
+            TopicPartition tp = new TopicPartition("payments", 0);
+            try (StellflowAdmin admin = new StellflowAdmin(c)) {
+                admin.createTopic("payments", 1);
+                Wait.until(WAIT, () -> server.replicaManager().hostedPartition("payments", 0) != null, "hosted");
+                Partition partition = server.replicaManager().hostedPartition("payments", 0);
+                Properties p = new Properties();
+                p.putAll(c);
+                p.setProperty("transactional.id", "tx-pay");
+                p.setProperty("transaction.timeout.ms", "60000");
+                p.setProperty("max.block.ms", "30000");
+                try (StellflowProducer producer = new StellflowProducer(p)) {
+                    producer.initTransactions();
+                    producer.beginTransaction();
+                    producer.send(new ProducerRecord("payments", 0, null, bytes("kept")))
+                            .get(15, TimeUnit.SECONDS);
+                    Producer open = openTransaction(admin, tp);
+                    long hw = partition.highWatermark();
+                    ToolRun refused = run(
+                            "--bootstrap-server",
+                            bootstrap,
+                            "abort",
+                            "--topic",
+                            "payments",
+                            "--partition",
+                            "0",
+                            "--start-offset",
+                            "" + open.currentTxnStartOffset());
+                    assertThat(refused.exit()).as(refused.out()).isEqualTo(1);
+                    assertThat(refused.out()).isEmpty();
+                    assertThat(refused.err().lines()).hasSize(1);
+                    assertThat(refused.err())
+                            .startsWith("error: transactional id 'tx-pay' still has producer " + open.producerId()
+                                    + "'s transaction in payments-0 at its coordinator: state Ongoing started at ")
+                            .contains("timeout 60000 ms; committing or aborting it belongs to its producer")
+                            .endsWith("nothing written (run with --force if you know the producer is gone)\n");
+                    assertThat(partition.highWatermark()).isEqualTo(hw);
+                    producer.commitTransaction();
+
+                    producer.beginTransaction();
+                    producer.send(new ProducerRecord("payments", 0, null, bytes("forced")))
+                            .get(15, TimeUnit.SECONDS);
+                    Producer second = openTransaction(admin, tp);
+                    ToolRun forced = run(
+                            "--bootstrap-server",
+                            bootstrap,
+                            "abort",
+                            "--topic",
+                            "payments",
+                            "--partition",
+                            "0",
+                            "--start-offset",
+                            "" + second.currentTxnStartOffset(),
+                            "--force");
+                    assertThat(forced.exit()).as(forced.err()).isZero();
+                    assertThat(forced.out())
+                            .isEqualTo("Aborted the transaction of producer " + second.producerId() + " (epoch "
+                                    + second.producerEpoch() + ") in payments-0 starting at offset "
+                                    + second.currentTxnStartOffset() + "\n");
+                    assertThat(partition.lastStableOffset()).isEqualTo(partition.highWatermark());
+                    assertThat(admin.transactions()
+                                    .describeTransactions(List.of("tx-pay"))
+                                    .get(0)
+                                    .state())
+                            .isEqualTo("Ongoing"); // the coordinator still had it: what --force is for
+                }
+            }
+            // read_committed: the committed record; the forced one aborted.
+            Properties rc = new Properties();
+            rc.putAll(c);
+            rc.setProperty("isolation.level", "read_committed");
+            rc.setProperty("fetch.max.wait.ms", "50");
+            List<String> values = new ArrayList<>();
+            try (StellflowConsumer consumer = new StellflowConsumer(rc)) {
+                consumer.assign(List.of(tp));
+                consumer.seekToBeginning(List.of(tp));
+                long end =
+                        server.replicaManager().hostedPartition("payments", 0).highWatermark();
+                Wait.until(
+                        WAIT,
+                        () -> {
+                            for (ConsumerRecord r : consumer.poll(Duration.ofMillis(100))) {
+                                values.add(new String(r.value(), StandardCharsets.UTF_8));
+                            }
+                            return consumer.position(tp) >= end;
+                        },
+                        "read_committed to the high watermark");
+            }
+            assertThat(values).containsExactly("kept");
+        }
+    }
+
+    /** The one open transaction of {@code tp} in its leader's producer state. */
+    private static Producer openTransaction(StellflowAdmin admin, TopicPartition tp) {
+        List<Producer> open = admin.transactions().describeProducers(List.of(tp)).get(tp).producers().stream()
+                .filter(s -> s.currentTxnStartOffset() >= 0)
+                .toList();
+        assertThat(open).hasSize(1);
+        return open.get(0);
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String[] concat(String[] args, String more) {
+        String[] out = java.util.Arrays.copyOf(args, args.length + 1);
+        out[args.length] = more;
+        return out;
     }
 
     @Test
