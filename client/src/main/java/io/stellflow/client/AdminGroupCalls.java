@@ -31,14 +31,19 @@ final class AdminGroupCalls {
 
     private final ClientConfig config;
     private final NetworkClient network;
+    private final MetadataCache metadata;
 
-    AdminGroupCalls(NetworkClient network) {
+    /** Lookups and Metadata go to a broker of {@code metadata} ({@link MetadataCache#sendToAnyBroker}). */
+    AdminGroupCalls(NetworkClient network, MetadataCache metadata) {
         this.config = network.config();
         this.network = network;
+        this.metadata = metadata;
     }
 
     /**
-     * The coordinator of {@code groupId}, asked of the bootstrap brokers in turn.
+     * The coordinator of {@code groupId}, asked of a broker of the metadata (a bootstrap broker before
+     * the first Metadata answer; one that refuses the connection is passed over for the next, {@link
+     * MetadataCache#sendToAnyBroker}), again after a retriable answer or no answer.
      *
      * @throws StellflowException the FindCoordinator error once retries ran out (16 while every answer
      *     was COORDINATOR_NOT_AVAILABLE), NETWORK_ERROR when no bootstrap broker answered, or a
@@ -46,16 +51,14 @@ final class AdminGroupCalls {
      */
     HostPort findCoordinator(String groupId) {
         StellflowException last = null;
-        List<HostPort> bootstrap = config.bootstrapServers();
         for (int attempt = 0; attempt <= config.retries(); attempt++) {
             if (attempt > 0) {
                 retryAfter(attempt, last.getMessage());
             }
-            HostPort to = bootstrap.get(attempt % bootstrap.size());
             try {
                 return await(
-                        NetworkGroupTransport.findCoordinator(network, to, groupId),
-                        "FindCoordinator " + groupId + " at " + to,
+                        metadata.sendToAnyBroker(to -> NetworkGroupTransport.findCoordinator(network, to, groupId)),
+                        "FindCoordinator " + groupId,
                         config.requestTimeoutMs());
             } catch (StellflowException e) {
                 // a refusal or an unreachable broker: retry coordinator and retriable codes only
@@ -119,14 +122,14 @@ final class AdminGroupCalls {
         return last;
     }
 
-    /** The data-plane addresses of every live broker, from Metadata at a bootstrap broker. */
+    /**
+     * The data-plane addresses of every live broker, from Metadata at a broker of the metadata (one
+     * that refuses the connection is passed over, {@link MetadataCache#sendToAnyBroker}).
+     */
     List<HostPort> brokers() {
+        MetadataRequest req = new MetadataRequest(List.of(), false, false, false);
         MetadataResponse m = await(
-                network.send(
-                        config.bootstrapServers().get(0),
-                        ApiKeys.METADATA,
-                        new MetadataRequest(List.of(), false, false, false)::write,
-                        MetadataResponse::read),
+                metadata.sendToAnyBroker(to -> network.send(to, ApiKeys.METADATA, req::write, MetadataResponse::read)),
                 "Metadata",
                 config.requestTimeoutMs());
         List<HostPort> out = new ArrayList<>(m.brokers().size());

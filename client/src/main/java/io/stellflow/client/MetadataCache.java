@@ -10,7 +10,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 
 /**
  * The client's view of brokers and partition leaders, refreshed from Metadata (apiKey 1) on
@@ -57,26 +59,78 @@ public final class MetadataCache {
 
     /**
      * Fetches Metadata for {@code topics} (empty = all topics) from a known broker (a bootstrap
-     * server before the first answer) and merges it into the cache.
+     * server before the first answer) and merges it into the cache. The brokers are tried in turn from
+     * a random one: one that cannot be connected to is passed over for the next.
+     *
+     * @return the topics fetched; completes exceptionally with a {@link StellflowException}: a
+     *     NETWORK_ERROR naming every address tried when none could be connected to, or the failure of
+     *     the one broker that took the request
      */
     public CompletableFuture<Map<String, TopicDescription>> refresh(Collection<String> topics) {
         MetadataRequest req = new MetadataRequest(List.copyOf(topics), false, false, false);
         network.metrics().metadataRefreshed();
-        return network.send(anyBroker(), ApiKeys.METADATA, req::write, MetadataResponse::read)
+        return sendToAnyBroker(to -> network.send(to, ApiKeys.METADATA, req::write, MetadataResponse::read))
                 .thenApply(this::merge);
     }
 
-    /** A broker to ask: a known one at random, a bootstrap server before the first answer. */
     /** The brokers of the last Metadata answer by id (empty before the first). */
     Map<Integer, HostPort> brokers() {
         return snapshot.brokers;
     }
 
-    HostPort anyBroker() {
+    /**
+     * Sends one request to some broker, as Kafka's clients do with their bootstrap list: the
+     * candidates are the brokers of the last Metadata answer (the bootstrap servers before the
+     * first), each tried at most once in turn from a random one. The next candidate is tried only when
+     * the connection to this one could not be set up ({@link NetworkClient#isConnectFailure}: refused,
+     * unresolved, no connection within {@code socket.connection.setup.timeout.ms}, closed before the
+     * ApiVersions handshake), so the request was never written; any other outcome, an error code
+     * included, is the result. No back-off between candidates; the caller's own timeout on the
+     * returned future still bounds the whole.
+     *
+     * @param send writes the request to the given address and returns its answer (it may map the
+     *     answer, e.g. throw on an error code); called on the caller's thread for the first candidate,
+     *     on the client's I/O thread for the next ones, so it must not block
+     * @return the first candidate's outcome that is not a connect failure; when every candidate failed
+     *     to connect, a {@link StellflowException#NETWORK_ERROR} naming each address and its failure
+     *     (the single failure itself when there was one candidate)
+     */
+    <T> CompletableFuture<T> sendToAnyBroker(Function<HostPort, CompletableFuture<T>> send) {
+        return sendFrom(candidates(), 0, send, new ArrayList<>());
+    }
+
+    /** The addresses {@link #sendToAnyBroker} tries, in order: rotated to start at a random one. */
+    List<HostPort> candidates() {
         Snapshot s = snapshot;
-        List<HostPort> candidates =
+        List<HostPort> all =
                 s.brokers.isEmpty() ? network.config().bootstrapServers() : new ArrayList<>(s.brokers.values());
-        return candidates.get(ThreadLocalRandom.current().nextInt(candidates.size()));
+        int start = ThreadLocalRandom.current().nextInt(all.size());
+        List<HostPort> order = new ArrayList<>(all.size());
+        for (int i = 0; i < all.size(); i++) {
+            order.add(all.get((start + i) % all.size()));
+        }
+        return order;
+    }
+
+    private static <T> CompletableFuture<T> sendFrom(
+            List<HostPort> order, int i, Function<HostPort, CompletableFuture<T>> send, List<String> failures) {
+        return send.apply(order.get(i)).exceptionallyCompose(err -> {
+            if (!NetworkClient.isConnectFailure(err)) {
+                return CompletableFuture.failedFuture(err);
+            }
+            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            failures.add(cause instanceof StellflowException se ? se.reason() : String.valueOf(cause.getMessage()));
+            if (i + 1 < order.size()) {
+                return sendFrom(order, i + 1, send, failures);
+            }
+            if (order.size() == 1) {
+                return CompletableFuture.failedFuture(err);
+            }
+            return CompletableFuture.failedFuture(new StellflowException(
+                    StellflowException.NETWORK_ERROR,
+                    "no broker reachable, tried " + order + " (" + String.join("; ", failures) + ")",
+                    cause));
+        });
     }
 
     private synchronized Map<String, TopicDescription> merge(MetadataResponse resp) {

@@ -172,10 +172,8 @@ public final class NetworkClient implements AutoCloseable {
         cf.addListener(f -> {
             if (!f.isSuccess()) {
                 connections.remove(address, result);
-                result.completeExceptionally(new StellflowException(
-                        StellflowException.NETWORK_ERROR,
-                        "cannot connect to " + address + connectFailure(f.cause()),
-                        f.cause()));
+                result.completeExceptionally(new ConnectFailedException(
+                        "cannot connect to " + address + connectFailure(f.cause()), f.cause()));
                 return;
             }
             Channel ch = cf.channel();
@@ -190,13 +188,46 @@ public final class NetworkClient implements AutoCloseable {
                         if (err != null) {
                             connections.remove(address, result);
                             conn.close();
-                            result.completeExceptionally(err);
+                            result.completeExceptionally(
+                                    unwrap(err) instanceof StellflowException se
+                                                    && se.errorCode() == StellflowException.NETWORK_ERROR
+                                            ? new ConnectFailedException(se.reason(), se.getCause())
+                                            : err);
                         } else {
                             conn.apiVersions(resp.apiVersions());
                             result.complete(conn);
                         }
                     });
         });
+    }
+
+    /**
+     * Whether {@code failure} (a future's failure, possibly wrapped in a {@link
+     * java.util.concurrent.CompletionException} or {@link java.util.concurrent.ExecutionException})
+     * says the connection could not be set up, so the request was never written: the connect was
+     * refused, not made within {@code socket.connection.setup.timeout.ms}, the host did not resolve,
+     * or the connection closed or timed out before the ApiVersions handshake answered. Such a request
+     * can go to another broker. False for error codes a broker answered and for failures after the
+     * request was written (closed connection, {@code request.timeout.ms}).
+     */
+    static boolean isConnectFailure(Throwable failure) {
+        return unwrap(failure) instanceof ConnectFailedException;
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof java.util.concurrent.CompletionException
+                        || t instanceof java.util.concurrent.ExecutionException)
+                && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** A NETWORK_ERROR raised before the request was written ({@link #isConnectFailure}). */
+    private static final class ConnectFailedException extends StellflowException {
+        ConnectFailedException(String message, Throwable cause) {
+            super(StellflowException.NETWORK_ERROR, message, cause);
+        }
     }
 
     /** {@code ": <reason>"} of a failed connect (for example "Connection refused"), or "". */

@@ -37,9 +37,10 @@ final class NetworkGroupTransport implements GroupTransport {
         this.metadata = metadata;
     }
 
+    /** FindCoordinator at a broker of the metadata, passing over ones that refuse the connection. */
     @Override
     public CompletableFuture<HostPort> findCoordinator(String groupId) {
-        return findCoordinator(network, metadata.anyBroker(), groupId);
+        return metadata.sendToAnyBroker(to -> findCoordinator(network, to, groupId));
     }
 
     /**

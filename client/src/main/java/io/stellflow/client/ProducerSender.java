@@ -232,22 +232,18 @@ final class ProducerSender implements Runnable {
     }
 
     /**
-     * Sends InitProducerId (null transactionalId) to a broker of the metadata; the answer sets the
-     * producer id or schedules another attempt after {@code retry.backoff.ms} (doubling). Batches
-     * wait meanwhile and expire by {@code delivery.timeout.ms}, whose message then names the
-     * InitProducerId error. A non-retriable answer (a broker without idempotence) fails the queued
-     * batches with it.
+     * Sends InitProducerId (null transactionalId) to a broker of the metadata (passing over ones that
+     * refuse the connection, {@link MetadataCache#sendToAnyBroker}); the answer sets the producer id
+     * or schedules another attempt after {@code retry.backoff.ms} (doubling). Batches wait meanwhile
+     * and expire by {@code delivery.timeout.ms}, whose message then names the InitProducerId error. A
+     * non-retriable answer (a broker without idempotence) fails the queued batches with it.
      */
     private void initProducerId() {
-        HostPort broker = metadata.anyBroker();
-        if (broker == null) {
-            broker = config.common().bootstrapServers().get(0);
-        }
-        network.send(
-                        broker,
+        metadata.sendToAnyBroker(to -> network.send(
+                        to,
                         ApiKeys.INIT_PRODUCER_ID,
                         new InitProducerIdRequest(null)::write,
-                        InitProducerIdResponse::read)
+                        InitProducerIdResponse::read))
                 .whenComplete(this::onInitProducerId);
     }
 

@@ -83,7 +83,7 @@ public final class StellflowAdmin implements AutoCloseable {
         this.offsets = new OffsetLookup(network, metadata);
         this.deletion = new RecordDeletion(network, metadata);
         this.transactions = new AdminTransactions(network, metadata);
-        this.groups = new AdminGroups(new AdminGroupCalls(network), new GroupLag.LogEnds() {
+        this.groups = new AdminGroups(new AdminGroupCalls(network, metadata), new GroupLag.LogEnds() {
             @Override
             public int partitionCount(String topic) {
                 return StellflowAdmin.this.partitionCount(topic);
@@ -118,9 +118,11 @@ public final class StellflowAdmin implements AutoCloseable {
     /**
      * Creates {@code name} with {@code partitions} partitions of {@code replicationFactor} replicas
      * each (-1: the broker's {@code default.replication.factor}), then waits until Metadata shows a
-     * leader for every partition. The replication factor travels in CreateTopic v1; a broker that
-     * only speaks v0 (a single broker without a controller) creates single-replica partitions, so a
-     * factor above 1 is then refused with INVALID_REQUEST before anything is sent.
+     * leader for every partition. The request goes to a known broker (a bootstrap server before the
+     * first Metadata answer), tried in turn from a random one: one that refuses the connection is
+     * passed over for the next. The replication factor travels in CreateTopic v1; a broker that only
+     * speaks v0 (a single broker without a controller) creates single-replica partitions, so a factor
+     * above 1 is then refused with INVALID_REQUEST before anything is sent.
      *
      * @throws StellflowException 3 INVALID_REQUEST for a bad name, partition count or replication
      *     factor (above the number of live brokers), or an existing topic with another count
@@ -138,8 +140,8 @@ public final class StellflowAdmin implements AutoCloseable {
         }
         CreateTopicRequest req = CreateTopicRequest.of(name, partitions, (short) replicationFactor);
         CreateTopicResponse resp = await(
-                network.sendVersioned(
-                        config.bootstrapServers().get(0),
+                metadata.sendToAnyBroker(to -> network.sendVersioned(
+                        to,
                         ApiKeys.CREATE_TOPIC,
                         CreateTopicResponse.VERSION_WITH_ERROR_MESSAGE,
                         version -> {
@@ -151,7 +153,7 @@ public final class StellflowAdmin implements AutoCloseable {
                             }
                             return out -> req.write(out, (short) version);
                         },
-                        version -> b -> CreateTopicResponse.read(b, (short) version)),
+                        version -> b -> CreateTopicResponse.read(b, (short) version))),
                 "CreateTopic " + name);
         for (CreateTopicResponse.CreateTopicPartition p : resp.partitions()) {
             if (p.errorCode() != Errors.NONE) {
@@ -174,7 +176,8 @@ public final class StellflowAdmin implements AutoCloseable {
 
     /**
      * Deletes {@code name} (DeleteTopic, apiKey 51, answered by brokers of a cluster once the
-     * controller committed the deletion and the broker applied it).
+     * controller committed the deletion and the broker applied it), asked of a broker as {@link
+     * #createTopic(String, int, int)}.
      *
      * @throws StellflowException 10 UNKNOWN_TOPIC_OR_PARTITION when it does not exist, 20
      *     FEATURE_NOT_ENABLED from a broker without a controller
@@ -182,8 +185,8 @@ public final class StellflowAdmin implements AutoCloseable {
     public void deleteTopic(String name) {
         CreateTopicRequest req = CreateTopicRequest.of(name, 0, CreateTopicRequest.DEFAULT_REPLICATION_FACTOR);
         CreateTopicResponse resp = await(
-                network.send(
-                        config.bootstrapServers().get(0), ApiKeys.DELETE_TOPIC, req::write, CreateTopicResponse::read),
+                metadata.sendToAnyBroker(
+                        to -> network.send(to, ApiKeys.DELETE_TOPIC, req::write, CreateTopicResponse::read)),
                 "DeleteTopic " + name);
         for (CreateTopicResponse.CreateTopicPartition p : resp.partitions()) {
             if (p.errorCode() != Errors.NONE) {
@@ -233,21 +236,22 @@ public final class StellflowAdmin implements AutoCloseable {
     }
 
     /**
-     * The control-plane endpoints ({@code host:port}, gRPC) the first bootstrap broker uses to reach
-     * the controllers: its {@code controller.quorum.bootstrap.servers}, or its own embedded controller
-     * in combined mode (DescribeControllers, apiKey 60, {@code docs/protocol-additions.md}). The tools
-     * reach the controllers through it when given only broker addresses.
+     * The control-plane endpoints ({@code host:port}, gRPC) a broker uses to reach the controllers
+     * (asked of a broker as {@link #createTopic(String, int, int)}): its {@code
+     * controller.quorum.bootstrap.servers}, or its own embedded controller in combined mode
+     * (DescribeControllers, apiKey 60, {@code docs/protocol-additions.md}). The tools reach the
+     * controllers through it when given only broker addresses.
      *
      * @throws StellflowException {@code NETWORK_ERROR} when the broker did not answer within {@code
      *     request.timeout.ms}, 2 UNSUPPORTED_VERSION from a broker without the API
      */
     public List<String> describeControllers() {
         DescribeControllersResponse resp = await(
-                network.send(
-                        config.bootstrapServers().get(0),
+                metadata.sendToAnyBroker(to -> network.send(
+                        to,
                         ApiKeys.DESCRIBE_CONTROLLERS,
                         DescribeControllersRequest.INSTANCE::write,
-                        DescribeControllersResponse::read),
+                        DescribeControllersResponse::read)),
                 "DescribeControllers");
         if (resp.errorCode() != Errors.NONE) {
             throw new StellflowException(resp.errorCode(), "DescribeControllers");

@@ -163,24 +163,30 @@ final class TransactionCoordinatorCalls implements ProducerTransactions.Calls {
         }
     }
 
+    /** A FindCoordinator answer and the broker that gave it. */
+    private record Answered(HostPort from, FindCoordinatorResponse response) {}
+
     /**
-     * The coordinator's address, looked up when unknown; null when the lookup answered a retriable
-     * error (the topic is being created, its leader is loading).
+     * The coordinator's address, looked up when unknown at a broker of the metadata (passing over
+     * ones that refuse the connection, {@link MetadataCache#sendToAnyBroker}); null when the lookup
+     * answered a retriable error (the topic is being created, its leader is loading).
      */
     private HostPort coordinator(long timeoutMs) throws ExecutionException, TimeoutException, InterruptedException {
         if (coordinator != null) {
             return coordinator;
         }
-        HostPort any = metadata.anyBroker();
         FindCoordinatorRequest req =
                 new FindCoordinatorRequest(transactionalId, FindCoordinatorRequest.KEY_TYPE_TRANSACTION);
-        FindCoordinatorResponse r = network.sendVersioned(
-                        any,
-                        ApiKeys.FIND_COORDINATOR,
-                        FindCoordinatorRequest.VERSION_WITH_TRANSACTION_KEY,
-                        v -> req::write,
-                        v -> FindCoordinatorResponse::read)
+        Answered answered = metadata.sendToAnyBroker(to -> network.sendVersioned(
+                                to,
+                                ApiKeys.FIND_COORDINATOR,
+                                FindCoordinatorRequest.VERSION_WITH_TRANSACTION_KEY,
+                                v -> req::write,
+                                v -> FindCoordinatorResponse::read)
+                        .thenApply(resp -> new Answered(to, resp)))
                 .get(timeoutMs, TimeUnit.MILLISECONDS);
+        HostPort any = answered.from();
+        FindCoordinatorResponse r = answered.response();
         if (r.errorCode() == Errors.NONE) {
             coordinator = new HostPort(r.host(), r.port());
         } else if (r.errorCode() == Errors.INVALID_REQUEST) {

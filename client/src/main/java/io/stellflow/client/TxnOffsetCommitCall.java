@@ -59,7 +59,8 @@ final class TxnOffsetCommitCall {
                 new Wire() {
                     @Override
                     public CompletableFuture<HostPort> findCoordinator(String groupId) {
-                        return NetworkGroupTransport.findCoordinator(network, metadata.anyBroker(), groupId);
+                        return metadata.sendToAnyBroker(
+                                to -> NetworkGroupTransport.findCoordinator(network, to, groupId));
                     }
 
                     @Override

@@ -126,6 +126,9 @@ final class FakeBroker implements AutoCloseable {
     volatile Map<Short, Short> extraApiVersions = Map.of();
 
     volatile ExtraApis extraApis;
+    /** More brokers the Metadata answer names, as ids 1, 2, ... (this one is id 0 and leads every partition). */
+    volatile List<HostPort> otherBrokers = List.of();
+
     private int holdCount;
     private short holdApiKey = -1;
     private final List<Runnable> held = new ArrayList<>();
@@ -297,8 +300,13 @@ final class FakeBroker implements AutoCloseable {
             out.add(new MetadataResponse.TopicMetadata(
                     n == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE, t, false, parts, 0));
         }
-        return new MetadataResponse(
-                "fake", 0, List.of(new MetadataResponse.Broker(0, "127.0.0.1", port(), null)), out, 0)::write;
+        List<MetadataResponse.Broker> brokers = new ArrayList<>();
+        brokers.add(new MetadataResponse.Broker(0, "127.0.0.1", port(), null));
+        for (int i = 0; i < otherBrokers.size(); i++) {
+            HostPort other = otherBrokers.get(i);
+            brokers.add(new MetadataResponse.Broker(i + 1, other.host(), other.port(), null));
+        }
+        return new MetadataResponse("fake", 0, brokers, out, 0)::write;
     }
 
     private Consumer<ByteBuf> produce(ProduceRequest req) {

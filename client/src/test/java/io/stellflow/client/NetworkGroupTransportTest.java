@@ -60,4 +60,27 @@ class NetworkGroupTransportTest {
             }
         }
     }
+
+    @Test
+    void theLookupPassesOverBootstrapServersThatRefuseTheConnectionButNotARefusal() throws Exception {
+        try (FakeBroker b = broker()) {
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", String.join(",", "127.0.0.1:1", "127.0.0.1:2", b.bootstrap()));
+            try (NetworkClient network = new NetworkClient(ClientConfig.from(p, "test"))) {
+                NetworkGroupTransport transport = new NetworkGroupTransport(network, new MetadataCache(network));
+                // Nine lookups, each from a random first pick: all reach the one live server.
+                for (int i = 0; i < 9; i++) {
+                    assertThat(transport.findCoordinator("g" + i).get(10, TimeUnit.SECONDS))
+                            .isEqualTo(new HostPort("127.0.0.9", 9093));
+                }
+                errors.add(Errors.COORDINATOR_NOT_AVAILABLE);
+                assertThatThrownBy(() -> transport.findCoordinator("billing").get(10, TimeUnit.SECONDS))
+                        .cause()
+                        .isInstanceOfSatisfying(
+                                StellflowException.class,
+                                e -> assertThat(e.errorCode()).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE));
+                assertThat(keys).hasSize(10).endsWith("billing"); // the refusal was not asked again elsewhere
+            }
+        }
+    }
 }

@@ -26,4 +26,19 @@ class StellflowAdminTest {
             }
         }
     }
+
+    /** CreateTopic went to the first bootstrap server only: a dead one there failed it every time. */
+    @Test
+    void createTopicPassesOverABootstrapServerThatRefusesTheConnection() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            Properties p = new Properties();
+            p.setProperty("bootstrap.servers", "127.0.0.1:1," + broker.bootstrap());
+            for (int i = 0; i < 4; i++) {
+                try (StellflowAdmin admin = new StellflowAdmin(p)) { // fresh: only the bootstrap list known
+                    admin.createTopic("t" + i, 1);
+                    assertThat(admin.listTopics()).contains("t" + i);
+                }
+            }
+        }
+    }
 }

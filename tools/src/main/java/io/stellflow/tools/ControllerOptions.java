@@ -7,15 +7,18 @@ import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
 
 /**
  * The options of every control-plane tool, used as a picocli {@code @Mixin}: {@code
  * --bootstrap-server} (brokers, through which the tool finds the controllers), {@code
  * --bootstrap-controller} (the controllers' {@code controller.listener} addresses), exactly one of
- * them, and {@code --timeout-ms}. {@link #run} is the one way those tools talk to the active
- * controller: it checks the addresses ({@link ClusterAccess}: a port of the wrong kind is named as
- * such at once), opens a {@link ControllerClient}, runs one exchange and turns "no controller
- * answered" into {@code error: ...} on stderr and exit status 1.
+ * them, and {@code --timeout-ms}; inherited, so a tool with subcommands takes them before or after
+ * the subcommand ({@code stellflow-metadata-quorum.sh describe --bootstrap-controller C}). {@link
+ * #run} is the one way those tools talk to the active controller: it checks the addresses ({@link
+ * ClusterAccess}: a port of the wrong kind is named as such at once), opens a {@link
+ * ControllerClient}, runs one exchange and turns "no controller answered" into {@code error: ...}
+ * on stderr and exit status 1.
  *
  * <p>Thread-safety: confined to the command's thread (picocli fills the fields, then calls the
  * command).
@@ -24,16 +27,22 @@ final class ControllerOptions {
     @Option(
             names = "--bootstrap-server",
             converter = AddressList.class,
+            scope = ScopeType.INHERIT,
             description = "host:port list of brokers; the tool reaches the controllers through them")
     String bootstrapServer;
 
     @Option(
             names = "--bootstrap-controller",
             converter = AddressList.class,
+            scope = ScopeType.INHERIT,
             description = "host:port list of the controllers' control planes (controller.listener)")
     String bootstrapController;
 
-    @Option(names = "--timeout-ms", defaultValue = "15000", description = "Give up after this long (default 15000)")
+    @Option(
+            names = "--timeout-ms",
+            defaultValue = "15000",
+            scope = ScopeType.INHERIT,
+            description = "Give up after this long (default 15000)")
     long timeoutMs;
 
     /** One exchange with the active controller; returns the command's exit status. */

@@ -25,6 +25,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.ScopeType;
 import picocli.CommandLine.Spec;
 
 /**
@@ -79,14 +80,16 @@ public final class TransactionsCommand implements Callable<Integer> {
     /** How long the failure path probes each --bootstrap-server address for its kind. */
     private static final int PROBE_MS = 2_000;
 
+    /** Inherited: given before or after the subcommand ({@code list --bootstrap-server B} too). */
     @Option(
             names = "--bootstrap-server",
             converter = AddressList.class,
             required = true,
+            scope = ScopeType.INHERIT,
             description = "host:port[,host:port...] of brokers")
     String bootstrapServer;
 
-    @Option(names = "--command-property", description = "extra client property k=v")
+    @Option(names = "--command-property", scope = ScopeType.INHERIT, description = "extra client property k=v")
     Map<String, String> props;
 
     @Spec

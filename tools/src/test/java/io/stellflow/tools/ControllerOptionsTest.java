@@ -37,6 +37,20 @@ class ControllerOptionsTest {
     }
 
     @Test
+    void theBootstrapFlagsOfAToolWithSubcommandsMayFollowTheSubcommand() {
+        MetadataQuorumCommand after = new MetadataQuorumCommand();
+        new CommandLine(after).parseArgs("describe", "--bootstrap-controller", "h:5", "--timeout-ms", "8");
+        assertThat(after.controller.bootstrapController).isEqualTo("h:5");
+        assertThat(after.controller.timeoutMs).isEqualTo(8L);
+
+        MetadataQuorumCommand mixed = new MetadataQuorumCommand();
+        new CommandLine(mixed).parseArgs("--timeout-ms", "9", "describe", "--bootstrap-server", "h:6");
+        assertThat(mixed.controller.bootstrapServer).isEqualTo("h:6");
+        assertThat(mixed.controller.bootstrapController).isNull();
+        assertThat(mixed.controller.timeoutMs).isEqualTo(9L); // the subcommand's default does not reset it
+    }
+
+    @Test
     void aMissingBootstrapIsAUsageErrorNamingBothOptions() {
         StringWriter err = new StringWriter();
         int rc = Tools.commandLine(new LeaderElectionCommand())

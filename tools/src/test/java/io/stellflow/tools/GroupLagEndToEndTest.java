@@ -115,6 +115,16 @@ class GroupLagEndToEndTest {
                             .containsExactly("lag-group", "lagged", "0", "4", "10", "6", memberId))
                     .anySatisfy(row -> assertThat(row.subList(0, 7))
                             .containsExactly("lag-group", "lagged", "1", "10", "10", "0", memberId));
+
+            // --list with a port nobody listens on in the bootstrap list, first or last: each run is a
+            // fresh client whose random first pick may be that port; it is passed over.
+            for (int i = 0; i < 6; i++) {
+                String withDead = i % 2 == 0 ? "127.0.0.1:1," + bootstrap : bootstrap + ",127.0.0.1:1";
+                ToolRun list = ToolRun.run(
+                        Tools.commandLine(new ConsumerGroupsCommand()), "--bootstrap-server", withDead, "--list");
+                assertThat(list.exit()).as(withDead + ": " + list.err()).isZero();
+                assertThat(list.out()).contains("lag-group");
+            }
         }
         // The member left: its offsets stay, with no owner.
         try (StellflowAdmin admin = new StellflowAdmin(props())) {

@@ -2,6 +2,8 @@ package io.stellflow.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -170,5 +172,33 @@ class TransactionsCommandOptionsTest {
                 "abort",
                 "--start-offset",
                 "0");
+    }
+
+    /** Kafka's tools take the global flags anywhere; so does this one: before or after the subcommand. */
+    @Test
+    void theGlobalFlagsMayComeBeforeOrAfterTheSubcommand() {
+        List<List<String>> forms = List.of(
+                List.of("--bootstrap-server", NOBODY, "--command-property", "client.id=x", "list"),
+                List.of("list", "--bootstrap-server", NOBODY, "--command-property", "client.id=x"),
+                List.of("--command-property", "client.id=x", "list", "--bootstrap-server", NOBODY));
+        for (List<String> form : forms) {
+            TransactionsCommand cmd = new TransactionsCommand();
+            Tools.commandLine(cmd).parseArgs(form.toArray(String[]::new));
+            assertThat(cmd.bootstrapServer).as(form.toString()).isEqualTo(NOBODY);
+            assertThat(cmd.props).as(form.toString()).containsExactly(Map.entry("client.id", "x"));
+        }
+        // Executed: the flag after the subcommand counts, so the subcommand's own check is what fails.
+        usageError(
+                "Missing required option: '--transactional-id=<transactionalId>'",
+                "describe",
+                "--bootstrap-server",
+                NOBODY);
+        usageError(
+                "find-hanging needs exactly one of --broker-id or --topic",
+                "find-hanging",
+                "--bootstrap-server",
+                NOBODY);
+        // Still required somewhere.
+        usageError("Missing required option: '--bootstrap-server=<bootstrapServer>'", "find-hanging", "--topic", "t");
     }
 }

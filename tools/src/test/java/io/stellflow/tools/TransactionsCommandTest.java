@@ -117,6 +117,14 @@ class TransactionsCommandTest {
             assertThat(list.out())
                     .contains("TRANSACTIONAL-ID", "PRODUCER-ID", "TRANSACTION-STATE")
                     .containsPattern("tx-live +" + init.producerId() + " +Ongoing");
+            // A bootstrap list with a port nobody listens on, first or last, and the flag after the
+            // subcommand: each run is a fresh client whose random first pick may be the dead port.
+            for (int i = 0; i < 6; i++) {
+                String withDead = i % 2 == 0 ? "127.0.0.1:1," + bootstrap : bootstrap + ",127.0.0.1:1";
+                ToolRun again = run("list", "--bootstrap-server", withDead);
+                assertThat(again.exit()).as(withDead + ": " + again.err()).isZero();
+                assertThat(again.out()).containsPattern("tx-live +" + init.producerId() + " +Ongoing");
+            }
 
             ToolRun describe = run("--bootstrap-server", bootstrap, "describe", "--transactional-id", "tx-live");
             assertThat(describe.exit()).as(describe.err()).isZero();
