@@ -57,7 +57,7 @@ final class AdminGroupCalls {
             }
             try {
                 return await(
-                        metadata.sendToAnyBroker(to -> NetworkGroupTransport.findCoordinator(network, to, groupId)),
+                        NetworkGroupTransport.findCoordinator(network, metadata, groupId),
                         "FindCoordinator " + groupId,
                         config.requestTimeoutMs());
             } catch (StellflowException e) {

@@ -208,11 +208,7 @@ final class CoordinatorCalls {
     }
 
     static Throwable unwrap(Throwable t) {
-        Throwable c = t;
-        while (c instanceof CompletionException && c.getCause() != null) {
-            c = c.getCause();
-        }
-        return c;
+        return NetworkClient.unwrap(t);
     }
 
     /** The codes that send the member back to FindCoordinator: the coordinator moved or is away. */

@@ -10,7 +10,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Function;
 
@@ -118,7 +117,7 @@ public final class MetadataCache {
             if (!NetworkClient.isConnectFailure(err)) {
                 return CompletableFuture.failedFuture(err);
             }
-            Throwable cause = err instanceof CompletionException && err.getCause() != null ? err.getCause() : err;
+            Throwable cause = NetworkClient.unwrap(err);
             failures.add(cause instanceof StellflowException se ? se.reason() : String.valueOf(cause.getMessage()));
             if (i + 1 < order.size()) {
                 return sendFrom(order, i + 1, send, failures);

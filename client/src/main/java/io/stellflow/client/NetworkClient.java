@@ -214,7 +214,11 @@ public final class NetworkClient implements AutoCloseable {
         return unwrap(failure) instanceof ConnectFailedException;
     }
 
-    private static Throwable unwrap(Throwable t) {
+    /**
+     * The failure inside {@code t}'s {@link java.util.concurrent.CompletionException} and {@link
+     * java.util.concurrent.ExecutionException} wrappers (the client's one unwrap).
+     */
+    static Throwable unwrap(Throwable t) {
         while ((t instanceof java.util.concurrent.CompletionException
                         || t instanceof java.util.concurrent.ExecutionException)
                 && t.getCause() != null) {

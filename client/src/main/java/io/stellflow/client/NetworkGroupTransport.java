@@ -37,9 +37,17 @@ final class NetworkGroupTransport implements GroupTransport {
         this.metadata = metadata;
     }
 
-    /** FindCoordinator at a broker of the metadata, passing over ones that refuse the connection. */
+    /** {@link #findCoordinator(NetworkClient, MetadataCache, String)} on this transport's client. */
     @Override
     public CompletableFuture<HostPort> findCoordinator(String groupId) {
+        return findCoordinator(network, metadata, groupId);
+    }
+
+    /**
+     * {@link #findCoordinator(NetworkClient, HostPort, String)} at a broker of {@code metadata},
+     * passing over ones that refuse the connection ({@link MetadataCache#sendToAnyBroker}).
+     */
+    static CompletableFuture<HostPort> findCoordinator(NetworkClient network, MetadataCache metadata, String groupId) {
         return metadata.sendToAnyBroker(to -> findCoordinator(network, to, groupId));
     }
 

@@ -61,7 +61,7 @@ final class ProducerAccumulator {
      * else a recycling pool of its own keeping up to {@code buffer.memory} bytes of idle buffers
      * ({@link ProducerBufferPool}). Recycled because every {@link #flush} (every transaction commit)
      * completes all batches at once, and fresh direct memory for the next ones is zero-filled and
-     * page-faulted in (docs/performance.md, "Where the 100 ms case loses"). Allocating only when no
+     * page-faulted in (docs/performance.md, "Where the 100 ms case lost"). Allocating only when no
      * idle buffer fits, it keeps the producer's batch memory about {@code buffer.memory}. Thread-safe;
      * freed by {@link #closeCompressionAndBuffers}.
      */

@@ -7,7 +7,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Where a {@link ProducerBatch} gets its direct buffers and gives them back: either straight from a
@@ -22,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the lab profile, more than the codec. Without compression the same happened after every {@code
  * flush()} (so every transaction commit): all batch buffers freed at once, the next batches' memory
  * fresh; recycling them took flush-every-100-ms throughput from about 0.65 to about 1.0 of the
- * no-flush rate (docs/performance.md, "Where the 100 ms case loses"). A recycled buffer is allocated
+ * no-flush rate (docs/performance.md, "Where the 100 ms case lost"). A recycled buffer is allocated
  * once and its pages stay mapped.
  *
  * <p>Recycling: {@link #take} returns the smallest idle buffer of at least the asked capacity (a
@@ -70,23 +69,23 @@ abstract class ProducerBufferPool {
     /** Frees the idle buffers; buffers given back later are released. Idempotent. */
     abstract void close();
 
-    /** How many buffers {@link #take} has allocated so far (not reused); for diagnostics and tests. */
+    /**
+     * How many buffers {@link #take} has allocated so far (not reused), for diagnostics and tests; -1
+     * for a pool that does not recycle ({@link #of}: every take allocates).
+     */
     abstract long allocatedBuffers();
 
     /** Buffers straight from {@code alloc}: {@link #take} allocates, {@link #give} releases. */
     static ProducerBufferPool of(ByteBufAllocator alloc) {
         return new ProducerBufferPool() {
-            private final AtomicLong allocated = new AtomicLong();
-
             @Override
             ByteBuf take(int minCapacityBytes) {
-                allocated.incrementAndGet();
                 return alloc.directBuffer(minCapacityBytes);
             }
 
             @Override
             long allocatedBuffers() {
-                return allocated.get();
+                return -1;
             }
 
             @Override

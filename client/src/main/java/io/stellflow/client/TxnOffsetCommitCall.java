@@ -59,8 +59,7 @@ final class TxnOffsetCommitCall {
                 new Wire() {
                     @Override
                     public CompletableFuture<HostPort> findCoordinator(String groupId) {
-                        return metadata.sendToAnyBroker(
-                                to -> NetworkGroupTransport.findCoordinator(network, to, groupId));
+                        return NetworkGroupTransport.findCoordinator(network, metadata, groupId);
                     }
 
                     @Override

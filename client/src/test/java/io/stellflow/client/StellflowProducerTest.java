@@ -56,7 +56,7 @@ class StellflowProducerTest {
     /**
      * Every flush completes all batches at once; the next batches reuse their buffers instead of
      * taking fresh direct memory (zero-filled and page-faulted in: docs/performance.md, "Where the
-     * 100 ms case loses").
+     * 100 ms case lost").
      */
     @Test
     void batchBuffersAreReusedAcrossFlushes() throws Exception {
