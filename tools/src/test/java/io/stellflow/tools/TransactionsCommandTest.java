@@ -56,6 +56,22 @@ class TransactionsCommandTest {
         return ToolRun.run(Tools.commandLine(new TransactionsCommand()), args);
     }
 
+    /** {@code abort --topic T --partition P --start-offset O} and {@code extra} flags. */
+    private static ToolRun abortAt(String bootstrap, String topic, int partition, long startOffset, String... extra) {
+        String[] args = {
+            "--bootstrap-server",
+            bootstrap,
+            "abort",
+            "--topic",
+            topic,
+            "--partition",
+            "" + partition,
+            "--start-offset",
+            "" + startOffset
+        };
+        return run(concat(args, extra));
+    }
+
     @Test
     void listsDescribesFindsHangingAndAbortsOnARealBroker(@TempDir Path dir) throws Exception {
         try (StellflowServer server = InProcessBroker.startNio(dir)) {
@@ -154,16 +170,7 @@ class TransactionsCommandTest {
             assertThat(hanging.out().strip().lines()).hasSize(2);
             assertThat(hanging.out()).containsPattern("orders +1 +" + FORGOTTEN_PID + " +3 +-1 +0 ");
 
-            ToolRun abort = run(
-                    "--bootstrap-server",
-                    bootstrap,
-                    "abort",
-                    "--topic",
-                    "orders",
-                    "--partition",
-                    "1",
-                    "--start-offset",
-                    "0");
+            ToolRun abort = abortAt(bootstrap, "orders", 1, 0);
             assertThat(abort.exit()).as(abort.err()).isZero();
             assertThat(abort.out())
                     .isEqualTo("Aborted the transaction of producer " + FORGOTTEN_PID
@@ -270,16 +277,7 @@ class TransactionsCommandTest {
                             .get(15, TimeUnit.SECONDS);
                     Producer open = openTransaction(admin, tp);
                     long hw = partition.highWatermark();
-                    ToolRun refused = run(
-                            "--bootstrap-server",
-                            bootstrap,
-                            "abort",
-                            "--topic",
-                            "payments",
-                            "--partition",
-                            "0",
-                            "--start-offset",
-                            "" + open.currentTxnStartOffset());
+                    ToolRun refused = abortAt(bootstrap, "payments", 0, open.currentTxnStartOffset());
                     assertThat(refused.exit()).as(refused.out()).isEqualTo(1);
                     assertThat(refused.out()).isEmpty();
                     assertThat(refused.err().lines()).hasSize(1);
@@ -295,17 +293,7 @@ class TransactionsCommandTest {
                     producer.send(new ProducerRecord("payments", 0, null, bytes("forced")))
                             .get(15, TimeUnit.SECONDS);
                     Producer second = openTransaction(admin, tp);
-                    ToolRun forced = run(
-                            "--bootstrap-server",
-                            bootstrap,
-                            "abort",
-                            "--topic",
-                            "payments",
-                            "--partition",
-                            "0",
-                            "--start-offset",
-                            "" + second.currentTxnStartOffset(),
-                            "--force");
+                    ToolRun forced = abortAt(bootstrap, "payments", 0, second.currentTxnStartOffset(), "--force");
                     assertThat(forced.exit()).as(forced.err()).isZero();
                     assertThat(forced.out())
                             .isEqualTo("Aborted the transaction of producer " + second.producerId() + " (epoch "
@@ -357,9 +345,9 @@ class TransactionsCommandTest {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static String[] concat(String[] args, String more) {
-        String[] out = java.util.Arrays.copyOf(args, args.length + 1);
-        out[args.length] = more;
+    private static String[] concat(String[] args, String... more) {
+        String[] out = java.util.Arrays.copyOf(args, args.length + more.length);
+        System.arraycopy(more, 0, out, args.length, more.length);
         return out;
     }
 
