@@ -153,7 +153,7 @@ final class LogAppendPaths {
             long nowMs = 0;
             if (idempotent) {
                 nowMs = env.nowMs();
-                long checked = producers.checkLeader(log, records, start, nowMs);
+                long checked = producers.checkLeader(records, start, nowMs);
                 if (checked != LogProducerState.APPEND) {
                     return checked; // a retry's original offset, or why the batch is refused
                 }

@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -23,9 +25,13 @@ import org.slf4j.LoggerFactory;
  * replaying only the batch headers after it; updated on every leader and follower append; snapshotted
  * ({@link ProducerSnapshotLayout}) when an append rolled the active segment and at clean close.
  *
- * <p>A retry is recognised by sequences and confirmed by content: {@link #sameContent} compares the
- * new batch with the stored one record by record, keys, values and headers, not timestamps (the Go
- * SDK re-encodes a retried batch with a new timestamp); compressed batches byte for byte.
+ * <p>A retry is recognised by sequences and confirmed by content: {@link #contentDigest} of the new
+ * batch (keys, values and headers, not timestamps: the Go SDK re-encodes a retried batch with a new
+ * timestamp; compressed batches byte for byte) must equal the remembered batch's. That digest is
+ * taken when the batch's segment is sealed (before retention or compaction can touch it), when the
+ * log start is raised past it, and at a load for replayed batches of sealed segments; it is kept in
+ * the snapshots, so the comparison outlives the stored batch. A batch in the active segment is
+ * compared with the stored bytes.
  *
  * <p>Control batches (transaction markers) go to {@link LogTransactions}, which keeps the open
  * transactions in the same state (and so in the same snapshots) and the aborted-transaction index.
@@ -38,8 +44,19 @@ final class LogProducerState {
     /** Bytes read per replay step: whole batches, their headers read positionally. */
     private static final int REPLAY_STEP_BYTES = 64 << 20;
 
+    /** {@link #digestBuf}'s capacity kept between uses. */
+    private static final int DIGEST_BUF_KEEP_BYTES = 1 << 20;
+
+    private final UnifiedLog log;
     private final Path dir;
     private final LogEnvironment env;
+
+    /** SHA-256 of {@link #contentDigest}, made at first use. */
+    private MessageDigest sha;
+
+    /** A reused buffer for one stored batch whose digest is taken. */
+    private final ByteBuf digestBuf = Unpooled.buffer(RecordBatchLayout.RECORDS_OFFSET);
+
     final ProducerStateManager state;
 
     /** Markers, open transactions, the aborted index. */
@@ -69,6 +86,7 @@ final class LogProducerState {
 
     LogProducerState(UnifiedLog log, Path dir, LogEnvironment env) {
         ProducerStateConfig config = env.producerState();
+        this.log = log;
         this.dir = dir;
         this.env = env;
         this.state = new ProducerStateManager(
@@ -107,6 +125,9 @@ final class LogProducerState {
         replay(log, from, logEnd);
         transactions.publish();
         activeBase = log.activeSegmentBaseOffset();
+        if (captureDigests(activeBase) > 0) {
+            snapshot(logEnd); // replayed batches of sealed segments: their digests outlive them
+        }
         replayedFrom = from;
         return from;
     }
@@ -209,14 +230,14 @@ final class LogProducerState {
      *     UnifiedLog#OUT_OF_ORDER_SEQUENCE}, {@link UnifiedLog#INVALID_PRODUCER_EPOCH}, {@link
      *     UnifiedLog#TOO_MANY_PRODUCER_IDS}, {@link UnifiedLog#TOO_MANY_PRODUCER_IDS_ON_BROKER}
      */
-    long checkLeader(UnifiedLog log, ByteBuf batch, int pos, long nowMs) throws IOException {
+    long checkLeader(ByteBuf batch, int pos, long nowMs) throws IOException {
         long pid = RecordBatchLayout.producerId(batch, pos);
         short epoch = RecordBatchLayout.producerEpoch(batch, pos);
         int baseSeq = RecordBatchLayout.baseSequence(batch, pos);
         int lastSeq = ProducerStateManager.lastSequence(baseSeq, RecordBatchLayout.recordCount(batch, pos));
         return switch (state.check(pid, epoch, baseSeq, lastSeq, nowMs)) {
             case ProducerStateManager.APPEND -> APPEND;
-            case ProducerStateManager.DUPLICATE -> retried(log, batch, pos);
+            case ProducerStateManager.DUPLICATE -> retried(batch, pos);
             case ProducerStateManager.INVALID_PRODUCER_EPOCH -> UnifiedLog.INVALID_PRODUCER_EPOCH;
             case ProducerStateManager.TOO_MANY_PRODUCER_IDS -> UnifiedLog.TOO_MANY_PRODUCER_IDS;
             case ProducerStateManager.TOO_MANY_PRODUCER_IDS_ON_BROKER -> UnifiedLog.TOO_MANY_PRODUCER_IDS_ON_BROKER;
@@ -226,30 +247,65 @@ final class LogProducerState {
 
     /**
      * A batch whose sequences match a remembered one ({@link ProducerStateManager#DUPLICATE}): its
-     * original base offset when the stored batch holds the same records, {@link
-     * UnifiedLog#OUT_OF_ORDER_SEQUENCE} when it holds others. A stored batch below the log start
-     * (retention removed it) is trusted by its sequences.
+     * original base offset when it holds the same records as the remembered batch (by the digest
+     * kept in the state, or while that is not known yet by the stored batch's), else {@link
+     * UnifiedLog#OUT_OF_ORDER_SEQUENCE}; also when neither digest nor stored batch is there, so a
+     * different payload under a reused sequence is never taken for the retry.
      */
-    long retried(UnifiedLog log, ByteBuf batch, int pos) throws IOException {
+    long retried(ByteBuf batch, int pos) throws IOException {
         long base = state.duplicateBaseOffset();
-        if (base < log.logStartOffset()) {
-            return base;
+        long known = state.duplicateDigest();
+        long stored = known != ProducerStateManager.NO_DIGEST ? known : storedDigest(base);
+        if (stored == ProducerStateManager.NO_DIGEST) {
+            return UnifiedLog.OUT_OF_ORDER_SEQUENCE;
         }
-        ByteBuf stored = Unpooled.buffer(RecordBatchLayout.batchSize(batch, pos));
-        try {
-            log.readInto(base, 1, Long.MAX_VALUE, true, stored);
-            // readInto stores each batch's base offset minus the fetch offset in bytes 0-3: 0 here.
-            boolean found = stored.readableBytes() >= RecordBatchLayout.RECORDS_OFFSET
-                    && RecordBatchLayout.baseOffsetDelta(stored, 0) == 0
-                    && stored.readableBytes() == RecordBatchLayout.batchSize(stored, 0);
-            if (!found) {
-                // Gone meanwhile (retention raced) or rewritten (compaction): content unknown.
-                return base < log.logStartOffset() ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;
+        return contentDigest(batch, pos, sha()) == stored ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;
+    }
+
+    /**
+     * The content digest of the stored batch whose base offset is {@code base} (read whatever the
+     * log start offset), {@link ProducerStateManager#NO_DIGEST} when no batch starts there (removed,
+     * or rewritten by compaction).
+     */
+    private long storedDigest(long base) throws IOException {
+        long[] digest = {ProducerStateManager.NO_DIGEST};
+        log.read(base, 1, Long.MAX_VALUE, true, (ch, p, size, batchBase, lastOffset) -> {
+            if (batchBase != base) {
+                return;
             }
-            return sameContent(batch, pos, stored, 0) ? base : UnifiedLog.OUT_OF_ORDER_SEQUENCE;
-        } finally {
-            stored.release();
+            if (digestBuf.capacity() < size) {
+                digestBuf.capacity(size);
+            }
+            ByteBuffer into = digestBuf.internalNioBuffer(0, size);
+            readFully(ch, into, p, batchBase);
+            digestBuf.setIndex(0, size);
+            digest[0] = contentDigest(digestBuf, 0, sha());
+        });
+        return digest[0];
+    }
+
+    /**
+     * Before batches below {@code belowOffset} can leave the log (their segment was sealed, the log
+     * start is raised past them, a load found them without one): sets the content digest of every
+     * remembered batch below it that has none. Returns how many were set.
+     */
+    int captureDigests(long belowOffset) throws IOException {
+        int set = state.captureDigests(belowOffset, this::storedDigest);
+        if (digestBuf.capacity() > DIGEST_BUF_KEEP_BYTES) {
+            digestBuf.capacity(DIGEST_BUF_KEEP_BYTES); // one large batch does not pin its size
         }
+        return set;
+    }
+
+    private MessageDigest sha() {
+        if (sha == null) {
+            try {
+                sha = MessageDigest.getInstance("SHA-256");
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException("every JDK has SHA-256", e);
+            }
+        }
+        return sha;
     }
 
     /** After a leader append of one idempotent batch at {@code base}. */
@@ -257,10 +313,15 @@ final class LogProducerState {
         applyHeader(batch, pos, base, base + RecordBatchLayout.lastOffsetDelta(batch, pos), nowMs);
     }
 
-    /** After any append: a snapshot at {@code logEnd} when the active segment changed (a roll). */
+    /**
+     * After any append: when the active segment changed (a roll), the digests of the remembered
+     * batches now in sealed segments (retention and compaction may remove them), then a snapshot at
+     * {@code logEnd}.
+     */
     void maybeSnapshotAfterRoll(long activeBaseOffset, long logEnd) throws IOException {
         if (activeBaseOffset != activeBase) {
             activeBase = activeBaseOffset;
+            captureDigests(activeBaseOffset);
             snapshot(logEnd);
         }
     }
@@ -283,40 +344,47 @@ final class LogProducerState {
     }
 
     /**
-     * Whether two batches hold the same records: same count and compression; per record the same
-     * attributes, offset delta, key, value and headers (timestamps may differ). Compressed batches:
-     * the same compressed bytes.
+     * The content digest of the batch at {@code pos}: the first 8 bytes (big-endian) of a SHA-256 over
+     * its attributes and record count and, per record, the length, attributes, offset delta, key,
+     * value and headers, not the timestamps (the Go SDK re-encodes a retried batch with a new
+     * timestamp); over the compressed bytes of a compressed batch. Never {@link
+     * ProducerStateManager#NO_DIGEST} for a well-formed batch (a digest of 0 becomes 1); {@link
+     * ProducerStateManager#NO_DIGEST} when the records do not parse. Off the append path: computed
+     * only for a retry and for the remembered batches of a sealed segment.
      */
-    static boolean sameContent(ByteBuf a, int aPos, ByteBuf b, int bPos) {
-        int aAttrs = RecordBatchLayout.attributes(a, aPos);
-        if (aAttrs != RecordBatchLayout.attributes(b, bPos)
-                || RecordBatchLayout.recordCount(a, aPos) != RecordBatchLayout.recordCount(b, bPos)) {
-            return false;
-        }
-        int aEnd = aPos + RecordBatchLayout.batchSize(a, aPos);
-        int bEnd = bPos + RecordBatchLayout.batchSize(b, bPos);
-        int ar = aPos + RecordBatchLayout.RECORDS_OFFSET;
-        int br = bPos + RecordBatchLayout.RECORDS_OFFSET;
-        if ((aAttrs & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
-            return aEnd - ar == bEnd - br && a.slice(ar, aEnd - ar).equals(b.slice(br, bEnd - br));
+    static long contentDigest(ByteBuf b, int pos, MessageDigest sha) {
+        sha.reset();
+        int attrs = RecordBatchLayout.attributes(b, pos);
+        int count = RecordBatchLayout.recordCount(b, pos);
+        sha.update(new byte[] {
+            (byte) (attrs >>> 8),
+            (byte) attrs,
+            (byte) (count >>> 24),
+            (byte) (count >>> 16),
+            (byte) (count >>> 8),
+            (byte) count
+        });
+        int end = pos + RecordBatchLayout.batchSize(b, pos);
+        int r = pos + RecordBatchLayout.RECORDS_OFFSET;
+        if ((attrs & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+            sha.update(b.nioBuffer(r, end - r));
+            r = end;
         }
         // Fixed-width record fields: length int32, attributes int8, timestampDelta int64, then
         // offsetDelta, key, value and headers to the record's end (RecordBatchLayout).
-        while (ar < aEnd && br < bEnd) {
-            int aLen = a.getInt(ar);
-            if (aLen != b.getInt(br) || aLen < 13 || ar + 4 + aLen > aEnd || br + 4 + aLen > bEnd) {
-                return false;
+        while (r < end) {
+            int len = b.getInt(r);
+            if (len < 13 || r + 4 + len > end) {
+                return ProducerStateManager.NO_DIGEST;
             }
-            if (a.getByte(ar + 4) != b.getByte(br + 4)) {
-                return false;
-            }
-            int rest = aLen - 9; // after attributes and timestampDelta
-            if (!a.slice(ar + 13, rest).equals(b.slice(br + 13, rest))) {
-                return false;
-            }
-            ar += 4 + aLen;
-            br += 4 + aLen;
+            sha.update(b.nioBuffer(r, 5)); // length and attributes
+            sha.update(b.nioBuffer(r + 13, len - 9)); // after the timestampDelta
+            r += 4 + len;
         }
-        return ar == aEnd && br == bEnd;
+        if (r != end) {
+            return ProducerStateManager.NO_DIGEST;
+        }
+        long d = ByteBuffer.wrap(sha.digest()).getLong();
+        return d == ProducerStateManager.NO_DIGEST ? 1 : d;
     }
 }

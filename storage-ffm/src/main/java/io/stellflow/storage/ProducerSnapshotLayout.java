@@ -25,9 +25,10 @@ import java.util.zip.CRC32C;
  *  | magic  | ver |  crc32c  |    offset    |  entries  |
  *  | int32  |int16|  int32   |    int64     |   int32   |
  *  +--------+-----+----------+--------------+-----------+
- *  magic = 0x50534E50 ("PSNP"), ver = 2 (1 is still read), crc32c over bytes 10 .. end of file
+ *  magic = 0x50534E50 ("PSNP"), ver = 3 (2 and 1 are still read), crc32c over bytes 10 .. end of file
  *
- *  entry (40 bytes in ver 2, 20 in ver 1, then batches x 24 bytes), ascending by producer id:
+ *  entry (40 bytes in ver 3 and 2, 20 in ver 1, then batches x 32 bytes, x 24 before ver 3),
+ *  ascending by producer id:
  *   0              8       10      12             20             28             36       40
  *  +--------------+-------+-------+--------------+--------------+--------------+--------+
  *  |  producerId  | epoch |batches| lastUpdateMs |txnFirstOffset| txnSequence  |coordEp.|
@@ -35,21 +36,25 @@ import java.util.zip.CRC32C;
  *  +--------------+-------+-------+--------------+--------------+--------------+--------+
  *  txnFirstOffset / txnSequence: the open transaction's BEGIN offset and sequence, -1 / -1 when
  *  none is open; coordEp.: the highest coordinatorEpoch of the producer's markers, -1 if none
- *  (ver 2 only; a ver 1 entry has none open and no marker seen). batches: 1..5 in ver 1, 0..5 in ver 2
- *  (0: a producer known only from its BEGIN marker).
+ *  (ver 2 and 3; a ver 1 entry has none open and no marker seen). batches: 1..5 in ver 1, 0..5
+ *  later (0: a producer known only from its BEGIN marker).
  *  batch (oldest first):
- *   0        4        8              16             24
- *  +--------+--------+--------------+--------------+
- *  |baseSeq |lastSeq |  baseOffset  |  lastOffset  |
- *  | int32  | int32  |    int64     |    int64     |
- *  +--------+--------+--------------+--------------+
+ *   0        4        8              16             24             32
+ *  +--------+--------+--------------+--------------+--------------+
+ *  |baseSeq |lastSeq |  baseOffset  |  lastOffset  |    digest    |
+ *  | int32  | int32  |    int64     |    int64     |    int64     |
+ *  +--------+--------+--------------+--------------+--------------+
+ *  digest (ver 3 only): the batch's content digest (LogProducerState#contentDigest), 0 while not
+ *  taken (a batch of the active segment); a ver 1 or 2 batch reads as 0 and its digest is taken
+ *  from the stored batch at load.
  * </pre>
  *
  * <p>Worked example: at offset 12, producer 7 epoch 0 with one batch of sequences 0..2 at offsets
  * 10..12, last append at ms 1000, in a transaction begun at offset 9 with sequence 4, no marker
- * seen: header {@code 50534e50 0002 <crc> 000000000000000c 00000001}, entry {@code
+ * seen, digest not taken: header {@code 50534e50 0003 <crc> 000000000000000c 00000001}, entry {@code
  * 0000000000000007 0000 0001 00000000000003e8 0000000000000009 0000000000000004 ffffffff}, batch
- * {@code 00000000 00000002 000000000000000a 000000000000000c}: 22 + 40 + 24 = 86 bytes.
+ * {@code 00000000 00000002 000000000000000a 000000000000000c 0000000000000000}: 22 + 40 + 32 = 94
+ * bytes.
  *
  * <p>A snapshot that is short, has another magic or version, a bad CRC or an impossible count is
  * corrupt: {@link #read} throws and the log falls back to an older snapshot or a full replay.
@@ -59,7 +64,9 @@ import java.util.zip.CRC32C;
 public final class ProducerSnapshotLayout {
     public static final String SUFFIX = ".snapshot";
     public static final int MAGIC = 0x50534E50;
-    public static final short VERSION = 2;
+    public static final short VERSION = 3;
+    /** The version before content digests: batches without the digest, never written now. */
+    public static final short VERSION_2 = 2;
     /** The version before transactions: entries without the two txn fields, never written now. */
     public static final short VERSION_1 = 1;
 
@@ -71,7 +78,8 @@ public final class ProducerSnapshotLayout {
     public static final int HEADER_SIZE = 22;
     public static final int ENTRY_SIZE = 40;
     public static final int ENTRY_SIZE_V1 = 20;
-    public static final int BATCH_SIZE = 24;
+    public static final int BATCH_SIZE = 32;
+    public static final int BATCH_SIZE_V2 = 24;
 
     /** Snapshots kept; older ones are deleted after a new one is written. */
     static final int RETAINED = 2;
@@ -114,7 +122,8 @@ public final class ProducerSnapshotLayout {
                 b.putInt(e.baseSequence[i])
                         .putInt(e.lastSequence[i])
                         .putLong(e.baseOffset[i])
-                        .putLong(e.lastOffset[i]);
+                        .putLong(e.lastOffset[i])
+                        .putLong(e.digest[i]);
             }
         }
         b.putInt(CRC_OFFSET, crc(b.array()));
@@ -138,11 +147,11 @@ public final class ProducerSnapshotLayout {
                 throw corrupt(file, "no snapshot header");
             }
             short version = b.getShort(VERSION_OFFSET);
-            if (version != VERSION && version != VERSION_1) {
+            if (version != VERSION && version != VERSION_2 && version != VERSION_1) {
                 throw corrupt(file, "unknown version " + version);
             }
-            int entrySize = version == VERSION ? ENTRY_SIZE : ENTRY_SIZE_V1;
-            int minBatches = version == VERSION ? 0 : 1;
+            int entrySize = version == VERSION_1 ? ENTRY_SIZE_V1 : ENTRY_SIZE;
+            int minBatches = version == VERSION_1 ? 1 : 0;
             if (b.getInt(CRC_OFFSET) != crc(bytes)) {
                 throw corrupt(file, "CRC-32C mismatch");
             }
@@ -162,7 +171,7 @@ public final class ProducerSnapshotLayout {
                     throw corrupt(file, "producer " + e.producerId + " has " + batches + " batches");
                 }
                 e.lastUpdateMs = b.getLong();
-                if (version == VERSION) {
+                if (version != VERSION_1) {
                     e.txnFirstOffset = b.getLong();
                     e.txnSequence = b.getLong();
                     e.coordinatorEpoch = b.getInt();
@@ -171,7 +180,7 @@ public final class ProducerSnapshotLayout {
                     }
                 }
                 for (int i = 0; i < batches; i++) {
-                    e.add(b.getInt(), b.getInt(), b.getLong(), b.getLong());
+                    e.add(b.getInt(), b.getInt(), b.getLong(), b.getLong(), version == VERSION ? b.getLong() : 0);
                 }
                 entries.add(e);
             }

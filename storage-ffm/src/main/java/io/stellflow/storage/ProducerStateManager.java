@@ -18,8 +18,8 @@ import java.util.TreeMap;
  * <ul>
  *   <li>the first batch of a producer id new to the partition starts at sequence 0;
  *   <li>a batch whose sequences equal one of the last 5 of the same epoch is a retry ({@link
- *       #DUPLICATE}; the caller compares its content with the stored batch before answering with
- *       the original offset);
+ *       #DUPLICATE}; the caller compares its content with the remembered batch's digest, or while
+ *       that is not known yet with the stored batch, before answering with the original offset);
  *   <li>any other batch must start right after the last one's last sequence (sequences wrap from
  *       {@link Integer#MAX_VALUE} to 0), else {@link #OUT_OF_ORDER_SEQUENCE};
  *   <li>a lower epoch is {@link #INVALID_PRODUCER_EPOCH}; a higher one starts the producer afresh
@@ -73,6 +73,9 @@ public final class ProducerStateManager {
     /** {@link #firstUnstableOffset} when no transaction is open. */
     public static final long NO_OPEN_TRANSACTION = Long.MAX_VALUE;
 
+    /** A remembered batch whose content digest is not known yet ({@link LogProducerState#contentDigest}). */
+    public static final long NO_DIGEST = 0;
+
     private final Map<Long, Entry> producers = new HashMap<>();
 
     /**
@@ -86,6 +89,7 @@ public final class ProducerStateManager {
     private final BrokerProducerIds broker;
     private long duplicateBaseOffset = -1;
     private long duplicateLastOffset = -1;
+    private long duplicateDigest = NO_DIGEST;
 
     /**
      * @param expirationMs {@code producer.id.expiration.ms}: an id with no append for this long is forgotten
@@ -144,6 +148,7 @@ public final class ProducerStateManager {
             if (e.baseSequence[i] == baseSequence && e.lastSequence[i] == lastSequence) {
                 duplicateBaseOffset = e.baseOffset[i];
                 duplicateLastOffset = e.lastOffset[i];
+                duplicateDigest = e.digest[i];
                 return DUPLICATE;
             }
         }
@@ -158,6 +163,41 @@ public final class ProducerStateManager {
     /** After {@link #check} answered {@link #DUPLICATE}: the remembered batch's last offset. */
     public long duplicateLastOffset() {
         return duplicateLastOffset;
+    }
+
+    /**
+     * After {@link #check} answered {@link #DUPLICATE}: the remembered batch's content digest, {@link
+     * #NO_DIGEST} when not known yet (then the stored batch is in the active segment: compare with it).
+     */
+    public long duplicateDigest() {
+        return duplicateDigest;
+    }
+
+    /**
+     * Sets the content digest of every remembered batch that has none and starts below {@code
+     * belowOffset}, asking {@code source} (which answers {@link #NO_DIGEST} for a batch it cannot
+     * read). Called before such batches can leave the log (segment roll, log-start raise, load).
+     *
+     * @return how many digests were set
+     */
+    int captureDigests(long belowOffset, DigestSource source) throws java.io.IOException {
+        int set = 0;
+        for (Entry e : producers.values()) {
+            for (int i = 0; i < e.count; i++) {
+                if (e.digest[i] == NO_DIGEST && e.baseOffset[i] < belowOffset) {
+                    e.digest[i] = source.digestOf(e.baseOffset[i]);
+                    set += e.digest[i] == NO_DIGEST ? 0 : 1;
+                }
+            }
+        }
+        return set;
+    }
+
+    /** Where {@link #captureDigests} gets a stored batch's digest. */
+    @FunctionalInterface
+    interface DigestSource {
+        /** The content digest of the stored batch at {@code baseOffset}, {@link #NO_DIGEST} if unreadable. */
+        long digestOf(long baseOffset) throws java.io.IOException;
     }
 
     /**
@@ -397,6 +437,8 @@ public final class ProducerStateManager {
         final int[] lastSequence = new int[BATCHES_PER_PRODUCER];
         final long[] baseOffset = new long[BATCHES_PER_PRODUCER];
         final long[] lastOffset = new long[BATCHES_PER_PRODUCER];
+        /** Content digests ({@link LogProducerState#contentDigest}), {@link #NO_DIGEST} while unknown. */
+        final long[] digest = new long[BATCHES_PER_PRODUCER];
 
         Entry(long producerId, short epoch) {
             this.producerId = producerId;
@@ -404,18 +446,24 @@ public final class ProducerStateManager {
         }
 
         void add(int baseSeq, int lastSeq, long base, long last) {
+            add(baseSeq, lastSeq, base, last, NO_DIGEST);
+        }
+
+        void add(int baseSeq, int lastSeq, long base, long last, long contentDigest) {
             if (count == BATCHES_PER_PRODUCER) {
                 // Five entries: shifting 4 of each array is cheaper than ring arithmetic everywhere.
                 System.arraycopy(baseSequence, 1, baseSequence, 0, count - 1);
                 System.arraycopy(lastSequence, 1, lastSequence, 0, count - 1);
                 System.arraycopy(baseOffset, 1, baseOffset, 0, count - 1);
                 System.arraycopy(lastOffset, 1, lastOffset, 0, count - 1);
+                System.arraycopy(digest, 1, digest, 0, count - 1);
                 count--;
             }
             baseSequence[count] = baseSeq;
             lastSequence[count] = lastSeq;
             baseOffset[count] = base;
             lastOffset[count] = last;
+            digest[count] = contentDigest;
             count++;
         }
 
@@ -430,6 +478,7 @@ public final class ProducerStateManager {
             System.arraycopy(lastSequence, 0, c.lastSequence, 0, count);
             System.arraycopy(baseOffset, 0, c.baseOffset, 0, count);
             System.arraycopy(lastOffset, 0, c.lastOffset, 0, count);
+            System.arraycopy(digest, 0, c.digest, 0, count);
             return c;
         }
 
@@ -446,7 +495,8 @@ public final class ProducerStateManager {
                     && Arrays.equals(baseSequence, 0, count, e.baseSequence, 0, count)
                     && Arrays.equals(lastSequence, 0, count, e.lastSequence, 0, count)
                     && Arrays.equals(baseOffset, 0, count, e.baseOffset, 0, count)
-                    && Arrays.equals(lastOffset, 0, count, e.lastOffset, 0, count);
+                    && Arrays.equals(lastOffset, 0, count, e.lastOffset, 0, count)
+                    && Arrays.equals(digest, 0, count, e.digest, 0, count);
         }
 
         @Override

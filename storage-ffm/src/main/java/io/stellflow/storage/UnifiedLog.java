@@ -433,13 +433,19 @@ public final class UnifiedLog implements AutoCloseable {
      * highWatermark} (nor the log end offset). Records below it become invisible to {@link
      * #offsetForTimestamp} and count as deleted; their segments are removed by the next {@link
      * #deleteOldSegments}. Writes the {@value LogLoader#LOG_START_OFFSET_FILE} checkpoint before
-     * returning INCREMENTED.
+     * returning INCREMENTED. The producer state first takes the content digests of its remembered
+     * batches below the new start (and snapshots them), so a retry of one is still compared by content.
      */
     public LogStartOffsetResult maybeIncrementLogStartOffset(long newLogStartOffset, long highWatermark)
             throws IOException {
         writeLock.lock();
         try {
             lifecycle.checkWritable();
+            if (newLogStartOffset > segments.startOffset()
+                    && newLogStartOffset <= Math.min(highWatermark, segments.endOffset())
+                    && producers.captureDigests(newLogStartOffset) > 0) {
+                producers.snapshot(segments.endOffset()); // the digests outlive the batches below the start
+            }
             return truncation.raiseStartOffset(newLogStartOffset, highWatermark);
         } finally {
             writeLock.unlock();

@@ -245,7 +245,7 @@ class IdempotentLogTest {
     }
 
     @Test
-    void stateOutlivesRetentionOfTheSegmentsThatHeldIt() throws IOException {
+    void stateOutlivesRetentionOfTheSegmentsThatHeldItAndStillComparesContent() throws IOException {
         try (UnifiedLog log = open()) {
             append(log, batch(6, 0, 0, 1000, "a"));
             for (int i = 0; i < 30; i++) {
@@ -255,13 +255,112 @@ class IdempotentLogTest {
             log.maybeIncrementLogStartOffset(end - 2, end);
             log.deleteOldSegments(end);
             assertThat(log.logStartOffset()).isGreaterThan(0);
+            assertThat(log.segments()[0].baseOffset)
+                    .as("the batch's segment is gone")
+                    .isPositive();
+            assertThat(append(log, batch(6, 0, 0, 1000, "X")))
+                    .as("another payload under the retried sequence, its batch gone")
+                    .isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
+            assertThat(append(log, batch(6, 0, 0, 77_000, "a")))
+                    .as("the same payload, new timestamp")
+                    .isZero();
+            assertThat(log.logEndOffset()).isEqualTo(end);
         }
         try (UnifiedLog log = open()) {
             assertThat(log.producerState().nextSequence(6)).isEqualTo(1);
-            assertThat(append(log, batch(6, 0, 0, 1000, "a")))
-                    .as("answered by sequence")
-                    .isZero();
+            assertThat(append(log, batch(6, 0, 0, 1000, "X")))
+                    .as("after a restart: the digest came back from the snapshot")
+                    .isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
+            assertThat(append(log, batch(6, 0, 0, 1000, "a"))).isZero();
             assertThat(append(log, batch(6, 0, 1, 1000, "b"))).isEqualTo(log.logEndOffset() - 1);
+        }
+    }
+
+    @Test
+    void aRetryOfABatchWhoseSegmentRetentionDeletedIsComparedByContentAfterACrash() throws IOException {
+        LogConfig timed = LogConfig.builder()
+                .segmentBytes(1024)
+                .indexIntervalBytes(64)
+                .indexMaxBytes(4096)
+                .retentionMs(60_000)
+                .build();
+        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+            append(log, batch(6, 0, 0, clock.nowMs(), "a"));
+            append(log, batch(6, 0, 1, clock.nowMs(), "b"));
+            for (int i = 0; i < 30; i++) {
+                plain(log, clock.nowMs());
+            }
+            clock.advance(61_000);
+            plain(log, clock.nowMs());
+            assertThat(log.deleteOldSegments(log.logEndOffset()))
+                    .as("segments past retention.ms")
+                    .isPositive();
+            assertThat(log.logStartOffset()).isGreaterThan(1);
+            log.crashForTesting(); // no close snapshot: the digests come from a roll's
+        }
+        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+            assertThat(append(log, batch(6, 0, 0, 5, "a")))
+                    .as("an older remembered batch, same content")
+                    .isZero();
+            assertThat(append(log, batch(6, 0, 1, 5, "b"))).isEqualTo(1);
+            assertThat(append(log, batch(6, 0, 1, 5, "c")))
+                    .as("other content: never a false duplicate")
+                    .isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
+        }
+    }
+
+    @Test
+    void compactionOfAnOlderRememberedBatchKeepsItsRetryAnsweredByContent() throws IOException {
+        LogConfig compacted = LogConfig.builder()
+                .segmentBytes(1024)
+                .indexIntervalBytes(64)
+                .indexMaxBytes(4096)
+                .cleanupPolicy("compact")
+                .minCleanableDirtyRatio(0)
+                .build();
+        try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
+            assertThat(append(log, batch(7, 0, 0, 1000, "a", "b"))).isZero();
+            assertThat(append(log, batch(7, 0, 2, 1000, "c"))).isEqualTo(2);
+            int seq = 0;
+            for (int i = 0; i < 20; i++) { // producer 8 supersedes the keys of 7's older batch
+                append(log, batch(8, 0, seq, 1000, "a", "b"));
+                seq += 2;
+            }
+            log.compact(log.logEndOffset());
+            assertThat(CompactionTest.readAll(log, 0))
+                    .as("producer 7's older batch compacted away")
+                    .noneMatch(rec -> rec.offset() == 0 || rec.offset() == 1);
+            long end = log.logEndOffset();
+            assertThat(append(log, batch(7, 0, 0, 99_000, "a", "b")))
+                    .as("its retry: the original offset, no spurious OUT_OF_ORDER_SEQUENCE_NUMBER")
+                    .isZero();
+            assertThat(append(log, batch(7, 0, 0, 1000, "a", "Z")))
+                    .as("another payload under its sequences")
+                    .isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
+            assertThat(log.logEndOffset()).isEqualTo(end);
+        }
+    }
+
+    @Test
+    void theContentDigestIgnoresTimestampsOnlyAndRefusesRecordsThatDoNotParse() throws Exception {
+        java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+        ByteBuf a = batch(1, 0, 0, 1000, "a", "b");
+        ByteBuf later = batch(1, 0, 0, 88_000, "a", "b");
+        ByteBuf other = batch(1, 0, 0, 1000, "a", "c");
+        ByteBuf fewer = batch(1, 0, 0, 1000, "a");
+        try {
+            long d = LogProducerState.contentDigest(a, 0, sha);
+            assertThat(d).isNotEqualTo(ProducerStateManager.NO_DIGEST);
+            assertThat(LogProducerState.contentDigest(later, 0, sha)).isEqualTo(d);
+            assertThat(LogProducerState.contentDigest(other, 0, sha)).isNotEqualTo(d);
+            assertThat(LogProducerState.contentDigest(fewer, 0, sha)).isNotEqualTo(d);
+            a.setInt(RecordBatchLayout.RECORDS_OFFSET, 1 << 20); // the first record's length
+            assertThat(LogProducerState.contentDigest(a, 0, sha)).isEqualTo(ProducerStateManager.NO_DIGEST);
+        } finally {
+            a.release();
+            later.release();
+            other.release();
+            fewer.release();
         }
     }
 

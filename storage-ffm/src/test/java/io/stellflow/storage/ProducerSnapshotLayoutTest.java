@@ -31,13 +31,45 @@ class ProducerSnapshotLayoutTest {
         Path f = ProducerSnapshotLayout.file(dir, 12);
         assertThat(f.getFileName().toString()).isEqualTo("00000000000000000012.snapshot");
         byte[] bytes = Files.readAllBytes(f);
-        assertThat(bytes).hasSize(86);
+        assertThat(bytes).hasSize(94);
         String hex = HexFormat.of().formatHex(bytes);
-        assertThat(hex.substring(0, 12)).isEqualTo("50534e500002");
+        assertThat(hex.substring(0, 12)).isEqualTo("50534e500003");
         assertThat(hex.substring(20)) // after the CRC
                 .isEqualTo("000000000000000c" + "00000001" + "0000000000000007" + "0000" + "0001" + "00000000000003e8"
                         + "0000000000000009" + "0000000000000004" + "ffffffff"
+                        + "00000000" + "00000002" + "000000000000000a" + "000000000000000c" + "0000000000000000");
+        assertThat(ProducerSnapshotLayout.read(f, 12)).isEqualTo(workedExample());
+    }
+
+    @Test
+    void aTakenDigestRoundTrips() throws IOException {
+        ProducerStateManager m = new ProducerStateManager(1000, 10);
+        m.update(7, (short) 0, 0, 2, 10, 12, 1000);
+        m.update(7, (short) 0, 3, 4, 13, 14, 1000);
+        assertThat(m.captureDigests(13, base -> base == 10 ? 0x1234_5678_9abc_def0L : 99))
+                .isEqualTo(1);
+        ProducerSnapshotLayout.write(dir, 15, m.entries());
+        ProducerStateManager back = new ProducerStateManager(1000, 10);
+        back.load(ProducerSnapshotLayout.read(ProducerSnapshotLayout.file(dir, 15), 15));
+        assertThat(back.entries()).isEqualTo(m.entries());
+        assertThat(back.check(7, (short) 0, 0, 2, 1000)).isEqualTo(ProducerStateManager.DUPLICATE);
+        assertThat(back.duplicateDigest()).isEqualTo(0x1234_5678_9abc_def0L);
+        assertThat(back.check(7, (short) 0, 3, 4, 1000)).isEqualTo(ProducerStateManager.DUPLICATE);
+        assertThat(back.duplicateDigest()).isEqualTo(ProducerStateManager.NO_DIGEST); // at 13: not below 13
+    }
+
+    @Test
+    void aVersion2SnapshotStillReadsWithoutDigests() throws IOException {
+        // Version 2 as written before content digests: the 86-byte worked example of that version.
+        byte[] v2 = HexFormat.of()
+                .parseHex("50534e50" + "0002" + "00000000" + "000000000000000c" + "00000001" + "0000000000000007"
+                        + "0000" + "0001" + "00000000000003e8" + "0000000000000009" + "0000000000000004" + "ffffffff"
                         + "00000000" + "00000002" + "000000000000000a" + "000000000000000c");
+        CRC32C crc = new CRC32C();
+        crc.update(v2, ProducerSnapshotLayout.OFFSET_OFFSET, v2.length - ProducerSnapshotLayout.OFFSET_OFFSET);
+        ByteBuffer.wrap(v2).putInt(ProducerSnapshotLayout.CRC_OFFSET, (int) crc.getValue());
+        Path f = ProducerSnapshotLayout.file(dir, 12);
+        Files.write(f, v2);
         assertThat(ProducerSnapshotLayout.read(f, 12)).isEqualTo(workedExample());
     }
 
