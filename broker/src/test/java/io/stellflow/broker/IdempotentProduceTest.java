@@ -27,10 +27,12 @@ import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -105,13 +107,18 @@ class IdempotentProduceTest {
     }
 
     private void createTopic(String name, int replicationFactor) throws Exception {
+        createTopic(name, replicationFactor, Map.of());
+    }
+
+    private void createTopic(String name, int replicationFactor, Map<String, String> configs) throws Exception {
         try (ControllerClient client =
                 ControllerClient.builder(bootstrapControllers).build()) {
             var r = client.createTopics(CreateTopicsRequest.newBuilder()
                     .addTopics(CreatableTopic.newBuilder()
                             .setName(name)
                             .setNumPartitions(1)
-                            .setReplicationFactor(replicationFactor))
+                            .setReplicationFactor(replicationFactor)
+                            .putAllConfig(configs))
                     .build());
             assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
         }
@@ -276,6 +283,86 @@ class IdempotentProduceTest {
         } finally {
             brokers[oldLeader] = StellflowServer.start(configs[oldLeader]);
         }
+    }
+
+    @Test
+    void aRetryOnTheNewLeaderAfterCompactionAndARetentionMoveIsAnsweredByContent() throws Exception {
+        String t = "idem-compacted";
+        createTopic(
+                t,
+                3,
+                Map.of("cleanup.policy", "compact,delete", "segment.bytes", "1024", "min.cleanable.dirty.ratio", "0"));
+        int oldLeader = leaderIndex(t);
+        int oldEpoch = image(t).leaderEpoch();
+        long pid;
+        try (RawClient c = client(oldLeader)) {
+            pid = initProducerId(c, null).producerId();
+            long other = initProducerId(c, null).producerId();
+            assertThat(produce(c, t, batch(pid, 0, 0, 1000, "a", "b")).baseOffset())
+                    .isZero();
+            assertThat(produce(c, t, batch(pid, 0, 2, 1000, "c")).baseOffset()).isEqualTo(2);
+            for (int i = 0; i < 20; i++) { // supersede the keys of pid's first batch; roll segments
+                assertThat(produce(c, t, batch(other, 0, 2 * i, 1000, "a", "b")).errorCode())
+                        .isEqualTo(Errors.NONE);
+            }
+        }
+        long end = logEnd(oldLeader, t);
+        Wait.until(WAIT, () -> everyReplica(t, p -> p.highWatermark() == end), "every replica at the high watermark");
+        // Each replica cleans its own log, then delete-records and retention move its start past pid's batches.
+        boolean moved = everyReplica(t, p -> {
+            try {
+                p.log().compact(p.highWatermark());
+                p.log().maybeIncrementLogStartOffset(3, p.highWatermark());
+                p.log().deleteOldSegments(p.highWatermark());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return p.log().logStartOffset() >= 3;
+        });
+        // Time retention goes further: the records' timestamps (1000 ms) are decades old.
+        assertThat(moved).as("every replica's log start past pid's batches").isTrue();
+        brokers[oldLeader].close();
+        brokers[oldLeader] = null;
+        Wait.until(
+                WAIT,
+                () -> {
+                    PartitionImage img = image(t);
+                    return img.leader() > 0
+                            && img.leader() - 1 != oldLeader
+                            && img.leaderEpoch() > oldEpoch
+                            && brokers[img.leader() - 1]
+                                    .replicaManager()
+                                    .hostedPartition(t, 0)
+                                    .isLeader();
+                },
+                "a new leader for " + t);
+        int newLeader = leaderIndex(t);
+        try (RawClient c = client(newLeader)) {
+            assertThat(produce(c, t, batch(pid, 0, 0, 5000, "a", "b", "X")).errorCode())
+                    .as("another payload under the first batch's sequences")
+                    .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            ProduceResponse.PartitionResponse first = produce(c, t, batch(pid, 0, 0, 5000, "a", "b"));
+            assertThat(first.errorCode()).isEqualTo(Errors.NONE);
+            assertThat(first.baseOffset())
+                    .as("compacted and below the log start")
+                    .isZero();
+            assertThat(produce(c, t, batch(pid, 0, 2, 5000, "c")).baseOffset()).isEqualTo(2);
+            assertThat(logEnd(newLeader, t)).as("no duplicate").isEqualTo(end);
+            assertThat(produce(c, t, batch(pid, 0, 3, 1000, "d")).baseOffset()).isEqualTo(end);
+        } finally {
+            brokers[oldLeader] = StellflowServer.start(configs[oldLeader]);
+        }
+    }
+
+    /** Whether {@code check} holds for the partition on every live replica (it runs on each). */
+    private boolean everyReplica(String topic, java.util.function.Predicate<Partition> check) {
+        boolean all = true;
+        for (int id : image(topic).replicas()) {
+            StellflowServer b = brokers[id - 1];
+            Partition p = b == null ? null : b.replicaManager().hostedPartition(topic, 0);
+            all &= p != null && check.test(p);
+        }
+        return all;
     }
 
     @Test
