@@ -338,8 +338,11 @@ class IdempotentProduceTest {
                 "a new leader for " + t);
         int newLeader = leaderIndex(t);
         try (RawClient c = client(newLeader)) {
-            assertThat(produce(c, t, batch(pid, 0, 0, 5000, "a", "b", "X")).errorCode())
+            assertThat(produce(c, t, batch(pid, 0, 0, 5000, "a", "X")).errorCode())
                     .as("another payload under the first batch's sequences")
+                    .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            assertThat(produce(c, t, batch(pid, 0, 2, 5000, "Z")).errorCode())
+                    .as("another payload under the second batch's sequence")
                     .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
             ProduceResponse.PartitionResponse first = produce(c, t, batch(pid, 0, 0, 5000, "a", "b"));
             assertThat(first.errorCode()).isEqualTo(Errors.NONE);

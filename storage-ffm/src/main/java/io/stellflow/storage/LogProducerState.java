@@ -28,10 +28,10 @@ import org.slf4j.LoggerFactory;
  * <p>A retry is recognised by sequences and confirmed by content: {@link #contentDigest} of the new
  * batch (keys, values and headers, not timestamps: the Go SDK re-encodes a retried batch with a new
  * timestamp; compressed batches byte for byte) must equal the remembered batch's. That digest is
- * taken when the batch's segment is sealed (before retention or compaction can touch it), when the
- * log start is raised past it, and at a load for replayed batches of sealed segments; it is kept in
- * the snapshots, so the comparison outlives the stored batch. A batch in the active segment is
- * compared with the stored bytes.
+ * taken when the batch's segment is sealed (before retention or compaction can touch it) and at a
+ * load for replayed batches of sealed segments; it is kept in the snapshots, so the comparison
+ * outlives the stored batch. A batch in the active segment is compared with the stored bytes. A
+ * replica that copied a log already compacted holds the compacted batches, and digests those.
  *
  * <p>Control batches (transaction markers) go to {@link LogTransactions}, which keeps the open
  * transactions in the same state (and so in the same snapshots) and the aborted-transaction index.
@@ -125,7 +125,7 @@ final class LogProducerState {
         replay(log, from, logEnd);
         transactions.publish();
         activeBase = log.activeSegmentBaseOffset();
-        if (captureDigests(activeBase) > 0) {
+        if (captureDigests(Long.MIN_VALUE, activeBase) > 0) {
             snapshot(logEnd); // replayed batches of sealed segments: their digests outlive them
         }
         replayedFrom = from;
@@ -285,12 +285,12 @@ final class LogProducerState {
     }
 
     /**
-     * Before batches below {@code belowOffset} can leave the log (their segment was sealed, the log
-     * start is raised past them, a load found them without one): sets the content digest of every
-     * remembered batch below it that has none. Returns how many were set.
+     * Before the batches in [{@code fromOffset}, {@code belowOffset}) can leave the log (their
+     * segment was sealed; a load found them in sealed segments without one): sets the content digest
+     * of every remembered batch there that has none. Returns how many were set.
      */
-    int captureDigests(long belowOffset) throws IOException {
-        int set = state.captureDigests(belowOffset, this::storedDigest);
+    int captureDigests(long fromOffset, long belowOffset) throws IOException {
+        int set = state.captureDigests(fromOffset, belowOffset, this::storedDigest);
         if (digestBuf.capacity() > DIGEST_BUF_KEEP_BYTES) {
             digestBuf.capacity(DIGEST_BUF_KEEP_BYTES); // one large batch does not pin its size
         }
@@ -315,13 +315,14 @@ final class LogProducerState {
 
     /**
      * After any append: when the active segment changed (a roll), the digests of the remembered
-     * batches now in sealed segments (retention and compaction may remove them), then a snapshot at
-     * {@code logEnd}.
+     * batches in the segments just sealed (retention and compaction may remove them; older sealed
+     * segments had theirs taken at their own roll or at the load), then a snapshot at {@code logEnd}.
      */
     void maybeSnapshotAfterRoll(long activeBaseOffset, long logEnd) throws IOException {
         if (activeBaseOffset != activeBase) {
+            long sealedFrom = activeBase;
             activeBase = activeBaseOffset;
-            captureDigests(activeBaseOffset);
+            captureDigests(sealedFrom, activeBaseOffset);
             snapshot(logEnd);
         }
     }
@@ -356,18 +357,16 @@ final class LogProducerState {
         sha.reset();
         int attrs = RecordBatchLayout.attributes(b, pos);
         int count = RecordBatchLayout.recordCount(b, pos);
-        sha.update(new byte[] {
-            (byte) (attrs >>> 8),
-            (byte) attrs,
-            (byte) (count >>> 24),
-            (byte) (count >>> 16),
-            (byte) (count >>> 8),
-            (byte) count
-        });
+        for (int shift = 8; shift >= 0; shift -= 8) {
+            sha.update((byte) (attrs >>> shift));
+        }
+        for (int shift = 24; shift >= 0; shift -= 8) {
+            sha.update((byte) (count >>> shift));
+        }
         int end = pos + RecordBatchLayout.batchSize(b, pos);
         int r = pos + RecordBatchLayout.RECORDS_OFFSET;
         if ((attrs & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
-            sha.update(b.nioBuffer(r, end - r));
+            update(sha, b, r, end - r);
             r = end;
         }
         // Fixed-width record fields: length int32, attributes int8, timestampDelta int64, then
@@ -377,8 +376,8 @@ final class LogProducerState {
             if (len < 13 || r + 4 + len > end) {
                 return ProducerStateManager.NO_DIGEST;
             }
-            sha.update(b.nioBuffer(r, 5)); // length and attributes
-            sha.update(b.nioBuffer(r + 13, len - 9)); // after the timestampDelta
+            update(sha, b, r, 5); // length and attributes
+            update(sha, b, r + 13, len - 9); // after the timestampDelta
             r += 4 + len;
         }
         if (r != end) {
@@ -386,5 +385,13 @@ final class LogProducerState {
         }
         long d = ByteBuffer.wrap(sha.digest()).getLong();
         return d == ProducerStateManager.NO_DIGEST ? 1 : d;
+    }
+
+    private static void update(MessageDigest sha, ByteBuf b, int index, int length) {
+        if (b.hasArray()) {
+            sha.update(b.array(), b.arrayOffset() + index, length);
+        } else {
+            sha.update(b.nioBuffer(index, length));
+        }
     }
 }

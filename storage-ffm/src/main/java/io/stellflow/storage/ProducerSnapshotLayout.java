@@ -56,6 +56,10 @@ import java.util.zip.CRC32C;
  * {@code 00000000 00000002 000000000000000a 000000000000000c 0000000000000000}: 22 + 40 + 32 = 94
  * bytes.
  *
+ * <p>A build older than version 3 finds a version-3 file of an unknown version: it drops it as
+ * corrupt and rebuilds from an older snapshot or the log (the state of batches below the log start
+ * is then lost on that replica, so roll back only with the log's replicas in sync).
+ *
  * <p>A snapshot that is short, has another magic or version, a bad CRC or an impossible count is
  * corrupt: {@link #read} throws and the log falls back to an older snapshot or a full replay.
  *
@@ -79,7 +83,6 @@ public final class ProducerSnapshotLayout {
     public static final int ENTRY_SIZE = 40;
     public static final int ENTRY_SIZE_V1 = 20;
     public static final int BATCH_SIZE = 32;
-    public static final int BATCH_SIZE_V2 = 24;
 
     /** Snapshots kept; older ones are deleted after a new one is written. */
     static final int RETAINED = 2;

@@ -244,8 +244,10 @@ public final class UnifiedLog implements AutoCloseable {
      * and sequences ({@link ProducerStateManager}, {@code docs/spec/wire-protocol.md} §6.12). An
      * exact retry of one of the producer's last 5 batches (same epoch and sequences, and the same
      * keys, values and headers as the stored batch; timestamps may differ) writes nothing and
-     * returns the offset the stored batch got. A retry whose batch is no longer in the log (removed
-     * by retention) is answered from the sequences alone.
+     * returns the offset the stored batch got. The content is compared by the digest the producer
+     * state took when the batch's segment was sealed, so also after retention or compaction removed
+     * the batch; a remembered batch with neither digest nor stored bytes answers {@link
+     * #OUT_OF_ORDER_SEQUENCE}, never a duplicate.
      *
      * @return the base offset (new or original), or {@link #OUT_OF_ORDER_SEQUENCE} (also a reused
      *     sequence with other content), {@link #INVALID_PRODUCER_EPOCH}, {@link
@@ -418,8 +420,9 @@ public final class UnifiedLog implements AutoCloseable {
         writeLock.lock();
         try {
             lifecycle.checkWritable();
-            truncation.truncateFully(newOffset, config);
+            // Snapshots first: a crash in between must not leave one whose state the new log lacks.
             producers.deleteSnapshots();
+            truncation.truncateFully(newOffset, config);
         } catch (IOException e) {
             lifecycle.fail(e); // files and memory may disagree now: refuse writes until reopened
             throw e;
@@ -433,19 +436,15 @@ public final class UnifiedLog implements AutoCloseable {
      * highWatermark} (nor the log end offset). Records below it become invisible to {@link
      * #offsetForTimestamp} and count as deleted; their segments are removed by the next {@link
      * #deleteOldSegments}. Writes the {@value LogLoader#LOG_START_OFFSET_FILE} checkpoint before
-     * returning INCREMENTED. The producer state first takes the content digests of its remembered
-     * batches below the new start (and snapshots them), so a retry of one is still compared by content.
+     * returning INCREMENTED. The producer state is kept (a retry of a batch below the new start is
+     * compared by the digest taken when its segment was sealed, or with the stored batch, which stays
+     * readable until its segment is deleted).
      */
     public LogStartOffsetResult maybeIncrementLogStartOffset(long newLogStartOffset, long highWatermark)
             throws IOException {
         writeLock.lock();
         try {
             lifecycle.checkWritable();
-            if (newLogStartOffset > segments.startOffset()
-                    && newLogStartOffset <= Math.min(highWatermark, segments.endOffset())
-                    && producers.captureDigests(newLogStartOffset) > 0) {
-                producers.snapshot(segments.endOffset()); // the digests outlive the batches below the start
-            }
             return truncation.raiseStartOffset(newLogStartOffset, highWatermark);
         } finally {
             writeLock.unlock();
@@ -586,8 +585,10 @@ public final class UnifiedLog implements AutoCloseable {
      * decision and a write atomic holds it around both: the broker's {@code Partition} holds it for
      * its leadership check and the append, and for role changes. Reentrant: the log's own methods
      * take it again. Lock order: a caller's own locks before this one; nothing is locked while
-     * holding it but the log's internals. Held for one write: microseconds for an append, up to an
-     * index rebuild for a compaction swap (a scan of one segment).
+     * holding it but the log's internals. Held for one write: microseconds for an append; an append
+     * that rolls a segment also writes a producer snapshot and hashes the idempotent producers'
+     * remembered batches in the sealed segment (at most 5 per producer id, within one segment); up
+     * to an index rebuild for a compaction swap (a scan of one segment).
      */
     public Lock writeLock() {
         return writeLock;

@@ -310,6 +310,54 @@ class IdempotentLogTest {
     }
 
     @Test
+    void aLoadTakesMissingDigestsFromSealedSegmentsAndWithNeitherARetryIsOutOfOrder() throws IOException {
+        LogConfig timed = LogConfig.builder()
+                .segmentBytes(1024)
+                .indexIntervalBytes(64)
+                .indexMaxBytes(4096)
+                .retentionMs(60_000)
+                .build();
+        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+            append(log, batch(6, 0, 0, clock.nowMs(), "a"));
+            for (int i = 0; i < 30; i++) {
+                plain(log, clock.nowMs());
+            }
+        }
+        stripDigests(); // as a build before digests wrote them (snapshot version 2)
+        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+            // The load found the batch in a sealed segment without a digest and took it from there.
+            clock.advance(61_000);
+            plain(log, clock.nowMs());
+            assertThat(log.deleteOldSegments(log.logEndOffset())).isPositive();
+            assertThat(log.segments()[0].baseOffset)
+                    .as("the batch's segment is gone")
+                    .isPositive();
+            assertThat(append(log, batch(6, 0, 0, 5, "X"))).isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
+            assertThat(append(log, batch(6, 0, 0, 5, "a"))).isZero();
+            log.crashForTesting();
+        }
+        stripDigests(); // now neither the digest nor the stored batch exists
+        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+            assertThat(log.producerState().nextSequence(6)).isEqualTo(1);
+            assertThat(append(log, batch(6, 0, 0, 5, "a")))
+                    .as("content cannot be compared: refused, never taken for the duplicate")
+                    .isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
+            assertThat(append(log, batch(6, 0, 1, 5, "b"))).isEqualTo(log.logEndOffset() - 1);
+        }
+    }
+
+    /** Rewrites every producer snapshot of {@link #dir} with its content digests cleared. */
+    private void stripDigests() throws IOException {
+        for (var s : ProducerSnapshotLayout.list(dir).entrySet()) {
+            List<ProducerStateManager.Entry> entries = ProducerSnapshotLayout.read(s.getValue(), s.getKey());
+            for (ProducerStateManager.Entry e : entries) {
+                java.util.Arrays.fill(e.digest, ProducerStateManager.NO_DIGEST);
+            }
+            ProducerSnapshotLayout.write(dir, s.getKey(), entries);
+        }
+    }
+
+    @Test
     void compactionOfAnOlderRememberedBatchKeepsItsRetryAnsweredByContent() throws IOException {
         LogConfig compacted = LogConfig.builder()
                 .segmentBytes(1024)
