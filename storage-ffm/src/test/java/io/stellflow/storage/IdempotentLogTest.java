@@ -27,6 +27,23 @@ class IdempotentLogTest {
     /** Small segments: a few batches roll. */
     private static final LogConfig SMALL = new LogConfig(1024, 0, 1024, Long.MAX_VALUE, Long.MAX_VALUE);
 
+    /** Small segments, records older than a minute deleted. */
+    private static final LogConfig TIMED = LogConfig.builder()
+            .segmentBytes(1024)
+            .indexIntervalBytes(64)
+            .indexMaxBytes(4096)
+            .retentionMs(60_000)
+            .build();
+
+    /** Small segments, compacted whenever anything is dirty. */
+    private static final LogConfig COMPACTED = LogConfig.builder()
+            .segmentBytes(1024)
+            .indexIntervalBytes(64)
+            .indexMaxBytes(4096)
+            .cleanupPolicy("compact")
+            .minCleanableDirtyRatio(0)
+            .build();
+
     private UnifiedLog open() throws IOException {
         return UnifiedLog.open(dir, SMALL, clock.environment());
     }
@@ -278,13 +295,7 @@ class IdempotentLogTest {
 
     @Test
     void aRetryOfABatchWhoseSegmentRetentionDeletedIsComparedByContentAfterACrash() throws IOException {
-        LogConfig timed = LogConfig.builder()
-                .segmentBytes(1024)
-                .indexIntervalBytes(64)
-                .indexMaxBytes(4096)
-                .retentionMs(60_000)
-                .build();
-        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
             append(log, batch(6, 0, 0, clock.nowMs(), "a"));
             append(log, batch(6, 0, 1, clock.nowMs(), "b"));
             for (int i = 0; i < 30; i++) {
@@ -298,7 +309,7 @@ class IdempotentLogTest {
             assertThat(log.logStartOffset()).isGreaterThan(1);
             log.crashForTesting(); // no close snapshot: the digests come from a roll's
         }
-        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
             assertThat(append(log, batch(6, 0, 0, 5, "a")))
                     .as("an older remembered batch, same content")
                     .isZero();
@@ -311,20 +322,14 @@ class IdempotentLogTest {
 
     @Test
     void aLoadTakesMissingDigestsFromSealedSegmentsAndWithNeitherARetryIsOutOfOrder() throws IOException {
-        LogConfig timed = LogConfig.builder()
-                .segmentBytes(1024)
-                .indexIntervalBytes(64)
-                .indexMaxBytes(4096)
-                .retentionMs(60_000)
-                .build();
-        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
             append(log, batch(6, 0, 0, clock.nowMs(), "a"));
             for (int i = 0; i < 30; i++) {
                 plain(log, clock.nowMs());
             }
         }
         stripDigests(); // as a build before digests wrote them (snapshot version 2)
-        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
             // The load found the batch in a sealed segment without a digest and took it from there.
             clock.advance(61_000);
             plain(log, clock.nowMs());
@@ -337,12 +342,19 @@ class IdempotentLogTest {
             log.crashForTesting();
         }
         stripDigests(); // now neither the digest nor the stored batch exists
-        try (UnifiedLog log = UnifiedLog.open(dir, timed, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
             assertThat(log.producerState().nextSequence(6)).isEqualTo(1);
             assertThat(append(log, batch(6, 0, 0, 5, "a")))
                     .as("content cannot be compared: refused, never taken for the duplicate")
                     .isEqualTo(UnifiedLog.OUT_OF_ORDER_SEQUENCE);
             assertThat(append(log, batch(6, 0, 1, 5, "b"))).isEqualTo(log.logEndOffset() - 1);
+        }
+    }
+
+    /** Producer 8 writes keys "ka" and "kb" 20 times (sealed segments to clean). */
+    private static void supersedeAAndB(UnifiedLog log) throws IOException {
+        for (int seq = 0; seq < 40; seq += 2) {
+            append(log, batch(8, 0, seq, 1000, "a", "b"));
         }
     }
 
@@ -359,21 +371,10 @@ class IdempotentLogTest {
 
     @Test
     void compactionOfAnOlderRememberedBatchKeepsItsRetryAnsweredByContent() throws IOException {
-        LogConfig compacted = LogConfig.builder()
-                .segmentBytes(1024)
-                .indexIntervalBytes(64)
-                .indexMaxBytes(4096)
-                .cleanupPolicy("compact")
-                .minCleanableDirtyRatio(0)
-                .build();
-        try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, COMPACTED, clock.environment())) {
             assertThat(append(log, batch(7, 0, 0, 1000, "a", "b"))).isZero();
             assertThat(append(log, batch(7, 0, 2, 1000, "c"))).isEqualTo(2);
-            int seq = 0;
-            for (int i = 0; i < 20; i++) { // producer 8 supersedes the keys of 7's older batch
-                append(log, batch(8, 0, seq, 1000, "a", "b"));
-                seq += 2;
-            }
+            supersedeAAndB(log); // the keys of 7's older batch
             log.compact(log.logEndOffset());
             assertThat(CompactionTest.readAll(log, 0))
                     .as("producer 7's older batch compacted away")
@@ -414,21 +415,10 @@ class IdempotentLogTest {
 
     @Test
     void compactionKeepsALiveProducersLastBatchSoItsRetryGetsTheOriginalOffset() throws IOException {
-        LogConfig compacted = LogConfig.builder()
-                .segmentBytes(1024)
-                .indexIntervalBytes(64)
-                .indexMaxBytes(4096)
-                .cleanupPolicy("compact")
-                .minCleanableDirtyRatio(0)
-                .build();
-        try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, COMPACTED, clock.environment())) {
             assertThat(append(log, batch(7, 0, 0, 1000, "a", "b"))).isZero();
             // Producer 8 supersedes both keys of producer 7's only batch, many times over.
-            int seq = 0;
-            for (int i = 0; i < 20; i++) {
-                append(log, batch(8, 0, seq, 1000, "a", "b"));
-                seq += 2;
-            }
+            supersedeAAndB(log);
             assertThat(log.segments().length).as("sealed segments to clean").isGreaterThan(2);
             CompactionResult r = log.compact(log.logEndOffset());
             assertThat(r.recordsRemoved()).as("producer 8's superseded batches").isPositive();
@@ -445,7 +435,7 @@ class IdempotentLogTest {
                     .isZero();
             assertThat(log.logEndOffset()).isEqualTo(end);
         }
-        try (UnifiedLog log = UnifiedLog.open(dir, compacted, clock.environment())) {
+        try (UnifiedLog log = UnifiedLog.open(dir, COMPACTED, clock.environment())) {
             assertThat(append(log, batch(7, 0, 0, 5, "a", "b")))
                     .as("and after a restart over the compacted segments")
                     .isZero();
