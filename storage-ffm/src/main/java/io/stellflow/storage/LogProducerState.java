@@ -28,10 +28,11 @@ import org.slf4j.LoggerFactory;
  * <p>A retry is recognised by sequences and confirmed by content: {@link #contentDigest} of the new
  * batch (keys, values and headers, not timestamps: the Go SDK re-encodes a retried batch with a new
  * timestamp; compressed batches byte for byte) must equal the remembered batch's. That digest is
- * taken when the batch's segment is sealed (before retention or compaction can touch it) and at a
- * load for replayed batches of sealed segments; it is kept in the snapshots, so the comparison
- * outlives the stored batch. A batch in the active segment is compared with the stored bytes. A
- * replica that copied a log already compacted holds the compacted batches, and digests those.
+ * taken from the stored batch just before retention or compaction may remove it ({@link
+ * #digestBeforeRemoval}, under the same write lock hold as the removal, or before the compaction
+ * starts) and kept in the snapshots, so the comparison outlives the stored batch; until then the
+ * retry is compared with the stored bytes. Nothing is hashed on the append path. A replica that
+ * copied a log already compacted holds the compacted batches, and digests those.
  *
  * <p>Control batches (transaction markers) go to {@link LogTransactions}, which keeps the open
  * transactions in the same state (and so in the same snapshots) and the aborted-transaction index.
@@ -125,9 +126,6 @@ final class LogProducerState {
         replay(log, from, logEnd);
         transactions.publish();
         activeBase = log.activeSegmentBaseOffset();
-        if (captureDigests(Long.MIN_VALUE, activeBase) > 0) {
-            snapshot(logEnd); // replayed batches of sealed segments: their digests outlive them
-        }
         replayedFrom = from;
         return from;
     }
@@ -285,12 +283,20 @@ final class LogProducerState {
     }
 
     /**
-     * Before the batches in [{@code fromOffset}, {@code belowOffset}) can leave the log (their
-     * segment was sealed; a load found them in sealed segments without one): sets the content digest
-     * of every remembered batch there that has none. Returns how many were set.
+     * Before retention or compaction may remove batches below {@code belowOffset} (the active
+     * segment's base: they only touch sealed segments): sets the content digest of every remembered
+     * batch there that has none, from its stored bytes, and if any was set writes a snapshot at
+     * {@code logEnd}, so the digests are durable before the batches can go. At most {@value
+     * ProducerStateManager#BATCHES_PER_PRODUCER} batches per producer id, and only those remembered
+     * now: batches the producer's later ones pushed out of the state are never read.
+     *
+     * @return how many digests were set
      */
-    int captureDigests(long fromOffset, long belowOffset) throws IOException {
-        int set = state.captureDigests(fromOffset, belowOffset, this::storedDigest);
+    int digestBeforeRemoval(long belowOffset, long logEnd) throws IOException {
+        int set = state.captureDigests(belowOffset, this::storedDigest);
+        if (set > 0) {
+            snapshot(logEnd);
+        }
         if (digestBuf.capacity() > DIGEST_BUF_KEEP_BYTES) {
             digestBuf.capacity(DIGEST_BUF_KEEP_BYTES); // one large batch does not pin its size
         }
@@ -313,16 +319,10 @@ final class LogProducerState {
         applyHeader(batch, pos, base, base + RecordBatchLayout.lastOffsetDelta(batch, pos), nowMs);
     }
 
-    /**
-     * After any append: when the active segment changed (a roll), the digests of the remembered
-     * batches in the segments just sealed (retention and compaction may remove them; older sealed
-     * segments had theirs taken at their own roll or at the load), then a snapshot at {@code logEnd}.
-     */
+    /** After any append: a snapshot at {@code logEnd} when the active segment changed (a roll). */
     void maybeSnapshotAfterRoll(long activeBaseOffset, long logEnd) throws IOException {
         if (activeBaseOffset != activeBase) {
-            long sealedFrom = activeBase;
             activeBase = activeBaseOffset;
-            captureDigests(sealedFrom, activeBaseOffset);
             snapshot(logEnd);
         }
     }
@@ -351,7 +351,7 @@ final class LogProducerState {
      * timestamp); over the compressed bytes of a compressed batch. Never {@link
      * ProducerStateManager#NO_DIGEST} for a well-formed batch (a digest of 0 becomes 1); {@link
      * ProducerStateManager#NO_DIGEST} when the records do not parse. Off the append path: computed
-     * only for a retry and for the remembered batches of a sealed segment.
+     * only for a retry and for the remembered batches before retention or compaction.
      */
     static long contentDigest(ByteBuf b, int pos, MessageDigest sha) {
         sha.reset();

@@ -45,8 +45,8 @@ import java.util.zip.CRC32C;
  *  | int32  | int32  |    int64     |    int64     |    int64     |
  *  +--------+--------+--------------+--------------+--------------+
  *  digest (ver 3 only): the batch's content digest (LogProducerState#contentDigest), 0 while not
- *  taken (a batch of the active segment); a ver 1 or 2 batch reads as 0 and its digest is taken
- *  from the stored batch at load.
+ *  taken (it is taken before retention or compaction may remove the batch); a ver 1 or 2 batch
+ *  reads as 0 and gets its digest the same way.
  * </pre>
  *
  * <p>Worked example: at offset 12, producer 7 epoch 0 with one batch of sequences 0..2 at offsets

@@ -174,18 +174,17 @@ public final class ProducerStateManager {
     }
 
     /**
-     * Sets the content digest of every remembered batch that has none and starts in [{@code
-     * fromOffset}, {@code belowOffset}), asking {@code source} (which answers {@link #NO_DIGEST} for
-     * a batch it cannot read). Called before such batches can leave the log (segment roll, load).
+     * Sets the content digest of every remembered batch that has none and starts below {@code
+     * belowOffset}, asking {@code source} (which answers {@link #NO_DIGEST} for a batch it cannot
+     * read). Called before such batches can leave the log (retention, compaction).
      *
      * @return how many digests were set
      */
-    int captureDigests(long fromOffset, long belowOffset, DigestSource source) throws java.io.IOException {
+    int captureDigests(long belowOffset, DigestSource source) throws java.io.IOException {
         int set = 0;
         for (Entry e : producers.values()) {
             for (int i = 0; i < e.count; i++) {
-                long base = e.baseOffset[i];
-                if (e.digest[i] == NO_DIGEST && base >= fromOffset && base < belowOffset) {
+                if (e.digest[i] == NO_DIGEST && e.baseOffset[i] < belowOffset) {
                     e.digest[i] = source.digestOf(e.baseOffset[i]);
                     set += e.digest[i] == NO_DIGEST ? 0 : 1;
                 }

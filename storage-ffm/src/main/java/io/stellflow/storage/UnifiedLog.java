@@ -244,9 +244,9 @@ public final class UnifiedLog implements AutoCloseable {
      * and sequences ({@link ProducerStateManager}, {@code docs/spec/wire-protocol.md} §6.12). An
      * exact retry of one of the producer's last 5 batches (same epoch and sequences, and the same
      * keys, values and headers as the stored batch; timestamps may differ) writes nothing and
-     * returns the offset the stored batch got. The content is compared by the digest the producer
-     * state took when the batch's segment was sealed, so also after retention or compaction removed
-     * the batch; a remembered batch with neither digest nor stored bytes answers {@link
+     * returns the offset the stored batch got. The content is compared with the stored batch, or
+     * with the digest the producer state took just before retention or compaction could remove it,
+     * so also after they did; a remembered batch with neither digest nor stored bytes answers {@link
      * #OUT_OF_ORDER_SEQUENCE}, never a duplicate.
      *
      * @return the base offset (new or original), or {@link #OUT_OF_ORDER_SEQUENCE} (also a reused
@@ -437,8 +437,8 @@ public final class UnifiedLog implements AutoCloseable {
      * #offsetForTimestamp} and count as deleted; their segments are removed by the next {@link
      * #deleteOldSegments}. Writes the {@value LogLoader#LOG_START_OFFSET_FILE} checkpoint before
      * returning INCREMENTED. The producer state is kept (a retry of a batch below the new start is
-     * compared by the digest taken when its segment was sealed, or with the stored batch, which stays
-     * readable until its segment is deleted).
+     * compared with the stored batch, which stays readable until its segment is deleted, and after
+     * that with the digest taken just before).
      */
     public LogStartOffsetResult maybeIncrementLogStartOffset(long newLogStartOffset, long highWatermark)
             throws IOException {
@@ -476,6 +476,7 @@ public final class UnifiedLog implements AutoCloseable {
         try {
             lifecycle.checkWritable();
             producers.state.removeExpired(env.nowMs());
+            producers.digestBeforeRemoval(segments.active().baseOffset, segments.endOffset());
             return truncation.deleteOldSegments(highWatermark, config);
         } finally {
             writeLock.unlock();
@@ -501,6 +502,16 @@ public final class UnifiedLog implements AutoCloseable {
      * @throws IllegalStateException the log is closed
      */
     public CompactionResult compact(long highWatermark) throws IOException {
+        if (config.cleanupPolicy().compact()) {
+            // The cleaner only rewrites segments sealed now: their remembered batches' digests first.
+            writeLock.lock();
+            try {
+                lifecycle.checkWritable();
+                producers.digestBeforeRemoval(segments.active().baseOffset, segments.endOffset());
+            } finally {
+                writeLock.unlock();
+            }
+        }
         return compaction.run(highWatermark);
     }
 
@@ -585,10 +596,10 @@ public final class UnifiedLog implements AutoCloseable {
      * decision and a write atomic holds it around both: the broker's {@code Partition} holds it for
      * its leadership check and the append, and for role changes. Reentrant: the log's own methods
      * take it again. Lock order: a caller's own locks before this one; nothing is locked while
-     * holding it but the log's internals. Held for one write: microseconds for an append; an append
-     * that rolls a segment also writes a producer snapshot and hashes the idempotent producers'
-     * remembered batches in the sealed segment (at most 5 per producer id, within one segment); up
-     * to an index rebuild for a compaction swap (a scan of one segment).
+     * holding it but the log's internals. Held for one write: microseconds for an append; a retention
+     * check or a compaction's start also hashes the idempotent producers' remembered batches of
+     * sealed segments not hashed yet (at most 5 per producer id); up to an index rebuild for a
+     * compaction swap (a scan of one segment).
      */
     public Lock writeLock() {
         return writeLock;

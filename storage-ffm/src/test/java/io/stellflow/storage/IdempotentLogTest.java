@@ -321,7 +321,7 @@ class IdempotentLogTest {
     }
 
     @Test
-    void aLoadTakesMissingDigestsFromSealedSegmentsAndWithNeitherARetryIsOutOfOrder() throws IOException {
+    void aSnapshotWithoutDigestsGetsThemBeforeRetentionAndWithNeitherARetryIsOutOfOrder() throws IOException {
         try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
             append(log, batch(6, 0, 0, clock.nowMs(), "a"));
             for (int i = 0; i < 30; i++) {
@@ -330,7 +330,7 @@ class IdempotentLogTest {
         }
         stripDigests(); // as a build before digests wrote them (snapshot version 2)
         try (UnifiedLog log = UnifiedLog.open(dir, TIMED, clock.environment())) {
-            // The load found the batch in a sealed segment without a digest and took it from there.
+            // The retention check takes the missing digest from the stored batch before deleting it.
             clock.advance(61_000);
             plain(log, clock.nowMs());
             assertThat(log.deleteOldSegments(log.logEndOffset())).isPositive();
