@@ -279,6 +279,9 @@ final class LogProducerState {
             digestBuf.setIndex(0, size);
             digest[0] = contentDigest(digestBuf, 0, sha());
         });
+        if (digestBuf.capacity() > DIGEST_BUF_KEEP_BYTES) {
+            digestBuf.capacity(DIGEST_BUF_KEEP_BYTES); // one large batch does not pin its size
+        }
         return digest[0];
     }
 
@@ -296,9 +299,6 @@ final class LogProducerState {
         int set = state.captureDigests(belowOffset, this::storedDigest);
         if (set > 0) {
             snapshot(logEnd);
-        }
-        if (digestBuf.capacity() > DIGEST_BUF_KEEP_BYTES) {
-            digestBuf.capacity(DIGEST_BUF_KEEP_BYTES); // one large batch does not pin its size
         }
         return set;
     }

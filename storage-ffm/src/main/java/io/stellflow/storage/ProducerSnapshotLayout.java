@@ -183,7 +183,12 @@ public final class ProducerSnapshotLayout {
                     }
                 }
                 for (int i = 0; i < batches; i++) {
-                    e.add(b.getInt(), b.getInt(), b.getLong(), b.getLong(), version == VERSION ? b.getLong() : 0);
+                    e.add(
+                            b.getInt(),
+                            b.getInt(),
+                            b.getLong(),
+                            b.getLong(),
+                            version == VERSION ? b.getLong() : ProducerStateManager.NO_DIGEST);
                 }
                 entries.add(e);
             }

@@ -1,5 +1,6 @@
 package io.stellflow.storage;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -167,7 +168,7 @@ public final class ProducerStateManager {
 
     /**
      * After {@link #check} answered {@link #DUPLICATE}: the remembered batch's content digest, {@link
-     * #NO_DIGEST} when not known yet (then the stored batch is in the active segment: compare with it).
+     * #NO_DIGEST} when not taken yet (then the stored batch is still in the log: compare with it).
      */
     public long duplicateDigest() {
         return duplicateDigest;
@@ -180,7 +181,7 @@ public final class ProducerStateManager {
      *
      * @return how many digests were set
      */
-    int captureDigests(long belowOffset, DigestSource source) throws java.io.IOException {
+    int captureDigests(long belowOffset, DigestSource source) throws IOException {
         int set = 0;
         for (Entry e : producers.values()) {
             for (int i = 0; i < e.count; i++) {
@@ -197,7 +198,7 @@ public final class ProducerStateManager {
     @FunctionalInterface
     interface DigestSource {
         /** The content digest of the stored batch at {@code baseOffset}, {@link #NO_DIGEST} if unreadable. */
-        long digestOf(long baseOffset) throws java.io.IOException;
+        long digestOf(long baseOffset) throws IOException;
     }
 
     /**
