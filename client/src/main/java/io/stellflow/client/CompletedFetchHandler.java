@@ -5,7 +5,6 @@ import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.util.List;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -55,9 +54,7 @@ final class CompletedFetchHandler {
         s.fetchInFlight = false;
         short code;
         if (f.failure != null) {
-            Throwable cause = f.failure instanceof CompletionException && f.failure.getCause() != null
-                    ? f.failure.getCause()
-                    : f.failure;
+            Throwable cause = NetworkClient.unwrap(f.failure);
             if (cause instanceof StellflowException se) {
                 code = se.errorCode();
                 if (!se.retriable()) {

@@ -229,7 +229,7 @@ final class ConsumerMembership {
             Map<TopicPartition, Long> offsets, boolean retry, long deadlineMs, OffsetCommitCallback callback) {
         Map<TopicPartition, Long> copy = Map.copyOf(offsets);
         CompletableFuture<Void> done = commitCall(copy, retry, deadlineMs).handle((codes, err) -> {
-            Exception e = err == null ? null : (Exception) CoordinatorCalls.unwrap(err);
+            Exception e = err == null ? null : (Exception) NetworkClient.unwrap(err);
             if (e == null) {
                 lastCommitted.putAll(copy);
             }
@@ -542,7 +542,7 @@ final class ConsumerMembership {
                                 "group {}: commit of revoked partitions {} failed: {}",
                                 groupId,
                                 r.revoked,
-                                CoordinatorCalls.unwrap(r.revokeCommit.exceptionNow())
+                                NetworkClient.unwrap(r.revokeCommit.exceptionNow())
                                         .toString());
                     }
                     r.step = Step.REVOKE;
@@ -579,7 +579,7 @@ final class ConsumerMembership {
                         return false;
                     }
                     if (r.offsets.isCompletedExceptionally()) {
-                        Throwable e = CoordinatorCalls.unwrap(r.offsets.exceptionNow());
+                        Throwable e = NetworkClient.unwrap(r.offsets.exceptionNow());
                         r.offsets = null; // asked again on the next poll; the heartbeat goes on meanwhile
                         deferError(
                                 e instanceof StellflowException se
@@ -659,7 +659,7 @@ final class ConsumerMembership {
                 LOG.debug(
                         "group {}: auto commit failed: {}",
                         groupId,
-                        CoordinatorCalls.unwrap(err).toString());
+                        NetworkClient.unwrap(err).toString());
             }
         });
     }

@@ -203,12 +203,8 @@ final class CoordinatorCalls {
 
     /** The error code a failed future carries ({@link Errors#UNKNOWN_SERVER_ERROR} for a bug). */
     static short errorCode(Throwable t) {
-        Throwable c = unwrap(t);
+        Throwable c = NetworkClient.unwrap(t);
         return c instanceof StellflowException se ? se.errorCode() : Errors.UNKNOWN_SERVER_ERROR;
-    }
-
-    static Throwable unwrap(Throwable t) {
-        return NetworkClient.unwrap(t);
     }
 
     /** The codes that send the member back to FindCoordinator: the coordinator moved or is away. */

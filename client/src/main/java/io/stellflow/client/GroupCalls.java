@@ -102,7 +102,7 @@ final class GroupCalls {
         try {
             return f.join();
         } catch (CompletionException e) {
-            Throwable c = CoordinatorCalls.unwrap(e);
+            Throwable c = NetworkClient.unwrap(e);
             throw c instanceof StellflowException se
                     ? se
                     : new StellflowException(Errors.UNKNOWN_SERVER_ERROR, what + " failed", c);

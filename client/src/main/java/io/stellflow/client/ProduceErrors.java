@@ -70,18 +70,14 @@ final class ProduceErrors {
 
     /** The exception {@code err} carries when its code is {@code code}, else a new one with {@code message}. */
     static StellflowException cause(Throwable err, short code, String message) {
-        return unwrap(err) instanceof StellflowException se && se.errorCode() == code
+        return NetworkClient.unwrap(err) instanceof StellflowException se && se.errorCode() == code
                 ? se
                 : new StellflowException(code, message);
     }
 
-    static Throwable unwrap(Throwable err) {
-        return err instanceof java.util.concurrent.CompletionException && err.getCause() != null ? err.getCause() : err;
-    }
-
     static short errorCode(Throwable err, ProduceResponse.PartitionResponse result) {
         if (err != null) {
-            Throwable cause = unwrap(err);
+            Throwable cause = NetworkClient.unwrap(err);
             return cause instanceof StellflowException se ? se.errorCode() : Errors.UNKNOWN_SERVER_ERROR;
         }
         return result == null ? Errors.UNKNOWN_SERVER_ERROR : result.errorCode();

@@ -196,7 +196,7 @@ final class TxnOffsetCommitCall {
         try {
             return f.get(config.requestTimeoutMs() + 1_000L, TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            if (CoordinatorCalls.unwrap(e.getCause()) instanceof StellflowException se) {
+            if (NetworkClient.unwrap(e.getCause()) instanceof StellflowException se) {
                 throw se;
             }
             throw new StellflowException(StellflowException.NETWORK_ERROR, "TxnOffsetCommit: " + e.getCause(), e);
