@@ -3,7 +3,9 @@ package io.stellflow.testsupport;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
@@ -27,9 +29,44 @@ public final class LeakCheck implements AfterAllCallback {
     public void afterAll(ExtensionContext context) throws Exception {
         List<String> leaks = collectReports();
         if (!leaks.isEmpty()) {
+            // A summary follows the full reports: a CI log may keep only its tail.
             throw new AssertionError(leaks.size() + " Netty LEAK report(s) after " + context.getDisplayName() + ":\n"
-                    + String.join("\n", leaks));
+                    + String.join("\n", leaks) + "\n"
+                    + summary(context.getRequiredTestClass().getName(), leaks));
         }
+    }
+
+    /** Frames of our own code shown per report in {@link #summary}. */
+    static final int SUMMARY_FRAMES = 12;
+
+    /**
+     * One line naming the test class, then for each report its first {@value #SUMMARY_FRAMES} distinct
+     * frames of {@code io.stellflow} code (access records, most recent first, then where the buffer
+     * was created): what a reader needs to find the owner that did not release, in a few lines.
+     */
+    static String summary(String testClass, List<String> leaks) {
+        StringBuilder b = new StringBuilder()
+                .append("LEAK SUMMARY: ")
+                .append(leaks.size())
+                .append(" report(s) after ")
+                .append(testClass);
+        for (int i = 0; i < leaks.size(); i++) {
+            b.append("\n  report ").append(i + 1).append(':');
+            Set<String> frames = new LinkedHashSet<>();
+            for (String line : leaks.get(i).split("\n")) {
+                String frame = line.strip();
+                if (frame.startsWith("io.stellflow.")) {
+                    frames.add(frame);
+                    if (frames.size() == SUMMARY_FRAMES) {
+                        break;
+                    }
+                }
+            }
+            for (String frame : frames) {
+                b.append("\n    ").append(frame);
+            }
+        }
+        return b.toString();
     }
 
     /**
