@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safety: {@link #execute} and {@link #resume} may be called from any thread.
  *
  * <p>Errors: a task that throws is logged and does not stop later tasks; {@link #execute} throws
- * {@link RejectedExecutionException} when the pool is shut down.
+ * {@link RejectedExecutionException} when the pool is shut down (the task is not queued). Tasks
+ * already queued then run on the thread that finds the pool refusing their drain ({@link #resume},
+ * {@link #tryRunHere}, or the last pool drain): none is left behind.
  */
 public final class SerialExecutor implements Executor {
     private static final Logger LOG = LoggerFactory.getLogger(SerialExecutor.class);
@@ -54,10 +56,19 @@ public final class SerialExecutor implements Executor {
         this.ready = ready;
     }
 
-    /** Runs held tasks again once {@code ready} holds; call after it turned true. */
+    /**
+     * Runs held tasks again once {@code ready} holds; call after it turned true. When the pool is
+     * shut down they run on the calling thread instead (a closing broker: Netty fires channelInactive
+     * after the close future completed, so the pool may already be down), never left queued: each
+     * task owns a request frame. Never throws {@link RejectedExecutionException}.
+     */
     public void resume() {
         if (!tasks.isEmpty() && ready.getAsBoolean()) {
-            schedule();
+            try {
+                schedule();
+            } catch (RejectedExecutionException e) {
+                drainHereAfterRejection();
+            }
         }
     }
 
@@ -105,12 +116,7 @@ public final class SerialExecutor implements Executor {
             pending.decrementAndGet();
             scheduled.set(false);
         }
-        // As after a drain: tasks executed while this one ran wait for a schedule.
-        try {
-            resume();
-        } catch (RejectedExecutionException e) {
-            runTasks(Integer.MAX_VALUE, false); // the pool is shutting down: finish them here, as drain() does
-        }
+        resume(); // as after a drain: tasks executed while this one ran wait for a schedule
         return true;
     }
 
@@ -141,9 +147,23 @@ public final class SerialExecutor implements Executor {
             try {
                 schedule();
             } catch (RejectedExecutionException e) {
-                // The pool is shutting down: finish the queue here so every task (and the buffer it
-                // owns) is completed exactly once.
+                drainHereAfterRejection();
+            }
+        }
+    }
+
+    /**
+     * The pool refused a drain (it is shut down): finishes the queue on this thread, so every task
+     * (and the buffer it owns) is completed exactly once, holding the drain's claim as a pool drain
+     * would (one task at a time, in order). Tasks queued while it runs are taken too; a thread that
+     * finds the claim taken leaves its tasks to the holder.
+     */
+    private void drainHereAfterRejection() {
+        while (!tasks.isEmpty() && scheduled.compareAndSet(false, true)) {
+            try {
                 runTasks(Integer.MAX_VALUE, false);
+            } finally {
+                scheduled.set(false);
             }
         }
     }

@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -103,6 +104,34 @@ class SerialExecutorTest {
         gate.countDown();
         assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
         assertThat(ran.get()).isEqualTo(3 * SerialExecutor.MAX_TASKS_PER_DRAIN);
+    }
+
+    /**
+     * A closing broker: the connection held its requests (unwritable), the pool was shut down, and
+     * then the channel's close made it ready. Netty completes a close future before it fires
+     * channelInactive, so the broker's close can shut the pool down first: resume() must then run the
+     * held tasks here (each owns a request frame) instead of throwing and stranding them.
+     */
+    @Test
+    void heldTasksRunHereWhenTheyAreResumedAfterThePoolShutDown() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        AtomicBoolean ready = new AtomicBoolean();
+        SerialExecutor serial = new SerialExecutor(pool, ready::get);
+        List<String> ran = new CopyOnWriteArrayList<>();
+        Thread caller = Thread.currentThread();
+        for (int i = 0; i < 3; i++) {
+            int n = i;
+            serial.execute(() -> ran.add(n + (Thread.currentThread() == caller ? " here" : " on the pool")));
+        }
+        pool.shutdown();
+        assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(ran).as("held while not ready").isEmpty();
+
+        ready.set(true);
+        serial.resume();
+
+        assertThat(ran).containsExactly("0 here", "1 here", "2 here");
+        assertThat(serial.pending()).isZero();
     }
 
     @Test
