@@ -3,6 +3,9 @@ package io.stellflow.broker;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelOutboundBuffer;
@@ -21,13 +24,19 @@ import io.stellflow.broker.network.ConnectionHandler;
 import io.stellflow.broker.network.FetchResponseWriter;
 import io.stellflow.broker.network.ReadGate;
 import io.stellflow.broker.network.RequestDispatcher;
+import io.stellflow.broker.network.SerialExecutor;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.protocol.FrameDecoder;
 import io.stellflow.protocol.FrameReadAllocator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The broker's client listener: the Netty server socket on {@code listeners} over the selected
@@ -55,12 +64,22 @@ import java.util.concurrent.TimeUnit;
  * when the port is taken).
  */
 final class BrokerListener implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerListener.class);
+
     private final BrokerConfig config;
     private final Transport transport;
     private final EventLoopGroup acceptorGroup;
     private final EventLoopGroup workerGroup;
     private final ChannelGroup channels =
             new DefaultChannelGroup("stellflow-connections", GlobalEventExecutor.INSTANCE);
+    /**
+     * Accepted connections whose channelInactive has not passed the end of their pipeline yet. A
+     * channel leaves {@link #channels} when its close future completes, which Netty does before it
+     * fires channelInactive ({@link #closeConnections} waits for this set instead).
+     */
+    private final Set<Channel> notInactive = ConcurrentHashMap.newKeySet();
+
+    private final ChannelInboundHandlerAdapter inactiveTracker = new InactiveTracker();
     private volatile Channel serverChannel;
 
     /** Creates the event loops (threads {@code sf-acceptor} and {@code sf-network-*}); binds nothing yet. */
@@ -103,6 +122,7 @@ final class BrokerListener implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
+                        notInactive.add(ch);
                         if (config.flushConsolidationFlushes() > 0) {
                             ch.pipeline()
                                     .addLast(
@@ -114,7 +134,8 @@ final class BrokerListener implements AutoCloseable {
                         ch.pipeline()
                                 .addLast("fetch-writer", FetchResponseWriter.INSTANCE)
                                 .addLast("frames", frames)
-                                .addLast("requests", new ConnectionHandler(dispatcher, requestPool, eventLoopDispatch));
+                                .addLast("requests", new ConnectionHandler(dispatcher, requestPool, eventLoopDispatch))
+                                .addLast("inactive", inactiveTracker);
                     }
                 });
         if (config.socketSendBufferBytes() > 0) {
@@ -229,9 +250,44 @@ final class BrokerListener implements AutoCloseable {
         }
     }
 
-    /** Closes every open connection and waits for the closes. */
+    /**
+     * Closes every open connection and waits until each one's channelInactive has run (at most
+     * {@value #INACTIVE_WAIT_MS} ms): Netty completes a close future before it fires channelInactive,
+     * and {@link ConnectionHandler#channelInactive} is where a connection's held requests (each owning
+     * its frame) go to the request pool. The server shuts that pool down next, so they must be there
+     * first. A connection still not inactive after the wait is logged; its requests then run on the
+     * thread that finds the pool shut down ({@link SerialExecutor#resume}).
+     */
     void closeConnections() {
         channels.close().awaitUninterruptibly();
+        long deadlineNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(INACTIVE_WAIT_MS);
+        while (!notInactive.isEmpty() && System.nanoTime() < deadlineNs) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+        }
+        if (!notInactive.isEmpty()) {
+            LOG.warn(
+                    "{} closed connection(s) still without channelInactive after {} ms; closing the broker anyway",
+                    notInactive.size(),
+                    INACTIVE_WAIT_MS);
+        }
+    }
+
+    /** Connections closed by {@link #closeConnections} whose channelInactive has not run yet. Tests. */
+    int notYetInactive() {
+        return notInactive.size();
+    }
+
+    /** How long {@link #closeConnections} waits for the closed connections' channelInactive. */
+    static final long INACTIVE_WAIT_MS = 5_000;
+
+    /** The last handler of every connection: its channelInactive has passed {@link ConnectionHandler}. */
+    @ChannelHandler.Sharable
+    private final class InactiveTracker extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            notInactive.remove(ctx.channel());
+            ctx.fireChannelInactive();
+        }
     }
 
     /** Shuts the acceptor and network event loops down (no quiet period, up to 2 s each). */

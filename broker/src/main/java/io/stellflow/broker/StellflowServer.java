@@ -708,6 +708,21 @@ public final class StellflowServer implements AutoCloseable {
     }
 
     /**
+     * Runs here the drains {@code shutdownNow} took off the request pool's queue: each is a
+     * connection's {@link io.stellflow.broker.network.SerialExecutor} turn, whose requests own their
+     * frames and would otherwise never run (nor release them).
+     */
+    private static void runDropped(List<Runnable> dropped) {
+        for (Runnable r : dropped) {
+            try {
+                r.run();
+            } catch (RuntimeException | Error e) {
+                LOG.error("A request drain failed while the broker closed", e);
+            }
+        }
+    }
+
+    /**
      * Stops accepting, closes every connection, lets running requests finish (up to 10 s), stops the
      * event loops and closes every log cleanly. Idempotent.
      */
@@ -734,11 +749,11 @@ public final class StellflowServer implements AutoCloseable {
             try {
                 if (!requestPool.awaitTermination(10, TimeUnit.SECONDS)) {
                     LOG.warn("Request handlers still busy after 10 s; closing the logs anyway");
-                    requestPool.shutdownNow();
+                    runDropped(requestPool.shutdownNow());
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                requestPool.shutdownNow();
+                runDropped(requestPool.shutdownNow());
             }
             BrokerAssembly.closeQuietly(diskFullRecovery); // no reopen while the logs close
             BrokerAssembly.closeQuietly(logDirFailures); // no log creation retried while they close

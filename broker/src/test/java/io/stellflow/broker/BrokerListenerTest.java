@@ -65,6 +65,47 @@ class BrokerListenerTest {
         }
     }
 
+    /**
+     * Netty completes a close future before it fires channelInactive, where a connection hands its
+     * held requests to the request pool; the server shuts that pool down right after
+     * closeConnections, so closeConnections must wait for channelInactive. A task queued on the event
+     * loop from the close future's listener runs before channelInactive and delays it here.
+     */
+    @Test
+    void closeConnectionsReturnsOnlyAfterEveryConnectionsChannelInactive() throws Exception {
+        BrokerListener listener = new BrokerListener(config("127.0.0.1:0"), Transport.select(TransportType.NIO));
+        try {
+            int port = listener.bind(new RequestDispatcher(Map.of()), pool, false);
+            try (Socket client = new Socket("127.0.0.1", port)) {
+                await(() -> listener.connections().size() == 1, "the connection joins the group");
+                io.netty.channel.Channel ch = listener.connections().iterator().next();
+                long delayMs = 300;
+                ch.closeFuture().addListener(f -> ch.eventLoop().execute(() -> sleepQuietly(delayMs)));
+                listener.stopAccepting();
+
+                long startNs = System.nanoTime();
+                listener.closeConnections();
+
+                assertThat(listener.notYetInactive())
+                        .as("every channelInactive ran")
+                        .isZero();
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
+                        .as("waited behind the delayed channelInactive")
+                        .isGreaterThanOrEqualTo(delayMs - 50);
+            }
+        } finally {
+            listener.close();
+        }
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     @Test
     void aTakenPortFailsTheBindWithABindException() throws Exception {
         BrokerListener first = new BrokerListener(config("127.0.0.1:0"), Transport.select(TransportType.NIO));

@@ -72,6 +72,13 @@ public final class SerialExecutor implements Executor {
         }
     }
 
+    /**
+     * Queues {@code task} behind this executor's others.
+     *
+     * @throws RejectedExecutionException the pool is shut down and {@code task} was not queued (the
+     *     caller still owns what it holds); tasks queued before it, or by threads that met this
+     *     refusal's claim, run here first. Not thrown when another thread already ran {@code task}.
+     */
     @Override
     public void execute(Runnable task) {
         tasks.add(task);
@@ -79,10 +86,16 @@ public final class SerialExecutor implements Executor {
         try {
             schedule();
         } catch (RejectedExecutionException e) {
-            if (tasks.remove(task)) {
+            boolean notRun = tasks.remove(task);
+            if (notRun) {
                 pending.decrementAndGet();
             }
-            throw e;
+            // Others' tasks may wait behind the claim this refusal held (their schedule() found it
+            // taken and returned): run them here rather than leave them queued.
+            drainHereAfterRejection();
+            if (notRun) {
+                throw e;
+            }
         }
     }
 
@@ -92,6 +105,9 @@ public final class SerialExecutor implements Executor {
      * the hop to the pool. While it runs, tasks {@link #execute}d meanwhile wait for it, and they are
      * scheduled when it returns. The caller must be a thread that may run the task (it must not block
      * where blocking is forbidden).
+     *
+     * <p>When the pool is shut down, tasks executed while it ran are run on the caller too,
+     * after it ({@link #resume}).
      *
      * @return true when it ran (a task that throws is logged, as in a drain); false when it did not
      *     (the executor is busy or held): then the caller {@link #execute}s it

@@ -1,6 +1,7 @@
 package io.stellflow.broker.network;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.testsupport.Wait;
 import java.time.Duration;
@@ -9,6 +10,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -131,6 +133,25 @@ class SerialExecutorTest {
         serial.resume();
 
         assertThat(ran).containsExactly("0 here", "1 here", "2 here");
+        assertThat(serial.pending()).isZero();
+    }
+
+    /** A request read after the pool shut down is refused, and the held ones before it run here. */
+    @Test
+    void anExecuteRefusedByTheShutPoolRunsTheHeldTasksAndThrowsForItsOwn() throws Exception {
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        SerialExecutor serial = new SerialExecutor(pool, () -> false);
+        List<Integer> ran = new CopyOnWriteArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            int n = i;
+            serial.execute(() -> ran.add(n));
+        }
+        pool.shutdown();
+        assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+
+        assertThatThrownBy(() -> serial.execute(() -> ran.add(3))).isInstanceOf(RejectedExecutionException.class);
+
+        assertThat(ran).as("the held ones ran, the refused one did not").containsExactly(0, 1, 2);
         assertThat(serial.pending()).isZero();
     }
 
