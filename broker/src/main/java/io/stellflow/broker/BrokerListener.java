@@ -66,6 +66,9 @@ import org.slf4j.LoggerFactory;
 final class BrokerListener implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(BrokerListener.class);
 
+    /** How long {@link #closeConnections} waits for the closed connections' channelInactive. */
+    static final long INACTIVE_WAIT_MS = 5_000;
+
     private final BrokerConfig config;
     private final Transport transport;
     private final EventLoopGroup acceptorGroup;
@@ -122,7 +125,6 @@ final class BrokerListener implements AutoCloseable {
                     @Override
                     protected void initChannel(Channel ch) {
                         channels.add(ch);
-                        notInactive.add(ch);
                         if (config.flushConsolidationFlushes() > 0) {
                             ch.pipeline()
                                     .addLast(
@@ -136,6 +138,8 @@ final class BrokerListener implements AutoCloseable {
                                 .addLast("frames", frames)
                                 .addLast("requests", new ConnectionHandler(dispatcher, requestPool, eventLoopDispatch))
                                 .addLast("inactive", inactiveTracker);
+                        // Last: a pipeline that failed to build (the channel is closed) has no tracker.
+                        notInactive.add(ch);
                     }
                 });
         if (config.socketSendBufferBytes() > 0) {
@@ -276,9 +280,6 @@ final class BrokerListener implements AutoCloseable {
     int notYetInactive() {
         return notInactive.size();
     }
-
-    /** How long {@link #closeConnections} waits for the closed connections' channelInactive. */
-    static final long INACTIVE_WAIT_MS = 5_000;
 
     /** The last handler of every connection: its channelInactive has passed {@link ConnectionHandler}. */
     @ChannelHandler.Sharable

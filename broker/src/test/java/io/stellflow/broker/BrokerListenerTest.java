@@ -3,6 +3,7 @@ package io.stellflow.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.netty.channel.Channel;
 import io.stellflow.broker.BrokerListener.ConnectionState;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.network.RequestDispatcher;
@@ -78,7 +79,7 @@ class BrokerListenerTest {
             int port = listener.bind(new RequestDispatcher(Map.of()), pool, false);
             try (Socket client = new Socket("127.0.0.1", port)) {
                 await(() -> listener.connections().size() == 1, "the connection joins the group");
-                io.netty.channel.Channel ch = listener.connections().iterator().next();
+                Channel ch = listener.connections().iterator().next();
                 long delayMs = 300;
                 ch.closeFuture().addListener(f -> ch.eventLoop().execute(() -> sleepQuietly(delayMs)));
                 listener.stopAccepting();
