@@ -24,6 +24,8 @@ import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.testsupport.IntegrationTest;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.UUID;
@@ -179,6 +181,37 @@ class ClusterIdAndTopicConfigTest {
         @Override
         public void onDelta(MetadataDelta delta, MetadataImage image) {
             add(delta);
+        }
+    }
+
+    @Test
+    void brokersRegisteringWhileTheControllerStartsAreWrittenAfterItsActivation() throws Exception {
+        TestCluster cluster = new TestCluster(dir, 1, props("broker.session.timeout.ms", "600000"));
+        try (cluster;
+                ControllerClient client = cluster.client(Duration.ofSeconds(30))) {
+            // Registrations already knocking while the controller starts: the first one served must
+            // come after the controller's activation in the metadata log, so that a broker that
+            // applied its own registration knows the cluster id and the active controller.
+            List<Thread> registering = new ArrayList<>();
+            for (int id = 1; id <= 4; id++) {
+                FakeBroker b = new FakeBroker(id, "");
+                registering.add(Thread.ofPlatform().start(() -> b.register(client)));
+            }
+            cluster.startAll();
+            for (Thread t : registering) {
+                t.join(30_000);
+            }
+            ControllerServer controller = cluster.servers[0];
+            assertThat(controller.image().brokers()).hasSize(4);
+            List<RecordType> types = new ArrayList<>();
+            for (MetadataDelta d : controller.stateMachine().awaitDeltasAfter(0, 0, Integer.MAX_VALUE)) {
+                d.records().forEach(r -> types.add(r.getType()));
+            }
+            assertThat(types.indexOf(RecordType.ACTIVE_CONTROLLER))
+                    .as("activation before the first registration in %s", types)
+                    .isNotNegative()
+                    .isLessThan(types.indexOf(RecordType.REGISTER_BROKER));
+            assertThat(types.indexOf(RecordType.CLUSTER_ID)).isLessThan(types.indexOf(RecordType.REGISTER_BROKER));
         }
     }
 

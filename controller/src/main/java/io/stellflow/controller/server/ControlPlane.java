@@ -103,6 +103,22 @@ public final class ControlPlane {
         guard.close();
     }
 
+    /**
+     * Leadership changed (to this node or another): requests wait, answered NOT_CONTROLLER, until
+     * {@link #activated}.
+     */
+    public void leadershipChanged() {
+        guard.activationPending(true);
+    }
+
+    /**
+     * This node's first command as the active controller is committed (the image names it): requests
+     * are served from now on.
+     */
+    public void activated() {
+        guard.activationPending(false);
+    }
+
     /** This node just became the active controller: every broker's session restarts now. */
     public void becameActive() {
         liveness.reset();

@@ -63,6 +63,7 @@ public final class ControllerServer implements AutoCloseable {
         this.quorum = new RaftQuorum(config, metrics);
         this.proposedClusterId = config.clusterId() != null ? config.clusterId() : MetadataRecords.randomClusterId();
         this.controlPlane = new ControlPlane(config, quorum, metrics);
+        this.controlPlane.leadershipChanged(); // nothing is served before this node's first announcement
         this.timer = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform()
                 .name("controller-liveness-" + config.nodeId())
                 .daemon()
@@ -100,6 +101,7 @@ public final class ControllerServer implements AutoCloseable {
                 metrics.epoch(term);
                 metrics.active(false); // until leaderReady: a new leader first commits an entry of its term
                 announced = false;
+                controlPlane.leadershipChanged();
                 if (newLeader != null) {
                     boolean self = RaftQuorum.peerId(config.nodeId()).equals(newLeader);
                     if (self) {
@@ -170,6 +172,7 @@ public final class ControllerServer implements AutoCloseable {
         if (closed || !quorum.isActive()) {
             return;
         }
+        long term = quorum.currentTerm();
         MetadataImage img = quorum.image();
         List<MetadataRecord> records = new ArrayList<>();
         if (img.clusterId() == null) {
@@ -195,18 +198,29 @@ public final class ControllerServer implements AutoCloseable {
                     .build()));
         }
         if (records.isEmpty()) {
-            announced = true;
+            activated(term);
             return;
         }
         RaftQuorum.Submitted s = quorum.submit(records, config.requestTimeoutMs());
-        announced = s.error() == ErrorCode.NONE;
-        if (announced) {
+        if (s.error() == ErrorCode.NONE) {
+            activated(term);
             LOG.info(
                     "CONTROLLER_ACTIVE node={} term={} clusterId={} metadataOffset={}",
                     config.nodeId(),
                     quorum.currentTerm(),
                     quorum.image().clusterId(),
                     s.index());
+        }
+    }
+
+    /**
+     * The announcement made in {@code term} is committed (or had nothing to say): requests are served
+     * from now on, unless leadership moved on meanwhile (a later term announces again).
+     */
+    private void activated(long term) {
+        if (quorum.currentTerm() == term && quorum.isActive()) {
+            announced = true;
+            controlPlane.activated();
         }
     }
 

@@ -14,7 +14,12 @@ import java.util.function.Function;
  * answers {@code NOT_CONTROLLER} naming the leader when it does not ({@code controller_service.proto}:
  * every unary response carries {@code error}, {@code error_message} and {@code leader}; FollowMetadata
  * sends one {@code not_controller} event). A request is served only while this node is the active
- * controller (Raft leader that committed an entry of its term) and the control plane is not closed.
+ * controller (Raft leader that committed an entry of its term), has finished its activation (its
+ * first command, which names it the active controller in the image, is committed: see {@link
+ * #activationPending}) and the control plane is not closed. So every record a request writes comes
+ * after the new controller's activation record in the metadata log, as in a Kafka controller, whose
+ * first records in a new epoch are its activation: a broker that applied its own registration also
+ * knows the cluster id and the active controller.
  *
  * <p>The RPC families ({@link BrokerRpcs}, {@link TopicRpcs}, ...) are registered through {@link
  * #unary} and {@link #serverStreaming}, so they never see a request while inactive; they ask {@link
@@ -42,6 +47,7 @@ final class NotControllerGuard {
     private final int nodeId;
     private final Quorum quorum;
     private volatile boolean closed;
+    private volatile boolean activationPending;
 
     /**
      * @param nodeId this controller's {@code node.id}
@@ -62,20 +68,31 @@ final class NotControllerGuard {
         return closed;
     }
 
-    /** Whether this node serves requests now: the active controller, and not closed. */
+    /**
+     * Holds ({@code true}) or releases requests while this node's activation is under way: its
+     * server sets it when leadership changes and clears it once its first command as leader is
+     * committed. Off by default (a guard without a server serves whenever the quorum is active).
+     */
+    void activationPending(boolean pending) {
+        activationPending = pending;
+    }
+
+    /**
+     * Whether this node serves requests now: the active controller, activated, and not closed.
+     */
     boolean isActive() {
-        return quorum.isActive() && !closed;
+        return quorum.isActive() && !activationPending && !closed;
     }
 
     /**
      * Who the leader is, for NOT_CONTROLLER answers: its id (-1 while an election is in progress) and
      * its control-plane endpoint when the image has it. This node names itself without an endpoint
-     * while it leads but is not ready yet, so callers do not retry here at once.
+     * while it leads but is not ready (or not activated) yet, so callers do not retry here at once.
      */
     ControllerLeader leader() {
         int id = quorum.leaderId();
         ControllerLeader.Builder b = ControllerLeader.newBuilder().setLeaderId(id);
-        if (id >= 0 && !(id == nodeId && !quorum.isActive())) {
+        if (id >= 0 && !(id == nodeId && !(quorum.isActive() && !activationPending))) {
             BrokerEndpoint e = quorum.image().controllers().get(id);
             if (e != null) {
                 b.setEndpoint(e.toProto());

@@ -88,6 +88,25 @@ class NotControllerGuardTest {
     }
 
     @Test
+    void aReadyLeaderServesNothingUntilItsActivationIsCommitted() {
+        FakeQuorum q = withControllerEndpoint(SELF, SELF, 9191);
+        NotControllerGuard guard = new NotControllerGuard(SELF, q);
+        guard.activationPending(true);
+        assertThat(guard.isActive()).isFalse();
+        DescribeConfigsResponse r = ask(guard);
+        assertThat(served).hasValue(0);
+        assertThat(r.getError()).isEqualTo(ErrorCode.NOT_CONTROLLER);
+        assertThat(r.getLeader().getLeaderId()).isEqualTo(SELF);
+        assertThat(r.getLeader().hasEndpoint())
+                .as("callers wait instead of retrying here at once")
+                .isFalse();
+
+        guard.activationPending(false);
+        assertThat(ask(guard)).isEqualTo(DescribeConfigsResponse.getDefaultInstance());
+        assertThat(served).hasValue(1);
+    }
+
+    @Test
     void afterCloseEvenTheActiveControllerRedirects() {
         FakeQuorum q = withControllerEndpoint(SELF, SELF, 9191);
         NotControllerGuard guard = new NotControllerGuard(SELF, q);
