@@ -2,6 +2,7 @@ package io.stellflow.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
@@ -160,6 +161,13 @@ class MetadataAndCreateTopicTest {
         props.setProperty("advertised.listeners", "PLAINTEXT://broker5.local:19092");
         props.setProperty("cluster.id", "my-cluster");
         ownBroker(props);
+        MetadataImage image = server.replicaManager().image();
+        assertThat(image.broker(5).fenced())
+                .as("start returns once this broker applied its own unfencing")
+                .isFalse();
+        assertThat(image.activeControllerId())
+                .as("registered after the controller's activation")
+                .isEqualTo(5);
         try (RawClient client = new RawClient(server.port())) {
             MetadataResponse r = metadata(client);
             assertThat(r.clusterId()).isEqualTo("my-cluster");

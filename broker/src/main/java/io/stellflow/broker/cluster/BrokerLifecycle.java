@@ -97,9 +97,9 @@ public final class BrokerLifecycle implements AutoCloseable {
 
     /**
      * Registers, starts following metadata and heartbeating, and waits (up to {@code catchUpTimeout})
-     * until the metadata up to this broker's own registration is applied and the controller unfenced
-     * it. Returns whether both happened in time (the broker keeps trying in the background either
-     * way).
+     * until the metadata up to this broker's own registration is applied, the controller unfenced it,
+     * and the metadata up to that unfencing is applied too. Returns whether all of it happened in time
+     * (the broker keeps trying in the background either way).
      */
     public boolean start(Duration catchUpTimeout) throws InterruptedException {
         // Controllers may start after the broker (a cluster's nodes start in any order): keep trying.
@@ -121,18 +121,29 @@ public final class BrokerLifecycle implements AutoCloseable {
         // Unfenced once the controller sees (in a heartbeat) that this broker applied its own
         // registration: ask at once rather than one heartbeat interval later, so a started broker is
         // eligible for leadership (and topic creation counts it) when start returns.
-        while (caughtUp && fenced && System.nanoTime() < deadlineNs) {
+        long unfencedAtOffset = -1;
+        while (caughtUp && unfencedAtOffset < 0 && System.nanoTime() < deadlineNs) {
             try {
                 BrokerHeartbeatResponse r = heartbeat(false);
                 if (r.getError() == ErrorCode.NONE) {
                     fenced = r.getFenced();
+                    if (!fenced) {
+                        unfencedAtOffset = r.getCommittedOffset();
+                    }
                 }
             } catch (ControllerUnavailableException | StatusRuntimeException e) {
                 LOG.warn("Heartbeat of broker {} failed: {}", brokerId, e.toString());
             }
-            if (fenced) {
+            if (unfencedAtOffset < 0) {
                 Thread.sleep(50);
             }
+        }
+        // The controller answers "unfenced" once the unfence record is committed; this broker's own
+        // image lists it as unfenced only when it applied that record. Wait for that too, so that a
+        // Metadata answered right after start names this broker (and, combined, the controller).
+        if (unfencedAtOffset >= 0) {
+            long leftNs = Math.max(0, deadlineNs - System.nanoTime());
+            caughtUp = follower.awaitOffset(unfencedAtOffset, Duration.ofNanos(leftNs));
         }
         LOG.info(
                 "BROKER_JOINED brokerId={} incarnation={} brokerEpoch={} metadataOffset={} caughtUp={} fenced={}",
