@@ -1,6 +1,5 @@
 package io.stellflow.broker;
 
-import io.netty.util.HashedWheelTimer;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.stellflow.broker.append.AppendService;
@@ -36,6 +35,7 @@ import io.stellflow.broker.handler.TransactionAdminHandlers;
 import io.stellflow.broker.handler.TransactionHandlers;
 import io.stellflow.broker.handler.WriteTxnMarkersHandler;
 import io.stellflow.broker.network.ApiHandler;
+import io.stellflow.broker.network.QuietTimer;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
 import io.stellflow.broker.replication.BrokerRequests;
@@ -189,7 +189,7 @@ public final class StellflowServer implements AutoCloseable {
     private final ExecutorService requestPool;
     private final BrokerListener listener;
     private final AppendService appends;
-    private final HashedWheelTimer timer;
+    private final QuietTimer timer;
     private final BrokerTelemetry telemetry;
     private final ThreadWatchdog watchdog;
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -243,23 +243,23 @@ public final class StellflowServer implements AutoCloseable {
                         config.messageMaxBytes(),
                         telemetry.metrics(),
                         config.compressionMaxDecompressedBytes());
-        // 10 ms ticks, 512 buckets: long-poll and acks=-1 timeouts (SDKs: 500 ms and 30 s) fire at most
-        // one tick late. The wheel's thread wakes every tick whether or not anything is due; with 1 ms
-        // ticks that was 6.7% of the broker's CPU samples in the 1 KiB produce profile (commit a5e0b2c;
-        // the flame graph is in git history, the run in docs/performance.md's table, 2026-12-01 16:50).
+        // Deadlines rounded up to 10 ms: long-poll and acks=-1 timeouts (SDKs: 500 ms and 30 s) fire
+        // at most one tick late. The timer's thread sleeps until the earliest deadline, and while
+        // nothing is pending it sleeps: Netty's HashedWheelTimer woke every tick (1 ms ticks were 6.7%
+        // of the broker's CPU samples in the 1 KiB produce profile, commit a5e0b2c; 10 ms ticks still
+        // 1.2% of a core idle and about a tenth of a compressed produce's broker CPU, issue #21).
         // Completions (appends, HW moves) never wait for a tick.
-        this.timer = new HashedWheelTimer(
-                new DefaultThreadFactory("sf-timer", true), TIMER_TICK_MS, TimeUnit.MILLISECONDS, 512);
+        this.timer = new QuietTimer(new DefaultThreadFactory("sf-timer", true), TIMER_TICK_MS);
         this.watchdog = new ThreadWatchdog(config.threadStallTimeoutMs(), System::nanoTime);
         if (appends != null) {
             appends.start();
             appends.watch(watchdog);
         }
         // A probe on the wheel's thread: a timer task that blocks (a completion that waits) stalls
-        // every parked Fetch and acks=-1 Produce. HashedWheelTimer cannot replace a dead worker.
+        // every parked Fetch and acks=-1 Produce. The timer cannot replace a dead thread.
         watchdog.watchExecutor(
                 "sf-timer",
-                "HashedWheelTimer",
+                "QuietTimer",
                 task -> timer.newTimeout(t -> task.run(), 0, TimeUnit.MILLISECONDS),
                 false,
                 () -> closing);

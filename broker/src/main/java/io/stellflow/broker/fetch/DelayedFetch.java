@@ -1,10 +1,10 @@
 package io.stellflow.broker.fetch;
 
 import io.netty.channel.ChannelFuture;
-import io.netty.util.HashedWheelTimer;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.concurrent.GenericFutureListener;
+import io.stellflow.broker.network.QuietTimer;
 import io.stellflow.broker.network.RequestContext;
 import io.stellflow.broker.topic.AppendListener;
 import io.stellflow.broker.topic.Partition;
@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A Fetch parked in long-poll (decision 9.e of {@code docs/spec/wire-protocol.md}). It holds no
  * thread while it waits: it is registered as a listener on each of its partitions and has a timeout
- * in the broker's timer wheel ({@link HashedWheelTimer}, 10 ms ticks). A consumer Fetch reads below
+ * in the broker's timer ({@link QuietTimer}, 10 ms precision). A consumer Fetch reads below
  * the high watermark, so it listens for HW advances ({@link Partition#addHighWatermarkListener}); a
  * follower Fetch reads up to the log end offset and listens for appends ({@link
  * Partition#addListener}). Each wake-up schedules one re-evaluation on the request handler pool;

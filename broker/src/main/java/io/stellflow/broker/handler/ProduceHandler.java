@@ -220,11 +220,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     /** The timer of handlers built without one, created on first use. */
     private static final class SharedTimer {
-        static final Timer TIMER = new io.netty.util.HashedWheelTimer(
-                new io.netty.util.concurrent.DefaultThreadFactory("sf-produce-timer", true),
-                10,
-                java.util.concurrent.TimeUnit.MILLISECONDS,
-                512);
+        static final Timer TIMER = new io.stellflow.broker.network.QuietTimer(
+                new io.netty.util.concurrent.DefaultThreadFactory("sf-produce-timer", true), 10);
     }
 
     /**

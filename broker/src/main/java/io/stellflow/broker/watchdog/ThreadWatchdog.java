@@ -165,7 +165,7 @@ public final class ThreadWatchdog implements BrokerMetrics.ThreadSource, AutoClo
             try {
                 executor.execute(beat);
             } catch (RejectedExecutionException | IllegalStateException e) {
-                // shut down (a stopped HashedWheelTimer throws IllegalStateException): its owner is
+                // shut down (a stopped timer throws IllegalStateException): its owner is
                 // closing, and the next check drops it
             }
         };

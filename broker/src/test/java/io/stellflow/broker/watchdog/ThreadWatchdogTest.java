@@ -188,7 +188,7 @@ class ThreadWatchdogTest {
 
     @Test
     void aThreadThatCannotBeRestartedKeepsTheBrokerFencedAndIsRetriedQuietly() throws InterruptedException {
-        Heartbeat hb = watchdog.heartbeat("sf-timer", "HashedWheelTimer");
+        Heartbeat hb = watchdog.heartbeat("sf-timer", "QuietTimer");
         FakeOwner owner = new FakeOwner(hb);
         owner.canRestart = false;
         CountDownLatch dies = new CountDownLatch(1);
