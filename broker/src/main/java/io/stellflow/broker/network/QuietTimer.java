@@ -6,13 +6,14 @@ import io.netty.util.TimerTask;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.PriorityQueue;
 import java.util.Set;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.LongSupplier;
 import org.jctools.queues.MpscUnboundedXaddArrayQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -26,8 +27,9 @@ import org.slf4j.LoggerFactory;
  * 2026-12-06).
  *
  * <p>Deadlines are rounded up to a multiple of {@code tickMs} (the timer's precision: a timeout
- * fires at most one tick late, never early), so timeouts due close together share one wake-up and
- * the thread wakes at most once per tick however many timeouts are pending.
+ * fires at most one tick late, never early), so timeouts due close together share one wake-up: the
+ * thread wakes at most once per tick for deadlines, plus once to take a timeout due earlier than
+ * everything pending, plus once per {@value #SWEEP_CANCELLED} cancellations.
  *
  * <p>Scheduling from any thread is a lock-free queue offer; it wakes the timer thread only when the
  * new deadline is earlier than the one the thread sleeps until. Cancelling is a state change; the
@@ -37,8 +39,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: {@link #newTimeout} and {@link Timeout#cancel} from any thread; tasks run on the
  * timer's thread, one at a time, in deadline order (ties in any order). A task that throws is logged
- * and the timer goes on. After {@link #stop} (from any thread but the timer's) {@link #newTimeout}
- * throws {@link IllegalStateException}, as {@code HashedWheelTimer} does.
+ * and the timer goes on; an interrupt of the thread is cleared and logged. {@link
+ * TimerTask#cancelled} is called on the timer's thread when it drops a cancelled timeout (by its
+ * deadline at the latest). {@link #stop} (from any thread but the timer's, once) interrupts a task
+ * still running, as {@code HashedWheelTimer} does, and cancels and returns what is left; after it
+ * {@link #newTimeout} throws {@link IllegalStateException}.
  */
 public final class QuietTimer implements Timer {
     private static final Logger LOG = LoggerFactory.getLogger(QuietTimer.class);
@@ -47,9 +52,11 @@ public final class QuietTimer implements Timer {
     static final int SWEEP_CANCELLED = 1024;
 
     private static final long PARKED_INDEFINITELY = Long.MAX_VALUE;
+    /** Longest delay taken (about 146 years): deadlines stay comparable by subtraction. */
+    private static final long MAX_DELAY_NANOS = 1L << 62;
 
     private final long tickNanos;
-    private final LongSupplier nanoClock;
+    private final Runnable beforeParkForTests;
     private final Thread thread;
     private final MpscUnboundedXaddArrayQueue<Entry> added = new MpscUnboundedXaddArrayQueue<>(256);
     /** Owned by the timer thread: pending timeouts by deadline. */
@@ -60,6 +67,7 @@ public final class QuietTimer implements Timer {
     private volatile long parkedUntilNanos = Long.MIN_VALUE;
 
     private volatile boolean stopped;
+    private final AtomicBoolean stopCalled = new AtomicBoolean();
     /** Passes of the thread's loop: each is one wake-up (tests). */
     private volatile long wakeUps;
     /** Timeouts left when the thread ended (set by the thread before it ends). */
@@ -72,15 +80,16 @@ public final class QuietTimer implements Timer {
      * @param tickMs precision, ms (> 0): deadlines are rounded up to a multiple of it
      */
     public QuietTimer(ThreadFactory threadFactory, long tickMs) {
-        this(threadFactory, tickMs, System::nanoTime);
+        this(threadFactory, tickMs, () -> {});
     }
 
-    QuietTimer(ThreadFactory threadFactory, long tickMs, LongSupplier nanoClock) {
+    /** As above; {@code beforeParkForTests} runs on the thread after its last look, before it parks. */
+    QuietTimer(ThreadFactory threadFactory, long tickMs, Runnable beforeParkForTests) {
         if (tickMs <= 0) {
             throw new IllegalArgumentException("tickMs must be > 0: " + tickMs);
         }
         this.tickNanos = TimeUnit.MILLISECONDS.toNanos(tickMs);
-        this.nanoClock = nanoClock;
+        this.beforeParkForTests = beforeParkForTests;
         this.thread = threadFactory.newThread(this::run);
         thread.start();
     }
@@ -89,14 +98,16 @@ public final class QuietTimer implements Timer {
      * Runs {@code task} on the timer's thread once {@code delay} has passed (rounded up to the tick),
      * unless cancelled first.
      *
+     * @param delay how long from now; negative counts as 0, more than about 146 years as that
      * @throws IllegalStateException after {@link #stop}
      */
     @Override
     public Timeout newTimeout(TimerTask task, long delay, TimeUnit unit) {
+        Objects.requireNonNull(task, "task");
         if (stopped) {
             throw new IllegalStateException("timer stopped; cannot take " + task);
         }
-        long due = nanoClock.getAsLong() + Math.max(0, unit.toNanos(delay));
+        long due = System.nanoTime() + Math.min(MAX_DELAY_NANOS, Math.max(0, unit.toNanos(delay)));
         Entry e = new Entry(task, roundUp(due));
         added.offer(e);
         // The thread publishes what it sleeps until before its last look at `added` (see run), so
@@ -113,7 +124,9 @@ public final class QuietTimer implements Timer {
     }
 
     /**
-     * Stops the thread and returns the timeouts that neither ran nor were cancelled.
+     * Stops the thread (interrupting, every 100 ms, a task that is still running) and returns the
+     * timeouts that neither ran nor were cancelled, now cancelled: the caller owns them. A second
+     * call returns an empty set.
      *
      * @throws IllegalStateException when called from a task (the timer's own thread)
      */
@@ -122,12 +135,16 @@ public final class QuietTimer implements Timer {
         if (Thread.currentThread() == thread) {
             throw new IllegalStateException("stop() called from a task of " + thread.getName());
         }
+        if (!stopCalled.compareAndSet(false, true)) {
+            return Set.of();
+        }
         stopped = true;
         LockSupport.unpark(thread);
         boolean interrupted = false;
         while (thread.isAlive()) {
+            thread.interrupt();
             try {
-                thread.join();
+                thread.join(100);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
@@ -137,12 +154,13 @@ public final class QuietTimer implements Timer {
         }
         Set<Timeout> left = new HashSet<>();
         for (Entry e : leftAtStop) {
-            if (e.state.get() == Entry.WAITING) {
+            if (e.state.compareAndSet(Entry.WAITING, Entry.CANCELLED)) {
                 left.add(e);
             }
         }
+        leftAtStop = List.of();
         for (Entry e = added.poll(); e != null; e = added.poll()) {
-            if (e.state.get() == Entry.WAITING) {
+            if (e.state.compareAndSet(Entry.WAITING, Entry.CANCELLED)) {
                 left.add(e);
             }
         }
@@ -152,6 +170,15 @@ public final class QuietTimer implements Timer {
     /** Timeouts the thread holds, cancelled ones not yet dropped included (tests). */
     int pendingForTests() {
         return pending.size() + added.size();
+    }
+
+    /** The thread's state and where it is (tests' failure messages). */
+    String threadStateForTests() {
+        StackTraceElement[] at = thread.getStackTrace();
+        return thread.getState()
+                + (at.length > 0
+                        ? " at " + java.util.Arrays.toString(java.util.Arrays.copyOf(at, Math.min(6, at.length)))
+                        : "");
     }
 
     /** How often the thread woke up so far (tests: it sleeps while nothing is pending). */
@@ -165,32 +192,50 @@ public final class QuietTimer implements Timer {
     }
 
     private void run() {
+        try {
+            loop();
+        } finally {
+            // Also when the loop died of an Error: stop() returns what is left.
+            parkedUntilNanos = Long.MIN_VALUE;
+            for (Entry e = added.poll(); e != null; e = added.poll()) {
+                pending.add(e);
+            }
+            leftAtStop = new ArrayList<>(pending);
+            pending.clear();
+        }
+    }
+
+    private void loop() {
+        boolean interruptLogged = false;
         while (!stopped) {
             wakeUps++; // only this thread writes it
             parkedUntilNanos = Long.MIN_VALUE;
             drainAdded();
-            long now = nanoClock.getAsLong();
-            fireDue(now);
+            fireDue(System.nanoTime());
             sweepCancelled();
+            // park returns at once while the interrupt flag is set: clear it (a task set it).
+            if (Thread.interrupted() && !stopped && !interruptLogged) {
+                interruptLogged = true;
+                LOG.warn("{} was interrupted (by a timer task?); the interrupt is cleared", thread.getName());
+            }
             Entry head = pending.peek();
             long until = head == null ? PARKED_INDEFINITELY : head.deadlineNanos;
             parkedUntilNanos = until;
             if (!added.isEmpty() || stopped) {
                 continue;
             }
+            // Nothing from here to the park may park (a lock, a logger): it would take the permit of
+            // an unpark from newTimeout, and this thread would then sleep past that timeout.
+            beforeParkForTests.run();
             if (until == PARKED_INDEFINITELY) {
                 LockSupport.park(this);
             } else {
-                long waitNanos = until - nanoClock.getAsLong();
+                long waitNanos = until - System.nanoTime();
                 if (waitNanos > 0) {
                     LockSupport.parkNanos(this, waitNanos);
                 }
             }
         }
-        parkedUntilNanos = Long.MIN_VALUE;
-        drainAdded();
-        leftAtStop = new ArrayList<>(pending);
-        pending.clear();
     }
 
     private void drainAdded() {
@@ -198,7 +243,7 @@ public final class QuietTimer implements Timer {
             if (e.state.get() == Entry.WAITING) {
                 pending.add(e);
             } else {
-                cancelled.decrementAndGet(); // counted by cancel(), never in `pending`
+                dropCancelled(e); // counted by cancel(), never in `pending`
             }
         }
     }
@@ -213,17 +258,30 @@ public final class QuietTimer implements Timer {
                     LOG.warn("timer task {} threw", e.task, t);
                 }
             } else {
-                cancelled.decrementAndGet();
+                dropCancelled(e);
             }
+        }
+    }
+
+    private void dropCancelled(Entry e) {
+        cancelled.decrementAndGet();
+        try {
+            e.task.cancelled(e);
+        } catch (Throwable t) {
+            LOG.warn("timer task {} threw from cancelled()", e.task, t);
         }
     }
 
     private void sweepCancelled() {
         int n = cancelled.get();
         if (n >= SWEEP_CANCELLED && n * 2 >= pending.size()) {
-            int before = pending.size();
-            pending.removeIf(e -> e.state.get() != Entry.WAITING);
-            cancelled.addAndGet(-(before - pending.size()));
+            pending.removeIf(e -> {
+                if (e.state.get() == Entry.WAITING) {
+                    return false;
+                }
+                dropCancelled(e);
+                return true;
+            });
         }
     }
 

@@ -22,7 +22,15 @@ import org.junit.jupiter.api.Test;
 class QuietTimerTest {
     private static final Duration LONG = Duration.ofSeconds(10);
 
-    private final QuietTimer timer = new QuietTimer(new DefaultThreadFactory("quiet-timer-test", true), 10);
+    /** Run once by the timer's thread on its way to park, when set. */
+    private final AtomicReference<Runnable> beforePark = new AtomicReference<>();
+
+    private final QuietTimer timer = new QuietTimer(new DefaultThreadFactory("quiet-timer-test", true), 10, () -> {
+        Runnable r = beforePark.getAndSet(null);
+        if (r != null) {
+            r.run();
+        }
+    });
 
     @AfterEach
     void stop() {
@@ -31,12 +39,16 @@ class QuietTimerTest {
 
     /** Waits until the thread has slept through {@code quietMs} without waking up. */
     private void awaitAsleep(long quietMs) throws InterruptedException {
+        long deadlineNs = System.nanoTime() + LONG.toNanos();
         while (true) {
             long before = timer.wakeUpsForTests();
             Thread.sleep(quietMs);
             if (timer.wakeUpsForTests() == before) {
                 return;
             }
+            assertThat(System.nanoTime() - deadlineNs)
+                    .as("the timer's thread never sleeps")
+                    .isNegative();
         }
     }
 
@@ -60,8 +72,10 @@ class QuietTimerTest {
         assertThat(t.isCancelled()).isFalse();
         assertThat(t.cancel()).as("too late to cancel").isFalse();
         assertThat(t.timer()).isSameAs(timer);
-        Thread.sleep(50);
-        assertThat(runs).hasValue(1);
+        CountDownLatch later = new CountDownLatch(1);
+        timer.newTimeout(x -> later.countDown(), 50, TimeUnit.MILLISECONDS);
+        assertThat(later.await(LONG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        assertThat(runs).as("ran once").hasValue(1);
     }
 
     @Test
@@ -107,15 +121,84 @@ class QuietTimerTest {
     }
 
     @Test
-    void noWakeUpIsLostBetweenTheThreadsLastLookAndItsSleep() throws Exception {
-        // Each round catches the thread just before, during or after it goes to sleep.
-        for (int i = 0; i < 300; i++) {
+    void aTimeoutOfferedBetweenTheThreadsLastLookAndItsParkIsNotMissed() throws Exception {
+        for (int i = 0; i < 20; i++) {
+            awaitAsleep(20);
+            CountDownLatch atPark = new CountDownLatch(1);
+            CountDownLatch offered = new CountDownLatch(1);
+            beforePark.set(() -> {
+                atPark.countDown();
+                while (offered.getCount() > 0) {
+                    Thread.onSpinWait(); // not await(): parking here would take newTimeout's unpark
+                }
+            });
+            // Wake the thread (a deadline earlier than any pending) with a timeout cancelled at once:
+            // it goes back to sleep with nothing pending (indefinitely) or until an earlier round's
+            // cancelled hour-long timeout, and stops in the hook after its last look at what was added.
+            timer.newTimeout(x -> {}, 0, TimeUnit.MILLISECONDS).cancel();
+            if (i % 2 == 0) {
+                timer.newTimeout(x -> {}, 1, TimeUnit.HOURS).cancel();
+            }
+            assertThat(atPark.await(LONG.toMillis(), TimeUnit.MILLISECONDS))
+                    .as("round %d: the thread reached the hook", i)
+                    .isTrue();
             CountDownLatch fired = new CountDownLatch(1);
             timer.newTimeout(x -> fired.countDown(), 0, TimeUnit.MILLISECONDS);
+            offered.countDown();
             assertThat(fired.await(LONG.toMillis(), TimeUnit.MILLISECONDS))
                     .as("round %d", i)
                     .isTrue();
         }
+    }
+
+    @Test
+    void anInterruptFromATaskIsClearedAndTheThreadStillSleeps() throws Exception {
+        CountDownLatch fired = new CountDownLatch(1);
+        timer.newTimeout(
+                x -> {
+                    Thread.currentThread().interrupt();
+                    fired.countDown();
+                },
+                0,
+                TimeUnit.MILLISECONDS);
+        assertThat(fired.await(LONG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        awaitAsleep(100); // a set interrupt flag would make every park return at once
+    }
+
+    @Test
+    void aCancelledTimeoutsTaskIsToldOnTheTimersThread() throws Exception {
+        AtomicReference<Thread> toldOn = new AtomicReference<>();
+        CountDownLatch told = new CountDownLatch(1);
+        Timeout t = timer.newTimeout(
+                new io.netty.util.TimerTask() {
+                    @Override
+                    public void run(Timeout timeout) {}
+
+                    @Override
+                    public void cancelled(Timeout timeout) {
+                        toldOn.set(Thread.currentThread());
+                        told.countDown();
+                    }
+                },
+                20,
+                TimeUnit.MILLISECONDS);
+        t.cancel();
+        assertThat(told.await(LONG.toMillis(), TimeUnit.MILLISECONDS))
+                .as("told; timer thread %s after %d wake-ups", timer.threadStateForTests(), timer.wakeUpsForTests())
+                .isTrue();
+        assertThat(toldOn.get().getName()).startsWith("quiet-timer-test");
+    }
+
+    @Test
+    void aHugeDelayNeitherFiresNowNorDisordersOthers() throws Exception {
+        AtomicInteger huge = new AtomicInteger();
+        timer.newTimeout(x -> huge.incrementAndGet(), Long.MAX_VALUE, TimeUnit.MILLISECONDS);
+        timer.newTimeout(x -> huge.incrementAndGet(), Long.MAX_VALUE, TimeUnit.NANOSECONDS);
+        CountDownLatch fired = new CountDownLatch(1);
+        timer.newTimeout(x -> fired.countDown(), 20, TimeUnit.MILLISECONDS);
+        assertThat(fired.await(LONG.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        Thread.sleep(50);
+        assertThat(huge).hasValue(0);
     }
 
     @Test
@@ -170,10 +253,7 @@ class QuietTimerTest {
         }
         Wait.until(LONG, () -> timer.pendingForTests() == 10_000, "all taken");
         ts.forEach(Timeout::cancel);
-        Wait.until(
-                LONG,
-                () -> timer.pendingForTests() < QuietTimer.SWEEP_CANCELLED,
-                "cancelled timeouts swept out (pending " + timer.pendingForTests() + ")");
+        Wait.until(LONG, () -> timer.pendingForTests() < QuietTimer.SWEEP_CANCELLED, "cancelled timeouts swept out");
     }
 
     @Test
@@ -217,7 +297,9 @@ class QuietTimerTest {
 
         Set<Timeout> left = own.stop();
         assertThat(left).containsExactly(waiting);
+        assertThat(waiting.isCancelled()).as("the caller owns what is returned").isTrue();
         assertThat(ran.isExpired()).isTrue();
+        assertThat(own.stop()).as("a second stop").isEmpty();
         assertThatThrownBy(() -> own.newTimeout(x -> {}, 0, TimeUnit.MILLISECONDS))
                 .isInstanceOf(IllegalStateException.class);
     }
