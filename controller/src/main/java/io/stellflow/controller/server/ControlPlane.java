@@ -119,6 +119,11 @@ public final class ControlPlane {
         guard.activationPending(false);
     }
 
+    /** Whether requests wait for this node's activation (since the last leadership change). */
+    public boolean activationPending() {
+        return guard.activationPending();
+    }
+
     /** This node just became the active controller: every broker's session restarts now. */
     public void becameActive() {
         liveness.reset();

@@ -54,7 +54,6 @@ public final class ControllerServer implements AutoCloseable {
     private final String proposedClusterId;
     private Server grpc;
     private InetSocketAddress rpcAddress;
-    private volatile boolean announced;
     private volatile boolean closed;
 
     private ControllerServer(ControllerConfig config, ControllerMetrics metrics) throws IOException {
@@ -100,7 +99,6 @@ public final class ControllerServer implements AutoCloseable {
                 long term = quorum.currentTerm();
                 metrics.epoch(term);
                 metrics.active(false); // until leaderReady: a new leader first commits an entry of its term
-                announced = false;
                 controlPlane.leadershipChanged();
                 if (newLeader != null) {
                     boolean self = RaftQuorum.peerId(config.nodeId()).equals(newLeader);
@@ -145,7 +143,7 @@ public final class ControllerServer implements AutoCloseable {
             // Ratis reports leader changes and readiness as events; a leader that steps down (cut off
             // from the majority) is also caught here within one tick.
             metrics.active(active && !closed);
-            if (!announced && active) {
+            if (active && controlPlane.activationPending()) {
                 announce();
             }
             controlPlane.checkLiveness();
@@ -219,7 +217,6 @@ public final class ControllerServer implements AutoCloseable {
      */
     private void activated(long term) {
         if (quorum.currentTerm() == term && quorum.isActive()) {
-            announced = true;
             controlPlane.activated();
         }
     }

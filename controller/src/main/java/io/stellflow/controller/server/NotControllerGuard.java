@@ -77,11 +77,21 @@ final class NotControllerGuard {
         activationPending = pending;
     }
 
+    /** Whether requests wait for this node's activation. */
+    boolean activationPending() {
+        return activationPending;
+    }
+
+    /** The Raft leader that committed an entry of its term and finished its activation. */
+    private boolean ready() {
+        return quorum.isActive() && !activationPending;
+    }
+
     /**
      * Whether this node serves requests now: the active controller, activated, and not closed.
      */
     boolean isActive() {
-        return quorum.isActive() && !activationPending && !closed;
+        return ready() && !closed;
     }
 
     /**
@@ -92,7 +102,7 @@ final class NotControllerGuard {
     ControllerLeader leader() {
         int id = quorum.leaderId();
         ControllerLeader.Builder b = ControllerLeader.newBuilder().setLeaderId(id);
-        if (id >= 0 && !(id == nodeId && !(quorum.isActive() && !activationPending))) {
+        if (id >= 0 && !(id == nodeId && !ready())) {
             BrokerEndpoint e = quorum.image().controllers().get(id);
             if (e != null) {
                 b.setEndpoint(e.toProto());
