@@ -3,7 +3,10 @@ package io.stellflow.broker.network;
 import io.netty.util.Timeout;
 import io.netty.util.Timer;
 import io.netty.util.TimerTask;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -154,17 +157,20 @@ public final class QuietTimer implements Timer {
         }
         Set<Timeout> left = new HashSet<>();
         for (Entry e : leftAtStop) {
-            if (e.state.compareAndSet(Entry.WAITING, Entry.CANCELLED)) {
-                left.add(e);
-            }
+            takeOver(e, left);
         }
         leftAtStop = List.of();
         for (Entry e = added.poll(); e != null; e = added.poll()) {
-            if (e.state.compareAndSet(Entry.WAITING, Entry.CANCELLED)) {
-                left.add(e);
-            }
+            takeOver(e, left); // offered after the thread's last drain
         }
         return left;
+    }
+
+    /** Cancels {@code e} for stop()'s caller and adds it to {@code left} unless it ran or was cancelled. */
+    private static void takeOver(Entry e, Set<Timeout> left) {
+        if (e.casState(Entry.WAITING, Entry.CANCELLED)) {
+            left.add(e);
+        }
     }
 
     /** Timeouts the thread holds, cancelled ones not yet dropped included (tests). */
@@ -176,9 +182,7 @@ public final class QuietTimer implements Timer {
     String threadStateForTests() {
         StackTraceElement[] at = thread.getStackTrace();
         return thread.getState()
-                + (at.length > 0
-                        ? " at " + java.util.Arrays.toString(java.util.Arrays.copyOf(at, Math.min(6, at.length)))
-                        : "");
+                + (at.length > 0 ? " at " + Arrays.toString(Arrays.copyOf(at, Math.min(6, at.length))) : "");
     }
 
     /** How often the thread woke up so far (tests: it sleeps while nothing is pending). */
@@ -240,7 +244,7 @@ public final class QuietTimer implements Timer {
 
     private void drainAdded() {
         for (Entry e = added.poll(); e != null; e = added.poll()) {
-            if (e.state.get() == Entry.WAITING) {
+            if (e.state == Entry.WAITING) {
                 pending.add(e);
             } else {
                 dropCancelled(e); // counted by cancel(), never in `pending`
@@ -251,7 +255,7 @@ public final class QuietTimer implements Timer {
     private void fireDue(long now) {
         for (Entry e = pending.peek(); e != null && e.deadlineNanos - now <= 0; e = pending.peek()) {
             pending.poll();
-            if (e.state.compareAndSet(Entry.WAITING, Entry.EXPIRED)) {
+            if (e.casState(Entry.WAITING, Entry.EXPIRED)) {
                 try {
                     e.task.run(e);
                 } catch (Throwable t) {
@@ -276,7 +280,7 @@ public final class QuietTimer implements Timer {
         int n = cancelled.get();
         if (n >= SWEEP_CANCELLED && n * 2 >= pending.size()) {
             pending.removeIf(e -> {
-                if (e.state.get() == Entry.WAITING) {
+                if (e.state == Entry.WAITING) {
                     return false;
                 }
                 dropCancelled(e);
@@ -291,13 +295,28 @@ public final class QuietTimer implements Timer {
         static final int EXPIRED = 1;
         static final int CANCELLED = 2;
 
+        private static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         final TimerTask task;
         final long deadlineNanos;
-        final AtomicInteger state = new AtomicInteger(WAITING);
+        /** WAITING, EXPIRED or CANCELLED; a field, not an AtomicInteger: one object per timeout. */
+        volatile int state = WAITING;
 
         Entry(TimerTask task, long deadlineNanos) {
             this.task = task;
             this.deadlineNanos = deadlineNanos;
+        }
+
+        boolean casState(int expected, int next) {
+            return STATE.compareAndSet(this, expected, next);
         }
 
         @Override
@@ -312,17 +331,17 @@ public final class QuietTimer implements Timer {
 
         @Override
         public boolean isExpired() {
-            return state.get() == EXPIRED;
+            return state == EXPIRED;
         }
 
         @Override
         public boolean isCancelled() {
-            return state.get() == CANCELLED;
+            return state == CANCELLED;
         }
 
         @Override
         public boolean cancel() {
-            if (!state.compareAndSet(WAITING, CANCELLED)) {
+            if (!casState(WAITING, CANCELLED)) {
                 return false;
             }
             // Each SWEEP_CANCELLED more cancelled timeouts (pending far ahead, perhaps): wake the
