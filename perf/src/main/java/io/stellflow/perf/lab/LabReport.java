@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -170,11 +171,17 @@ final class LabReport {
         List<Ratio> ratios = ratios(medians);
         Files.createDirectories(outDir);
         JSON.writeValue(outDir.resolve("results.json").toFile(), new Report(note, limits, medians, ratios, runs));
-        Files.writeString(outDir.resolve("results.md"), markdown(note, limits, medians, ratios));
+        Files.writeString(outDir.resolve("results.md"), markdown(note, limits, medians, ratios, runs));
         return Charts.write(outDir, runs);
     }
 
     static String markdown(String note, Limits limits, List<LabResult> medians, List<Ratio> ratios) {
+        return markdown(note, limits, medians, ratios, List.of());
+    }
+
+    /** As above; {@code runs} (each run's results) adds per-run pairings where a section has them. */
+    static String markdown(
+            String note, Limits limits, List<LabResult> medians, List<Ratio> ratios, List<LabResult> runs) {
         StringBuilder sb = new StringBuilder();
         sb.append("# Stellflow perf lab results\n\n").append(note).append("\n\n");
         sb.append(String.format(
@@ -209,7 +216,7 @@ final class LabReport {
                     m.kind().equals("consume") ? "" : pct(m.mbPerS(), limits.diskWriteMbPerS())));
         }
         groupSection(sb, sorted);
-        idempotenceSection(sb, sorted);
+        idempotenceSection(sb, sorted, runs);
         TxnReport.section(sb, sorted);
         if (!ratios.isEmpty()) {
             boolean times = ratios.stream().anyMatch(r -> r.time() >= 0);
@@ -293,10 +300,13 @@ final class LabReport {
     /**
      * Issue #20's target, idempotent produce within 3% of non-idempotent on our broker: each system's
      * case {@code <name>} run idempotent beside {@code <name>}{@value #NON_IDEMPOTENT} (the same
-     * workload with {@code enable.idempotence=false}), as ratios of medians (idempotent over not).
+     * workload with {@code enable.idempotence=false}), as ratios of medians (idempotent over not),
+     * then, where {@code runs} has both cases of one run, the throughput ratio of each run's pair (the
+     * two ran back to back on the same brokers, so a run's pair shares its window) and their median.
      */
-    private static void idempotenceSection(StringBuilder sb, List<LabResult> sorted) {
+    private static void idempotenceSection(StringBuilder sb, List<LabResult> sorted, List<LabResult> runs) {
         List<String> pairs = new ArrayList<>();
+        List<String> perRun = new ArrayList<>();
         for (LabResult off : sorted) {
             if (!off.caseName().endsWith(NON_IDEMPOTENT)) {
                 continue;
@@ -317,6 +327,26 @@ final class LabReport {
                             opt(ratio(on.p99Ms(), off.p99Ms())),
                             opt(ratio(on.brokerCpuSecondsPerGb(), off.brokerCpuSecondsPerGb())),
                             opt(ratio(totalCpuPerGb(on), totalCpuPerGb(off))))));
+            List<Double> paired = pairedThroughputRatios(runs, off.system(), onName, off.caseName());
+            if (!paired.isEmpty()) {
+                StringBuilder line = new StringBuilder("- ")
+                        .append(off.system())
+                        .append(' ')
+                        .append(onName)
+                        .append(", each run's idempotent / non-idempotent throughput, in run order: ");
+                for (int i = 0; i < paired.size(); i++) {
+                    line.append(i == 0 ? "" : ", ").append(opt(paired.get(i)));
+                }
+                List<Double> byValue = new ArrayList<>(paired);
+                byValue.sort(null);
+                long below = paired.stream().filter(v -> v < 0.97).count();
+                double median = byValue.size() % 2 == 1
+                        ? byValue.get(byValue.size() / 2)
+                        : (byValue.get(byValue.size() / 2 - 1) + byValue.get(byValue.size() / 2)) / 2;
+                perRun.add(line.append(String.format(
+                                Locale.ROOT, "; median %s, %d of %d below 0.97\n", opt(median), below, paired.size()))
+                        .toString());
+            }
         }
         if (!pairs.isEmpty()) {
             sb.append("\n## Idempotent / non-idempotent produce (medians; the target is a throughput ratio of at"
@@ -324,7 +354,38 @@ final class LabReport {
             sb.append("| system | case | idempotent MB/s | non-idempotent MB/s | throughput | p99 | broker CPU s/GB |"
                     + " broker+client CPU s/GB |\n|---|---|---:|---:|---:|---:|---:|---:|\n");
             pairs.forEach(sb::append);
+            if (!perRun.isEmpty()) {
+                sb.append('\n');
+                perRun.forEach(sb::append);
+            }
         }
+    }
+
+    /**
+     * Throughput ratios {@code on / off} of one system's two cases, one per run number that has both
+     * (ascending run order); empty when no run has both.
+     */
+    static List<Double> pairedThroughputRatios(List<LabResult> runs, String system, String on, String off) {
+        Map<Integer, Double> onByRun = new TreeMap<>();
+        Map<Integer, Double> offByRun = new TreeMap<>();
+        for (LabResult r : runs) {
+            if (!r.system().equals(system)) {
+                continue;
+            }
+            if (r.caseName().equals(on)) {
+                onByRun.put(r.run(), r.mbPerS());
+            } else if (r.caseName().equals(off)) {
+                offByRun.put(r.run(), r.mbPerS());
+            }
+        }
+        List<Double> out = new ArrayList<>();
+        onByRun.forEach((run, mbs) -> {
+            Double other = offByRun.get(run);
+            if (other != null && other > 0) {
+                out.add(mbs / other);
+            }
+        });
+        return out;
     }
 
     static String fmt(double v) {

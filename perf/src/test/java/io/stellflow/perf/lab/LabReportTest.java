@@ -81,10 +81,15 @@ class LabReportTest {
     }
 
     private static LabResult produce(String system, String name, String idempotence, double mbPerS, double cpuPerGb) {
+        return produce(system, name, 1, idempotence, mbPerS, cpuPerGb);
+    }
+
+    private static LabResult produce(
+            String system, String name, int run, String idempotence, double mbPerS, double cpuPerGb) {
         return new LabResult(
                 system,
                 name,
-                1,
+                run,
                 "produce",
                 "nio",
                 1024,
@@ -105,6 +110,35 @@ class LabReportTest {
                 0.5,
                 0.5,
                 0);
+    }
+
+    @Test
+    void eachRunsIdempotentPairIsReportedBesideTheMedians() {
+        String on = "produce-1KiB-b1MiB-acks-1";
+        String off = on + "-noidem";
+        List<LabResult> runs = List.of(
+                produce("stellflow", on, 1, "true", 450, 1),
+                produce("stellflow", off, 1, "false", 500, 1),
+                produce("stellflow", on, 2, "true", 500, 1),
+                produce("stellflow", off, 2, "false", 400, 1),
+                produce("stellflow", on, 3, "true", 490, 1),
+                produce("stellflow", off, 3, "false", 500, 1),
+                // Run 4 lost its non-idempotent case: not paired.
+                produce("stellflow", on, 4, "true", 100, 1),
+                produce("kafka", on, 1, "true", 300, 1));
+        List<LabResult> medians = LabReport.medians(runs);
+
+        assertThat(LabReport.pairedThroughputRatios(runs, "stellflow", on, off)).containsExactly(0.9, 1.25, 0.98);
+        assertThat(LabReport.pairedThroughputRatios(runs, "kafka", on, off)).isEmpty();
+        String md = LabReport.markdown("note", new LabReport.Limits(0, 0), medians, List.of(), runs);
+        assertThat(md)
+                .contains("- stellflow produce-1KiB-b1MiB-acks-1, each run's idempotent / non-idempotent"
+                        + " throughput, in run order: 0.90, 1.25, 0.98; median 0.98, 1 of 3 below 0.97\n")
+                .doesNotContain("- kafka produce-1KiB-b1MiB-acks-1, each run's");
+        // Without the runs, only the table of medians.
+        assertThat(LabReport.markdown("note", new LabReport.Limits(0, 0), medians, List.of()))
+                .contains("## Idempotent / non-idempotent produce")
+                .doesNotContain("each run's idempotent");
     }
 
     @Test
