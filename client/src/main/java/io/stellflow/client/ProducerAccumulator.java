@@ -327,7 +327,10 @@ final class ProducerAccumulator {
      */
     private boolean seal(ProducerBatch b) {
         if (b.stage == ProducerBatch.Stage.OPEN) {
-            b.close();
+            // The CRC is summed once, where the bytes become final: here for a plain batch sent
+            // as sealed; by the compression (a new batch) or the idempotent stamp (new header)
+            // otherwise, instead of a second pass over every sealed batch.
+            b.close(compressionQueue == null && idempotence == null);
             if (compressionQueue == null) {
                 b.stage = ProducerBatch.Stage.READY;
             } else {

@@ -10,6 +10,7 @@ import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.record.RecordBatchValidator;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -197,8 +198,18 @@ final class ProducerBatch {
 
     /** Seals the batch (fills length, counts and CRC); idempotent. */
     void close() {
+        close(true);
+    }
+
+    /**
+     * Seals the batch; {@code withCrc} false leaves its CRC to whoever rewrites it before it is sent
+     * ({@link #compress} writes a new batch with its own CRC, {@link #stampProducer} rewrites the
+     * header and its CRC), so the sealed bytes are not summed twice. Idempotent (the first call
+     * decides).
+     */
+    void close(boolean withCrc) {
         if (!closed) {
-            builder.close();
+            builder.close(withCrc);
             closed = true;
         }
     }
@@ -291,7 +302,14 @@ final class ProducerBatch {
             BatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
             if (out.readableBytes() > maxBatchBytes && recordCount > 1) {
                 out.clear();
-                List<DecodedRecord> records = RecordBatchReader.decode(buffer, 0);
+                List<DecodedRecord> records = new ArrayList<>(recordCount);
+                // Unchecked CRC: our own sealed bytes, maybe sealed without one (close(false)).
+                RecordBatchReader.decode(
+                        buffer,
+                        0,
+                        false,
+                        (offset, timestampMs, key, value, headers) ->
+                                records.add(new DecodedRecord(offset, timestampMs, key, value, headers)));
                 compressInParts(records, 0, records.size(), codec, maxBatchBytes, out);
             }
         } catch (RuntimeException e) {

@@ -87,7 +87,8 @@ class ProducerCompressionTest {
             appended++;
         }
         assertThat(appended).as("filled to the 65,536-byte limit").isGreaterThan(800);
-        batch.close();
+        batch.close(false); // as the accumulator seals a batch it will compress: no CRC summed yet
+        assertThat(RecordBatchLayout.crc(batch.bytes(), 0)).isZero();
         int plainBytes = batch.sizeInBytes();
         assertThat(batch.wireSizeEstimateBytes()).isEqualTo((int) Math.ceil(plainBytes * 0.3));
         try (ProducerCompression c = ProducerCompression.of(config("compression.type", "zstd"))) {
@@ -131,7 +132,7 @@ class ProducerCompressionTest {
             }
             values.add(value);
         }
-        batch.close();
+        batch.close(false); // sealed without a CRC, as the accumulator seals a batch it compresses
         try (ProducerCompression c = ProducerCompression.of(config(
                         "compression.type",
                         "lz4",
@@ -148,6 +149,7 @@ class ProducerCompressionTest {
                 assertThat(RecordBatchLayout.batchSize(set, pos)).isLessThanOrEqualTo(batchSize);
                 assertThat(RecordBatchLayout.attributes(set, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK)
                         .isEqualTo(CompressionType.LZ4.id());
+                assertThat(RecordBatchLayout.crc(set, pos)).isEqualTo(RecordBatchLayout.computeCrc(set, pos));
                 batches++;
             }
             assertThat(batches).isGreaterThanOrEqualTo(16);

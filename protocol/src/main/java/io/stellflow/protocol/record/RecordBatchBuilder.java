@@ -190,6 +190,17 @@ public final class RecordBatchBuilder {
      * from {@code out} (writerIndex goes back to the start). Idempotent.
      */
     public void close() {
+        close(true);
+    }
+
+    /**
+     * As {@link #close()}; {@code withCrc} false leaves the CRC field 0 for a writer that rewrites
+     * the header later and computes the CRC then (the producer stamps an idempotent batch's producer
+     * fields at send time, and compresses a batch into a new one with its own CRC): one CRC-32C pass
+     * over the batch instead of two. Such a batch is not valid on the wire until that CRC is written.
+     * Idempotent (the first call decides).
+     */
+    public void close(boolean withCrc) {
         if (closed) {
             return;
         }
@@ -203,7 +214,8 @@ public final class RecordBatchBuilder {
         out.setInt(batchStart + RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, recordCount - 1);
         out.setLong(batchStart + RecordBatchLayout.MAX_TIMESTAMP_OFFSET, maxTimestampMs);
         out.setInt(batchStart + RecordBatchLayout.RECORD_COUNT_OFFSET, recordCount);
-        out.setInt(batchStart + RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(out, batchStart));
+        out.setInt(
+                batchStart + RecordBatchLayout.CRC_OFFSET, withCrc ? RecordBatchLayout.computeCrc(out, batchStart) : 0);
     }
 
     /**

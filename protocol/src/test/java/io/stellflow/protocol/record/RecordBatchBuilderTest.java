@@ -41,6 +41,36 @@ class RecordBatchBuilderTest {
         assertThat(RecordBatchReader.decode(out, 0)).hasSize(1);
     }
 
+    /**
+     * Sealed without a CRC (the producer's batches that are stamped or compressed before they are
+     * sent): everything else is as {@code close()} writes it, the CRC field is 0 until the stamp sums
+     * it once, and a second close does not change the decision.
+     */
+    @Test
+    void closeWithoutCrcLeavesItToTheStamp() {
+        ByteBuf summed = bufs.heap();
+        ByteBuf deferred = bufs.heap();
+        RecordBatchBuilder a = new RecordBatchBuilder(summed, 500);
+        RecordBatchBuilder b = new RecordBatchBuilder(deferred, 500);
+        for (int i = 0; i < 3; i++) {
+            a.append(700 + i, new byte[] {(byte) i}, new byte[] {2, 3});
+            b.append(700 + i, new byte[] {(byte) i}, new byte[] {2, 3});
+        }
+        a.close();
+        b.close(false);
+        b.close(true); // already closed: still without a CRC
+        assertThat(RecordBatchLayout.crc(deferred, 0)).isZero();
+        assertThat(RecordBatchValidator.validate(deferred, Integer.MAX_VALUE)).isEqualTo(Errors.CORRUPT_MESSAGE);
+        assertThat(deferred.writerIndex()).isEqualTo(summed.writerIndex());
+        summed.setInt(RecordBatchLayout.CRC_OFFSET, 0);
+        assertThat(deferred).isEqualTo(summed); // the same bytes but the CRC
+
+        RecordBatchLayout.setProducerFields(deferred, 0, 1000L, (short) 3, 42);
+        assertThat(RecordBatchLayout.crc(deferred, 0)).isEqualTo(RecordBatchLayout.computeCrc(deferred, 0));
+        assertThat(RecordBatchValidator.validate(deferred, Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+        assertThat(RecordBatchReader.decode(deferred, 0)).hasSize(3);
+    }
+
     @Test
     void writesTheClientDefaultsOfSpec7_1() {
         ByteBuf out = bufs.heap();

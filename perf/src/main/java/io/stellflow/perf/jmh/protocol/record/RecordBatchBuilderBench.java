@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +29,12 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>{@code buffers}: {@code pooled} builds into the same pooled buffer every time; {@code mixed}
  * takes turns with a buffer in a leak detector's wrapper (Netty wraps a sample of the producer's batch
  * buffers), so the JIT sees both classes at every write, as it does in a producer.
+ *
+ * <p>An idempotent producer then stamps the sealed batch with its producer id, epoch and base
+ * sequence ({@code RecordBatchLayout.setProducerFields}, which sums the CRC-32C again): {@code
+ * buildAndStampSummedTwice} is that with the CRC also summed at sealing (the producer until
+ * 2026-12-06), {@code buildAndStampSummedOnce} seals without it ({@code close(false)}, what the
+ * producer does now when a stamp or compression rewrites the batch).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -97,6 +104,29 @@ public class RecordBatchBuilderBench {
             b.append(TIMESTAMP_MS + i, null, values[i & 15], List.of());
         }
         b.close();
+        return b.sizeInBytes();
+    }
+
+    @Benchmark
+    public int buildAndStampSummedTwice() {
+        return buildAndStamp(true);
+    }
+
+    @Benchmark
+    public int buildAndStampSummedOnce() {
+        return buildAndStamp(false);
+    }
+
+    private int buildAndStamp(boolean crcAtSeal) {
+        ByteBuf out = outs[next];
+        next = next + 1 == outs.length ? 0 : next + 1;
+        out.clear();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, TIMESTAMP_MS);
+        for (int i = 0; i < records; i++) {
+            b.append(TIMESTAMP_MS + i, null, values[i & 15], List.of());
+        }
+        b.close(crcAtSeal);
+        RecordBatchLayout.setProducerFields(out, 0, 4242L, (short) 0, next);
         return b.sizeInBytes();
     }
 }
