@@ -458,6 +458,10 @@ public final class StellflowServer implements AutoCloseable {
             joined.complete(null);
         }
         l.watch(watchdog);
+        ProducerIdBlocks ids = producerIdBlocks;
+        if (ids != null) {
+            ids.fetchAhead(); // the first block, before the first InitProducerId needs it
+        }
         if (newMetaProperties && l.clusterId() != null) {
             BrokerMetadata.create(logDir, config.brokerId(), l.clusterId());
             clusterId = l.clusterId();
