@@ -96,13 +96,7 @@ public class RecordBatchBuilderBench {
 
     @Benchmark
     public int buildBatch() {
-        ByteBuf out = outs[next];
-        next = next + 1 == outs.length ? 0 : next + 1;
-        out.clear();
-        RecordBatchBuilder b = new RecordBatchBuilder(out, TIMESTAMP_MS);
-        for (int i = 0; i < records; i++) {
-            b.append(TIMESTAMP_MS + i, null, values[i & 15], List.of());
-        }
+        RecordBatchBuilder b = fill(nextOut());
         b.close();
         return b.sizeInBytes();
     }
@@ -118,15 +112,26 @@ public class RecordBatchBuilderBench {
     }
 
     private int buildAndStamp(boolean crcAtSeal) {
+        ByteBuf out = nextOut();
+        RecordBatchBuilder b = fill(out);
+        b.close(crcAtSeal);
+        RecordBatchLayout.setProducerFields(out, 0, 4242L, (short) 0, next);
+        return b.sizeInBytes();
+    }
+
+    /** The next buffer of {@link #outs} in turn, cleared. */
+    private ByteBuf nextOut() {
         ByteBuf out = outs[next];
         next = next + 1 == outs.length ? 0 : next + 1;
-        out.clear();
+        return out.clear();
+    }
+
+    /** A builder on {@code out} holding the batch's records, not closed. */
+    private RecordBatchBuilder fill(ByteBuf out) {
         RecordBatchBuilder b = new RecordBatchBuilder(out, TIMESTAMP_MS);
         for (int i = 0; i < records; i++) {
             b.append(TIMESTAMP_MS + i, null, values[i & 15], List.of());
         }
-        b.close(crcAtSeal);
-        RecordBatchLayout.setProducerFields(out, 0, 4242L, (short) 0, next);
-        return b.sizeInBytes();
+        return b;
     }
 }
