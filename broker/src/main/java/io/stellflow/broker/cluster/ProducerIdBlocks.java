@@ -127,6 +127,9 @@ public final class ProducerIdBlocks {
                 long[] block = null;
                 try {
                     block = allocateBlock(false);
+                } catch (RuntimeException e) {
+                    // E.g. the controller client closed under a broker shutting down.
+                    LOG.debug("Broker {} fetching a producer id block ahead failed: {}", brokerId, e.toString());
                 } finally {
                     fetched(block);
                 }
@@ -150,7 +153,7 @@ public final class ProducerIdBlocks {
         }
     }
 
-    /** Whether a block is held ahead of the current one (tests, metrics). */
+    /** Whether a block is held ahead of the current one (for tests). */
     public synchronized boolean hasBlockAhead() {
         return aheadEnd > 0;
     }

@@ -34,12 +34,16 @@ class ProducerIdBlocksTest {
         final AtomicInteger calls = new AtomicInteger();
         final AtomicLong nextFirst = new AtomicLong(1000);
         final AtomicBoolean unavailable = new AtomicBoolean();
+        final AtomicBoolean closed = new AtomicBoolean();
 
         @Override
         public AllocateProducerIdsResponse apply(AllocateProducerIdsRequest request) {
             calls.incrementAndGet();
             if (unavailable.get()) {
                 throw new ControllerUnavailableException("no controller", null);
+            }
+            if (closed.get()) {
+                throw new IllegalStateException("controller client closed");
             }
             return AllocateProducerIdsResponse.newBuilder()
                     .setError(ErrorCode.NONE)
@@ -115,6 +119,19 @@ class ProducerIdBlocksTest {
         assertThat(blocks.nextProducerId()).isEqualTo(1000);
         blocks.fetchAhead(); // a failed fetch does not block the next one
         assertThat(held).hasSize(1);
+    }
+
+    @Test
+    void aFetchAheadThatFailsOtherwiseEndsQuietlyAndCanBeStartedAgain() {
+        controller.closed.set(true); // a broker shutting down: its controller client closed
+        blocks.fetchAhead();
+        held.poll().run(); // does not throw on the fetching thread
+        assertThat(blocks.hasBlockAhead()).isFalse();
+        controller.closed.set(false);
+        blocks.fetchAhead();
+        held.poll().run();
+        assertThat(blocks.nextProducerId()).isEqualTo(1000);
+        assertThat(controller.calls).hasValue(2);
     }
 
     @Test
