@@ -10,7 +10,6 @@ import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.record.RecordBatchValidator;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -302,14 +301,8 @@ final class ProducerBatch {
             BatchCompression.compress(buffer, buffer.readerIndex(), codec, out);
             if (out.readableBytes() > maxBatchBytes && recordCount > 1) {
                 out.clear();
-                List<DecodedRecord> records = new ArrayList<>(recordCount);
                 // Unchecked CRC: our own sealed bytes, maybe sealed without one (close(false)).
-                RecordBatchReader.decode(
-                        buffer,
-                        0,
-                        false,
-                        (offset, timestampMs, key, value, headers) ->
-                                records.add(new DecodedRecord(offset, timestampMs, key, value, headers)));
+                List<DecodedRecord> records = RecordBatchReader.decode(buffer, 0, false);
                 compressInParts(records, 0, records.size(), codec, maxBatchBytes, out);
             }
         } catch (RuntimeException e) {

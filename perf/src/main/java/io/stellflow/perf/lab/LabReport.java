@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -127,9 +128,15 @@ final class LabReport {
     }
 
     private static double median(List<LabResult> g, ToDoubleFunction<LabResult> f) {
-        double[] v = g.stream().mapToDouble(f).sorted().toArray();
+        return LabResult.round(median(g.stream().mapToDouble(f).toArray()));
+    }
+
+    /** The median of {@code values} (not empty; the array is not changed). */
+    static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
         int n = v.length;
-        return LabResult.round(n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+        return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     }
 
     static List<Ratio> ratios(List<LabResult> medians) {
@@ -337,12 +344,9 @@ final class LabReport {
                 for (int i = 0; i < paired.size(); i++) {
                     line.append(i == 0 ? "" : ", ").append(opt(paired.get(i)));
                 }
-                List<Double> byValue = new ArrayList<>(paired);
-                byValue.sort(null);
                 long below = paired.stream().filter(v -> v < 0.97).count();
-                double median = byValue.size() % 2 == 1
-                        ? byValue.get(byValue.size() / 2)
-                        : (byValue.get(byValue.size() / 2 - 1) + byValue.get(byValue.size() / 2)) / 2;
+                double median =
+                        median(paired.stream().mapToDouble(Double::doubleValue).toArray());
                 perRun.add(line.append(String.format(
                                 Locale.ROOT, "; median %s, %d of %d below 0.97\n", opt(median), below, paired.size()))
                         .toString());

@@ -69,10 +69,20 @@ public final class RecordBatchReader {
 
     /** Decodes every record between readerIndex and writerIndex; an empty set gives an empty list. */
     public static List<DecodedRecord> decode(ByteBuf recordSet, long fetchOffset) {
+        return decode(recordSet, fetchOffset, true);
+    }
+
+    /**
+     * As {@link #decode(ByteBuf, long)}; {@code checkCrc} false skips each batch's CRC-32C check (a
+     * writer reading back batches it sealed itself, perhaps without a CRC yet: {@link
+     * RecordBatchBuilder#close(boolean)}).
+     */
+    public static List<DecodedRecord> decode(ByteBuf recordSet, long fetchOffset, boolean checkCrc) {
         List<DecodedRecord> records = new ArrayList<>();
         decode(
                 recordSet,
                 fetchOffset,
+                checkCrc,
                 (offset, timestampMs, key, value, headers) ->
                         records.add(new DecodedRecord(offset, timestampMs, key, value, headers)));
         return records;
