@@ -327,10 +327,17 @@ final class ProducerAccumulator {
      */
     private boolean seal(ProducerBatch b) {
         if (b.stage == ProducerBatch.Stage.OPEN) {
-            // The CRC is summed once, where the bytes become final: here for a plain batch sent
-            // as sealed; by the compression (a new batch) or the idempotent stamp (new header)
-            // otherwise, instead of a second pass over every sealed batch.
-            b.close(compressionQueue == null && idempotence == null);
+            // The records are summed once, here where they are final and still in the cache: a
+            // plain batch gets its whole CRC; an idempotent one its records' CRC, which the stamp
+            // (new header, on the sender, under this lock) combines with its 40 header bytes. A
+            // compressed batch is summed by the compression (a new batch) instead.
+            if (compressionQueue != null) {
+                b.close(false);
+            } else if (idempotence != null) {
+                b.closeSummingRecords();
+            } else {
+                b.close(true);
+            }
             if (compressionQueue == null) {
                 b.stage = ProducerBatch.Stage.READY;
             } else {

@@ -67,6 +67,13 @@ final class ProducerBatch {
     private int uncompressedBytes;
 
     private boolean compressed;
+
+    /** CRC-32C of the uncompressed batch's records section, when {@link #recordsCrcKnown}. */
+    private int recordsCrc;
+
+    /** Set by {@link #closeSummingRecords}; {@link #compress} replaces the records, and then it is unused. */
+    private boolean recordsCrcKnown;
+
     private final RecordBatchBuilder builder;
     /** Per record (the first {@link #recordCount} entries): its callback and timestamp; grown by doubling. */
     private Callback[] callbacks = new Callback[64];
@@ -214,8 +221,27 @@ final class ProducerBatch {
     }
 
     /**
+     * Seals the batch without its CRC and sums its records section alone ({@link
+     * RecordBatchLayout#recordsCrc}), for a batch {@link #stampProducer} stamps uncompressed: the
+     * stamp then sums only the header and combines, so the records are read once, here, while they
+     * are still in the cache, and not again on the sender thread. Idempotent (the first call decides).
+     */
+    void closeSummingRecords() {
+        if (!closed) {
+            builder.close(false);
+            closed = true;
+            if (recordCount > 0) {
+                recordsCrc = RecordBatchLayout.recordsCrc(buffer, buffer.readerIndex());
+                recordsCrcKnown = true;
+            }
+        }
+    }
+
+    /**
      * Idempotence: writes the producer id, epoch and base sequence into the sealed batch (compressed
-     * or not; one batch, since an idempotent producer never splits one) and rewrites its CRC.
+     * or not; one batch, since an idempotent producer never splits one) and rewrites its CRC: from the
+     * records' CRC taken at {@link #closeSummingRecords} when the records are those it summed, else
+     * over the whole batch.
      *
      * @throws IllegalStateException when the batch is not sealed
      */
@@ -223,7 +249,12 @@ final class ProducerBatch {
         if (!closed) {
             throw new IllegalStateException("stamp before close: " + tp);
         }
-        RecordBatchLayout.setProducerFields(buffer, buffer.readerIndex(), producerId, producerEpoch, baseSequence);
+        if (recordsCrcKnown && !compressed) {
+            RecordBatchLayout.setProducerFields(
+                    buffer, buffer.readerIndex(), producerId, producerEpoch, baseSequence, recordsCrc);
+        } else {
+            RecordBatchLayout.setProducerFields(buffer, buffer.readerIndex(), producerId, producerEpoch, baseSequence);
+        }
         this.producerId = producerId;
         this.producerEpoch = producerEpoch;
         this.baseSequence = baseSequence;

@@ -30,7 +30,7 @@ class ProducerIdempotenceTest {
         for (int i = 0; i < records; i++) {
             b.tryAppend(1000, null, new byte[] {(byte) i}, null);
         }
-        b.close(false); // as an idempotent producer seals it: the stamp sums the CRC
+        b.closeSummingRecords(); // as an idempotent producer seals it: the stamp combines the CRC
         batches.add(b);
         return b;
     }
@@ -60,6 +60,23 @@ class ProducerIdempotenceTest {
         assertThat(RecordBatchValidator.validate(b.bytes(), Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
         assertThat(idem.onResult(a, p, Errors.NONE, true)).isEqualTo(ProducerIdempotence.Outcome.COMPLETE);
         assertThat(p.outstanding).containsExactly(b);
+    }
+
+    /**
+     * The stamp combines the records' CRC taken at sealing with the header's: the batch is valid and
+     * byte for byte what summing it whole gives, also when stamped again with another epoch and
+     * sequence (after an epoch bump).
+     */
+    @Test
+    void aStampFromTheSealedRecordsCrcIsValidAndStaysValidWhenStampedAgain() {
+        ProducerBatch b = batch(20);
+        b.stampProducer(1000, (short) 0, 0);
+        assertThat(RecordBatchValidator.validate(b.bytes(), Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+        b.stampProducer(1000, (short) 1, 7);
+        assertThat(RecordBatchLayout.producerEpoch(b.bytes(), 0)).isEqualTo((short) 1);
+        assertThat(RecordBatchLayout.baseSequence(b.bytes(), 0)).isEqualTo(7);
+        assertThat(RecordBatchLayout.crc(b.bytes(), 0)).isEqualTo(RecordBatchLayout.computeCrc(b.bytes(), 0));
+        assertThat(RecordBatchValidator.validate(b.bytes(), Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
     }
 
     /**

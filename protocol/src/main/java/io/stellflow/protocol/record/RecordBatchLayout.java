@@ -146,6 +146,32 @@ public final class RecordBatchLayout {
         buf.setInt(batchStart + CRC_OFFSET, computeCrc(buf, batchStart));
     }
 
+    /**
+     * As {@link #setProducerFields(ByteBuf, int, long, short, int)} for a batch whose records' CRC-32C
+     * is known ({@link #recordsCrc}, taken when it was sealed): sums only the 40 header bytes 17-56
+     * and {@linkplain Crc32c#combine combines} them with {@code recordsCrc}, instead of summing the
+     * whole batch again. The result is the same CRC; a wrong {@code recordsCrc} gives a batch every
+     * reader refuses (CORRUPT_MESSAGE), never one that passes with other records.
+     */
+    public static void setProducerFields(
+            ByteBuf buf, int batchStart, long producerId, short producerEpoch, int baseSequence, int recordsCrc) {
+        buf.setLong(batchStart + PRODUCER_ID_OFFSET, producerId);
+        buf.setShort(batchStart + PRODUCER_EPOCH_OFFSET, producerEpoch);
+        buf.setInt(batchStart + BASE_SEQUENCE_OFFSET, baseSequence);
+        int headerCrc = Crc32c.compute(buf, batchStart + CRC_START_OFFSET, RECORDS_OFFSET - CRC_START_OFFSET);
+        int recordsBytes = LOG_OVERHEAD + batchLength(buf, batchStart) - RECORDS_OFFSET;
+        buf.setInt(batchStart + CRC_OFFSET, Crc32c.combine(headerCrc, recordsCrc, recordsBytes));
+    }
+
+    /**
+     * The CRC-32C of a complete batch's records section (bytes 57..end, batchLength set): the part of
+     * the batch CRC that stamping the producer fields does not change.
+     */
+    public static int recordsCrc(ByteBuf buf, int batchStart) {
+        return Crc32c.compute(
+                buf, batchStart + RECORDS_OFFSET, LOG_OVERHEAD + batchLength(buf, batchStart) - RECORDS_OFFSET);
+    }
+
     public static byte magic(ByteBuf buf, int batchStart) {
         return buf.getByte(batchStart + MAGIC_OFFSET);
     }

@@ -71,6 +71,38 @@ class RecordBatchBuilderTest {
         assertThat(RecordBatchReader.decode(deferred, 0)).hasSize(3);
     }
 
+    /**
+     * The stamp from the records' CRC taken at sealing (the producer's idempotent batches) writes the
+     * same bytes as summing the stamped batch whole; a wrong records CRC gives a batch the validator
+     * refuses, not one that passes.
+     */
+    @Test
+    void stampFromTheRecordsCrcWritesTheSameBytesAsSummingTheWholeBatch() {
+        ByteBuf whole = bufs.heap();
+        ByteBuf combined = bufs.heap();
+        ByteBuf wrong = bufs.heap();
+        for (ByteBuf out : new ByteBuf[] {whole, combined, wrong}) {
+            RecordBatchBuilder b = new RecordBatchBuilder(out, 500);
+            for (int i = 0; i < 50; i++) {
+                b.append(700 + i, new byte[] {(byte) i}, new byte[100 + i]);
+            }
+            b.close(false);
+        }
+        int recordsCrc = RecordBatchLayout.recordsCrc(combined, 0);
+        assertThat(recordsCrc)
+                .isEqualTo(Crc32c.compute(
+                        combined,
+                        RecordBatchLayout.RECORDS_OFFSET,
+                        combined.writerIndex() - RecordBatchLayout.RECORDS_OFFSET));
+        RecordBatchLayout.setProducerFields(whole, 0, 1000L, (short) 3, 42);
+        RecordBatchLayout.setProducerFields(combined, 0, 1000L, (short) 3, 42, recordsCrc);
+        assertThat(combined).isEqualTo(whole);
+        assertThat(RecordBatchValidator.validate(combined, Integer.MAX_VALUE)).isEqualTo(Errors.NONE);
+
+        RecordBatchLayout.setProducerFields(wrong, 0, 1000L, (short) 3, 42, recordsCrc ^ 1);
+        assertThat(RecordBatchValidator.validate(wrong, Integer.MAX_VALUE)).isEqualTo(Errors.CORRUPT_MESSAGE);
+    }
+
     @Test
     void writesTheClientDefaultsOfSpec7_1() {
         ByteBuf out = bufs.heap();

@@ -34,7 +34,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * sequence ({@code RecordBatchLayout.setProducerFields}, which sums the CRC-32C again): {@code
  * buildAndStampSummedTwice} is that with the CRC also summed at sealing (the producer until
  * 2026-12-06), {@code buildAndStampSummedOnce} seals without it ({@code close(false)}, what the
- * producer does now when a stamp or compression rewrites the batch).
+ * producer did from then until the stamp combined the records' CRC), {@code buildAndStampCombined}
+ * sums the records at sealing and the stamp sums the 40 header bytes and combines ({@code
+ * Crc32c.combine}, the producer now). {@code stampSummingWholeBatch} and {@code
+ * stampCombiningRecordsCrc} time the stamp alone, the part the sender thread runs under the
+ * producer's lock.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -109,6 +113,54 @@ public class RecordBatchBuilderBench {
     @Benchmark
     public int buildAndStampSummedOnce() {
         return buildAndStamp(false);
+    }
+
+    /** What the producer does now: the records summed at sealing, the stamp combines (header only). */
+    @Benchmark
+    public int buildAndStampCombined() {
+        ByteBuf out = nextOut();
+        RecordBatchBuilder b = fill(out);
+        b.close(false);
+        int recordsCrc = RecordBatchLayout.recordsCrc(out, 0);
+        RecordBatchLayout.setProducerFields(out, 0, 4242L, (short) 0, next, recordsCrc);
+        return b.sizeInBytes();
+    }
+
+    /**
+     * The stamp alone on a sealed batch (what the sender does under the accumulator's lock), summing
+     * the whole batch: the producer until this change.
+     */
+    @Benchmark
+    public int stampSummingWholeBatch(Sealed sealed) {
+        RecordBatchLayout.setProducerFields(sealed.batch, 0, 4242L, (short) 0, sealed.sequence++);
+        return RecordBatchLayout.crc(sealed.batch, 0);
+    }
+
+    /** The stamp alone from the records' CRC taken at sealing: the header's 40 bytes and a combine. */
+    @Benchmark
+    public int stampCombiningRecordsCrc(Sealed sealed) {
+        RecordBatchLayout.setProducerFields(sealed.batch, 0, 4242L, (short) 0, sealed.sequence++, sealed.recordsCrc);
+        return RecordBatchLayout.crc(sealed.batch, 0);
+    }
+
+    /** One sealed 1 MiB batch of the same records and its records' CRC, for the stamp benchmarks. */
+    @State(Scope.Thread)
+    public static class Sealed {
+        ByteBuf batch;
+        int recordsCrc;
+        int sequence;
+
+        @Setup
+        public void setUp(RecordBatchBuilderBench bench) {
+            batch = allocate(BATCH_BYTES, false);
+            bench.fill(batch).close(false);
+            recordsCrc = RecordBatchLayout.recordsCrc(batch, 0);
+        }
+
+        @TearDown
+        public void tearDown() {
+            batch.release();
+        }
     }
 
     private int buildAndStamp(boolean crcAtSeal) {
