@@ -5,6 +5,9 @@
 #   perf/run-matrix.sh --telemetry-overhead [--runs N] [--data-mb MB] [--warmup-mb MB] [--profile LABEL]
 #                                         produce throughput with metrics.exporter=none vs prometheus,
 #                                         side by side (perf/telemetry-overhead.sh)
+#   perf/run-matrix.sh --idempotence-ab [--rounds N] [--data-mb MB] [--warmup-mb MB] [--keep-data]
+#                                         idempotent / non-idempotent produce pairs on one broker,
+#                                         median ratio with a bootstrap interval (perf/idempotence-ab.sh)
 # --quick:
 # 1. Builds the broker, tools and perf jars once if missing or stale (./mvnw -q -DskipTests -pl tools,perf -am package), so the launchers
 #    below never build.
@@ -25,6 +28,10 @@ export STELLFLOW_AOT=off
 if [ "${1:-}" = "--telemetry-overhead" ]; then
   shift
   exec "$(dirname "${BASH_SOURCE[0]}")/telemetry-overhead.sh" "$@"
+fi
+if [ "${1:-}" = "--idempotence-ab" ]; then
+  shift
+  exec "$(dirname "${BASH_SOURCE[0]}")/idempotence-ab.sh" "$@"
 fi
 if [ "${1:-}" != "--quick" ]; then
   exec "$(dirname "${BASH_SOURCE[0]}")/lab.sh" "$@"
