@@ -35,19 +35,9 @@ for n in "$ROUNDS" "$DATA_MB" "$WARMUP_MB"; do
 done
 [ "$ROUNDS" -ge 1 ] && [ "$DATA_MB" -ge 1 ] || { log "--rounds and --data-mb must be at least 1"; exit 2; }
 
-need_build=""
-for m in broker tools perf; do
-  jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
-  if [ -z "$jar" ] || [ ! -d "$m/target/lib" ] \
-     || [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
-    need_build=yes
-  fi
-done
-if [ -n "$need_build" ]; then
-  log "building the broker, the tools and the load generator ..."
-  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
-fi
-export STELLFLOW_NO_BUILD=1 STELLFLOW_AOT=off
+# shellcheck source=perf/build-once.sh
+. "$HOME_DIR/perf/build-once.sh"
+export STELLFLOW_AOT=off
 
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT_DIR=$HOME_DIR/perf/results/$STAMP-idempotence

@@ -85,19 +85,8 @@ if [ "$MODE" = matrix ] && [ -n "$SMALL" ] && [ -z "$SMOKE" ]; then DATA_MB=${DA
 log() { printf '[lab] %s\n' "$*" >&2; }
 
 # --- build once (the launchers below never build) ------------------------------------------------
-need_build=""
-for m in broker tools perf; do
-  jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
-  if [ -z "$jar" ] || [ ! -d "$m/target/lib" ] \
-     || [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
-    need_build=yes
-  fi
-done
-if [ -n "$need_build" ]; then
-  log "building the broker, the tools and the load generator ..."
-  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
-fi
-export STELLFLOW_NO_BUILD=1
+# shellcheck source=perf/build-once.sh
+. "$HOME_DIR/perf/build-once.sh"
 # Brokers start without a JDK AOT cache unless a mode trains one for the run (SF_AOT_CACHE below): a
 # cache a developer trained under broker/target must not slip into the lab's figures unannounced.
 export STELLFLOW_AOT=off

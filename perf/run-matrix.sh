@@ -49,20 +49,8 @@ TEXT_MB=${STELLFLOW_QUICK_TEXT_MB:-8}
 log() { printf '[run-matrix] %s\n' "$*" >&2; }
 
 # --- 1. build once -----------------------------------------------------------------------------
-need_build=""
-for m in broker tools perf; do
-  jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
-  if [ -z "$jar" ] || [ ! -d "$m/target/lib" ]; then
-    need_build=yes
-  elif [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
-    need_build=yes
-  fi
-done
-if [ -n "$need_build" ]; then
-  log "building the broker, the tools and the load generator (./mvnw -q -DskipTests -pl tools,perf -am package) ..."
-  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
-fi
-export STELLFLOW_NO_BUILD=1
+# shellcheck source=perf/build-once.sh
+. "$HOME_DIR/perf/build-once.sh"
 
 # --- 2. fresh broker ---------------------------------------------------------------------------
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-quick.XXXXXX")

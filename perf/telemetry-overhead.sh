@@ -43,19 +43,8 @@ done
 log() { printf '[telemetry-overhead] %s\n' "$*" >&2; }
 command -v jq >/dev/null || { log "needs jq (apt-get install -y jq)"; exit 1; }
 
-need_build=""
-for m in broker tools perf; do
-  jar=$(ls "$m"/target/stellflow-*-SNAPSHOT.jar 2>/dev/null | grep -v -- '-tests' | head -n 1 || true)
-  if [ -z "$jar" ] || [ ! -d "$m/target/lib" ] \
-     || [ -n "$(find ./*/src ./*/pom.xml ./pom.xml -newer "$jar" -type f 2>/dev/null | head -n 1)" ]; then
-    need_build=yes
-  fi
-done
-if [ -n "$need_build" ]; then
-  log "building the broker, the tools and the load generator ..."
-  ( flock 9; ./mvnw -q -B -DskipTests -Dspotless.check.skip=true -pl tools,perf -am package >&2 ) 9>"$HOME_DIR/.build.lock"
-fi
-export STELLFLOW_NO_BUILD=1
+# shellcheck source=perf/build-once.sh
+. "$HOME_DIR/perf/build-once.sh"
 # shellcheck source=bin/find-java.sh
 . "$HOME_DIR/bin/find-java.sh"
 CLK_TCK=$(getconf CLK_TCK)
