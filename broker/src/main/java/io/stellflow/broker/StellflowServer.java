@@ -661,6 +661,16 @@ public final class StellflowServer implements AutoCloseable {
         return watchdog;
     }
 
+    /**
+     * Whether the broker holds producer ids (the block fetched at join has arrived, or a later one);
+     * false before the broker joined. For tests that count the controller's commands: that fetch is
+     * one, and it runs on its own thread after the join.
+     */
+    boolean holdsProducerIds() {
+        ProducerIdBlocks ids = producerIdBlocks;
+        return ids != null && ids.holdsIds();
+    }
+
     /** The bound Prometheus metrics port, or -1 when metrics are not served over HTTP. */
     public int metricsPort() {
         return telemetry.metricsPort();

@@ -67,6 +67,9 @@ class ControllerMetricsScrapeTest {
         p.setProperty("metadata.snapshot.interval.entries", "2");
         p.setProperty("metrics.port", "0");
         try (StellflowServer server = StellflowServer.start(BrokerConfig.fromProperties(p))) {
+            // The producer id block fetched at join is a controller command on its own thread:
+            // counted before the baseline, never between it and the topic's creation.
+            Wait.until(WAIT, server::holdsProducerIds, "the producer id block fetched at join");
             List<Sample> before = scrape(server.metricsPort());
             assertThat(value(before, "stellflow_controller_active", "node_id", "4"))
                     .isEqualTo(1);

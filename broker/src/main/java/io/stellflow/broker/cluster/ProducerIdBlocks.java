@@ -153,6 +153,11 @@ public final class ProducerIdBlocks {
         }
     }
 
+    /** Whether ids are in hand: an unused rest of the current block or a block ahead (for tests). */
+    public synchronized boolean holdsIds() {
+        return next < end || aheadEnd > 0;
+    }
+
     /** Whether a block is held ahead of the current one (for tests). */
     public synchronized boolean hasBlockAhead() {
         return aheadEnd > 0;
