@@ -93,13 +93,13 @@ public final class Crc32c {
      *
      * @param crcA CRC-32C of A (bits of an int)
      * @param crcB CRC-32C of B (bits of an int)
-     * @param lengthB B's length in bytes (>= 0)
+     * @param lengthB B's length in bytes (0 to 2^61 - 1: 8 lengthB must fit the 64 powers of the table)
      * @return CRC-32C of A || B as the bits of an int
-     * @throws IllegalArgumentException if {@code lengthB} is negative
+     * @throws IllegalArgumentException if {@code lengthB} is negative or 2^61 or more
      */
     public static int combine(int crcA, int crcB, long lengthB) {
-        if (lengthB < 0) {
-            throw new IllegalArgumentException("lengthB < 0: " + lengthB);
+        if (lengthB < 0 || lengthB >= 1L << 61) {
+            throw new IllegalArgumentException("lengthB outside 0..2^61-1: " + lengthB);
         }
         return multiplyModP(xPowEightTimes(lengthB), crcA) ^ crcB;
     }

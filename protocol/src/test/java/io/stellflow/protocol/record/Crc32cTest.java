@@ -74,10 +74,15 @@ class Crc32cTest {
     }
 
     @Test
-    void combineWithAnEmptySecondPartIsTheFirstCrcAndANegativeLengthIsABug() {
+    void combineWithAnEmptySecondPartIsTheFirstCrcAndALengthOutsideItsRangeIsABug() {
         assertThat(Crc32c.combine(0x12345678, 0, 0)).isEqualTo(0x12345678);
         assertThatThrownBy(() -> Crc32c.combine(1, 2, -1))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("lengthB < 0");
+                .hasMessageContaining("lengthB outside");
+        assertThatThrownBy(() -> Crc32c.combine(1, 2, 1L << 61))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("lengthB outside");
+        // The largest length reaches the table's last entry without an index error.
+        assertThat(Crc32c.combine(0, 0, (1L << 61) - 1)).isZero();
     }
 }
