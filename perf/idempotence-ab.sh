@@ -4,6 +4,10 @@
 # has a confidence interval instead of the one pair per run of perf/run-matrix.sh --vs-kafka.
 #   perf/run-matrix.sh --idempotence-ab [--rounds N] [--data-mb MB] [--warmup-mb MB] [--keep-data]
 #                                       [--no-aot]
+#   perf/run-matrix.sh --idempotence-ab --report DIR [--keep-data] [--no-aot]
+#                                       recomputes DIR/results.md from DIR/runs.tsv (an interrupted run)
+# Refuses to start when the disk of the data dir has less room than the run writes (with
+# --keep-data: every round's 2 x DATA_MB plus the warm-up, and a tenth more).
 # Trains a JDK AOT cache for the broker first (bin/stellflow-aot-train.sh --mb 256, as --vs-kafka
 # does; --no-aot: none), so the broker compiles its produce paths early, as the lab's brokers do.
 # Starts one fresh broker (data under a temporary dir), produces WARMUP_MB (default 2048) of 1 KiB
@@ -21,7 +25,7 @@
 set -euo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"
-ROUNDS=12 DATA_MB=1024 WARMUP_MB=2048 KEEP_DATA="" AOT=yes
+ROUNDS=12 DATA_MB=1024 WARMUP_MB=2048 KEEP_DATA="" AOT=yes REPORT_DIR=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds|--data-mb|--warmup-mb)
@@ -30,7 +34,10 @@ while [ $# -gt 0 ]; do
       shift ;;
     --keep-data) KEEP_DATA=yes ;;
     --no-aot) AOT="" ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    --report)
+      [ $# -ge 2 ] && [ -f "$2/runs.tsv" ] || { echo "--report needs a results dir with runs.tsv" >&2; exit 2; }
+      REPORT_DIR=$2; shift ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -46,10 +53,63 @@ ROUNDS=$(( 10#$ROUNDS )) DATA_MB=$(( 10#$DATA_MB )) WARMUP_MB=$(( 10#$WARMUP_MB 
 . "$HOME_DIR/perf/build-once.sh"
 export STELLFLOW_AOT=off
 
+# report DIR: per round idem / noidem from DIR/runs.tsv, median and bootstrap interval of the median
+# (awk, seeded) into DIR/results.md.
+report() {
+  awk -F'\t' -v rounds="$ROUNDS" -v keep="${KEEP_DATA:-no}" -v data_mb="$DATA_MB" -v stamp="$STAMP" -v failed="$FAILED" -v aot="${AOT:-no}" '
+  function median(a, n,   i, j, t, b) {
+    for (i = 1; i <= n; i++) b[i] = a[i]
+    for (i = 2; i <= n; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
+    return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
+  }
+  NR > 1 { mbs[$1, $2] = $3; bro[$2, ++cnt[$2]] = $4; cli[$2, cnt[$2]] = $5; thr[$2, cnt[$2]] = $3; jit[$2, cnt[$2]] = $6 }
+  END {
+    n = 0
+    for (r = 1; r <= rounds; r++) if (((r, "idem") in mbs) && ((r, "noidem") in mbs) && mbs[r, "noidem"] > 0) ratio[++n] = mbs[r, "idem"] / mbs[r, "noidem"]
+    if (n == 0) { print "no complete round" > "/dev/stderr"; exit 1 }
+    m = median(ratio, n)
+    srand(20261206)
+    for (s = 1; s <= 5000; s++) { for (i = 1; i <= n; i++) pick[i] = ratio[int(rand() * n) + 1]; boot[s] = median(pick, n) }
+    for (i = 2; i <= 5000; i++) { t = boot[i]; for (j = i - 1; j >= 1 && boot[j] > t; j--) boot[j + 1] = boot[j]; boot[j + 1] = t }
+    below = 0; line = ""
+    for (i = 1; i <= n; i++) { line = line sprintf(" %.2f", ratio[i]); if (ratio[i] < 0.97) below++ }
+    printf "# Idempotence on our broker: %d rounds of %d MB, %s\n\n", n, data_mb, stamp
+    printf "perf/run-matrix.sh --idempotence-ab --rounds %d --data-mb %d%s%s (topics %s; broker %s)\n\n", rounds, data_mb, keep == "yes" ? " --keep-data" : "", aot == "yes" ? "" : " --no-aot", keep == "yes" ? "kept" : "deleted and synced after each run", aot == "yes" ? "started from a JDK AOT cache" : "without an AOT cache"
+    printf "| mode | MB/s (median) | broker CPU ms/GiB (median) | of which JIT (median) | client CPU ms/GiB (median) |\n|---|---:|---:|---:|---:|\n"
+    split("idem noidem", modes, " ")
+    for (k = 1; k <= 2; k++) {
+      md = modes[k]; c = cnt[md]
+      for (i = 1; i <= c; i++) { x1[i] = thr[md, i]; x2[i] = bro[md, i]; x3[i] = cli[md, i]; x4[i] = jit[md, i] }
+      printf "| %s | %.1f | %.0f | %.0f | %.0f |\n", md == "idem" ? "idempotent" : "non-idempotent", median(x1, c), median(x2, c), median(x4, c), median(x3, c)
+    }
+    printf "\nidempotent / non-idempotent MB/s per round:%s\n\n", line
+    printf "**median %.3f**, bootstrap 95%% interval %.3f-%.3f; %d of %d rounds below 0.97 (issue #20: within 3%%)\n", m, boot[125], boot[4876], below, n
+    if (failed > 0) printf "\n%d run(s) failed (see the log); their rounds are left out\n", failed
+    printf "\nThe interval resamples the rounds as if independent; a drift over the run (the broker still\ncompiling, the page cache filling) makes it too narrow. Seeded awk rand(): the same interval needs the\nsame awk.\n"
+  }' "$1/runs.tsv" >"$1/results.md"
+}
+FAILED=0
+if [ -n "$REPORT_DIR" ]; then
+  ROUNDS=$(awk -F'\t' 'NR > 1 && $1 > m {m = $1} END {print m + 0}' "$REPORT_DIR/runs.tsv")
+  STAMP="$(basename "$REPORT_DIR") (recomputed with --report from runs.tsv)"
+  report "$REPORT_DIR"
+  cat "$REPORT_DIR/results.md"
+  exit 0
+fi
+
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT_DIR=$HOME_DIR/perf/results/$STAMP-idempotence
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-idem-ab.XXXXXX")
 mkdir -p "$OUT_DIR"
+NEED_MB=$(( 2 * DATA_MB + 256 ))
+[ -z "$KEEP_DATA" ] || NEED_MB=$(( (2 * ROUNDS * DATA_MB + WARMUP_MB) * 11 / 10 ))
+FREE_MB=$(df -Pm "$WORK" | awk 'NR == 2 {print $4}')
+if [ "$FREE_MB" -lt "$NEED_MB" ]; then
+  log "the disk of $WORK has $FREE_MB MB free, this run writes up to $NEED_MB MB: fewer --rounds, a smaller --data-mb, or no --keep-data"
+  rmdir "$OUT_DIR" 2>/dev/null || true
+  rm -rf "$WORK"
+  exit 1
+fi
 BROKER_PID=""
 cleanup() {
   if [ -n "$BROKER_PID" ]; then
@@ -149,7 +209,6 @@ if [ "$WARMUP_MB" -gt 0 ]; then
 fi
 
 printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib\n' >"$OUT_DIR/runs.tsv"
-FAILED=0
 for round in $(seq 1 "$ROUNDS"); do
   order="true false"
   [ $(( round % 2 )) -eq 1 ] || order="false true"
@@ -169,37 +228,6 @@ for round in $(seq 1 "$ROUNDS"); do
   done
 done
 
-# Per round idem / noidem; median and bootstrap interval of the median (awk, seeded).
-awk -F'\t' -v rounds="$ROUNDS" -v keep="${KEEP_DATA:-no}" -v data_mb="$DATA_MB" -v stamp="$STAMP" -v failed="$FAILED" -v aot="${AOT:-no}" '
-  function median(a, n,   i, j, t, b) {
-    for (i = 1; i <= n; i++) b[i] = a[i]
-    for (i = 2; i <= n; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
-    return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
-  }
-  NR > 1 { mbs[$1, $2] = $3; bro[$2, ++cnt[$2]] = $4; cli[$2, cnt[$2]] = $5; thr[$2, cnt[$2]] = $3; jit[$2, cnt[$2]] = $6 }
-  END {
-    n = 0
-    for (r = 1; r <= rounds; r++) if (((r, "idem") in mbs) && ((r, "noidem") in mbs) && mbs[r, "noidem"] > 0) ratio[++n] = mbs[r, "idem"] / mbs[r, "noidem"]
-    if (n == 0) { print "no complete round" > "/dev/stderr"; exit 1 }
-    m = median(ratio, n)
-    srand(20261206)
-    for (s = 1; s <= 5000; s++) { for (i = 1; i <= n; i++) pick[i] = ratio[int(rand() * n) + 1]; boot[s] = median(pick, n) }
-    for (i = 2; i <= 5000; i++) { t = boot[i]; for (j = i - 1; j >= 1 && boot[j] > t; j--) boot[j + 1] = boot[j]; boot[j + 1] = t }
-    below = 0; line = ""
-    for (i = 1; i <= n; i++) { line = line sprintf(" %.2f", ratio[i]); if (ratio[i] < 0.97) below++ }
-    printf "# Idempotence on our broker: %d rounds of %d MB, %s\n\n", n, data_mb, stamp
-    printf "perf/run-matrix.sh --idempotence-ab --rounds %d --data-mb %d%s%s (topics %s; broker %s)\n\n", rounds, data_mb, keep == "yes" ? " --keep-data" : "", aot == "yes" ? "" : " --no-aot", keep == "yes" ? "kept" : "deleted and synced after each run", aot == "yes" ? "started from a JDK AOT cache" : "without an AOT cache"
-    printf "| mode | MB/s (median) | broker CPU ms/GiB (median) | of which JIT (median) | client CPU ms/GiB (median) |\n|---|---:|---:|---:|---:|\n"
-    split("idem noidem", modes, " ")
-    for (k = 1; k <= 2; k++) {
-      md = modes[k]; c = cnt[md]
-      for (i = 1; i <= c; i++) { x1[i] = thr[md, i]; x2[i] = bro[md, i]; x3[i] = cli[md, i]; x4[i] = jit[md, i] }
-      printf "| %s | %.1f | %.0f | %.0f | %.0f |\n", md == "idem" ? "idempotent" : "non-idempotent", median(x1, c), median(x2, c), median(x4, c), median(x3, c)
-    }
-    printf "\nidempotent / non-idempotent MB/s per round:%s\n\n", line
-    printf "**median %.3f**, bootstrap 95%% interval %.3f-%.3f; %d of %d rounds below 0.97 (issue #20: within 3%%)\n", m, boot[125], boot[4876], below, n
-    if (failed > 0) printf "\n%d run(s) failed (see the log); their rounds are left out\n", failed
-    printf "\nThe interval resamples the rounds as if independent; a drift over the run (the broker still\ncompiling, the page cache filling) makes it too narrow. Seeded awk rand(): the same interval needs the\nsame awk.\n"
-  }' "$OUT_DIR/runs.tsv" >"$OUT_DIR/results.md"
+report "$OUT_DIR"
 cat "$OUT_DIR/results.md"
 log "results: $OUT_DIR"
