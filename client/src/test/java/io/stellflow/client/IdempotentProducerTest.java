@@ -158,8 +158,11 @@ class IdempotentProducerTest {
             TopicPartition p1 = new TopicPartition("t", 1);
             broker.dropNextProduceResponses(1);
             broker.failNextProduce(p0, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
+            // The lost answer's retry must still be waiting when the other partition's batch fails
+            // and the producer resets: a back-off far above the time to get there (with 1 s, a
+            // loaded CI machine once let the retry go first, answered as a duplicate).
             Properties props =
-                    props(broker, "linger.ms", "0", "retry.backoff.ms", "1000", "retry.backoff.max.ms", "1000");
+                    props(broker, "linger.ms", "0", "retry.backoff.ms", "10000", "retry.backoff.max.ms", "10000");
             try (StellflowProducer producer = new StellflowProducer(props)) {
                 CompletableFuture<RecordMetadata> unknown =
                         producer.send(new ProducerRecord("t", 1, null, bytes("maybe-stored")));
