@@ -306,6 +306,38 @@ class AppendServiceTest {
         return errors;
     }
 
+    /**
+     * A pass takes at most {@link PartitionAppender#MAX_GATHER_BYTES} from the queue: small requests
+     * share one write, large ones go one per write (so a producer's pipelined 1 MiB requests are not
+     * held back and answered together).
+     */
+    @Test
+    void smallRequestsShareAWriteAndLargeOnesAreWrittenOneByOne() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
+        partition.addListener(writes::incrementAndGet);
+        service = new AppendService(1, "park", 64, Long.MAX_VALUE, 8 << 20);
+        for (int i = 0; i < 10; i++) {
+            service.submit(partition, pending(i), 0, batch(2), false, gate);
+        }
+        service.start();
+        assertThat(awaitResponses(10)).hasSize(10);
+        assertThat(writes.get()).as("10 small requests, one write").isEqualTo(1);
+
+        service.close();
+        service = new AppendService(1, "park", 64, Long.MAX_VALUE, 8 << 20);
+        int records = PartitionAppender.MAX_GATHER_BYTES / 2 / 100; // a bit over half the cap each
+        for (int i = 0; i < 3; i++) {
+            ByteBuf large = batch(records);
+            assertThat(large.readableBytes()).isGreaterThan(PartitionAppender.MAX_GATHER_BYTES / 2);
+            service.submit(partition, pending(10 + i), 0, large, false, gate);
+        }
+        service.start();
+        assertThat(awaitResponses(3)).containsExactly(20L, 20L + records, 20L + 2L * records);
+        assertThat(writes.get())
+                .as("then 3 requests over half the cap, a write each")
+                .isEqualTo(4);
+    }
+
     @Test
     void aCorruptBatchIsAnsweredAloneAndTheOthersAreAppendedInOneWrite() throws Exception {
         service = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);

@@ -140,9 +140,7 @@ public final class RecordBatchLayout {
      */
     public static void setProducerFields(
             ByteBuf buf, int batchStart, long producerId, short producerEpoch, int baseSequence) {
-        buf.setLong(batchStart + PRODUCER_ID_OFFSET, producerId);
-        buf.setShort(batchStart + PRODUCER_EPOCH_OFFSET, producerEpoch);
-        buf.setInt(batchStart + BASE_SEQUENCE_OFFSET, baseSequence);
+        writeProducerFields(buf, batchStart, producerId, producerEpoch, baseSequence);
         buf.setInt(batchStart + CRC_OFFSET, computeCrc(buf, batchStart));
     }
 
@@ -155,12 +153,18 @@ public final class RecordBatchLayout {
      */
     public static void setProducerFields(
             ByteBuf buf, int batchStart, long producerId, short producerEpoch, int baseSequence, int recordsCrc) {
-        buf.setLong(batchStart + PRODUCER_ID_OFFSET, producerId);
-        buf.setShort(batchStart + PRODUCER_EPOCH_OFFSET, producerEpoch);
-        buf.setInt(batchStart + BASE_SEQUENCE_OFFSET, baseSequence);
+        writeProducerFields(buf, batchStart, producerId, producerEpoch, baseSequence);
         int headerCrc = Crc32c.compute(buf, batchStart + CRC_START_OFFSET, RECORDS_OFFSET - CRC_START_OFFSET);
         int recordsBytes = LOG_OVERHEAD + batchLength(buf, batchStart) - RECORDS_OFFSET;
         buf.setInt(batchStart + CRC_OFFSET, Crc32c.combine(headerCrc, recordsCrc, recordsBytes));
+    }
+
+    /** The producer id, epoch and base sequence fields (bytes 39-52), the CRC left as it was. */
+    private static void writeProducerFields(
+            ByteBuf buf, int batchStart, long producerId, short producerEpoch, int baseSequence) {
+        buf.setLong(batchStart + PRODUCER_ID_OFFSET, producerId);
+        buf.setShort(batchStart + PRODUCER_EPOCH_OFFSET, producerEpoch);
+        buf.setInt(batchStart + BASE_SEQUENCE_OFFSET, baseSequence);
     }
 
     /**
