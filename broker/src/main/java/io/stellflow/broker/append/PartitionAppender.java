@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * ({@link #drain}): it validates each queued batch set ({@code docs/spec/wire-protocol.md} §7.7,
  * CRC-32C included), then appends all valid ones queued so far in ONE {@code appendAsLeader} call
  * over a {@link CompositeByteBuf} (one gather {@code write(2)} of up to {@value
- * #MAX_GATHER_REQUESTS} requests and {@value #MAX_GATHER_BYTES} bytes), hands each request its base
+ * #MAX_GATHER_REQUESTS} requests and {@value #MAX_GATHER_BYTES} bytes, or one larger request alone), hands
+ * each request its base
  * offset, and releases the buffers.
  *
  * <p>Life: created on a partition's first Produce while it leads here, polled by its agent until it
@@ -43,7 +44,7 @@ final class PartitionAppender {
     /** logAppendTimeMs is always -1 in v0 (CreateTime only). */
     static final long NO_LOG_APPEND_TIME = -1L;
 
-    /** Requests merged into one write: 64 x 1 MiB batches would be 64 MiB, the byte cap stops first. */
+    /** Requests merged into one write; binds before the byte cap for requests under 4 KiB. */
     static final int MAX_GATHER_REQUESTS = 64;
 
     /**
@@ -159,12 +160,12 @@ final class PartitionAppender {
         AppendRequest r = null;
         maxTimestamps.clear();
         try {
-            while (n < MAX_GATHER_REQUESTS && (r = queue.peek()) != null) {
-                if (n > 0 && bytes + r.records().readableBytes() > MAX_GATHER_BYTES) {
-                    r = null; // stays queued for the next pass
-                    break;
+            AppendRequest next;
+            while (n < MAX_GATHER_REQUESTS && (next = queue.peek()) != null) {
+                if (n > 0 && bytes + next.records().readableBytes() > MAX_GATHER_BYTES) {
+                    break; // stays queued for the next pass
                 }
-                queue.poll();
+                r = queue.poll(); // the peeked one: this agent is the queue's only consumer
                 n++;
                 if (r.marker() != null) {
                     // Behind the batches gathered so far: append them first.

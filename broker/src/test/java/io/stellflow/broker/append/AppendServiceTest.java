@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
@@ -313,7 +314,7 @@ class AppendServiceTest {
      */
     @Test
     void smallRequestsShareAWriteAndLargeOnesAreWrittenOneByOne() throws Exception {
-        java.util.concurrent.atomic.AtomicInteger writes = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger writes = new AtomicInteger();
         partition.addListener(writes::incrementAndGet);
         service = new AppendService(1, "park", 64, Long.MAX_VALUE, 8 << 20);
         for (int i = 0; i < 10; i++) {
@@ -336,6 +337,20 @@ class AppendServiceTest {
         assertThat(writes.get())
                 .as("then 3 requests over half the cap, a write each")
                 .isEqualTo(4);
+
+        service.close();
+        service = new AppendService(1, "park", 64, Long.MAX_VALUE, 8 << 20);
+        long next = 20L + 3L * records;
+        int over = PartitionAppender.MAX_GATHER_BYTES / 100 + 100; // one request above the cap
+        ByteBuf huge = batch(over);
+        assertThat(huge.readableBytes()).isGreaterThan(PartitionAppender.MAX_GATHER_BYTES);
+        service.submit(partition, pending(13), 0, huge, false, gate);
+        service.submit(partition, pending(14), 0, batch(2), false, gate);
+        service.start();
+        assertThat(awaitResponses(2)).containsExactly(next, next + over);
+        assertThat(writes.get())
+                .as("a request above the cap alone, then the small one")
+                .isEqualTo(6);
     }
 
     @Test
