@@ -25,9 +25,8 @@ import org.slf4j.LoggerFactory;
  * ({@link #drain}): it validates each queued batch set ({@code docs/spec/wire-protocol.md} §7.7,
  * CRC-32C included), then appends all valid ones queued so far in ONE {@code appendAsLeader} call
  * over a {@link CompositeByteBuf} (one gather {@code write(2)} of up to {@value
- * #MAX_GATHER_REQUESTS} requests and {@value #MAX_GATHER_BYTES} bytes, or one larger request alone), hands
- * each request its base
- * offset, and releases the buffers.
+ * #MAX_GATHER_REQUESTS} requests and {@value #MAX_GATHER_BYTES} bytes, or one larger request
+ * alone), hands each request its base offset, and releases the buffers.
  *
  * <p>Life: created on a partition's first Produce while it leads here, polled by its agent until it
  * is {@link #retire retired} (its partition stopped leading, left this broker, or the broker
