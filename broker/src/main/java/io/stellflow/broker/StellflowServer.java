@@ -5,11 +5,9 @@ import io.opentelemetry.sdk.trace.export.SpanExporter;
 import io.stellflow.broker.append.AppendService;
 import io.stellflow.broker.cluster.AutoTopicCreation;
 import io.stellflow.broker.cluster.BrokerLifecycle;
-import io.stellflow.broker.cluster.ClusterMetadataHandler;
 import io.stellflow.broker.cluster.ProducerIdBlocks;
 import io.stellflow.broker.cluster.ReplicaManager;
 import io.stellflow.broker.cluster.ReplicaStateListener;
-import io.stellflow.broker.cluster.TopicForwardingHandler;
 import io.stellflow.broker.config.BrokerConfig;
 import io.stellflow.broker.config.ClusterConfig;
 import io.stellflow.broker.config.GroupCoordinatorConfig;
@@ -19,41 +17,21 @@ import io.stellflow.broker.coordinator.CoordinatorRuntimeConfig;
 import io.stellflow.broker.coordinator.OffsetsTopic;
 import io.stellflow.broker.group.GroupShard;
 import io.stellflow.broker.group.TopicPartitionCounts;
-import io.stellflow.broker.handler.ApiVersionsHandler;
 import io.stellflow.broker.handler.BrokerEndpoint;
-import io.stellflow.broker.handler.DeleteRecordsHandler;
-import io.stellflow.broker.handler.DescribeBrokerConfigsHandler;
-import io.stellflow.broker.handler.DescribeControllersHandler;
-import io.stellflow.broker.handler.DescribeLogDirsHandler;
-import io.stellflow.broker.handler.FetchHandler;
-import io.stellflow.broker.handler.FindCoordinatorHandler;
-import io.stellflow.broker.handler.GroupHandlers;
-import io.stellflow.broker.handler.ListOffsetsHandler;
-import io.stellflow.broker.handler.OffsetForLeaderEpochHandler;
-import io.stellflow.broker.handler.ProduceHandler;
-import io.stellflow.broker.handler.TransactionAdminHandlers;
-import io.stellflow.broker.handler.TransactionHandlers;
-import io.stellflow.broker.handler.WriteTxnMarkersHandler;
 import io.stellflow.broker.network.ApiHandler;
 import io.stellflow.broker.network.QuietTimer;
 import io.stellflow.broker.network.RequestDispatcher;
 import io.stellflow.broker.network.Transport;
-import io.stellflow.broker.replication.BrokerRequests;
 import io.stellflow.broker.replication.IsrManager;
 import io.stellflow.broker.telemetry.BrokerTelemetry;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.topic.BrokerMetadata;
 import io.stellflow.broker.topic.DiskFullRecovery;
 import io.stellflow.broker.topic.LogDirFailures;
-import io.stellflow.broker.topic.PartitionRouter;
 import io.stellflow.broker.transaction.BrokerMarkerWriter;
-import io.stellflow.broker.transaction.ForwardGate;
-import io.stellflow.broker.transaction.LeaderMarkers;
 import io.stellflow.broker.transaction.TransactionCoordinator;
 import io.stellflow.broker.transaction.TransactionMarkerWriter;
 import io.stellflow.broker.transaction.TransactionStateTopic;
-import io.stellflow.broker.transaction.TxnForwarder;
-import io.stellflow.broker.transaction.TxnRegistrations;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.controller.ControllerClient;
 import io.stellflow.controller.image.TopicImage;
@@ -69,7 +47,6 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -94,9 +71,9 @@ import org.slf4j.LoggerFactory;
  * <p>Parts: the process role's {@link BrokerAssembly} (log dir locks, {@code meta.properties}, the
  * embedded controller in combined mode, the logs, replica fetchers, {@link ReplicaManager} and
  * control-plane client), the {@link BrokerListener} (Netty bootstrap and connections), the request
- * pool, the append agents, the timer wheel, the API handlers built here, {@link LeaderReplicationTasks}
- * (ISR manager, HW checkpoints), the cluster membership ({@link BrokerLifecycle}) and the gauges
- * ({@link BrokerGauges}).
+ * pool, the append agents, the timer wheel, the API handlers ({@link BrokerApis}), {@link
+ * LeaderReplicationTasks} (ISR manager, HW checkpoints), the cluster membership ({@link
+ * BrokerLifecycle}) and the gauges ({@link BrokerGauges}).
  *
  * <p>Roles ({@link ClusterConfig}): {@code process.roles=broker,controller}, the single-node default,
  * first starts an embedded one-voter {@link ControllerServer} (combined mode); {@code
@@ -197,21 +174,12 @@ public final class StellflowServer implements AutoCloseable {
     /** The cluster id of {@code meta.properties} (or {@code cluster.id}); null until known in a new broker's dir. */
     private volatile String clusterId;
 
-    private AutoTopicCreation autoCreate;
-    /** Creates {@code __consumer_offsets} on the first group request (whatever auto.create.topics.enable says). */
-    private AutoTopicCreation offsetsTopicCreation;
+    /** The API handlers' shared resources (topic creation, producer ids, marker retries); built in {@link #bind}. */
+    private final BrokerApis apis;
     /** The group coordinator's runtime ({@code __consumer_offsets}); null until {@link #startReplication}. */
     private CoordinatorRuntime<GroupShard> groupRuntime;
-    /** The topic of the transaction coordinator, created on first use; null until {@link #bind}. */
-    private volatile TransactionStateTopic txnStateTopic;
-    /** The producer ids of this broker; null until {@link #bind}. */
-    private volatile ProducerIdBlocks producerIdBlocks;
     /** The transaction coordinator ({@code __transaction_state}); null until {@link #startReplication}. */
     private TransactionCoordinator txnCoordinator;
-    /** Broker-to-broker transaction requests; null until {@link #bind}. */
-    private BrokerRequests brokerRequests;
-    /** Retries of marker writes ({@code sf-txn-markers}); null until {@link #bind}. */
-    private ScheduledExecutorService markerRetries;
 
     private volatile boolean closing;
 
@@ -250,6 +218,7 @@ public final class StellflowServer implements AutoCloseable {
         // 1.2% of a core idle and about a tenth of a compressed produce's broker CPU, issue #21).
         // Completions (appends, HW moves) never wait for a tick.
         this.timer = new QuietTimer(new DefaultThreadFactory("sf-timer", true), TIMER_TICK_MS);
+        this.apis = new BrokerApis(config, parts, telemetry, requestPool, appends, timer);
         this.watchdog = new ThreadWatchdog(config.threadStallTimeoutMs(), System::nanoTime);
         if (appends != null) {
             appends.start();
@@ -380,10 +349,13 @@ public final class StellflowServer implements AutoCloseable {
                 config.transactionCoordinator(),
                 new CoordinatorRuntimeConfig(1, groups.commitTimeoutMs(), groups.loadBufferBytes()),
                 InstantSource.system(),
-                () -> txnStateTopic == null ? -1 : txnStateTopic.partitionCountCreating(),
-                TransactionMarkerWriter.NOT_READY, // BrokerMarkerWriter from bind()
                 () -> {
-                    ProducerIdBlocks b = producerIdBlocks;
+                    TransactionStateTopic t = apis.txnStateTopic();
+                    return t == null ? -1 : t.partitionCountCreating();
+                },
+                TransactionMarkerWriter.NOT_READY, // BrokerMarkerWriter from bind() (BrokerApis)
+                () -> {
+                    ProducerIdBlocks b = apis.producerIdBlocks();
                     return b == null ? ProducerIdBlocks.NONE : b.nextProducerId();
                 });
         txnCoordinator.start();
@@ -458,7 +430,7 @@ public final class StellflowServer implements AutoCloseable {
             joined.complete(null);
         }
         l.watch(watchdog);
-        ProducerIdBlocks ids = producerIdBlocks;
+        ProducerIdBlocks ids = apis.producerIdBlocks();
         if (ids != null) {
             ids.fetchAhead(); // the first block, before the first InitProducerId needs it
         }
@@ -469,114 +441,19 @@ public final class StellflowServer implements AutoCloseable {
         }
     }
 
-    /** Builds the API handlers, binds the listener and registers the gauges. */
+    /** Builds the API handlers ({@link BrokerApis}), binds the listener and registers the gauges. */
     private void bind() throws IOException {
         ReplicaManager replicas = parts.replicas();
-        ControllerClient client = parts.client();
-        autoCreate = config.autoCreateTopicsEnable()
-                ? new AutoTopicCreation(
-                        client,
-                        replicas,
-                        config.numPartitions(),
-                        config.cluster().defaultReplicationFactor())
-                : null;
-        PartitionRouter router = autoCreate != null ? autoCreate : replicas;
-        Map<Short, ApiHandler> handlers = new LinkedHashMap<>();
-        handlers.put(ApiKeys.METADATA, new ClusterMetadataHandler(replicas, () -> this.clusterId, autoCreate));
-        handlers.put(
-                ApiKeys.CREATE_TOPIC,
-                TopicForwardingHandler.createTopic(
-                        client, replicas, config.cluster().defaultReplicationFactor(), joined));
-        handlers.put(ApiKeys.DELETE_TOPIC, TopicForwardingHandler.deleteTopic(client, replicas, joined));
-        handlers.put(ApiKeys.DESCRIBE_CONTROLLERS, new DescribeControllersHandler(client.bootstrapEndpoints()));
-        producerIdBlocks = new ProducerIdBlocks(
-                config.brokerId(),
+        Map<Short, ApiHandler> handlers = apis.build(
+                groupRuntime,
+                txnCoordinator,
+                dir -> logDirFailures != null && logDirFailures.isOffline(dir),
+                joined,
+                () -> this.clusterId,
                 () -> {
                     BrokerLifecycle l = lifecycle;
                     return l == null ? -1L : l.brokerEpoch();
-                },
-                client::allocateProducerIds);
-        txnStateTopic = TransactionStateTopic.create(client, replicas, config.transactionCoordinator());
-        // Broker-to-broker: answered for the partitions led here (never auto-creates a topic).
-        handlers.put(ApiKeys.OFFSET_FOR_LEADER_EPOCH, new OffsetForLeaderEpochHandler(replicas));
-        // Transactions end to end: the Produce path registers partitions at the coordinator, the
-        // coordinator's markers go to the leaders (here through the append agents, elsewhere over
-        // WriteTxnMarkers), both over one broker-to-broker client.
-        brokerRequests = parts.fetchers().newBrokerRequests();
-        BrokerRequests requests = brokerRequests;
-        TxnForwarder forwarder = TxnForwarder.over(config.brokerId(), replicas::image, () -> requests);
-        // A forwarded control request runs only while its client is still connected to the
-        // forwarding broker (asked within the broker-to-broker request timeout).
-        ForwardGate forwardGate = new ForwardGate(
-                ForwardGate.checker(config.brokerId(), forwarder, () -> requests),
-                requestPool,
-                config.replicaFetcher().socketTimeoutMs(),
-                ForwardGate.DEFAULT_MAX_WAITING_PER_ID);
-        handlers.putAll(new TransactionHandlers(txnCoordinator, producerIdBlocks, forwarder, forwardGate).handlers());
-        TxnRegistrations registrations =
-                new TxnRegistrations(config.brokerId(), txnCoordinator, replicas::image, () -> requests);
-        LeaderMarkers leaderMarkers =
-                new LeaderMarkers(replicas, appends, timer, registrations, new TxnOffsetMarkers(groupRuntime));
-        handlers.put(ApiKeys.WRITE_TXN_MARKERS, new WriteTxnMarkersHandler(leaderMarkers));
-        markerRetries = Executors.newSingleThreadScheduledExecutor(new DefaultThreadFactory("sf-txn-markers", true));
-        txnCoordinator.markerWriter(new BrokerMarkerWriter(
-                config.brokerId(),
-                replicas::image,
-                leaderMarkers,
-                () -> requests,
-                markerRetries,
-                System::currentTimeMillis));
-        FetchHandler fetch = new FetchHandler(router, requestPool, config.fetchZeroCopy(), timer);
-        ProduceHandler produce = new ProduceHandler(
-                router,
-                config.messageMaxBytes(),
-                appends,
-                telemetry.metrics(),
-                timer,
-                config.compressionMaxDecompressedBytes(),
-                registrations);
-        handlers.put(ApiKeys.PRODUCE, produce);
-        handlers.put(ApiKeys.FETCH, fetch);
-        handlers.put(ApiKeys.LIST_OFFSETS, new ListOffsetsHandler(router));
-        handlers.put(ApiKeys.DELETE_RECORDS, new DeleteRecordsHandler(router));
-        handlers.putAll(new TransactionAdminHandlers(txnCoordinator, replicas).handlers());
-        handlers.put(ApiKeys.DESCRIBE_BROKER_CONFIGS, new DescribeBrokerConfigsHandler(config));
-        handlers.put(
-                ApiKeys.DESCRIBE_LOG_DIRS,
-                new DescribeLogDirsHandler(
-                        parts.logs(), dir -> logDirFailures != null && logDirFailures.isOffline(dir)));
-        GroupCoordinatorConfig groups = config.groupCoordinator();
-        offsetsTopicCreation = new AutoTopicCreation(
-                client,
-                replicas,
-                topic -> OffsetsTopic.spec(
-                        groups.numPartitions(),
-                        groups.replicationFactor(),
-                        groups.segmentBytes(),
-                        replicas.image().unfencedBrokerIds().size()));
-        OffsetsTopic offsetsTopic = new OffsetsTopic(replicas, offsetsTopicCreation);
-        handlers.put(
-                ApiKeys.FIND_COORDINATOR,
-                new FindCoordinatorHandler(
-                        replicas, offsetsTopic, groupRuntime::status, new FindCoordinatorHandler.TransactionSide() {
-                            @Override
-                            public int partitionOf(String transactionalId) {
-                                return txnCoordinator.partitionOf(transactionalId);
-                            }
-
-                            @Override
-                            public short status(int partition) {
-                                return txnCoordinator.runtime().status(partition);
-                            }
-                        }));
-        handlers.putAll(new GroupHandlers(groupRuntime, offsetsTopic, telemetry.metrics(), registrations).handlers());
-        Map<Short, Short> versions = new LinkedHashMap<>();
-        for (Map.Entry<Short, ApiHandler> h : handlers.entrySet()) {
-            if (h.getValue().maxVersion() > 0) {
-                versions.put(h.getKey(), h.getValue().maxVersion()); // Produce, Fetch, CreateTopic, offsets
-            }
-        }
-        handlers.put(ApiKeys.API_VERSIONS, new ApiVersionsHandler(IMPLEMENTED_APIS, versions));
+                });
         RequestDispatcher dispatcher = new RequestDispatcher(handlers, telemetry.requests());
 
         int boundPort;
@@ -667,7 +544,7 @@ public final class StellflowServer implements AutoCloseable {
      * one, and it runs on its own thread after the join.
      */
     boolean holdsProducerIds() {
-        ProducerIdBlocks ids = producerIdBlocks;
+        ProducerIdBlocks ids = apis.producerIdBlocks();
         return ids != null && ids.holdsIds();
     }
 
@@ -756,7 +633,7 @@ public final class StellflowServer implements AutoCloseable {
             }
             watchdog.close(); // closing owners stop their threads on purpose from here on
             listener.stopAccepting();
-            BrokerAssembly.closeQuietly(brokerRequests); // on the fetchers' event loop: closed first
+            BrokerAssembly.closeQuietly(apis.brokerRequests()); // on the fetchers' event loop: closed first
             BrokerAssembly.closeQuietly(parts.fetchers()); // no follower append after this, before the logs close
             listener.closeConnections();
             requestPool.shutdown();
@@ -777,19 +654,22 @@ public final class StellflowServer implements AutoCloseable {
             if (replication != null) {
                 replication.close(); // after the appends: the last HW of every partition
             }
+            AutoTopicCreation autoCreate = apis.autoCreate();
             if (autoCreate != null) {
                 autoCreate.close();
             }
+            AutoTopicCreation offsetsTopicCreation = apis.offsetsTopicCreation();
             if (offsetsTopicCreation != null) {
                 offsetsTopicCreation.close();
             }
             if (groupRuntime != null) {
                 groupRuntime.close(); // after the request pool: no command is submitted any more
             }
-            BrokerAssembly.closeQuietly(txnStateTopic);
+            BrokerAssembly.closeQuietly(apis.txnStateTopic());
             if (txnCoordinator != null) {
                 txnCoordinator.close();
             }
+            ScheduledExecutorService markerRetries = apis.markerRetries();
             if (markerRetries != null) {
                 markerRetries.shutdownNow();
             }
