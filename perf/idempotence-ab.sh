@@ -3,8 +3,8 @@
 # non-idempotent produce): many idempotent / non-idempotent pairs against one broker, so the ratio
 # has a confidence interval instead of the one pair per run of perf/run-matrix.sh --vs-kafka.
 #   perf/run-matrix.sh --idempotence-ab [--rounds N] [--data-mb MB] [--warmup-mb MB] [--keep-data]
-#                                       [--no-aot]
-#   perf/run-matrix.sh --idempotence-ab --report DIR [--keep-data] [--no-aot]
+#                                       [--no-aot] [--concurrent [--duration-s S]]
+#   perf/run-matrix.sh --idempotence-ab --report DIR [--keep-data] [--no-aot] [--concurrent --duration-s S]
 #                                       recomputes DIR/results.md from DIR/runs.tsv (an interrupted run)
 # Refuses to start when the disk of the data dir has less room than the run writes (with
 # --keep-data: every round's 2 x DATA_MB plus the warm-up, and a tenth more).
@@ -21,33 +21,47 @@
 # GiB); per round the ratio idempotent /
 # non-idempotent MB/s; the median of the rounds' ratios with a bootstrap 95% interval (5,000
 # resamples, fixed seed), and the medians per mode. Run it on a quiet machine.
+# --concurrent: each round runs the two modes at the same time instead of one after the other, two
+# producer JVMs started together (which one first alternates by round), each sending to its own topic
+# for --duration-s (default 4), its first 100,000 records (start-up) left out of its MB/s. The
+# machine's noise (other tenants) then falls on both sides of a pair alike; a mode that costs more
+# CPU per byte, or stalls, gets the smaller share. A round writes about 2 GB, below the kernel's
+# dirty-page limits here, so writeback throttling (which would share the disk out evenly and hide a
+# difference) stays out of it. Broker CPU is then per round, not per mode. Besides the median and its
+# bootstrap interval the report gives the geometric mean of the rounds' ratios with a t-interval of
+# their logs.
 # Output: perf/results/<timestamp>-idempotence/{runs.tsv,results.md} and the table on stdout.
 set -euo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"
-ROUNDS=12 DATA_MB=1024 WARMUP_MB=2048 KEEP_DATA="" AOT=yes REPORT_DIR=""
+ROUNDS=12 DATA_MB=1024 WARMUP_MB=2048 KEEP_DATA="" AOT=yes REPORT_DIR="" CONCURRENT="" DURATION_S=4
 while [ $# -gt 0 ]; do
   case "$1" in
-    --rounds|--data-mb|--warmup-mb)
+    --rounds|--data-mb|--warmup-mb|--duration-s)
       [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; }
-      case "$1" in --rounds) ROUNDS=$2 ;; --data-mb) DATA_MB=$2 ;; --warmup-mb) WARMUP_MB=$2 ;; esac
+      case "$1" in
+        --rounds) ROUNDS=$2 ;; --data-mb) DATA_MB=$2 ;; --warmup-mb) WARMUP_MB=$2 ;; --duration-s) DURATION_S=$2 ;;
+      esac
       shift ;;
     --keep-data) KEEP_DATA=yes ;;
     --no-aot) AOT="" ;;
+    --concurrent) CONCURRENT=yes ;;
     --report)
       [ $# -ge 2 ] && [ -f "$2/runs.tsv" ] || { echo "--report needs a results dir with runs.tsv" >&2; exit 2; }
       REPORT_DIR=$2; shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
 log() { printf '[idempotence-ab] %s\n' "$*" >&2; }
-for n in "$ROUNDS" "$DATA_MB" "$WARMUP_MB"; do
+for n in "$ROUNDS" "$DATA_MB" "$WARMUP_MB" "$DURATION_S"; do
   [[ "$n" =~ ^[0-9]{1,6}$ ]] || { log "not a whole number below 1000000: $n"; exit 2; }
 done
-ROUNDS=$(( 10#$ROUNDS )) DATA_MB=$(( 10#$DATA_MB )) WARMUP_MB=$(( 10#$WARMUP_MB )) # 08 is eight, not octal
-[ "$ROUNDS" -ge 1 ] && [ "$DATA_MB" -ge 1 ] || { log "--rounds and --data-mb must be at least 1"; exit 2; }
+# 08 is eight, not octal
+ROUNDS=$(( 10#$ROUNDS )) DATA_MB=$(( 10#$DATA_MB )) WARMUP_MB=$(( 10#$WARMUP_MB )) DURATION_S=$(( 10#$DURATION_S ))
+[ "$ROUNDS" -ge 1 ] && [ "$DATA_MB" -ge 1 ] && [ "$DURATION_S" -ge 1 ] \
+  || { log "--rounds, --data-mb and --duration-s must be at least 1"; exit 2; }
 
 # shellcheck source=perf/build-once.sh
 . "$HOME_DIR/perf/build-once.sh"
@@ -56,7 +70,8 @@ export STELLFLOW_AOT=off
 # report DIR: per round idem / noidem from DIR/runs.tsv, median and bootstrap interval of the median
 # (awk, seeded) into DIR/results.md.
 report() {
-  awk -F'\t' -v rounds="$ROUNDS" -v keep="${KEEP_DATA:-no}" -v data_mb="$DATA_MB" -v stamp="$STAMP" -v failed="$FAILED" -v aot="${AOT:-no}" '
+  awk -F'\t' -v rounds="$ROUNDS" -v keep="${KEEP_DATA:-no}" -v data_mb="$DATA_MB" -v stamp="$STAMP" -v failed="$FAILED" -v aot="${AOT:-no}" \
+    -v conc="${CONCURRENT:-no}" -v duration_s="$DURATION_S" '
   function median(a, n,   i, j, t, b) {
     for (i = 1; i <= n; i++) b[i] = a[i]
     for (i = 2; i <= n; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
@@ -73,9 +88,19 @@ report() {
     for (i = 2; i <= 5000; i++) { t = boot[i]; for (j = i - 1; j >= 1 && boot[j] > t; j--) boot[j + 1] = boot[j]; boot[j + 1] = t }
     below = 0; line = ""
     for (i = 1; i <= n; i++) { line = line sprintf(" %.2f", ratio[i]); if (ratio[i] < 0.97) below++ }
-    printf "# Idempotence on our broker: %d rounds of %d MB, %s\n\n", n, data_mb, stamp
-    printf "perf/run-matrix.sh --idempotence-ab --rounds %d --data-mb %d%s%s (topics %s; broker %s)\n\n", rounds, data_mb, keep == "yes" ? " --keep-data" : "", aot == "yes" ? "" : " --no-aot", keep == "yes" ? "kept" : "deleted and synced after each run", aot == "yes" ? "started from a JDK AOT cache" : "without an AOT cache"
-    printf "| mode | MB/s (median) | broker CPU ms/GiB (median) | of which JIT (median) | client CPU ms/GiB (median) |\n|---|---:|---:|---:|---:|\n"
+    sl = 0; for (i = 1; i <= n; i++) sl += log(ratio[i]); ml = sl / n
+    ss = 0; for (i = 1; i <= n; i++) ss += (log(ratio[i]) - ml) ^ 2
+    df = n - 1; z = 1.96
+    tq = df > 0 ? z + (z ^ 3 + z) / (4 * df) + (5 * z ^ 5 + 16 * z ^ 3 + 3 * z) / (96 * df ^ 2) : 0
+    hw = df > 0 ? tq * sqrt(ss / df / n) : 0
+    if (conc == "yes") {
+      printf "# Idempotence on our broker: %d concurrent rounds of %d s, %s\n\n", n, duration_s, stamp
+      printf "perf/run-matrix.sh --idempotence-ab --concurrent --rounds %d --duration-s %d%s%s (both modes at once, one producer JVM each; topics %s; broker %s)\n\n", rounds, duration_s, keep == "yes" ? " --keep-data" : "", aot == "yes" ? "" : " --no-aot", keep == "yes" ? "kept" : "deleted and synced after each round", aot == "yes" ? "started from a JDK AOT cache" : "without an AOT cache"
+    } else {
+      printf "# Idempotence on our broker: %d rounds of %d MB, %s\n\n", n, data_mb, stamp
+      printf "perf/run-matrix.sh --idempotence-ab --rounds %d --data-mb %d%s%s (topics %s; broker %s)\n\n", rounds, data_mb, keep == "yes" ? " --keep-data" : "", aot == "yes" ? "" : " --no-aot", keep == "yes" ? "kept" : "deleted and synced after each run", aot == "yes" ? "started from a JDK AOT cache" : "without an AOT cache"
+    }
+    printf "| mode | MB/s (median) | broker CPU ms/GiB (median%s) | of which JIT (median) | client CPU ms/GiB (median) |\n|---|---:|---:|---:|---:|\n", conc == "yes" ? "; the round'"'"'s, both modes together" : ""
     split("idem noidem", modes, " ")
     for (k = 1; k <= 2; k++) {
       md = modes[k]; c = cnt[md]
@@ -84,6 +109,7 @@ report() {
     }
     printf "\nidempotent / non-idempotent MB/s per round:%s\n\n", line
     printf "**median %.3f**, bootstrap 95%% interval %.3f-%.3f; %d of %d rounds below 0.97 (issue #20: within 3%%)\n", m, boot[125], boot[4876], below, n
+    printf "\ngeometric mean %.3f, 95%% t-interval of the rounds'"'"' log ratios %.3f-%.3f\n", exp(ml), exp(ml - hw), exp(ml + hw)
     if (failed > 0) printf "\n%d run(s) failed (see the log); their rounds are left out\n", failed
     printf "\nThe interval resamples the rounds as if independent; a drift over the run (the broker still\ncompiling, the page cache filling) makes it too narrow. Seeded awk rand(): the same interval needs the\nsame awk.\n"
   }' "$1/runs.tsv" >"$1/results.md"
@@ -92,6 +118,7 @@ FAILED=0
 if [ -n "$REPORT_DIR" ]; then
   ROUNDS=$(awk -F'\t' 'NR > 1 && $1 > m {m = $1} END {print m + 0}' "$REPORT_DIR/runs.tsv")
   STAMP="$(basename "$REPORT_DIR") (recomputed with --report from runs.tsv)"
+  [ ! -f "$REPORT_DIR/concurrent" ] || CONCURRENT=yes
   report "$REPORT_DIR"
   cat "$REPORT_DIR/results.md"
   exit 0
@@ -103,6 +130,10 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-idem-ab.XXXXXX")
 mkdir -p "$OUT_DIR"
 NEED_MB=$(( 2 * DATA_MB + 256 ))
 [ -z "$KEEP_DATA" ] || NEED_MB=$(( (2 * ROUNDS * DATA_MB + WARMUP_MB) * 11 / 10 ))
+if [ -n "$CONCURRENT" ]; then # at most 1,000 MB/s per producer here
+  NEED_MB=$(( 2 * DURATION_S * 1000 + 256 ))
+  [ -z "$KEEP_DATA" ] || NEED_MB=$(( (2 * ROUNDS * DURATION_S * 1000 + WARMUP_MB) * 11 / 10 ))
+fi
 FREE_MB=$(df -Pm "$WORK" | awk 'NR == 2 {print $4}')
 if [ "$FREE_MB" -lt "$NEED_MB" ]; then
   log "the disk of $WORK has $FREE_MB MB free, this run writes up to $NEED_MB MB: fewer --rounds, a smaller --data-mb, or no --keep-data"
@@ -209,6 +240,57 @@ if [ "$WARMUP_MB" -gt 0 ]; then
 fi
 
 printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib\n' >"$OUT_DIR/runs.tsv"
+if [ -n "$CONCURRENT" ]; then
+  # One producer per mode, started together; the one started first alternates by round. Each sends
+  # for DURATION_S; broker CPU is the round's, per GiB of both modes' bytes.
+  start_mode() { # idempotence(true|false) topic file-prefix
+    /usr/bin/env time -o "$3.time" -f '%U %S' "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$BS" \
+      --topic "$2" --duration-ms $(( DURATION_S * 1000 )) --warmup-records 100000 --record-size 1024 --json \
+      --producer-props acks=-1 batch.size=1048576 linger.ms=5 enable.idempotence="$1" >"$3.json" 2>"$3.err"
+  }
+  for round in $(seq 1 "$ROUNDS"); do
+    order="true false"
+    [ $(( round % 2 )) -eq 1 ] || order="false true"
+    topics=""
+    for idem in $order; do
+      t=ab-$round-$([ "$idem" = true ] && echo idem || echo noidem)
+      create_topic "$t" && topics="$topics $t"
+    done
+    if [ "$(echo $topics | wc -w)" -ne 2 ]; then
+      FAILED=$(( FAILED + 1 )); for t in $topics; do forget "$t"; done; continue
+    fi
+    t0=$(broker_ticks) j0=$(jit_ticks)
+    pids=""
+    for idem in $order; do
+      start_mode "$idem" "ab-$round-$([ "$idem" = true ] && echo idem || echo noidem)" "$WORK/$idem" &
+      pids="$pids $!"
+    done
+    ok=yes
+    for p in $pids; do wait "$p" || ok=""; done
+    t1=$(broker_ticks) j1=$(jit_ticks)
+    if [ -z "$ok" ]; then
+      log "round $round failed: $(tail -n 3 "$WORK/true.err" "$WORK/false.err")"
+      FAILED=$(( FAILED + 1 ))
+    else
+      gib=$(jq -s '[.[].bytes] | add / 1073741824' "$WORK/true.json" "$WORK/false.json")
+      for idem in true false; do
+        mode=$([ "$idem" = true ] && echo idem || echo noidem)
+        mib=$(jq -r '.bytes / 1048576' "$WORK/$idem.json")
+        printf '%d\t%s\t%s\t%d\t%d\t%d\n' "$round" "$mode" "$(jq -r '.mb_per_s' "$WORK/$idem.json")" \
+          "$(awk -v t=$(( (t1 - t0) * TICK_MS )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" \
+          "$(awk -v m="$mib" '{printf "%d", ($1 + $2) * 1000 * 1024 / m}' "$WORK/$idem.time")" \
+          "$(awk -v t=$(( j1 > j0 ? (j1 - j0) * TICK_MS : 0 )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" >>"$OUT_DIR/runs.tsv"
+      done
+      log "round $round: idempotent $(jq -r '.mb_per_s' "$WORK/true.json") MB/s, non-idempotent $(jq -r '.mb_per_s' "$WORK/false.json") MB/s"
+    fi
+    for t in $topics; do forget "$t"; done
+  done
+  touch "$OUT_DIR/concurrent"
+  report "$OUT_DIR"
+  cat "$OUT_DIR/results.md"
+  log "results: $OUT_DIR"
+  exit 0
+fi
 for round in $(seq 1 "$ROUNDS"); do
   order="true false"
   [ $(( round % 2 )) -eq 1 ] || order="false true"
