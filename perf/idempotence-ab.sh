@@ -25,9 +25,9 @@
 # producer JVMs started together (which one first alternates by round), each sending to its own topic
 # for --duration-s (default 4), its first 100,000 records (start-up) left out of its MB/s. The
 # machine's noise (other tenants) then falls on both sides of a pair alike; a mode that costs more
-# CPU per byte, or stalls, gets the smaller share. A round writes about 2 GB, below the kernel's
-# dirty-page limits here, so writeback throttling (which would share the disk out evenly and hide a
-# difference) stays out of it. Broker CPU is then per round, not per mode. Besides the median and its
+# CPU per byte, or stalls, gets the smaller share. A round writes about 3 GB, below where the
+# kernel starts throttling writers here (halfway between its 10% and 20% dirty limits), so writeback
+# throttling (which would share the disk out evenly and hide a difference) stays out of it. Broker CPU is then per round, not per mode. Besides the median and its
 # bootstrap interval the report gives the geometric mean of the rounds' ratios with a t-interval of
 # their logs.
 # Output: perf/results/<timestamp>-idempotence/{runs.tsv,results.md} and the table on stdout.
