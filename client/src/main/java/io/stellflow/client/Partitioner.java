@@ -18,7 +18,10 @@ public final class Partitioner {
         if (key != null) {
             return (hash(key) & 0x7fffffff) % numPartitions;
         }
-        int p = sticky.computeIfAbsent(topic, t -> ThreadLocalRandom.current().nextInt(numPartitions));
+        Integer p = sticky.get(topic); // get first: computeIfAbsent's capturing lambda is an allocation per record
+        if (p == null) {
+            p = sticky.computeIfAbsent(topic, t -> ThreadLocalRandom.current().nextInt(numPartitions));
+        }
         return p < numPartitions ? p : 0;
     }
 

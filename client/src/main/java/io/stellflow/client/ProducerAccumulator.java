@@ -79,7 +79,13 @@ final class ProducerAccumulator {
         APPENDED,
         BATCH_FULL,
         /** Not appended: the record needs a new batch and the caller asked to choose again first. */
-        ABORTED_NEW_BATCH
+        ABORTED_NEW_BATCH,
+        /**
+         * Not appended, never returned by {@link #append}: the record did not fit in the open tail
+         * batch of a compressing producer, which was sealed; {@code append} compresses it, then
+         * appends the record to a new batch.
+         */
+        SEALED_TAIL
     }
 
     /**
@@ -122,7 +128,16 @@ final class ProducerAccumulator {
     AppendResult append(
             TopicPartition tp, long timestampMs, byte[] key, byte[] value, Callback callback, boolean abortOnNewBatch)
             throws InterruptedException {
-        AppendResult result = appendLocked(tp, timestampMs, key, value, callback, abortOnNewBatch);
+        AppendResult result;
+        while ((result = appendLocked(tp, timestampMs, key, value, callback, abortOnNewBatch))
+                == AppendResult.SEALED_TAIL) {
+            // Compress the tail just sealed (unless the compressor thread took it) before the record
+            // opens the next batch, whose linger.ms then starts after it. Opened first, the new
+            // batch held one record while this thread compressed (15 ms for 4.5 MB of zstd, above
+            // the lab's linger.ms 5), and the sender sent it so: half the lab's batches held one
+            // or two records (issue #21).
+            compressionQueue.help();
+        }
         if (compressionQueue != null && compressionQueue.hasWaiting()) {
             // A batch waits for a codec (this send sealed it, or the sender sealed one at linger.ms)
             // and the compressor thread has not taken it: compress it here, outside the lock, so the
@@ -140,7 +155,11 @@ final class ProducerAccumulator {
             if (closing) {
                 throw new IllegalStateException("producer is closed");
             }
-            ProducerPartitionQueue q = queues.computeIfAbsent(tp, k -> new ProducerPartitionQueue(idempotence != null));
+            ProducerPartitionQueue q = queues.get(tp);
+            if (q == null) { // not computeIfAbsent: its capturing lambda is an allocation per record
+                q = new ProducerPartitionQueue(idempotence != null);
+                queues.put(tp, q);
+            }
             ProducerBatch last = q.batches.peekLast();
             if (last != null
                     && last.stage == ProducerBatch.Stage.OPEN
@@ -156,6 +175,10 @@ final class ProducerAccumulator {
             }
             if (last != null && abortOnNewBatch) {
                 return AppendResult.ABORTED_NEW_BATCH;
+            }
+            if (last != null && last.stage == ProducerBatch.Stage.OPEN && compressionQueue != null) {
+                seal(last); // to the compression queue; append() compresses it before a new batch opens
+                return AppendResult.SEALED_TAIL;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
             int fillLimitBytes =

@@ -183,6 +183,37 @@ class ProducerCompressionPipelineTest {
     }
 
     @Test
+    void aRecordThatDoesNotFitOpensItsBatchOnlyAfterTheSendingThreadCompressedTheFullOne() throws Exception {
+        // Each compression takes 30 ms, longer than linger.ms: a batch opened before the sending thread
+        // compresses the full one would linger out meanwhile and go with one record (issue #21).
+        ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.LZ4, 0, 0);
+        script.delayMs = 30;
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            ProducerConfig config = ProducerConfig.from(
+                    props(broker, "compression.type", "lz4", "batch.size", "4096", "linger.ms", "5", "acks", "1"));
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            List<byte[]> sent = new ArrayList<>();
+            try (StellflowProducer producer =
+                    new StellflowProducer(config, null, ProducerCompression.of(config, script.codecs()))) {
+                for (int n = 0; n < 1500; n++) {
+                    sent.add(value(0, n));
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, sent.get(n))));
+                }
+                producer.flush();
+            }
+            assertWrittenOnceInOrder(broker, tp, CompressionType.LZ4, futures, sent);
+            List<FakeBroker.StoredBatch> log = broker.log(tp);
+            assertThat(log.size()).as("batches").isGreaterThan(5);
+            // Every batch but the last (the flush's tail) was full: dozens of records, none of one or two.
+            assertThat(log.subList(0, log.size() - 1))
+                    .as("records per batch")
+                    .allSatisfy(b -> assertThat(b.recordCount()).isGreaterThan(10));
+        }
+    }
+
+    @Test
     void aSlowCompressionOfOnePartitionDoesNotHoldBackAnother() throws Exception {
         ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.ZSTD, 1, 0);
         try (FakeBroker broker = new FakeBroker()) {

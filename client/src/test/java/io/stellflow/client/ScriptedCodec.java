@@ -27,6 +27,8 @@ final class ScriptedCodec implements CompressionCodec {
         final AtomicInteger made = new AtomicInteger();
         /** Codecs closed. */
         final AtomicInteger closed = new AtomicInteger();
+        /** Every call sleeps this long before compressing (a slow codec: zstd on a large batch). */
+        volatile long delayMs;
         /** Counted down when a gated call is waiting at the gate. */
         final CountDownLatch atGate = new CountDownLatch(1);
 
@@ -76,6 +78,14 @@ final class ScriptedCodec implements CompressionCodec {
                 if (!script.gate.await(30, TimeUnit.SECONDS)) {
                     throw new IllegalStateException("test gate never opened");
                 }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+        if (script.delayMs > 0) {
+            try {
+                Thread.sleep(script.delayMs);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException(e);
