@@ -3,9 +3,10 @@
 # non-idempotent produce): many idempotent / non-idempotent pairs against one broker, so the ratio
 # has a confidence interval instead of the one pair per run of perf/run-matrix.sh --vs-kafka.
 #   perf/run-matrix.sh --idempotence-ab [--rounds N] [--data-mb MB] [--warmup-mb MB] [--keep-data]
-#                                       [--no-aot] [--concurrent [--duration-s S]]
-#   perf/run-matrix.sh --idempotence-ab --report DIR [--keep-data] [--no-aot] [--concurrent --duration-s S]
-#                                       recomputes DIR/results.md from DIR/runs.tsv (an interrupted run)
+#                                       [--no-aot] [--concurrent [--duration-s S]] [--data-dir DIR]
+#   perf/run-matrix.sh --idempotence-ab --report DIR [--keep-data] [--no-aot]
+#                                       recomputes DIR/results.md from DIR/runs.tsv (an interrupted run;
+#                                       a --concurrent run's mode and duration are kept in DIR)
 # Refuses to start when the disk of the data dir has less room than the run writes (with
 # --keep-data: every round's 2 x DATA_MB plus the warm-up, and a tenth more).
 # Trains a JDK AOT cache for the broker first (bin/stellflow-aot-train.sh --mb 256, as --vs-kafka
@@ -23,20 +24,30 @@
 # resamples, fixed seed), and the medians per mode. Run it on a quiet machine.
 # --concurrent: each round runs the two modes at the same time instead of one after the other, two
 # producer JVMs started together (which one first alternates by round), each sending to its own topic
-# for --duration-s (default 4), its first 100,000 records (start-up) left out of its MB/s. The
-# machine's noise (other tenants) then falls on both sides of a pair alike; a mode that costs more
-# CPU per byte, or stalls, gets the smaller share. A round writes about 3 GB, below where the
-# kernel starts throttling writers here (halfway between its 10% and 20% dirty limits), so writeback
-# throttling (which would share the disk out evenly and hide a difference) stays out of it. Broker CPU is then per round, not per mode. Besides the median and its
-# bootstrap interval the report gives the geometric mean of the rounds' ratios with a t-interval of
-# their logs.
+# for --duration-s (default 3), its first 100,000 records (start-up) left out of its MB/s. The
+# machine's noise (other tenants) then falls on both sides of a pair alike. The broker runs two
+# append agents (num.append.agents=2), one per topic, so each mode's appends run on their own thread:
+# a mode that costs more CPU per byte, in the client or the broker, or stalls, gets the smaller share
+# (with one agent both partitions are served in turn and a broker-side cost slows both). A round
+# writes about 2.3 GB; runs.tsv records the peak Dirty of /proc/meminfo per round, to check it stays
+# below where the kernel starts throttling writers (halfway between its 10% and 20% dirty limits of
+# free and reclaimable memory), since throttling would share the disk out evenly and hide a
+# difference. Broker CPU is then the round's; CPU per GiB divides by the measured bytes, so it
+# includes start-up, the warm-up records and close. Besides the median and its bootstrap interval
+# the report gives the geometric mean of the rounds' ratios with a t-interval of their logs.
+# --data-dir DIR: the broker's log dir goes under DIR (default: the run's temporary dir), e.g. a
+# tmpfs such as /dev/shm, which takes the disk and its writeback out of the comparison (the rounds
+# then need RAM for what they write; topics are deleted after each round unless --keep-data).
 # Output: perf/results/<timestamp>-idempotence/{runs.tsv,results.md} and the table on stdout.
 set -euo pipefail
 HOME_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$HOME_DIR"
-ROUNDS=12 DATA_MB=1024 WARMUP_MB=2048 KEEP_DATA="" AOT=yes REPORT_DIR="" CONCURRENT="" DURATION_S=4
+ROUNDS=12 DATA_MB=1024 WARMUP_MB=2048 KEEP_DATA="" AOT=yes REPORT_DIR="" CONCURRENT="" DURATION_S=3 DATA_PARENT=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --data-dir)
+      [ $# -ge 2 ] && [ -d "$2" ] || { echo "--data-dir needs an existing directory" >&2; exit 2; }
+      DATA_PARENT=$2; shift ;;
     --rounds|--data-mb|--warmup-mb|--duration-s)
       [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; }
       case "$1" in
@@ -49,7 +60,7 @@ while [ $# -gt 0 ]; do
     --report)
       [ $# -ge 2 ] && [ -f "$2/runs.tsv" ] || { echo "--report needs a results dir with runs.tsv" >&2; exit 2; }
       REPORT_DIR=$2; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -77,6 +88,7 @@ report() {
     for (i = 2; i <= n; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
     return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
   }
+  NR > 1 && NF >= 7 && $7 > dirty { dirty = $7 }
   NR > 1 { mbs[$1, $2] = $3; bro[$2, ++cnt[$2]] = $4; cli[$2, cnt[$2]] = $5; thr[$2, cnt[$2]] = $3; jit[$2, cnt[$2]] = $6 }
   END {
     n = 0
@@ -100,7 +112,7 @@ report() {
       printf "# Idempotence on our broker: %d rounds of %d MB, %s\n\n", n, data_mb, stamp
       printf "perf/run-matrix.sh --idempotence-ab --rounds %d --data-mb %d%s%s (topics %s; broker %s)\n\n", rounds, data_mb, keep == "yes" ? " --keep-data" : "", aot == "yes" ? "" : " --no-aot", keep == "yes" ? "kept" : "deleted and synced after each run", aot == "yes" ? "started from a JDK AOT cache" : "without an AOT cache"
     }
-    printf "| mode | MB/s (median) | broker CPU ms/GiB (median%s) | of which JIT (median) | client CPU ms/GiB (median) |\n|---|---:|---:|---:|---:|\n", conc == "yes" ? "; the round'"'"'s, both modes together" : ""
+    printf "| mode | MB/s (median) | broker CPU ms/GiB (median%s) | of which JIT (median) | client CPU ms/GiB (median) |\n|---|---:|---:|---:|---:|\n", conc == "yes" ? "; the round'"'"'s, both modes together; with start-up, warm-up records and close over the measured bytes" : ""
     split("idem noidem", modes, " ")
     for (k = 1; k <= 2; k++) {
       md = modes[k]; c = cnt[md]
@@ -109,6 +121,7 @@ report() {
     }
     printf "\nidempotent / non-idempotent MB/s per round:%s\n\n", line
     printf "**median %.3f**, bootstrap 95%% interval %.3f-%.3f; %d of %d rounds below 0.97 (issue #20: within 3%%)\n", m, boot[125], boot[4876], below, n
+    if (conc == "yes") printf "\nhighest Dirty (/proc/meminfo) seen during a round: %d MiB\n", dirty
     printf "\ngeometric mean %.3f, 95%% t-interval of the rounds'"'"' log ratios %.3f-%.3f\n", exp(ml), exp(ml - hw), exp(ml + hw)
     if (failed > 0) printf "\n%d run(s) failed (see the log); their rounds are left out\n", failed
     printf "\nThe interval resamples the rounds as if independent; a drift over the run (the broker still\ncompiling, the page cache filling) makes it too narrow. Seeded awk rand(): the same interval needs the\nsame awk.\n"
@@ -118,7 +131,10 @@ FAILED=0
 if [ -n "$REPORT_DIR" ]; then
   ROUNDS=$(awk -F'\t' 'NR > 1 && $1 > m {m = $1} END {print m + 0}' "$REPORT_DIR/runs.tsv")
   STAMP="$(basename "$REPORT_DIR") (recomputed with --report from runs.tsv)"
-  [ ! -f "$REPORT_DIR/concurrent" ] || CONCURRENT=yes
+  if [ -f "$REPORT_DIR/concurrent" ]; then
+    CONCURRENT=yes
+    DURATION_S=$(cat "$REPORT_DIR/concurrent")
+  fi
   report "$REPORT_DIR"
   cat "$REPORT_DIR/results.md"
   exit 0
@@ -127,6 +143,8 @@ fi
 STAMP=$(date -u +%Y%m%dT%H%M%SZ)
 OUT_DIR=$HOME_DIR/perf/results/$STAMP-idempotence
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-idem-ab.XXXXXX")
+DATA=$WORK/data
+[ -z "$DATA_PARENT" ] || DATA=$(mktemp -d "$DATA_PARENT/stellflow-idem-ab-data.XXXXXX")
 mkdir -p "$OUT_DIR"
 NEED_MB=$(( 2 * DATA_MB + 256 ))
 [ -z "$KEEP_DATA" ] || NEED_MB=$(( (2 * ROUNDS * DATA_MB + WARMUP_MB) * 11 / 10 ))
@@ -134,21 +152,22 @@ if [ -n "$CONCURRENT" ]; then # at most 1,000 MB/s per producer here
   NEED_MB=$(( 2 * DURATION_S * 1000 + 256 ))
   [ -z "$KEEP_DATA" ] || NEED_MB=$(( (2 * ROUNDS * DURATION_S * 1000 + WARMUP_MB) * 11 / 10 ))
 fi
-FREE_MB=$(df -Pm "$WORK" | awk 'NR == 2 {print $4}')
+FREE_MB=$(df -Pm "$DATA" | awk 'NR == 2 {print $4}')
 if [ "$FREE_MB" -lt "$NEED_MB" ]; then
-  log "the disk of $WORK has $FREE_MB MB free, this run writes up to $NEED_MB MB: fewer --rounds, a smaller --data-mb, or no --keep-data"
+  log "the disk of $DATA has $FREE_MB MB free, this run writes up to $NEED_MB MB: fewer --rounds, a smaller --data-mb, or no --keep-data"
   rmdir "$OUT_DIR" 2>/dev/null || true
-  rm -rf "$WORK"
+  rm -rf "$WORK" "$DATA" "$DATA-metadata"
   exit 1
 fi
-BROKER_PID=""
+BROKER_PID="" watcher=""
 cleanup() {
+  [ -z "$watcher" ] || kill "$watcher" 2>/dev/null || true
   if [ -n "$BROKER_PID" ]; then
     kill "$BROKER_PID" 2>/dev/null || true
     for _ in $(seq 1 60); do kill -0 "$BROKER_PID" 2>/dev/null || break; sleep 0.5; done
     kill -9 "$BROKER_PID" 2>/dev/null || true
   fi
-  rm -rf "$WORK"
+  rm -rf "$WORK" "$DATA" "$DATA-metadata"
 }
 trap cleanup EXIT
 
@@ -162,8 +181,9 @@ BS=127.0.0.1:$port
 cat >"$WORK/server.properties" <<PROPS
 broker.id=0
 listeners=PLAINTEXT://$BS
-log.dirs=$WORK/data
+log.dirs=$DATA
 PROPS
+[ -z "$CONCURRENT" ] || echo "num.append.agents=2" >>"$WORK/server.properties" # one per mode
 AOT_ENV=(STELLFLOW_AOT=off)
 if [ -n "$AOT" ]; then
   log "training the broker's JDK AOT cache (bin/stellflow-aot-train.sh --mb 256, not recorded) ..."
@@ -241,6 +261,16 @@ fi
 
 printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib\n' >"$OUT_DIR/runs.tsv"
 if [ -n "$CONCURRENT" ]; then
+  printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib\tdirty_peak_mib\n' >"$OUT_DIR/runs.tsv"
+  echo "$DURATION_S" >"$OUT_DIR/concurrent" # read back by --report
+  dirty_watch() { # peak Dirty (MiB) of /proc/meminfo until killed, written to $1 after each sample
+    local peak=0 d
+    while :; do
+      d=$(awk '/^Dirty:/ {print int($2 / 1024)}' /proc/meminfo)
+      [ "$d" -le "$peak" ] || { peak=$d; echo "$peak" >"$1"; }
+      sleep 0.2
+    done
+  }
   # One producer per mode, started together; the one started first alternates by round. Each sends
   # for DURATION_S; broker CPU is the round's, per GiB of both modes' bytes.
   start_mode() { # idempotence(true|false) topic file-prefix
@@ -259,6 +289,9 @@ if [ -n "$CONCURRENT" ]; then
     if [ "$(echo $topics | wc -w)" -ne 2 ]; then
       FAILED=$(( FAILED + 1 )); for t in $topics; do forget "$t"; done; continue
     fi
+    echo 0 >"$WORK/dirty"
+    dirty_watch "$WORK/dirty" &
+    watcher=$!
     t0=$(broker_ticks) j0=$(jit_ticks)
     pids=""
     for idem in $order; do
@@ -268,6 +301,9 @@ if [ -n "$CONCURRENT" ]; then
     ok=yes
     for p in $pids; do wait "$p" || ok=""; done
     t1=$(broker_ticks) j1=$(jit_ticks)
+    kill "$watcher" 2>/dev/null || true
+    wait "$watcher" 2>/dev/null || true
+    dirty=$(cat "$WORK/dirty")
     if [ -z "$ok" ]; then
       log "round $round failed: $(tail -n 3 "$WORK/true.err" "$WORK/false.err")"
       FAILED=$(( FAILED + 1 ))
@@ -276,16 +312,16 @@ if [ -n "$CONCURRENT" ]; then
       for idem in true false; do
         mode=$([ "$idem" = true ] && echo idem || echo noidem)
         mib=$(jq -r '.bytes / 1048576' "$WORK/$idem.json")
-        printf '%d\t%s\t%s\t%d\t%d\t%d\n' "$round" "$mode" "$(jq -r '.mb_per_s' "$WORK/$idem.json")" \
+        printf '%d\t%s\t%s\t%d\t%d\t%d\t%d\n' "$round" "$mode" "$(jq -r '.mb_per_s' "$WORK/$idem.json")" \
           "$(awk -v t=$(( (t1 - t0) * TICK_MS )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" \
           "$(awk -v m="$mib" '{printf "%d", ($1 + $2) * 1000 * 1024 / m}' "$WORK/$idem.time")" \
-          "$(awk -v t=$(( j1 > j0 ? (j1 - j0) * TICK_MS : 0 )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" >>"$OUT_DIR/runs.tsv"
+          "$(awk -v t=$(( j1 > j0 ? (j1 - j0) * TICK_MS : 0 )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" \
+          "$dirty" >>"$OUT_DIR/runs.tsv"
       done
-      log "round $round: idempotent $(jq -r '.mb_per_s' "$WORK/true.json") MB/s, non-idempotent $(jq -r '.mb_per_s' "$WORK/false.json") MB/s"
+      log "round $round: idempotent $(jq -r '.mb_per_s' "$WORK/true.json") MB/s, non-idempotent $(jq -r '.mb_per_s' "$WORK/false.json") MB/s, peak Dirty $dirty MiB"
     fi
     for t in $topics; do forget "$t"; done
   done
-  touch "$OUT_DIR/concurrent"
   report "$OUT_DIR"
   cat "$OUT_DIR/results.md"
   log "results: $OUT_DIR"

@@ -6,7 +6,9 @@
 #                                         produce throughput with metrics.exporter=none vs prometheus,
 #                                         side by side (perf/telemetry-overhead.sh)
 #   perf/run-matrix.sh --idempotence-ab [--rounds N] [--data-mb MB] [--warmup-mb MB] [--keep-data]
+#                                       [--no-aot] [--concurrent [--duration-s S]] [--report DIR]
 #                                         idempotent / non-idempotent produce pairs on one broker,
+#                                         one after the other or (--concurrent) at the same time,
 #                                         median ratio with a bootstrap interval (perf/idempotence-ab.sh)
 # --quick:
 # 1. Builds the broker, tools and perf jars once if missing or stale (./mvnw -q -DskipTests -pl tools,perf -am package), so the launchers
