@@ -174,6 +174,9 @@ final class ProducerAccumulator {
                 return AppendResult.APPENDED;
             }
             if (last != null && abortOnNewBatch) {
+                if (last.stage == ProducerBatch.Stage.OPEN && compressionQueue != null) {
+                    seal(last); // full: compressed by append() before the record goes to another partition
+                }
                 return AppendResult.ABORTED_NEW_BATCH;
             }
             if (last != null && last.stage == ProducerBatch.Stage.OPEN && compressionQueue != null) {

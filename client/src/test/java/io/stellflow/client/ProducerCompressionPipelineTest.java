@@ -184,15 +184,15 @@ class ProducerCompressionPipelineTest {
 
     @Test
     void aRecordThatDoesNotFitOpensItsBatchOnlyAfterTheSendingThreadCompressedTheFullOne() throws Exception {
-        // Each compression takes 30 ms, longer than linger.ms: a batch opened before the sending thread
+        // Each compression takes 100 ms, longer than linger.ms: a batch opened before the sending thread
         // compresses the full one would linger out meanwhile and go with one record (issue #21).
         ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.LZ4, 0, 0);
-        script.delayMs = 30;
+        script.delayMs = 100;
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 1);
             TopicPartition tp = new TopicPartition("t", 0);
             ProducerConfig config = ProducerConfig.from(
-                    props(broker, "compression.type", "lz4", "batch.size", "4096", "linger.ms", "5", "acks", "1"));
+                    props(broker, "compression.type", "lz4", "batch.size", "4096", "linger.ms", "20", "acks", "1"));
             List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
             List<byte[]> sent = new ArrayList<>();
             try (StellflowProducer producer =
@@ -206,10 +206,13 @@ class ProducerCompressionPipelineTest {
             assertWrittenOnceInOrder(broker, tp, CompressionType.LZ4, futures, sent);
             List<FakeBroker.StoredBatch> log = broker.log(tp);
             assertThat(log.size()).as("batches").isGreaterThan(5);
-            // Every batch but the last (the flush's tail) was full: dozens of records, none of one or two.
+            // Every batch but the last (the flush's tail) was full: dozens of records. One short batch is
+            // allowed (a pause of the test's thread over linger.ms while one filled); the old order sent
+            // a one-record batch after every full one.
             assertThat(log.subList(0, log.size() - 1))
                     .as("records per batch")
-                    .allSatisfy(b -> assertThat(b.recordCount()).isGreaterThan(10));
+                    .filteredOn(b -> b.recordCount() <= 10)
+                    .hasSizeLessThanOrEqualTo(1);
         }
     }
 
