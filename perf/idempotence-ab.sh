@@ -47,7 +47,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --data-dir)
       [ $# -ge 2 ] && [ -d "$2" ] || { echo "--data-dir needs an existing directory" >&2; exit 2; }
-      DATA_PARENT=$2; shift ;;
+      DATA_PARENT=$(realpath "$2"); shift ;;
     --rounds|--data-mb|--warmup-mb|--duration-s)
       [ $# -ge 2 ] || { echo "$1 needs a value (see --help)" >&2; exit 2; }
       case "$1" in
@@ -88,7 +88,7 @@ report() {
     for (i = 2; i <= n; i++) { t = b[i]; for (j = i - 1; j >= 1 && b[j] > t; j--) b[j + 1] = b[j]; b[j + 1] = t }
     return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2
   }
-  NR > 1 && NF >= 7 && $7 > dirty { dirty = $7 }
+  NR > 1 && NF >= 7 { dirty_known = 1; if ($7 > dirty) dirty = $7 }
   NR > 1 { mbs[$1, $2] = $3; bro[$2, ++cnt[$2]] = $4; cli[$2, cnt[$2]] = $5; thr[$2, cnt[$2]] = $3; jit[$2, cnt[$2]] = $6 }
   END {
     n = 0
@@ -121,7 +121,7 @@ report() {
     }
     printf "\nidempotent / non-idempotent MB/s per round:%s\n\n", line
     printf "**median %.3f**, bootstrap 95%% interval %.3f-%.3f; %d of %d rounds below 0.97 (issue #20: within 3%%)\n", m, boot[125], boot[4876], below, n
-    if (conc == "yes") printf "\nhighest Dirty (/proc/meminfo) seen during a round: %d MiB\n", dirty
+    if (conc == "yes" && dirty_known) printf "\nhighest Dirty (/proc/meminfo) seen during a round: %d MiB\n", dirty
     printf "\ngeometric mean %.3f, 95%% t-interval of the rounds'"'"' log ratios %.3f-%.3f\n", exp(ml), exp(ml - hw), exp(ml + hw)
     if (failed > 0) printf "\n%d run(s) failed (see the log); their rounds are left out\n", failed
     printf "\nThe interval resamples the rounds as if independent; a drift over the run (the broker still\ncompiling, the page cache filling) makes it too narrow. Seeded awk rand(): the same interval needs the\nsame awk.\n"
@@ -134,6 +134,7 @@ if [ -n "$REPORT_DIR" ]; then
   if [ -f "$REPORT_DIR/concurrent" ]; then
     CONCURRENT=yes
     DURATION_S=$(cat "$REPORT_DIR/concurrent")
+    DURATION_S=${DURATION_S:-0} # 0: not recorded (8067f1a's marker was empty)
   fi
   report "$REPORT_DIR"
   cat "$REPORT_DIR/results.md"
@@ -198,7 +199,7 @@ for _ in $(seq 1 120); do
 done
 BROKER_PID=$(cat "$WORK/stellflow-server.pid" 2>/dev/null || true)
 [ -n "$BROKER_PID" ] && kill -0 "$BROKER_PID" 2>/dev/null || { log "broker did not start"; tail -n 20 "$WORK/broker.log" >&2; exit 1; }
-log "broker pid $BROKER_PID on $BS, data under $WORK"
+log "broker pid $BROKER_PID on $BS, data under $DATA"
 
 create_topic() { # name: retried while the fresh broker registers
   for _ in $(seq 1 60); do
@@ -303,6 +304,7 @@ if [ -n "$CONCURRENT" ]; then
     t1=$(broker_ticks) j1=$(jit_ticks)
     kill "$watcher" 2>/dev/null || true
     wait "$watcher" 2>/dev/null || true
+    watcher=""
     dirty=$(cat "$WORK/dirty")
     if [ -z "$ok" ]; then
       log "round $round failed: $(tail -n 3 "$WORK/true.err" "$WORK/false.err")"
