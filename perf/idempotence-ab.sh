@@ -146,6 +146,7 @@ OUT_DIR=$HOME_DIR/perf/results/$STAMP-idempotence
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/stellflow-idem-ab.XXXXXX")
 DATA=$WORK/data
 [ -z "$DATA_PARENT" ] || DATA=$(mktemp -d "$DATA_PARENT/stellflow-idem-ab-data.XXXXXX")
+mkdir -p "$DATA" # df below needs it
 mkdir -p "$OUT_DIR"
 NEED_MB=$(( 2 * DATA_MB + 256 ))
 [ -z "$KEEP_DATA" ] || NEED_MB=$(( (2 * ROUNDS * DATA_MB + WARMUP_MB) * 11 / 10 ))
@@ -224,12 +225,15 @@ jit_ticks() { # utime + stime of the broker's JIT compiler threads alive now, in
 }
 TICK_MS=$(( 1000 / $(getconf CLK_TCK) ))
 RECORDS=$(( DATA_MB * 1024 ))
+# The workload of every run, warm-up included; only enable.idempotence differs between the modes.
+WORKLOAD_PROPS=(acks=-1 batch.size=1048576 linger.ms=5)
+mode_name() { [ "$1" = true ] && echo idem || echo noidem; } # idempotence(true|false) -> runs.tsv mode
 produce() { # topic idempotence(true|false) -> "MB/s broker_ms jit_ms client_ms"
   local t0 t1 j0 j1
   t0=$(broker_ticks) j0=$(jit_ticks)
   /usr/bin/env time -o "$WORK/time.out" -f '%U %S' "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$BS" \
     --topic "$1" --num-records "$RECORDS" --record-size 1024 --json \
-    --producer-props acks=-1 batch.size=1048576 linger.ms=5 enable.idempotence="$2" >"$WORK/produce.json" 2>"$WORK/produce.err" \
+    --producer-props "${WORKLOAD_PROPS[@]}" enable.idempotence="$2" >"$WORK/produce.json" 2>"$WORK/produce.err" \
     || { log "produce to $1 failed: $(tail -n 3 "$WORK/produce.err")"; return 1; }
   t1=$(broker_ticks) j1=$(jit_ticks)
   printf '%s %d %d %s\n' "$(jq -r '.mb_per_s' "$WORK/produce.json")" $(( (t1 - t0) * TICK_MS )) \
@@ -253,16 +257,16 @@ if [ "$WARMUP_MB" -gt 0 ]; then
     create_topic "warmup-$part"
     "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$BS" --topic "warmup-$part" \
       --num-records $(( WARMUP_MB * 1024 / 4 )) --record-size 1024 \
-      --producer-props acks=-1 batch.size=1048576 linger.ms=5 enable.idempotence="$idem" >>"$WORK/warmup.out" 2>&1 \
+      --producer-props "${WORKLOAD_PROPS[@]}" enable.idempotence="$idem" >>"$WORK/warmup.out" 2>&1 \
       || log "warm-up part $part failed"
     forget "warmup-$part"
   done
   log "warm-up: $WARMUP_MB MB, both modes (not recorded)"
 fi
 
-printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib\n' >"$OUT_DIR/runs.tsv"
+printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib%s\n' \
+  "$([ -z "$CONCURRENT" ] || printf '\tdirty_peak_mib')" >"$OUT_DIR/runs.tsv"
 if [ -n "$CONCURRENT" ]; then
-  printf 'round\tmode\tmb_per_s\tbroker_ms_per_gib\tclient_ms_per_gib\tbroker_jit_ms_per_gib\tdirty_peak_mib\n' >"$OUT_DIR/runs.tsv"
   echo "$DURATION_S" >"$OUT_DIR/concurrent" # read back by --report
   dirty_watch() { # peak Dirty (MiB) of /proc/meminfo until killed, written to $1 after each sample
     local peak=0 d
@@ -277,14 +281,14 @@ if [ -n "$CONCURRENT" ]; then
   start_mode() { # idempotence(true|false) topic file-prefix
     /usr/bin/env time -o "$3.time" -f '%U %S' "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$BS" \
       --topic "$2" --duration-ms $(( DURATION_S * 1000 )) --warmup-records 100000 --record-size 1024 --json \
-      --producer-props acks=-1 batch.size=1048576 linger.ms=5 enable.idempotence="$1" >"$3.json" 2>"$3.err"
+      --producer-props "${WORKLOAD_PROPS[@]}" enable.idempotence="$1" >"$3.json" 2>"$3.err"
   }
   for round in $(seq 1 "$ROUNDS"); do
     order="true false"
     [ $(( round % 2 )) -eq 1 ] || order="false true"
     topics=""
     for idem in $order; do
-      t=ab-$round-$([ "$idem" = true ] && echo idem || echo noidem)
+      t=ab-$round-$(mode_name "$idem")
       create_topic "$t" && topics="$topics $t"
     done
     if [ "$(echo $topics | wc -w)" -ne 2 ]; then
@@ -296,7 +300,7 @@ if [ -n "$CONCURRENT" ]; then
     t0=$(broker_ticks) j0=$(jit_ticks)
     pids=""
     for idem in $order; do
-      start_mode "$idem" "ab-$round-$([ "$idem" = true ] && echo idem || echo noidem)" "$WORK/$idem" &
+      start_mode "$idem" "ab-$round-$(mode_name "$idem")" "$WORK/$idem" &
       pids="$pids $!"
     done
     ok=yes
@@ -312,9 +316,8 @@ if [ -n "$CONCURRENT" ]; then
     else
       gib=$(jq -s '[.[].bytes] | add / 1073741824' "$WORK/true.json" "$WORK/false.json")
       for idem in true false; do
-        mode=$([ "$idem" = true ] && echo idem || echo noidem)
         mib=$(jq -r '.bytes / 1048576' "$WORK/$idem.json")
-        printf '%d\t%s\t%s\t%d\t%d\t%d\t%d\n' "$round" "$mode" "$(jq -r '.mb_per_s' "$WORK/$idem.json")" \
+        printf '%d\t%s\t%s\t%d\t%d\t%d\t%d\n' "$round" "$(mode_name "$idem")" "$(jq -r '.mb_per_s' "$WORK/$idem.json")" \
           "$(awk -v t=$(( (t1 - t0) * TICK_MS )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" \
           "$(awk -v m="$mib" '{printf "%d", ($1 + $2) * 1000 * 1024 / m}' "$WORK/$idem.time")" \
           "$(awk -v t=$(( j1 > j0 ? (j1 - j0) * TICK_MS : 0 )) -v g="$gib" 'BEGIN {printf "%d", t / g}')" \
@@ -333,7 +336,7 @@ for round in $(seq 1 "$ROUNDS"); do
   order="true false"
   [ $(( round % 2 )) -eq 1 ] || order="false true"
   for idem in $order; do
-    topic=ab-$round-$([ "$idem" = true ] && echo idem || echo noidem)
+    topic=ab-$round-$(mode_name "$idem")
     if ! create_topic "$topic" || ! result=$(produce "$topic" "$idem"); then
       # A failed run leaves its round without a pair: the statistics skip incomplete rounds.
       FAILED=$(( FAILED + 1 ))
@@ -341,7 +344,7 @@ for round in $(seq 1 "$ROUNDS"); do
       continue
     fi
     read -r mbs broker_ms jit_ms client_ms <<<"$result"
-    printf '%d\t%s\t%s\t%d\t%d\t%d\n' "$round" "$([ "$idem" = true ] && echo idem || echo noidem)" "$mbs" \
+    printf '%d\t%s\t%s\t%d\t%d\t%d\n' "$round" "$(mode_name "$idem")" "$mbs" \
       $(( broker_ms * 1024 / DATA_MB )) $(( client_ms * 1024 / DATA_MB )) $(( jit_ms * 1024 / DATA_MB )) >>"$OUT_DIR/runs.tsv"
     log "round $round $([ "$idem" = true ] && echo idempotent || echo non-idempotent): $mbs MB/s"
     forget "$topic"
