@@ -173,15 +173,14 @@ final class ProducerAccumulator {
                 }
                 return AppendResult.APPENDED;
             }
-            if (last != null && abortOnNewBatch) {
-                if (last.stage == ProducerBatch.Stage.OPEN && compressionQueue != null) {
-                    seal(last); // full: compressed by append() before the record goes to another partition
-                }
-                return AppendResult.ABORTED_NEW_BATCH;
-            }
             if (last != null && last.stage == ProducerBatch.Stage.OPEN && compressionQueue != null) {
-                seal(last); // to the compression queue; append() compresses it before a new batch opens
-                return AppendResult.SEALED_TAIL;
+                // Full: to the compression queue; append() compresses it before the record opens a new
+                // batch here or, aborted, goes to another partition.
+                seal(last);
+                return abortOnNewBatch ? AppendResult.ABORTED_NEW_BATCH : AppendResult.SEALED_TAIL;
+            }
+            if (last != null && abortOnNewBatch) {
+                return AppendResult.ABORTED_NEW_BATCH;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
             int fillLimitBytes =

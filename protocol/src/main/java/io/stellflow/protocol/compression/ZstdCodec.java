@@ -59,15 +59,19 @@ final class ZstdCodec implements CompressionCodec {
         int start = dst.writerIndex();
         int srcBytes = src.readableBytes();
         ByteBuffer in = src.nioBuffer(src.readerIndex(), srcBytes);
+        // Room as the caller sized dst (the producer: its estimate of the compressed size) and 64 KiB.
+        // Asking for compressBound (the input's size and more) up front grew every producer batch's
+        // output buffer to its uncompressed size (4.5 MB for 1 MiB of zstd JSON) by reallocation and
+        // copy (issue #21).
+        dst.ensureWritable(64 * 1024);
         if (in.isDirect() && dst.isDirect()) {
             // One shot (ZSTD_compress2) straight from the source: zstd reads it in place. The streaming
             // call below copies the input into the context's window buffer (2 MiB + 128 KiB at level
             // 3), and a producer batch of 4.5 MB wraps that buffer, after which zstd matches in its
             // slower two-segment mode: 7% more codec time on the lab's JSON batches (issue #21).
-            // Room as the caller sized dst; only when the output does not fit (the caller's estimate
-            // was low) is the batch compressed again into compressBound: the first attempt's work is
-            // lost and dst grows to about the input's size, rare with the producer's estimate.
-            dst.ensureWritable(64 * 1024);
+            // Only when the output does not fit (the caller's estimate was low) is the batch compressed
+            // again into compressBound: the first attempt's work is lost and dst grows to about the
+            // input's size, rare with the producer's estimate.
             int n = compressOneShot(in, dst);
             if (n < 0) {
                 dst.ensureWritable((int) Math.min(Integer.MAX_VALUE, Zstd.compressBound(srcBytes)));
@@ -80,11 +84,7 @@ final class ZstdCodec implements CompressionCodec {
             return n;
         }
         ctx.setPledgedSrcSize(srcBytes);
-        // Room as the caller sized dst (the producer: its estimate of the compressed size), growing
-        // 64 KiB at a time past it. Asking for compressBound (the input's size and more) up front
-        // grew every producer batch's output buffer to its uncompressed size (4.5 MB for 1 MiB of zstd
-        // JSON) by reallocation and copy (issue #21).
-        dst.ensureWritable(64 * 1024);
+        // The stream grows dst 64 KiB at a time past the room given.
         boolean done = false;
         while (!done) {
             ByteBuffer out = dst.nioBuffer(dst.writerIndex(), dst.writableBytes());

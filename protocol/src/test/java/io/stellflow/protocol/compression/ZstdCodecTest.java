@@ -2,6 +2,7 @@ package io.stellflow.protocol.compression;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.github.luben.zstd.Zstd;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -64,9 +65,12 @@ class ZstdCodecTest {
                 // Fits the 2 MiB given; then random bytes that do not fit 64 KiB and make dst grow.
                 byte[] fits = compressAfterPrefix(codec, text, direct, 2 << 20);
                 assertThat(fits.length).isLessThan(text.length / 3);
+                // One frame on both paths, its content size in the header (decision 9.o's container).
+                assertThat(Zstd.getFrameContentSize(fits)).isEqualTo(text.length);
                 assertThat(Streams.decompress(codec, fits, text.length).bytes()).isEqualTo(text);
                 byte[] grew = compressAfterPrefix(codec, noise, direct, 64);
                 assertThat(grew.length).isGreaterThan(noise.length);
+                assertThat(Zstd.getFrameContentSize(grew)).isEqualTo(noise.length);
                 assertThat(Streams.decompress(codec, grew, noise.length).bytes())
                         .isEqualTo(noise);
             }
