@@ -22,6 +22,13 @@ final class CompletedFetch {
      */
     long nextOffset = -1;
 
+    /** Set by {@link FetchExpander#offer} when it took this answer; the next two fields are its (under its lock). */
+    FetchExpander expander;
+    /** {@link FetchExpander}'s state for this answer. */
+    int expandState;
+    /** The expanded records once {@link FetchExpander} is done; its buffer, given back by {@link #release}. */
+    io.netty.buffer.ByteBuf expanded;
+
     CompletedFetch(TopicPartition tp, int epoch, long fetchOffset, FetchResult result, Throwable failure) {
         this.tp = tp;
         this.epoch = epoch;
@@ -30,8 +37,11 @@ final class CompletedFetch {
         this.failure = failure;
     }
 
-    /** Drops the record bytes (idempotent). */
+    /** Drops the record bytes and their expanded copy (idempotent). */
     void release() {
+        if (expander != null) {
+            expander.release(this);
+        }
         FetchResult r = result;
         if (r != null && r.records() != null) {
             result = r.withoutRecords();

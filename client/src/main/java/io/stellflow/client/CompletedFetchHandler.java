@@ -1,5 +1,6 @@
 package io.stellflow.client;
 
+import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
@@ -117,18 +118,30 @@ final class CompletedFetchHandler {
                 }
                 String topic = f.tp.topic();
                 int partition = f.tp.partition();
-                RecordBatchReader.decode(
-                        r.records(),
-                        r.baseOffset(),
-                        config.checkCrcs(),
-                        decompressor,
-                        isolation.gate(f),
-                        (offset, ts, key, value, headers) -> {
-                            if (offset >= s.position) {
-                                out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
-                                s.position = offset + 1;
-                            }
-                        });
+                RecordBatchReader.RecordSink sink = (offset, ts, key, value, headers) -> {
+                    if (offset >= s.position) {
+                        out.add(new ConsumerRecord(topic, partition, offset, ts, key, value, headers));
+                        s.position = offset + 1;
+                    }
+                };
+                // Expanded ahead (FetchExpander): CRCs were checked on the bytes as sent. A bad record
+                // in it is met again in the records as sent, for the error a lazy decode gives; the
+                // records handed out before it are below the position now, so not handed out twice.
+                ByteBuf expanded = f.expander == null ? null : f.expander.await(f);
+                boolean done = false;
+                if (expanded != null) {
+                    try {
+                        RecordBatchReader.decode(
+                                expanded, r.baseOffset(), false, decompressor, isolation.gate(f), sink);
+                        done = true;
+                    } catch (ProtocolException e) {
+                        // decoded again below, from the records as sent
+                    }
+                }
+                if (!done) {
+                    RecordBatchReader.decode(
+                            r.records(), r.baseOffset(), config.checkCrcs(), decompressor, isolation.gate(f), sink);
+                }
                 if (f.nextOffset > s.position) {
                     s.position = f.nextOffset; // past aborted batches and a compacted tail
                 }

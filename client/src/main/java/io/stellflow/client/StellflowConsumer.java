@@ -37,9 +37,12 @@ import java.util.concurrent.TimeUnit;
  * §6.4); records below the position (a Fetch that starts inside a batch) are skipped, so the
  * application sees each offset once.
  *
- * <p>Compressed batches (decision 9.o: gzip, snappy, lz4, zstd) are expanded one at a time into one
- * reusable buffer of this consumer ({@link RecordBatchDecompressor}) and then read as uncompressed
- * ones; a batch whose records decompress to more than {@code fetch.max.bytes}, or whose stream is
+ * <p>Compressed batches (decision 9.o: gzip, snappy, lz4, zstd) are expanded as their answer
+ * arrives, on a thread of this consumer ({@code stellflow-expand-<client.id>}, started at the first
+ * compressed answer), into one of at most 3 reusable buffers, while {@link #poll} decodes the answer
+ * before ({@link FetchExpander}); an answer it cannot take is expanded batch by batch by {@link
+ * #poll} into one reusable buffer ({@link RecordBatchDecompressor}). Both read the result as
+ * uncompressed batches; a batch whose records decompress to more than {@code fetch.max.bytes}, or whose stream is
  * malformed, fails {@link #poll} with a {@link StellflowException} naming the partition and the
  * batch's offset (the records of that poll are not handed out, as for any bad batch).
  *
@@ -66,6 +69,8 @@ public final class StellflowConsumer implements AutoCloseable {
     private final ClientMetrics metrics;
     /** Expands compressed batches; capped at {@code fetch.max.bytes} of records per batch. */
     private final RecordBatchDecompressor decompressor;
+    /** Expands compressed answers as they arrive, ahead of {@link #poll} (its own decompressor). */
+    private final FetchExpander expander;
     /** {@code isolation.level}: next fetch offsets, the aborted-transaction filter, the lag's end. */
     private final FetchIsolation isolation;
 
@@ -117,6 +122,10 @@ public final class StellflowConsumer implements AutoCloseable {
         this.config = config;
         this.metrics = new ClientMetrics(openTelemetry, "consumer");
         this.decompressor = new RecordBatchDecompressor(config.fetchMaxBytes(), metrics::compression);
+        this.expander = new FetchExpander(
+                config.common().clientId(),
+                config.checkCrcs(),
+                new RecordBatchDecompressor(config.fetchMaxBytes(), metrics::compression));
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata, config.isolationLevel());
@@ -500,6 +509,7 @@ public final class StellflowConsumer implements AutoCloseable {
                                     version >= 1 ? FetchResult::readV1 : body -> FetchResult.readV0(body, fetchOffset))
                     .whenComplete((r, err) -> {
                         CompletedFetch c = new CompletedFetch(tp, epoch, fetchOffset, r, err);
+                        expander.offer(c);
                         completed.add(c);
                         if (closed && completed.remove(c)) {
                             c.release(); // close() has drained the queue already
@@ -556,6 +566,7 @@ public final class StellflowConsumer implements AutoCloseable {
     private void closeNetwork() {
         closed = true;
         network.close();
+        expander.close();
         decompressor.close();
         for (CompletedFetch c = completed.poll(); c != null; c = completed.poll()) {
             c.release();

@@ -48,7 +48,7 @@ public final class BatchCompression {
         ByteBuf records =
                 src.slice(batchStart + RecordBatchLayout.RECORDS_OFFSET, size - RecordBatchLayout.RECORDS_OFFSET);
         codec.compress(records, out);
-        finish(out, outStart, attributes | codec.type().id());
+        finish(out, outStart, attributes | codec.type().id(), true);
         return out.writerIndex() - outStart;
     }
 
@@ -65,6 +65,22 @@ public final class BatchCompression {
      */
     public static int decompress(
             ByteBuf src, int batchStart, Decompressor decompressor, long maxDecompressedBytes, ByteBuf out) {
+        return decompress(src, batchStart, decompressor, maxDecompressedBytes, out, true);
+    }
+
+    /**
+     * As {@link #decompress(ByteBuf, int, Decompressor, long, ByteBuf)}; {@code withCrc} false leaves
+     * the new batch's CRC field 0 instead of computing it over the decompressed records (a reader that
+     * checked the CRC on the compressed bytes and decodes the result with its CRC check off: one pass
+     * over the records fewer).
+     */
+    public static int decompress(
+            ByteBuf src,
+            int batchStart,
+            Decompressor decompressor,
+            long maxDecompressedBytes,
+            ByteBuf out,
+            boolean withCrc) {
         int attributes = RecordBatchLayout.attributes(src, batchStart);
         CompressionType type = CompressionType.fromAttributes((short) attributes);
         if (type == null || type == CompressionType.NONE || type != decompressor.type()) {
@@ -86,16 +102,16 @@ public final class BatchCompression {
             out.writerIndex(outStart);
             return n == Decompressor.OVER_CAP ? OVER_CAP : MALFORMED;
         }
-        finish(out, outStart, attributes & ~RecordBatchLayout.COMPRESSION_CODEC_MASK);
+        finish(out, outStart, attributes & ~RecordBatchLayout.COMPRESSION_CODEC_MASK, withCrc);
         return out.writerIndex() - outStart;
     }
 
     /** Sets the attributes, batchLength and CRC of the batch written at {@code start}..writerIndex. */
-    private static void finish(ByteBuf out, int start, int attributes) {
+    private static void finish(ByteBuf out, int start, int attributes, boolean withCrc) {
         out.setShort(start + RecordBatchLayout.ATTRIBUTES_OFFSET, attributes);
         out.setInt(
                 start + RecordBatchLayout.BATCH_LENGTH_OFFSET,
                 out.writerIndex() - start - RecordBatchLayout.LOG_OVERHEAD);
-        out.setInt(start + RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(out, start));
+        out.setInt(start + RecordBatchLayout.CRC_OFFSET, withCrc ? RecordBatchLayout.computeCrc(out, start) : 0);
     }
 }

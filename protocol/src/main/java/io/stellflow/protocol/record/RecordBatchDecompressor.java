@@ -121,6 +121,96 @@ public final class RecordBatchDecompressor implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Whether the set between readerIndex and writerIndex holds a compressed batch, from the batch
+     * headers alone (no CRC, no record walk); stops at the first batch that is not framed.
+     */
+    public static boolean anyCompressed(ByteBuf recordSet) {
+        int end = recordSet.writerIndex();
+        for (int pos = recordSet.readerIndex(); pos < end; ) {
+            int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
+            if (batchLength < 0) {
+                return false;
+            }
+            if ((RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+                return true;
+            }
+            pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
+        }
+        return false;
+    }
+
+    /**
+     * Appends to {@code out} the whole set between readerIndex and writerIndex of {@code recordSet}
+     * with every compressed batch expanded as {@link #expand} does, and every uncompressed one copied
+     * as it is: the set a reader decodes with {@link RecordBatchReader}'s CRC check off, record for
+     * record what decoding {@code recordSet} with this decompressor gives. Checked here: each batch's
+     * framing and magic, and its CRC-32C on the bytes as sent when {@code checkCrc}; the expanded
+     * batches' CRC field is left 0 (not recomputed). Not checked: the records' structure (the reader
+     * validates every batch it decodes). Neither buffer's indexes change but {@code out}'s
+     * writerIndex; nothing is retained or released.
+     *
+     * <p>Used ahead of the reader, on another thread than it (the consumer expands a Fetch answer
+     * while its application decodes the one before), so it never throws for bad input: a batch that
+     * fails a check, a malformed stream, a batch over {@link #maxDecompressedBytes} or a set over
+     * {@code maxSetBytes} all give -1 with {@code out} back at its old writerIndex, and the caller
+     * decodes {@code recordSet} itself, which reports the error the usual way.
+     *
+     * @param maxSetBytes the most bytes to append; -1 beyond it
+     * @return the bytes appended, or -1 (above)
+     * @throws IllegalStateException when closed
+     */
+    public int expandAll(ByteBuf recordSet, boolean checkCrc, long maxSetBytes, ByteBuf out) {
+        if (closed) {
+            throw new IllegalStateException("decompressor closed");
+        }
+        int outStart = out.writerIndex();
+        int end = recordSet.writerIndex();
+        for (int pos = recordSet.readerIndex(); pos < end; ) {
+            int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
+            if (batchLength < 0
+                    || RecordBatchLayout.magic(recordSet, pos) != RecordBatchLayout.MAGIC
+                    || (checkCrc
+                            && RecordBatchLayout.computeCrc(recordSet, pos) != RecordBatchLayout.crc(recordSet, pos))) {
+                return notExpanded(out, outStart);
+            }
+            int size = RecordBatchLayout.LOG_OVERHEAD + batchLength;
+            long room = maxSetBytes - (out.writerIndex() - outStart);
+            int attributes = RecordBatchLayout.attributes(recordSet, pos);
+            CompressionType type = CompressionType.forId(attributes & RecordBatchLayout.COMPRESSION_CODEC_MASK);
+            if (type == CompressionType.NONE) {
+                if (size > room) {
+                    return notExpanded(out, outStart);
+                }
+                out.writeBytes(recordSet, pos, size);
+            } else {
+                if (type == null || room <= BatchCompression.HEADER_BYTES) {
+                    return notExpanded(out, outStart);
+                }
+                Decompressor d = decompressor(type);
+                long startNs = System.nanoTime();
+                int n = BatchCompression.decompress(
+                        recordSet,
+                        pos,
+                        d,
+                        Math.min(maxDecompressedBytes, room - BatchCompression.HEADER_BYTES),
+                        out,
+                        false);
+                if (n < 0) {
+                    return notExpanded(out, outStart);
+                }
+                listener.expanded(type, size - HEADER_SIZE, n - HEADER_SIZE, System.nanoTime() - startNs);
+            }
+            pos += size;
+        }
+        return out.writerIndex() - outStart;
+    }
+
+    private static int notExpanded(ByteBuf out, int outStart) {
+        out.writerIndex(outStart);
+        return -1;
+    }
+
     private Decompressor decompressor(CompressionType type) {
         Decompressor d = decompressors[type.id()];
         if (d == null) {

@@ -234,4 +234,91 @@ class RecordBatchDecompressorTest {
             assertThat(RecordBatchLayout.batchSize(second, 0)).isEqualTo(second.readableBytes());
         }
     }
+
+    /** A compressed batch, a plain one and a compressed one, offsets continuing (0..599). */
+    private ByteBuf mixedSet(CompressionType type) {
+        ByteBuf plain = plainBatch(200, 42);
+        ByteBuf zipped = compressed(plain, type);
+        ByteBuf set = bufs.heap();
+        set.writeBytes(zipped, 0, zipped.readableBytes());
+        int second = set.writerIndex();
+        set.writeBytes(plain, 0, plain.readableBytes());
+        RecordBatchLayout.setBaseOffsetDelta(set, second, 200);
+        int third = set.writerIndex();
+        set.writeBytes(zipped, 0, zipped.readableBytes());
+        RecordBatchLayout.setBaseOffsetDelta(set, third, 400);
+        return set;
+    }
+
+    private static List<DecodedRecord> decodeAll(ByteBuf set, boolean checkCrc, RecordBatchDecompressor d) {
+        List<DecodedRecord> got = new java.util.ArrayList<>();
+        RecordBatchReader.decode(set, 7, checkCrc, d, (o, ts, k, v, h) -> got.add(new DecodedRecord(o, ts, k, v, h)));
+        return got;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void expandAllGivesAnUncompressedSetThatDecodesToTheSameRecords(CompressionType type) {
+        ByteBuf set = mixedSet(type);
+        int readerBefore = set.readerIndex();
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            ByteBuf out = bufs.heap();
+            out.writeBytes(new byte[] {1, 2, 3}); // appended after what is there
+            int n = d.expandAll(set, true, 1 << 24, out);
+            assertThat(n).isEqualTo(out.writerIndex() - 3);
+            assertThat(RecordBatchDecompressor.anyCompressed(set)).isTrue();
+            ByteBuf expanded = out.slice(3, n);
+            assertThat(RecordBatchDecompressor.anyCompressed(expanded)).isFalse();
+            assertThat(RecordBatchValidator.batchCount(expanded)).isEqualTo(3);
+            // The reader decodes it with its CRC check off (the expanded batches' CRC field is 0).
+            assertThat(decodeAll(expanded, false, null))
+                    .usingRecursiveFieldByFieldElementComparator()
+                    .isEqualTo(decodeAll(set, true, d))
+                    .hasSize(600);
+            assertThat(set.readerIndex()).isEqualTo(readerBefore);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void expandAllGivesUpWithoutThrowingAndLeavesTheOutputAsItWas(CompressionType type) {
+        ByteBuf set = mixedSet(type);
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            ByteBuf out = bufs.heap();
+            out.writeByte(9);
+            int full = d.expandAll(set, true, 1 << 24, bufs.heap());
+            // over the set bound, by one byte
+            assertThat(d.expandAll(set, true, full - 1, out)).isEqualTo(-1);
+            assertThat(out.writerIndex()).isEqualTo(1);
+            assertThat(d.expandAll(set, true, full, out)).isEqualTo(full);
+            out.writerIndex(1);
+            // a flipped byte in the last batch's stream: -1 with CRCs checked
+            ByteBuf damaged = bufs.heap();
+            damaged.writeBytes(set, 0, set.readableBytes());
+            int last = damaged.writerIndex() - 1;
+            damaged.setByte(last, damaged.getByte(last) ^ 0x5a);
+            assertThat(d.expandAll(damaged, true, 1 << 24, out)).isEqualTo(-1);
+            assertThat(out.writerIndex()).isEqualTo(1);
+            // a truncated set (the last batch cut): -1 as well
+            ByteBuf cut = damaged.slice(0, damaged.readableBytes() - 5);
+            assertThat(d.expandAll(cut, false, 1 << 24, out)).isEqualTo(-1);
+            assertThat(out.writerIndex()).isEqualTo(1);
+        }
+        try (RecordBatchDecompressor tight = new RecordBatchDecompressor(100)) {
+            ByteBuf out = bufs.heap();
+            assertThat(tight.expandAll(set, true, 1 << 24, out)).isEqualTo(-1); // a batch over its cap
+            assertThat(out.writerIndex()).isZero();
+        }
+    }
+
+    @Test
+    void aPlainSetIsNotCompressedAndExpandsToACopy() {
+        ByteBuf plain = plainBatch(10, 3);
+        assertThat(RecordBatchDecompressor.anyCompressed(plain)).isFalse();
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            ByteBuf out = bufs.heap();
+            assertThat(d.expandAll(plain, true, 1 << 20, out)).isEqualTo(plain.readableBytes());
+            assertThat(io.netty.buffer.ByteBufUtil.equals(out, plain)).isTrue();
+        }
+    }
 }
