@@ -2,15 +2,21 @@ package io.stellflow.client;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
 import java.util.ArrayDeque;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Decompresses a consumer's Fetch answers ahead of its application thread, on a thread of its own
  * ({@code stellflow-expand-<client.id>}, started at the first compressed answer): an answer holding a
- * compressed batch is handed over by the I/O thread as it arrives ({@link #offer}) and expanded into
+ * zstd, gzip or snappy batch is handed over by the I/O thread as it arrives ({@link #offer}) and expanded into
  * one of a few reusable buffers ({@link RecordBatchDecompressor#expandAll}: CRCs checked on the bytes
  * as sent, every compressed batch decompressed) while the application decodes the answer before it;
  * {@link CompletedFetchHandler#decodeAll} then takes the expanded set ({@link #await}) and decodes it
@@ -34,8 +40,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * lock. The expanding thread alone uses the decompressor.
  */
 final class FetchExpander implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(FetchExpander.class);
+
     /** Answers expanded ahead at once: one being decoded, one expanding, one arrived meanwhile. */
     static final int MAX_BUFFERS = 3;
+    /**
+     * The codecs whose answers are expanded ahead: all but lz4, which decompresses at memory speed;
+     * handing its answers over lost more (the expanded set has left the caches when poll reads it)
+     * than the overlap gained. JSON log records against the consumer without this class, one broker
+     * (docs/compression.md, "Consumer"): zstd 1.02-1.18x the MB/s, gzip 1.13-1.15x, snappy
+     * 1.03-1.09x, lz4 0.83-0.92x.
+     */
+    static final Set<CompressionType> AHEAD =
+            EnumSet.of(CompressionType.ZSTD, CompressionType.GZIP, CompressionType.SNAPPY);
+
     /** The largest expanded answer kept (bytes); a larger one is left to the application thread. */
     static final long MAX_SET_BYTES = 64L << 20;
 
@@ -60,6 +78,8 @@ final class FetchExpander implements AutoCloseable {
 
     private Thread thread;
     private boolean closed;
+    /** Expanding thread only: a failed expansion was logged (once: the answers go on through poll). */
+    private boolean warned;
 
     /**
      * @param clientId names the thread
@@ -73,14 +93,15 @@ final class FetchExpander implements AutoCloseable {
     }
 
     /**
-     * I/O thread: takes {@code f} for expansion if its records hold a compressed batch and fewer than
+     * I/O thread: takes {@code f} for expansion if its first compressed batch is of a codec in {@link
+     * #AHEAD} and fewer than
      * {@link #MAX_BUFFERS} answers are ahead; retains the records until expanded. Never blocks.
      *
      * @return whether {@code f} was taken
      */
     boolean offer(CompletedFetch f) {
         FetchResult r = f.result;
-        if (r == null || r.records() == null || !RecordBatchDecompressor.anyCompressed(r.records())) {
+        if (r == null || r.records() == null || !AHEAD.contains(RecordBatchDecompressor.firstCodec(r.records()))) {
             return false;
         }
         lock.lock();
@@ -113,7 +134,15 @@ final class FetchExpander implements AutoCloseable {
         lock.lock();
         try {
             while (f.expandState == QUEUED || f.expandState == RUNNING) {
-                changed.awaitUninterruptibly();
+                if (!thread.isAlive()) {
+                    return null; // died of an Error it could not survive: poll expands the answer
+                }
+                try {
+                    changed.await(100, TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return null; // poll expands the answer itself (the expansion goes on, then is dropped)
+                }
             }
             return f.expandState == DONE ? f.expanded : null;
         } finally {
@@ -166,27 +195,38 @@ final class FetchExpander implements AutoCloseable {
             }
             CompletedFetch f = job.f;
             ByteBuf records = job.records;
-            // Room for records compressed 5:1 at first (zstd JSON logs: 4.7:1), not grown by doubling
-            // from a small buffer: each doubling allocates, zeroes and copies.
-            int want = (int) Math.min(MAX_SET_BYTES, EXPANSION_GUESS * records.readableBytes());
-            if (out == null || out.capacity() < want) {
-                if (out != null) {
-                    out.release();
-                }
-                out = Unpooled.buffer(want);
-            }
-            int n;
+            int n = -1;
             try {
+                // Room for records compressed 5:1 at first (zstd JSON logs: 4.7:1), not grown by
+                // doubling from a small buffer: each doubling allocates, zeroes and copies.
+                int want = (int) Math.min(MAX_SET_BYTES, EXPANSION_GUESS * records.readableBytes());
+                if (out == null || out.capacity() < want) {
+                    if (out != null) {
+                        out.release();
+                        out = null;
+                    }
+                    out = Unpooled.buffer(want);
+                }
                 n = decompressor.expandAll(records, checkCrcs, MAX_SET_BYTES, out.clear());
             } catch (RuntimeException | OutOfMemoryError e) {
-                n = -1; // the application thread decodes the answer itself and meets the problem there
+                // Not expanded: the application thread decodes the answer itself and meets the
+                // problem there (an exception, or an OutOfMemoryError for a buffer, on its thread).
+                if (!warned) {
+                    warned = true;
+                    LOG.warn(
+                            "{}: expanding a fetched answer ahead failed, poll expands it: {}",
+                            threadName,
+                            e.toString());
+                }
             } finally {
                 records.release();
             }
             lock.lock();
             try {
                 if (f.expandState == CANCELLED || n < 0) {
-                    recycle(out);
+                    if (out != null) {
+                        recycle(out);
+                    }
                     busy--;
                     f.expandState = NONE;
                 } else {

@@ -122,22 +122,25 @@ public final class RecordBatchDecompressor implements AutoCloseable {
     }
 
     /**
-     * Whether the set between readerIndex and writerIndex holds a compressed batch, from the batch
-     * headers alone (no CRC, no record walk); stops at the first batch that is not framed.
+     * The codec of the first compressed batch of the set between readerIndex and writerIndex, from
+     * the batch headers alone (no CRC, no record walk); {@link CompressionType#NONE} when no framed
+     * batch before the first unframed one is compressed, null when that batch's codec bits name no
+     * codec.
      */
-    public static boolean anyCompressed(ByteBuf recordSet) {
+    public static CompressionType firstCodec(ByteBuf recordSet) {
         int end = recordSet.writerIndex();
         for (int pos = recordSet.readerIndex(); pos < end; ) {
             int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
             if (batchLength < 0) {
-                return false;
+                break;
             }
-            if ((RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
-                return true;
+            int codec = RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK;
+            if (codec != 0) {
+                return CompressionType.forId(codec);
             }
             pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
         }
-        return false;
+        return CompressionType.NONE;
     }
 
     /**

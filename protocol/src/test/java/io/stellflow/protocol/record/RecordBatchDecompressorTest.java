@@ -115,14 +115,7 @@ class RecordBatchDecompressorTest {
         try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
             assertSameRecords(plain, zipped, d);
             // A set of two compressed batches and a plain one between them, offsets continuing.
-            ByteBuf set = bufs.heap();
-            set.writeBytes(zipped, 0, zipped.readableBytes());
-            int second = set.writerIndex();
-            set.writeBytes(plain, 0, plain.readableBytes());
-            RecordBatchLayout.setBaseOffsetDelta(set, second, 200);
-            int third = set.writerIndex();
-            set.writeBytes(zipped, 0, zipped.readableBytes());
-            RecordBatchLayout.setBaseOffsetDelta(set, third, 400);
+            ByteBuf set = mixedSet(type);
             List<Long> offsets = new java.util.ArrayList<>();
             RecordBatchReader.decode(set, 0, true, d, (o, ts, k, v, h) -> offsets.add(o));
             assertThat(offsets).hasSize(600);
@@ -266,9 +259,9 @@ class RecordBatchDecompressorTest {
             out.writeBytes(new byte[] {1, 2, 3}); // appended after what is there
             int n = d.expandAll(set, true, 1 << 24, out);
             assertThat(n).isEqualTo(out.writerIndex() - 3);
-            assertThat(RecordBatchDecompressor.anyCompressed(set)).isTrue();
+            assertThat(RecordBatchDecompressor.firstCodec(set)).isEqualTo(type);
             ByteBuf expanded = out.slice(3, n);
-            assertThat(RecordBatchDecompressor.anyCompressed(expanded)).isFalse();
+            assertThat(RecordBatchDecompressor.firstCodec(expanded)).isEqualTo(CompressionType.NONE);
             assertThat(RecordBatchValidator.batchCount(expanded)).isEqualTo(3);
             // The reader decodes it with its CRC check off (the expanded batches' CRC field is 0).
             assertThat(decodeAll(expanded, false, null))
@@ -314,7 +307,7 @@ class RecordBatchDecompressorTest {
     @Test
     void aPlainSetIsNotCompressedAndExpandsToACopy() {
         ByteBuf plain = plainBatch(10, 3);
-        assertThat(RecordBatchDecompressor.anyCompressed(plain)).isFalse();
+        assertThat(RecordBatchDecompressor.firstCodec(plain)).isEqualTo(CompressionType.NONE);
         try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
             ByteBuf out = bufs.heap();
             assertThat(d.expandAll(plain, true, 1 << 20, out)).isEqualTo(plain.readableBytes());
