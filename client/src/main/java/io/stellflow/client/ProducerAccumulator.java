@@ -81,11 +81,11 @@ final class ProducerAccumulator {
         /** Not appended: the record needs a new batch and the caller asked to choose again first. */
         ABORTED_NEW_BATCH,
         /**
-         * Not appended, never returned by {@link #append}: the record did not fit in the open tail
-         * batch of a compressing producer, which was sealed; {@code append} compresses it, then
-         * appends the record to a new batch.
+         * Not appended, never returned by {@link #append}: the record needs a new batch of a
+         * compressing producer while a sealed batch waits for a codec and the compressor thread is
+         * busy; {@code append} compresses the waiting batches first, then tries again.
          */
-        SEALED_TAIL
+        HELP_FIRST
     }
 
     /**
@@ -130,19 +130,14 @@ final class ProducerAccumulator {
             throws InterruptedException {
         AppendResult result;
         while ((result = appendLocked(tp, timestampMs, key, value, callback, abortOnNewBatch))
-                == AppendResult.SEALED_TAIL) {
-            // Compress the tail just sealed (unless the compressor thread took it) before the record
-            // opens the next batch, whose linger.ms then starts after it. Opened first, the new
-            // batch held one record while this thread compressed (15 ms for 4.5 MB of zstd, above
-            // the lab's linger.ms 5), and the sender sent it so: half the lab's batches held one
-            // or two records (issue #21).
-            compressionQueue.help();
-        }
-        if (compressionQueue != null && compressionQueue.hasWaiting()) {
-            // A batch waits for a codec (this send sealed it, or the sender sealed one at linger.ms)
-            // and the compressor thread has not taken it: compress it here, outside the lock, so the
-            // work waiting for a codec does not grow (docs/compression.md, "Producer").
-            compressionQueue.help();
+                == AppendResult.HELP_FIRST) {
+            // The compressor thread is busy and a sealed batch waits: this thread compresses it,
+            // outside the lock, beside the compressor, so the work waiting for a codec does not grow
+            // (docs/compression.md, "Producer"). Only here, before the record opens its batch: a
+            // batch opened first would linger out while this thread compressed (15 ms for 4.5 MB of
+            // zstd, above the lab's linger.ms 5) and go with one record (issue #21). While the
+            // compressor thread is free this thread leaves the batches to it and goes on appending.
+            compressionQueue.helpIfWanted();
         }
         return result;
     }
@@ -174,13 +169,13 @@ final class ProducerAccumulator {
                 return AppendResult.APPENDED;
             }
             if (last != null && last.stage == ProducerBatch.Stage.OPEN && compressionQueue != null) {
-                // Full: to the compression queue; append() compresses it before the record opens a new
-                // batch here or, aborted, goes to another partition.
-                seal(last);
-                return abortOnNewBatch ? AppendResult.ABORTED_NEW_BATCH : AppendResult.SEALED_TAIL;
+                seal(last); // full: to the compression queue, whether or not the record goes elsewhere
             }
             if (last != null && abortOnNewBatch) {
                 return AppendResult.ABORTED_NEW_BATCH;
+            }
+            if (compressionQueue != null && compressionQueue.helpWanted()) {
+                return AppendResult.HELP_FIRST;
             }
             int recordBytes = ProducerBatch.recordBytes(key, value);
             int fillLimitBytes =

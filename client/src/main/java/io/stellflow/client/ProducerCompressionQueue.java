@@ -55,6 +55,10 @@ final class ProducerCompressionQueue implements Runnable {
     private final ClientMetrics metrics;
     private final Listener listener;
     private boolean stopping;
+    /** The compressor thread runs ({@link #run}); before and after it every waiting batch wants help. */
+    private boolean compressorStarted;
+    /** The compressor thread is compressing a batch now. */
+    private boolean compressorBusy;
 
     ProducerCompressionQueue(
             ReentrantLock lock, ProducerCompression compression, ClientMetrics metrics, Listener listener) {
@@ -94,6 +98,39 @@ final class ProducerCompressionQueue implements Runnable {
         return waitingCount > 0;
     }
 
+    /**
+     * Under the lock: whether a batch waits for a codec that the compressor thread cannot take now
+     * (busy compressing another, or not started): an application thread should compress it ({@link
+     * #helpIfWanted}). While the compressor thread is free it takes the waiting batches itself and
+     * the application threads go on appending.
+     */
+    boolean helpWanted() {
+        return !waiting.isEmpty() && (compressorBusy || !compressorStarted);
+    }
+
+    /**
+     * Outside the lock: compresses waiting batches on the calling thread while {@link #helpWanted}.
+     *
+     * @return the batches this call compressed
+     */
+    int helpIfWanted() {
+        int n = 0;
+        while (true) {
+            ProducerBatch batch;
+            lock.lock();
+            try {
+                batch = helpWanted() ? take() : null;
+            } finally {
+                lock.unlock();
+            }
+            if (batch == null) {
+                return n;
+            }
+            compress(batch, false);
+            n++;
+        }
+    }
+
     /** Under the lock: the compressor thread ends once no batch waits. Idempotent. */
     void stop() {
         stopping = true;
@@ -119,7 +156,7 @@ final class ProducerCompressionQueue implements Runnable {
             if (batch == null) {
                 return n;
             }
-            compress(batch);
+            compress(batch, false);
             n++;
         }
     }
@@ -131,20 +168,25 @@ final class ProducerCompressionQueue implements Runnable {
             ProducerBatch batch;
             lock.lock();
             try {
+                compressorStarted = true;
+                compressorBusy = false;
                 while (waiting.isEmpty() && !stopping) {
                     work.await();
                 }
                 if (waiting.isEmpty()) {
+                    compressorStarted = false; // gone: batches sealed from now on want help
                     return;
                 }
                 batch = take();
+                compressorBusy = true;
             } catch (InterruptedException e) {
+                compressorStarted = false;
                 Thread.currentThread().interrupt();
                 return;
             } finally {
                 lock.unlock();
             }
-            compress(batch);
+            compress(batch, true);
         }
     }
 
@@ -157,7 +199,7 @@ final class ProducerCompressionQueue implements Runnable {
     }
 
     /** Outside the lock: compresses {@code batch}, counts it and publishes it READY (or its failure). */
-    private void compress(ProducerBatch batch) {
+    private void compress(ProducerBatch batch, boolean byCompressorThread) {
         int plainBytes = batch.sizeInBytes();
         long startNs = System.nanoTime();
         double ratio;
@@ -184,6 +226,9 @@ final class ProducerCompressionQueue implements Runnable {
         lock.lock();
         try {
             batch.stage = ProducerBatch.Stage.READY;
+            if (byCompressorThread) {
+                compressorBusy = false; // free again as the batch is published, not a moment later
+            }
             listener.compressed(batch, ratio);
         } finally {
             lock.unlock();
