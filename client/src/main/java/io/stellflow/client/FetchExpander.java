@@ -78,6 +78,8 @@ final class FetchExpander implements AutoCloseable {
 
     private Thread thread;
     private boolean closed;
+    /** The expanding thread could not be started: every answer is left to poll. */
+    private boolean noThread;
     /** Expanding thread only: a failed expansion was logged (once: the answers go on through poll). */
     private boolean warned;
 
@@ -106,23 +108,36 @@ final class FetchExpander implements AutoCloseable {
         }
         lock.lock();
         try {
-            if (closed || busy >= MAX_BUFFERS) {
+            if (closed || noThread || busy >= MAX_BUFFERS || !started()) {
                 return false;
             }
             busy++;
             f.expander = this;
             f.expandState = QUEUED;
             queue.add(new Job(f, r.records().retain()));
-            if (thread == null) {
-                thread = new Thread(this::run, threadName);
-                thread.setDaemon(true);
-                thread.start();
-            }
             changed.signalAll();
             return true;
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Under the lock: the expanding thread runs, started now if need be; false if it cannot start. */
+    private boolean started() {
+        if (thread != null) {
+            return true;
+        }
+        Thread t = new Thread(this::run, threadName);
+        t.setDaemon(true);
+        try {
+            t.start();
+        } catch (RuntimeException | OutOfMemoryError e) { // no thread to be had: poll expands as before
+            noThread = true;
+            LOG.warn("{}: could not start, poll expands the answers: {}", threadName, e.toString());
+            return false;
+        }
+        thread = t;
+        return true;
     }
 
     /**
@@ -170,6 +185,14 @@ final class FetchExpander implements AutoCloseable {
     }
 
     private void run() {
+        try {
+            expandUntilClosed();
+        } finally {
+            shutDown(); // also when an Error the loop does not catch ends the thread
+        }
+    }
+
+    private void expandUntilClosed() {
         while (true) {
             Job job;
             ByteBuf out;
@@ -238,13 +261,19 @@ final class FetchExpander implements AutoCloseable {
                 lock.unlock();
             }
         }
-        shutDown();
     }
 
-    /** Expanding thread, after close: gives back what is queued and frees the decompressor. */
+    /**
+     * Expanding thread, as it ends: refuses further answers, gives back what is queued and the
+     * buffers kept, and frees the decompressor.
+     */
     private void shutDown() {
         lock.lock();
         try {
+            closed = true;
+            for (ByteBuf b = free.poll(); b != null; b = free.poll()) {
+                b.release();
+            }
             for (Job job = queue.poll(); job != null; job = queue.poll()) {
                 job.records.release();
                 job.f.expandState = NONE;
@@ -267,9 +296,9 @@ final class FetchExpander implements AutoCloseable {
     }
 
     /**
-     * Stops the expanding thread once its current answer is done (it frees the decompressor);
-     * answers still queued are given back, buffers dropped. Idempotent; answers offered later are
-     * refused.
+     * Stops the expanding thread once its current answer is done (it frees the decompressor) and
+     * waits up to a second for it; answers still queued are given back, buffers dropped. Idempotent;
+     * answers offered later are refused.
      */
     @Override
     public void close() {
@@ -290,6 +319,12 @@ final class FetchExpander implements AutoCloseable {
         }
         if (t == null) {
             decompressor.close();
+        } else {
+            try {
+                t.join(1_000); // one answer's expansion: milliseconds
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -166,6 +166,20 @@ final class ProducerCompression implements AutoCloseable {
         return compress(batch, compressedBuffers);
     }
 
+    /**
+     * Makes one codec now and keeps it in the pool, so the first batch does not wait for the codec's
+     * library to load and bind (zstd-jni's FFM binding: about 0.1 s at a JVM's first use). Called by
+     * the compressor thread as it starts. A codec that cannot be made is left to the first batch,
+     * whose compression then fails with the cause.
+     */
+    void prepare() {
+        try {
+            giveBack(borrow());
+        } catch (RuntimeException e) {
+            // the first compress meets it again and fails that batch with it
+        }
+    }
+
     private double compress(ProducerBatch batch, ProducerBufferPool outBuffers) {
         CompressionCodec codec = borrow();
         try {

@@ -9,8 +9,9 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * The sealed batches of a producer with {@code compression.type} set that wait to be compressed, and
  * the compressing itself, done by whichever thread takes a batch first: the producer's compressor
- * thread ({@link #run}), or an application thread right after its {@code send} sealed a batch or
- * found one waiting ({@link #help}). The sender thread never compresses: it sends a partition's
+ * thread ({@link #run}), or an application thread whose {@code send} needs a new batch while a batch
+ * waits and the compressor thread is busy ({@link #helpIfWanted}), or a thread in {@code flush}
+ * ({@link #help}). The sender thread never compresses: it sends a partition's
  * batches once they are {@link ProducerBatch.Stage#READY}, in sequence order, so a batch that
  * finishes compressing before an older one of its partition waits for it (order and the idempotent
  * producer's sequences are untouched: a batch is stamped only when the sender takes it, after
@@ -45,11 +46,6 @@ final class ProducerCompressionQueue implements Runnable {
     private final ReentrantLock lock;
     private final Condition work;
     private final ArrayDeque<ProducerBatch> waiting = new ArrayDeque<>();
-    /**
-     * The size of {@code waiting}, written under the lock, read without it by {@link #hasWaiting}: a
-     * volatile read per {@code send} instead of taking the lock again.
-     */
-    private volatile int waitingCount;
 
     private final ProducerCompression compression;
     private final ClientMetrics metrics;
@@ -77,7 +73,6 @@ final class ProducerCompressionQueue implements Runnable {
     void add(ProducerBatch batch) {
         batch.stage = ProducerBatch.Stage.AWAITING_COMPRESSION;
         waiting.addLast(batch);
-        waitingCount = waiting.size();
         work.signal();
     }
 
@@ -89,13 +84,17 @@ final class ProducerCompressionQueue implements Runnable {
         if (batch.stage != ProducerBatch.Stage.AWAITING_COMPRESSION || !waiting.remove(batch)) {
             return false;
         }
-        waitingCount = waiting.size();
         return true;
     }
 
-    /** Without the lock: whether a batch waited for a codec at the last change (a hint). */
+    /** Whether a batch waits for a codec (takes the lock; for tests and diagnostics). */
     boolean hasWaiting() {
-        return waitingCount > 0;
+        lock.lock();
+        try {
+            return !waiting.isEmpty();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
@@ -138,8 +137,8 @@ final class ProducerCompressionQueue implements Runnable {
     }
 
     /**
-     * Outside the lock: compresses waiting batches on the calling thread until none waits (an
-     * application thread after its {@code send} sealed a batch, or {@code flush}).
+     * Outside the lock: compresses waiting batches on the calling thread until none waits ({@code
+     * flush}, which wants its batches sent now).
      *
      * @return the batches this call compressed
      */
@@ -164,6 +163,7 @@ final class ProducerCompressionQueue implements Runnable {
     /** The compressor thread: compresses batches as they are sealed until {@link #stop} and none waits. */
     @Override
     public void run() {
+        compression.prepare(); // off the sending threads, while the first batch fills
         while (true) {
             ProducerBatch batch;
             lock.lock();
@@ -193,7 +193,6 @@ final class ProducerCompressionQueue implements Runnable {
     /** Under the lock: the oldest waiting batch, now COMPRESSING and owned by the calling thread. */
     private ProducerBatch take() {
         ProducerBatch batch = waiting.pollFirst();
-        waitingCount = waiting.size();
         batch.stage = ProducerBatch.Stage.COMPRESSING;
         return batch;
     }

@@ -213,4 +213,50 @@ class CompressionRoundTripTest {
             }
         }
     }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aBadRecordBehindAGoodBatchOfOneAnswerFailsPollAsTheLazyPathDoes(CompressionType type) throws Exception {
+        // zstd, gzip and snappy answers are expanded ahead (FetchExpander), which does not walk the
+        // records: the bad one is met while poll decodes the expanded set, after the good batch's
+        // records went to the sink, and the answer is decoded again as sent for the lazy path's error.
+        TopicPartition tp = new TopicPartition("t", 0);
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            ByteBuf good = compressedBatch(type, 5, 50);
+            broker.append(tp, good); // offsets 0-4
+            good.release();
+            ByteBuf plain = Unpooled.buffer();
+            RecordBatchBuilder b = new RecordBatchBuilder(plain, 1000L);
+            for (int i = 0; i < 10; i++) {
+                b.append(1000L + i, null, new byte[] {'x', (byte) i});
+            }
+            b.close();
+            // The record count says 11: the walk over the decompressed records runs out of bytes.
+            plain.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
+            plain.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
+            ByteBuf bad = Unpooled.buffer();
+            try (CompressionCodec codec = CompressionCodecs.codec(type)) {
+                BatchCompression.compress(plain, 0, codec, bad);
+            } finally {
+                plain.release();
+            }
+            broker.append(tp, bad); // offsets 5-15
+            bad.release();
+            try (StellflowConsumer consumer = new StellflowConsumer(props(broker, "auto.offset.reset", "earliest"))) {
+                consumer.assign(List.of(tp));
+                assertThatThrownBy(() -> pollUntil(consumer, 16))
+                        .isInstanceOfSatisfying(
+                                StellflowException.class,
+                                e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
+                        .hasMessageContaining("bad record batch from t-0: compressed batch at offset 5 holds invalid "
+                                + "records: INVALID_RECORD");
+                // Nothing of the failed poll was handed out: the next one fails the same way.
+                assertThat(consumer.position(tp)).isZero();
+                assertThatThrownBy(() -> consumer.poll(Duration.ofSeconds(5)))
+                        .isInstanceOf(StellflowException.class)
+                        .hasMessageContaining("compressed batch at offset 5 holds invalid records");
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -155,13 +156,15 @@ class FetchExpanderTest {
         awaitRefCnt(sent, 2);
         f.release();
         assertThat(sent.refCnt()).isEqualTo(1);
-        // A damaged answer frees its slot at once.
+        // A damaged answer frees its slot at once: the bound's worth of answers is taken after it.
+        List<CompletedFetch> after = new ArrayList<>();
         for (int i = 0; i < FetchExpander.MAX_BUFFERS; i++) {
             CompletedFetch g = answer(records(10, CompressionType.ZSTD));
             assertThat(expander.offer(g)).isTrue();
             assertThat(expander.await(g)).isNotNull();
-            g.release();
+            after.add(g);
         }
+        after.forEach(CompletedFetch::release);
     }
 
     @Test
@@ -184,9 +187,13 @@ class FetchExpanderTest {
 
     @Test
     void aClosedExpanderThatNeverStartedFreesItsDecompressor() {
-        FetchExpander idle = new FetchExpander("idle", true, new RecordBatchDecompressor(1 << 20));
+        RecordBatchDecompressor decompressor = new RecordBatchDecompressor(1 << 20);
+        FetchExpander idle = new FetchExpander("idle", true, decompressor);
         idle.close();
         idle.close();
+        assertThatThrownBy(() -> decompressor.expandAll(Unpooled.buffer(0), true, 1, Unpooled.buffer(0)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
         CompletedFetch f = answer(records(10, CompressionType.ZSTD));
         assertThat(idle.offer(f)).isFalse();
         assertThat(RecordBatchDecompressor.firstCodec(f.result.records())).isEqualTo(CompressionType.ZSTD);
