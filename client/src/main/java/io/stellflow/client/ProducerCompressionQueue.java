@@ -113,21 +113,7 @@ final class ProducerCompressionQueue implements Runnable {
      * @return the batches this call compressed
      */
     int helpIfWanted() {
-        int n = 0;
-        while (true) {
-            ProducerBatch batch;
-            lock.lock();
-            try {
-                batch = helpWanted() ? take() : null;
-            } finally {
-                lock.unlock();
-            }
-            if (batch == null) {
-                return n;
-            }
-            compress(batch, false);
-            n++;
-        }
+        return compressHere(true);
     }
 
     /** Under the lock: the compressor thread ends once no batch waits. Idempotent. */
@@ -143,12 +129,18 @@ final class ProducerCompressionQueue implements Runnable {
      * @return the batches this call compressed
      */
     int help() {
+        return compressHere(false);
+    }
+
+    /** Outside the lock: {@link #help}, or {@link #helpIfWanted} when {@code onlyIfWanted}. */
+    private int compressHere(boolean onlyIfWanted) {
         int n = 0;
         while (true) {
             ProducerBatch batch;
             lock.lock();
             try {
-                batch = waiting.isEmpty() ? null : take();
+                boolean take = onlyIfWanted ? helpWanted() : !waiting.isEmpty();
+                batch = take ? take() : null;
             } finally {
                 lock.unlock();
             }

@@ -141,6 +141,11 @@ class CompressionRoundTripTest {
 
     /** A batch of {@code records} values of {@code valueBytes} 'a's, compressed with {@code type}. */
     private static ByteBuf compressedBatch(CompressionType type, int records, int valueBytes) {
+        return compressed(type, plainBatch(records, valueBytes));
+    }
+
+    /** An uncompressed batch of {@code records} values of {@code valueBytes} 'a's, from offset delta 0. */
+    private static ByteBuf plainBatch(int records, int valueBytes) {
         ByteBuf plain = Unpooled.buffer();
         RecordBatchBuilder b = new RecordBatchBuilder(plain, 1000L);
         byte[] value = new byte[valueBytes];
@@ -149,6 +154,11 @@ class CompressionRoundTripTest {
             b.append(1000L + i, null, value);
         }
         b.close();
+        return plain;
+    }
+
+    /** {@code plain} compressed with {@code type} (released). */
+    private static ByteBuf compressed(CompressionType type, ByteBuf plain) {
         ByteBuf out = Unpooled.buffer();
         try (CompressionCodec codec = CompressionCodecs.codec(type)) {
             BatchCompression.compress(plain, 0, codec, out);
@@ -226,21 +236,11 @@ class CompressionRoundTripTest {
             ByteBuf good = compressedBatch(type, 5, 50);
             broker.append(tp, good); // offsets 0-4
             good.release();
-            ByteBuf plain = Unpooled.buffer();
-            RecordBatchBuilder b = new RecordBatchBuilder(plain, 1000L);
-            for (int i = 0; i < 10; i++) {
-                b.append(1000L + i, null, new byte[] {'x', (byte) i});
-            }
-            b.close();
+            ByteBuf plain = plainBatch(10, 2);
             // The record count says 11: the walk over the decompressed records runs out of bytes.
             plain.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
             plain.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
-            ByteBuf bad = Unpooled.buffer();
-            try (CompressionCodec codec = CompressionCodecs.codec(type)) {
-                BatchCompression.compress(plain, 0, codec, bad);
-            } finally {
-                plain.release();
-            }
+            ByteBuf bad = compressed(type, plain);
             broker.append(tp, bad); // offsets 5-15
             bad.release();
             try (StellflowConsumer consumer = new StellflowConsumer(props(broker, "auto.offset.reset", "earliest"))) {
