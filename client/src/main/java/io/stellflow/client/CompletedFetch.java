@@ -1,5 +1,7 @@
 package io.stellflow.client;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * One completed Fetch of {@link StellflowConsumer}, or {@link #WAKE}; thread-confined to the
  * consumer's application thread once taken off its queue. Holds one reference on the response frame
@@ -27,7 +29,7 @@ final class CompletedFetch {
     /** {@link FetchExpander}'s state for this answer. */
     int expandState;
     /** The expanded records once {@link FetchExpander} is done; its buffer, given back by {@link #release}. */
-    io.netty.buffer.ByteBuf expanded;
+    ByteBuf expanded;
 
     CompletedFetch(TopicPartition tp, int epoch, long fetchOffset, FetchResult result, Throwable failure) {
         this.tp = tp;

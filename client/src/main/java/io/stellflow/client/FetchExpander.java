@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Decompresses a consumer's Fetch answers ahead of its application thread, on a thread of its own
  * ({@code stellflow-expand-<client.id>}, started at the first compressed answer): an answer holding a
- * zstd, gzip or snappy batch is handed over by the I/O thread as it arrives ({@link #offer}) and expanded into
+ * zstd, gzip or snappy first batch is handed over by the I/O thread as it arrives ({@link #offer}) and expanded into
  * one of a few reusable buffers ({@link RecordBatchDecompressor#expandAll}: CRCs checked on the bytes
  * as sent, every compressed batch decompressed) while the application decodes the answer before it;
  * {@link CompletedFetchHandler#decodeAll} then takes the expanded set ({@link #await}) and decodes it
@@ -95,15 +95,15 @@ final class FetchExpander implements AutoCloseable {
     }
 
     /**
-     * I/O thread: takes {@code f} for expansion if its first compressed batch is of a codec in {@link
-     * #AHEAD} and fewer than
-     * {@link #MAX_BUFFERS} answers are ahead; retains the records until expanded. Never blocks.
+     * I/O thread: takes {@code f} for expansion if its first batch is compressed with a codec in {@link
+     * #AHEAD} and fewer than {@link #MAX_BUFFERS} answers are ahead (an answer whose first batch is
+     * plain, rare, goes to poll's lazy path like any other); retains the records until expanded. Never blocks.
      *
      * @return whether {@code f} was taken
      */
     boolean offer(CompletedFetch f) {
         FetchResult r = f.result;
-        if (r == null || r.records() == null || !AHEAD.contains(RecordBatchDecompressor.firstCodec(r.records()))) {
+        if (r == null || r.records() == null || !AHEAD.contains(RecordBatchDecompressor.firstBatchCodec(r.records()))) {
             return false;
         }
         lock.lock();

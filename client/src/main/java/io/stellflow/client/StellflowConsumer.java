@@ -37,12 +37,13 @@ import java.util.concurrent.TimeUnit;
  * §6.4); records below the position (a Fetch that starts inside a batch) are skipped, so the
  * application sees each offset once.
  *
- * <p>Compressed batches (decision 9.o: gzip, snappy, lz4, zstd) of gzip, snappy and zstd are
- * expanded as their answer arrives, on a thread of this consumer ({@code stellflow-expand-<client.id>},
+ * <p>Compressed batches (decision 9.o: gzip, snappy, lz4, zstd): a Fetch answer of gzip, snappy or
+ * zstd is expanded as it arrives, on a thread of this consumer ({@code stellflow-expand-<client.id>},
  * started at the first such answer), into one of at most 3 reusable buffers, while {@link #poll}
- * decodes the answer before ({@link FetchExpander}); lz4 answers and any answer it cannot take are
- * expanded batch by batch by {@link #poll} into one reusable buffer ({@link RecordBatchDecompressor}). Both read the result as
- * uncompressed batches; a batch whose records decompress to more than {@code fetch.max.bytes}, or whose stream is
+ * decodes the answer before ({@link FetchExpander}); lz4 answers and any answer that thread cannot
+ * take are expanded batch by batch by {@link #poll} into one reusable buffer ({@link
+ * RecordBatchDecompressor}). Both read the result as uncompressed batches; a batch whose records
+ * decompress to more than {@code fetch.max.bytes}, or whose stream is
  * malformed, fails {@link #poll} with a {@link StellflowException} naming the partition and the
  * batch's offset (the records of that poll are not handed out, as for any bad batch).
  *

@@ -108,7 +108,7 @@ class FetchExpanderTest {
             assertThat(expander.offer(f)).isTrue();
             ByteBuf expanded = expander.await(f);
             assertThat(expanded).isNotNull();
-            assertThat(RecordBatchDecompressor.firstCodec(expanded)).isEqualTo(CompressionType.NONE);
+            assertThat(RecordBatchDecompressor.firstBatchCodec(expanded)).isEqualTo(CompressionType.NONE);
             try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
                 assertThat(decode(expanded, false, null))
                         .usingRecursiveFieldByFieldElementComparator()
@@ -196,7 +196,7 @@ class FetchExpanderTest {
                 .hasMessageContaining("closed");
         CompletedFetch f = answer(records(10, CompressionType.ZSTD));
         assertThat(idle.offer(f)).isFalse();
-        assertThat(RecordBatchDecompressor.firstCodec(f.result.records())).isEqualTo(CompressionType.ZSTD);
+        assertThat(RecordBatchDecompressor.firstBatchCodec(f.result.records())).isEqualTo(CompressionType.ZSTD);
         f.release();
     }
 }

@@ -89,6 +89,15 @@ class ProducerCompressionQueueTest {
         }
     }
 
+    private boolean helpWanted(ProducerCompressionQueue q) {
+        lock.lock();
+        try {
+            return q.helpWanted();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     @AfterEach
     void releaseBatches() {
         for (ProducerBatch b : made) {
@@ -156,24 +165,14 @@ class ProducerCompressionQueueTest {
             ProducerCompressionQueue q = queue(compression);
             ProducerBatch a = sealed(0, 20);
             add(q, a);
-            lock.lock();
-            try {
-                assertThat(q.helpWanted()).as("no compressor thread yet").isTrue();
-            } finally {
-                lock.unlock();
-            }
+            assertThat(helpWanted(q)).as("no compressor thread yet").isTrue();
             Thread compressor = Thread.ofPlatform().name("test-compressor").start(q);
             script.atGate.await(); // the compressor thread holds a, stuck in its codec: busy
             ProducerBatch b = sealed(1, 20);
             add(q, b);
-            lock.lock();
-            try {
-                assertThat(q.helpWanted())
-                        .as("b waits, the compressor thread is busy")
-                        .isTrue();
-            } finally {
-                lock.unlock();
-            }
+            assertThat(helpWanted(q))
+                    .as("b waits, the compressor thread is busy")
+                    .isTrue();
             assertThat(q.helpIfWanted()).isEqualTo(1);
             assertThat(compressedBy).containsExactly(Thread.currentThread().getName());
             script.open();
@@ -182,13 +181,8 @@ class ProducerCompressionQueueTest {
 
             // Free compressor thread: a sending thread leaves the next batch to it.
             ProducerBatch c = sealed(2, 20);
-            lock.lock();
-            try {
-                q.add(c);
-                assertThat(q.helpWanted()).as("the compressor thread is free").isFalse();
-            } finally {
-                lock.unlock();
-            }
+            add(q, c);
+            assertThat(helpWanted(q)).as("the compressor thread is free").isFalse();
             assertThat(q.helpIfWanted()).isZero();
             Wait.until(Duration.ofSeconds(10), () -> compressed.size() == 3, "the compressor thread compressed c");
             assertThat(compressedBy.get(2)).isEqualTo("test-compressor");

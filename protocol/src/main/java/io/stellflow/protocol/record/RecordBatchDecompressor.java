@@ -48,7 +48,9 @@ public final class RecordBatchDecompressor implements AutoCloseable {
     private final long maxDecompressedBytes;
     private final Listener listener;
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
-    private ByteBuf scratch = Unpooled.buffer(HEADER_SIZE + 64 * 1024);
+    /** Made at the first {@link #expand} (an instance that only {@link #expandAll}s never needs it). */
+    private ByteBuf scratch;
+
     private boolean closed;
 
     /**
@@ -101,6 +103,9 @@ public final class RecordBatchDecompressor implements AutoCloseable {
                     Errors.INVALID_RECORD, "attributes " + Integer.toHexString(attributes) + " name no codec");
         }
         Decompressor d = decompressor(type);
+        if (scratch == null) {
+            scratch = Unpooled.buffer(HEADER_SIZE + 64 * 1024);
+        }
         ByteBuf out = scratch.clear();
         long startNs = System.nanoTime();
         int n = BatchCompression.decompress(buf, batchStart, d, maxDecompressedBytes, out);
@@ -122,25 +127,18 @@ public final class RecordBatchDecompressor implements AutoCloseable {
     }
 
     /**
-     * The codec of the first compressed batch of the set between readerIndex and writerIndex, from
-     * the batch headers alone (no CRC, no record walk); {@link CompressionType#NONE} when no framed
-     * batch before the first unframed one is compressed, null when that batch's codec bits name no
-     * codec.
+     * The codec of the first batch of the set between readerIndex and writerIndex, from its header
+     * alone (constant time: the consumer's I/O thread asks it of every Fetch answer); {@link
+     * CompressionType#NONE} when that batch is uncompressed or the set holds no framed batch, null
+     * when its codec bits name no codec.
      */
-    public static CompressionType firstCodec(ByteBuf recordSet) {
-        int end = recordSet.writerIndex();
-        for (int pos = recordSet.readerIndex(); pos < end; ) {
-            int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
-            if (batchLength < 0) {
-                break;
-            }
-            int codec = RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK;
-            if (codec != 0) {
-                return CompressionType.forId(codec);
-            }
-            pos += RecordBatchLayout.LOG_OVERHEAD + batchLength;
+    public static CompressionType firstBatchCodec(ByteBuf recordSet) {
+        int pos = recordSet.readerIndex();
+        if (RecordBatchValidator.framedBatchLength(recordSet, pos, recordSet.writerIndex()) < 0) {
+            return CompressionType.NONE;
         }
-        return CompressionType.NONE;
+        return CompressionType.forId(
+                RecordBatchLayout.attributes(recordSet, pos) & RecordBatchLayout.COMPRESSION_CODEC_MASK);
     }
 
     /**
@@ -238,6 +236,8 @@ public final class RecordBatchDecompressor implements AutoCloseable {
                 decompressors[i] = null;
             }
         }
-        scratch.release();
+        if (scratch != null) {
+            scratch.release();
+        }
     }
 }

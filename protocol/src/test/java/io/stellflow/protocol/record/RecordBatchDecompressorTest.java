@@ -259,9 +259,9 @@ class RecordBatchDecompressorTest {
             out.writeBytes(new byte[] {1, 2, 3}); // appended after what is there
             int n = d.expandAll(set, true, 1 << 24, out);
             assertThat(n).isEqualTo(out.writerIndex() - 3);
-            assertThat(RecordBatchDecompressor.firstCodec(set)).isEqualTo(type);
+            assertThat(RecordBatchDecompressor.firstBatchCodec(set)).isEqualTo(type);
             ByteBuf expanded = out.slice(3, n);
-            assertThat(RecordBatchDecompressor.firstCodec(expanded)).isEqualTo(CompressionType.NONE);
+            assertThat(RecordBatchDecompressor.firstBatchCodec(expanded)).isEqualTo(CompressionType.NONE);
             assertThat(RecordBatchValidator.batchCount(expanded)).isEqualTo(3);
             // The reader decodes it with its CRC check off (the expanded batches' CRC field is 0).
             assertThat(decodeAll(expanded, false, null))
@@ -307,7 +307,17 @@ class RecordBatchDecompressorTest {
     @Test
     void aPlainSetIsNotCompressedAndExpandsToACopy() {
         ByteBuf plain = plainBatch(10, 3);
-        assertThat(RecordBatchDecompressor.firstCodec(plain)).isEqualTo(CompressionType.NONE);
+        assertThat(RecordBatchDecompressor.firstBatchCodec(plain)).isEqualTo(CompressionType.NONE);
+        // Only the first batch counts: a plain one ahead of a compressed one gives NONE.
+        ByteBuf plainThenZipped = bufs.heap();
+        plainThenZipped.writeBytes(plain, 0, plain.readableBytes());
+        ByteBuf zipped = compressed(plainBatch(10, 4), CompressionType.ZSTD);
+        plainThenZipped.writeBytes(zipped, 0, zipped.readableBytes());
+        assertThat(RecordBatchDecompressor.firstBatchCodec(plainThenZipped)).isEqualTo(CompressionType.NONE);
+        assertThat(RecordBatchDecompressor.firstBatchCodec(
+                        plainThenZipped.slice(plain.readableBytes(), zipped.readableBytes())))
+                .isEqualTo(CompressionType.ZSTD);
+        assertThat(RecordBatchDecompressor.firstBatchCodec(bufs.heap())).isEqualTo(CompressionType.NONE);
         try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
             ByteBuf out = bufs.heap();
             assertThat(d.expandAll(plain, true, 1 << 20, out)).isEqualTo(plain.readableBytes());
