@@ -49,6 +49,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -393,14 +394,39 @@ class CoordinatorClusterTest {
         CoordinatorRuntime<CounterShard> now = runtimes[leaderIndex()];
         long loaded = now.read(0, s -> s.get("n")).get(15, TimeUnit.SECONDS);
         assertThat(loaded).as("every acknowledged write survived").isGreaterThanOrEqualTo(maxAcked);
-        // The new leader may start with itself alone in the ISR: a write then fails with
+        // The new leader may start with itself alone in the ISR, or shrink it to itself when the
+        // follower has not fetched from it within replica.lag.time.max.ms (1 s here, easily missed on
+        // a loaded 2-core machine just after the leader change): a write then fails with
         // COORDINATOR_NOT_AVAILABLE (below min.insync.replicas=2) until the follower is back in it.
+        // A client retries that code, so this test does too. A write that failed after its append
+        // may still commit later, so the total is at least loaded + 1, not exactly.
         Partition newLeaderLog = nodes[leaderIndex()].replicaManager().hostedPartition(TOPIC, 0);
         Wait.until(
                 Duration.ofSeconds(30),
-                () -> newLeaderLog.inSyncReplicaCount() >= newLeaderLog.minInsyncReplicas(),
-                "the new leader's ISR back at min.insync.replicas");
-        assertThat(now.submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS)).isEqualTo(loaded + 1);
+                () -> !newLeaderLog.inSyncReplicas().contains(old + 1)
+                        && newLeaderLog.inSyncReplicaCount() >= newLeaderLog.minInsyncReplicas(),
+                "the new leader's ISR without the stopped node, back at min.insync.replicas");
+        assertThat(submitRetryingUnavailable(now, Duration.ofSeconds(30))).isGreaterThan(loaded);
+    }
+
+    /**
+     * Adds 1 to the counter, retrying a COORDINATOR_NOT_AVAILABLE failure as a client would, until
+     * {@code timeout} passes; returns the acknowledged total.
+     */
+    private static long submitRetryingUnavailable(CoordinatorRuntime<CounterShard> runtime, Duration timeout)
+            throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                return runtime.submit(0, s -> s.add("n", 1)).get(15, TimeUnit.SECONDS);
+            } catch (ExecutionException e) {
+                if (CoordinatorException.errorCodeOf(e.getCause()) != Errors.COORDINATOR_NOT_AVAILABLE
+                        || System.nanoTime() - deadline > 0) {
+                    throw e;
+                }
+                Thread.sleep(50);
+            }
+        }
     }
 
     @Test
