@@ -124,21 +124,14 @@ final class CompletedFetchHandler {
                         s.position = offset + 1;
                     }
                 };
-                // Expanded ahead (FetchExpander): CRCs were checked on the bytes as sent. A bad record
-                // in it is met again in the records as sent, for the error a lazy decode gives; the
-                // records handed out before it are below the position now, so not handed out twice.
+                // Expanded ahead (FetchExpander): CRCs were checked on the bytes as sent and every
+                // batch's records as they were expanded, so they are not walked again here. An answer
+                // the expanding thread refused (a bad batch among them) is decoded lazily below, which
+                // reports the error as before.
                 ByteBuf expanded = f.expander == null ? null : f.expander.await(f);
-                boolean done = false;
                 if (expanded != null) {
-                    try {
-                        RecordBatchReader.decode(
-                                expanded, r.baseOffset(), false, decompressor, isolation.gate(f), sink);
-                        done = true;
-                    } catch (ProtocolException e) {
-                        // decoded again below, from the records as sent
-                    }
-                }
-                if (!done) {
+                    RecordBatchReader.decodeExpanded(expanded, r.baseOffset(), isolation.gate(f), sink);
+                } else {
                     RecordBatchReader.decode(
                             r.records(), r.baseOffset(), config.checkCrcs(), decompressor, isolation.gate(f), sink);
                 }

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * ({@code stellflow-expand-<client.id>}, started at the first compressed answer): an answer holding a
  * zstd, gzip or snappy first batch is handed over by the I/O thread as it arrives ({@link #offer}) and expanded into
  * one of a few reusable buffers ({@link RecordBatchDecompressor#expandAll}: CRCs checked on the bytes
- * as sent, every compressed batch decompressed) while the application decodes the answer before it;
+ * as sent, every compressed batch decompressed, every batch's records checked while still in this
+ * thread's cache) while the application decodes the answer before it;
  * {@link CompletedFetchHandler#decodeAll} then takes the expanded set ({@link #await}) and decodes it
  * as uncompressed batches.
  *

@@ -263,11 +263,17 @@ class RecordBatchDecompressorTest {
             ByteBuf expanded = out.slice(3, n);
             assertThat(RecordBatchDecompressor.firstBatchCodec(expanded)).isEqualTo(CompressionType.NONE);
             assertThat(RecordBatchValidator.batchCount(expanded)).isEqualTo(3);
-            // The reader decodes it with its CRC check off (the expanded batches' CRC field is 0).
+            // The reader decodes it with its CRC check off (the expanded batches' CRC field is 0),
+            // or without validating it again (decodeExpanded: expandAll checked every batch).
+            List<DecodedRecord> lazily = decodeAll(set, true, d);
             assertThat(decodeAll(expanded, false, null))
                     .usingRecursiveFieldByFieldElementComparator()
-                    .isEqualTo(decodeAll(set, true, d))
+                    .isEqualTo(lazily)
                     .hasSize(600);
+            List<DecodedRecord> unchecked = new java.util.ArrayList<>();
+            RecordBatchReader.decodeExpanded(
+                    expanded, 7, null, (o, ts, k, v, h) -> unchecked.add(new DecodedRecord(o, ts, k, v, h)));
+            assertThat(unchecked).usingRecursiveFieldByFieldElementComparator().isEqualTo(lazily);
             assertThat(set.readerIndex()).isEqualTo(readerBefore);
         }
     }
@@ -301,6 +307,36 @@ class RecordBatchDecompressorTest {
             ByteBuf out = bufs.heap();
             assertThat(tight.expandAll(set, true, 1 << 24, out)).isEqualTo(-1); // a batch over its cap
             assertThat(out.writerIndex()).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void expandAllGivesUpOnABatchWhoseRecordsBreakARecordRule(CompressionType type) {
+        // Record count says 11 of 10 records, CRCs right: only the walk over the records finds it.
+        ByteBuf bad = plainBatch(10, 5);
+        bad.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
+        bad.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
+        RecordBatchLayout.setProducerFields(bad, 0, -1L, (short) -1, -1); // rewrites the CRC
+        for (ByteBuf badBatch : List.of(compressed(bad, type), bad)) {
+            ByteBuf set = mixedSet(type);
+            int last = set.writerIndex();
+            set.writeBytes(badBatch, 0, badBatch.readableBytes());
+            RecordBatchLayout.setBaseOffsetDelta(set, last, 600);
+            if (badBatch == bad) {
+                RecordBatchLayout.setProducerFields(set, last, -1L, (short) -1, -1);
+            }
+            try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+                ByteBuf out = bufs.heap();
+                out.writeByte(9);
+                assertThat(d.expandAll(set, true, 1 << 24, out)).isEqualTo(-1);
+                assertThat(out.writerIndex()).isEqualTo(1);
+                // The reader, given the set as sent, names the error.
+                assertThatThrownBy(() -> decodeAll(set, true, d))
+                        .isInstanceOfSatisfying(
+                                ProtocolException.class,
+                                e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD));
+            }
         }
     }
 
