@@ -140,30 +140,6 @@ public final class RecordBatchReader {
             RecordBatchDecompressor decompressor,
             BatchGate gate,
             RecordSink sink) {
-        decode(recordSet, baseOffset, checkCrc, decompressor, gate, sink, true);
-    }
-
-    /**
-     * Decodes a set that {@link RecordBatchDecompressor#expandAll} returned (not -1), as {@link
-     * #decode(ByteBuf, long, boolean, RecordBatchDecompressor, BatchGate, RecordSink)} decodes the set
-     * it was made from, without validating its batches again: {@code expandAll} checked every one of
-     * them as it wrote it. Only for such a set, unchanged since: on any other bytes the result is
-     * undefined (an {@link IndexOutOfBoundsException} or wrong records).
-     *
-     * @throws ProtocolException INVALID_RECORD for a batch that is not framed (a bug: expandAll frames every batch)
-     */
-    public static void decodeExpanded(ByteBuf expandedSet, long baseOffset, BatchGate gate, RecordSink sink) {
-        decode(expandedSet, baseOffset, false, null, gate, sink, false);
-    }
-
-    private static void decode(
-            ByteBuf recordSet,
-            long baseOffset,
-            boolean checkCrc,
-            RecordBatchDecompressor decompressor,
-            BatchGate gate,
-            RecordSink sink,
-            boolean validate) {
         if (recordSet == null) {
             return;
         }
@@ -192,15 +168,39 @@ public final class RecordBatchReader {
                 pos += LOG_OVERHEAD + batchLength;
                 continue;
             }
-            if (validate) {
-                short code = RecordBatchValidator.validateBatch(recordSet, pos, true, true, checkCrc);
-                if (code != Errors.NONE) {
-                    throw new ProtocolException(
-                            code,
-                            "invalid batch at byte " + (pos - recordSet.readerIndex()) + ": " + Errors.name(code));
-                }
+            short code = RecordBatchValidator.validateBatch(recordSet, pos, true, true, checkCrc);
+            if (code != Errors.NONE) {
+                throw new ProtocolException(
+                        code, "invalid batch at byte " + (pos - recordSet.readerIndex()) + ": " + Errors.name(code));
             }
             decodeBatch(recordSet, pos, fetchOffset, sink);
+            pos += LOG_OVERHEAD + batchLength;
+        }
+    }
+
+    /**
+     * Decodes a set that {@link RecordBatchDecompressor#expandAll} returned (not -1), as {@link
+     * #decode(ByteBuf, long, boolean, RecordBatchDecompressor, BatchGate, RecordSink)} decodes the set
+     * it was made from, without validating its batches again: {@code expandAll} checked every one of
+     * them as it wrote it. Only for such a set, unchanged since: on any other bytes the result is
+     * undefined (an {@link IndexOutOfBoundsException} or wrong records).
+     *
+     * @throws ProtocolException INVALID_RECORD for a batch that is not framed (a bug: expandAll frames every batch)
+     */
+    public static void decodeExpanded(ByteBuf expandedSet, long baseOffset, BatchGate gate, RecordSink sink) {
+        int end = expandedSet.writerIndex();
+        for (int pos = expandedSet.readerIndex(); pos < end; ) {
+            int batchLength = RecordBatchValidator.framedBatchLength(expandedSet, pos, end);
+            if (batchLength < 0) {
+                throw new ProtocolException(Errors.INVALID_RECORD, "expanded set not framed at byte " + pos);
+            }
+            int verdict = gate == null ? BatchGate.DELIVER : admit(gate, expandedSet, pos, baseOffset);
+            if (verdict == BatchGate.STOP) {
+                return;
+            }
+            if (verdict == BatchGate.DELIVER) {
+                decodeBatch(expandedSet, pos, baseOffset, sink);
+            }
             pos += LOG_OVERHEAD + batchLength;
         }
     }
