@@ -191,11 +191,7 @@ class RecordBatchDecompressorTest {
     @ParameterizedTest
     @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
     void compressedRecordsThatBreakARecordRuleAreInvalidRecord(CompressionType type) {
-        ByteBuf plain = plainBatch(10, 5);
-        // Record count says 11: the walk over the decompressed records runs out of bytes.
-        plain.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
-        plain.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
-        ByteBuf zipped = compressed(plain, type);
+        ByteBuf zipped = compressed(batchCountingOneRecordTooMany(), type);
         try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
             assertThatThrownBy(() -> RecordBatchReader.decode(zipped, 40, true, d, (o, ts, k, v, h) -> {}))
                     .isInstanceOfSatisfying(
@@ -226,6 +222,17 @@ class RecordBatchDecompressorTest {
                     .isZero();
             assertThat(RecordBatchLayout.batchSize(second, 0)).isEqualTo(second.readableBytes());
         }
+    }
+
+    /**
+     * A plain batch of 10 records whose header counts 11 (CRC not rewritten): the walk over its
+     * records runs out of bytes.
+     */
+    private ByteBuf batchCountingOneRecordTooMany() {
+        ByteBuf plain = plainBatch(10, 5);
+        plain.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
+        plain.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
+        return plain;
     }
 
     /** A compressed batch, a plain one and a compressed one, offsets continuing (0..599). */
@@ -313,10 +320,8 @@ class RecordBatchDecompressorTest {
     @ParameterizedTest
     @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
     void expandAllGivesUpOnABatchWhoseRecordsBreakARecordRule(CompressionType type) {
-        // Record count says 11 of 10 records, CRCs right: only the walk over the records finds it.
-        ByteBuf bad = plainBatch(10, 5);
-        bad.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 11);
-        bad.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 10);
+        // CRCs right: only the walk over the records finds it.
+        ByteBuf bad = batchCountingOneRecordTooMany();
         RecordBatchLayout.setProducerFields(bad, 0, -1L, (short) -1, -1); // rewrites the CRC
         for (ByteBuf badBatch : List.of(compressed(bad, type), bad)) {
             ByteBuf set = mixedSet(type);
