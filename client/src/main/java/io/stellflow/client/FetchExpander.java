@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * <p>Memory: at most {@link #MAX_BUFFERS} answers are expanded ahead (queued, running, or expanded
  * and not yet released), each into a heap buffer of at most {@link #MAX_SET_BYTES}, kept for reuse;
  * an answer over either bound, or one that fails a check (bad CRC, malformed stream, over the
- * batch cap), is left to the application thread, which decompresses it itself batch by batch and
+ * batch cap, a record that breaks a rule), is left to the application thread, which decompresses it itself batch by batch and
  * reports its errors exactly as without this class. So bad input never fails here.
  *
  * <p>Thread-safety: {@link #offer} runs on the I/O thread, {@link #await} and {@link #release} on

@@ -227,9 +227,9 @@ class CompressionRoundTripTest {
     @ParameterizedTest
     @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
     void aBadRecordBehindAGoodBatchOfOneAnswerFailsPollAsTheLazyPathDoes(CompressionType type) throws Exception {
-        // zstd, gzip and snappy answers are expanded ahead (FetchExpander), which does not walk the
-        // records: the bad one is met while poll decodes the expanded set, after the good batch's
-        // records went to the sink, and the answer is decoded again as sent for the lazy path's error.
+        // zstd, gzip and snappy answers are expanded ahead (FetchExpander), which validates each
+        // batch as it expands it and refuses the answer at the bad one; poll then decodes the answer
+        // as sent and must fail the same way the lazy path (lz4) does.
         TopicPartition tp = new TopicPartition("t", 0);
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 1);

@@ -48,6 +48,8 @@ public final class RecordBatchReader {
     /**
      * Decides, from a batch's header alone, whether its records are handed out (the consumer's
      * read_committed filter). Called once per batch in offset order, before the batch is validated.
+     * A set made by {@link RecordBatchDecompressor#expandAll} had every batch validated as it was
+     * expanded, the ones a gate skips included ({@link #decodeExpanded}).
      */
     @FunctionalInterface
     public interface BatchGate {

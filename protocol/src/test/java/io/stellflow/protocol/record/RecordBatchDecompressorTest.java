@@ -225,8 +225,8 @@ class RecordBatchDecompressorTest {
     }
 
     /**
-     * A plain batch of 10 records whose header counts 11 (CRC not rewritten): the walk over its
-     * records runs out of bytes.
+     * A plain batch of 10 records whose header counts 11 (its CRC-32C, not rewritten here, no longer
+     * matches): the walk over its records runs out of bytes.
      */
     private ByteBuf batchCountingOneRecordTooMany() {
         ByteBuf plain = plainBatch(10, 5);
@@ -281,6 +281,25 @@ class RecordBatchDecompressorTest {
             RecordBatchReader.decodeExpanded(
                     expanded, 7, null, (o, ts, k, v, h) -> unchecked.add(new DecodedRecord(o, ts, k, v, h)));
             assertThat(unchecked).usingRecursiveFieldByFieldElementComparator().isEqualTo(lazily);
+            // A read_committed gate sees the same batches: skip the second (base 207), stop at the
+            // third (407); or skip the first and deliver the rest.
+            RecordBatchReader.BatchGate skipThenStop = (pid, base, last) -> base == 207
+                    ? RecordBatchReader.BatchGate.SKIP
+                    : base >= 407 ? RecordBatchReader.BatchGate.STOP : RecordBatchReader.BatchGate.DELIVER;
+            RecordBatchReader.BatchGate skipFirst = (pid, base, last) ->
+                    base == 7 ? RecordBatchReader.BatchGate.SKIP : RecordBatchReader.BatchGate.DELIVER;
+            for (RecordBatchReader.BatchGate gate : List.of(skipThenStop, skipFirst)) {
+                List<DecodedRecord> gatedLazily = new java.util.ArrayList<>();
+                RecordBatchReader.decode(
+                        set, 7, true, d, gate, (o, ts, k, v, h) -> gatedLazily.add(new DecodedRecord(o, ts, k, v, h)));
+                List<DecodedRecord> gatedExpanded = new java.util.ArrayList<>();
+                RecordBatchReader.decodeExpanded(
+                        expanded, 7, gate, (o, ts, k, v, h) -> gatedExpanded.add(new DecodedRecord(o, ts, k, v, h)));
+                assertThat(gatedExpanded)
+                        .usingRecursiveFieldByFieldElementComparator()
+                        .isEqualTo(gatedLazily)
+                        .hasSize(gate == skipFirst ? 400 : 200);
+            }
             assertThat(set.readerIndex()).isEqualTo(readerBefore);
         }
     }
