@@ -225,7 +225,11 @@ class BackPressureTest {
         Partition partition = TestBroker.partition(server, "t", 0);
 
         RawClient producer = connect(-1, -1);
-        int produces = 10; // the agent takes at most what the queue of 2 held, then the rest waits
+        // The agent polls up to 64 requests in one pass (PartitionAppender.MAX_GATHER_REQUESTS)
+        // before it blocks on the held write lock, and the queue holds 2 more: with fewer than 67 a
+        // CPU-starved agent can take every Produce (CI did once, with 10), leaving the request thread
+        // free and the connection paused with nothing pending. 70: one is always left to hold it.
+        int produces = 70;
         int requests = 10_000; // ~580 KB of ListOffsets: more than both socket buffers and one read hold
         RawClient lister = connect(SOCKET_BUFFER_BYTES, SOCKET_BUFFER_BYTES);
         CountDownLatch sent;
