@@ -15,11 +15,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Decompresses a consumer's Fetch answers ahead of its application thread, on a thread of its own
- * ({@code stellflow-expand-<client.id>}, started at the first compressed answer): an answer holding a
- * zstd, gzip or snappy first batch is handed over by the I/O thread as it arrives ({@link #offer}) and expanded into
- * one of a few reusable buffers ({@link RecordBatchDecompressor#expandAll}: CRCs checked on the bytes
- * as sent, every compressed batch decompressed, every batch's records checked while still in this
- * thread's cache) while the application decodes the answer before it;
+ * ({@code stellflow-expand-<client.id>}, started at the first compressed answer): an answer whose
+ * first batch is zstd, gzip or snappy is handed over by the I/O thread as it arrives ({@link #offer})
+ * and expanded into one of a few reusable buffers ({@link RecordBatchDecompressor#expandAll}: CRCs
+ * checked on the bytes as sent, every compressed batch decompressed, every batch's records checked
+ * while still in this thread's cache) while the application decodes the answer before it;
  * {@link CompletedFetchHandler#decodeAll} then takes the expanded set ({@link #await}) and decodes it
  * as uncompressed batches.
  *
@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  * <p>Memory: at most {@link #MAX_BUFFERS} answers are expanded ahead (queued, running, or expanded
  * and not yet released), each into a heap buffer of at most {@link #MAX_SET_BYTES}, kept for reuse;
  * an answer over either bound, or one that fails a check (bad CRC, malformed stream, over the
- * batch cap, a record that breaks a rule), is left to the application thread, which decompresses it itself batch by batch and
- * reports its errors exactly as without this class. So bad input never fails here.
+ * batch cap, a record that breaks a rule), is left to the application thread, which decompresses
+ * it itself batch by batch and reports its errors exactly as without this class. So bad input never fails here.
  *
  * <p>Thread-safety: {@link #offer} runs on the I/O thread, {@link #await} and {@link #release} on
  * the application thread (release also on the I/O thread after close); all state is guarded by one
@@ -96,9 +96,10 @@ final class FetchExpander implements AutoCloseable {
     }
 
     /**
-     * I/O thread: takes {@code f} for expansion if its first batch is compressed with a codec in {@link
-     * #AHEAD} and fewer than {@link #MAX_BUFFERS} answers are ahead (an answer whose first batch is
-     * plain, rare, goes to poll's lazy path like any other); retains the records until expanded. Never blocks.
+     * I/O thread: takes {@code f} for expansion if its first batch is compressed with a codec in
+     * {@link #AHEAD} and fewer than {@link #MAX_BUFFERS} answers are ahead (an answer whose first
+     * batch is plain, rare, goes to poll's lazy path like any other); retains the records until
+     * expanded. Never blocks.
      *
      * @return whether {@code f} was taken
      */
