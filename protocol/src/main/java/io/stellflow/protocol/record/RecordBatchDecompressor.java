@@ -10,6 +10,7 @@ import io.stellflow.protocol.compression.CompressionCodec;
 import io.stellflow.protocol.compression.CompressionCodecs;
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.compression.Decompressor;
+import java.util.Arrays;
 
 /**
  * Consumer side of decision 9.o: expands one compressed batch into an equivalent uncompressed batch
@@ -40,7 +41,8 @@ public final class RecordBatchDecompressor implements AutoCloseable {
         /**
          * One batch expanded: its codec, the records section compressed (bytes, as received) and
          * decompressed (bytes), and the time decompression took (ns). Called on the expanding thread
-         * once per batch, never per record; must be cheap. Not called for a batch that failed.
+         * once per batch, never per record; must be cheap. Not called for a batch that failed, nor
+         * for any batch of a set {@link #expandAll} gave up on (its caller decodes that set itself).
          */
         void expanded(CompressionType type, long compressedBytes, long decompressedBytes, long elapsedNs);
     }
@@ -50,6 +52,17 @@ public final class RecordBatchDecompressor implements AutoCloseable {
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
     /** Made at the first {@link #expand} (an instance that only {@link #expandAll}s never needs it). */
     private ByteBuf scratch;
+
+    /**
+     * {@link #expandAll}'s batches heard of but not yet told to the listener (it is told only once
+     * the whole set expanded, so a set given up on and then decoded by the caller batch by batch is
+     * counted once): per batch, the codec's id and three longs (compressed bytes, decompressed
+     * bytes, ns). Grown, never shrunk: no allocation per answer once as large as the largest one.
+     */
+    private byte[] pendingTypes = new byte[16];
+
+    private long[] pendingStats = new long[16 * 3];
+    private int pendingBatches;
 
     private boolean closed;
 
@@ -162,7 +175,9 @@ public final class RecordBatchDecompressor implements AutoCloseable {
      * while its application decodes the one before), so it never throws for bad input: a batch that
      * fails a check, a malformed stream, a batch over {@link #maxDecompressedBytes} or a set over
      * {@code maxSetBytes} all give -1 with {@code out} back at its old writerIndex, and the caller
-     * decodes {@code recordSet} itself, which reports the error the usual way.
+     * decodes {@code recordSet} itself, which reports the error the usual way. The listener hears
+     * of the set's batches only once it expanded whole, after the last one: a set given up on is
+     * counted by the decoding that follows, not twice.
      *
      * @param maxSetBytes the most bytes to append; -1 beyond it
      * @return the bytes appended, or -1 (above)
@@ -174,6 +189,7 @@ public final class RecordBatchDecompressor implements AutoCloseable {
         }
         int outStart = out.writerIndex();
         int end = recordSet.writerIndex();
+        pendingBatches = 0;
         for (int pos = recordSet.readerIndex(); pos < end; ) {
             int batchLength = RecordBatchValidator.framedBatchLength(recordSet, pos, end);
             if (batchLength < 0
@@ -208,18 +224,42 @@ public final class RecordBatchDecompressor implements AutoCloseable {
                 if (n < 0) {
                     return notExpanded(out, outStart);
                 }
-                listener.expanded(type, size - HEADER_SIZE, n - HEADER_SIZE, System.nanoTime() - startNs);
+                pending(type, size - HEADER_SIZE, n - HEADER_SIZE, System.nanoTime() - startNs);
             }
             if (RecordBatchValidator.validateBatch(out, batchOut, true, true, false) != Errors.NONE) {
                 return notExpanded(out, outStart);
             }
             pos += size;
         }
+        for (int i = 0; i < pendingBatches; i++) {
+            listener.expanded(
+                    CompressionType.forId(pendingTypes[i]),
+                    pendingStats[3 * i],
+                    pendingStats[3 * i + 1],
+                    pendingStats[3 * i + 2]);
+        }
+        pendingBatches = 0;
         return out.writerIndex() - outStart;
     }
 
-    private static int notExpanded(ByteBuf out, int outStart) {
+    /** Keeps one expanded batch's figures until its set is known to have expanded whole. */
+    private void pending(CompressionType type, long compressedBytes, long decompressedBytes, long elapsedNs) {
+        int i = pendingBatches;
+        if (i == pendingTypes.length) {
+            pendingTypes = Arrays.copyOf(pendingTypes, 2 * i);
+            pendingStats = Arrays.copyOf(pendingStats, 6 * i);
+        }
+        pendingTypes[i] = (byte) type.id();
+        pendingStats[3 * i] = compressedBytes;
+        pendingStats[3 * i + 1] = decompressedBytes;
+        pendingStats[3 * i + 2] = elapsedNs;
+        pendingBatches = i + 1;
+    }
+
+    /** Gives up on a set: {@code out} back as it was, its batches' figures dropped (never told). */
+    private int notExpanded(ByteBuf out, int outStart) {
         out.writerIndex(outStart);
+        pendingBatches = 0;
         return -1;
     }
 

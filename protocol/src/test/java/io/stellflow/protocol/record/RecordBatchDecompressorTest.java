@@ -364,6 +364,39 @@ class RecordBatchDecompressorTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void expandAllTellsTheListenerOfASetOnlyOnceItExpandedWhole(CompressionType type) {
+        ByteBuf good = mixedSet(type); // compressed, plain, compressed
+        int recordsSection = compressed(plainBatch(200, 42), type).readableBytes() - RecordBatchLayout.HEADER_SIZE;
+        ByteBuf bad = batchCountingOneRecordTooMany();
+        RecordBatchLayout.setProducerFields(bad, 0, -1L, (short) -1, -1); // rewrites the CRC
+        ByteBuf badSet = bufs.heap();
+        badSet.writeBytes(good, 0, good.readableBytes());
+        int last = badSet.writerIndex();
+        ByteBuf badZipped = compressed(bad, type);
+        badSet.writeBytes(badZipped, 0, badZipped.readableBytes());
+        RecordBatchLayout.setBaseOffsetDelta(badSet, last, 600);
+        List<CompressionType> heard = new java.util.ArrayList<>();
+        List<Long> compressedSizes = new java.util.ArrayList<>();
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20, (t, c, u, ns) -> {
+            heard.add(t);
+            compressedSizes.add(c);
+        })) {
+            assertThat(d.expandAll(good, true, 1 << 24, bufs.heap())).isPositive();
+            assertThat(heard).containsExactly(type, type);
+            assertThat(compressedSizes).containsExactly((long) recordsSection, (long) recordsSection);
+
+            // Given up on at the last batch: none of the set's batches told, though two expanded.
+            assertThat(d.expandAll(badSet, true, 1 << 24, bufs.heap())).isEqualTo(-1);
+            assertThat(heard).hasSize(2);
+            // The caller then decodes the set as sent: each compressed batch told once, by that decoding
+            // (the bad one too: it decompressed before its records were found wrong).
+            assertThatThrownBy(() -> decodeAll(badSet, true, d)).isInstanceOf(ProtocolException.class);
+            assertThat(heard).hasSize(5);
+        }
+    }
+
     @Test
     void aPlainSetIsNotCompressedAndExpandsToACopy() {
         ByteBuf plain = plainBatch(10, 3);
