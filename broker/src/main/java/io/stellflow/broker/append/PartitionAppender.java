@@ -356,6 +356,9 @@ final class PartitionAppender {
         }
         PartitionResponse ok = new PartitionResponse(
                 r.partitionId(), Errors.NONE, offset, epoch, NO_LOG_APPEND_TIME, partition.logStartOffset());
+        // Zero bytes, but a request gone from the queue: a connection paused on the full queue (its
+        // own retry may have ended another way) is resumed here, as after any other request.
+        release(service, r);
         r.pending().appended(r.slot(), partition, ok, offset + 1);
     }
 

@@ -169,6 +169,32 @@ class AppendServiceTest {
     }
 
     @Test
+    void aConnectionPausedBehindAQueueOfMarkersOnlyIsResumedOnceTheAgentAppendedThem() throws Exception {
+        service = new AppendService(1, "backoff", 2, Long.MAX_VALUE, 1 << 20);
+        for (int i = 0; i < 2; i++) {
+            assertThat(service.submitMarker(partition, pending(i), 0, new TxnMarker(7, (short) 0, i == 0, 0, i)))
+                    .isEqualTo(AppendService.QUEUED);
+        }
+        ByteBuf third = batch(1);
+        assertThat(service.submit(partition, pending(2), 0, third, false, gate))
+                .isEqualTo(AppendService.BACK_PRESSURED);
+        channel.runPendingTasks();
+        assertThat(channel.config().isAutoRead())
+                .as("paused on a queue full of markers")
+                .isFalse();
+        // The caller's retry ended another way (the partition moved, the agent refused): nothing of
+        // this connection's is queued, so only the markers' appends can resume it.
+        third.release();
+        service.start();
+        assertThat(awaitResponses(2)).containsExactly(0L, 1L);
+        await(() -> {
+            channel.runPendingTasks();
+            return channel.config().isAutoRead();
+        });
+        assertThat(partition.logEndOffset()).isEqualTo(2);
+    }
+
+    @Test
     void aPartitionThatDoesNotLeadGetsNoQueueAndAClosedServiceQueuesNothing() throws Exception {
         service = new AppendService(2, "park", 16, Long.MAX_VALUE, 1 << 20);
         service.start();
