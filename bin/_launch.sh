@@ -48,6 +48,14 @@ case "$opts" in
   *logback.configurationFile*) ;;
   *) opts="-Dlogback.configurationFile=$STELLFLOW_HOME/config/tools-logback.xml $opts" ;;
 esac
+# Client tools (tools, perf) load zstd-jni's JNI classes, not the FFM ones its multi-release jar
+# holds for JDK 22+ (the switch the library's own error message names): the FFM binding costs a
+# fresh JVM about 0.4 s and 0.65 s of CPU at its first zstd call, most of a short tool run
+# (docs/compression.md, "zstd-jni's two bindings"). No other jar on their classpath needs its
+# versioned classes. A later -Djdk.util.jar.enableMultiRelease=true in STELLFLOW_OPTS wins.
+case "$module" in
+  tools | perf) opts="-Djdk.util.jar.enableMultiRelease=false $opts" ;;
+esac
 # A JDK AOT cache belongs to the exact jars it was trained with; the JVM would refuse a stale one with
 # a warning, so a cache older than any jar on the classpath is left out here instead.
 aot=${_STELLFLOW_LAUNCH_AOT_CACHE:-}
