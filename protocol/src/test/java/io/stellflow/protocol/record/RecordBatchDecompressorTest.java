@@ -398,6 +398,27 @@ class RecordBatchDecompressorTest {
     }
 
     @Test
+    void expandAllTellsTheListenerOfEveryBatchOfASetOfMoreBatchesThanItFirstHoldsFiguresFor() {
+        int batches = 40; // the held figures start with room for 16 batches
+        ByteBuf set = bufs.heap();
+        List<Long> sizes = new java.util.ArrayList<>();
+        for (int i = 0; i < batches; i++) {
+            ByteBuf zipped = compressed(plainBatch(5 + i % 3, i), CompressionType.ZSTD);
+            int at = set.writerIndex();
+            set.writeBytes(zipped, 0, zipped.readableBytes());
+            RecordBatchLayout.setBaseOffsetDelta(set, at, 10 * i);
+            sizes.add((long) zipped.readableBytes() - RecordBatchLayout.HEADER_SIZE);
+        }
+        List<Long> heard = new java.util.ArrayList<>();
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20, (t, c, u, ns) -> heard.add(c))) {
+            assertThat(d.expandAll(set, true, 1 << 24, bufs.heap())).isPositive();
+            assertThat(heard).isEqualTo(sizes);
+            assertThat(d.expandAll(set, true, 1 << 24, bufs.heap())).isPositive();
+            assertThat(heard).hasSize(2 * batches);
+        }
+    }
+
+    @Test
     void aPlainSetIsNotCompressedAndExpandsToACopy() {
         ByteBuf plain = plainBatch(10, 3);
         assertThat(RecordBatchDecompressor.firstBatchCodec(plain)).isEqualTo(CompressionType.NONE);
