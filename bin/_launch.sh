@@ -50,9 +50,10 @@ case "$opts" in
 esac
 # Client tools (tools, perf) load zstd-jni's JNI classes, not the FFM ones its multi-release jar
 # holds for JDK 22+ (the switch the library's own error message names): the FFM binding costs a
-# fresh JVM about 0.4 s and 0.65 s of CPU at its first zstd call, most of a short tool run
-# (docs/compression.md, "zstd-jni's two bindings"). No other jar on their classpath needs its
-# versioned classes. A later -Djdk.util.jar.enableMultiRelease=true in STELLFLOW_OPTS wins.
+# fresh JVM 0.3-0.4 s more wall time and 0.4-1.1 s more CPU than the JNI classes, a quarter of a
+# 1 GB consume run (docs/compression.md, "zstd-jni's two bindings"). No other jar on their class
+# path needs its versioned classes. A later -Djdk.util.jar.enableMultiRelease=true in STELLFLOW_OPTS
+# wins.
 case "$module" in
   tools | perf) opts="-Djdk.util.jar.enableMultiRelease=false $opts" ;;
 esac
