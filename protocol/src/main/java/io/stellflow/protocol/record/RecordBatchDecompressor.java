@@ -53,15 +53,18 @@ public final class RecordBatchDecompressor implements AutoCloseable {
     /** Made at the first {@link #expand} (an instance that only {@link #expandAll}s never needs it). */
     private ByteBuf scratch;
 
+    /** Longs {@link #pending} keeps per batch. */
+    private static final int PENDING_LONGS = 4;
+
     /**
      * {@link #expandAll}'s batches heard of but not yet told to the listener (it is told only once
      * the whole set expanded, so a set given up on and then decoded by the caller batch by batch is
-     * counted once): per batch, the codec's id and three longs (compressed bytes, decompressed
-     * bytes, ns). Grown, never shrunk: no allocation per answer once as large as the largest one.
+     * counted once): {@value #PENDING_LONGS} longs per batch, the codec's id, compressed bytes,
+     * decompressed bytes and ns. Grown, never shrunk: no allocation per answer once as large as the
+     * largest one.
      */
-    private byte[] pendingTypes = new byte[16];
+    private long[] pending = new long[16 * PENDING_LONGS];
 
-    private long[] pendingStats = new long[16 * 3];
     private int pendingBatches;
 
     private boolean closed;
@@ -231,35 +234,28 @@ public final class RecordBatchDecompressor implements AutoCloseable {
             }
             pos += size;
         }
-        for (int i = 0; i < pendingBatches; i++) {
-            listener.expanded(
-                    CompressionType.forId(pendingTypes[i]),
-                    pendingStats[3 * i],
-                    pendingStats[3 * i + 1],
-                    pendingStats[3 * i + 2]);
+        for (int i = 0; i < pendingBatches * PENDING_LONGS; i += PENDING_LONGS) {
+            listener.expanded(CompressionType.forId((int) pending[i]), pending[i + 1], pending[i + 2], pending[i + 3]);
         }
-        pendingBatches = 0;
         return out.writerIndex() - outStart;
     }
 
     /** Keeps one expanded batch's figures until its set is known to have expanded whole. */
     private void pending(CompressionType type, long compressedBytes, long decompressedBytes, long elapsedNs) {
-        int i = pendingBatches;
-        if (i == pendingTypes.length) {
-            pendingTypes = Arrays.copyOf(pendingTypes, 2 * i);
-            pendingStats = Arrays.copyOf(pendingStats, 6 * i);
+        int i = pendingBatches * PENDING_LONGS;
+        if (i == pending.length) {
+            pending = Arrays.copyOf(pending, 2 * i);
         }
-        pendingTypes[i] = (byte) type.id();
-        pendingStats[3 * i] = compressedBytes;
-        pendingStats[3 * i + 1] = decompressedBytes;
-        pendingStats[3 * i + 2] = elapsedNs;
-        pendingBatches = i + 1;
+        pending[i] = type.id();
+        pending[i + 1] = compressedBytes;
+        pending[i + 2] = decompressedBytes;
+        pending[i + 3] = elapsedNs;
+        pendingBatches++;
     }
 
-    /** Gives up on a set: {@code out} back as it was, its batches' figures dropped (never told). */
-    private int notExpanded(ByteBuf out, int outStart) {
+    /** Gives up on a set: {@code out} back as it was (its batches' figures are never told). */
+    private static int notExpanded(ByteBuf out, int outStart) {
         out.writerIndex(outStart);
-        pendingBatches = 0;
         return -1;
     }
 
