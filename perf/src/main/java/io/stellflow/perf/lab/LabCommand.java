@@ -102,7 +102,10 @@ public final class LabCommand implements Runnable {
             ToolOutput.Summary s =
                     ToolOutput.parse(format, Files.readAllLines(output, StandardCharsets.UTF_8), recordSize);
             double cpuS = (double) cpuTicks / clkTck;
-            double gb = (s.bytes() + (double) warmupRecords * recordSize) / LabResult.GIB;
+            // warm-up records are the measured ones' kind: counted at their mean size (a payload file
+            // of mixed sizes is below --record-size)
+            double recordBytes = s.records() > 0 ? (double) s.bytes() / s.records() : recordSize;
+            double gb = (s.bytes() + warmupRecords * recordBytes) / LabResult.GIB;
             LabResult r = new LabResult(
                     system,
                     caseName,

@@ -43,6 +43,20 @@ class ToolOutputTest {
     }
 
     @Test
+    void aPayloadFileOfMixedSizesCountsTheRecordsRealBytesNotTheRecordSize() {
+        // Kafka 4.4.0, --payload-file of JSON log lines averaging 856.6 bytes, --record-size 1024 given
+        // to the lab (20261207T023212Z, zstd produce run 3).
+        List<String> out = List.of("1254371 records sent, 171035.042269 records/sec (139.72 MB/sec), 8.89 ms avg"
+                + " latency, 453.00 ms max latency, 8 ms 50th, 16 ms 95th, 23 ms 99th, 30 ms 99.9th.");
+        ToolOutput.Summary s = ToolOutput.parse("kafka-producer", out, 1024);
+        double meanBytes = (double) s.bytes() / s.records();
+        assertThat(meanBytes).isBetween(856.0, 857.2);
+        // what the MB/s and the bytes say about the elapsed time agrees
+        assertThat(s.bytes() / LabResult.MIB / (s.elapsedMs() / 1000.0))
+                .isCloseTo(139.72, org.assertj.core.api.Assertions.within(0.05));
+    }
+
+    @Test
     void usesTheFetchColumnsOfKafkasConsumerPerformance() {
         List<String> out = List.of(
                 "start.time, end.time, data.consumed.in.MB, MB.sec, data.consumed.in.nMsg, nMsg.sec,"
