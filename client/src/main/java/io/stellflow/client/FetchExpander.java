@@ -146,24 +146,36 @@ final class FetchExpander implements AutoCloseable {
      * Application thread: waits until {@code f} (taken by {@link #offer}) is expanded and returns the
      * expanded set, owned by {@code f} until its {@link CompletedFetch#release}; null when it could not
      * be (the caller decodes {@code f}'s records itself).
+     *
+     * <p>Interrupted (or called with the interrupt flag set), it cancels an answer still queued and
+     * returns null at once; an answer already expanding is waited for (one answer: milliseconds),
+     * since its batches are counted in the consumer's metrics as it completes and decoding it again
+     * would count them twice. The interrupt flag is set again before returning.
      */
     ByteBuf await(CompletedFetch f) {
+        boolean interrupted = false;
         lock.lock();
         try {
             while (f.expandState == QUEUED || f.expandState == RUNNING) {
                 if (!thread.isAlive()) {
                     return null; // died of an Error it could not survive: poll expands the answer
                 }
+                if (interrupted && f.expandState == QUEUED) {
+                    f.expandState = CANCELLED; // the expanding thread gives it back unexpanded
+                    return null;
+                }
                 try {
                     changed.await(100, TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return null; // poll expands the answer itself (the expansion goes on, then is dropped)
+                    interrupted = true; // flag cleared: the wait for a running expansion goes on
                 }
             }
             return f.expandState == DONE ? f.expanded : null;
         } finally {
             lock.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

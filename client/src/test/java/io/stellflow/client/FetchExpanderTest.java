@@ -186,6 +186,67 @@ class FetchExpanderTest {
     }
 
     @Test
+    void anInterruptedAwaitCancelsAQueuedAnswerAndWaitsForARunningOneSoEachBatchIsCountedOnce()
+            throws InterruptedException {
+        // The expanding thread's listener holds the first answer RUNNING until the latch opens.
+        java.util.concurrent.CountDownLatch open = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger heardAhead = new java.util.concurrent.atomic.AtomicInteger();
+        expander.close();
+        expander = new FetchExpander("test", true, new RecordBatchDecompressor(1 << 20, (t, c, d, ns) -> {
+            heardAhead.incrementAndGet();
+            try {
+                open.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        java.util.concurrent.atomic.AtomicInteger heardByCaller = new java.util.concurrent.atomic.AtomicInteger();
+        List<CompletedFetch> taken = new ArrayList<>();
+        for (int i = 0; i < FetchExpander.MAX_BUFFERS; i++) {
+            CompletedFetch f = answer(records(200, CompressionType.ZSTD));
+            assertThat(expander.offer(f)).isTrue();
+            taken.add(f);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (heardAhead.get() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertThat(heardAhead.get()).as("the first answer is expanding").isEqualTo(1);
+        try (RecordBatchDecompressor callers =
+                new RecordBatchDecompressor(1 << 20, (t, c, d, ns) -> heardByCaller.incrementAndGet())) {
+            for (int i = FetchExpander.MAX_BUFFERS - 1; i >= 1; i--) { // queued behind the first
+                Thread.currentThread().interrupt();
+                assertThat(expander.await(taken.get(i)))
+                        .as("a queued answer is cancelled")
+                        .isNull();
+                assertThat(Thread.interrupted()).as("the flag is set again").isTrue();
+                assertThat(decode(taken.get(i).result.records(), true, callers)).hasSize(200);
+            }
+            Thread opener = new Thread(() -> {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                open.countDown();
+            });
+            opener.start();
+            Thread.currentThread().interrupt();
+            ByteBuf expanded = expander.await(taken.get(0));
+            assertThat(Thread.interrupted()).as("the flag is set again").isTrue();
+            assertThat(expanded).as("a running answer is waited for").isNotNull();
+            assertThat(decode(expanded, false, null)).hasSize(200);
+            opener.join();
+        }
+        taken.forEach(CompletedFetch::release);
+        expander.close();
+        assertThat(heardAhead.get())
+                .as("batches counted by the expanding thread")
+                .isEqualTo(1);
+        assertThat(heardByCaller.get()).as("batches counted by the caller").isEqualTo(FetchExpander.MAX_BUFFERS - 1);
+    }
+
+    @Test
     void aClosedExpanderThatNeverStartedFreesItsDecompressor() {
         RecordBatchDecompressor decompressor = new RecordBatchDecompressor(1 << 20);
         FetchExpander idle = new FetchExpander("idle", true, decompressor);
