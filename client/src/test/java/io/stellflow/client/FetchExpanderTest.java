@@ -222,21 +222,27 @@ class FetchExpanderTest {
                 assertThat(Thread.interrupted()).as("the flag is set again").isTrue();
                 assertThat(decode(taken.get(i).result.records(), true, callers)).hasSize(200);
             }
+            // The latch opens once this thread waits in await (interrupted on entry): the running
+            // answer is then certainly waited for, not found done.
+            Thread caller = Thread.currentThread();
             Thread opener = new Thread(() -> {
-                try {
-                    Thread.sleep(200);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (caller.getState() != Thread.State.TIMED_WAITING && System.nanoTime() < until) {
+                    Thread.onSpinWait();
                 }
                 open.countDown();
             });
-            opener.start();
-            Thread.currentThread().interrupt();
-            ByteBuf expanded = expander.await(taken.get(0));
-            assertThat(Thread.interrupted()).as("the flag is set again").isTrue();
-            assertThat(expanded).as("a running answer is waited for").isNotNull();
-            assertThat(decode(expanded, false, null)).hasSize(200);
-            opener.join();
+            try {
+                opener.start();
+                caller.interrupt();
+                ByteBuf expanded = expander.await(taken.get(0));
+                assertThat(Thread.interrupted()).as("the flag is set again").isTrue();
+                assertThat(expanded).as("a running answer is waited for").isNotNull();
+                assertThat(decode(expanded, false, null)).hasSize(200);
+                opener.join();
+            } finally {
+                Thread.interrupted(); // never left set for the tests after this one
+            }
         }
         taken.forEach(CompletedFetch::release);
         expander.close();
