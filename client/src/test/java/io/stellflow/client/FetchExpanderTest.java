@@ -17,7 +17,9 @@ import io.stellflow.protocol.record.RecordBatchReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -189,8 +191,8 @@ class FetchExpanderTest {
     void anInterruptedAwaitCancelsAQueuedAnswerAndWaitsForARunningOneSoEachBatchIsCountedOnce()
             throws InterruptedException {
         // The expanding thread's listener holds the first answer RUNNING until the latch opens.
-        java.util.concurrent.CountDownLatch open = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicInteger heardAhead = new java.util.concurrent.atomic.AtomicInteger();
+        CountDownLatch open = new CountDownLatch(1);
+        AtomicInteger heardAhead = new AtomicInteger();
         expander.close();
         expander = new FetchExpander("test", true, new RecordBatchDecompressor(1 << 20, (t, c, d, ns) -> {
             heardAhead.incrementAndGet();
@@ -200,7 +202,7 @@ class FetchExpanderTest {
                 Thread.currentThread().interrupt();
             }
         }));
-        java.util.concurrent.atomic.AtomicInteger heardByCaller = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger heardByCaller = new AtomicInteger();
         List<CompletedFetch> taken = new ArrayList<>();
         for (int i = 0; i < FetchExpander.MAX_BUFFERS; i++) {
             CompletedFetch f = answer(records(200, CompressionType.ZSTD));
