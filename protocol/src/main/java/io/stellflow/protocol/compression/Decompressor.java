@@ -28,8 +28,10 @@ import io.netty.buffer.ByteBuf;
  * {@link #END_OF_STREAM} from {@link #OVER_CAP}, so no more than cap + 1 bytes are ever produced.
  * Besides, each codec keeps a working buffer bounded by its format whatever the input says: gzip
  * 32 KiB (deflate window), snappy 64 KiB chunks (a malformed chunk header may make the library read
- * up to 16 MiB), lz4 at most two 4 MiB blocks (the frame's block maximum), zstd a window of at most
- * {@link ZstdCodec#WINDOW_LOG_MAX 2^23} bytes (8 MiB; a frame asking for more is {@link #MALFORMED}).
+ * up to 16 MiB), lz4 at most two 4 MiB blocks (the frame's block maximum; a block goes straight
+ * into the chunk when the chunk has room for the largest), zstd a window of at most {@link
+ * ZstdCodec#WINDOW_LOG_MAX 2^23} bytes (8 MiB; a frame asking for more is {@link #MALFORMED}) and
+ * none when it reads a frame in one pass into the chunk ({@link #singlePassBytes}).
  *
  * <p>Buffers: {@link #reset} takes neither ownership nor a reference count of {@code compressed}:
  * the caller keeps it alive and unchanged until the stream ends or the next reset; its indexes are
@@ -69,6 +71,19 @@ public interface Decompressor extends AutoCloseable {
      * @throws IllegalStateException when not {@link #reset} since creation, or closed
      */
     int read(ByteBuf chunk);
+
+    /**
+     * The room, in bytes, a chunk must have at the first {@link #read} after {@link #reset} for this
+     * decompressor to write the stream's first frame in one pass straight into it, without a window
+     * buffer of its own and the copy out of it; -1 when it has no such mode or the container's header
+     * does not say. zstd: the first frame's declared content size (RFC 8878 §3.1.1.1.4), read as
+     * {@code ZSTD_decompressStream} reads it; other codecs -1. The header is the producer's word: a
+     * frame that holds another size than it declares still ends {@link #MALFORMED}, and the cap
+     * still holds (a chunk with that room but a smaller cap goes the streaming way).
+     */
+    default long singlePassBytes() {
+        return -1;
+    }
 
     /** Bytes handed out since the last {@link #reset} (at most the cap). */
     long decompressedBytes();

@@ -93,6 +93,12 @@ public final class BatchCompression {
         decompressor.reset(
                 src.slice(batchStart + RecordBatchLayout.RECORDS_OFFSET, size - RecordBatchLayout.RECORDS_OFFSET),
                 maxDecompressedBytes);
+        long singlePass = decompressor.singlePassBytes();
+        if (singlePass > 0 && singlePass <= maxDecompressedBytes) {
+            // Room for the whole first frame: zstd writes it straight into out, without its window
+            // buffer and the copy out of it (Decompressor#singlePassBytes).
+            out.ensureWritable((int) singlePass);
+        }
         int n;
         do {
             out.ensureWritable(64 * 1024);

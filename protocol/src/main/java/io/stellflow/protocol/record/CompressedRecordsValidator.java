@@ -19,8 +19,14 @@ import java.nio.ByteBuffer;
  * fields consume exactly {@code length} bytes, record attributes 0, {@code offsetDelta} equal to the
  * index, key, value and header lengths {@code >= -1} and inside the record, header count {@code >=
  * 0}, header keys valid UTF-8, exactly {@code recordCount} records and nothing after the last one.
- * The records are never copied whole: a field that straddles two chunks is moved to the front of
- * the chunk (at most a header key, 32,767 bytes) before the next read.
+ * A field that straddles two chunks is moved to the front of the chunk (at most a header key, 32,767
+ * bytes) before the next read.
+ *
+ * <p>One exception to the chunk: a zstd frame whose header declares a content size above the chunk
+ * and at most {@value #WHOLE_MAX_BYTES} bytes and the cap (our producer's batches) is decoded in one
+ * pass into one reusable direct region of that size ({@link Decompressor#singlePassBytes}), which
+ * spares zstd its window buffer and the copy out of it; the walk then reads the region. A header that
+ * lies makes the frame {@link #MALFORMED}; frames after the first stream on into the region.
  *
  * <p>Outcomes ({@link #outcome} after each batch, what the caller logs): {@link #VALID}; {@link
  * #INVALID_RECORDS} (the container decoded but its records break a rule: {@code INVALID_RECORD});
@@ -28,11 +34,13 @@ import java.nio.ByteBuffer;
  * garbage; {@code CORRUPT_MESSAGE}, {@link #failureReason} has the library's reason); {@link
  * #OVER_CAP} (the records decompress to more than {@link #maxDecompressedBytes}: a decompression bomb
  * or an oversized batch; {@code INVALID_RECORD}). The cap is the owner's configuration, never a size
- * the producer declares, so a bomb costs at most cap + 1 bytes of output through the one chunk.
+ * the producer declares, so a bomb costs at most cap + 1 bytes of output (one region is used only
+ * for a declared size within the cap).
  *
  * <p>Allocation: none per record. Per batch, the NIO and Netty views the decompressor takes of the
  * compressed bytes, and for lz4 and snappy the libraries' stream objects ({@code
- * docs/compression.md}, "Allocation").
+ * docs/compression.md}, "Allocation"). Memory: the chunk, and the region once a batch needs it,
+ * grown to the largest such batch (at most {@value #WHOLE_MAX_BYTES} bytes, direct, kept).
  *
  * <p>Thread-safety: confined to one owning thread (an append agent, a request thread); the
  * decompressors keep native state reused from batch to batch. {@link #close} frees it.
@@ -48,11 +56,21 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     public static final int OVER_CAP = 3;
 
     /**
-     * Decompressed bytes handed to the record walk per read: 64 KiB, a Snappy chunk's largest payload
-     * and an LZ4 block's default, and more than the largest field that must be contiguous (a header
-     * key, at most 32,767 bytes, or an 8-byte fixed field).
+     * The chunk the record walk reads: 128 KiB. More than the largest field that must be contiguous
+     * (a header key, at most 32,767 bytes, or an 8-byte fixed field) plus an LZ4 block's default 64
+     * KiB: with at most 32 KiB left over when the walk asks for more, lz4 decodes each block straight
+     * into it (no copy through the library's block array), and the chunk still fits a core's L2.
      */
-    static final int CHUNK_BYTES = 64 * 1024;
+    static final int CHUNK_BYTES = 128 * 1024;
+
+    /**
+     * The largest batch decompressed into one region instead of the chunk: 8 MiB, above the 4.7 MB a
+     * 1 MiB zstd batch of JSON log lines holds. A codec that decodes a frame in one pass when the
+     * output has room for all of it ({@link Decompressor#singlePassBytes}: zstd) then skips its window
+     * buffer and the copy out of it; the walk reads the region after. The region is made at the first
+     * such batch and grows to the largest one seen, up to this size and the cap.
+     */
+    static final int WHOLE_MAX_BYTES = 8 << 20;
 
     /**
      * The broker's default cap ({@code compression.max.decompressed.bytes}): 64 MiB, 64 times the
@@ -78,7 +96,15 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     private final Listener listener;
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
     private final ByteBuffer chunkMemory;
-    private final ByteBuf chunk;
+    private final ByteBuf chunkBuf;
+    /** The one-pass region ({@link #WHOLE_MAX_BYTES}): made at the first batch that can use it, grown, kept. */
+    private ByteBuffer wholeMemory;
+
+    private ByteBuf wholeBuf;
+    /** What the walk reads this batch: {@link #chunkBuf}, or {@link #wholeBuf} with its memory. */
+    private ByteBuffer bufMemory;
+
+    private ByteBuf buf;
     private Decompressor current;
     private int streamCode;
     private int outcome = VALID;
@@ -109,8 +135,10 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         this.maxDecompressedBytes = maxDecompressedBytes;
         // A plain direct ByteBuffer wrapped once: no reference count to leak, freed with this object.
         this.chunkMemory = ByteBuffer.allocateDirect(CHUNK_BYTES);
-        this.chunk = Unpooled.wrappedBuffer(chunkMemory);
-        chunk.clear();
+        this.chunkBuf = Unpooled.wrappedBuffer(chunkMemory);
+        chunkBuf.clear();
+        this.bufMemory = chunkMemory;
+        this.buf = chunkBuf;
     }
 
     /** The configured cap on one batch's decompressed records, in bytes. */
@@ -153,7 +181,8 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         current = decompressor(type);
         lastType = type;
         current.reset(compressed, maxDecompressedBytes);
-        chunk.clear();
+        selectBuffer(current.singlePassBytes());
+        buf.clear();
         streamCode = 0;
         outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
         lastDecompressedBytes = current.decompressedBytes();
@@ -170,6 +199,11 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     /** The outcome of the last {@link #validate}: {@link #VALID}, {@link #INVALID_RECORDS}, {@link #MALFORMED} or {@link #OVER_CAP}. */
     public int outcome() {
         return outcome;
+    }
+
+    /** The last {@link #validate} read its records from the one-pass region, not the chunk (tests). */
+    boolean lastInOneRegion() {
+        return buf == wholeBuf;
     }
 
     /** Forgets the last outcome (a new record set starts: a refusal of it is not a compressed batch's yet). */
@@ -197,6 +231,28 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         };
     }
 
+    /**
+     * The walk's buffer for this batch: the one-pass region when the decompressor can fill it in one
+     * pass with no more than {@link #WHOLE_MAX_BYTES} and the cap, else the chunk.
+     */
+    private void selectBuffer(long singlePassBytes) {
+        if (singlePassBytes <= CHUNK_BYTES || singlePassBytes > Math.min(WHOLE_MAX_BYTES, maxDecompressedBytes)) {
+            buf = chunkBuf;
+            bufMemory = chunkMemory;
+            return;
+        }
+        if (wholeMemory == null || wholeMemory.capacity() < singlePassBytes) {
+            // Grown by halves so a run of slightly larger batches allocates a few times, not each time;
+            // the old region goes with the GC (a plain direct ByteBuffer: nothing to release).
+            long grown =
+                    wholeMemory == null ? singlePassBytes : Math.max(singlePassBytes, wholeMemory.capacity() * 3L / 2);
+            wholeMemory = ByteBuffer.allocateDirect((int) Math.min(grown, WHOLE_MAX_BYTES));
+            wholeBuf = Unpooled.wrappedBuffer(wholeMemory);
+        }
+        buf = wholeBuf;
+        bufMemory = wholeMemory;
+    }
+
     private Decompressor decompressor(CompressionType type) {
         Decompressor d = decompressors[type.ordinal()];
         if (d == null) {
@@ -214,20 +270,20 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             if (!ensure(RECORD_LENGTH_SIZE + MIN_RECORD_LENGTH)) { // a valid record has at least 29 bytes
                 return failed();
             }
-            int length = chunk.readInt();
+            int length = buf.readInt();
             if (length < MIN_RECORD_LENGTH) {
                 return INVALID_RECORDS;
             }
             long left = length; // bytes of this record not yet consumed
-            if (chunk.readByte() != 0) {
+            if (buf.readByte() != 0) {
                 return INVALID_RECORDS; // record attributes
             }
-            maxTimestampDelta = Math.max(maxTimestampDelta, chunk.readLong());
-            if (chunk.readInt() != index) {
+            maxTimestampDelta = Math.max(maxTimestampDelta, buf.readLong());
+            if (buf.readInt() != index) {
                 return INVALID_RECORDS; // offsetDelta
             }
             left -= 1 + 8 + 4;
-            int keyLength = chunk.readInt();
+            int keyLength = buf.readInt();
             left -= 4;
             if (keyLength < -1 || keyLength > left) {
                 return INVALID_RECORDS;
@@ -253,11 +309,11 @@ public final class CompressedRecordsValidator implements AutoCloseable {
                 return INVALID_RECORDS; // the fields did not consume exactly length bytes
             }
         }
-        if (chunk.isReadable()) {
+        if (buf.isReadable()) {
             return INVALID_RECORDS; // bytes after the last record
         }
-        chunk.clear();
-        int n = current.read(chunk);
+        buf.clear();
+        int n = current.read(buf);
         if (n > 0) {
             return INVALID_RECORDS; // bytes after the last record
         }
@@ -284,7 +340,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         if (!ensure(4)) {
             return FIELD_STREAM_ENDED;
         }
-        int len = chunk.readInt();
+        int len = buf.readInt();
         left -= 4;
         if (len < -1 || len > left) {
             return FIELD_INVALID;
@@ -305,7 +361,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         if (!ensure(4)) {
             return FIELD_STREAM_ENDED;
         }
-        int count = chunk.readInt();
+        int count = buf.readInt();
         left -= 4;
         if (count < 0) {
             return FIELD_INVALID;
@@ -317,7 +373,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             if (!ensure(2)) {
                 return FIELD_STREAM_ENDED;
             }
-            int keyLength = chunk.readShort();
+            int keyLength = buf.readShort();
             left -= 2;
             if (keyLength < -1 || keyLength > left) {
                 return FIELD_INVALID;
@@ -326,11 +382,11 @@ public final class CompressedRecordsValidator implements AutoCloseable {
                 if (!ensure(keyLength)) {
                     return FIELD_STREAM_ENDED;
                 }
-                // The chunk wraps chunkMemory from index 0: the same absolute indexes.
-                if (!Utf8.isValid(chunkMemory, chunk.readerIndex(), keyLength)) {
+                // The buffer wraps bufMemory from index 0: the same absolute indexes.
+                if (!Utf8.isValid(bufMemory, buf.readerIndex(), keyLength)) {
                     return FIELD_INVALID;
                 }
-                chunk.skipBytes(keyLength);
+                buf.skipBytes(keyLength);
                 left -= keyLength;
             }
             left = skipNullableBytes(left);
@@ -356,12 +412,12 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * #streamCode} says how).
      */
     private boolean ensure(int bytes) {
-        while (chunk.readableBytes() < bytes) {
+        while (buf.readableBytes() < bytes) {
             if (streamCode < 0) {
                 return false;
             }
-            chunk.discardReadBytes(); // at most bytes - 1 < 32 KiB moved
-            int n = current.read(chunk);
+            buf.discardReadBytes(); // at most bytes - 1 < 32 KiB moved
+            int n = current.read(buf);
             if (n < 0) {
                 streamCode = n;
                 return false;
@@ -374,8 +430,8 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     private boolean skip(long bytes) {
         long left = bytes;
         while (true) {
-            int take = (int) Math.min(left, chunk.readableBytes());
-            chunk.skipBytes(take);
+            int take = (int) Math.min(left, buf.readableBytes());
+            buf.skipBytes(take);
             left -= take;
             if (left == 0) {
                 return true;
@@ -383,8 +439,8 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             if (streamCode < 0) {
                 return false;
             }
-            chunk.clear();
-            int n = current.read(chunk);
+            buf.clear();
+            int n = current.read(buf);
             if (n < 0) {
                 streamCode = n;
                 return false;

@@ -3,10 +3,13 @@ package io.stellflow.protocol.compression;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdOutputStream;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -14,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link ZstdCodec#compress}'s two paths: one shot for direct buffers (into the room the caller gave,
  * again into compressBound when the output did not fit) and the stream for heap ones, each after
- * what {@code dst} already holds, and all decoding to the input.
+ * what {@code dst} already holds, and all decoding to the input; the decompressor's one-pass mode
+ * ({@link Decompressor#singlePassBytes}).
  */
 class ZstdCodecTest {
     /** 4 MiB of JSON-like lines, more than zstd's level-3 window: the producer's batches are this large. */
@@ -73,6 +77,105 @@ class ZstdCodecTest {
                 assertThat(Zstd.getFrameContentSize(grew)).isEqualTo(noise.length);
                 assertThat(Streams.decompress(codec, grew, noise.length).bytes())
                         .isEqualTo(noise);
+            }
+        }
+    }
+
+    /** The decompressor's {@link Decompressor#singlePassBytes} after a reset on {@code frame}, read from heap or direct memory. */
+    private static long singlePassBytes(Decompressor d, byte[] frame, boolean direct) {
+        ByteBuf in = direct ? Streams.direct(frame) : Unpooled.wrappedBuffer(frame);
+        try {
+            d.reset(in, Long.MAX_VALUE);
+            return d.singlePassBytes();
+        } finally {
+            in.release();
+        }
+    }
+
+    @Test
+    void singlePassBytesIsTheFirstFramesDeclaredSizeOrMinusOne() throws IOException {
+        byte[] text = compressible();
+        try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD);
+                Decompressor d = codec.newDecompressor()) {
+            byte[] ours = Streams.compress(codec, text);
+            ByteArrayOutputStream streamed = new ByteArrayOutputStream();
+            try (ZstdOutputStream z = new ZstdOutputStream(streamed)) { // no pledged size: none in the header
+                z.write(text);
+            }
+            byte[] skippableFirst = new byte[8 + ours.length];
+            System.arraycopy(new byte[] {0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, 0, skippableFirst, 0, 8);
+            System.arraycopy(ours, 0, skippableFirst, 8, ours.length);
+            for (boolean direct : new boolean[] {true, false}) {
+                assertThat(singlePassBytes(d, ours, direct)).isEqualTo(text.length);
+                assertThat(singlePassBytes(d, streamed.toByteArray(), direct)).isEqualTo(-1);
+                assertThat(singlePassBytes(d, skippableFirst, direct)).isEqualTo(-1);
+                assertThat(singlePassBytes(d, new byte[] {1, 2, 3}, direct)).isEqualTo(-1);
+                assertThat(singlePassBytes(d, new byte[0], direct)).isEqualTo(-1);
+            }
+            // With that much room the frame comes out whole in the first read, as with less.
+            Streams.Outcome one = Streams.decompress(d, ours, text.length, text.length);
+            assertThat(one.code()).isEqualTo(Decompressor.END_OF_STREAM);
+            assertThat(one.bytes()).isEqualTo(text);
+        }
+    }
+
+    /**
+     * One raw block of one byte in a frame whose header asks for a 128 MiB window (not single
+     * segment, window descriptor exponent 17) and, when {@code withSize}, declares its 1-byte size.
+     */
+    private static byte[] hugeWindowFrame(boolean withSize) {
+        ByteArrayOutputStream f = new ByteArrayOutputStream();
+        f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd});
+        f.write(withSize ? 0x80 : 0x00); // FCS flag 2 (4 bytes) or 0, single segment 0, no dictionary
+        f.write(17 << 3); // window 2^(10 + 17)
+        if (withSize) {
+            f.writeBytes(new byte[] {1, 0, 0, 0});
+        }
+        f.writeBytes(new byte[] {(1 << 3) | 1, 0, 0, 'x'}); // last raw block of 1 byte
+        return f.toByteArray();
+    }
+
+    @Test
+    void aFrameReadInOnePassUsesNoWindowSoTheWindowLimitIsNotAsked() {
+        try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD);
+                Decompressor d = codec.newDecompressor()) {
+            // Streamed, the frame would need a 128 MiB window: refused before any is allocated.
+            Streams.Outcome streamed = Streams.decompress(d, hugeWindowFrame(false), 1 << 20, 8192);
+            assertThat(streamed.code()).isEqualTo(Decompressor.MALFORMED);
+            assertThat(streamed.failureReason()).contains("too much memory");
+            // In one pass zstd writes into the caller's room only: the byte comes back.
+            Streams.Outcome onePass = Streams.decompress(d, hugeWindowFrame(true), 1 << 20, 8192);
+            assertThat(onePass.code()).isEqualTo(Decompressor.END_OF_STREAM);
+            assertThat(onePass.bytes()).containsExactly('x');
+        }
+    }
+
+    /** {@code frame} (our encoder's: 4-byte content size after a 1-byte descriptor) declaring {@code size}. */
+    static byte[] withDeclaredSize(byte[] frame, long size) {
+        int descriptor = frame[4] & 0xFF;
+        assertThat(descriptor >>> 6).as("4-byte content size").isEqualTo(2);
+        int at = 5 + ((descriptor & 0x20) != 0 ? 0 : 1) + new int[] {0, 1, 2, 4}[descriptor & 3];
+        byte[] out = frame.clone();
+        for (int i = 0; i < 4; i++) {
+            out[at + i] = (byte) (size >>> (8 * i));
+        }
+        return out;
+    }
+
+    @Test
+    void aFrameThatMisstatesItsSizeIsMalformedInOnePassToo() {
+        byte[] text = compressible();
+        try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD);
+                Decompressor d = codec.newDecompressor()) {
+            byte[] ours = Streams.compress(codec, text);
+            for (long declared : new long[] {text.length - 1, text.length + 1, 200_000}) {
+                byte[] lying = withDeclaredSize(ours, declared);
+                for (int room : new int[] {(int) declared, text.length + 4096, 8192}) {
+                    Streams.Outcome out = Streams.decompress(d, lying, 64 << 20, room);
+                    assertThat(out.code())
+                            .as("declared %d, room %d", declared, room)
+                            .isEqualTo(Decompressor.MALFORMED);
+                }
             }
         }
     }

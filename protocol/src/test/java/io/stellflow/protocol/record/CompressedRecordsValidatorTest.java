@@ -235,6 +235,97 @@ class CompressedRecordsValidatorTest {
         assertThat(validate(compress(plain, type))).isEqualTo(expected);
     }
 
+    /** {@code records} records of {@code valueBytes} each, a byte of the records section changed, as a zstd batch. */
+    private ByteBuf zstdBatch(ByteBuf plain) {
+        return compress(plain, CompressionType.ZSTD);
+    }
+
+    @Property(tries = 60)
+    void sameVerdictAsTheUncompressedWalkWhenZstdDecodesInOnePass(
+            @ForAll @IntRange(min = 0, max = 400_000) int where,
+            @ForAll @IntRange(min = 1, max = 255) int xor,
+            @ForAll @IntRange(min = 12, max = 40) int records) {
+        ByteBuf plain = batch(records, 12_000); // 144-480 KB: more than the chunk, one region
+        int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
+        plain.setByte(pos, plain.getByte(pos) ^ xor);
+        plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
+        short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
+        assertThat(validate(zstdBatch(plain))).isEqualTo(expected);
+        assertThat(validator.lastInOneRegion()).isTrue();
+    }
+
+    @Test
+    void aZstdBatchDeclaringItsSizeIsWalkedInOneRegionUnlessOverTheCapOrSmall() {
+        ByteBuf plain = batch(200, 2_000); // about 420 KB
+        ByteBuf set = zstdBatch(plain);
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+        assertThat(validator.lastInOneRegion()).isTrue();
+        assertThat(maxTimestamps.get(0)).isEqualTo(TS + 199);
+        assertThat(validator.lastDecompressedBytes())
+                .isEqualTo(plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET);
+        // Smaller than the chunk: the chunk.
+        assertThat(validate(zstdBatch(batch(5, 100)))).isEqualTo(Errors.NONE);
+        assertThat(validator.lastInOneRegion()).isFalse();
+        // Declared size over the cap: streamed through the chunk to the cap, refused there.
+        try (CompressedRecordsValidator small = new CompressedRecordsValidator(300_000)) {
+            maxTimestamps.clear();
+            assertThat(RecordBatchValidator.validate(set, MAX_BATCH, false, maxTimestamps, small))
+                    .isEqualTo(Errors.INVALID_RECORD);
+            assertThat(small.outcome()).isEqualTo(CompressedRecordsValidator.OVER_CAP);
+            assertThat(small.lastInOneRegion()).isFalse();
+            assertThat(small.lastDecompressedBytes()).isEqualTo(300_000);
+        }
+        // Other codecs never declare a one-pass size.
+        assertThat(validate(compress(plain, CompressionType.LZ4))).isEqualTo(Errors.NONE);
+        assertThat(validator.lastInOneRegion()).isFalse();
+    }
+
+    @Test
+    void aZstdFrameThatMisstatesItsSizeIsCorruptMessage() {
+        ByteBuf plain = batch(200, 2_000);
+        ByteBuf good = zstdBatch(plain);
+        byte[] section = section(good);
+        long real = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
+        for (long declared : new long[] {real - 1, real + 1, 100_000}) {
+            ByteBuf lying = withSection(good, withDeclaredSize(section, declared));
+            assertThat(validate(lying)).as("declared %d of %d", declared, real).isEqualTo(Errors.CORRUPT_MESSAGE);
+            assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.MALFORMED);
+            assertThat(maxTimestamps.size()).isZero();
+        }
+        assertThat(validate(good)).isEqualTo(Errors.NONE); // and the next batch is fine
+    }
+
+    @Test
+    void zstdFramesAfterAFrameReadInOnePassAreStreamedIntoTheSameRegion() {
+        ByteBuf plain = batch(150, 3_000);
+        int sectionBytes = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
+        ByteBuf frames = bufs.direct();
+        try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD)) {
+            int first = sectionBytes * 2 / 3 + 17; // mid-record: the container is a byte stream
+            codec.compress(plain.slice(RecordBatchLayout.RECORDS_OFFSET, first), frames);
+            codec.compress(plain.slice(RecordBatchLayout.RECORDS_OFFSET + first, sectionBytes - first), frames);
+        }
+        ByteBuf set = withSection(plain, ByteBufUtil.getBytes(frames));
+        set.setShort(
+                RecordBatchLayout.ATTRIBUTES_OFFSET, RecordBatchLayout.attributes(set, 0) | CompressionType.ZSTD.id());
+        set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+        assertThat(validator.lastInOneRegion()).isTrue();
+        assertThat(validator.lastDecompressedBytes()).isEqualTo(sectionBytes);
+    }
+
+    /** A zstd section (our encoder's frame: 4-byte content size after a 1-byte descriptor) declaring {@code size}. */
+    private static byte[] withDeclaredSize(byte[] frame, long size) {
+        int descriptor = frame[4] & 0xFF;
+        assertThat(descriptor >>> 6).as("4-byte content size").isEqualTo(2);
+        int at = 5 + ((descriptor & 0x20) != 0 ? 0 : 1) + new int[] {0, 1, 2, 4}[descriptor & 3];
+        byte[] out = frame.clone();
+        for (int i = 0; i < 4; i++) {
+            out[at + i] = (byte) (size >>> (8 * i));
+        }
+        return out;
+    }
+
     @Provide
     Arbitrary<CompressionType> codecs() {
         return Arbitraries.of(CompressionType.GZIP, CompressionType.SNAPPY, CompressionType.LZ4, CompressionType.ZSTD);

@@ -31,8 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The broker's Produce validation of one compressed batch (issue #21): {@link RecordBatchValidator}
  * with a {@link CompressedRecordsValidator} as an append agent runs it, over one batch of about 1 MiB
- * of JSON log lines ({@link JsonLogLines}, seed 42, one line per record with a key: about 4,000
- * records), compressed with each codec at Kafka's default level. The setup prints the record count;
+ * or 4.5 MiB ({@link #dataBytes}) of JSON log lines ({@link JsonLogLines}, seed 42, one line per record with a key: about 3,700
+ * or 16,500 records), compressed with each codec at Kafka's default level. The setup prints the record count;
  * with {@code -prof gc}, {@code gc.alloc.rate.norm} / records = heap bytes per record (the goal is
  * zero per record; what is left is per batch: NIO views, and the lz4/snappy libraries' stream
  * objects). {@code none} is the uncompressed walk for comparison. Run: {@code perf/jmh.sh
@@ -47,10 +47,15 @@ import org.openjdk.jmh.annotations.Warmup;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 public class CompressedValidationBench {
-    static final int DATA_BYTES = 1 << 20;
-
     @Param({"none", "gzip", "snappy", "lz4", "zstd"})
     public String codec;
+
+    /**
+     * Uncompressed value bytes per batch: 1 MiB, and 4.5 MiB, what a 1 MiB zstd batch of these lines
+     * holds (the lab's compressed produce cases: {@code batch.size=1048576}).
+     */
+    @Param({"1048576", "4718592"})
+    public int dataBytes;
 
     private ByteBuf batch;
     private CompressedRecordsValidator validator;
@@ -60,12 +65,12 @@ public class CompressedValidationBench {
     @Setup
     public void setUp() {
         PooledByteBufAllocator alloc = PooledByteBufAllocator.DEFAULT;
-        ByteBuf plain = alloc.heapBuffer(DATA_BYTES + DATA_BYTES / 4);
+        ByteBuf plain = alloc.heapBuffer(dataBytes + dataBytes / 4);
         JsonLogLines lines = new JsonLogLines(42);
         long ts = 1_764_806_400_000L;
         RecordBatchBuilder b = new RecordBatchBuilder(plain, ts);
         int bytes = 0;
-        while (bytes < DATA_BYTES) {
+        while (bytes < dataBytes) {
             byte[] value = lines.nextLine().getBytes(StandardCharsets.UTF_8);
             b.append(ts + records, ("key-" + records % 1000).getBytes(StandardCharsets.UTF_8), value, List.of());
             bytes += value.length;
@@ -73,7 +78,7 @@ public class CompressedValidationBench {
         }
         b.close();
         CompressionType type = CompressionType.forName(codec);
-        batch = alloc.directBuffer(DATA_BYTES + DATA_BYTES / 4);
+        batch = alloc.directBuffer(dataBytes + dataBytes / 4);
         if (type == CompressionType.NONE) {
             batch.writeBytes(plain, 0, plain.writerIndex());
         } else {
