@@ -200,10 +200,11 @@ final class Lz4BlockDecompressor extends CappedDecompressor {
             dst.writerIndex(at + size);
             return size;
         }
-        ByteBuffer out = dst.nioBuffer(at, maxBlockBytes);
+        // The buffer's own cached view (no object per block); its position is where `at` lies in it.
+        ByteBuffer out = dst.internalNioBuffer(at, maxBlockBytes);
         int n;
         try {
-            n = safe.decompress(in, pos, size, out, 0, maxBlockBytes);
+            n = safe.decompress(in, pos, size, out, out.position(), maxBlockBytes);
         } catch (RuntimeException e) { // LZ4Exception and index errors on hostile input
             throw new MalformedInputException("lz4", e);
         }

@@ -186,13 +186,15 @@ final class ZstdCodec implements CompressionCodec {
                     return FILL_END;
                 }
                 int before = in.position();
-                ByteBuffer out = dst.nioBuffer(dst.writerIndex(), maxBytes);
+                // The buffer's own cached view (no object per call); zstd-jni moves its position.
+                ByteBuffer out = dst.internalNioBuffer(dst.writerIndex(), maxBytes);
+                int outStart = out.position();
                 try {
                     frameDone = ctx.decompressByteBufferStream(out, in);
                 } catch (ZstdException e) {
                     throw new MalformedInputException("zstd: " + e.getMessage());
                 }
-                int n = out.position();
+                int n = out.position() - outStart;
                 if (n > 0) {
                     dst.writerIndex(dst.writerIndex() + n);
                     return n;
