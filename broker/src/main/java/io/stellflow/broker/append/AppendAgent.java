@@ -66,8 +66,8 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
     private volatile boolean endForTest;
 
     /**
-     * Step 7 of compressed batches for every partition of this agent: one decompressor per codec and
-     * one 64 KiB chunk, reused. Agent thread only (a restarted thread takes it over once the old one
+     * Step 7 of compressed batches for every partition of this agent: one decompressor per codec, one
+     * 128 KiB chunk and, once zstd batches of ours come, one region of up to 8 MiB, reused. Agent thread only (a restarted thread takes it over once the old one
      * ended); closed by the thread's last pass.
      */
     private final CompressedRecordsValidator compressedValidator;

@@ -93,10 +93,12 @@ public final class BatchCompression {
         decompressor.reset(
                 src.slice(batchStart + RecordBatchLayout.RECORDS_OFFSET, size - RecordBatchLayout.RECORDS_OFFSET),
                 maxDecompressedBytes);
-        long singlePass = decompressor.singlePassBytes();
-        if (singlePass > 0 && singlePass <= maxDecompressedBytes) {
+        long singlePass = CompressedRecordsValidator.onePassBytes(
+                decompressor.singlePassBytes(), size - RecordBatchLayout.RECORDS_OFFSET, maxDecompressedBytes);
+        if (singlePass > 0 && singlePass <= out.maxWritableBytes()) {
             // Room for the whole first frame: zstd writes it straight into out, without its window
-            // buffer and the copy out of it (Decompressor#singlePassBytes).
+            // buffer and the copy out of it (Decompressor#singlePassBytes), within the validator's
+            // bounds on what a header may ask for.
             out.ensureWritable((int) singlePass);
         }
         int n;

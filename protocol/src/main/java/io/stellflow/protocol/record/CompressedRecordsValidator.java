@@ -23,10 +23,13 @@ import java.nio.ByteBuffer;
  * bytes) before the next read.
  *
  * <p>One exception to the chunk: a zstd frame whose header declares a content size above the chunk
- * and at most {@value #WHOLE_MAX_BYTES} bytes and the cap (our producer's batches) is decoded in one
- * pass into one reusable direct region of that size ({@link Decompressor#singlePassBytes}), which
- * spares zstd its window buffer and the copy out of it; the walk then reads the region. A header that
- * lies makes the frame {@link #MALFORMED}; frames after the first stream on into the region.
+ * and at most {@value #WHOLE_MAX_BYTES} bytes, the cap and {@value #ONE_PASS_MAX_RATIO} times the
+ * compressed bytes (our producer's batches) is decoded in one pass into one reusable direct region
+ * at least that large ({@link Decompressor#singlePassBytes}), which spares zstd its window buffer and
+ * the copy out of it; the walk then reads the region. Frames after the first go into the rest of the
+ * region (in one pass too when they fit). A header that lies makes the frame {@link #MALFORMED},
+ * including a frame that declares at most the cap and holds more (zstd stops at the room given:
+ * refused as corrupt, not as over the cap).
  *
  * <p>Outcomes ({@link #outcome} after each batch, what the caller logs): {@link #VALID}; {@link
  * #INVALID_RECORDS} (the container decoded but its records break a rule: {@code INVALID_RECORD});
@@ -40,7 +43,8 @@ import java.nio.ByteBuffer;
  * <p>Allocation: none per record. Per batch, the NIO and Netty views the decompressor takes of the
  * compressed bytes, and for lz4 and snappy the libraries' stream objects ({@code
  * docs/compression.md}, "Allocation"). Memory: the chunk, and the region once a batch needs it,
- * grown to the largest such batch (at most {@value #WHOLE_MAX_BYTES} bytes, direct, kept).
+ * grown to the largest such batch (at most {@value #WHOLE_MAX_BYTES} bytes, direct; kept, but
+ * dropped when a batch that used it is refused).
  *
  * <p>Thread-safety: confined to one owning thread (an append agent, a request thread); the
  * decompressors keep native state reused from batch to batch. {@link #close} frees it.
@@ -68,9 +72,18 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * 1 MiB zstd batch of JSON log lines holds. A codec that decodes a frame in one pass when the
      * output has room for all of it ({@link Decompressor#singlePassBytes}: zstd) then skips its window
      * buffer and the copy out of it; the walk reads the region after. The region is made at the first
-     * such batch and grows to the largest one seen, up to this size and the cap.
+     * such batch, grows (by halves) to the largest one seen, never past this size or the cap, and is
+     * dropped when a batch that used it is refused. Memory: at most this much direct memory per
+     * validating thread (append agents, request threads), only on threads that saw such batches.
      */
     static final int WHOLE_MAX_BYTES = 8 << 20;
+
+    /**
+     * The most a batch may declare per compressed byte to get the one-pass region: 64, ten times what
+     * zstd makes of our JSON log lines (4.7x) and more than repetitive logs reach; beyond it the batch
+     * streams through the chunk (correct, a little slower).
+     */
+    static final int ONE_PASS_MAX_RATIO = 64;
 
     /**
      * The broker's default cap ({@code compression.max.decompressed.bytes}): 64 MiB, 64 times the
@@ -105,6 +118,9 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     private ByteBuffer bufMemory;
 
     private ByteBuf buf;
+    /** The last batch's walk read the region. */
+    private boolean usedRegion;
+
     private Decompressor current;
     private int streamCode;
     private int outcome = VALID;
@@ -181,11 +197,21 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         current = decompressor(type);
         lastType = type;
         current.reset(compressed, maxDecompressedBytes);
-        selectBuffer(current.singlePassBytes());
+        selectBuffer(current.singlePassBytes(), compressed.readableBytes());
         buf.clear();
         streamCode = 0;
         outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
         lastDecompressedBytes = current.decompressedBytes();
+        if (outcome != VALID && buf == wholeBuf) {
+            // A refused batch does not keep its region: a header's word alone never pins memory.
+            wholeMemory = null;
+            wholeBuf = null;
+            buf = chunkBuf;
+            bufMemory = chunkMemory;
+            usedRegion = true;
+        } else {
+            usedRegion = buf == wholeBuf;
+        }
         if (outcome == VALID && listener != Listener.NONE) {
             listener.validated(type, compressed.readableBytes(), lastDecompressedBytes, System.nanoTime() - startNs);
         }
@@ -203,7 +229,12 @@ public final class CompressedRecordsValidator implements AutoCloseable {
 
     /** The last {@link #validate} read its records from the one-pass region, not the chunk (tests). */
     boolean lastInOneRegion() {
-        return buf == wholeBuf;
+        return usedRegion;
+    }
+
+    /** Bytes of the one-pass region kept for the next batch, 0 when none (tests). */
+    int regionBytes() {
+        return wholeMemory == null ? 0 : wholeMemory.capacity();
     }
 
     /** Forgets the last outcome (a new record set starts: a refusal of it is not a compressed batch's yet). */
@@ -233,24 +264,45 @@ public final class CompressedRecordsValidator implements AutoCloseable {
 
     /**
      * The walk's buffer for this batch: the one-pass region when the decompressor can fill it in one
-     * pass with no more than {@link #WHOLE_MAX_BYTES} and the cap, else the chunk.
+     * pass ({@link #onePassBytes}), else the chunk.
      */
-    private void selectBuffer(long singlePassBytes) {
-        if (singlePassBytes <= CHUNK_BYTES || singlePassBytes > Math.min(WHOLE_MAX_BYTES, maxDecompressedBytes)) {
+    private void selectBuffer(long singlePassBytes, int compressedBytes) {
+        long limit = onePassBytes(singlePassBytes, compressedBytes, maxDecompressedBytes);
+        if (limit <= CHUNK_BYTES) {
             buf = chunkBuf;
             bufMemory = chunkMemory;
             return;
         }
         if (wholeMemory == null || wholeMemory.capacity() < singlePassBytes) {
-            // Grown by halves so a run of slightly larger batches allocates a few times, not each time;
-            // the old region goes with the GC (a plain direct ByteBuffer: nothing to release).
+            // Grown by halves so a run of slightly larger batches allocates a few times, not each time,
+            // never past the region's bound or the cap; the old region goes with the GC (a plain direct
+            // ByteBuffer: nothing to release).
             long grown =
                     wholeMemory == null ? singlePassBytes : Math.max(singlePassBytes, wholeMemory.capacity() * 3L / 2);
-            wholeMemory = ByteBuffer.allocateDirect((int) Math.min(grown, WHOLE_MAX_BYTES));
-            wholeBuf = Unpooled.wrappedBuffer(wholeMemory);
+            ByteBuffer memory =
+                    ByteBuffer.allocateDirect((int) Math.min(grown, Math.min(WHOLE_MAX_BYTES, maxDecompressedBytes)));
+            ByteBuf wrapped = Unpooled.wrappedBuffer(memory);
+            wholeMemory = memory;
+            wholeBuf = wrapped;
         }
         buf = wholeBuf;
         bufMemory = wholeMemory;
+    }
+
+    /**
+     * The room to give a stream up front for a one-pass decode, or 0 for none: the decompressor's
+     * {@link Decompressor#singlePassBytes} when it is at most {@link #WHOLE_MAX_BYTES}, the cap and
+     * {@link #ONE_PASS_MAX_RATIO} times the compressed bytes. The ratio keeps a header's word from
+     * costing more memory than the bytes sent could honestly expand to: a 20-byte frame that declares
+     * 8 MiB streams through the chunk (and fails there) instead of growing the region.
+     */
+    static long onePassBytes(long singlePassBytes, int compressedBytes, long capBytes) {
+        if (singlePassBytes <= 0
+                || singlePassBytes > Math.min(WHOLE_MAX_BYTES, capBytes)
+                || singlePassBytes > (long) ONE_PASS_MAX_RATIO * compressedBytes) {
+            return 0;
+        }
+        return singlePassBytes;
     }
 
     private Decompressor decompressor(CompressionType type) {

@@ -64,6 +64,53 @@ class Lz4BlockDecompressorTest {
         return Files.readAllBytes(out);
     }
 
+    /**
+     * Our writer's frames (64 KiB blocks, no content checksum) read into chunks with room for a whole
+     * block: each block is decoded straight into the chunk, stored ones (random bytes do not shrink)
+     * copied straight in; the same bytes as through the block array (chunks under 64 KiB), into heap
+     * and direct chunks (pooled: the view's position is not 0), and the cap still cuts mid-block.
+     */
+    @Test
+    void blocksGoStraightIntoAChunkWithRoomForOneCompressedOrStored() {
+        byte[] text = sample(700_000);
+        byte[] noise = new byte[300_000];
+        new SplittableRandom(9).nextBytes(noise);
+        byte[] mixed = new byte[text.length + noise.length];
+        System.arraycopy(text, 0, mixed, 0, text.length);
+        System.arraycopy(noise, 0, mixed, text.length, noise.length);
+        try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.LZ4);
+                Decompressor d = codec.newDecompressor()) {
+            byte[] frame = Streams.compress(codec, mixed);
+            assertThat(storedBlocks(frame)).as("stored blocks in the frame").isPositive();
+            for (boolean heap : new boolean[] {true, false}) {
+                for (int chunk : new int[] {1 << 16, 1 << 17, 1 << 20, 1000}) {
+                    Streams.Outcome out = Streams.decompress(d, frame, CAP, chunk, heap);
+                    assertThat(out.code()).as("chunk %d heap %s", chunk, heap).isEqualTo(Decompressor.END_OF_STREAM);
+                    assertThat(out.bytes()).isEqualTo(mixed);
+                }
+                int cap = text.length + 12_345; // inside a stored block
+                Streams.Outcome over = Streams.decompress(d, frame, cap, 1 << 17, heap);
+                assertThat(over.code()).isEqualTo(Decompressor.OVER_CAP);
+                assertThat(over.bytes()).hasSize(cap).isEqualTo(java.util.Arrays.copyOf(mixed, cap));
+            }
+        }
+    }
+
+    /** Blocks of an LZ4 frame of ours (7-byte header: FLG, BD, 8-byte content size, checksum) stored uncompressed. */
+    private static int storedBlocks(byte[] frame) {
+        ByteBuffer b = ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN);
+        int pos = 4 + 2 + 8 + 1;
+        int stored = 0;
+        while (true) {
+            int size = b.getInt(pos);
+            if (size == 0) {
+                return stored;
+            }
+            stored += size < 0 ? 1 : 0;
+            pos += 4 + (size & 0x7FFFFFFF);
+        }
+    }
+
     private static Streams.Outcome decode(byte[] compressed, int chunkBytes) {
         try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.LZ4);
                 Decompressor d = codec.newDecompressor()) {

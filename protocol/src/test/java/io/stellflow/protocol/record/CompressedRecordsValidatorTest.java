@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Step 7 of §7.7 on compressed batches (decision 9.o) through {@link RecordBatchValidator} with a
- * {@link CompressedRecordsValidator}: each codec, records that straddle the 64 KiB chunks, the cap
+ * {@link CompressedRecordsValidator}: each codec, records that straddle the chunks, zstd's one-pass region, the cap
  * (bombs), malformed and truncated containers, wrong counts, and the same verdict as the
  * uncompressed walk for any one-byte change of the records.
  */
@@ -54,6 +54,36 @@ class CompressedRecordsValidatorTest {
             byte[] value = new byte[valueBytes];
             Arrays.fill(value, (byte) ('a' + i % 26));
             b.append(TS + i, ("k" + i).getBytes(UTF_8), value, List.of(new Header("h-" + i, "v".getBytes(UTF_8))));
+        }
+        b.close();
+        return out;
+    }
+
+    /**
+     * {@code n} records of about {@code valueBytes} of JSON-like text from a fixed seed: compresses
+     * 3-6x like real log lines (the one-pass region asks for at most 64x), unlike {@link #batch}'s
+     * runs of one letter.
+     */
+    private ByteBuf textBatch(int n, int valueBytes) {
+        ByteBuf out = bufs.heap();
+        RecordBatchBuilder b = new RecordBatchBuilder(out, TS);
+        java.util.SplittableRandom random = new java.util.SplittableRandom(17);
+        for (int i = 0; i < n; i++) {
+            StringBuilder v = new StringBuilder(valueBytes + 80);
+            while (v.length() < valueBytes) {
+                v.append("{\"user\":")
+                        .append(random.nextInt(100_000))
+                        .append(",\"ms\":")
+                        .append(random.nextInt(5_000));
+                v.append(",\"path\":\"/api/")
+                        .append(Long.toHexString(random.nextLong()))
+                        .append("\"}");
+            }
+            b.append(
+                    TS + i,
+                    ("k" + i).getBytes(UTF_8),
+                    v.toString().getBytes(UTF_8),
+                    List.of(new Header("h-" + i, "v".getBytes(UTF_8))));
         }
         b.close();
         return out;
@@ -235,7 +265,7 @@ class CompressedRecordsValidatorTest {
         assertThat(validate(compress(plain, type))).isEqualTo(expected);
     }
 
-    /** {@code records} records of {@code valueBytes} each, a byte of the records section changed, as a zstd batch. */
+    /** {@code plain} (an uncompressed batch) as a zstd batch of ours: the content size in its header. */
     private ByteBuf zstdBatch(ByteBuf plain) {
         return compress(plain, CompressionType.ZSTD);
     }
@@ -245,7 +275,7 @@ class CompressedRecordsValidatorTest {
             @ForAll @IntRange(min = 0, max = 400_000) int where,
             @ForAll @IntRange(min = 1, max = 255) int xor,
             @ForAll @IntRange(min = 12, max = 40) int records) {
-        ByteBuf plain = batch(records, 12_000); // 144-480 KB: more than the chunk, one region
+        ByteBuf plain = textBatch(records, 12_000); // 144-480 KB: more than the chunk, one region
         int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
         plain.setByte(pos, plain.getByte(pos) ^ xor);
         plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
@@ -256,7 +286,7 @@ class CompressedRecordsValidatorTest {
 
     @Test
     void aZstdBatchDeclaringItsSizeIsWalkedInOneRegionUnlessOverTheCapOrSmall() {
-        ByteBuf plain = batch(200, 2_000); // about 420 KB
+        ByteBuf plain = textBatch(200, 2_000); // about 420 KB
         ByteBuf set = zstdBatch(plain);
         assertThat(validate(set)).isEqualTo(Errors.NONE);
         assertThat(validator.lastInOneRegion()).isTrue();
@@ -264,7 +294,7 @@ class CompressedRecordsValidatorTest {
         assertThat(validator.lastDecompressedBytes())
                 .isEqualTo(plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET);
         // Smaller than the chunk: the chunk.
-        assertThat(validate(zstdBatch(batch(5, 100)))).isEqualTo(Errors.NONE);
+        assertThat(validate(zstdBatch(textBatch(5, 100)))).isEqualTo(Errors.NONE);
         assertThat(validator.lastInOneRegion()).isFalse();
         // Declared size over the cap: streamed through the chunk to the cap, refused there.
         try (CompressedRecordsValidator small = new CompressedRecordsValidator(300_000)) {
@@ -281,27 +311,83 @@ class CompressedRecordsValidatorTest {
     }
 
     @Test
-    void aZstdFrameThatMisstatesItsSizeIsCorruptMessage() {
-        ByteBuf plain = batch(200, 2_000);
+    void aZstdFrameThatMisstatesItsSizeIsCorruptMessageAndKeepsNoRegion() {
+        ByteBuf plain = textBatch(200, 2_000);
         ByteBuf good = zstdBatch(plain);
         byte[] section = section(good);
         long real = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
-        for (long declared : new long[] {real - 1, real + 1, 100_000}) {
+        // 200,000: less than the region the good batch left; the others: one made to measure.
+        for (long declared : new long[] {200_000, real - 1, real + 1, 100_000}) {
+            assertThat(validate(good)).isEqualTo(Errors.NONE);
+            assertThat(validator.regionBytes()).isEqualTo((int) real);
             ByteBuf lying = withSection(good, withDeclaredSize(section, declared));
             assertThat(validate(lying)).as("declared %d of %d", declared, real).isEqualTo(Errors.CORRUPT_MESSAGE);
             assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.MALFORMED);
+            assertThat(validator.lastInOneRegion()).isEqualTo(declared > 131_072);
             assertThat(maxTimestamps.size()).isZero();
+            assertThat(validator.regionBytes())
+                    .as("a refused batch drops the region")
+                    .isEqualTo(declared > 131_072 ? 0 : (int) real);
         }
         assertThat(validate(good)).isEqualTo(Errors.NONE); // and the next batch is fine
+        assertThat(validator.lastInOneRegion()).isTrue();
+    }
+
+    /**
+     * One raw block of {@code n} bytes {@code x} in a zstd frame that declares {@code declared} bytes
+     * (single segment, 4-byte content size): a few dozen bytes that ask for a region of any size.
+     */
+    private static byte[] rawFrame(int n, long declared) {
+        java.io.ByteArrayOutputStream f = new java.io.ByteArrayOutputStream();
+        f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd, (byte) 0xa0});
+        for (int i = 0; i < 4; i++) {
+            f.write((int) (declared >>> (8 * i)));
+        }
+        int header = n << 3 | 1; // raw block, last
+        f.writeBytes(new byte[] {(byte) header, (byte) (header >>> 8), (byte) (header >>> 16)});
+        f.writeBytes("x".repeat(n).getBytes(UTF_8));
+        return f.toByteArray();
     }
 
     @Test
-    void zstdFramesAfterAFrameReadInOnePassAreStreamedIntoTheSameRegion() {
-        ByteBuf plain = batch(150, 3_000);
+    void aSmallFrameDeclaringMegabytesStreamsThroughTheChunkAndAllocatesNoRegion() {
+        ByteBuf shell = zstdBatch(batch(1, 10));
+        for (long declared : new long[] {8 << 20, 4 << 20, 200_000}) {
+            ByteBuf lying = withSection(shell, rawFrame(64, declared)); // 76 bytes sent
+            assertThat(validate(lying)).as("declares %d", declared).isIn(Errors.CORRUPT_MESSAGE, Errors.INVALID_RECORD);
+            assertThat(validator.outcome()).isNotEqualTo(CompressedRecordsValidator.VALID);
+            assertThat(validator.lastInOneRegion()).isFalse();
+            assertThat(validator.regionBytes()).isZero();
+        }
+        assertThat(CompressedRecordsValidator.onePassBytes(200_000, 76, CAP)).isZero();
+        assertThat(CompressedRecordsValidator.onePassBytes(200_000, 4_000, CAP)).isEqualTo(200_000);
+        assertThat(CompressedRecordsValidator.onePassBytes(9 << 20, 1 << 20, 64 << 20))
+                .isZero(); // over 8 MiB
+        assertThat(CompressedRecordsValidator.onePassBytes(300_000, 100_000, 200_000))
+                .isZero(); // over the cap
+        assertThat(CompressedRecordsValidator.onePassBytes(-1, 100_000, CAP)).isZero();
+    }
+
+    @Test
+    void aValidHeaderWithBadRecordsInTheRegionIsRefusedAndDropsTheRegion() {
+        ByteBuf set = zstdBatch(textBatch(200, 2_000));
+        assertThat(validate(set)).isEqualTo(Errors.NONE);
+        assertThat(validator.regionBytes()).isPositive();
+        set.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 199);
+        set.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 198);
+        set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
+        assertThat(validate(set)).isEqualTo(Errors.INVALID_RECORD);
+        assertThat(validator.lastInOneRegion()).isTrue();
+        assertThat(validator.regionBytes()).isZero();
+    }
+
+    @Test
+    void aLongerZstdFrameAfterOneReadInOnePassIsStreamedThroughTheSameRegion() {
+        ByteBuf plain = textBatch(300, 3_000);
         int sectionBytes = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
         ByteBuf frames = bufs.direct();
+        int first = sectionBytes / 5 + 17; // mid-record: the container is a byte stream
         try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD)) {
-            int first = sectionBytes * 2 / 3 + 17; // mid-record: the container is a byte stream
             codec.compress(plain.slice(RecordBatchLayout.RECORDS_OFFSET, first), frames);
             codec.compress(plain.slice(RecordBatchLayout.RECORDS_OFFSET + first, sectionBytes - first), frames);
         }
@@ -311,6 +397,8 @@ class CompressedRecordsValidatorTest {
         set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
         assertThat(validate(set)).isEqualTo(Errors.NONE);
         assertThat(validator.lastInOneRegion()).isTrue();
+        // The region is the first frame's size: the second, four times longer, cannot go in one pass.
+        assertThat(validator.regionBytes()).isEqualTo(first);
         assertThat(validator.lastDecompressedBytes()).isEqualTo(sectionBytes);
     }
 
