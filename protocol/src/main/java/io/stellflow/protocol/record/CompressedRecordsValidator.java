@@ -28,8 +28,8 @@ import java.nio.ByteBuffer;
  * at least that large ({@link Decompressor#singlePassBytes}), which spares zstd its window buffer and
  * the copy out of it; the walk then reads the region. Frames after the first go into the rest of the
  * region (in one pass too when they fit). A header that lies makes the frame {@link #MALFORMED},
- * including a frame that declares at most the cap and holds more (zstd stops at the room given:
- * refused as corrupt, not as over the cap).
+ * including a frame given one-pass room that holds more than it declares (zstd stops at the room
+ * given: refused as corrupt where a streamed frame would stop at the cap, {@link #OVER_CAP}).
  *
  * <p>Outcomes ({@link #outcome} after each batch, what the caller logs): {@link #VALID}; {@link
  * #INVALID_RECORDS} (the container decoded but its records break a rule: {@code INVALID_RECORD});
@@ -43,8 +43,8 @@ import java.nio.ByteBuffer;
  * <p>Allocation: none per record. Per batch, the NIO and Netty views the decompressor takes of the
  * compressed bytes, and for lz4 and snappy the libraries' stream objects ({@code
  * docs/compression.md}, "Allocation"). Memory: the chunk, and the region once a batch needs it,
- * grown to the largest such batch (at most {@value #WHOLE_MAX_BYTES} bytes, direct; kept, but
- * dropped when a batch that used it is refused).
+ * grown to the largest such batch (at most {@value #WHOLE_MAX_BYTES} bytes and the cap, direct,
+ * kept).
  *
  * <p>Thread-safety: confined to one owning thread (an append agent, a request thread); the
  * decompressors keep native state reused from batch to batch. {@link #close} frees it.
@@ -73,15 +73,17 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * output has room for all of it ({@link Decompressor#singlePassBytes}: zstd) then skips its window
      * buffer and the copy out of it; the walk reads the region after. The region is made at the first
      * such batch, grows (by halves) to the largest one seen, never past this size or the cap, and is
-     * dropped when a batch that used it is refused. Memory: at most this much direct memory per
-     * validating thread (append agents, request threads), only on threads that saw such batches.
+     * kept, refused batches or not (dropping it would let refused batches make each next batch
+     * allocate again; zstd keeps its own window buffer the same way). Memory: at most this much
+     * direct memory per validating thread (append agents; request threads only without them), and
+     * only on threads that saw such batches.
      */
     static final int WHOLE_MAX_BYTES = 8 << 20;
 
     /**
-     * The most a batch may declare per compressed byte to get the one-pass region: 64, ten times what
-     * zstd makes of our JSON log lines (4.7x) and more than repetitive logs reach; beyond it the batch
-     * streams through the chunk (correct, a little slower).
+     * The most a batch may declare per compressed byte to get the one-pass region: 64, about 14 times
+     * what zstd makes of our JSON log lines (4.7x); beyond it the batch streams through the chunk
+     * (correct, a little slower), so a few bytes that declare megabytes cost no region.
      */
     static final int ONE_PASS_MAX_RATIO = 64;
 
@@ -202,16 +204,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         streamCode = 0;
         outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
         lastDecompressedBytes = current.decompressedBytes();
-        if (outcome != VALID && buf == wholeBuf) {
-            // A refused batch does not keep its region: a header's word alone never pins memory.
-            wholeMemory = null;
-            wholeBuf = null;
-            buf = chunkBuf;
-            bufMemory = chunkMemory;
-            usedRegion = true;
-        } else {
-            usedRegion = buf == wholeBuf;
-        }
+        usedRegion = buf == wholeBuf;
         if (outcome == VALID && listener != Listener.NONE) {
             listener.validated(type, compressed.readableBytes(), lastDecompressedBytes, System.nanoTime() - startNs);
         }

@@ -67,8 +67,8 @@ class Lz4BlockDecompressorTest {
     /**
      * Our writer's frames (64 KiB blocks, no content checksum) read into chunks with room for a whole
      * block: each block is decoded straight into the chunk, stored ones (random bytes do not shrink)
-     * copied straight in; the same bytes as through the block array (chunks under 64 KiB), into heap
-     * and direct chunks (pooled: the view's position is not 0), and the cap still cuts mid-block.
+     * copied straight in; the same bytes as through the block array (chunks under 64 KiB), into pooled
+     * heap and direct chunks, and the cap still cuts mid-block.
      */
     @Test
     void blocksGoStraightIntoAChunkWithRoomForOneCompressedOrStored() {
@@ -96,7 +96,7 @@ class Lz4BlockDecompressorTest {
         }
     }
 
-    /** Blocks of an LZ4 frame of ours (7-byte header: FLG, BD, 8-byte content size, checksum) stored uncompressed. */
+    /** Blocks of an LZ4 frame of ours (15-byte header: magic, FLG, BD, 8-byte content size, checksum) stored uncompressed. */
     private static int storedBlocks(byte[] frame) {
         ByteBuffer b = ByteBuffer.wrap(frame).order(ByteOrder.LITTLE_ENDIAN);
         int pos = 4 + 2 + 8 + 1;

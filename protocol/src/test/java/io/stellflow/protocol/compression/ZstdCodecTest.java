@@ -112,7 +112,8 @@ class ZstdCodecTest {
                 assertThat(singlePassBytes(d, new byte[] {1, 2, 3}, direct)).isEqualTo(-1);
                 assertThat(singlePassBytes(d, new byte[0], direct)).isEqualTo(-1);
             }
-            // With that much room the first read gives the whole frame (one pass), then the end.
+            // With that much room the first read gives the whole frame, then the end (that it was one
+            // pass, with no window, the huge-window test below shows).
             ByteBuf in = Streams.direct(ours);
             ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(text.length, text.length);
             try {

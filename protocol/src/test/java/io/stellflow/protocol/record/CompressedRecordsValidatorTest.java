@@ -311,23 +311,19 @@ class CompressedRecordsValidatorTest {
     }
 
     @Test
-    void aZstdFrameThatMisstatesItsSizeIsCorruptMessageAndKeepsNoRegion() {
+    void aZstdFrameThatMisstatesItsSizeIsCorruptMessage() {
         ByteBuf plain = textBatch(200, 2_000);
         ByteBuf good = zstdBatch(plain);
         byte[] section = section(good);
         long real = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
-        // 200,000: less than the region the good batch left; the others: one made to measure.
+        // 200,000: less than the region the good batch left; real + 1 grows it; 100,000: the chunk.
         for (long declared : new long[] {200_000, real - 1, real + 1, 100_000}) {
             assertThat(validate(good)).isEqualTo(Errors.NONE);
-            assertThat(validator.regionBytes()).isEqualTo((int) real);
             ByteBuf lying = withSection(good, withDeclaredSize(section, declared));
             assertThat(validate(lying)).as("declared %d of %d", declared, real).isEqualTo(Errors.CORRUPT_MESSAGE);
             assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.MALFORMED);
             assertThat(validator.lastInOneRegion()).isEqualTo(declared > 131_072);
             assertThat(maxTimestamps.size()).isZero();
-            assertThat(validator.regionBytes())
-                    .as("a refused batch drops the region")
-                    .isEqualTo(declared > 131_072 ? 0 : (int) real);
         }
         assertThat(validate(good)).isEqualTo(Errors.NONE); // and the next batch is fine
         assertThat(validator.lastInOneRegion()).isTrue();
@@ -369,16 +365,46 @@ class CompressedRecordsValidatorTest {
     }
 
     @Test
-    void aValidHeaderWithBadRecordsInTheRegionIsRefusedAndDropsTheRegion() {
+    void aRefusedBatchLeavesTheRegionForTheNextWithoutAllocatingAgain() {
         ByteBuf set = zstdBatch(textBatch(200, 2_000));
         assertThat(validate(set)).isEqualTo(Errors.NONE);
-        assertThat(validator.regionBytes()).isPositive();
-        set.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 199);
-        set.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 198);
-        set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
-        assertThat(validate(set)).isEqualTo(Errors.INVALID_RECORD);
-        assertThat(validator.lastInOneRegion()).isTrue();
-        assertThat(validator.regionBytes()).isZero();
+        int region = validator.regionBytes();
+        assertThat(region).isPositive();
+        ByteBuf bad = set.copy();
+        bad.setInt(RecordBatchLayout.RECORD_COUNT_OFFSET, 199);
+        bad.setInt(RecordBatchLayout.LAST_OFFSET_DELTA_OFFSET, 198);
+        bad.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(bad, 0));
+        try {
+            assertThat(validate(bad)).isEqualTo(Errors.INVALID_RECORD);
+            assertThat(validator.lastInOneRegion()).isTrue();
+            assertThat(validator.regionBytes()).isEqualTo(region);
+            assertThat(validate(set)).isEqualTo(Errors.NONE);
+            assertThat(validator.regionBytes()).isEqualTo(region);
+        } finally {
+            bad.release();
+        }
+    }
+
+    @Test
+    void theRegionGrowsByHalvesButNeverPastTheCap() {
+        ByteBuf[] plains = {textBatch(150, 2_000), textBatch(200, 2_000), textBatch(285, 2_000)};
+        long[] sizes = new long[plains.length];
+        for (int i = 0; i < plains.length; i++) {
+            sizes[i] = plains[i].readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
+        }
+        long cap = sizes[2] + 1_000;
+        try (CompressedRecordsValidator capped = new CompressedRecordsValidator(cap)) {
+            long[] expected = {sizes[0], Math.max(sizes[1], sizes[0] * 3 / 2), cap};
+            for (int i = 0; i < plains.length; i++) {
+                maxTimestamps.clear();
+                assertThat(RecordBatchValidator.validate(zstdBatch(plains[i]), MAX_BATCH, false, maxTimestamps, capped))
+                        .isEqualTo(Errors.NONE);
+                assertThat(capped.lastInOneRegion()).isTrue();
+                assertThat(capped.regionBytes())
+                        .as("batch %d of %d bytes", i, sizes[i])
+                        .isEqualTo((int) expected[i]);
+            }
+        }
     }
 
     @Test
