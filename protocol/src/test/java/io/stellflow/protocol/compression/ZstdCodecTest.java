@@ -1,5 +1,6 @@
 package io.stellflow.protocol.compression;
 
+import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.luben.zstd.Zstd;
@@ -161,18 +162,6 @@ class ZstdCodecTest {
             assertThat(onePass.code()).isEqualTo(Decompressor.END_OF_STREAM);
             assertThat(onePass.bytes()).containsExactly('x');
         }
-    }
-
-    /** {@code frame} (our encoder's: 4-byte content size after a 1-byte descriptor) declaring {@code size}. */
-    static byte[] withDeclaredSize(byte[] frame, long size) {
-        int descriptor = frame[4] & 0xFF;
-        assertThat(descriptor >>> 6).as("4-byte content size").isEqualTo(2);
-        int at = 5 + ((descriptor & 0x20) != 0 ? 0 : 1) + new int[] {0, 1, 2, 4}[descriptor & 3];
-        byte[] out = frame.clone();
-        for (int i = 0; i < 4; i++) {
-            out[at + i] = (byte) (size >>> (8 * i));
-        }
-        return out;
     }
 
     /** Whatever room the chunk has (one pass or streamed), a frame's header cannot lie about its size. */

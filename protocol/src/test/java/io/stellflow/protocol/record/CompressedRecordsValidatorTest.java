@@ -1,5 +1,6 @@
 package io.stellflow.protocol.record;
 
+import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -426,18 +427,6 @@ class CompressedRecordsValidatorTest {
         // The region is the first frame's size: the second, four times longer, cannot go in one pass.
         assertThat(validator.regionBytes()).isEqualTo(first);
         assertThat(validator.lastDecompressedBytes()).isEqualTo(sectionBytes);
-    }
-
-    /** A zstd section (our encoder's frame: 4-byte content size after a 1-byte descriptor) declaring {@code size}. */
-    private static byte[] withDeclaredSize(byte[] frame, long size) {
-        int descriptor = frame[4] & 0xFF;
-        assertThat(descriptor >>> 6).as("4-byte content size").isEqualTo(2);
-        int at = 5 + ((descriptor & 0x20) != 0 ? 0 : 1) + new int[] {0, 1, 2, 4}[descriptor & 3];
-        byte[] out = frame.clone();
-        for (int i = 0; i < 4; i++) {
-            out[at + i] = (byte) (size >>> (8 * i));
-        }
-        return out;
     }
 
     @Provide
