@@ -67,8 +67,9 @@ final class AppendAgent implements Runnable, ThreadWatchdog.Owner {
 
     /**
      * Step 7 of compressed batches for every partition of this agent: one decompressor per codec, one
-     * 128 KiB chunk and, once zstd batches of ours come, one region of up to 8 MiB, reused. Agent thread only (a restarted thread takes it over once the old one
-     * ended); closed by the thread's last pass.
+     * 128 KiB chunk and, once zstd batches of ours come, one region of up to 8 MiB, reused. Agent
+     * thread only (a restarted thread takes it over once the old one ended); closed by the thread's
+     * last pass.
      */
     private final CompressedRecordsValidator compressedValidator;
 

@@ -76,8 +76,9 @@ public interface Decompressor extends AutoCloseable {
      * The room, in bytes, a chunk must have at the first {@link #read} after {@link #reset} for this
      * decompressor to write the stream's first frame in one pass straight into it, without a window
      * buffer of its own and the copy out of it (the whole frame must be in the input, as a batch's
-     * always is); -1 when it has no such mode or the container's header does not say. zstd: the first frame's declared content size (RFC 8878 §3.1.1.1.4), read as
-     * {@code ZSTD_decompressStream} reads it; other codecs -1. The header is the producer's word: a
+     * always is); -1 when it has no such mode or the container's header does not say. zstd: the
+     * first frame's declared content size (RFC 8878 §3.1.1.1.4), read as {@code
+     * ZSTD_decompressStream} reads it; other codecs -1. The header is the producer's word: a
      * frame that holds another size than it declares still ends {@link #MALFORMED}, and the cap
      * still holds (a chunk with that room but a smaller cap goes the streaming way).
      */

@@ -23,7 +23,7 @@ import java.nio.ByteBuffer;
  * bytes) before the next read.
  *
  * <p>One exception to the chunk: a zstd frame whose header declares a content size above the chunk
- * and at most {@value #WHOLE_MAX_BYTES} bytes, the cap and {@value #ONE_PASS_MAX_RATIO} times the
+ * and at most {@value #REGION_MAX_BYTES} bytes, the cap and {@value #ONE_PASS_MAX_RATIO} times the
  * compressed bytes (our producer's batches) is decoded in one pass into one reusable direct region
  * at least that large ({@link Decompressor#singlePassBytes}), which spares zstd its window buffer and
  * the copy out of it; the walk then reads the region. Frames after the first go into the rest of the
@@ -43,7 +43,7 @@ import java.nio.ByteBuffer;
  * <p>Allocation: none per record. Per batch, the NIO and Netty views the decompressor takes of the
  * compressed bytes, and for lz4 and snappy the libraries' stream objects ({@code
  * docs/compression.md}, "Allocation"). Memory: the chunk, and the region once a batch needs it,
- * grown to the largest such batch (at most {@value #WHOLE_MAX_BYTES} bytes and the cap, direct,
+ * grown to the largest such batch (at most {@value #REGION_MAX_BYTES} bytes and the cap, direct,
  * kept).
  *
  * <p>Thread-safety: confined to one owning thread (an append agent, a request thread); the
@@ -78,7 +78,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * direct memory per validating thread (append agents; request threads only without them), and
      * only on threads that saw such batches.
      */
-    static final int WHOLE_MAX_BYTES = 8 << 20;
+    static final int REGION_MAX_BYTES = 8 << 20;
 
     /**
      * The most a batch may declare per compressed byte to get the one-pass region: 64, about 14 times
@@ -112,16 +112,14 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     private final Decompressor[] decompressors = new Decompressor[CompressionType.values().length];
     private final ByteBuffer chunkMemory;
     private final ByteBuf chunkBuf;
-    /** The one-pass region ({@link #WHOLE_MAX_BYTES}): made at the first batch that can use it, grown, kept. */
-    private ByteBuffer wholeMemory;
+    /** The one-pass region ({@link #REGION_MAX_BYTES}): made at the first batch that can use it, grown, kept. */
+    private ByteBuffer regionMemory;
 
-    private ByteBuf wholeBuf;
-    /** What the walk reads this batch: {@link #chunkBuf}, or {@link #wholeBuf} with its memory. */
+    private ByteBuf regionBuf;
+    /** What the walk reads this batch: {@link #chunkBuf}, or {@link #regionBuf} with its memory. */
     private ByteBuffer bufMemory;
 
     private ByteBuf buf;
-    /** The last batch's walk read the region. */
-    private boolean usedRegion;
 
     private Decompressor current;
     private int streamCode;
@@ -204,7 +202,6 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         streamCode = 0;
         outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
         lastDecompressedBytes = current.decompressedBytes();
-        usedRegion = buf == wholeBuf;
         if (outcome == VALID && listener != Listener.NONE) {
             listener.validated(type, compressed.readableBytes(), lastDecompressedBytes, System.nanoTime() - startNs);
         }
@@ -222,12 +219,12 @@ public final class CompressedRecordsValidator implements AutoCloseable {
 
     /** The last {@link #validate} read its records from the one-pass region, not the chunk (tests). */
     boolean lastInOneRegion() {
-        return usedRegion;
+        return buf == regionBuf;
     }
 
     /** Bytes of the one-pass region kept for the next batch, 0 when none (tests). */
     int regionBytes() {
-        return wholeMemory == null ? 0 : wholeMemory.capacity();
+        return regionMemory == null ? 0 : regionMemory.capacity();
     }
 
     /** Forgets the last outcome (a new record set starts: a refusal of it is not a compressed batch's yet). */
@@ -260,38 +257,36 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * pass ({@link #onePassBytes}), else the chunk.
      */
     private void selectBuffer(long singlePassBytes, int compressedBytes) {
-        long limit = onePassBytes(singlePassBytes, compressedBytes, maxDecompressedBytes);
-        if (limit <= CHUNK_BYTES) {
+        if (onePassBytes(singlePassBytes, compressedBytes, maxDecompressedBytes) <= CHUNK_BYTES) {
             buf = chunkBuf;
             bufMemory = chunkMemory;
             return;
         }
-        if (wholeMemory == null || wholeMemory.capacity() < singlePassBytes) {
+        if (regionMemory == null || regionMemory.capacity() < singlePassBytes) {
             // Grown by halves so a run of slightly larger batches allocates a few times, not each time,
             // never past the region's bound or the cap; the old region goes with the GC (a plain direct
             // ByteBuffer: nothing to release).
-            long grown =
-                    wholeMemory == null ? singlePassBytes : Math.max(singlePassBytes, wholeMemory.capacity() * 3L / 2);
-            ByteBuffer memory =
-                    ByteBuffer.allocateDirect((int) Math.min(grown, Math.min(WHOLE_MAX_BYTES, maxDecompressedBytes)));
-            ByteBuf wrapped = Unpooled.wrappedBuffer(memory);
-            wholeMemory = memory;
-            wholeBuf = wrapped;
+            long grown = regionMemory == null
+                    ? singlePassBytes
+                    : Math.max(singlePassBytes, regionMemory.capacity() * 3L / 2);
+            regionMemory =
+                    ByteBuffer.allocateDirect((int) Math.min(grown, Math.min(REGION_MAX_BYTES, maxDecompressedBytes)));
+            regionBuf = Unpooled.wrappedBuffer(regionMemory);
         }
-        buf = wholeBuf;
-        bufMemory = wholeMemory;
+        buf = regionBuf;
+        bufMemory = regionMemory;
     }
 
     /**
      * The room to give a stream up front for a one-pass decode, or 0 for none: the decompressor's
-     * {@link Decompressor#singlePassBytes} when it is at most {@link #WHOLE_MAX_BYTES}, the cap and
+     * {@link Decompressor#singlePassBytes} when it is at most {@link #REGION_MAX_BYTES}, the cap and
      * {@link #ONE_PASS_MAX_RATIO} times the compressed bytes. The ratio keeps a header's word from
      * costing more memory than the bytes sent could honestly expand to: a 20-byte frame that declares
      * 8 MiB streams through the chunk (and fails there) instead of growing the region.
      */
     static long onePassBytes(long singlePassBytes, int compressedBytes, long capBytes) {
         if (singlePassBytes <= 0
-                || singlePassBytes > Math.min(WHOLE_MAX_BYTES, capBytes)
+                || singlePassBytes > Math.min(REGION_MAX_BYTES, capBytes)
                 || singlePassBytes > (long) ONE_PASS_MAX_RATIO * compressedBytes) {
             return 0;
         }

@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -91,7 +92,7 @@ class Lz4BlockDecompressorTest {
                 int cap = text.length + 12_345; // inside a stored block
                 Streams.Outcome over = Streams.decompress(d, frame, cap, 1 << 17, heap);
                 assertThat(over.code()).isEqualTo(Decompressor.OVER_CAP);
-                assertThat(over.bytes()).hasSize(cap).isEqualTo(java.util.Arrays.copyOf(mixed, cap));
+                assertThat(over.bytes()).hasSize(cap).isEqualTo(Arrays.copyOf(mixed, cap));
             }
         }
     }

@@ -12,8 +12,10 @@ import io.stellflow.protocol.compression.CompressionCodecs;
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.compression.Decompressor;
 import io.stellflow.protocol.support.Bufs;
+import java.io.ByteArrayOutputStream;
 import java.util.Arrays;
 import java.util.List;
+import java.util.SplittableRandom;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -68,7 +70,7 @@ class CompressedRecordsValidatorTest {
     private ByteBuf textBatch(int n, int valueBytes) {
         ByteBuf out = bufs.heap();
         RecordBatchBuilder b = new RecordBatchBuilder(out, TS);
-        java.util.SplittableRandom random = new java.util.SplittableRandom(17);
+        SplittableRandom random = new SplittableRandom(17);
         for (int i = 0; i < n; i++) {
             StringBuilder v = new StringBuilder(valueBytes + 80);
             while (v.length() < valueBytes) {
@@ -335,7 +337,7 @@ class CompressedRecordsValidatorTest {
      * (single segment, 4-byte content size): a few dozen bytes that ask for a region of any size.
      */
     private static byte[] rawFrame(int n, long declared) {
-        java.io.ByteArrayOutputStream f = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream f = new ByteArrayOutputStream();
         f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd, (byte) 0xa0});
         for (int i = 0; i < 4; i++) {
             f.write((int) (declared >>> (8 * i)));

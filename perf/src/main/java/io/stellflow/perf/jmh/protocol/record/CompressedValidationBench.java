@@ -31,8 +31,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The broker's Produce validation of one compressed batch (issue #21): {@link RecordBatchValidator}
  * with a {@link CompressedRecordsValidator} as an append agent runs it, over one batch of about 1 MiB
- * or 4.5 MiB ({@link #dataBytes}) of JSON log lines ({@link JsonLogLines}, seed 42, one line per record with a key: about 3,700
- * or 16,500 records), compressed with each codec at Kafka's default level. The setup prints the record count;
+ * or 4.5 MiB ({@link #dataBytes}) of JSON log lines ({@link JsonLogLines}, seed 42, one line per
+ * record with a key: about 3,700 or 16,500 records), compressed with each codec at Kafka's default
+ * level. The setup prints the record count;
  * with {@code -prof gc}, {@code gc.alloc.rate.norm} / records = heap bytes per record (the goal is
  * zero per record; what is left is per batch: NIO views, and the lz4/snappy libraries' stream
  * objects). {@code none} is the uncompressed walk for comparison. Run: {@code perf/jmh.sh
