@@ -20,6 +20,7 @@ abstract class CappedDecompressor implements Decompressor {
     private int finalCode;
     private String failureReason;
     private boolean started;
+    private boolean readSinceReset;
     private boolean closed;
 
     CappedDecompressor(CompressionType type) {
@@ -44,6 +45,7 @@ abstract class CappedDecompressor implements Decompressor {
         finalCode = 0;
         failureReason = null;
         started = true;
+        readSinceReset = false;
         try {
             start(compressed.slice());
         } catch (MalformedInputException e) {
@@ -57,6 +59,7 @@ abstract class CappedDecompressor implements Decompressor {
             throw new IllegalStateException(
                     type.configName() + " decompressor " + (closed ? "is closed" : "was never reset"));
         }
+        readSinceReset = true;
         if (finalCode != 0) {
             return finalCode;
         }
@@ -82,6 +85,15 @@ abstract class CappedDecompressor implements Decompressor {
         } catch (MalformedInputException e) {
             return fail(e.getMessage());
         }
+    }
+
+    @Override
+    public final boolean readInPlace() {
+        if (closed || !started || readSinceReset) {
+            throw new IllegalStateException(type.configName() + " decompressor "
+                    + (closed ? "is closed" : started ? "was already read from" : "was never reset"));
+        }
+        return finalCode == 0 && startInPlace();
     }
 
     @Override
@@ -124,6 +136,14 @@ abstract class CappedDecompressor implements Decompressor {
      * @throws MalformedInputException when the input is not a valid container
      */
     abstract int fill(ByteBuf dst, int maxBytes) throws MalformedInputException;
+
+    /**
+     * {@link Decompressor#readInPlace} for the stream just started: true when the codec will read its
+     * first frame in place if the first chunk has the room (default: it has no such mode).
+     */
+    boolean startInPlace() {
+        return false;
+    }
 
     /** Frees the codec's state (called once). */
     abstract void release();

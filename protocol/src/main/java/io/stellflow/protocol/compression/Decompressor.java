@@ -31,7 +31,8 @@ import io.netty.buffer.ByteBuf;
  * up to 16 MiB), lz4 at most two 4 MiB blocks (the frame's block maximum; a block goes straight
  * into the chunk when the chunk has room for the largest), zstd a window of at most {@link
  * ZstdCodec#WINDOW_LOG_MAX 2^23} bytes (8 MiB; a frame asking for more is {@link #MALFORMED}) and
- * none when it reads a frame in one pass into the chunk ({@link #singlePassBytes}).
+ * none when it reads a frame in one pass or in place into the chunk ({@link #singlePassBytes},
+ * {@link #readInPlace}).
  *
  * <p>Buffers: {@link #reset} takes neither ownership nor a reference count of {@code compressed}:
  * the caller keeps it alive and unchanged until the stream ends or the next reset; its indexes are
@@ -84,6 +85,24 @@ public interface Decompressor extends AutoCloseable {
      */
     default long singlePassBytes() {
         return -1;
+    }
+
+    /**
+     * Asks, after {@link #reset} and before the first {@link #read}, for the first frame to be read
+     * in place and in steps: when the first read's chunk has {@link #singlePassBytes} of room, each
+     * read decodes the next piece of input (a block or a few) straight into the chunk after the
+     * bytes already there, so the caller reads each piece while it is still in the CPU cache,
+     * without the window buffer and the copy out of it. In return the caller promises that until
+     * that frame ends every read gets the same chunk with its writerIndex where the last read left
+     * it and the bytes before it unchanged: no discard, clear or reallocation while the chunk still
+     * has room. zstd when its library allows it ({@code ZSTD_d_stableOutBuffer}); others false.
+     *
+     * @return true when this stream will be read that way (if the first chunk has the room)
+     * @throws IllegalStateException when not reset, already read from, or closed; and from a later
+     *     {@link #read} whose chunk broke the promise (a bug of the caller)
+     */
+    default boolean readInPlace() {
+        return false;
     }
 
     /** Bytes handed out since the last {@link #reset} (at most the cap). */

@@ -285,6 +285,7 @@ class CompressedRecordsValidatorTest {
         short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
         assertThat(validate(zstdBatch(plain))).isEqualTo(expected);
         assertThat(validator.lastInOneRegion()).isTrue();
+        assertThat(validator.lastInPlace()).isTrue();
     }
 
     @Test
@@ -293,6 +294,7 @@ class CompressedRecordsValidatorTest {
         ByteBuf set = zstdBatch(plain);
         assertThat(validate(set)).isEqualTo(Errors.NONE);
         assertThat(validator.lastInOneRegion()).isTrue();
+        assertThat(validator.lastInPlace()).isTrue();
         assertThat(maxTimestamps.get(0)).isEqualTo(TS + 199);
         assertThat(validator.lastDecompressedBytes())
                 .isEqualTo(plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET);
@@ -326,6 +328,7 @@ class CompressedRecordsValidatorTest {
             assertThat(validate(lying)).as("declared %d of %d", declared, real).isEqualTo(Errors.CORRUPT_MESSAGE);
             assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.MALFORMED);
             assertThat(validator.lastInOneRegion()).isEqualTo(declared > 131_072);
+            assertThat(validator.lastInPlace()).isEqualTo(declared > 131_072);
             assertThat(maxTimestamps.size()).isZero();
         }
         assertThat(validate(good)).isEqualTo(Errors.NONE); // and the next batch is fine
@@ -426,6 +429,7 @@ class CompressedRecordsValidatorTest {
         set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
         assertThat(validate(set)).isEqualTo(Errors.NONE);
         assertThat(validator.lastInOneRegion()).isTrue();
+        assertThat(validator.lastInPlace()).isTrue();
         // The region is the first frame's size: the second, four times longer, cannot go in one pass.
         assertThat(validator.regionBytes()).isEqualTo(first);
         assertThat(validator.lastDecompressedBytes()).isEqualTo(sectionBytes);

@@ -1,0 +1,185 @@
+package io.stellflow.protocol.compression;
+
+import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@link Decompressor#readInPlace} for zstd ({@link ZstdInPlace}, {@code ZSTD_d_stableOutBuffer}):
+ * available under both zstd-jni bindings (this class runs in both surefire executions), a frame
+ * comes back in several steps appended in place and equal to the input, the caller's side of the
+ * contract is enforced, and lying, truncated, capped and multi-frame streams end as they do streamed.
+ */
+class ZstdInPlaceTest {
+    private final CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD);
+    private final Decompressor d = codec.newDecompressor();
+
+    @AfterEach
+    void close() {
+        d.close();
+        codec.close();
+    }
+
+    /** 2 MiB of JSON-like lines from a fixed seed: about 10 of our 64 KiB input steps compressed. */
+    private static byte[] text(int seed) {
+        StringBuilder sb = new StringBuilder();
+        Random r = new Random(seed);
+        while (sb.length() < 2 << 20) {
+            sb.append("{\"ts\":")
+                    .append(1_700_000_000_000L + r.nextInt(1_000_000))
+                    .append(",\"path\":\"/api/")
+                    .append(Long.toHexString(r.nextLong()))
+                    .append("\",\"ms\":")
+                    .append(r.nextInt(500))
+                    .append("}\n");
+        }
+        return sb.toString().getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private record InPlace(int code, byte[] bytes, int steps, boolean asked) {}
+
+    /**
+     * Resets over {@code compressed}, asks for in place, then reads into one chunk of {@code room}
+     * bytes without ever rewinding it (as the validator's region is read), checking each read was
+     * appended where the last one ended.
+     */
+    private InPlace readInPlace(byte[] compressed, boolean directInput, long cap, int room) {
+        ByteBuf in = directInput ? Streams.direct(compressed) : Unpooled.wrappedBuffer(compressed);
+        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(room, room);
+        try {
+            d.reset(in, cap);
+            boolean asked = d.readInPlace();
+            int steps = 0;
+            int n;
+            while (chunk.isWritable() && (n = d.read(chunk)) > 0) {
+                assertThat(chunk.writerIndex()).isLessThanOrEqualTo(room);
+                steps++;
+            }
+            byte[] bytes = ByteBufUtil.getBytes(chunk);
+            // Full: the frame's output is complete, so the chunk may be rewound for the final code.
+            n = d.read(chunk.isWritable() ? chunk : chunk.clear());
+            assertThat(d.read(chunk.isWritable() ? chunk : chunk.clear())).isEqualTo(n); // a final code repeats
+            assertThat(in.readerIndex()).isZero();
+            return new InPlace(n, n == Decompressor.END_OF_STREAM ? bytes : null, steps, asked);
+        } finally {
+            in.release();
+            chunk.release();
+        }
+    }
+
+    @Test
+    void theLibraryAllowsInPlaceReadsInThisJvm() {
+        // Both surefire executions (zstd-jni's FFM classes and its JNI classes) must find libzstd's
+        // symbols: otherwise the broker silently decodes the old way.
+        assertThat(((ZstdCodec.ZstdDecompressor) d).inPlaceAvailable()).isTrue();
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void aFrameReadInPlaceComesInStepsAndEqualsTheInput(boolean directInput) {
+        byte[] text = text(1);
+        byte[] frame = Streams.compress(codec, text);
+        InPlace out = readInPlace(frame, directInput, 64 << 20, text.length + 100);
+        assertThat(out.asked()).isTrue();
+        assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(out.bytes()).isEqualTo(text);
+        // About one read per 64 KiB of input: the caller sees each piece while it is fresh.
+        assertThat(out.steps()).isGreaterThanOrEqualTo(frame.length / ZstdCodec.ZstdDecompressor.IN_PLACE_STEP_BYTES);
+        assertThat(d.decompressedBytes()).isEqualTo(text.length);
+    }
+
+    @Test
+    void withoutRoomForTheWholeFrameItStreamsAsBefore() {
+        byte[] text = text(2);
+        byte[] frame = Streams.compress(codec, text);
+        d.reset(Unpooled.wrappedBuffer(frame), 64 << 20);
+        assertThat(d.readInPlace()).isTrue();
+        // The first read's chunk is smaller than the frame: streamed, and the chunk may be rewound.
+        Streams.Outcome streamed = Streams.decompress(d, frame, 64 << 20, 65_536);
+        assertThat(streamed.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(streamed.bytes()).isEqualTo(text);
+    }
+
+    @Test
+    void aChunkRewoundMidFrameBreaksTheCallersPromise() {
+        byte[] text = text(3);
+        ByteBuf in = Unpooled.wrappedBuffer(Streams.compress(codec, text));
+        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(text.length);
+        try {
+            d.reset(in, 64 << 20);
+            assertThat(d.readInPlace()).isTrue();
+            assertThat(d.read(chunk)).isPositive().isLessThan(text.length);
+            chunk.clear();
+            assertThatThrownBy(() -> d.read(chunk))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("rewound");
+            // Asked after a read: refused.
+            assertThatThrownBy(d::readInPlace).isInstanceOf(IllegalStateException.class);
+            // The next stream is fine.
+            d.reset(in, 64 << 20);
+            assertThat(d.readInPlace()).isTrue();
+        } finally {
+            in.release();
+            chunk.release();
+        }
+    }
+
+    @Test
+    void lyingAndTruncatedFramesAreMalformedInPlace() {
+        byte[] text = text(4);
+        byte[] frame = Streams.compress(codec, text);
+        for (long declared : new long[] {text.length - 1, text.length + 1, text.length / 2}) {
+            InPlace out = readInPlace(withDeclaredSize(frame, declared), true, 64 << 20, text.length + 100);
+            assertThat(out.asked()).isTrue();
+            assertThat(out.code())
+                    .as("declared %d of %d", declared, text.length)
+                    .isEqualTo(Decompressor.MALFORMED);
+            assertThat(d.failureReason()).startsWith("zstd: ");
+        }
+        for (int cut : new int[] {1, 100, frame.length / 2}) {
+            InPlace out = readInPlace(Arrays.copyOf(frame, frame.length - cut), true, 64 << 20, text.length);
+            assertThat(out.code()).as("cut %d", cut).isEqualTo(Decompressor.MALFORMED);
+            assertThat(d.failureReason()).contains("truncated");
+        }
+    }
+
+    @Test
+    void theCapHoldsAtTheDeclaredSize() {
+        byte[] text = text(5);
+        byte[] frame = Streams.compress(codec, text);
+        // A cap of exactly the frame: read in place, ends cleanly.
+        InPlace exact = readInPlace(frame, true, text.length, text.length);
+        assertThat(exact.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(exact.bytes()).isEqualTo(text);
+        // One byte less: no room for one pass, streamed to the cap and refused there.
+        InPlace under = readInPlace(frame, true, text.length - 1, text.length);
+        assertThat(under.code()).isEqualTo(Decompressor.OVER_CAP);
+    }
+
+    @Test
+    void framesAfterTheFirstStreamIntoTheRestOfTheChunk() {
+        byte[] a = text(6);
+        byte[] b = Arrays.copyOf(text(7), 300_000);
+        byte[] first = Streams.compress(codec, a);
+        byte[] second = Streams.compress(codec, b);
+        byte[] both = Arrays.copyOf(first, first.length + second.length);
+        System.arraycopy(second, 0, both, first.length, second.length);
+        InPlace out = readInPlace(both, true, 64 << 20, a.length + b.length);
+        assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        byte[] expected = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, expected, a.length, b.length);
+        assertThat(out.bytes()).isEqualTo(expected);
+    }
+}
