@@ -170,9 +170,7 @@ final class ZstdCodec implements CompressionCodec {
             ctx.setLongMax(WINDOW_LOG_MAX);
             singlePassBytes = -1;
             inPlaceAsked = false;
-            inPlaceOut = null;
-            inPlaceChunk = null;
-            inPlaceIn = null;
+            endInPlace();
             in = compressed.nioBuffer();
             frameDone = false;
             if (!in.hasRemaining()) {
@@ -195,22 +193,17 @@ final class ZstdCodec implements CompressionCodec {
 
         @Override
         boolean startInPlace() {
-            if (singlePassBytes <= 0) {
-                return false;
-            }
-            if (!inPlaceOpened) {
-                inPlaceOpened = true;
-                inPlace = ZstdInPlace.open(WINDOW_LOG_MAX);
-            }
-            inPlaceAsked = inPlace != null;
+            inPlaceAsked = singlePassBytes > 0 && inPlaceAvailable();
             return inPlaceAsked;
         }
 
-        /** Whether this JVM can read frames in place (tests). */
+        /** Whether this JVM can read frames in place; opens the context at the first ask. */
         boolean inPlaceAvailable() {
             if (!inPlaceOpened) {
                 inPlaceOpened = true;
-                inPlace = ZstdInPlace.open(WINDOW_LOG_MAX);
+                // No window buffer exists in this mode (the output is the window), so the window
+                // limit would protect no memory: zstd's largest, as a one-pass decode has none.
+                inPlace = ZstdInPlace.open(ZstdInPlace.WINDOW_LOG_LIMIT);
             }
             return inPlace != null;
         }
@@ -233,7 +226,9 @@ final class ZstdCodec implements CompressionCodec {
         int fill(ByteBuf dst, int maxBytes) throws MalformedInputException {
             if (inPlaceAsked) {
                 inPlaceAsked = false;
-                if (maxBytes >= singlePassBytes) {
+                // Direct memory only: a heap chunk may move between two steps (a critical call
+                // pins it during one call only).
+                if (maxBytes >= singlePassBytes && dst.isDirect()) {
                     inPlaceBase = dst.writerIndex();
                     inPlaceChunk = dst;
                     inPlaceOut = MemorySegment.ofBuffer(dst.internalNioBuffer(inPlaceBase, (int) singlePassBytes));
@@ -280,7 +275,7 @@ final class ZstdCodec implements CompressionCodec {
         private int fillInPlace(ByteBuf dst) throws MalformedInputException {
             long size = inPlaceOut.byteSize();
             long outPos = inPlace.dstPos();
-            if (outPos < size && (dst != inPlaceChunk || dst.writerIndex() != inPlaceBase + outPos)) {
+            if (outPos < size && !stillInPlace(dst, outPos, size)) {
                 throw new IllegalStateException("zstd frame read in place: the chunk moved or was rewound at " + outPos
                         + " of " + size + " bytes (Decompressor#readInPlace)");
             }
@@ -290,15 +285,14 @@ final class ZstdCodec implements CompressionCodec {
                 long ret =
                         inPlace.decompress(inPlaceOut, size, inPlaceIn, Math.min(inEnd, srcPos + IN_PLACE_STEP_BYTES));
                 if (inPlace.isError(ret)) {
+                    endInPlace();
                     throw new MalformedInputException("zstd: " + inPlace.errorName(ret));
                 }
                 long produced = inPlace.dstPos() - outPos;
                 if (ret == 0) { // the frame is complete: later frames go through zstd-jni
                     in.position(in.position() + (int) inPlace.srcPos());
                     frameDone = true;
-                    inPlaceOut = null;
-                    inPlaceChunk = null;
-                    inPlaceIn = null;
+                    endInPlace();
                 }
                 if (produced > 0) {
                     dst.writerIndex(dst.writerIndex() + (int) produced);
@@ -308,17 +302,43 @@ final class ZstdCodec implements CompressionCodec {
                     return 0;
                 }
                 if (inPlace.srcPos() == srcPos) {
+                    endInPlace();
                     throw new MalformedInputException(
-                            inPlace.srcPos() == inEnd ? "zstd: truncated frame" : "zstd: no progress in frame");
+                            srcPos == inEnd ? "zstd: truncated frame" : "zstd: no progress in frame");
                 }
             }
         }
 
+        /**
+         * The caller kept its promise: the same chunk, over the same memory (not reallocated by a
+         * capacity change), its writerIndex where the last read left it. One NIO view and one segment
+         * per step, none per record.
+         */
+        private boolean stillInPlace(ByteBuf dst, long outPos, long size) {
+            if (dst != inPlaceChunk
+                    || dst.writerIndex() != inPlaceBase + outPos
+                    || dst.capacity() < inPlaceBase + size) {
+                return false;
+            }
+            ByteBuffer view = dst.internalNioBuffer(dst.writerIndex(), (int) (size - outPos));
+            return MemorySegment.ofBuffer(view).address() == inPlaceOut.address() + outPos;
+        }
+
+        /** Drops the references the frame held to the caller's buffers. */
+        private void endInPlace() {
+            inPlaceOut = null;
+            inPlaceChunk = null;
+            inPlaceIn = null;
+        }
+
         @Override
         void release() {
-            ctx.close();
-            if (inPlace != null) {
-                inPlace.close();
+            try {
+                ctx.close();
+            } finally {
+                if (inPlace != null) {
+                    inPlace.close();
+                }
             }
         }
     }

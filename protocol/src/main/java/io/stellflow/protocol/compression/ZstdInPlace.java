@@ -39,13 +39,17 @@ final class ZstdInPlace implements AutoCloseable {
     /** {@code ZSTD_reset_session_only}. */
     private static final int RESET_SESSION_ONLY = 1;
 
+    /** {@code ZSTD_WINDOWLOG_MAX_64}: the largest window a frame may declare. */
+    static final int WINDOW_LOG_LIMIT = 31;
+
     private static final Handles HANDLES = Handles.lookup();
 
     private final MemorySegment dctx;
     /** dstPos then srcPos, the {@code size_t*} arguments (a critical call may take heap memory). */
     private final long[] positions = new long[2];
 
-    private final MemorySegment positionsSegment = MemorySegment.ofArray(positions);
+    private final MemorySegment dstPosSegment = MemorySegment.ofArray(positions);
+    private final MemorySegment srcPosSegment = dstPosSegment.asSlice(8);
     private boolean closed;
 
     private ZstdInPlace(MemorySegment dctx) {
@@ -60,29 +64,40 @@ final class ZstdInPlace implements AutoCloseable {
         if (HANDLES == null) {
             return null;
         }
+        MemorySegment dctx;
         try {
-            MemorySegment dctx = (MemorySegment) HANDLES.create.invokeExact();
-            if (dctx.equals(MemorySegment.NULL)) {
-                return null;
-            }
-            ZstdInPlace z = new ZstdInPlace(dctx);
-            if (z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_STABLE_OUT_BUFFER, 1))
-                    || z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_WINDOW_LOG_MAX, windowLogMax))) {
-                z.close();
-                return null;
-            }
-            return z;
+            dctx = (MemorySegment) HANDLES.create.invokeExact();
         } catch (Throwable t) {
-            return null;
+            throw new IllegalStateException("ZSTD_createDCtx failed", t);
         }
+        if (dctx.equals(MemorySegment.NULL)) {
+            return null; // out of native memory: the streaming path will say so
+        }
+        ZstdInPlace z = new ZstdInPlace(dctx);
+        boolean ok = false;
+        try {
+            ok = !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_STABLE_OUT_BUFFER, 1))
+                    && !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_WINDOW_LOG_MAX, windowLogMax));
+        } catch (Throwable t) {
+            throw new IllegalStateException("ZSTD_DCtx_setParameter failed", t);
+        } finally {
+            if (!ok) {
+                z.close(); // a library that refuses the parameter: no in-place reads
+            }
+        }
+        return ok ? z : null;
     }
 
     /** Forgets the frame in progress (parameters stay). */
     void reset() {
+        long rc;
         try {
-            long rc = (long) HANDLES.reset.invokeExact(dctx, RESET_SESSION_ONLY);
+            rc = (long) HANDLES.reset.invokeExact(dctx, RESET_SESSION_ONLY);
         } catch (Throwable t) {
             throw new IllegalStateException("ZSTD_DCtx_reset failed", t);
+        }
+        if (isError(rc)) {
+            throw new IllegalStateException("ZSTD_DCtx_reset: " + errorName(rc));
         }
     }
 
@@ -95,8 +110,7 @@ final class ZstdInPlace implements AutoCloseable {
      */
     long decompress(MemorySegment dst, long dstSize, MemorySegment src, long srcLimit) {
         try {
-            return (long) HANDLES.stream.invokeExact(
-                    dctx, dst, dstSize, positionsSegment, src, srcLimit, positionsSegment.asSlice(8));
+            return (long) HANDLES.stream.invokeExact(dctx, dst, dstSize, dstPosSegment, src, srcLimit, srcPosSegment);
         } catch (Throwable t) {
             throw new IllegalStateException("ZSTD_decompressStream failed", t);
         }
@@ -187,6 +201,8 @@ final class ZstdInPlace implements AutoCloseable {
                                 Linker.Option.critical(false)),
                         linker.downcallHandle(
                                 zstd.findOrThrow("ZSTD_getErrorName"), FunctionDescriptor.of(ADDRESS, JAVA_LONG)));
+            } catch (VirtualMachineError e) {
+                throw e;
             } catch (Throwable t) {
                 // No symbol in this class loader, or native access refused.
                 return null;

@@ -30,9 +30,11 @@ import java.nio.ByteBuffer;
  * steps of about 64 KiB of input, each walked while still in the core's cache (the walk of a 4.7 MB
  * region written first took a tenth of the broker's CPU on zstd produce: each record's first bytes
  * a cache miss); else in one call, then walked. The region is never rewound while it has room.
- * Frames after the first go into the rest of the region. A header that lies makes the frame {@link
- * #MALFORMED}, including a frame given one-pass room that holds more than it declares (zstd stops at the room
- * given: refused as corrupt where a streamed frame would stop at the cap, {@link #OVER_CAP}).
+ * Frames after the first go into the rest of the region. A header that lies gets the batch refused:
+ * {@link #MALFORMED}, including a frame given one-pass room that holds more than it declares (zstd
+ * stops at the room given: refused as corrupt where a streamed frame would stop at the cap, {@link
+ * #OVER_CAP}); or {@link #INVALID_RECORDS} when, read in steps or streamed, a record before the
+ * point where zstd notices the lie breaks a rule.
  *
  * <p>Outcomes ({@link #outcome} after each batch, what the caller logs): {@link #VALID}; {@link
  * #INVALID_RECORDS} (the container decoded but its records break a rule: {@code INVALID_RECORD});
@@ -131,6 +133,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     private long lastDecompressedBytes;
     private boolean requireKeys;
     private boolean lastInPlace;
+    private int reads;
     private boolean closed;
 
     /**
@@ -205,6 +208,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         buf.clear();
         // False: the first read fills the region in one call instead.
         lastInPlace = buf == regionBuf && current.readInPlace();
+        reads = 0;
         streamCode = 0;
         outcome = walk(recordCount, baseTimestampMs, maxTimestamps);
         lastDecompressedBytes = current.decompressedBytes();
@@ -228,9 +232,14 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         return buf == regionBuf;
     }
 
-    /** The last {@link #validate} had its first frame decoded into the region in steps (tests). */
+    /** The last {@link #validate} asked for its first frame in place and the decompressor agreed (tests). */
     boolean lastInPlace() {
         return lastInPlace;
+    }
+
+    /** Reads of the decompressor the last {@link #validate} made, final code included (tests). */
+    int lastReads() {
+        return reads;
     }
 
     /** Bytes of the one-pass region kept for the next batch, 0 when none (tests). */
@@ -364,7 +373,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             return INVALID_RECORDS; // bytes after the last record
         }
         rewind();
-        int n = current.read(buf);
+        int n = read();
         if (n > 0) {
             return INVALID_RECORDS; // bytes after the last record
         }
@@ -458,9 +467,9 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     }
 
     /**
-     * Makes at least {@code bytes} (at most {@link #CHUNK_BYTES}) readable in the chunk, moving what
-     * is left to its front and reading more; false when the stream ends or fails first ({@link
-     * #streamCode} says how).
+     * Makes at least {@code bytes} (at most {@link #CHUNK_BYTES}) readable, moving what is left to
+     * the chunk's front (the region's only once it is full) and reading more; false when the stream
+     * ends or fails first ({@link #streamCode} says how).
      */
     private boolean ensure(int bytes) {
         while (buf.readableBytes() < bytes) {
@@ -470,7 +479,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             if (buf != regionBuf || !buf.isWritable()) {
                 buf.discardReadBytes(); // at most bytes - 1 < 32 KiB moved
             }
-            int n = current.read(buf);
+            int n = read();
             if (n < 0) {
                 streamCode = n;
                 return false;
@@ -493,12 +502,17 @@ public final class CompressedRecordsValidator implements AutoCloseable {
                 return false;
             }
             rewind();
-            int n = current.read(buf);
+            int n = read();
             if (n < 0) {
                 streamCode = n;
                 return false;
             }
         }
+    }
+
+    private int read() {
+        reads++;
+        return current.read(buf);
     }
 
     /**

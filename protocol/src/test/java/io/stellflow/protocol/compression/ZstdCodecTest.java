@@ -1,5 +1,6 @@
 package io.stellflow.protocol.compression;
 
+import static io.stellflow.protocol.support.ZstdFrames.hugeWindow;
 import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -130,22 +131,6 @@ class ZstdCodecTest {
     }
 
     /**
-     * One raw block of one byte in a frame whose header asks for a 128 MiB window (not single
-     * segment, window descriptor exponent 17) and, when {@code withSize}, declares its 1-byte size.
-     */
-    private static byte[] hugeWindowFrame(boolean withSize) {
-        ByteArrayOutputStream f = new ByteArrayOutputStream();
-        f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd});
-        f.write(withSize ? 0x80 : 0x00); // FCS flag 2 (4 bytes) or 0, single segment 0, no dictionary
-        f.write(17 << 3); // window 2^(10 + 17)
-        if (withSize) {
-            f.writeBytes(new byte[] {1, 0, 0, 0});
-        }
-        f.writeBytes(new byte[] {(1 << 3) | 1, 0, 0, 'x'}); // last raw block of 1 byte
-        return f.toByteArray();
-    }
-
-    /**
      * zstd's one-pass mode, which {@link Decompressor#singlePassBytes} relies on (a chunk of 8 KiB
      * has room for this frame's one byte, so it held before the method was added too).
      */
@@ -154,11 +139,11 @@ class ZstdCodecTest {
         try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD);
                 Decompressor d = codec.newDecompressor()) {
             // Streamed, the frame would need a 128 MiB window: refused before any is allocated.
-            Streams.Outcome streamed = Streams.decompress(d, hugeWindowFrame(false), 1 << 20, 8192);
+            Streams.Outcome streamed = Streams.decompress(d, hugeWindow(false), 1 << 20, 8192);
             assertThat(streamed.code()).isEqualTo(Decompressor.MALFORMED);
             assertThat(streamed.failureReason()).contains("too much memory");
             // In one pass zstd writes into the caller's room only: the byte comes back.
-            Streams.Outcome onePass = Streams.decompress(d, hugeWindowFrame(true), 1 << 20, 8192);
+            Streams.Outcome onePass = Streams.decompress(d, hugeWindow(true), 1 << 20, 8192);
             assertThat(onePass.code()).isEqualTo(Decompressor.END_OF_STREAM);
             assertThat(onePass.bytes()).containsExactly('x');
         }

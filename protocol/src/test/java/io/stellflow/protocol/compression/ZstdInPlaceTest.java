@@ -1,13 +1,18 @@
 package io.stellflow.protocol.compression;
 
+import static io.stellflow.protocol.support.ZstdFrames.hugeWindow;
 import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.github.luben.zstd.ZstdCompressCtx;
+import com.github.luben.zstd.ZstdOutputStream;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Random;
@@ -181,5 +186,85 @@ class ZstdInPlaceTest {
         byte[] expected = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, expected, a.length, b.length);
         assertThat(out.bytes()).isEqualTo(expected);
+    }
+
+    @Test
+    void aHeapChunkIsNeverReadInPlace() {
+        // A heap chunk may move between two steps: the first read decodes the whole frame in one
+        // call (zstd's one pass) instead of one step.
+        byte[] text = text(8);
+        ByteBuf in = Unpooled.wrappedBuffer(Streams.compress(codec, text));
+        ByteBuf chunk = Unpooled.buffer(text.length);
+        d.reset(in, 64 << 20);
+        assertThat(d.readInPlace()).isTrue();
+        assertThat(d.read(chunk)).isEqualTo(text.length);
+        assertThat(ByteBufUtil.getBytes(chunk)).isEqualTo(text);
+        assertThat(d.read(chunk.clear())).isEqualTo(Decompressor.END_OF_STREAM);
+    }
+
+    @Test
+    void aChunkReallocatedMidFrameBreaksTheCallersPromise() {
+        byte[] text = text(9);
+        ByteBuf in = Unpooled.wrappedBuffer(Streams.compress(codec, text));
+        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(text.length, 4 * text.length);
+        try {
+            d.reset(in, 64 << 20);
+            assertThat(d.readInPlace()).isTrue();
+            int first = d.read(chunk);
+            assertThat(first).isPositive().isLessThan(text.length);
+            chunk.capacity(2 * text.length); // new memory, same writerIndex: zstd must not write to the old
+            assertThatThrownBy(() -> d.read(chunk))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("moved");
+        } finally {
+            chunk.release();
+        }
+    }
+
+    @Test
+    void framesThatDoNotDeclareTheirSizeAreNotReadInPlace() throws IOException {
+        byte[] text = text(10);
+        ByteArrayOutputStream streamed = new ByteArrayOutputStream();
+        try (ZstdOutputStream z = new ZstdOutputStream(streamed)) {
+            z.write(text); // no pledged size: the header does not say it
+        }
+        d.reset(Unpooled.wrappedBuffer(streamed.toByteArray()), 64 << 20);
+        assertThat(d.readInPlace()).isFalse();
+        // A skippable frame first: the first frame declares nothing either.
+        byte[] frame = Streams.compress(codec, text);
+        byte[] skippable = {0x50, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 1, 2, 3};
+        byte[] both = Arrays.copyOf(skippable, skippable.length + frame.length);
+        System.arraycopy(frame, 0, both, skippable.length, frame.length);
+        d.reset(Unpooled.wrappedBuffer(both), 64 << 20);
+        assertThat(d.readInPlace()).isFalse();
+        Streams.Outcome out = Streams.decompress(d, both, 64 << 20, 65_536);
+        assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(out.bytes()).isEqualTo(text);
+    }
+
+    @Test
+    void noWindowLimitAppliesInPlaceAsInOnePass() {
+        // The output is the window: a frame asking for 128 MiB decodes into the room given, as in
+        // zstd's one pass (ZstdCodecTest), where streamed it is refused before any window is made.
+        InPlace out = readInPlace(hugeWindow(true), true, 1 << 20, 8192);
+        assertThat(out.asked()).isTrue();
+        assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(out.bytes()).containsExactly('x');
+    }
+
+    @Test
+    void aFrameWithAChecksumInAChunkOfExactlyItsSize() {
+        // The chunk is full before zstd reads the checksum: the final read comes after a rewind.
+        byte[] text = text(11);
+        byte[] frame;
+        try (ZstdCompressCtx c = new ZstdCompressCtx()) {
+            frame = c.setLevel(3).setChecksum(true).setContentSize(true).compress(text);
+        }
+        InPlace out = readInPlace(frame, true, 64 << 20, text.length);
+        assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(out.bytes()).isEqualTo(text);
+        byte[] damaged = frame.clone();
+        damaged[damaged.length - 1] ^= 1; // the checksum
+        assertThat(readInPlace(damaged, true, 64 << 20, text.length).code()).isEqualTo(Decompressor.MALFORMED);
     }
 }

@@ -288,6 +288,41 @@ class CompressedRecordsValidatorTest {
         assertThat(validator.lastInPlace()).isTrue();
     }
 
+    /** As above with a 3 MB batch: read in about 20 steps, records straddling the steps' ends. */
+    @Property(tries = 15)
+    void sameVerdictWhenALargeZstdBatchIsReadInSteps(
+            @ForAll @IntRange(min = 0, max = 4_000_000) int where, @ForAll @IntRange(min = 1, max = 255) int xor) {
+        ByteBuf plain = textBatch(1_500, 2_000);
+        int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
+        plain.setByte(pos, plain.getByte(pos) ^ xor);
+        plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
+        short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
+        assertThat(validate(zstdBatch(plain))).isEqualTo(expected);
+        assertThat(validator.lastInPlace()).isTrue();
+        if (expected == Errors.NONE) {
+            assertThat(validator.lastReads()).isGreaterThan(10);
+        }
+    }
+
+    /**
+     * A header that understates the size, and a bad first record: read in steps, the walk meets the
+     * record before zstd meets the end of the declared size (as a streamed frame would): refused
+     * either way, here as INVALID_RECORD.
+     */
+    @Test
+    void aLyingZstdHeaderWithABadRecordBeforeTheLieIsRefused() {
+        ByteBuf plain = textBatch(1_500, 2_000);
+        int attributes = RecordBatchLayout.RECORDS_OFFSET + 4; // record 0's attributes byte, after its length
+        plain.setByte(attributes, 1);
+        plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
+        ByteBuf good = zstdBatch(plain);
+        long real = plain.readableBytes() - RecordBatchLayout.RECORDS_OFFSET;
+        ByteBuf lying = withSection(good, withDeclaredSize(section(good), real - 1));
+        assertThat(validate(lying)).isEqualTo(Errors.INVALID_RECORD);
+        assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.INVALID_RECORDS);
+        assertThat(validator.lastInPlace()).isTrue();
+    }
+
     @Test
     void aZstdBatchDeclaringItsSizeIsWalkedInOneRegionUnlessOverTheCapOrSmall() {
         ByteBuf plain = textBatch(200, 2_000); // about 420 KB

@@ -1,8 +1,27 @@
 package io.stellflow.protocol.support;
 
+import java.io.ByteArrayOutputStream;
+
 /** Test edits of zstd frames (RFC 8878 §3.1.1): what a hostile producer could send instead. */
 public final class ZstdFrames {
     private ZstdFrames() {}
+
+    /**
+     * One raw block of one byte {@code 'x'} in a frame whose header asks for a 128 MiB window (not
+     * single segment, window descriptor exponent 17) and, when {@code withSize}, declares its 1-byte
+     * size.
+     */
+    public static byte[] hugeWindow(boolean withSize) {
+        ByteArrayOutputStream f = new ByteArrayOutputStream();
+        f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd});
+        f.write(withSize ? 0x80 : 0x00); // FCS flag 2 (4 bytes) or 0, single segment 0, no dictionary
+        f.write(17 << 3); // window 2^(10 + 17)
+        if (withSize) {
+            f.writeBytes(new byte[] {1, 0, 0, 0});
+        }
+        f.writeBytes(new byte[] {(1 << 3) | 1, 0, 0, 'x'}); // last raw block of 1 byte
+        return f.toByteArray();
+    }
 
     /**
      * {@code frame} with its header's content size set to {@code size}: our encoder's frames, whose
