@@ -227,7 +227,7 @@ final class ZstdCodec implements CompressionCodec {
             if (inPlaceAsked) {
                 inPlaceAsked = false;
                 // Direct memory only: a heap chunk may move between two steps (a critical call
-                // pins it during one call only).
+                // pins it during one call only). A read-only input is fine: zstd only reads it.
                 if (maxBytes >= singlePassBytes && dst.isDirect()) {
                     inPlaceBase = dst.writerIndex();
                     inPlaceChunk = dst;

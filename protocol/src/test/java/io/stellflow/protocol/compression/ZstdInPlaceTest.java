@@ -203,6 +203,27 @@ class ZstdInPlaceTest {
     }
 
     @Test
+    void aReadOnlyInputIsReadInPlaceToo() {
+        byte[] text = text(12);
+        ByteBuf in = Streams.direct(Streams.compress(codec, text));
+        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(text.length);
+        try {
+            d.reset(in.asReadOnly(), 64 << 20); // zstd only reads the input
+            assertThat(d.readInPlace()).isTrue();
+            int steps = 0;
+            while (chunk.isWritable() && d.read(chunk) > 0) {
+                steps++;
+            }
+            assertThat(steps).isGreaterThan(1);
+            assertThat(ByteBufUtil.getBytes(chunk)).isEqualTo(text);
+            assertThat(d.read(chunk.clear())).isEqualTo(Decompressor.END_OF_STREAM);
+        } finally {
+            in.release();
+            chunk.release();
+        }
+    }
+
+    @Test
     void aChunkReallocatedMidFrameBreaksTheCallersPromise() {
         byte[] text = text(9);
         ByteBuf in = Unpooled.wrappedBuffer(Streams.compress(codec, text));
