@@ -67,6 +67,24 @@ final class Streams {
         }
     }
 
+    /**
+     * Reads an already reset {@code d} to its final code through a direct chunk of {@code chunkBytes},
+     * rewound before each read (a streamed read: nothing read in place).
+     */
+    static Outcome drain(Decompressor d, int chunkBytes) {
+        ByteBuf chunk = PooledByteBufAllocator.DEFAULT.directBuffer(chunkBytes, chunkBytes);
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int n;
+            while ((n = d.read(chunk.clear())) > 0) {
+                out.write(ByteBufUtil.getBytes(chunk), 0, n);
+            }
+            return new Outcome(n, out.toByteArray(), d.failureReason());
+        } finally {
+            chunk.release();
+        }
+    }
+
     static Outcome decompress(CompressionCodec codec, byte[] compressed, long capBytes) {
         try (Decompressor d = codec.newDecompressor()) {
             return decompress(d, compressed, capBytes, 8192);

@@ -261,11 +261,19 @@ class CompressedRecordsValidatorTest {
             @ForAll @IntRange(min = 1, max = 255) int xor,
             @ForAll @IntRange(min = 1, max = 12) int records) {
         ByteBuf plain = batch(records, 7);
+        short expected = flipAndValidate(plain, where, xor);
+        assertThat(validate(compress(plain, type))).isEqualTo(expected);
+    }
+
+    /**
+     * XORs one byte of {@code plain}'s records ({@code where} modulo their length) with {@code xor},
+     * re-stamps the CRC and returns the uncompressed walk's verdict.
+     */
+    private static short flipAndValidate(ByteBuf plain, int where, int xor) {
         int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
         plain.setByte(pos, plain.getByte(pos) ^ xor);
         plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
-        short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
-        assertThat(validate(compress(plain, type))).isEqualTo(expected);
+        return RecordBatchValidator.validate(plain, MAX_BATCH);
     }
 
     /** {@code plain} (an uncompressed batch) as a zstd batch of ours: the content size in its header. */
@@ -279,10 +287,7 @@ class CompressedRecordsValidatorTest {
             @ForAll @IntRange(min = 1, max = 255) int xor,
             @ForAll @IntRange(min = 12, max = 40) int records) {
         ByteBuf plain = textBatch(records, 12_000); // 144-480 KB: more than the chunk, one region
-        int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
-        plain.setByte(pos, plain.getByte(pos) ^ xor);
-        plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
-        short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
+        short expected = flipAndValidate(plain, where, xor);
         assertThat(validate(zstdBatch(plain))).isEqualTo(expected);
         assertThat(validator.lastInOneRegion()).isTrue();
         assertThat(validator.lastInPlace()).isTrue();
@@ -293,10 +298,7 @@ class CompressedRecordsValidatorTest {
     void sameVerdictWhenALargeZstdBatchIsReadInSteps(
             @ForAll @IntRange(min = 0, max = 4_000_000) int where, @ForAll @IntRange(min = 1, max = 255) int xor) {
         ByteBuf plain = textBatch(1_500, 2_000);
-        int pos = RecordBatchLayout.RECORDS_OFFSET + where % (plain.writerIndex() - RecordBatchLayout.RECORDS_OFFSET);
-        plain.setByte(pos, plain.getByte(pos) ^ xor);
-        plain.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(plain, 0));
-        short expected = RecordBatchValidator.validate(plain, MAX_BATCH);
+        short expected = flipAndValidate(plain, where, xor);
         assertThat(validate(zstdBatch(plain))).isEqualTo(expected);
         assertThat(validator.lastInPlace()).isTrue();
         if (expected == Errors.NONE) {
