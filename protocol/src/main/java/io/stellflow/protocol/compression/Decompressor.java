@@ -69,7 +69,8 @@ public interface Decompressor extends AutoCloseable {
      *     {@link #MALFORMED}, {@link #OVER_CAP}
      * @throws IllegalArgumentException when {@code chunk} has no writable bytes or is not one memory
      *     region (a composite buffer of several components)
-     * @throws IllegalStateException when not {@link #reset} since creation, or closed
+     * @throws IllegalStateException when not {@link #reset} since creation, or closed; or when the
+     *     chunk breaks the promise of a frame read in place ({@link #readInPlace}: a bug of the caller)
      */
     int read(ByteBuf chunk);
 
@@ -89,7 +90,8 @@ public interface Decompressor extends AutoCloseable {
 
     /**
      * Asks, after {@link #reset} and before the first {@link #read}, for the first frame to be read
-     * in place and in steps: when the first read's chunk has {@link #singlePassBytes} of room, each
+     * in place and in steps: when the first read's chunk is direct memory with {@link
+     * #singlePassBytes} of room (a heap chunk may move between reads, and streams as before), each
      * read decodes the next piece of input (a block or a few) straight into the chunk after the
      * bytes already there, so the caller reads each piece while it is still in the CPU cache,
      * without the window buffer and the copy out of it. In return the caller promises that until
@@ -97,7 +99,8 @@ public interface Decompressor extends AutoCloseable {
      * it and the bytes before it unchanged: no discard, clear or reallocation while the chunk still
      * has room. zstd when its library allows it ({@code ZSTD_d_stableOutBuffer}); others false.
      *
-     * @return true when this stream will be read that way (if the first chunk has the room)
+     * @return true when this stream will be read that way (if the first chunk is direct and has the
+     *     room)
      * @throws IllegalStateException when not reset, already read from, or closed; and from a later
      *     {@link #read} whose chunk broke the promise (a bug of the caller)
      */

@@ -15,8 +15,11 @@ import java.nio.ByteBuffer;
  *
  * <p>We write one frame with the content size in its header and no content checksum (the batch's
  * CRC-32C already covers the compressed bytes end to end). We read one or more concatenated frames,
- * skippable frames included, as the {@code zstd} tool does; a frame whose window is larger than
- * {@code 2^}{@value #WINDOW_LOG_MAX} bytes is {@link Decompressor#MALFORMED}.
+ * skippable frames included, as the {@code zstd} tool does; a frame streamed through zstd's window
+ * buffer whose window is larger than {@code 2^}{@value #WINDOW_LOG_MAX} bytes is {@link
+ * Decompressor#MALFORMED} (one read in one pass or in place has no window buffer, so no limit: the
+ * output the caller sized is the window). The broker's validation reads a frame that declares its
+ * size in place ({@link ZstdInPlace}: libzstd through the FFM linker).
  *
  * <p>Thread-safety: see {@link CompressionCodec}.
  */
@@ -155,6 +158,8 @@ final class ZstdCodec implements CompressionCodec {
         private MemorySegment inPlaceOut;
         /** The chunk it lies in and that chunk's writerIndex at the frame's start. */
         private ByteBuf inPlaceChunk;
+        /** The chunk's cached NIO view at the frame's start: a Netty buffer makes a new one when its memory changes. */
+        private ByteBuffer inPlaceView;
 
         private int inPlaceBase;
         /** The input from the frame's start, while it is read in place. */
@@ -231,7 +236,8 @@ final class ZstdCodec implements CompressionCodec {
                 if (maxBytes >= singlePassBytes && dst.isDirect()) {
                     inPlaceBase = dst.writerIndex();
                     inPlaceChunk = dst;
-                    inPlaceOut = MemorySegment.ofBuffer(dst.internalNioBuffer(inPlaceBase, (int) singlePassBytes));
+                    inPlaceView = dst.internalNioBuffer(inPlaceBase, (int) singlePassBytes);
+                    inPlaceOut = MemorySegment.ofBuffer(inPlaceView);
                     inPlaceIn = MemorySegment.ofBuffer(in);
                     inPlace.reset();
                     inPlace.positions(0, 0);
@@ -275,9 +281,12 @@ final class ZstdCodec implements CompressionCodec {
         private int fillInPlace(ByteBuf dst) throws MalformedInputException {
             long size = inPlaceOut.byteSize();
             long outPos = inPlace.dstPos();
-            if (outPos < size && !stillInPlace(dst, outPos, size)) {
-                throw new IllegalStateException("zstd frame read in place: the chunk moved or was rewound at " + outPos
-                        + " of " + size + " bytes (Decompressor#readInPlace)");
+            if (outPos < size) {
+                String broken = brokenPromise(dst, outPos, size);
+                if (broken != null) {
+                    throw new IllegalStateException("zstd frame read in place: " + broken + " at " + outPos + " of "
+                            + size + " bytes (Decompressor#readInPlace)");
+                }
             }
             long inEnd = inPlaceIn.byteSize();
             while (true) {
@@ -310,23 +319,32 @@ final class ZstdCodec implements CompressionCodec {
         }
 
         /**
-         * The caller kept its promise: the same chunk, over the same memory (not reallocated by a
-         * capacity change), its writerIndex where the last read left it. One NIO view and one segment
-         * per step, none per record.
+         * How the caller broke its promise, or null when it kept it: the same chunk, its writerIndex
+         * where the last read left it, over the same memory. A Netty buffer whose memory changes (a
+         * capacity change) drops its cached NIO view, so the same view object means the same memory;
+         * another view is compared by address (one segment, only then).
          */
-        private boolean stillInPlace(ByteBuf dst, long outPos, long size) {
-            if (dst != inPlaceChunk
-                    || dst.writerIndex() != inPlaceBase + outPos
-                    || dst.capacity() < inPlaceBase + size) {
-                return false;
+        private String brokenPromise(ByteBuf dst, long outPos, long size) {
+            if (dst != inPlaceChunk) {
+                return "another chunk";
+            }
+            if (dst.writerIndex() != inPlaceBase + outPos) {
+                return "the chunk was rewound or written";
+            }
+            if (dst.capacity() < inPlaceBase + size) {
+                return "the chunk moved (shrunk)";
             }
             ByteBuffer view = dst.internalNioBuffer(dst.writerIndex(), (int) (size - outPos));
-            return MemorySegment.ofBuffer(view).address() == inPlaceOut.address() + outPos;
+            if (view != inPlaceView && MemorySegment.ofBuffer(view).address() != inPlaceOut.address() + outPos) {
+                return "the chunk moved (new memory)";
+            }
+            return null;
         }
 
         /** Drops the references the frame held to the caller's buffers. */
         private void endInPlace() {
             inPlaceOut = null;
+            inPlaceView = null;
             inPlaceChunk = null;
             inPlaceIn = null;
         }

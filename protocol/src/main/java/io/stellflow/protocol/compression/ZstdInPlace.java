@@ -5,6 +5,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import com.github.luben.zstd.util.Native;
+import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
@@ -45,11 +46,10 @@ final class ZstdInPlace implements AutoCloseable {
     private static final Handles HANDLES = Handles.lookup();
 
     private final MemorySegment dctx;
-    /** dstPos then srcPos, the {@code size_t*} arguments (a critical call may take heap memory). */
-    private final long[] positions = new long[2];
+    /** dstPos then srcPos, the {@code size_t*} arguments: 16 native bytes, freed with this object. */
+    private final MemorySegment dstPosSegment = Arena.ofAuto().allocate(JAVA_LONG, 2);
 
-    private final MemorySegment dstPosSegment = MemorySegment.ofArray(positions);
-    private final MemorySegment srcPosSegment = dstPosSegment.asSlice(8);
+    private final MemorySegment srcPosSegment = dstPosSegment.asSlice(JAVA_LONG.byteSize());
     private boolean closed;
 
     private ZstdInPlace(MemorySegment dctx) {
@@ -68,24 +68,24 @@ final class ZstdInPlace implements AutoCloseable {
         try {
             dctx = (MemorySegment) HANDLES.create.invokeExact();
         } catch (Throwable t) {
-            throw new IllegalStateException("ZSTD_createDCtx failed", t);
+            return null; // cannot happen with the symbol found; the streaming path stays
         }
         if (dctx.equals(MemorySegment.NULL)) {
             return null; // out of native memory: the streaming path will say so
         }
         ZstdInPlace z = new ZstdInPlace(dctx);
-        boolean ok = false;
+        boolean ok;
         try {
             ok = !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_STABLE_OUT_BUFFER, 1))
                     && !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_WINDOW_LOG_MAX, windowLogMax));
         } catch (Throwable t) {
-            throw new IllegalStateException("ZSTD_DCtx_setParameter failed", t);
-        } finally {
-            if (!ok) {
-                z.close(); // a library that refuses the parameter: no in-place reads
-            }
+            ok = false;
         }
-        return ok ? z : null;
+        if (!ok) {
+            z.close(); // a library that refuses the parameter: no in-place reads
+            return null;
+        }
+        return z;
     }
 
     /** Forgets the frame in progress (parameters stay). */
@@ -110,7 +110,12 @@ final class ZstdInPlace implements AutoCloseable {
      */
     long decompress(MemorySegment dst, long dstSize, MemorySegment src, long srcLimit) {
         try {
-            return (long) HANDLES.stream.invokeExact(dctx, dst, dstSize, dstPosSegment, src, srcLimit, srcPosSegment);
+            // Native input: an ordinary call (GC may run beside it). Heap input (tests, a heap
+            // batch) needs a critical call, which holds GC off for its one step.
+            return src.isNative()
+                    ? (long) HANDLES.stream.invokeExact(dctx, dst, dstSize, dstPosSegment, src, srcLimit, srcPosSegment)
+                    : (long) HANDLES.streamHeap.invokeExact(
+                            dctx, dst, dstSize, dstPosSegment, src, srcLimit, srcPosSegment);
         } catch (Throwable t) {
             throw new IllegalStateException("ZSTD_decompressStream failed", t);
         }
@@ -118,17 +123,17 @@ final class ZstdInPlace implements AutoCloseable {
 
     /** The output position the last call left (bytes from the output's start). */
     long dstPos() {
-        return positions[0];
+        return dstPosSegment.get(JAVA_LONG, 0);
     }
 
     /** The input position the last call left. */
     long srcPos() {
-        return positions[1];
+        return srcPosSegment.get(JAVA_LONG, 0);
     }
 
     void positions(long dstPos, long srcPos) {
-        positions[0] = dstPos;
-        positions[1] = srcPos;
+        dstPosSegment.set(JAVA_LONG, 0, dstPos);
+        srcPosSegment.set(JAVA_LONG, 0, srcPos);
     }
 
     boolean isError(long code) {
@@ -171,8 +176,13 @@ final class ZstdInPlace implements AutoCloseable {
             MethodHandle setParameter,
             MethodHandle reset,
             MethodHandle stream,
+            MethodHandle streamHeap,
             MethodHandle isError,
             MethodHandle errorName) {
+        /** {@code ZSTD_decompressStream_simpleArgs(dctx, dst, dstCapacity, &dstPos, src, srcSize, &srcPos)}. */
+        private static final FunctionDescriptor STREAM =
+                FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS);
+
         static Handles lookup() {
             try {
                 Native.load(); // zstd-jni's loader: System.load into this class loader
@@ -188,12 +198,10 @@ final class ZstdInPlace implements AutoCloseable {
                         linker.downcallHandle(
                                 zstd.findOrThrow("ZSTD_DCtx_reset"),
                                 FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT)),
-                        // Critical: no thread-state change per call, and heap input (tests, a heap
-                        // batch) passes without a copy; a call decodes one step, well under a ms.
+                        linker.downcallHandle(zstd.findOrThrow("ZSTD_decompressStream_simpleArgs"), STREAM),
                         linker.downcallHandle(
                                 zstd.findOrThrow("ZSTD_decompressStream_simpleArgs"),
-                                FunctionDescriptor.of(
-                                        JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS),
+                                STREAM,
                                 Linker.Option.critical(true)),
                         linker.downcallHandle(
                                 zstd.findOrThrow("ZSTD_isError"),

@@ -1,6 +1,6 @@
 package io.stellflow.protocol.compression;
 
-import static io.stellflow.protocol.support.ZstdFrames.hugeWindow;
+import static io.stellflow.protocol.support.ZstdFrames.rawBlocks;
 import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -53,7 +53,13 @@ class ZstdInPlaceTest {
         return sb.toString().getBytes(StandardCharsets.US_ASCII);
     }
 
-    private record InPlace(int code, byte[] bytes, int steps, boolean asked) {}
+    /** The final code, the bytes on END_OF_STREAM, reads that appended, the first one's bytes. */
+    private record InPlace(int code, byte[] bytes, int steps, boolean asked, int firstRead) {
+        /** Read in steps: the first read gave less than the whole frame, and more reads followed. */
+        boolean stepped(int frameBytes) {
+            return asked && firstRead < frameBytes && steps > 1;
+        }
+    }
 
     /**
      * Resets over {@code compressed}, asks for in place, then reads into one chunk of {@code room}
@@ -71,17 +77,20 @@ class ZstdInPlaceTest {
             d.reset(in, cap);
             boolean asked = d.readInPlace();
             int steps = 0;
+            int first = 0;
             int n;
+            int before = chunk.writerIndex();
             while (chunk.isWritable() && (n = d.read(chunk)) > 0) {
-                assertThat(chunk.writerIndex()).isLessThanOrEqualTo(room);
-                steps++;
+                assertThat(chunk.writerIndex()).isEqualTo(before + n); // appended where the last read ended
+                before = chunk.writerIndex();
+                first = steps++ == 0 ? n : first;
             }
             byte[] bytes = ByteBufUtil.getBytes(chunk);
             // Full: the frame's output is complete, so the chunk may be rewound for the final code.
             n = d.read(chunk.isWritable() ? chunk : chunk.clear());
             assertThat(d.read(chunk.isWritable() ? chunk : chunk.clear())).isEqualTo(n); // a final code repeats
             assertThat(in.readerIndex()).isZero();
-            return new InPlace(n, n == Decompressor.END_OF_STREAM ? bytes : null, steps, asked);
+            return new InPlace(n, n == Decompressor.END_OF_STREAM ? bytes : null, steps, asked, first);
         } finally {
             in.release();
             chunk.release();
@@ -156,11 +165,16 @@ class ZstdInPlaceTest {
                     .as("declared %d of %d", declared, text.length)
                     .isEqualTo(Decompressor.MALFORMED);
             assertThat(d.failureReason()).startsWith("zstd: ");
+            // Refused after steps already handed out, not in one call.
+            assertThat(out.steps()).isPositive();
+            assertThat(out.firstRead()).isLessThan((int) declared);
         }
         for (int cut : new int[] {1, 100, frame.length / 2}) {
             InPlace out = readInPlace(Arrays.copyOf(frame, frame.length - cut), true, 64 << 20, text.length);
             assertThat(out.code()).as("cut %d", cut).isEqualTo(Decompressor.MALFORMED);
             assertThat(d.failureReason()).contains("truncated");
+            assertThat(out.steps()).isPositive();
+            assertThat(out.firstRead()).isLessThan(text.length / 2);
         }
     }
 
@@ -172,6 +186,7 @@ class ZstdInPlaceTest {
         InPlace exact = readInPlace(frame, true, text.length, text.length);
         assertThat(exact.code()).isEqualTo(Decompressor.END_OF_STREAM);
         assertThat(exact.bytes()).isEqualTo(text);
+        assertThat(exact.stepped(text.length)).isTrue();
         // One byte less: no room for one pass, streamed to the cap and refused there.
         InPlace under = readInPlace(frame, true, text.length - 1, text.length);
         assertThat(under.code()).isEqualTo(Decompressor.OVER_CAP);
@@ -187,6 +202,7 @@ class ZstdInPlaceTest {
         System.arraycopy(second, 0, both, first.length, second.length);
         InPlace out = readInPlace(both, true, 64 << 20, a.length + b.length);
         assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
+        assertThat(out.stepped(a.length)).isTrue();
         byte[] expected = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, expected, a.length, b.length);
         assertThat(out.bytes()).isEqualTo(expected);
@@ -259,27 +275,55 @@ class ZstdInPlaceTest {
 
     @Test
     void noWindowLimitAppliesInPlaceAsInOnePass() {
-        // The output is the window: a frame asking for 128 MiB decodes into the room given, as in
-        // zstd's one pass (ZstdCodecTest), where streamed it is refused before any window is made.
-        InPlace out = readInPlace(hugeWindow(true), true, 1 << 20, 8192);
-        assertThat(out.asked()).isTrue();
+        // The output is the window: a frame asking for 128 MiB (2^27) decodes in steps into the
+        // room given, as in zstd's one pass (ZstdCodecTest), where streamed it is refused before
+        // any window is made. 200 KB of raw blocks: more than one 64 KiB step of input.
+        byte[] content = new byte[200_000];
+        new Random(12).nextBytes(content);
+        byte[] frame = rawBlocks(content, 27);
+        InPlace out = readInPlace(frame, true, 1 << 20, content.length + 100);
         assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
-        assertThat(out.bytes()).containsExactly('x');
+        assertThat(out.bytes()).isEqualTo(content);
+        assertThat(out.stepped(content.length)).isTrue();
+        assertThat(Streams.decompress(d, frame, 1 << 20, 65_536).code()).isEqualTo(Decompressor.MALFORMED);
     }
 
+    /**
+     * A frame with a checksum whose last 64 KiB input step ends 2 bytes into the checksum, read into
+     * a chunk of exactly its size: the output is complete, and the chunk full, a read before zstd has
+     * the whole checksum, so the read for the final code comes after the chunk was rewound.
+     */
     @Test
-    void aFrameWithAChecksumInAChunkOfExactlyItsSize() {
-        // The chunk is full before zstd reads the checksum: the final read comes after a rewind.
-        byte[] text = text(11);
-        byte[] frame;
-        try (ZstdCompressCtx c = new ZstdCompressCtx()) {
-            frame = c.setLevel(3).setChecksum(true).setContentSize(true).compress(text);
+    void aChecksumAfterTheLastStepOfAFullChunk() {
+        int size = 300_000;
+        byte[] frame = checksummedRandomFrame(size);
+        for (int i = 0; i < 3 && frame.length % ZstdCodec.ZstdDecompressor.IN_PLACE_STEP_BYTES != 2; i++) {
+            size += Math.floorMod(2 - frame.length, ZstdCodec.ZstdDecompressor.IN_PLACE_STEP_BYTES);
+            frame = checksummedRandomFrame(size);
         }
-        InPlace out = readInPlace(frame, true, 64 << 20, text.length);
+        assertThat(frame.length % ZstdCodec.ZstdDecompressor.IN_PLACE_STEP_BYTES)
+                .isEqualTo(2);
+        byte[] content = randomBytes(size);
+        InPlace out = readInPlace(frame, true, 64 << 20, size);
         assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
-        assertThat(out.bytes()).isEqualTo(text);
+        assertThat(out.bytes()).isEqualTo(content);
+        assertThat(out.steps()).isGreaterThanOrEqualTo(frame.length / ZstdCodec.ZstdDecompressor.IN_PLACE_STEP_BYTES);
         byte[] damaged = frame.clone();
-        damaged[damaged.length - 1] ^= 1; // the checksum
-        assertThat(readInPlace(damaged, true, 64 << 20, text.length).code()).isEqualTo(Decompressor.MALFORMED);
+        damaged[damaged.length - 1] ^= 1; // the checksum's last byte
+        assertThat(readInPlace(damaged, true, 64 << 20, size).code()).isEqualTo(Decompressor.MALFORMED);
+        assertThat(d.failureReason()).contains("checksum");
+    }
+
+    private static byte[] randomBytes(int n) {
+        byte[] b = new byte[n];
+        new Random(13).nextBytes(b);
+        return b;
+    }
+
+    /** Random bytes (raw blocks: as long as the content) in a frame with its size and a checksum. */
+    private static byte[] checksummedRandomFrame(int n) {
+        try (ZstdCompressCtx c = new ZstdCompressCtx()) {
+            return c.setLevel(3).setChecksum(true).setContentSize(true).compress(randomBytes(n));
+        }
     }
 }
