@@ -206,9 +206,7 @@ final class ZstdCodec implements CompressionCodec {
         boolean inPlaceAvailable() {
             if (!inPlaceOpened) {
                 inPlaceOpened = true;
-                // No window buffer exists in this mode (the output is the window), so the window
-                // limit would protect no memory: zstd's largest, as a one-pass decode has none.
-                inPlace = ZstdInPlace.open(ZstdInPlace.WINDOW_LOG_LIMIT);
+                inPlace = ZstdInPlace.open();
             }
             return inPlace != null;
         }
@@ -239,8 +237,7 @@ final class ZstdCodec implements CompressionCodec {
                     inPlaceView = dst.internalNioBuffer(inPlaceBase, (int) singlePassBytes);
                     inPlaceOut = MemorySegment.ofBuffer(inPlaceView);
                     inPlaceIn = MemorySegment.ofBuffer(in);
-                    inPlace.reset();
-                    inPlace.positions(0, 0);
+                    inPlace.startFrame();
                 }
             }
             if (inPlaceOut != null) {

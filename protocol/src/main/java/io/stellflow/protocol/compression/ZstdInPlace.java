@@ -40,8 +40,12 @@ final class ZstdInPlace implements AutoCloseable {
     /** {@code ZSTD_reset_session_only}. */
     private static final int RESET_SESSION_ONLY = 1;
 
-    /** {@code ZSTD_WINDOWLOG_MAX_64}: the largest window a frame may declare. */
-    static final int WINDOW_LOG_LIMIT = 31;
+    /**
+     * {@code ZSTD_WINDOWLOG_MAX_64}, the largest window a frame may declare: in this mode the output
+     * is the window and no window buffer exists, so a lower limit would protect no memory (as in a
+     * one-pass decode, which asks none).
+     */
+    private static final int WINDOW_LOG_LIMIT = 31;
 
     private static final Handles HANDLES = Handles.lookup();
 
@@ -56,11 +60,8 @@ final class ZstdInPlace implements AutoCloseable {
         this.dctx = dctx;
     }
 
-    /**
-     * A new context with the window limit {@code 2^windowLogMax}, or null when the mode is not
-     * available here (see the class comment).
-     */
-    static ZstdInPlace open(int windowLogMax) {
+    /** A new context, or null when the mode is not available here (see the class comment). */
+    static ZstdInPlace open() {
         if (HANDLES == null) {
             return null;
         }
@@ -77,7 +78,7 @@ final class ZstdInPlace implements AutoCloseable {
         boolean ok;
         try {
             ok = !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_STABLE_OUT_BUFFER, 1))
-                    && !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_WINDOW_LOG_MAX, windowLogMax));
+                    && !z.isError((long) HANDLES.setParameter.invokeExact(dctx, D_WINDOW_LOG_MAX, WINDOW_LOG_LIMIT));
         } catch (Throwable t) {
             ok = false;
         }
@@ -88,8 +89,10 @@ final class ZstdInPlace implements AutoCloseable {
         return z;
     }
 
-    /** Forgets the frame in progress (parameters stay). */
-    void reset() {
+    /** Forgets any frame in progress (parameters stay) and zeroes both positions for the next. */
+    void startFrame() {
+        dstPosSegment.set(JAVA_LONG, 0, 0L);
+        srcPosSegment.set(JAVA_LONG, 0, 0L);
         long rc;
         try {
             rc = (long) HANDLES.reset.invokeExact(dctx, RESET_SESSION_ONLY);
@@ -129,11 +132,6 @@ final class ZstdInPlace implements AutoCloseable {
     /** The input position the last call left. */
     long srcPos() {
         return srcPosSegment.get(JAVA_LONG, 0);
-    }
-
-    void positions(long dstPos, long srcPos) {
-        dstPosSegment.set(JAVA_LONG, 0, dstPos);
-        srcPosSegment.set(JAVA_LONG, 0, srcPos);
     }
 
     boolean isError(long code) {

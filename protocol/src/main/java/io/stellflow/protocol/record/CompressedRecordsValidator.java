@@ -476,7 +476,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             if (streamCode < 0) {
                 return false;
             }
-            if (buf != regionBuf || !buf.isWritable()) {
+            if (!regionHasRoom()) {
                 buf.discardReadBytes(); // at most bytes - 1 < 32 KiB moved
             }
             int n = read();
@@ -521,9 +521,17 @@ public final class CompressedRecordsValidator implements AutoCloseable {
      * in place requires ({@link Decompressor#readInPlace}).
      */
     private void rewind() {
-        if (buf != regionBuf || !buf.isWritable()) {
+        if (!regionHasRoom()) {
             buf.clear();
         }
+    }
+
+    /**
+     * The walk reads the region and it still has room: it is appended to, never moved or rewound
+     * (a frame read in place may still be writing into it, {@link Decompressor#readInPlace}).
+     */
+    private boolean regionHasRoom() {
+        return buf == regionBuf && buf.isWritable();
     }
 
     /** Frees the decompressors' native state; idempotent. */

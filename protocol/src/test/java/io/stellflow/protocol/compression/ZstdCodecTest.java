@@ -1,6 +1,6 @@
 package io.stellflow.protocol.compression;
 
-import static io.stellflow.protocol.support.ZstdFrames.hugeWindow;
+import static io.stellflow.protocol.support.ZstdFrames.rawBlocks;
 import static io.stellflow.protocol.support.ZstdFrames.withDeclaredSize;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -23,6 +23,9 @@ import org.junit.jupiter.api.Test;
  * ({@link Decompressor#singlePassBytes}).
  */
 class ZstdCodecTest {
+    /** The content of the frames that ask for a 128 MiB window (2^27): one byte. */
+    private static final byte[] X = {'x'};
+
     /** 4 MiB of JSON-like lines, more than zstd's level-3 window: the producer's batches are this large. */
     private static byte[] compressible() {
         StringBuilder sb = new StringBuilder();
@@ -139,11 +142,11 @@ class ZstdCodecTest {
         try (CompressionCodec codec = CompressionCodecs.codec(CompressionType.ZSTD);
                 Decompressor d = codec.newDecompressor()) {
             // Streamed, the frame would need a 128 MiB window: refused before any is allocated.
-            Streams.Outcome streamed = Streams.decompress(d, hugeWindow(false), 1 << 20, 8192);
+            Streams.Outcome streamed = Streams.decompress(d, rawBlocks(X, 27, false), 1 << 20, 8192);
             assertThat(streamed.code()).isEqualTo(Decompressor.MALFORMED);
             assertThat(streamed.failureReason()).contains("too much memory");
             // In one pass zstd writes into the caller's room only: the byte comes back.
-            Streams.Outcome onePass = Streams.decompress(d, hugeWindow(true), 1 << 20, 8192);
+            Streams.Outcome onePass = Streams.decompress(d, rawBlocks(X, 27, true), 1 << 20, 8192);
             assertThat(onePass.code()).isEqualTo(Decompressor.END_OF_STREAM);
             assertThat(onePass.bytes()).containsExactly('x');
         }

@@ -280,7 +280,7 @@ class ZstdInPlaceTest {
         // any window is made. 200 KB of raw blocks: more than one 64 KiB step of input.
         byte[] content = new byte[200_000];
         new Random(12).nextBytes(content);
-        byte[] frame = rawBlocks(content, 27);
+        byte[] frame = rawBlocks(content, 27, true);
         InPlace out = readInPlace(frame, true, 1 << 20, content.length + 100);
         assertThat(out.code()).isEqualTo(Decompressor.END_OF_STREAM);
         assertThat(out.bytes()).isEqualTo(content);

@@ -7,34 +7,20 @@ public final class ZstdFrames {
     private ZstdFrames() {}
 
     /**
-     * One raw block of one byte {@code 'x'} in a frame whose header asks for a 128 MiB window (not
-     * single segment, window descriptor exponent 17) and, when {@code withSize}, declares its 1-byte
-     * size.
-     */
-    public static byte[] hugeWindow(boolean withSize) {
-        ByteArrayOutputStream f = new ByteArrayOutputStream();
-        f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd});
-        f.write(withSize ? 0x80 : 0x00); // FCS flag 2 (4 bytes) or 0, single segment 0, no dictionary
-        f.write(17 << 3); // window 2^(10 + 17)
-        if (withSize) {
-            f.writeBytes(new byte[] {1, 0, 0, 0});
-        }
-        f.writeBytes(new byte[] {(1 << 3) | 1, 0, 0, 'x'}); // last raw block of 1 byte
-        return f.toByteArray();
-    }
-
-    /**
      * {@code content} as a frame of raw blocks (at most 128 KiB each) that asks for a window of
-     * {@code 2^windowLog} bytes (10 to 41; not single segment) and declares its size in 4 bytes: the
-     * blocks make the frame as long as the content, so it spans as many input steps as wanted.
+     * {@code 2^windowLog} bytes (10 to 41; not single segment) and, when {@code declareSize},
+     * declares its size in 4 bytes: the blocks make the frame as long as the content, so it spans as
+     * many input steps as wanted.
      */
-    public static byte[] rawBlocks(byte[] content, int windowLog) {
+    public static byte[] rawBlocks(byte[] content, int windowLog, boolean declareSize) {
         ByteArrayOutputStream f = new ByteArrayOutputStream();
         f.writeBytes(new byte[] {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd});
-        f.write(0x80); // FCS flag 2 (4 bytes), single segment 0, no checksum, no dictionary
+        f.write(declareSize ? 0x80 : 0x00); // FCS flag 2 (4 bytes) or 0, not single segment, no checksum
         f.write((windowLog - 10) << 3); // window 2^windowLog, no mantissa
-        for (int i = 0; i < 4; i++) {
-            f.write(content.length >>> (8 * i));
+        if (declareSize) {
+            for (int i = 0; i < 4; i++) {
+                f.write(content.length >>> (8 * i));
+            }
         }
         int at = 0;
         do {
