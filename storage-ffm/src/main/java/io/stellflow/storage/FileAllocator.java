@@ -33,6 +33,11 @@ import java.util.Locale;
  * possible, an explicit write of zeros over the range past the bytes to keep, which makes the file
  * system allocate it just the same (slower: one 64 KiB write per 64 KiB).
  *
+ * <p>{@link #preallocate} reserves blocks past the end of a segment's log without changing its size
+ * ({@code fallocate(2)} with {@code FALLOC_FL_KEEP_SIZE}), so buffered appends into that range skip
+ * the file system's delayed-allocation bookkeeping; {@link #trimPastSize} gives the unused blocks
+ * back ({@code ftruncate(2)} to the current size). Both only where the native path is available.
+ *
  * <p>Errors: a failed allocation is a {@link FileSystemException} naming the file, whose reason is
  * the C library's {@code strerror} text (so {@link StorageErrors#isNoSpace} recognises {@code
  * ENOSPC}); a partly allocated range stays allocated (the caller trims or deletes the file).
@@ -45,6 +50,9 @@ final class FileAllocator {
 
     /** Linux {@code EOPNOTSUPP} (the file system cannot fallocate). */
     static final int EOPNOTSUPP = 95;
+
+    /** Linux {@code FALLOC_FL_KEEP_SIZE}: allocate blocks, leave the file's size as it is. */
+    static final int FALLOC_FL_KEEP_SIZE = 0x01;
 
     /** Linux {@code O_RDWR | O_CLOEXEC} (x86-64 and aarch64 share these values). */
     private static final int O_RDWR_CLOEXEC = 0x2 | 0x80000;
@@ -73,9 +81,42 @@ final class FileAllocator {
         if (sizeBytes == 0) {
             return;
         }
-        if (NATIVE == null || !NATIVE.fallocate(file, sizeBytes)) {
+        if (NATIVE == null || !NATIVE.fallocate(file, 0, 0, sizeBytes)) {
             writeZeros(file, keepBytes, sizeBytes);
         }
+    }
+
+    /**
+     * Allocates the blocks of bytes {@code [offsetBytes, offsetBytes + lengthBytes)} of {@code file}
+     * without changing its size ({@code FALLOC_FL_KEEP_SIZE}): a later write into the range, past the
+     * current end, needs no new block. Blocks already allocated are left as they are.
+     *
+     * @return true when the range is allocated; false when this platform or file system cannot
+     *     (no native path, {@code EOPNOTSUPP}): nothing was changed
+     * @throws IOException the file system could not allocate (full, quota, I/O error): a {@link
+     *     FileSystemException} naming the file; blocks allocated before the error may stay past the
+     *     end until {@link #trimPastSize}
+     */
+    static boolean preallocate(Path file, long offsetBytes, long lengthBytes) throws IOException {
+        if (offsetBytes < 0 || lengthBytes <= 0) {
+            throw new IllegalArgumentException("range [" + offsetBytes + ", +" + lengthBytes + ") of " + file);
+        }
+        return NATIVE != null && NATIVE.fallocate(file, FALLOC_FL_KEEP_SIZE, offsetBytes, lengthBytes);
+    }
+
+    /**
+     * Frees every block of {@code file} past byte {@code sizeBytes}, which must be the file's current
+     * size ({@code ftruncate(2)} to the size it has: bytes are never cut, blocks preallocated past the
+     * end are given back).
+     *
+     * @return false when there is no native path here (nothing was changed)
+     * @throws IOException the file could not be opened or truncated, naming the file
+     */
+    static boolean trimPastSize(Path file, long sizeBytes) throws IOException {
+        if (sizeBytes < 0) {
+            throw new IllegalArgumentException("size " + sizeBytes + " of " + file);
+        }
+        return NATIVE != null && NATIVE.ftruncate(file, sizeBytes);
     }
 
     /** Whether the native {@code fallocate(2)} path is available here (tests and diagnostics). */
@@ -113,7 +154,12 @@ final class FileAllocator {
     }
 
     /** The downcall handles; null where there is no 64-bit Linux C library to call. */
-    private record Native(MethodHandle open, MethodHandle fallocate, MethodHandle close, MethodHandle strerror) {
+    private record Native(
+            MethodHandle open,
+            MethodHandle fallocate,
+            MethodHandle ftruncate,
+            MethodHandle close,
+            MethodHandle strerror) {
         private static final MemoryLayout CALL_STATE = Linker.Option.captureStateLayout();
         private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
@@ -135,11 +181,13 @@ final class FileAllocator {
                         libc.findOrThrow("fallocate"),
                         FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG),
                         errno);
+                MethodHandle ftruncate = linker.downcallHandle(
+                        libc.findOrThrow("ftruncate"), FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG), errno);
                 MethodHandle close =
                         linker.downcallHandle(libc.findOrThrow("close"), FunctionDescriptor.of(JAVA_INT, JAVA_INT));
                 MethodHandle strerror =
                         linker.downcallHandle(libc.findOrThrow("strerror"), FunctionDescriptor.of(ADDRESS, JAVA_INT));
-                return new Native(open, fallocate, close, strerror);
+                return new Native(open, fallocate, ftruncate, close, strerror);
             } catch (RuntimeException | LinkageError e) {
                 // No symbol, or native access refused (--illegal-native-access=deny): the fallback.
                 return null;
@@ -147,10 +195,28 @@ final class FileAllocator {
         }
 
         /**
-         * {@code fallocate(fd, 0, 0, sizeBytes)}, retried on {@code EINTR}. Returns false when the
-         * file system does not support it ({@code EOPNOTSUPP}) and the caller must write instead.
+         * {@code fallocate(fd, mode, offsetBytes, lengthBytes)}, retried on {@code EINTR}. Returns
+         * false when the file system does not support it ({@code EOPNOTSUPP}).
          */
-        boolean fallocate(Path file, long sizeBytes) throws IOException {
+        boolean fallocate(Path file, int mode, long offsetBytes, long lengthBytes) throws IOException {
+            return call(file, (state, fd) -> (int) fallocate.invokeExact(state, fd, mode, offsetBytes, lengthBytes));
+        }
+
+        /** {@code ftruncate(fd, sizeBytes)}, retried on {@code EINTR}; false on {@code EOPNOTSUPP}. */
+        boolean ftruncate(Path file, long sizeBytes) throws IOException {
+            return call(file, (state, fd) -> (int) ftruncate.invokeExact(state, fd, sizeBytes));
+        }
+
+        /** One call on a file descriptor of {@code file}: errno captured in {@code state}. */
+        private interface FdCall {
+            int apply(MemorySegment state, int fd) throws Throwable;
+        }
+
+        /**
+         * Opens {@code file}, makes {@code fdCall} until it returns 0 or fails with an error other
+         * than {@code EINTR}, closes. Returns false on {@code EOPNOTSUPP}; other errors throw.
+         */
+        private boolean call(Path file, FdCall fdCall) throws IOException {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment state = arena.allocate(CALL_STATE);
                 MemorySegment path = arena.allocateFrom(file.toString());
@@ -160,8 +226,7 @@ final class FileAllocator {
                 }
                 try {
                     while (true) {
-                        int rc = (int) fallocate.invokeExact(state, fd, 0, 0L, sizeBytes);
-                        if (rc == 0) {
+                        if (fdCall.apply(state, fd) == 0) {
                             return true;
                         }
                         int err = (int) ERRNO.get(state, 0L);
@@ -173,13 +238,13 @@ final class FileAllocator {
                         }
                     }
                 } finally {
-                    // A close error after fallocate changes nothing on disk: the result is not checked.
+                    // A close error after fallocate or ftruncate changes nothing on disk: not checked.
                     int closed = (int) close.invokeExact(fd);
                 }
             } catch (IOException | RuntimeException | Error e) {
                 throw e;
             } catch (Throwable t) {
-                throw new IllegalStateException("fallocate downcall failed for " + file, t);
+                throw new IllegalStateException("native call failed for " + file, t);
             }
         }
 

@@ -54,6 +54,13 @@ import java.util.Locale;
  * @param compression {@code compression.type} and the codec levels (topic: the same keys): what the
  *     leader does with a batch's codec before it appends it ({@link LogCompression}). Default
  *     {@code producer}: stored as produced.
+ * @param preallocate {@code log.preallocate} (topic: {@code preallocate}): the active segment's
+ *     {@code .log} gets its disk blocks {@link LogSegment#PREALLOCATE_STEP_BYTES} (16 MiB, at most
+ *     {@code segmentBytes}) at a time ahead of its end, without changing its size ({@link
+ *     FileAllocator#preallocate}), so appends skip the file system's per-page block reservation; a
+ *     roll or close gives the unused blocks back. Default true (Kafka's default is false: its
+ *     preallocation extends the file to the whole segment). Where the file system cannot, or is too
+ *     full for a step, appends go on without it.
  * @throws IllegalArgumentException naming the key and the bad value
  */
 public record LogConfig(
@@ -69,7 +76,8 @@ public record LogConfig(
         CleanupPolicy cleanupPolicy,
         long deleteRetentionMs,
         double minCleanableDirtyRatio,
-        LogCompression compression) {
+        LogCompression compression,
+        boolean preallocate) {
 
     /** 1 GiB, as Kafka. */
     public static final int DEFAULT_SEGMENT_BYTES = 1 << 30;
@@ -200,7 +208,10 @@ public record LogConfig(
         }
     }
 
-    /** The twelve settings before compression; {@code compression.type=producer} at default levels. */
+    /**
+     * The twelve settings before compression; {@code compression.type=producer} at default levels,
+     * {@code log.preallocate} on.
+     */
     public LogConfig(
             int segmentBytes,
             int indexIntervalBytes,
@@ -227,7 +238,8 @@ public record LogConfig(
                 cleanupPolicy,
                 deleteRetentionMs,
                 minCleanableDirtyRatio,
-                LogCompression.DEFAULT);
+                LogCompression.DEFAULT,
+                true);
     }
 
     /** The nine pre-compaction settings; cleanup policy {@code delete} and the cleaner defaults. */
@@ -304,7 +316,8 @@ public record LogConfig(
                 .cleanupPolicy(cleanupPolicy)
                 .deleteRetentionMs(deleteRetentionMs)
                 .minCleanableDirtyRatio(minCleanableDirtyRatio)
-                .compression(compression);
+                .compression(compression)
+                .preallocate(preallocate);
     }
 
     /** Mutable builder; {@link #build} validates. Not thread-safe. */
@@ -322,6 +335,7 @@ public record LogConfig(
         private long deleteRetentionMs = DEFAULT_DELETE_RETENTION_MS;
         private double minCleanableDirtyRatio = DEFAULT_MIN_CLEANABLE_DIRTY_RATIO;
         private LogCompression compression = LogCompression.DEFAULT;
+        private boolean preallocate = true;
 
         private Builder() {}
 
@@ -414,6 +428,12 @@ public record LogConfig(
             return this;
         }
 
+        /** {@code log.preallocate} (topic: {@code preallocate}). */
+        public Builder preallocate(boolean v) {
+            preallocate = v;
+            return this;
+        }
+
         /** @throws IllegalArgumentException naming the key and the bad value */
         public LogConfig build() {
             return new LogConfig(
@@ -429,7 +449,8 @@ public record LogConfig(
                     cleanupPolicy,
                     deleteRetentionMs,
                     minCleanableDirtyRatio,
-                    compression);
+                    compression,
+                    preallocate);
         }
     }
 }

@@ -14,6 +14,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One log segment: {@code <20-digit base offset>.log} (stored batches back to back, each with
@@ -26,6 +28,15 @@ import java.nio.file.attribute.BasicFileAttributes;
  * #close}; readers may call {@link #sizeBytes}, {@link #lookup}, {@link #timeLookup}, {@link
  * #maxTimestampMs} and {@link #readFully} concurrently. {@link #sizeBytes} is a volatile published
  * after the bytes and index entries are written: every byte below it belongs to a complete batch.
+ *
+ * <p>Preallocation ({@link LogConfig#preallocate}): before an append that would pass the blocks
+ * already reserved, the writer reserves up to the next multiple of {@link #PREALLOCATE_STEP_BYTES}
+ * (at most {@code segmentBytes}) past the write's end with {@link FileAllocator#preallocate}; the
+ * file's size stays the bytes written, so readers, recovery and retention see no difference. {@link
+ * #seal}, {@link #close} and a truncation give the unused blocks back. A crash leaves at most one
+ * step of blocks past the end of the segments that were active or recovered, given back when that
+ * segment is next sealed. A failed reservation (full disk, quota) turns preallocation off for this
+ * segment, with one log line; the append itself decides the outcome, as without preallocation.
  */
 final class LogSegment {
     static final String LOG_SUFFIX = ".log";
@@ -33,6 +44,11 @@ final class LogSegment {
     static final String TIME_INDEX_SUFFIX = ".timeindex";
     /** Appended to every file of a segment removed by retention or truncation until it is deleted. */
     static final String DELETED_SUFFIX = ".deleted";
+
+    /** Blocks reserved per preallocation step ({@link LogConfig#preallocate}): 16 MiB. */
+    static final int PREALLOCATE_STEP_BYTES = 16 << 20;
+
+    private static final Logger LOG = LoggerFactory.getLogger(LogSegment.class);
 
     /** Batch header bytes up to and including maxTimestamp. */
     static final int TIME_HEADER_BYTES = RecordBatchLayout.MAX_TIMESTAMP_OFFSET + 8;
@@ -65,11 +81,40 @@ final class LogSegment {
     private int bytesSinceIndexEntry;
     private int flushedSizeBytes;
 
+    /** Bytes per preallocation step, at most {@code segmentBytes}; 0 when off. Writer only. */
+    private int preallocateStepBytes;
+
+    /** {@code segmentBytes}: no step reserves past it (a larger single batch reserves its own end). */
+    private int preallocateMaxEndBytes;
+
+    /**
+     * Blocks below this byte are reserved: an append ending at or below it preallocates nothing.
+     * {@link Long#MAX_VALUE} when preallocation is off for this segment. Writer only.
+     */
+    private long preallocatedEndBytes = Long.MAX_VALUE;
+
+    /** True when blocks past the end may be reserved, to give back at seal or close. Writer only. */
+    private boolean mayHoldBlocksPastEnd;
+
     private LogSegment(long baseOffset, Path logFile, FileChannel log, int indexIntervalBytes) {
         this.baseOffset = baseOffset;
         this.logFile = logFile;
         this.log = log;
         this.indexIntervalBytes = indexIntervalBytes;
+    }
+
+    /**
+     * Turns preallocation on from {@code size} (the current end) when the config asks for it; an
+     * active or recovered segment may hold blocks past its end from before a crash, so it trims
+     * them at its seal.
+     */
+    private void startPreallocation(LogConfig config, long size) {
+        if (config.preallocate()) {
+            preallocateStepBytes = Math.min(PREALLOCATE_STEP_BYTES, config.segmentBytes());
+            preallocateMaxEndBytes = config.segmentBytes();
+            preallocatedEndBytes = size;
+            mayHoldBlocksPastEnd = true;
+        }
     }
 
     static String fileStem(long baseOffset) {
@@ -100,6 +145,7 @@ final class LogSegment {
         }
         s.sizeBytes = 0;
         s.lastAppendTimeMs = nowMs;
+        s.startPreallocation(config, 0);
         return s;
     }
 
@@ -123,6 +169,9 @@ final class LogSegment {
         } catch (IOException | RuntimeException e) {
             s.abandon();
             throw e;
+        }
+        if (active) {
+            s.startPreallocation(config, s.sizeBytes);
         }
         return s;
     }
@@ -175,6 +224,7 @@ final class LogSegment {
         LogSegment s = openLog(dir, baseOffset, config);
         long size = s.log.size();
         s.sizeBytes = (int) Math.min(size, Integer.MAX_VALUE);
+        s.startPreallocation(config, size);
         return s;
     }
 
@@ -284,6 +334,9 @@ final class LogSegment {
     void append(ByteBuf buf, int start, int length, long nowMs, BatchMaxTimestamps maxTimestamps, int firstBatch)
             throws IOException {
         int position = sizeBytes;
+        if (position + (long) length > preallocatedEndBytes) {
+            preallocate(position + (long) length);
+        }
         ByteBuffer[] parts = buf.nioBuffers(start, length);
         long remaining = length;
         try {
@@ -314,6 +367,47 @@ final class LogSegment {
             rollBaseMs = nowMs;
         }
         sizeBytes = position + length; // volatile: publishes the batches
+    }
+
+    /**
+     * Reserves blocks from {@link #preallocatedEndBytes} to the next multiple of the step past
+     * {@code endBytes} (at most the segment size, at least {@code endBytes}). A failure turns
+     * preallocation off for this segment and is logged once; the append goes on. Writer only.
+     */
+    private void preallocate(long endBytes) {
+        long nextStep = (endBytes / preallocateStepBytes + 1) * preallocateStepBytes;
+        long target = Math.max(endBytes, Math.min(nextStep, preallocateMaxEndBytes));
+        try {
+            if (FileAllocator.preallocate(logFile, preallocatedEndBytes, target - preallocatedEndBytes)) {
+                preallocatedEndBytes = target;
+                return;
+            }
+        } catch (IOException e) {
+            LOG.warn(
+                    "log.preallocate: could not reserve {} bytes of {} ({}); appending without preallocation",
+                    target - preallocatedEndBytes,
+                    logFile,
+                    e.getMessage());
+        }
+        preallocatedEndBytes = Long.MAX_VALUE;
+    }
+
+    /**
+     * Gives back blocks reserved past the end ({@link FileAllocator#trimPastSize} at the file's
+     * current size: no byte is cut). Errors are logged, not thrown: the blocks are then given back
+     * with the segment's deletion. Writer only.
+     */
+    private void trimPreallocation() {
+        if (!mayHoldBlocksPastEnd) {
+            return;
+        }
+        mayHoldBlocksPastEnd = false;
+        try {
+            FileAllocator.trimPastSize(logFile, log.size());
+        } catch (IOException e) {
+            LOG.warn(
+                    "log.preallocate: could not give back the blocks past the end of {} ({})", logFile, e.getMessage());
+        }
     }
 
     /**
@@ -382,6 +476,9 @@ final class LogSegment {
         log.truncate(newSizeBytes);
         log.position(newSizeBytes);
         sizeBytes = newSizeBytes;
+        if (preallocatedEndBytes != Long.MAX_VALUE) {
+            preallocatedEndBytes = newSizeBytes; // a shorter file lost its blocks past the cut
+        }
         flushedSizeBytes = Math.min(flushedSizeBytes, newSizeBytes);
     }
 
@@ -485,8 +582,12 @@ final class LogSegment {
         }
     }
 
-    /** Seals on roll: final time entry, both indexes trimmed and remapped read-only. Writer only. */
+    /**
+     * Seals on roll: blocks reserved past the end given back, final time entry, both indexes trimmed
+     * and remapped read-only. Writer only.
+     */
     void seal() throws IOException {
+        trimPreallocation();
         appendFinalTimeEntry();
         index.seal();
         timeIndex.seal();
@@ -495,6 +596,7 @@ final class LogSegment {
     /** Closes the indexes (final time entry, trimming them) and the log channel. */
     void close() throws IOException {
         try {
+            trimPreallocation();
             appendFinalTimeEntry();
             if (index != null) {
                 index.close();

@@ -28,6 +28,7 @@ import java.util.Set;
  *   <tr><td>compression.type</td><td>compression.type: producer, uncompressed, gzip, snappy, lz4, zstd</td></tr>
  *   <tr><td>compression.gzip.level, compression.lz4.level, compression.zstd.level</td><td>the same</td></tr>
  *   <tr><td>compression.produce.policy</td><td>compression.produce.policy: accept or refuse</td></tr>
+ *   <tr><td>preallocate</td><td>log.preallocate: true or false</td></tr>
  * </table>
  *
  * <p>Thread-safety: stateless.
@@ -68,6 +69,14 @@ public final class TopicConfig {
         }
     }
 
+    /** {@code true} or {@code false}, any case; anything else is refused (not read as false). */
+    private static boolean bool(String value) {
+        if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(value);
+        }
+        throw new IllegalArgumentException("must be true or false");
+    }
+
     private static void set(LogConfig.Builder b, String key, String value) {
         switch (key) {
             case "cleanup.policy" -> b.cleanupPolicy(value.toLowerCase(Locale.ROOT));
@@ -87,6 +96,7 @@ public final class TopicConfig {
             case "compression.gzip.level" -> b.compressionLevel(CompressionType.GZIP, Integer.parseInt(value));
             case "compression.lz4.level" -> b.compressionLevel(CompressionType.LZ4, Integer.parseInt(value));
             case "compression.zstd.level" -> b.compressionLevel(CompressionType.ZSTD, Integer.parseInt(value));
+            case "preallocate" -> b.preallocate(bool(value));
             default -> throw new IllegalArgumentException("unknown topic config key; known: " + KEYS);
         }
     }

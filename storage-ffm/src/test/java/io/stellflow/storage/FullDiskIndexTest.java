@@ -23,11 +23,16 @@ import org.junit.jupiter.api.Test;
 class FullDiskIndexTest {
     private static final int PAGE = 4096;
 
-    /** One index entry per batch; 4 KiB indexes: 512 offset entries, 342 time entries per segment. */
+    /**
+     * One index entry per batch; 4 KiB indexes: 512 offset entries, 342 time entries per segment. No
+     * preallocation: the log's own pages run out exactly where these tests put the full disk
+     * ({@link LogPreallocationTest} covers a full disk with the reservation).
+     */
     private static final LogConfig CONFIG = LogConfig.builder()
             .indexIntervalBytes(0)
             .indexMaxBytes(4 * PAGE)
             .segmentBytes(1 << 20)
+            .preallocate(false)
             .build();
 
     /** Timestamps with the same number of digits, so every one-record batch has the same size. */

@@ -30,7 +30,8 @@ class TopicConfigTest {
                         Map.entry("compression.gzip.level", "5"),
                         Map.entry("compression.lz4.level", "1"),
                         Map.entry("compression.zstd.level", "-7"),
-                        Map.entry("compression.produce.policy", " REFUSE ")));
+                        Map.entry("compression.produce.policy", " REFUSE "),
+                        Map.entry("preallocate", " False ")));
         assertThat(c.cleanupPolicy()).isEqualTo(LogConfig.CleanupPolicy.COMPACT_DELETE);
         assertThat(c.retentionMs()).isEqualTo(1000);
         assertThat(c.retentionBytes()).isEqualTo(2048);
@@ -48,7 +49,9 @@ class TopicConfigTest {
         assertThat(c.compression().levels()).isEqualTo(new CompressionConfig(5, 1, -7));
         assertThat(c.compression().refuseCompressedProduce()).isTrue();
         assertThat(c.compression().producePolicy()).isEqualTo("refuse");
-        assertThat(TopicConfig.KEYS).hasSize(17);
+        assertThat(c.preallocate()).isFalse();
+        assertThat(LogConfig.defaults().preallocate()).isTrue();
+        assertThat(TopicConfig.KEYS).hasSize(18);
     }
 
     @Test
@@ -70,6 +73,10 @@ class TopicConfigTest {
         assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("segment.bytes", "10")))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("segment.bytes");
+        assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("preallocate", "yes")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("preallocate=yes")
+                .hasMessageContaining("must be true or false");
         assertThatThrownBy(() -> TopicConfig.apply(LogConfig.defaults(), Map.of("cleanup.policy", "shred")))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("cleanup.policy=shred");

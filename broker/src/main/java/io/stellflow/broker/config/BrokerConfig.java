@@ -54,6 +54,8 @@ import java.util.TreeSet;
  *   <tr><td>log.segment.delete.delay.ms</td><td>60000</td><td>&gt;= 0</td></tr>
  *   <tr><td>log.cleaner.delete.retention.ms</td><td>86400000 (1 day)</td><td>&gt;= 0</td></tr>
  *   <tr><td>log.cleaner.min.cleanable.ratio</td><td>0.5</td><td>0..1</td></tr>
+ *   <tr><td>log.preallocate</td><td>true</td><td>true or false; the active segment reserves its disk
+ *       blocks 16 MiB ahead of its end, keeping its size (Kafka's default is false)</td></tr>
  *   <tr><td>log.retention.check.interval.ms</td><td>300000</td><td>&gt;= 0; retention and compaction run this
  *       often (0 = never)</td></tr>
  *   <tr><td>log.flush.offset.checkpoint.interval.ms</td><td>60000</td><td>&gt;= 0; recovery-point and
@@ -169,6 +171,7 @@ public final class BrokerConfig {
             "log.segment.delete.delay.ms",
             "log.cleaner.delete.retention.ms",
             "log.cleaner.min.cleanable.ratio",
+            "log.preallocate",
             "log.retention.check.interval.ms",
             "log.flush.offset.checkpoint.interval.ms",
             "num.recovery.threads.per.data.dir",
@@ -654,7 +657,8 @@ public final class BrokerConfig {
                         "log.cleaner.delete.retention.ms",
                         LogConfig.DEFAULT_DELETE_RETENTION_MS,
                         0,
-                        Long.MAX_VALUE));
+                        Long.MAX_VALUE))
+                .preallocate(bool(props, "log.preallocate", true));
         String policy = string(props, "log.cleanup.policy", "delete");
         String ratio = string(props, "log.cleaner.min.cleanable.ratio", "0.5");
         try {

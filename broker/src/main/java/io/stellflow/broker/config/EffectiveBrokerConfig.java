@@ -53,6 +53,7 @@ public final class EffectiveBrokerConfig {
         effective.put("log.cleanup.policy", new String[] {log.cleanupPolicy().toString()});
         effective.put("log.flush.interval.messages", new String[] {Long.toString(log.flushMessages())});
         effective.put("log.flush.interval.ms", new String[] {Long.toString(log.flushMs())});
+        effective.put("log.preallocate", new String[] {Boolean.toString(log.preallocate())});
         effective.put("replica.lag.time.max.ms", new String[] {Long.toString(config.replicaLagTimeMaxMs())});
         effective.put("transport", new String[] {config.transport().configName()});
         effective.put("num.network.threads", new String[] {Integer.toString(config.numNetworkThreads())});

@@ -45,6 +45,10 @@ import org.openjdk.jmh.annotations.Warmup;
  *
  * <p>{@code batchBytes}: 16384 = the Java producer's default batch.size (about 15 records per
  * batch, ~65 batches per set); 1048576 = one batch per set.
+ *
+ * <p>{@code preallocate}: {@code log.preallocate} of the {@link #logAppend} log (default true, as the
+ * broker's); {@code -p preallocate=true,false} measures the reservation against the file system's
+ * per-page delayed allocation.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -61,6 +65,9 @@ public class StorageAppendBench {
 
     @Param({"16384", "1048576"})
     public int batchBytes;
+
+    @Param({"true"})
+    public boolean preallocate;
 
     private ByteBuf set;
     private int setSize;
@@ -102,7 +109,9 @@ public class StorageAppendBench {
     @Setup(Level.Iteration)
     public void openFiles() throws IOException {
         dir = StorageBenchFiles.newScratchDir("sf-storage-append");
-        log = UnifiedLog.open(dir.resolve("bench-0"), LogConfig.defaults());
+        log = UnifiedLog.open(
+                dir.resolve("bench-0"),
+                LogConfig.builder().preallocate(preallocate).build());
         fileSeq = 0;
         nextPlainFile();
         nextMmapFile();

@@ -35,6 +35,7 @@ import java.util.TreeSet;
  *   <tr><td>compression.lz4.level</td><td>1..17</td></tr>
  *   <tr><td>compression.zstd.level</td><td>-131072..22</td></tr>
  *   <tr><td>compression.produce.policy</td><td>accept or refuse (any case)</td></tr>
+ *   <tr><td>preallocate</td><td>true or false (any case)</td></tr>
  * </table>
  * Values are taken with surrounding blanks removed ({@link #normalize}).
  *
@@ -99,6 +100,8 @@ public final class TopicConfigRules {
         r.put("compression.zstd.level", new Rule(Kind.INT, -131072, 22, true));
         // Ours (Kafka has no such key): refuse compressed Produce on topics read by the public SDKs.
         r.put("compression.produce.policy", new Rule(Kind.PRODUCE_POLICY, 0, true));
+        // Kafka's key; ours reserves 16 MiB ahead of the active segment's end (storage LogConfig).
+        r.put("preallocate", new Rule(Kind.BOOLEAN, 0, true));
         return Collections.unmodifiableMap(r);
     }
 

@@ -37,6 +37,8 @@ class TopicConfigRulesTest {
             {"compression.zstd.level", "22"},
             {"compression.produce.policy", "accept"},
             {"compression.produce.policy", " Refuse "},
+            {"preallocate", "false"},
+            {"preallocate", " TRUE "},
         };
         for (String[] c : ok) {
             assertThat(TopicConfigRules.validate(c[0], c[1]))
@@ -44,8 +46,8 @@ class TopicConfigRulesTest {
                     .isNull();
         }
         assertThat(TopicConfigRules.KEYS)
-                .hasSize(19)
-                .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable");
+                .hasSize(20)
+                .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable", "preallocate");
         assertThat(TopicConfigRules.normalize(" 5 ")).isEqualTo("5");
     }
 
@@ -79,6 +81,7 @@ class TopicConfigRulesTest {
                 .isEqualTo("unclean.leader.election.enable=yes must be true or false");
         assertThat(TopicConfigRules.validate("unclean.leader.election.enable", ""))
                 .isEqualTo("unclean.leader.election.enable= must be true or false");
+        assertThat(TopicConfigRules.validate("preallocate", "1")).isEqualTo("preallocate=1 must be true or false");
         assertThat(TopicConfigRules.validate("segment.ms", null)).isEqualTo("segment.ms has no value");
         assertThat(TopicConfigRules.validate(null, "1")).contains("unknown topic config");
     }
@@ -86,8 +89,9 @@ class TopicConfigRulesTest {
     @Test
     void theLogKeysAreEveryKeyButTheReplicationSettings() {
         assertThat(TopicConfigRules.LOG_KEYS)
-                .hasSize(17)
+                .hasSize(18)
                 .contains(
+                        "preallocate",
                         "cleanup.policy",
                         "compression.produce.policy",
                         "retention.ms",
@@ -95,6 +99,6 @@ class TopicConfigRulesTest {
                         "min.cleanable.dirty.ratio",
                         "compression.type")
                 .doesNotContain("min.insync.replicas", "unclean.leader.election.enable");
-        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(19);
+        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(20);
     }
 }
