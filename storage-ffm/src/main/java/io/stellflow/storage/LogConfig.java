@@ -55,10 +55,11 @@ import java.util.Locale;
  *     leader does with a batch's codec before it appends it ({@link LogCompression}). Default
  *     {@code producer}: stored as produced.
  * @param preallocate {@code log.preallocate} (topic: {@code preallocate}): the active segment's
- *     {@code .log} gets its disk blocks {@link LogSegment#PREALLOCATE_STEP_BYTES} (16 MiB, at most
- *     {@code segmentBytes}) at a time ahead of its end, without changing its size ({@link
- *     FileAllocator#preallocate}), so appends skip the file system's per-page block reservation; a
- *     roll or close gives the unused blocks back. Default true (Kafka's default is false: its
+ *     {@code .log} reserves its disk blocks ahead of its end without changing its size ({@link
+ *     FileAllocator#preallocate}): as many bytes as the segment will then hold, at least 1 MiB, at
+ *     most 16 MiB, never past {@code segmentBytes}; appends into the range skip the file system's
+ *     per-page block reservation, and a roll or close gives the unused blocks back ({@link
+ *     LogSegment}). Applies from the next segment. Default true (Kafka's default is false: its
  *     preallocation extends the file to the whole segment). Where the file system cannot, or is too
  *     full for a step, appends go on without it.
  * @throws IllegalArgumentException naming the key and the bad value

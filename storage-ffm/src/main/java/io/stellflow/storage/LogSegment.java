@@ -30,13 +30,17 @@ import org.slf4j.LoggerFactory;
  * after the bytes and index entries are written: every byte below it belongs to a complete batch.
  *
  * <p>Preallocation ({@link LogConfig#preallocate}): before an append that would pass the blocks
- * already reserved, the writer reserves up to the next multiple of {@link #PREALLOCATE_STEP_BYTES}
- * (at most {@code segmentBytes}) past the write's end with {@link FileAllocator#preallocate}; the
- * file's size stays the bytes written, so readers, recovery and retention see no difference. {@link
- * #seal}, {@link #close} and a truncation give the unused blocks back. A crash leaves at most one
- * step of blocks past the end of the segments that were active or recovered, given back when that
- * segment is next sealed. A failed reservation (full disk, quota) turns preallocation off for this
- * segment, with one log line; the append itself decides the outcome, as without preallocation.
+ * already reserved, the writer reserves ahead of the write's end as many bytes as the segment will
+ * then hold, at least {@link #PREALLOCATE_MIN_STEP_BYTES} and at most {@link
+ * #PREALLOCATE_STEP_BYTES}, in whole MiB and never past {@code segmentBytes} ({@link
+ * FileAllocator#preallocate}): a segment that takes little reserves little. The file's size stays the
+ * bytes written, so readers and recovery see no difference. {@link #seal} and {@link #close} give
+ * the unused blocks back and restore the file's modification time (retention and compaction read it
+ * after a restart); a truncation that shortens the file frees them with the cut. A crash leaves the
+ * blocks of the segments that were active; they are given back when such a segment is sealed or
+ * closed after the restart (whatever {@code log.preallocate} then says). A failed reservation (full
+ * disk, quota) turns preallocation off for this segment, with one log line; the append itself
+ * decides the outcome, as without preallocation.
  */
 final class LogSegment {
     static final String LOG_SUFFIX = ".log";
@@ -45,8 +49,11 @@ final class LogSegment {
     /** Appended to every file of a segment removed by retention or truncation until it is deleted. */
     static final String DELETED_SUFFIX = ".deleted";
 
-    /** Blocks reserved per preallocation step ({@link LogConfig#preallocate}): 16 MiB. */
+    /** Most bytes reserved ahead of the end ({@link LogConfig#preallocate}): 16 MiB. */
     static final int PREALLOCATE_STEP_BYTES = 16 << 20;
+
+    /** Fewest bytes reserved ahead, and the unit of a reservation's end: 1 MiB. */
+    static final int PREALLOCATE_MIN_STEP_BYTES = 1 << 20;
 
     private static final Logger LOG = LoggerFactory.getLogger(LogSegment.class);
 
@@ -81,11 +88,17 @@ final class LogSegment {
     private int bytesSinceIndexEntry;
     private int flushedSizeBytes;
 
-    /** Bytes per preallocation step, at most {@code segmentBytes}; 0 when off. Writer only. */
-    private int preallocateStepBytes;
+    /** {@code log.preallocate} of the config the segment was opened with. */
+    private boolean preallocateConfigured;
 
     /** {@code segmentBytes}: no step reserves past it (a larger single batch reserves its own end). */
     private int preallocateMaxEndBytes;
+
+    /**
+     * The log file's identity when it was opened ({@code fileKey}: device and inode): a trim or a
+     * reservation by path acts only on that file, never on another one under the same name.
+     */
+    private Object fileKey;
 
     /**
      * Blocks below this byte are reserved: an append ending at or below it preallocates nothing.
@@ -104,17 +117,13 @@ final class LogSegment {
     }
 
     /**
-     * Turns preallocation on from {@code size} (the current end) when the config asks for it; an
-     * active or recovered segment may hold blocks past its end from before a crash, so it trims
-     * them at its seal.
+     * The segment takes appends from {@code size} (created, loaded as the last one, recovered, or
+     * reactivated by a truncation): reservations start there when the config asks for them, and
+     * the blocks past the end, ours or a crashed run's, are given back at its seal or close.
      */
-    private void startPreallocation(LogConfig config, long size) {
-        if (config.preallocate()) {
-            preallocateStepBytes = Math.min(PREALLOCATE_STEP_BYTES, config.segmentBytes());
-            preallocateMaxEndBytes = config.segmentBytes();
-            preallocatedEndBytes = size;
-            mayHoldBlocksPastEnd = true;
-        }
+    private void becomeActive(long size) {
+        mayHoldBlocksPastEnd = true;
+        preallocatedEndBytes = preallocateConfigured ? size : Long.MAX_VALUE;
     }
 
     static String fileStem(long baseOffset) {
@@ -145,7 +154,7 @@ final class LogSegment {
         }
         s.sizeBytes = 0;
         s.lastAppendTimeMs = nowMs;
-        s.startPreallocation(config, 0);
+        s.becomeActive(0);
         return s;
     }
 
@@ -171,7 +180,7 @@ final class LogSegment {
             throw e;
         }
         if (active) {
-            s.startPreallocation(config, s.sizeBytes);
+            s.becomeActive(s.sizeBytes);
         }
         return s;
     }
@@ -224,7 +233,7 @@ final class LogSegment {
         LogSegment s = openLog(dir, baseOffset, config);
         long size = s.log.size();
         s.sizeBytes = (int) Math.min(size, Integer.MAX_VALUE);
-        s.startPreallocation(config, size);
+        s.becomeActive(size);
         return s;
     }
 
@@ -233,7 +242,16 @@ final class LogSegment {
         FileChannel ch =
                 FileChannel.open(logFile, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
         LogSegment s = new LogSegment(baseOffset, logFile, ch, config.indexIntervalBytes());
-        s.lastAppendTimeMs = Files.getLastModifiedTime(logFile).toMillis();
+        try {
+            BasicFileAttributes attrs = Files.readAttributes(logFile, BasicFileAttributes.class);
+            s.lastAppendTimeMs = attrs.lastModifiedTime().toMillis();
+            s.fileKey = attrs.fileKey();
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+        s.preallocateConfigured = config.preallocate();
+        s.preallocateMaxEndBytes = config.segmentBytes();
         return s;
     }
 
@@ -370,19 +388,32 @@ final class LogSegment {
     }
 
     /**
-     * Reserves blocks from {@link #preallocatedEndBytes} to the next multiple of the step past
-     * {@code endBytes} (at most the segment size, at least {@code endBytes}). A failure turns
-     * preallocation off for this segment and is logged once; the append goes on. Writer only.
+     * Where a reservation for an append ending at {@code endBytes} ends: {@code endBytes} plus as
+     * many bytes as that (at least {@link #PREALLOCATE_MIN_STEP_BYTES}, at most {@link
+     * #PREALLOCATE_STEP_BYTES}), rounded down to whole MiB but never below the MiB that holds {@code
+     * endBytes}, capped by {@code maxEndBytes} and never below {@code endBytes}.
+     */
+    static long reservationEnd(long endBytes, long maxEndBytes) {
+        long mib = PREALLOCATE_MIN_STEP_BYTES;
+        long ahead = Math.min(PREALLOCATE_STEP_BYTES, Math.max(mib, endBytes));
+        long end = Math.max((endBytes + mib - 1) / mib * mib, (endBytes + ahead) / mib * mib);
+        return Math.max(endBytes, Math.min(end, maxEndBytes));
+    }
+
+    /**
+     * Reserves blocks from {@link #preallocatedEndBytes} to {@link #reservationEnd}. A failure, or a
+     * log file that is no longer the one opened, turns preallocation off for this segment (logged
+     * once); the append goes on. Writer only.
      */
     private void preallocate(long endBytes) {
-        long nextStep = (endBytes / preallocateStepBytes + 1) * preallocateStepBytes;
-        long target = Math.max(endBytes, Math.min(nextStep, preallocateMaxEndBytes));
+        long target = reservationEnd(endBytes, preallocateMaxEndBytes);
         try {
-            if (FileAllocator.preallocate(logFile, preallocatedEndBytes, target - preallocatedEndBytes)) {
+            if (isStillOurFile()
+                    && FileAllocator.preallocate(logFile, preallocatedEndBytes, target - preallocatedEndBytes)) {
                 preallocatedEndBytes = target;
                 return;
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.warn(
                     "log.preallocate: could not reserve {} bytes of {} ({}); appending without preallocation",
                     target - preallocatedEndBytes,
@@ -392,10 +423,19 @@ final class LogSegment {
         preallocatedEndBytes = Long.MAX_VALUE;
     }
 
+    /** True when the file at {@link #logFile} is the one this segment opened (same device and inode). */
+    private boolean isStillOurFile() throws IOException {
+        return fileKey != null
+                && fileKey.equals(
+                        Files.readAttributes(logFile, BasicFileAttributes.class).fileKey());
+    }
+
     /**
      * Gives back blocks reserved past the end ({@link FileAllocator#trimPastSize} at the file's
-     * current size: no byte is cut). Errors are logged, not thrown: the blocks are then given back
-     * with the segment's deletion. Writer only.
+     * current size: no byte is cut), then restores the modification time the truncation call
+     * changed. Only on the file this segment opened, and only when its size is the channel's.
+     * Errors are logged, not thrown: the blocks are then given back with the segment's deletion.
+     * Writer only.
      */
     private void trimPreallocation() {
         if (!mayHoldBlocksPastEnd) {
@@ -403,8 +443,15 @@ final class LogSegment {
         }
         mayHoldBlocksPastEnd = false;
         try {
-            FileAllocator.trimPastSize(logFile, log.size());
-        } catch (IOException e) {
+            BasicFileAttributes attrs = Files.readAttributes(logFile, BasicFileAttributes.class);
+            long size = log.size();
+            if (fileKey == null || !fileKey.equals(attrs.fileKey()) || attrs.size() != size) {
+                return;
+            }
+            if (FileAllocator.trimPastSize(logFile, size)) {
+                Files.setLastModifiedTime(logFile, attrs.lastModifiedTime());
+            }
+        } catch (IOException | RuntimeException e) {
             LOG.warn(
                     "log.preallocate: could not give back the blocks past the end of {} ({})", logFile, e.getMessage());
         }
@@ -523,6 +570,7 @@ final class LogSegment {
         index.truncateToEntries(keepOffsetEntries);
         timeIndex.truncateToEntries(keepTimeEntries);
         truncateTo(position);
+        becomeActive(position);
         bytesSinceIndexEntry = keepOffsetEntries == 0 ? position : position - index.positionAt(keepOffsetEntries - 1);
         recomputeMaxTimestamp(ByteBuffer.allocate(TIME_HEADER_BYTES));
         initRollBaseFromLog();
@@ -639,6 +687,8 @@ final class LogSegment {
      * this segment keep reading through the open channel). Writer only.
      */
     void renameForDeletion() throws IOException {
+        mayHoldBlocksPastEnd = false; // the blocks go with the file; nothing is reserved by its old name
+        preallocatedEndBytes = Long.MAX_VALUE;
         Path dir = logFile.getParent();
         for (Path f : new Path[] {
             logFile, indexPath(dir, baseOffset), timeIndexPath(dir, baseOffset), AbortedTxnIndex.path(dir, baseOffset)

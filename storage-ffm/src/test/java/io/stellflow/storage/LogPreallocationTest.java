@@ -11,12 +11,15 @@ import java.io.IOException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code log.preallocate} ({@link LogConfig#preallocate}) on a real small file system, whose free
- * space shows every reserved block: the active segment reserves a step ahead of its end without
- * changing its size, gives the unused blocks back at a roll and at close, and on a full disk an
+ * space shows every reserved block: the active segment reserves ahead of its end without changing
+ * its size (1 MiB at first, as much as it holds as it grows, up to 16 MiB), gives the unused blocks
+ * back at a roll and at close without changing the file's modification time, and on a full disk an
  * append still decides the outcome (a reservation that fails is skipped; reserved blocks are used,
  * then the append fails with {@code ENOSPC} and the log recovers once space is freed).
  */
@@ -79,10 +82,14 @@ class LogPreallocationTest {
                         .isEqualTo(log.activeSegmentSizeBytes())
                         .isLessThan(PAGE);
                 assertThat(usedBytes(fs))
-                        .as("one step (the segment size) reserved for the active log, its data page in it")
-                        .isEqualTo(pagesOfFilesBut(dir, logFile(dir, 0)) * PAGE + 2 * MIB);
+                        .as("1 MiB reserved for the active log at first, its data page in it")
+                        .isEqualTo(pagesOfFilesBut(dir, logFile(dir, 0)) * PAGE + MIB);
 
-                // Fill the segment to just under 2 MiB: no new block is needed.
+                // Past 1 MiB the reservation grows to the segment's end (2 MiB), then nothing more.
+                while (log.activeSegmentSizeBytes() <= MIB) {
+                    append(log, 60_000);
+                }
+                assertThat(usedBytes(fs)).isEqualTo(pagesOfFilesBut(dir, logFile(dir, 0)) * PAGE + 2 * MIB);
                 long before = fs.usableBytes();
                 while (log.activeSegmentSizeBytes() < 2 * MIB - 64 * 1024) {
                     append(log, 60_000);
@@ -96,8 +103,8 @@ class LogPreallocationTest {
                 assertThat(log.segmentCount()).isEqualTo(2);
                 long activeBase = log.logEndOffset() - 1;
                 assertThat(usedBytes(fs))
-                        .as("every file's pages, the new active log's counted as its whole step")
-                        .isEqualTo(pagesOfFilesBut(dir, logFile(dir, activeBase)) * PAGE + 2 * MIB);
+                        .as("every file's pages, the new active log's counted as its first 1 MiB")
+                        .isEqualTo(pagesOfFilesBut(dir, logFile(dir, activeBase)) * PAGE + MIB);
             }
             assertThat(usedBytes(fs))
                     .as("after close every block in use holds a byte of some file: nothing reserved")
@@ -120,6 +127,57 @@ class LogPreallocationTest {
             }
         }
         return pages;
+    }
+
+    @Test
+    void theReservationGrowsWithTheSegmentUpToSixteenMib() throws Exception {
+        long m = MIB;
+        assertThat(LogSegment.reservationEnd(1000, 64 * m)).isEqualTo(m);
+        assertThat(LogSegment.reservationEnd(m + 1, 64 * m)).isEqualTo(2 * m);
+        assertThat(LogSegment.reservationEnd(4 * m + 100, 64 * m)).isEqualTo(8 * m);
+        assertThat(LogSegment.reservationEnd(20 * m + 5, 64 * m))
+                .as("16 MiB ahead at most")
+                .isEqualTo(36 * m);
+        assertThat(LogSegment.reservationEnd(60 * m, 64 * m))
+                .as("never past the segment")
+                .isEqualTo(64 * m);
+        assertThat(LogSegment.reservationEnd(70 * m, 64 * m))
+                .as("a larger batch: its own end")
+                .isEqualTo(70 * m);
+        try (SmallTmpfs fs = SmallTmpfs.mountOrSkip(24 * MIB)) {
+            Path dir = fs.dir().resolve("t-0");
+            try (UnifiedLog log = UnifiedLog.open(
+                    dir, CONFIG.toBuilder().segmentBytes(64 * MIB).build())) {
+                while (log.activeSegmentSizeBytes() <= 4 * MIB) {
+                    append(log, 60_000);
+                }
+                assertThat(usedBytes(fs))
+                        .as("past 4 MiB the reservation ends at 8 MiB")
+                        .isEqualTo(pagesOfFilesBut(dir, logFile(dir, 0)) * PAGE + 8 * MIB);
+            }
+        }
+    }
+
+    @Test
+    void givingBlocksBackKeepsTheModificationTimeThatRetentionReads() throws Exception {
+        FileTime old = FileTime.from(Instant.parse("2020-01-01T00:00:00Z"));
+        try (SmallTmpfs fs = SmallTmpfs.mountOrSkip(16 * MIB)) {
+            Path dir = fs.dir().resolve("t-0");
+            long active;
+            try (UnifiedLog log = UnifiedLog.open(dir, CONFIG)) {
+                for (int i = 0; i < 3; i++) {
+                    append(log, 500_000);
+                }
+                Files.setLastModifiedTime(logFile(dir, 0), old);
+                append(log, 1_000_000); // does not fit: rolls, segment 0 is sealed and trimmed
+                assertThat(log.segmentCount()).isEqualTo(2);
+                assertThat(Files.getLastModifiedTime(logFile(dir, 0))).isEqualTo(old);
+                active = log.logEndOffset() - 1;
+                Files.setLastModifiedTime(logFile(dir, active), old);
+            } // close trims the active segment
+            assertThat(Files.getLastModifiedTime(logFile(dir, active))).isEqualTo(old);
+            assertThat(usedBytes(fs)).as("both trimmed").isEqualTo(pagesOfFilesBut(dir, null) * PAGE);
+        }
     }
 
     @Test
