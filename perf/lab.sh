@@ -125,6 +125,7 @@ SF_PIDS="" KAFKA_PIDS=""
 # one; and the fault cost, paid alike by both brokers, would otherwise make every ratio of CPU per
 # GB look closer to 1 than the brokers' own work is. Skipped by --fresh-memory and --smoke.
 fill_page_cache() {
+  PAGE_CACHE_FILLED=""
   if [ -z "$FILL" ] || [ -n "$SMOKE" ]; then
     PAGE_CACHE_NOTE="page cache not pre-filled ($([ -n "$SMOKE" ] && echo --smoke || echo --fresh-memory))"
     return 0
@@ -145,8 +146,31 @@ fill_page_cache() {
     log "page cache: $free_mb MB free, disk room $disk_mb MB: not filling"; return 0
   fi
   dd if=/dev/zero of="$dir/fill" bs=1M count="$fill_mb" conv=fsync status=none
-  PAGE_CACHE_NOTE="free memory filled with clean page cache before each run"
+  PAGE_CACHE_FILLED=yes
+  PAGE_CACHE_NOTE="free memory filled with clean page cache before each run and topped up before each case"
   log "page cache: filled $fill_mb MB with clean cached pages, $(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 )) MB free"
+}
+
+# top_up_page_cache: before each recorded case of a run whose memory was filled, writes the free
+# memory less PAGE_CACHE_TOPUP_LEAVE_MB (default 160, above the kernel's watermarks) into one more
+# clean fill file. Why: within a run, memory freed since the fill (each load tool's JVM at its exit)
+# is reported to the host after about 2 s and comes back as host faults in whichever process takes
+# it next, usually the next case's broker copying produce data into the page cache; the brokers'
+# CPU per GB then depended on who took those pages. In one lab (profiles of 20261207T123520Z) the
+# copy into the page cache cost our lz4 produce 194 ms against Kafka's 38 for about the same bytes,
+# and Kafka's zstd produce 193 against our 72; free memory between cases was 200-600 MB. The top-up
+# takes those pages first (its own faults are not measured), so both brokers' writes recycle clean
+# cached pages, as after the run's fill. Skipped when the fill was, or when the disk is short.
+top_up_page_cache() {
+  [ -n "${PAGE_CACHE_FILLED:-}" ] || return 0
+  local free_mb top_mb disk_mb
+  free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
+  top_mb=$(( free_mb - ${PAGE_CACHE_TOPUP_LEAVE_MB:-160} ))
+  [ "$top_mb" -ge 32 ] || return 0
+  disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * DATA_MB - 4096 ))
+  [ "$disk_mb" -ge "$top_mb" ] || return 0
+  TOP_UP_SEQ=$(( ${TOP_UP_SEQ:-0} + 1 ))
+  dd if=/dev/zero of="$WORK/page-cache-fill/top-up-$TOP_UP_SEQ" bs=1M count="$top_mb" conv=fsync status=none || true
 }
 
 stop_pid() { # pid [grace in seconds, default 10, then SIGKILL]
@@ -375,6 +399,7 @@ run_case() {
     warmup=$(( PRODUCE_WARMUP_MB * 1048576 / size )); num=$(( num + warmup ))
   fi
   if [ "$system" = stellflow ]; then pid=${SF_PIDS:-$SF_PID}; else pid=${KAFKA_PIDS:-$KAFKA_PID}; fi
+  top_up_page_cache
   # shellcheck disable=SC2086
   before=$(cpu_ticks $pid)
   children_cpu_ms; client_before=$CHILD_CPU_MS
