@@ -56,6 +56,7 @@ txn_case() {
   shift 4
   if [[ " $SKIP_SYSTEMS " == *" $system "* ]]; then FAILED=$((FAILED + 1)); return 0; fi
   if [ "$system" = stellflow ]; then pid=$SF_PID; else pid=$KAFKA_PID; fi
+  top_up_page_cache
   before=$(cpu_ticks "$pid"); children_cpu_ms; client_before=$CHILD_CPU_MS
   set +e
   txn_bench "$system" "$@" --name "$name" >"$out" 2>"$WORK/txn-tool.log"

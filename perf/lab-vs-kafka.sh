@@ -156,7 +156,7 @@ lab report --cases "$CASES" --out-dir "$OUT_DIR" --iperf3-json "$OUT_DIR/iperf3.
 $(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) cores, $(uname -r); Stellflow transport $SF_TRANSPORT; no fsync per produce on either side; \
 socket buffers: $([ "${KAFKA_SOCKET_DEFAULTS:-0}" = 1 ] && echo "Kafka's shipped sizes" || echo 'OS default (autotuned) on both'); \
 Kafka payloads pre-made (--payload-file); warm-up ${WARMUP_MB} MB per broker and run; \
-$PAGE_CACHE_NOTE; $AOT_NOTE.$([ -z "$COMPRESSION" ] || echo " zstd-jni bindings: \
+$PAGE_CACHE_NOTE$([ "$TOP_UP_SKIPPED" = 0 ] || echo " ($TOP_UP_SKIPPED top-ups skipped: no disk room or dd failed)"); $AOT_NOTE.$([ -z "$COMPRESSION" ] || echo " zstd-jni bindings: \
 our clients $(case "${STELLFLOW_OPTS:-}" in *enableMultiRelease=true*) echo 'its FFM classes (STELLFLOW_OPTS)' ;; \
 *) echo 'its JNI classes (bin/_launch.sh)' ;; esac), our broker its FFM classes (JDK default); \
 Kafka's clients and broker zstd-jni $(ls "$KAFKA_LIB" | sed -n 's/^zstd-jni-\(.*\)\.jar$/\1/p') (JNI only).")$([ -z "$TRANSACTIONS" ] || echo " Transactions: $TXN_PARTITIONS partition(s), \

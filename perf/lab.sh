@@ -152,25 +152,39 @@ fill_page_cache() {
 }
 
 # top_up_page_cache: before each recorded case of a run whose memory was filled, writes the free
-# memory less PAGE_CACHE_TOPUP_LEAVE_MB (default 160, above the kernel's watermarks) into one more
-# clean fill file. Why: within a run, memory freed since the fill (each load tool's JVM at its exit)
+# memory less PAGE_CACHE_TOPUP_LEAVE_MB (default 160, and at least the kernel's high watermarks plus
+# 64 MB, so kswapd does not wake and evict a case's data) into one more clean fill file. Why: within a run, memory freed since the fill (each load tool's JVM at its exit)
 # is reported to the host after about 2 s and comes back as host faults in whichever process takes
 # it next, usually the next case's broker copying produce data into the page cache; the brokers'
 # CPU per GB then depended on who took those pages. In one lab (profiles of 20261207T123520Z) the
 # copy into the page cache cost our lz4 produce 194 ms against Kafka's 38 for about the same bytes,
 # and Kafka's zstd produce 193 against our 72; free memory between cases was 200-600 MB. The top-up
 # takes those pages first (its own faults are not measured), so both brokers' writes recycle clean
-# cached pages, as after the run's fill. Skipped when the fill was, or when the disk is short.
+# cached pages, as after the run's fill. Also before each profiled run (profile_case,
+# profile_kafka_case) and transaction case (lab-transactions.sh). Not done when the run was not
+# filled; a top-up the disk has no room for, or whose dd fails, is logged and counted in the results'
+# note (TOP_UP_SKIPPED), never silent.
+TOP_UP_SKIPPED=0
 top_up_page_cache() {
   [ -n "${PAGE_CACHE_FILLED:-}" ] || return 0
-  local free_mb top_mb disk_mb
+  local free_mb top_mb disk_mb leave_mb high_mb
+  high_mb=$(( $(awk '$1 == "high" {s += $2} END {print s + 0}' /proc/zoneinfo) * 4 / 1024 ))
+  leave_mb=${PAGE_CACHE_TOPUP_LEAVE_MB:-160}
+  if [ "$leave_mb" -lt $(( high_mb + 64 )) ]; then leave_mb=$(( high_mb + 64 )); fi
   free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
-  top_mb=$(( free_mb - ${PAGE_CACHE_TOPUP_LEAVE_MB:-160} ))
+  top_mb=$(( free_mb - leave_mb ))
   [ "$top_mb" -ge 32 ] || return 0
   disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * DATA_MB - 4096 ))
-  [ "$disk_mb" -ge "$top_mb" ] || return 0
+  if [ "$disk_mb" -lt "$top_mb" ]; then
+    TOP_UP_SKIPPED=$(( TOP_UP_SKIPPED + 1 ))
+    log "page cache: no disk room to top up $top_mb MB ($disk_mb MB to spare): skipped"
+    return 0
+  fi
   TOP_UP_SEQ=$(( ${TOP_UP_SEQ:-0} + 1 ))
-  dd if=/dev/zero of="$WORK/page-cache-fill/top-up-$TOP_UP_SEQ" bs=1M count="$top_mb" conv=fsync status=none || true
+  if ! dd if=/dev/zero of="$WORK/page-cache-fill/top-up-$TOP_UP_SEQ" bs=1M count="$top_mb" conv=fsync status=none; then
+    TOP_UP_SKIPPED=$(( TOP_UP_SKIPPED + 1 ))
+    log "page cache: the top-up of $top_mb MB failed"
+  fi
 }
 
 stop_pid() { # pid [grace in seconds, default 10, then SIGKILL]
@@ -512,6 +526,7 @@ profile_case() {
   local file=$HOME_DIR/profiles/$2 topic=prof-$RANDOM
   mkdir -p "$HOME_DIR/profiles"
   sf_topic "$topic" 1
+  top_up_page_cache
   profiler "$SF_PID" "start,$1"
   STELLFLOW_HEAP_OPTS=$CLIENT_HEAP "$HOME_DIR/bin/stellflow-perf.sh" produce --bootstrap-server "$SF_BS" \
     --topic "$topic" --num-records $(( PROFILE_MB * 1024 )) --record-size 1024 --throughput -1 --json \
@@ -529,6 +544,7 @@ profile_kafka_case() {
   local file=$HOME_DIR/profiles/$2 topic=prof-$RANDOM
   mkdir -p "$HOME_DIR/profiles"
   kafka_topic "$topic" 1
+  top_up_page_cache
   profiler "$KAFKA_PID" "start,$1"
   # shellcheck disable=SC2086
   kafka_tool ProducerPerformance --topic "$topic" --num-records $(( PROFILE_MB * 1024 )) \

@@ -118,11 +118,13 @@ final class LogSegment {
 
     /**
      * The segment takes appends from {@code size} (created, loaded as the last one, recovered, or
-     * reactivated by a truncation): reservations start there when the config asks for them, and
-     * the blocks past the end, ours or a crashed run's, are given back at its seal or close.
+     * reactivated by a truncation): reservations start there when the config asks for them, and the
+     * blocks past the end are given back at its seal or close when it reserves, or when it was
+     * loaded from disk ({@code loaded}: a crashed run may have left some, whatever the config says
+     * now). A new segment with preallocation off does no trim.
      */
-    private void becomeActive(long size) {
-        mayHoldBlocksPastEnd = true;
+    private void becomeActive(long size, boolean loaded) {
+        mayHoldBlocksPastEnd |= loaded || preallocateConfigured;
         preallocatedEndBytes = preallocateConfigured ? size : Long.MAX_VALUE;
     }
 
@@ -154,7 +156,7 @@ final class LogSegment {
         }
         s.sizeBytes = 0;
         s.lastAppendTimeMs = nowMs;
-        s.becomeActive(0);
+        s.becomeActive(0, false);
         return s;
     }
 
@@ -180,7 +182,7 @@ final class LogSegment {
             throw e;
         }
         if (active) {
-            s.becomeActive(s.sizeBytes);
+            s.becomeActive(s.sizeBytes, true);
         }
         return s;
     }
@@ -233,7 +235,7 @@ final class LogSegment {
         LogSegment s = openLog(dir, baseOffset, config);
         long size = s.log.size();
         s.sizeBytes = (int) Math.min(size, Integer.MAX_VALUE);
-        s.becomeActive(size);
+        s.becomeActive(size, true);
         return s;
     }
 
@@ -570,7 +572,7 @@ final class LogSegment {
         index.truncateToEntries(keepOffsetEntries);
         timeIndex.truncateToEntries(keepTimeEntries);
         truncateTo(position);
-        becomeActive(position);
+        becomeActive(position, false);
         bytesSinceIndexEntry = keepOffsetEntries == 0 ? position : position - index.positionAt(keepOffsetEntries - 1);
         recomputeMaxTimestamp(ByteBuffer.allocate(TIME_HEADER_BYTES));
         initRollBaseFromLog();

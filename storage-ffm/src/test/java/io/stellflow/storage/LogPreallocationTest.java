@@ -27,7 +27,7 @@ class LogPreallocationTest {
     private static final int PAGE = 4096;
     private static final int MIB = 1 << 20;
 
-    /** 2 MiB segments: the step is the segment size. Small indexes, one entry per batch. */
+    /** 2 MiB segments: reservations of 1 MiB, then 2 MiB. Small indexes, one entry per batch. */
     private static final LogConfig CONFIG = LogConfig.builder()
             .segmentBytes(2 * MIB)
             .indexIntervalBytes(0)
@@ -184,7 +184,9 @@ class LogPreallocationTest {
     void aStepThatDoesNotFitIsSkippedAndTheAppendStillSucceeds() throws Exception {
         try (SmallTmpfs fs = SmallTmpfs.mountOrSkip(MIB)) {
             Path dir = fs.dir().resolve("t-0");
-            LogConfig bigSegments = CONFIG.toBuilder().segmentBytes(64 * MIB).build(); // a 16 MiB step
+            LogConfig bigSegments = CONFIG.toBuilder()
+                    .segmentBytes(64 * MIB)
+                    .build(); // the first 1 MiB step does not fit beside the indexes
             try (UnifiedLog log = UnifiedLog.open(dir, bigSegments)) {
                 assertThat(append(log, 1000)).isZero();
                 assertThat(append(log, 1000)).isOne();
