@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileStore;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,9 +39,11 @@ import org.slf4j.LoggerFactory;
  * the unused blocks back and restore the file's modification time (retention and compaction read it
  * after a restart); a truncation that shortens the file frees them with the cut. A crash leaves the
  * blocks of the segments that were active; they are given back when such a segment is sealed or
- * closed after the restart (whatever {@code log.preallocate} then says). A failed reservation (full
- * disk, quota) turns preallocation off for this segment, with one log line; the append itself
- * decides the outcome, as without preallocation.
+ * closed after the restart (whatever {@code log.preallocate} then says). No reservation takes the
+ * file system below {@link #PREALLOCATE_MIN_FREE_BYTES} free (or a quarter of a smaller one): a disk
+ * running full keeps its space for data and the indexes. A failed reservation (full disk, quota)
+ * turns preallocation off for this segment, with one log line; the append itself decides the
+ * outcome, as without preallocation.
  */
 final class LogSegment {
     static final String LOG_SUFFIX = ".log";
@@ -54,6 +57,9 @@ final class LogSegment {
 
     /** Fewest bytes reserved ahead, and the unit of a reservation's end: 1 MiB. */
     static final int PREALLOCATE_MIN_STEP_BYTES = 1 << 20;
+
+    /** Free space a reservation must leave: 1 GiB, or a quarter of a smaller file system. */
+    static final long PREALLOCATE_MIN_FREE_BYTES = 1L << 30;
 
     private static final Logger LOG = LoggerFactory.getLogger(LogSegment.class);
 
@@ -99,6 +105,9 @@ final class LogSegment {
      * reservation by path acts only on that file, never on another one under the same name.
      */
     private Object fileKey;
+
+    /** The log file's file system, looked up at the first reservation. Writer only. */
+    private FileStore fileStore;
 
     /**
      * Blocks below this byte are reserved: an append ending at or below it preallocates nothing.
@@ -410,6 +419,10 @@ final class LogSegment {
     private void preallocate(long endBytes) {
         long target = reservationEnd(endBytes, preallocateMaxEndBytes);
         try {
+            if (!leavesFreeSpace(target - preallocatedEndBytes)) {
+                preallocatedEndBytes = target; // this step goes without; the next one looks again
+                return;
+            }
             if (isStillOurFile()
                     && FileAllocator.preallocate(logFile, preallocatedEndBytes, target - preallocatedEndBytes)) {
                 preallocatedEndBytes = target;
@@ -423,6 +436,19 @@ final class LogSegment {
                     e.getMessage());
         }
         preallocatedEndBytes = Long.MAX_VALUE;
+    }
+
+    /**
+     * True when reserving {@code lengthBytes} leaves the file system at least {@link
+     * #PREALLOCATE_MIN_FREE_BYTES}, or a quarter of its size if that is less: a disk running full
+     * keeps its space for data and for the indexes a roll or a recovery needs, not for reservations.
+     */
+    private boolean leavesFreeSpace(long lengthBytes) throws IOException {
+        if (fileStore == null) {
+            fileStore = Files.getFileStore(logFile);
+        }
+        long floor = Math.min(PREALLOCATE_MIN_FREE_BYTES, fileStore.getTotalSpace() / 4);
+        return fileStore.getUsableSpace() - lengthBytes >= floor;
     }
 
     /** True when the file at {@link #logFile} is the one this segment opened (same device and inode). */

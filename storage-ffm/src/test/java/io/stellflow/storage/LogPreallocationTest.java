@@ -240,6 +240,27 @@ class LogPreallocationTest {
     }
 
     @Test
+    void aDiskRunningFullKeepsAQuarterFreeOfReservations() throws Exception {
+        try (SmallTmpfs fs = SmallTmpfs.mountOrSkip(4 * MIB)) {
+            Path dir = fs.dir().resolve("t-0");
+            Path filler = fs.dir().resolve("filler");
+            Files.write(filler, new byte[5 * MIB / 2]);
+            try (UnifiedLog log = UnifiedLog.open(dir, CONFIG)) {
+                assertThat(append(log, 1000)).isZero();
+                // About 1.4 MiB free: a 1 MiB reservation would leave less than a quarter (1 MiB).
+                assertThat(usedBytes(fs))
+                        .as("no block reserved")
+                        .isEqualTo(pagesOfFilesBut(dir, null) * PAGE + Files.size(filler));
+                Files.delete(filler);
+                while (log.activeSegmentSizeBytes() <= MIB) { // the next step looks again: room now
+                    append(log, 60_000);
+                }
+                assertThat(usedBytes(fs)).isEqualTo(pagesOfFilesBut(dir, logFile(dir, 0)) * PAGE + 2 * MIB);
+            }
+        }
+    }
+
+    @Test
     void offReservesNothing() throws Exception {
         try (SmallTmpfs fs = SmallTmpfs.mountOrSkip(4 * MIB)) {
             Path dir = fs.dir().resolve("t-0");
