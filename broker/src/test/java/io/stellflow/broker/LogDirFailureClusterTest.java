@@ -282,9 +282,26 @@ class LogDirFailureClusterTest {
         assertThat(moved.leader()).isNotEqualTo(1);
         assertThat(moved.isr()).doesNotContain(1);
 
-        // Everything acknowledged is on the new leader.
+        // Everything acknowledged is on the new leader. The loop above may end right after the
+        // controller moved leadership (broker 1 keeps acknowledging into its reserved log blocks
+        // after the fill, log.preallocate), before the new leader applied it: until then it answers
+        // a fetch NOT_LEADER_OR_FOLLOWER, which is retriable.
         List<Long> read = new ArrayList<>();
         try (RawClient client = new RawClient(brokers[moved.leader() - 1].port())) {
+            Wait.until(
+                    WAIT,
+                    () -> {
+                        short error;
+                        try {
+                            error = Requests.fetchOne(client, Requests.fetch("acks", p, 0, 0))
+                                    .errorCode();
+                        } catch (IOException e) {
+                            throw new UncheckedIOException(e);
+                        }
+                        assertThat(error).isIn(Errors.NONE, Errors.NOT_LEADER_OR_FOLLOWER);
+                        return error == Errors.NONE;
+                    },
+                    "broker " + moved.leader() + " serves fetches as the new leader");
             long offset = 0;
             while (true) {
                 PartitionData data = Requests.fetchOne(client, Requests.fetch("acks", partition, offset, 0));
