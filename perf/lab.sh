@@ -116,6 +116,8 @@ SF_PID="" KAFKA_PID=""
 # --cluster3: the broker pids of each system (space-separated); CPU per case is summed over them.
 SF_PIDS="" KAFKA_PIDS=""
 
+free_memory_mb() { echo $(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 )); }
+
 # fill_page_cache: fills the free memory, less PAGE_CACHE_RESERVE_MB (default 2048, for the JVMs),
 # with clean page cache, kept until the next run's fill or the end of the lab run. Why: on this
 # machine (a VM whose host takes freed guest memory back, virtio-balloon free page reporting) a
@@ -136,7 +138,7 @@ fill_page_cache() {
     log "page cache: $WORK is on tmpfs, not filling"; return 0
   fi
   rm -rf "$dir"; mkdir -p "$dir" # the previous run's fill: its pages are recycled or freed by now
-  free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
+  free_mb=$(free_memory_mb)
   fill_mb=$(( free_mb - ${PAGE_CACHE_RESERVE_MB:-2048} ))
   # Leave disk room for a run's data: both brokers' warm-up and four produce cases, plus 4 GB.
   disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * (${WARMUP_MB:-2048} + 4 * DATA_MB) - 4096 ))
@@ -148,7 +150,7 @@ fill_page_cache() {
   dd if=/dev/zero of="$dir/fill" bs=1M count="$fill_mb" conv=fsync status=none
   PAGE_CACHE_FILLED=yes
   PAGE_CACHE_NOTE="free memory filled with clean page cache before each run and topped up before each case"
-  log "page cache: filled $fill_mb MB with clean cached pages, $(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 )) MB free"
+  log "page cache: filled $fill_mb MB with clean cached pages, $(free_memory_mb) MB free"
 }
 
 # top_up_page_cache: before each recorded case of a run whose memory was filled, writes the free
@@ -171,7 +173,7 @@ top_up_page_cache() {
   high_mb=$(( $(awk '$1 == "high" {s += $2} END {print s + 0}' /proc/zoneinfo) * 4 / 1024 ))
   leave_mb=${PAGE_CACHE_TOPUP_LEAVE_MB:-160}
   if [ "$leave_mb" -lt $(( high_mb + 64 )) ]; then leave_mb=$(( high_mb + 64 )); fi
-  free_mb=$(( $(awk '/^MemFree:/ {print $2}' /proc/meminfo) / 1024 ))
+  free_mb=$(free_memory_mb)
   top_mb=$(( free_mb - leave_mb ))
   [ "$top_mb" -ge 32 ] || return 0
   disk_mb=$(( $(df -Pm "$WORK" | awk 'NR == 2 {print $4}') - 2 * DATA_MB - 4096 ))

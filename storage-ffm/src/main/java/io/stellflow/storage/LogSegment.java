@@ -101,8 +101,8 @@ final class LogSegment {
     private int preallocateMaxEndBytes;
 
     /**
-     * The log file's identity when it was opened ({@code fileKey}: device and inode): a trim or a
-     * reservation by path acts only on that file, never on another one under the same name.
+     * The log file's identity when it was opened ({@code fileKey}: device and inode): a trim by path
+     * acts only on that file, never on another one under the same name.
      */
     private Object fileKey;
 
@@ -412,9 +412,9 @@ final class LogSegment {
     }
 
     /**
-     * Reserves blocks from {@link #preallocatedEndBytes} to {@link #reservationEnd}. A failure, or a
-     * log file that is no longer the one opened, turns preallocation off for this segment (logged
-     * once); the append goes on. Writer only.
+     * Reserves blocks from {@link #preallocatedEndBytes} to {@link #reservationEnd}. A failure turns
+     * preallocation off for this segment (logged once); the append goes on. Writer only (a segment
+     * renamed for deletion reserves nothing, {@link #renameForDeletion}).
      */
     private void preallocate(long endBytes) {
         long target = reservationEnd(endBytes, preallocateMaxEndBytes);
@@ -423,8 +423,7 @@ final class LogSegment {
                 preallocatedEndBytes = target; // this step goes without; the next one looks again
                 return;
             }
-            if (isStillOurFile()
-                    && FileAllocator.preallocate(logFile, preallocatedEndBytes, target - preallocatedEndBytes)) {
+            if (FileAllocator.preallocate(logFile, preallocatedEndBytes, target - preallocatedEndBytes)) {
                 preallocatedEndBytes = target;
                 return;
             }
@@ -451,17 +450,11 @@ final class LogSegment {
         return fileStore.getUsableSpace() - lengthBytes >= floor;
     }
 
-    /** True when the file at {@link #logFile} is the one this segment opened (same device and inode). */
-    private boolean isStillOurFile() throws IOException {
-        return fileKey != null
-                && fileKey.equals(
-                        Files.readAttributes(logFile, BasicFileAttributes.class).fileKey());
-    }
-
     /**
      * Gives back blocks reserved past the end ({@link FileAllocator#trimPastSize} at the file's
      * current size: no byte is cut), then restores the modification time the truncation call
-     * changed. Only on the file this segment opened, and only when its size is the channel's.
+     * changed. Only on the file this segment opened (same device and inode: after a failed truncation
+     * another file may hold its name).
      * Errors are logged, not thrown: the blocks are then given back with the segment's deletion.
      * Writer only.
      */
@@ -472,11 +465,10 @@ final class LogSegment {
         mayHoldBlocksPastEnd = false;
         try {
             BasicFileAttributes attrs = Files.readAttributes(logFile, BasicFileAttributes.class);
-            long size = log.size();
-            if (fileKey == null || !fileKey.equals(attrs.fileKey()) || attrs.size() != size) {
+            if (fileKey == null || !fileKey.equals(attrs.fileKey())) {
                 return;
             }
-            if (FileAllocator.trimPastSize(logFile, size)) {
+            if (FileAllocator.trimPastSize(logFile, attrs.size())) {
                 Files.setLastModifiedTime(logFile, attrs.lastModifiedTime());
             }
         } catch (IOException | RuntimeException e) {

@@ -69,14 +69,6 @@ public final class TopicConfig {
         }
     }
 
-    /** {@code true} or {@code false}, any case; anything else is refused (not read as false). */
-    private static boolean bool(String value) {
-        if (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false")) {
-            return Boolean.parseBoolean(value);
-        }
-        throw new IllegalArgumentException("must be true or false");
-    }
-
     private static void set(LogConfig.Builder b, String key, String value) {
         switch (key) {
             case "cleanup.policy" -> b.cleanupPolicy(value.toLowerCase(Locale.ROOT));
@@ -96,7 +88,7 @@ public final class TopicConfig {
             case "compression.gzip.level" -> b.compressionLevel(CompressionType.GZIP, Integer.parseInt(value));
             case "compression.lz4.level" -> b.compressionLevel(CompressionType.LZ4, Integer.parseInt(value));
             case "compression.zstd.level" -> b.compressionLevel(CompressionType.ZSTD, Integer.parseInt(value));
-            case "preallocate" -> b.preallocate(bool(value));
+            case "preallocate" -> b.preallocate(TopicConfigRules.parseBoolean(value));
             default -> throw new IllegalArgumentException("unknown topic config key; known: " + KEYS);
         }
     }

@@ -55,7 +55,7 @@ import java.util.TreeSet;
  *   <tr><td>log.cleaner.delete.retention.ms</td><td>86400000 (1 day)</td><td>&gt;= 0</td></tr>
  *   <tr><td>log.cleaner.min.cleanable.ratio</td><td>0.5</td><td>0..1</td></tr>
  *   <tr><td>log.preallocate</td><td>true</td><td>true or false; the active segment reserves its disk
- *       blocks 16 MiB ahead of its end, keeping its size (Kafka's default is false)</td></tr>
+ *       blocks ahead of its end (1 to 16 MiB), keeping its size (Kafka's default is false)</td></tr>
  *   <tr><td>log.retention.check.interval.ms</td><td>300000</td><td>&gt;= 0; retention and compaction run this
  *       often (0 = never)</td></tr>
  *   <tr><td>log.flush.offset.checkpoint.interval.ms</td><td>60000</td><td>&gt;= 0; recovery-point and

@@ -100,7 +100,7 @@ public final class TopicConfigRules {
         r.put("compression.zstd.level", new Rule(Kind.INT, -131072, 22, true));
         // Ours (Kafka has no such key): refuse compressed Produce on topics read by the public SDKs.
         r.put("compression.produce.policy", new Rule(Kind.PRODUCE_POLICY, 0, true));
-        // Kafka's key; ours reserves 16 MiB ahead of the active segment's end (storage LogConfig).
+        // Kafka's key; ours reserves blocks ahead of the active segment's end (storage LogConfig).
         r.put("preallocate", new Rule(Kind.BOOLEAN, 0, true));
         return Collections.unmodifiableMap(r);
     }
@@ -126,6 +126,23 @@ public final class TopicConfigRules {
      * @return null when {@code key=value} is accepted, otherwise why not, naming the key and value
      *     (the message of an INVALID_CONFIG answer)
      */
+    /**
+     * A {@code BOOLEAN} key's value: {@code true} or {@code false} in any case (surrounding blanks
+     * already removed); anything else is refused, never read as false.
+     *
+     * @throws IllegalArgumentException "must be true or false"
+     */
+    public static boolean parseBoolean(String v) {
+        if (!isBoolean(v)) {
+            throw new IllegalArgumentException("must be true or false");
+        }
+        return Boolean.parseBoolean(v);
+    }
+
+    private static boolean isBoolean(String v) {
+        return v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false");
+    }
+
     public static String validate(String key, String value) {
         Rule rule = key == null ? null : RULES.get(key);
         if (rule == null) {
@@ -160,10 +177,7 @@ public final class TopicConfigRules {
                     yield key + "=" + v + " is not a number";
                 }
             }
-            case BOOLEAN ->
-                v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")
-                        ? null
-                        : key + "=" + v + " must be true or false";
+            case BOOLEAN -> isBoolean(v) ? null : key + "=" + v + " must be true or false";
             case CLEANUP_POLICY -> cleanupPolicy(key, v);
             case COMPRESSION_TYPE ->
                 COMPRESSION_TYPES.contains(v.toLowerCase(Locale.ROOT))
