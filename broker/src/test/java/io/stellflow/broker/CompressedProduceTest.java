@@ -120,7 +120,7 @@ class CompressedProduceTest {
     }
 
     /** The stored batches from offset 0 by Fetch v1 (stored bytes untouched). */
-    private static ByteBuf fetchV1(RawClient client, String topic) throws IOException {
+    static ByteBuf fetchV1(RawClient client, String topic) throws IOException {
         FetchRequest request = new FetchRequest(
                 -1,
                 0,
