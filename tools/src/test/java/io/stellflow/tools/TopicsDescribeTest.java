@@ -145,6 +145,10 @@ class TopicsDescribeTest {
                 .contains("  log.retention.ms=3600000 (STATIC_BROKER_CONFIG)\n")
                 .contains("  log.retention.hours=1 (STATIC_BROKER_CONFIG)\n")
                 .contains("  num.partitions=1 (DEFAULT_CONFIG)\n")
+                .contains("  compression.type=producer (DEFAULT_CONFIG)\n")
+                .contains("  compression.produce.policy=accept (DEFAULT_CONFIG)\n")
+                .contains("  compression.max.decompressed.bytes=67108864 (DEFAULT_CONFIG)\n")
+                .contains("  compression.zstd.level=3 (DEFAULT_CONFIG)\n")
                 .contains("  transport=nio (STATIC_BROKER_CONFIG)\n");
 
         // Without --entity-name, every broker in Metadata (Kafka's tool does the same); one here.

@@ -1,5 +1,7 @@
 package io.stellflow.broker.config;
 
+import io.stellflow.protocol.compression.CompressionConfig;
+import io.stellflow.storage.LogCompression;
 import io.stellflow.storage.LogConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -54,6 +56,21 @@ public final class EffectiveBrokerConfig {
         effective.put("log.flush.interval.messages", new String[] {Long.toString(log.flushMessages())});
         effective.put("log.flush.interval.ms", new String[] {Long.toString(log.flushMs())});
         effective.put("log.preallocate", new String[] {Boolean.toString(log.preallocate())});
+        LogCompression compression = log.compression();
+        effective.put("compression.type", new String[] {compression.name()});
+        effective.put("compression.produce.policy", new String[] {compression.producePolicy()});
+        effective.put(
+                "compression.max.decompressed.bytes",
+                new String[] {Long.toString(config.compressionMaxDecompressedBytes())});
+        effective.put(
+                CompressionConfig.GZIP_LEVEL,
+                new String[] {Integer.toString(compression.levels().gzipLevel())});
+        effective.put(
+                CompressionConfig.LZ4_LEVEL,
+                new String[] {Integer.toString(compression.levels().lz4Level())});
+        effective.put(
+                CompressionConfig.ZSTD_LEVEL,
+                new String[] {Integer.toString(compression.levels().zstdLevel())});
         effective.put("replica.lag.time.max.ms", new String[] {Long.toString(config.replicaLagTimeMaxMs())});
         effective.put("transport", new String[] {config.transport().configName()});
         effective.put("num.network.threads", new String[] {Integer.toString(config.numNetworkThreads())});
