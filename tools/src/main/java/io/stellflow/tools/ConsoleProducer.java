@@ -72,6 +72,15 @@ public final class ConsoleProducer implements Callable<Integer> {
     @Option(names = "--linger-ms", description = "linger.ms")
     Integer lingerMs;
 
+    @Option(
+            names = "--compression-codec",
+            arity = "0..1",
+            fallbackValue = "gzip",
+            paramLabel = "<codec>",
+            description = "compression.type: none, gzip, snappy, lz4 or zstd; gzip when given without a value"
+                    + " (as Kafka's console producer)")
+    String compressionCodec;
+
     /** The tools' {@code max.block.ms} unless given: long enough for a topic just created to show up. */
     static final long TOOL_MAX_BLOCK_MS = 5_000;
 
@@ -90,6 +99,9 @@ public final class ConsoleProducer implements Callable<Integer> {
         }
         if (lingerMs != null) {
             p.put("linger.ms", lingerMs.toString());
+        }
+        if (compressionCodec != null) {
+            p.put("compression.type", compressionCodec);
         }
         if (p.containsKey("transactional.id")) {
             // A transactional producer may send only inside beginTransaction/commitTransaction.
