@@ -65,6 +65,16 @@ final class ProduceErrors {
             return "produce to " + tp + " refused: a record was rejected; on a compacted topic"
                     + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
         }
+        if (code == Errors.MESSAGE_TOO_LARGE) {
+            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes is larger than the"
+                    + " broker's message.max.bytes or the topic's max.message.bytes; lower batch.size (the producer"
+                    + " does not split a refused batch)";
+        }
+        if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed()) {
+            return "produce to " + tp + " refused: the topic takes no compressed batches"
+                    + " (compression.produce.policy=refuse, for readers that cannot decompress); produce to it"
+                    + " with compression.type=none";
+        }
         return "produce to " + tp + " failed";
     }
 
