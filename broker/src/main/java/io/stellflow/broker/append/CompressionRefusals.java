@@ -2,8 +2,7 @@ package io.stellflow.broker.append;
 
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import io.stellflow.server.common.telemetry.LogThrottle;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,10 +12,10 @@ import org.slf4j.LoggerFactory;
  * {@code compression.max.decompressed.bytes}, a malformed container, or records that break §7.7
  * step 7; or any compressed batch on a log with {@code compression.produce.policy=refuse}. One
  * WARN line per {@value #INTERVAL_SECONDS} s for the whole broker names the topic-partition, codec,
- * cap and reason; the others go to DEBUG, so a misbehaving producer cannot flood the log.
+ * cap and reason; the others go to DEBUG, so a misbehaving producer cannot flood the log ({@link
+ * LogThrottle}).
  *
- * <p>Thread-safety: any thread (append agents, request threads); the time of the last WARN is an
- * atomic.
+ * <p>Thread-safety: any thread (append agents, request threads).
  */
 public final class CompressionRefusals {
     private static final Logger LOG = LoggerFactory.getLogger(CompressionRefusals.class);
@@ -24,13 +23,11 @@ public final class CompressionRefusals {
     /** Seconds between two WARN lines. */
     static final long INTERVAL_SECONDS = 10;
 
-    private final LongSupplier nanoClock;
-    private final AtomicLong nextWarnNs;
+    private final LogThrottle warnLines;
 
     /** @param nanoClock monotonic time in ns ({@code System::nanoTime}; tests drive their own) */
     public CompressionRefusals(LongSupplier nanoClock) {
-        this.nanoClock = nanoClock;
-        this.nextWarnNs = new AtomicLong(nanoClock.getAsLong());
+        this.warnLines = new LogThrottle(nanoClock, INTERVAL_SECONDS);
     }
 
     /**
@@ -39,7 +36,7 @@ public final class CompressionRefusals {
      * Returns whether the line went out at WARN.
      */
     public boolean refusedByPolicy(Object partition, CompressionType codec) {
-        if (tryWarn()) {
+        if (warnLines.tryAcquire()) {
             LOG.warn(
                     "Produce to {} refused with FEATURE_NOT_ENABLED: a {} batch, and the topic's"
                             + " compression.produce.policy is refuse; further refusals within {} s at DEBUG",
@@ -55,20 +52,13 @@ public final class CompressionRefusals {
         return false;
     }
 
-    /** Whether this refusal takes the WARN line of the current interval (and starts the next one). */
-    private boolean tryWarn() {
-        long now = nanoClock.getAsLong();
-        long next = nextWarnNs.get();
-        return now - next >= 0 && nextWarnNs.compareAndSet(next, now + TimeUnit.SECONDS.toNanos(INTERVAL_SECONDS));
-    }
-
     /**
      * Logs the refusal {@code validator} just decided (its {@link CompressedRecordsValidator#outcome}
      * is not VALID) for {@code partition} answered with {@code errorName}. Returns whether the line
      * went out at WARN.
      */
     public boolean refused(Object partition, String errorName, CompressedRecordsValidator validator) {
-        boolean warn = tryWarn();
+        boolean warn = warnLines.tryAcquire();
         String outcome = switch (validator.outcome()) {
             case CompressedRecordsValidator.OVER_CAP -> "over the decompression cap";
             case CompressedRecordsValidator.MALFORMED -> "malformed container";

@@ -1,0 +1,47 @@
+package io.stellflow.server.common.telemetry;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * At most one loud line per interval for a log line that a client (or one damaged file) can cause
+ * on every request: the caller logs the event that {@link #tryAcquire takes} the interval at WARN or
+ * ERROR and the others at DEBUG, so a retrying client cannot flood the log. One instance per kind of
+ * line and per broker (Produce refusals, Fetch v0 refusals, Fetch read failures).
+ *
+ * <p>Thread-safety: any thread; lock-free (a volatile read per call, a CAS for the call that takes
+ * the interval).
+ */
+public final class LogThrottle {
+    private final LongSupplier nanoClock;
+    private final long intervalNs;
+    private final AtomicLong nextNs;
+
+    /**
+     * The first call takes the line at once.
+     *
+     * @param nanoClock monotonic time in ns ({@code System::nanoTime}; tests drive their own)
+     * @param intervalSeconds the least time between two taken lines, > 0
+     */
+    public LogThrottle(LongSupplier nanoClock, long intervalSeconds) {
+        if (intervalSeconds <= 0) {
+            throw new IllegalArgumentException("intervalSeconds " + intervalSeconds + " <= 0");
+        }
+        this.nanoClock = nanoClock;
+        this.intervalNs = TimeUnit.SECONDS.toNanos(intervalSeconds);
+        this.nextNs = new AtomicLong(nanoClock.getAsLong());
+    }
+
+    /** Whether this event takes the loud line of the current interval (and starts the next one). */
+    public boolean tryAcquire() {
+        long now = nanoClock.getAsLong();
+        long next = nextNs.get();
+        return now - next >= 0 && nextNs.compareAndSet(next, now + intervalNs);
+    }
+
+    /** The least seconds between two taken lines (for the "further ... within N s at DEBUG" text). */
+    public long intervalSeconds() {
+        return TimeUnit.NANOSECONDS.toSeconds(intervalNs);
+    }
+}
