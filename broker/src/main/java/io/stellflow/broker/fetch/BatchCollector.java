@@ -29,6 +29,7 @@ final class BatchCollector implements BatchVisitor {
     private long[] positions = new long[16];
     private int[] sizes = new int[16];
     private long[] baseOffsets = new long[16];
+    private long[] lastOffsets = new long[16];
     private short[] attributes = new short[16];
     private int compressedCount;
     private int count;
@@ -97,12 +98,14 @@ final class BatchCollector implements BatchVisitor {
             positions = Arrays.copyOf(positions, n);
             sizes = Arrays.copyOf(sizes, n);
             baseOffsets = Arrays.copyOf(baseOffsets, n);
+            lastOffsets = Arrays.copyOf(lastOffsets, n);
             attributes = Arrays.copyOf(attributes, n);
         }
         channels[count] = channel;
         positions[count] = filePosition;
         sizes[count] = sizeInBytes;
         baseOffsets[count] = baseOffset;
+        lastOffsets[count] = lastOffset;
         attributes[count] = batchAttributes;
         if ((batchAttributes & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
             compressedCount++;
@@ -111,6 +114,26 @@ final class BatchCollector implements BatchVisitor {
         totalBytes += sizeInBytes;
         records += lastOffset - baseOffset + 1;
         this.lastOffset = lastOffset;
+    }
+
+    /**
+     * Keeps only the first {@code n} collected batches (a Fetch v0 whose decompressed batches
+     * reached a limit before all were written; the rest is fetched next time).
+     */
+    void keepFirst(int n) {
+        if (n < 0 || n > count) {
+            throw new IllegalArgumentException("keepFirst " + n + " of " + count + " batches");
+        }
+        for (int i = n; i < count; i++) {
+            channels[i] = null;
+            totalBytes -= sizes[i];
+            records -= lastOffsets[i] - baseOffsets[i] + 1;
+            if ((attributes[i] & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+                compressedCount--;
+            }
+        }
+        count = n;
+        lastOffset = n == 0 ? -1 : lastOffsets[n - 1];
     }
 
     /**

@@ -41,7 +41,7 @@ public final class DelayedFetch implements AppendListener {
     private final RequestContext context;
     private final FetchPlan plan;
     private final Executor pool;
-    private final boolean zeroCopy;
+    private final FetchReader reader;
     private final Timer timer;
     private final List<Partition> partitions;
     /** A follower Fetch reads up to the LEO and wakes on appends; a consumer's waits for the HW. */
@@ -52,12 +52,12 @@ public final class DelayedFetch implements AppendListener {
     private final GenericFutureListener<ChannelFuture> onClose = future -> cancel();
     private volatile Timeout timeout;
 
-    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool, boolean zeroCopy, Timer timer) {
+    private DelayedFetch(RequestContext context, FetchPlan plan, Executor pool, FetchReader reader, Timer timer) {
         this.timer = timer;
         this.context = context;
         this.plan = plan;
         this.pool = pool;
-        this.zeroCopy = zeroCopy;
+        this.reader = reader;
         this.partitions = plan.partitions();
         this.follower = plan.request().replicaId() >= 0;
     }
@@ -68,12 +68,12 @@ public final class DelayedFetch implements AppendListener {
      * @param first the first evaluation (its frame already released by the caller); its bounds detect
      *     appends that happened before the listeners were registered
      * @param pool the request handler pool that runs re-evaluations
-     * @param zeroCopy whether log bytes are sent as file regions
+     * @param reader the broker's reader (zero-copy or not)
      * @param timer the timer wheel for the maxWaitMs timeout
      */
     public static DelayedFetch park(
-            RequestContext context, FetchPlan plan, FetchResult first, Executor pool, boolean zeroCopy, Timer timer) {
-        DelayedFetch fetch = new DelayedFetch(context, plan, pool, zeroCopy, timer);
+            RequestContext context, FetchPlan plan, FetchResult first, Executor pool, FetchReader reader, Timer timer) {
+        DelayedFetch fetch = new DelayedFetch(context, plan, pool, reader, timer);
         fetch.start(first.readableBounds());
         return fetch;
     }
@@ -127,7 +127,7 @@ public final class DelayedFetch implements AppendListener {
         }
         FetchResult result;
         try {
-            result = FetchReader.read(plan, context, zeroCopy);
+            result = reader.read(plan, context);
         } catch (RuntimeException e) {
             if (finish()) {
                 failed(e);
@@ -148,7 +148,7 @@ public final class DelayedFetch implements AppendListener {
         }
         FetchResult result;
         try {
-            result = FetchReader.read(plan, context, zeroCopy);
+            result = reader.read(plan, context);
         } catch (RuntimeException e) {
             failed(e);
             return;

@@ -9,16 +9,19 @@ import io.stellflow.broker.telemetry.CompressionTelemetry;
 import io.stellflow.broker.telemetry.TopicThroughput;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponseEncoder;
 import io.stellflow.protocol.message.FetchResponseLayout;
 import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchLayout;
+import io.stellflow.server.common.telemetry.LogThrottle;
 import io.stellflow.storage.AbortedTxn;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.util.List;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,6 +46,11 @@ import org.slf4j.LoggerFactory;
  *       head and patched there (same bytes on the wire).
  *   <li>v0 and a compressed stored batch: the batch goes out decompressed (copied into the head,
  *       codec bits cleared, CRC recomputed), since the public SDKs cannot decompress (issue #21).
+ *       The limits above then apply to the bytes written (decompressed sizes): batches are selected
+ *       by their stored sizes, and the v0 emission stops before the first batch past a limit (the
+ *       reader fetches it next time). A first batch of the first partition with data that
+ *       decompresses to more than the frame can hold can never be served over v0: its partition is
+ *       answered {@code MESSAGE_TOO_LARGE} (not retriable), with a rate-limited WARN line.
  *   <li>v1: a partition's records are stored batches of ONE segment, untouched (one region), with
  *       the segment's base offset in {@code recordsBaseOffset}.
  *   <li>Consumers ({@code replicaId -1}, either isolation level, v0 and v1) never receive control
@@ -53,14 +61,22 @@ import org.slf4j.LoggerFactory;
  *   <li>isolationLevel 1: the aborted transactions overlapping the returned offsets are listed
  *       ({@code abortedTransactions}: producerId, first offset), {@link UnifiedLog#abortedTransactions}.
  *   <li>A read failure answers that partition {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
- *       fallback) with no records.
+ *       fallback) with no records; one ERROR line with the stack trace per {@value
+ *       #LOG_INTERVAL_SECONDS} s, the others at DEBUG (a client retries a damaged segment forever).
  * </ul>
  *
- * <p>Thread-safety: stateless; runs on request handler threads (it does file I/O: batch headers
- * always, record bytes only in copy mode).
+ * <p>Thread-safety: one instance per broker, shared by the request handler threads; no state but
+ * its log throttles (any thread). It does file I/O: batch headers always, record bytes in copy mode
+ * and for compressed batches in v0.
  */
 public final class FetchReader {
     private static final Logger LOG = LoggerFactory.getLogger(FetchReader.class);
+
+    /** Seconds between two WARN (batch too large for v0) or two ERROR (read failure) lines. */
+    static final long LOG_INTERVAL_SECONDS = 10;
+
+    /** {@link #emitV0}: the partition's first batch does not fit what it may take (nothing written). */
+    private static final int FIRST_BATCH_TOO_LARGE = -1;
 
     /**
      * Head bytes to reserve per expected batch in zero-copy mode (the v0 4-byte patch), for the first
@@ -68,21 +84,30 @@ public final class FetchReader {
      */
     private static final int PATCH_BYTES = FetchResponseLayout.V0_BATCH_PREFIX_BYTES;
 
-    private FetchReader() {}
+    private final boolean zeroCopy;
+    private final LogThrottle tooLargeLines;
+    private final LogThrottle readFailureLines;
 
-    /**
-     * Reads every partition of the plan now into a new response frame owned by the result.
-     *
-     * @param zeroCopy true: log bytes are {@link SegmentFileRegion}s; false: copied into the head
-     */
-    public static FetchResult read(FetchPlan plan, RequestContext context, boolean zeroCopy) {
+    /** @param zeroCopy true: log bytes are {@link SegmentFileRegion}s; false: copied into the head */
+    public FetchReader(boolean zeroCopy) {
+        this(zeroCopy, System::nanoTime);
+    }
+
+    /** @param nanoClock monotonic time in ns for the log throttles (tests drive their own) */
+    FetchReader(boolean zeroCopy, LongSupplier nanoClock) {
+        this.zeroCopy = zeroCopy;
+        this.tooLargeLines = new LogThrottle(nanoClock, LOG_INTERVAL_SECONDS);
+        this.readFailureLines = new LogThrottle(nanoClock, LOG_INTERVAL_SECONDS);
+    }
+
+    /** Reads every partition of the plan now into a new response frame owned by the result. */
+    public FetchResult read(FetchPlan plan, RequestContext context) {
         ByteBuf head = context.newResponseFrame(sizeHint(plan, zeroCopy));
         FetchResponseFrame frame = new FetchResponseFrame(head);
         try {
             FetchResult result = readInto(
                     plan,
                     frame,
-                    zeroCopy,
                     context.header().apiVersion(),
                     context.metrics().compression());
             context.recordStats(plan.partitions().size(), result.recordsBytes(), result.records());
@@ -116,12 +141,8 @@ public final class FetchReader {
         return (int) Math.min(hint, 1 << 20);
     }
 
-    private static FetchResult readInto(
-            FetchPlan plan,
-            FetchResponseFrame frame,
-            boolean zeroCopy,
-            short version,
-            CompressionTelemetry compression) {
+    private FetchResult readInto(
+            FetchPlan plan, FetchResponseFrame frame, short version, CompressionTelemetry compression) {
         ByteBuf out = frame.head();
         FetchRequest request = plan.request();
         long frameBudget = plan.recordsBudgetBytes();
@@ -200,14 +221,37 @@ public final class FetchReader {
                         continue;
                     }
                     if (consumer && request.isolationLevel() == FetchRequest.READ_COMMITTED) {
+                        // v0 may leave trailing batches out after this (emitV0): the list then also
+                        // names aborted transactions past the returned range, which a reader only
+                        // meets with later batches (it consumes the list up to each batch's offsets).
                         abortedTransactions(encoder, partition.log(), fetchOffset, batches.lastOffset() + 1);
                         recordsStart = encoder.recordsStart();
                     }
                     if (version >= FetchResponseLayout.VERSION_1) {
                         emitV1(frame, encoder, batches, zeroCopy);
                     } else {
+                        // Decompressed sizes are known only now: the limits of selectBatches again.
+                        long firstBatchMaxBytes = total == 0 ? frameBudget : remaining;
+                        long partitionMaxBytes = Math.min(p.request().partitionMaxBytes(), remaining);
                         bytes = emitV0(
-                                frame, encoder, batches, fetchOffset, zeroCopy, frameBudget - total, compression);
+                                frame,
+                                encoder,
+                                batches,
+                                fetchOffset,
+                                zeroCopy,
+                                firstBatchMaxBytes,
+                                partitionMaxBytes,
+                                compression);
+                        if (bytes == FIRST_BATCH_TOO_LARGE) {
+                            frame.truncate(regionMark, recordsStart);
+                            if (total == 0) {
+                                // Even alone in a response it does not fit: no retry can serve it.
+                                logTooLarge(partition, batches, firstBatchMaxBytes);
+                                encoder.failPartition(Errors.MESSAGE_TOO_LARGE);
+                                hasError = true;
+                            }
+                            continue; // else the reader gets it in a response where it comes first
+                        }
                     }
                     encoder.recordsLength(bytes);
                     remaining -= bytes;
@@ -218,7 +262,7 @@ public final class FetchReader {
                         topicCounters.fetched(bytes);
                     }
                 } catch (IOException e) {
-                    LOG.error("Fetch read on {} at offset {} failed", partition, fetchOffset, e);
+                    logReadFailure(partition, fetchOffset, e);
                     frame.truncate(regionMark, recordsStart);
                     encoder.failPartition(Errors.BROKER_NOT_AVAILABLE);
                     hasError = true;
@@ -226,6 +270,51 @@ public final class FetchReader {
             }
         }
         return new FetchResult(frame, total, hasError, bounds, totalRecords);
+    }
+
+    /**
+     * The WARN line (one per {@value #LOG_INTERVAL_SECONDS} s, the others at DEBUG, no stack trace)
+     * of a stored compressed batch that decompresses to more than a v0 response can hold.
+     */
+    private void logTooLarge(Partition partition, BatchCollector batches, long maxBytes) {
+        String codec = CompressionType.forId(batches.codec(0)).configName();
+        if (tooLargeLines.tryAcquire()) {
+            LOG.warn(
+                    "Fetch v0 of {} at offset {} answered MESSAGE_TOO_LARGE: the stored {} batch decompresses"
+                            + " to more than the {} bytes a response can hold (frame limit {}; keep"
+                            + " compression.max.decompressed.bytes below it on topics read by SDKs);"
+                            + " further ones within {} s at DEBUG",
+                    partition,
+                    batches.baseOffset(0),
+                    codec,
+                    maxBytes,
+                    Frames.MAX_FRAME_LENGTH,
+                    LOG_INTERVAL_SECONDS);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "Fetch v0 of {} at offset {} answered MESSAGE_TOO_LARGE: {} batch over {} bytes decompressed",
+                    partition,
+                    batches.baseOffset(0),
+                    codec,
+                    maxBytes);
+        }
+    }
+
+    /**
+     * The ERROR line of a failed read (a damaged segment), with its stack trace: one per {@value
+     * #LOG_INTERVAL_SECONDS} s, the others at DEBUG (the client retries BROKER_NOT_AVAILABLE).
+     */
+    private void logReadFailure(Partition partition, long fetchOffset, IOException e) {
+        if (readFailureLines.tryAcquire()) {
+            LOG.error(
+                    "Fetch read on {} at offset {} failed; further read failures within {} s at DEBUG",
+                    partition,
+                    fetchOffset,
+                    LOG_INTERVAL_SECONDS,
+                    e);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug("Fetch read on {} at offset {} failed: {}", partition, fetchOffset, e.toString());
+        }
     }
 
     /** Lists the aborted transactions overlapping {@code [fromOffset, upperExclusive)} in the entry. */
@@ -287,7 +376,15 @@ public final class FetchReader {
      * v0: each batch with bytes 0-3 rewritten to {@code baseOffset - fetchOffset}: zero-copy, the 4
      * new bytes in the head and the rest of the batch as a region; copy mode, the batch read into
      * the head and patched there. A compressed batch is decompressed into the head ({@link
-     * V0Decompression}), within {@code frameBudget}. Returns the records bytes written.
+     * V0Decompression}). The limits of {@link #selectBatches} apply again to the bytes written
+     * (decompressed sizes): the first batch may take up to {@code firstBatchMaxBytes}, and the
+     * emission stops before a later batch that would take the partition past {@code maxBytes}; the
+     * batches left out are dropped from {@code batches} ({@link BatchCollector#keepFirst}).
+     *
+     * @param firstBatchMaxBytes the frame budget for the first batch of the first partition with
+     *     data (exempt from maxBytes and partitionMaxBytes), else what is left of maxBytes
+     * @param maxBytes min(partitionMaxBytes, what is left of maxBytes), for the partition's total
+     * @return the records bytes written, or {@link #FIRST_BATCH_TOO_LARGE} (nothing written)
      */
     private static int emitV0(
             FetchResponseFrame frame,
@@ -295,26 +392,25 @@ public final class FetchReader {
             BatchCollector batches,
             long fetchOffset,
             boolean zeroCopy,
-            long frameBudget,
+            long firstBatchMaxBytes,
+            long maxBytes,
             CompressionTelemetry compression)
             throws IOException {
         ByteBuf out = frame.head();
         int written = 0;
-        for (int i = 0; i < batches.count(); i++) {
+        int i = 0;
+        for (; i < batches.count(); i++) {
             long position = batches.position(i);
             int size = batches.size(i);
             int codec = batches.codec(i);
+            long room = i == 0 ? firstBatchMaxBytes : maxBytes - written;
             if (codec != 0) {
                 // An SDK reader cannot decompress (issue #21): this batch goes out uncompressed, copied.
                 int at = out.writerIndex();
                 long startNs = System.nanoTime();
-                int n = V0Decompression.forThisThread().write(batches, i, codec, out, frameBudget - written);
+                int n = V0Decompression.forThisThread().write(batches, i, codec, out, room);
                 if (n == V0Decompression.TOO_LARGE) {
-                    if (i == 0) {
-                        throw new IOException("batch at offset " + batches.baseOffset(i)
-                                + " decompresses to more than a response can hold (" + frameBudget + " bytes)");
-                    }
-                    break; // the reader fetches the rest next time
+                    break;
                 }
                 encoder.v0RewriteBatchPrefix(at, batches.baseOffset(i), fetchOffset);
                 compression.batch(
@@ -325,6 +421,9 @@ public final class FetchReader {
                         System.nanoTime() - startNs);
                 written += n;
                 continue;
+            }
+            if (size > room) {
+                break; // after decompressed batches took more than their stored sizes
             }
             written += size;
             if (zeroCopy) {
@@ -339,6 +438,10 @@ public final class FetchReader {
                 encoder.v0RewriteBatchPrefix(at, batches.baseOffset(i), fetchOffset);
             }
         }
+        if (i == 0 && batches.count() > 0) {
+            return FIRST_BATCH_TOO_LARGE;
+        }
+        batches.keepFirst(i); // the reader fetches the rest next time
         return written;
     }
 

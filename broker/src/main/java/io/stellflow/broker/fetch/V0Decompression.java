@@ -38,7 +38,8 @@ final class V0Decompression {
      * Appends batch {@code i} of {@code batches} (compressed with codec {@code codecId}) uncompressed
      * to {@code out}; its bytes 0-3 are left for the caller's v0 rewrite.
      *
-     * @param maxBytes the most bytes the uncompressed batch may take (what the response has left)
+     * @param maxBytes the most bytes the uncompressed batch may take (what the Fetch limits leave
+     *     it); decompression stops once past it, so an oversized batch costs at most this much
      * @return the bytes appended, or {@link #TOO_LARGE} (nothing appended)
      * @throws IOException the stored batch cannot be read or does not decompress (it was validated
      *     on Produce: the segment is damaged)

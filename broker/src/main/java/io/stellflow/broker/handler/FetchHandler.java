@@ -23,12 +23,12 @@ import java.util.concurrent.Executor;
  * io.stellflow.broker.topic.Partition#recordFollowerFetch}), which may advance the high watermark;
  * a broker that is no follower replica of a partition gets {@code NOT_LEADER_OR_FOLLOWER} for it.
  *
- * <p>Thread-safety: stateless.
+ * <p>Thread-safety: any request thread; no state but its {@link FetchReader}'s log throttles.
  */
 public final class FetchHandler implements ApiHandler {
     private final PartitionRouter registry;
     private final Executor pool;
-    private final boolean zeroCopy;
+    private final FetchReader reader;
     private final Timer timer;
 
     /**
@@ -40,7 +40,7 @@ public final class FetchHandler implements ApiHandler {
     public FetchHandler(PartitionRouter registry, Executor pool, boolean zeroCopy, Timer timer) {
         this.registry = registry;
         this.pool = pool;
-        this.zeroCopy = zeroCopy;
+        this.reader = new FetchReader(zeroCopy);
         this.timer = timer;
     }
 
@@ -61,7 +61,7 @@ public final class FetchHandler implements ApiHandler {
         if (request.replicaId() >= 0) {
             recordFollowerFetch(plan, request.replicaId(), request.replicaEpoch());
         }
-        FetchResult result = FetchReader.read(plan, context, zeroCopy);
+        FetchResult result = reader.read(plan, context);
         boolean answerNow = request.maxWaitMs() == 0
                 || request.minBytes() == 0
                 || result.hasError()
@@ -71,7 +71,7 @@ public final class FetchHandler implements ApiHandler {
             return;
         }
         result.release();
-        DelayedFetch.park(context, plan, result, pool, zeroCopy, timer);
+        DelayedFetch.park(context, plan, result, pool, reader, timer);
     }
 
     /**

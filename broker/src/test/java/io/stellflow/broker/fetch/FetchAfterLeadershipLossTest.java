@@ -54,7 +54,7 @@ class FetchAfterLeadershipLossTest {
     private static FetchResponse.PartitionData read(FetchPlan plan) {
         EmbeddedChannel channel = new EmbeddedChannel();
         RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 0, 1, "test"));
-        FetchResult result = FetchReader.read(plan, context, false);
+        FetchResult result = new FetchReader(false).read(plan, context);
         try {
             ByteBuf head = result.frame().head();
             int bodyStart = head.readerIndex() + 4 + ResponseHeader.SIZE;

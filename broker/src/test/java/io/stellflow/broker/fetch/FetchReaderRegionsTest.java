@@ -54,7 +54,7 @@ class FetchReaderRegionsTest {
                                 new FetchRequest.FetchPartition(1, -1, 0, -1L, 16 << 20)))));
         EmbeddedChannel channel = new EmbeddedChannel();
         RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, version, 1, "test"));
-        FetchResult result = FetchReader.read(FetchPlan.resolve(request, registry, version), context, true);
+        FetchResult result = new FetchReader(true).read(FetchPlan.resolve(request, registry, version), context);
         try {
             assertThat(result.recordsBytes()).isPositive();
             return result.frame().regionCount();

@@ -82,7 +82,7 @@ class FetchTransactionsTest {
                         "t", List.of(new FetchRequest.FetchPartition(0, -1, offset, -1L, 1 << 20)))));
         EmbeddedChannel channel = new EmbeddedChannel();
         RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 0, 1, "test"));
-        FetchResult result = FetchReader.read(FetchPlan.resolve(request, registry), context, false);
+        FetchResult result = new FetchReader(false).read(FetchPlan.resolve(request, registry), context);
         try {
             ByteBuf head = result.frame().head();
             int bodyStart = head.readerIndex() + 4 + ResponseHeader.SIZE;
@@ -199,7 +199,8 @@ class FetchTransactionsTest {
                 EmbeddedChannel channel = new EmbeddedChannel();
                 RequestContext context =
                         new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 1, 1, "test"));
-                FetchResult result = FetchReader.read(FetchPlan.resolve(request, registry, (short) 1), context, true);
+                FetchResult result =
+                        new FetchReader(true).read(FetchPlan.resolve(request, registry, (short) 1), context);
                 try {
                     // From 0: BEGIN skipped, data 1-4 kept, the ABORT at 5 ends the contiguous range.
                     // From 5: ABORT and BEGIN skipped, data 7 and 8.
