@@ -11,9 +11,9 @@ import org.slf4j.LoggerFactory;
  * The log line of a compressed batch refused on Produce (decision 9.o): a decompression bomb over
  * {@code compression.max.decompressed.bytes}, a malformed container, or records that break §7.7
  * step 7; or any compressed batch on a log with {@code compression.produce.policy=refuse}. One
- * WARN line per {@value #INTERVAL_SECONDS} s for the whole broker names the topic-partition, codec,
- * cap and reason; the others go to DEBUG, so a misbehaving producer cannot flood the log ({@link
- * LogThrottle}).
+ * WARN line per {@value #INTERVAL_SECONDS} s for the whole broker names the topic-partition, codec
+ * and reason (with the cap for a bomb) and how many refusals since the last WARN went to DEBUG; the
+ * others go to DEBUG, so a misbehaving producer cannot flood the log ({@link LogThrottle}).
  *
  * <p>Thread-safety: any thread (append agents, request threads).
  */
@@ -39,9 +39,10 @@ public final class CompressionRefusals {
         if (warnLines.tryAcquire()) {
             LOG.warn(
                     "Produce to {} refused with FEATURE_NOT_ENABLED: a {} batch, and the topic's"
-                            + " compression.produce.policy is refuse; further refusals within {} s at DEBUG",
+                            + " compression.produce.policy is refuse; {}further refusals within {} s at DEBUG",
                     partition,
                     codec.configName(),
+                    suppressedSinceLastLine(),
                     INTERVAL_SECONDS);
             return true;
         }
@@ -60,30 +61,37 @@ public final class CompressionRefusals {
     public boolean refused(Object partition, String errorName, CompressedRecordsValidator validator) {
         boolean warn = warnLines.tryAcquire();
         String outcome = switch (validator.outcome()) {
-            case CompressedRecordsValidator.OVER_CAP -> "over the decompression cap";
+            case CompressedRecordsValidator.OVER_CAP ->
+                "over the decompression cap (compression.max.decompressed.bytes=" + validator.maxDecompressedBytes()
+                        + ")";
             case CompressedRecordsValidator.MALFORMED -> "malformed container";
             default -> "invalid records";
         };
         if (warn) {
             LOG.warn(
-                    "Produce to {} refused with {}: {} batch {} (cap {} bytes): {}; further refusals within {} s at DEBUG",
+                    "Produce to {} refused with {}: {} batch {}: {}; {}further refusals within {} s at DEBUG",
                     partition,
                     errorName,
                     validator.lastType().configName(),
                     outcome,
-                    validator.maxDecompressedBytes(),
                     validator.failureReason(),
+                    suppressedSinceLastLine(),
                     INTERVAL_SECONDS);
         } else if (LOG.isDebugEnabled()) {
             LOG.debug(
-                    "Produce to {} refused with {}: {} batch {} (cap {} bytes): {}",
+                    "Produce to {} refused with {}: {} batch {}: {}",
                     partition,
                     errorName,
                     validator.lastType().configName(),
                     outcome,
-                    validator.maxDecompressedBytes(),
                     validator.failureReason());
         }
         return warn;
+    }
+
+    /** "N more since the last WARN at DEBUG; " or nothing. */
+    private String suppressedSinceLastLine() {
+        long more = warnLines.takeSuppressed();
+        return more == 0 ? "" : more + " more since the last WARN at DEBUG; ";
     }
 }

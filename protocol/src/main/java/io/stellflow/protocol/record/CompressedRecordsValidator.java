@@ -132,6 +132,9 @@ public final class CompressedRecordsValidator implements AutoCloseable {
     private CompressionType lastType;
     private long lastDecompressedBytes;
     private boolean requireKeys;
+    /** The rule of the last {@link #INVALID_RECORDS} outcome (a constant string: no allocation). */
+    private String invalidReason = "";
+
     private boolean lastInPlace;
     private int reads;
     private boolean closed;
@@ -268,7 +271,7 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             case VALID -> null;
             case MALFORMED -> current.failureReason();
             case OVER_CAP -> "decompressed records exceed " + maxDecompressedBytes + " bytes";
-            default -> "records break a rule of spec 7.7 step 7";
+            default -> invalidReason + " (spec 7.7 step 7)";
         };
     }
 
@@ -332,24 +335,24 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             }
             int length = buf.readInt();
             if (length < MIN_RECORD_LENGTH) {
-                return INVALID_RECORDS;
+                return invalid("a record length below the minimum");
             }
             long left = length; // bytes of this record not yet consumed
             if (buf.readByte() != 0) {
-                return INVALID_RECORDS; // record attributes
+                return invalid("record attributes not 0");
             }
             maxTimestampDelta = Math.max(maxTimestampDelta, buf.readLong());
             if (buf.readInt() != index) {
-                return INVALID_RECORDS; // offsetDelta
+                return invalid("an offsetDelta out of sequence");
             }
             left -= 1 + 8 + 4;
             int keyLength = buf.readInt();
             left -= 4;
             if (keyLength < -1 || keyLength > left) {
-                return INVALID_RECORDS;
+                return invalid("a key length outside the record");
             }
             if (keyLength < 0 && requireKeys) {
-                return INVALID_RECORDS;
+                return invalid("a record without a key on a compacted topic (cleanup.policy=compact)");
             }
             if (keyLength > 0) {
                 if (!skip(keyLength)) {
@@ -359,23 +362,23 @@ public final class CompressedRecordsValidator implements AutoCloseable {
             }
             left = skipNullableBytes(left); // value
             if (left < 0) {
-                return left == FIELD_STREAM_ENDED ? failed() : INVALID_RECORDS;
+                return left == FIELD_STREAM_ENDED ? failed() : invalid("a value length outside the record");
             }
             left = skipHeaders(left);
             if (left < 0) {
-                return left == FIELD_STREAM_ENDED ? failed() : INVALID_RECORDS;
+                return left == FIELD_STREAM_ENDED ? failed() : invalid("a malformed record header");
             }
             if (left != 0) {
-                return INVALID_RECORDS; // the fields did not consume exactly length bytes
+                return invalid("a record's fields do not fill its length");
             }
         }
         if (buf.isReadable()) {
-            return INVALID_RECORDS; // bytes after the last record
+            return invalid("more records or bytes than recordCount says");
         }
         rewind();
         int n = read();
         if (n > 0) {
-            return INVALID_RECORDS; // bytes after the last record
+            return invalid("more records or bytes than recordCount says");
         }
         if (n != Decompressor.END_OF_STREAM) {
             streamCode = n;
@@ -462,8 +465,15 @@ public final class CompressedRecordsValidator implements AutoCloseable {
         return switch (streamCode) {
             case Decompressor.MALFORMED -> MALFORMED;
             case Decompressor.OVER_CAP -> OVER_CAP;
-            default -> INVALID_RECORDS; // END_OF_STREAM: fewer records than recordCount, or a cut record
+            // END_OF_STREAM: fewer records than recordCount, or a cut record
+            default -> invalid("fewer records than recordCount says, or a record cut short");
         };
+    }
+
+    /** {@link #INVALID_RECORDS}, with the rule the records broke for {@link #failureReason} (a constant). */
+    private int invalid(String reason) {
+        invalidReason = reason;
+        return INVALID_RECORDS;
     }
 
     /**

@@ -213,6 +213,11 @@ class CompressedRecordsValidatorTest {
             set.setInt(RecordBatchLayout.CRC_OFFSET, RecordBatchLayout.computeCrc(set, 0));
             assertThat(validate(set)).as("recordCount %d", claimed).isEqualTo(Errors.INVALID_RECORD);
             assertThat(validator.outcome()).isEqualTo(CompressedRecordsValidator.INVALID_RECORDS);
+            assertThat(validator.failureReason())
+                    .isEqualTo(
+                            claimed < 20
+                                    ? "more records or bytes than recordCount says (spec 7.7 step 7)"
+                                    : "fewer records than recordCount says, or a record cut short (spec 7.7 step 7)");
         }
     }
 
@@ -227,6 +232,8 @@ class CompressedRecordsValidatorTest {
         assertThat(validate(set)).isEqualTo(Errors.NONE);
         validator.requireKeys(true);
         assertThat(validate(set)).isEqualTo(Errors.INVALID_RECORD);
+        assertThat(validator.failureReason())
+                .isEqualTo("a record without a key on a compacted topic (cleanup.policy=compact) (spec 7.7 step 7)");
         validator.requireKeys(false);
         assertThat(validate(set)).isEqualTo(Errors.NONE);
     }

@@ -2,6 +2,7 @@ package io.stellflow.server.common.telemetry;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
@@ -17,6 +18,7 @@ public final class LogThrottle {
     private final LongSupplier nanoClock;
     private final long intervalNs;
     private final AtomicLong nextNs;
+    private final LongAdder suppressed = new LongAdder();
 
     /**
      * The first call takes the line at once.
@@ -33,11 +35,27 @@ public final class LogThrottle {
         this.nextNs = new AtomicLong(nanoClock.getAsLong());
     }
 
-    /** Whether this event takes the loud line of the current interval (and starts the next one). */
+    /**
+     * Whether this event takes the loud line of the current interval (and starts the next one); an
+     * event that does not is counted for {@link #takeSuppressed}.
+     */
     public boolean tryAcquire() {
         long now = nanoClock.getAsLong();
         long next = nextNs.get();
-        return now - next >= 0 && nextNs.compareAndSet(next, now + intervalNs);
+        if (now - next >= 0 && nextNs.compareAndSet(next, now + intervalNs)) {
+            return true;
+        }
+        suppressed.increment();
+        return false;
+    }
+
+    /**
+     * Events that did not take a line since the last call (for "N more at DEBUG" in the next loud
+     * line), and starts counting again. Approximate under races: an event counted while the winner
+     * reads is reported with the next line instead.
+     */
+    public long takeSuppressed() {
+        return suppressed.sumThenReset();
     }
 
     /** The least seconds between two taken lines (for the "further ... within N s at DEBUG" text). */

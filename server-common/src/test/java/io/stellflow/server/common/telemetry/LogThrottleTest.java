@@ -25,6 +25,20 @@ class LogThrottleTest {
     }
 
     @Test
+    void theEventsThatTookNoLineAreCountedUntilTaken() {
+        LogThrottle throttle = new LogThrottle(() -> nowNs, 10);
+        assertThat(throttle.tryAcquire()).isTrue();
+        assertThat(throttle.takeSuppressed()).isZero();
+        for (int i = 0; i < 3; i++) {
+            assertThat(throttle.tryAcquire()).isFalse();
+        }
+        nowNs += TimeUnit.SECONDS.toNanos(10);
+        assertThat(throttle.tryAcquire()).isTrue();
+        assertThat(throttle.takeSuppressed()).isEqualTo(3);
+        assertThat(throttle.takeSuppressed()).isZero();
+    }
+
+    @Test
     void anIntervalMustBePositive() {
         assertThatThrownBy(() -> new LogThrottle(() -> 0, 0)).hasMessageContaining("intervalSeconds 0");
     }
