@@ -68,6 +68,7 @@ final class ClientKeys {
             "fetch.max.bytes",
             "max.partition.fetch.bytes",
             "check.crcs",
+            "compression.max.decompressed.bytes",
             "isolation.level",
             "security.protocol");
 

@@ -26,6 +26,17 @@ final class CompletedFetchHandler {
     /** The consumer's metadata refresh (rate-limited): a retriable error's leader may have moved. */
     private final Runnable refreshMetadata;
 
+    /**
+     * A bad batch's error held back by {@link #decodeAll} because records before it were handed
+     * out: thrown by the next {@link #throwDeferred} if its partition is still at {@code
+     * deferredPosition} in fetch epoch {@code deferredEpoch}; null when none.
+     */
+    private StellflowException deferred;
+
+    private TopicPartition deferredTp;
+    private int deferredEpoch;
+    private long deferredPosition;
+
     CompletedFetchHandler(
             ConsumerConfig config,
             ConsumerPositions positions,
@@ -98,10 +109,40 @@ final class CompletedFetchHandler {
     }
 
     /**
+     * Throws the error {@link #decodeAll} held back for a bad batch behind records it handed out,
+     * if its partition is still where that poll left it (assigned, not seeked since, its position
+     * the bad batch's); otherwise forgets it (a refetch meets the batch again, or the application
+     * moved past it). Called at the start of each poll, before anything is fetched or decoded.
+     */
+    void throwDeferred() {
+        StellflowException e = deferred;
+        if (e == null) {
+            return;
+        }
+        deferred = null;
+        ConsumerPartitionState s = positions.get(deferredTp);
+        if (s != null && s.epoch == deferredEpoch && s.position == deferredPosition) {
+            throw e;
+        }
+    }
+
+    /**
      * Validates and decodes the record sets in order into {@code out}, skipping offsets below each
-     * partition's position. On a bad batch nothing of this poll is handed out: every partition
-     * decoded so far goes back to where it was (its Fetch in flight is discarded, so the next poll
-     * fetches the bad batch again and fails again instead of skipping it), then the error is thrown.
+     * partition's position. On a bad batch, as Kafka's consumer: the records decoded before it in
+     * this poll are handed out, and the error is thrown when the application reaches the bad batch.
+     *
+     * <ul>
+     *   <li>Some records decoded: they are kept, the bad partition and the ones not decoded yet
+     *       fetch again from their positions (the bad one's is the bad batch's offset, or past the
+     *       last record handed out), and the error is held back for the next poll ({@link
+     *       #throwDeferred}).
+     *   <li>Nothing decoded: every partition of this poll goes back to where it was (its Fetch in
+     *       flight is discarded, so the next poll fetches the bad batch again and fails again instead
+     *       of skipping it), then the error is thrown.
+     * </ul>
+     *
+     * Batches are validated whole before their records are handed out, so the position a bad batch
+     * leaves is never inside a batch that was partly delivered.
      */
     void decodeAll(List<CompletedFetch> ready, List<ConsumerRecord> out) {
         int outBefore = out.size();
@@ -141,15 +182,29 @@ final class CompletedFetchHandler {
                 f.release();
             }
         } catch (ProtocolException e) {
+            CompletedFetch bad = ready.get(decoded);
+            StellflowException error =
+                    new StellflowException(e.errorCode(), "bad record batch from " + bad.tp + ": " + e.getMessage(), e);
+            if (out.size() > outBefore) {
+                // The partitions decoded whole keep their positions and Fetches in flight; the rest
+                // fetch again from their positions.
+                for (int i = decoded; i < ready.size(); i++) {
+                    positions.refetch(ready.get(i), -1);
+                }
+                ConsumerPartitionState s = positions.get(bad.tp);
+                deferred = error;
+                deferredTp = bad.tp;
+                deferredEpoch = s.epoch;
+                deferredPosition = s.position;
+                return;
+            }
             // Every partition of this poll goes back to what the application has seen: the ones
             // decoded so far (and the bad one) to their position before this poll, the ones not
             // decoded yet stay where they are; all refetch from there.
             for (int i = 0; i < ready.size(); i++) {
                 positions.refetch(ready.get(i), i <= decoded ? positionsBefore[i] : -1);
             }
-            out.subList(outBefore, out.size()).clear();
-            throw new StellflowException(
-                    e.errorCode(), "bad record batch from " + ready.get(decoded).tp + ": " + e.getMessage(), e);
+            throw error;
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.stellflow.client;
 
 import io.stellflow.protocol.WireWriter;
+import io.stellflow.protocol.record.CompressedRecordsValidator;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Properties;
@@ -22,6 +23,12 @@ import java.util.Properties;
  *     before its records are handed out; a mismatch fails {@link StellflowConsumer#poll} with
  *     CORRUPT_MESSAGE instead of returning damaged records. false skips only the CRC (the batch and
  *     record structure is still checked), saving its cost per fetched byte
+ * @param compressionMaxDecompressedBytes {@code compression.max.decompressed.bytes} (default 67108864,
+ *     {@value #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1): the most one fetched compressed
+ *     batch may decompress to; a larger one fails {@link StellflowConsumer#poll} with INVALID_RECORD
+ *     at its offset. The broker's key of the same name and default, so every batch a default broker
+ *     accepts is read by a default consumer; not {@code fetch.max.bytes}, which bounds an answer's
+ *     compressed bytes (Kafka's consumer has no such cap; it guards this one's expansion buffer)
  * @param groupId {@code group.id} (default none): the consumer group; needed by {@link
  *     StellflowConsumer#subscribe} and by commits and {@link StellflowConsumer#committed}
  * @param groupInstanceId {@code group.instance.id} (default none): a static member's stable id; a
@@ -54,6 +61,7 @@ public record ConsumerConfig(
         int maxPartitionFetchBytes,
         String autoOffsetReset,
         boolean checkCrcs,
+        int compressionMaxDecompressedBytes,
         String groupId,
         String groupInstanceId,
         boolean enableAutoCommit,
@@ -65,6 +73,17 @@ public record ConsumerConfig(
 
     /** {@code max.partition.fetch.bytes} when not set: 4 MiB. */
     public static final int DEFAULT_MAX_PARTITION_FETCH_BYTES = 4 << 20;
+
+    /**
+     * {@code compression.max.decompressed.bytes} when not set: the broker's default ({@link
+     * CompressedRecordsValidator#DEFAULT_MAX_DECOMPRESSED_BYTES}, 64 MiB), so no batch a default
+     * broker accepted is refused here.
+     */
+    public static final int DEFAULT_COMPRESSION_MAX_DECOMPRESSED_BYTES =
+            (int) CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES;
+
+    /** The smallest {@code compression.max.decompressed.bytes}: 64 KiB, the broker's lower bound. */
+    public static final int MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES = 64 * 1024;
 
     /** {@code isolation.level} read_uncommitted: the Fetch isolationLevel 0. */
     public static final byte READ_UNCOMMITTED = 0;
@@ -117,6 +136,11 @@ public record ConsumerConfig(
                 v.intValue("max.partition.fetch.bytes", DEFAULT_MAX_PARTITION_FETCH_BYTES, 1, 64 << 20),
                 reset,
                 v.booleanValue("check.crcs", true),
+                v.intValue(
+                        "compression.max.decompressed.bytes",
+                        DEFAULT_COMPRESSION_MAX_DECOMPRESSED_BYTES,
+                        MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES,
+                        Integer.MAX_VALUE),
                 groupId,
                 instanceId,
                 autoCommit,

@@ -43,9 +43,10 @@ import java.util.concurrent.TimeUnit;
  * decodes the answer before ({@link FetchExpander}); lz4 answers and any answer that thread cannot
  * take are expanded batch by batch by {@link #poll} into one reusable buffer ({@link
  * RecordBatchDecompressor}). Both read the result as uncompressed batches; a batch whose records
- * decompress to more than {@code fetch.max.bytes}, or whose stream is
+ * decompress to more than {@code compression.max.decompressed.bytes}, or whose stream is
  * malformed, fails {@link #poll} with a {@link StellflowException} naming the partition and the
- * batch's offset (the records of that poll are not handed out, as for any bad batch).
+ * batch's offset when the application reaches it, as for any bad batch: the records fetched before
+ * it are handed out first ({@link CompletedFetchHandler#decodeAll}).
  *
  * <p>Buffer ownership: a fetched record set holds one reference on its response frame from the
  * I/O thread until {@link #poll} has decoded it (or dropped it as stale, or {@link #close}
@@ -68,7 +69,7 @@ public final class StellflowConsumer implements AutoCloseable {
     private final MetadataCache metadata;
     private final OffsetLookup offsets;
     private final ClientMetrics metrics;
-    /** Expands compressed batches; capped at {@code fetch.max.bytes} of records per batch. */
+    /** Expands compressed batches; capped at {@code compression.max.decompressed.bytes} per batch. */
     private final RecordBatchDecompressor decompressor;
     /** Expands compressed answers as they arrive, ahead of {@link #poll} (its own decompressor). */
     private final FetchExpander expander;
@@ -122,11 +123,11 @@ public final class StellflowConsumer implements AutoCloseable {
             ConsumerConfig config, io.opentelemetry.api.OpenTelemetry openTelemetry, GroupTransport groupTransport) {
         this.config = config;
         this.metrics = new ClientMetrics(openTelemetry, "consumer");
-        this.decompressor = new RecordBatchDecompressor(config.fetchMaxBytes(), metrics::compression);
+        this.decompressor = new RecordBatchDecompressor(config.compressionMaxDecompressedBytes(), metrics::compression);
         this.expander = new FetchExpander(
                 config.common().clientId(),
                 config.checkCrcs(),
-                new RecordBatchDecompressor(config.fetchMaxBytes(), metrics::compression));
+                new RecordBatchDecompressor(config.compressionMaxDecompressedBytes(), metrics::compression));
         this.network = new NetworkClient(config.common(), metrics);
         this.metadata = new MetadataCache(network);
         this.offsets = new OffsetLookup(network, metadata, config.isolationLevel());
@@ -411,6 +412,7 @@ public final class StellflowConsumer implements AutoCloseable {
     }
 
     private List<ConsumerRecord> pollRecords(Duration timeout) {
+        fetches.throwDeferred(); // a bad batch behind the records the last poll handed out
         long deadlineNs = System.nanoTime() + timeout.toNanos();
         List<ConsumerRecord> out = new ArrayList<>();
         List<CompletedFetch> ready = new ArrayList<>();

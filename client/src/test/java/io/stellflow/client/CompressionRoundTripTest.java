@@ -168,9 +168,77 @@ class CompressionRoundTripTest {
         return out;
     }
 
+    /**
+     * Polls until a poll fails, adding what the polls before it handed out to {@code got}.
+     *
+     * @return the failure, or null when none came within 20 s
+     */
+    private static StellflowException pollUntilFailure(StellflowConsumer c, List<ConsumerRecord> got) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (System.nanoTime() < deadline) {
+            try {
+                got.addAll(c.poll(Duration.ofMillis(100)));
+            } catch (StellflowException e) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Issue #21: the broker accepts a compressed batch up to its {@code
+     * compression.max.decompressed.bytes} (64 MiB by default), so a default consumer must read one
+     * that expands to more than {@code fetch.max.bytes} (50 MiB by default), which bounds an answer's
+     * compressed bytes, not a batch's expansion. 53 values of 1 MiB: about 53 MiB (55.6 MB)
+     * decompressed, at most 2.6 MB compressed (snappy), in one answer with a small batch either side.
+     */
     @ParameterizedTest
     @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
-    void aBatchExpandingPastFetchMaxBytesFailsPollNamingPartitionAndOffset(CompressionType type) throws Exception {
+    void aDefaultConsumerReadsABatchTheBrokerAcceptsThatExpandsPastFetchMaxBytes(CompressionType type)
+            throws Exception {
+        TopicPartition tp = new TopicPartition("t", 0);
+        int bigRecords = 53;
+        int valueBytes = 1 << 20;
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            ByteBuf before = compressedBatch(type, 3, 10);
+            broker.append(tp, before); // offsets 0-2
+            before.release();
+            ByteBuf plain = plainBatch(bigRecords, valueBytes);
+            int expandedBytes = plain.readableBytes() - RecordBatchLayout.HEADER_SIZE;
+            assertThat(expandedBytes)
+                    .isGreaterThan(50 << 20) // the default fetch.max.bytes
+                    .isLessThan(64 << 20); // the broker's default compression.max.decompressed.bytes
+            ByteBuf big = compressed(type, plain);
+            assertThat(big.readableBytes()).isLessThan(4 << 20); // snappy: 2.6 MB; one answer
+            broker.append(tp, big); // offsets 3-55
+            big.release();
+            ByteBuf after = compressedBatch(type, 3, 10);
+            broker.append(tp, after); // offsets 56-58
+            after.release();
+            try (StellflowConsumer consumer = new StellflowConsumer(props(broker, "auto.offset.reset", "earliest"))) {
+                consumer.assign(List.of(tp));
+                List<ConsumerRecord> got = pollUntil(consumer, 59);
+                assertThat(got).extracting(ConsumerRecord::offset).containsExactlyElementsOf(offsets(0, 59));
+                for (int i = 3; i < 56; i++) {
+                    assertThat(got.get(i).value()).hasSize(valueBytes);
+                }
+            }
+        }
+    }
+
+    private static List<Long> offsets(long from, long to) {
+        List<Long> out = new ArrayList<>();
+        for (long o = from; o < to; o++) {
+            out.add(o);
+        }
+        return out;
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = CompressionType.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+    void aBatchExpandingPastTheConsumersCapFailsPollNamingPartitionAndOffsetAfterTheRecordsBeforeIt(
+            CompressionType type) throws Exception {
         TopicPartition tp = new TopicPartition("t", 0);
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 1);
@@ -182,17 +250,18 @@ class CompressionRoundTripTest {
             broker.append(tp, bomb); // offsets 3-6
             bomb.release();
             try (StellflowConsumer consumer = new StellflowConsumer(
-                    props(broker, "auto.offset.reset", "earliest", "fetch.max.bytes", "200000"))) {
+                    props(broker, "auto.offset.reset", "earliest", "compression.max.decompressed.bytes", "200000"))) {
                 consumer.assign(List.of(tp));
-                assertThatThrownBy(() -> pollUntil(consumer, 7))
-                        .isInstanceOfSatisfying(
-                                StellflowException.class,
-                                e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
+                List<ConsumerRecord> got = new ArrayList<>();
+                assertThat(pollUntilFailure(consumer, got))
+                        .isNotNull()
+                        .satisfies(e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
                         .hasMessageContaining("bad record batch from t-0")
                         .hasMessageContaining("compressed batch at offset 3: " + type.configName()
                                 + " stream decompresses to more than 200000 bytes");
-                // Nothing past the bad batch was handed out; the good batch before it was.
-                assertThat(consumer.position(tp)).isLessThanOrEqualTo(3);
+                // The good batch before the bad one was handed out (in the same answer), nothing past it.
+                assertThat(got).extracting(ConsumerRecord::offset).containsExactly(0L, 1L, 2L);
+                assertThat(consumer.position(tp)).isEqualTo(3);
             }
         }
     }
@@ -245,17 +314,21 @@ class CompressionRoundTripTest {
             bad.release();
             try (StellflowConsumer consumer = new StellflowConsumer(props(broker, "auto.offset.reset", "earliest"))) {
                 consumer.assign(List.of(tp));
-                assertThatThrownBy(() -> pollUntil(consumer, 16))
-                        .isInstanceOfSatisfying(
-                                StellflowException.class,
-                                e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
+                List<ConsumerRecord> got = new ArrayList<>();
+                assertThat(pollUntilFailure(consumer, got))
+                        .isNotNull()
+                        .satisfies(e -> assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD))
                         .hasMessageContaining("bad record batch from t-0: compressed batch at offset 5 holds invalid "
                                 + "records: INVALID_RECORD");
-                // Nothing of the failed poll was handed out: the next one fails the same way.
-                assertThat(consumer.position(tp)).isZero();
+                // As Kafka's consumer: the good batch of the answer was handed out first, and the
+                // error comes when the application reaches the bad batch; the next poll refetches it
+                // and fails the same way.
+                assertThat(got).extracting(ConsumerRecord::offset).containsExactly(0L, 1L, 2L, 3L, 4L);
+                assertThat(consumer.position(tp)).isEqualTo(5);
                 assertThatThrownBy(() -> consumer.poll(Duration.ofSeconds(5)))
                         .isInstanceOf(StellflowException.class)
                         .hasMessageContaining("compressed batch at offset 5 holds invalid records");
+                assertThat(consumer.position(tp)).isEqualTo(5);
             }
         }
     }

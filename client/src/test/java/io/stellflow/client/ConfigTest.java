@@ -74,4 +74,31 @@ class ConfigTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("invalid value for isolation.level: 'committed' (read_uncommitted or read_committed)");
     }
+
+    @Test
+    void compressionMaxDecompressedBytesIsTheBrokersDefaultAndRangeNotFetchMaxBytes() {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", "h1:1");
+        ConsumerConfig c = ConsumerConfig.from(p);
+        assertThat(c.compressionMaxDecompressedBytes())
+                .isEqualTo(64 << 20)
+                .isEqualTo(io.stellflow.protocol.record.CompressedRecordsValidator.DEFAULT_MAX_DECOMPRESSED_BYTES)
+                .isGreaterThan(c.fetchMaxBytes());
+        p.setProperty("fetch.max.bytes", "1000000");
+        assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(64 << 20);
+        p.setProperty("compression.max.decompressed.bytes", "65536");
+        assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(65_536);
+        p.setProperty("compression.max.decompressed.bytes", "2147483647");
+        assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(Integer.MAX_VALUE);
+        p.setProperty("compression.max.decompressed.bytes", "65535");
+        assertThatThrownBy(() -> ConsumerConfig.from(p))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("invalid value for compression.max.decompressed.bytes: 65535 (allowed 65536..2147483647)");
+        p.setProperty("compression.max.decompressed.bytes", "2147483648");
+        assertThatThrownBy(() -> ConsumerConfig.from(p))
+                .hasMessageContaining("compression.max.decompressed.bytes: 2147483648 (allowed");
+        p.setProperty("compression.max.decompressed.bytes", "64MiB");
+        assertThatThrownBy(() -> ConsumerConfig.from(p))
+                .hasMessageContaining("compression.max.decompressed.bytes: '64MiB' is not a number");
+    }
 }
