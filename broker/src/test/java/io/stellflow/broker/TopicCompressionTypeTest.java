@@ -118,7 +118,7 @@ class TopicCompressionTypeTest {
             assertThat(TestBroker.createTopic(server, "plain", 1, Map.of("compression.type", "uncompressed")))
                     .isEqualTo(ErrorCode.NONE);
             assertThat(TestBroker.createTopic(
-                            server, "zstd", 1, Map.of("compression.type", "ZSTD", "compression.zstd.level", "7")))
+                            server, "zstd", 1, Map.of("compression.type", "zstd", "compression.zstd.level", "7")))
                     .isEqualTo(ErrorCode.NONE);
             for (String topic : List.of("keep", "plain", "zstd")) {
                 assertThat(Requests.produceOne(client, topic, 0, lz4).errorCode())
@@ -166,6 +166,12 @@ class TopicCompressionTypeTest {
                     .isEqualTo(ErrorCode.NONE);
             assertThat(TestBroker.createTopic(server, "bad", 1, Map.of("compression.type", "brotli")))
                     .isEqualTo(ErrorCode.INVALID_CONFIG);
+            // Kafka's names are case-sensitive: ZSTD and Gzip are refused as Kafka refuses them.
+            for (String other : List.of("ZSTD", "Gzip", "Producer")) {
+                assertThat(TestBroker.createTopic(server, "case" + other, 1, Map.of("compression.type", other)))
+                        .as(other)
+                        .isEqualTo(ErrorCode.INVALID_CONFIG);
+            }
             assertThat(TestBroker.createTopic(server, "badLevel", 1, Map.of("compression.lz4.level", "18")))
                     .isEqualTo(ErrorCode.INVALID_CONFIG);
             byte[] plain = CompressedProduceTest.plainBatch(20, 0);

@@ -11,7 +11,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The controller validates topic configs with the key table ({@link TopicConfigRules}, without the
  * storage module); the brokers apply them with the storage's {@link TopicConfig}. Both must accept
- * and refuse the same keys and values, or a config the controller committed would not reach the logs.
+ * and refuse the same keys and values, or a config the controller committed would not reach the logs;
+ * the storage alone also takes a {@code compression.type} in another case, stored before the
+ * controller refused it.
  */
 class TopicConfigAgreementTest {
     private static final String[] VALUES = {
@@ -44,6 +46,8 @@ class TopicConfigAgreementTest {
         "producer",
         "uncompressed",
         " ZSTD ",
+        "Gzip",
+        " zstd ",
         "lz4",
         "gzip",
         "snappy",
@@ -72,6 +76,7 @@ class TopicConfigAgreementTest {
         assertThat(TopicConfigRules.KEYS).containsAll(TopicConfig.KEYS);
 
         int checked = 0;
+        int legacyChecked = 0;
         for (String key : TopicConfig.KEYS) {
             for (String value : VALUES) {
                 boolean storage;
@@ -82,12 +87,26 @@ class TopicConfigAgreementTest {
                     storage = false;
                 }
                 boolean controller = TopicConfigRules.validate(key, value) == null;
+                // The one difference: a compression.type in another case is refused as a new value
+                // (Kafka's names are lower case) but still loads from a metadata record stored
+                // before that rule.
+                boolean legacy = key.equals("compression.type")
+                        && !TopicConfigRules.COMPRESSION_TYPES.contains(value.strip())
+                        && TopicConfigRules.COMPRESSION_TYPES.contains(
+                                value.strip().toLowerCase(java.util.Locale.ROOT));
                 assertThat(controller)
                         .as("%s='%s': storage %s", key, value, storage ? "accepts" : "refuses")
-                        .isEqualTo(storage);
+                        .isEqualTo(storage && !legacy);
+                if (legacy) {
+                    assertThat(storage)
+                            .as("%s='%s' stored earlier still loads", key, value)
+                            .isTrue();
+                    legacyChecked++;
+                }
                 checked++;
             }
         }
         assertThat(checked).isEqualTo(TopicConfig.KEYS.size() * VALUES.length);
+        assertThat(legacyChecked).as("upper-case compression.type values").isEqualTo(2);
     }
 }

@@ -12,6 +12,7 @@ import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.CompressedRecordsValidator;
 import io.stellflow.server.common.config.ConfigException;
 import io.stellflow.server.common.telemetry.TelemetryConfig;
+import io.stellflow.server.common.topic.TopicConfigRules;
 import io.stellflow.storage.LogCompression;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
@@ -65,7 +66,7 @@ import java.util.TreeSet;
  *   <tr><td>compression.max.decompressed.bytes</td><td>67108864 (64 MiB)</td><td>{@value
  *       #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1; hard cap on the decompressed records of one
  *       compressed batch on Produce (above it: INVALID_RECORD)</td></tr>
- *   <tr><td>compression.type</td><td>producer</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd: the
+ *   <tr><td>compression.type</td><td>producer</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd (lower case, as Kafka): the
  *       codec stored batches get (producer: as produced); topic override of the same name</td></tr>
  *   <tr><td>compression.gzip.level / lz4.level / zstd.level</td><td>-1 / 9 / 3</td><td>1..9 or -1 / 1..17 /
  *       -131072..22: levels of the broker's recompression (topic overrides of the same names)</td></tr>
@@ -676,12 +677,14 @@ public final class BrokerConfig {
             throw new ConfigException("log.cleaner.min.cleanable.ratio", ratio, "must be a number in 0..1");
         }
         String compressionType = string(props, "compression.type", LogCompression.PRODUCER);
-        try {
-            b.compressionType(compressionType);
-        } catch (IllegalArgumentException e) {
+        // Kafka's names exactly, as the topic key (TopicConfigRules): ZSTD or Gzip is refused at start.
+        if (!TopicConfigRules.COMPRESSION_TYPES.contains(compressionType)) {
             throw new ConfigException(
-                    "compression.type", compressionType, "must be producer, uncompressed, gzip, snappy, lz4 or zstd");
+                    "compression.type",
+                    compressionType,
+                    "must be producer, uncompressed, gzip, snappy, lz4 or zstd (lower case, as in Kafka)");
         }
+        b.compressionType(compressionType);
         String producePolicy = string(props, "compression.produce.policy", LogCompression.ACCEPT);
         try {
             b.compressionProducePolicy(producePolicy);

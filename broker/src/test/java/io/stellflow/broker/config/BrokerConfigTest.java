@@ -130,6 +130,29 @@ class BrokerConfigTest {
         }
     }
 
+    /** As Kafka's broker key (and the topic key, TopicConfigRules): the exact lower-case names only. */
+    @Test
+    void compressionTypeTakesKafkasLowerCaseNamesOnly() {
+        assertThat(BrokerConfig.fromProperties(props())
+                        .logConfig()
+                        .compression()
+                        .target())
+                .isNull(); // producer
+        assertThat(BrokerConfig.fromProperties(props("compression.type", " zstd "))
+                        .logConfig()
+                        .compression()
+                        .target())
+                .isEqualTo(io.stellflow.protocol.compression.CompressionType.ZSTD);
+        for (String bad : List.of("ZSTD", "Gzip", "Producer", "none", "brotli")) {
+            assertThatThrownBy(() -> BrokerConfig.fromProperties(props("compression.type", bad)))
+                    .as(bad)
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("'compression.type'")
+                    .hasMessageContaining("'" + bad + "'")
+                    .hasMessageContaining("lower case");
+        }
+    }
+
     @Test
     void listenerParsesIpv6AndEmptyHost() {
         assertThat(Listener.parse("listeners", "PLAINTEXT://[::1]:9092"))

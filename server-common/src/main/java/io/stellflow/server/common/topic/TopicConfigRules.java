@@ -30,14 +30,20 @@ import java.util.TreeSet;
  *   <tr><td>min.cleanable.dirty.ratio</td><td>double in [0, 1]</td></tr>
  *   <tr><td>min.insync.replicas</td><td>int &gt;= 1</td></tr>
  *   <tr><td>unclean.leader.election.enable</td><td>true or false (any case)</td></tr>
- *   <tr><td>compression.type</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd (any case)</td></tr>
+ *   <tr><td>compression.type</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd (lower case only,
+ *       as Kafka's {@code ValidString})</td></tr>
  *   <tr><td>compression.gzip.level</td><td>1..9 or -1</td></tr>
  *   <tr><td>compression.lz4.level</td><td>1..17</td></tr>
  *   <tr><td>compression.zstd.level</td><td>-131072..22</td></tr>
  *   <tr><td>compression.produce.policy</td><td>accept or refuse (any case)</td></tr>
  *   <tr><td>preallocate</td><td>true or false (any case)</td></tr>
  * </table>
- * Values are taken with surrounding blanks removed ({@link #normalize}).
+ * Values are taken with surrounding blanks removed ({@link #normalize}), as Kafka's {@code ConfigDef}
+ * trims a value before its validator sees it.
+ *
+ * <p>These rules are for new values (create and alter). A stored {@code compression.type} in another
+ * case, which the controller accepted before the rule was Kafka's, still loads: the storage's {@code
+ * TopicConfig} reads it in any case.
  *
  * <p>Thread-safety: stateless.
  */
@@ -179,10 +185,7 @@ public final class TopicConfigRules {
             }
             case BOOLEAN -> isBoolean(v) ? null : key + "=" + v + " must be true or false";
             case CLEANUP_POLICY -> cleanupPolicy(key, v);
-            case COMPRESSION_TYPE ->
-                COMPRESSION_TYPES.contains(v.toLowerCase(Locale.ROOT))
-                        ? null
-                        : key + "=" + v + " must be one of " + String.join(", ", COMPRESSION_TYPES);
+            case COMPRESSION_TYPE -> compressionType(key, v);
             case PRODUCE_POLICY ->
                 v.equalsIgnoreCase("accept") || v.equalsIgnoreCase("refuse")
                         ? null
@@ -195,6 +198,15 @@ public final class TopicConfigRules {
         return rule.max() == Long.MAX_VALUE
                 ? " must be >= " + rule.min()
                 : " must be in [" + rule.min() + ", " + rule.max() + "]";
+    }
+
+    /** Kafka's exact names only: {@code ZSTD} or {@code Gzip} is refused, as Kafka refuses them. */
+    private static String compressionType(String key, String v) {
+        if (COMPRESSION_TYPES.contains(v)) {
+            return null;
+        }
+        String why = key + "=" + v + " must be one of " + String.join(", ", COMPRESSION_TYPES);
+        return COMPRESSION_TYPES.contains(v.toLowerCase(Locale.ROOT)) ? why + " (lower case, as in Kafka)" : why;
     }
 
     private static String gzipLevel(String key, String v) {

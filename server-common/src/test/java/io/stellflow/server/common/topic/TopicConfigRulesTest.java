@@ -27,7 +27,10 @@ class TopicConfigRulesTest {
             {"unclean.leader.election.enable", "true"},
             {"unclean.leader.election.enable", " FALSE "},
             {"compression.type", "producer"},
-            {"compression.type", " ZSTD "},
+            {"compression.type", " zstd "},
+            {"compression.type", "gzip"},
+            {"compression.type", "snappy"},
+            {"compression.type", "lz4"},
             {"compression.type", "uncompressed"},
             {"compression.gzip.level", "-1"},
             {"compression.gzip.level", "9"},
@@ -68,6 +71,14 @@ class TopicConfigRulesTest {
         assertThat(TopicConfigRules.validate("compression.type", "brotli"))
                 .isEqualTo("compression.type=brotli must be one of producer, uncompressed, gzip, snappy, lz4, zstd");
         assertThat(TopicConfigRules.validate("compression.type", "none")).contains("must be one of");
+        // Case-sensitive, as Kafka's ValidString: a new value must be Kafka's exact name.
+        assertThat(TopicConfigRules.validate("compression.type", "ZSTD"))
+                .isEqualTo("compression.type=ZSTD must be one of producer, uncompressed, gzip, snappy, lz4, zstd"
+                        + " (lower case, as in Kafka)");
+        assertThat(TopicConfigRules.validate("compression.type", " Gzip ")).startsWith("compression.type=Gzip must");
+        assertThat(TopicConfigRules.validate("compression.type", "Producer")).contains("must be one of");
+        assertThat(TopicConfigRules.validate("compression.type", "UNCOMPRESSED"))
+                .contains("must be one of");
         assertThat(TopicConfigRules.validate("compression.gzip.level", "0")).contains("must be 1..9 or -1");
         assertThat(TopicConfigRules.validate("compression.lz4.level", "18"))
                 .isEqualTo("compression.lz4.level=18 must be in [1, 17]");
