@@ -303,62 +303,42 @@ class StellflowProducerTest {
 
     @Test
     void invalidRecordSaysThatACompactedTopicNeedsKeys() throws Exception {
+        assertThat(refusedWith(Errors.INVALID_RECORD, "linger.ms", "0").getMessage())
+                .isEqualTo("produce to t-0 refused: a record was rejected; on a compacted topic"
+                        + " (cleanup.policy=compact) every record needs a key, otherwise the"
+                        + " batch was malformed (INVALID_RECORD 14)");
+    }
+
+    /** The exception a send fails with when the broker answers its produce {@code code}. */
+    private static StellflowException refusedWith(short code, String... producerProps) throws Exception {
         try (FakeBroker broker = new FakeBroker()) {
             broker.createTopic("t", 1);
-            broker.failNextProduce(new TopicPartition("t", 0), Errors.INVALID_RECORD);
-            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
+            broker.failNextProduce(new TopicPartition("t", 0), code);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, producerProps))) {
                 CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
-                assertThat(f.handle((r, e) -> e).get(5, TimeUnit.SECONDS))
-                        .isInstanceOfSatisfying(StellflowException.class, e -> {
-                            assertThat(e.errorCode()).isEqualTo(Errors.INVALID_RECORD);
-                            assertThat(e.getMessage())
-                                    .isEqualTo("produce to t-0 refused: a record was rejected; on a compacted topic"
-                                            + " (cleanup.policy=compact) every record needs a key, otherwise the"
-                                            + " batch was malformed (INVALID_RECORD 14)");
-                        });
+                Throwable e = f.handle((r, err) -> err).get(5, TimeUnit.SECONDS);
+                assertThat(e).isInstanceOf(StellflowException.class);
+                assertThat(((StellflowException) e).errorCode()).isEqualTo(code);
+                return (StellflowException) e;
             }
         }
     }
 
     @Test
     void messageTooLargeSaysWhichLimitAndWhatToChange() throws Exception {
-        try (FakeBroker broker = new FakeBroker()) {
-            broker.createTopic("t", 1);
-            broker.failNextProduce(new TopicPartition("t", 0), Errors.MESSAGE_TOO_LARGE);
-            try (StellflowProducer producer = new StellflowProducer(props(broker, "linger.ms", "0"))) {
-                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
-                assertThat(f.handle((r, e) -> e).get(5, TimeUnit.SECONDS))
-                        .isInstanceOfSatisfying(StellflowException.class, e -> {
-                            assertThat(e.errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
-                            assertThat(e.getMessage())
-                                    .matches("produce to t-0 refused: a batch of \\d+ bytes is larger than the"
-                                            + " broker's message.max.bytes or the topic's max.message.bytes; lower"
-                                            + " batch.size \\(the producer does not split a refused batch\\)"
-                                            + " \\(MESSAGE_TOO_LARGE 12\\)");
-                        });
-            }
-        }
+        assertThat(refusedWith(Errors.MESSAGE_TOO_LARGE, "linger.ms", "0").getMessage())
+                .matches("produce to t-0 refused: a batch of \\d+ bytes is larger than the broker's"
+                        + " message.max.bytes or the topic's max.message.bytes; lower batch.size \\(the producer"
+                        + " does not split a refused batch\\) \\(MESSAGE_TOO_LARGE 12\\)");
     }
 
     @Test
     void featureNotEnabledOnACompressedBatchNamesTheTopicsPolicy() throws Exception {
-        try (FakeBroker broker = new FakeBroker()) {
-            broker.createTopic("t", 1);
-            broker.failNextProduce(new TopicPartition("t", 0), Errors.FEATURE_NOT_ENABLED);
-            try (StellflowProducer producer =
-                    new StellflowProducer(props(broker, "linger.ms", "0", "compression.type", "lz4"))) {
-                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
-                assertThat(f.handle((r, e) -> e).get(5, TimeUnit.SECONDS))
-                        .isInstanceOfSatisfying(StellflowException.class, e -> {
-                            assertThat(e.errorCode()).isEqualTo(Errors.FEATURE_NOT_ENABLED);
-                            assertThat(e.getMessage())
-                                    .isEqualTo("produce to t-0 refused: the topic takes no compressed batches"
-                                            + " (compression.produce.policy=refuse, for readers that cannot"
-                                            + " decompress); produce to it with compression.type=none"
-                                            + " (FEATURE_NOT_ENABLED 20)");
-                        });
-            }
-        }
+        assertThat(refusedWith(Errors.FEATURE_NOT_ENABLED, "linger.ms", "0", "compression.type", "lz4")
+                        .getMessage())
+                .isEqualTo("produce to t-0 refused: the topic takes no compressed batches"
+                        + " (compression.produce.policy=refuse, for readers that cannot decompress); produce to it"
+                        + " with compression.type=none (FEATURE_NOT_ENABLED 20)");
     }
 
     @Test

@@ -11,52 +11,37 @@ import org.junit.jupiter.api.Test;
  * --producer-property compression.type} as the other shortcut options do.
  */
 class ConsoleProducerCompressionTest {
-    private static Properties props(String... args) {
+    /** The producer properties of the tool run with {@code --bootstrap-server}, {@code --topic} and {@code args}. */
+    private static String compressionType(String... args) {
         ConsoleProducer tool = new ConsoleProducer();
-        Tools.commandLine(tool).parseArgs(args);
-        return tool.producerProperties();
+        String[] all = new String[args.length + 4];
+        all[0] = "--bootstrap-server";
+        all[1] = "127.0.0.1:9092";
+        all[2] = "--topic";
+        all[3] = "t";
+        System.arraycopy(args, 0, all, 4, args.length);
+        Tools.commandLine(tool).parseArgs(all);
+        Properties props = tool.producerProperties();
+        return props.getProperty("compression.type");
     }
 
     @Test
     void theCodecGivenBecomesCompressionType() {
-        assertThat(props("--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--compression-codec", "zstd")
-                        .getProperty("compression.type"))
-                .isEqualTo("zstd");
+        assertThat(compressionType("--compression-codec", "zstd")).isEqualTo("zstd");
     }
 
     @Test
     void withoutAValueItIsGzip() {
-        assertThat(props("--bootstrap-server", "127.0.0.1:9092", "--topic", "t", "--compression-codec")
-                        .getProperty("compression.type"))
-                .isEqualTo("gzip");
-        assertThat(props("--bootstrap-server", "127.0.0.1:9092", "--compression-codec", "--topic", "t")
-                        .getProperty("compression.type"))
-                .isEqualTo("gzip");
+        assertThat(compressionType("--compression-codec")).isEqualTo("gzip");
+        assertThat(compressionType("--compression-codec", "--linger-ms", "5")).isEqualTo("gzip");
     }
 
     @Test
     void absentLeavesTheProducerDefaultOrTheProperty() {
-        assertThat(props("--bootstrap-server", "127.0.0.1:9092", "--topic", "t").getProperty("compression.type"))
-                .isNull();
-        assertThat(props(
-                                "--bootstrap-server",
-                                "127.0.0.1:9092",
-                                "--topic",
-                                "t",
-                                "--producer-property",
-                                "compression.type=lz4")
-                        .getProperty("compression.type"))
+        assertThat(compressionType()).isNull();
+        assertThat(compressionType("--producer-property", "compression.type=lz4"))
                 .isEqualTo("lz4");
-        assertThat(props(
-                                "--bootstrap-server",
-                                "127.0.0.1:9092",
-                                "--topic",
-                                "t",
-                                "--producer-property",
-                                "compression.type=lz4",
-                                "--compression-codec",
-                                "snappy")
-                        .getProperty("compression.type"))
+        assertThat(compressionType("--producer-property", "compression.type=lz4", "--compression-codec", "snappy"))
                 .isEqualTo("snappy");
     }
 }
