@@ -24,7 +24,7 @@ import java.util.Properties;
  *     CORRUPT_MESSAGE instead of returning damaged records. false skips only the CRC (the batch and
  *     record structure is still checked), saving its cost per fetched byte
  * @param compressionMaxDecompressedBytes {@code compression.max.decompressed.bytes} (default 67108864,
- *     {@value #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1): the most one fetched compressed
+ *     {@value #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..{@value #MAX_COMPRESSION_MAX_DECOMPRESSED_BYTES}): the most one fetched compressed
  *     batch may decompress to; a larger one fails {@link StellflowConsumer#poll} with INVALID_RECORD
  *     at its offset. The broker's key of the same name and default, so every batch a default broker
  *     accepts is read by a default consumer; not {@code fetch.max.bytes}, which bounds an answer's
@@ -85,6 +85,12 @@ public record ConsumerConfig(
     /** The smallest {@code compression.max.decompressed.bytes}: 64 KiB, the broker's lower bound. */
     public static final int MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES = 64 * 1024;
 
+    /**
+     * The largest {@code compression.max.decompressed.bytes}: 1 GiB. The expanded batch (its header
+     * and records) lives in one buffer, at most 2^31-1 bytes, which grows by doubling.
+     */
+    public static final int MAX_COMPRESSION_MAX_DECOMPRESSED_BYTES = 1 << 30;
+
     /** {@code isolation.level} read_uncommitted: the Fetch isolationLevel 0. */
     public static final byte READ_UNCOMMITTED = 0;
     /** {@code isolation.level} read_committed: the Fetch isolationLevel 1. */
@@ -140,7 +146,7 @@ public record ConsumerConfig(
                         "compression.max.decompressed.bytes",
                         DEFAULT_COMPRESSION_MAX_DECOMPRESSED_BYTES,
                         MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES,
-                        Integer.MAX_VALUE),
+                        MAX_COMPRESSION_MAX_DECOMPRESSED_BYTES),
                 groupId,
                 instanceId,
                 autoCommit,

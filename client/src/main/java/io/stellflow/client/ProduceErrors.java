@@ -1,7 +1,9 @@
 package io.stellflow.client;
 
+import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchLayout;
 
 /**
  * The producer's error codes and messages: the code of a failed attempt, the message of a refused
@@ -66,16 +68,24 @@ final class ProduceErrors {
                     + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
         }
         if (code == Errors.MESSAGE_TOO_LARGE) {
-            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes is larger than the"
-                    + " broker's message.max.bytes or the topic's max.message.bytes; lower batch.size (the producer"
-                    + " does not split a refused batch)";
+            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent is larger than"
+                    + " the broker's message.max.bytes or the topic's max.message.bytes (or grows past it when the"
+                    + " topic's compression.type recompresses it); lower batch.size (the producer does not split a"
+                    + " refused batch)";
         }
-        if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed()) {
-            return "produce to " + tp + " refused: the topic takes no compressed batches"
-                    + " (compression.produce.policy=refuse, for readers that cannot decompress); produce to it"
-                    + " with compression.type=none";
+        if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed() && !transactional(b)) {
+            return "produce to " + tp + " refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"
+                    + " compression.produce.policy is likely refuse (for readers that cannot decompress); produce to"
+                    + " it with compression.type=none";
         }
         return "produce to " + tp + " failed";
+    }
+
+    /** Whether the batch has the transactional bit (FEATURE_NOT_ENABLED then means no transactions). */
+    private static boolean transactional(ProducerBatch b) {
+        ByteBuf bytes = b.bytes();
+        return (RecordBatchLayout.attributes(bytes, bytes.readerIndex()) & RecordBatchLayout.TRANSACTIONAL_FLAG_MASK)
+                != 0;
     }
 
     /** The exception {@code err} carries when its code is {@code code}, else a new one with {@code message}. */

@@ -412,15 +412,22 @@ public final class StellflowConsumer implements AutoCloseable {
     }
 
     private List<ConsumerRecord> pollRecords(Duration timeout) {
-        fetches.throwDeferred(); // a bad batch behind the records the last poll handed out
         long deadlineNs = System.nanoTime() + timeout.toNanos();
         List<ConsumerRecord> out = new ArrayList<>();
         List<CompletedFetch> ready = new ArrayList<>();
+        boolean first = true;
         while (true) {
             long waitNs = assigned.nextRetryWaitNs();
             if (group != null) {
                 group.poll(nowMs());
                 waitNs = Math.min(waitNs, TimeUnit.MILLISECONDS.toNanos(group.timeToNextEventMs(nowMs()) + 1));
+            }
+            if (first) {
+                // A bad batch behind the records the last poll handed out: thrown after the group's
+                // work (its auto-commit of those records, a revocation that drops the error), as
+                // Kafka's consumer surfaces a fetch error after its coordinator poll.
+                fetches.throwDeferred();
+                first = false;
             }
             assigned.resolvePositions();
             sendFetches();

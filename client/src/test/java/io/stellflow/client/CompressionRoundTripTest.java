@@ -21,6 +21,7 @@ import java.util.Properties;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -261,6 +262,45 @@ class CompressionRoundTripTest {
                                 + " stream decompresses to more than 200000 bytes");
                 // The good batch before the bad one was handed out (in the same answer), nothing past it.
                 assertThat(got).extracting(ConsumerRecord::offset).containsExactly(0L, 1L, 2L);
+                assertThat(consumer.position(tp)).isEqualTo(3);
+            }
+        }
+    }
+
+    /**
+     * The error held back for a bad batch behind records a poll handed out is dropped when the
+     * application seeks past the bad batch before its next poll, and never thrown twice.
+     */
+    @Test
+    void aSeekPastTheBadBatchBeforeTheNextPollDropsTheHeldError() throws Exception {
+        TopicPartition tp = new TopicPartition("t", 0);
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            ByteBuf small = compressedBatch(CompressionType.ZSTD, 3, 10);
+            broker.append(tp, small); // offsets 0-2
+            small.release();
+            ByteBuf bomb = compressedBatch(CompressionType.ZSTD, 4, 100_000);
+            broker.append(tp, bomb); // offsets 3-6, over the cap below
+            bomb.release();
+            ByteBuf after = compressedBatch(CompressionType.ZSTD, 2, 10);
+            broker.append(tp, after); // offsets 7-8
+            after.release();
+            try (StellflowConsumer consumer = new StellflowConsumer(
+                    props(broker, "auto.offset.reset", "earliest", "compression.max.decompressed.bytes", "200000"))) {
+                consumer.assign(List.of(tp));
+                // The first answer holds all three batches: the poll hands out 0-2 and holds the error.
+                List<ConsumerRecord> first = pollUntil(consumer, 3);
+                assertThat(first).extracting(ConsumerRecord::offset).containsExactly(0L, 1L, 2L);
+                assertThat(consumer.position(tp)).isEqualTo(3);
+                consumer.seek(tp, 7);
+                assertThat(pollUntil(consumer, 2))
+                        .extracting(ConsumerRecord::offset)
+                        .containsExactly(7L, 8L);
+                // Back to the bad batch: it fails again, from a fresh fetch, once per poll.
+                consumer.seek(tp, 3);
+                assertThat(pollUntilFailure(consumer, new ArrayList<>()))
+                        .isNotNull()
+                        .hasMessageContaining("compressed batch at offset 3");
                 assertThat(consumer.position(tp)).isEqualTo(3);
             }
         }

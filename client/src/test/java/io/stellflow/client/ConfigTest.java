@@ -88,12 +88,16 @@ class ConfigTest {
         assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(64 << 20);
         p.setProperty("compression.max.decompressed.bytes", "65536");
         assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(65_536);
-        p.setProperty("compression.max.decompressed.bytes", "2147483647");
-        assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(Integer.MAX_VALUE);
+        p.setProperty("compression.max.decompressed.bytes", "1073741824");
+        assertThat(ConsumerConfig.from(p).compressionMaxDecompressedBytes()).isEqualTo(1 << 30);
+        p.setProperty("compression.max.decompressed.bytes", "1073741825");
+        assertThatThrownBy(() -> ConsumerConfig.from(p))
+                .hasMessage(
+                        "invalid value for compression.max.decompressed.bytes: 1073741825 (allowed 65536..1073741824)");
         p.setProperty("compression.max.decompressed.bytes", "65535");
         assertThatThrownBy(() -> ConsumerConfig.from(p))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("invalid value for compression.max.decompressed.bytes: 65535 (allowed 65536..2147483647)");
+                .hasMessage("invalid value for compression.max.decompressed.bytes: 65535 (allowed 65536..1073741824)");
         p.setProperty("compression.max.decompressed.bytes", "2147483648");
         assertThatThrownBy(() -> ConsumerConfig.from(p))
                 .hasMessageContaining("compression.max.decompressed.bytes: 2147483648 (allowed");

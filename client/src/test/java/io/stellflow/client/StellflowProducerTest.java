@@ -327,18 +327,19 @@ class StellflowProducerTest {
     @Test
     void messageTooLargeSaysWhichLimitAndWhatToChange() throws Exception {
         assertThat(refusedWith(Errors.MESSAGE_TOO_LARGE, "linger.ms", "0").getMessage())
-                .matches("produce to t-0 refused: a batch of \\d+ bytes is larger than the broker's"
-                        + " message.max.bytes or the topic's max.message.bytes; lower batch.size \\(the producer"
-                        + " does not split a refused batch\\) \\(MESSAGE_TOO_LARGE 12\\)");
+                .matches("produce to t-0 refused: a batch of \\d+ bytes as sent is larger than the broker's"
+                        + " message.max.bytes or the topic's max.message.bytes \\(or grows past it when the topic's"
+                        + " compression.type recompresses it\\); lower batch.size \\(the producer does not split a"
+                        + " refused batch\\) \\(MESSAGE_TOO_LARGE 12\\)");
     }
 
     @Test
     void featureNotEnabledOnACompressedBatchNamesTheTopicsPolicy() throws Exception {
         assertThat(refusedWith(Errors.FEATURE_NOT_ENABLED, "linger.ms", "0", "compression.type", "lz4")
                         .getMessage())
-                .isEqualTo("produce to t-0 refused: the topic takes no compressed batches"
-                        + " (compression.produce.policy=refuse, for readers that cannot decompress); produce to it"
-                        + " with compression.type=none (FEATURE_NOT_ENABLED 20)");
+                .isEqualTo("produce to t-0 refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"
+                        + " compression.produce.policy is likely refuse (for readers that cannot decompress); produce"
+                        + " to it with compression.type=none (FEATURE_NOT_ENABLED 20)");
     }
 
     @Test

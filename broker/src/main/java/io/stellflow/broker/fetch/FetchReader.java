@@ -404,6 +404,9 @@ public final class FetchReader {
             int size = batches.size(i);
             int codec = batches.codec(i);
             long room = i == 0 ? firstBatchMaxBytes : maxBytes - written;
+            if (i > 0 && room < RecordBatchLayout.RECORDS_OFFSET) {
+                break; // no room left for even a batch header: neither read nor decompress it
+            }
             if (codec != 0) {
                 // An SDK reader cannot decompress (issue #21): this batch goes out uncompressed, copied.
                 int at = out.writerIndex();

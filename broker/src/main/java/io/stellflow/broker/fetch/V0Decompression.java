@@ -59,6 +59,13 @@ final class V0Decompression {
             stored.writerIndex(size);
             Decompressor d = decompressor(codecId);
             long cap = Math.max(0, maxBytes - BatchCompression.HEADER_BYTES);
+            // A zstd frame that declares more than fits is too large without decoding it: stored
+            // batches were validated on Produce, where a frame that misstates its size is refused,
+            // so a v0 reader retrying at such a batch costs a read, not a decompression up to cap.
+            d.reset(stored.slice(BatchCompression.HEADER_BYTES, size - BatchCompression.HEADER_BYTES), cap);
+            if (d.singlePassBytes() > cap) {
+                return TOO_LARGE;
+            }
             int n = BatchCompression.decompress(stored, 0, d, cap, out);
             if (n == BatchCompression.OVER_CAP) {
                 return TOO_LARGE;
