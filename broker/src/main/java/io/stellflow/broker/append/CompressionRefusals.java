@@ -42,7 +42,7 @@ public final class CompressionRefusals {
                             + " compression.produce.policy is refuse; {}further refusals within {} s at DEBUG",
                     partition,
                     codec.configName(),
-                    suppressedSinceLastLine(),
+                    warnLines.takeSuppressedNote("WARN"),
                     INTERVAL_SECONDS);
             return true;
         }
@@ -75,7 +75,7 @@ public final class CompressionRefusals {
                     validator.lastType().configName(),
                     outcome,
                     validator.failureReason(),
-                    suppressedSinceLastLine(),
+                    warnLines.takeSuppressedNote("WARN"),
                     INTERVAL_SECONDS);
         } else if (LOG.isDebugEnabled()) {
             LOG.debug(
@@ -87,11 +87,5 @@ public final class CompressionRefusals {
                     validator.failureReason());
         }
         return warn;
-    }
-
-    /** "N more since the last WARN at DEBUG; " or nothing. */
-    private String suppressedSinceLastLine() {
-        long more = warnLines.takeSuppressed();
-        return more == 0 ? "" : more + " more since the last WARN at DEBUG; ";
     }
 }

@@ -21,7 +21,6 @@ import io.stellflow.storage.AbortedTxn;
 import io.stellflow.storage.UnifiedLog;
 import java.io.IOException;
 import java.util.List;
-import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,14 +89,9 @@ public final class FetchReader {
 
     /** @param zeroCopy true: log bytes are {@link SegmentFileRegion}s; false: copied into the head */
     public FetchReader(boolean zeroCopy) {
-        this(zeroCopy, System::nanoTime);
-    }
-
-    /** @param nanoClock monotonic time in ns for the log throttles (tests drive their own) */
-    FetchReader(boolean zeroCopy, LongSupplier nanoClock) {
         this.zeroCopy = zeroCopy;
-        this.tooLargeLines = new LogThrottle(nanoClock, LOG_INTERVAL_SECONDS);
-        this.readFailureLines = new LogThrottle(nanoClock, LOG_INTERVAL_SECONDS);
+        this.tooLargeLines = new LogThrottle(System::nanoTime, LOG_INTERVAL_SECONDS);
+        this.readFailureLines = new LogThrottle(System::nanoTime, LOG_INTERVAL_SECONDS);
     }
 
     /** Reads every partition of the plan now into a new response frame owned by the result. */
@@ -283,12 +277,13 @@ public final class FetchReader {
                     "Fetch v0 of {} at offset {} answered MESSAGE_TOO_LARGE: the stored {} batch decompresses"
                             + " to more than the {} bytes a response can hold (frame limit {}; keep"
                             + " compression.max.decompressed.bytes below it on topics read by SDKs);"
-                            + " further ones within {} s at DEBUG",
+                            + " {}further ones within {} s at DEBUG",
                     partition,
                     batches.baseOffset(0),
                     codec,
                     maxBytes,
                     Frames.MAX_FRAME_LENGTH,
+                    tooLargeLines.takeSuppressedNote("WARN"),
                     LOG_INTERVAL_SECONDS);
         } else if (LOG.isDebugEnabled()) {
             LOG.debug(
@@ -307,9 +302,10 @@ public final class FetchReader {
     private void logReadFailure(Partition partition, long fetchOffset, IOException e) {
         if (readFailureLines.tryAcquire()) {
             LOG.error(
-                    "Fetch read on {} at offset {} failed; further read failures within {} s at DEBUG",
+                    "Fetch read on {} at offset {} failed; {}further read failures within {} s at DEBUG",
                     partition,
                     fetchOffset,
+                    readFailureLines.takeSuppressedNote("ERROR"),
                     LOG_INTERVAL_SECONDS,
                     e);
         } else if (LOG.isDebugEnabled()) {

@@ -62,9 +62,12 @@ final class V0Decompression {
             // A zstd frame that declares more than fits is too large without decoding it: stored
             // batches were validated on Produce, where a frame that misstates its size is refused,
             // so a v0 reader retrying at such a batch costs a read, not a decompression up to cap.
-            d.reset(stored.slice(BatchCompression.HEADER_BYTES, size - BatchCompression.HEADER_BYTES), cap);
-            if (d.singlePassBytes() > cap) {
-                return TOO_LARGE;
+            // Only zstd declares a size (Decompressor#singlePassBytes); the others skip this reset.
+            if (codecId == CompressionType.ZSTD.id()) {
+                d.reset(stored.slice(BatchCompression.HEADER_BYTES, size - BatchCompression.HEADER_BYTES), cap);
+                if (d.singlePassBytes() > cap) {
+                    return TOO_LARGE;
+                }
             }
             int n = BatchCompression.decompress(stored, 0, d, cap, out);
             if (n == BatchCompression.OVER_CAP) {

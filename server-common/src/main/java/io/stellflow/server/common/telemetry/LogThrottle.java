@@ -58,6 +58,17 @@ public final class LogThrottle {
         return suppressed.sumThenReset();
     }
 
+    /**
+     * For the loud line just taken: {@code "N more since the last <level> at DEBUG; "} with the
+     * events {@link #takeSuppressed} counts, or {@code ""} when there were none.
+     *
+     * @param level the loud line's level as the text should name it ({@code WARN}, {@code ERROR})
+     */
+    public String takeSuppressedNote(String level) {
+        long more = takeSuppressed();
+        return more == 0 ? "" : more + " more since the last " + level + " at DEBUG; ";
+    }
+
     /** The least seconds between two taken lines (for the "further ... within N s at DEBUG" text). */
     public long intervalSeconds() {
         return TimeUnit.NANOSECONDS.toSeconds(intervalNs);

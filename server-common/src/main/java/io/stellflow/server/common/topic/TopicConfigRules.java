@@ -132,23 +132,6 @@ public final class TopicConfigRules {
      * @return null when {@code key=value} is accepted, otherwise why not, naming the key and value
      *     (the message of an INVALID_CONFIG answer)
      */
-    /**
-     * A {@code BOOLEAN} key's value: {@code true} or {@code false} in any case (surrounding blanks
-     * already removed); anything else is refused, never read as false.
-     *
-     * @throws IllegalArgumentException "must be true or false"
-     */
-    public static boolean parseBoolean(String v) {
-        if (!isBoolean(v)) {
-            throw new IllegalArgumentException("must be true or false");
-        }
-        return Boolean.parseBoolean(v);
-    }
-
-    private static boolean isBoolean(String v) {
-        return v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false");
-    }
-
     public static String validate(String key, String value) {
         Rule rule = key == null ? null : RULES.get(key);
         if (rule == null) {
@@ -198,6 +181,23 @@ public final class TopicConfigRules {
         return rule.max() == Long.MAX_VALUE
                 ? " must be >= " + rule.min()
                 : " must be in [" + rule.min() + ", " + rule.max() + "]";
+    }
+
+    /**
+     * A {@code BOOLEAN} key's value: {@code true} or {@code false} in any case (surrounding blanks
+     * already removed); anything else is refused, never read as false.
+     *
+     * @throws IllegalArgumentException "must be true or false"
+     */
+    public static boolean parseBoolean(String v) {
+        if (!isBoolean(v)) {
+            throw new IllegalArgumentException("must be true or false");
+        }
+        return Boolean.parseBoolean(v);
+    }
+
+    private static boolean isBoolean(String v) {
+        return v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false");
     }
 
     /** Kafka's exact names only: {@code ZSTD} or {@code Gzip} is refused, as Kafka refuses them. */

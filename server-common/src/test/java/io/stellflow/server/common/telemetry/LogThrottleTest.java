@@ -39,6 +39,18 @@ class LogThrottleTest {
     }
 
     @Test
+    void theNoteNamesTheCountAndTheLevelOrIsEmpty() {
+        LogThrottle throttle = new LogThrottle(() -> nowNs, 10);
+        assertThat(throttle.tryAcquire()).isTrue();
+        assertThat(throttle.takeSuppressedNote("ERROR")).isEmpty();
+        assertThat(throttle.tryAcquire()).isFalse();
+        assertThat(throttle.tryAcquire()).isFalse();
+        nowNs += TimeUnit.SECONDS.toNanos(10);
+        assertThat(throttle.tryAcquire()).isTrue();
+        assertThat(throttle.takeSuppressedNote("ERROR")).isEqualTo("2 more since the last ERROR at DEBUG; ");
+    }
+
+    @Test
     void anIntervalMustBePositive() {
         assertThatThrownBy(() -> new LogThrottle(() -> 0, 0)).hasMessageContaining("intervalSeconds 0");
     }
