@@ -179,6 +179,11 @@ final class BatchCollector implements BatchVisitor {
         return baseOffsets[i];
     }
 
+    /** Last offset of batch {@code i}. */
+    long lastOffset(int i) {
+        return lastOffsets[i];
+    }
+
     /** Codec id of batch {@code i} (attribute bits 0-2; 0 = none). */
     int codec(int i) {
         return attributes[i] & RecordBatchLayout.COMPRESSION_CODEC_MASK;

@@ -59,6 +59,9 @@ import org.slf4j.LoggerFactory;
  *       poll), and its offset stays at the marker until data follows.
  *   <li>isolationLevel 1: the aborted transactions overlapping the returned offsets are listed
  *       ({@code abortedTransactions}: producerId, first offset), {@link UnifiedLog#abortedTransactions}.
+ *       The lists count against the frame limit (16 bytes per entry), not against {@code maxBytes}:
+ *       when the chosen batches and their list would not fit the frame, the last batches are left
+ *       for the next fetch.
  *   <li>A read failure answers that partition {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
  *       fallback) with no records; one ERROR line with the stack trace per {@value
  *       #LOG_INTERVAL_SECONDS} s, the others at DEBUG (a client retries a damaged segment forever).
@@ -142,6 +145,7 @@ public final class FetchReader {
         long frameBudget = plan.recordsBudgetBytes();
         long remaining = Math.min(request.maxBytes(), frameBudget);
         long total = 0;
+        long listBytes = 0; // of the aborted-transaction lists written (read_committed)
         long totalRecords = 0;
         boolean hasError = false;
         long[] bounds = new long[plan.partitions().size()];
@@ -193,6 +197,11 @@ public final class FetchReader {
                 int recordsStart = encoder.recordsStart();
                 int regionMark = frame.regionCount();
                 boolean consumer = request.replicaId() < 0;
+                // What the frame still holds: the aborted-transaction lists (read_committed) are in it too.
+                long frameLeft = frameBudget - total - listBytes;
+                if (frameLeft <= 0) {
+                    continue;
+                }
                 try {
                     int bytes = 0;
                     // A consumer's read goes on past control batches it skipped with nothing kept.
@@ -203,9 +212,9 @@ public final class FetchReader {
                                 from,
                                 bound,
                                 p.request().partitionMaxBytes(),
-                                remaining,
+                                Math.min(remaining, frameLeft),
                                 total == 0,
-                                frameBudget - total,
+                                frameLeft,
                                 batches);
                         if (batches.count() > 0 || batches.skippedThrough() < from) {
                             break;
@@ -215,18 +224,30 @@ public final class FetchReader {
                         continue;
                     }
                     if (consumer && request.isolationLevel() == FetchRequest.READ_COMMITTED) {
+                        List<AbortedTxn> aborted =
+                                partition.log().abortedTransactions(fetchOffset, batches.lastOffset() + 1);
+                        int keep = fittingWithList(batches, aborted, frameLeft);
+                        if (keep == 0) {
+                            continue; // as a first batch too large for the frame: nothing to send
+                        }
+                        batches.keepFirst(keep);
+                        bytes = batches.totalBytes();
                         // v0 may leave trailing batches out after this (emitV0): the list then also
                         // names aborted transactions past the returned range, which a reader only
                         // meets with later batches (it consumes the list up to each batch's offsets).
-                        abortedTransactions(encoder, partition.log(), fetchOffset, batches.lastOffset() + 1);
+                        int listed = abortedTransactions(encoder, aborted, batches.lastOffset() + 1);
+                        long entryListBytes = (long) listed * FetchResponseLayout.ABORTED_TRANSACTION_BYTES;
+                        listBytes += entryListBytes;
+                        frameLeft -= entryListBytes;
                         recordsStart = encoder.recordsStart();
                     }
                     if (version >= FetchResponseLayout.VERSION_1) {
                         emitV1(frame, encoder, batches, zeroCopy);
                     } else {
                         // Decompressed sizes are known only now: the limits of selectBatches again.
-                        long firstBatchMaxBytes = total == 0 ? frameBudget : remaining;
-                        long partitionMaxBytes = Math.min(p.request().partitionMaxBytes(), remaining);
+                        long firstBatchMaxBytes = total == 0 ? frameLeft : Math.min(remaining, frameLeft);
+                        long partitionMaxBytes =
+                                Math.min(p.request().partitionMaxBytes(), Math.min(remaining, frameLeft));
                         bytes = emitV0(
                                 frame,
                                 encoder,
@@ -313,19 +334,59 @@ public final class FetchReader {
         }
     }
 
-    /** Lists the aborted transactions overlapping {@code [fromOffset, upperExclusive)} in the entry. */
-    private static void abortedTransactions(
-            FetchResponseEncoder encoder, UnifiedLog log, long fromOffset, long upperExclusive) {
-        List<AbortedTxn> aborted = log.abortedTransactions(fromOffset, upperExclusive);
-        if (aborted.isEmpty()) {
-            return;
+    /**
+     * How many of the collected batches fit {@code frameLeft} bytes together with the entries of
+     * {@code aborted} that overlap them (16 bytes each): all of them unless a long list pushes the
+     * last ones out; 0 when not even the first fits.
+     *
+     * @param aborted aborted transactions from the fetch offset on, ascending by marker offset
+     */
+    static int fittingWithList(BatchCollector batches, List<AbortedTxn> aborted, long frameLeft) {
+        long bytes = batches.totalBytes();
+        for (int keep = batches.count(); keep > 0; keep--) {
+            long upper = batches.lastOffset(keep - 1) + 1;
+            long listBytes = (long) overlapping(aborted, upper) * FetchResponseLayout.ABORTED_TRANSACTION_BYTES;
+            if (bytes + listBytes <= frameLeft) {
+                return keep;
+            }
+            bytes -= batches.size(keep - 1);
         }
-        long[] pairs = new long[aborted.size() * 2];
-        for (int i = 0; i < aborted.size(); i++) {
-            pairs[2 * i] = aborted.get(i).producerId();
-            pairs[2 * i + 1] = aborted.get(i).firstOffset();
+        return 0;
+    }
+
+    /** Entries of {@code aborted} whose first offset is below {@code upperExclusive}. */
+    private static int overlapping(List<AbortedTxn> aborted, long upperExclusive) {
+        int count = 0;
+        for (AbortedTxn t : aborted) {
+            if (t.firstOffset() < upperExclusive) {
+                count++;
+            }
         }
-        encoder.abortedTransactions(pairs, aborted.size());
+        return count;
+    }
+
+    /**
+     * Lists in the entry those of {@code aborted} (from the fetch offset on, ascending by marker)
+     * whose first offset is below {@code upperExclusive}, the ones overlapping the returned batches;
+     * returns how many.
+     */
+    private static int abortedTransactions(
+            FetchResponseEncoder encoder, List<AbortedTxn> aborted, long upperExclusive) {
+        int count = overlapping(aborted, upperExclusive);
+        if (count == 0) {
+            return 0;
+        }
+        long[] pairs = new long[count * 2];
+        int i = 0;
+        for (AbortedTxn t : aborted) {
+            if (t.firstOffset() < upperExclusive) {
+                pairs[2 * i] = t.producerId();
+                pairs[2 * i + 1] = t.firstOffset();
+                i++;
+            }
+        }
+        encoder.abortedTransactions(pairs, count);
+        return count;
     }
 
     /**

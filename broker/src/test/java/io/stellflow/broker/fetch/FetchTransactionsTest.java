@@ -10,6 +10,7 @@ import io.stellflow.broker.topic.LocalPartitions;
 import io.stellflow.broker.topic.Partition;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.Frames;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.FetchRequest;
@@ -211,6 +212,94 @@ class FetchTransactionsTest {
                     channel.finishAndReleaseAll();
                 }
             }
+        }
+    }
+
+    /**
+     * A read_committed answer whose records and aborted-transaction list would together pass the
+     * frame: the list counts against the frame limit too, so the last batches wait for the next
+     * fetch, and the list still names every aborted transaction the returned batches overlap.
+     */
+    @Test
+    void readCommittedAbortedListCountsAgainstTheFrameLimit() throws IOException {
+        try (LocalPartitions registry = LocalPartitions.open(dir, LogConfig.defaults())) {
+            registry.create("t", 1);
+            Partition p = registry.partition("t", 0);
+            int aborts = 40;
+            // 40 transactions open together (a BEGIN and a batch each), then a second batch of each,
+            // then all aborted. From the first second batch on, no marker comes between the 40
+            // batches, and the list names all 40 transactions.
+            for (int i = 0; i < aborts; i++) {
+                txn(p, 100 + i, 0, "aborted-" + i);
+            }
+            long from = p.logEndOffset();
+            for (int i = 0; i < aborts; i++) {
+                txn(p, 100 + i, 1, "aborted-again-" + i);
+            }
+            for (int i = 0; i < aborts; i++) {
+                p.appendTransactionMarker(100 + i, (short) 0, false, 0, 1);
+            }
+            plain(p, "after");
+            long end = p.highWatermark();
+            // Unlimited: every data batch (40 aborted + 1 plain) and the 40 aborted transactions.
+            Budgeted all = fetchWithBudget(registry, from, Frames.MAX_FRAME_LENGTH);
+            assertThat(all.batches()).isEqualTo(aborts + 1);
+            assertThat(all.abortedListed()).isEqualTo(aborts);
+            // A frame that holds the 40 aborted batches but not the plain one, nor the list: the list
+            // must not overflow it.
+            long budget = all.recordsBytes() - 1;
+            Budgeted cut = fetchWithBudget(registry, from, budget);
+            assertThat(cut.recordsBytes() + 16L * cut.abortedListed())
+                    .as("records and aborted list within the frame's records budget")
+                    .isLessThanOrEqualTo(budget);
+            assertThat(cut.batches()).isBetween(1, aborts);
+            assertThat(cut.abortedListed())
+                    .as("every aborted transaction a returned batch belongs to is listed")
+                    .isGreaterThanOrEqualTo(cut.batches());
+            assertThat(cut.lastOffset()).isLessThan(end);
+        }
+    }
+
+    private record Budgeted(long recordsBytes, int batches, int abortedListed, long lastOffset) {}
+
+    /** A read_committed Fetch v0 (copy mode) from {@code from} whose frame holds {@code recordsBudget} bytes past its envelope. */
+    private static Budgeted fetchWithBudget(LocalPartitions registry, long from, long recordsBudget) {
+        FetchRequest request = new FetchRequest(
+                -1,
+                0,
+                1,
+                Integer.MAX_VALUE,
+                FetchRequest.READ_COMMITTED,
+                0,
+                List.of(new FetchRequest.FetchTopic(
+                        "t", List.of(new FetchRequest.FetchPartition(0, -1, from, -1L, Integer.MAX_VALUE)))));
+        FetchPlan resolved = FetchPlan.resolve(request, registry);
+        int envelope = (int) Math.max(resolved.envelopeBytes(), Frames.MAX_FRAME_LENGTH - recordsBudget);
+        FetchPlan plan = new FetchPlan(request, resolved.topics(), envelope);
+        EmbeddedChannel channel = new EmbeddedChannel();
+        RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 0, 1, "test"));
+        FetchResult result = new FetchReader(false).read(plan, context);
+        try {
+            ByteBuf head = result.frame().head();
+            int bodyStart = head.readerIndex() + 4 + ResponseHeader.SIZE;
+            FetchResponse.PartitionData d = FetchResponse.read(head.slice(bodyStart, head.writerIndex() - bodyStart))
+                    .responses()
+                    .get(0)
+                    .partitions()
+                    .get(0);
+            assertThat(d.errorCode()).isEqualTo(Errors.NONE);
+            ByteBuf r = d.records();
+            int batches = 0;
+            long last = -1;
+            for (int at = r.readerIndex(); at < r.writerIndex(); at += RecordBatchLayout.batchSize(r, at)) {
+                batches++;
+                last = from + RecordBatchLayout.baseOffsetDelta(r, at) + RecordBatchLayout.lastOffsetDelta(r, at);
+            }
+            return new Budgeted(
+                    r.readableBytes(), batches, d.abortedTransactions().size(), last);
+        } finally {
+            result.release();
+            channel.finishAndReleaseAll();
         }
     }
 }
