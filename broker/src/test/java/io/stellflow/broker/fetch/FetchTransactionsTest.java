@@ -68,10 +68,23 @@ class FetchTransactionsTest {
         }
     }
 
-    /** What a consumer's Fetch v0 (copy mode) answers, with the base offsets an SDK computes. */
-    private record Answer(FetchResponse.PartitionData data, List<Long> baseOffsets, List<Boolean> control) {}
+    /**
+     * What a consumer's Fetch v0 (copy mode) answers, with the base offsets an SDK computes, the
+     * records bytes and the last offset returned (-1 with none).
+     */
+    private record Answer(
+            FetchResponse.PartitionData data,
+            List<Long> baseOffsets,
+            List<Boolean> control,
+            int recordsBytes,
+            long lastOffset) {}
 
     private static Answer fetch(LocalPartitions registry, long offset, byte isolation) {
+        return fetch(registry, offset, isolation, Frames.MAX_FRAME_LENGTH);
+    }
+
+    /** {@link #fetch} in a frame that holds {@code recordsBudget} bytes past its envelope. */
+    private static Answer fetch(LocalPartitions registry, long offset, byte isolation, long recordsBudget) {
         FetchRequest request = new FetchRequest(
                 -1,
                 0,
@@ -83,7 +96,9 @@ class FetchTransactionsTest {
                         "t", List.of(new FetchRequest.FetchPartition(0, -1, offset, -1L, 1 << 20)))));
         EmbeddedChannel channel = new EmbeddedChannel();
         RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 0, 1, "test"));
-        FetchResult result = new FetchReader(false).read(FetchPlan.resolve(request, registry), context);
+        FetchPlan resolved = FetchPlan.resolve(request, registry);
+        int envelope = (int) Math.max(resolved.envelopeBytes(), Frames.MAX_FRAME_LENGTH - recordsBudget);
+        FetchResult result = new FetchReader(false).read(new FetchPlan(request, resolved.topics(), envelope), context);
         try {
             ByteBuf head = result.frame().head();
             int bodyStart = head.readerIndex() + 4 + ResponseHeader.SIZE;
@@ -95,11 +110,13 @@ class FetchTransactionsTest {
             List<Long> bases = new ArrayList<>();
             List<Boolean> control = new ArrayList<>();
             ByteBuf r = d.records();
+            long last = -1;
             for (int p = r.readerIndex(); p < r.writerIndex(); p += RecordBatchLayout.batchSize(r, p)) {
                 bases.add(offset + RecordBatchLayout.baseOffsetDelta(r, p)); // how both SDKs compute it
                 control.add(ControlRecordLayout.isControl(r, p));
+                last = bases.getLast() + RecordBatchLayout.lastOffsetDelta(r, p);
             }
-            return new Answer(d, bases, control);
+            return new Answer(d, bases, control, r.readableBytes(), last);
         } finally {
             result.release();
             channel.finishAndReleaseAll();
@@ -242,64 +259,23 @@ class FetchTransactionsTest {
             plain(p, "after");
             long end = p.highWatermark();
             // Unlimited: every data batch (40 aborted + 1 plain) and the 40 aborted transactions.
-            Budgeted all = fetchWithBudget(registry, from, Frames.MAX_FRAME_LENGTH);
-            assertThat(all.batches()).isEqualTo(aborts + 1);
-            assertThat(all.abortedListed()).isEqualTo(aborts);
+            Answer all = fetch(registry, from, FetchRequest.READ_COMMITTED);
+            assertThat(all.baseOffsets()).hasSize(aborts + 1);
+            assertThat(all.data().abortedTransactions()).hasSize(aborts);
             // A frame that holds the 40 aborted batches but not the plain one, nor the list: the list
             // must not overflow it.
             long budget = all.recordsBytes() - 1;
-            Budgeted cut = fetchWithBudget(registry, from, budget);
-            assertThat(cut.recordsBytes() + 16L * cut.abortedListed())
+            Answer cut = fetch(registry, from, FetchRequest.READ_COMMITTED, budget);
+            assertThat(cut.data().errorCode()).isEqualTo(Errors.NONE);
+            int listed = cut.data().abortedTransactions().size();
+            assertThat(cut.recordsBytes() + 16L * listed)
                     .as("records and aborted list within the frame's records budget")
                     .isLessThanOrEqualTo(budget);
-            assertThat(cut.batches()).isBetween(1, aborts);
-            assertThat(cut.abortedListed())
+            assertThat(cut.baseOffsets().size()).isBetween(1, aborts);
+            assertThat(listed)
                     .as("every aborted transaction a returned batch belongs to is listed")
-                    .isGreaterThanOrEqualTo(cut.batches());
+                    .isGreaterThanOrEqualTo(cut.baseOffsets().size());
             assertThat(cut.lastOffset()).isLessThan(end);
-        }
-    }
-
-    private record Budgeted(long recordsBytes, int batches, int abortedListed, long lastOffset) {}
-
-    /** A read_committed Fetch v0 (copy mode) from {@code from} whose frame holds {@code recordsBudget} bytes past its envelope. */
-    private static Budgeted fetchWithBudget(LocalPartitions registry, long from, long recordsBudget) {
-        FetchRequest request = new FetchRequest(
-                -1,
-                0,
-                1,
-                Integer.MAX_VALUE,
-                FetchRequest.READ_COMMITTED,
-                0,
-                List.of(new FetchRequest.FetchTopic(
-                        "t", List.of(new FetchRequest.FetchPartition(0, -1, from, -1L, Integer.MAX_VALUE)))));
-        FetchPlan resolved = FetchPlan.resolve(request, registry);
-        int envelope = (int) Math.max(resolved.envelopeBytes(), Frames.MAX_FRAME_LENGTH - recordsBudget);
-        FetchPlan plan = new FetchPlan(request, resolved.topics(), envelope);
-        EmbeddedChannel channel = new EmbeddedChannel();
-        RequestContext context = new RequestContext(channel, RequestHeader.of(ApiKeys.FETCH, (short) 0, 1, "test"));
-        FetchResult result = new FetchReader(false).read(plan, context);
-        try {
-            ByteBuf head = result.frame().head();
-            int bodyStart = head.readerIndex() + 4 + ResponseHeader.SIZE;
-            FetchResponse.PartitionData d = FetchResponse.read(head.slice(bodyStart, head.writerIndex() - bodyStart))
-                    .responses()
-                    .get(0)
-                    .partitions()
-                    .get(0);
-            assertThat(d.errorCode()).isEqualTo(Errors.NONE);
-            ByteBuf r = d.records();
-            int batches = 0;
-            long last = -1;
-            for (int at = r.readerIndex(); at < r.writerIndex(); at += RecordBatchLayout.batchSize(r, at)) {
-                batches++;
-                last = from + RecordBatchLayout.baseOffsetDelta(r, at) + RecordBatchLayout.lastOffsetDelta(r, at);
-            }
-            return new Budgeted(
-                    r.readableBytes(), batches, d.abortedTransactions().size(), last);
-        } finally {
-            result.release();
-            channel.finishAndReleaseAll();
         }
     }
 }
