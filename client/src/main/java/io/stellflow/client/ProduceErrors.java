@@ -55,7 +55,8 @@ final class ProduceErrors {
 
     /**
      * The message of a refused produce; INVALID_RECORD says its usual cause, a sequence error the
-     * batch's producer id, epoch and sequence and that the producer goes on under a new id.
+     * batch's producer id, epoch and sequence and that the producer goes on under a new id,
+     * MESSAGE_TOO_LARGE that the batch was split down to one record (or why it was not split).
      */
     static String produceFailure(TopicPartition tp, short code, ProducerBatch b) {
         if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH) {
@@ -67,11 +68,17 @@ final class ProduceErrors {
             return "produce to " + tp + " refused: a record was rejected; on a compacted topic"
                     + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
         }
+        if (code == Errors.MESSAGE_TOO_LARGE && b.recordCount() == 1) {
+            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent holding one"
+                    + " record is larger than the broker's message.max.bytes (or grows past it when the topic's"
+                    + " compression.type recompresses it); the producer splits a refused batch down to single"
+                    + " records, and this record alone is too large: make it smaller or raise message.max.bytes";
+        }
         if (code == Errors.MESSAGE_TOO_LARGE) {
-            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent is larger than"
-                    + " the broker's message.max.bytes or the topic's max.message.bytes (or grows past it when the"
-                    + " topic's compression.type recompresses it); lower batch.size (the producer does not split a"
-                    + " refused batch)";
+            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent ("
+                    + b.recordCount() + " records) is larger than the broker's message.max.bytes (or grows past"
+                    + " it when the topic's compression.type recompresses it) and was not split further (retries"
+                    + " or delivery.timeout.ms used up, or an earlier attempt got no answer); lower batch.size";
         }
         if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed() && !transactional(b)) {
             return "produce to " + tp + " refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"
@@ -79,6 +86,15 @@ final class ProduceErrors {
                     + " it with compression.type=none";
         }
         return "produce to " + tp + " failed";
+    }
+
+    /**
+     * The reason a batch of {@code bytes} bytes and {@code records} records refused with
+     * MESSAGE_TOO_LARGE was split (the last error of its halves, which a delivery timeout names).
+     */
+    static String splitReason(TopicPartition tp, int bytes, int records) {
+        return "produce to " + tp + " refused: a batch of " + bytes + " bytes as sent (" + records
+                + " records) is larger than the broker's message.max.bytes; it was split in two";
     }
 
     /** Whether the batch has the transactional bit (FEATURE_NOT_ENABLED then means no transactions). */

@@ -477,6 +477,9 @@ final class ProducerAccumulator {
                 if (idempotence != null && !taken.isEmpty()) {
                     break; // one batch per partition in an idempotent Produce (spec §6.12)
                 }
+                if (!taken.isEmpty() && taken.get(0).sequence <= q.soloThroughSequence) {
+                    break; // a refused batch or its parts: alone, so a refusal names it
+                }
                 if (!seal(b)) {
                     break; // compressed batches go in sequence order: this one first
                 }
@@ -496,6 +499,7 @@ final class ProducerAccumulator {
             if (!taken.isEmpty()) {
                 q.inFlight++;
                 q.retrying = false;
+                q.soloInFlight = taken.get(0).sequence <= q.soloThroughSequence;
                 req.put(e.getKey(), taken);
             }
         }
@@ -503,9 +507,60 @@ final class ProducerAccumulator {
         return out;
     }
 
-    /** Whether the partition may put batches into one more request now. */
+    /**
+     * Replaces {@code b}, just refused alone by the broker as too large (MESSAGE_TOO_LARGE, nothing
+     * appended), by its two halves ({@link ProducerBatch#halves}) at its place in {@code q}'s send
+     * order, and releases {@code b}'s buffer (its callbacks go with the halves, so it never
+     * completes). The halves come from the batches' buffer pool; sealed here, they are READY at once
+     * without compression, else queued to be compressed off the sender like new batches (the
+     * partition sends nothing past them meanwhile: they are its head). With idempotence they take
+     * {@code b}'s sequences ({@link ProducerIdempotence#split}). They count one attempt more than
+     * {@code b}, with no back-off (the broker's answer will not change with time), keep its creation
+     * time ({@code delivery.timeout.ms}) and go one per request ({@link
+     * ProducerPartitionQueue#soloThroughSequence}).
+     *
+     * <p>{@code buffer.memory}: the halves reserve exactly their bytes, {@code b}'s reservation is
+     * given back; their sum is {@code b}'s records plus one batch header (57 bytes), which may pass
+     * the limit by that much (a response is never held back for memory). Decoding (and with
+     * compression, decompressing) runs here under the lock, on the thread of the response: a path
+     * only a refused batch takes, at most log2(records) times per batch. Called under {@code lock}.
+     *
+     * @return the records of the first half
+     * @throws RuntimeException when {@code b}'s bytes cannot be read back (a bug); {@code b} is then
+     *     unchanged and not released, and no buffer is kept
+     */
+    int splitLocked(ProducerPartitionQueue q, ProducerBatch b, StellflowException cause) {
+        ProducerBatch[] halves = b.halves(batchBuffers);
+        for (ProducerBatch h : halves) {
+            h.attempts = b.attempts + 1;
+            h.lastError = cause;
+            usedBytes += h.reservedBytes;
+            incompleteBatches++;
+            seal(h);
+        }
+        if (idempotence != null) {
+            idempotence.split(b, halves[0], halves[1], q.sequences);
+        }
+        q.requeue(halves[0]);
+        q.requeue(halves[1]);
+        q.soloThroughSequence = Math.max(q.soloThroughSequence, b.sequence);
+        usedBytes -= b.reservedBytes;
+        incompleteBatches--;
+        b.release();
+        stateChanged.signalAll();
+        wakeSender.signal();
+        return halves[0].recordCount();
+    }
+
+    /**
+     * Whether the partition may put batches into one more request now: after a retry, or while
+     * batches refused as too large (or their parts) go one at a time ({@link
+     * ProducerPartitionQueue#soloThroughSequence}), only once nothing of it is in flight.
+     */
     private boolean sendable(ProducerPartitionQueue q) {
-        return q.retrying ? q.inFlight == 0 : q.inFlight < config.maxInFlightPerConnection();
+        ProducerBatch first = q.batches.peekFirst();
+        boolean solo = q.soloInFlight || (first != null && first.sequence <= q.soloThroughSequence);
+        return q.retrying || solo ? q.inFlight == 0 : q.inFlight < config.maxInFlightPerConnection();
     }
 
     /** How long the sender may sleep before a batch gets ready by time. Called under {@code lock}. */
@@ -633,7 +688,11 @@ final class ProducerAccumulator {
         public void compressionFailed(ProducerBatch batch, StellflowException error) {
             lock.lock();
             try {
-                queues.get(batch.tp).batches.remove(batch);
+                ProducerPartitionQueue q = queues.get(batch.tp);
+                q.batches.remove(batch);
+                if (batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
+                    idempotence.failed(batch, q.sequences); // a stamped half of a split batch: a hole
+                }
             } finally {
                 lock.unlock();
             }

@@ -7,9 +7,11 @@ import io.stellflow.protocol.compression.CompressionCodec;
 import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.DecodedRecord;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.protocol.record.RecordBatchValidator;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.slf4j.Logger;
@@ -55,6 +57,14 @@ final class ProducerBatch {
     final long createdNs;
     /** Position of this batch in its partition's send order (0, 1, 2, ... per partition). */
     final long sequence;
+
+    /**
+     * Index, among the records of the batch that got {@link #sequence}, of this batch's first record:
+     * 0, or for a part of a batch the broker refused as too large ({@link #halves}) where the part
+     * starts. A partition sends by ({@code sequence}, {@code splitIndex}), so the parts of a batch
+     * take its place, in record order ({@link ProducerPartitionQueue#requeue}).
+     */
+    final int splitIndex;
 
     final int reservedBytes;
     /** The uncompressed batch, then, once {@link #compress}ed, the compressed one. */
@@ -148,6 +158,7 @@ final class ProducerBatch {
             long sequence) {
         this.tp = tp;
         this.sequence = sequence;
+        this.splitIndex = 0;
         this.createdNs = nowNs;
         this.fillLimitBytes = fillLimitBytes;
         this.estimatedRatio = estimatedRatio;
@@ -167,6 +178,25 @@ final class ProducerBatch {
                         Math.ceil(fillLimitBytes * estimatedRatio)));
         this.buffers = buffers;
         this.buffer = buffers.take(initialBytes);
+        this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
+    }
+
+    /**
+     * A part of {@code whole} ({@link #halves}) of exactly {@code sizeBytes} uncompressed bytes: its
+     * buffer and its {@code buffer.memory} reservation are that size, it keeps {@code whole}'s place
+     * in the send order, creation time (for {@code delivery.timeout.ms}) and ratio estimate.
+     */
+    private ProducerBatch(
+            ProducerBatch whole, ProducerBufferPool buffers, int sizeBytes, long baseTimestampMs, int splitIndex) {
+        this.tp = whole.tp;
+        this.sequence = whole.sequence;
+        this.splitIndex = splitIndex;
+        this.createdNs = whole.createdNs;
+        this.fillLimitBytes = sizeBytes;
+        this.estimatedRatio = whole.estimatedRatio;
+        this.reservedBytes = sizeBytes;
+        this.buffers = buffers;
+        this.buffer = buffers.take(sizeBytes);
         this.builder = new RecordBatchBuilder(buffer, baseTimestampMs);
     }
 
@@ -239,7 +269,7 @@ final class ProducerBatch {
 
     /**
      * Idempotence: writes the producer id, epoch and base sequence into the sealed batch (compressed
-     * or not; one batch, since an idempotent producer never splits one) and rewrites its CRC: from the
+     * or not; one batch, since an idempotent producer never compresses one in parts) and rewrites its CRC: from the
      * records' CRC taken at {@link #closeSummingRecords} when the records are those it summed, else
      * over the whole batch.
      *
@@ -371,6 +401,83 @@ final class ProducerBatch {
         } finally {
             plain.release();
         }
+    }
+
+    /**
+     * This sealed batch's records as two new open batches of {@code buffers}, the first with records
+     * [0, n/2), the second with [n/2, n) (n = {@link #recordCount}, at least 2), for a batch the broker
+     * refused as too large (MESSAGE_TOO_LARGE): record i keeps its callback and timestamp, so its
+     * future completes with its own offset. The records are read from the sealed bytes, decompressed
+     * when {@link #isCompressed} (all the batches {@link #compress} may have written); the parts are
+     * uncompressed, each sized to its records, and take this batch's place in the send order
+     * ({@link #splitIndex}). Allocates a record object per record: the rare path of a refused batch.
+     * This batch is left as it was (the caller releases it); on an exception no buffer is kept.
+     *
+     * @throws IllegalStateException when the batch is not sealed, holds one record, or its bytes do
+     *     not hold its records (a bug)
+     */
+    ProducerBatch[] halves(ProducerBufferPool buffers) {
+        if (!closed || recordCount < 2) {
+            throw new IllegalStateException(
+                    "split of " + tp + ": " + recordCount + " record(s), " + (closed ? "sealed" : "open"));
+        }
+        List<DecodedRecord> records = decodeRecords();
+        if (records.size() != recordCount) {
+            throw new IllegalStateException(
+                    "split of " + tp + ": " + records.size() + " records decoded, " + recordCount + " appended");
+        }
+        int mid = recordCount >>> 1;
+        ProducerBatch first = part(records, 0, mid, buffers);
+        try {
+            return new ProducerBatch[] {first, part(records, mid, recordCount, buffers)};
+        } catch (RuntimeException e) {
+            first.release();
+            throw e;
+        }
+    }
+
+    /** The records of the sealed bytes, expanded when compressed; CRCs unchecked (our own bytes). */
+    private List<DecodedRecord> decodeRecords() {
+        if (!compressed) {
+            return RecordBatchReader.decode(buffer, 0, false);
+        }
+        List<DecodedRecord> records = new ArrayList<>(recordCount);
+        // Each batch's records are at most the whole uncompressed batch (the cap guards nothing here).
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(Math.max(uncompressedBytes, 1))) {
+            RecordBatchReader.decode(
+                    buffer,
+                    0,
+                    false,
+                    d,
+                    (offset, timestampMs, key, value, headers) ->
+                            records.add(new DecodedRecord(offset, timestampMs, key, value, headers)));
+        }
+        return records;
+    }
+
+    /** A new open batch of records [from, to) of {@code records}, with their callbacks and timestamps. */
+    private ProducerBatch part(List<DecodedRecord> records, int from, int to, ProducerBufferPool buffers) {
+        int size = RecordBatchLayout.HEADER_SIZE;
+        for (int i = from; i < to; i++) {
+            DecodedRecord r = records.get(i);
+            size += RecordBatchBuilder.recordSizeInBytes(
+                    r.key() == null ? 0 : r.key().length, r.value() == null ? 0 : r.value().length, r.headers());
+        }
+        ProducerBatch part =
+                new ProducerBatch(this, buffers, size, records.get(from).timestampMs(), splitIndex + from);
+        try {
+            for (int i = from; i < to; i++) {
+                DecodedRecord r = records.get(i);
+                part.builder.append(r.timestampMs(), r.key(), r.value(), r.headers());
+            }
+        } catch (RuntimeException e) {
+            part.release();
+            throw e;
+        }
+        part.callbacks = Arrays.copyOfRange(callbacks, from, to);
+        part.timestamps = Arrays.copyOfRange(timestamps, from, to);
+        part.recordCount = to - from;
+        return part;
     }
 
     /**

@@ -15,7 +15,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * batches once they are {@link ProducerBatch.Stage#READY}, in sequence order, so a batch that
  * finishes compressing before an older one of its partition waits for it (order and the idempotent
  * producer's sequences are untouched: a batch is stamped only when the sender takes it, after
- * compression, and it is never split then).
+ * compression, and it is never split then; the halves of a batch the broker refused as too large,
+ * stamped with its sequences, are compressed here too, each a new batch whose stamp the compression
+ * copies).
  *
  * <p>Why: compressing on the sender made it the producer's bottleneck. zstd level 3 compresses JSON
  * records at about 300 MB/s on one core of the lab machine, so a 4.5 MB batch (1 MiB compressed)

@@ -171,17 +171,61 @@ final class ProducerIdempotence {
     }
 
     /**
-     * Whether {@code b} may be sent now on partition {@code p}: a batch stamped under the current id
-     * (a retry) always; a new one only while fewer than {@link #RETRY_WINDOW_BATCHES} batches were
-     * stamped since the partition's oldest outstanding one, so every retry stays among the batches the
-     * broker remembers.
+     * Whether {@code b} may be sent now on partition {@code p}: only while it is among the first
+     * {@link #RETRY_WINDOW_BATCHES} batches stamped from the partition's oldest outstanding one on, so
+     * every retry stays among the batches the broker remembers. A new batch is counted as the next
+     * stamp; a batch stamped under the current id (a retry) by its own place, which is always inside
+     * the window unless a {@link #split} made room for a part before it (then it waits for the
+     * oldest to complete).
      */
     boolean maySend(ProducerBatch b, Partition p) {
-        if (b.producerId == producerId && b.producerEpoch == epoch) {
-            return true;
-        }
         ProducerBatch oldest = p.outstanding.peekFirst();
+        if (b.producerId == producerId && b.producerEpoch == epoch) {
+            return oldest == null || b.stampIndex - oldest.stampIndex < RETRY_WINDOW_BATCHES;
+        }
         return oldest == null || p.stamps - oldest.stampIndex < RETRY_WINDOW_BATCHES;
+    }
+
+    /**
+     * {@code b}, refused as too large (MESSAGE_TOO_LARGE: nothing appended), is replaced by its
+     * sealed parts {@code first} and {@code second} ({@link ProducerBatch#halves}). When {@code b}
+     * holds a stamp of the current id they take its sequence range, {@code first} from {@code b}'s
+     * base sequence S, {@code second} from S + {@code first}'s records, and its place in {@code p}'s
+     * outstanding batches, so they count as stamped (a retry keeps its stamp) and the partition's
+     * later batches, refused OUT_OF_ORDER_SEQUENCE_NUMBER meanwhile, are retried after them. Else
+     * (no stamp, or an old one) they stay unstamped and are stamped when drained, as new batches.
+     *
+     * <p>The retry window: the broker sees two batches where it would have seen one, so {@code
+     * second} takes the stamp place after {@code b}'s and every later outstanding batch, and the
+     * partition's next stamp, move one place on. The window ({@link #maySend}) then still spans
+     * {@link #RETRY_WINDOW_BATCHES} batches as the broker counts them; a batch pushed out of it
+     * waits for the oldest to complete instead of going out beyond what the broker remembers.
+     */
+    void split(ProducerBatch b, ProducerBatch first, ProducerBatch second, Partition p) {
+        if (b.producerId != producerId || b.producerEpoch != epoch || !p.outstanding.contains(b)) {
+            return;
+        }
+        first.stampProducer(producerId, epoch, b.baseSequence);
+        second.stampProducer(
+                producerId, epoch, (int) ((b.baseSequence + (long) first.recordCount()) & Integer.MAX_VALUE));
+        int n = p.outstanding.size();
+        boolean after = false;
+        for (int i = 0; i < n; i++) {
+            ProducerBatch o = p.outstanding.pollFirst();
+            if (o == b) {
+                first.stampIndex = b.stampIndex;
+                second.stampIndex = b.stampIndex + 1;
+                p.outstanding.addLast(first);
+                p.outstanding.addLast(second);
+                after = true;
+            } else {
+                if (after) {
+                    o.stampIndex++;
+                }
+                p.outstanding.addLast(o);
+            }
+        }
+        p.stamps++;
     }
 
     /**

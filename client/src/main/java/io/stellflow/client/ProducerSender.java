@@ -43,6 +43,17 @@ import org.slf4j.LoggerFactory;
  * a request appended by the broker whose response was lost is appended again on retry (duplicate).
  * {@code max.in.flight.requests.per.connection=1} rules out the reordering.
  *
+ * <p>A batch of several records that the broker refuses alone with {@code MESSAGE_TOO_LARGE} (above
+ * its {@code message.max.bytes}, or above it once the topic's {@code compression.type} recompressed
+ * it) is split in two by record count, as Kafka's producer does ({@link
+ * ProducerAccumulator#splitLocked}): the halves take its place in the send order and, with
+ * idempotence, its sequences; a half refused again is halved again, and a single record still
+ * refused fails. When a refused request held several batches of the partition, they are sent again
+ * one per request first, so that a refusal names its batch. Until they and their parts are
+ * answered the partition has one request in flight at a time, so a part refused again is split
+ * before any later record is appended (order holds without idempotence too, once the requests in
+ * flight at the refusal are back, as for a retry). Each split counts as a retry.
+ *
  * <p>With {@code enable.idempotence} ({@link ProducerIdempotence}) neither can happen: nothing is
  * sent before InitProducerId gave a producer id, a request carries at most one batch per partition,
  * stamped with the id and its sequence when first drained and kept for retries; the broker refuses a
@@ -410,9 +421,14 @@ final class ProducerSender implements Runnable {
                 List<ProducerBatch> batches = e.getValue();
                 ProducerPartitionQueue q = accumulator.queueLocked(tp);
                 q.inFlight--;
+                q.soloInFlight = false; // a solo request is the partition's only one in flight
                 short code = ProduceErrors.errorCode(err, results.get(tp));
                 if (idempotence != null) {
                     ProducerBatch b = batches.get(0);
+                    if (code == Errors.MESSAGE_TOO_LARGE && splittable(b, nowNs)) {
+                        split(q, tp, b, code, err, nowNs, completions, done);
+                        continue;
+                    }
                     ProducerIdempotence.Outcome outcome = idempotence.onResult(
                             b, q.sequences, code, b.attempts < config.common().retries());
                     switch (outcome) {
@@ -439,6 +455,12 @@ final class ProducerSender implements Runnable {
                         offset += b.recordCount();
                         done.add(b);
                     }
+                } else if (code == Errors.MESSAGE_TOO_LARGE
+                        && batches.size() > 1
+                        && batches.get(0).attempts < config.common().retries()) {
+                    isolate(q, tp, batches, code, err, nowNs);
+                } else if (code == Errors.MESSAGE_TOO_LARGE && splittable(batches.get(0), nowNs)) {
+                    split(q, tp, batches.get(0), code, err, nowNs, completions, done);
                 } else if (StellflowException.isRetriable(code)
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
@@ -485,6 +507,101 @@ final class ProducerSender implements Runnable {
         warnRetry(q, tp, code, batches.get(0), nowNs);
     }
 
+    /**
+     * Whether {@code b}, refused alone with MESSAGE_TOO_LARGE, is split in two rather than failed:
+     * it holds more than one record, {@code retries} and {@code delivery.timeout.ms} are not used
+     * up, and (with idempotence) no earlier attempt of it went without a verdict, since such a batch
+     * may be in the log whole, and its parts, stamped anew, would be stored a second time.
+     */
+    private boolean splittable(ProducerBatch b, long nowNs) {
+        return b.recordCount() > 1
+                && b.attempts < config.common().retries()
+                && nowNs - b.createdNs < TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs())
+                && !b.mayBeAppended;
+    }
+
+    /**
+     * Splits {@code b}, refused alone as too large, into halves that take its place in the send
+     * order ({@link ProducerAccumulator#splitLocked}); counted as a retry. Halving converges: a part
+     * refused again is halved again, down to one record, which then fails ({@link
+     * ProduceErrors#produceFailure}). Called under {@code lock}.
+     */
+    private void split(
+            ProducerPartitionQueue q,
+            TopicPartition tp,
+            ProducerBatch b,
+            short code,
+            Throwable err,
+            long nowNs,
+            List<Runnable> completions,
+            List<ProducerBatch> done) {
+        int bytes = b.sizeInBytes();
+        int records = b.recordCount();
+        StellflowException cause = ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, bytes, records));
+        int first;
+        try {
+            first = accumulator.splitLocked(q, b, cause);
+        } catch (RuntimeException e) {
+            // Our own sealed bytes could not be read back: a bug. The batch fails as unsplittable.
+            LOG.error("splitting a refused batch of {} failed; its {} records fail", tp, records, e);
+            if (idempotence != null) {
+                idempotence.failed(b, q.sequences);
+            }
+            fail(tp, List.of(b), code, err, completions, done);
+            return;
+        }
+        network.metrics().retried();
+        q.retrying = true; // the halves go after this partition's requests in flight came back
+        if (warnDue(q, nowNs)) {
+            LOG.warn(
+                    "produce to {} refused with {}: a batch of {} bytes as sent is larger than the broker's"
+                            + " message.max.bytes (or grows past it when the topic's compression.type recompresses"
+                            + " it); split its {} records into {} + {} and sending them again (lower batch.size to"
+                            + " avoid splits)",
+                    tp,
+                    ProduceErrors.codeName(code),
+                    bytes,
+                    records,
+                    first,
+                    records - first);
+        }
+    }
+
+    /**
+     * MESSAGE_TOO_LARGE for a request holding several batches of the partition: the answer does not
+     * say which one is too large, so they go back to the queue as they are (one attempt more, no
+     * back-off) and are sent one per request from now on ({@link
+     * ProducerPartitionQueue#soloThroughSequence}), where a refusal names its batch. Without
+     * idempotence only (an idempotent Produce carries one batch per partition). Called under {@code
+     * lock}.
+     */
+    private void isolate(
+            ProducerPartitionQueue q,
+            TopicPartition tp,
+            List<ProducerBatch> batches,
+            short code,
+            Throwable err,
+            long nowNs) {
+        q.retrying = true;
+        StellflowException cause = ProduceErrors.cause(
+                err, code, "produce to " + tp + " refused: a request of " + batches.size() + " batches was too large");
+        for (ProducerBatch b : batches) {
+            network.metrics().retried();
+            b.lastError = cause;
+            b.attempts++;
+            q.requeue(b);
+        }
+        q.soloThroughSequence = Math.max(q.soloThroughSequence, batches.getLast().sequence);
+        if (warnDue(q, nowNs)) {
+            LOG.warn(
+                    "produce to {} refused with {} for a request of {} batches; sending them one per request to"
+                            + " split the one too large",
+                    tp,
+                    ProduceErrors.codeName(code),
+                    batches.size());
+        }
+    }
+
     /** Fails {@code batches} with {@code code}; their callbacks run later, outside the lock. */
     private void fail(
             TopicPartition tp,
@@ -509,10 +626,9 @@ final class ProducerSender implements Runnable {
      * partition: the code, the attempt and how long the retries may go on. Called under {@code lock}.
      */
     private void warnRetry(ProducerPartitionQueue q, TopicPartition tp, short code, ProducerBatch first, long nowNs) {
-        if (q.lastRetryWarnNs != 0 && nowNs - q.lastRetryWarnNs < RETRY_WARN_INTERVAL_NS) {
+        if (!warnDue(q, nowNs)) {
             return;
         }
-        q.lastRetryWarnNs = nowNs;
         long leftMs = config.deliveryTimeoutMs() - TimeUnit.NANOSECONDS.toMillis(nowNs - first.createdNs);
         LOG.warn(
                 "produce to {} failed with {} (attempt {}); retrying for up to {} ms more (delivery.timeout.ms={})",
@@ -521,5 +637,17 @@ final class ProducerSender implements Runnable {
                 first.attempts,
                 Math.max(0, leftMs),
                 config.deliveryTimeoutMs());
+    }
+
+    /**
+     * Whether a retry or split WARN of {@code q} is due: at most one per {@link
+     * #RETRY_WARN_INTERVAL_NS} per partition (then noted as logged). Called under {@code lock}.
+     */
+    private static boolean warnDue(ProducerPartitionQueue q, long nowNs) {
+        if (q.lastRetryWarnNs != 0 && nowNs - q.lastRetryWarnNs < RETRY_WARN_INTERVAL_NS) {
+            return false;
+        }
+        q.lastRetryWarnNs = nowNs;
+        return true;
     }
 }

@@ -98,6 +98,15 @@ final class FakeBroker implements AutoCloseable {
     /** OUT_OF_ORDER_SEQUENCE_NUMBER answers given by the sequence check. */
     final AtomicInteger outOfOrderAnswers = new AtomicInteger();
 
+    /**
+     * A batch of more records than this is refused with MESSAGE_TOO_LARGE, nothing of its request's
+     * partition appended (a stand-in for {@code message.max.bytes} with a predictable split).
+     */
+    volatile int maxBatchRecords = Integer.MAX_VALUE;
+
+    /** MESSAGE_TOO_LARGE answers given for {@link #maxBatchRecords}. */
+    final AtomicInteger tooLargeAnswers = new AtomicInteger();
+
     private int dropProduceResponses;
     /** Errors answered to the next InitProducerId requests, one each. */
     private final ArrayDeque<Short> initProducerIdErrors = new ArrayDeque<>();
@@ -319,6 +328,10 @@ final class FakeBroker implements AutoCloseable {
                 ArrayDeque<Short> errs = produceErrors.get(tp);
                 Short injected = errs == null ? null : errs.poll();
                 short code = injected != null ? injected : validate(p.records());
+                if (code == Errors.NONE && largestBatchRecords(p.records()) > maxBatchRecords) {
+                    tooLargeAnswers.incrementAndGet();
+                    code = Errors.MESSAGE_TOO_LARGE;
+                }
                 if (code == Errors.NONE && !logs.containsKey(tp)) {
                     code = Errors.UNKNOWN_TOPIC_OR_PARTITION;
                 }
@@ -367,6 +380,16 @@ final class FakeBroker implements AutoCloseable {
         } catch (ProtocolException e) {
             return e.errorCode();
         }
+    }
+
+    private static int largestBatchRecords(ByteBuf records) {
+        int most = 0;
+        for (int pos = records.readerIndex();
+                pos < records.writerIndex();
+                pos += RecordBatchLayout.batchSize(records, pos)) {
+            most = Math.max(most, RecordBatchLayout.recordCount(records, pos));
+        }
+        return most;
     }
 
     private Consumer<ByteBuf> initProducerId(InitProducerIdRequest req) {

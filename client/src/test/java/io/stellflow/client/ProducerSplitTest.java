@@ -1,0 +1,156 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
+import io.stellflow.protocol.record.RecordBatchReader;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A batch the broker refuses with MESSAGE_TOO_LARGE is split in halves (down to one record) that
+ * take its place: every record is appended once, in send order, and its future gets its own offset;
+ * with and without idempotence and compression. The broker here refuses batches of more than a
+ * few records ({@link FakeBroker#maxBatchRecords}), so the split is predictable.
+ */
+class ProducerSplitTest {
+    private static final TopicPartition TP = new TopicPartition("t", 0);
+
+    private static Properties props(FakeBroker broker, String idempotence, String compression, String... kv) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", broker.bootstrap());
+        p.setProperty("enable.idempotence", idempotence);
+        p.setProperty("compression.type", compression);
+        p.setProperty("linger.ms", "60000"); // the flush sends: one batch of every record
+        p.setProperty("batch.size", "1048576");
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    /** The values stored on {@code tp}, in offset order, decompressed. */
+    private static List<String> values(FakeBroker broker, TopicPartition tp) {
+        List<String> values = new ArrayList<>();
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(64 << 20)) {
+            for (FakeBroker.StoredBatch b : broker.log(tp)) {
+                ByteBuf buf = Unpooled.wrappedBuffer(b.bytes());
+                buf.setInt(0, 0);
+                RecordBatchReader.decode(
+                        buf, 0, true, d, (o, ts, k, v, h) -> values.add(new String(v, StandardCharsets.UTF_8)));
+            }
+        }
+        return values;
+    }
+
+    private static void sendAndCheck(FakeBroker broker, Properties props, int records) throws Exception {
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        try (StellflowProducer producer = new StellflowProducer(props)) {
+            for (int i = 0; i < records; i++) {
+                futures.add(producer.send(new ProducerRecord(
+                        "t", 0, null, ("value-" + i).getBytes(StandardCharsets.UTF_8), 1_000_000L + i)));
+            }
+            producer.flush();
+            for (int i = 0; i < records; i++) {
+                RecordMetadata m = futures.get(i).get(5, TimeUnit.SECONDS);
+                assertThat(m.offset()).as("offset of record %d", i).isEqualTo(i);
+                assertThat(m.timestampMs()).as("timestamp of record %d", i).isEqualTo(1_000_000L + i);
+            }
+        }
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < records; i++) {
+            expected.add("value-" + i);
+        }
+        assertThat(values(broker, TP)).containsExactlyElementsOf(expected);
+    }
+
+    @ParameterizedTest(name = "idempotence={0} compression={1}")
+    @CsvSource({"false, none", "true, none", "false, lz4", "true, lz4", "true, zstd"})
+    void aBatchRefusedAsTooLargeIsHalvedUntilItsPartsFitAndEveryRecordGetsItsOwnOffset(
+            String idempotence, String compression) throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 7;
+            // 50 records: 25 + 25, 12 + 13 (x2), then 6 + 6 and 6 + 7 (x2) fit: 7 refusals.
+            sendAndCheck(broker, props(broker, idempotence, compression), 50);
+            assertThat(broker.tooLargeAnswers.get()).isEqualTo(7);
+            assertThat(broker.log(TP)).hasSize(8);
+            if (idempotence.equals("true")) {
+                assertThat(broker.outOfOrderAnswers.get()).isZero();
+                assertThat(broker.initProducerIdRequests.get()).as("no reset").isEqualTo(1);
+            }
+        }
+    }
+
+    /**
+     * Several batches of the partition in one refused request: the answer does not say which one is
+     * too large, so they are sent one per request, and only the refused one is split.
+     */
+    @Test
+    void aRefusedRequestOfSeveralBatchesIsSentOneBatchPerRequestAndOnlyTheLargeOneSplit() throws Exception {
+        String compression = "none"; // both batches READY at once: one request
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 10;
+            Properties props = props(
+                    broker, "false", compression, "batch.size", "1000", "max.in.flight.requests.per.connection", "1");
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            List<String> expected = new ArrayList<>();
+            try (StellflowProducer producer = new StellflowProducer(props)) {
+                // Batch A: 12 small records, lingering. Then a record above batch.size: batch B of its
+                // own, full, and A sealed with it, at once: one request with both.
+                for (int i = 0; i < 13; i++) {
+                    String value = i < 12 ? "v" + i : "L".repeat(1200);
+                    expected.add(value);
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, value.getBytes())));
+                }
+                producer.flush();
+                for (int i = 0; i < 13; i++) {
+                    assertThat(futures.get(i).get(5, TimeUnit.SECONDS).offset()).isEqualTo(i);
+                }
+            }
+            assertThat(values(broker, TP)).containsExactlyElementsOf(expected);
+            assertThat(broker.produces)
+                    .extracting(FakeBroker.ProduceSeen::recordCount)
+                    .as("A's halves, then B, each alone")
+                    .containsExactly(6, 6, 1);
+            assertThat(broker.tooLargeAnswers.get())
+                    .as("the request of A and B, then A alone")
+                    .isEqualTo(2);
+        }
+    }
+
+    @ParameterizedTest(name = "idempotence={0}")
+    @CsvSource({"false", "true"})
+    void aSingleRecordStillRefusedFailsWithTheReasonAndLaterRecordsGoOn(String idempotence) throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.failNextProduce(TP, Errors.MESSAGE_TOO_LARGE); // the one-record batch below
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, idempotence, "none", "linger.ms", "0"))) {
+                CompletableFuture<RecordMetadata> refused =
+                        producer.send(new ProducerRecord("t", 0, null, "big".getBytes()));
+                Throwable e = refused.handle((r, err) -> err).get(5, TimeUnit.SECONDS);
+                assertThat(e).isInstanceOf(StellflowException.class);
+                assertThat(((StellflowException) e).errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+                assertThat(e.getMessage())
+                        .contains("holding one record")
+                        .contains("splits a refused batch down to single records, and this record alone is too large");
+                CompletableFuture<RecordMetadata> later =
+                        producer.send(new ProducerRecord("t", 0, null, "after".getBytes()));
+                assertThat(later.get(5, TimeUnit.SECONDS).offset()).isZero();
+            }
+            assertThat(values(broker, TP)).containsExactly("after");
+        }
+    }
+}
