@@ -21,7 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * first batch is full ({@code batch.size}), older than {@code linger.ms}, or a flush or close is
  * in progress. {@link #drain} takes the ready batches grouped by leader, in send order, at most
  * {@code max.request.size} record bytes per request; a retried batch goes back at its place in its
- * partition's sequence order. {@code buffer.memory} bounds the bytes reserved by batches not yet
+ * partition's sequence order, and so do the halves of a batch the broker refused as too large
+ * ({@link #splitLocked}). {@code buffer.memory} bounds the bytes reserved by batches not yet
  * completed; a flush waits until every batch is acknowledged or failed, and batches older than
  * {@code delivery.timeout.ms} expire from the queues.
  *

@@ -18,6 +18,8 @@ import java.util.ArrayDeque;
  *   <li>{@code OUT_OF_ORDER_SEQUENCE_NUMBER} while an earlier batch of the partition is not completed
  *       (retried or still in flight) is the broker seeing the later batch first: retried, in order
  *       after the earlier one;
+ *   <li>{@code MESSAGE_TOO_LARGE} for a batch of several records is a definite refusal: the sender
+ *       splits it, and its halves take its sequence range and its place ({@link #split});
  *   <li>{@code OUT_OF_ORDER_SEQUENCE_NUMBER} with no earlier batch outstanding, {@code
  *       INVALID_PRODUCER_EPOCH}, or any other final failure of a stamped batch leaves a hole in the
  *       partition's sequences: the batch fails, and the producer takes a new producer id ({@link

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchReader;
@@ -127,6 +128,42 @@ class ProducerSplitTest {
             assertThat(broker.tooLargeAnswers.get())
                     .as("the request of A and B, then A alone")
                     .isEqualTo(2);
+        }
+    }
+
+    /**
+     * Idempotent, five requests in flight: the first batch (4 records) is refused as too large, the
+     * four after it (2 records each) come back OUT_OF_ORDER_SEQUENCE_NUMBER, and the answers arrive
+     * in reverse order. The four are retried after the halves of the first, which carry its
+     * sequences: every record once, in order, and no sequence hole (no new producer id).
+     */
+    @Test
+    void laterIdempotentBatchesInFlightAtARefusalAreRetriedAfterTheHalves() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 3;
+            broker.holdAndReverse(5, ApiKeys.PRODUCE);
+            // batch.size 200: 4 records of 30 bytes fill a batch, or 2 of 69 bytes.
+            Properties props = props(broker, "true", "none", "batch.size", "200");
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            List<String> expected = new ArrayList<>();
+            try (StellflowProducer producer = new StellflowProducer(props)) {
+                for (int i = 0; i < 24; i++) {
+                    String value = i < 4 ? Integer.toString(i) : String.format("value-%02d-%s", i, "y".repeat(31));
+                    expected.add(value);
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, value.getBytes())));
+                }
+                producer.flush();
+                for (int i = 0; i < futures.size(); i++) {
+                    assertThat(futures.get(i).get(5, TimeUnit.SECONDS).offset()).isEqualTo(i);
+                }
+            }
+            assertThat(values(broker, TP)).containsExactlyElementsOf(expected);
+            assertThat(broker.tooLargeAnswers.get()).isEqualTo(1);
+            assertThat(broker.outOfOrderAnswers.get())
+                    .as("the 4 batches sent behind the refused one")
+                    .isEqualTo(4);
+            assertThat(broker.initProducerIdRequests.get()).as("no reset").isEqualTo(1);
         }
     }
 
