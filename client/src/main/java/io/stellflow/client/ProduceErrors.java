@@ -77,8 +77,8 @@ final class ProduceErrors {
         if (code == Errors.MESSAGE_TOO_LARGE) {
             return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent ("
                     + b.recordCount() + " records) is larger than the broker's message.max.bytes (or grows past"
-                    + " it when the topic's compression.type recompresses it) and was not split further (retries"
-                    + " or delivery.timeout.ms used up, or an earlier attempt got no answer); lower batch.size";
+                    + " it when the topic's compression.type recompresses it) and was not split further"
+                    + " (delivery.timeout.ms used up, or an earlier attempt got no answer); lower batch.size";
         }
         if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed() && !transactional(b)) {
             return "produce to " + tp + " refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"

@@ -515,8 +515,9 @@ final class ProducerAccumulator {
      * completes). The halves come from the batches' buffer pool; sealed here, they are READY at once
      * without compression, else queued to be compressed off the sender like new batches (the
      * partition sends nothing past them meanwhile: they are its head). With idempotence they take
-     * {@code b}'s sequences ({@link ProducerIdempotence#split}). They count one attempt more than
-     * {@code b}, with no back-off (the broker's answer will not change with time), keep its creation
+     * {@code b}'s sequences ({@link ProducerIdempotence#split}). They keep {@code b}'s attempts (a
+     * split does not use up {@code retries}), go with no back-off (the broker's answer will not
+     * change with time), keep its creation
      * time ({@code delivery.timeout.ms}) and go one per request ({@link
      * ProducerPartitionQueue#soloThroughSequence}).
      *
@@ -533,7 +534,7 @@ final class ProducerAccumulator {
     int splitLocked(ProducerPartitionQueue q, ProducerBatch b, StellflowException cause) {
         ProducerBatch[] halves = b.halves(batchBuffers);
         for (ProducerBatch h : halves) {
-            h.attempts = b.attempts + 1;
+            h.attempts = b.attempts; // a split is not a retry: it does not use up retries
             h.lastError = cause;
             usedBytes += h.reservedBytes;
             incompleteBatches++;

@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * one per request first, so that a refusal names its batch. Until they and their parts are
  * answered the partition has one request in flight at a time, so a part refused again is split
  * before any later record is appended (order holds without idempotence too, once the requests in
- * flight at the refusal are back, as for a retry). Each split counts as a retry.
+ * flight at the refusal are back, as for a retry). Each split counts in the retry metric but, as
+ * in Kafka's producer, not against {@code retries}: halving ends at one record.
  *
  * <p>With {@code enable.idempotence} ({@link ProducerIdempotence}) neither can happen: nothing is
  * sent before InitProducerId gave a producer id, a request carries at most one batch per partition,
@@ -455,9 +456,7 @@ final class ProducerSender implements Runnable {
                         offset += b.recordCount();
                         done.add(b);
                     }
-                } else if (code == Errors.MESSAGE_TOO_LARGE
-                        && batches.size() > 1
-                        && batches.get(0).attempts < config.common().retries()) {
+                } else if (code == Errors.MESSAGE_TOO_LARGE && batches.size() > 1) {
                     isolate(q, tp, batches, code, err, nowNs);
                 } else if (code == Errors.MESSAGE_TOO_LARGE && splittable(batches.get(0), nowNs)) {
                     split(q, tp, batches.get(0), code, err, nowNs, completions, done);
@@ -509,13 +508,13 @@ final class ProducerSender implements Runnable {
 
     /**
      * Whether {@code b}, refused alone with MESSAGE_TOO_LARGE, is split in two rather than failed:
-     * it holds more than one record, {@code retries} and {@code delivery.timeout.ms} are not used
-     * up, and (with idempotence) no earlier attempt of it went without a verdict, since such a batch
-     * may be in the log whole, and its parts, stamped anew, would be stored a second time.
+     * it holds more than one record, {@code delivery.timeout.ms} is not used up, and (with
+     * idempotence) no earlier attempt of it went without a verdict, since such a batch may be in the
+     * log whole, and its parts, stamped anew, would be stored a second time. A split is not a retry
+     * (as in Kafka's producer): it does not use up {@code retries}; halving ends it, at one record.
      */
     private boolean splittable(ProducerBatch b, long nowNs) {
         return b.recordCount() > 1
-                && b.attempts < config.common().retries()
                 && nowNs - b.createdNs < TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs())
                 && !b.mayBeAppended;
     }
@@ -569,8 +568,8 @@ final class ProducerSender implements Runnable {
 
     /**
      * MESSAGE_TOO_LARGE for a request holding several batches of the partition: the answer does not
-     * say which one is too large, so they go back to the queue as they are (one attempt more, no
-     * back-off) and are sent one per request from now on ({@link
+     * say which one is too large, so they go back to the queue as they are (no back-off; not counted
+     * against {@code retries}, like a split) and are sent one per request from now on ({@link
      * ProducerPartitionQueue#soloThroughSequence}), where a refusal names its batch. Without
      * idempotence only (an idempotent Produce carries one batch per partition). Called under {@code
      * lock}.
@@ -588,7 +587,6 @@ final class ProducerSender implements Runnable {
         for (ProducerBatch b : batches) {
             network.metrics().retried();
             b.lastError = cause;
-            b.attempts++;
             q.requeue(b);
         }
         q.soloThroughSequence = Math.max(q.soloThroughSequence, batches.getLast().sequence);

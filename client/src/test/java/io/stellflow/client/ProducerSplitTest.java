@@ -94,6 +94,22 @@ class ProducerSplitTest {
     }
 
     /**
+     * A split is not a retry (as in Kafka's producer): with {@code retries=1} (idempotence needs one)
+     * a refused batch is still halved three levels deep until its parts fit, with and without
+     * idempotence.
+     */
+    @ParameterizedTest(name = "idempotence={0}")
+    @CsvSource({"false", "true"})
+    void splitsDoNotUseUpRetries(String idempotence) throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 7;
+            sendAndCheck(broker, props(broker, idempotence, "none", "retries", "1"), 50);
+            assertThat(broker.tooLargeAnswers.get()).isEqualTo(7);
+        }
+    }
+
+    /**
      * Several batches of the partition in one refused request: the answer does not say which one is
      * too large, so they are sent one per request, and only the refused one is split.
      */
