@@ -61,7 +61,8 @@ import org.slf4j.LoggerFactory;
  *       ({@code abortedTransactions}: producerId, first offset), {@link UnifiedLog#abortedTransactions}.
  *       The lists count against the frame limit (16 bytes per entry), not against {@code maxBytes}:
  *       when the chosen batches and their list would not fit the frame, the last batches are left
- *       for the next fetch.
+ *       for the next fetch; a first batch of the response that cannot fit with its list answers its
+ *       partition {@code MESSAGE_TOO_LARGE} (not retriable), with a rate-limited WARN line.
  *   <li>A read failure answers that partition {@code BROKER_NOT_AVAILABLE} (STORAGE_ERROR's v0
  *       fallback) with no records; one ERROR line with the stack trace per {@value
  *       #LOG_INTERVAL_SECONDS} s, the others at DEBUG (a client retries a damaged segment forever).
@@ -74,7 +75,7 @@ import org.slf4j.LoggerFactory;
 public final class FetchReader {
     private static final Logger LOG = LoggerFactory.getLogger(FetchReader.class);
 
-    /** Seconds between two WARN (batch too large for v0) or two ERROR (read failure) lines. */
+    /** Seconds between two WARN (a batch too large for v0, or with its aborted list) or two ERROR (read failure) lines. */
     static final long LOG_INTERVAL_SECONDS = 10;
 
     /** {@link #emitV0}: the partition's first batch does not fit what it may take (nothing written). */
@@ -228,7 +229,14 @@ public final class FetchReader {
                                 partition.log().abortedTransactions(fetchOffset, batches.lastOffset() + 1);
                         int keep = fittingWithList(batches, aborted, frameLeft);
                         if (keep == 0) {
-                            continue; // as a first batch too large for the frame: nothing to send
+                            if (total == 0) {
+                                // First in the response, the batch and its list still pass the frame:
+                                // no retry can serve it (else it comes first in a later response).
+                                logListTooLarge(partition, batches, aborted.size(), frameLeft);
+                                encoder.failPartition(Errors.MESSAGE_TOO_LARGE);
+                                hasError = true;
+                            }
+                            continue;
                         }
                         batches.keepFirst(keep);
                         bytes = batches.totalBytes();
@@ -312,6 +320,33 @@ public final class FetchReader {
                     partition,
                     batches.baseOffset(0),
                     codec,
+                    maxBytes);
+        }
+    }
+
+    /**
+     * The WARN line (shared throttle with {@link #logTooLarge}) of a read_committed batch that, with
+     * the aborted transactions it overlaps, passes what a response can hold.
+     */
+    private void logListTooLarge(Partition partition, BatchCollector batches, int aborted, long maxBytes) {
+        if (tooLargeLines.tryAcquire()) {
+            LOG.warn(
+                    "Fetch (read_committed) of {} at offset {} answered MESSAGE_TOO_LARGE: the {}-byte batch and"
+                            + " its list of up to {} aborted transactions (16 bytes each) pass the {} bytes a"
+                            + " response can hold; {}further ones within {} s at DEBUG",
+                    partition,
+                    batches.baseOffset(0),
+                    batches.size(0),
+                    aborted,
+                    maxBytes,
+                    tooLargeLines.takeSuppressedNote("WARN"),
+                    LOG_INTERVAL_SECONDS);
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug(
+                    "Fetch (read_committed) of {} at offset {} answered MESSAGE_TOO_LARGE: batch and aborted list"
+                            + " over {} bytes",
+                    partition,
+                    batches.baseOffset(0),
                     maxBytes);
         }
     }

@@ -70,13 +70,14 @@ class FetchTransactionsTest {
 
     /**
      * What a consumer's Fetch v0 (copy mode) answers, with the base offsets an SDK computes, the
-     * records bytes and the last offset returned (-1 with none).
+     * records bytes, the first batch's bytes (0 with none) and the last offset returned (-1 with none).
      */
     private record Answer(
             FetchResponse.PartitionData data,
             List<Long> baseOffsets,
             List<Boolean> control,
             int recordsBytes,
+            int firstBatchBytes,
             long lastOffset) {}
 
     private static Answer fetch(LocalPartitions registry, long offset, byte isolation) {
@@ -116,7 +117,8 @@ class FetchTransactionsTest {
                 control.add(ControlRecordLayout.isControl(r, p));
                 last = bases.getLast() + RecordBatchLayout.lastOffsetDelta(r, p);
             }
-            return new Answer(d, bases, control, r.readableBytes(), last);
+            int first = r.isReadable() ? RecordBatchLayout.batchSize(r, r.readerIndex()) : 0;
+            return new Answer(d, bases, control, r.readableBytes(), first, last);
         } finally {
             result.release();
             channel.finishAndReleaseAll();
@@ -235,47 +237,61 @@ class FetchTransactionsTest {
     /**
      * A read_committed answer whose records and aborted-transaction list would together pass the
      * frame: the list counts against the frame limit too, so the last batches wait for the next
-     * fetch, and the list still names every aborted transaction the returned batches overlap.
+     * fetch, and the list names exactly the aborted transactions the returned batches overlap. A
+     * first batch that cannot fit with its list answers MESSAGE_TOO_LARGE rather than nothing forever.
      */
     @Test
     void readCommittedAbortedListCountsAgainstTheFrameLimit() throws IOException {
         try (LocalPartitions registry = LocalPartitions.open(dir, LogConfig.defaults())) {
             registry.create("t", 1);
             Partition p = registry.partition("t", 0);
-            int aborts = 40;
-            // 40 transactions open together (a BEGIN and a batch each), then a second batch of each,
-            // then all aborted. From the first second batch on, no marker comes between the 40
-            // batches, and the list names all 40 transactions.
-            for (int i = 0; i < aborts; i++) {
+            int early = 40;
+            int late = 10;
+            // 40 transactions open together (a BEGIN and a batch each), then a second batch of each;
+            // then 10 more transactions open (a BEGIN and a batch each); then all 50 are aborted.
+            // From the first second batch on, the list of every answer names the 40, and those of the
+            // 10 whose batch it returns.
+            for (int i = 0; i < early; i++) {
                 txn(p, 100 + i, 0, "aborted-" + i);
             }
             long from = p.logEndOffset();
-            for (int i = 0; i < aborts; i++) {
+            for (int i = 0; i < early; i++) {
                 txn(p, 100 + i, 1, "aborted-again-" + i);
             }
-            for (int i = 0; i < aborts; i++) {
+            for (int i = 0; i < late; i++) {
+                txn(p, 200 + i, 0, "aborted-late-" + i);
+            }
+            for (int i = 0; i < early; i++) {
                 p.appendTransactionMarker(100 + i, (short) 0, false, 0, 1);
+            }
+            for (int i = 0; i < late; i++) {
+                p.appendTransactionMarker(200 + i, (short) 0, false, 0, 1);
             }
             plain(p, "after");
             long end = p.highWatermark();
-            // Unlimited: every data batch (40 aborted + 1 plain) and the 40 aborted transactions.
+            // Unlimited: every data batch (50 aborted + 1 plain) and the 50 aborted transactions.
             Answer all = fetch(registry, from, FetchRequest.READ_COMMITTED);
-            assertThat(all.baseOffsets()).hasSize(aborts + 1);
-            assertThat(all.data().abortedTransactions()).hasSize(aborts);
-            // A frame that holds the 40 aborted batches but not the plain one, nor the list: the list
-            // must not overflow it.
-            long budget = all.recordsBytes() - 1;
+            assertThat(all.baseOffsets()).hasSize(early + late + 1);
+            assertThat(all.data().abortedTransactions()).hasSize(early + late);
+            // A frame that holds the records but not the list: the list must not overflow it.
+            long budget = all.recordsBytes();
             Answer cut = fetch(registry, from, FetchRequest.READ_COMMITTED, budget);
             assertThat(cut.data().errorCode()).isEqualTo(Errors.NONE);
             int listed = cut.data().abortedTransactions().size();
             assertThat(cut.recordsBytes() + 16L * listed)
                     .as("records and aborted list within the frame's records budget")
                     .isLessThanOrEqualTo(budget);
-            assertThat(cut.baseOffsets().size()).isBetween(1, aborts);
+            int returned = cut.baseOffsets().size();
+            assertThat(returned).isBetween(early + 1, early + late - 1);
             assertThat(listed)
-                    .as("every aborted transaction a returned batch belongs to is listed")
-                    .isGreaterThanOrEqualTo(cut.baseOffsets().size());
+                    .as("the 40 early transactions and the late ones whose batch is returned, no other")
+                    .isEqualTo(early + (returned - early));
             assertThat(cut.lastOffset()).isLessThan(end);
+            // The first batch fits the frame alone but not with its list of 40: not an empty answer
+            // forever, MESSAGE_TOO_LARGE.
+            Answer tooLarge = fetch(registry, from, FetchRequest.READ_COMMITTED, all.firstBatchBytes() + 16L * 10);
+            assertThat(tooLarge.data().errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+            assertThat(tooLarge.baseOffsets()).isEmpty();
         }
     }
 }
