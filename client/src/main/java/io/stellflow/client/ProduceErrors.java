@@ -69,16 +69,18 @@ final class ProduceErrors {
                     + " (cleanup.policy=compact) every record needs a key, otherwise the batch was malformed";
         }
         if (code == Errors.MESSAGE_TOO_LARGE && b.recordCount() == 1) {
-            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent holding one"
-                    + " record is larger than the broker's message.max.bytes (or grows past it when the topic's"
-                    + " compression.type recompresses it); the producer splits a refused batch down to single"
-                    + " records, and this record alone is too large: make it smaller or raise message.max.bytes";
+            return "produce to " + tp + " refused: a batch of " + sizeAsSent(b) + " holding one record is larger"
+                    + " than the broker's message.max.bytes (or grows past it when the topic's compression.type"
+                    + " recompresses it, for example to uncompressed); the producer splits a refused batch down to"
+                    + " single records, and this record alone is too large: make it smaller, raise"
+                    + " message.max.bytes, or produce with the topic's compression.type";
         }
         if (code == Errors.MESSAGE_TOO_LARGE) {
-            return "produce to " + tp + " refused: a batch of " + b.sizeInBytes() + " bytes as sent ("
-                    + b.recordCount() + " records) is larger than the broker's message.max.bytes (or grows past"
-                    + " it when the topic's compression.type recompresses it) and was not split further"
-                    + " (delivery.timeout.ms used up, or an earlier attempt got no answer); lower batch.size";
+            return "produce to " + tp + " refused: a batch of " + sizeAsSent(b) + " (" + b.recordCount()
+                    + " records) is larger than the broker's message.max.bytes (or grows past it when the"
+                    + " topic's compression.type recompresses it) and was not split further"
+                    + " (delivery.timeout.ms used up, or an attempt under an older producer id got no answer);"
+                    + " lower batch.size";
         }
         if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed() && !transactional(b)) {
             return "produce to " + tp + " refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"
@@ -95,6 +97,17 @@ final class ProduceErrors {
     static String splitReason(TopicPartition tp, int bytes, int records) {
         return "produce to " + tp + " refused: a batch of " + bytes + " bytes as sent (" + records
                 + " records) is larger than the broker's message.max.bytes; it was split in two";
+    }
+
+    /**
+     * {@code N bytes as sent}, and for a compressed batch its uncompressed size and codec bits: a
+     * broker that recompresses (topic {@code compression.type}) judges the size after that.
+     */
+    static String sizeAsSent(ProducerBatch b) {
+        if (!b.isCompressed()) {
+            return b.sizeInBytes() + " bytes as sent";
+        }
+        return b.sizeInBytes() + " bytes as sent (" + b.uncompressedBytes() + " bytes uncompressed)";
     }
 
     /** Whether the batch has the transactional bit (FEATURE_NOT_ENABLED then means no transactions). */

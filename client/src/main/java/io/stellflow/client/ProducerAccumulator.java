@@ -535,6 +535,8 @@ final class ProducerAccumulator {
         ProducerBatch[] halves = b.halves(batchBuffers);
         for (ProducerBatch h : halves) {
             h.attempts = b.attempts; // a split is not a retry: it does not use up retries
+            h.mayBeAppended = b.mayBeAppended;
+            h.partOfMaybeAppended = b.mayBeAppended || b.partOfMaybeAppended;
             h.lastError = cause;
             usedBytes += h.reservedBytes;
             incompleteBatches++;

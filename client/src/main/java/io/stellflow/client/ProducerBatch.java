@@ -121,6 +121,14 @@ final class ProducerBatch {
      */
     boolean mayBeAppended;
 
+    /**
+     * With idempotence: this batch is a part ({@link #halves}) of a batch that was {@link
+     * #mayBeAppended}. The whole may be in the log, so the part keeps {@link #mayBeAppended} for good:
+     * the leader's {@code OUT_OF_ORDER_SEQUENCE_NUMBER} for a part does not say the whole is absent
+     * (the whole would be answered as a duplicate, not the part), so a part is never stamped anew.
+     */
+    boolean partOfMaybeAppended;
+
     /** A batch whose buffer comes straight from {@code alloc} (tests; see {@link ProducerBufferPool#of}). */
     ProducerBatch(
             TopicPartition tp,

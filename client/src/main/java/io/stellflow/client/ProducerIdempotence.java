@@ -245,7 +245,9 @@ final class ProducerIdempotence {
         if (outcomeUnknown(code)) {
             b.mayBeAppended = true;
         } else if (code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER) {
-            b.mayBeAppended = false; // the leader has no such batch: an appended one is answered as a duplicate
+            // The leader has no such batch: an appended one is answered as a duplicate. A part of a
+            // batch that may be in the log whole stays in doubt (ProducerBatch#partOfMaybeAppended).
+            b.mayBeAppended = b.partOfMaybeAppended;
         }
         boolean sequenceError = code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER || code == Errors.INVALID_PRODUCER_EPOCH;
         if (sequenceError && (!current || p.hole) && retriesLeft && !b.mayBeAppended) {

@@ -508,15 +508,23 @@ final class ProducerSender implements Runnable {
 
     /**
      * Whether {@code b}, refused alone with MESSAGE_TOO_LARGE, is split in two rather than failed:
-     * it holds more than one record, {@code delivery.timeout.ms} is not used up, and (with
-     * idempotence) no earlier attempt of it went without a verdict, since such a batch may be in the
-     * log whole, and its parts, stamped anew, would be stored a second time. A split is not a retry
-     * (as in Kafka's producer): it does not use up {@code retries}; halving ends it, at one record.
+     * it holds more than one record and {@code delivery.timeout.ms} is not used up. A split is not a
+     * retry (as in Kafka's producer): it does not use up {@code retries}; halving ends it, at one
+     * record.
+     *
+     * <p>With idempotence, a batch an earlier attempt of which got no verdict (a broker restart, a
+     * timeout: {@link ProducerBatch#mayBeAppended}) is split only under its current stamp: its parts
+     * then keep its sequences ({@link ProducerIdempotence#split}). The refusal says it is too large
+     * now, so unless the leader's limits changed between the attempts it was never appended; if it
+     * was, the leader refuses the parts as out of order (their sequences are not the next ones), and
+     * they fail, never stamped anew ({@link ProducerBatch#partOfMaybeAppended}): stored once, never
+     * twice. Under an older producer id its parts would get new sequences, so it is not split.
      */
     private boolean splittable(ProducerBatch b, long nowNs) {
         return b.recordCount() > 1
                 && nowNs - b.createdNs < TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs())
-                && !b.mayBeAppended;
+                && (!b.mayBeAppended
+                        || (b.producerId == idempotence.producerId() && b.producerEpoch == idempotence.epoch()));
     }
 
     /**
@@ -535,6 +543,7 @@ final class ProducerSender implements Runnable {
             List<Runnable> completions,
             List<ProducerBatch> done) {
         int bytes = b.sizeInBytes();
+        String sizeAsSent = ProduceErrors.sizeAsSent(b); // before the split releases b's buffer
         int records = b.recordCount();
         StellflowException cause = ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, bytes, records));
         int first;
@@ -553,13 +562,13 @@ final class ProducerSender implements Runnable {
         q.retrying = true; // the halves go after this partition's requests in flight came back
         if (warnDue(q, nowNs)) {
             LOG.warn(
-                    "produce to {} refused with {}: a batch of {} bytes as sent is larger than the broker's"
+                    "produce to {} refused with {}: a batch of {} is larger than the broker's"
                             + " message.max.bytes (or grows past it when the topic's compression.type recompresses"
                             + " it); split its {} records into {} + {} and sending them again (lower batch.size to"
                             + " avoid splits)",
                     tp,
                     ProduceErrors.codeName(code),
-                    bytes,
+                    sizeAsSent,
                     records,
                     first,
                     records - first);

@@ -63,6 +63,33 @@ class ProducerIdempotenceTest {
     }
 
     /**
+     * A part of a batch that may be in the log whole: the leader's OUT_OF_ORDER_SEQUENCE_NUMBER for
+     * the part does not clear the doubt (the whole would be the duplicate, not the part), so after
+     * the reset the part fails rather than being stamped anew; a batch of its own is cleared as before.
+     */
+    @Test
+    void aPartOfABatchInDoubtStaysInDoubtAfterOutOfOrder() {
+        ProducerIdempotence.Partition p = new ProducerIdempotence.Partition();
+        ProducerIdempotence idem = initialized(p);
+        ProducerBatch whole = batch(1);
+        ProducerBatch part = batch(1);
+        idem.stamp(whole, p);
+        idem.stamp(part, p);
+        whole.mayBeAppended = true;
+        part.mayBeAppended = true;
+        part.partOfMaybeAppended = true;
+        assertThat(idem.onResult(whole, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(whole.mayBeAppended).as("its own batch: the leader has none").isFalse();
+        assertThat(idem.onResult(part, p, Errors.OUT_OF_ORDER_SEQUENCE_NUMBER, true))
+                .as("after the hole, under the current id: not stamped anew")
+                .isEqualTo(ProducerIdempotence.Outcome.FAIL);
+        assertThat(part.mayBeAppended).isTrue();
+        idem.initialized(1001, (short) 0, List.of(p));
+        assertThat(idem.mustFailAfterReset(part)).isTrue();
+    }
+
+    /**
      * The stamp combines the records' CRC taken at sealing with the header's: the batch is valid and
      * byte for byte what summing it whole gives, also when stamped again with another epoch and
      * sequence (after an epoch bump).

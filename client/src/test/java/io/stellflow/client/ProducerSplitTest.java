@@ -110,6 +110,24 @@ class ProducerSplitTest {
     }
 
     /**
+     * A batch whose first attempt got no verdict (REQUEST_TIMED_OUT: it may be in the log) and whose
+     * retry is refused as too large: under its current stamp it is still split, the parts keep its
+     * sequences, and every record is stored once (a broker restart mid-split, from a user test).
+     */
+    @ParameterizedTest(name = "compression={0}")
+    @CsvSource({"none", "lz4"})
+    void aBatchWithoutAVerdictIsStillSplitUnderItsStamp(String compression) throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 7;
+            broker.failNextProduce(TP, Errors.REQUEST_TIMED_OUT);
+            sendAndCheck(broker, props(broker, "true", compression), 50);
+            assertThat(broker.tooLargeAnswers.get()).isEqualTo(7);
+            assertThat(broker.initProducerIdRequests.get()).as("no reset").isEqualTo(1);
+        }
+    }
+
+    /**
      * Several batches of the partition in one refused request: the answer does not say which one is
      * too large, so they are sent one per request, and only the refused one is split.
      */
