@@ -33,6 +33,9 @@ import java.util.function.Consumer;
  * sections compressed and uncompressed (bytes) and the codec time (ns); counted once per batch, never
  * per record, no topic attribute.
  *
+ * <p>Producer splits ({@code docs/metrics-additions.md}, "Clients: producer splits"): {@code
+ * stellflow.producer.batch.split.count}, batches split in two after a MESSAGE_TOO_LARGE refusal.
+ *
  * <p>Not registered yet: {@code stellflow.consumer.commit.count} and {@code
  * stellflow.consumer.rebalance.count} (the consumer has no groups or offset commits yet).
  *
@@ -60,7 +63,9 @@ public final class ClientMetrics {
             "stellflow.client.compression.batch.count",
             "stellflow.client.compression.compressed.bytes",
             "stellflow.client.compression.uncompressed.bytes",
-            "stellflow.client.compression.time");
+            "stellflow.client.compression.time",
+            // Ours, beside the dictionary (docs/metrics-additions.md, "Clients: producer splits").
+            "stellflow.producer.batch.split.count");
 
     static final int SUCCESS = 0;
     static final int ERROR = 1;
@@ -111,6 +116,7 @@ public final class ClientMetrics {
     private final LongAdder sendBytes = new LongAdder();
     private final LongAdder[] sendErrors = new LongAdder[RESULTS.length];
     private final LongAdder retries = new LongAdder();
+    private final LongAdder splits = new LongAdder();
     private final LongAdder fetchBytes = new LongAdder();
     private final LongAdder fetchRecords = new LongAdder();
     private final DoubleHistogram requestLatency;
@@ -165,6 +171,7 @@ public final class ClientMetrics {
                 }
             });
             counter("stellflow.producer.retry.count", "{event}", m -> m.record(retries.sum(), type));
+            counter("stellflow.producer.batch.split.count", "{batch}", m -> m.record(splits.sum(), type));
         }
         batchSize = meter.histogramBuilder("stellflow.producer.batch.size")
                 .setUnit("By")
@@ -265,6 +272,14 @@ public final class ClientMetrics {
     /** A batch failed for good (its records' futures failed). */
     void sendFailed(int result) {
         sendErrors[result == SUCCESS ? ERROR : result].increment();
+    }
+
+    /**
+     * A batch refused as too large was split in two (Kafka's {@code batch-split-total}); each split
+     * also counts as a retry ({@link #retried}).
+     */
+    void batchSplit() {
+        splits.increment();
     }
 
     /** A batch goes back for another attempt. */

@@ -29,8 +29,15 @@ final class ProduceErrors {
         return new StellflowException(
                 b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
                 "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
-                        + " ms (delivery.timeout.ms), " + (b.attempts + 1) + " attempt(s)" + last,
+                        + " ms (delivery.timeout.ms), " + (b.attempts + 1) + " attempt(s)" + splits(b) + last,
                 b.lastError);
+    }
+
+    /** {@code " as a part of a batch split N time(s) ..."} for a part of a refused batch, else empty. */
+    private static String splits(ProducerBatch b) {
+        return b.splitDepth == 0
+                ? ""
+                : " as a part of a batch split " + b.splitDepth + " time(s) after refusals as too large";
     }
 
     /**

@@ -523,20 +523,20 @@ final class ProducerAccumulator {
      *
      * <p>{@code buffer.memory}: the halves reserve exactly their bytes, {@code b}'s reservation is
      * given back; their sum is {@code b}'s records plus one batch header (57 bytes), which may pass
-     * the limit by that much (a response is never held back for memory). Decoding (and with
-     * compression, decompressing) runs here under the lock, on the thread of the response: a path
-     * only a refused batch takes, at most log2(records) times per batch. Called under {@code lock}.
+     * the limit by that much (a response is never held back for memory). The halves are built
+     * before, outside the lock ({@link ProducerBatch#halves}, decoding and with compression
+     * decompressing: the sender thread's work, not the I/O thread's), while the partition sends
+     * nothing ({@link ProducerPartitionQueue#splitsPending}). Called under {@code lock}.
      *
+     * @param halves {@code b.halves(batchBuffers())}
      * @return the records of the first half
-     * @throws RuntimeException when {@code b}'s bytes cannot be read back (a bug); {@code b} is then
-     *     unchanged and not released, and no buffer is kept
      */
-    int splitLocked(ProducerPartitionQueue q, ProducerBatch b, StellflowException cause) {
-        ProducerBatch[] halves = b.halves(batchBuffers);
+    int splitLocked(ProducerPartitionQueue q, ProducerBatch b, ProducerBatch[] halves, StellflowException cause) {
         for (ProducerBatch h : halves) {
             h.attempts = b.attempts; // a split is not a retry: it does not use up retries
             h.mayBeAppended = b.mayBeAppended;
             h.partOfMaybeAppended = b.mayBeAppended || b.partOfMaybeAppended;
+            h.splitDepth = b.splitDepth + 1;
             h.lastError = cause;
             usedBytes += h.reservedBytes;
             incompleteBatches++;
@@ -557,11 +557,15 @@ final class ProducerAccumulator {
     }
 
     /**
-     * Whether the partition may put batches into one more request now: after a retry, or while
+     * Whether the partition may put batches into one more request now: never while a refused batch
+     * of it waits to be split ({@link ProducerPartitionQueue#splitsPending}); after a retry, or while
      * batches refused as too large (or their parts) go one at a time ({@link
      * ProducerPartitionQueue#soloThroughSequence}), only once nothing of it is in flight.
      */
     private boolean sendable(ProducerPartitionQueue q) {
+        if (q.splitsPending > 0) {
+            return false; // the parts of a refused batch go first, once built
+        }
         ProducerBatch first = q.batches.peekFirst();
         boolean solo = q.soloInFlight || (first != null && first.sequence <= q.soloThroughSequence);
         return q.retrying || solo ? q.inFlight == 0 : q.inFlight < config.maxInFlightPerConnection();

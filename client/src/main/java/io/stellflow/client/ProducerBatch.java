@@ -129,6 +129,9 @@ final class ProducerBatch {
      */
     boolean partOfMaybeAppended;
 
+    /** Halvings that made this batch from the one first sent ({@link #halves}); 0 for a batch as built. */
+    int splitDepth;
+
     /** A batch whose buffer comes straight from {@code alloc} (tests; see {@link ProducerBufferPool#of}). */
     ProducerBatch(
             TopicPartition tp,

@@ -29,6 +29,11 @@ final class ProducerPartitionQueue {
     long soloThroughSequence = -1;
     /** A request holding a batch up to {@link #soloThroughSequence} is in flight: send nothing more. */
     boolean soloInFlight;
+    /**
+     * Batches of this partition refused as too large whose halves the sender thread is building
+     * ({@link ProducerSender}): the partition sends nothing until they are in the queue.
+     */
+    int splitsPending;
     /** With {@code enable.idempotence}: this partition's sequences; else null. */
     final ProducerIdempotence.Partition sequences;
 

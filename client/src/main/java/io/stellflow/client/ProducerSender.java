@@ -45,8 +45,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A batch of several records that the broker refuses alone with {@code MESSAGE_TOO_LARGE} (above
  * its {@code message.max.bytes}, or above it once the topic's {@code compression.type} recompressed
- * it) is split in two by record count, as Kafka's producer does ({@link
- * ProducerAccumulator#splitLocked}): the halves take its place in the send order and, with
+ * it) is split in two by record count, as Kafka's producer does (the sender thread builds the
+ * halves outside the lock, {@link ProducerAccumulator#splitLocked} puts them in place): the halves take its place in the send order and, with
  * idempotence, its sequences; a half refused again is halved again, and a single record still
  * refused fails. When a refused request held several batches of the partition, they are sent again
  * one per request first, so that a refusal names its batch. Until they and their parts are
@@ -61,7 +61,8 @@ import org.slf4j.LoggerFactory;
  * batch that arrives before an earlier one ({@code OUT_OF_ORDER_SEQUENCE_NUMBER}, retried here in
  * order behind it) and answers a retry of an appended batch with its original offset.
  *
- * <p>Owns: the accumulator, the requests in flight per broker and the metadata refresh state. The
+ * <p>Owns: the accumulator, the requests in flight per broker, the batches waiting to be split and
+ * the metadata refresh state. The
  * producer's calls on the accumulator ({@link #append}, {@link #flush}, {@link #failUnsent} ...) go
  * through this class.
  *
@@ -108,6 +109,9 @@ final class ProducerSender implements Runnable {
     private final Condition wakeSender;
 
     private final Map<HostPort, Integer> inFlightPerBroker = new HashMap<>();
+    /** Batches refused as too large whose halves the loop builds next ({@link #deferSplit}). */
+    private final List<PendingSplit> pendingSplits = new ArrayList<>();
+
     private boolean metadataRefreshInFlight;
     private long lastMetadataRefreshNs;
 
@@ -176,6 +180,7 @@ final class ProducerSender implements Runnable {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
+            List<PendingSplit> splits = List.of();
             boolean initProducerId = false;
             lock.lock();
             try {
@@ -183,6 +188,10 @@ final class ProducerSender implements Runnable {
                     return; // run() stops the compressor thread
                 }
                 long nowNs = System.nanoTime();
+                if (!pendingSplits.isEmpty()) {
+                    splits = new ArrayList<>(pendingSplits);
+                    pendingSplits.clear();
+                }
                 accumulator.expire(nowNs, expired);
                 accumulator.sealLingeredTails(nowNs);
                 requests = accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders);
@@ -190,7 +199,11 @@ final class ProducerSender implements Runnable {
                         && !config.transactional() // initTransactions() sets the id
                         && accumulator.hasIncompleteLocked()
                         && idempotence.startInit(nowNs, requestsInFlight());
-                if (requests.isEmpty() && expired.isEmpty() && unknownLeaders.isEmpty() && !initProducerId) {
+                if (requests.isEmpty()
+                        && expired.isEmpty()
+                        && unknownLeaders.isEmpty()
+                        && !initProducerId
+                        && splits.isEmpty()) {
                     try {
                         wakeSender.awaitNanos(accumulator.nextWakeNs(nowNs));
                     } catch (InterruptedException e) {
@@ -211,6 +224,9 @@ final class ProducerSender implements Runnable {
             } finally {
                 accumulator.finish(expired);
             }
+            if (!splits.isEmpty()) {
+                completeSplits(splits); // their halves go out in the next round
+            }
             if (initProducerId) {
                 initProducerId();
             }
@@ -218,7 +234,7 @@ final class ProducerSender implements Runnable {
                 refreshMetadata(unknownLeaders);
             }
             requests.forEach(this::sendProduce);
-            if (requests.isEmpty() && expired.isEmpty()) {
+            if (requests.isEmpty() && expired.isEmpty() && splits.isEmpty()) {
                 // Only waiting for leaders: do not spin while the metadata refresh is running.
                 lock.lock();
                 try {
@@ -427,7 +443,7 @@ final class ProducerSender implements Runnable {
                 if (idempotence != null) {
                     ProducerBatch b = batches.get(0);
                     if (code == Errors.MESSAGE_TOO_LARGE && splittable(b, nowNs)) {
-                        split(q, tp, b, code, err, nowNs, completions, done);
+                        deferSplit(q, tp, b, code, err);
                         continue;
                     }
                     ProducerIdempotence.Outcome outcome = idempotence.onResult(
@@ -459,7 +475,7 @@ final class ProducerSender implements Runnable {
                 } else if (code == Errors.MESSAGE_TOO_LARGE && batches.size() > 1) {
                     isolate(q, tp, batches, code, err, nowNs);
                 } else if (code == Errors.MESSAGE_TOO_LARGE && splittable(batches.get(0), nowNs)) {
-                    split(q, tp, batches.get(0), code, err, nowNs, completions, done);
+                    deferSplit(q, tp, batches.get(0), code, err);
                 } else if (StellflowException.isRetriable(code)
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
@@ -527,51 +543,89 @@ final class ProducerSender implements Runnable {
                         || (b.producerId == idempotence.producerId() && b.producerEpoch == idempotence.epoch()));
     }
 
-    /**
-     * Splits {@code b}, refused alone as too large, into halves that take its place in the send
-     * order ({@link ProducerAccumulator#splitLocked}); counted as a retry. Halving converges: a part
-     * refused again is halved again, down to one record, which then fails ({@link
-     * ProduceErrors#produceFailure}). Called under {@code lock}.
-     */
-    private void split(
+    /** A batch refused alone as too large, waiting for the sender thread to build its halves. */
+    private record PendingSplit(
             ProducerPartitionQueue q,
             TopicPartition tp,
-            ProducerBatch b,
+            ProducerBatch batch,
             short code,
             Throwable err,
-            long nowNs,
-            List<Runnable> completions,
-            List<ProducerBatch> done) {
-        int bytes = b.sizeInBytes();
-        String sizeAsSent = ProduceErrors.sizeAsSent(b); // before the split releases b's buffer
-        int records = b.recordCount();
-        StellflowException cause = ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, bytes, records));
-        int first;
-        try {
-            first = accumulator.splitLocked(q, b, cause);
-        } catch (RuntimeException e) {
-            // Our own sealed bytes could not be read back: a bug. The batch fails as unsplittable.
-            LOG.error("splitting a refused batch of {} failed; its {} records fail", tp, records, e);
-            if (idempotence != null) {
-                idempotence.failed(b, q.sequences);
-            }
-            fail(tp, List.of(b), code, err, completions, done);
-            return;
-        }
-        network.metrics().retried();
+            StellflowException cause,
+            String sizeAsSent) {}
+
+    /**
+     * Hands {@code b}, refused alone as too large, to the sender thread, which builds its halves
+     * outside the lock ({@link #completeSplits}); the partition sends nothing meanwhile ({@link
+     * ProducerPartitionQueue#splitsPending}). Halving converges: a part refused again is halved
+     * again, down to one record, which then fails ({@link ProduceErrors#produceFailure}). Called
+     * under {@code lock}, on the thread of the response.
+     */
+    private void deferSplit(ProducerPartitionQueue q, TopicPartition tp, ProducerBatch b, short code, Throwable err) {
+        StellflowException cause =
+                ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, b.sizeInBytes(), b.recordCount()));
+        q.splitsPending++;
         q.retrying = true; // the halves go after this partition's requests in flight came back
-        if (warnDue(q, nowNs)) {
-            LOG.warn(
-                    "produce to {} refused with {}: a batch of {} is larger than the broker's"
-                            + " message.max.bytes (or grows past it when the topic's compression.type recompresses"
-                            + " it); split its {} records into {} + {} and sending them again (lower batch.size to"
-                            + " avoid splits)",
-                    tp,
-                    ProduceErrors.codeName(code),
-                    sizeAsSent,
-                    records,
-                    first,
-                    records - first);
+        pendingSplits.add(new PendingSplit(q, tp, b, code, err, cause, ProduceErrors.sizeAsSent(b)));
+    }
+
+    /**
+     * Splits the batches {@link #deferSplit} handed over: builds each one's halves without the lock
+     * (decoding, and for a compressed batch decompressing, its records: the costly part), then puts
+     * them at its place under the lock ({@link ProducerAccumulator#splitLocked}); counted as a retry
+     * and a split. A batch whose own bytes cannot be read back (a bug) fails. Sender thread only.
+     */
+    private void completeSplits(List<PendingSplit> splits) {
+        List<Runnable> completions = new ArrayList<>();
+        List<ProducerBatch> done = new ArrayList<>();
+        for (PendingSplit s : splits) {
+            ProducerBatch[] halves = null;
+            RuntimeException failure = null;
+            try {
+                halves = s.batch().halves(accumulator.batchBuffers());
+            } catch (RuntimeException e) {
+                failure = e;
+            }
+            lock.lock();
+            try {
+                s.q().splitsPending--;
+                if (halves == null) {
+                    LOG.error(
+                            "splitting a refused batch of {} failed; its {} records fail",
+                            s.tp(),
+                            s.batch().recordCount(),
+                            failure);
+                    if (idempotence != null) {
+                        idempotence.failed(s.batch(), s.q().sequences);
+                    }
+                    fail(s.tp(), List.of(s.batch()), s.code(), s.err(), completions, done);
+                } else {
+                    int records = s.batch().recordCount();
+                    int first = accumulator.splitLocked(s.q(), s.batch(), halves, s.cause());
+                    network.metrics().retried();
+                    network.metrics().batchSplit();
+                    if (warnDue(s.q(), System.nanoTime())) {
+                        LOG.warn(
+                                "produce to {} refused with {}: a batch of {} is larger than the broker's"
+                                        + " message.max.bytes (or grows past it when the topic's compression.type"
+                                        + " recompresses it); split its {} records into {} + {} and sending them"
+                                        + " again (lower batch.size to avoid splits)",
+                                s.tp(),
+                                ProduceErrors.codeName(s.code()),
+                                s.sizeAsSent(),
+                                records,
+                                first,
+                                records - first);
+                    }
+                }
+                wakeSender.signal();
+            } finally {
+                lock.unlock();
+            }
+        }
+        try {
+            completions.forEach(Runnable::run);
+        } finally {
+            accumulator.finish(done);
         }
     }
 

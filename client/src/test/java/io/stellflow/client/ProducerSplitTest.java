@@ -1,9 +1,14 @@
 package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
@@ -13,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -90,6 +96,69 @@ class ProducerSplitTest {
                 assertThat(broker.outOfOrderAnswers.get()).isZero();
                 assertThat(broker.initProducerIdRequests.get()).as("no reset").isEqualTo(1);
             }
+        }
+    }
+
+    /** Each split counts once in {@code stellflow.producer.batch.split.count} (Kafka's batch-split-total). */
+    @Test
+    void everySplitCountsInTheSplitMetric() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 7;
+            InMemoryMetricReader reader = InMemoryMetricReader.create();
+            try (SdkMeterProvider provider =
+                    SdkMeterProvider.builder().registerMetricReader(reader).build()) {
+                try (StellflowProducer producer = new StellflowProducer(
+                        props(broker, "true", "none"),
+                        OpenTelemetrySdk.builder().setMeterProvider(provider).build())) {
+                    List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+                    for (int i = 0; i < 50; i++) {
+                        futures.add(producer.send(
+                                new ProducerRecord("t", 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8))));
+                    }
+                    producer.flush();
+                    for (CompletableFuture<RecordMetadata> f : futures) {
+                        f.get(5, TimeUnit.SECONDS);
+                    }
+                }
+                long splits = -1;
+                long retries = -1;
+                for (MetricData d : reader.collectAllMetrics()) {
+                    if (d.getName().equals("stellflow.producer.batch.split.count")) {
+                        splits =
+                                d.getLongSumData().getPoints().iterator().next().getValue();
+                    } else if (d.getName().equals("stellflow.producer.retry.count")) {
+                        retries =
+                                d.getLongSumData().getPoints().iterator().next().getValue();
+                    }
+                }
+                assertThat(splits).isEqualTo(broker.tooLargeAnswers.get()).isEqualTo(7);
+                assertThat(retries).as("a split is also a retry").isEqualTo(7);
+            }
+        }
+    }
+
+    /** A part that expires says in its error that it was split, and how often. */
+    @Test
+    void anExpiredPartSaysItWasSplit() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.failNextProduce(TP, Errors.MESSAGE_TOO_LARGE);
+            for (int i = 0; i < 200; i++) {
+                broker.failNextProduce(TP, Errors.NOT_LEADER_OR_FOLLOWER); // the parts never get through
+            }
+            CompletableFuture<RecordMetadata> first;
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "false", "none", "delivery.timeout.ms", "1500"))) {
+                first = producer.send(new ProducerRecord("t", 0, null, "a".getBytes(StandardCharsets.UTF_8)));
+                producer.send(new ProducerRecord("t", 0, null, "b".getBytes(StandardCharsets.UTF_8)));
+                producer.flush();
+            }
+            assertThatThrownBy(() -> first.get(5, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .hasMessageContaining("batch expired after 1500 ms (delivery.timeout.ms)")
+                    .hasMessageContaining("as a part of a batch split 1 time(s) after refusals as too large");
         }
     }
 
