@@ -1,6 +1,8 @@
 package io.stellflow.tools;
 
+import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.ProtocolException;
+import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.Header;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
@@ -127,7 +129,37 @@ public final class DumpLogCommand implements Callable<Integer> {
         return badCrc[0] == 0 ? null : badCrc[0] + " batch(es) whose CRC does not match";
     }
 
+    /**
+     * A control batch's one record, a transaction marker ({@link ControlRecordLayout}): its type
+     * (COMMIT, ABORT as Kafka's DumpLogSegments prints them, and our BEGIN), the coordinator epoch,
+     * the transaction sequence and the producer's epoch; a batch too short for the layout is said so.
+     */
+    private static void printMarker(SegmentDump.Batch b, PrintWriter out) {
+        ByteBuf bytes = b.bytes();
+        int at = bytes.readerIndex();
+        if (bytes.readableBytes() < ControlRecordLayout.BATCH_SIZE) {
+            out.println("| marker not decoded: a control batch of " + bytes.readableBytes() + " bytes, not "
+                    + ControlRecordLayout.BATCH_SIZE);
+            return;
+        }
+        short type = bytes.getShort(at + ControlRecordLayout.KEY_TYPE_OFFSET);
+        String name = switch (type) {
+            case ControlRecordLayout.ABORT -> "ABORT";
+            case ControlRecordLayout.COMMIT -> "COMMIT";
+            case ControlRecordLayout.BEGIN -> "BEGIN";
+            default -> "unknown type " + type;
+        };
+        out.println("| offset: " + b.baseOffset() + " marker: " + name + " producerId: " + b.producerId()
+                + " producerEpoch: " + RecordBatchLayout.producerEpoch(bytes, at) + " coordinatorEpoch: "
+                + bytes.getInt(at + ControlRecordLayout.COORDINATOR_EPOCH_OFFSET) + " transactionSequence: "
+                + bytes.getLong(at + ControlRecordLayout.TRANSACTION_SEQUENCE_OFFSET));
+    }
+
     private void printRecords(SegmentDump.Batch b, long segmentBase, PrintWriter out) {
+        if (ControlRecordLayout.isControl(b.attributes())) {
+            printMarker(b, out);
+            return;
+        }
         try {
             // The CRC verdict is on the batch line: decode a damaged batch anyway, as far as it goes.
             RecordBatchReader.decode(b.bytes(), segmentBase, false, (offset, timestampMs, key, value, headers) -> {

@@ -2,6 +2,10 @@ package io.stellflow.tools;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.record.ControlRecordLayout;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +52,34 @@ class DumpLogTxnIndexTest {
                         + "producerId: 7 firstOffset: 100 lastOffset: 105 lastStableOffset: 106\n"
                         + "producerId: 9 firstOffset: 104 lastOffset: 110 lastStableOffset: 108\n"
                         + "Aborted transactions: 2\n");
+    }
+
+    /**
+     * Transaction markers in a {@code .log}: with {@code --deep-iteration} each control batch prints
+     * its marker (type, producer, epochs, transaction sequence) instead of failing to decode as data.
+     */
+    @Test
+    void markersInALogArePrintedWithTheirType() throws Exception {
+        ByteBuf buf = Unpooled.buffer();
+        try {
+            ControlRecordLayout.write(buf, ControlRecordLayout.BEGIN, 7, (short) 2, -1, 9, 1000);
+            int second = buf.writerIndex();
+            ControlRecordLayout.write(buf, ControlRecordLayout.COMMIT, 7, (short) 2, 5, 9, 2000);
+            RecordBatchLayout.setBaseOffsetDelta(buf, second, 1);
+            byte[] bytes = new byte[buf.readableBytes()];
+            buf.getBytes(0, bytes);
+            Path file = Files.write(dir.resolve("00000000000000000040.log"), bytes);
+            ToolRun r = run("--deep-iteration", "--files", file.toString());
+            assertThat(r.exit()).as(r.err()).isZero();
+            assertThat(r.out())
+                    .contains("| offset: 40 marker: BEGIN producerId: 7 producerEpoch: 2 coordinatorEpoch: -1"
+                            + " transactionSequence: 9\n")
+                    .contains("| offset: 41 marker: COMMIT producerId: 7 producerEpoch: 2 coordinatorEpoch: 5"
+                            + " transactionSequence: 9\n")
+                    .doesNotContain("not decoded");
+        } finally {
+            buf.release();
+        }
     }
 
     @Test
