@@ -396,7 +396,7 @@ final class ProducerAccumulator {
     void expire(long nowNs, List<ProducerBatch> expired) {
         long limitNs = TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs());
         for (ProducerPartitionQueue q : queues.values()) {
-            if (q.inFlight > 0) {
+            if (q.inFlight > 0 || q.splitsPending > 0) { // a refused batch being split goes first
                 continue;
             }
             Iterator<ProducerBatch> it = q.batches.iterator();

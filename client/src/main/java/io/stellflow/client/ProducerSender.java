@@ -198,7 +198,8 @@ final class ProducerSender implements Runnable {
                 initProducerId = idempotence != null
                         && !config.transactional() // initTransactions() sets the id
                         && accumulator.hasIncompleteLocked()
-                        && idempotence.startInit(nowNs, requestsInFlight());
+                        // A batch waiting to be split holds its stamp: no new id until it is in place.
+                        && idempotence.startInit(nowNs, requestsInFlight() + splits.size() + pendingSplits.size());
                 if (requests.isEmpty()
                         && expired.isEmpty()
                         && unknownLeaders.isEmpty()
@@ -224,9 +225,6 @@ final class ProducerSender implements Runnable {
             } finally {
                 accumulator.finish(expired);
             }
-            if (!splits.isEmpty()) {
-                completeSplits(splits); // their halves go out in the next round
-            }
             if (initProducerId) {
                 initProducerId();
             }
@@ -234,6 +232,9 @@ final class ProducerSender implements Runnable {
                 refreshMetadata(unknownLeaders);
             }
             requests.forEach(this::sendProduce);
+            if (!splits.isEmpty()) {
+                completeSplits(splits); // after the round's sends; their halves go out in the next round
+            }
             if (requests.isEmpty() && expired.isEmpty() && splits.isEmpty()) {
                 // Only waiting for leaders: do not spin while the metadata refresh is running.
                 lock.lock();
@@ -411,9 +412,37 @@ final class ProducerSender implements Runnable {
         }
     }
 
-    /** Fails every batch not in flight with {@code error} ({@link ProducerAccumulator#failUnsent}). */
+    /**
+     * Fails every batch not in flight with {@code error} ({@link ProducerAccumulator#failUnsent}),
+     * and those refused as too large that wait to be split ({@link #deferSplit}).
+     */
     int failUnsent(StellflowException error) {
-        return accumulator.failUnsent(error);
+        int failed = accumulator.failUnsent(error);
+        List<ProducerBatch> done = new ArrayList<>();
+        lock.lock();
+        try {
+            // Batches refused as too large and not yet split are unsent too (a transaction's abort).
+            for (PendingSplit s : pendingSplits) {
+                s.q().splitsPending--;
+                if (idempotence != null) {
+                    idempotence.failed(s.batch(), s.q().sequences);
+                }
+                network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
+                done.add(s.batch());
+            }
+            pendingSplits.clear();
+            wakeSender.signal();
+        } finally {
+            lock.unlock();
+        }
+        try {
+            for (ProducerBatch b : done) {
+                b.fail(error);
+            }
+        } finally {
+            accumulator.finish(done);
+        }
+        return failed + done.size();
     }
 
     private void onResponse(
@@ -579,11 +608,11 @@ final class ProducerSender implements Runnable {
         List<ProducerBatch> done = new ArrayList<>();
         for (PendingSplit s : splits) {
             ProducerBatch[] halves = null;
-            RuntimeException failure = null;
+            Throwable failure = null;
             try {
                 halves = s.batch().halves(accumulator.batchBuffers());
-            } catch (RuntimeException e) {
-                failure = e;
+            } catch (RuntimeException | OutOfMemoryError e) {
+                failure = e; // a bug, or no memory for the parts: this batch fails, the producer goes on
             }
             lock.lock();
             try {

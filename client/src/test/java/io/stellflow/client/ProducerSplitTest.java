@@ -148,8 +148,8 @@ class ProducerSplitTest {
                 broker.failNextProduce(TP, Errors.NOT_LEADER_OR_FOLLOWER); // the parts never get through
             }
             CompletableFuture<RecordMetadata> first;
-            try (StellflowProducer producer =
-                    new StellflowProducer(props(broker, "false", "none", "delivery.timeout.ms", "1500"))) {
+            try (StellflowProducer producer = new StellflowProducer(
+                    props(broker, "false", "none", "delivery.timeout.ms", "5000", "retry.backoff.max.ms", "200"))) {
                 first = producer.send(new ProducerRecord("t", 0, null, "a".getBytes(StandardCharsets.UTF_8)));
                 producer.send(new ProducerRecord("t", 0, null, "b".getBytes(StandardCharsets.UTF_8)));
                 producer.flush();
@@ -157,7 +157,7 @@ class ProducerSplitTest {
             assertThatThrownBy(() -> first.get(5, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
                     .cause()
-                    .hasMessageContaining("batch expired after 1500 ms (delivery.timeout.ms)")
+                    .hasMessageContaining("batch expired after 5000 ms (delivery.timeout.ms)")
                     .hasMessageContaining("as a part of a batch split 1 time(s) after refusals as too large");
         }
     }
