@@ -98,16 +98,17 @@ final class ProduceErrors {
     }
 
     /**
-     * The reason a batch of {@code bytes} bytes and {@code records} records refused with
-     * MESSAGE_TOO_LARGE was split (the last error of its halves, which a delivery timeout names).
+     * The reason a batch of {@code sizeAsSent} ({@link #sizeAsSent}) and {@code records} records
+     * refused with MESSAGE_TOO_LARGE was split (the last error of its halves, which a delivery timeout
+     * names).
      */
-    static String splitReason(TopicPartition tp, int bytes, int records) {
-        return "produce to " + tp + " refused: a batch of " + bytes + " bytes as sent (" + records
+    static String splitReason(TopicPartition tp, String sizeAsSent, int records) {
+        return "produce to " + tp + " refused: a batch of " + sizeAsSent + " (" + records
                 + " records) is larger than the broker's message.max.bytes; it was split in two";
     }
 
     /**
-     * {@code N bytes as sent}, and for a compressed batch its uncompressed size and codec bits: a
+     * {@code N bytes as sent}, and for a compressed batch its uncompressed size too: a
      * broker that recompresses (topic {@code compression.type}) judges the size after that.
      */
     static String sizeAsSent(ProducerBatch b) {

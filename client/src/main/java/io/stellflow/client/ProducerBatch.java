@@ -389,6 +389,14 @@ final class ProducerBatch {
         return (double) out.readableBytes() / size;
     }
 
+    /** Appends records [from, to) of {@code records} to {@code b} as they were (timestamps, keys, values, headers). */
+    private static void append(RecordBatchBuilder b, List<DecodedRecord> records, int from, int to) {
+        for (int i = from; i < to; i++) {
+            DecodedRecord r = records.get(i);
+            b.append(r.timestampMs(), r.key(), r.value(), r.headers());
+        }
+    }
+
     /** Appends records [from, to) to {@code out} as compressed batches of at most {@code maxBatchBytes} (halving). */
     private static void compressInParts(
             List<DecodedRecord> records, int from, int to, CompressionCodec codec, int maxBatchBytes, ByteBuf out) {
@@ -396,10 +404,7 @@ final class ProducerBatch {
         try {
             RecordBatchBuilder b =
                     new RecordBatchBuilder(plain, records.get(from).timestampMs());
-            for (int i = from; i < to; i++) {
-                DecodedRecord r = records.get(i);
-                b.append(r.timestampMs(), r.key(), r.value(), r.headers());
-            }
+            append(b, records, from, to);
             b.close();
             int start = out.writerIndex();
             BatchCompression.compress(plain, 0, codec, out);
@@ -477,10 +482,7 @@ final class ProducerBatch {
         ProducerBatch part =
                 new ProducerBatch(this, buffers, size, records.get(from).timestampMs(), splitIndex + from);
         try {
-            for (int i = from; i < to; i++) {
-                DecodedRecord r = records.get(i);
-                part.builder.append(r.timestampMs(), r.key(), r.value(), r.headers());
-            }
+            append(part.builder, records, from, to);
         } catch (RuntimeException e) {
             part.release();
             throw e;

@@ -590,11 +590,12 @@ final class ProducerSender implements Runnable {
      * under {@code lock}, on the thread of the response.
      */
     private void deferSplit(ProducerPartitionQueue q, TopicPartition tp, ProducerBatch b, short code, Throwable err) {
+        String sizeAsSent = ProduceErrors.sizeAsSent(b);
         StellflowException cause =
-                ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, b.sizeInBytes(), b.recordCount()));
+                ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, sizeAsSent, b.recordCount()));
         q.splitsPending++;
         q.retrying = true; // the halves go after this partition's requests in flight came back
-        pendingSplits.add(new PendingSplit(q, tp, b, code, err, cause, ProduceErrors.sizeAsSent(b)));
+        pendingSplits.add(new PendingSplit(q, tp, b, code, err, cause, sizeAsSent));
     }
 
     /**
