@@ -19,10 +19,13 @@ import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.RequestHeader;
 import io.stellflow.protocol.ResponseHeader;
 import io.stellflow.protocol.message.ApiVersionsResponse;
+import io.stellflow.protocol.message.BeginTransactionRequest;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.CreateTopicResponse;
+import io.stellflow.protocol.message.EndTransactionRequest;
 import io.stellflow.protocol.message.FetchRequest;
 import io.stellflow.protocol.message.FetchResponse;
+import io.stellflow.protocol.message.FindCoordinatorResponse;
 import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ListOffsetsRequest;
@@ -31,6 +34,7 @@ import io.stellflow.protocol.message.MetadataRequest;
 import io.stellflow.protocol.message.MetadataResponse;
 import io.stellflow.protocol.message.ProduceRequest;
 import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.message.TransactionResponse;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
@@ -41,7 +45,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -57,6 +63,12 @@ import java.util.function.Consumer;
  * the id's last 5 batches is answered with its first offset, anything else {@code
  * OUT_OF_ORDER_SEQUENCE_NUMBER}. {@link #dropNextProduceResponses} appends and then closes the
  * connection instead of answering (a lost ack).
+ *
+ * <p>Transactions ({@link #transactionCoordinator}), in short: it is its own transaction coordinator;
+ * InitProducerId with a transactional id gives the id's producer id (1000, 1001, ... as above) and
+ * the next epoch, BeginTransaction the next transaction sequence, EndTransaction answers NONE (no
+ * markers: the log keeps what was appended); {@link #events} records the Produce and End requests in
+ * arrival order.
  *
  * <p>Thread-safety: state is guarded by {@code this}; requests are handled on one I/O thread.
  */
@@ -142,6 +154,36 @@ final class FakeBroker implements AutoCloseable {
     private short holdApiKey = -1;
     private final List<Runnable> held = new ArrayList<>();
 
+    /**
+     * Whether this broker is also the transaction coordinator of every transactional id: it then
+     * offers InitProducerId v1, FindCoordinator v1 (answering itself), BeginTransaction v1,
+     * EndTransaction v2 and Produce v2. Off: InitProducerId with a transactional id is answered
+     * FEATURE_NOT_ENABLED, and FindCoordinator, Begin and End go to {@link #extraApis}.
+     */
+    volatile boolean transactionCoordinator;
+
+    /** Per transactional id: its producer id and its latest epoch. */
+    private final Map<String, long[]> transactionalIds = new HashMap<>();
+
+    private long nextTransactionSequence;
+
+    /**
+     * Requests in arrival order: {@code "produce t-0"} per partition of a Produce, {@code "end
+     * commit"} or {@code "end abort"} per EndTransaction.
+     */
+    final List<String> events = new CopyOnWriteArrayList<>();
+
+    /** Partitions the Metadata answer gives no leader (-1): a producer keeps their records queued. */
+    volatile Set<TopicPartition> leaderless = Set.of();
+
+    /** Produce responses held until {@link #releaseProduceResponses} (appended or refused already). */
+    private final List<Runnable> gated = new ArrayList<>();
+
+    private boolean gateProduceResponses;
+
+    /** One permit per Produce response {@link #holdProduceResponses} held back. */
+    final Semaphore heldProduceResponses = new Semaphore(0);
+
     FakeBroker() throws InterruptedException {
         this(0);
     }
@@ -201,6 +243,25 @@ final class FakeBroker implements AutoCloseable {
         holdApiKey = apiKey;
     }
 
+    /**
+     * Holds every Produce response from now on (the request is handled: appended or refused) until
+     * {@link #releaseProduceResponses}; each held one adds a permit to {@link #heldProduceResponses}.
+     */
+    synchronized void holdProduceResponses() {
+        gateProduceResponses = true;
+    }
+
+    /** Sends the Produce responses held by {@link #holdProduceResponses}, in order, and holds no more. */
+    void releaseProduceResponses() {
+        List<Runnable> release;
+        synchronized (this) {
+            gateProduceResponses = false;
+            release = new ArrayList<>(gated);
+            gated.clear();
+        }
+        release.forEach(Runnable::run);
+    }
+
     /** Appends a batch directly (as if produced): bytes from a RecordBatchBuilder. */
     synchronized long append(TopicPartition tp, ByteBuf batchSet) {
         List<StoredBatch> log = logs.get(tp);
@@ -243,17 +304,14 @@ final class FakeBroker implements AutoCloseable {
             writer = switch (h.apiKey()) {
                 case ApiKeys.API_VERSIONS -> apiVersions();
                 case ApiKeys.METADATA -> metadata(MetadataRequest.read(frame));
-                case ApiKeys.PRODUCE -> produce(ProduceRequest.read(frame));
+                case ApiKeys.PRODUCE -> produce(ProduceRequest.read(frame, h.apiVersion()));
                 case ApiKeys.FETCH -> fetch(FetchRequest.read(frame));
                 case ApiKeys.LIST_OFFSETS -> listOffsets(ListOffsetsRequest.read(frame));
                 case ApiKeys.CREATE_TOPIC -> createTopic(CreateTopicRequest.read(frame));
-                case ApiKeys.INIT_PRODUCER_ID -> initProducerId(InitProducerIdRequest.read(frame));
-                default -> {
-                    if (extraApis == null) {
-                        throw new IllegalStateException("unexpected api " + h.apiKey());
-                    }
-                    yield extraApis.handle(h, frame);
-                }
+                case ApiKeys.INIT_PRODUCER_ID -> initProducerId(InitProducerIdRequest.read(frame, h.apiVersion()));
+                case ApiKeys.FIND_COORDINATOR, ApiKeys.BEGIN_TRANSACTION, ApiKeys.END_TRANSACTION ->
+                    transactionCoordinator ? transactionCall(h, frame) : extraApi(h, frame);
+                default -> extraApi(h, frame);
             };
         }
         writer.accept(body);
@@ -264,6 +322,11 @@ final class FakeBroker implements AutoCloseable {
         body.release();
         Runnable send = () -> ctx.writeAndFlush(out);
         synchronized (this) {
+            if (h.apiKey() == ApiKeys.PRODUCE && gateProduceResponses) {
+                gated.add(send);
+                heldProduceResponses.release();
+                return;
+            }
             if (h.apiKey() == ApiKeys.PRODUCE && dropProduceResponses > 0) {
                 dropProduceResponses--;
                 out.release();
@@ -285,11 +348,49 @@ final class FakeBroker implements AutoCloseable {
         send.run();
     }
 
+    private Consumer<ByteBuf> extraApi(RequestHeader h, ByteBuf frame) {
+        if (extraApis == null) {
+            throw new IllegalStateException("unexpected api " + h.apiKey());
+        }
+        return extraApis.handle(h, frame);
+    }
+
+    /** FindCoordinator (this broker), BeginTransaction v1 or EndTransaction v2 of {@link #transactionCoordinator}. */
+    private Consumer<ByteBuf> transactionCall(RequestHeader h, ByteBuf frame) {
+        if (h.apiKey() == ApiKeys.FIND_COORDINATOR) {
+            return new FindCoordinatorResponse(Errors.NONE, 0, "127.0.0.1", port())::write;
+        }
+        if (h.apiKey() == ApiKeys.BEGIN_TRANSACTION) {
+            BeginTransactionRequest req = BeginTransactionRequest.read(frame);
+            TransactionResponse r = new TransactionResponse(
+                    Errors.NONE, req.producerId(), req.producerEpoch(), "ONGOING", nextTransactionSequence++);
+            return out -> r.write(out, true);
+        }
+        EndTransactionRequest req = EndTransactionRequest.read(frame, h.apiVersion());
+        events.add(req.commit() ? "end commit" : "end abort");
+        return new TransactionResponse(
+                Errors.NONE, req.producerId(), req.producerEpoch(), req.commit() ? "COMMITTED" : "ABORTED")::write;
+    }
+
     private Consumer<ByteBuf> apiVersions() {
         List<ApiVersionsResponse.ApiVersionRange> ranges = new ArrayList<>();
+        boolean txn = transactionCoordinator;
         for (short k : offersInitProducerId ? new short[] {0, 1, 2, 3, 4, 11, 50} : new short[] {0, 1, 2, 3, 4, 50}) {
+            short max = 0;
+            if (k == ApiKeys.PRODUCE) {
+                max = txn
+                        ? (short) Math.max(produceMaxVersion, ProduceRequest.VERSION_WITH_TXN_SEQUENCE)
+                        : produceMaxVersion;
+            } else if (k == ApiKeys.INIT_PRODUCER_ID && txn) {
+                max = InitProducerIdRequest.VERSION_WITH_TIMEOUT;
+            }
+            ranges.add(new ApiVersionsResponse.ApiVersionRange(k, (short) 0, max));
+        }
+        if (txn) {
+            ranges.add(new ApiVersionsResponse.ApiVersionRange(ApiKeys.FIND_COORDINATOR, (short) 0, (short) 1));
+            ranges.add(new ApiVersionsResponse.ApiVersionRange(ApiKeys.BEGIN_TRANSACTION, (short) 0, (short) 1));
             ranges.add(new ApiVersionsResponse.ApiVersionRange(
-                    k, (short) 0, k == ApiKeys.PRODUCE ? produceMaxVersion : (short) 0));
+                    ApiKeys.END_TRANSACTION, (short) 0, EndTransactionRequest.VERSION_IMPLICIT_BEGIN));
         }
         extraApiVersions.forEach((k, max) -> ranges.add(new ApiVersionsResponse.ApiVersionRange(k, (short) 0, max)));
         return new ApiVersionsResponse(ranges, "fake-broker", "0", List.of())::write;
@@ -303,8 +404,9 @@ final class FakeBroker implements AutoCloseable {
             Integer n = topics.get(t);
             List<MetadataResponse.PartitionMetadata> parts = new ArrayList<>();
             for (int p = 0; n != null && p < n; p++) {
+                int leader = leaderless.contains(new TopicPartition(t, p)) ? -1 : 0;
                 parts.add(new MetadataResponse.PartitionMetadata(
-                        Errors.NONE, p, 0, 0, List.of(0), List.of(0), List.of()));
+                        Errors.NONE, p, leader, 0, List.of(0), List.of(0), List.of()));
             }
             out.add(new MetadataResponse.TopicMetadata(
                     n == null ? Errors.UNKNOWN_TOPIC_OR_PARTITION : Errors.NONE, t, false, parts, 0));
@@ -325,6 +427,7 @@ final class FakeBroker implements AutoCloseable {
             List<ProduceResponse.PartitionResponse> parts = new ArrayList<>();
             for (ProduceRequest.PartitionData p : t.partitions()) {
                 TopicPartition tp = new TopicPartition(t.topic(), p.partition());
+                events.add("produce " + tp);
                 ArrayDeque<Short> errs = produceErrors.get(tp);
                 Short injected = errs == null ? null : errs.poll();
                 short code = injected != null ? injected : validate(p.records());
@@ -394,8 +497,18 @@ final class FakeBroker implements AutoCloseable {
 
     private Consumer<ByteBuf> initProducerId(InitProducerIdRequest req) {
         initProducerIdRequests.incrementAndGet();
-        if (req.transactionalId() != null) {
+        if (req.transactionalId() != null && !transactionCoordinator) {
             return InitProducerIdResponse.error(Errors.FEATURE_NOT_ENABLED)::write;
+        }
+        if (req.transactionalId() != null) {
+            long[] idAndEpoch = transactionalIds.get(req.transactionalId());
+            if (idAndEpoch == null) {
+                idAndEpoch = new long[] {nextProducerId++, 0};
+                transactionalIds.put(req.transactionalId(), idAndEpoch);
+            } else {
+                idAndEpoch[1]++; // a new epoch, as a coordinator fences the older instance
+            }
+            return new InitProducerIdResponse(Errors.NONE, idAndEpoch[0], (short) idAndEpoch[1])::write;
         }
         Short injected = initProducerIdErrors.poll();
         if (injected != null) {
