@@ -31,7 +31,7 @@ final class ProducerPartitionQueue {
     boolean soloInFlight;
     /**
      * Batches of this partition refused as too large whose halves the sender thread is building
-     * ({@link ProducerSender}): the partition sends nothing until they are in the queue.
+     * ({@link ProducerSplits}): the partition sends nothing until they are in the queue.
      */
     int splitsPending;
     /** With {@code enable.idempotence}: this partition's sequences; else null. */

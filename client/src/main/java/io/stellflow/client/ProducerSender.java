@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,8 +46,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A batch of several records that the broker refuses alone with {@code MESSAGE_TOO_LARGE} (above
  * its {@code message.max.bytes}, or above it once the topic's {@code compression.type} recompressed
- * it) is split in two by record count, as Kafka's producer does (the sender thread builds the
- * halves outside the lock, {@link ProducerAccumulator#splitLocked} puts them in place): the halves take its place in the send order and, with
+ * it) is split in two by record count, as Kafka's producer does ({@link ProducerSplits}: the sender
+ * thread builds the halves outside the lock, {@link ProducerAccumulator#splitLocked} puts them in
+ * place): the halves take its place in the send order and, with
  * idempotence, its sequences; a half refused again is halved again, and a single record still
  * refused fails. When a refused request held several batches of the partition, they are sent again
  * one per request first, so that a refusal names its batch. Until they and their parts are
@@ -61,8 +63,8 @@ import org.slf4j.LoggerFactory;
  * batch that arrives before an earlier one ({@code OUT_OF_ORDER_SEQUENCE_NUMBER}, retried here in
  * order behind it) and answers a retry of an appended batch with its original offset.
  *
- * <p>Owns: the accumulator, the requests in flight per broker, the batches waiting to be split and
- * the metadata refresh state. The
+ * <p>Owns: the accumulator, the requests in flight per broker, the batches waiting to be split
+ * ({@link ProducerSplits}) and the metadata refresh state. The
  * producer's calls on the accumulator ({@link #append}, {@link #flush}, {@link #failUnsent} ...) go
  * through this class.
  *
@@ -109,8 +111,8 @@ final class ProducerSender implements Runnable {
     private final Condition wakeSender;
 
     private final Map<HostPort, Integer> inFlightPerBroker = new HashMap<>();
-    /** Batches refused as too large whose halves the loop builds next ({@link #deferSplit}). */
-    private final List<PendingSplit> pendingSplits = new ArrayList<>();
+    /** Batches refused as too large whose halves the loop builds next ({@link ProducerSplits}). */
+    private final ProducerSplits splits;
 
     private boolean metadataRefreshInFlight;
     private long lastMetadataRefreshNs;
@@ -129,6 +131,12 @@ final class ProducerSender implements Runnable {
         this.accumulator = new ProducerAccumulator(config, network.metrics(), compression, idempotence);
         this.lock = accumulator.lock;
         this.wakeSender = accumulator.wakeSender;
+        this.splits = new ProducerSplits(config, accumulator, idempotence, network.metrics());
+    }
+
+    /** Tests only: {@link ProducerSplits#builtHook}, to hold a split in flight. */
+    void splitBuiltHook(Consumer<TopicPartition> hook) {
+        splits.builtHook(hook);
     }
 
     /** Where the batches get their (uncompressed) buffers ({@link ProducerAccumulator#batchBuffers}). */
@@ -180,7 +188,7 @@ final class ProducerSender implements Runnable {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
-            List<PendingSplit> splits = List.of();
+            List<ProducerSplits.Pending> toSplit = List.of();
             boolean initProducerId = false;
             lock.lock();
             try {
@@ -188,10 +196,7 @@ final class ProducerSender implements Runnable {
                     return; // run() stops the compressor thread
                 }
                 long nowNs = System.nanoTime();
-                if (!pendingSplits.isEmpty()) {
-                    splits = new ArrayList<>(pendingSplits);
-                    pendingSplits.clear();
-                }
+                toSplit = splits.takeLocked();
                 accumulator.expire(nowNs, expired);
                 accumulator.sealLingeredTails(nowNs);
                 requests = accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders);
@@ -199,12 +204,12 @@ final class ProducerSender implements Runnable {
                         && !config.transactional() // initTransactions() sets the id
                         && accumulator.hasIncompleteLocked()
                         // A batch waiting to be split holds its stamp: no new id until it is in place.
-                        && idempotence.startInit(nowNs, requestsInFlight() + splits.size() + pendingSplits.size());
+                        && idempotence.startInit(nowNs, requestsInFlight() + toSplit.size() + splits.waitingLocked());
                 if (requests.isEmpty()
                         && expired.isEmpty()
                         && unknownLeaders.isEmpty()
                         && !initProducerId
-                        && splits.isEmpty()) {
+                        && toSplit.isEmpty()) {
                     try {
                         wakeSender.awaitNanos(accumulator.nextWakeNs(nowNs));
                     } catch (InterruptedException e) {
@@ -232,10 +237,10 @@ final class ProducerSender implements Runnable {
                 refreshMetadata(unknownLeaders);
             }
             requests.forEach(this::sendProduce);
-            if (!splits.isEmpty()) {
-                completeSplits(splits); // after the round's sends; their halves go out in the next round
+            if (!toSplit.isEmpty()) {
+                splits.complete(toSplit, txn); // after the round's sends; their halves go out in the next round
             }
-            if (requests.isEmpty() && expired.isEmpty() && splits.isEmpty()) {
+            if (requests.isEmpty() && expired.isEmpty() && toSplit.isEmpty()) {
                 // Only waiting for leaders: do not spin while the metadata refresh is running.
                 lock.lock();
                 try {
@@ -414,7 +419,7 @@ final class ProducerSender implements Runnable {
 
     /**
      * Fails every batch not in flight with {@code error} ({@link ProducerAccumulator#failUnsent}),
-     * and those refused as too large that wait to be split ({@link #deferSplit}).
+     * and those refused as too large that wait to be split ({@link ProducerSplits#takeUnsentLocked}).
      */
     int failUnsent(StellflowException error) {
         int failed = accumulator.failUnsent(error);
@@ -422,21 +427,14 @@ final class ProducerSender implements Runnable {
         lock.lock();
         try {
             // Batches refused as too large and not yet split are unsent too (a transaction's abort).
-            for (PendingSplit s : pendingSplits) {
-                s.q().splitsPending--;
-                if (idempotence != null) {
-                    idempotence.failed(s.batch(), s.q().sequences);
-                }
-                network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
-                done.add(s.batch());
-            }
-            pendingSplits.clear();
+            splits.takeUnsentLocked(done);
             wakeSender.signal();
         } finally {
             lock.unlock();
         }
         try {
             for (ProducerBatch b : done) {
+                network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
                 b.fail(error);
             }
         } finally {
@@ -471,8 +469,8 @@ final class ProducerSender implements Runnable {
                 short code = ProduceErrors.errorCode(err, results.get(tp));
                 if (idempotence != null) {
                     ProducerBatch b = batches.get(0);
-                    if (code == Errors.MESSAGE_TOO_LARGE && splittable(b, nowNs)) {
-                        deferSplit(q, tp, b, code, err);
+                    if (code == Errors.MESSAGE_TOO_LARGE && splits.splittable(b, nowNs)) {
+                        splits.deferLocked(q, tp, b, code, err);
                         continue;
                     }
                     ProducerIdempotence.Outcome outcome = idempotence.onResult(
@@ -503,8 +501,8 @@ final class ProducerSender implements Runnable {
                     }
                 } else if (code == Errors.MESSAGE_TOO_LARGE && batches.size() > 1) {
                     isolate(q, tp, batches, code, err, nowNs);
-                } else if (code == Errors.MESSAGE_TOO_LARGE && splittable(batches.get(0), nowNs)) {
-                    deferSplit(q, tp, batches.get(0), code, err);
+                } else if (code == Errors.MESSAGE_TOO_LARGE && splits.splittable(batches.get(0), nowNs)) {
+                    splits.deferLocked(q, tp, batches.get(0), code, err);
                 } else if (StellflowException.isRetriable(code)
                         && batches.get(0).attempts < config.common().retries()) {
                     refresh.add(tp.topic());
@@ -549,114 +547,6 @@ final class ProducerSender implements Runnable {
             q.requeue(b);
         }
         warnRetry(q, tp, code, batches.get(0), nowNs);
-    }
-
-    /**
-     * Whether {@code b}, refused alone with MESSAGE_TOO_LARGE, is split in two rather than failed:
-     * it holds more than one record and {@code delivery.timeout.ms} is not used up. A split is not a
-     * retry (as in Kafka's producer): it does not use up {@code retries}; halving ends it, at one
-     * record.
-     *
-     * <p>With idempotence, a batch an earlier attempt of which got no verdict (a broker restart, a
-     * timeout: {@link ProducerBatch#mayBeAppended}) is split only under its current stamp: its parts
-     * then keep its sequences ({@link ProducerIdempotence#split}). The refusal says it is too large
-     * now, so unless the leader's limits changed between the attempts it was never appended; if it
-     * was, the leader refuses the parts as out of order (their sequences are not the next ones), and
-     * they fail, never stamped anew ({@link ProducerBatch#partOfMaybeAppended}): stored once, never
-     * twice. Under an older producer id its parts would get new sequences, so it is not split.
-     */
-    private boolean splittable(ProducerBatch b, long nowNs) {
-        return b.recordCount() > 1
-                && nowNs - b.createdNs < TimeUnit.MILLISECONDS.toNanos(config.deliveryTimeoutMs())
-                && (!b.mayBeAppended
-                        || (b.producerId == idempotence.producerId() && b.producerEpoch == idempotence.epoch()));
-    }
-
-    /** A batch refused alone as too large, waiting for the sender thread to build its halves. */
-    private record PendingSplit(
-            ProducerPartitionQueue q,
-            TopicPartition tp,
-            ProducerBatch batch,
-            short code,
-            Throwable err,
-            StellflowException cause,
-            String sizeAsSent) {}
-
-    /**
-     * Hands {@code b}, refused alone as too large, to the sender thread, which builds its halves
-     * outside the lock ({@link #completeSplits}); the partition sends nothing meanwhile ({@link
-     * ProducerPartitionQueue#splitsPending}). Halving converges: a part refused again is halved
-     * again, down to one record, which then fails ({@link ProduceErrors#produceFailure}). Called
-     * under {@code lock}, on the thread of the response.
-     */
-    private void deferSplit(ProducerPartitionQueue q, TopicPartition tp, ProducerBatch b, short code, Throwable err) {
-        String sizeAsSent = ProduceErrors.sizeAsSent(b);
-        StellflowException cause =
-                ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, sizeAsSent, b.recordCount()));
-        q.splitsPending++;
-        q.retrying = true; // the halves go after this partition's requests in flight came back
-        pendingSplits.add(new PendingSplit(q, tp, b, code, err, cause, sizeAsSent));
-    }
-
-    /**
-     * Splits the batches {@link #deferSplit} handed over: builds each one's halves without the lock
-     * (decoding, and for a compressed batch decompressing, its records: the costly part), then puts
-     * them at its place under the lock ({@link ProducerAccumulator#splitLocked}); counted as a retry
-     * and a split. A batch whose own bytes cannot be read back (a bug) fails. Sender thread only.
-     */
-    private void completeSplits(List<PendingSplit> splits) {
-        List<Runnable> completions = new ArrayList<>();
-        List<ProducerBatch> done = new ArrayList<>();
-        for (PendingSplit s : splits) {
-            ProducerBatch[] halves = null;
-            Throwable failure = null;
-            try {
-                halves = s.batch().halves(accumulator.batchBuffers());
-            } catch (RuntimeException | OutOfMemoryError e) {
-                failure = e; // a bug, or no memory for the parts: this batch fails, the producer goes on
-            }
-            lock.lock();
-            try {
-                s.q().splitsPending--;
-                if (halves == null) {
-                    LOG.error(
-                            "splitting a refused batch of {} failed; its {} records fail",
-                            s.tp(),
-                            s.batch().recordCount(),
-                            failure);
-                    if (idempotence != null) {
-                        idempotence.failed(s.batch(), s.q().sequences);
-                    }
-                    fail(s.tp(), List.of(s.batch()), s.code(), s.err(), completions, done);
-                } else {
-                    int records = s.batch().recordCount();
-                    int first = accumulator.splitLocked(s.q(), s.batch(), halves, s.cause());
-                    network.metrics().retried();
-                    network.metrics().batchSplit();
-                    if (warnDue(s.q(), System.nanoTime())) {
-                        LOG.warn(
-                                "produce to {} refused with {}: a batch of {} is larger than the broker's"
-                                        + " message.max.bytes (or grows past it when the topic's compression.type"
-                                        + " recompresses it); split its {} records into {} + {} and sending them"
-                                        + " again (lower batch.size to avoid splits)",
-                                s.tp(),
-                                ProduceErrors.codeName(s.code()),
-                                s.sizeAsSent(),
-                                records,
-                                first,
-                                records - first);
-                    }
-                }
-                wakeSender.signal();
-            } finally {
-                lock.unlock();
-            }
-        }
-        try {
-            completions.forEach(Runnable::run);
-        } finally {
-            accumulator.finish(done);
-        }
     }
 
     /**
@@ -734,7 +624,7 @@ final class ProducerSender implements Runnable {
      * Whether a retry or split WARN of {@code q} is due: at most one per {@link
      * #RETRY_WARN_INTERVAL_NS} per partition (then noted as logged). Called under {@code lock}.
      */
-    private static boolean warnDue(ProducerPartitionQueue q, long nowNs) {
+    static boolean warnDue(ProducerPartitionQueue q, long nowNs) {
         if (q.lastRetryWarnNs != 0 && nowNs - q.lastRetryWarnNs < RETRY_WARN_INTERVAL_NS) {
             return false;
         }

@@ -435,7 +435,8 @@ public final class StellflowProducer implements AutoCloseable {
                 call.commit(id, producerId, epoch, sequence, groupId, null, -1, offsets, maxBlockMs);
     }
 
-    private ProducerTransactions transactions() {
+    /** The transaction state machine (tests drive it as the I/O thread would). */
+    ProducerTransactions transactions() {
         if (transactions == null) {
             throw new IllegalStateException("the producer has no transactional.id: transactions need one");
         }
@@ -472,6 +473,11 @@ public final class StellflowProducer implements AutoCloseable {
      */
     public void flush() throws InterruptedException {
         sender.flush();
+    }
+
+    /** The sender; tests reach its seams ({@link ProducerSender#splitBuiltHook}). */
+    ProducerSender sender() {
+        return sender;
     }
 
     /** Where the batches get their (uncompressed) buffers; tests count its allocations. */
