@@ -638,48 +638,33 @@ final class ProducerAccumulator {
     }
 
     /**
-     * Fails with {@code error} every batch not in flight, except one being compressed (it goes out or
-     * fails once compressed); batches in flight keep their course ({@link #flush} waits for them). A
-     * failed batch that was already stamped (waiting for a retry) leaves a hole in its partition's
-     * sequences: the transactional producer then takes a new epoch after its abort.
-     *
-     * @return the batches failed
+     * Moves to {@code out} every batch not in flight, except one being compressed (it stays, and is
+     * taken once READY); batches in flight keep their course ({@link #flush} waits for them). The
+     * caller fails those taken ({@link ProducerSender}, a transaction that can only abort) and
+     * {@link #finish}es them. A batch taken that was already stamped (waiting for a retry, or a
+     * stamped half of a split) leaves a hole in its partition's sequences: the transactional producer
+     * then takes a new epoch after its abort. Called under {@code lock}.
      */
-    int failUnsent(StellflowException error) {
-        List<ProducerBatch> failed = new ArrayList<>();
-        lock.lock();
-        try {
-            for (ProducerPartitionQueue q : queues.values()) {
-                Iterator<ProducerBatch> it = q.batches.iterator();
-                while (it.hasNext()) {
-                    ProducerBatch b = it.next();
-                    if (b.stage == ProducerBatch.Stage.COMPRESSING) {
-                        continue;
-                    }
-                    if (b.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
-                        idempotence.failed(b, q.sequences); // a retry that will not happen: a hole
-                    }
-                    if (b.stage == ProducerBatch.Stage.AWAITING_COMPRESSION) {
-                        compressionQueue.remove(b);
-                    } else if (b.stage == ProducerBatch.Stage.OPEN) {
-                        b.close();
-                    }
-                    it.remove();
-                    failed.add(b);
+    void takeUnsentLocked(List<ProducerBatch> out) {
+        for (ProducerPartitionQueue q : queues.values()) {
+            Iterator<ProducerBatch> it = q.batches.iterator();
+            while (it.hasNext()) {
+                ProducerBatch b = it.next();
+                if (b.stage == ProducerBatch.Stage.COMPRESSING) {
+                    continue;
                 }
+                if (b.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
+                    idempotence.failed(b, q.sequences); // a retry that will not happen: a hole
+                }
+                if (b.stage == ProducerBatch.Stage.AWAITING_COMPRESSION) {
+                    compressionQueue.remove(b);
+                } else if (b.stage == ProducerBatch.Stage.OPEN) {
+                    b.close();
+                }
+                it.remove();
+                out.add(b);
             }
-        } finally {
-            lock.unlock();
         }
-        try {
-            for (ProducerBatch b : failed) {
-                metrics.sendFailed(ClientMetrics.result(error.errorCode(), false));
-                b.fail(error);
-            }
-        } finally {
-            finish(failed);
-        }
-        return failed.size();
     }
 
     /** The compression queue's outcomes for the partition queues. */

@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * its {@code message.max.bytes}, or above it once the topic's {@code compression.type} recompressed
  * it) is split in two by record count, as Kafka's producer does ({@link ProducerSplits}: the sender
  * thread builds the halves outside the lock, {@link ProducerAccumulator#splitLocked} puts them in
- * place): the halves take its place in the send order and, with
+ * place; those of a transaction that began to abort meanwhile fail unsent): the halves take its place in the send order and, with
  * idempotence, its sequences; a half refused again is halved again, and a single record still
  * refused fails. When a refused request held several batches of the partition, they are sent again
  * one per request first, so that a refusal names its batch. Until they and their parts are
@@ -62,6 +62,11 @@ import org.slf4j.LoggerFactory;
  * stamped with the id and its sequence when first drained and kept for retries; the broker refuses a
  * batch that arrives before an earlier one ({@code OUT_OF_ORDER_SEQUENCE_NUMBER}, retried here in
  * order behind it) and answers a retry of an appended batch with its original offset.
+ *
+ * <p>A transactional producer's records are drained only while its transaction can commit: from
+ * the moment it aborts, becomes abortable or is fenced ({@link ProducerTransactions#unsentError},
+ * read under the lock), every batch the sender still holds fails with that error instead (a retry,
+ * one compressed meanwhile, one waiting to be split).
  *
  * <p>Owns: the accumulator, the requests in flight per broker, the batches waiting to be split
  * ({@link ProducerSplits}) and the metadata refresh state. The
@@ -181,10 +186,8 @@ final class ProducerSender implements Runnable {
     private void loop() {
         while (true) {
             ProducerTransactions txn = transactions;
-            StellflowException unsent = txn == null ? null : txn.unsentError();
-            if (unsent != null) {
-                failUnsent(unsent); // the transaction can only abort: nothing more of it goes out
-            }
+            StellflowException unsentError;
+            List<ProducerBatch> unsent = new ArrayList<>();
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
@@ -196,10 +199,20 @@ final class ProducerSender implements Runnable {
                     return; // run() stops the compressor thread
                 }
                 long nowNs = System.nanoTime();
-                toSplit = splits.takeLocked();
+                // Read under the lock, as the abort's failUnsent takes it: a round that saw no error
+                // drains only batches queued before the abort began (in flight at its start, which
+                // it waits for); from the abort on, nothing of the transaction is drained again.
+                unsentError = txn == null ? null : txn.unsentError();
+                if (unsentError != null) {
+                    takeUnsentLocked(unsent); // the transaction can only abort: nothing more of it goes out
+                } else {
+                    toSplit = splits.takeLocked();
+                }
                 accumulator.expire(nowNs, expired);
                 accumulator.sealLingeredTails(nowNs);
-                requests = accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders);
+                requests = unsentError != null
+                        ? Map.of()
+                        : accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders);
                 initProducerId = idempotence != null
                         && !config.transactional() // initTransactions() sets the id
                         && accumulator.hasIncompleteLocked()
@@ -209,7 +222,8 @@ final class ProducerSender implements Runnable {
                         && expired.isEmpty()
                         && unknownLeaders.isEmpty()
                         && !initProducerId
-                        && toSplit.isEmpty()) {
+                        && toSplit.isEmpty()
+                        && unsent.isEmpty()) {
                     try {
                         wakeSender.awaitNanos(accumulator.nextWakeNs(nowNs));
                     } catch (InterruptedException e) {
@@ -221,6 +235,7 @@ final class ProducerSender implements Runnable {
             } finally {
                 lock.unlock();
             }
+            failTaken(unsent, unsentError);
             try {
                 for (ProducerBatch b : expired) {
                     StellflowException timeout = ProduceErrors.deliveryTimeout(b, config);
@@ -240,7 +255,7 @@ final class ProducerSender implements Runnable {
             if (!toSplit.isEmpty()) {
                 splits.complete(toSplit, txn); // after the round's sends; their halves go out in the next round
             }
-            if (requests.isEmpty() && expired.isEmpty() && toSplit.isEmpty()) {
+            if (requests.isEmpty() && expired.isEmpty() && toSplit.isEmpty() && unsent.isEmpty()) {
                 // Only waiting for leaders: do not spin while the metadata refresh is running.
                 lock.lock();
                 try {
@@ -418,29 +433,50 @@ final class ProducerSender implements Runnable {
     }
 
     /**
-     * Fails every batch not in flight with {@code error} ({@link ProducerAccumulator#failUnsent}),
-     * and those refused as too large that wait to be split ({@link ProducerSplits#takeUnsentLocked}).
+     * Fails with {@code error} every batch not in flight ({@link ProducerAccumulator#takeUnsentLocked};
+     * one being compressed is failed by the loop once READY) and those refused as too large that wait
+     * to be split ({@link ProducerSplits#takeUnsentLocked}); a split being built fails when it is
+     * done ({@link ProducerSplits#complete}). The first step of a transaction's abort; callbacks run
+     * on the caller.
+     *
+     * @return the batches failed
      */
     int failUnsent(StellflowException error) {
-        int failed = accumulator.failUnsent(error);
-        List<ProducerBatch> done = new ArrayList<>();
+        List<ProducerBatch> unsent = new ArrayList<>();
         lock.lock();
         try {
-            // Batches refused as too large and not yet split are unsent too (a transaction's abort).
-            splits.takeUnsentLocked(done);
-            wakeSender.signal();
+            takeUnsentLocked(unsent);
         } finally {
             lock.unlock();
         }
+        failTaken(unsent, error);
+        return unsent.size();
+    }
+
+    /**
+     * Moves to {@code out} every batch not in flight ({@link ProducerAccumulator#takeUnsentLocked})
+     * and every batch refused as too large that waits to be split; a stamped one leaves a hole in
+     * its partition's sequences. Called under {@code lock}.
+     */
+    private void takeUnsentLocked(List<ProducerBatch> out) {
+        accumulator.takeUnsentLocked(out);
+        splits.takeUnsentLocked(out);
+        wakeSender.signal();
+    }
+
+    /** Fails {@code batches}, taken unsent, with {@code error} and counts them out. Not under {@code lock}. */
+    private void failTaken(List<ProducerBatch> batches, StellflowException error) {
+        if (batches.isEmpty()) {
+            return;
+        }
         try {
-            for (ProducerBatch b : done) {
+            for (ProducerBatch b : batches) {
                 network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
                 b.fail(error);
             }
         } finally {
-            accumulator.finish(done);
+            accumulator.finish(batches);
         }
-        return failed + done.size();
     }
 
     private void onResponse(

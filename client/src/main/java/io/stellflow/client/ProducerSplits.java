@@ -15,8 +15,11 @@ import org.slf4j.LoggerFactory;
  * its halves outside the lock and puts them at its place ({@link #complete}); its partition sends
  * nothing meanwhile ({@link ProducerPartitionQueue#splitsPending}).
  *
- * <p>A batch waiting here is counted incomplete, so a flush, a transaction's abort or a close
- * waits for it.
+ * <p>Between the refusal and the moment the halves take the batch's place the producer's state may
+ * change, and {@link #complete} decides under the lock what the halves are worth then: a
+ * transaction that can no longer commit (its abort began, it became abortable or was fenced) gets
+ * none sent, its batch fails with the transaction's error; otherwise the halves replace it ({@link ProducerAccumulator#splitLocked}). A batch waiting here is counted
+ * incomplete, so a flush, a transaction's abort or a close waits for it, and no longer.
  *
  * <p>Errors: a batch whose halves cannot be built (its own bytes unreadable, a bug, or no memory)
  * fails with the refusal's code; the producer goes on.
@@ -142,12 +145,21 @@ final class ProducerSplits {
 
     /**
      * Splits the batches {@link #takeLocked} handed over: builds each one's halves without the lock
-     * (decoding, and for a compressed batch decompressing, its records: the costly part), then puts
-     * them at its place under the lock ({@link ProducerAccumulator#splitLocked}); counted as a retry
-     * and a split. Callbacks run here, outside the lock. Sender thread only.
+     * (decoding, and for a compressed batch decompressing, its records: the costly part), then,
+     * under the lock, decides what they are worth now:
      *
-     * @param txn the transactions of a {@code transactional.id} producer (told of a failed batch);
-     *     null otherwise
+     * <ul>
+     *   <li>{@code txn} can no longer commit ({@link ProducerTransactions#unsentError}: its abort
+     *       began, it became abortable or was fenced): the batch is unsent and fails with that error,
+     *       as the abort's {@code failUnsent} fails the rest; nothing of it is sent after the abort
+     *       began, and the abort, whose flush counts the batch, waits for this and no longer;
+     *   <li>otherwise the halves take its place ({@link ProducerAccumulator#splitLocked}), counted
+     *       as a retry and a split.
+     * </ul>
+     *
+     * Callbacks run here, outside the lock. Sender thread only.
+     *
+     * @param txn the transactions of a {@code transactional.id} producer; null otherwise
      */
     void complete(List<Pending> splits, ProducerTransactions txn) {
         List<Runnable> completions = new ArrayList<>();
@@ -164,26 +176,32 @@ final class ProducerSplits {
             lock.lock();
             try {
                 s.q().splitsPending--;
-                if (halves == null) {
+                StellflowException txnError = txn == null ? null : txn.unsentError();
+                StellflowException error = txnError;
+                if (error == null && halves == null) {
                     LOG.error(
                             "splitting a refused batch of {} failed; its {} records fail",
                             s.tp(),
                             s.batch().recordCount(),
                             failure);
-                    StellflowException error = ProduceErrors.cause(
+                    error = ProduceErrors.cause(
                             s.err(), s.code(), ProduceErrors.produceFailure(s.tp(), s.code(), s.batch()));
+                }
+                if (error == null) {
+                    putHalvesLocked(s, halves);
+                } else {
+                    release(halves);
                     if (idempotence != null) {
                         idempotence.failed(s.batch(), s.q().sequences);
                     }
-                    if (txn != null) {
+                    if (txn != null && txnError == null) {
                         txn.batchFailed(error.errorCode()); // a record of the transaction is lost
                     }
                     metrics.sendFailed(ClientMetrics.result(error.errorCode(), false));
                     ProducerBatch b = s.batch();
-                    completions.add(() -> b.fail(error));
+                    StellflowException e = error;
+                    completions.add(() -> b.fail(e));
                     done.add(b);
-                } else {
-                    putHalvesLocked(s, halves);
                 }
                 accumulator.wakeSender.signal();
             } finally {
@@ -194,6 +212,15 @@ final class ProducerSplits {
             completions.forEach(Runnable::run);
         } finally {
             accumulator.finish(done);
+        }
+    }
+
+    /** Gives back the buffers of halves that will not be used (null: none were built). */
+    private static void release(ProducerBatch[] halves) {
+        if (halves != null) {
+            for (ProducerBatch h : halves) {
+                h.release();
+            }
         }
     }
 

@@ -143,7 +143,7 @@ final class ProducerTransactions {
     private boolean begunLocally;
     /** Why the state is ABORTABLE_ERROR or FATAL_ERROR. */
     private StellflowException error;
-    /** See {@link #unsentError}; null while records may be sent. */
+    /** See {@link #unsentError}; null while records may be sent (IN_TRANSACTION, COMMITTING, READY). */
     private volatile StellflowException unsentError;
 
     ProducerTransactions(
@@ -258,8 +258,13 @@ final class ProducerTransactions {
     /**
      * Fails the transaction's unsent records with {@link TransactionAbortedException}, waits for those
      * in flight, then EndTransaction v2 abort; a new epoch when a failed batch left a sequence hole.
+     * Until the abort ends ({@link #unsentError}) the sender fails with the same exception whatever
+     * of the transaction comes back to it (a retry, the halves of a batch refused as too large, one
+     * being split when the abort began): nothing of it is sent after the abort began, and the wait
+     * covers those too.
      */
     void abortTransaction() throws InterruptedException {
+        StellflowException aborted;
         synchronized (this) {
             if (state == State.FATAL_ERROR) {
                 throw error;
@@ -276,10 +281,13 @@ final class ProducerTransactions {
                         + transactionalId + "): no transaction is open");
             }
             state = State.ABORTING;
-            unsentError = null;
+            // From here until READY the sender fails every record of the transaction it still holds
+            // instead of sending it: a retried batch, the halves of one refused as too large.
+            unsentError = new TransactionAbortedException("the transaction of transactional.id=" + transactionalId
+                    + " (sequence " + transactionSequence + ") was aborted before this record was sent");
+            aborted = unsentError;
         }
-        batches.failUnsent(new TransactionAbortedException("the transaction of transactional.id=" + transactionalId
-                + " (sequence " + transactionSequence + ") was aborted before this record was sent"));
+        batches.failUnsent(aborted);
         batches.flush();
         boolean newEpoch = false;
         if (!endsLocally()) {
@@ -307,6 +315,7 @@ final class ProducerTransactions {
         }
         synchronized (this) {
             state = State.READY;
+            unsentError = null;
         }
     }
 
@@ -425,8 +434,11 @@ final class ProducerTransactions {
     }
 
     /**
-     * Non-null while the transaction cannot commit (ABORTABLE_ERROR, FATAL_ERROR): the sender fails
-     * the records not sent yet with it instead of sending them (read on the sender thread, no lock).
+     * Non-null while the transaction cannot commit (ABORTABLE_ERROR, FATAL_ERROR) and while it aborts
+     * (ABORTING, a {@link TransactionAbortedException}, until READY): the sender fails the records not
+     * sent yet with it instead of sending them, the halves of a batch refused as too large included.
+     * Read by the sender under its lock (a volatile, no monitor), so a drain either saw it or came
+     * before the abort's own {@code failUnsent}.
      */
     StellflowException unsentError() {
         return unsentError;

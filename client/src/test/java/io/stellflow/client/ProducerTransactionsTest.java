@@ -235,6 +235,28 @@ class ProducerTransactionsTest {
         assertThat(calls.calls).endsWith("begin 1000/1");
     }
 
+    /**
+     * From the start of an abort until it ends, the sender fails whatever of the transaction it
+     * still holds (a retry, the halves of a batch being split) instead of sending it: the unsent
+     * error is the abort's {@link TransactionAbortedException}, the one {@code failUnsent} got, while
+     * the abort waits for the records in flight; READY clears it.
+     */
+    @Test
+    void anAbortsUnsentErrorIsTheAbortFromItsStartUntilItEnds() throws Exception {
+        ready();
+        begun(5);
+        List<StellflowException> duringFlush = new ArrayList<>();
+        batches.duringFlush = () -> duringFlush.add(txn.unsentError());
+        answer(Errors.NONE, (short) 0, -1);
+        txn.abortTransaction();
+        assertThat(duringFlush)
+                .singleElement()
+                .isInstanceOf(TransactionAbortedException.class)
+                .isSameAs(batches.unsentErrors.get(0));
+        assertThat(txn.state()).isEqualTo(State.READY);
+        assertThat(txn.unsentError()).isNull();
+    }
+
     @Test
     void anAbortWithoutAHoleKeepsTheEpoch() throws Exception {
         ready();

@@ -1,0 +1,296 @@
+package io.stellflow.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A batch refused as too large whose halves the sender thread is building ({@link
+ * ProducerSender#splitBuiltHook} holds it there) while the producer's state changes under it: a
+ * transaction's abort begins, the transaction becomes abortable or fenced, the producer closes, its
+ * delivery timeout passes. Nothing of an aborting transaction is sent after the abort began, and
+ * the abort waits for the split and does not hang.
+ */
+class ProducerSplitInFlightTest {
+    private static final TopicPartition P0 = new TopicPartition("t", 0);
+    /** Leaderless ({@link FakeBroker#leaderless}): a record sent to it stays queued. */
+    private static final TopicPartition P1 = new TopicPartition("t", 1);
+
+    private static final long WAIT_S = 10;
+
+    /**
+     * Holds the first split on the sender thread, its halves built, until {@link #release}; later
+     * splits go through.
+     */
+    private static final class HeldSplit implements Consumer<TopicPartition> {
+        final CountDownLatch built = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        private final AtomicBoolean first = new AtomicBoolean(true);
+
+        @Override
+        public void accept(TopicPartition tp) {
+            if (!first.compareAndSet(true, false)) {
+                return;
+            }
+            built.countDown();
+            try {
+                if (!release.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the test never released the split");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        void awaitBuilt() throws InterruptedException {
+            assertThat(built.await(WAIT_S, TimeUnit.SECONDS))
+                    .as("a refused batch's halves built")
+                    .isTrue();
+        }
+    }
+
+    /** A broker that is its own transaction coordinator, refusing batches of more than 3 records. */
+    private static FakeBroker transactionalBroker() throws InterruptedException {
+        FakeBroker broker = new FakeBroker();
+        broker.transactionCoordinator = true;
+        broker.createTopic("t", 2);
+        broker.leaderless = Set.of(P1);
+        broker.maxBatchRecords = 3;
+        return broker;
+    }
+
+    private static Properties props(FakeBroker broker, String... kv) {
+        Properties p = new Properties();
+        p.setProperty("bootstrap.servers", broker.bootstrap());
+        p.setProperty("linger.ms", "60000"); // a flush sends: one batch of every record
+        p.setProperty("batch.size", "1048576");
+        p.setProperty("retry.backoff.ms", "20");
+        p.setProperty("max.block.ms", "10000");
+        for (int i = 0; i < kv.length; i += 2) {
+            p.setProperty(kv[i], kv[i + 1]);
+        }
+        return p;
+    }
+
+    private static List<CompletableFuture<RecordMetadata>> send(StellflowProducer producer, int records) {
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        for (int i = 0; i < records; i++) {
+            futures.add(producer.send(new ProducerRecord("t", 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8))));
+        }
+        return futures;
+    }
+
+    /** Runs {@code call} on a thread of its own (flush, abort and close block). */
+    private static CompletableFuture<Void> async(ThrowingCall call) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Thread.ofPlatform().daemon(true).start(() -> {
+            try {
+                call.run();
+                done.complete(null);
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        return done;
+    }
+
+    @FunctionalInterface
+    private interface ThrowingCall {
+        void run() throws Exception;
+    }
+
+    /** The cause each of {@code futures} failed with, waiting up to {@link #WAIT_S} for each. */
+    private static List<Throwable> failures(List<CompletableFuture<RecordMetadata>> futures) {
+        List<Throwable> causes = new ArrayList<>();
+        for (CompletableFuture<RecordMetadata> f : futures) {
+            assertThat(f).failsWithin(WAIT_S, TimeUnit.SECONDS);
+            causes.add(f.exceptionNow());
+        }
+        return causes;
+    }
+
+    /**
+     * The abort begins (its queued records already failed) while the halves of the transaction's
+     * refused batch are being built: they are failed with {@link TransactionAbortedException}, never
+     * sent, and EndTransaction(abort) goes out once they are; {@code close()} aborts the same way.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"abortTransaction", "close"})
+    void anAbortBegunWhileTheHalvesAreBuiltFailsThemUnsent(String how) throws Exception {
+        try (FakeBroker broker = transactionalBroker()) {
+            StellflowProducer producer = new StellflowProducer(props(broker, "transactional.id", "split-abort"));
+            try {
+                HeldSplit held = new HeldSplit();
+                producer.sender().splitBuiltHook(held);
+                producer.initTransactions();
+                producer.beginTransaction();
+                List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+                CompletableFuture<Void> flushed = async(producer::flush);
+                held.awaitBuilt();
+                CompletableFuture<RecordMetadata> queued = producer.send(new ProducerRecord("t", 1, null, new byte[1]));
+                CompletableFuture<Void> aborted =
+                        async(how.equals("close") ? producer::close : producer::abortTransaction);
+                // The abort's first step failed the queued record: it has begun, the split is still held.
+                assertThat(failures(List.of(queued))).singleElement().isInstanceOf(TransactionAbortedException.class);
+                held.release.countDown();
+                aborted.get(WAIT_S, TimeUnit.SECONDS);
+                flushed.get(WAIT_S, TimeUnit.SECONDS);
+                assertThat(failures(futures))
+                        .allSatisfy(e -> assertThat(e)
+                                .isInstanceOf(TransactionAbortedException.class)
+                                .hasMessageContaining("was aborted before this record was sent"));
+                assertThat(broker.log(P0))
+                        .as("nothing of the aborted transaction appended")
+                        .isEmpty();
+                assertThat(broker.events).containsExactly("produce t-0", "end abort");
+            } finally {
+                producer.close();
+            }
+        }
+    }
+
+    /**
+     * The refusal itself comes back after the abort began (the batch was in flight): its halves
+     * are not built into requests either; the records fail with {@link TransactionAbortedException}.
+     */
+    @Test
+    void aRefusalAnsweredAfterTheAbortBeganIsNotSplitIntoNewRequests() throws Exception {
+        try (FakeBroker broker = transactionalBroker()) {
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "transactional.id", "split-abort-late"))) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                broker.holdProduceResponses();
+                List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+                CompletableFuture<Void> flushed = async(producer::flush);
+                assertThat(broker.heldProduceResponses.tryAcquire(WAIT_S, TimeUnit.SECONDS))
+                        .as("the refusal held at the broker")
+                        .isTrue();
+                CompletableFuture<RecordMetadata> queued = producer.send(new ProducerRecord("t", 1, null, new byte[1]));
+                CompletableFuture<Void> aborted = async(producer::abortTransaction);
+                assertThat(failures(List.of(queued))).singleElement().isInstanceOf(TransactionAbortedException.class);
+                broker.releaseProduceResponses();
+                aborted.get(WAIT_S, TimeUnit.SECONDS);
+                flushed.get(WAIT_S, TimeUnit.SECONDS);
+                assertThat(failures(futures))
+                        .allSatisfy(e -> assertThat(e).isInstanceOf(TransactionAbortedException.class));
+                assertThat(broker.log(P0)).isEmpty();
+                assertThat(broker.events).containsExactly("produce t-0", "end abort");
+            }
+        }
+    }
+
+    /**
+     * The transaction becomes abortable (another record failed) or is fenced while the halves are
+     * built: they fail with the transaction's error, unsent; an abortable one then aborts normally.
+     */
+    @ParameterizedTest(name = "code={0}")
+    @CsvSource({"14, false", "27, true"})
+    void aTransactionThatCannotCommitAnyMoreFailsTheHalvesUnsent(short code, boolean fenced) throws Exception {
+        try (FakeBroker broker = transactionalBroker()) {
+            try (StellflowProducer producer =
+                    new StellflowProducer(props(broker, "transactional.id", "split-abortable"))) {
+                HeldSplit held = new HeldSplit();
+                producer.sender().splitBuiltHook(held);
+                producer.initTransactions();
+                producer.beginTransaction();
+                List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+                CompletableFuture<Void> flushed = async(producer::flush);
+                held.awaitBuilt();
+                producer.transactions().batchFailed(code); // as the I/O thread on another partition's failure
+                held.release.countDown();
+                flushed.get(WAIT_S, TimeUnit.SECONDS);
+                for (Throwable e : failures(futures)) {
+                    if (fenced) {
+                        assertThat(e).isInstanceOf(ProducerFencedException.class);
+                    } else {
+                        assertThat(e)
+                                .isInstanceOf(StellflowException.class)
+                                .hasMessageContaining("not sent: the transaction can only be aborted");
+                        assertThat(((StellflowException) e).errorCode()).isEqualTo(code);
+                    }
+                }
+                if (!fenced) {
+                    producer.abortTransaction();
+                }
+                assertThat(broker.log(P0)).isEmpty();
+                assertThat(broker.events)
+                        .containsExactly(
+                                fenced ? new String[] {"produce t-0"} : new String[] {"produce t-0", "end abort"});
+            }
+        }
+    }
+
+    /**
+     * {@code delivery.timeout.ms} passes while the halves are built: they expire at once, with the
+     * split named in their error, and are never sent.
+     */
+    @Test
+    void halvesWhoseDeliveryTimeoutPassedWhileTheyWereBuiltExpireUnsent() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 3;
+            long deliveryTimeoutMs = 1000;
+            try (StellflowProducer producer = new StellflowProducer(props(
+                    broker,
+                    "enable.idempotence",
+                    "false",
+                    "delivery.timeout.ms",
+                    Long.toString(deliveryTimeoutMs),
+                    "request.timeout.ms",
+                    "500"))) {
+                long sentNs = System.nanoTime();
+                producer.sender().splitBuiltHook(tp -> {
+                    // Not a synchronisation: the delivery timeout has to pass while the split is held.
+                    long leftMs = deliveryTimeoutMs + 100 - TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentNs);
+                    if (leftMs > 0) {
+                        try {
+                            Thread.sleep(leftMs);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                });
+                List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+                producer.flush();
+                assertThat(failures(futures))
+                        .allSatisfy(e -> assertThat(e)
+                                .hasMessageContaining("batch expired after 1000 ms (delivery.timeout.ms)")
+                                .hasMessageContaining("as a part of a batch split 1 time(s)"));
+            }
+            assertThat(broker.events).as("only the refused batch went out").containsExactly("produce t-0");
+        }
+    }
+
+    /** Sanity for the helpers above: an unrefused transaction commits through the fake coordinator. */
+    @Test
+    void theFakeCoordinatorCommitsATransactionThatNeedsNoSplit() throws Exception {
+        try (FakeBroker broker = transactionalBroker()) {
+            broker.maxBatchRecords = Integer.MAX_VALUE;
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "transactional.id", "no-split"))) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+                producer.commitTransaction();
+                for (int i = 0; i < futures.size(); i++) {
+                    assertThat(futures.get(i).get(WAIT_S, TimeUnit.SECONDS).offset())
+                            .isEqualTo(i);
+                }
+            }
+            assertThat(broker.events).containsExactly("produce t-0", "end commit");
+        }
+    }
+}
