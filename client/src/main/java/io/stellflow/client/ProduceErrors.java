@@ -86,8 +86,8 @@ final class ProduceErrors {
             return "produce to " + tp + " refused: a batch of " + sizeAsSent(b) + " (" + b.recordCount()
                     + " records) is larger than the broker's message.max.bytes (or grows past it when the"
                     + " topic's compression.type recompresses it) and was not split further"
-                    + " (delivery.timeout.ms used up, or an attempt under an older producer id got no answer);"
-                    + " lower batch.size";
+                    + " (delivery.timeout.ms used up, or its halves could not be built: see the producer's"
+                    + " log); lower batch.size";
         }
         if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed() && !transactional(b)) {
             return "produce to " + tp + " refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"

@@ -18,7 +18,9 @@ import org.slf4j.LoggerFactory;
  * <p>Between the refusal and the moment the halves take the batch's place the producer's state may
  * change, and {@link #complete} decides under the lock what the halves are worth then: a
  * transaction that can no longer commit (its abort began, it became abortable or was fenced) gets
- * none sent, its batch fails with the transaction's error; otherwise the halves replace it ({@link ProducerAccumulator#splitLocked}). A batch waiting here is counted
+ * none sent, its batch fails with the transaction's error; a batch in doubt whose producer id or
+ * epoch is no longer the producer's fails with its outcome unknown, never stored twice; otherwise
+ * the halves replace it ({@link ProducerAccumulator#splitLocked}). A batch waiting here is counted
  * incomplete, so a flush, a transaction's abort or a close waits for it, and no longer.
  *
  * <p>Errors: a batch whose halves cannot be built (its own bytes unreadable, a bug, or no memory)
@@ -82,18 +84,17 @@ final class ProducerSplits {
      * record.
      *
      * <p>With idempotence, a batch an earlier attempt of which got no verdict (a broker restart, a
-     * timeout: {@link ProducerBatch#mayBeAppended}) is split only under its current stamp: its parts
-     * then keep its sequences ({@link ProducerIdempotence#split}). The refusal says it is too large
-     * now, so unless the leader's limits changed between the attempts it was never appended; if it
-     * was, the leader refuses the parts as out of order (their sequences are not the next ones), and
-     * they fail, never stamped anew ({@link ProducerBatch#partOfMaybeAppended}): stored once, never
-     * twice. Under an older producer id its parts would get new sequences, so it is not split.
+     * timeout: {@link ProducerBatch#mayBeAppended}) is split too: its parts keep its sequences
+     * ({@link ProducerIdempotence#split}). The refusal says it is too large now, so unless the
+     * leader's limits changed between the attempts it was never appended; if it was, the leader
+     * refuses the parts as out of order (their sequences are not the next ones), and they fail,
+     * never stamped anew ({@link ProducerBatch#partOfMaybeAppended}): stored once, never twice. Its
+     * stamp is the producer's current one at the refusal (a reset waits for every request and
+     * split, and a batch is stamped anew when drained); whether it still is when its halves take its
+     * place is decided then ({@link #complete}).
      */
     boolean splittable(ProducerBatch b, long nowNs) {
-        return b.recordCount() > 1
-                && nowNs - b.createdNs < deliveryTimeoutNs
-                && (!b.mayBeAppended
-                        || (b.producerId == idempotence.producerId() && b.producerEpoch == idempotence.epoch()));
+        return b.recordCount() > 1 && nowNs - b.createdNs < deliveryTimeoutNs;
     }
 
     /**
@@ -153,8 +154,14 @@ final class ProducerSplits {
      *       began, it became abortable or was fenced): the batch is unsent and fails with that error,
      *       as the abort's {@code failUnsent} fails the rest; nothing of it is sent after the abort
      *       began, and the abort, whose flush counts the batch, waits for this and no longer;
-     *   <li>otherwise the halves take its place ({@link ProducerAccumulator#splitLocked}), counted
-     *       as a retry and a split.
+     *   <li>with idempotence, its producer id or epoch is no longer the producer's and it may be in
+     *       the log under that old stamp ({@link ProducerIdempotence#mustFailAfterReset}): it fails
+     *       with its outcome unknown, as a reset fails such a batch waiting in its queue, since its
+     *       halves stamped anew could store its records a second time;
+     *   <li>otherwise the halves take its place ({@link ProducerAccumulator#splitLocked}): under its
+     *       current stamp they keep its sequences; under an older one, not in doubt, they are
+     *       stamped anew when drained, in order (as Kafka's producer re-stamps a batch after a
+     *       reset). Counted as a retry and a split.
      * </ul>
      *
      * Callbacks run here, outside the lock. Sender thread only.
@@ -186,6 +193,8 @@ final class ProducerSplits {
                             failure);
                     error = ProduceErrors.cause(
                             s.err(), s.code(), ProduceErrors.produceFailure(s.tp(), s.code(), s.batch()));
+                } else if (error == null && idempotence != null && idempotence.mustFailAfterReset(s.batch())) {
+                    error = ProduceErrors.outcomeUnknown(s.batch());
                 }
                 if (error == null) {
                     putHalvesLocked(s, halves);

@@ -2,6 +2,10 @@ package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.RecordBatchReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * A batch refused as too large whose halves the sender thread is building ({@link
  * ProducerSender#splitBuiltHook} holds it there) while the producer's state changes under it: a
  * transaction's abort begins, the transaction becomes abortable or fenced, the producer closes, its
- * delivery timeout passes. Nothing of an aborting transaction is sent after the abort began, and
- * the abort waits for the split and does not hang.
+ * producer id changes, its delivery timeout passes. Nothing of an aborting transaction is sent after
+ * the abort began, the abort waits for the split and does not hang, and no record is stored twice.
  */
 class ProducerSplitInFlightTest {
     private static final TopicPartition P0 = new TopicPartition("t", 0);
@@ -120,6 +124,16 @@ class ProducerSplitInFlightTest {
             causes.add(f.exceptionNow());
         }
         return causes;
+    }
+
+    private static List<String> values(FakeBroker broker, TopicPartition tp) {
+        List<String> values = new ArrayList<>();
+        for (FakeBroker.StoredBatch b : broker.log(tp)) {
+            ByteBuf buf = Unpooled.wrappedBuffer(b.bytes());
+            buf.setInt(0, 0);
+            RecordBatchReader.decode(buf, 0).forEach(r -> values.add(new String(r.value(), StandardCharsets.UTF_8)));
+        }
+        return values;
     }
 
     /**
@@ -231,6 +245,57 @@ class ProducerSplitInFlightTest {
                         .containsExactly(
                                 fenced ? new String[] {"produce t-0"} : new String[] {"produce t-0", "end abort"});
             }
+        }
+    }
+
+    /**
+     * The producer id changes while the halves of an idempotent batch are built (a reset that beat
+     * the split; the sender's own resets wait for splits, this is the guard where the halves take
+     * their stamp). A batch in doubt under its old stamp (an attempt was appended, its answer lost,
+     * and the retry refused as too large: the leader's limit went down) fails with its outcome
+     * unknown: stored once, not twice. One not in doubt is split and its halves are stamped anew
+     * under the new id, in order. {@code flush()} returns with every record completed either way.
+     */
+    @ParameterizedTest(name = "in doubt={0}")
+    @ValueSource(booleans = {true, false})
+    void aNewProducerIdWhileTheHalvesAreBuiltNeverStoresABatchTwice(boolean inDoubt) throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            if (inDoubt) {
+                broker.failNextProduce(P0, Errors.NONE); // appended ...
+                broker.dropNextProduceResponses(1); // ... and the answer lost
+            }
+            broker.failNextProduce(P0, Errors.MESSAGE_TOO_LARGE);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "enable.idempotence", "true"))) {
+                AtomicBoolean first = new AtomicBoolean(true);
+                producer.sender().splitBuiltHook(tp -> {
+                    if (first.compareAndSet(true, false)) {
+                        producer.sender().producerId(5000, (short) 0);
+                    }
+                });
+                List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+                producer.flush();
+                assertThat(futures).allMatch(CompletableFuture::isDone);
+                if (inDoubt) {
+                    assertThat(failures(futures))
+                            .allSatisfy(e -> assertThat(e)
+                                    .isInstanceOf(StellflowException.class)
+                                    .hasMessageContaining("outcome unknown")
+                                    .hasMessageContaining("not sent again under the producer's new id"));
+                } else {
+                    for (int i = 0; i < futures.size(); i++) {
+                        assertThat(futures.get(i).get().offset()).isEqualTo(i);
+                    }
+                    assertThat(broker.sequencesSeen)
+                            .extracting(s -> s[0] + "/" + s[1])
+                            .containsExactly("5000/0", "5000/5");
+                }
+            }
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                expected.add("v" + i);
+            }
+            assertThat(values(broker, P0)).as("every record once, in order").containsExactlyElementsOf(expected);
         }
     }
 
