@@ -432,11 +432,18 @@ final class ProducerAccumulator {
      * Takes the ready batches, grouped by leader into requests of at most {@code max.request.size}
      * record bytes, skipping brokers with {@code max.in.flight.requests.per.connection} requests in
      * flight ({@code inFlightPerBroker}, the sender's, counts each new request); with idempotence it
-     * stamps them. The topics of partitions without a known leader go to {@code unknownLeaders}.
-     * Called under {@code lock}.
+     * stamps them. The topics of partitions without a known leader go to {@code unknownLeaders}; a
+     * head batch that must fail rather than be stamped anew ({@link
+     * ProducerIdempotence#mustFailAfterReset}: a split's half that was being compressed at a reset,
+     * {@link #initializedLocked}) goes to {@code maybeAppended}, for the caller to fail ({@link
+     * #failMaybeAppended}). Called under {@code lock}.
      */
     Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> drain(
-            MetadataCache metadata, Map<HostPort, Integer> inFlightPerBroker, long nowNs, Set<String> unknownLeaders) {
+            MetadataCache metadata,
+            Map<HostPort, Integer> inFlightPerBroker,
+            long nowNs,
+            Set<String> unknownLeaders,
+            List<ProducerBatch> maybeAppended) {
         Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> out = new LinkedHashMap<>();
         if (idempotence != null && !idempotence.ready()) {
             return out; // no id yet, or a reset waits for the requests in flight
@@ -446,6 +453,13 @@ final class ProducerAccumulator {
             ProducerPartitionQueue q = e.getValue();
             ProducerBatch first = q.batches.peekFirst();
             if (first == null || !sendable(q) || !ready(first, q, nowNs)) {
+                continue;
+            }
+            if (idempotence != null
+                    && first.stage == ProducerBatch.Stage.READY
+                    && idempotence.mustFailAfterReset(first)) {
+                q.batches.pollFirst(); // compressed after a reset found it compressing: never sent again
+                maybeAppended.add(first);
                 continue;
             }
             if (idempotence != null && !idempotence.maySend(first, q.sequences)) {
@@ -595,7 +609,10 @@ final class ProducerAccumulator {
      * A new producer id and epoch: every partition starts again at sequence 0. The waiting batches
      * that may already be in the log under their old stamp ({@link
      * ProducerIdempotence#mustFailAfterReset}) leave their queues: the caller fails them ({@link
-     * #failMaybeAppended}) once the lock is released. Called under {@code lock}.
+     * #failMaybeAppended}) once the lock is released. Only the halves of a split carry a stamp
+     * before compression: one waiting for a codec leaves the compression queue too; one being
+     * compressed stays (its thread owns its bytes) and {@link #drain} hands it to be failed once it
+     * is READY. Called under {@code lock}.
      */
     List<ProducerBatch> initializedLocked(long producerId, short epoch) {
         List<ProducerIdempotence.Partition> partitions = new ArrayList<>(queues.size());
@@ -608,10 +625,14 @@ final class ProducerAccumulator {
             Iterator<ProducerBatch> it = q.batches.iterator();
             while (it.hasNext()) {
                 ProducerBatch b = it.next();
-                if (idempotence.mustFailAfterReset(b)) {
-                    it.remove();
-                    maybeAppended.add(b);
+                if (!idempotence.mustFailAfterReset(b) || b.stage == ProducerBatch.Stage.COMPRESSING) {
+                    continue;
                 }
+                if (b.stage == ProducerBatch.Stage.AWAITING_COMPRESSION) {
+                    compressionQueue.remove(b);
+                }
+                it.remove();
+                maybeAppended.add(b);
             }
         }
         return maybeAppended;

@@ -191,6 +191,7 @@ final class ProducerSender implements Runnable {
             Map<HostPort, Map<TopicPartition, List<ProducerBatch>>> requests;
             Set<String> unknownLeaders = new HashSet<>();
             List<ProducerBatch> expired = new ArrayList<>();
+            List<ProducerBatch> maybeAppended = new ArrayList<>(0);
             List<ProducerSplits.Pending> toSplit = List.of();
             boolean initProducerId = false;
             lock.lock();
@@ -212,7 +213,7 @@ final class ProducerSender implements Runnable {
                 accumulator.sealLingeredTails(nowNs);
                 requests = unsentError != null
                         ? Map.of()
-                        : accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders);
+                        : accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders, maybeAppended);
                 initProducerId = idempotence != null
                         && !config.transactional() // initTransactions() sets the id
                         && accumulator.hasIncompleteLocked()
@@ -220,6 +221,7 @@ final class ProducerSender implements Runnable {
                         && idempotence.startInit(nowNs, requestsInFlight() + toSplit.size() + splits.waitingLocked());
                 if (requests.isEmpty()
                         && expired.isEmpty()
+                        && maybeAppended.isEmpty()
                         && unknownLeaders.isEmpty()
                         && !initProducerId
                         && toSplit.isEmpty()
@@ -236,6 +238,7 @@ final class ProducerSender implements Runnable {
                 lock.unlock();
             }
             failTaken(unsent, unsentError);
+            accumulator.failMaybeAppended(maybeAppended);
             try {
                 for (ProducerBatch b : expired) {
                     StellflowException timeout = ProduceErrors.deliveryTimeout(b, config);
@@ -255,7 +258,11 @@ final class ProducerSender implements Runnable {
             if (!toSplit.isEmpty()) {
                 splits.complete(toSplit, txn); // after the round's sends; their halves go out in the next round
             }
-            if (requests.isEmpty() && expired.isEmpty() && toSplit.isEmpty() && unsent.isEmpty()) {
+            if (requests.isEmpty()
+                    && expired.isEmpty()
+                    && maybeAppended.isEmpty()
+                    && toSplit.isEmpty()
+                    && unsent.isEmpty()) {
                 // Only waiting for leaders: do not spin while the metadata refresh is running.
                 lock.lock();
                 try {

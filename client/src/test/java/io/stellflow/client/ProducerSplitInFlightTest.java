@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -15,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -126,12 +129,16 @@ class ProducerSplitInFlightTest {
         return causes;
     }
 
+    /** The values stored on {@code tp}, in offset order, decompressed. */
     private static List<String> values(FakeBroker broker, TopicPartition tp) {
         List<String> values = new ArrayList<>();
-        for (FakeBroker.StoredBatch b : broker.log(tp)) {
-            ByteBuf buf = Unpooled.wrappedBuffer(b.bytes());
-            buf.setInt(0, 0);
-            RecordBatchReader.decode(buf, 0).forEach(r -> values.add(new String(r.value(), StandardCharsets.UTF_8)));
+        try (RecordBatchDecompressor d = new RecordBatchDecompressor(1 << 20)) {
+            for (FakeBroker.StoredBatch b : broker.log(tp)) {
+                ByteBuf buf = Unpooled.wrappedBuffer(b.bytes());
+                buf.setInt(0, 0);
+                RecordBatchReader.decode(
+                        buf, 0, true, d, (o, ts, k, v, h) -> values.add(new String(v, StandardCharsets.UTF_8)));
+            }
         }
         return values;
     }
@@ -297,6 +304,84 @@ class ProducerSplitInFlightTest {
             }
             assertThat(values(broker, P0)).as("every record once, in order").containsExactlyElementsOf(expected);
         }
+    }
+
+    /**
+     * The producer id changes while the halves of a batch in doubt are compressed (they carry its
+     * stamp from the moment they are made): each fails once with its outcome unknown, the one being
+     * compressed once its compression is done, nothing is sent again, and every buffer goes back to
+     * the producer's pool once (one given back twice would be handed to two batches at once).
+     */
+    @Test
+    void aNewProducerIdWhileTheHalvesOfABatchInDoubtAreCompressedFailsEachOnce() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.failNextProduce(P0, Errors.NONE); // appended ...
+            broker.dropNextProduceResponses(1); // ... the answer lost: in doubt
+            broker.failNextProduce(P0, Errors.MESSAGE_TOO_LARGE);
+            // Call 1 compresses the batch, calls 2 and 3 its halves: the first half waits at the gate.
+            ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.LZ4, 2, 2, 0);
+            ProducerConfig config =
+                    ProducerConfig.from(props(broker, "enable.idempotence", "true", "compression.type", "lz4"));
+            try (StellflowProducer producer =
+                    new StellflowProducer(config, null, ProducerCompression.of(config, script.codecs()))) {
+                List<AtomicInteger> completions = new ArrayList<>();
+                List<CompletableFuture<Exception>> outcomes = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    AtomicInteger n = new AtomicInteger();
+                    CompletableFuture<Exception> outcome = new CompletableFuture<>();
+                    completions.add(n);
+                    outcomes.add(outcome);
+                    producer.send(
+                            new ProducerRecord("t", 0, null, ("v" + i).getBytes(StandardCharsets.UTF_8)), (m, e) -> {
+                                n.incrementAndGet();
+                                outcome.complete(e);
+                            });
+                }
+                CompletableFuture<Void> flushed = async(producer::flush);
+                assertThat(script.atGate.await(WAIT_S, TimeUnit.SECONDS))
+                        .as("the first half being compressed")
+                        .isTrue();
+                producer.sender().producerId(5000, (short) 0); // a reset while the halves are compressed
+                script.open();
+                flushed.get(WAIT_S, TimeUnit.SECONDS);
+                for (CompletableFuture<Exception> outcome : outcomes) {
+                    assertThat(outcome.get(WAIT_S, TimeUnit.SECONDS))
+                            .isInstanceOf(StellflowException.class)
+                            .hasMessageContaining("outcome unknown");
+                }
+                assertThat(completions)
+                        .allSatisfy(n ->
+                                assertThat(n.get()).as("callbacks per record").isEqualTo(1));
+                assertThat(script.calls.get())
+                        .as("the batch and both halves compressed at most once")
+                        .isLessThanOrEqualTo(3);
+                assertEveryIdleBufferOnce(producer.batchBuffers());
+            }
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 10; i++) {
+                expected.add("v" + i);
+            }
+            assertThat(values(broker, P0))
+                    .as("stored once, by the first attempt")
+                    .containsExactlyElementsOf(expected);
+        }
+    }
+
+    /** Takes every idle buffer of {@code pool} (until it must allocate) and checks none comes twice. */
+    private static void assertEveryIdleBufferOnce(ProducerBufferPool pool) {
+        Set<ByteBuf> taken = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        List<ByteBuf> all = new ArrayList<>();
+        long allocated = pool.allocatedBuffers();
+        for (int i = 0; i < 64; i++) {
+            ByteBuf b = pool.take(1);
+            all.add(b);
+            if (pool.allocatedBuffers() != allocated) {
+                break; // no idle buffer left: this one is new
+            }
+            assertThat(taken.add(b)).as("idle buffer %s handed out twice", b).isTrue();
+        }
+        all.forEach(pool::give);
     }
 
     /**

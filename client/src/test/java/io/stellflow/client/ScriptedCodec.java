@@ -33,14 +33,22 @@ final class ScriptedCodec implements CompressionCodec {
         final CountDownLatch atGate = new CountDownLatch(1);
 
         private final CountDownLatch gate = new CountDownLatch(1);
-        /** Calls 1..gatedCalls wait at the gate until {@link #open}. */
-        private final int gatedCalls;
+        /** Calls firstGatedCall..lastGatedCall wait at the gate until {@link #open}. */
+        private final int firstGatedCall;
+
+        private final int lastGatedCall;
         /** Calls 1..failedCalls throw. */
         private final int failedCalls;
 
         Script(CompressionType type, int gatedCalls, int failedCalls) {
+            this(type, 1, gatedCalls, failedCalls);
+        }
+
+        /** Calls {@code firstGatedCall..lastGatedCall} wait at the gate; calls 1..failedCalls throw. */
+        Script(CompressionType type, int firstGatedCall, int lastGatedCall, int failedCalls) {
             this.type = type;
-            this.gatedCalls = gatedCalls;
+            this.firstGatedCall = firstGatedCall;
+            this.lastGatedCall = lastGatedCall;
             this.failedCalls = failedCalls;
         }
 
@@ -72,7 +80,7 @@ final class ScriptedCodec implements CompressionCodec {
     @Override
     public int compress(ByteBuf src, ByteBuf dst) {
         int call = script.calls.incrementAndGet();
-        if (call <= script.gatedCalls) {
+        if (call >= script.firstGatedCall && call <= script.lastGatedCall) {
             script.atGate.countDown();
             try {
                 if (!script.gate.await(30, TimeUnit.SECONDS)) {
