@@ -11,6 +11,7 @@ import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.StellflowException;
 import io.stellflow.client.StellflowProducer;
 import io.stellflow.client.TopicPartition;
+import io.stellflow.client.TransactionAbortedException;
 import io.stellflow.controller.proto.ErrorCode;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.compression.CompressionCodec;
@@ -42,8 +43,9 @@ import org.junit.jupiter.params.provider.CsvSource;
  * producer's batches: every batch the broker refuses with MESSAGE_TOO_LARGE is split in halves down
  * to what fits, each record is acknowledged with its own offset, consecutive in send order, and a
  * consumer reads the values back in that order; also when the topic's {@code compression.type}
- * makes the broker decompress a batch that fitted as sent, for a transaction, and for a single record
- * too large on its own, which fails without holding up the records after it.
+ * makes the broker decompress a batch that fitted as sent, for a transaction (committed, or aborted
+ * while its batches are split), and for a single record too large on its own, which fails without
+ * holding up the records after it.
  */
 @IntegrationTest
 class ProducerSplitEndToEndTest {
@@ -237,6 +239,58 @@ class ProducerSplitEndToEndTest {
             }
         }
         assertSameValues(readAll(server, topic, after.size(), "read_uncommitted"), after);
+    }
+
+    /**
+     * A transaction aborted while its batches are being refused and split (the abort right after
+     * the sends, {@code linger.ms} 0 so they are on their way): the abort returns, each record was
+     * either never sent ({@link TransactionAbortedException}) or appended and aborted, and the
+     * producer's next transaction (a new epoch after the sequence hole) commits; {@code
+     * read_committed} reads exactly it, in order.
+     */
+    @Test
+    void aTransactionAbortedWhileItsBatchesAreSplitLeavesNothingAndTheNextOneCommits() throws Exception {
+        StellflowServer server = server();
+        String topic = topic(server, Map.of());
+        Properties props = producerProps(
+                server,
+                "transactional.id",
+                "split-abort-tx",
+                "transaction.timeout.ms",
+                "30000",
+                "compression.type",
+                "lz4",
+                "linger.ms",
+                "0");
+        List<byte[]> committed = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            committed.add(randomValue(10_000 + i, 100));
+        }
+        try (StellflowProducer producer = new StellflowProducer(props)) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            List<CompletableFuture<RecordMetadata>> aborted = new ArrayList<>();
+            for (int i = 0; i < 600; i++) {
+                aborted.add(producer.send(new ProducerRecord(topic, 0, null, randomValue(i, 100))));
+            }
+            producer.abortTransaction();
+            for (CompletableFuture<RecordMetadata> f : aborted) {
+                Throwable e = f.handle((m, err) -> err).get(5, TimeUnit.SECONDS);
+                if (e != null) {
+                    assertThat(e).isInstanceOf(TransactionAbortedException.class);
+                }
+            }
+            producer.beginTransaction();
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            for (byte[] v : committed) {
+                futures.add(producer.send(new ProducerRecord(topic, 0, null, v)));
+            }
+            producer.commitTransaction();
+            for (CompletableFuture<RecordMetadata> f : futures) {
+                assertThat(f.get(5, TimeUnit.SECONDS).offset()).isNotNegative();
+            }
+        }
+        assertSameValues(readAll(server, topic, committed.size(), "read_committed"), committed);
     }
 
     @Test
