@@ -75,6 +75,13 @@ abstract class ProducerBufferPool {
      */
     abstract long allocatedBuffers();
 
+    /**
+     * Buffers {@link #take}n and not given back yet, for diagnostics and tests: 0 once every batch of
+     * a closed producer is done; a buffer given back twice makes it lower. -1 for a pool that does not
+     * recycle ({@link #of}).
+     */
+    abstract long outstandingBuffers();
+
     /** Buffers straight from {@code alloc}: {@link #take} allocates, {@link #give} releases. */
     static ProducerBufferPool of(ByteBufAllocator alloc) {
         return new ProducerBufferPool() {
@@ -85,6 +92,11 @@ abstract class ProducerBufferPool {
 
             @Override
             long allocatedBuffers() {
+                return -1;
+            }
+
+            @Override
+            long outstandingBuffers() {
                 return -1;
             }
 
@@ -148,6 +160,9 @@ abstract class ProducerBufferPool {
         /** Guarded by {@code this}: see {@link #allocatedBuffers}. */
         private long allocated;
 
+        /** Guarded by {@code this}: see {@link #outstandingBuffers}. */
+        private long outstanding;
+
         Recycling(long maxIdleBytes) {
             this.maxIdleBytes = maxIdleBytes;
         }
@@ -156,6 +171,7 @@ abstract class ProducerBufferPool {
         ByteBuf take(int minCapacityBytes) {
             ByteBuf tooSmall = null;
             synchronized (this) {
+                outstanding++;
                 Map.Entry<Integer, ArrayDeque<ByteBuf>> fit = idle.ceilingEntry(minCapacityBytes);
                 if (fit != null) {
                     return poll(fit);
@@ -187,15 +203,15 @@ abstract class ProducerBufferPool {
         void give(ByteBuf buffer) {
             // refCnt 1: only the batch held it; a request frame still writing a slice of it (a batch
             // failed by its delivery timeout mid-write) holds another, and frees it when done.
-            if (buffer.refCnt() == 1) {
-                int capacity = buffer.capacity();
-                synchronized (this) {
-                    if (!closed && idleBytes + capacity <= maxIdleBytes) {
-                        buffer.clear();
-                        idle.computeIfAbsent(capacity, c -> new ArrayDeque<>()).addLast(buffer);
-                        idleBytes += capacity;
-                        return;
-                    }
+            boolean onlyTheBatch = buffer.refCnt() == 1;
+            int capacity = buffer.capacity();
+            synchronized (this) {
+                outstanding--;
+                if (onlyTheBatch && !closed && idleBytes + capacity <= maxIdleBytes) {
+                    buffer.clear();
+                    idle.computeIfAbsent(capacity, c -> new ArrayDeque<>()).addLast(buffer);
+                    idleBytes += capacity;
+                    return;
                 }
             }
             buffer.release();
@@ -209,6 +225,11 @@ abstract class ProducerBufferPool {
         @Override
         synchronized long allocatedBuffers() {
             return allocated;
+        }
+
+        @Override
+        synchronized long outstandingBuffers() {
+            return outstanding;
         }
 
         @Override

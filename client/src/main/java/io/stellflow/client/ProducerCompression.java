@@ -109,6 +109,11 @@ final class ProducerCompression implements AutoCloseable {
         return plainBuffers;
     }
 
+    /** Where the compressed batches get their buffers (tests count what is given back). */
+    ProducerBufferPool compressedBuffers() {
+        return compressedBuffers;
+    }
+
     CompressionType type() {
         return type;
     }

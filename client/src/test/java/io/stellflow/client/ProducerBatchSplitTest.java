@@ -64,6 +64,15 @@ class ProducerBatchSplitTest {
             return takes;
         }
 
+        @Override
+        long outstandingBuffers() {
+            int given = 0;
+            for (int n : gives.values()) {
+                given += n;
+            }
+            return takes - given;
+        }
+
         void assertAllGivenBackOnce() {
             assertThat(gives.values()).allMatch(n -> n == 1);
         }

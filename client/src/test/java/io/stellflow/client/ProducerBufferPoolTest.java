@@ -32,6 +32,23 @@ class ProducerBufferPoolTest {
     }
 
     @Test
+    void outstandingBuffersCountsTakesLessGivesWhetherKeptOrReleased() {
+        ProducerBufferPool pool = ProducerBufferPool.recycling(MIB);
+        ByteBuf a = pool.take(MIB);
+        ByteBuf b = pool.take(MIB);
+        assertThat(pool.outstandingBuffers()).isEqualTo(2);
+        pool.give(a); // kept idle
+        pool.give(b); // over the idle limit: released
+        assertThat(pool.outstandingBuffers()).isZero();
+        ByteBuf c = pool.take(MIB); // a again
+        pool.close();
+        pool.give(c); // after close: released
+        assertThat(pool.outstandingBuffers()).isZero();
+        assertThat(ProducerBufferPool.of(UnpooledByteBufAllocator.DEFAULT).outstandingBuffers())
+                .isEqualTo(-1);
+    }
+
+    @Test
     void theSmallestIdleBufferThatFitsIsTakenAndOneTooSmallIsFreedForANewOne() {
         ProducerBufferPool pool = ProducerBufferPool.recycling(16L * MIB);
         ByteBuf small = pool.take(MIB);
