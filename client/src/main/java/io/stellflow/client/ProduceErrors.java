@@ -55,6 +55,32 @@ final class ProduceErrors {
                 b.lastError);
     }
 
+    /**
+     * The error of a batch failed by a forced close ({@code close(timeout)} whose timeout passed, or
+     * {@code close(Duration.ZERO)}): "producer is closed forcefully", as Kafka's, and what became of
+     * the batch: never sent, not sent again after failed attempts (their last error the cause), or in
+     * flight, its outcome unknown (the broker may have stored it). Code {@link
+     * StellflowException#NETWORK_ERROR}, a local failure.
+     *
+     * @param inFlight whether the batch was in a Produce request not answered yet
+     */
+    static StellflowException closedForcefully(ProducerBatch b, boolean inFlight) {
+        String what;
+        if (inFlight) {
+            what = "while the batch was in flight (attempt " + (b.attempts + 1) + "): it may or may not be stored";
+        } else if (b.attempts == 0 && b.lastError == null) {
+            what = "before the batch was sent; the batch was never sent";
+        } else {
+            what = "before the batch was sent again; " + (b.attempts + 1) + " attempt(s)"
+                    + (b.lastError == null ? "" : ", last error: " + b.lastError.reason());
+        }
+        return new StellflowException(
+                StellflowException.NETWORK_ERROR,
+                "produce to " + b.tp + ": producer is closed forcefully (the close timeout passed, or it was 0) " + what
+                        + splits(b),
+                inFlight ? null : b.lastError);
+    }
+
     /** {@code NAME code} of a wire code, {@code NETWORK_ERROR} for a local failure. */
     static String codeName(short code) {
         return code == StellflowException.NETWORK_ERROR ? "NETWORK_ERROR" : Errors.name(code) + " " + code;

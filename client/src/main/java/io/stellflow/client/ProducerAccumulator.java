@@ -74,6 +74,8 @@ final class ProducerAccumulator {
     private int incompleteBatches;
     private int flushes;
     private boolean closing;
+    /** {@link #forceClose}: the sender fails what is left instead of sending it. */
+    private boolean forcedClose;
 
     /** What append did: whether the partition's open batch is now full (the sticky partitioner moves on). */
     enum AppendResult {
@@ -266,6 +268,29 @@ final class ProducerAccumulator {
     }
 
     /**
+     * A forced close ({@code close(timeout)} whose timeout passed): closes as {@link #initiateClose}
+     * and makes the sender's loop end now ({@link #closedAndDoneLocked}); the sender then fails every
+     * batch it holds ({@link ProducerSender}), a batch being compressed fails on the thread
+     * compressing it once its codec returns ({@link CompressionOutcomes#compressed}). Idempotent.
+     */
+    void forceClose() {
+        lock.lock();
+        try {
+            closing = true;
+            forcedClose = true;
+            wakeSender.signal();
+            stateChanged.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether {@link #forceClose} was called. Called under {@code lock}. */
+    boolean forcedCloseLocked() {
+        return forcedClose;
+    }
+
+    /**
      * After the sender's loop ended: stops the compressor thread, frees the codecs (those in use by a
      * thread still compressing are freed when it is done) and the idle batch buffers (a buffer of a
      * batch not yet done is freed when it is). Idempotent.
@@ -283,9 +308,12 @@ final class ProducerAccumulator {
         batchBuffers.close();
     }
 
-    /** Whether close was called and every batch is acknowledged or failed. Called under {@code lock}. */
+    /**
+     * Whether the sender's loop ends: close was called and every batch is acknowledged or failed, or
+     * the close was forced ({@link #forceClose}). Called under {@code lock}.
+     */
     boolean closedAndDoneLocked() {
-        return closing && incompleteBatches == 0;
+        return closing && (incompleteBatches == 0 || forcedClose);
     }
 
     /** Whether some batch is neither acknowledged nor failed. Called under {@code lock}. */
@@ -688,23 +716,37 @@ final class ProducerAccumulator {
         }
     }
 
-    /** The compression queue's outcomes for the partition queues. */
+    /**
+     * The compression queue's outcomes for the partition queues. A batch compressed after a forced
+     * close ({@link #forceClose}: the sender is gone, or fails what it holds) leaves its queue at once,
+     * under the lock that publishes it, so nothing else takes it, and fails on the thread that
+     * compressed it: that thread owned its bytes until then (its buffer is given back once, by that
+     * failure), as a reset leaves a half being compressed to be failed once it is READY.
+     */
     private final class CompressionOutcomes implements ProducerCompressionQueue.Listener {
         @Override
-        public void compressed(ProducerBatch batch, double ratio) {
+        public StellflowException compressed(ProducerBatch batch, double ratio) {
             ProducerPartitionQueue q = queues.get(batch.tp);
+            if (forcedClose) {
+                q.batches.remove(batch);
+                if (batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
+                    idempotence.failed(batch, q.sequences); // a stamped half of a split batch: a hole
+                }
+                return ProduceErrors.closedForcefully(batch, false);
+            }
             q.compressionRatio = ProducerCompression.nextCompressionRatio(
                     q.compressionRatio, ratio, (double) batch.uncompressedBytes() / batch.fillLimitBytes());
             wakeSender.signal();
+            return null;
         }
 
         @Override
-        public void compressionFailed(ProducerBatch batch, StellflowException error) {
+        public void failed(ProducerBatch batch, StellflowException error) {
             lock.lock();
             try {
                 ProducerPartitionQueue q = queues.get(batch.tp);
-                q.batches.remove(batch);
-                if (batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
+                // Still queued after a codec failure; out already when compressed() refused it.
+                if (q.batches.remove(batch) && batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
                     idempotence.failed(batch, q.sequences); // a stamped half of a split batch: a hole
                 }
             } finally {

@@ -35,14 +35,21 @@ import java.util.concurrent.locks.ReentrantLock;
 final class ProducerCompressionQueue implements Runnable {
     /** What the producer does once a batch is compressed, or could not be. */
     interface Listener {
-        /** Under the lock: {@code batch} is compressed to {@code ratio} of its size and now READY. */
-        void compressed(ProducerBatch batch, double ratio);
+        /**
+         * Under the lock: {@code batch} is compressed to {@code ratio} of its size and now READY.
+         *
+         * @return null when the sender may take it; else the error to fail it with instead (the
+         *     producer was closed forcefully while it was compressed): the listener took it out of its
+         *     partition's queue under this lock, and the caller passes it to {@link #failed}
+         */
+        StellflowException compressed(ProducerBatch batch, double ratio);
 
         /**
-         * Outside the lock: the codec threw while compressing {@code batch} (still uncompressed, still
-         * in its partition's queue): the producer fails its records with {@code error}.
+         * Outside the lock, on the thread that compressed {@code batch}: the producer fails its records
+         * with {@code error}. The codec threw (the batch still uncompressed, still in its partition's
+         * queue), or {@link #compressed} refused it.
          */
-        void compressionFailed(ProducerBatch batch, StellflowException error);
+        void failed(ProducerBatch batch, StellflowException error);
     }
 
     private final ReentrantLock lock;
@@ -191,7 +198,10 @@ final class ProducerCompressionQueue implements Runnable {
         return batch;
     }
 
-    /** Outside the lock: compresses {@code batch}, counts it and publishes it READY (or its failure). */
+    /**
+     * Outside the lock: compresses {@code batch}, counts it and publishes it READY, or hands it to
+     * {@link Listener#failed} (its codec threw, or the producer was closed forcefully meanwhile).
+     */
     private void compress(ProducerBatch batch, boolean byCompressorThread) {
         int plainBytes = batch.sizeInBytes();
         long startNs = System.nanoTime();
@@ -199,7 +209,7 @@ final class ProducerCompressionQueue implements Runnable {
         try {
             ratio = compression.compress(batch);
         } catch (RuntimeException e) {
-            listener.compressionFailed(
+            listener.failed(
                     batch,
                     new StellflowException(
                             Errors.UNKNOWN_SERVER_ERROR,
@@ -216,15 +226,19 @@ final class ProducerCompressionQueue implements Runnable {
                 batch.sizeInBytes() - (long) batch.batchCount() * RecordBatchLayout.HEADER_SIZE,
                 plainBytes - RecordBatchLayout.HEADER_SIZE,
                 elapsedNs);
+        StellflowException refused;
         lock.lock();
         try {
             batch.stage = ProducerBatch.Stage.READY;
             if (byCompressorThread) {
                 compressorBusy = false; // free again as the batch is published, not a moment later
             }
-            listener.compressed(batch, ratio);
+            refused = listener.compressed(batch, ratio);
         } finally {
             lock.unlock();
+        }
+        if (refused != null) {
+            listener.failed(batch, refused);
         }
     }
 }

@@ -8,8 +8,10 @@ import io.stellflow.protocol.message.InitProducerIdRequest;
 import io.stellflow.protocol.message.InitProducerIdResponse;
 import io.stellflow.protocol.message.ProduceResponse;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -68,8 +70,13 @@ import org.slf4j.LoggerFactory;
  * read under the lock), every batch the sender still holds fails with that error instead (a retry,
  * one compressed meanwhile, one waiting to be split).
  *
- * <p>Owns: the accumulator, the requests in flight per broker, the batches waiting to be split
- * ({@link ProducerSplits}) and the metadata refresh state. The
+ * <p>Close: {@link #initiateClose} lets the loop send everything and end once every batch is done;
+ * {@link #forceClose} (the producer's close timeout passed) ends it at once, and this thread then
+ * fails every batch left, those in flight included, with "producer is closed forcefully" ({@link
+ * #failIncompleteAfterForcedClose}).
+ *
+ * <p>Owns: the accumulator, the requests in flight ({@link #inFlightRequests}, counted per broker),
+ * the batches waiting to be split ({@link ProducerSplits}) and the metadata refresh state. The
  * producer's calls on the accumulator ({@link #append}, {@link #flush}, {@link #failUnsent} ...) go
  * through this class.
  *
@@ -116,6 +123,14 @@ final class ProducerSender implements Runnable {
     private final Condition wakeSender;
 
     private final Map<HostPort, Integer> inFlightPerBroker = new HashMap<>();
+
+    /**
+     * The Produce requests sent and not answered yet (each its batches by partition, the map {@link
+     * #onResponse} gets back): a forced close fails their batches, and an answer that comes after
+     * that finds its request gone and changes nothing (each batch completes once).
+     */
+    private final Set<Map<TopicPartition, List<ProducerBatch>>> inFlightRequests =
+            Collections.newSetFromMap(new IdentityHashMap<>());
     /** Batches refused as too large whose halves the loop builds next ({@link ProducerSplits}). */
     private final ProducerSplits splits;
 
@@ -174,12 +189,77 @@ final class ProducerSender implements Runnable {
         accumulator.initiateClose();
     }
 
+    /**
+     * A forced close (the close's timeout passed, or was 0): the loop ends at once and the sender
+     * thread fails every batch not acknowledged or failed yet ({@link #failIncompleteAfterForcedClose}),
+     * after stopping the compressor thread. Called by the closing thread; idempotent.
+     */
+    void forceClose() {
+        accumulator.forceClose();
+    }
+
     @Override
     public void run() {
         try {
             loop();
         } finally {
-            accumulator.closeCompressionAndBuffers(); // stops the compressor thread
+            // Stops the compressor thread. From here a buffer given back is freed, not kept for reuse:
+            // a request still waiting for its connection whose batch a forced close fails below then
+            // fails to encode, rather than send a buffer emptied for reuse.
+            accumulator.closeCompressionAndBuffers();
+        }
+        failIncompleteAfterForcedClose();
+    }
+
+    /**
+     * After a forced close ended the loop: fails with "producer is closed forcefully" ({@link
+     * ProduceErrors#closedForcefully}), on this thread, every batch queued (sealed, waiting for a
+     * codec, waiting for a retry), waiting to be split, or in flight (its answer, should it come, is
+     * then ignored: {@link #inFlightRequests}). A batch being compressed stays with the thread
+     * compressing it, which fails it once its codec returns ({@link ProducerAccumulator#forceClose}).
+     * A transaction with a record lost this way can only abort, so a commit waiting in its flush
+     * throws instead of committing without them. Each batch fails once: taken under the lock, as
+     * every other path that completes a batch takes it.
+     */
+    private void failIncompleteAfterForcedClose() {
+        List<ProducerBatch> unsent = new ArrayList<>();
+        List<ProducerBatch> inFlight = new ArrayList<>();
+        boolean recordsLost;
+        lock.lock();
+        try {
+            if (!accumulator.forcedCloseLocked()) {
+                return; // a graceful close: every batch is done
+            }
+            takeUnsentLocked(unsent);
+            for (Map<TopicPartition, List<ProducerBatch>> request : inFlightRequests) {
+                request.values().forEach(inFlight::addAll);
+            }
+            inFlightRequests.clear();
+            recordsLost = accumulator.hasIncompleteLocked(); // those taken, and any being compressed
+        } finally {
+            lock.unlock();
+        }
+        if (recordsLost) {
+            batchFailed(StellflowException.NETWORK_ERROR); // before any completes: a commit's flush returns then
+        }
+        if (!unsent.isEmpty() || !inFlight.isEmpty()) {
+            LOG.warn(
+                    "producer closed forcefully: {} batch(es) failed, {} of them in flight (their outcome is"
+                            + " unknown)",
+                    unsent.size() + inFlight.size(),
+                    inFlight.size());
+        }
+        List<ProducerBatch> done = new ArrayList<>(unsent);
+        done.addAll(inFlight);
+        try {
+            for (int i = 0; i < done.size(); i++) {
+                ProducerBatch b = done.get(i);
+                StellflowException error = ProduceErrors.closedForcefully(b, i >= unsent.size());
+                network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
+                b.fail(error);
+            }
+        } finally {
+            accumulator.finish(done);
         }
     }
 
@@ -214,6 +294,9 @@ final class ProducerSender implements Runnable {
                 requests = unsentError != null
                         ? Map.of()
                         : accumulator.drain(metadata, inFlightPerBroker, nowNs, unknownLeaders, maybeAppended);
+                for (Map<TopicPartition, List<ProducerBatch>> request : requests.values()) {
+                    inFlightRequests.add(request);
+                }
                 initProducerId = idempotence != null
                         && !config.transactional() // initTransactions() sets the id
                         && accumulator.hasIncompleteLocked()
@@ -501,6 +584,9 @@ final class ProducerSender implements Runnable {
         Set<String> refresh = new HashSet<>();
         lock.lock();
         try {
+            if (!inFlightRequests.remove(sent)) {
+                return; // a forced close failed its batches already
+            }
             inFlightPerBroker.merge(leader, -1, Integer::sum);
             long nowNs = System.nanoTime();
             for (Map.Entry<TopicPartition, List<ProducerBatch>> e : sent.entrySet()) {

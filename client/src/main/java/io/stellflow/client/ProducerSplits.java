@@ -154,6 +154,8 @@ final class ProducerSplits {
      *       began, it became abortable or was fenced): the batch is unsent and fails with that error,
      *       as the abort's {@code failUnsent} fails the rest; nothing of it is sent after the abort
      *       began, and the abort, whose flush counts the batch, waits for this and no longer;
+     *   <li>the producer was closed forcefully ({@link ProducerAccumulator#forceClose}): the batch
+     *       fails with "producer is closed forcefully", its halves never queued;
      *   <li>with idempotence, its producer id or epoch is no longer the producer's and it may be in
      *       the log under that old stamp ({@link ProducerIdempotence#mustFailAfterReset}): it fails
      *       with its outcome unknown, as a reset fails such a batch waiting in its queue, since its
@@ -185,6 +187,9 @@ final class ProducerSplits {
                 s.q().splitsPending--;
                 StellflowException txnError = txn == null ? null : txn.unsentError();
                 StellflowException error = txnError;
+                if (error == null && accumulator.forcedCloseLocked()) {
+                    error = ProduceErrors.closedForcefully(s.batch(), false); // the sender ends after this round
+                }
                 if (error == null && halves == null) {
                     LOG.error(
                             "splitting a refused batch of {} failed; its {} records fail",

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,9 +36,10 @@ import org.slf4j.LoggerFactory;
  * and become visible to {@code read_committed} consumers all at once when it commits.
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
- * run on the client's I/O thread (those of a batch whose compression failed: on the thread that was
- * compressing it, the compressor thread or a sending one): they must be short and must not block (and
- * must not call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch
+ * run on the client's I/O thread (those of a batch that expired or that a forced {@link
+ * #close(Duration)} failed: on the sender thread; of a batch whose compression failed, or that such a
+ * close failed while it was compressed: on the thread that was compressing it, the compressor thread
+ * or a sending one): they must be short and must not block (and must not call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch
  * or finds one waiting for a codec may compress it before returning ({@code docs/compression.md}).
  */
 public final class StellflowProducer implements AutoCloseable {
@@ -54,7 +56,10 @@ public final class StellflowProducer implements AutoCloseable {
     private final ProducerTransactions transactions;
 
     private final Thread senderThread;
-    private volatile boolean closed;
+    /** The compressor thread with {@code compression.type} set ({@link ProducerCompressionQueue}); null without. */
+    private final Thread compressorThread;
+    /** Set by the first {@link #close(Duration)}; {@code send} refuses records from then on. */
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     public StellflowProducer(Properties props) {
         this(ProducerConfig.from(props));
@@ -99,12 +104,12 @@ public final class StellflowProducer implements AutoCloseable {
                 : null;
         sender.transactions(transactions);
         Runnable compressor = sender.compressor();
-        if (compressor != null) {
-            Thread.ofPlatform()
-                    .name("stellflow-producer-compressor-" + config.common().clientId())
-                    .daemon(true)
-                    .start(compressor);
-        }
+        this.compressorThread = compressor == null
+                ? null
+                : Thread.ofPlatform()
+                        .name("stellflow-producer-compressor-" + config.common().clientId())
+                        .daemon(true)
+                        .start(compressor);
         this.senderThread = Thread.ofPlatform()
                 .name("stellflow-producer-sender-" + config.common().clientId())
                 .daemon(true)
@@ -133,7 +138,7 @@ public final class StellflowProducer implements AutoCloseable {
      * @throws IllegalStateException when the producer is closed
      */
     public void send(ProducerRecord record, Callback callback) {
-        if (closed) {
+        if (closed.get()) {
             throw new IllegalStateException("producer is closed");
         }
         if (transactions != null) {
@@ -486,9 +491,8 @@ public final class StellflowProducer implements AutoCloseable {
     }
 
     /**
-     * Flushes, stops the sender and closes the connections. Idempotent. A transactional producer
-     * aborts a transaction left open first (as Kafka's does), so its partitions' last stable offsets
-     * do not wait for {@code transaction.timeout.ms}; a failed abort is logged, not thrown.
+     * Closes the producer, waiting up to {@code delivery.timeout.ms} (by which every record is
+     * delivered or has failed): {@link #close(Duration)}.
      */
     @Override
     public void close() {
@@ -496,19 +500,45 @@ public final class StellflowProducer implements AutoCloseable {
     }
 
     /**
-     * Like {@link #close()} but waits at most {@code timeout} in all (the abort of an open transaction
-     * included) for outstanding records; a zero timeout
-     * does not abort an open transaction (the coordinator does at {@code transaction.timeout.ms}),
-     * as Kafka's forced close. Called from a send's callback (the client's own threads) the timeout is 0.
+     * Closes the producer, gracefully for at most {@code timeout} in all, then forcefully, as Kafka's
+     * producer:
+     *
+     * <ul>
+     *   <li>Graceful: {@code send} refuses records from now on ({@link IllegalStateException});
+     *       everything accumulated is sent, and close
+     *       returns once each record is acknowledged or has failed. A transactional producer first
+     *       aborts a transaction left open (as Kafka's does), so its partitions' last stable offsets
+     *       do not wait for {@code transaction.timeout.ms}; a failed abort is logged, not thrown, and
+     *       one not finished in time goes on and fails with the connections.
+     *   <li>Forced, once {@code timeout} passed with records outstanding, at once for a zero
+     *       timeout: the sender stops, and every record not acknowledged yet (queued, in flight,
+     *       waiting to be split) fails with a {@link StellflowException} saying "producer is closed
+     *       forcefully" (code {@link StellflowException#NETWORK_ERROR}; one that was in flight may be
+     *       stored all the same). Their callbacks and futures complete on the producer's sender
+     *       thread before close returns, except those of a batch being compressed: it fails on the
+     *       thread compressing it as soon as its codec returns (its bytes are that thread's until
+     *       then). A {@link #flush} waiting in another thread returns; a {@link #commitTransaction}
+     *       waiting in its flush throws (records of the transaction are lost: it can only abort). An
+     *       open transaction is not aborted: the coordinator aborts it after {@code
+     *       transaction.timeout.ms}.
+     * </ul>
+     *
+     * <p>Called from the producer's own threads (a send's callback or future stage: the I/O thread,
+     * the sender or the compressor) the timeout is 0, and close does not wait for the sender to fail
+     * the records outstanding: it does so right after, on its thread. Idempotent; a close called
+     * while another waits closes as its own timeout says, so {@code close(Duration.ZERO)} forces a
+     * close that is waiting (as in Kafka).
+     *
+     * @param timeout how long to wait for the records outstanding; zero or negative: not at all
      */
     public void close(Duration timeout) {
-        if (closed) {
-            return;
-        }
-        if ((Thread.currentThread() == senderThread || network.inIoThread()) && timeout.isPositive()) {
-            // A send's callback or future stage runs on the client's I/O thread (or the sender's):
-            // waiting there for the sender, an abort or the I/O thread itself could only time out or
-            // deadlock. Kafka's producer closes with timeout 0 from a callback too.
+        boolean ownThread = Thread.currentThread() == senderThread
+                || Thread.currentThread() == compressorThread
+                || network.inIoThread();
+        if (ownThread && timeout.isPositive()) {
+            // A send's callback or future stage runs on the client's I/O thread (or the sender's, or
+            // the compressor's): waiting there for the sender, an abort or the I/O thread itself could
+            // only time out or deadlock. Kafka's producer closes with timeout 0 from a callback too.
             LOG.warn(
                     "close() called from a send callback (the producer's own thread {}): closing without"
                             + " waiting (timeout 0)",
@@ -516,17 +546,48 @@ public final class StellflowProducer implements AutoCloseable {
             timeout = Duration.ZERO;
         }
         long startNs = System.nanoTime();
-        if (transactions != null && timeout.isPositive()) {
+        if (closed.compareAndSet(false, true) && transactions != null && timeout.isPositive()) {
             abortWithin(timeout); // the sender still runs: the abort flushes and sends End
         }
-        closed = true;
         sender.initiateClose();
+        boolean interrupted = false;
+        boolean senderDone;
         try {
-            senderThread.join(timeout.minusNanos(System.nanoTime() - startNs)); // none left: no wait
+            senderDone = senderThread.join(timeout.minusNanos(System.nanoTime() - startNs)); // none left: no wait
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
+            senderDone = false;
+        }
+        if (!senderDone) {
+            LOG.info(
+                    "close: records still outstanding after the close timeout of {} ms; closing forcefully"
+                            + " (they fail with \"producer is closed forcefully\")",
+                    Math.max(0, timeout.toMillis()));
+            sender.forceClose();
+            if (!ownThread) {
+                interrupted |= joinUninterruptibly(senderThread); // it fails what is left, then ends
+            }
         }
         network.close();
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Waits for {@code thread} to end whatever interrupts come (a forced close's sender: failing the
+     * records left takes it a few ms); returns whether the caller was interrupted meanwhile.
+     */
+    private static boolean joinUninterruptibly(Thread thread) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                thread.join();
+                return interrupted;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
     }
 
     /**

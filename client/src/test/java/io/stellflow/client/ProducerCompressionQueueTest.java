@@ -31,7 +31,7 @@ class ProducerCompressionQueueTest {
 
     private final ProducerCompressionQueue.Listener listener = new ProducerCompressionQueue.Listener() {
         @Override
-        public void compressed(ProducerBatch batch, double ratio) {
+        public StellflowException compressed(ProducerBatch batch, double ratio) {
             assertThat(lock.isHeldByCurrentThread())
                     .as("published under the lock")
                     .isTrue();
@@ -39,10 +39,11 @@ class ProducerCompressionQueueTest {
             assertThat(ratio).isCloseTo((double) batch.sizeInBytes() / batch.uncompressedBytes(), within());
             compressed.add(batch);
             compressedBy.add(Thread.currentThread().getName());
+            return null;
         }
 
         @Override
-        public void compressionFailed(ProducerBatch batch, StellflowException error) {
+        public void failed(ProducerBatch batch, StellflowException error) {
             assertThat(lock.isHeldByCurrentThread())
                     .as("failed outside the lock")
                     .isFalse();
