@@ -193,6 +193,11 @@ final class ProducerAccumulator {
                             "buffer.memory exhausted for " + config.maxBlockMs() + " ms (brokers too slow or down)");
                 }
                 stateChanged.awaitNanos(leftNs);
+                if (closing) {
+                    // Closed while this thread waited for memory: the sender may be gone already
+                    // (a forced close) and would never send or fail a batch opened now.
+                    throw new IllegalStateException("producer is closed");
+                }
             }
             ProducerBatch batch = new ProducerBatch(
                     tp,
@@ -256,12 +261,16 @@ final class ProducerAccumulator {
         }
     }
 
-    /** Stops accepting records; the loop exits once everything is acknowledged or failed. */
+    /**
+     * Stops accepting records (an {@code append} waiting for {@code buffer.memory} throws, as Kafka's
+     * does); the loop exits once everything is acknowledged or failed.
+     */
     void initiateClose() {
         lock.lock();
         try {
             closing = true;
             wakeSender.signal();
+            stateChanged.signalAll();
         } finally {
             lock.unlock();
         }

@@ -504,8 +504,8 @@ public final class StellflowProducer implements AutoCloseable {
      * producer:
      *
      * <ul>
-     *   <li>Graceful: {@code send} refuses records from now on ({@link IllegalStateException});
-     *       everything accumulated is sent, and close
+     *   <li>Graceful: {@code send} refuses records from now on ({@link IllegalStateException}, also
+     *       for one waiting for {@code buffer.memory}); everything accumulated is sent, and close
      *       returns once each record is acknowledged or has failed. A transactional producer first
      *       aborts a transaction left open (as Kafka's does), so its partitions' last stable offsets
      *       do not wait for {@code transaction.timeout.ms}; a failed abort is logged, not thrown, and

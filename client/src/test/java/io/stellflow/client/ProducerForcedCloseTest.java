@@ -316,6 +316,37 @@ class ProducerForcedCloseTest {
     }
 
     /**
+     * A send waiting for {@code buffer.memory} when the close forces gets {@link IllegalStateException}
+     * (as a send after close, and as Kafka's "closed while allocating memory"): the memory the forced
+     * close frees must not open a batch that no sender is left to send or fail.
+     */
+    @Test
+    @Timeout(60)
+    void aSendWaitingForMemoryWhenTheCloseForcesIsRefused() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.holdProduceResponses();
+            // Each batch reserves batch.size (200): 5 fill buffer.memory, the 6th record waits.
+            StellflowProducer producer = new StellflowProducer(props(broker, "forced-memory", "buffer.memory", "1024"));
+            List<Outcome> outcomes = send(producer, P0, 5);
+            CompletableFuture<Void> waiting = async(() -> send(producer, P0, 1));
+            Thread.sleep(200);
+            assertThat(waiting).as("waiting for buffer.memory").isNotDone();
+
+            producer.close(Duration.ZERO);
+            assertThatThrownBy(() -> waiting.get(PROMPT_MS, TimeUnit.MILLISECONDS))
+                    .isInstanceOf(ExecutionException.class)
+                    .cause()
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("producer is closed");
+            assertFailedForcefullyOnce(outcomes);
+            assertThreadsEnd("forced-memory");
+            assertThat(producer.batchBuffers().outstandingBuffers()).isZero();
+            broker.releaseProduceResponses(); // to the closed connection: frees them
+        }
+    }
+
+    /**
      * A second close with timeout 0 while a first one waits (its timeout a minute) forces it, as a
      * second close of Kafka's producer does: both return promptly.
      */
