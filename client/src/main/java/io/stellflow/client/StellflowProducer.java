@@ -36,11 +36,13 @@ import org.slf4j.LoggerFactory;
  * and become visible to {@code read_committed} consumers all at once when it commits.
  *
  * <p>Thread-safety: thread-safe; many threads may send concurrently. Futures complete and callbacks
- * run on the client's I/O thread (those of a batch that expired or that a forced {@link
- * #close(Duration)} failed: on the sender thread; of a batch whose compression failed, or that such a
- * close failed while it was compressed: on the thread that was compressing it, the compressor thread
- * or a sending one): they must be short and must not block (and must not call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch
- * or finds one waiting for a codec may compress it before returning ({@code docs/compression.md}).
+ * run on the client's I/O thread (or on the sender thread when the answer came back before the
+ * sender had attached its completion to the request). Those of a batch that expired or that a forced
+ * {@link #close(Duration)} failed run on the sender thread; those of a batch whose compression
+ * failed, or that such a close failed while it was compressed, on the thread that was compressing
+ * it (the compressor thread or a sending one). They must be short and must not block (and must not
+ * call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch or finds
+ * one waiting for a codec may compress it before returning ({@code docs/compression.md}).
  */
 public final class StellflowProducer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StellflowProducer.class);

@@ -95,7 +95,9 @@ class StellflowProducerTest {
     /**
      * A send's future completes on the client's I/O thread, so a callback that closes the producer
      * must not wait for the sender or for that thread (it would wait for itself, or deadlock): as
-     * Kafka's, such a close does not wait.
+     * Kafka's, such a close does not wait. (When the answer is back before the sender has attached
+     * its completion to the request's future, the completion runs on the sender thread instead: a
+     * local broker answers that fast in 7 of 200 runs; the close must not wait there either.)
      */
     @Test
     @Timeout(30)
@@ -114,7 +116,7 @@ class StellflowProducerTest {
             producer.flush();
             assertThat(closedOn.get(10, TimeUnit.SECONDS))
                     .as("the callback's thread")
-                    .startsWith("stellflow-io-");
+                    .matches("stellflow-io-.*|stellflow-producer-sender-.*");
             assertThat(closeMs.get(10, TimeUnit.SECONDS)).isLessThan(5_000L);
             producer.close(); // idempotent
         }
