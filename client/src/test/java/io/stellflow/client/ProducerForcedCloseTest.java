@@ -376,7 +376,7 @@ class ProducerForcedCloseTest {
     }
 
     /**
-     * A callback that closes the producer (on the I/O thread: timeout 0) forces the close: the
+     * A callback that closes the producer (on the I/O or sender thread: timeout 0) forces the close: the
      * records still queued fail at once, without a deadlock, instead of waiting for their delivery
      * timeout.
      */
