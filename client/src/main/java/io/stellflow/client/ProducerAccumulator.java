@@ -76,6 +76,11 @@ final class ProducerAccumulator {
     private boolean closing;
     /** {@link #forceClose}: the sender fails what is left instead of sending it. */
     private boolean forcedClose;
+    /**
+     * A transactional producer's state ({@link #transactions}), told of a batch that fails here, off
+     * the sender (a codec failure), so the transaction can only abort; null otherwise.
+     */
+    private volatile ProducerTransactions transactions;
 
     /** What append did: whether the partition's open batch is now full (the sticky partitioner moves on). */
     enum AppendResult {
@@ -762,12 +767,25 @@ final class ProducerAccumulator {
                 lock.unlock();
             }
             metrics.sendFailed(ClientMetrics.result(error.errorCode(), false));
+            ProducerTransactions txn = transactions;
+            if (txn != null) {
+                txn.batchFailed(error.errorCode()); // before its callbacks: a commit after them must fail
+            }
             try {
                 batch.fail(error);
             } finally {
                 finish(List.of(batch));
             }
         }
+    }
+
+    /**
+     * Makes this the accumulator of a transactional producer: a batch that fails while it is
+     * compressed (a codec failure, or compressed after a forced close) makes the transaction
+     * abortable before that batch's callbacks run, as a batch failed by the sender does. Any thread.
+     */
+    void transactions(ProducerTransactions transactions) {
+        this.transactions = transactions;
     }
 
     /** Counts batches out after their callbacks ran, so flush() returns with every record completed. */

@@ -487,6 +487,7 @@ final class ProducerSender implements Runnable {
     /** Makes this the sender of a transactional producer ({@code transactional.id}). */
     void transactions(ProducerTransactions transactions) {
         this.transactions = transactions;
+        accumulator.transactions(transactions);
     }
 
     private void batchFailed(short code) {

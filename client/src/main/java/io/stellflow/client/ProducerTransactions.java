@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: the public operations are called by application threads, one at a time (as
  * Kafka's; concurrent calls get {@link IllegalStateException} from the state checks); {@link
- * #batchFailed} comes from the client's I/O thread. State changes are short synchronized sections;
+ * #batchFailed} comes from the client's I/O thread, the sender or a thread that compressed the batch. State changes are short synchronized sections;
  * nothing blocks while holding the monitor.
  */
 final class ProducerTransactions {

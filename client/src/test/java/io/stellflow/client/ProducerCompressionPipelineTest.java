@@ -1,6 +1,7 @@
 package io.stellflow.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -388,6 +389,61 @@ class ProducerCompressionPipelineTest {
                 producer.flush();
                 assertWrittenOnceInOrder(broker, tp, CompressionType.ZSTD, futures, sent);
             }
+        }
+    }
+
+    /**
+     * A transaction whose batch failed in the codec cannot commit: the records are lost, so the commit
+     * throws and only an abort is allowed; the next transaction commits. Before the codec failure made
+     * the transaction abortable, the commit succeeded without the failed records.
+     */
+    @Test
+    void aCodecFailureInATransactionMakesItAbortable() throws Exception {
+        ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.ZSTD, 0, 1);
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.transactionCoordinator = true;
+            broker.createTopic("t", 1);
+            TopicPartition tp = new TopicPartition("t", 0);
+            ProducerConfig config = ProducerConfig.from(props(
+                    broker,
+                    "compression.type",
+                    "zstd",
+                    "linger.ms",
+                    "60000",
+                    "transactional.id",
+                    "codec-failure",
+                    "max.block.ms",
+                    "10000"));
+            try (StellflowProducer producer =
+                    new StellflowProducer(config, null, ProducerCompression.of(config, script.codecs()))) {
+                producer.initTransactions();
+                producer.beginTransaction();
+                List<CompletableFuture<RecordMetadata>> lost = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    lost.add(producer.send(new ProducerRecord("t", 0, null, value(0, i))));
+                }
+                assertThatThrownBy(producer::commitTransaction)
+                        .isInstanceOf(StellflowException.class)
+                        .hasMessageContaining("abortTransaction");
+                for (CompletableFuture<RecordMetadata> f : lost) {
+                    assertThat(f).failsWithin(1, TimeUnit.SECONDS);
+                }
+                producer.abortTransaction();
+
+                producer.beginTransaction();
+                List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+                List<byte[]> sent = new ArrayList<>();
+                for (int i = 0; i < 5; i++) {
+                    sent.add(value(0, 100 + i));
+                    futures.add(producer.send(new ProducerRecord("t", 0, null, sent.get(i))));
+                }
+                producer.commitTransaction();
+                assertWrittenOnceInOrder(broker, tp, CompressionType.ZSTD, futures, sent);
+            }
+            assertThat(broker.events)
+                    .as("no commit before the second transaction's")
+                    .endsWith("end commit");
+            assertThat(broker.events.indexOf("end commit")).isEqualTo(broker.events.size() - 1);
         }
     }
 
