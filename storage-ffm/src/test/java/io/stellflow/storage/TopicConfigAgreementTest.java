@@ -72,7 +72,7 @@ class TopicConfigAgreementTest {
         extra.removeAll(TopicConfig.KEYS);
         assertThat(extra)
                 .as("keys that are not log settings")
-                .containsExactly("min.insync.replicas", "unclean.leader.election.enable");
+                .containsExactly("max.message.bytes", "min.insync.replicas", "unclean.leader.election.enable");
         assertThat(TopicConfigRules.KEYS).containsAll(TopicConfig.KEYS);
 
         int checked = 0;

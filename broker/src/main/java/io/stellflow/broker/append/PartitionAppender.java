@@ -61,7 +61,9 @@ final class PartitionAppender {
     final Partition partition;
     final AppendAgent agent;
     private final MpscArrayQueue<AppendRequest> queue;
+    /** The broker's {@code message.max.bytes}: the batch limit unless the topic sets {@code max.message.bytes}. */
     private final int messageMaxBytes;
+
     private final AppendRequest[] batch = new AppendRequest[MAX_GATHER_REQUESTS];
     private final int[] recordCounts = new int[MAX_GATHER_REQUESTS];
 
@@ -185,7 +187,8 @@ final class PartitionAppender {
                     AppendRequest validated = r;
                     r = rewriteIfNeeded(service, r);
                     if (r != validated // rewritten: decompression may have grown a batch
-                            && CompressionRewriter.largestBatchBytes(r.records()) > messageMaxBytes) {
+                            && CompressionRewriter.largestBatchBytes(r.records())
+                                    > partition.maxMessageBytes(messageMaxBytes)) {
                         maxTimestamps.truncate(maxTimestamps.size() - RecordBatchValidator.batchCount(r.records()));
                         code = Errors.MESSAGE_TOO_LARGE;
                     } else if (idempotent) {
@@ -261,8 +264,8 @@ final class PartitionAppender {
         }
         CompressedRecordsValidator compressed = agent.compressedValidator();
         compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
-        short code =
-                RecordBatchValidator.validate(records, messageMaxBytes, r.transactional(), maxTimestamps, compressed);
+        short code = RecordBatchValidator.validate(
+                records, partition.maxMessageBytes(messageMaxBytes), r.transactional(), maxTimestamps, compressed);
         if (code != Errors.NONE) {
             if (compressed.outcome() != CompressedRecordsValidator.VALID) {
                 agent.service().compressionRefusals().refused(partition, Errors.name(code), compressed);

@@ -15,6 +15,7 @@ import io.stellflow.controller.image.TopicImage;
 import io.stellflow.controller.proto.BrokerHeartbeatRequest;
 import io.stellflow.protocol.Errors;
 import io.stellflow.server.common.file.AtomicFiles;
+import io.stellflow.server.common.topic.TopicConfigRules;
 import io.stellflow.server.common.topic.TopicNames;
 import io.stellflow.storage.LogConfig;
 import io.stellflow.storage.LogManager;
@@ -48,9 +49,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Topic configs: each hosted log runs with the broker's log defaults ({@code log.*} keys) overridden
  * by the topic's config in the image ({@link TopicConfig} keys; other keys such as
- * {@code min.insync.replicas} are not log settings); a config change record updates every hosted log
- * of the topic in place ({@link UnifiedLog#updateConfig}), and logs found on disk at start get their
- * topic's config with the first image. An override the storage refuses (the controller validates, so
+ * {@code min.insync.replicas} and {@code max.message.bytes} are not log settings); a config change
+ * record updates every hosted log of the topic in place ({@link UnifiedLog#updateConfig}), and logs
+ * found on disk at start get their topic's config with the first image. An override the storage refuses (the controller validates, so
  * only a newer controller's key could) is logged as {@code TOPIC_CONFIG_INVALID} and the defaults apply.
  *
  * <p>Local layout: the logs live in {@code log.dirs} through the storage {@link LogManager}; each
@@ -65,10 +66,11 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Replication (leader side): every applied image hands each hosted partition its committed
  * assignment ({@link Partition#updateAssignment}: replicas, ISR, partition epoch) before its role
- * ({@link ReplicaRoles}), and its {@code min.insync.replicas} (topic config, else the broker
- * default). An ISR change the leader proposed (the ISR manager's AlterPartition) takes effect only
- * here, when the committed metadata carries it; the leader then logs {@code ISR_SHRUNK} / {@code
- * ISR_EXPANDED} with the old and new ISR, leader epoch and partition epoch. Every leader or
+ * ({@link ReplicaRoles}), its {@code min.insync.replicas} (topic config, else the broker
+ * default) and its {@code max.message.bytes} (topic config, else the Produce path's {@code
+ * message.max.bytes}). An ISR change the leader proposed (the ISR manager's AlterPartition) takes
+ * effect only here, when the committed metadata carries it; the leader then logs {@code
+ * ISR_SHRUNK} / {@code ISR_EXPANDED} with the old and new ISR, leader epoch and partition epoch. Every leader or
  * leader-epoch change of a hosted partition logs {@code PARTITION_LEADER_CHANGED} with this
  * broker's new role. A partition opened at start gets its high watermark from the log dir's {@code
  * replication-offset-checkpoint} ({@link HighWatermarkCheckpoint}), 0 without one.
@@ -445,7 +447,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         boolean changed = current == null || current.partitions().length != count;
         boolean configChanged = current != null && !current.config().equals(t.config());
         LogConfig config = null; // computed once per topic when a log needs it
-        int minInsync = minInsyncReplicas(t);
+        int minInsync = intOverride(t, "min.insync.replicas", 1, Integer.MAX_VALUE, defaultMinInsyncReplicas);
+        int maxMessageBytes = intOverride(
+                t,
+                "max.message.bytes",
+                TopicConfigRules.MIN_MESSAGE_BYTES,
+                TopicConfigRules.MAX_MESSAGE_BYTES,
+                Partition.NO_TOPIC_MAX_MESSAGE_BYTES);
         // The new replicas' logs first, their partition.metadata written but not yet fsynced; then
         // all those files at once (PartitionMetadataSync); only then a role for any of them.
         Map<Integer, UnifiedLog> newLogs = new TreeMap<>();
@@ -481,6 +489,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     updateConfig(cur.log(), config);
                 }
                 cur.minInsyncReplicas(minInsync);
+                cur.topicMaxMessageBytes(maxMessageBytes);
                 replicaRoles.apply(t, cur, p);
                 next[id] = cur;
                 any = true;
@@ -502,21 +511,25 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
         }
     }
 
-    /** The topic's {@code min.insync.replicas}, or the broker default when absent or unusable. */
-    private int minInsyncReplicas(TopicImage t) {
-        String v = t.config().get("min.insync.replicas");
+    /**
+     * The topic's int replication setting {@code key} ({@code min.insync.replicas}, {@code
+     * max.message.bytes}) in [{@code min}, {@code max}], or {@code fallback} (the broker default)
+     * when absent or unusable.
+     */
+    private static int intOverride(TopicImage t, String key, int min, int max, int fallback) {
+        String v = t.config().get(key);
         if (v != null) {
             try {
                 int n = Integer.parseInt(v.trim());
-                if (n >= 1) {
+                if (n >= min && n <= max) {
                     return n;
                 }
             } catch (NumberFormatException e) {
                 // falls through: the controller validates, so only a newer controller's value gets here
             }
-            LOG.error("TOPIC_CONFIG_INVALID topic={} min.insync.replicas={}; the broker default applies", t.name(), v);
+            LOG.error("TOPIC_CONFIG_INVALID topic={} {}={}; the broker default applies", t.name(), key, v);
         }
-        return defaultMinInsyncReplicas;
+        return fallback;
     }
 
     /** The broker defaults with the topic's log overrides, or the defaults when the storage refuses them. */

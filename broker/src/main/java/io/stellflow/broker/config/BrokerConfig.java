@@ -62,7 +62,8 @@ import java.util.TreeSet;
  *   <tr><td>log.flush.offset.checkpoint.interval.ms</td><td>60000</td><td>&gt;= 0; recovery-point and
  *       log-start-offset checkpoints (0 = only at shutdown)</td></tr>
  *   <tr><td>num.recovery.threads.per.data.dir</td><td>1</td><td>1..64, threads loading logs at start</td></tr>
- *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES}</td></tr>
+ *   <tr><td>message.max.bytes</td><td>1048588</td><td>{@value #MIN_MESSAGE_MAX_BYTES}..{@value #MAX_MESSAGE_MAX_BYTES};
+ *       the largest batch a topic without its own {@code max.message.bytes} accepts</td></tr>
  *   <tr><td>compression.max.decompressed.bytes</td><td>67108864 (64 MiB)</td><td>{@value
  *       #MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES}..2^31-1; hard cap on the decompressed records of one
  *       compressed batch on Produce (above it: INVALID_RECORD)</td></tr>
@@ -134,15 +135,18 @@ public final class BrokerConfig {
     /** Upper bound on partitions in one topic; keeps one CreateTopic from opening thousands of files. */
     public static final int MAX_PARTITIONS_PER_TOPIC = 10_000;
 
-    /** One 78-byte minimal batch ({@code docs/spec/wire-protocol.md} §7.7 step 2) must fit. */
-    public static final int MIN_MESSAGE_MAX_BYTES = 78;
+    /**
+     * One 78-byte minimal batch ({@code docs/spec/wire-protocol.md} §7.7 step 2) must fit; the same
+     * bound as the topic's {@code max.message.bytes} ({@link TopicConfigRules#MIN_MESSAGE_BYTES}).
+     */
+    public static final int MIN_MESSAGE_MAX_BYTES = TopicConfigRules.MIN_MESSAGE_BYTES;
 
     /**
-     * 64 MiB minus 64 KiB: a batch of this size plus any Fetch response envelope (header, topic name of
-     * at most 249 bytes, partition fields) stays below the 67108860-byte frame limit ({@code
-     * docs/spec/wire-protocol.md} §7.7).
+     * 64 MiB minus 64 KiB: a batch of this size plus any Fetch response envelope stays below the
+     * 67108860-byte frame limit; the same bound as the topic's {@code max.message.bytes} ({@link
+     * TopicConfigRules#MAX_MESSAGE_BYTES}).
      */
-    public static final int MAX_MESSAGE_MAX_BYTES = 64 * 1024 * 1024 - 64 * 1024;
+    public static final int MAX_MESSAGE_MAX_BYTES = TopicConfigRules.MAX_MESSAGE_BYTES;
 
     /** Smallest {@code compression.max.decompressed.bytes}: one 64 KiB decompression chunk. */
     public static final long MIN_COMPRESSION_MAX_DECOMPRESSED_BYTES = 64 * 1024;
@@ -427,7 +431,10 @@ public final class BrokerConfig {
         return producerState;
     }
 
-    /** {@code message.max.bytes}: the largest accepted RecordBatch in bytes (whole batch, 8-byte prefix included). */
+    /**
+     * {@code message.max.bytes}: the largest accepted RecordBatch in bytes (whole batch, 8-byte prefix
+     * included) on topics without their own {@code max.message.bytes}.
+     */
     public int messageMaxBytes() {
         return messageMaxBytes;
     }

@@ -47,8 +47,9 @@ import org.slf4j.LoggerFactory;
  *       partition another broker leads: {@code NOT_LEADER_OR_FOLLOWER}; no leader:
  *       {@code LEADER_NOT_AVAILABLE} ({@link PartitionRouter});
  *   <li>records null or empty, or invalid per §7.7: {@code INVALID_RECORD}, {@code CORRUPT_MESSAGE},
- *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above
- *       {@code message.max.bytes});
+ *       {@code FEATURE_NOT_ENABLED} (compression), {@code MESSAGE_TOO_LARGE} (a batch above the
+ *       topic's {@code max.message.bytes}, else the broker's {@code message.max.bytes}; also after
+ *       the topic's {@code compression.type} rewrote it);
  *   <li>a compressed batch on a log with {@code compression.produce.policy=refuse}:
  *       {@code FEATURE_NOT_ENABLED}, nothing appended ({@code docs/compression.md}, "SDK policy");
  *   <li>transactional data (a transactionalId): the partition is registered with the transaction's
@@ -110,7 +111,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
      * Appends on the request thread (no append agents).
      *
      * @param topics topic lookups (with auto-creation policy)
-     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes (topics without {@code
+     *     max.message.bytes})
      */
     public ProduceHandler(PartitionRouter topics, int messageMaxBytes) {
         this(topics, messageMaxBytes, null);
@@ -118,7 +120,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     /**
      * @param topics topic lookups (with auto-creation policy)
-     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes (topics without {@code
+     *     max.message.bytes})
      * @param appends the append agents, or null to append on the request thread
      */
     public ProduceHandler(PartitionRouter topics, int messageMaxBytes, AppendService appends) {
@@ -127,7 +130,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     /**
      * @param topics topic lookups (with auto-creation policy)
-     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes (topics without {@code
+     *     max.message.bytes})
      * @param appends the append agents, or null to append on the request thread
      * @param metrics where appends on the request thread count bytes and records (the agents count
      *     into their own)
@@ -138,7 +142,8 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
 
     /**
      * @param topics topic lookups (with auto-creation policy)
-     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes
+     * @param messageMaxBytes {@code message.max.bytes}: largest whole batch in bytes (topics without {@code
+     *     max.message.bytes})
      * @param appends the append agents, or null to append on the request thread
      * @param metrics where appends on the request thread count bytes and records
      * @param timer the timer wheel expiring acks=-1 waits; null: a shared daemon timer (tests)
@@ -624,8 +629,9 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
         BatchMaxTimestamps maxTimestamps = new BatchMaxTimestamps(4);
         CompressedRecordsValidator compressed = compressedValidators.get();
         compressed.requireKeys(partition.log().config().cleanupPolicy().compact());
+        int maxMessageBytes = partition.maxMessageBytes(messageMaxBytes);
         short validation =
-                RecordBatchValidator.validate(records, messageMaxBytes, transactional, maxTimestamps, compressed);
+                RecordBatchValidator.validate(records, maxMessageBytes, transactional, maxTimestamps, compressed);
         if (validation != Errors.NONE) {
             if (compressed.outcome() != CompressedRecordsValidator.VALID) {
                 compressionRefusals.refused(partition, Errors.name(validation), compressed);
@@ -662,7 +668,7 @@ public final class ProduceHandler implements EventLoopApiHandler<ProduceRequest>
                     new CompressionRewriter(compressionMaxDecompressedBytes, metrics.compression())) {
                 rewritten = rewriter.rewrite(records, compression);
             }
-            if (CompressionRewriter.largestBatchBytes(rewritten) > messageMaxBytes) {
+            if (CompressionRewriter.largestBatchBytes(rewritten) > maxMessageBytes) {
                 rewritten.release();
                 return error(data.partition(), Errors.MESSAGE_TOO_LARGE, epoch, partition.logStartOffset());
             }

@@ -58,6 +58,9 @@ public final class Partition {
      */
     public static final long NOT_LEADER = -3L;
 
+    /** {@link #topicMaxMessageBytes(int)}: the topic sets no {@code max.message.bytes}. */
+    public static final int NO_TOPIC_MAX_MESSAGE_BYTES = -1;
+
     private final String topic;
     private final int partition;
     private final UnifiedLog log;
@@ -70,6 +73,7 @@ public final class Partition {
     private final IsrState isrState;
 
     private volatile int minInsyncReplicas = 1;
+    private volatile int topicMaxMessageBytes = NO_TOPIC_MAX_MESSAGE_BYTES;
     private volatile ReplicationMetrics metrics = ReplicationMetrics.NOOP;
     /** Its topic's throughput diagnostic counters, or null (the diagnostic is off). */
     private volatile TopicThroughput.Counters topicCounters;
@@ -299,6 +303,25 @@ public final class Partition {
             minInsyncReplicas = value;
             notifyHighWatermarkListeners();
         }
+    }
+
+    /**
+     * The largest batch in bytes (whole batch) a Produce to this partition may carry: the topic's
+     * {@code max.message.bytes}, else {@code brokerMessageMaxBytes} (the broker's {@code
+     * message.max.bytes}). Only the leader's Produce path asks; a follower copies any batch its leader
+     * wrote, as Kafka's do.
+     */
+    public int maxMessageBytes(int brokerMessageMaxBytes) {
+        int topic = topicMaxMessageBytes;
+        return topic == NO_TOPIC_MAX_MESSAGE_BYTES ? brokerMessageMaxBytes : topic;
+    }
+
+    /** Sets the topic's {@code max.message.bytes} (&gt;= 1), or {@link #NO_TOPIC_MAX_MESSAGE_BYTES}. */
+    public void topicMaxMessageBytes(int bytes) {
+        if (bytes < 1 && bytes != NO_TOPIC_MAX_MESSAGE_BYTES) {
+            throw new IllegalArgumentException("max.message.bytes must be >= 1: " + bytes);
+        }
+        topicMaxMessageBytes = bytes;
     }
 
     /** Where HW advances are counted. */

@@ -410,6 +410,43 @@ class AppendServiceTest {
         assertThat(partition.logEndOffset()).isEqualTo(5);
     }
 
+    /**
+     * The topic's {@code max.message.bytes} replaces the broker's {@code message.max.bytes} for its
+     * partition, in both directions: a batch above it is refused alone in a gathered pass (the
+     * others appended), one at it is taken; above the broker's limit it lets larger batches in;
+     * cleared, the broker's limit applies again.
+     */
+    @Test
+    void theTopicsMaxMessageBytesBindsItsPartitionInsteadOfTheBrokersLimit() throws Exception {
+        ByteBuf sized = batch(2);
+        int twoRecords = sized.readableBytes();
+        sized.release();
+        service = new AppendService(1, "park", 16, Long.MAX_VALUE, 1 << 20);
+        partition.topicMaxMessageBytes(twoRecords);
+        service.submit(partition, pending(0), 0, batch(2), false, gate);
+        service.submit(partition, pending(1), 0, batch(5), false, gate);
+        service.submit(partition, pending(2), 0, batch(1), false, gate);
+        service.start();
+        assertThat(awaitErrors(3)).containsExactlyInAnyOrder(Errors.NONE, Errors.MESSAGE_TOO_LARGE, Errors.NONE);
+        assertThat(partition.logEndOffset()).isEqualTo(3);
+
+        partition.topicMaxMessageBytes(Partition.NO_TOPIC_MAX_MESSAGE_BYTES);
+        service.submit(partition, pending(3), 0, batch(5), false, gate);
+        assertThat(awaitErrors(1)).containsExactly(Errors.NONE);
+        assertThat(partition.logEndOffset()).isEqualTo(8);
+        service.close();
+
+        // The broker's limit below one record's batch; the topic's above it.
+        service = new AppendService(1, "park", 16, Long.MAX_VALUE, twoRecords / 2);
+        service.start();
+        service.submit(partition, pending(4), 0, batch(2), false, gate);
+        assertThat(awaitErrors(1)).containsExactly(Errors.MESSAGE_TOO_LARGE);
+        partition.topicMaxMessageBytes(1 << 20);
+        service.submit(partition, pending(5), 0, batch(2), false, gate);
+        assertThat(awaitErrors(1)).containsExactly(Errors.NONE);
+        assertThat(partition.logEndOffset()).isEqualTo(10);
+    }
+
     /** Appends a batch as the SDKs build it: records at base + deltas, header maxTimestamp = base. */
     private static void sdkBatch(ByteBuf out, long baseMs, long... deltasMs) {
         int start = out.writerIndex();

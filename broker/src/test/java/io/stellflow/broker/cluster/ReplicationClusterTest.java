@@ -19,10 +19,13 @@ import io.stellflow.controller.ControllerConfig;
 import io.stellflow.controller.LoopbackPorts;
 import io.stellflow.controller.image.MetadataImage;
 import io.stellflow.controller.image.PartitionImage;
+import io.stellflow.controller.proto.AlterableConfig;
+import io.stellflow.controller.proto.ConfigOpType;
 import io.stellflow.controller.proto.CreatableTopic;
 import io.stellflow.controller.proto.CreateTopicsRequest;
 import io.stellflow.controller.proto.CreateTopicsResponse;
 import io.stellflow.controller.proto.ErrorCode;
+import io.stellflow.controller.proto.IncrementalAlterConfigsRequest;
 import io.stellflow.controller.server.ControllerServer;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
@@ -30,12 +33,16 @@ import io.stellflow.protocol.message.OffsetForLeaderEpochRequest;
 import io.stellflow.protocol.message.OffsetForLeaderEpochRequest.PartitionEpoch;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse;
 import io.stellflow.protocol.message.OffsetForLeaderEpochResponse.EpochEndOffset;
+import io.stellflow.protocol.message.ProduceRequest;
+import io.stellflow.protocol.message.ProduceResponse;
+import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.UnifiedLog;
 import io.stellflow.testsupport.IntegrationTest;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Random;
 import java.util.concurrent.Future;
@@ -136,13 +143,18 @@ class ReplicationClusterTest {
     }
 
     private void createTopic(String name, int partitions) throws Exception {
+        createTopic(name, partitions, Map.of());
+    }
+
+    private void createTopic(String name, int partitions, Map<String, String> config) throws Exception {
         try (ControllerClient client =
                 ControllerClient.builder(bootstrapControllers).build()) {
             CreateTopicsResponse r = client.createTopics(CreateTopicsRequest.newBuilder()
                     .addTopics(CreatableTopic.newBuilder()
                             .setName(name)
                             .setNumPartitions(partitions)
-                            .setReplicationFactor(N))
+                            .setReplicationFactor(N)
+                            .putAllConfig(config))
                     .build());
             assertThat(r.getTopics(0).getError()).isEqualTo(ErrorCode.NONE);
         }
@@ -386,5 +398,70 @@ class ReplicationClusterTest {
         assertThat(f.log().endOffsetForEpoch(oldEpoch).endOffset()).isEqualTo(60);
         assertThat(bytesFrom(f.log(), 0)).doesNotContain(ByteBufUtil.hexDump("never-replicated".getBytes()));
         awaitReplicasIdentical("diverge", 0, 0);
+    }
+
+    /** One Produce (acks=1) of a one-record batch with a {@code valueBytes} value to the leader of {@code topic}-0. */
+    private short produceOneRecord(String topic, int valueBytes) throws Exception {
+        ByteBuf batch = Unpooled.buffer();
+        RecordBatchBuilder b = new RecordBatchBuilder(batch, 9_000);
+        byte[] value = new byte[valueBytes];
+        new Random(valueBytes).nextBytes(value);
+        b.append(9_000, null, value);
+        b.close();
+        ProduceRequest request = new ProduceRequest(
+                null,
+                (short) 1,
+                10_000,
+                List.of(new ProduceRequest.TopicData(topic, List.of(new ProduceRequest.PartitionData(0, batch)))));
+        try {
+            ProduceResponse response = network.send(
+                            new HostPort("127.0.0.1", ports[leaderIndex(topic, 0)]),
+                            ApiKeys.PRODUCE,
+                            request::write,
+                            ProduceResponse::read)
+                    .get(10, TimeUnit.SECONDS);
+            return response.responses().get(0).partitions().get(0).errorCode();
+        } finally {
+            batch.release();
+        }
+    }
+
+    /**
+     * {@code max.message.bytes} is the leader's Produce check alone (as in Kafka): a follower that was
+     * down while its leader took a batch above every broker's {@code message.max.bytes} (1 MiB, the
+     * topic allowing 4 MiB) copies it after the topic's limit was lowered to 1 KiB, which the leader
+     * now applies to new batches, and ends byte-identical to the leader.
+     */
+    @Test
+    @Order(5)
+    void followersCopyWhatTheLeaderWroteWhateverTheTopicsMaxMessageBytes() throws Exception {
+        createTopic("large", 1, Map.of("max.message.bytes", Integer.toString(4 << 20)));
+        int leader = leaderIndex("large", 0);
+        int follower = (leader + 1) % N;
+        brokers[follower].close();
+        brokers[follower] = null;
+
+        assertThat(produceOneRecord("large", 1_500_000)).isEqualTo(Errors.NONE);
+        try (ControllerClient client =
+                ControllerClient.builder(bootstrapControllers).build()) {
+            assertThat(client.incrementalAlterConfigs(IncrementalAlterConfigsRequest.newBuilder()
+                                    .setTopic("large")
+                                    .addConfigs(AlterableConfig.newBuilder()
+                                            .setKey("max.message.bytes")
+                                            .setValue("1024")
+                                            .setOp(ConfigOpType.SET))
+                                    .build())
+                            .getError())
+                    .isEqualTo(ErrorCode.NONE);
+        }
+        Partition l = replica(leader, "large", 0);
+        ClusterHarness.await(WAIT_MS, "the lowered limit at the leader", () -> l.maxMessageBytes(0) == 1024);
+        assertThat(produceOneRecord("large", 2000)).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+        assertThat(produceOneRecord("large", 100)).isEqualTo(Errors.NONE);
+
+        brokers[follower] = StellflowServer.start(configs[follower]);
+        awaitReplicasIdentical("large", 0, 0);
+        assertThat(replica(follower, "large", 0).logEndOffset()).isEqualTo(2);
+        assertThat(replica(follower, "large", 0).maxMessageBytes(0)).isEqualTo(1024);
     }
 }

@@ -14,7 +14,9 @@ import java.util.TreeSet;
  * with it; the storage's {@code TopicConfig} applies the {@link #LOG_KEYS} to a {@code LogConfig}
  * (a storage test checks that both accept and refuse the same values); {@code min.insync.replicas}
  * (read by partition leaders) and {@code unclean.leader.election.enable} (read by the controller's
- * elections) are replication settings, not log settings.
+ * elections) are replication settings, not log settings, and so is {@code max.message.bytes}, which
+ * only a leader's Produce path reads (followers copy what the leader wrote, whatever its size, as
+ * Kafka's do).
  *
  * <table>
  *   <caption>Keys</caption>
@@ -29,6 +31,8 @@ import java.util.TreeSet;
  *   <tr><td>flush.ms, delete.retention.ms, file.delete.delay.ms</td><td>long &gt;= 0</td></tr>
  *   <tr><td>min.cleanable.dirty.ratio</td><td>double in [0, 1]</td></tr>
  *   <tr><td>min.insync.replicas</td><td>int &gt;= 1</td></tr>
+ *   <tr><td>max.message.bytes</td><td>int in [{@value #MIN_MESSAGE_BYTES}, {@value #MAX_MESSAGE_BYTES}]
+ *       (the broker's {@code message.max.bytes} range)</td></tr>
  *   <tr><td>unclean.leader.election.enable</td><td>true or false (any case)</td></tr>
  *   <tr><td>compression.type</td><td>producer, uncompressed, gzip, snappy, lz4 or zstd (lower case only,
  *       as Kafka's {@code ValidString})</td></tr>
@@ -73,6 +77,20 @@ public final class TopicConfigRules {
     public static final List<String> COMPRESSION_TYPES =
             List.of("producer", "uncompressed", "gzip", "snappy", "lz4", "zstd");
 
+    /**
+     * Smallest {@code max.message.bytes} (and broker {@code message.max.bytes}): one 78-byte minimal
+     * batch ({@code docs/spec/wire-protocol.md} §7.7 step 2) must fit.
+     */
+    public static final int MIN_MESSAGE_BYTES = 78;
+
+    /**
+     * Largest {@code max.message.bytes} (and broker {@code message.max.bytes}), 64 MiB minus 64 KiB:
+     * a batch of this size plus any Fetch response envelope (header, topic name of at most 249
+     * bytes, partition fields) stays below the 67108860-byte frame limit ({@code
+     * docs/spec/wire-protocol.md} §7.7).
+     */
+    public static final int MAX_MESSAGE_BYTES = 64 * 1024 * 1024 - 64 * 1024;
+
     private static final Map<String, Rule> RULES = rules();
 
     /** Every accepted key, sorted. */
@@ -99,6 +117,8 @@ public final class TopicConfigRules {
         r.put("file.delete.delay.ms", new Rule(Kind.LONG, 0, true));
         r.put("min.insync.replicas", new Rule(Kind.INT, 1, false));
         r.put("unclean.leader.election.enable", new Rule(Kind.BOOLEAN, 0, false));
+        // Kafka's per-topic message.max.bytes; checked by the leader's Produce path only (not a log setting).
+        r.put("max.message.bytes", new Rule(Kind.INT, MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES, false));
         // Kafka's codec levels; the ranges of protocol's CompressionConfig (a storage test checks).
         r.put("compression.type", new Rule(Kind.COMPRESSION_TYPE, 0, true));
         r.put("compression.gzip.level", new Rule(Kind.GZIP_LEVEL, -1, 9, true));

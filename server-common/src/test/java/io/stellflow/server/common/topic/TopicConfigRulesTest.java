@@ -24,6 +24,9 @@ class TopicConfigRulesTest {
             {"min.cleanable.dirty.ratio", "1.0"},
             {"file.delete.delay.ms", " 60000 "},
             {"min.insync.replicas", "1"},
+            {"max.message.bytes", "78"},
+            {"max.message.bytes", " 1048588 "},
+            {"max.message.bytes", "67043328"},
             {"unclean.leader.election.enable", "true"},
             {"unclean.leader.election.enable", " FALSE "},
             {"compression.type", "producer"},
@@ -49,8 +52,13 @@ class TopicConfigRulesTest {
                     .isNull();
         }
         assertThat(TopicConfigRules.KEYS)
-                .hasSize(20)
-                .contains("retention.ms", "min.insync.replicas", "unclean.leader.election.enable", "preallocate");
+                .hasSize(21)
+                .contains(
+                        "retention.ms",
+                        "min.insync.replicas",
+                        "unclean.leader.election.enable",
+                        "preallocate",
+                        "max.message.bytes");
         assertThat(TopicConfigRules.normalize(" 5 ")).isEqualTo("5");
     }
 
@@ -88,6 +96,11 @@ class TopicConfigRulesTest {
         assertThat(TopicConfigRules.validate("cleanup.policy", "shred")).contains("delete, compact or compact,delete");
         assertThat(TopicConfigRules.validate("cleanup.policy", "")).contains("cleanup.policy=");
         assertThat(TopicConfigRules.validate("min.insync.replicas", "0")).contains("must be >= 1");
+        assertThat(TopicConfigRules.validate("max.message.bytes", "77"))
+                .isEqualTo("max.message.bytes=77 must be in [78, 67043328]");
+        assertThat(TopicConfigRules.validate("max.message.bytes", "67043329")).contains("must be in [78, 67043328]");
+        assertThat(TopicConfigRules.validate("max.message.bytes", "1MB"))
+                .isEqualTo("max.message.bytes=1MB is not an int");
         assertThat(TopicConfigRules.validate("unclean.leader.election.enable", "yes"))
                 .isEqualTo("unclean.leader.election.enable=yes must be true or false");
         assertThat(TopicConfigRules.validate("unclean.leader.election.enable", ""))
@@ -98,7 +111,7 @@ class TopicConfigRulesTest {
     }
 
     @Test
-    void theLogKeysAreEveryKeyButTheReplicationSettings() {
+    void theLogKeysAreEveryKeyButTheReplicationAndProduceSettings() {
         assertThat(TopicConfigRules.LOG_KEYS)
                 .hasSize(18)
                 .contains(
@@ -109,7 +122,7 @@ class TopicConfigRulesTest {
                         "segment.bytes",
                         "min.cleanable.dirty.ratio",
                         "compression.type")
-                .doesNotContain("min.insync.replicas", "unclean.leader.election.enable");
-        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(20);
+                .doesNotContain("min.insync.replicas", "unclean.leader.election.enable", "max.message.bytes");
+        assertThat(TopicConfigRules.KEYS).containsAll(TopicConfigRules.LOG_KEYS).hasSize(21);
     }
 }
