@@ -12,6 +12,13 @@ import io.stellflow.protocol.record.RecordBatchLayout;
  * <p>Thread-safety: stateless.
  */
 final class ProduceErrors {
+    /**
+     * The limit a MESSAGE_TOO_LARGE refusal of a Produce names: the broker checks the topic's key,
+     * else its own (the answer carries neither value).
+     */
+    static final String LIMIT =
+            "the topic's max.message.bytes (the broker's message.max.bytes for a topic without one)";
+
     private ProduceErrors() {}
 
     /**
@@ -103,17 +110,17 @@ final class ProduceErrors {
         }
         if (code == Errors.MESSAGE_TOO_LARGE && b.recordCount() == 1) {
             return "produce to " + tp + " refused: a batch of " + sizeAsSent(b) + " holding one record is larger"
-                    + " than the broker's message.max.bytes (or grows past it when the topic's compression.type"
-                    + " recompresses it, for example to uncompressed); the producer splits a refused batch down to"
-                    + " single records, and this record alone is too large: make it smaller, raise"
-                    + " message.max.bytes, or produce with the topic's compression.type";
+                    + " than " + LIMIT + " (or grows past it when the topic's compression.type recompresses it, for"
+                    + " example to uncompressed); the producer splits a refused batch down to single records, and"
+                    + " this record alone is too large: make it smaller, raise the topic's max.message.bytes"
+                    + " (stellflow-configs.sh --alter) or the broker's message.max.bytes, or produce with the"
+                    + " topic's compression.type";
         }
         if (code == Errors.MESSAGE_TOO_LARGE) {
             return "produce to " + tp + " refused: a batch of " + sizeAsSent(b) + " (" + b.recordCount()
-                    + " records) is larger than the broker's message.max.bytes (or grows past it when the"
-                    + " topic's compression.type recompresses it) and was not split further"
-                    + " (delivery.timeout.ms used up, or its halves could not be built: see the producer's"
-                    + " log); lower batch.size";
+                    + " records) is larger than " + LIMIT + " (or grows past it when the topic's compression.type"
+                    + " recompresses it) and was not split further (delivery.timeout.ms used up, or its halves could"
+                    + " not be built: see the producer's log); lower batch.size";
         }
         if (code == Errors.FEATURE_NOT_ENABLED && b.isCompressed() && !transactional(b)) {
             return "produce to " + tp + " refused with FEATURE_NOT_ENABLED for a compressed batch: the topic's"
@@ -129,8 +136,8 @@ final class ProduceErrors {
      * names).
      */
     static String splitReason(TopicPartition tp, String sizeAsSent, int records) {
-        return "produce to " + tp + " refused: a batch of " + sizeAsSent + " (" + records
-                + " records) is larger than the broker's message.max.bytes; it was split in two";
+        return "produce to " + tp + " refused: a batch of " + sizeAsSent + " (" + records + " records) is larger than "
+                + LIMIT + "; it was split in two";
     }
 
     /**
@@ -151,10 +158,16 @@ final class ProduceErrors {
                 != 0;
     }
 
-    /** The exception {@code err} carries when its code is {@code code}, else a new one with {@code message}. */
+    /**
+     * The exception {@code err} carries when its code is {@code code}, else a new one with {@code
+     * message}: a {@link RecordTooLargeException} for MESSAGE_TOO_LARGE (as Kafka's producer maps it).
+     */
     static StellflowException cause(Throwable err, short code, String message) {
-        return NetworkClient.unwrap(err) instanceof StellflowException se && se.errorCode() == code
-                ? se
+        if (NetworkClient.unwrap(err) instanceof StellflowException se && se.errorCode() == code) {
+            return se;
+        }
+        return code == Errors.MESSAGE_TOO_LARGE
+                ? new RecordTooLargeException(message)
                 : new StellflowException(code, message);
     }
 

@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * {@code max.in.flight.requests.per.connection=1} rules out the reordering.
  *
  * <p>A batch of several records that the broker refuses alone with {@code MESSAGE_TOO_LARGE} (above
- * its {@code message.max.bytes}, or above it once the topic's {@code compression.type} recompressed
- * it) is split in two by record count, as Kafka's producer does ({@link ProducerSplits}: the sender
+ * the topic's {@code max.message.bytes}, else the broker's {@code message.max.bytes}, or above it
+ * once the topic's {@code compression.type} recompressed it) is split in two by record count, as Kafka's producer does ({@link ProducerSplits}: the sender
  * thread builds the halves outside the lock, {@link ProducerAccumulator#splitLocked} puts them in
  * place; those of a transaction that began to abort meanwhile fail unsent): the halves take its place in the send order and, with
  * idempotence, its sequences; a half refused again is halved again, and a single record still

@@ -246,13 +246,13 @@ final class ProducerSplits {
         metrics.batchSplit();
         if (ProducerSender.warnDue(s.q(), System.nanoTime())) {
             LOG.warn(
-                    "produce to {} refused with {}: a batch of {} is larger than the broker's"
-                            + " message.max.bytes (or grows past it when the topic's compression.type"
-                            + " recompresses it); split its {} records into {} + {} and sending them"
-                            + " again (lower batch.size to avoid splits)",
+                    "produce to {} refused with {}: a batch of {} is larger than {} (or grows past it"
+                            + " when the topic's compression.type recompresses it); split its {} records"
+                            + " into {} + {} and sending them again (lower batch.size to avoid splits)",
                     s.tp(),
                     ProduceErrors.codeName(s.code()),
                     s.sizeAsSent(),
+                    ProduceErrors.LIMIT,
                     records,
                     first,
                     records - first);

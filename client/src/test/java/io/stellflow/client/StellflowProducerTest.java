@@ -328,13 +328,17 @@ class StellflowProducerTest {
 
     @Test
     void messageTooLargeSaysWhichLimitAndWhatToChange() throws Exception {
-        assertThat(refusedWith(Errors.MESSAGE_TOO_LARGE, "linger.ms", "0").getMessage())
-                .matches(
-                        "produce to t-0 refused: a batch of \\d+ bytes as sent holding one record is larger than"
-                                + " the broker's message.max.bytes \\(or grows past it when the topic's compression.type"
-                                + " recompresses it, for example to uncompressed\\); the producer splits a refused batch down"
-                                + " to single records, and this record alone is too large: make it smaller, raise"
-                                + " message.max.bytes, or produce with the topic's compression.type \\(MESSAGE_TOO_LARGE 12\\)");
+        StellflowException e = refusedWith(Errors.MESSAGE_TOO_LARGE, "linger.ms", "0");
+        assertThat(e).isInstanceOf(RecordTooLargeException.class);
+        assertThat(e.getMessage())
+                .matches("produce to t-0 refused: a batch of \\d+ bytes as sent holding one record is larger than"
+                        + " the topic's max.message.bytes \\(the broker's message.max.bytes for a topic without"
+                        + " one\\) \\(or grows past it when the topic's compression.type recompresses it, for"
+                        + " example to uncompressed\\); the producer splits a refused batch down to single"
+                        + " records, and this record alone is too large: make it smaller, raise the topic's"
+                        + " max.message.bytes \\(stellflow-configs.sh --alter\\) or the broker's"
+                        + " message.max.bytes, or produce with the topic's compression.type \\(MESSAGE_TOO_LARGE"
+                        + " 12\\)");
     }
 
     @Test

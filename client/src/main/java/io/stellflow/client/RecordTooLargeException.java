@@ -1,0 +1,16 @@
+package io.stellflow.client;
+
+import io.stellflow.protocol.Errors;
+
+/**
+ * A record too large to produce, as Kafka's exception of that name: the broker refused it even alone
+ * in its batch as larger than the topic's {@code max.message.bytes} (the broker's {@code
+ * message.max.bytes} for a topic without one). The message names the size and the limit's key. Not
+ * retriable: the same record fails again until the limit or the record changes. Code {@code
+ * MESSAGE_TOO_LARGE} (12).
+ */
+public final class RecordTooLargeException extends StellflowException {
+    RecordTooLargeException(String message) {
+        super(Errors.MESSAGE_TOO_LARGE, message);
+    }
+}
