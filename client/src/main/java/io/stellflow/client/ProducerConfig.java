@@ -24,9 +24,12 @@ import org.slf4j.LoggerFactory;
  * @param acks {@code acks}: 0, 1 or -1 ({@code all}); default -1
  * @param maxInFlightPerConnection {@code max.in.flight.requests.per.connection} (default 5)
  * @param maxRequestBytes {@code max.request.size} (default 1048576): soft cap on the record bytes
- *     of one Produce request (a batch is not split to fit it; only one the broker refuses as too large is)
+ *     of one Produce request (a batch is not split to fit it; only one the broker refuses as too
+ *     large is); a record whose serialized size (record and batch header) is above it fails its
+ *     {@code send} at once with a {@link RecordTooLargeException}, as in Kafka
  * @param bufferMemoryBytes {@code buffer.memory} (default 33554432): batch memory before {@code
- *     send} blocks
+ *     send} blocks; a record above it when serialized fails its {@code send} at once with a {@link
+ *     RecordTooLargeException}
  * @param maxBlockMs {@code max.block.ms} (default 60000): longest {@code send} blocks for memory or
  *     metadata
  * @param deliveryTimeoutMs {@code delivery.timeout.ms} (default 120000): a batch not acknowledged

@@ -2,6 +2,7 @@ package io.stellflow.client;
 
 import io.opentelemetry.api.OpenTelemetry;
 import io.stellflow.protocol.Errors;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -120,7 +121,9 @@ public final class StellflowProducer implements AutoCloseable {
 
     /**
      * Queues one record. Blocks only while waiting for the topic's metadata on first use or for
-     * {@code buffer.memory} (at most {@code max.block.ms}); failures of that wait fail the future.
+     * {@code buffer.memory} (at most {@code max.block.ms}); failures of that wait fail the future. A
+     * record larger than {@code max.request.size} or {@code buffer.memory} when serialized fails the
+     * future at once with a {@link RecordTooLargeException}.
      *
      * @throws IllegalStateException when the producer is closed
      */
@@ -133,8 +136,8 @@ public final class StellflowProducer implements AutoCloseable {
     /**
      * Queues one record and calls {@code callback} once when it is acknowledged or has failed, without
      * a future: one object fewer per record than {@link #send(ProducerRecord)}. Blocks as that method
-     * does; an error found before the record is queued (unknown partition, {@code max.block.ms} passed,
-     * interrupted) is given to {@code callback} on the calling thread. A null callback sends without
+     * does; an error found before the record is queued (a record too large, unknown partition, {@code
+     * max.block.ms} passed, interrupted) is given to {@code callback} on the calling thread. A null callback sends without
      * being told the outcome (as Kafka's {@code send(record, null)}).
      *
      * @throws IllegalStateException when the producer is closed
@@ -151,6 +154,7 @@ public final class StellflowProducer implements AutoCloseable {
             }
         }
         try {
+            checkRecordSize(record);
             int numPartitions = partitionCount(record.topic());
             int partition;
             if (record.partition() != null) {
@@ -202,6 +206,37 @@ public final class StellflowProducer implements AutoCloseable {
             }
             ProducerBatch.call(callback, null, e);
         }
+    }
+
+    /**
+     * Kafka's {@code ensureValidRecordSize}: a record whose serialized size (the record and a batch
+     * header: the smallest batch it can go in, uncompressed) is above {@code max.request.size} could
+     * never be sent, and one above {@code buffer.memory} never be queued; its send fails at once,
+     * before any wait for metadata or memory.
+     *
+     * @throws RecordTooLargeException naming the size, the topic and the limit's key and value
+     */
+    private void checkRecordSize(ProducerRecord record) {
+        long bytes = serializedBytes(record.key(), record.value());
+        if (bytes > config.maxRequestBytes()) {
+            throw new RecordTooLargeException("record for topic " + record.topic() + " is " + bytes
+                    + " bytes when serialized, larger than max.request.size=" + config.maxRequestBytes()
+                    + ": nothing was sent; raise max.request.size or make the record smaller");
+        }
+        if (bytes > config.bufferMemoryBytes()) {
+            throw new RecordTooLargeException("record for topic " + record.topic() + " is " + bytes
+                    + " bytes when serialized, larger than buffer.memory=" + config.bufferMemoryBytes()
+                    + " (the producer's memory for batches): nothing was sent; raise buffer.memory or make the"
+                    + " record smaller");
+        }
+    }
+
+    /** The bytes of a batch holding only this record, uncompressed (what {@link #checkRecordSize} judges). */
+    static long serializedBytes(byte[] key, byte[] value) {
+        return (long) RecordBatchLayout.HEADER_SIZE
+                + ProducerBatch.RECORD_OVERHEAD
+                + (key == null ? 0 : key.length)
+                + (value == null ? 0 : value.length);
     }
 
     /** The partition's key, one instance per topic and partition (no allocation per record). */

@@ -341,6 +341,61 @@ class StellflowProducerTest {
                         + " 12\\)");
     }
 
+    /**
+     * Kafka's {@code ensureValidRecordSize}: a record whose one-record batch is above {@code
+     * max.request.size} or {@code buffer.memory} fails its send at once with a {@link
+     * RecordTooLargeException} naming the size and the key, without waiting for metadata (its topic
+     * does not exist here, and {@code max.block.ms} is a minute) and without sending anything; a
+     * record exactly at {@code max.request.size} goes out, in a batch of exactly that size.
+     */
+    @Test
+    @Timeout(20)
+    void aRecordAboveMaxRequestSizeOrBufferMemoryFailsAtOnceWithRecordTooLarge() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            byte[] key = bytes("k");
+            int maxRequestBytes = 10_000;
+            int atLimit = maxRequestBytes - (int) StellflowProducer.serializedBytes(key, new byte[0]);
+            try (StellflowProducer producer = new StellflowProducer(
+                    props(broker, "max.request.size", Integer.toString(maxRequestBytes), "max.block.ms", "60000"))) {
+                long startNs = System.nanoTime();
+                CompletableFuture<RecordMetadata> tooLarge =
+                        producer.send(new ProducerRecord("absent", null, key, new byte[atLimit + 1]));
+                assertThat(tooLarge).isCompletedExceptionally();
+                assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs))
+                        .isLessThan(5_000);
+                Throwable e = tooLarge.handle((r, err) -> err).get();
+                assertThat(e).isInstanceOf(RecordTooLargeException.class);
+                assertThat(((StellflowException) e).errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+                assertThat(((StellflowException) e).retriable()).isFalse();
+                assertThat(e.getMessage())
+                        .isEqualTo("record for topic absent is 10001 bytes when serialized, larger than"
+                                + " max.request.size=10000: nothing was sent; raise max.request.size or make the"
+                                + " record smaller (MESSAGE_TOO_LARGE 12)");
+
+                RecordMetadata md = producer.send(new ProducerRecord("t", 0, key, new byte[atLimit]))
+                        .get(5, TimeUnit.SECONDS);
+                assertThat(md.offset()).isZero();
+            }
+            List<FakeBroker.StoredBatch> log = broker.log(new TopicPartition("t", 0));
+            assertThat(log).singleElement().satisfies(b -> assertThat(b.bytes()).hasSize(maxRequestBytes));
+
+            try (StellflowProducer producer = new StellflowProducer(
+                    props(broker, "max.request.size", Integer.toString(64 << 20), "buffer.memory", "65536"))) {
+                CompletableFuture<RecordMetadata> tooLarge =
+                        producer.send(new ProducerRecord("t", 0, null, new byte[70_000]));
+                assertThat(tooLarge).isCompletedExceptionally();
+                assertThat(tooLarge.handle((r, err) -> err).get())
+                        .isInstanceOf(RecordTooLargeException.class)
+                        .hasMessageStartingWith("record for topic t is 70086 bytes when serialized, larger than"
+                                + " buffer.memory=65536 (the producer's memory for batches)");
+            }
+            assertThat(broker.log(new TopicPartition("t", 0)))
+                    .as("nothing more sent")
+                    .hasSize(1);
+        }
+    }
+
     @Test
     void featureNotEnabledOnACompressedBatchNamesTheTopicsPolicy() throws Exception {
         assertThat(refusedWith(Errors.FEATURE_NOT_ENABLED, "linger.ms", "0", "compression.type", "lz4")
