@@ -72,13 +72,14 @@ class ProducerSplitEndToEndTest {
 
     /**
      * A producer whose batches hold far more than 4 KiB: 256 KiB batches, sent at the flush
-     * ({@code linger.ms} 60 s).
+     * ({@code linger.ms} 20 s; with {@code request.timeout.ms} 10 s within {@code delivery.timeout.ms}).
      */
     private static Properties producerProps(StellflowServer server, String... kv) {
         Properties p = new Properties();
         p.setProperty("bootstrap.servers", "127.0.0.1:" + server.port());
         p.setProperty("batch.size", Integer.toString(256 << 10));
-        p.setProperty("linger.ms", "60000");
+        p.setProperty("linger.ms", "20000");
+        p.setProperty("request.timeout.ms", "10000");
         p.setProperty("max.block.ms", "15000");
         p.setProperty("delivery.timeout.ms", "30000");
         for (int i = 0; i < kv.length; i += 2) {

@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  *     within this time after it was created fails with {@code NETWORK_ERROR} and a message naming the
  *     partition, the timeout, the attempts and the last error; it bounds the time spent in retries. A
  *     batch in flight is not expired: it fails at the latest when its request times out
- *     ({@code request.timeout.ms}, default 30000), so keep {@code delivery.timeout.ms} above it
+ *     ({@code request.timeout.ms}, default 30000). Must be at least {@code linger.ms} + {@code
+ *     request.timeout.ms} (Kafka's rule): set lower it is refused, left unset the default is raised
+ *     to that sum with a WARN
  * @param requestTimeoutMsOnBroker {@code timeout.ms} sent in Produce (default 30000)
  * @param compressionType {@code compression.type} (default {@code none}): {@code none}, {@code
  *     gzip}, {@code snappy}, {@code lz4} or {@code zstd}; each batch is compressed whole once it is
@@ -81,6 +83,9 @@ public record ProducerConfig(
     /** The producer's default {@code retries}: unbounded, {@code delivery.timeout.ms} ends a send. */
     public static final int DEFAULT_RETRIES = Integer.MAX_VALUE;
 
+    /** The default {@code delivery.timeout.ms}, Kafka's: 2 minutes. */
+    public static final long DEFAULT_DELIVERY_TIMEOUT_MS = 120_000;
+
     /**
      * Most requests in flight per connection an idempotent producer may have (Kafka's bound): the
      * broker remembers the last 5 batches per producer and partition, so a retry of any batch still
@@ -94,7 +99,9 @@ public record ProducerConfig(
      * WARN. Idempotence follows Kafka's rules (3.0 and KIP-679): on by default; {@code
      * enable.idempotence=true} with {@code acks} other than all, more than 5 requests in flight or
      * {@code retries=0} is refused naming the keys; {@code enable.idempotence} left unset with such a
-     * setting gives a non-idempotent producer and one INFO line naming the keys.
+     * setting gives a non-idempotent producer and one INFO line naming the keys. {@code
+     * delivery.timeout.ms} below {@code linger.ms} + {@code request.timeout.ms} is refused when set,
+     * raised with a WARN when left at its default ({@link #deliveryTimeoutMs}).
      *
      * @throws IllegalArgumentException naming the bad or refused key and its value
      */
@@ -105,16 +112,21 @@ public record ProducerConfig(
         if (props.getProperty("retries") == null) {
             common = common.withRetries(DEFAULT_RETRIES);
         }
+        int lingerMs = v.intValue("linger.ms", 5, 0, 3_600_000);
         ProducerConfig config = new ProducerConfig(
                 common,
                 v.intValue("batch.size", 16_384, 1, 64 << 20),
-                v.intValue("linger.ms", 5, 0, 3_600_000),
+                lingerMs,
                 parseAcks(v.string("acks", "-1")),
                 v.intValue("max.in.flight.requests.per.connection", 5, 1, 1000),
                 v.intValue("max.request.size", 1 << 20, 1, 64 << 20),
                 v.longValue("buffer.memory", 32L << 20, 1024, Long.MAX_VALUE),
                 v.longValue("max.block.ms", 60_000, 0, Long.MAX_VALUE),
-                v.longValue("delivery.timeout.ms", 120_000, 1, Long.MAX_VALUE),
+                deliveryTimeoutMs(
+                        v.longValue("delivery.timeout.ms", DEFAULT_DELIVERY_TIMEOUT_MS, 1, Long.MAX_VALUE),
+                        props != null && props.getProperty("delivery.timeout.ms") != null,
+                        lingerMs,
+                        common.requestTimeoutMs()),
                 v.intValue("timeout.ms", 30_000, 1, Integer.MAX_VALUE),
                 compressionType(v.string("compression.type", "none")),
                 CompressionConfig.from(levels(props)),
@@ -145,6 +157,36 @@ public record ProducerConfig(
                         + " since idempotence needs {}",
                 String.join("; ", conflicts));
         return config.withIdempotence(false);
+    }
+
+    /**
+     * {@code delivery.timeout.ms} as Kafka checks it: at least {@code linger.ms} + {@code
+     * request.timeout.ms}, so a batch gets one whole attempt after it lingered. A value set below
+     * that is refused naming the three values; the default below it (a large {@code linger.ms} or
+     * {@code request.timeout.ms}) is raised to the sum with one WARN, as Kafka's producer does.
+     *
+     * @param value {@code delivery.timeout.ms} as read (the default when not set)
+     * @param set whether the properties set {@code delivery.timeout.ms}
+     * @throws IllegalArgumentException {@code set} and {@code value} below the sum
+     */
+    static long deliveryTimeoutMs(long value, boolean set, int lingerMs, int requestTimeoutMs) {
+        long floorMs = (long) lingerMs + requestTimeoutMs;
+        if (value >= floorMs) {
+            return value;
+        }
+        if (set) {
+            throw new IllegalArgumentException("delivery.timeout.ms=" + value
+                    + " must be >= linger.ms + request.timeout.ms = " + lingerMs + " + " + requestTimeoutMs + " = "
+                    + floorMs + ": raise delivery.timeout.ms, or lower linger.ms or request.timeout.ms");
+        }
+        LOG.warn(
+                "delivery.timeout.ms not set, and its default {} is below linger.ms + request.timeout.ms = {} + {}:"
+                        + " using delivery.timeout.ms={}",
+                value,
+                lingerMs,
+                requestTimeoutMs,
+                floorMs);
+        return floorMs;
     }
 
     /** This configuration with {@code enable.idempotence} set to {@code enabled}, nothing else changed. */

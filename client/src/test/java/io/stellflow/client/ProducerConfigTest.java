@@ -13,7 +13,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code enable.idempotence} as Kafka has it since 3.0 and KIP-679 (issue #20, point 3): on by
  * default with {@code acks=all}; left unset, a conflicting {@code acks}, {@code
  * max.in.flight.requests.per.connection} or {@code retries} turns it off with one INFO line; set to
- * {@code true}, the same conflict is refused naming the keys.
+ * {@code true}, the same conflict is refused naming the keys. {@code delivery.timeout.ms} as Kafka
+ * checks it against {@code linger.ms} + {@code request.timeout.ms}: refused when set below, the
+ * default raised with one WARN.
  */
 class ProducerConfigTest {
     @RegisterExtension
@@ -163,5 +165,38 @@ class ProducerConfigTest {
         assertThatThrownBy(() -> from("transactional.id", "tx", "transaction.timeout.ms", "0"))
                 .hasMessageContaining("transaction.timeout.ms");
         assertThat(configLog.messages()).isEmpty();
+    }
+
+    @Test
+    void deliveryTimeoutSetBelowLingerPlusRequestTimeoutIsRefusedNamingTheThreeValues() {
+        assertThatThrownBy(
+                        () -> from("delivery.timeout.ms", "30000", "linger.ms", "100", "request.timeout.ms", "30000"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("delivery.timeout.ms=30000 must be >= linger.ms + request.timeout.ms = 100 + 30000 = 30100:"
+                        + " raise delivery.timeout.ms, or lower linger.ms or request.timeout.ms");
+        // The defaults count too: linger.ms 5, request.timeout.ms 30000.
+        assertThatThrownBy(() -> from("delivery.timeout.ms", "30004"))
+                .hasMessageStartingWith(
+                        "delivery.timeout.ms=30004 must be >= linger.ms + request.timeout.ms = 5 + 30000");
+        assertThat(from("delivery.timeout.ms", "30005").deliveryTimeoutMs()).isEqualTo(30_005);
+        assertThat(from("delivery.timeout.ms", "1500", "linger.ms", "0", "request.timeout.ms", "500")
+                        .deliveryTimeoutMs())
+                .isEqualTo(1500);
+        assertThat(configLog.messages()).isEmpty();
+    }
+
+    @Test
+    void theDefaultDeliveryTimeoutBelowLingerPlusRequestTimeoutIsRaisedToItWithOneWarn() {
+        assertThat(from().deliveryTimeoutMs()).isEqualTo(ProducerConfig.DEFAULT_DELIVERY_TIMEOUT_MS);
+        assertThat(from("linger.ms", "60000").deliveryTimeoutMs()).isEqualTo(120_000);
+        assertThat(configLog.messages()).isEmpty();
+
+        ProducerConfig c = from("linger.ms", "100000", "request.timeout.ms", "40000");
+        assertThat(c.deliveryTimeoutMs()).isEqualTo(140_000);
+        assertThat(configLog.at(Level.WARN))
+                .singleElement()
+                .satisfies(e -> assertThat(e.getFormattedMessage())
+                        .isEqualTo("delivery.timeout.ms not set, and its default 120000 is below linger.ms +"
+                                + " request.timeout.ms = 100000 + 40000: using delivery.timeout.ms=140000"));
     }
 }

@@ -85,7 +85,8 @@ class ProducerDeliveryTimeoutTest {
         for (int i = 0; i < 200; i++) {
             broker.failNextProduce(tp, Errors.NOT_ENOUGH_REPLICAS); // the ISR stays below min.insync.replicas
         }
-        try (StellflowProducer producer = new StellflowProducer(props(broker.port(), "delivery.timeout.ms", "1000"))) {
+        try (StellflowProducer producer = new StellflowProducer(
+                props(broker.port(), "delivery.timeout.ms", "1000", "request.timeout.ms", "1000"))) {
             CompletableFuture<RecordMetadata> refused = producer.send(new ProducerRecord("t", 0, null, bytes("x")));
             assertThatThrownBy(() -> refused.get(30, TimeUnit.SECONDS))
                     .cause()

@@ -148,8 +148,19 @@ class ProducerSplitTest {
                 broker.failNextProduce(TP, Errors.NOT_LEADER_OR_FOLLOWER); // the parts never get through
             }
             CompletableFuture<RecordMetadata> first;
-            try (StellflowProducer producer = new StellflowProducer(
-                    props(broker, "false", "none", "delivery.timeout.ms", "5000", "retry.backoff.max.ms", "200"))) {
+            try (StellflowProducer producer = new StellflowProducer(props(
+                    broker,
+                    "false",
+                    "none",
+                    "delivery.timeout.ms",
+                    "5000",
+                    // linger.ms + request.timeout.ms within delivery.timeout.ms; the flush still sends
+                    "linger.ms",
+                    "1000",
+                    "request.timeout.ms",
+                    "1000",
+                    "retry.backoff.max.ms",
+                    "200"))) {
                 first = producer.send(new ProducerRecord("t", 0, null, "a".getBytes(StandardCharsets.UTF_8)));
                 producer.send(new ProducerRecord("t", 0, null, "b".getBytes(StandardCharsets.UTF_8)));
                 producer.flush();

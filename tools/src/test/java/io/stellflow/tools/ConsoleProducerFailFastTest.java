@@ -96,7 +96,9 @@ class ConsoleProducerFailFastTest {
                     "--acks",
                     "all",
                     "--producer-property",
-                    "delivery.timeout.ms=3000");
+                    "delivery.timeout.ms=3000",
+                    "--producer-property",
+                    "request.timeout.ms=2000");
             assertThat(t.run().exit()).as(t.run().err()).isEqualTo(1);
             assertThat(t.run().err())
                     .contains("batch expired after 3000 ms (delivery.timeout.ms)")
