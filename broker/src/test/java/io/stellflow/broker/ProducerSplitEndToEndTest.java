@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.stellflow.client.ConsumerRecord;
 import io.stellflow.client.ProducerRecord;
 import io.stellflow.client.RecordMetadata;
+import io.stellflow.client.RecordTooLargeException;
 import io.stellflow.client.StellflowConsumer;
 import io.stellflow.client.StellflowException;
 import io.stellflow.client.StellflowProducer;
@@ -20,6 +21,7 @@ import io.stellflow.protocol.compression.CompressionConfig;
 import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.BatchCompression;
 import io.stellflow.protocol.record.RecordBatchBuilder;
+import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.testsupport.IntegrationTest;
 import io.stellflow.testsupport.Wait;
 import java.nio.charset.StandardCharsets;
@@ -45,7 +47,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * consumer reads the values back in that order; also when the topic's {@code compression.type}
  * makes the broker decompress a batch that fitted as sent, for a transaction (committed, or aborted
  * while its batches are split), and for a single record too large on its own, which fails without
- * holding up the records after it.
+ * holding up the records after it. The same against a broker at the default 1 MiB with a topic whose
+ * {@code max.message.bytes} is 4 KiB.
  */
 @IntegrationTest
 class ProducerSplitEndToEndTest {
@@ -59,6 +62,13 @@ class ProducerSplitEndToEndTest {
         p.setProperty("transaction.state.log.num.partitions", "2");
         p.setProperty("transaction.max.timeout.ms", "120000");
     });
+
+    /**
+     * A broker at the default {@code message.max.bytes} (1 MiB, above every batch here): only a
+     * topic's {@code max.message.bytes} refuses batches on it.
+     */
+    @RegisterExtension
+    static final TestBroker.Shared DEFAULT_LIMIT_NODES = new TestBroker.Shared();
 
     private static StellflowServer server() throws Exception {
         return NODES.get("nio");
@@ -135,6 +145,23 @@ class ProducerSplitEndToEndTest {
         }
         assertThat(values).hasSize(expected);
         return values;
+    }
+
+    /** Sizes in bytes of the batches stored in partition 0 of {@code topic}, in offset order. */
+    private static List<Integer> storedBatchBytes(StellflowServer server, String topic) throws Exception {
+        ByteBuf stored = Unpooled.buffer();
+        try {
+            TestBroker.partition(server, topic, 0).log().readInto(0, Integer.MAX_VALUE, Long.MAX_VALUE, true, stored);
+            List<Integer> sizes = new ArrayList<>();
+            for (int pos = stored.readerIndex(); pos < stored.writerIndex(); ) {
+                int size = RecordBatchLayout.batchSize(stored, pos);
+                sizes.add(size);
+                pos += size;
+            }
+            return sizes;
+        } finally {
+            stored.release();
+        }
     }
 
     private static void assertSameValues(List<byte[]> read, List<byte[]> sent) {
@@ -292,6 +319,74 @@ class ProducerSplitEndToEndTest {
             }
         }
         assertSameValues(readAll(server, topic, committed.size(), "read_committed"), committed);
+    }
+
+    /**
+     * The broker's limit is 1 MiB, the topic's {@code max.message.bytes} 4 KiB: the ~190 KB batch is
+     * split down to batches the topic takes, every record arrives in send order; the same records to
+     * a topic without the override go as one batch (the broker's limit applies).
+     */
+    @ParameterizedTest(name = "compression={0} idempotence={1}")
+    @CsvSource({"none, false", "none, true", "zstd, true"})
+    void batchesAboveTheTopicsMaxMessageBytesAreSplitAndDeliveredInSendOrder(String compression, String idempotence)
+            throws Exception {
+        StellflowServer server = DEFAULT_LIMIT_NODES.get("nio");
+        String limited = topic(server, Map.of("max.message.bytes", Integer.toString(MESSAGE_MAX_BYTES)));
+        String open = topic(server, Map.of());
+        List<byte[]> values = new ArrayList<>();
+        for (int i = 0; i < 1500; i++) {
+            values.add(randomValue(i, 100));
+        }
+        try (StellflowProducer producer = new StellflowProducer(
+                producerProps(server, "compression.type", compression, "enable.idempotence", idempotence))) {
+            sendAll(producer, limited, values);
+            sendAll(producer, open, values);
+        }
+        assertSameValues(readAll(server, limited, values.size(), "read_uncommitted"), values);
+        List<Integer> limitedBatches = storedBatchBytes(server, limited);
+        assertThat(limitedBatches)
+                .hasSizeGreaterThan(30)
+                .allSatisfy(bytes -> assertThat(bytes).isLessThanOrEqualTo(MESSAGE_MAX_BYTES));
+        assertSameValues(readAll(server, open, values.size(), "read_uncommitted"), values);
+        assertThat(storedBatchBytes(server, open))
+                .singleElement()
+                .satisfies(bytes -> assertThat(bytes).isGreaterThan(10 * MESSAGE_MAX_BYTES));
+    }
+
+    /**
+     * A record whose batch is above the topic's {@code max.message.bytes} (and far below the broker's
+     * 1 MiB) fails with a {@link RecordTooLargeException} naming the topic's limit; the records after
+     * it go on, and the same record is taken by a topic without the override.
+     */
+    @Test
+    void aSingleRecordAboveTheTopicsMaxMessageBytesFailsNamingTheTopicsLimit() throws Exception {
+        StellflowServer server = DEFAULT_LIMIT_NODES.get("nio");
+        String limited = topic(server, Map.of("max.message.bytes", Integer.toString(MESSAGE_MAX_BYTES)));
+        String open = topic(server, Map.of());
+        byte[] large = randomValue(-1, 2 * MESSAGE_MAX_BYTES);
+        List<byte[]> after = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            after.add(randomValue(i, 100));
+        }
+        try (StellflowProducer producer = new StellflowProducer(producerProps(server, "linger.ms", "0"))) {
+            Throwable e = producer.send(new ProducerRecord(limited, 0, null, large))
+                    .handle((r, err) -> err)
+                    .get(15, TimeUnit.SECONDS);
+            assertThat(e).isInstanceOf(RecordTooLargeException.class);
+            assertThat(((StellflowException) e).errorCode()).isEqualTo(Errors.MESSAGE_TOO_LARGE);
+            assertThat(e.getMessage())
+                    .startsWith("produce to " + limited + "-0 refused: a batch of " + (large.length + 86)
+                            + " bytes as sent holding one record is larger than the topic's max.message.bytes (the"
+                            + " broker's message.max.bytes for a topic without one)")
+                    .contains("this record alone is too large")
+                    .endsWith("(MESSAGE_TOO_LARGE 12)");
+            sendAll(producer, limited, after);
+            assertThat(producer.send(new ProducerRecord(open, 0, null, large))
+                            .get(5, TimeUnit.SECONDS)
+                            .offset())
+                    .isZero();
+        }
+        assertSameValues(readAll(server, limited, after.size(), "read_uncommitted"), after);
     }
 
     @Test
