@@ -203,4 +203,92 @@ class TopicsCommandConfigTest {
                     .hasSize(5);
         }
     }
+
+    /**
+     * Topic {@code max.message.bytes} with the tools, through a broker: created with {@code
+     * --config}, changed with {@code stellflow-configs.sh --alter}, listed by {@code --describe},
+     * removed with {@code --delete-config}; each change reaches the partition the broker leads. A
+     * value out of range is refused naming the range, with nothing changed.
+     */
+    @Test
+    void maxMessageBytesIsCreatedAlteredDescribedAndDeletedThroughABroker() throws Exception {
+        try (StellflowServer server = InProcessBroker.startNio(dir)) {
+            String broker = "127.0.0.1:" + server.port();
+            int brokerDefault = BrokerConfig.DEFAULT_MESSAGE_MAX_BYTES;
+            ToolRun created = run(
+                    "--bootstrap-server", broker, "--create", "--topic", "sized", "--config", "max.message.bytes=2048");
+            assertThat(created.exit()).as(created.err()).isZero();
+            assertThat(created.out())
+                    .isEqualTo("Created topic sized with 1 partition(s) of 1 replica(s) and config"
+                            + " {max.message.bytes=2048}.\n");
+            awaitLimit(server, brokerDefault, 2048);
+
+            ToolRun alter = ToolRun.run(
+                    Tools.commandLine(new ConfigsCommand()),
+                    "--bootstrap-server",
+                    broker,
+                    "--entity-type",
+                    "topics",
+                    "--entity-name",
+                    "sized",
+                    "--alter",
+                    "--add-config",
+                    "max.message.bytes=4194304");
+            assertThat(alter.exit()).as(alter.err()).isZero();
+            assertThat(alter.out())
+                    .isEqualTo("Completed updating config for topic sized.\nConfigs for topic sized:\n"
+                            + "  max.message.bytes=4194304\n");
+            awaitLimit(server, brokerDefault, 4 << 20);
+            ToolRun describe = ToolRun.run(
+                    Tools.commandLine(new ConfigsCommand()),
+                    "--bootstrap-server",
+                    broker,
+                    "--entity-name",
+                    "sized",
+                    "--describe");
+            assertThat(describe.exit()).as(describe.err()).isZero();
+            assertThat(describe.out()).isEqualTo("Configs for topic sized:\n  max.message.bytes=4194304\n");
+
+            ToolRun bad = ToolRun.run(
+                    Tools.commandLine(new ConfigsCommand()),
+                    "--bootstrap-server",
+                    broker,
+                    "--entity-name",
+                    "sized",
+                    "--alter",
+                    "--add-config",
+                    "max.message.bytes=77");
+            assertThat(bad.exit()).isEqualTo(1);
+            assertThat(bad.err())
+                    .startsWith("error: INVALID_CONFIG")
+                    .contains("max.message.bytes=77 must be in [78, 67043328]");
+            assertThat(server.controller().image().topic("sized").config())
+                    .containsEntry("max.message.bytes", "4194304");
+
+            ToolRun delete = ToolRun.run(
+                    Tools.commandLine(new ConfigsCommand()),
+                    "--bootstrap-server",
+                    broker,
+                    "--entity-name",
+                    "sized",
+                    "--alter",
+                    "--delete-config",
+                    "max.message.bytes");
+            assertThat(delete.exit()).as(delete.err()).isZero();
+            awaitLimit(server, brokerDefault, brokerDefault);
+        }
+    }
+
+    /** Waits until the broker's partition sized-0 has {@code expected} as its batch limit. */
+    private static void awaitLimit(StellflowServer server, int brokerDefault, int expected) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        Partition p;
+        while ((p = server.replicaManager().hostedPartition("sized", 0)) == null
+                || p.maxMessageBytes(brokerDefault) != expected) {
+            assertThat(System.nanoTime())
+                    .as("max.message.bytes %d at the partition", expected)
+                    .isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
 }
