@@ -246,6 +246,12 @@ class ProducerSplitEndToEndTest {
         StellflowServer server = server();
         String topic = topic(server, Map.of());
         Properties props = producerProps(server, "enable.idempotence", idempotence, "linger.ms", "0");
+        if (!Boolean.parseBoolean(idempotence)) {
+            // Without idempotence a request already in flight when an earlier one is refused as too
+            // large is appended before that one's halves (as in Kafka: ProducerSender's class comment);
+            // one request in flight keeps the offsets checked below in send order.
+            props.setProperty("max.in.flight.requests.per.connection", "1");
+        }
         List<byte[]> after = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             after.add(randomValue(i, 100));
