@@ -401,6 +401,9 @@ class ProducerSplitInFlightTest {
                     "delivery.timeout.ms",
                     Long.toString(deliveryTimeoutMs),
                     "request.timeout.ms",
+                    "500",
+                    // delivery.timeout.ms >= linger.ms + request.timeout.ms; the flush below sends
+                    "linger.ms",
                     "500"))) {
                 long sentNs = System.nanoTime();
                 producer.sender().splitBuiltHook(tp -> {
