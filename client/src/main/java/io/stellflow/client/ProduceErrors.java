@@ -81,8 +81,7 @@ final class ProduceErrors {
             what = "before the batch was sent again; " + (b.attempts + 1) + " attempt(s)"
                     + (b.lastError == null ? "" : ", last error: " + b.lastError.reason());
         }
-        return new StellflowException(
-                StellflowException.NETWORK_ERROR,
+        return new ProducerClosedException(
                 "produce to " + b.tp + ": producer is closed forcefully (the close timeout passed, or it was 0) " + what
                         + splits(b),
                 inFlight ? null : b.lastError);

@@ -14,7 +14,9 @@ import java.util.Map;
  * The body of one Produce request of the producer: per partition its sealed batches back to back
  * (one RecordBatchSet; one batch with {@code enable.idempotence}), grouped by topic in drain order.
  * The batches' buffers are written as they are (a gathering write when a partition holds at least
- * {@link GatheringBuffer#MIN_APPEND_BYTES}), never released here.
+ * {@link GatheringBuffer#MIN_APPEND_BYTES}); each is held by a reference of the write's own while
+ * it is written (a forced close may give the batch back meanwhile, {@code StellflowProducer.close}),
+ * and the batch's own reference is never released here.
  *
  * <p>Thread-safety: immutable; written once, on the connection's I/O thread.
  */
@@ -89,7 +91,12 @@ final class ProduceRequestBody implements BodyWriter {
                 List<ProducerBatch> list = e.getValue();
                 ByteBuf records;
                 if (list.size() == 1) {
-                    records = list.get(0).bytes();
+                    // Held for the write: a forced close may give the batch's buffer back (and free it)
+                    // on the sender thread while this I/O thread copies it; the reference keeps the
+                    // memory until the copy is done, and a buffer already freed fails this write
+                    // (IllegalReferenceCountException) instead of being read.
+                    records = list.get(0).bytes().retain();
+                    toRelease.add(records);
                 } else {
                     CompositeByteBuf c = alloc.compositeDirectBuffer(list.size());
                     for (ProducerBatch b : list) {

@@ -528,8 +528,10 @@ public final class StellflowProducer implements AutoCloseable {
     }
 
     /**
-     * Closes the producer, waiting up to {@code delivery.timeout.ms} (by which every record is
-     * delivered or has failed): {@link #close(Duration)}.
+     * Closes the producer, gracefully for up to {@code delivery.timeout.ms}, then forcefully: {@link
+     * #close(Duration)}. Unlike Kafka's {@code close()}, which waits without a bound, this one is
+     * bounded: a record in flight to a broker that does not answer (a request is not expired while it
+     * is in flight) is failed by the forced close rather than waited for.
      */
     @Override
     public void close() {
@@ -549,9 +551,9 @@ public final class StellflowProducer implements AutoCloseable {
      *       one not finished in time goes on and fails with the connections.
      *   <li>Forced, once {@code timeout} passed with records outstanding, at once for a zero
      *       timeout: the sender stops, and every record not acknowledged yet (queued, in flight,
-     *       waiting to be split) fails with a {@link StellflowException} saying "producer is closed
-     *       forcefully" (code {@link StellflowException#NETWORK_ERROR}; one that was in flight may be
-     *       stored all the same). Their callbacks and futures complete on the producer's sender
+     *       waiting to be split) fails with a {@link ProducerClosedException} saying "producer is
+     *       closed forcefully" (code {@link StellflowException#NETWORK_ERROR}, not retriable; one that
+     *       was in flight may be stored all the same). Their callbacks and futures complete on the producer's sender
      *       thread before close returns, except those of a batch being compressed: it fails on the
      *       thread compressing it as soon as its codec returns (its bytes are that thread's until
      *       then). A {@link #flush} waiting in another thread returns; a {@link #commitTransaction}
@@ -566,9 +568,13 @@ public final class StellflowProducer implements AutoCloseable {
      * while another waits closes as its own timeout says, so {@code close(Duration.ZERO)} forces a
      * close that is waiting (as in Kafka).
      *
-     * @param timeout how long to wait for the records outstanding; zero or negative: not at all
+     * @param timeout how long to wait for the records outstanding; zero: not at all
+     * @throws IllegalArgumentException when {@code timeout} is negative (as Kafka's)
      */
     public void close(Duration timeout) {
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("close timeout must not be negative: " + timeout);
+        }
         boolean ownThread = Thread.currentThread() == senderThread
                 || Thread.currentThread() == compressorThread
                 || network.inIoThread();

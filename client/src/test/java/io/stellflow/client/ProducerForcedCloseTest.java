@@ -74,7 +74,10 @@ class ProducerForcedCloseTest {
     /** Every outcome failed with the forced close's error, each callback called once. */
     private static void assertFailedForcefullyOnce(List<Outcome> outcomes) throws Exception {
         for (Outcome o : outcomes) {
-            assertThat(o.error()).isInstanceOf(StellflowException.class).hasMessageContaining(FORCED);
+            assertThat(o.error()).isInstanceOf(ProducerClosedException.class).hasMessageContaining(FORCED);
+            assertThat(((StellflowException) o.error()).retriable())
+                    .as("a closed producer sends nothing more: not retriable (Kafka's forced close)")
+                    .isFalse();
         }
         assertThat(outcomes)
                 .allSatisfy(o ->
@@ -262,6 +265,24 @@ class ProducerForcedCloseTest {
     }
 
     /** With time enough the close stays graceful: everything is delivered, nothing fails. */
+    /** A negative close timeout is a caller's bug, refused as Kafka's producer does; the producer stays usable. */
+    @Test
+    @Timeout(60)
+    void aNegativeCloseTimeoutIsRefused() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            try (StellflowProducer producer = new StellflowProducer(props(broker, "negative"))) {
+                assertThatThrownBy(() -> producer.close(Duration.ofMillis(-1)))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("must not be negative");
+                assertThat(producer.send(new ProducerRecord("t", 0, null, new byte[10]))
+                                .get(WAIT_S, TimeUnit.SECONDS)
+                                .offset())
+                        .isZero();
+            }
+        }
+    }
+
     @Test
     @Timeout(60)
     void closeWithTimeEnoughDeliversEveryRecord() throws Exception {

@@ -316,7 +316,11 @@ public final class Partition {
         return topic == NO_TOPIC_MAX_MESSAGE_BYTES ? brokerMessageMaxBytes : topic;
     }
 
-    /** Sets the topic's {@code max.message.bytes} (&gt;= 1), or {@link #NO_TOPIC_MAX_MESSAGE_BYTES}. */
+    /**
+     * Sets the topic's {@code max.message.bytes}, or {@link #NO_TOPIC_MAX_MESSAGE_BYTES}; the caller
+     * ({@code ReplicaManager}) passes only values in the range {@code TopicConfigRules} validates
+     * (78 to 64 MiB - 64 KiB), this guard only refuses what is never a batch size.
+     */
     public void topicMaxMessageBytes(int bytes) {
         if (bytes < 1 && bytes != NO_TOPIC_MAX_MESSAGE_BYTES) {
             throw new IllegalArgumentException("max.message.bytes must be >= 1: " + bytes);
