@@ -111,7 +111,7 @@ final class ProducerAccumulator {
         this.compression = compression;
         this.compressionQueue = compression == null
                 ? null
-                : new ProducerCompressionQueue(lock, compression, metrics, new CompressionOutcomes());
+                : new ProducerCompressionQueue(lock, compression, metrics, new ProducerCompressionOutcomes(this));
         this.idempotence = idempotence;
         this.batchBuffers = compression == null
                 ? ProducerBufferPool.recycling(config.bufferMemoryBytes())
@@ -731,51 +731,34 @@ final class ProducerAccumulator {
     }
 
     /**
-     * The compression queue's outcomes for the partition queues. A batch compressed after a forced
-     * close ({@link #forceClose}: the sender is gone, or fails what it holds) leaves its queue at once,
-     * under the lock that publishes it, so nothing else takes it, and fails on the thread that
-     * compressed it: that thread owned its bytes until then (its buffer is given back once, by that
-     * failure), as a reset leaves a half being compressed to be failed once it is READY.
+     * Takes {@code batch} out of its partition's queue, if it is still there; a stamped one (a half of
+     * a split batch, stamped before compression) leaves a hole in the sequences. Returns whether it
+     * was there. Called under {@code lock}, off the sender ({@link ProducerCompressionOutcomes}).
      */
-    private final class CompressionOutcomes implements ProducerCompressionQueue.Listener {
-        @Override
-        public StellflowException compressed(ProducerBatch batch, double ratio) {
-            ProducerPartitionQueue q = queues.get(batch.tp);
-            if (forcedClose) {
-                q.batches.remove(batch);
-                if (batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
-                    idempotence.failed(batch, q.sequences); // a stamped half of a split batch: a hole
-                }
-                return ProduceErrors.closedForcefully(batch, false);
-            }
-            q.compressionRatio = ProducerCompression.nextCompressionRatio(
-                    q.compressionRatio, ratio, (double) batch.uncompressedBytes() / batch.fillLimitBytes());
-            wakeSender.signal();
-            return null;
+    boolean dropLocked(ProducerBatch batch) {
+        ProducerPartitionQueue q = queues.get(batch.tp);
+        boolean removed = q.batches.remove(batch);
+        if (removed && batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
+            idempotence.failed(batch, q.sequences);
         }
+        return removed;
+    }
 
-        @Override
-        public void failed(ProducerBatch batch, StellflowException error) {
-            lock.lock();
-            try {
-                ProducerPartitionQueue q = queues.get(batch.tp);
-                // Still queued after a codec failure; out already when compressed() refused it.
-                if (q.batches.remove(batch) && batch.producerId != RecordBatchLayout.NO_PRODUCER_ID) {
-                    idempotence.failed(batch, q.sequences); // a stamped half of a split batch: a hole
-                }
-            } finally {
-                lock.unlock();
-            }
-            metrics.sendFailed(ClientMetrics.result(error.errorCode(), false));
-            ProducerTransactions txn = transactions;
-            if (txn != null) {
-                txn.batchFailed(error.errorCode()); // before its callbacks: a commit after them must fail
-            }
-            try {
-                batch.fail(error);
-            } finally {
-                finish(List.of(batch));
-            }
+    /**
+     * Fails {@code batch}, out of its queue already, on the thread that was compressing it: counts the
+     * failure, makes a transaction abortable before the callbacks run (a commit after them must
+     * fail), completes the callbacks and {@link #finish}es it. Not under {@code lock}.
+     */
+    void failOffSender(ProducerBatch batch, StellflowException error) {
+        metrics.sendFailed(ClientMetrics.result(error.errorCode(), false));
+        ProducerTransactions txn = transactions;
+        if (txn != null) {
+            txn.batchFailed(error.errorCode());
+        }
+        try {
+            batch.fail(error);
+        } finally {
+            finish(List.of(batch));
         }
     }
 
