@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.stellflow.protocol.ProtocolException;
 import io.stellflow.protocol.record.ControlRecordLayout;
 import io.stellflow.protocol.record.Header;
+import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchLayout;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.storage.SegmentDump;
@@ -26,11 +27,12 @@ import picocli.CommandLine.Spec;
  * .log}: one line per batch (base and last offset, record count, position, leader epoch, timestamps,
  * size, compression, whether the CRC-32C matches); {@code --deep-iteration} adds a line per record
  * (offset, timestamp, key and value sizes, header keys), {@code --print-data-log} (implies it) the key
- * and value as UTF-8. For a {@code .index} or {@code .timeindex}: its entries, then a check of each
- * entry against the segment's {@code .log} beside it; {@code --index-sanity-check} prints only the
- * check. For a {@code .txnindex}: one line per aborted transaction (producerId, firstOffset,
- * lastOffset = its ABORT marker, lastStableOffset); a damaged entry or a torn last entry is reported,
- * not fatal. Files are read through {@link SegmentDump} (the storage's own layouts).
+ * and value as UTF-8; a compressed batch's records are decompressed first (at most {@link
+ * #MAX_DECOMPRESSED_BYTES} per batch). For a {@code .index} or {@code .timeindex}: its entries, then
+ * a check of each entry against the segment's {@code .log} beside it; {@code --index-sanity-check}
+ * prints only the check. For a {@code .txnindex}: one line per aborted transaction (producerId,
+ * firstOffset, lastOffset = its ABORT marker, lastStableOffset); a damaged entry or a torn last entry
+ * is reported, not fatal. Files are read through {@link SegmentDump} (the storage's own layouts).
  *
  * <p>Exit status 0 when every file was read and found sound, 1 when a file is missing, is not a
  * segment file, or holds a damaged batch, a damaged tail, an index entry that disagrees with the log
@@ -53,7 +55,9 @@ public final class DumpLogCommand implements Callable<Integer> {
                     "segment files: <20-digit base offset>.log, .index, .timeindex or .txnindex (comma- or space-separated)")
     List<Path> files;
 
-    @Option(names = "--deep-iteration", description = "print every record of each batch")
+    @Option(
+            names = "--deep-iteration",
+            description = "print every record of each batch (a compressed batch's records decompressed)")
     boolean deepIteration;
 
     @Option(names = "--print-data-log", description = "print each record's key and value (implies --deep-iteration)")
@@ -65,8 +69,28 @@ public final class DumpLogCommand implements Callable<Integer> {
     @Spec
     CommandLine.Model.CommandSpec spec;
 
+    /**
+     * Most bytes one compressed batch's records may decompress to here: the consumer's largest {@code
+     * compression.max.decompressed.bytes} (1 GiB). A batch above it (a damaged container, or a broker
+     * whose cap was set higher) is printed as not decoded, with the reason.
+     */
+    static final long MAX_DECOMPRESSED_BYTES = 1L << 30;
+
+    /** Expands compressed batches for --deep-iteration; made at the first one, closed at the end. */
+    private RecordBatchDecompressor decompressor;
+
     @Override
     public Integer call() throws IOException {
+        try {
+            return dumpFiles();
+        } finally {
+            if (decompressor != null) {
+                decompressor.close();
+            }
+        }
+    }
+
+    private int dumpFiles() throws IOException {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         int rc = 0;
@@ -160,28 +184,40 @@ public final class DumpLogCommand implements Callable<Integer> {
             printMarker(b, out);
             return;
         }
+        ByteBuf bytes = b.bytes();
+        if ((b.attributes() & RecordBatchLayout.COMPRESSION_CODEC_MASK) != 0) {
+            if (decompressor == null) {
+                decompressor = new RecordBatchDecompressor(MAX_DECOMPRESSED_BYTES);
+            }
+            // The walk's read-only view has no array a codec can read (zstd refuses it): a writable copy.
+            bytes = bytes.copy();
+        }
         try {
             // The CRC verdict is on the batch line: decode a damaged batch anyway, as far as it goes.
-            RecordBatchReader.decode(b.bytes(), segmentBase, false, (offset, timestampMs, key, value, headers) -> {
-                StringBuilder line = new StringBuilder("| offset: ")
-                        .append(offset)
-                        .append(" timestamp: ")
-                        .append(timestampMs)
-                        .append(" keySize: ")
-                        .append(key == null ? -1 : key.length)
-                        .append(" valueSize: ")
-                        .append(value == null ? -1 : value.length)
-                        .append(" headerKeys: [");
-                for (int i = 0; i < headers.size(); i++) {
-                    Header h = headers.get(i);
-                    line.append(i == 0 ? "" : ",").append(h.key());
-                }
-                line.append(']');
-                if (printDataLog) {
-                    line.append(" key: ").append(text(key)).append(" payload: ").append(text(value));
-                }
-                out.println(line);
-            });
+            RecordBatchReader.decode(
+                    bytes, segmentBase, false, decompressor, (offset, timestampMs, key, value, headers) -> {
+                        StringBuilder line = new StringBuilder("| offset: ")
+                                .append(offset)
+                                .append(" timestamp: ")
+                                .append(timestampMs)
+                                .append(" keySize: ")
+                                .append(key == null ? -1 : key.length)
+                                .append(" valueSize: ")
+                                .append(value == null ? -1 : value.length)
+                                .append(" headerKeys: [");
+                        for (int i = 0; i < headers.size(); i++) {
+                            Header h = headers.get(i);
+                            line.append(i == 0 ? "" : ",").append(h.key());
+                        }
+                        line.append(']');
+                        if (printDataLog) {
+                            line.append(" key: ")
+                                    .append(text(key))
+                                    .append(" payload: ")
+                                    .append(text(value));
+                        }
+                        out.println(line);
+                    });
         } catch (ProtocolException e) {
             out.println("| records not decoded: " + e.getMessage());
         }
