@@ -101,15 +101,15 @@ public final class TopicsCommand implements Callable<Integer> {
     /** Partition count for --create or new total for --alter; null when not given (1). */
     @Option(
             names = "--partitions",
-            description = "partition count for --create, at least 1 (default 1), new total for --alter")
+            description = "partition count for --create, at least 1 (default: the broker's num.partitions; 1 with"
+                    + " --bootstrap-controller), new total for --alter")
     Integer partitionsOption;
 
     /** Replication factor for --create; null when not given (the broker's or controller's default). */
     @Option(
             names = "--replication-factor",
             description = "replicas per partition for --create, at least 1 (default: the broker's"
-                    + " default.replication.factor; 1 with --bootstrap-controller; required with --config and"
-                    + " --bootstrap-server)")
+                    + " default.replication.factor, also with --config; 1 with --bootstrap-controller)")
     Integer replicationFactorOption;
 
     @Option(

@@ -10,7 +10,9 @@ import picocli.CommandLine;
 /**
  * Every tool answers {@code --version} with the release it was built as (issue #22: it printed
  * nothing), built as its {@code main} builds it; {@code stellflow-configs.sh --help} shows a comma,
- * not the regex that splits {@code --add-config}.
+ * not the regex that splits {@code --add-config}; {@code stellflow-topics.sh --help} gives the
+ * defaults {@code --create} really takes (it said {@code --replication-factor} was required with
+ * {@code --config}, and 1 partition, where the broker's defaults apply).
  */
 class ToolsVersionAndHelpTest {
     /** Each tool's command line as its main builds it. */
@@ -47,5 +49,19 @@ class ToolsVersionAndHelpTest {
                 .doesNotContain("(?=")
                 .contains("--add-config=key=value[,key=value...]")
                 .contains("--delete-config=key[,key...]");
+    }
+
+    @Test
+    void topicsHelpGivesTheBrokersDefaultsForCreate() {
+        ToolRun r = ToolRun.run(Tools.commandLine(new TopicsCommand()), "--help");
+        assertThat(r.exit()).isZero();
+        // Without blanks: picocli wraps the descriptions, also after a dot (num. partitions).
+        String help = r.out().replaceAll("\\s+", "");
+        assertThat(help)
+                .doesNotContain("requiredwith--config")
+                .doesNotContain("(default1)")
+                .contains("(default:thebroker'snum.partitions;1with--bootstrap-controller)")
+                .contains("(default:thebroker'sdefault.replication.factor,alsowith--config;1with"
+                        + "--bootstrap-controller)");
     }
 }
