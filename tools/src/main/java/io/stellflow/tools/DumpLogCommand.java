@@ -220,6 +220,10 @@ public final class DumpLogCommand implements Callable<Integer> {
                     });
         } catch (ProtocolException e) {
             out.println("| records not decoded: " + e.getMessage());
+        } finally {
+            if (bytes != b.bytes()) {
+                bytes.release();
+            }
         }
     }
 
