@@ -249,7 +249,11 @@ public record ProducerConfig(
         try {
             return CompressionType.forName(raw.trim());
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("compression.type=" + raw.trim() + ": " + e.getMessage(), e);
+            String value = raw.trim();
+            String hint = value.equalsIgnoreCase("uncompressed") || value.equalsIgnoreCase("producer")
+                    ? " ('uncompressed' and 'producer' are topic and broker values; a producer says none)"
+                    : "";
+            throw new IllegalArgumentException("compression.type=" + value + ": " + e.getMessage() + hint, e);
         }
     }
 

@@ -66,6 +66,12 @@ class ClientKeysTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("compression.type=brotli: unknown compression type 'brotli': expected none, gzip,"
                         + " snappy, lz4 or zstd");
+        assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "uncompressed")))
+                .hasMessageEndingWith(
+                        "('uncompressed' and 'producer' are topic and broker values; a producer says none)");
+        assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "producer")))
+                .hasMessageStartingWith("compression.type=producer: unknown compression type 'producer'")
+                .hasMessageContaining("a producer says none");
         assertThatThrownBy(() -> ProducerConfig.from(props("compression.type", "lz4", "compression.lz4.level", "18")))
                 .hasMessage("compression.lz4.level=18: out of range 1..17");
         assertThatThrownBy(() -> ProducerConfig.from(props("compression.gzip.level", "high")))

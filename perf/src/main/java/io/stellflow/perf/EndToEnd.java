@@ -52,7 +52,11 @@ final class EndToEnd extends PerfCommand.Common implements Callable<Integer> {
     @Option(names = "--producers", defaultValue = "1", description = "producer threads, each with its own producer")
     int producers;
 
-    @Option(names = "--producer-props", arity = "1..*", description = "producer properties k=v ...")
+    @Option(
+            names = "--producer-props",
+            arity = "1..*",
+            description = "producer properties k=v ..., e.g. acks=all batch.size=1048576 linger.ms=5"
+                    + " compression.type=zstd compression.zstd.level=3 (docs/compression.md)")
     Map<String, String> producerProps = new HashMap<>();
 
     @Option(names = "--consumer-props", arity = "1..*", description = "consumer properties k=v ...")

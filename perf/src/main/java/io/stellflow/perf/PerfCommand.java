@@ -249,7 +249,11 @@ public final class PerfCommand implements Runnable {
         @Option(names = "--throughput", defaultValue = "-1", description = "records/s cap, -1 for none")
         long throughput;
 
-        @Option(names = "--producer-props", arity = "1..*", description = "producer properties k=v ...")
+        @Option(
+                names = "--producer-props",
+                arity = "1..*",
+                description = "producer properties k=v ..., e.g. acks=all batch.size=1048576 linger.ms=5"
+                        + " compression.type=zstd compression.zstd.level=3 (docs/compression.md)")
         Map<String, String> producerProps = new HashMap<>();
 
         @Option(

@@ -415,9 +415,16 @@ public final class TopicsCommand implements Callable<Integer> {
             return 1;
         }
         out.println("Created topic " + topic + " with " + partitions + " partition(s) of " + rf + " replica(s)"
-                + (configs == null ? "." : " and config " + new TreeMap<>(configs) + "."));
+                + (configs == null ? "." : " and config " + asStored(configs) + "."));
         out.flush();
         return 0;
+    }
+
+    /** The configs as the controller stores them (values trimmed of blanks), sorted by key. */
+    private static Map<String, String> asStored(Map<String, String> configs) {
+        Map<String, String> stored = new TreeMap<>();
+        configs.forEach((k, v) -> stored.put(k, v == null ? null : v.strip()));
+        return stored;
     }
 
     /** CreatePartitions at the active controller; it refuses a decrease, the same count or an unknown topic. */

@@ -42,7 +42,7 @@ class TopicsCommandConfigTest {
                     "--config",
                     "segment.bytes=2048",
                     "--config",
-                    "cleanup.policy=compact");
+                    "cleanup.policy= compact "); // echoed as stored: trimmed
             assertThat(ok.exit()).as(ok.err()).isZero();
             assertThat(ok.out())
                     .isEqualTo("Created topic tuned with 2 partition(s) of 1 replica(s) and config "
