@@ -284,14 +284,19 @@ final class ProducerAccumulator {
     /**
      * A forced close ({@code close(timeout)} whose timeout passed): closes as {@link #initiateClose}
      * and makes the sender's loop end now ({@link #closedAndDoneLocked}); the sender then fails every
-     * batch it holds ({@link ProducerSender}), a batch being compressed fails on the thread
-     * compressing it once its codec returns ({@link CompressionOutcomes#compressed}). Idempotent.
+     * batch it holds ({@link ProducerSender}), those waiting for a codec included: from here no thread
+     * compresses a batch ({@link ProducerCompressionQueue#closeForcefully}), and a batch being
+     * compressed fails on the thread compressing it once its codec returns ({@link
+     * ProducerCompressionOutcomes}). Idempotent.
      */
     void forceClose() {
         lock.lock();
         try {
             closing = true;
             forcedClose = true;
+            if (compressionQueue != null) {
+                compressionQueue.closeForcefully();
+            }
             wakeSender.signal();
             stateChanged.signalAll();
         } finally {

@@ -8,7 +8,9 @@ package io.stellflow.client;
  * once, under the lock that publishes it, so nothing else takes it, and fails on the thread that
  * compressed it: that thread owned its bytes until then (its buffer is given back once, by that
  * failure), as a reset leaves a half being compressed to be failed once it is READY. A codec failure
- * fails the batch the same way ({@link ProducerAccumulator#failOffSender}).
+ * fails the batch the same way ({@link ProducerAccumulator#failOffSender}); one after a forced close
+ * (a thread that took its batch just before it, whose codec the close freed) fails with the forced
+ * close's error too: the batch was never sent, and the producer is closed.
  *
  * <p>Thread-safety: called by whichever thread compressed the batch (the compressor thread or an
  * application thread helping); {@link #compressed} under the accumulator's lock, {@link #failed}
@@ -36,13 +38,17 @@ final class ProducerCompressionOutcomes implements ProducerCompressionQueue.List
 
     @Override
     public void failed(ProducerBatch batch, StellflowException error) {
+        StellflowException failure = error;
         accumulator.lock.lock();
         try {
             // Still queued after a codec failure; out already when compressed() refused it.
             accumulator.dropLocked(batch);
+            if (accumulator.forcedCloseLocked()) {
+                failure = ProduceErrors.closedForcefully(batch, false);
+            }
         } finally {
             accumulator.lock.unlock();
         }
-        accumulator.failOffSender(batch, error);
+        accumulator.failOffSender(batch, failure);
     }
 }

@@ -28,6 +28,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * batch while the compressor thread is busy compresses it itself: the work waiting for a codec stays
  * at about one batch per thread instead of growing until {@code buffer.memory} is full.
  *
+ * <p>A forced close ({@link #closeForcefully}) ends the compressing: from that moment no thread takes
+ * a batch, the waiting ones stay in their partitions' queues for the sender to fail with "producer is
+ * closed forcefully", and only the batches already in a codec finish there (their threads fail them).
+ * Why: the sender frees the codecs right after, and a batch taken then would fail with the closed
+ * codecs' error instead of the close's.
+ *
  * <p>Thread-safety: the waiting batches are guarded by the producer's accumulator lock (passed in;
  * methods marked "under the lock" need it held); compressing runs outside it, on the thread that
  * moved the batch to {@link ProducerBatch.Stage#COMPRESSING}.
@@ -60,6 +66,8 @@ final class ProducerCompressionQueue implements Runnable {
     private final ClientMetrics metrics;
     private final Listener listener;
     private boolean stopping;
+    /** {@link #closeForcefully} was called: no batch is queued or taken any more. */
+    private boolean forced;
     /** The compressor thread runs ({@link #run}); before and after it every waiting batch wants help. */
     private boolean compressorStarted;
     /** The compressor thread is compressing a batch now. */
@@ -78,11 +86,29 @@ final class ProducerCompressionQueue implements Runnable {
         return compression;
     }
 
-    /** Under the lock: queues the sealed {@code batch} for compression and wakes the compressor thread. */
+    /**
+     * Under the lock: queues the sealed {@code batch} for compression and wakes the compressor thread.
+     * After {@link #closeForcefully} the batch is AWAITING_COMPRESSION but queued nowhere: no thread
+     * compresses it, the sender fails it.
+     */
     void add(ProducerBatch batch) {
         batch.stage = ProducerBatch.Stage.AWAITING_COMPRESSION;
+        if (forced) {
+            return;
+        }
         waiting.addLast(batch);
         work.signal();
+    }
+
+    /**
+     * Under the lock: a forced close. No thread takes a batch from now on; the waiting ones leave this
+     * queue (still AWAITING_COMPRESSION in their partitions' queues, where the sender fails them), and
+     * the compressor thread ends. A batch in a codec now stays its thread's. Idempotent.
+     */
+    void closeForcefully() {
+        forced = true;
+        waiting.clear();
+        work.signalAll();
     }
 
     /**
@@ -125,7 +151,7 @@ final class ProducerCompressionQueue implements Runnable {
         return compressHere(true);
     }
 
-    /** Under the lock: the compressor thread ends once no batch waits. Idempotent. */
+    /** Under the lock: the compressor thread ends once no batch waits (at once after {@link #closeForcefully}). Idempotent. */
     void stop() {
         stopping = true;
         work.signalAll();
@@ -171,7 +197,7 @@ final class ProducerCompressionQueue implements Runnable {
             try {
                 compressorStarted = true;
                 compressorBusy = false;
-                while (waiting.isEmpty() && !stopping) {
+                while (waiting.isEmpty() && !stopping && !forced) {
                     work.await();
                 }
                 if (waiting.isEmpty()) {

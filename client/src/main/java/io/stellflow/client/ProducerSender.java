@@ -137,6 +137,9 @@ final class ProducerSender implements Runnable {
     private boolean metadataRefreshInFlight;
     private long lastMetadataRefreshNs;
 
+    /** Tests only ({@link #forcedCloseHook(Runnable)}); a no-op otherwise. */
+    private volatile Runnable forcedCloseHook = () -> {};
+
     ProducerSender(ProducerConfig config, NetworkClient network, MetadataCache metadata) {
         this(config, network, metadata, ProducerCompression.of(config));
     }
@@ -157,6 +160,15 @@ final class ProducerSender implements Runnable {
     /** Tests only: {@link ProducerSplits#builtHook}, to hold a split in flight. */
     void splitBuiltHook(Consumer<TopicPartition> hook) {
         splits.builtHook(hook);
+    }
+
+    /**
+     * Tests only: {@code hook} runs on this thread after a forced close ended the loop and freed the
+     * codecs, before the batches left are failed ({@link #failIncompleteAfterForcedClose}), so a test
+     * can let other threads run in that window.
+     */
+    void forcedCloseHook(Runnable hook) {
+        this.forcedCloseHook = hook;
     }
 
     /** Where the batches get their (uncompressed) buffers ({@link ProducerAccumulator#batchBuffers}). */
@@ -222,14 +234,20 @@ final class ProducerSender implements Runnable {
      * every other path that completes a batch takes it.
      */
     private void failIncompleteAfterForcedClose() {
-        List<ProducerBatch> unsent = new ArrayList<>();
-        List<ProducerBatch> inFlight = new ArrayList<>();
-        boolean recordsLost;
         lock.lock();
         try {
             if (!accumulator.forcedCloseLocked()) {
                 return; // a graceful close: every batch is done
             }
+        } finally {
+            lock.unlock();
+        }
+        forcedCloseHook.run();
+        List<ProducerBatch> unsent = new ArrayList<>();
+        List<ProducerBatch> inFlight = new ArrayList<>();
+        boolean recordsLost;
+        lock.lock();
+        try {
             takeUnsentLocked(unsent);
             for (Map<TopicPartition, List<ProducerBatch>> request : inFlightRequests) {
                 request.values().forEach(inFlight::addAll);

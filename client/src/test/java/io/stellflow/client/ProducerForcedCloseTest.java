@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.testsupport.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -264,7 +265,62 @@ class ProducerForcedCloseTest {
         }
     }
 
-    /** With time enough the close stays graceful: everything is delivered, nothing fails. */
+    /**
+     * A thread in {@code flush} that helps compress, and the compressor thread, each hold a batch in
+     * the codec while a third sealed batch waits for one; the close forces, and they finish their
+     * batches in the window where the sender has freed the codecs and not yet failed the rest ({@link
+     * ProducerSender#forcedCloseHook}). Neither may take the waiting batch: compressed now it would
+     * fail with the closed codecs' error (UNKNOWN_SERVER_ERROR, "compressing ... failed") instead of
+     * the forced close's. Every batch fails once with "producer is closed forcefully", none is
+     * compressed after the close, and every buffer goes back once.
+     */
+    @Test
+    @Timeout(60)
+    void noThreadCompressesABatchWaitingForACodecAfterAForcedClose() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 3);
+            ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.LZ4, 1, 2, 0);
+            ProducerConfig config = ProducerConfig.from(props(
+                    broker, "forced-waiting", "compression.type", "lz4", "linger.ms", "60000", "batch.size", "16384"));
+            ProducerCompression compression = ProducerCompression.of(config, script.codecs());
+            StellflowProducer producer = new StellflowProducer(config, null, compression);
+            ProducerCompressionQueue queue =
+                    (ProducerCompressionQueue) producer.sender().compressor();
+            List<Outcome> outcomes = new ArrayList<>();
+            for (int p = 0; p < 3; p++) {
+                outcomes.addAll(send(producer, new TopicPartition("t", p), 1)); // three open batches
+            }
+            CompletableFuture<Void> flushed = async(producer::flush); // seals them and helps
+            Wait.until(
+                    Duration.ofSeconds(WAIT_S),
+                    () -> script.calls.get() == 2,
+                    "two batches in the codec (the flush's thread and the compressor thread)");
+            assertThat(queue.hasWaiting()).as("the third waits for a codec").isTrue();
+            producer.sender().forcedCloseHook(() -> {
+                script.open(); // both finish now, the codecs freed, the waiting batch not yet failed
+                Wait.until(
+                        Duration.ofSeconds(WAIT_S),
+                        () -> !queue.hasWaiting(),
+                        "the waiting batch taken (by a compressing thread, or off the queue at the close)");
+            });
+
+            producer.close(Duration.ZERO);
+            assertFailedForcefullyOnce(outcomes);
+            flushed.get(WAIT_S, TimeUnit.SECONDS);
+            assertThreadsEnd("forced-waiting");
+            assertThat(script.calls.get())
+                    .as("nothing compressed after the close")
+                    .isEqualTo(2);
+            assertThat(broker.produceRequests.get()).as("never sent").isZero();
+            assertThat(compression.plainBuffers().outstandingBuffers())
+                    .as("uncompressed buffers given back once")
+                    .isZero();
+            assertThat(compression.compressedBuffers().outstandingBuffers())
+                    .as("compressed buffers given back once")
+                    .isZero();
+        }
+    }
+
     /** A negative close timeout is a caller's bug, refused as Kafka's producer does; the producer stays usable. */
     @Test
     @Timeout(60)
@@ -283,6 +339,7 @@ class ProducerForcedCloseTest {
         }
     }
 
+    /** With time enough the close stays graceful: everything is delivered, nothing fails. */
     @Test
     @Timeout(60)
     void closeWithTimeEnoughDeliversEveryRecord() throws Exception {
