@@ -81,6 +81,8 @@ final class ProducerAccumulator {
      * the sender (a codec failure), so the transaction can only abort; null otherwise.
      */
     private volatile ProducerTransactions transactions;
+    /** The threads running this producer's callbacks now, off its own threads too (a close must not wait for them). */
+    final ProducerCompletingThreads completing = new ProducerCompletingThreads();
 
     /** What append did: whether the partition's open batch is now full (the sticky partitioner moves on). */
     enum AppendResult {
@@ -688,12 +690,13 @@ final class ProducerAccumulator {
     /**
      * Fails batches that may already be in the log under an older producer id (their records are
      * stored once or not at all; sent again under the new id they could be stored twice). Not under
-     * {@code lock}: the callbacks run here.
+     * {@code lock}: the callbacks run here ({@link #completing}).
      */
     void failMaybeAppended(List<ProducerBatch> batches) {
         if (batches.isEmpty()) {
             return;
         }
+        completing.enter();
         try {
             for (ProducerBatch b : batches) {
                 StellflowException failure = ProduceErrors.outcomeUnknown(b);
@@ -701,6 +704,7 @@ final class ProducerAccumulator {
                 b.fail(failure);
             }
         } finally {
+            completing.exit();
             finish(batches);
         }
     }
@@ -752,7 +756,8 @@ final class ProducerAccumulator {
     /**
      * Fails {@code batch}, out of its queue already, on the thread that was compressing it: counts the
      * failure, makes a transaction abortable before the callbacks run (a commit after them must
-     * fail), completes the callbacks and {@link #finish}es it. Not under {@code lock}.
+     * fail), completes the callbacks ({@link #completing}: maybe on an application thread) and {@link
+     * #finish}es it. Not under {@code lock}.
      */
     void failOffSender(ProducerBatch batch, StellflowException error) {
         metrics.sendFailed(ClientMetrics.result(error.errorCode(), false));
@@ -760,9 +765,11 @@ final class ProducerAccumulator {
         if (txn != null) {
             txn.batchFailed(error.errorCode());
         }
+        completing.enter();
         try {
             batch.fail(error);
         } finally {
+            completing.exit();
             finish(List.of(batch));
         }
     }

@@ -573,19 +573,34 @@ final class ProducerSender implements Runnable {
         wakeSender.signal();
     }
 
-    /** Fails {@code batches}, taken unsent, with {@code error} and counts them out. Not under {@code lock}. */
+    /**
+     * Fails {@code batches}, taken unsent, with {@code error} and counts them out; the callbacks run on
+     * the caller, an application thread in an abort ({@link ProducerAccumulator#completing}). Not under
+     * {@code lock}.
+     */
     private void failTaken(List<ProducerBatch> batches, StellflowException error) {
         if (batches.isEmpty()) {
             return;
         }
+        accumulator.completing.enter();
         try {
             for (ProducerBatch b : batches) {
                 network.metrics().sendFailed(ClientMetrics.result(error.errorCode(), false));
                 b.fail(error);
             }
         } finally {
+            accumulator.completing.exit();
             accumulator.finish(batches);
         }
+    }
+
+    /**
+     * Whether the calling thread is running callbacks of batches this producer still counts as
+     * incomplete (a codec failure on the thread that compressed, an abort failing unsent records): a
+     * close from there would wait for itself.
+     */
+    boolean completingOnThisThread() {
+        return accumulator.completing.currentThreadCompleting();
     }
 
     private void onResponse(

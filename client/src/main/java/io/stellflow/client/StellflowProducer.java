@@ -41,8 +41,10 @@ import org.slf4j.LoggerFactory;
  * sender had attached its completion to the request). Those of a batch that expired or that a forced
  * {@link #close(Duration)} failed run on the sender thread; those of a batch whose compression
  * failed, or that such a close failed while it was compressed, on the thread that was compressing
- * it (the compressor thread or a sending one). They must be short and must not block (and must not
- * call {@link #flush}). With {@code compression.type} set, a {@code send} that seals a batch or finds
+ * it (the compressor thread, or one in {@code send} or {@link #flush}); those of records an {@link
+ * #abortTransaction} fails unsent on the aborting thread. They must be short and must not block (and
+ * must not call {@link #flush}); a {@link #close} from one of them does not wait ({@link
+ * #close(Duration)}). With {@code compression.type} set, a {@code send} that seals a batch or finds
  * one waiting for a codec may compress it before returning ({@code docs/compression.md}).
  */
 public final class StellflowProducer implements AutoCloseable {
@@ -562,9 +564,13 @@ public final class StellflowProducer implements AutoCloseable {
      *       transaction.timeout.ms}.
      * </ul>
      *
-     * <p>Called from the producer's own threads (a send's callback or future stage: the I/O thread,
-     * the sender or the compressor) the timeout is 0, and close does not wait for the sender to fail
-     * the records outstanding: it does so right after, on its thread. Idempotent; a close called
+     * <p>Called from a send's callback or future stage the timeout is 0 (with a WARN saying why), and
+     * close does not wait for the sender to fail the records outstanding: it does so right after, on
+     * its thread. That holds on the producer's own threads (the I/O thread, the sender, the
+     * compressor) and on any thread while it runs callbacks of records still outstanding: an
+     * application thread whose compression of a batch failed (in {@code send} or {@link #flush}), or
+     * whose {@link #abortTransaction} fails the records not sent. Those records complete only once
+     * the callback returns, so waiting for them could only last the whole timeout. Idempotent; a close called
      * while another waits closes as its own timeout says, so {@code close(Duration.ZERO)} forces a
      * close that is waiting (as in Kafka).
      *
@@ -578,13 +584,21 @@ public final class StellflowProducer implements AutoCloseable {
         boolean ownThread = Thread.currentThread() == senderThread
                 || Thread.currentThread() == compressorThread
                 || network.inIoThread();
-        if (ownThread && timeout.isPositive()) {
+        // An application thread running callbacks of batches still outstanding (their codec failed
+        // on it, or its abort fails them): they complete once this callback returns.
+        boolean completing = !ownThread && sender.completingOnThisThread();
+        if ((ownThread || completing) && timeout.isPositive()) {
             // A send's callback or future stage runs on the client's I/O thread (or the sender's, or
-            // the compressor's): waiting there for the sender, an abort or the I/O thread itself could
-            // only time out or deadlock. Kafka's producer closes with timeout 0 from a callback too.
+            // the compressor's, or a thread completing batches): waiting there for the sender, an
+            // abort or this thread itself could only time out or deadlock. Kafka's producer closes
+            // with timeout 0 from a callback too.
             LOG.warn(
-                    "close() called from a send callback (the producer's own thread {}): closing without"
-                            + " waiting (timeout 0)",
+                    ownThread
+                            ? "close() called from a send callback (the producer's own thread {}): closing"
+                                    + " without waiting (timeout 0)"
+                            : "close() called from a send callback on thread {}, which completes the producer's"
+                                    + " batches (a codec failure there, or an abort's unsent records) that"
+                                    + " the close would wait for: closing without waiting (timeout 0)",
                     Thread.currentThread().getName());
             timeout = Duration.ZERO;
         }
@@ -607,7 +621,7 @@ public final class StellflowProducer implements AutoCloseable {
                             + " (they fail with \"producer is closed forcefully\")",
                     Math.max(0, timeout.toMillis()));
             sender.forceClose();
-            if (!ownThread) {
+            if (!ownThread && !completing) {
                 interrupted |= joinUninterruptibly(senderThread); // it fails what is left, then ends
             }
         }

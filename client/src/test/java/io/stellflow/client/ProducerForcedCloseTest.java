@@ -3,7 +3,9 @@ package io.stellflow.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
 import io.stellflow.protocol.compression.CompressionType;
+import io.stellflow.testsupport.LogLines;
 import io.stellflow.testsupport.Wait;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -36,6 +39,9 @@ class ProducerForcedCloseTest {
     private static final long PROMPT_MS = 2_000;
 
     private static final String FORCED = "producer is closed forcefully";
+
+    @RegisterExtension
+    final LogLines closeLog = LogLines.of(StellflowProducer.class).atLevel(Level.WARN);
 
     private static Properties props(FakeBroker broker, String clientId, String... kv) {
         Properties p = new Properties();
@@ -475,6 +481,77 @@ class ProducerForcedCloseTest {
             assertThat(closeMs.get(WAIT_S, TimeUnit.SECONDS)).isLessThan(PROMPT_MS);
             assertFailedForcefullyOnce(queued);
             assertThreadsEnd("forced-callback");
+        }
+    }
+
+    /**
+     * A codec fails a batch on an application thread (the flush's, helping while the compressor thread
+     * is busy): that batch's callback runs there, and that batch is outstanding until it returns. A
+     * {@code close} with a 30 s timeout from the callback cannot wait for it, so, as on the producer's
+     * own threads (Kafka's close(0) from a callback), it forces at once with a WARN naming why; the
+     * records still queued fail "closed forcefully", the one in the codec when its codec returns.
+     */
+    @Test
+    @Timeout(60)
+    void closeFromACallbackOnAThreadThatCompressedForcesInsteadOfWaitingForItself() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 3);
+            broker.leaderless = Set.of(P1);
+            TopicPartition p2 = new TopicPartition("t", 2);
+            // Call 1 (the compressor thread's) waits at the gate; call 2 (the flush's thread's) throws.
+            ScriptedCodec.Script script = new ScriptedCodec.Script(CompressionType.LZ4, 1, 1, 2, 2);
+            ProducerConfig config = ProducerConfig.from(props(
+                    broker,
+                    "forced-codec-callback",
+                    "compression.type",
+                    "lz4",
+                    "linger.ms",
+                    "60000",
+                    "batch.size",
+                    "16384"));
+            StellflowProducer producer =
+                    new StellflowProducer(config, null, ProducerCompression.of(config, script.codecs()));
+            Outcome inCodec = new Outcome(new CompletableFuture<>(), new AtomicInteger());
+            producer.send(new ProducerRecord("t", 0, null, new byte[20_000]), (md, e) -> {
+                inCodec.calls().incrementAndGet();
+                inCodec.done().complete(e);
+            }); // a full batch of its own: the compressor thread takes it
+            assertThat(script.atGate.await(WAIT_S, TimeUnit.SECONDS))
+                    .as("the compressor thread in its codec")
+                    .isTrue();
+            CompletableFuture<Long> closeMs = new CompletableFuture<>();
+            CompletableFuture<String> callbackThread = new CompletableFuture<>();
+            AtomicInteger failedCalls = new AtomicInteger();
+            producer.send(new ProducerRecord("t", 2, null, new byte[60]), (md, e) -> {
+                failedCalls.incrementAndGet();
+                callbackThread.complete(Thread.currentThread().getName());
+                long startNs = System.nanoTime();
+                producer.close(Duration.ofSeconds(30));
+                closeMs.complete(elapsedMs(startNs));
+            });
+            List<Outcome> queued = send(producer, P1, 2);
+            CompletableFuture<Void> flushed = async(producer::flush); // seals t-2 and t-1, compresses t-2
+
+            assertThat(closeMs.get(45, TimeUnit.SECONDS)) // above 30 s: a close that waits shows its time
+                    .as("close from the callback returns at once, not after its 30 s")
+                    .isLessThan(5_000);
+            assertThat(callbackThread.get())
+                    .as("the callback ran on the application thread that compressed")
+                    .doesNotStartWith("stellflow-producer-");
+            assertFailedForcefullyOnce(queued);
+            assertThat(closeLog.messages())
+                    .anySatisfy(m -> assertThat(m)
+                            .contains("close() called from a send callback")
+                            .contains("completes the producer's batches"));
+
+            script.open();
+            assertFailedForcefullyOnce(List.of(inCodec));
+            flushed.get(WAIT_S, TimeUnit.SECONDS);
+            assertThat(failedCalls.get())
+                    .as("the codec failure's callback ran once")
+                    .isEqualTo(1);
+            assertThreadsEnd("forced-codec-callback");
+            assertThat(producer.batchBuffers().outstandingBuffers()).isZero();
         }
     }
 

@@ -37,8 +37,10 @@ final class ScriptedCodec implements CompressionCodec {
         private final int firstGatedCall;
 
         private final int lastGatedCall;
-        /** Calls 1..failedCalls throw. */
-        private final int failedCalls;
+        /** Calls firstFailedCall..lastFailedCall throw. */
+        private final int firstFailedCall;
+
+        private final int lastFailedCall;
 
         Script(CompressionType type, int gatedCalls, int failedCalls) {
             this(type, 1, gatedCalls, failedCalls);
@@ -46,10 +48,19 @@ final class ScriptedCodec implements CompressionCodec {
 
         /** Calls {@code firstGatedCall..lastGatedCall} wait at the gate; calls 1..failedCalls throw. */
         Script(CompressionType type, int firstGatedCall, int lastGatedCall, int failedCalls) {
+            this(type, firstGatedCall, lastGatedCall, 1, failedCalls);
+        }
+
+        /**
+         * Calls {@code firstGatedCall..lastGatedCall} wait at the gate; calls {@code
+         * firstFailedCall..lastFailedCall} throw.
+         */
+        Script(CompressionType type, int firstGatedCall, int lastGatedCall, int firstFailedCall, int lastFailedCall) {
             this.type = type;
             this.firstGatedCall = firstGatedCall;
             this.lastGatedCall = lastGatedCall;
-            this.failedCalls = failedCalls;
+            this.firstFailedCall = firstFailedCall;
+            this.lastFailedCall = lastFailedCall;
         }
 
         void open() {
@@ -99,7 +110,7 @@ final class ScriptedCodec implements CompressionCodec {
                 throw new IllegalStateException(e);
             }
         }
-        if (call <= script.failedCalls) {
+        if (call >= script.firstFailedCall && call <= script.lastFailedCall) {
             // Half-written output, as a native failure could leave it: the caller must drop it.
             dst.writeBytes(new byte[] {1, 2, 3});
             throw new IllegalStateException("scripted codec failure of call " + call);
