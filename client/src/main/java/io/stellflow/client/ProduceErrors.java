@@ -26,13 +26,19 @@ final class ProduceErrors {
      * attempts made and the last attempt's error (for example the leader it could not reach). Its
      * code is the last attempt's (for example 32 NOT_ENOUGH_REPLICAS while the ISR stayed below
      * {@code min.insync.replicas}), or {@link StellflowException#NETWORK_ERROR} when no attempt got
-     * an answer.
+     * an answer. A part of a batch refused as too large that was not sent yet says so, with {@link
+     * StellflowException#NETWORK_ERROR}: the refusal (MESSAGE_TOO_LARGE) was its batch's, not its own.
      */
     static StellflowException deliveryTimeout(ProducerBatch b, ProducerConfig config) {
-        String last = b.lastError == null
-                ? "; no attempt got an answer (no leader known for the partition)"
-                // The exception appends the code in brackets, and it is the last error's: named once.
-                : "; last error: " + b.lastError.reason();
+        String last;
+        if (b.lastError != null) {
+            // The exception appends the code in brackets, and it is the last error's: named once.
+            last = "; last error: " + b.lastError.reason();
+        } else if (b.splitDepth > 0) {
+            last = "; this part was not sent yet";
+        } else {
+            last = "; no attempt got an answer (no leader known for the partition)";
+        }
         return new StellflowException(
                 b.lastError == null ? StellflowException.NETWORK_ERROR : b.lastError.errorCode(),
                 "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
@@ -127,16 +133,6 @@ final class ProduceErrors {
                     + " it with compression.type=none";
         }
         return "produce to " + tp + " failed";
-    }
-
-    /**
-     * The reason a batch of {@code sizeAsSent} ({@link #sizeAsSent}) and {@code records} records
-     * refused with MESSAGE_TOO_LARGE was split (the last error of its halves, which a delivery timeout
-     * names).
-     */
-    static String splitReason(TopicPartition tp, String sizeAsSent, int records) {
-        return "produce to " + tp + " refused: a batch of " + sizeAsSent + " (" + records + " records) is larger than "
-                + LIMIT + "; it was split in two";
     }
 
     /**

@@ -582,7 +582,9 @@ final class ProducerAccumulator {
      * split does not use up {@code retries}), go with no back-off (the broker's answer will not
      * change with time), keep its creation
      * time ({@code delivery.timeout.ms}) and go one per request ({@link
-     * ProducerPartitionQueue#soloThroughSequence}).
+     * ProducerPartitionQueue#soloThroughSequence}). They start without a last error: the refusal was
+     * {@code b}'s, not theirs, and a half that expires or ends in doubt must not report
+     * MESSAGE_TOO_LARGE ({@link ProduceErrors#deliveryTimeout} names the split instead).
      *
      * <p>{@code buffer.memory}: the halves reserve exactly their bytes, {@code b}'s reservation is
      * given back; their sum is {@code b}'s records plus one batch header (57 bytes), which may pass
@@ -594,13 +596,12 @@ final class ProducerAccumulator {
      * @param halves {@code b.halves(batchBuffers())}
      * @return the records of the first half
      */
-    int splitLocked(ProducerPartitionQueue q, ProducerBatch b, ProducerBatch[] halves, StellflowException cause) {
+    int splitLocked(ProducerPartitionQueue q, ProducerBatch b, ProducerBatch[] halves) {
         for (ProducerBatch h : halves) {
             h.attempts = b.attempts; // a split is not a retry: it does not use up retries
             h.mayBeAppended = b.mayBeAppended;
             h.partOfMaybeAppended = b.mayBeAppended || b.partOfMaybeAppended;
             h.splitDepth = b.splitDepth + 1;
-            h.lastError = cause;
             usedBytes += h.reservedBytes;
             incompleteBatches++;
             seal(h);

@@ -102,7 +102,11 @@ final class ProducerBatch {
 
     int attempts;
     long retryAfterNs;
-    /** The retriable error of the latest failed attempt (for the delivery timeout's message), or null. */
+    /**
+     * The retriable error of the latest failed attempt of this batch (for the delivery timeout's
+     * message), or null: none failed yet. The halves of a refused batch start with null: they were not
+     * refused themselves (the refusal is in their {@link #splitDepth}).
+     */
     StellflowException lastError;
 
     /** Idempotence: the producer id, epoch and base sequence this batch was stamped with; -1 when unstamped. */

@@ -39,7 +39,6 @@ final class ProducerSplits {
             ProducerBatch batch,
             short code,
             Throwable err,
-            StellflowException cause,
             String sizeAsSent) {}
 
     private final long deliveryTimeoutNs;
@@ -106,11 +105,9 @@ final class ProducerSplits {
      */
     void deferLocked(ProducerPartitionQueue q, TopicPartition tp, ProducerBatch b, short code, Throwable err) {
         String sizeAsSent = ProduceErrors.sizeAsSent(b);
-        StellflowException cause =
-                ProduceErrors.cause(err, code, ProduceErrors.splitReason(tp, sizeAsSent, b.recordCount()));
         q.splitsPending++;
         q.retrying = true; // the halves go after this partition's requests in flight came back
-        waiting.add(new Pending(q, tp, b, code, err, cause, sizeAsSent));
+        waiting.add(new Pending(q, tp, b, code, err, sizeAsSent));
     }
 
     /** The refused batches waiting for the sender thread, now its to {@link #complete}. Called under the lock. */
@@ -241,7 +238,7 @@ final class ProducerSplits {
     /** Puts the halves of {@code s} at its place ({@link ProducerAccumulator#splitLocked}). Called under the lock. */
     private void putHalvesLocked(Pending s, ProducerBatch[] halves) {
         int records = s.batch().recordCount();
-        int first = accumulator.splitLocked(s.q(), s.batch(), halves, s.cause());
+        int first = accumulator.splitLocked(s.q(), s.batch(), halves);
         metrics.retried();
         metrics.batchSplit();
         if (ProducerSender.warnDue(s.q(), System.nanoTime())) {

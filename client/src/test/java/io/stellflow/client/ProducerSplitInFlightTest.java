@@ -386,7 +386,9 @@ class ProducerSplitInFlightTest {
 
     /**
      * {@code delivery.timeout.ms} passes while the halves are built: they expire at once, with the
-     * split named in their error, and are never sent.
+     * split named in their error, and are never sent. The halves were never refused themselves, so
+     * their error is a delivery timeout that says so, not MESSAGE_TOO_LARGE (12) nor a {@link
+     * RecordTooLargeException} cause taken over from the refused batch.
      */
     @Test
     void halvesWhoseDeliveryTimeoutPassedWhileTheyWereBuiltExpireUnsent() throws Exception {
@@ -419,10 +421,18 @@ class ProducerSplitInFlightTest {
                 });
                 List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
                 producer.flush();
-                assertThat(failures(futures))
-                        .allSatisfy(e -> assertThat(e)
-                                .hasMessageContaining("batch expired after 1000 ms (delivery.timeout.ms)")
-                                .hasMessageContaining("as a part of a batch split 1 time(s)"));
+                assertThat(failures(futures)).allSatisfy(e -> {
+                    assertThat(e)
+                            .isExactlyInstanceOf(StellflowException.class)
+                            .hasMessageContaining("batch expired after 1000 ms (delivery.timeout.ms)")
+                            .hasMessageContaining("as a part of a batch split 1 time(s)")
+                            .hasMessageContaining("this part was not sent yet")
+                            .hasMessageNotContaining("MESSAGE_TOO_LARGE")
+                            .hasNoCause();
+                    assertThat(((StellflowException) e).errorCode())
+                            .as("a local timeout, not the refused batch's code")
+                            .isEqualTo(StellflowException.NETWORK_ERROR);
+                });
             }
             assertThat(broker.events).as("only the refused batch went out").containsExactly("produce t-0");
         }
