@@ -71,7 +71,8 @@ final class ProduceErrors {
     /**
      * The error of a batch failed by a forced close ({@code close(timeout)} whose timeout passed, or
      * {@code close(Duration.ZERO)}): "producer is closed forcefully", as Kafka's, and what became of
-     * the batch: never sent, not sent again after failed attempts (their last error the cause), or in
+     * the batch: never sent, not sent again after failed attempts (their last error the cause),
+     * refused as too large and not yet split and sent again in parts (the refusal the cause), or in
      * flight, its outcome unknown (the broker may have stored it). Code {@link
      * StellflowException#NETWORK_ERROR}, a local failure.
      *
@@ -79,8 +80,16 @@ final class ProduceErrors {
      */
     static StellflowException closedForcefully(ProducerBatch b, boolean inFlight) {
         String what;
+        StellflowException cause = inFlight ? null : b.lastError;
         if (inFlight) {
             what = "while the batch was in flight (attempt " + (b.attempts + 1) + "): it may or may not be stored";
+        } else if (b.refusedAsTooLarge != null) {
+            what = "after the broker refused the batch as too large (attempt " + (b.attempts + 1)
+                    + ") and before it was split and sent again in parts; "
+                    + (b.mayBeAppended
+                            ? "an earlier attempt got no answer, so it may be stored"
+                            : "the refusal stored none of its records");
+            cause = b.refusedAsTooLarge;
         } else if (b.attempts == 0 && b.lastError == null) {
             what = "before the batch was sent; the batch was never sent";
         } else {
@@ -90,7 +99,7 @@ final class ProduceErrors {
         return new ProducerClosedException(
                 "produce to " + b.tp + ": producer is closed forcefully (the close timeout passed, or it was 0) " + what
                         + splits(b),
-                inFlight ? null : b.lastError);
+                cause);
     }
 
     /** {@code NAME code} of a wire code, {@code NETWORK_ERROR} for a local failure. */
@@ -133,6 +142,16 @@ final class ProduceErrors {
                     + " it with compression.type=none";
         }
         return "produce to " + tp + " failed";
+    }
+
+    /**
+     * The message of a MESSAGE_TOO_LARGE refusal of a batch of {@code sizeAsSent} ({@link
+     * #sizeAsSent}) and {@code records} records sent alone, which the producer splits: the cause of a
+     * forced close's error while it waits for that ({@link #closedForcefully}).
+     */
+    static String refusedTooLarge(TopicPartition tp, String sizeAsSent, int records) {
+        return "produce to " + tp + " refused: a batch of " + sizeAsSent + " (" + records + " records) is larger than "
+                + LIMIT;
     }
 
     /**

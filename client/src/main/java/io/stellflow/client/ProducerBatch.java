@@ -109,6 +109,14 @@ final class ProducerBatch {
      */
     StellflowException lastError;
 
+    /**
+     * The broker's refusal of this batch, sent alone, as too large (a {@link RecordTooLargeException}),
+     * while it waits for the sender to split it ({@link ProducerSplits}); null otherwise. A forced close
+     * then says it was sent and refused, not "never sent" ({@link ProduceErrors#closedForcefully}).
+     * Guarded by the accumulator lock.
+     */
+    StellflowException refusedAsTooLarge;
+
     /** Idempotence: the producer id, epoch and base sequence this batch was stamped with; -1 when unstamped. */
     long producerId = RecordBatchLayout.NO_PRODUCER_ID;
 

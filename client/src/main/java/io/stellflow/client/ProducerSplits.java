@@ -105,6 +105,8 @@ final class ProducerSplits {
      */
     void deferLocked(ProducerPartitionQueue q, TopicPartition tp, ProducerBatch b, short code, Throwable err) {
         String sizeAsSent = ProduceErrors.sizeAsSent(b);
+        b.refusedAsTooLarge =
+                ProduceErrors.cause(err, code, ProduceErrors.refusedTooLarge(tp, sizeAsSent, b.recordCount()));
         q.splitsPending++;
         q.retrying = true; // the halves go after this partition's requests in flight came back
         waiting.add(new Pending(q, tp, b, code, err, sizeAsSent));
@@ -152,7 +154,8 @@ final class ProducerSplits {
      *       as the abort's {@code failUnsent} fails the rest; nothing of it is sent after the abort
      *       began, and the abort, whose flush counts the batch, waits for this and no longer;
      *   <li>the producer was closed forcefully ({@link ProducerAccumulator#forceClose}): the batch
-     *       fails with "producer is closed forcefully", its halves never queued;
+     *       fails with "producer is closed forcefully" after its refusal as too large (the cause),
+     *       its halves never queued;
      *   <li>with idempotence, its producer id or epoch is no longer the producer's and it may be in
      *       the log under that old stamp ({@link ProducerIdempotence#mustFailAfterReset}): it fails
      *       with its outcome unknown, as a reset fails such a batch waiting in its queue, since its

@@ -9,6 +9,7 @@ import io.stellflow.protocol.compression.CompressionType;
 import io.stellflow.protocol.record.RecordBatchDecompressor;
 import io.stellflow.protocol.record.RecordBatchReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -365,6 +366,41 @@ class ProducerSplitInFlightTest {
             assertThat(values(broker, P0))
                     .as("stored once, by the first attempt")
                     .containsExactlyElementsOf(expected);
+        }
+    }
+
+    /**
+     * The producer closes forcefully while a refused batch's halves are built (a {@code
+     * close(Duration.ZERO)} from the sender thread: it forces and does not wait): the records fail
+     * with "producer is closed forcefully", and the message says what became of their batch. It was
+     * sent and refused as too large, so "never sent" would be false; the refusal is the cause.
+     */
+    @Test
+    void aForcedCloseWhileTheHalvesAreBuiltSaysTheBatchWasRefusedNotNeverSent() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.maxBatchRecords = 3;
+            StellflowProducer producer = new StellflowProducer(props(broker, "enable.idempotence", "false"));
+            AtomicBoolean first = new AtomicBoolean(true);
+            producer.sender().splitBuiltHook(tp -> {
+                if (first.compareAndSet(true, false)) {
+                    producer.close(Duration.ZERO);
+                }
+            });
+            List<CompletableFuture<RecordMetadata>> futures = send(producer, 10);
+            CompletableFuture<Void> flushed = async(producer::flush);
+            assertThat(failures(futures)).allSatisfy(e -> {
+                assertThat(e)
+                        .isInstanceOf(ProducerClosedException.class)
+                        .hasMessageContaining("producer is closed forcefully")
+                        .hasMessageContaining("after the broker refused the batch as too large (attempt 1)")
+                        .hasMessageContaining("before it was split and sent again in parts")
+                        .hasMessageNotContaining("never sent");
+                assertThat(e.getCause()).isInstanceOf(RecordTooLargeException.class);
+            });
+            flushed.get(WAIT_S, TimeUnit.SECONDS);
+            assertThat(broker.log(P0)).as("nothing appended").isEmpty();
+            assertThat(producer.batchBuffers().outstandingBuffers()).isZero();
         }
     }
 
