@@ -261,12 +261,7 @@ class ProducerForcedCloseTest {
             assertThreadsEnd("forced-compressing");
             assertThat(script.calls.get()).as("compressed once").isEqualTo(1);
             assertThat(broker.produceRequests.get()).as("never sent").isZero();
-            assertThat(compression.plainBuffers().outstandingBuffers())
-                    .as("uncompressed buffers given back once")
-                    .isZero();
-            assertThat(compression.compressedBuffers().outstandingBuffers())
-                    .as("compressed buffers given back once")
-                    .isZero();
+            assertBuffersGivenBackOnce(compression);
             assertThat(script.closed.get()).as("the producer's codecs freed").isEqualTo(script.made.get());
         }
     }
@@ -318,13 +313,18 @@ class ProducerForcedCloseTest {
                     .as("nothing compressed after the close")
                     .isEqualTo(2);
             assertThat(broker.produceRequests.get()).as("never sent").isZero();
-            assertThat(compression.plainBuffers().outstandingBuffers())
-                    .as("uncompressed buffers given back once")
-                    .isZero();
-            assertThat(compression.compressedBuffers().outstandingBuffers())
-                    .as("compressed buffers given back once")
-                    .isZero();
+            assertBuffersGivenBackOnce(compression);
         }
+    }
+
+    /** Both of the producer's buffer pools have every buffer back, each given back once. */
+    private static void assertBuffersGivenBackOnce(ProducerCompression compression) {
+        assertThat(compression.plainBuffers().outstandingBuffers())
+                .as("uncompressed buffers given back once")
+                .isZero();
+        assertThat(compression.compressedBuffers().outstandingBuffers())
+                .as("compressed buffers given back once")
+                .isZero();
     }
 
     /** A negative close timeout is a caller's bug, refused as Kafka's producer does; the producer stays usable. */
