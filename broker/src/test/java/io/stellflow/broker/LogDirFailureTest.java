@@ -91,6 +91,34 @@ class LogDirFailureTest {
         }
     }
 
+    /**
+     * Waits until the controller has taken the leadership of {@code topic}, created while the only log
+     * dir is full, away from this broker: its Produce is answered {@code LEADER_NOT_AVAILABLE}, never
+     * {@code NOT_LEADER_OR_FOLLOWER} meanwhile. The heartbeat that reported the partition failed was
+     * built after its creation failed on the full dir, so it also said that no dir can take a new
+     * replica, and the controller refuses the next CreateTopic.
+     *
+     * <p>Without this wait the loop created topics until such a heartbeat got through: as many as
+     * CreateTopics fit in its delay (22 when it came 1.5 s late, as on a loaded machine). Once space
+     * is freed, each new partition takes its preallocated indexes (160 KiB here) and a dir takes one
+     * only with a new segment's room free (1.16 MiB), so the 4 MiB file system held about 15 of them:
+     * the others, and the topic created once space was freed, never found room, and the test timed
+     * out waiting for them.
+     */
+    private static void awaitReportedFailed(RawClient client, String topic) {
+        Wait.until(
+                Duration.ofSeconds(20),
+                () -> {
+                    short error =
+                            produce(client, topic, 0, Requests.batch(1, 5000)).errorCode();
+                    assertThat(error)
+                            .as(topic + ": created while full, never NOT_LEADER_OR_FOLLOWER")
+                            .isIn(Errors.BROKER_NOT_AVAILABLE, Errors.LEADER_NOT_AVAILABLE);
+                    return error == Errors.LEADER_NOT_AVAILABLE;
+                },
+                topic + " reported failed to the controller, its leadership taken away");
+    }
+
     @Test
     void aRemovedLogDirGoesOfflineAloneAndTheOtherDirKeepsServing() throws Exception {
         Path d1 = dir.resolve("d1");
@@ -181,6 +209,7 @@ class LogDirFailureTest {
                             }
                             if (error == Errors.NONE) {
                                 created.add(name);
+                                awaitReportedFailed(client, name);
                                 return false;
                             }
                             // CreateTopic v0 folds the controller's INVALID_REPLICATION_FACTOR into
