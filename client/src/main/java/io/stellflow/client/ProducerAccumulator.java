@@ -44,8 +44,10 @@ import java.util.concurrent.locks.ReentrantLock;
 final class ProducerAccumulator {
     /** The lock of the accumulator and of the sender's state. */
     final ReentrantLock lock = new ReentrantLock();
-    /** Signalled when the sender may have work: a batch is ready, came back or completed. */
+    /** Signalled when the sender may have work, only by {@link #wakeSenderLocked}. */
     final Condition wakeSender = lock.newCondition();
+    /** Calls of {@link #wakeSenderLocked} so far. */
+    private long senderWakeups;
     /** Signalled when batches complete: {@code buffer.memory} frees up, a flush may return. */
     final Condition stateChanged = lock.newCondition();
 
@@ -173,7 +175,7 @@ final class ProducerAccumulator {
                     if (compressionQueue != null) {
                         seal(last);
                     }
-                    wakeSender.signal();
+                    wakeSenderLocked();
                     return AppendResult.BATCH_FULL;
                 }
                 return AppendResult.APPENDED;
@@ -226,7 +228,7 @@ final class ProducerAccumulator {
                 seal(batch);
             }
             if (last != null || batch.isFull() || lingerNs == 0) {
-                wakeSender.signal();
+                wakeSenderLocked();
             }
             return batch.isFull() ? AppendResult.BATCH_FULL : AppendResult.APPENDED;
         } finally {
@@ -250,7 +252,7 @@ final class ProducerAccumulator {
                     }
                 }
             }
-            wakeSender.signal();
+            wakeSenderLocked();
             if (compressionQueue != null) {
                 lock.unlock();
                 try {
@@ -276,7 +278,7 @@ final class ProducerAccumulator {
         lock.lock();
         try {
             closing = true;
-            wakeSender.signal();
+            wakeSenderLocked();
             stateChanged.signalAll();
         } finally {
             lock.unlock();
@@ -299,7 +301,7 @@ final class ProducerAccumulator {
             if (compressionQueue != null) {
                 compressionQueue.closeForcefully();
             }
-            wakeSender.signal();
+            wakeSenderLocked();
             stateChanged.signalAll();
         } finally {
             lock.unlock();
@@ -616,7 +618,7 @@ final class ProducerAccumulator {
         incompleteBatches--;
         b.release();
         stateChanged.signalAll();
-        wakeSender.signal();
+        wakeSenderLocked();
         return halves[0].recordCount();
     }
 
@@ -653,6 +655,21 @@ final class ProducerAccumulator {
             }
         }
         return wait;
+    }
+
+    /**
+     * Wakes the sender (a batch is ready, came back or completed, an answer arrived) and counts it: a
+     * signal reaches only a thread already waiting, so a sender about to wait compares the count
+     * ({@link #senderWakeupsLocked}) with the one its round read. Called under {@code lock}.
+     */
+    void wakeSenderLocked() {
+        senderWakeups++;
+        wakeSender.signal();
+    }
+
+    /** The sender wake-ups given so far ({@link #wakeSenderLocked}). Called under {@code lock}. */
+    long senderWakeupsLocked() {
+        return senderWakeups;
     }
 
     /**
@@ -796,7 +813,7 @@ final class ProducerAccumulator {
                 incompleteBatches--;
             }
             stateChanged.signalAll();
-            wakeSender.signal();
+            wakeSenderLocked();
         } finally {
             lock.unlock();
         }

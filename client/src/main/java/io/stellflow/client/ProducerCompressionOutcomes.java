@@ -32,7 +32,7 @@ final class ProducerCompressionOutcomes implements ProducerCompressionQueue.List
         ProducerPartitionQueue q = accumulator.queueLocked(batch.tp);
         q.compressionRatio = ProducerCompression.nextCompressionRatio(
                 q.compressionRatio, ratio, (double) batch.uncompressedBytes() / batch.fillLimitBytes());
-        accumulator.wakeSender.signal();
+        accumulator.wakeSenderLocked();
         return null;
     }
 

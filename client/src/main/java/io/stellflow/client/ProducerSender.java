@@ -292,8 +292,10 @@ final class ProducerSender implements Runnable {
             List<ProducerBatch> maybeAppended = new ArrayList<>(0);
             List<ProducerSplits.Pending> toSplit = List.of();
             boolean initProducerId = false;
+            long wakeupsSeen;
             lock.lock();
             try {
+                wakeupsSeen = accumulator.senderWakeupsLocked();
                 if (accumulator.closedAndDoneLocked()) {
                     return; // run() stops the compressor thread
                 }
@@ -364,11 +366,17 @@ final class ProducerSender implements Runnable {
                     && maybeAppended.isEmpty()
                     && toSplit.isEmpty()
                     && unsent.isEmpty()) {
-                // Only waiting for leaders: do not spin while the metadata refresh is running.
+                // Only waiting for leaders or a producer id: do not spin while the metadata refresh
+                // or InitProducerId is running. Their answer may have come since this round read the
+                // state, its wake-up given while no one waited: then go round at once, rather than
+                // sleep up to retry.backoff.ms with the answer there (an idempotent producer with a
+                // 10 s back-off held its first Produce past a test's 5 s deadline on a loaded machine).
                 lock.lock();
                 try {
-                    wakeSender.awaitNanos(TimeUnit.MILLISECONDS.toNanos(
-                            Math.max(1, config.common().retryBackoffMs())));
+                    if (accumulator.senderWakeupsLocked() == wakeupsSeen) {
+                        wakeSender.awaitNanos(TimeUnit.MILLISECONDS.toNanos(
+                                Math.max(1, config.common().retryBackoffMs())));
+                    }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                     return;
@@ -430,7 +438,7 @@ final class ProducerSender implements Runnable {
                     accumulator.takeAllUnlessCompressingLocked(failed);
                 }
             }
-            wakeSender.signal();
+            accumulator.wakeSenderLocked();
         } finally {
             lock.unlock();
         }
@@ -463,7 +471,7 @@ final class ProducerSender implements Runnable {
             lock.lock();
             try {
                 metadataRefreshInFlight = false;
-                wakeSender.signal();
+                accumulator.wakeSenderLocked();
             } finally {
                 lock.unlock();
             }
@@ -524,7 +532,7 @@ final class ProducerSender implements Runnable {
         lock.lock();
         try {
             maybeAppended = accumulator.initializedLocked(producerId, epoch);
-            wakeSender.signal();
+            accumulator.wakeSenderLocked();
         } finally {
             lock.unlock();
         }
@@ -570,7 +578,7 @@ final class ProducerSender implements Runnable {
     private void takeUnsentLocked(List<ProducerBatch> out) {
         accumulator.takeUnsentLocked(out);
         splits.takeUnsentLocked(out);
-        wakeSender.signal();
+        accumulator.wakeSenderLocked();
     }
 
     /**
@@ -674,7 +682,7 @@ final class ProducerSender implements Runnable {
                     fail(tp, batches, code, err, completions, done);
                 }
             }
-            wakeSender.signal();
+            accumulator.wakeSenderLocked();
         } finally {
             lock.unlock();
         }

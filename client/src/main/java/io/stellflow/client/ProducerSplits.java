@@ -217,7 +217,7 @@ final class ProducerSplits {
                     completions.add(() -> b.fail(e));
                     done.add(b);
                 }
-                accumulator.wakeSender.signal();
+                accumulator.wakeSenderLocked();
             } finally {
                 lock.unlock();
             }
