@@ -4,10 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.metrics.SdkMeterProvider;
+import io.opentelemetry.sdk.metrics.data.LongPointData;
+import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchReader;
+import io.stellflow.testsupport.Wait;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
@@ -36,6 +43,19 @@ class IdempotentProducerTest {
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** {@code stellflow.producer.retry.count}: batch attempts that went back for another. */
+    private static long retries(InMemoryMetricReader reader) {
+        long n = 0;
+        for (MetricData d : reader.collectAllMetrics()) {
+            if (d.getName().equals("stellflow.producer.retry.count")) {
+                for (LongPointData point : d.getLongSumData().getPoints()) {
+                    n += point.getValue();
+                }
+            }
+        }
+        return n;
     }
 
     private static List<String> values(FakeBroker broker, TopicPartition tp) {
@@ -163,13 +183,23 @@ class IdempotentProducerTest {
             // loaded CI machine once let the retry go first, answered as a duplicate).
             Properties props =
                     props(broker, "linger.ms", "0", "retry.backoff.ms", "10000", "retry.backoff.max.ms", "10000");
-            try (StellflowProducer producer = new StellflowProducer(props)) {
+            InMemoryMetricReader reader = InMemoryMetricReader.create();
+            try (SdkMeterProvider meters = SdkMeterProvider.builder()
+                            .registerMetricReader(reader)
+                            .build();
+                    StellflowProducer producer = new StellflowProducer(
+                            props,
+                            OpenTelemetrySdk.builder().setMeterProvider(meters).build())) {
                 CompletableFuture<RecordMetadata> unknown =
                         producer.send(new ProducerRecord("t", 1, null, bytes("maybe-stored")));
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                while (values(broker, p1).isEmpty() && System.nanoTime() < deadline) {
-                    Thread.sleep(5); // appended; its answer is lost with the connection
-                }
+                // Appended; its answer is lost with the connection. The next send waits until the
+                // producer has seen that (the batch waits for its retry): seeing the record in the
+                // log is not enough, a send before the producer noticed the close could go out on
+                // the closing connection and have its outcome unknown too.
+                Wait.until(
+                        Duration.ofSeconds(5),
+                        () -> retries(reader) == 1,
+                        "the lost answer taken as no verdict, the batch waiting for its retry");
                 assertThat(values(broker, p1)).containsExactly("maybe-stored");
                 CompletableFuture<RecordMetadata> lost = producer.send(new ProducerRecord("t", 0, null, bytes("lost")));
                 assertThat(lost)
