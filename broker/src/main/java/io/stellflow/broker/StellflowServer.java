@@ -376,7 +376,8 @@ public final class StellflowServer implements AutoCloseable {
         logDirFailures = new LogDirFailures(
                 config.logDirs(),
                 replicas::forEachHostedPartition,
-                config.logConfig().preallocatedIndexBytes() + config.messageMaxBytes(),
+                config.logConfig(),
+                config.messageMaxBytes(),
                 DiskFullRecovery.FreeSpace.SYSTEM,
                 System::currentTimeMillis,
                 replicas::retryUnopened,

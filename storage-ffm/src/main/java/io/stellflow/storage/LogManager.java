@@ -16,7 +16,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Function;
-import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +49,27 @@ public final class LogManager implements AutoCloseable {
 
     /** Task name of the periodic retention. */
     public static final String RETENTION_TASK = "retention";
+
+    /**
+     * The {@code maxBatchBytes} of a new log whose topic sets no largest batch of its own: the {@link
+     * PlacementFilter} counts its default (the broker's {@code message.max.bytes}).
+     */
+    public static final int DEFAULT_MAX_BATCH_BYTES = -1;
+
+    /** Where a new partition may go ({@link #placementFilter}). */
+    @FunctionalInterface
+    public interface PlacementFilter {
+        /** Every log dir. */
+        PlacementFilter ANY = (dir, config, maxBatchBytes) -> true;
+
+        /**
+         * Whether {@code dir} may take a new partition whose log runs with {@code config}.
+         *
+         * @param maxBatchBytes the largest batch the partition takes (its topic's {@code
+         *     max.message.bytes}), or {@link #DEFAULT_MAX_BATCH_BYTES}
+         */
+        boolean accepts(Path dir, LogConfig config, int maxBatchBytes);
+    }
 
     /**
      * Settings of the manager itself.
@@ -100,7 +120,7 @@ public final class LogManager implements AutoCloseable {
     private final FailureEpisode retentionFailures;
     private volatile boolean closed;
     /** Which log dirs may get a new partition; every one unless {@link #placementFilter} said otherwise. */
-    private volatile Predicate<Path> placeable = dir -> true;
+    private volatile PlacementFilter placeable = PlacementFilter.ANY;
 
     private LogManager(
             Config config,
@@ -250,11 +270,11 @@ public final class LogManager implements AutoCloseable {
     }
 
     /**
-     * Restricts where new partitions go: only to log dirs {@code placeable} accepts (the broker's
-     * log dir failure handling refuses offline dirs and dirs without room for a new segment). Read at
-     * each creation; any thread.
+     * Restricts where new partitions go: only to log dirs {@code placeable} accepts for the new log's
+     * config and largest batch (the broker's log dir failure handling refuses offline dirs and dirs
+     * without room for the partition's first segment). Read at each creation; any thread.
      */
-    public void placementFilter(Predicate<Path> placeable) {
+    public void placementFilter(PlacementFilter placeable) {
         this.placeable = placeable;
     }
 
@@ -266,14 +286,19 @@ public final class LogManager implements AutoCloseable {
      * @throws IllegalStateException the manager is closed
      */
     public UnifiedLog getOrCreate(String topic, int partition) throws IOException {
-        return getOrCreate(topic, partition, null);
+        return getOrCreate(topic, partition, null, DEFAULT_MAX_BATCH_BYTES);
     }
 
     /**
      * As {@link #getOrCreate(String, int)}; a log created now gets {@code logConfig} (null: the
      * topic's config from the start function). An existing log keeps the config it was opened with.
+     *
+     * @param maxBatchBytes the largest batch the partition takes (its topic's {@code
+     *     max.message.bytes}) or {@link #DEFAULT_MAX_BATCH_BYTES}: what the {@link #placementFilter}
+     *     counts besides the log's indexes
      */
-    public UnifiedLog getOrCreate(String topic, int partition, LogConfig logConfig) throws IOException {
+    public UnifiedLog getOrCreate(String topic, int partition, LogConfig logConfig, int maxBatchBytes)
+            throws IOException {
         String name = dirName(topic, partition);
         UnifiedLog existing = logs.get(name);
         if (existing != null) {
@@ -287,8 +312,8 @@ public final class LogManager implements AutoCloseable {
             if (existing != null) {
                 return existing;
             }
-            Path logDir = leastLoadedDir();
             LogConfig cfg = logConfig != null ? logConfig : configForTopic.apply(topic);
+            Path logDir = leastLoadedDir(cfg, maxBatchBytes);
             Path partitionDir = logDir.resolve(name);
             boolean existed = Files.exists(partitionDir);
             UnifiedLog log;
@@ -355,17 +380,17 @@ public final class LogManager implements AutoCloseable {
         return Map.copyOf(logs);
     }
 
-    private Path leastLoadedDir() throws IOException {
+    private Path leastLoadedDir(LogConfig cfg, int maxBatchBytes) throws IOException {
         Map<Path, Integer> counts = new HashMap<>();
         for (Path dir : logDirOf.values()) {
             counts.merge(dir, 1, Integer::sum);
         }
         Path best = null;
         int bestCount = Integer.MAX_VALUE;
-        Predicate<Path> accepts = placeable;
+        PlacementFilter accepts = placeable;
         for (Path dir : config.logDirs()) {
             int n = counts.getOrDefault(dir, 0);
-            if (n < bestCount && accepts.test(dir)) {
+            if (n < bestCount && accepts.accepts(dir, cfg, maxBatchBytes)) {
                 best = dir;
                 bestCount = n;
             }

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -71,14 +72,14 @@ class LogManagerTest {
         try (LogManager manager = start(env, dirs)) {
             manager.getOrCreate("orders", 0);
             manager.getOrCreate("orders", 1);
-            manager.placementFilter(dir -> !dir.equals(dirs.get(0)));
+            manager.placementFilter((dir, config, maxBatchBytes) -> !dir.equals(dirs.get(0)));
             manager.getOrCreate("orders", 2); // a tie would go to d1
             assertThat(manager.logDirOf("orders", 2)).isEqualTo(dirs.get(1));
             assertThat(manager.getOrCreate("orders", 0))
                     .as("an existing log is found wherever it is")
                     .isSameAs(manager.get("orders", 0));
 
-            manager.placementFilter(dir -> false);
+            manager.placementFilter((dir, config, maxBatchBytes) -> false);
             assertThatThrownBy(() -> manager.getOrCreate("orders", 3))
                     .isInstanceOf(IOException.class)
                     .hasMessageContaining("no log dir of " + dirs + " can take a new partition");
@@ -86,6 +87,26 @@ class LogManagerTest {
             assertThat(dirs.get(0).resolve("orders-3")).doesNotExist();
             assertThat(dirs.get(1).resolve("orders-3")).doesNotExist();
         }
+    }
+
+    @Test
+    void thePlacementFilterWeighsTheNewLogsConfigAndLargestBatch() throws IOException {
+        List<Path> dirs = List.of(root.resolve("d1"));
+        ManualEnvironment env = new ManualEnvironment(System.currentTimeMillis());
+        List<String> asked = new ArrayList<>();
+        try (LogManager manager = start(env, dirs)) {
+            manager.placementFilter((dir, config, maxBatchBytes) -> {
+                asked.add(config.indexMaxBytes() + "+" + maxBatchBytes);
+                return true;
+            });
+            LogConfig bigIndex = SMALL.toBuilder().indexMaxBytes(8192).build();
+            manager.getOrCreate("big", 0, bigIndex, 40 << 20);
+            manager.getOrCreate("plain", 0);
+            manager.getOrCreate("big", 0, bigIndex, 40 << 20); // exists: no placement
+        }
+        assertThat(asked)
+                .as("the topic's config and max.message.bytes; the defaults' when the caller gives none")
+                .containsExactly("8192+" + (40 << 20), "1024+" + LogManager.DEFAULT_MAX_BATCH_BYTES);
     }
 
     @Test
@@ -186,7 +207,9 @@ class LogManagerTest {
                     .isEqualTo(LogConfig.CleanupPolicy.COMPACT);
             assertThat(manager.getOrCreate("orders", 0).config()).isEqualTo(SMALL);
             LogConfig given = SMALL.toBuilder().retentionMs(5).build();
-            assertThat(manager.getOrCreate("given", 0, given).config()).isEqualTo(given);
+            assertThat(manager.getOrCreate("given", 0, given, LogManager.DEFAULT_MAX_BATCH_BYTES)
+                            .config())
+                    .isEqualTo(given);
         }
         try (LogManager manager = LogManager.start(config, configs, env.environment(), UnifiedLog::logEndOffset)) {
             assertThat(manager.get("state", 0).config()).isEqualTo(compacted);

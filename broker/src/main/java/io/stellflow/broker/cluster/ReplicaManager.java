@@ -464,7 +464,7 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     current != null && id < current.partitions().length && current.partitions()[id] != null;
             if (!hostedHere && p.replicas().contains(brokerId)) {
                 config = config != null ? config : logConfig(t);
-                UnifiedLog log = openLogOrRecord(t, p, config, written);
+                UnifiedLog log = openLogOrRecord(t, p, config, maxMessageBytes, written);
                 if (log != null) {
                     newLogs.put(id, log);
                 }
@@ -559,9 +559,10 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
     }
 
     /** {@link #openLog}, or null when it failed: then the partition is remembered as {@link #unopened}. */
-    private UnifiedLog openLogOrRecord(TopicImage t, PartitionImage p, LogConfig config, List<Path> written) {
+    private UnifiedLog openLogOrRecord(
+            TopicImage t, PartitionImage p, LogConfig config, int maxMessageBytes, List<Path> written) {
         try {
-            return openLog(t, p, config, written);
+            return openLog(t, p, config, maxMessageBytes, written);
         } catch (IOException | RuntimeException e) {
             unopened.failed(t, p, e);
             return null;
@@ -602,9 +603,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
 
     /**
      * The partition's log (created when missing), its partition.metadata written (not fsynced: {@link
-     * #syncAndCreatePartitions} does that before any role) when it does not name this topic id yet.
+     * #syncAndCreatePartitions} does that before any role) when it does not name this topic id yet. A
+     * new log goes to a dir with room for its indexes and one batch of {@code maxMessageBytes} (the
+     * topic's {@code max.message.bytes}, or {@link Partition#NO_TOPIC_MAX_MESSAGE_BYTES}: the
+     * broker's {@code message.max.bytes}).
      */
-    private UnifiedLog openLog(TopicImage t, PartitionImage p, LogConfig config, List<Path> written)
+    private UnifiedLog openLog(
+            TopicImage t, PartitionImage p, LogConfig config, int maxMessageBytes, List<Path> written)
             throws IOException {
         UnifiedLog existing = logs.get(t.name(), p.partition());
         UUID storedId = existing == null ? null : storedTopicId(existing.dir());
@@ -619,7 +624,13 @@ public final class ReplicaManager implements MetadataListener, PartitionRouter {
                     t.id());
             logs.delete(t.name(), p.partition());
         }
-        UnifiedLog log = logs.getOrCreate(t.name(), p.partition(), config);
+        UnifiedLog log = logs.getOrCreate(
+                t.name(),
+                p.partition(),
+                config,
+                maxMessageBytes == Partition.NO_TOPIC_MAX_MESSAGE_BYTES
+                        ? LogManager.DEFAULT_MAX_BATCH_BYTES
+                        : maxMessageBytes);
         updateConfig(log, config); // a log found at start was opened with the broker defaults
         if (!t.id().equals(storedTopicId(log.dir()))) {
             Properties props = new Properties();

@@ -5,6 +5,7 @@ import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.telemetry.StorageMetrics;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.server.common.concurrent.ExecutorClose;
+import io.stellflow.storage.LogConfig;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
@@ -22,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * without a restart (issue #23: a full disk is not a dead disk). For each hosted partition whose
  * {@link PartitionFailure#noSpace} failure is at least {@code log.dir.failure.retry.ms} old, it
  * checks the free space of the partition's dir, then every {@code log.dir.failure.retry.ms}; once
- * the file system has room for a new segment's indexes and one largest batch ({@link
- * #requiredFreeBytes}), it recovers the partition ({@link Partition#recoverInPlace}: the log is
+ * the file system has room for a new segment's indexes and one largest batch of the partition's
+ * topic ({@link #requiredFreeBytes}), it recovers the partition ({@link Partition#recoverInPlace}: the log is
  * reopened under its write lock and the tail recovered, the failure cleared) and logs one {@code
  * PARTITION_RECOVERED} INFO line. The partition then takes writes in the role it has now: Produce as
  * leader, the replica fetcher's appends as follower.
@@ -73,7 +74,7 @@ public final class DiskFullRecovery implements AutoCloseable {
 
     private final Consumer<Consumer<Partition>> partitions;
     private final long retryMs;
-    private final long batchBytes;
+    private final int messageMaxBytes;
     private final FreeSpace freeSpace;
     private final LongSupplier clockMs;
     /** Owned by the thread running {@link #checkNow}; only failed partitions are in it. */
@@ -85,7 +86,8 @@ public final class DiskFullRecovery implements AutoCloseable {
      * @param partitions visits every hosted partition
      * @param retryMs {@code log.dir.failure.retry.ms}: how long after a failure, and then how often,
      *     the free space is checked, ms, above 0
-     * @param batchBytes {@code message.max.bytes}: room for one largest batch is part of {@link
+     * @param messageMaxBytes {@code message.max.bytes}: the largest batch of a partition whose topic
+     *     sets no {@code max.message.bytes}; room for one largest batch is part of {@link
      *     #requiredFreeBytes}
      * @param freeSpace reads a dir's free space ({@link FreeSpace#SYSTEM} outside tests)
      * @param clockMs ms since the epoch ({@link System#currentTimeMillis} outside tests)
@@ -93,7 +95,7 @@ public final class DiskFullRecovery implements AutoCloseable {
     public DiskFullRecovery(
             Consumer<Consumer<Partition>> partitions,
             long retryMs,
-            long batchBytes,
+            int messageMaxBytes,
             FreeSpace freeSpace,
             LongSupplier clockMs) {
         if (retryMs <= 0) {
@@ -101,7 +103,7 @@ public final class DiskFullRecovery implements AutoCloseable {
         }
         this.partitions = partitions;
         this.retryMs = retryMs;
-        this.batchBytes = batchBytes;
+        this.messageMaxBytes = messageMaxBytes;
         this.freeSpace = freeSpace;
         this.clockMs = clockMs;
     }
@@ -124,11 +126,24 @@ public final class DiskFullRecovery implements AutoCloseable {
 
     /**
      * Free bytes the dir of {@code partition} must have before it is recovered: its log's
-     * preallocated index size (what the next segment roll allocates) plus one largest batch. Less
-     * than that, and the first appends after the recovery would likely fail again.
+     * preallocated index size (what the next segment roll allocates) plus one largest batch of its
+     * topic ({@link Partition#maxMessageBytes}: the topic's {@code max.message.bytes}, else {@code
+     * message.max.bytes}). Less than that, and the first appends after the recovery would likely fail
+     * again.
      */
     public long requiredFreeBytes(Partition partition) {
-        return partition.log().config().preallocatedIndexBytes() + batchBytes;
+        return requiredFreeBytes(partition.log().config(), partition.maxMessageBytes(messageMaxBytes));
+    }
+
+    /**
+     * Free bytes a log running with {@code config} needs to take writes: a new segment's preallocated
+     * indexes plus one batch of {@code maxBatchBytes}. The rule for recovering a partition of a full
+     * dir here and for placing a new partition ({@link LogDirFailures#canPlace}). At the defaults
+     * (10 MiB offset index, its 15 MiB time index, 1 MiB {@code message.max.bytes}) 26 MiB; a topic
+     * with a 40 MiB {@code max.message.bytes} needs 65 MiB.
+     */
+    public static long requiredFreeBytes(LogConfig config, int maxBatchBytes) {
+        return config.preallocatedIndexBytes() + maxBatchBytes;
     }
 
     /**

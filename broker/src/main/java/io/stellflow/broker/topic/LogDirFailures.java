@@ -4,6 +4,8 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.broker.watchdog.ThreadWatchdog;
 import io.stellflow.server.common.concurrent.ExecutorClose;
+import io.stellflow.storage.LogConfig;
+import io.stellflow.storage.LogManager;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,8 +30,9 @@ import org.slf4j.LoggerFactory;
  * that dir is marked failed ({@link Partition#markOffline}: appends answer {@code
  * BROKER_NOT_AVAILABLE}, reads too) and the broker's heartbeats list them, so the controller moves
  * their leadership to other replicas; partitions on the other dirs are served as before. No new
- * partition is placed on an offline dir, nor on a dir with less free space than a new segment needs
- * ({@link #canPlace}). An offline dir stays offline until the broker restarts (the operator replaces
+ * partition is placed on an offline dir, nor on a dir with less free space than a new segment of it
+ * needs: its preallocated indexes plus one largest batch of its topic ({@link #canPlace(Path,
+ * LogConfig, int)}). An offline dir stays offline until the broker restarts (the operator replaces
  * the disk or repairs the dir first: docs/operations.md, "A failed log dir").
  *
  * <p>Logging: one {@code LOG_DIR_OFFLINE dir= reason= partitions=} ERROR line per dir. Metric: the
@@ -52,7 +55,8 @@ public final class LogDirFailures implements AutoCloseable {
 
     private final List<Path> logDirs;
     private final Consumer<Consumer<Partition>> partitions;
-    private final long requiredFreeBytes;
+    private final LogConfig defaults;
+    private final int messageMaxBytes;
     private final DiskFullRecovery.FreeSpace freeSpace;
     private final LongSupplier clockMs;
     private final Runnable afterPass;
@@ -63,8 +67,10 @@ public final class LogDirFailures implements AutoCloseable {
     /**
      * @param logDirs {@code log.dirs}
      * @param partitions visits every hosted partition
-     * @param requiredFreeBytes free bytes a dir needs to take a new partition: a segment's
-     *     preallocated indexes plus one largest batch (as {@link DiskFullRecovery#requiredFreeBytes})
+     * @param defaults the broker's log defaults: the indexes of a new partition whose topic
+     *     overrides none, what {@link #canPlace(Path)} counts
+     * @param messageMaxBytes {@code message.max.bytes}: the largest batch of a partition whose topic
+     *     sets no {@code max.message.bytes}
      * @param freeSpace reads a dir's free space ({@link DiskFullRecovery.FreeSpace#SYSTEM} outside tests)
      * @param clockMs ms since the epoch, the time of a failure
      * @param afterPass run at the end of each pass (the replica manager retries partitions it could
@@ -76,7 +82,8 @@ public final class LogDirFailures implements AutoCloseable {
     public LogDirFailures(
             List<Path> logDirs,
             Consumer<Consumer<Partition>> partitions,
-            long requiredFreeBytes,
+            LogConfig defaults,
+            int messageMaxBytes,
             DiskFullRecovery.FreeSpace freeSpace,
             LongSupplier clockMs,
             Runnable afterPass,
@@ -84,7 +91,8 @@ public final class LogDirFailures implements AutoCloseable {
         this.owned = owned;
         this.logDirs = List.copyOf(logDirs);
         this.partitions = partitions;
-        this.requiredFreeBytes = requiredFreeBytes;
+        this.defaults = defaults;
+        this.messageMaxBytes = messageMaxBytes;
         this.freeSpace = freeSpace;
         this.clockMs = clockMs;
         this.afterPass = afterPass;
@@ -152,14 +160,35 @@ public final class LogDirFailures implements AutoCloseable {
     }
 
     /**
-     * Whether a new partition may be created in {@code dir}: it is online and its file system has at
-     * least the required free bytes. One {@code statfs}. Any thread.
+     * Whether a new partition of a topic that overrides neither its index size nor {@code
+     * max.message.bytes} may be created in {@code dir} ({@link #canPlace(Path, LogConfig, int)} at the
+     * broker's defaults). Any thread.
      */
     public boolean canPlace(Path dir) {
-        return !offline.contains(dir) && freeSpace.freeBytes(dir) >= requiredFreeBytes;
+        return canPlace(dir, defaults, LogManager.DEFAULT_MAX_BATCH_BYTES);
     }
 
-    /** Whether any log dir {@link #canPlace} a new partition (the heartbeat's {@code no_writable_log_dir}, negated). */
+    /**
+     * Whether a new partition whose log runs with {@code config} may be created in {@code dir}: the
+     * dir is online and its file system has room for the partition's first segment, its preallocated
+     * indexes plus one largest batch ({@link DiskFullRecovery#requiredFreeBytes(LogConfig, int)}, the
+     * rule its recovery from a full disk waits for). One {@code statfs}. Any thread; the log
+     * manager's {@link LogManager.PlacementFilter}.
+     *
+     * @param maxBatchBytes the topic's {@code max.message.bytes}, or {@link
+     *     LogManager#DEFAULT_MAX_BATCH_BYTES} when it sets none ({@code message.max.bytes} counts)
+     */
+    public boolean canPlace(Path dir, LogConfig config, int maxBatchBytes) {
+        int batchBytes = maxBatchBytes == LogManager.DEFAULT_MAX_BATCH_BYTES ? messageMaxBytes : maxBatchBytes;
+        return !offline.contains(dir)
+                && freeSpace.freeBytes(dir) >= DiskFullRecovery.requiredFreeBytes(config, batchBytes);
+    }
+
+    /**
+     * Whether any log dir {@link #canPlace(Path)} a new partition at the broker's defaults (the
+     * heartbeat's {@code no_writable_log_dir}, negated: the controller does not know which topic a
+     * replica will come from; a topic with a larger {@code max.message.bytes} may still find no dir).
+     */
     public boolean hasWritableLogDir() {
         for (Path dir : logDirs) {
             if (canPlace(dir)) {

@@ -308,8 +308,9 @@ public final class Partition {
     /**
      * The largest batch in bytes (whole batch) a Produce to this partition may carry: the topic's
      * {@code max.message.bytes}, else {@code brokerMessageMaxBytes} (the broker's {@code
-     * message.max.bytes}). Only the leader's Produce path asks; a follower copies any batch its leader
-     * wrote, as Kafka's do.
+     * message.max.bytes}). The leader's Produce path checks batches against it (a follower copies any
+     * batch its leader wrote, as Kafka's do); {@link DiskFullRecovery} waits for room for one such
+     * batch, on a leader and a follower alike.
      */
     public int maxMessageBytes(int brokerMessageMaxBytes) {
         int topic = topicMaxMessageBytes;

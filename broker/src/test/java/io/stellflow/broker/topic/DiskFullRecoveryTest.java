@@ -29,12 +29,14 @@ import org.junit.jupiter.api.io.TempDir;
  * logs whose appends really fail with {@code ENOSPC}: the active segment's file is a symbolic link
  * to {@code /dev/full} until the test "frees space" by replacing it with a real file. The timing: the
  * first check comes {@code retryMs} after the failure, then one every {@code retryMs}; the recovery
- * needs room for the indexes and a batch; only no-space failures are retried; one {@code
- * PARTITION_RECOVERED} line per recovery.
+ * needs room for the indexes and a batch (the topic's {@code max.message.bytes} when it sets one);
+ * only no-space failures are retried; one {@code PARTITION_RECOVERED} line per recovery.
  */
 class DiskFullRecoveryTest {
     private static final long RETRY_MS = 500;
-    private static final long BATCH_BYTES = 1000;
+    /** The broker's {@code message.max.bytes}. */
+    private static final int BATCH_BYTES = 1000;
+
     private static final LogConfig CONFIG =
             LogConfig.builder().indexMaxBytes(4096).build();
     /** What a recovery needs: the offset index (4096), the time index (513 entries of 12 bytes), a batch. */
@@ -165,6 +167,40 @@ class DiskFullRecoveryTest {
         clockMs.set(10_000 + 10 * RETRY_MS);
         assertThat(recovery.checkNow()).as("nothing left to recover").isZero();
         assertThat(freeSpaceReads).hasValue(2);
+    }
+
+    @Test
+    void theRoomARecoveryWaitsForCountsTheTopicsLargerMaxMessageBytes() throws IOException {
+        int topicMaxMessageBytes = 40 << 20;
+        long indexBytes = 4096 + 513 * 12;
+        Partition plain = onFullDisk("plain");
+        Partition large = onFullDisk("large");
+        large.topicMaxMessageBytes(topicMaxMessageBytes);
+        assertThat(recovery.requiredFreeBytes(plain)).isEqualTo(indexBytes + BATCH_BYTES);
+        assertThat(recovery.requiredFreeBytes(large))
+                .as("40 MiB topic max.message.bytes, not the broker's 1000-byte message.max.bytes")
+                .isEqualTo(indexBytes + topicMaxMessageBytes);
+        assertThat(DiskFullRecovery.requiredFreeBytes(LogConfig.defaults(), 1_048_588))
+                .as("at the defaults: 10 MiB offset index, 15 MiB time index, 1 MiB batch")
+                .isEqualTo(26L * 1024 * 1024 + 24);
+
+        assertThat(produce(plain)).isInstanceOf(IOException.class);
+        assertThat(produce(large)).isInstanceOf(IOException.class);
+        freeSpace(plain);
+        freeSpace(large);
+        freeBytes.set(indexBytes + topicMaxMessageBytes - 1);
+        clockMs.addAndGet(RETRY_MS);
+        assertThat(recovery.checkNow())
+                .as("room for the plain topic's batch only")
+                .isEqualTo(1);
+        assertThat(plain.failure()).isNull();
+        assertThat(large.failure()).isNotNull();
+
+        freeBytes.set(indexBytes + topicMaxMessageBytes);
+        clockMs.addAndGet(RETRY_MS);
+        assertThat(recovery.checkNow()).isEqualTo(1);
+        assertThat(large.failure()).isNull();
+        assertThat(produce(large)).as("appends resume").isNull();
     }
 
     @Test

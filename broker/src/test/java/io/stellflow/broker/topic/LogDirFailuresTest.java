@@ -9,6 +9,7 @@ import io.netty.buffer.Unpooled;
 import io.stellflow.broker.telemetry.LogEvents;
 import io.stellflow.protocol.record.RecordBatchBuilder;
 import io.stellflow.storage.LogConfig;
+import io.stellflow.storage.LogManager;
 import io.stellflow.storage.UnifiedLog;
 import io.stellflow.testsupport.LogLines;
 import java.io.IOException;
@@ -30,12 +31,15 @@ import org.junit.jupiter.api.io.TempDir;
  * {@link LogDirFailures} over real logs in two dirs: an I/O error that is not "no space", a removed
  * dir and a removed partition dir each take exactly their log dir offline (one {@code
  * LOG_DIR_OFFLINE} line, every partition there marked, the other dir untouched); a no-space failure
- * does not; placement refuses offline dirs and dirs without room.
+ * does not; placement refuses offline dirs and dirs without room for the new partition's indexes
+ * and its topic's largest batch.
  */
 class LogDirFailuresTest {
     private static final LogConfig CONFIG =
             LogConfig.builder().indexMaxBytes(4096).build();
-    private static final long REQUIRED = 10_000;
+    private static final int MESSAGE_MAX_BYTES = 1000;
+    /** A new partition's room at the broker's defaults: the offset index (4096), the time index (513 x 12), a batch. */
+    private static final long REQUIRED = 4096 + 513 * 12 + MESSAGE_MAX_BYTES;
 
     @TempDir
     Path dir;
@@ -61,7 +65,8 @@ class LogDirFailuresTest {
         failures = new LogDirFailures(
                 List.of(d1, d2),
                 action -> partitions.forEach(action),
-                REQUIRED,
+                CONFIG,
+                MESSAGE_MAX_BYTES,
                 d -> Files.isDirectory(d) ? freeBytes.get() : -1,
                 () -> 42L,
                 passes::incrementAndGet,
@@ -219,5 +224,29 @@ class LogDirFailuresTest {
         failures.checkNow();
         assertThat(failures.canPlace(d2)).isFalse();
         assertThat(failures.canPlace(d1)).isTrue();
+    }
+
+    @Test
+    void aNewPartitionNeedsRoomForItsTopicsIndexesAndLargestBatch() {
+        int topicMaxMessageBytes = 40 << 20;
+        LogConfig bigIndex = CONFIG.toBuilder().indexMaxBytes(8192).build();
+        freeBytes.set(REQUIRED);
+        assertThat(failures.canPlace(d1, CONFIG, LogManager.DEFAULT_MAX_BATCH_BYTES))
+                .as("no topic override: message.max.bytes")
+                .isTrue();
+        assertThat(failures.canPlace(d1, CONFIG, topicMaxMessageBytes)).isFalse();
+        assertThat(failures.canPlace(d1, bigIndex, LogManager.DEFAULT_MAX_BATCH_BYTES))
+                .isFalse();
+
+        freeBytes.set(4096 + 513 * 12 + topicMaxMessageBytes - 1);
+        assertThat(failures.canPlace(d1, CONFIG, topicMaxMessageBytes)).isFalse();
+        freeBytes.set(4096 + 513 * 12 + topicMaxMessageBytes);
+        assertThat(failures.canPlace(d1, CONFIG, topicMaxMessageBytes)).isTrue();
+        freeBytes.set(8192 + 1025 * 12 + MESSAGE_MAX_BYTES);
+        assertThat(failures.canPlace(d1, bigIndex, LogManager.DEFAULT_MAX_BATCH_BYTES))
+                .isTrue();
+        assertThat(failures.hasWritableLogDir())
+                .as("the heartbeat's flag counts the broker's defaults")
+                .isTrue();
     }
 }
