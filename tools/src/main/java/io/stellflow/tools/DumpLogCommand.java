@@ -71,10 +71,13 @@ public final class DumpLogCommand implements Callable<Integer> {
 
     /**
      * Most bytes one compressed batch's records may decompress to here: the consumer's largest {@code
-     * compression.max.decompressed.bytes} (1 GiB). A batch above it (a damaged container, or a broker
-     * whose cap was set higher) is printed as not decoded, with the reason.
+     * compression.max.decompressed.bytes} (1 GiB), and at most a quarter of this JVM's heap (the
+     * expansion buffer grows by copying, so a batch near the cap takes about twice its size), so a
+     * damaged container or a bomb is printed as not decoded, with the reason, instead of ending the
+     * dump with an {@link OutOfMemoryError}.
      */
-    static final long MAX_DECOMPRESSED_BYTES = 1L << 30;
+    static final long MAX_DECOMPRESSED_BYTES =
+            Math.min(1L << 30, Math.max(1L << 20, Runtime.getRuntime().maxMemory() / 4));
 
     /** Expands compressed batches for --deep-iteration; made at the first one, closed at the end. */
     private RecordBatchDecompressor decompressor;
@@ -220,6 +223,9 @@ public final class DumpLogCommand implements Callable<Integer> {
                     });
         } catch (ProtocolException e) {
             out.println("| records not decoded: " + e.getMessage());
+        } catch (RuntimeException e) {
+            // A codec's own failure (its native call, its library) costs this batch, not the dump.
+            out.println("| records not decoded: " + e);
         } finally {
             if (bytes != b.bytes()) {
                 bytes.release();
