@@ -15,6 +15,7 @@ import io.stellflow.controller.proto.TopicResult;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.message.CreateTopicRequest;
 import io.stellflow.protocol.message.DescribeBrokerConfigsResponse;
+import io.stellflow.server.common.topic.TopicConfigRules;
 import java.io.PrintWriter;
 import java.util.HashMap;
 import java.util.List;
@@ -420,10 +421,10 @@ public final class TopicsCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** The configs as the controller stores them (values trimmed of blanks), sorted by key. */
+    /** The configs as the controller stores them ({@link TopicConfigRules#normalize}), sorted by key. */
     private static Map<String, String> asStored(Map<String, String> configs) {
         Map<String, String> stored = new TreeMap<>();
-        configs.forEach((k, v) -> stored.put(k, v == null ? null : v.strip()));
+        configs.forEach((k, v) -> stored.put(k, TopicConfigRules.normalize(v)));
         return stored;
     }
 
