@@ -35,7 +35,7 @@ final class ProduceErrors {
             // The exception appends the code in brackets, and it is the last error's: named once.
             last = "; last error: " + b.lastError.reason();
         } else if (b.splitDepth > 0) {
-            last = "; this part was not sent yet";
+            last = "; this part was not sent yet" + maybeStoredWhole(b);
         } else {
             last = "; no attempt got an answer (no leader known for the partition)";
         }
@@ -44,6 +44,16 @@ final class ProduceErrors {
                 "produce to " + b.tp + ": batch expired after " + config.deliveryTimeoutMs()
                         + " ms (delivery.timeout.ms), " + (b.attempts + 1) + " attempt(s)" + splits(b) + last,
                 b.lastError);
+    }
+
+    /**
+     * For a part of a batch an earlier attempt of which got no answer ({@link
+     * ProducerBatch#partOfMaybeAppended}): that its records may be stored all the same, else empty.
+     */
+    private static String maybeStoredWhole(ProducerBatch b) {
+        return b.partOfMaybeAppended
+                ? " (an earlier attempt of its whole batch got no answer: its records may be stored)"
+                : "";
     }
 
     /** {@code " as a part of a batch split N time(s) ..."} for a part of a refused batch, else empty. */
@@ -91,7 +101,9 @@ final class ProduceErrors {
                             : "the refusal stored none of its records");
             cause = b.refusedAsTooLarge;
         } else if (b.attempts == 0 && b.lastError == null) {
-            what = "before the batch was sent; the batch was never sent";
+            what = b.partOfMaybeAppended
+                    ? "before this part was sent" + maybeStoredWhole(b)
+                    : "before the batch was sent; the batch was never sent";
         } else {
             what = "before the batch was sent again; " + (b.attempts + 1) + " attempt(s)"
                     + (b.lastError == null ? "" : ", last error: " + b.lastError.reason());

@@ -110,7 +110,8 @@ final class ProducerBatch {
     StellflowException lastError;
 
     /**
-     * The broker's refusal of this batch, sent alone, as too large (a {@link RecordTooLargeException}),
+     * The broker's refusal of this batch, sent alone, as too large (MESSAGE_TOO_LARGE, as {@link
+     * ProduceErrors#cause} gives it: usually a {@link RecordTooLargeException}),
      * while it waits for the sender to split it ({@link ProducerSplits}); null otherwise. A forced close
      * then says it was sent and refused, not "never sent" ({@link ProduceErrors#closedForcefully}).
      * Guarded by the accumulator lock.

@@ -5,7 +5,8 @@ package io.stellflow.client;
  * forcefully ({@code StellflowProducer.close(Duration)} whose timeout passed, or was zero; Kafka's
  * "Producer is closed forcefully"): a record never sent is in no partition, nor is one whose batch
  * the broker refused as too large and that was not yet split and sent again (the refusal is the
- * cause); one in flight may or may not be stored (the message says which). Not {@linkplain #retriable() retriable}: this producer
+ * cause), unless an earlier attempt of that batch got no answer; one in flight, or of such a batch,
+ * may or may not be stored (the message says which). Not {@linkplain #retriable() retriable}: this producer
  * sends nothing more, so the application resends with a new producer if it must. Code {@link
  * StellflowException#NETWORK_ERROR} (a local outcome, no wire code).
  */

@@ -45,6 +45,8 @@ final class ProducerCompressionOutcomes implements ProducerCompressionQueue.List
             accumulator.dropLocked(batch);
             if (accumulator.forcedCloseLocked()) {
                 failure = ProduceErrors.closedForcefully(batch, false);
+                // The codec's own error (the closed codecs', or a real failure) stays with it.
+                failure.addSuppressed(error);
             }
         } finally {
             accumulator.lock.unlock();
