@@ -637,12 +637,22 @@ final class ProducerAccumulator {
         return q.retrying || solo ? q.inFlight == 0 : q.inFlight < config.maxInFlightPerConnection();
     }
 
-    /** How long the sender may sleep before a batch gets ready by time. Called under {@code lock}. */
+    /**
+     * How long the sender may sleep before a batch gets ready by time. An idempotent producer without
+     * a usable id sends nothing ({@link #drain}): its ready batches do not count, the end of an
+     * InitProducerId back-off does (an answer wakes the sender), so the sender does not spin through
+     * the back-off. Called under {@code lock}.
+     */
     long nextWakeNs(long nowNs) {
         long wait = TimeUnit.MILLISECONDS.toNanos(100);
+        boolean sending = idempotence == null || idempotence.ready();
+        if (!sending) {
+            wait = Math.min(wait, idempotence.initWaitNs(nowNs));
+        }
         for (ProducerPartitionQueue q : queues.values()) {
             ProducerBatch first = q.batches.peekFirst();
-            if (sendable(q)
+            if (sending
+                    && sendable(q)
                     && first != null
                     && first.stage != ProducerBatch.Stage.AWAITING_COMPRESSION
                     && first.stage != ProducerBatch.Stage.COMPRESSING) {

@@ -97,6 +97,18 @@ final class ProducerIdempotence {
         return producerId >= 0 && !resetNeeded;
     }
 
+    /**
+     * Nanoseconds until the sender has something to do for the id while {@link #ready()} is false:
+     * the end of a failed InitProducerId's back-off, or {@link Long#MAX_VALUE} when an answer will
+     * wake it (InitProducerId in flight, or a reset waiting for the requests in flight).
+     */
+    long initWaitNs(long nowNs) {
+        if (initInFlight || resetNeeded || nowNs >= initRetryAfterNs) {
+            return Long.MAX_VALUE;
+        }
+        return initRetryAfterNs - nowNs;
+    }
+
     /** True when a reset waits for the requests in flight to come back. */
     boolean resetNeeded() {
         return resetNeeded;

@@ -13,6 +13,8 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.testsupport.Wait;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -242,6 +244,48 @@ class IdempotentProducerTest {
             assertThat(broker.initProducerIdRequests.get()).isEqualTo(3);
             assertThat(broker.sequencesSeen)
                     .allSatisfy(seen -> assertThat(seen[0]).isEqualTo(1000));
+        }
+    }
+
+    /**
+     * While a failed InitProducerId backs off, a record waits in its batch: the sender sleeps until
+     * the back-off ends instead of going round every nanosecond (it took a whole core for the
+     * back-off before). Its CPU time over about a second of back-off stays far below that second.
+     */
+    @Test
+    void theSenderSleepsThroughAnInitProducerIdBackOff() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 1);
+            broker.failNextInitProducerId(Errors.COORDINATOR_NOT_AVAILABLE);
+            try (StellflowProducer producer = new StellflowProducer(props(
+                    broker,
+                    "client.id",
+                    "backoff",
+                    "linger.ms",
+                    "0",
+                    "retry.backoff.ms",
+                    "1500",
+                    "retry.backoff.max.ms",
+                    "1500"))) {
+                CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("v")));
+                Wait.until(Duration.ofSeconds(5), () -> broker.initProducerIdRequests.get() == 1, "first init");
+                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                long sender = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().equals("stellflow-producer-sender-backoff"))
+                        .findFirst()
+                        .orElseThrow()
+                        .threadId();
+                long cpuBeforeNs = threads.getThreadCpuTime(sender);
+                Thread.sleep(1000);
+                long cpuNs = threads.getThreadCpuTime(sender) - cpuBeforeNs;
+                assertThat(broker.initProducerIdRequests.get())
+                        .as("still backing off")
+                        .isEqualTo(1);
+                assertThat(cpuNs)
+                        .as("sender CPU during 1 s of back-off")
+                        .isLessThan(TimeUnit.MILLISECONDS.toNanos(200));
+                assertThat(f.get(10, TimeUnit.SECONDS).offset()).isZero();
+            }
         }
     }
 
