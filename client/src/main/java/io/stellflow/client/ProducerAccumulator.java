@@ -641,18 +641,22 @@ final class ProducerAccumulator {
      * How long the sender may sleep before a batch gets ready by time. An idempotent producer without
      * a usable id sends nothing ({@link #drain}): its ready batches do not count, the end of an
      * InitProducerId back-off does (an answer wakes the sender), so the sender does not spin through
-     * the back-off. Called under {@code lock}.
+     * the back-off. Nor does a ready batch whose leader already has {@code
+     * max.in.flight.requests.per.connection} requests in flight ({@code inFlightPerBroker}, as {@link
+     * #drain} reads it): the next answer wakes the sender. Called under {@code lock}.
      */
-    long nextWakeNs(long nowNs) {
+    long nextWakeNs(long nowNs, MetadataCache metadata, Map<HostPort, Integer> inFlightPerBroker) {
         long wait = TimeUnit.MILLISECONDS.toNanos(100);
         boolean sending = idempotence == null || idempotence.ready();
         if (!sending) {
             wait = Math.min(wait, idempotence.initWaitNs(nowNs));
         }
-        for (ProducerPartitionQueue q : queues.values()) {
+        for (Map.Entry<TopicPartition, ProducerPartitionQueue> e : queues.entrySet()) {
+            ProducerPartitionQueue q = e.getValue();
             ProducerBatch first = q.batches.peekFirst();
             if (sending
                     && sendable(q)
+                    && !leaderAtInFlightLimit(e.getKey(), metadata, inFlightPerBroker)
                     && first != null
                     && first.stage != ProducerBatch.Stage.AWAITING_COMPRESSION
                     && first.stage != ProducerBatch.Stage.COMPRESSING) {
@@ -665,6 +669,12 @@ final class ProducerAccumulator {
             }
         }
         return wait;
+    }
+
+    private boolean leaderAtInFlightLimit(
+            TopicPartition tp, MetadataCache metadata, Map<HostPort, Integer> inFlightPerBroker) {
+        HostPort leader = metadata.leader(tp);
+        return leader != null && inFlightPerBroker.getOrDefault(leader, 0) >= config.maxInFlightPerConnection();
     }
 
     /**

@@ -330,7 +330,7 @@ final class ProducerSender implements Runnable {
                         && toSplit.isEmpty()
                         && unsent.isEmpty()) {
                     try {
-                        wakeSender.awaitNanos(accumulator.nextWakeNs(nowNs));
+                        wakeSender.awaitNanos(accumulator.nextWakeNs(nowNs, metadata, inFlightPerBroker));
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                         return;

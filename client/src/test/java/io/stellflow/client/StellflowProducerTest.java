@@ -3,6 +3,8 @@ package io.stellflow.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.protocol.Errors;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +28,58 @@ class StellflowProducerTest {
 
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * A batch of partition 1 is ready while its leader already has {@code
+     * max.in.flight.requests.per.connection} requests in flight (partition 0's, its answer held):
+     * the sender waits for that answer instead of going round every nanosecond (it took a whole core
+     * until the answer before). Its CPU time over a second of waiting stays far below that second.
+     */
+    @Test
+    @Timeout(60)
+    void theSenderSleepsWhileItsBrokerHasTheMostRequestsInFlight() throws Exception {
+        try (FakeBroker broker = new FakeBroker()) {
+            broker.createTopic("t", 2);
+            broker.holdProduceResponses();
+            try (StellflowProducer producer = new StellflowProducer(props(
+                    broker,
+                    "client.id",
+                    "inflight",
+                    "linger.ms",
+                    "0",
+                    "acks",
+                    "1",
+                    "enable.idempotence",
+                    "false",
+                    "max.in.flight.requests.per.connection",
+                    "1"))) {
+                CompletableFuture<RecordMetadata> first = producer.send(new ProducerRecord("t", 0, null, bytes("a")));
+                assertThat(broker.heldProduceResponses.tryAcquire(10, TimeUnit.SECONDS))
+                        .as("partition 0's request in flight")
+                        .isTrue();
+                CompletableFuture<RecordMetadata> second = producer.send(new ProducerRecord("t", 1, null, bytes("b")));
+                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+                long sender = Thread.getAllStackTraces().keySet().stream()
+                        .filter(t -> t.getName().equals("stellflow-producer-sender-inflight"))
+                        .findFirst()
+                        .orElseThrow()
+                        .threadId();
+                long cpuBeforeNs = threads.getThreadCpuTime(sender);
+                Thread.sleep(1000);
+                long cpuNs = threads.getThreadCpuTime(sender) - cpuBeforeNs;
+                boolean secondDoneWhileHeld = second.isDone();
+                broker.releaseProduceResponses(); // before any check, so a failing one does not hang the close
+                assertThat(secondDoneWhileHeld)
+                        .as("waited for the request in flight")
+                        .isFalse();
+                assertThat(cpuNs)
+                        .as("sender CPU during 1 s at the in-flight limit")
+                        .isLessThan(TimeUnit.MILLISECONDS.toNanos(200));
+                assertThat(first.get(10, TimeUnit.SECONDS).partition()).isZero();
+                assertThat(second.get(10, TimeUnit.SECONDS).partition()).isEqualTo(1);
+            }
+        }
     }
 
     @Test
