@@ -13,8 +13,6 @@ import io.stellflow.protocol.ApiKeys;
 import io.stellflow.protocol.Errors;
 import io.stellflow.protocol.record.RecordBatchReader;
 import io.stellflow.testsupport.Wait;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -269,15 +267,7 @@ class IdempotentProducerTest {
                     "1500"))) {
                 CompletableFuture<RecordMetadata> f = producer.send(new ProducerRecord("t", 0, null, bytes("v")));
                 Wait.until(Duration.ofSeconds(5), () -> broker.initProducerIdRequests.get() == 1, "first init");
-                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-                long sender = Thread.getAllStackTraces().keySet().stream()
-                        .filter(t -> t.getName().equals("stellflow-producer-sender-backoff"))
-                        .findFirst()
-                        .orElseThrow()
-                        .threadId();
-                long cpuBeforeNs = threads.getThreadCpuTime(sender);
-                Thread.sleep(1000);
-                long cpuNs = threads.getThreadCpuTime(sender) - cpuBeforeNs;
+                long cpuNs = SenderCpu.nanosOver("backoff", Duration.ofSeconds(1));
                 assertThat(broker.initProducerIdRequests.get())
                         .as("still backing off")
                         .isEqualTo(1);

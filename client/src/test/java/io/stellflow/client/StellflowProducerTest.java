@@ -3,8 +3,6 @@ package io.stellflow.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stellflow.protocol.Errors;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,15 +57,7 @@ class StellflowProducerTest {
                         .as("partition 0's request in flight")
                         .isTrue();
                 CompletableFuture<RecordMetadata> second = producer.send(new ProducerRecord("t", 1, null, bytes("b")));
-                ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-                long sender = Thread.getAllStackTraces().keySet().stream()
-                        .filter(t -> t.getName().equals("stellflow-producer-sender-inflight"))
-                        .findFirst()
-                        .orElseThrow()
-                        .threadId();
-                long cpuBeforeNs = threads.getThreadCpuTime(sender);
-                Thread.sleep(1000);
-                long cpuNs = threads.getThreadCpuTime(sender) - cpuBeforeNs;
+                long cpuNs = SenderCpu.nanosOver("inflight", Duration.ofSeconds(1));
                 boolean secondDoneWhileHeld = second.isDone();
                 broker.releaseProduceResponses(); // before any check, so a failing one does not hang the close
                 assertThat(secondDoneWhileHeld)
